@@ -1,0 +1,28 @@
+"""Drake's inverse-kinematics constraints on a pinocchio model (see ``ros2_ik.core.terms``).
+
+Each class resolves its frame / joint names once in ``__init__`` (unknown names raise
+``InvalidFrame`` / ``InvalidJoint`` listing the valid ones), validates its numbers
+(``InvalidGoal`` naming the argument) and holds no ``pin.Data``.
+"""
+from .angle import AngleBetweenVectorsConstraint
+from .distance import PointToLineDistanceConstraint, PointToPointDistanceConstraint
+from .gaze import GazeTargetConstraint
+from .joints import JointBoundsConstraint, LockedJointConstraint
+from .numdiff import finite_difference, update_kinematics
+from .orientation import OrientationConstraint
+from .polyhedron import PolyhedronConstraint
+from .position import PositionConstraint
+
+__all__ = [
+    "AngleBetweenVectorsConstraint",
+    "GazeTargetConstraint",
+    "JointBoundsConstraint",
+    "LockedJointConstraint",
+    "OrientationConstraint",
+    "PointToLineDistanceConstraint",
+    "PointToPointDistanceConstraint",
+    "PolyhedronConstraint",
+    "PositionConstraint",
+    "finite_difference",
+    "update_kinematics",
+]

@@ -1,0 +1,155 @@
+"""Validation of constructor arguments: every failure names the argument.
+
+All raise :class:`~ros2_ik.core.errors.InvalidGoal` (an ``InvalidArgument``): the
+parameters of a constraint or cost are part of the goal a user states.
+"""
+from __future__ import annotations
+
+import math
+from typing import Optional
+
+import numpy as np
+import pinocchio as pin
+
+from ..errors import InvalidGoal
+
+#: Vectors shorter than this (in their own unit) count as zero vectors.
+ZERO_VECTOR_NORM = 1e-9
+#: Tolerance on ``R^T R = I`` and ``det R = 1`` for rotation matrices.
+ROTATION_TOLERANCE = 1e-6
+
+
+def read_only(array: np.ndarray) -> np.ndarray:
+    """Return ``array`` marked read-only (arrays a term hands out are immutable)."""
+    array.setflags(write=False)
+    return array
+
+
+def array_of_shape(value, shape, arg: str, allow_inf: bool = False) -> np.ndarray:
+    """``value`` as a float array of exactly ``shape``; NaN (and inf unless allowed) rejected."""
+    try:
+        array = np.array(value, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise InvalidGoal(f"{arg} must be a numeric array of shape {shape}: {exc}") from None
+    if array.shape != tuple(shape):
+        raise InvalidGoal(f"{arg} must have shape {tuple(shape)}, got {array.shape}")
+    if np.isnan(array).any():
+        raise InvalidGoal(f"{arg} contains NaN: {array.tolist()}")
+    if not allow_inf and np.isinf(array).any():
+        raise InvalidGoal(f"{arg} must be finite, got {array.tolist()}")
+    return array
+
+
+def vector3(value, arg: str) -> np.ndarray:
+    """A finite 3-vector (a position in [m] or a direction)."""
+    return read_only(array_of_shape(value, (3,), arg))
+
+
+def unit_vector3(value, arg: str) -> np.ndarray:
+    """A finite, non-zero 3-vector, returned normalised."""
+    vector = array_of_shape(value, (3,), arg)
+    norm = float(np.linalg.norm(vector))
+    if norm < ZERO_VECTOR_NORM:
+        raise InvalidGoal(f"{arg} must be a non-zero vector, got {vector.tolist()}")
+    return read_only(vector / norm)
+
+
+def scalar(value, arg: str, allow_inf: bool = False) -> float:
+    """A real number (not NaN; finite unless ``allow_inf``)."""
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise InvalidGoal(f"{arg} must be a real number, got {value!r}") from None
+    if math.isnan(number) or (not allow_inf and math.isinf(number)):
+        raise InvalidGoal(f"{arg} must be a finite number, got {number}")
+    return number
+
+
+def non_negative(value, arg: str, allow_inf: bool = False) -> float:
+    """A number ``>= 0``."""
+    number = scalar(value, arg, allow_inf)
+    if number < 0.0:
+        raise InvalidGoal(f"{arg} must be >= 0, got {number}")
+    return number
+
+
+def angle(value, arg: str, upper: float = math.pi, upper_text: str = "pi") -> float:
+    """An angle in [rad] inside ``[0, upper]``."""
+    number = scalar(value, arg)
+    if not 0.0 <= number <= upper:
+        raise InvalidGoal(f"{arg} must be in [0, {upper_text}] rad, got {number}")
+    return number
+
+
+def ordered(lower: float, upper: float, lower_arg: str, upper_arg: str) -> None:
+    """Raise unless ``lower <= upper``."""
+    if lower > upper:
+        raise InvalidGoal(f"{lower_arg} ({lower}) must be <= {upper_arg} ({upper})")
+
+
+def box_bounds(lower, upper, lower_arg: str, upper_arg: str):
+    """Two 3-vectors with ``lower <= upper``; ``-inf`` / ``+inf`` allowed for free axes."""
+    lo = array_of_shape(lower, (3,), lower_arg, allow_inf=True)
+    hi = array_of_shape(upper, (3,), upper_arg, allow_inf=True)
+    if np.isposinf(lo).any():
+        raise InvalidGoal(f"{lower_arg} cannot be +inf, got {lo.tolist()}")
+    if np.isneginf(hi).any():
+        raise InvalidGoal(f"{upper_arg} cannot be -inf, got {hi.tolist()}")
+    if (lo > hi).any():
+        raise InvalidGoal(
+            f"{lower_arg} {lo.tolist()} must be <= {upper_arg} {hi.tolist()} elementwise")
+    return read_only(lo), read_only(hi)
+
+
+def rotation(value, arg: str) -> np.ndarray:
+    """A 3x3 rotation matrix (orthonormal, det +1 within ``ROTATION_TOLERANCE``)."""
+    matrix = array_of_shape(value, (3, 3), arg)
+    if np.abs(matrix.T @ matrix - np.eye(3)).max() > ROTATION_TOLERANCE:
+        raise InvalidGoal(f"{arg} must be an orthonormal 3x3 rotation matrix")
+    if abs(np.linalg.det(matrix) - 1.0) > ROTATION_TOLERANCE:
+        raise InvalidGoal(f"{arg} must have determinant +1 (a proper rotation, no reflection)")
+    return read_only(matrix)
+
+
+def transform(value: Optional[object], arg: str) -> pin.SE3:
+    """A rigid transform given as ``pin.SE3``, a 4x4 homogeneous matrix or ``None`` (identity)."""
+    if value is None:
+        return pin.SE3.Identity()
+    if isinstance(value, pin.SE3):
+        value = value.homogeneous
+    matrix = array_of_shape(value, (4, 4), arg)
+    if np.abs(matrix[3] - [0.0, 0.0, 0.0, 1.0]).max() > ROTATION_TOLERANCE:
+        raise InvalidGoal(f"{arg} must be homogeneous: last row [0, 0, 0, 1]")
+    return pin.SE3(rotation(matrix[:3, :3], f"{arg} rotation"), matrix[:3, 3].copy())
+
+
+def psd_matrix3(value, arg: str) -> np.ndarray:
+    """A 3x3 matrix whose symmetric part is positive semidefinite; returns the symmetric part."""
+    matrix = array_of_shape(value, (3, 3), arg)
+    symmetric = 0.5 * (matrix + matrix.T)
+    scale = max(1.0, float(np.abs(symmetric).max()))
+    if np.linalg.eigvalsh(symmetric).min() < -1e-12 * scale:
+        raise InvalidGoal(f"{arg} must be positive semidefinite, got {matrix.tolist()}")
+    return read_only(symmetric)
+
+
+def term_name(name: Optional[str], default: str) -> str:
+    """The user's name for a term, or the default; must be a non-empty string."""
+    if name is None:
+        return default
+    if not isinstance(name, str) or not name:
+        raise InvalidGoal(f"name must be a non-empty string, got {name!r}")
+    return name
+
+
+def matrix(value, arg: str, rows: Optional[int] = None, cols: Optional[int] = None):
+    """A finite 2-D float array with at least one row and column (and the given sizes)."""
+    try:
+        array = np.array(value, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise InvalidGoal(f"{arg} must be a numeric 2-D array: {exc}") from None
+    expected = f"({'k' if rows is None else rows}, {'N' if cols is None else cols})"
+    if (array.ndim != 2 or min(array.shape) < 1 or rows not in (None, array.shape[0])
+            or cols not in (None, array.shape[1])):
+        raise InvalidGoal(f"{arg} must have shape {expected}, got {array.shape}")
+    return array_of_shape(array, array.shape, arg)

@@ -1,0 +1,99 @@
+"""Frame lookups and the kinematic quantities every term is built from.
+
+All functions read ``data.oMf`` and frame Jacobians that the caller has already
+computed (see :mod:`ros2_ik.core.terms`); none runs forward kinematics.
+Jacobians are ``LOCAL_WORLD_ALIGNED``: rows 0-2 are the linear velocity of the
+frame origin, rows 3-5 the angular velocity, both expressed in the world frame W.
+"""
+from __future__ import annotations
+
+from typing import Tuple
+
+import numpy as np
+import pinocchio as pin
+
+from ..errors import InvalidFrame
+
+_LWA = pin.ReferenceFrame.LOCAL_WORLD_ALIGNED
+
+
+def frame_id(model: pin.Model, name: str) -> int:
+    """Index of the frame called ``name``; raises ``InvalidFrame`` listing all frame names."""
+    if not isinstance(name, str) or not model.existFrame(name):
+        raise InvalidFrame(str(name), [frame.name for frame in model.frames])
+    return int(model.getFrameId(name))
+
+
+def frame_jacobian(model: pin.Model, data: pin.Data, fid: int) -> np.ndarray:
+    """Jacobian of frame ``fid``, shape ``(6, nv)``, ``LOCAL_WORLD_ALIGNED``."""
+    return pin.getFrameJacobian(model, data, fid, _LWA)
+
+
+def point_jacobian(J_F: np.ndarray, p_WF: np.ndarray, p_WP: np.ndarray) -> np.ndarray:
+    """Jacobian ``(3, nv)`` of the world position of a point P fixed in frame F.
+
+    ``J_F`` is F's ``LOCAL_WORLD_ALIGNED`` Jacobian, ``p_WF`` F's origin and ``p_WP``
+    the point, both in world coordinates [m]: ``v_P = v_F + w_F x (p_WP - p_WF)``.
+    """
+    return J_F[:3] - pin.skew(p_WP - p_WF) @ J_F[3:]
+
+
+def point_in_frame(
+    model: pin.Model, data: pin.Data,
+    fid_A: int, X_FA: pin.SE3, fid_B: int, p_BQ: np.ndarray,
+) -> Tuple[np.ndarray, np.ndarray]:
+    """Position ``p_AQ`` (3,) [m] of Q fixed in B, measured and expressed in A, and ``(3, nv)``.
+
+    Frame A is fixed to the model frame ``fid_A`` with offset ``X_FA``.
+    """
+    X_WF = data.oMf[fid_A]
+    X_WB = data.oMf[fid_B]
+    R_WA = X_WF.rotation @ X_FA.rotation
+    p_WA = X_WF.act(X_FA.translation)
+    p_WQ = X_WB.act(p_BQ)
+    p_AQ = R_WA.T @ (p_WQ - p_WA)
+    J_WQ = point_jacobian(frame_jacobian(model, data, fid_B), X_WB.translation, p_WQ)
+    # Q as seen from A moves with Q's velocity minus the A-fixed point at Q's place.
+    J_fixed = point_jacobian(frame_jacobian(model, data, fid_A), X_WF.translation, p_WQ)
+    return p_AQ, R_WA.T @ (J_WQ - J_fixed)
+
+
+def relative_rotation(
+    model: pin.Model, data: pin.Data,
+    fid_Abar: int, R_AbarA: np.ndarray, fid_Bbar: int, R_BbarB: np.ndarray,
+) -> Tuple[np.ndarray, np.ndarray]:
+    """``R_AB`` (3, 3) and the Jacobian ``(3, nv)`` of ``w_AB`` expressed in A.
+
+    ``d/dt R_AB = skew(w_AB_A) R_AB`` with ``w_AB_A = R_WA^T (w_WB - w_WA)``.
+    """
+    R_WA = data.oMf[fid_Abar].rotation @ R_AbarA
+    R_WB = data.oMf[fid_Bbar].rotation @ R_BbarB
+    J_w = frame_jacobian(model, data, fid_Bbar)[3:] - frame_jacobian(model, data, fid_Abar)[3:]
+    return R_WA.T @ R_WB, R_WA.T @ J_w
+
+
+def trace_and_gradient(
+    model: pin.Model, data: pin.Data,
+    fid_Abar: int, R_AbarA: np.ndarray, fid_Bbar: int, R_BbarB: np.ndarray,
+) -> Tuple[float, np.ndarray]:
+    """``tr(R_AB) = 1 + 2 cos(theta)`` and its gradient ``(nv,)`` (Drake's formulation).
+
+    ``d tr(R_AB) = r^T w_AB_A`` with ``r = (R23 - R32, R31 - R13, R12 - R21)``.
+    """
+    R_AB, J_w_AB = relative_rotation(model, data, fid_Abar, R_AbarA, fid_Bbar, R_BbarB)
+    r = np.array([R_AB[1, 2] - R_AB[2, 1], R_AB[2, 0] - R_AB[0, 2], R_AB[0, 1] - R_AB[1, 0]])
+    return float(np.trace(R_AB)), r @ J_w_AB
+
+
+def vectors_dot(
+    model: pin.Model, data: pin.Data,
+    fid_A: int, a_A: np.ndarray, fid_B: int, b_B: np.ndarray,
+) -> Tuple[float, np.ndarray]:
+    """``a . b`` of unit vectors fixed in A and B (``cos`` of their angle), gradient ``(nv,)``.
+
+    ``d(a . b) = (a x b) . (w_A - w_B)`` with everything in world coordinates.
+    """
+    a_W = data.oMf[fid_A].rotation @ a_A
+    b_W = data.oMf[fid_B].rotation @ b_B
+    J_w = frame_jacobian(model, data, fid_A)[3:] - frame_jacobian(model, data, fid_B)[3:]
+    return float(a_W @ b_W), np.cross(a_W, b_W) @ J_w

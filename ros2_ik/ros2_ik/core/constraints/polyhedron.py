@@ -1,0 +1,54 @@
+"""Drake's PolyhedronConstraint: ``A [p_FP1; ...; p_FPN] <= b``."""
+from __future__ import annotations
+
+import math
+from typing import Optional, Tuple
+
+import numpy as np
+import pinocchio as pin
+
+from . import _checks as check
+from ._base import BoundedConstraint
+from ._frames import frame_id, frame_jacobian, point_jacobian
+
+
+class PolyhedronConstraint(BoundedConstraint):
+    """``A @ [p_FP1; p_FP2; ...; p_FPN] <= b`` (``k`` rows, [m] times the units of A).
+
+    Points ``P_i`` are fixed in ``frame_G`` at the columns of ``p_GP`` (3, N) [m] and
+    measured and expressed in ``frame_F``; ``A`` has shape ``(k, 3N)`` and ``b`` ``(k,)``.
+    Lower bounds are ``-inf``.
+    """
+
+    def __init__(
+        self, model: pin.Model, frame_F: str, frame_G: str, p_GP, A, b,
+        *, name: Optional[str] = None,
+    ):
+        self._fid_F = frame_id(model, frame_F)
+        self._fid_G = frame_id(model, frame_G)
+        self._p_GP = check.read_only(check.matrix(p_GP, "p_GP", rows=3))
+        n_points = self._p_GP.shape[1]
+        self._A = check.read_only(check.matrix(A, "A", cols=3 * n_points))
+        rows = self._A.shape[0]
+        b = check.array_of_shape(b, (rows,), "b")
+        default = f"polyhedron({frame_G} in {frame_F})"
+        super().__init__(check.term_name(name, default), np.full(rows, -math.inf), b)
+
+    def evaluate(
+        self, model: pin.Model, data: pin.Data, q: np.ndarray
+    ) -> Tuple[np.ndarray, np.ndarray]:
+        """``A @ p`` (k,) and its Jacobian ``(k, nv)``."""
+        X_WF, X_WG = data.oMf[self._fid_F], data.oMf[self._fid_G]
+        J_F = frame_jacobian(model, data, self._fid_F)
+        J_G = frame_jacobian(model, data, self._fid_G)
+        R_FW = X_WF.rotation.T
+        n_points = self._p_GP.shape[1]
+        positions = np.empty(3 * n_points)
+        jacobian = np.empty((3 * n_points, model.nv))
+        for i in range(n_points):
+            p_WP = X_WG.act(self._p_GP[:, i])
+            rows = slice(3 * i, 3 * i + 3)
+            positions[rows] = R_FW @ (p_WP - X_WF.translation)
+            jacobian[rows] = R_FW @ (point_jacobian(J_G, X_WG.translation, p_WP)
+                                     - point_jacobian(J_F, X_WF.translation, p_WP))
+        return self._A @ positions, self._A @ jacobian

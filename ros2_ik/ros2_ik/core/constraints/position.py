@@ -1,0 +1,38 @@
+"""Drake's PositionConstraint: a point fixed in B inside a box expressed in A."""
+from __future__ import annotations
+
+from typing import Optional, Tuple
+
+import numpy as np
+import pinocchio as pin
+
+from . import _checks as check
+from ._base import BoundedConstraint
+from ._frames import frame_id, point_in_frame
+
+
+class PositionConstraint(BoundedConstraint):
+    """``p_AQ_lower <= p_AQ <= p_AQ_upper`` (3 rows, [m]).
+
+    ``p_AQ`` is the position of point Q, fixed in frame B at ``p_BQ``, measured and
+    expressed in frame A.  Frame A is the model frame ``frame_A`` (Drake's A-bar)
+    offset by ``X_AbarA`` (``pin.SE3`` or 4x4 matrix; ``None`` = identity).  Use
+    ``-inf`` / ``+inf`` bounds to leave an axis free.
+    """
+
+    def __init__(
+        self, model: pin.Model, frame_A: str, p_AQ_lower, p_AQ_upper,
+        frame_B: str, p_BQ, X_AbarA=None, *, name: Optional[str] = None,
+    ):
+        self._fid_A = frame_id(model, frame_A)
+        self._fid_B = frame_id(model, frame_B)
+        lower, upper = check.box_bounds(p_AQ_lower, p_AQ_upper, "p_AQ_lower", "p_AQ_upper")
+        self._p_BQ = check.vector3(p_BQ, "p_BQ")
+        self._X_AbarA = check.transform(X_AbarA, "X_AbarA")
+        super().__init__(check.term_name(name, f"position({frame_B})"), lower, upper)
+
+    def evaluate(
+        self, model: pin.Model, data: pin.Data, q: np.ndarray
+    ) -> Tuple[np.ndarray, np.ndarray]:
+        """``p_AQ`` (3,) [m] and its Jacobian ``(3, nv)``."""
+        return point_in_frame(model, data, self._fid_A, self._X_AbarA, self._fid_B, self._p_BQ)

@@ -1,0 +1,137 @@
+"""Drake's inverse-kinematics costs, plus a posture cost (see ``ros2_ik.core.terms``).
+
+Each ``evaluate`` returns the cost (float) and its gradient ``(nv,)`` in the tangent
+space.  Names are resolved and arguments validated once in ``__init__``.
+"""
+from __future__ import annotations
+
+from typing import Optional, Tuple
+
+import numpy as np
+import pinocchio as pin
+
+from .constraints import _checks as check
+from .constraints._frames import frame_id, point_in_frame, trace_and_gradient, vectors_dot
+from .errors import InvalidGoal
+from .terms import Cost
+
+
+class _NamedCost(Cost):
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(name={self.name!r})"
+
+
+class PositionCost(_NamedCost):
+    """``(p_AP - p_AQ)^T C (p_AP - p_AQ)`` [m^2 times the units of C].
+
+    P is fixed in ``frame_A`` at ``p_AP``; Q is fixed in ``frame_B`` at ``p_BQ``; the
+    difference is expressed in frame A.  ``C`` (3, 3) must be positive semidefinite
+    (only its symmetric part matters and is kept).
+    """
+
+    def __init__(self, model: pin.Model, frame_A: str, p_AP, frame_B: str, p_BQ, C,
+                 *, name: Optional[str] = None):
+        self._fid_A = frame_id(model, frame_A)
+        self._fid_B = frame_id(model, frame_B)
+        self._p_AP = check.vector3(p_AP, "p_AP")
+        self._p_BQ = check.vector3(p_BQ, "p_BQ")
+        self._C = check.psd_matrix3(C, "C")
+        self.name = check.term_name(name, f"position_cost({frame_B})")
+
+    def evaluate(self, model: pin.Model, data: pin.Data, q: np.ndarray
+                 ) -> Tuple[float, np.ndarray]:
+        """The cost and its gradient ``(nv,)``."""
+        p_AQ, J_AQ = point_in_frame(model, data, self._fid_A, pin.SE3.Identity(),
+                                    self._fid_B, self._p_BQ)
+        error = self._p_AP - p_AQ
+        weighted = self._C @ error
+        return float(error @ weighted), -2.0 * weighted @ J_AQ
+
+
+class OrientationCost(_NamedCost):
+    """``c (1 - cos(theta))``, theta the angle between frames A and B.
+
+    Frames as in :class:`~ros2_ik.core.constraints.OrientationConstraint`;
+    ``cos(theta) = (tr(R_AB) - 1) / 2``.  ``c >= 0``.
+    """
+
+    def __init__(self, model: pin.Model, frame_Abar: str, R_AbarA, frame_Bbar: str, R_BbarB,
+                 c: float, *, name: Optional[str] = None):
+        self._fid_Abar = frame_id(model, frame_Abar)
+        self._fid_Bbar = frame_id(model, frame_Bbar)
+        self._R_AbarA = check.rotation(R_AbarA, "R_AbarA")
+        self._R_BbarB = check.rotation(R_BbarB, "R_BbarB")
+        self.c = check.non_negative(c, "c")
+        self.name = check.term_name(name, f"orientation_cost({frame_Abar},{frame_Bbar})")
+
+    def evaluate(self, model: pin.Model, data: pin.Data, q: np.ndarray
+                 ) -> Tuple[float, np.ndarray]:
+        """The cost and its gradient ``(nv,)``."""
+        trace, gradient = trace_and_gradient(
+            model, data, self._fid_Abar, self._R_AbarA, self._fid_Bbar, self._R_BbarB)
+        return 0.5 * self.c * (3.0 - trace), -0.5 * self.c * gradient
+
+
+class AngleBetweenVectorsCost(_NamedCost):
+    """``c (1 - cos(theta))``, theta the angle between ``a_A`` fixed in A and ``b_B`` in B.
+
+    The vectors must be non-zero (they are normalised).  ``c >= 0``.
+    """
+
+    def __init__(self, model: pin.Model, frame_A: str, a_A, frame_B: str, b_B, c: float,
+                 *, name: Optional[str] = None):
+        self._fid_A = frame_id(model, frame_A)
+        self._fid_B = frame_id(model, frame_B)
+        self._a_A = check.unit_vector3(a_A, "a_A")
+        self._b_B = check.unit_vector3(b_B, "b_B")
+        self.c = check.non_negative(c, "c")
+        self.name = check.term_name(name, f"angle_cost({frame_A},{frame_B})")
+
+    def evaluate(self, model: pin.Model, data: pin.Data, q: np.ndarray
+                 ) -> Tuple[float, np.ndarray]:
+        """The cost and its gradient ``(nv,)``."""
+        cosine, gradient = vectors_dot(model, data, self._fid_A, self._a_A,
+                                       self._fid_B, self._b_B)
+        return self.c * (1.0 - cosine), -self.c * gradient
+
+
+class PostureCost(_NamedCost):
+    """``1/2 sum_i w_i dq_i^2`` with ``dq = pin.difference(model, q_nominal, q)`` (nv,).
+
+    Pulls toward a nominal posture (or the seed).  ``q_nominal`` is a full pinocchio
+    configuration (nq,) (continuous joints as normalised ``(cos, sin)``); ``weights``
+    is a scalar or an array (nv,), all ``>= 0``, in [1/rad^2] or [1/m^2].
+    """
+
+    def __init__(self, model: pin.Model, q_nominal, weights=1.0,
+                 *, name: Optional[str] = None):
+        q_nominal = check.array_of_shape(q_nominal, (model.nq,), "q_nominal")
+        if not pin.isNormalized(model, q_nominal, 1e-6):
+            raise InvalidGoal("q_nominal is not a valid configuration: the (cos, sin) or "
+                              "quaternion parts of its unbounded joints must have norm 1")
+        self._q_nominal = check.read_only(q_nominal)
+        self._weights = check.read_only(self._read_weights(model, weights))
+        self._identity = all(joint.nv == 1 for joint in model.joints[1:])
+        self.name = check.term_name(name, "posture")
+
+    @staticmethod
+    def _read_weights(model: pin.Model, weights) -> np.ndarray:
+        if np.ndim(weights) == 0:
+            weights = np.full(model.nv, check.scalar(weights, "weights"))
+        weights = check.array_of_shape(weights, (model.nv,), "weights")
+        if (weights < 0.0).any():
+            raise InvalidGoal(f"weights must be >= 0, got {weights.tolist()}")
+        return weights
+
+    def evaluate(self, model: pin.Model, data: pin.Data, q: np.ndarray
+                 ) -> Tuple[float, np.ndarray]:
+        """The cost and its gradient ``(nv,)`` (needs no kinematics)."""
+        dq = pin.difference(model, self._q_nominal, q)
+        weighted = self._weights * dq
+        if self._identity:
+            return 0.5 * float(dq @ weighted), weighted
+        jacobian = pin.dDifference(model, self._q_nominal, q, pin.ArgumentPosition.ARG1)
+        return 0.5 * float(dq @ weighted), weighted @ jacobian
+
+
+__all__ = ["AngleBetweenVectorsCost", "OrientationCost", "PositionCost", "PostureCost"]
