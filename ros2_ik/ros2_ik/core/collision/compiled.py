@@ -1,0 +1,159 @@
+"""One scene version compiled against the robot: a combined GeometryModel and its pair tables.
+
+Built once per scene version and shared read-only by every thread (each thread owns its
+``pin.GeometryData``).  Robot geometries come first (same indices as the robot's model),
+then one geometry per scene shape.  Pairs:
+
+* robot/robot: the candidate self pairs;
+* robot/world object: every robot geometry not fixed to the world (a fixed link against a
+  fixed object has a constant distance no ``q`` can change, e.g. the base on its table);
+* attached object: against robot geometries on other bodies except its ``touch_links``,
+  against world objects, and against attached objects on other bodies.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Dict, List, Mapping, Optional, Sequence, Tuple
+
+import coal
+import numpy as np
+import pinocchio as pin
+
+from ..errors import InvalidArgument, InvalidFrame
+from .pairs import geometry_link_name
+from .robot_geometry import mesh_hull
+from .scene import WORLD_FRAME, Box, Cylinder, Mesh, SceneObject, SceneSnapshot, Sphere
+
+
+@dataclass(frozen=True)
+class CompiledScene:
+    """Combined geometry and per-pair tables (arrays are read-only, shape ``(P,)``)."""
+
+    version: int
+    geom_model: pin.GeometryModel
+    pair_names: Tuple[Tuple[str, str], ...]  # link or object name of each side
+    padding_m: np.ndarray                    # summed padding of both sides, [m]
+    pad_a_m: np.ndarray                      # padding of side a, [m]
+    joint_a: np.ndarray                      # parent joint of side a
+    joint_b: np.ndarray
+
+    @property
+    def num_pairs(self) -> int:
+        """Number of checked pairs ``P``."""
+        return len(self.pair_names)
+
+
+def coal_shape(shape) -> coal.CollisionGeometry:
+    """The coal geometry of a scene shape."""
+    if isinstance(shape, Box):
+        return coal.Box(*shape.size_m)
+    if isinstance(shape, Sphere):
+        return coal.Sphere(shape.radius_m)
+    if isinstance(shape, Cylinder):
+        return coal.Cylinder(shape.radius_m, shape.length_m)
+    if isinstance(shape, Mesh):
+        return mesh_hull(shape.vertices_m, shape.triangles)
+    raise InvalidArgument(f"unknown shape {type(shape).__name__}")
+
+
+@dataclass
+class _Side:
+    name: str      # link or object name reported to the user
+    joint: int
+    padding_m: float
+    attached: bool
+    touch: frozenset = frozenset()
+
+
+def _frame_of(model: pin.Model, obj: SceneObject) -> Tuple[int, pin.SE3]:
+    """Parent joint and ``T_joint_frame`` of the object's frame (world: joint 0)."""
+    if obj.frame_id == WORLD_FRAME and not model.existFrame(WORLD_FRAME):
+        return 0, pin.SE3.Identity()
+    if not model.existFrame(obj.frame_id):
+        raise InvalidFrame(obj.frame_id, [f.name for f in model.frames] + [WORLD_FRAME])
+    frame = model.frames[model.getFrameId(obj.frame_id)]
+    if not obj.attached and frame.parentJoint != 0:
+        raise InvalidArgument(
+            f"world object '{obj.name}' is in frame '{obj.frame_id}' that moves with the "
+            "robot; give its pose in a fixed frame, or attach it to that link"
+        )
+    return frame.parentJoint, frame.placement
+
+
+def _add_object(model, geom_model, obj: SceneObject, sides: List[_Side]) -> None:
+    joint, T_joint_frame = _frame_of(model, obj)
+    T_joint_object = T_joint_frame * pin.SE3(obj.T_frame_object)
+    touch = frozenset(obj.touch_links) | {obj.frame_id}
+    for k, instance in enumerate(obj.shapes):
+        geom = pin.GeometryObject(f"{obj.name}/{k}", joint, 0,
+                                  T_joint_object * pin.SE3(instance.T_object_shape),
+                                  coal_shape(instance.shape))
+        geom_model.addGeometryObject(geom)
+        sides.append(_Side(obj.name, joint, 0.0, obj.attached, touch))
+
+
+def _robot_sides(model, robot_geom, padding_m, link_padding_m) -> List[_Side]:
+    sides = []
+    for geom in robot_geom.geometryObjects:
+        link = geometry_link_name(model, geom)
+        sides.append(_Side(link, geom.parentJoint,
+                           float(link_padding_m.get(link, padding_m)), False))
+    return sides
+
+
+def _scene_pair_wanted(a: _Side, b: _Side, a_is_robot: bool) -> bool:
+    """Whether shape side ``b`` (scene) is checked against side ``a`` (robot or scene)."""
+    if a.joint == b.joint:
+        return False  # same rigid body (world/world included): constant distance
+    if a_is_robot:
+        return not (b.attached and a.name in b.touch)
+    return a.attached or b.attached
+
+
+def _scene_pairs(sides: List[_Side], n_robot: int) -> List[Tuple[int, int]]:
+    pairs = []
+    for j in range(n_robot, len(sides)):
+        for i in range(j):
+            if _scene_pair_wanted(sides[i], sides[j], i < n_robot):
+                pairs.append((i, j))
+    return pairs
+
+
+def compile_scene(
+    model: pin.Model,
+    robot_geom: pin.GeometryModel,
+    self_pairs: Sequence[Tuple[int, int]],
+    snapshot: Optional[SceneSnapshot],
+    padding_m: float = 0.0,
+    link_padding_m: Optional[Mapping[str, float]] = None,
+) -> CompiledScene:
+    """Combine the robot geometry with the scene objects of ``snapshot``."""
+    geom_model = pin.GeometryModel()
+    for geom in robot_geom.geometryObjects:
+        geom_model.addGeometryObject(pin.GeometryObject(geom))
+    sides = _robot_sides(model, robot_geom, padding_m, dict(link_padding_m or {}))
+    objects: Dict[str, SceneObject] = dict(snapshot.objects) if snapshot else {}
+    for name in sorted(objects):
+        _add_object(model, geom_model, objects[name], sides)
+    pairs = list(self_pairs) + _scene_pairs(sides, len(robot_geom.geometryObjects))
+    for i, j in pairs:
+        geom_model.addCollisionPair(pin.CollisionPair(i, j))
+    return _tables(snapshot.version if snapshot else 0, geom_model, sides, pairs)
+
+
+def _frozen(values, dtype) -> np.ndarray:
+    array = np.array(values, dtype=dtype)
+    array.setflags(write=False)
+    return array
+
+
+def _tables(version, geom_model, sides: List[_Side], pairs) -> CompiledScene:
+    return CompiledScene(
+        version=version,
+        geom_model=geom_model,
+        pair_names=tuple((sides[i].name, sides[j].name) for i, j in pairs),
+        padding_m=_frozen([sides[i].padding_m + sides[j].padding_m for i, j in pairs], float),
+        pad_a_m=_frozen([sides[i].padding_m for i, _ in pairs], float),
+        joint_a=_frozen([sides[i].joint for i, _ in pairs], np.int64),
+        joint_b=_frozen([sides[j].joint for _, j in pairs], np.int64),
+    )

@@ -1,0 +1,150 @@
+"""Minimum-distance constraint: Drake's ``AddMinimumDistanceLowerBoundConstraint`` for our solvers.
+
+Every candidate pair (self and scene) must keep a signed, padded distance
+``d_i(q) >= min_distance_m``.  Only pairs closer than ``influence_distance_m`` count; the
+others are invisible to the solver at this iterate.  Two formulations:
+
+``"pairs"`` (default) -- ``max_pairs`` rows, row ``r`` = the ``r``-th smallest distance among
+    the pairs within influence (``influence_distance_m`` with a zero gradient when fewer pairs
+    are within influence), bounds ``[min_distance_m, inf]``.  Each row is continuous in ``q``
+    (order statistics of continuous functions) and its linearisation is exact per pair, which
+    suits SQP / QP-based local solvers (one half-space per nearby pair).
+
+``"smooth"`` -- Drake's single row ``sum_i phi(x_i) / phi(-1)`` with
+    ``x_i = (d_i - d_influence) / (d_influence - d_min)`` and the exponentially smoothed hinge
+    ``phi(x) = -x exp(1/x)`` (0 for ``x >= 0``), bounds ``[-inf, 1]``: C1 everywhere, one row,
+    but conservative when several pairs are close together.
+
+Gradient of a pair distance (``n`` the unit normal from witness ``p_a`` to ``p_b``, all in the
+world frame, ``J_x`` the WORLD-frame joint Jacobian, (6, nv), of the body of side ``x``)::
+
+    dd/dq = [n; p_b x n]^T J_b - [n; p_a x n]^T J_a
+"""
+from __future__ import annotations
+
+from typing import Dict, Tuple
+
+import numpy as np
+import pinocchio as pin
+
+from ..errors import InvalidArgument
+from ..terms import Constraint
+from .checker import CollisionChecker, PairDistances
+
+FORMULATIONS = ("pairs", "smooth")
+
+
+def _joint_jacobian(model, data, joint: int, cache: Dict[int, np.ndarray]) -> np.ndarray:
+    if joint not in cache:
+        cache[joint] = pin.getJointJacobian(model, data, int(joint), pin.WORLD)
+    return cache[joint]
+
+
+def pair_distance_gradient(
+    model: pin.Model, data: pin.Data, pairs: PairDistances, k: int,
+    cache: Dict[int, np.ndarray],
+) -> np.ndarray:
+    """Gradient (nv,) of the signed distance of pair ``k`` in the tangent space."""
+    normal, p_a, p_b = pairs.witness(k)
+    row = np.zeros(model.nv)
+    joint_a, joint_b = pairs.compiled.joint_a[k], pairs.compiled.joint_b[k]
+    if joint_b != 0:
+        row += np.concatenate((normal, np.cross(p_b, normal))) @ _joint_jacobian(
+            model, data, joint_b, cache)
+    if joint_a != 0:
+        row -= np.concatenate((normal, np.cross(p_a, normal))) @ _joint_jacobian(
+            model, data, joint_a, cache)
+    return row
+
+
+def smoothed_hinge(x: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+    """Drake's ``phi(x) = -x exp(1/x)`` for ``x < 0`` (else 0) and its derivative."""
+    x = np.minimum(x, -1e-12)
+    e = np.exp(1.0 / x)
+    return -x * e, e * (1.0 / x - 1.0)
+
+
+class MinimumDistanceConstraint(Constraint):
+    """Signed distance of every candidate pair >= ``min_distance_m`` (see module docstring).
+
+    Args:
+        checker: the robot's collision checker (scene changes are picked up live).
+        min_distance_m: lower bound on each signed padded distance, in [m] (may be < 0).
+        influence_distance_m: pairs farther than this, in [m], are ignored; must exceed
+            ``min_distance_m`` (a few centimetres beyond it is typical).
+        max_pairs: number of rows of the ``"pairs"`` formulation.
+        formulation: ``"pairs"`` or ``"smooth"``.
+    """
+
+    name = "minimum_distance"
+
+    def __init__(
+        self,
+        checker: CollisionChecker,
+        min_distance_m: float = 0.0,
+        influence_distance_m: float = 0.05,
+        max_pairs: int = 8,
+        formulation: str = "pairs",
+    ):
+        if formulation not in FORMULATIONS:
+            raise InvalidArgument(f"unknown formulation '{formulation}'; valid: {FORMULATIONS}")
+        if not influence_distance_m > min_distance_m:
+            raise InvalidArgument(
+                f"influence_distance_m ({influence_distance_m}) must exceed "
+                f"min_distance_m ({min_distance_m})")
+        if int(max_pairs) < 1:
+            raise InvalidArgument(f"max_pairs must be >= 1, got {max_pairs}")
+        self.checker = checker
+        self.min_distance_m = float(min_distance_m)
+        self.influence_distance_m = float(influence_distance_m)
+        self.formulation = formulation
+        rows = int(max_pairs) if formulation == "pairs" else 1
+        low = self.min_distance_m if formulation == "pairs" else -np.inf
+        high = np.inf if formulation == "pairs" else 1.0
+        self._lower = np.full(rows, low)
+        self._upper = np.full(rows, high)
+        self._lower.setflags(write=False)
+        self._upper.setflags(write=False)
+
+    @property
+    def lower_bound(self) -> np.ndarray:
+        """Shape ``(max_pairs,)`` (pairs) or ``(1,)`` (smooth)."""
+        return self._lower
+
+    @property
+    def upper_bound(self) -> np.ndarray:
+        """Shape ``(max_pairs,)`` (pairs) or ``(1,)`` (smooth)."""
+        return self._upper
+
+    def evaluate(self, model: pin.Model, data: pin.Data, q: np.ndarray):
+        """Value (m,) and Jacobian (m, nv); needs the caller's kinematics and Jacobians."""
+        if model.nv != self.checker.model.nv:
+            raise InvalidArgument(f"model has nv={model.nv}, the checker's model "
+                                  f"nv={self.checker.model.nv}")
+        pairs = self.checker.distances_from_data(data)
+        near = np.flatnonzero(pairs.distances_m < self.influence_distance_m)
+        near = near[np.argsort(pairs.distances_m[near], kind="stable")]
+        if self.formulation == "pairs":
+            return self._pair_rows(model, data, pairs, near)
+        return self._smooth_row(model, data, pairs, near)
+
+    def _pair_rows(self, model, data, pairs: PairDistances, near: np.ndarray):
+        rows = len(self._lower)
+        value = np.full(rows, self.influence_distance_m)
+        jacobian = np.zeros((rows, model.nv))
+        cache: Dict[int, np.ndarray] = {}
+        for r, k in enumerate(near[:rows]):
+            value[r] = pairs.distances_m[k]
+            jacobian[r] = pair_distance_gradient(model, data, pairs, k, cache)
+        return value, jacobian
+
+    def _smooth_row(self, model, data, pairs: PairDistances, near: np.ndarray):
+        span = self.influence_distance_m - self.min_distance_m
+        x = (pairs.distances_m[near] - self.influence_distance_m) / span
+        phi, dphi = smoothed_hinge(x)
+        scale = 1.0 / np.exp(-1.0)  # 1 / phi(-1)
+        gradient = np.zeros(model.nv)
+        cache: Dict[int, np.ndarray] = {}
+        for k, slope in zip(near, dphi):
+            gradient += slope * pair_distance_gradient(model, data, pairs, k, cache)
+        return np.array([scale * phi.sum()]), (scale / span) * gradient[None, :]
