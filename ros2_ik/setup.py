@@ -25,6 +25,7 @@ setup(
     entry_points={
         "console_scripts": [
             "ik_node = ros2_ik.node.main:main",
+            "ik_demo = ros2_ik.node.demo:main",
         ],
         # Solver plugins: third-party packages register under the same group.
         "ros2_ik.solvers": [

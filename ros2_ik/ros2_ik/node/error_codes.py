@@ -1,0 +1,57 @@
+"""Map core exceptions and statuses to ``IKErrorCode`` values (only the node knows them)."""
+from __future__ import annotations
+
+from typing import Tuple, Type
+
+from ros2_ik.core import errors
+from ros2_ik_interfaces.msg import IKErrorCode
+
+# Most specific first: InvalidSeed is an InvalidArgument.
+_EXCEPTION_CODES: Tuple[Tuple[Type[BaseException], int], ...] = (
+    (errors.InvalidFrame, IKErrorCode.FRAME_NOT_FOUND),
+    (errors.InvalidGroup, IKErrorCode.INVALID_GROUP),
+    (errors.UnknownSolver, IKErrorCode.INVALID_SOLVER),
+    (errors.InvalidSeed, IKErrorCode.INVALID_SEED),
+    (errors.InvalidJoint, IKErrorCode.INVALID_SEED),
+    (errors.RobotModelError, IKErrorCode.NO_ROBOT_MODEL),
+    (errors.InvalidGoal, IKErrorCode.INVALID_GOAL),
+    (errors.InvalidArgument, IKErrorCode.INVALID_GOAL),
+)
+
+_STATUS_CODES = {
+    "SUCCESS": IKErrorCode.SUCCESS,
+    "NO_SOLUTION": IKErrorCode.NO_SOLUTION,
+    "TIMED_OUT": IKErrorCode.TIMED_OUT,
+    "CANCELLED": IKErrorCode.CANCELLED,
+    "JUMP_TOO_LARGE": IKErrorCode.JUMP_TOO_LARGE,
+    "IN_COLLISION": IKErrorCode.IN_COLLISION,
+}
+
+CODE_NAMES = {
+    getattr(IKErrorCode, name): name
+    for name in dir(IKErrorCode)
+    if name.isupper() and isinstance(getattr(IKErrorCode, name), int)
+}
+
+
+class RequestError(Exception):
+    """Bad request detected by the node itself, with the code to answer."""
+
+    def __init__(self, code: int, message: str):
+        super().__init__(message)
+        self.code = code
+
+
+def code_for_exception(exc: BaseException) -> int:
+    """The error code of a core error or a :class:`RequestError`."""
+    if isinstance(exc, RequestError):
+        return exc.code
+    for kind, code in _EXCEPTION_CODES:
+        if isinstance(exc, kind):
+            return code
+    return IKErrorCode.INTERNAL_ERROR
+
+
+def code_for_status(status_name: str) -> int:
+    """The error code of a core ``IKStatus`` (by name)."""
+    return _STATUS_CODES.get(status_name, IKErrorCode.NO_SOLUTION)

@@ -1,0 +1,163 @@
+"""Start ``ik_node`` as a real process and talk to it over real DDS with rclpy.
+
+Each harness isolates itself: its own ``ROS_DOMAIN_ID`` and localhost-only discovery,
+set before rclpy initialises.  Waits are on conditions with deadlines, never fixed
+sleeps.  Used by the node tests and by ``make demo``.
+"""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import tempfile
+import time
+from typing import Callable, Optional, Sequence
+
+import rclpy
+from ament_index_python.packages import get_package_prefix
+from rclpy.action import ActionClient
+from rclpy.node import Node
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from sensor_msgs.msg import JointState
+from std_msgs.msg import String
+
+from ros2_ik_interfaces.action import ConstrainedIK
+from ros2_ik_interfaces.srv import ComputeIK
+
+LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
+                     durability=DurabilityPolicy.TRANSIENT_LOCAL)
+
+
+def isolate_ros(domain_id: Optional[int] = None) -> int:
+    """Put this process on a private DDS domain reachable only on localhost."""
+    if domain_id is None:
+        domain_id = 10 + os.getpid() % 90
+    os.environ["ROS_DOMAIN_ID"] = str(domain_id)
+    os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
+    os.environ.pop("ROS_LOCALHOST_ONLY", None)
+    return domain_id
+
+
+def node_executable() -> str:
+    """``<prefix>/lib/ros2_ik/ik_node``: where ``ros2 run ros2_ik ik_node`` looks."""
+    return os.path.join(get_package_prefix("ros2_ik"), "lib", "ros2_ik", "ik_node")
+
+
+def wait_for(condition: Callable[[], bool], timeout_s: float, what: str,
+             spin: Optional[Callable[[float], None]] = None) -> None:
+    """Poll ``condition`` (spinning ``spin`` in between) until true; raise on the deadline."""
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"timed out after {timeout_s} s waiting for {what}")
+        if spin is not None:
+            spin(0.02)
+        else:
+            time.sleep(0.01)
+
+
+class NodeProcess:
+    """``ik_node`` running as a child process with ``--ros-args`` parameters."""
+
+    def __init__(self, params: Optional[dict] = None, extra_args: Sequence[str] = ()):
+        self._log = tempfile.NamedTemporaryFile(prefix="ik_node_", suffix=".log",
+                                                delete=False)
+        args = [node_executable(), "--ros-args"]
+        for name, value in (params or {}).items():
+            args += ["-p", f"{name}:={_param_text(value)}"]
+        args += list(extra_args)
+        env = dict(os.environ, RCUTILS_LOGGING_BUFFERED_STREAM="0", PYTHONUNBUFFERED="1")
+        self.proc = subprocess.Popen(args, stdout=self._log, stderr=subprocess.STDOUT,
+                                     env=env)
+
+    def alive(self) -> bool:
+        """True while the process runs."""
+        return self.proc.poll() is None
+
+    def output(self) -> str:
+        """Everything the node printed so far."""
+        with open(self._log.name, encoding="utf-8", errors="replace") as f:
+            return f.read()
+
+    def stop(self, timeout_s: float = 10.0) -> int:
+        """SIGINT, as Ctrl-C or a launch shutdown would; kill after ``timeout_s``."""
+        if self.alive():
+            self.proc.send_signal(signal.SIGINT)
+            try:
+                self.proc.wait(timeout_s)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(5)
+        return self.proc.returncode
+
+
+def _param_text(value) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (list, tuple)):
+        return "[" + ",".join(_param_text(v) for v in value) + "]"
+    if isinstance(value, str) and "\n" in value:
+        raise ValueError("pass multi-line strings (URDF) over the topic, not -p")
+    return str(value)
+
+
+class Client:
+    """An rclpy node that plays robot_state_publisher, a driver and a service client."""
+
+    def __init__(self, name: str = "ik_test_client", namespace: str = ""):
+        self.node: Node = rclpy.create_node(name)
+        ns = namespace.rstrip("/")
+        self.description_pub = self.node.create_publisher(
+            String, f"{ns}/robot_description", LATCHED)
+        self.semantic_pub = self.node.create_publisher(
+            String, f"{ns}/robot_description_semantic", LATCHED)
+        self.joint_pub = self.node.create_publisher(JointState, f"{ns}/joint_states", 10)
+        self.ik = self.node.create_client(ComputeIK, f"{ns}/compute_ik")
+        self.action = ActionClient(self.node, ConstrainedIK, f"{ns}/constrained_ik")
+
+    def spin(self, timeout_s: float) -> None:
+        """Process callbacks for at most ``timeout_s``."""
+        rclpy.spin_once(self.node, timeout_sec=timeout_s)
+
+    def publish_description(self, urdf: str, srdf: str = "") -> None:
+        """Publish the URDF (and SRDF) latched, as robot_state_publisher does."""
+        self.description_pub.publish(String(data=urdf))
+        if srdf:
+            self.semantic_pub.publish(String(data=srdf))
+
+    def publish_joints(self, names: Sequence[str], positions: Sequence[float]) -> None:
+        """Publish one joint state, as a driver does."""
+        msg = JointState()
+        msg.header.stamp = self.node.get_clock().now().to_msg()
+        msg.name = list(names)
+        msg.position = [float(v) for v in positions]
+        self.joint_pub.publish(msg)
+
+    def wait_for_service(self, timeout_s: float = 30.0) -> None:
+        """Block until compute_ik is advertised."""
+        if not self.ik.wait_for_service(timeout_sec=timeout_s):
+            raise TimeoutError("compute_ik service did not appear")
+
+    def call(self, request: ComputeIK.Request, timeout_s: float = 30.0):
+        """Call compute_ik and wait for the response."""
+        future = self.ik.call_async(request)
+        wait_for(future.done, timeout_s, "the compute_ik response", self.spin)
+        return future.result()
+
+    def wait_for_model(self, request: ComputeIK.Request, timeout_s: float = 30.0,
+                       no_model_code: int = -6):
+        """Call until the node has a model (answer other than NO_ROBOT_MODEL)."""
+        deadline = time.monotonic() + timeout_s
+        while True:
+            response = self.call(request)
+            if response.error_code.val != no_model_code:
+                return response
+            if time.monotonic() > deadline:
+                raise TimeoutError("the node never built the robot model: "
+                                   + response.message)
+            self.spin(0.05)
+
+    def close(self) -> None:
+        """Destroy the client node."""
+        self.action.destroy()
+        self.node.destroy_node()

@@ -1,0 +1,150 @@
+"""``ik_node``: the ROS 2 adapter over the solver core.
+
+Its ``__init__`` only wires: parameters, subscriptions, services.  Callbacks convert,
+call the core, and convert back.  Solves run in a reentrant callback group on a
+multi-threaded executor, so joint_states and robot_description keep flowing while a
+solve runs; each solve owns its pinocchio ``Data``.
+"""
+from __future__ import annotations
+
+import pathlib
+from typing import Dict, List
+
+from rcl_interfaces.msg import SetParametersResult
+from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
+from rclpy.node import Node
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from sensor_msgs.msg import JointState
+from std_msgs.msg import String
+
+from ros2_ik.node.compute_ik import compute_ik
+from ros2_ik.node.error_codes import CODE_NAMES
+from ros2_ik.node.parameters import (
+    SCHEMA, GroupConfig, NodeConfig, check_value, clean_list, group_specs)
+from ros2_ik.node.robot_source import JointStateCache, RobotSource
+from ros2_ik_interfaces.srv import ComputeIK
+
+#: robot_state_publisher publishes the description once, reliable + transient local.
+LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
+                     durability=DurabilityPolicy.TRANSIENT_LOCAL)
+
+
+class IKNode(Node):
+    """Serves ComputeIK on the robot model received on ``robot_description``."""
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__("ik_node", **kwargs)
+        self._declare_parameters()
+        self.robot = RobotSource()
+        self.joints = JointStateCache()
+        self.solve_group = ReentrantCallbackGroup()
+        self._state_group = MutuallyExclusiveCallbackGroup()
+        self._model_group = MutuallyExclusiveCallbackGroup()
+        self._subscribe()
+        self.create_service(ComputeIK, "compute_ik", self._on_compute_ik,
+                            callback_group=self.solve_group)
+        self._load_initial_model()
+        self.get_logger().info("ik_node ready: service ~/compute_ik"
+                               if self.robot.snapshot else
+                               "ik_node waiting for robot_description")
+
+    # --- wiring --------------------------------------------------------------------
+    def _declare_parameters(self) -> None:
+        for spec in SCHEMA:
+            self.declare_parameter(spec.name, spec.default, spec.descriptor())
+        self._group_names = clean_list(self.get_parameter("group_names").value)
+        for group in self._group_names:
+            for spec in group_specs(group):
+                self.declare_parameter(spec.name, spec.default, spec.descriptor())
+        self.config = self._read_config()
+        self.add_on_set_parameters_callback(self._validate_parameters)
+        self.add_post_set_parameters_callback(lambda _: self._refresh_config())
+
+    def _subscribe(self) -> None:
+        self.create_subscription(String, "robot_description", self._on_description,
+                                 LATCHED, callback_group=self._model_group)
+        self.create_subscription(String, "robot_description_semantic", self._on_semantic,
+                                 LATCHED, callback_group=self._model_group)
+        self.create_subscription(JointState, self.config.joint_states_topic,
+                                 self._on_joint_states, 50,
+                                 callback_group=self._state_group)
+
+    def _load_initial_model(self) -> None:
+        try:
+            srdf = self.config.robot_description_semantic or _read(self.config.srdf_file)
+            urdf = self.config.robot_description or _read(
+                self.config.robot_description_file)
+        except OSError as exc:
+            self.robot.error = f"cannot read the configured robot description: {exc}"
+            self.get_logger().error(self.robot.error)
+            return
+        if srdf:
+            self.robot.set_srdf(srdf)
+        if urdf:
+            self._apply_urdf(urdf)
+
+    # --- parameters ----------------------------------------------------------------
+    def _read_config(self) -> NodeConfig:
+        values = {spec.name: self.get_parameter(spec.name).value for spec in SCHEMA}
+        groups: Dict[str, GroupConfig] = {}
+        for name in self._group_names:
+            get = lambda key: self.get_parameter(f"groups.{name}.{key}").value  # noqa: E731
+            groups[name] = GroupConfig(name, get("base_link"), get("tip_link"),
+                                       clean_list(get("joints")))
+        return NodeConfig(values, groups)
+
+    def _validate_parameters(self, params: List) -> SetParametersResult:
+        for param in params:
+            problem = check_value(param.name, param.value)
+            if problem:
+                return SetParametersResult(successful=False,
+                                           reason=f"{param.name} {problem}")
+        return SetParametersResult(successful=True)
+
+    def _refresh_config(self) -> None:
+        self.config = self._read_config()
+
+    # --- callbacks -----------------------------------------------------------------
+    def _on_description(self, msg: String) -> None:
+        self._apply_urdf(msg.data)
+
+    def _on_semantic(self, msg: String) -> None:
+        try:
+            self.robot.set_srdf(msg.data)
+        except Exception as exc:  # noqa: BLE001 - a bad SRDF must not kill the node
+            self.get_logger().error(f"robot_description_semantic rejected: {exc}")
+
+    def _apply_urdf(self, urdf: str) -> None:
+        try:
+            self.robot.set_urdf(urdf)
+        except Exception as exc:  # noqa: BLE001 - a bad URDF must not kill the node
+            self.get_logger().error(self.robot.error)
+            self.get_logger().debug(f"{type(exc).__name__}: {exc}")
+            return
+        robot = self.robot.snapshot.robot
+        self.get_logger().info(f"robot model v{self.robot.snapshot.version}: "
+                               f"{len(robot.joint_names)} joints, "
+                               f"{len(robot.frame_names)} frames")
+
+    def _on_joint_states(self, msg: JointState) -> None:
+        self.joints.update(msg.name, msg.position)
+
+    def _on_compute_ik(self, request: ComputeIK.Request,
+                       response: ComputeIK.Response) -> ComputeIK.Response:
+        answer = compute_ik(self.robot.snapshot, self.robot.error, self.config,
+                            self.joints, request)
+        self._log_answer(answer)
+        return answer
+
+    def _log_answer(self, answer: ComputeIK.Response) -> None:
+        code = answer.error_code.val
+        text = (f"compute_ik: {CODE_NAMES.get(code, code)} "
+                f"({answer.solve_time * 1e3:.2f} ms) {answer.message}")
+        if code > 0:
+            self.get_logger().debug(text)
+        else:
+            self.get_logger().warning(text, throttle_duration_sec=1.0)
+
+
+def _read(path: str) -> str:
+    return pathlib.Path(path).read_text() if path else ""

@@ -1,0 +1,191 @@
+"""The node's one parameter schema: every ROS parameter declared once, with a description,
+a unit and a validation rule, feeding one frozen :class:`NodeConfig`.
+
+The node re-reads the snapshot on every solve, so ``ros2 param set`` on any value here
+takes effect on the next request.  Groups are declared from ``group_names``:
+``groups.<name>.base_link``, ``groups.<name>.tip_link`` and ``groups.<name>.joints``.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Callable, Dict, Mapping, Optional, Tuple
+
+from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor
+
+_Check = Callable[[Any], Optional[str]]
+
+
+def _positive(value: Any) -> Optional[str]:
+    return None if value > 0 and math.isfinite(value) else "must be > 0 and finite"
+
+
+def _non_negative(value: Any) -> Optional[str]:
+    return None if value >= 0 and math.isfinite(value) else "must be >= 0 and finite"
+
+
+def _jump(value: Any) -> Optional[str]:
+    return None if value >= 0 else "must be >= 0 (0 disables the check)"
+
+
+def _one_of(*choices: str) -> _Check:
+    def check(value: Any) -> Optional[str]:
+        return None if value in choices else f"must be one of {list(choices)}"
+    return check
+
+
+def _fraction(value: Any) -> Optional[str]:
+    return None if 0 < value <= 1 else "must be in (0, 1]"
+
+
+@dataclass(frozen=True)
+class ParamSpec:
+    """One declared parameter: its name, default, description (with unit) and check."""
+
+    name: str
+    default: Any
+    description: str
+    check: Optional[_Check] = None
+    read_only: bool = False
+
+    def descriptor(self) -> ParameterDescriptor:
+        """The ROS descriptor, with ranges where the check is a simple bound."""
+        desc = ParameterDescriptor(description=self.description, read_only=self.read_only)
+        if isinstance(self.default, float) and self.check is _fraction:
+            desc.floating_point_range = [FloatingPointRange(from_value=0.0, to_value=1.0)]
+        if isinstance(self.default, int) and not isinstance(self.default, bool):
+            desc.integer_range = [IntegerRange(from_value=0, to_value=2**31 - 1)]
+        return desc
+
+
+SCHEMA: Tuple[ParamSpec, ...] = (
+    # --- robot model -----------------------------------------------------------------
+    ParamSpec("robot_description", "", "URDF XML. Empty: listen on the robot_description "
+              "topic (or use robot_description_file).", read_only=True),
+    ParamSpec("robot_description_file", "", "Path of a URDF file to load at start "
+              "(used when robot_description is empty).", read_only=True),
+    ParamSpec("robot_description_semantic", "", "SRDF XML (collision pairs to disable, "
+              "groups). Empty: listen on robot_description_semantic or use srdf_file.",
+              read_only=True),
+    ParamSpec("srdf_file", "", "Path of an SRDF file to load at start.", read_only=True),
+    # --- groups ----------------------------------------------------------------------
+    ParamSpec("group_names", [""], "Names of the kinematic groups; each is configured by "
+              "groups.<name>.base_link / tip_link / joints.", read_only=True),
+    ParamSpec("default_group", "", "Group used when a request names none (and gives no "
+              "base/tip). Empty: the first of group_names."),
+    # --- solver ----------------------------------------------------------------------
+    ParamSpec("solver", "lm", "Default solver plugin (lm, dls, bfgs, sqp or a "
+              "third-party ros2_ik.solvers entry point)."),
+    ParamSpec("timeout", 0.05, "Default solve budget [s] when a request gives <= 0.",
+              _positive),
+    ParamSpec("max_timeout", 10.0, "Upper cap on a request's timeout [s]; larger requests "
+              "are clamped to it.", _positive),
+    ParamSpec("max_attempts", 0, "Default cap on restarts (0: restart until the timeout)."),
+    ParamSpec("max_attempts_cap", 100000, "Upper cap on a request's max_attempts."),
+    ParamSpec("position_tolerance", 1e-4, "Default position tolerance [m].", _positive),
+    ParamSpec("orientation_tolerance", 1e-3, "Default orientation tolerance [rad].",
+              _positive),
+    ParamSpec("max_joint_jump", 0.0, "Reject solutions that move any joint more than this "
+              "from the seed [rad or m]; 0 disables the check.", _jump),
+    # --- joint states ----------------------------------------------------------------
+    ParamSpec("joint_states_topic", "joint_states", "Topic of sensor_msgs/JointState used "
+              "as the default seed and as the current state for execution.", read_only=True),
+    ParamSpec("joint_state_timeout", 1.0, "joint_states older than this [s] are stale: not "
+              "used as a seed and execution is refused.", _positive),
+    # --- collision -------------------------------------------------------------------
+    ParamSpec("collision_padding", 0.0, "Padding added to every robot collision geometry "
+              "[m].", _non_negative),
+    ParamSpec("minimum_distance", 0.0, "Required clearance for avoid_collisions [m].",
+              _non_negative),
+    ParamSpec("influence_distance", 0.05, "Pairs farther apart than this [m] are ignored by "
+              "the in-solve collision constraint.", _positive),
+    ParamSpec("scene_file", "", "YAML planning scene loaded at start.", read_only=True),
+    ParamSpec("mesh_search_paths", [""], "Extra directories where package:// meshes are "
+              "looked up.", read_only=True),
+    ParamSpec("allowed_mesh_dirs", [""], "Directories from which mesh files named in scene "
+              "input may be read; other paths are refused.", read_only=True),
+    ParamSpec("skip_missing_meshes", False, "Warn and skip a collision mesh that cannot be "
+              "found instead of refusing the robot model.", read_only=True),
+    # --- execution -------------------------------------------------------------------
+    ParamSpec("controller_mode", "trajectory", "How solutions are executed: 'trajectory' "
+              "(trajectory_msgs/JointTrajectory) or 'position' "
+              "(std_msgs/Float64MultiArray for a forward position controller).",
+              _one_of("trajectory", "position")),
+    ParamSpec("controller_topic", "/joint_trajectory_controller/joint_trajectory",
+              "Topic the solution is published to when executed.", read_only=True),
+    ParamSpec("controller_joints", [""], "Joint order of the position controller's "
+              "Float64MultiArray (empty: the group's joints)."),
+    ParamSpec("velocity_scaling", 0.2, "Fraction (0, 1] of the URDF velocity limits used "
+              "to time the trajectory.", _fraction),
+    ParamSpec("min_trajectory_duration", 0.5, "Lower bound on the trajectory duration [s].",
+              _positive),
+    ParamSpec("execute_max_joint_jump", 0.5, "Refuse to execute a solution that moves any "
+              "joint more than this from the current joint_states [rad or m].", _positive),
+    ParamSpec("execute_by_default", False, "Execute every successful solution, as if each "
+              "request had execute=true."),
+    ParamSpec("goal_topic", "goal_pose", "geometry_msgs/PoseStamped topic (e.g. from rviz) "
+              "that triggers a solve.", read_only=True),
+    # --- limits on requests ----------------------------------------------------------
+    ParamSpec("max_constraints", 1000, "Largest number of constraints and costs in one "
+              "request; larger requests get REQUEST_TOO_LARGE."),
+    ParamSpec("max_mesh_triangles", 200000, "Largest mesh (triangles) accepted in scene "
+              "input."),
+)
+
+_BY_NAME: Dict[str, ParamSpec] = {spec.name: spec for spec in SCHEMA}
+
+
+def group_specs(group: str) -> Tuple[ParamSpec, ...]:
+    """The three parameters that configure group ``group``."""
+    prefix = f"groups.{group}."
+    return (
+        ParamSpec(prefix + "base_link", "", f"Root link of group '{group}'."),
+        ParamSpec(prefix + "tip_link", "", f"Tip link of group '{group}' (default target "
+                  "frame)."),
+        ParamSpec(prefix + "joints", [""], f"Joints of group '{group}' (empty: the chain "
+                  "base_link -> tip_link)."),
+    )
+
+
+def check_value(name: str, value: Any) -> Optional[str]:
+    """Validation message for setting ``name`` to ``value``, or None when it is valid."""
+    spec = _BY_NAME.get(name)
+    if spec is None or spec.check is None:
+        return None
+    return spec.check(value)
+
+
+@dataclass(frozen=True)
+class GroupConfig:
+    """A configured kinematic group: a chain base->tip, or explicit joints."""
+
+    name: str
+    base_link: str
+    tip_link: str
+    joints: Tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class NodeConfig:
+    """A snapshot of every parameter; rebuilt whenever a parameter changes."""
+
+    values: Mapping[str, Any]
+    groups: Mapping[str, GroupConfig] = field(default_factory=dict)
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self.values[name]
+        except KeyError as exc:
+            raise AttributeError(name) from exc
+
+    @property
+    def default_group_name(self) -> str:
+        """The group a request without group/base/tip uses ('' when none is configured)."""
+        if self.values["default_group"]:
+            return self.values["default_group"]
+        return next(iter(self.groups), "")
+
+
+def clean_list(values: Any) -> Tuple[str, ...]:
+    """A string-array parameter without the empty placeholder entries."""
+    return tuple(v for v in (values or ()) if v)

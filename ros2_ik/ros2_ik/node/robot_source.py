@@ -1,0 +1,111 @@
+"""Immutable snapshots of the robot model and the latest joint states.
+
+A new ``robot_description`` replaces the snapshot atomically; a solve holds the
+snapshot it started with, so an in-flight solve finishes on the old model and never
+mixes two.  No rclpy here: the node feeds these from its callbacks.
+"""
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Dict, Optional, Sequence, Tuple
+
+import numpy as np
+
+from ros2_ik.core.robot import Robot
+
+
+@dataclass
+class RobotSnapshot:
+    """A built robot model with its version and a cache of the groups built on it."""
+
+    robot: Robot
+    version: int
+    urdf: str
+    srdf: str
+    _groups: Dict[Tuple, object] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def group(self, key: Tuple, build) -> object:
+        """The group cached under ``key``, built by ``build()`` on first use."""
+        with self._lock:
+            if key not in self._groups:
+                self._groups[key] = build()
+            return self._groups[key]
+
+
+class RobotSource:
+    """Holds the current :class:`RobotSnapshot` (or why there is none)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._snapshot: Optional[RobotSnapshot] = None
+        self._version = 0
+        self._urdf = ""
+        self._srdf = ""
+        self.error = "no robot_description received yet"
+
+    @property
+    def snapshot(self) -> Optional[RobotSnapshot]:
+        """The current snapshot; None when no valid model exists (see ``error``)."""
+        return self._snapshot
+
+    def set_srdf(self, srdf: str) -> None:
+        """Store the SRDF; the model is rebuilt with it when a URDF is known."""
+        self._srdf = srdf
+        if self._urdf:
+            self.set_urdf(self._urdf)
+
+    def set_urdf(self, urdf: str) -> None:
+        """Build a new model; on failure drop the old one and raise the core error."""
+        with self._lock:
+            self._urdf = urdf
+            try:
+                robot = Robot.from_urdf(urdf, self._srdf or None)
+            except Exception as exc:
+                self._snapshot = None
+                self.error = f"robot_description rejected: {exc}"
+                raise
+            self._version += 1
+            self._snapshot = RobotSnapshot(robot, self._version, urdf, self._srdf)
+            self.error = ""
+
+
+class JointStateCache:
+    """Latest position of every joint seen on ``joint_states``, with receive times.
+
+    Several publishers may each send part of the joints; entries are merged by name.
+    Times are ``time.monotonic()`` seconds.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._positions: Dict[str, Tuple[float, float]] = {}
+
+    def update(self, names: Sequence[str], positions: Sequence[float]) -> None:
+        """Merge one message (ignored entries: unnamed, or with NaN positions)."""
+        now = time.monotonic()
+        if len(positions) != len(names):
+            return
+        with self._lock:
+            for name, value in zip(names, positions):
+                if name and np.isfinite(value):
+                    self._positions[name] = (float(value), now)
+
+    def fresh(self, names: Sequence[str], max_age_s: float) -> Optional[Dict[str, float]]:
+        """Positions of ``names`` when all are known and younger than ``max_age_s``."""
+        now = time.monotonic()
+        with self._lock:
+            out = {}
+            for name in names:
+                entry = self._positions.get(name)
+                if entry is None or now - entry[1] > max_age_s:
+                    return None
+                out[name] = entry[0]
+            return out
+
+    def latest(self) -> Dict[str, float]:
+        """Every known position regardless of age."""
+        with self._lock:
+            return {name: value for name, (value, _) in self._positions.items()}
