@@ -1,0 +1,264 @@
+"""A kinematic group: the joints a solve moves, every other joint locked.
+
+Group vectors ``q`` (shape ``(n,)``) hold one value per group joint in model order:
+radians for revolute and continuous joints, metres for prismatic ones.  Pinocchio's
+full configuration (``(nq,)``, continuous joints as cos/sin) and the *reduced* model
+(only the group's joints, everything else welded at its locked value, like Drake's
+``Joint::Lock``) are reached through index arrays computed once here.
+"""
+from __future__ import annotations
+
+import math
+import threading
+from typing import TYPE_CHECKING, Dict, Mapping, Optional, Sequence, Tuple
+
+import numpy as np
+import pinocchio as pin
+
+from ros2_ik.core import errors
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ros2_ik.core.robot import Robot
+
+TWO_PI = 2.0 * math.pi
+
+
+class Group:
+    """Joints moved by a solve; built by :meth:`Robot.group`."""
+
+    def __init__(self, robot: "Robot", base: str, tip: str, joint_ids: Tuple[int, ...],
+                 locked: Dict[int, float]):
+        """Precompute limits, index maps and the reduced model (internal)."""
+        model = robot.model
+        self.robot = robot
+        self.base = base
+        self.tip = tip
+        self.joint_ids = tuple(int(j) for j in joint_ids)
+        self.joint_names = tuple(model.names[j] for j in self.joint_ids)
+        self.locked = {model.names[j]: v for j, v in locked.items()}
+        self.continuous = np.array([model.nqs[j] == 2 for j in self.joint_ids])
+        self.lower, self.upper = self._limits(model)
+        self.velocity_limits = np.array([model.velocityLimit[model.idx_vs[j]]
+                                         for j in self.joint_ids])
+        self.wraps = self.continuous | ((self.upper - self.lower) > TWO_PI)
+        for arr in (self.continuous, self.lower, self.upper, self.velocity_limits, self.wraps):
+            arr.setflags(write=False)
+        self._build_full_maps(model, locked)
+        self._build_reduced(model)
+        self._local = threading.local()
+        self._placements: Dict[int, pin.SE3] = {}
+
+    # ------------------------------------------------------------------ build
+    def _limits(self, model: pin.Model) -> Tuple[np.ndarray, np.ndarray]:
+        lower, upper = [], []
+        for j, cont in zip(self.joint_ids, self.continuous):
+            iq = model.idx_qs[j]
+            lower.append(-np.inf if cont else model.lowerPositionLimit[iq])
+            upper.append(np.inf if cont else model.upperPositionLimit[iq])
+        return np.array(lower, dtype=float), np.array(upper, dtype=float)
+
+    def _build_full_maps(self, model: pin.Model, locked: Dict[int, float]) -> None:
+        q = pin.neutral(model)
+        for j, value in locked.items():
+            _write_joint(q, model.idx_qs[j], model.nqs[j] == 2, value)
+        self.q_full_locked = q
+        self.q_full_locked.setflags(write=False)
+        self.iv_full = np.array([model.idx_vs[j] for j in self.joint_ids], dtype=np.intp)
+        iq = []
+        for j in self.joint_ids:
+            iq.extend(range(model.idx_qs[j], model.idx_qs[j] + model.nqs[j]))
+        self.iq_full = np.array(iq, dtype=np.intp)
+
+    def _build_reduced(self, model: pin.Model) -> None:
+        keep = set(self.joint_ids)
+        lock_ids = [j for j in range(1, model.njoints) if j not in keep]
+        self.reduced_model = pin.buildReducedModel(model, lock_ids, self.q_full_locked)
+        red = self.reduced_model
+        self.iq_reduced_cos = np.array(
+            [red.idx_qs[i + 1] for i, c in enumerate(self.continuous) if c], dtype=np.intp)
+        self.iq_reduced_simple = np.array(
+            [red.idx_qs[i + 1] for i, c in enumerate(self.continuous) if not c], dtype=np.intp)
+        lo = np.full(red.nq, -np.inf)
+        hi = np.full(red.nq, np.inf)
+        lo[self.iq_reduced_simple] = self.lower[~self.continuous]
+        hi[self.iq_reduced_simple] = self.upper[~self.continuous]
+        self.reduced_lower, self.reduced_upper = lo, hi
+
+    # ------------------------------------------------------------ conversions
+    @property
+    def n(self) -> int:
+        """Number of group joints."""
+        return len(self.joint_ids)
+
+    def to_reduced_q(self, q: np.ndarray) -> np.ndarray:
+        """Group vector (n,) -> reduced-model configuration (nq_reduced,)."""
+        if not self.continuous.any():
+            return np.array(q, dtype=float)
+        out = np.empty(self.reduced_model.nq)
+        out[self.iq_reduced_simple] = q[~self.continuous]
+        angles = q[self.continuous]
+        out[self.iq_reduced_cos] = np.cos(angles)
+        out[self.iq_reduced_cos + 1] = np.sin(angles)
+        return out
+
+    def from_reduced_q(self, q_red: np.ndarray) -> np.ndarray:
+        """Reduced-model configuration -> group vector (angles in (-pi, pi] if continuous)."""
+        if not self.continuous.any():
+            return np.array(q_red, dtype=float)
+        out = np.empty(self.n)
+        out[~self.continuous] = q_red[self.iq_reduced_simple]
+        out[self.continuous] = np.arctan2(q_red[self.iq_reduced_cos + 1],
+                                          q_red[self.iq_reduced_cos])
+        return out
+
+    def to_full_q(self, q: np.ndarray) -> np.ndarray:
+        """Group vector (n,) -> full pinocchio configuration (nq,), others locked."""
+        q_full = self.q_full_locked.copy()
+        q_full[self.iq_full] = self.to_reduced_q(np.asarray(q, dtype=float))
+        return q_full
+
+    def reduced_to_full_q(self, q_red: np.ndarray) -> np.ndarray:
+        """Reduced-model configuration -> full configuration (nq,)."""
+        q_full = self.q_full_locked.copy()
+        q_full[self.iq_full] = q_red
+        return q_full
+
+    # ------------------------------------------------------------- utilities
+    def mid_configuration(self) -> np.ndarray:
+        """Middle of the limits; 0 for continuous joints."""
+        mid = 0.5 * (np.where(self.continuous, 0.0, self.lower)
+                     + np.where(self.continuous, 0.0, self.upper))
+        return mid
+
+    def clamp(self, q: np.ndarray) -> np.ndarray:
+        """Project ``q`` into the joint limits."""
+        return np.minimum(np.maximum(q, self.lower), self.upper)
+
+    def within_limits(self, q: np.ndarray) -> bool:
+        """True when every joint is inside its limits (exactly, no tolerance)."""
+        return bool(np.all(q >= self.lower) and np.all(q <= self.upper))
+
+    def unwrap_near(self, q: np.ndarray, reference: np.ndarray) -> np.ndarray:
+        """Shift wrapping joints by multiples of 2 pi to the equivalent nearest ``reference``.
+
+        Stays inside the limits: for a revolute joint wider than 2 pi the nearest
+        equivalent that is inside its limits is chosen.
+        """
+        out = np.array(q, dtype=float)
+        for i in np.flatnonzero(self.wraps):
+            k = np.round((reference[i] - out[i]) / TWO_PI)
+            best = out[i] + k * TWO_PI
+            for cand in (best, best - TWO_PI, best + TWO_PI):
+                if self.lower[i] <= cand <= self.upper[i] and (
+                        not self.lower[i] <= best <= self.upper[i]
+                        or abs(cand - reference[i]) < abs(best - reference[i])):
+                    best = cand
+            if self.lower[i] <= best <= self.upper[i]:
+                out[i] = best
+        return out
+
+    def random_configuration(self, rng: np.random.Generator,
+                             center: Optional[np.ndarray] = None,
+                             radius: float = math.inf) -> np.ndarray:
+        """Uniform sample in the limits (continuous: in [-pi, pi]), or in a box around center."""
+        lo = np.where(self.continuous, -math.pi, self.lower)
+        hi = np.where(self.continuous, math.pi, self.upper)
+        if center is not None and math.isfinite(radius):
+            lo = np.maximum(self.lower, center - radius)
+            hi = np.minimum(self.upper, center + radius)
+        return lo + (hi - lo) * rng.random(self.n)
+
+    def seed_from(self, names: Sequence[str], positions: Sequence[float],
+                  default: Optional[np.ndarray] = None) -> np.ndarray:
+        """Group vector from named positions (e.g. a full ``JointState``).
+
+        Joints of the model outside the group are accepted and ignored.  Raises
+        :class:`errors.InvalidSeed` for length mismatch, duplicated names, names not
+        in the model, non-finite values, or a missing group joint when ``default``
+        (a group vector) is not given.
+        """
+        names, positions = list(names), list(positions)
+        if len(names) != len(positions):
+            raise errors.InvalidSeed(
+                f"seed has {len(names)} names but {len(positions)} positions")
+        if len(set(names)) != len(names):
+            dup = sorted({n for n in names if names.count(n) > 1})
+            raise errors.InvalidSeed(f"duplicated joint names in seed: {dup}")
+        valid = set(self.robot.model.names[1:])
+        extra = [n for n in names if n not in valid]
+        if extra:
+            raise errors.InvalidSeed(
+                f"seed names not in the model: {extra}; group joints: {list(self.joint_names)}")
+        values = dict(zip(names, (float(p) for p in positions)))
+        return self._assemble(values, default)
+
+    def _assemble(self, values: Mapping[str, float], default: Optional[np.ndarray]) -> np.ndarray:
+        missing = [n for n in self.joint_names if n not in values]
+        if missing and default is None:
+            raise errors.InvalidSeed(
+                f"seed misses group joints {missing}; group joints: {list(self.joint_names)}")
+        base = self.mid_configuration() if default is None else np.asarray(default, float)
+        q = np.array([values.get(n, base[i]) for i, n in enumerate(self.joint_names)])
+        if not np.all(np.isfinite(q)):
+            bad = [n for n, v in zip(self.joint_names, q) if not math.isfinite(v)]
+            raise errors.InvalidSeed(f"seed values are not finite for joints {bad}")
+        return q
+
+    def check_vector(self, q: np.ndarray, what: str = "seed") -> np.ndarray:
+        """Validate a group vector: shape (n,), finite.  Returns a float copy."""
+        arr = np.array(q, dtype=float).reshape(-1)
+        if arr.shape != (self.n,):
+            raise errors.InvalidSeed(
+                f"{what} has {arr.size} values, group has {self.n}: {list(self.joint_names)}")
+        if not np.all(np.isfinite(arr)):
+            raise errors.InvalidSeed(f"{what} has non-finite values: {arr.tolist()}")
+        return arr
+
+    def fk(self, q: np.ndarray, frame: str) -> pin.SE3:
+        """``T_world_frame`` at group vector ``q`` (fresh Data on the full model)."""
+        fid = self.robot.frame_id(frame)
+        model = self.robot.model
+        data = model.createData()
+        pin.framesForwardKinematics(model, data, self.to_full_q(q))
+        return pin.SE3(data.oMf[fid])
+
+    def reduced_data(self) -> pin.Data:
+        """This thread's ``Data`` of the reduced model (reused across solves)."""
+        data = getattr(self._local, "reduced", None)
+        if data is None:
+            data = self._local.reduced = self.reduced_model.createData()
+        return data
+
+    def full_data(self) -> pin.Data:
+        """This thread's ``Data`` of the full model (reused across solves)."""
+        data = getattr(self._local, "full", None)
+        if data is None:
+            data = self._local.full = self.robot.model.createData()
+        return data
+
+    def locked_placement(self, frame_id: int) -> pin.SE3:
+        """``T_world_frame`` of a frame no group joint moves (cached)."""
+        T = self._placements.get(frame_id)
+        if T is None:
+            model = self.robot.model
+            data = model.createData()
+            pin.framesForwardKinematics(model, data, self.q_full_locked)
+            T = self._placements[frame_id] = pin.SE3(data.oMf[frame_id])
+        return T
+
+    def moves_frame(self, frame_id: int) -> bool:
+        """True when some group joint moves frame ``frame_id``."""
+        model = self.robot.model
+        support = set(model.supports[model.frames[frame_id].parentJoint])
+        return any(j in support for j in self.joint_ids)
+
+    def __repr__(self) -> str:
+        """Short description."""
+        return f"Group(base={self.base!r}, tip={self.tip!r}, joints={list(self.joint_names)})"
+
+
+def _write_joint(q: np.ndarray, iq: int, continuous: bool, value: float) -> None:
+    if continuous:
+        q[iq], q[iq + 1] = math.cos(value), math.sin(value)
+    else:
+        q[iq] = value

@@ -1,0 +1,144 @@
+"""Pose targets and the pose error every solver and the verifier share.
+
+Error convention: for the current placement ``T_world_frame = (R, p)`` and the
+target ``T_world_target = (R_t, p_t)``, the 6-vector error is expressed in the
+*target* frame's axes::
+
+    e = [R_t^T (p - p_t),  R_t^T log3(R R_t^T)]      # [m, m, m, rad, rad, rad]
+
+so ``weights`` (x, y, z, rx, ry, rz) and free axes (weight 0) refer to the target
+frame: ``(1, 1, 1, 1, 1, 0)`` leaves rotation about the target's z axis free.
+Tolerances apply to the Euclidean norm of the constrained components.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Tuple
+
+import numpy as np
+import pinocchio as pin
+
+from ros2_ik.core import errors
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ros2_ik.core.group import Group
+
+
+@dataclass(frozen=True)
+class PoseTarget:
+    """Place frame ``frame`` at ``T_ref_target`` expressed in ``reference_frame``.
+
+    ``reference_frame`` '' means the model's world frame.  ``weights`` (x, y, z,
+    rx, ry, rz; >= 0, 0 frees an axis) weight the squared error the solver
+    minimises; success needs position error <= ``position_tolerance_m`` [m] and
+    orientation error <= ``orientation_tolerance_rad`` [rad] on the weighted axes.
+    """
+
+    frame: str
+    T_ref_target: pin.SE3
+    reference_frame: str = ""
+    weights: Tuple[float, ...] = (1.0, 1.0, 1.0, 1.0, 1.0, 1.0)
+    position_tolerance_m: float = 1e-4
+    orientation_tolerance_rad: float = 1e-3
+    position_only: bool = False
+
+    def __post_init__(self):
+        """Validate numbers (raises :class:`errors.InvalidGoal`)."""
+        if not isinstance(self.T_ref_target, pin.SE3):
+            raise errors.InvalidGoal("T_ref_target must be a pinocchio.SE3")
+        H = self.T_ref_target.homogeneous
+        if not np.all(np.isfinite(H)):
+            raise errors.InvalidGoal(f"target pose has non-finite values:\n{H}")
+        R = self.T_ref_target.rotation
+        if not np.allclose(R.T @ R, np.eye(3), atol=1e-6) or np.linalg.det(R) < 0:
+            raise errors.InvalidGoal("target rotation is not a rotation matrix "
+                                     "(normalise the quaternion)")
+        w = np.asarray(self.weights, dtype=float)
+        if w.shape != (6,) or not np.all(np.isfinite(w)) or np.any(w < 0):
+            raise errors.InvalidGoal(
+                f"weights must be 6 finite values >= 0 (x y z rx ry rz), got {self.weights}")
+        if self.position_only:
+            w = np.concatenate([w[:3], np.zeros(3)])
+        if not np.any(w > 0):
+            raise errors.InvalidGoal("all weights are zero: nothing to solve for")
+        object.__setattr__(self, "weights", tuple(float(x) for x in self.weights))
+        for name in ("position_tolerance_m", "orientation_tolerance_rad"):
+            value = getattr(self, name)
+            if not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
+                raise errors.InvalidGoal(f"{name} must be finite and > 0, got {value}")
+
+    @property
+    def effective_weights(self) -> np.ndarray:
+        """Weights (6,) with orientation zeroed when ``position_only``."""
+        w = np.array(self.weights, dtype=float)
+        if self.position_only:
+            w[3:] = 0.0
+        return w
+
+    def compile(self, group: "Group") -> "CompiledPose":
+        """Resolve frames against ``group``'s robot; raises InvalidFrame / InvalidGoal."""
+        return CompiledPose(self, group)
+
+
+class CompiledPose:
+    """A pose target resolved for one group: target in world, masks and scales."""
+
+    def __init__(self, target: PoseTarget, group: "Group"):
+        """Resolve frame names and precompute everything the inner loops need."""
+        robot = group.robot
+        self.target = target
+        self.frame_id = robot.frame_id(target.frame)
+        self.reduced_frame_id = group.reduced_model.getFrameId(target.frame)
+        ref = target.reference_frame
+        self.T_world_target = self._world_target(group, ref, target.T_ref_target)
+        self.p_t = self.T_world_target.translation.copy()
+        self.R_t = self.T_world_target.rotation.copy()
+        self.R_tT = self.R_t.T.copy()
+        w = target.effective_weights
+        self.mask = w > 0
+        self.sqrt_w = np.sqrt(w)
+        tol = np.array([target.position_tolerance_m] * 3
+                       + [target.orientation_tolerance_rad] * 3)
+        self.inv_tol = np.where(self.mask, 1.0 / tol, 0.0)
+        self.full_rotation = bool(self.mask[3:].all())
+        # The error is rotation-invariant per block when each block is isotropic.
+        self.isotropic = bool(np.all(w[:3] == w[0]) and np.all(w[3:] == w[3]))
+        self.R6 = np.zeros((6, 6))
+        self.R6[:3, :3] = self.R_tT
+        self.R6[3:, 3:] = self.R_tT
+        self.unit_weights = bool(np.all(w == 1.0))
+
+    @staticmethod
+    def _world_target(group: "Group", ref: str, T_ref_target: pin.SE3) -> pin.SE3:
+        if not ref:
+            return pin.SE3(T_ref_target)
+        robot = group.robot
+        ref_id = robot.frame_id(ref)
+        if group.moves_frame(ref_id):
+            raise errors.InvalidGoal(
+                f"reference frame '{ref}' is moved by the group joints; express the "
+                f"target in a frame that stays fixed during the solve")
+        return group.locked_placement(ref_id) * T_ref_target
+
+    def error(self, T_world_frame: pin.SE3) -> np.ndarray:
+        """Unweighted error (6,) in target axes, [m] and [rad]."""
+        e = np.empty(6)
+        e[:3] = self.R_tT @ (T_world_frame.translation - self.p_t)
+        e[3:] = self.R_tT @ pin.log3(T_world_frame.rotation @ self.R_tT)
+        return e
+
+    def errors(self, T_world_frame: pin.SE3) -> Tuple[float, float]:
+        """(position_error_m, orientation_error_rad) on the constrained axes."""
+        e = self.error(T_world_frame)
+        pos = float(np.linalg.norm(e[:3][self.mask[:3]]))
+        if self.full_rotation:
+            ori = float(np.linalg.norm(pin.log3(self.R_tT @ T_world_frame.rotation)))
+        else:
+            ori = float(np.linalg.norm(e[3:][self.mask[3:]]))
+        return pos, ori
+
+    def within_tolerance(self, pos_err: float, ori_err: float) -> bool:
+        """True when both errors are within the target's tolerances."""
+        t = self.target
+        return pos_err <= t.position_tolerance_m and ori_err <= t.orientation_tolerance_rad

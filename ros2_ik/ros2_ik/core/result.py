@@ -1,0 +1,90 @@
+"""Frozen results of a solve: status, configuration, errors, ranked solutions."""
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import Tuple
+
+import numpy as np
+
+
+class IKStatus(enum.Enum):
+    """Outcome of a solve.  Bad input never gets a status: it raises (errors.py).
+
+    SUCCESS: ``q`` meets the pose tolerances, every constraint and the joint limits
+    (checked independently after any wrap or clamp).
+    NO_SOLUTION: the search ended (timeout or ``max_attempts``) without success;
+    ``q`` is the best available candidate (inside limits, errors reported).
+    TIMED_OUT: the budget ran out before any candidate was evaluated; ``q`` is the seed.
+    CANCELLED: the ``cancel`` callback asked to stop; ``q`` is the best so far.
+    JUMP_TOO_LARGE: solutions were found but all move a joint farther from the seed
+    than ``max_joint_jump_rad``; ``q`` is the nearest of them.
+    INVALID: a solver plugin returned a non-finite or malformed configuration.
+    """
+
+    SUCCESS = "success"
+    NO_SOLUTION = "no_solution"
+    TIMED_OUT = "timed_out"
+    CANCELLED = "cancelled"
+    JUMP_TOO_LARGE = "jump_too_large"
+    INVALID = "invalid"
+
+
+def _frozen(values) -> np.ndarray:
+    arr = np.array(values, dtype=float)
+    arr.setflags(write=False)
+    return arr
+
+
+@dataclass(frozen=True)
+class Solution:
+    """One verified solution: group vector ``q`` and its errors."""
+
+    q: np.ndarray
+    position_error_m: float
+    orientation_error_rad: float
+    distance_to_seed: float
+
+    def __post_init__(self):
+        """Store a read-only copy of ``q``."""
+        object.__setattr__(self, "q", _frozen(self.q))
+
+
+@dataclass(frozen=True)
+class Progress:
+    """Feedback during a solve (passed to the ``feedback`` callback)."""
+
+    elapsed_s: float
+    restarts: int
+    iterations: int
+    best_position_error_m: float
+    best_orientation_error_rad: float
+    solutions_found: int
+
+
+@dataclass(frozen=True)
+class IKResult:
+    """What a solve returns.  ``q`` is a read-only group vector in ``joint_names`` order."""
+
+    q: np.ndarray
+    joint_names: Tuple[str, ...]
+    status: IKStatus
+    iterations: int
+    restarts: int
+    position_error_m: float
+    orientation_error_rad: float
+    solve_time_s: float
+    random_seed: int
+    violations: Tuple[Tuple[str, float], ...] = ()
+    solutions: Tuple[Solution, ...] = ()
+    message: str = ""
+    solver: str = field(default="")
+
+    def __post_init__(self):
+        """Store a read-only copy of ``q``."""
+        object.__setattr__(self, "q", _frozen(self.q))
+
+    @property
+    def success(self) -> bool:
+        """True when ``status`` is SUCCESS."""
+        return self.status is IKStatus.SUCCESS

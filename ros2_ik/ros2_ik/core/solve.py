@@ -1,0 +1,89 @@
+"""The one entry point: ``solve(group, target_or_problem, seed, ...) -> IKResult``."""
+from __future__ import annotations
+
+import logging
+import math
+import secrets
+from typing import Callable, Iterable, Optional, Union
+
+import numpy as np
+
+from ros2_ik.core import errors, terms
+from ros2_ik.core.group import Group
+from ros2_ik.core.pose import PoseTarget
+from ros2_ik.core.problem import Problem
+from ros2_ik.core.result import IKResult, Progress
+from ros2_ik.core.solvers import registry
+from ros2_ik.core.solvers.base import SolveOptions
+from ros2_ik.core.verify import CONSTRAINT_TOLERANCE
+
+_LOG = logging.getLogger(__name__)
+
+
+def solve(group: Group, target_or_problem: Union[PoseTarget, Problem], seed: np.ndarray,
+          solver: str = "lm", timeout_s: float = 0.005, max_attempts: int = 0,
+          random_seed: Optional[int] = None,
+          constraints: Iterable[terms.Constraint] = (), costs: Iterable[terms.Cost] = (),
+          max_joint_jump_rad: float = math.inf, num_solutions: int = 1,
+          cancel: Optional[Callable[[], bool]] = None,
+          feedback: Optional[Callable[[Progress], None]] = None,
+          constraint_tolerance: float = CONSTRAINT_TOLERANCE) -> IKResult:
+    """Solve for group vector ``q`` (shape ``(n,)``, group joint order) from ``seed``.
+
+    Restarts (the seed first, then uniform random in the limits) run until
+    ``timeout_s`` [s], ``max_attempts`` (0: unlimited) or ``num_solutions`` distinct
+    verified solutions.  The same ``random_seed`` gives the same answer (as long as
+    the deadline does not cut the search at a different point: fix ``max_attempts``
+    for strict reproducibility).  Expected outcomes are statuses; bad input raises
+    :mod:`errors`.
+    """
+    problem = _problem(group, target_or_problem, constraints, costs)
+    seed_q = problem.group.clamp(problem.group.check_vector(seed, "seed"))
+    options = SolveOptions(
+        timeout_s=_positive("timeout_s", timeout_s),
+        max_attempts=_count("max_attempts", max_attempts, minimum=0),
+        random_seed=_random_seed(random_seed),
+        max_joint_jump_rad=_positive("max_joint_jump_rad", max_joint_jump_rad, allow_inf=True),
+        num_solutions=_count("num_solutions", num_solutions, minimum=1),
+        cancel=cancel, feedback=feedback,
+        constraint_tolerance=_positive("constraint_tolerance", constraint_tolerance))
+    instance = registry.create(solver)
+    result = instance.solve(problem, seed_q, options)
+    _LOG.debug("%s: %s in %.3f ms (%d restarts)", solver, result.status.name,
+               result.solve_time_s * 1e3, result.restarts)
+    return result
+
+
+def _problem(group, target_or_problem, constraints, costs) -> Problem:
+    if isinstance(target_or_problem, Problem):
+        if target_or_problem.group is not group:
+            raise errors.InvalidArgument("problem was built for another group")
+        return target_or_problem.with_terms(constraints, costs)
+    if isinstance(target_or_problem, PoseTarget):
+        return Problem(group, target_or_problem, constraints, costs)
+    raise errors.InvalidGoal(
+        f"expected a PoseTarget or a Problem, got {type(target_or_problem).__name__}")
+
+
+def _positive(name: str, value: float, allow_inf: bool = False) -> float:
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise errors.InvalidArgument(f"{name} must be a number, got {value!r}") from None
+    if not v > 0 or math.isnan(v) or (math.isinf(v) and not allow_inf):
+        raise errors.InvalidArgument(f"{name} must be > 0 and finite, got {value!r}")
+    return v
+
+
+def _count(name: str, value: int, minimum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
+        raise errors.InvalidArgument(f"{name} must be an integer >= {minimum}, got {value!r}")
+    return int(value)
+
+
+def _random_seed(value: Optional[int]) -> int:
+    if value is None:
+        return secrets.randbits(31)
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
+        raise errors.InvalidArgument(f"random_seed must be an integer >= 0, got {value!r}")
+    return int(value)

@@ -1,0 +1,203 @@
+"""The solver plugin interface and the restart driver every built-in solver uses.
+
+A solver subclasses :class:`Solver` and implements ``setup`` (per-problem state,
+its own ``pin.Data``) and ``local_solve`` (one attempt from a start configuration).
+The driver (:class:`Search`) draws starts (the seed first, then uniform random in
+the limits), unwraps, clamps and independently verifies every candidate, keeps
+distinct solutions and builds the frozen :class:`IKResult`.
+"""
+from __future__ import annotations
+
+import math
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from typing import Any, Callable, List, Optional, Tuple
+
+import numpy as np
+
+from ros2_ik.core.problem import Problem
+from ros2_ik.core.result import IKResult, IKStatus, Progress, Solution
+from ros2_ik.core.solvers.budget import Budget
+from ros2_ik.core.verify import CONSTRAINT_TOLERANCE, check
+
+#: Two solutions are distinct when some joint differs by more than this [rad or m].
+DISTINCT_TOLERANCE = 1e-2
+
+
+@dataclass(frozen=True)
+class SolveOptions:
+    """Knobs of one solve (see :func:`ros2_ik.core.solve.solve`)."""
+
+    timeout_s: float = 0.005
+    max_attempts: int = 0
+    random_seed: int = 0
+    max_joint_jump_rad: float = math.inf
+    num_solutions: int = 1
+    cancel: Optional[Callable[[], bool]] = None
+    feedback: Optional[Callable[[Progress], None]] = None
+    constraint_tolerance: float = CONSTRAINT_TOLERANCE
+
+
+@dataclass
+class _Candidate:
+    q: np.ndarray
+    pos: float
+    ori: float
+    score: float
+    violations: List[Tuple[str, float]]
+
+
+class Search:
+    """State of one solve: budget, random starts, best candidate, solutions."""
+
+    def __init__(self, problem: Problem, seed: np.ndarray, options: SolveOptions):
+        """Start the budget now."""
+        self.problem, self.group, self.options = problem, problem.group, options
+        self.seed = seed
+        self._rng: Optional[np.random.Generator] = None
+        self.budget = Budget(options.timeout_s, options.cancel,
+                             self._send_feedback if options.feedback else None)
+        self.data = self.group.full_data()
+        self.attempts = self.iterations = 0
+        self.best: Optional[_Candidate] = None
+        self.solutions: List[Solution] = []
+        self.rejected_jump: Optional[_Candidate] = None
+        self.invalid = False
+
+    # ---------------------------------------------------------------- starts
+    def next_start(self) -> np.ndarray:
+        """The seed first, then uniform random (in the jump box when one is set)."""
+        if self.attempts == 0:
+            return self.seed.copy()
+        if self._rng is None:  # created lazily: ~20 us, often not needed
+            self._rng = np.random.default_rng(self.options.random_seed)
+        return self.group.random_configuration(
+            self._rng, self.seed, self.options.max_joint_jump_rad)
+
+    def finished(self) -> bool:
+        """True when enough solutions, attempts exhausted, timed out or cancelled."""
+        opts = self.options
+        if len(self.solutions) >= opts.num_solutions:
+            return True
+        if opts.max_attempts and self.attempts >= opts.max_attempts:
+            return True
+        return self.budget.expired()
+
+    # ------------------------------------------------------------ candidates
+    def consider(self, q: np.ndarray, iterations: int) -> bool:
+        """Record an attempt's end point; returns True when it became a solution."""
+        self.attempts += 1
+        self.iterations += int(iterations)
+        q = np.asarray(q, dtype=float)
+        if q.shape != (self.group.n,) or not np.all(np.isfinite(q)):
+            self.invalid = True
+            return False
+        q = self.group.clamp(self.group.unwrap_near(q, self.seed))
+        ok, pos, ori, _, viol = check(self.group, self.problem.pose, q,
+                                      self.problem.constraints, self.data,
+                                      self.options.constraint_tolerance)
+        cand = _Candidate(q, pos, ori, self._score(pos, ori, viol), viol)
+        if ok and self._jump(q) > self.options.max_joint_jump_rad:
+            if self.rejected_jump is None or self._jump(q) < self._jump(self.rejected_jump.q):
+                self.rejected_jump = cand
+            ok = False
+        if not ok:
+            if self.best is None or cand.score < self.best.score:
+                self.best = cand
+            return False
+        return self._add_solution(cand)
+
+    def _score(self, pos: float, ori: float, viol) -> float:
+        pose = self.problem.pose
+        s = 0.0
+        if pose is not None:
+            s = (pos / pose.target.position_tolerance_m) ** 2 + (
+                ori / pose.target.orientation_tolerance_rad) ** 2
+        return s + sum(v for _, v in viol) / self.options.constraint_tolerance
+
+    def _jump(self, q: np.ndarray) -> float:
+        return float(np.max(np.abs(q - self.seed), initial=0.0))
+
+    def _add_solution(self, cand: _Candidate) -> bool:
+        for sol in self.solutions:
+            if np.max(np.abs(sol.q - cand.q)) <= DISTINCT_TOLERANCE:
+                return False
+        dist = float(np.linalg.norm(cand.q - self.seed))
+        self.solutions.append(Solution(cand.q, cand.pos, cand.ori, dist))
+        return True
+
+    def _send_feedback(self) -> None:
+        best = self.best
+        self.options.feedback(Progress(
+            self.budget.elapsed(), max(self.attempts - 1, 0), self.iterations,
+            best.pos if best else math.nan, best.ori if best else math.nan,
+            len(self.solutions)))
+
+    # ---------------------------------------------------------------- result
+    def result(self, solver_name: str) -> IKResult:
+        """Build the frozen result (status chosen as documented on IKStatus)."""
+        sols = tuple(sorted(self.solutions, key=lambda s: s.distance_to_seed))
+        status, cand, message = self._outcome(sols)
+        if cand is None:
+            q, pos, ori, viol = self.seed, math.nan, math.nan, []
+        else:
+            q, pos, ori, viol = cand.q, cand.pos, cand.ori, cand.violations
+        if sols:
+            q, pos, ori, viol = sols[0].q, sols[0].position_error_m, \
+                sols[0].orientation_error_rad, []
+        return IKResult(
+            q=q, joint_names=self.group.joint_names, status=status,
+            iterations=self.iterations, restarts=max(self.attempts - 1, 0),
+            position_error_m=pos, orientation_error_rad=ori,
+            solve_time_s=self.budget.elapsed(), random_seed=self.options.random_seed,
+            violations=tuple(viol), solutions=sols, message=message, solver=solver_name)
+
+    def _outcome(self, sols) -> Tuple[IKStatus, Optional[_Candidate], str]:
+        n = self.attempts
+        if sols:
+            return IKStatus.SUCCESS, None, f"{len(sols)} solution(s) after {n} attempt(s)"
+        if self.budget.cancelled:
+            return IKStatus.CANCELLED, self.best, f"cancelled after {n} attempt(s)"
+        if self.rejected_jump is not None:
+            jump = self._jump(self.rejected_jump.q)
+            return IKStatus.JUMP_TOO_LARGE, self.rejected_jump, (
+                f"nearest solution moves a joint {jump:.3g} rad/m from the seed, above "
+                f"max_joint_jump_rad={self.options.max_joint_jump_rad:.3g}")
+        if self.invalid and self.best is None:
+            return IKStatus.INVALID, None, "solver returned a non-finite configuration"
+        if self.best is None:
+            return IKStatus.TIMED_OUT, None, "timed out before any candidate was evaluated"
+        why = "timeout" if self.budget.timed_out else "max_attempts"
+        return IKStatus.NO_SOLUTION, self.best, (
+            f"no solution within tolerance after {n} attempt(s) ({why}); best available "
+            f"has {self.best.pos:.3g} m / {self.best.ori:.3g} rad")
+
+
+class Solver(ABC):
+    """Base class of solver plugins (registered under entry-point group ros2_ik.solvers)."""
+
+    #: Name used in results and logs.
+    name: str = "solver"
+    #: Whether the solver minimises ``terms.Cost`` objects (LM and DLS do not).
+    supports_costs: bool = False
+
+    def solve(self, problem: Problem, seed: np.ndarray, options: SolveOptions) -> IKResult:
+        """Restart ``local_solve`` until the budget, attempts or solutions run out."""
+        search = Search(problem, seed, options)
+        state = self.setup(problem)
+        while not search.finished():
+            q0 = search.next_start()
+            q, iterations = self.local_solve(state, q0, search.budget)
+            search.consider(q, iterations)
+        return search.result(self.name)
+
+    @abstractmethod
+    def setup(self, problem: Problem) -> Any:
+        """Per-solve state (own ``pin.Data``, compiled targets); called once per solve."""
+
+    @abstractmethod
+    def local_solve(self, state: Any, q0: np.ndarray, budget: Budget) -> Tuple[np.ndarray, int]:
+        """One attempt from group vector ``q0``; returns (group vector, iterations).
+
+        Must return promptly once ``budget.expired()`` is True.
+        """

@@ -1,0 +1,98 @@
+"""Stacked residuals on the full model: weighted pose error rows + constraint hinges.
+
+``r(q)`` (shape ``(m,)``) and ``J(q)`` (shape ``(m, n)``, group columns) for the
+least-squares solvers (LM, DLS) and the objective of BFGS.  A constraint row
+contributes ``penalty * (g - upper)`` above its upper bound, ``penalty * (g -
+lower)`` below its lower bound and nothing inside, so a zero residual means the
+pose is reached *and* every constraint holds: collision avoidance happens in-solve.
+"""
+from __future__ import annotations
+
+from typing import List, Tuple
+
+import numpy as np
+import pinocchio as pin
+
+from ros2_ik.core.problem import Problem
+
+LWA = pin.ReferenceFrame.LOCAL_WORLD_ALIGNED
+
+#: Scale of constraint hinge rows relative to pose rows (1 m of violation ~ 1 m error).
+PENALTY_WEIGHT = 1.0
+
+
+class Residuals:
+    """Evaluate the stacked residual of ``problem`` at group vectors (own ``pin.Data``)."""
+
+    def __init__(self, problem: Problem, penalty: float = PENALTY_WEIGHT,
+                 constraint_tolerance: float = 1e-4):
+        """Create this evaluator's Data; it belongs to the calling thread."""
+        self.problem = problem
+        self.group = problem.group
+        self.model = self.group.robot.model
+        self.data = self.model.createData()
+        self.pose = problem.pose
+        self.penalty = penalty
+        self.margin = 0.25 * constraint_tolerance
+        self.iv = self.group.iv_full
+
+    def update(self, q: np.ndarray) -> np.ndarray:
+        """Kinematics at group vector ``q``; returns the full configuration used."""
+        q_full = self.group.to_full_q(q)
+        pin.computeJointJacobians(self.model, self.data, q_full)
+        pin.updateFramePlacements(self.model, self.data)
+        return q_full
+
+    def pose_rows(self) -> Tuple[np.ndarray, np.ndarray, float]:
+        """Weighted pose residual (6,), Jacobian (6, n), scaled squared error (<=1 is in tol)."""
+        pose = self.pose
+        M = self.data.oMf[pose.frame_id]
+        e = pose.error(M)
+        J = pin.getFrameJacobian(self.model, self.data, pose.frame_id, LWA)[:, self.iv]
+        J = pose.R6 @ J
+        es = e * pose.inv_tol
+        return e * pose.sqrt_w, J * pose.sqrt_w[:, None], float(es @ es)
+
+    def constraint_rows(self, q_full: np.ndarray) -> Tuple[np.ndarray, np.ndarray, float]:
+        """Hinge residual rows, their Jacobian and the largest violation."""
+        rows: List[np.ndarray] = []
+        jacs: List[np.ndarray] = []
+        worst = 0.0
+        for c in self.problem.constraints:
+            g, Jg = c.evaluate(self.model, self.data, q_full)
+            g = np.asarray(g, dtype=float)
+            lo = c.lower_bound + self.margin
+            hi = c.upper_bound - self.margin
+            r = np.where(g > hi, g - hi, np.where(g < lo, g - lo, 0.0))
+            active = r != 0.0
+            worst = max(worst, float(np.max(c.violation(g), initial=0.0)))
+            rows.append(self.penalty * r)
+            jacs.append(self.penalty * np.asarray(Jg)[:, self.iv] * active[:, None])
+        if not rows:
+            return np.zeros(0), np.zeros((0, self.group.n)), 0.0
+        return np.concatenate(rows), np.vstack(jacs), worst
+
+    def evaluate(self, q: np.ndarray) -> Tuple[np.ndarray, np.ndarray, bool]:
+        """(r (m,), J (m, n), done) at group vector ``q``; done = in tolerance and feasible."""
+        q_full = self.update(q)
+        parts_r, parts_J, done = [], [], True
+        if self.pose is not None:
+            r, J, scaled = self.pose_rows()
+            parts_r.append(r)
+            parts_J.append(J)
+            done = scaled <= 1.0
+        r, J, worst = self.constraint_rows(q_full)
+        if r.size:
+            parts_r.append(r)
+            parts_J.append(J)
+            done = done and worst <= self.margin * 4.0
+        return np.concatenate(parts_r), np.vstack(parts_J), done
+
+    def costs(self, q_full: np.ndarray) -> Tuple[float, np.ndarray]:
+        """Sum of costs and its gradient (n,) (kinematics must be updated)."""
+        total, grad = 0.0, np.zeros(self.group.n)
+        for c in self.problem.costs:
+            value, g = c.evaluate(self.model, self.data, q_full)
+            total += float(value)
+            grad += np.asarray(g)[self.iv]
+        return total, grad
