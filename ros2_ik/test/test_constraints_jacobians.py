@@ -48,8 +48,8 @@ def _terms(model, tip, other, third):
     }
 
 
-CASES = [(robot, term) for robot in FRAMES for term in _terms(ROBOTS["tiny"](),
-                                                                  *FRAMES["tiny"])]
+TERM_NAMES = list(_terms(ROBOTS["tiny"](), *FRAMES["tiny"]))
+CASES = [(robot, term) for robot in FRAMES for term in TERM_NAMES]
 
 
 @pytest.mark.parametrize("robot,term_name", CASES)

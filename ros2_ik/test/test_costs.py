@@ -140,6 +140,8 @@ BAD = [
     (lambda m: PostureCost(m, np.zeros(2), NAN), "weights"),
     (lambda m: PostureCost(m, np.zeros(2), name=3), "name"),
 ]
+
+
 @pytest.mark.parametrize("factory,arg", BAD, ids=[f"{a}-{i}" for i, (_, a) in enumerate(BAD)])
 def test_invalid_cost_arguments(factory, arg):
     with pytest.raises(InvalidGoal, match=arg):

@@ -40,7 +40,7 @@ class PositionCost(_NamedCost):
 
     def evaluate(self, model: pin.Model, data: pin.Data, q: np.ndarray
                  ) -> Tuple[float, np.ndarray]:
-        """The cost and its gradient ``(nv,)``."""
+        """Return the cost and its gradient ``(nv,)``."""
         p_AQ, J_AQ = point_in_frame(model, data, self._fid_A, pin.SE3.Identity(),
                                     self._fid_B, self._p_BQ)
         error = self._p_AP - p_AQ
@@ -66,7 +66,7 @@ class OrientationCost(_NamedCost):
 
     def evaluate(self, model: pin.Model, data: pin.Data, q: np.ndarray
                  ) -> Tuple[float, np.ndarray]:
-        """The cost and its gradient ``(nv,)``."""
+        """Return the cost and its gradient ``(nv,)``."""
         trace, gradient = trace_and_gradient(
             model, data, self._fid_Abar, self._R_AbarA, self._fid_Bbar, self._R_BbarB)
         return 0.5 * self.c * (3.0 - trace), -0.5 * self.c * gradient
@@ -89,7 +89,7 @@ class AngleBetweenVectorsCost(_NamedCost):
 
     def evaluate(self, model: pin.Model, data: pin.Data, q: np.ndarray
                  ) -> Tuple[float, np.ndarray]:
-        """The cost and its gradient ``(nv,)``."""
+        """Return the cost and its gradient ``(nv,)``."""
         cosine, gradient = vectors_dot(model, data, self._fid_A, self._a_A,
                                        self._fid_B, self._b_B)
         return self.c * (1.0 - cosine), -self.c * gradient
@@ -125,7 +125,7 @@ class PostureCost(_NamedCost):
 
     def evaluate(self, model: pin.Model, data: pin.Data, q: np.ndarray
                  ) -> Tuple[float, np.ndarray]:
-        """The cost and its gradient ``(nv,)`` (needs no kinematics)."""
+        """Return the cost and its gradient ``(nv,)`` (needs no kinematics)."""
         dq = pin.difference(model, self._q_nominal, q)
         weighted = self._weights * dq
         if self._identity:

@@ -26,7 +26,7 @@ def read_only(array: np.ndarray) -> np.ndarray:
 
 
 def array_of_shape(value, shape, arg: str, allow_inf: bool = False) -> np.ndarray:
-    """``value`` as a float array of exactly ``shape``; NaN (and inf unless allowed) rejected."""
+    """Return ``value`` as a float array of exactly ``shape``; reject NaN (and inf)."""
     try:
         array = np.array(value, dtype=float)
     except (TypeError, ValueError) as exc:
@@ -41,12 +41,12 @@ def array_of_shape(value, shape, arg: str, allow_inf: bool = False) -> np.ndarra
 
 
 def vector3(value, arg: str) -> np.ndarray:
-    """A finite 3-vector (a position in [m] or a direction)."""
+    """Return a finite 3-vector (a position in [m] or a direction), read-only."""
     return read_only(array_of_shape(value, (3,), arg))
 
 
 def unit_vector3(value, arg: str) -> np.ndarray:
-    """A finite, non-zero 3-vector, returned normalised."""
+    """Return a finite, non-zero 3-vector, normalised."""
     vector = array_of_shape(value, (3,), arg)
     norm = float(np.linalg.norm(vector))
     if norm < ZERO_VECTOR_NORM:
@@ -55,7 +55,7 @@ def unit_vector3(value, arg: str) -> np.ndarray:
 
 
 def scalar(value, arg: str, allow_inf: bool = False) -> float:
-    """A real number (not NaN; finite unless ``allow_inf``)."""
+    """Return a real number (not NaN; finite unless ``allow_inf``)."""
     try:
         number = float(value)
     except (TypeError, ValueError):
@@ -66,7 +66,7 @@ def scalar(value, arg: str, allow_inf: bool = False) -> float:
 
 
 def non_negative(value, arg: str, allow_inf: bool = False) -> float:
-    """A number ``>= 0``."""
+    """Return a number ``>= 0``."""
     number = scalar(value, arg, allow_inf)
     if number < 0.0:
         raise InvalidGoal(f"{arg} must be >= 0, got {number}")
@@ -74,7 +74,7 @@ def non_negative(value, arg: str, allow_inf: bool = False) -> float:
 
 
 def angle(value, arg: str, upper: float = math.pi, upper_text: str = "pi") -> float:
-    """An angle in [rad] inside ``[0, upper]``."""
+    """Return an angle in [rad] inside ``[0, upper]``."""
     number = scalar(value, arg)
     if not 0.0 <= number <= upper:
         raise InvalidGoal(f"{arg} must be in [0, {upper_text}] rad, got {number}")
@@ -102,7 +102,7 @@ def box_bounds(lower, upper, lower_arg: str, upper_arg: str):
 
 
 def rotation(value, arg: str) -> np.ndarray:
-    """A 3x3 rotation matrix (orthonormal, det +1 within ``ROTATION_TOLERANCE``)."""
+    """Return a 3x3 rotation matrix (orthonormal, det +1 within ``ROTATION_TOLERANCE``)."""
     matrix = array_of_shape(value, (3, 3), arg)
     if np.abs(matrix.T @ matrix - np.eye(3)).max() > ROTATION_TOLERANCE:
         raise InvalidGoal(f"{arg} must be an orthonormal 3x3 rotation matrix")
@@ -112,7 +112,7 @@ def rotation(value, arg: str) -> np.ndarray:
 
 
 def transform(value: Optional[object], arg: str) -> pin.SE3:
-    """A rigid transform given as ``pin.SE3``, a 4x4 homogeneous matrix or ``None`` (identity)."""
+    """Return a ``pin.SE3`` from a ``pin.SE3``, a 4x4 homogeneous matrix or ``None`` (identity)."""
     if value is None:
         return pin.SE3.Identity()
     if isinstance(value, pin.SE3):
@@ -124,7 +124,7 @@ def transform(value: Optional[object], arg: str) -> pin.SE3:
 
 
 def psd_matrix3(value, arg: str) -> np.ndarray:
-    """A 3x3 matrix whose symmetric part is positive semidefinite; returns the symmetric part."""
+    """Return the symmetric part of a 3x3 matrix, which must be positive semidefinite."""
     matrix = array_of_shape(value, (3, 3), arg)
     symmetric = 0.5 * (matrix + matrix.T)
     scale = max(1.0, float(np.abs(symmetric).max()))
@@ -134,7 +134,7 @@ def psd_matrix3(value, arg: str) -> np.ndarray:
 
 
 def term_name(name: Optional[str], default: str) -> str:
-    """The user's name for a term, or the default; must be a non-empty string."""
+    """Return the user's name for a term (a non-empty string), or the default."""
     if name is None:
         return default
     if not isinstance(name, str) or not name:
@@ -143,7 +143,7 @@ def term_name(name: Optional[str], default: str) -> str:
 
 
 def matrix(value, arg: str, rows: Optional[int] = None, cols: Optional[int] = None):
-    """A finite 2-D float array with at least one row and column (and the given sizes)."""
+    """Return a finite 2-D float array with >= 1 row and column (and the given sizes)."""
     try:
         array = np.array(value, dtype=float)
     except (TypeError, ValueError) as exc:

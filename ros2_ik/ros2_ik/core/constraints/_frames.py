@@ -89,7 +89,7 @@ def vectors_dot(
     model: pin.Model, data: pin.Data,
     fid_A: int, a_A: np.ndarray, fid_B: int, b_B: np.ndarray,
 ) -> Tuple[float, np.ndarray]:
-    """``a . b`` of unit vectors fixed in A and B (``cos`` of their angle), gradient ``(nv,)``.
+    """Return ``a . b`` of unit vectors fixed in A and B (cos of their angle), gradient (nv,).
 
     ``d(a . b) = (a x b) . (w_A - w_B)`` with everything in world coordinates.
     """

@@ -13,7 +13,7 @@ from ._frames import frame_id, trace_and_gradient
 
 
 class OrientationConstraint(BoundedConstraint):
-    """``theta(A, B) <= theta_bound``, imposed as Drake does: ``tr(R_AB) >= 2 cos(theta_bound) + 1``.
+    """``theta(A, B) <= theta_bound``, as Drake: ``tr(R_AB) >= 2 cos(theta_bound) + 1``.
 
     Frame A is fixed to model frame ``frame_Abar`` with orientation ``R_AbarA``; frame B
     to ``frame_Bbar`` with ``R_BbarB`` (3x3 rotation matrices).  ``theta_bound`` in

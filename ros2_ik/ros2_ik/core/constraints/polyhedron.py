@@ -37,7 +37,7 @@ class PolyhedronConstraint(BoundedConstraint):
     def evaluate(
         self, model: pin.Model, data: pin.Data, q: np.ndarray
     ) -> Tuple[np.ndarray, np.ndarray]:
-        """``A @ p`` (k,) and its Jacobian ``(k, nv)``."""
+        """Return ``A @ p`` (k,) and its Jacobian ``(k, nv)``."""
         X_WF, X_WG = data.oMf[self._fid_F], data.oMf[self._fid_G]
         J_F = frame_jacobian(model, data, self._fid_F)
         J_G = frame_jacobian(model, data, self._fid_G)
