@@ -96,3 +96,49 @@ def test_finite_difference_detects_a_wrong_jacobian():
     update_kinematics(model, data, q)
     numeric = finite_difference(good, model, data, q)
     assert not np.allclose(wrong.evaluate(model, data, q)[1], numeric, atol=1e-6)
+
+
+@pytest.mark.parametrize("robot", ["panda", "tiny"])
+def test_rigidly_attached_quantities_do_not_depend_on_q(robot):
+    """Same frame on both sides: constant value, zero Jacobian (checks the A-side terms)."""
+    model = ROBOTS[robot]()
+    tip = FRAMES[robot][0]
+    X = pin.SE3(rot_x(0.3), np.array([0.1, 0.2, -0.3]))
+    terms = [
+        PositionConstraint(model, tip, [-1] * 3, [1] * 3, tip, [0.3, -0.2, 0.1], X_AbarA=X),
+        OrientationConstraint(model, tip, rot_x(0.2), tip, rot_z(0.5), 0.1),
+        AngleBetweenVectorsConstraint(model, tip, [1, 0, 0], tip, [1, 1, 0], 0.0, 1.0),
+        PointToPointDistanceConstraint(model, tip, [0, 0, 0], tip, [0.3, 0.4, 0], 0.0, 1.0),
+    ]
+    values = []
+    for q in random_configurations(model, 3, seed=9):
+        data = model.createData()
+        update_kinematics(model, data, q)
+        for term in terms:
+            value, jacobian = term.evaluate(model, data, q)
+            np.testing.assert_allclose(jacobian, 0.0, atol=1e-12)
+            values.append(value)
+    expected = [X.actInv(np.array([0.3, -0.2, 0.1])), [np.trace(rot_x(0.2).T @ rot_z(0.5))],
+                [np.cos(np.pi / 4)], [0.25]]
+    for i, value in enumerate(values):
+        np.testing.assert_allclose(value, expected[i % 4], atol=1e-12)
+
+
+def test_terms_are_shareable_between_threads():
+    """One term object, one Data per thread: the same answers as sequentially."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    model = ROBOTS["tiny"]()
+    terms = list(_terms(model, *FRAMES["tiny"]).values())
+    configurations = random_configurations(model, 16, seed=4)
+
+    def run(q):
+        data = model.createData()
+        update_kinematics(model, data, q)
+        return np.concatenate([term.evaluate(model, data, q)[1].ravel() for term in terms])
+
+    sequential = [run(q) for q in configurations]
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        parallel = list(pool.map(run, configurations))
+    for a, b in zip(sequential, parallel):
+        np.testing.assert_array_equal(a, b)

@@ -96,4 +96,4 @@ def vectors_dot(
     a_W = data.oMf[fid_A].rotation @ a_A
     b_W = data.oMf[fid_B].rotation @ b_B
     J_w = frame_jacobian(model, data, fid_A)[3:] - frame_jacobian(model, data, fid_B)[3:]
-    return float(a_W @ b_W), np.cross(a_W, b_W) @ J_w
+    return float(a_W @ b_W), (pin.skew(a_W) @ b_W) @ J_w  # np.cross costs ~20 us
