@@ -41,7 +41,7 @@ class PositionCost(_NamedCost):
     def evaluate(self, model: pin.Model, data: pin.Data, q: np.ndarray
                  ) -> Tuple[float, np.ndarray]:
         """Return the cost and its gradient ``(nv,)``."""
-        p_AQ, J_AQ = point_in_frame(model, data, self._fid_A, pin.SE3.Identity(),
+        p_AQ, J_AQ = point_in_frame(model, data, self._fid_A, None,
                                     self._fid_B, self._p_BQ)
         error = self._p_AP - p_AQ
         weighted = self._C @ error

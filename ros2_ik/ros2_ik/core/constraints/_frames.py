@@ -7,7 +7,7 @@ frame origin, rows 3-5 the angular velocity, both expressed in the world frame W
 """
 from __future__ import annotations
 
-from typing import Tuple
+from typing import Optional, Tuple
 
 import numpy as np
 import pinocchio as pin
@@ -40,22 +40,21 @@ def point_jacobian(J_F: np.ndarray, p_WF: np.ndarray, p_WP: np.ndarray) -> np.nd
 
 def point_in_frame(
     model: pin.Model, data: pin.Data,
-    fid_A: int, X_FA: pin.SE3, fid_B: int, p_BQ: np.ndarray,
+    fid_A: int, X_FA: Optional[pin.SE3], fid_B: int, p_BQ: np.ndarray,
 ) -> Tuple[np.ndarray, np.ndarray]:
-    """Position ``p_AQ`` (3,) [m] of Q fixed in B, measured and expressed in A, and ``(3, nv)``.
+    """Return ``p_AQ`` (3,) [m] of Q fixed in B, measured and expressed in A, and ``(3, nv)``.
 
-    Frame A is fixed to the model frame ``fid_A`` with offset ``X_FA``.
+    Frame A is fixed to the model frame ``fid_A`` with offset ``X_FA`` (``None``: none).
     """
     X_WF = data.oMf[fid_A]
     X_WB = data.oMf[fid_B]
-    R_WA = X_WF.rotation @ X_FA.rotation
-    p_WA = X_WF.act(X_FA.translation)
+    X_WA = X_WF if X_FA is None else X_WF * X_FA
     p_WQ = X_WB.act(p_BQ)
-    p_AQ = R_WA.T @ (p_WQ - p_WA)
-    J_WQ = point_jacobian(frame_jacobian(model, data, fid_B), X_WB.translation, p_WQ)
-    # Q as seen from A moves with Q's velocity minus the A-fixed point at Q's place.
-    J_fixed = point_jacobian(frame_jacobian(model, data, fid_A), X_WF.translation, p_WQ)
-    return p_AQ, R_WA.T @ (J_WQ - J_fixed)
+    J = point_jacobian(frame_jacobian(model, data, fid_B), X_WB.translation, p_WQ)
+    if model.frames[fid_A].parentJoint != 0:
+        # Q as seen from A moves with Q's velocity minus that of the A-fixed point at Q.
+        J -= point_jacobian(frame_jacobian(model, data, fid_A), X_WF.translation, p_WQ)
+    return X_WA.actInv(p_WQ), X_WA.rotation.T @ J
 
 
 def relative_rotation(

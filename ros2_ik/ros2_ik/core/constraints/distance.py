@@ -49,7 +49,7 @@ class PointToPointDistanceConstraint(BoundedConstraint):
         self, model: pin.Model, data: pin.Data, q: np.ndarray
     ) -> Tuple[np.ndarray, np.ndarray]:
         """``[|p_P1P2|^2]`` (1,) [m^2] and its Jacobian ``(1, nv)``."""
-        p_B2P1, J = point_in_frame(model, data, self._fid_2, pin.SE3.Identity(),
+        p_B2P1, J = point_in_frame(model, data, self._fid_2, None,
                                    self._fid_1, self._p_B1P1)
         d = p_B2P1 - self._p_B2P2
         return np.array([float(d @ d)]), (2.0 * d @ J)[np.newaxis, :]
@@ -82,7 +82,7 @@ class PointToLineDistanceConstraint(BoundedConstraint):
         self, model: pin.Model, data: pin.Data, q: np.ndarray
     ) -> Tuple[np.ndarray, np.ndarray]:
         """``[u^T (I - n n^T) u]`` (1,) [m^2], ``u = p_B2P - p_B2Q``, and ``(1, nv)``."""
-        p_B2P, J = point_in_frame(model, data, self._fid_line, pin.SE3.Identity(),
+        p_B2P, J = point_in_frame(model, data, self._fid_line, None,
                                   self._fid_point, self._p_B1P)
         projected = self._projection @ (p_B2P - self._p_B2Q)
         return np.array([float(projected @ projected)]), (2.0 * projected @ J)[np.newaxis, :]

@@ -45,9 +45,11 @@ class GazeTargetConstraint(BoundedConstraint):
     ) -> Tuple[np.ndarray, np.ndarray]:
         """``[g0, g1]`` (2,) and the Jacobian ``(2, nv)``."""
         p_AT, J = point_in_frame(
-            model, data, self._fid_A, pin.SE3.Identity(), self._fid_B, self._p_BT)
+            model, data, self._fid_A, None, self._fid_B, self._p_BT)
         p = p_AT - self._p_AS
         p_dot_n = float(p @ self._n_A)
         value = np.array([p_dot_n, p_dot_n * p_dot_n - self._cos2 * float(p @ p)])
-        dg_dp = np.vstack([self._n_A, 2.0 * (p_dot_n * self._n_A - self._cos2 * p)])
+        dg_dp = np.empty((2, 3))
+        dg_dp[0] = self._n_A
+        dg_dp[1] = 2.0 * (p_dot_n * self._n_A - self._cos2 * p)
         return value, dg_dp @ J
