@@ -10,6 +10,8 @@ import math
 import numpy as np
 import pinocchio as pin
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from test_constraints_fixtures import ROBOTS, evaluate_at, planar_2r, rot_x, rot_z, tiny
 
 from ros2_ik.core.constraints import (
@@ -229,3 +231,32 @@ def test_bounds_are_read_only():
     term = PositionConstraint(planar_2r(), "universe", [0] * 3, [1] * 3, "tip", [0] * 3)
     with pytest.raises(ValueError):
         term.lower_bound[0] = 5.0
+
+
+_unit = st.lists(st.floats(-1, 1), min_size=3, max_size=3).filter(
+    lambda v: np.linalg.norm(v) > 0.1)
+
+
+@settings(max_examples=40, deadline=None)
+@given(axis=_unit, angle=st.floats(0.0, math.pi), offset=_unit, q=st.floats(-3, 3))
+def test_orientation_angle_for_any_axis_and_offset(axis, angle, offset, q):
+    """R_BbarB = exp(angle * axis) on top of the same frame: theta is exactly ``angle``."""
+    model = planar_2r()
+    R_off = pin.exp3(np.array(offset))
+    axis = np.array(axis) / np.linalg.norm(axis)
+    term = OrientationConstraint(model, "tip", R_off, "tip", R_off @ pin.exp3(angle * axis),
+                                 angle)
+    value, _ = evaluate_at(term, model, np.array([q, -q / 2]))
+    assert value[0] == pytest.approx(1 + 2 * math.cos(angle), abs=1e-9)
+    assert term.violation(value)[0] <= 1e-9
+
+
+@settings(max_examples=40, deadline=None)
+@given(a=_unit, b=_unit, q=st.floats(-3, 3))
+def test_angle_between_vectors_for_any_vectors(a, b, q):
+    """Both vectors in the same moving frame: the value is the cosine of their angle."""
+    model = planar_2r()
+    term = AngleBetweenVectorsConstraint(model, "link2", a, "link2", b, 0.0, math.pi)
+    value, _ = evaluate_at(term, model, np.array([q, 0.3]))
+    a, b = np.array(a), np.array(b)
+    assert value[0] == pytest.approx(a @ b / np.linalg.norm(a) / np.linalg.norm(b), abs=1e-12)

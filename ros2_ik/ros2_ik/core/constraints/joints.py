@@ -102,6 +102,7 @@ class LockedJointConstraint(JointBoundsConstraint):
 
     ``positions`` maps joint names to values in [rad] or [m].  Prefer locking joints in
     the kinematic group (they then leave the problem); this is for a solver-side lock.
+    Do not lock a continuous joint at +-pi: its row jumps across the atan2 seam there.
     """
 
     def __init__(self, model: pin.Model, positions: Mapping[str, float],
