@@ -18,11 +18,18 @@ import numpy as np
 import pinocchio as pin
 
 from ..errors import InvalidArgument
+from .bounds import pair_lower_bounds
 from .compiled import CompiledScene, compile_scene
 from .meshes import MeshResolver
 from .pairs import candidate_self_pairs
 from .robot_geometry import build_robot_geometry
 from .scene import PlanningScene
+
+_FIRST_PAIRS = 8  # min_distance: pairs computed before the lower bounds prune the rest
+# GJK stopping tolerance [m]: coal's 1e-6 default makes finite differences of distances
+# noisy and costs nothing measurable to tighten.  EPA keeps its default: at 1e-9 it fails
+# to converge on some hull/cylinder penetrations and returns -DBL_MAX.
+_GJK_TOLERANCE = 1e-8
 
 
 @dataclass(frozen=True)
@@ -51,17 +58,22 @@ class PairDistances:
 
     compiled: CompiledScene
     geom_data: pin.GeometryData
-    distances_m: np.ndarray  # (P,) signed, padded
+    distances_m: np.ndarray  # (P,) signed, padded; inf for pairs skipped by the bounds
 
     def witness(self, k: int) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Unit normal a->b and padded witness points on a and b of pair ``k``, world frame."""
-        result = self.geom_data.distanceResults[k]
-        normal = np.array(result.normal)
-        pad_a = self.compiled.pad_a_m[k]
-        pad_b = self.compiled.padding_m[k] - pad_a
-        p_a = np.array(result.getNearestPoint1()) + pad_a * normal
-        p_b = np.array(result.getNearestPoint2()) - pad_b * normal
-        return normal, p_a, p_b
+        normals, p_a, p_b = self.witnesses(np.array([k]))
+        return normals[0], p_a[0], p_b[0]
+
+    def witnesses(self, ks: np.ndarray) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Normals a->b (k, 3) and padded witness points (k, 3) of the computed pairs ``ks``."""
+        results = self.geom_data.distanceResults
+        raw = np.array([(r.normal, r.getNearestPoint1(), r.getNearestPoint2())
+                        for r in (results[int(k)] for k in ks)]).reshape(len(ks), 3, 3)
+        normals = raw[:, 0]
+        pad_a = self.compiled.pad_a_m[ks][:, None]
+        pad_b = self.compiled.padding_m[ks][:, None] - pad_a
+        return normals, raw[:, 1] + pad_a * normals, raw[:, 2] - pad_b * normals
 
 
 class CollisionChecker:
@@ -137,6 +149,8 @@ class CollisionChecker:
         local = self._local
         if getattr(local, "compiled", None) is not compiled:
             local.geom_data = pin.GeometryData(compiled.geom_model)
+            for request in local.geom_data.distanceRequests:
+                request.gjk_tolerance = _GJK_TOLERANCE
             local.compiled = compiled
         return compiled, local.geom_data
 
@@ -146,39 +160,71 @@ class CollisionChecker:
             data = self._local.data = self.model.createData()
         return data
 
-    def distances_from_data(self, data: pin.Data) -> PairDistances:
-        """Signed padded distances of every pair, using the joint placements in ``data``.
+    def distances_from_data(self, data: pin.Data, threshold_m: float = np.inf) -> PairDistances:
+        """Signed padded distances of the pairs that may be closer than ``threshold_m``.
 
-        Precondition: forward kinematics has been run on ``data`` (``data.oMi`` valid).
+        Pairs whose cheap lower bound (:mod:`.bounds`) is at least ``threshold_m`` are not
+        computed and read ``inf``.  Precondition: ``data.oMi`` is valid (forward kinematics).
         """
         compiled, geom_data = self._thread_state()
+        distances = np.full(compiled.num_pairs, np.inf)
+        if compiled.num_pairs == 0:
+            return PairDistances(compiled, geom_data, distances)
+        if np.isfinite(threshold_m):
+            wanted = np.flatnonzero(pair_lower_bounds(compiled, data) < threshold_m)
+        else:
+            wanted = np.arange(compiled.num_pairs)
         pin.updateGeometryPlacements(self.model, data, compiled.geom_model, geom_data)
-        pin.computeDistances(compiled.geom_model, geom_data)
-        raw = np.fromiter((r.min_distance for r in geom_data.distanceResults), float,
-                          compiled.num_pairs)
-        return PairDistances(compiled, geom_data, raw - compiled.padding_m)
+        self._compute(compiled, geom_data, wanted, distances)
+        return PairDistances(compiled, geom_data, distances)
 
-    def distances(self, q: np.ndarray) -> PairDistances:
-        """Signed padded distances of every pair at configuration ``q`` (nq,)."""
+    @staticmethod
+    def _compute(compiled, geom_data, pairs: np.ndarray, out: np.ndarray) -> None:
+        """Run coal on ``pairs`` only and write their signed padded distances into ``out``."""
+        if pairs.size == 0:
+            return
+        active = np.zeros((compiled.geom_model.ngeoms,) * 2, dtype=bool)
+        active[compiled.bounds.pair_a[pairs], compiled.bounds.pair_b[pairs]] = True
+        geom_data.setActiveCollisionPairs(compiled.geom_model, active)
+        pin.computeDistances(compiled.geom_model, geom_data)
+        results = geom_data.distanceResults
+        out[pairs] = [results[int(k)].min_distance for k in pairs]
+        out[pairs] -= compiled.padding_m[pairs]
+
+    def distances(self, q: np.ndarray, threshold_m: float = np.inf) -> PairDistances:
+        """Signed padded distances at ``q`` (nq,); see :meth:`distances_from_data`."""
         q = self._check_q(q)
         data = self._own_data()
         pin.forwardKinematics(self.model, data, q)
-        return self.distances_from_data(data)
+        return self.distances_from_data(data, threshold_m)
 
     def min_distance(self, q: np.ndarray) -> DistanceReport:
-        """The closest pair at ``q``: signed padded distance [m], names, witness points."""
-        pairs = self.distances(q)
-        if pairs.compiled.num_pairs == 0:
+        """The closest pair at ``q``: signed padded distance [m], names, witness points.
+
+        Exact: the pairs with the smallest lower bounds are computed first, then every
+        pair whose lower bound is below the best distance found.
+        """
+        q = self._check_q(q)
+        data = self._own_data()
+        pin.forwardKinematics(self.model, data, q)
+        compiled, geom_data = self._thread_state()
+        if compiled.num_pairs == 0:
             nan = np.full(3, np.nan)
             return DistanceReport(float("inf"), ("", ""), nan, nan)
-        k = int(np.argmin(pairs.distances_m))
-        _, p_a, p_b = pairs.witness(k)
-        return DistanceReport(float(pairs.distances_m[k]), pairs.compiled.pair_names[k],
-                              p_a, p_b)
+        pin.updateGeometryPlacements(self.model, data, compiled.geom_model, geom_data)
+        bounds = pair_lower_bounds(compiled, data)
+        order = np.argsort(bounds)
+        distances = np.full(compiled.num_pairs, np.inf)
+        self._compute(compiled, geom_data, order[:_FIRST_PAIRS], distances)
+        rest = order[_FIRST_PAIRS:]
+        self._compute(compiled, geom_data, rest[bounds[rest] < distances.min()], distances)
+        k = int(np.argmin(distances))
+        _, p_a, p_b = PairDistances(compiled, geom_data, distances).witness(k)
+        return DistanceReport(float(distances[k]), compiled.pair_names[k], p_a, p_b)
 
     def in_collision(self, q: np.ndarray, margin_m: float = 0.0) -> bool:
         """True when some pair is closer than ``margin_m`` (0: touching or penetrating)."""
-        pairs = self.distances(q)
+        pairs = self.distances(q, threshold_m=margin_m)
         return bool(pairs.compiled.num_pairs and pairs.distances_m.min() < margin_m)
 
     def _check_q(self, q) -> np.ndarray:

@@ -22,7 +22,7 @@ world frame, ``J_x`` the WORLD-frame joint Jacobian, (6, nv), of the body of sid
 """
 from __future__ import annotations
 
-from typing import Dict, Tuple
+from typing import Tuple
 
 import numpy as np
 import pinocchio as pin
@@ -34,27 +34,36 @@ from .checker import CollisionChecker, PairDistances
 FORMULATIONS = ("pairs", "smooth")
 
 
-def _joint_jacobian(model, data, joint: int, cache: Dict[int, np.ndarray]) -> np.ndarray:
-    if joint not in cache:
-        cache[joint] = pin.getJointJacobian(model, data, int(joint), pin.WORLD)
-    return cache[joint]
+_LEVI_CIVITA = np.zeros((3, 3, 3))
+_LEVI_CIVITA[0, 1, 2] = _LEVI_CIVITA[1, 2, 0] = _LEVI_CIVITA[2, 0, 1] = 1.0
+_LEVI_CIVITA[0, 2, 1] = _LEVI_CIVITA[2, 1, 0] = _LEVI_CIVITA[1, 0, 2] = -1.0
 
 
-def pair_distance_gradient(
-    model: pin.Model, data: pin.Data, pairs: PairDistances, k: int,
-    cache: Dict[int, np.ndarray],
+def _cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Row-wise cross product of (k, 3) arrays (np.cross is ~5x slower on small inputs)."""
+    return np.einsum("ijk,nj,nk->ni", _LEVI_CIVITA, a, b)
+
+
+def pair_gradients(
+    model: pin.Model, data: pin.Data, pairs: PairDistances, ks: np.ndarray
 ) -> np.ndarray:
-    """Gradient (nv,) of the signed distance of pair ``k`` in the tangent space."""
-    normal, p_a, p_b = pairs.witness(k)
-    row = np.zeros(model.nv)
-    joint_a, joint_b = pairs.compiled.joint_a[k], pairs.compiled.joint_b[k]
-    if joint_b != 0:
-        row += np.concatenate((normal, np.cross(p_b, normal))) @ _joint_jacobian(
-            model, data, joint_b, cache)
-    if joint_a != 0:
-        row -= np.concatenate((normal, np.cross(p_a, normal))) @ _joint_jacobian(
-            model, data, joint_a, cache)
-    return row
+    """Gradients (k, nv) of the signed distances of the computed pairs ``ks``.
+
+    Precondition: ``pin.computeJointJacobians(model, data, q)`` for the ``q`` of ``pairs``.
+    """
+    ks = np.asarray(ks, dtype=np.int64)
+    if ks.size == 0:
+        return np.zeros((0, model.nv))
+    normals, p_a, p_b = pairs.witnesses(ks)
+    joint_a, joint_b = pairs.compiled.joint_a[ks], pairs.compiled.joint_b[ks]
+    joints = set(joint_a.tolist()) | set(joint_b.tolist())
+    J = np.zeros((max(joints) + 1, 6, model.nv))
+    for j in joints - {0}:
+        J[j] = pin.getJointJacobian(model, data, j, pin.WORLD)
+    f_a = np.concatenate((normals, _cross(p_a, normals)), axis=1)  # (k, 6) wrench-like
+    f_b = np.concatenate((normals, _cross(p_b, normals)), axis=1)
+    return (np.einsum("ki,kin->kn", f_b, J[joint_b])
+            - np.einsum("ki,kin->kn", f_a, J[joint_a]))
 
 
 def smoothed_hinge(x: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
@@ -121,7 +130,7 @@ class MinimumDistanceConstraint(Constraint):
         if model.nv != self.checker.model.nv:
             raise InvalidArgument(f"model has nv={model.nv}, the checker's model "
                                   f"nv={self.checker.model.nv}")
-        pairs = self.checker.distances_from_data(data)
+        pairs = self.checker.distances_from_data(data, self.influence_distance_m)
         near = np.flatnonzero(pairs.distances_m < self.influence_distance_m)
         near = near[np.argsort(pairs.distances_m[near], kind="stable")]
         if self.formulation == "pairs":
@@ -130,12 +139,11 @@ class MinimumDistanceConstraint(Constraint):
 
     def _pair_rows(self, model, data, pairs: PairDistances, near: np.ndarray):
         rows = len(self._lower)
+        near = near[:rows]
         value = np.full(rows, self.influence_distance_m)
         jacobian = np.zeros((rows, model.nv))
-        cache: Dict[int, np.ndarray] = {}
-        for r, k in enumerate(near[:rows]):
-            value[r] = pairs.distances_m[k]
-            jacobian[r] = pair_distance_gradient(model, data, pairs, k, cache)
+        value[:len(near)] = pairs.distances_m[near]
+        jacobian[:len(near)] = pair_gradients(model, data, pairs, near)
         return value, jacobian
 
     def _smooth_row(self, model, data, pairs: PairDistances, near: np.ndarray):
@@ -143,8 +151,5 @@ class MinimumDistanceConstraint(Constraint):
         x = (pairs.distances_m[near] - self.influence_distance_m) / span
         phi, dphi = smoothed_hinge(x)
         scale = 1.0 / np.exp(-1.0)  # 1 / phi(-1)
-        gradient = np.zeros(model.nv)
-        cache: Dict[int, np.ndarray] = {}
-        for k, slope in zip(near, dphi):
-            gradient += slope * pair_distance_gradient(model, data, pairs, k, cache)
+        gradient = dphi @ pair_gradients(model, data, pairs, near)
         return np.array([scale * phi.sum()]), (scale / span) * gradient[None, :]
