@@ -40,12 +40,19 @@ class Group:
         self.lower, self.upper = self._limits(model)
         self.velocity_limits = np.array([model.velocityLimit[model.idx_vs[j]]
                                          for j in self.joint_ids])
-        self.wraps = self.continuous | ((self.upper - self.lower) > TWO_PI)
-        for arr in (self.continuous, self.lower, self.upper, self.velocity_limits, self.wraps):
+        # Joints whose every angle has an equivalent inside the limits.
+        self.wraps = self.continuous | ((self.upper - self.lower) >= TWO_PI - 1e-9)
+        # Limits the solvers clamp to: none on wrapping joints (wrapped at the end).
+        self.search_lower = np.where(self.wraps, -np.inf, self.lower)
+        self.search_upper = np.where(self.wraps, np.inf, self.upper)
+        for arr in (self.continuous, self.lower, self.upper, self.velocity_limits, self.wraps,
+                    self.search_lower, self.search_upper):
             arr.setflags(write=False)
         self._build_full_maps(model, locked)
         self._build_reduced(model)
         self._local = threading.local()
+        self._reduced_frame_ids: Dict[str, int] = {}
+        self._wrap_indices = tuple(int(i) for i in np.flatnonzero(self.wraps))
         self._placements: Dict[int, pin.SE3] = {}
 
     # ------------------------------------------------------------------ build
@@ -80,9 +87,11 @@ class Group:
             [red.idx_qs[i + 1] for i, c in enumerate(self.continuous) if not c], dtype=np.intp)
         lo = np.full(red.nq, -np.inf)
         hi = np.full(red.nq, np.inf)
-        lo[self.iq_reduced_simple] = self.lower[~self.continuous]
-        hi[self.iq_reduced_simple] = self.upper[~self.continuous]
+        lo[self.iq_reduced_simple] = self.search_lower[~self.continuous]
+        hi[self.iq_reduced_simple] = self.search_upper[~self.continuous]
         self.reduced_lower, self.reduced_upper = lo, hi
+        self.reduced_bounded = bool(np.isfinite(lo).any() or np.isfinite(hi).any())
+        self.has_continuous = bool(self.continuous.any())
 
     # ------------------------------------------------------------ conversions
     @property
@@ -92,7 +101,7 @@ class Group:
 
     def to_reduced_q(self, q: np.ndarray) -> np.ndarray:
         """Group vector (n,) -> reduced-model configuration (nq_reduced,)."""
-        if not self.continuous.any():
+        if not self.has_continuous:
             return np.array(q, dtype=float)
         out = np.empty(self.reduced_model.nq)
         out[self.iq_reduced_simple] = q[~self.continuous]
@@ -103,7 +112,7 @@ class Group:
 
     def from_reduced_q(self, q_red: np.ndarray) -> np.ndarray:
         """Reduced-model configuration -> group vector (angles in (-pi, pi] if continuous)."""
-        if not self.continuous.any():
+        if not self.has_continuous:
             return np.array(q_red, dtype=float)
         out = np.empty(self.n)
         out[~self.continuous] = q_red[self.iq_reduced_simple]
@@ -136,16 +145,18 @@ class Group:
 
     def within_limits(self, q: np.ndarray) -> bool:
         """True when every joint is inside its limits (exactly, no tolerance)."""
-        return bool(np.all(q >= self.lower) and np.all(q <= self.upper))
+        return bool((q >= self.lower).all() and (q <= self.upper).all())
 
     def unwrap_near(self, q: np.ndarray, reference: np.ndarray) -> np.ndarray:
         """Shift wrapping joints by multiples of 2 pi to the equivalent nearest ``reference``.
+
+        Wrapping joints are continuous ones and revolute ones with a range >= 2 pi.
 
         Stays inside the limits: for a revolute joint wider than 2 pi the nearest
         equivalent that is inside its limits is chosen.
         """
         out = np.array(q, dtype=float)
-        for i in np.flatnonzero(self.wraps):
+        for i in self._wrap_indices:
             k = np.round((reference[i] - out[i]) / TWO_PI)
             best = out[i] + k * TWO_PI
             for cand in (best, best - TWO_PI, best + TWO_PI):
@@ -221,6 +232,15 @@ class Group:
         data = model.createData()
         pin.framesForwardKinematics(model, data, self.to_full_q(q))
         return pin.SE3(data.oMf[fid])
+
+    def reduced_frame_id(self, name: str) -> int:
+        """Id of frame ``name`` in the reduced model (InvalidFrame if absent)."""
+        fid = self._reduced_frame_ids.get(name)
+        if fid is None:
+            self.robot.frame_id(name)
+            fid = int(self.reduced_model.getFrameId(name))
+            self._reduced_frame_ids[name] = fid
+        return fid
 
     def reduced_data(self) -> pin.Data:
         """This thread's ``Data`` of the reduced model (reused across solves)."""

@@ -14,12 +14,15 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import TYPE_CHECKING, Tuple
 
 import numpy as np
 import pinocchio as pin
 
 from ros2_ik.core import errors
+
+_EYE3 = np.eye(3)
 
 if TYPE_CHECKING:  # pragma: no cover
     from ros2_ik.core.group import Group
@@ -48,24 +51,28 @@ class PoseTarget:
         if not isinstance(self.T_ref_target, pin.SE3):
             raise errors.InvalidGoal("T_ref_target must be a pinocchio.SE3")
         H = self.T_ref_target.homogeneous
-        if not np.all(np.isfinite(H)):
+        if not math.isfinite(float(H.sum())) or not np.isfinite(H).all():
             raise errors.InvalidGoal(f"target pose has non-finite values:\n{H}")
-        R = self.T_ref_target.rotation
-        if not np.allclose(R.T @ R, np.eye(3), atol=1e-6) or np.linalg.det(R) < 0:
+        R = H[:3, :3]
+        if float(np.abs(R.T @ R - _EYE3).max()) > 1e-6 or np.linalg.det(R) < 0:
             raise errors.InvalidGoal("target rotation is not a rotation matrix "
                                      "(normalise the quaternion)")
-        w = np.asarray(self.weights, dtype=float)
-        if w.shape != (6,) or not np.all(np.isfinite(w)) or np.any(w < 0):
+        try:
+            w = np.asarray(self.weights, dtype=float)
+        except (TypeError, ValueError):
+            raise errors.InvalidGoal(f"weights must be 6 numbers, got {self.weights}") from None
+        if w.shape != (6,) or not np.isfinite(w).all() or (w < 0).any():
             raise errors.InvalidGoal(
                 f"weights must be 6 finite values >= 0 (x y z rx ry rz), got {self.weights}")
         if self.position_only:
             w = np.concatenate([w[:3], np.zeros(3)])
-        if not np.any(w > 0):
+        if not (w > 0).any():
             raise errors.InvalidGoal("all weights are zero: nothing to solve for")
         object.__setattr__(self, "weights", tuple(float(x) for x in self.weights))
         for name in ("position_tolerance_m", "orientation_tolerance_rad"):
             value = getattr(self, name)
-            if not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
+            if isinstance(value, bool) or not isinstance(value, (int, float, np.floating)) \
+                    or not math.isfinite(value) or value <= 0:
                 raise errors.InvalidGoal(f"{name} must be finite and > 0, got {value}")
 
     @property
@@ -81,6 +88,22 @@ class PoseTarget:
         return CompiledPose(self, group)
 
 
+@lru_cache(maxsize=256)
+def _weight_info(weights: Tuple[float, ...], position_only: bool, pos_tol: float,
+                 ori_tol: float) -> Tuple[np.ndarray, np.ndarray, np.ndarray, bool, bool, bool]:
+    """(mask, sqrt_w, inv_tol, full_rotation, isotropic, unit) for one set of weights."""
+    w = np.array(weights, dtype=float)
+    if position_only:
+        w[3:] = 0.0
+    mask = w > 0
+    tol = np.array([pos_tol] * 3 + [ori_tol] * 3)
+    inv_tol = np.where(mask, 1.0 / tol, 0.0)
+    for arr in (mask, inv_tol, w):
+        arr.setflags(write=False)
+    isotropic = bool(np.all(w[:3] == w[0]) and np.all(w[3:] == w[3]))
+    return mask, np.sqrt(w), inv_tol, bool(mask[3:].all()), isotropic, bool(np.all(w == 1.0))
+
+
 class CompiledPose:
     """A pose target resolved for one group: target in world, masks and scales."""
 
@@ -89,25 +112,32 @@ class CompiledPose:
         robot = group.robot
         self.target = target
         self.frame_id = robot.frame_id(target.frame)
-        self.reduced_frame_id = group.reduced_model.getFrameId(target.frame)
+        self.reduced_frame_id = group.reduced_frame_id(target.frame)
         ref = target.reference_frame
         self.T_world_target = self._world_target(group, ref, target.T_ref_target)
-        self.p_t = self.T_world_target.translation.copy()
-        self.R_t = self.T_world_target.rotation.copy()
-        self.R_tT = self.R_t.T.copy()
-        w = target.effective_weights
-        self.mask = w > 0
-        self.sqrt_w = np.sqrt(w)
-        tol = np.array([target.position_tolerance_m] * 3
-                       + [target.orientation_tolerance_rad] * 3)
-        self.inv_tol = np.where(self.mask, 1.0 / tol, 0.0)
-        self.full_rotation = bool(self.mask[3:].all())
-        # The error is rotation-invariant per block when each block is isotropic.
-        self.isotropic = bool(np.all(w[:3] == w[0]) and np.all(w[3:] == w[3]))
-        self.R6 = np.zeros((6, 6))
-        self.R6[:3, :3] = self.R_tT
-        self.R6[3:, 3:] = self.R_tT
-        self.unit_weights = bool(np.all(w == 1.0))
+        self.T_target_world = self.T_world_target.inverse()
+        (self.mask, self.sqrt_w, self.inv_tol, self.full_rotation, self.isotropic,
+         self.unit_weights) = _weight_info(target.weights, target.position_only,
+                                           target.position_tolerance_m,
+                                           target.orientation_tolerance_rad)
+        self.full_pose = bool(self.mask.all())
+
+    @property
+    def p_t(self) -> np.ndarray:
+        """Target position in world (3,) [m]."""
+        return self.T_world_target.translation
+
+    @property
+    def R_tT(self) -> np.ndarray:
+        """Transpose of the target rotation in world (3, 3)."""
+        return self.T_world_target.rotation.T
+
+    @property
+    def R6(self) -> np.ndarray:
+        """Block-diagonal (6, 6) rotation world axes -> target axes."""
+        R6 = np.zeros((6, 6))
+        R6[:3, :3] = R6[3:, 3:] = self.R_tT
+        return R6
 
     @staticmethod
     def _world_target(group: "Group", ref: str, T_ref_target: pin.SE3) -> pin.SE3:
@@ -123,20 +153,17 @@ class CompiledPose:
 
     def error(self, T_world_frame: pin.SE3) -> np.ndarray:
         """Unweighted error (6,) in target axes, [m] and [rad]."""
-        e = np.empty(6)
-        e[:3] = self.R_tT @ (T_world_frame.translation - self.p_t)
-        e[3:] = self.R_tT @ pin.log3(T_world_frame.rotation @ self.R_tT)
-        return e
+        T = self.T_target_world * T_world_frame
+        return np.concatenate((T.translation, pin.log3(T.rotation)))
 
     def errors(self, T_world_frame: pin.SE3) -> Tuple[float, float]:
         """(position_error_m, orientation_error_rad) on the constrained axes."""
-        e = self.error(T_world_frame)
-        pos = float(np.linalg.norm(e[:3][self.mask[:3]]))
-        if self.full_rotation:
-            ori = float(np.linalg.norm(pin.log3(self.R_tT @ T_world_frame.rotation)))
-        else:
-            ori = float(np.linalg.norm(e[3:][self.mask[3:]]))
-        return pos, ori
+        T = self.T_target_world * T_world_frame
+        t, w = T.translation, pin.log3(T.rotation)
+        if self.full_pose:
+            return math.sqrt(t @ t), math.sqrt(w @ w)
+        t, w = t[self.mask[:3]], w[self.mask[3:]]
+        return math.sqrt(t @ t), math.sqrt(w @ w)
 
     def within_tolerance(self, pos_err: float, ori_err: float) -> bool:
         """True when both errors are within the target's tolerances."""

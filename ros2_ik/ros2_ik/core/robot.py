@@ -31,6 +31,10 @@ class Robot:
         self._model = model
         self.srdf_xml = srdf_xml
         self._frame_names = tuple(f.name for f in model.frames)
+        # First frame of each name (pinocchio's getFrameId picks the same one).
+        self._frame_ids: Dict[str, int] = {}
+        for i, name in enumerate(self._frame_names):
+            self._frame_ids.setdefault(name, i)
         self._joint_ids = tuple(
             j for j in range(1, model.njoints) if _is_movable_1dof(model, j))
         self._joint_names = tuple(model.names[j] for j in self._joint_ids)
@@ -70,9 +74,10 @@ class Robot:
 
     def frame_id(self, name: str) -> int:
         """Id of frame ``name``; :class:`errors.InvalidFrame` lists valid names."""
-        if not isinstance(name, str) or name not in self._frame_names:
+        fid = self._frame_ids.get(name) if isinstance(name, str) else None
+        if fid is None:
             raise errors.InvalidFrame(str(name), self._frame_names)
-        return self._frame_names.index(name)
+        return fid
 
     def joint_id(self, name: str) -> int:
         """Pinocchio joint id of movable joint ``name`` (:class:`errors.InvalidJoint`)."""

@@ -100,3 +100,10 @@ def _spec(name: str) -> ArmSpec:
     if name not in ARMS:
         raise errors.InvalidArgument(f"unknown arm '{name}'; valid: {sorted(ARMS)}")
     return ARMS[name]
+
+
+def srdf_text(name: str) -> str:
+    """SRDF XML of arm ``name`` ('' when example-robot-data ships none)."""
+    spec = _spec(name)
+    path = data_dir() / spec.srdf if spec.srdf else None
+    return path.read_text() if path is not None and path.is_file() else ""

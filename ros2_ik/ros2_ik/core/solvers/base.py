@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import Any, Callable, List, Optional, Tuple
+from typing import Any, Callable, List, NamedTuple, Optional, Tuple
 
 import numpy as np
 
@@ -38,6 +38,20 @@ class SolveOptions:
     constraint_tolerance: float = CONSTRAINT_TOLERANCE
 
 
+class LocalResult(NamedTuple):
+    """End of one attempt: group vector ``q`` (n,), iterations, and the solver's view.
+
+    ``converged`` False lets the driver skip the independent check (the candidate is
+    only kept as best available, ranked by ``merit``, lower is better); True asks
+    for the check.  ``merit`` is the solver's own error measure (any unit).
+    """
+
+    q: np.ndarray
+    iterations: int
+    converged: bool = True
+    merit: float = math.inf
+
+
 @dataclass
 class _Candidate:
     q: np.ndarray
@@ -60,9 +74,11 @@ class Search:
         self.data = self.group.full_data()
         self.attempts = self.iterations = 0
         self.best: Optional[_Candidate] = None
+        self._unchecked: Optional[Tuple[float, np.ndarray]] = None  # (merit, q)
         self.solutions: List[Solution] = []
         self.rejected_jump: Optional[_Candidate] = None
         self.invalid = False
+        self._limit_jump = math.isfinite(options.max_joint_jump_rad)
 
     # ---------------------------------------------------------------- starts
     def next_start(self) -> np.ndarray:
@@ -84,20 +100,33 @@ class Search:
         return self.budget.expired()
 
     # ------------------------------------------------------------ candidates
-    def consider(self, q: np.ndarray, iterations: int) -> bool:
+    def consider(self, local: LocalResult) -> bool:
         """Record an attempt's end point; returns True when it became a solution."""
         self.attempts += 1
-        self.iterations += int(iterations)
-        q = np.asarray(q, dtype=float)
-        if q.shape != (self.group.n,) or not np.all(np.isfinite(q)):
+        self.iterations += int(local.iterations)
+        q = np.asarray(local.q, dtype=float)
+        if q.shape != (self.group.n,) or not np.isfinite(q).all():
             self.invalid = True
             return False
+        if not local.converged:
+            if self._unchecked is None or local.merit < self._unchecked[0]:
+                self._unchecked = (float(local.merit), q)
+            return False
+        return self._check(q)
+
+    def _check_unchecked(self) -> None:
+        """Verify the best unconverged candidate once, for the best-available answer."""
+        if self._unchecked is not None:
+            self._check(self._unchecked[1])
+            self._unchecked = None
+
+    def _check(self, q: np.ndarray) -> bool:
         q = self.group.clamp(self.group.unwrap_near(q, self.seed))
         ok, pos, ori, _, viol = check(self.group, self.problem.pose, q,
                                       self.problem.constraints, self.data,
                                       self.options.constraint_tolerance)
         cand = _Candidate(q, pos, ori, self._score(pos, ori, viol), viol)
-        if ok and self._jump(q) > self.options.max_joint_jump_rad:
+        if ok and self._limit_jump and self._jump(q) > self.options.max_joint_jump_rad:
             if self.rejected_jump is None or self._jump(q) < self._jump(self.rejected_jump.q):
                 self.rejected_jump = cand
             ok = False
@@ -120,9 +149,10 @@ class Search:
 
     def _add_solution(self, cand: _Candidate) -> bool:
         for sol in self.solutions:
-            if np.max(np.abs(sol.q - cand.q)) <= DISTINCT_TOLERANCE:
+            if np.abs(sol.q - cand.q).max() <= DISTINCT_TOLERANCE:
                 return False
-        dist = float(np.linalg.norm(cand.q - self.seed))
+        d = cand.q - self.seed
+        dist = math.sqrt(d @ d)
         self.solutions.append(Solution(cand.q, cand.pos, cand.ori, dist))
         return True
 
@@ -136,6 +166,8 @@ class Search:
     # ---------------------------------------------------------------- result
     def result(self, solver_name: str) -> IKResult:
         """Build the frozen result (status chosen as documented on IKStatus)."""
+        if not self.solutions:
+            self._check_unchecked()
         sols = tuple(sorted(self.solutions, key=lambda s: s.distance_to_seed))
         status, cand, message = self._outcome(sols)
         if cand is None:
@@ -187,8 +219,7 @@ class Solver(ABC):
         state = self.setup(problem)
         while not search.finished():
             q0 = search.next_start()
-            q, iterations = self.local_solve(state, q0, search.budget)
-            search.consider(q, iterations)
+            search.consider(self.local_solve(state, q0, search.budget))
         return search.result(self.name)
 
     @abstractmethod
@@ -196,8 +227,8 @@ class Solver(ABC):
         """Per-solve state (own ``pin.Data``, compiled targets); called once per solve."""
 
     @abstractmethod
-    def local_solve(self, state: Any, q0: np.ndarray, budget: Budget) -> Tuple[np.ndarray, int]:
-        """One attempt from group vector ``q0``; returns (group vector, iterations).
+    def local_solve(self, state: Any, q0: np.ndarray, budget: Budget) -> LocalResult:
+        """One attempt from group vector ``q0``.
 
         Must return promptly once ``budget.expired()`` is True.
         """

@@ -35,6 +35,7 @@ class Residuals:
         self.penalty = penalty
         self.margin = 0.25 * constraint_tolerance
         self.iv = self.group.iv_full
+        self.R6 = self.pose.R6 if self.pose is not None else None
 
     def update(self, q: np.ndarray) -> np.ndarray:
         """Kinematics at group vector ``q``; returns the full configuration used."""
@@ -49,7 +50,7 @@ class Residuals:
         M = self.data.oMf[pose.frame_id]
         e = pose.error(M)
         J = pin.getFrameJacobian(self.model, self.data, pose.frame_id, LWA)[:, self.iv]
-        J = pose.R6 @ J
+        J = self.R6 @ J
         es = e * pose.inv_tol
         return e * pose.sqrt_w, J * pose.sqrt_w[:, None], float(es @ es)
 
