@@ -11,9 +11,11 @@ compiled geometry of a scene version is built once under a lock and shared read-
 from __future__ import annotations
 
 import threading
+import warnings
 from dataclasses import dataclass
 from typing import Mapping, Optional, Sequence, Tuple
 
+import coal
 import numpy as np
 import pinocchio as pin
 
@@ -30,6 +32,18 @@ _FIRST_PAIRS = 8  # min_distance: pairs computed before the lower bounds prune t
 # noisy and costs nothing measurable to tighten.  EPA keeps its default: at 1e-9 it fails
 # to converge on some hull/cylinder penetrations and returns -DBL_MAX.
 _GJK_TOLERANCE = 1e-8
+
+
+def _configure_requests(geom_data: pin.GeometryData) -> None:
+    """Tight GJK, and no warm start: a cached GJK guess makes witness points (and so the
+    constraint Jacobian, up to ~5e-5) depend on what the thread computed before, so the
+    same solve could differ between threads; without it results are bit-identical."""
+    with warnings.catch_warnings():  # the flag is deprecated but still honoured in coal 3
+        warnings.simplefilter("ignore", DeprecationWarning)
+        for request in geom_data.distanceRequests:
+            request.gjk_tolerance = _GJK_TOLERANCE
+            request.enable_cached_gjk_guess = False
+            request.gjk_initial_guess = coal.GJKInitialGuess.DefaultGuess
 
 
 @dataclass(frozen=True)
@@ -149,8 +163,7 @@ class CollisionChecker:
         local = self._local
         if getattr(local, "compiled", None) is not compiled:
             local.geom_data = pin.GeometryData(compiled.geom_model)
-            for request in local.geom_data.distanceRequests:
-                request.gjk_tolerance = _GJK_TOLERANCE
+            _configure_requests(local.geom_data)
             local.compiled = compiled
         return compiled, local.geom_data
 
