@@ -10,7 +10,11 @@ export ROS_LOG_DIR="$_ros2_ik_root/log/ros"
 export RMW_IMPLEMENTATION="${RMW_IMPLEMENTATION:-rmw_fastrtps_cpp}"
 export PYTHONDONTWRITEBYTECODE=1
 if [[ -f "$_ros2_ik_root/install/setup.bash" ]]; then
+  # colcon's setup scripts read unset variables: relax `set -u` while sourcing them.
+  case $- in *u*) _ros2_ik_u=1; set +u ;; *) _ros2_ik_u= ;; esac
   # shellcheck disable=SC1091
   source "$_ros2_ik_root/install/setup.bash"
+  [[ -n "$_ros2_ik_u" ]] && set -u
+  unset _ros2_ik_u
 fi
 unset _ros2_ik_root

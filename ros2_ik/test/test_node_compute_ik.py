@@ -13,7 +13,7 @@ import pytest
 pytest.importorskip("rclpy")
 
 from ament_index_python.packages import get_package_share_directory  # noqa: E402
-from ros2_ik.core.robots import example_robot  # noqa: E402
+from ros2_ik.core import robots  # noqa: E402
 from ros2_ik.node.conversions import se3_to_pose  # noqa: E402
 from ros2_ik.node.harness import Client, NodeProcess, wait_for  # noqa: E402
 from ros2_ik_interfaces.msg import IKErrorCode  # noqa: E402
@@ -25,7 +25,7 @@ ARM = [f"panda_joint{i}" for i in range(1, 8)]
 
 @pytest.fixture(scope="module")
 def panda():
-    urdf, srdf = example_robot("panda")
+    urdf, srdf = robots.urdf_text("panda"), robots.srdf_text("panda")
     return urdf, srdf, pin.buildModelFromXML(urdf)
 
 
@@ -35,13 +35,16 @@ def served(ros_context, panda):
     config = os.path.join(get_package_share_directory("ros2_ik"), "config", "panda.yaml")
     node = NodeProcess(extra_args=["--params-file", config])
     client = Client("compute_ik_test")
-    client.publish_description(panda[0], panda[1])
-    client.publish_joints(ARM, READY)
-    client.wait_for_service()
-    client.wait_for_model(pose_request(pin.SE3.Identity()))
-    yield client, node
-    client.close()
-    assert node.stop() == 0, node.output()
+    try:
+        client.publish_description(panda[0], panda[1])
+        client.publish_joints(ARM, READY)
+        client.wait_for_service()
+        client.wait_for_model(pose_request(pin.SE3.Identity()))
+        yield client, node
+    finally:
+        client.close()
+        code = node.stop()
+    assert code == 0, node.output()
 
 
 def pose_request(T_base_target, frame="panda_link0", **fields):

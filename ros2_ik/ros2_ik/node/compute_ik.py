@@ -101,7 +101,15 @@ def solve_options(request, cfg: NodeConfig) -> dict:
 def compute_ik(snapshot: Optional[RobotSnapshot], model_error: str, cfg: NodeConfig,
                joints: JointStateCache, request: ComputeIK.Request,
                extra_constraints=()) -> ComputeIK.Response:
-    """Answer one ComputeIK request; never raises."""
+    """Answer one ComputeIK request; never raises (a bug answers INTERNAL_ERROR)."""
+    try:
+        return _compute_ik(snapshot, model_error, cfg, joints, request, extra_constraints)
+    except Exception as exc:  # noqa: BLE001 - the node must keep serving
+        response = ComputeIK.Response()
+        return _error(response, IKErrorCode.INTERNAL_ERROR, f"{type(exc).__name__}: {exc}")
+
+
+def _compute_ik(snapshot, model_error, cfg, joints, request, extra_constraints):
     response = ComputeIK.Response()
     response.min_distance = float("nan")
     response.random_seed = int(request.random_seed)
@@ -117,12 +125,12 @@ def compute_ik(snapshot: Optional[RobotSnapshot], model_error: str, cfg: NodeCon
                        **solve_options(request, cfg))
     except Exception as exc:  # noqa: BLE001 - every failure becomes an error code
         return _error(response, code_for_exception(exc), str(exc))
-    _fill(response, group, target, result)
+    _fill(response, group, target, result, extra_constraints)
     response.solve_time = time.perf_counter() - started
     return response
 
 
-def _fill(response, group, target: PoseTarget, result) -> None:
+def _fill(response, group, target: PoseTarget, result, constraints=()) -> None:
     """Copy a core result into the response, re-verifying any SUCCESS independently."""
     response.iterations = int(result.iterations)
     response.restarts = int(result.restarts)
@@ -131,7 +139,8 @@ def _fill(response, group, target: PoseTarget, result) -> None:
     message = result.message
     if result.q is not None and len(result.q):
         response.solution = joint_state(result.joint_names, result.q)
-        ok, pos_err, rot_err, reason = verify_pose(group, np.asarray(result.q), target)
+        ok, pos_err, rot_err, reason = verify_pose(group, target, np.asarray(result.q),
+                                                   constraints)
         response.position_error, response.orientation_error = pos_err, rot_err
         if code == IKErrorCode.SUCCESS and not ok:
             code = IKErrorCode.NO_SOLUTION

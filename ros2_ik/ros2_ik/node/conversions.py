@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import math
-from typing import Optional, Sequence
+from typing import Sequence
 
 import numpy as np
 import pinocchio as pin
@@ -64,10 +64,10 @@ def finite_or(value: float, default: float) -> float:
     return default if value <= 0 else float(value)
 
 
-def weights_array(weights: Sequence[float]) -> Optional[np.ndarray]:
-    """The six pose weights, or None for "all ones"; InvalidGoal on a wrong length."""
+def weights_array(weights: Sequence[float]) -> np.ndarray:
+    """The six pose weights (empty means all ones); InvalidGoal on a wrong length."""
     if len(weights) == 0:
-        return None
+        return np.ones(6)
     if len(weights) != 6:
         raise InvalidGoal(f"weights: expected 6 values (x y z rx ry rz), got {len(weights)}")
     return np.asarray(weights, dtype=float)

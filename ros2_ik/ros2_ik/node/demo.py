@@ -17,7 +17,7 @@ import pinocchio as pin
 import rclpy
 from ament_index_python.packages import get_package_share_directory
 
-from ros2_ik.core.robots import example_robot
+from ros2_ik.core import robots
 from ros2_ik.node.conversions import se3_to_pose
 from ros2_ik.node.error_codes import CODE_NAMES
 from ros2_ik.node.harness import Client, NodeProcess, isolate_ros
@@ -72,7 +72,7 @@ def fk_errors(model: pin.Model, names, positions, T_ref_target: pin.SE3,
 def main() -> int:
     """Run the demo; 0 when every answer is correct."""
     isolate_ros()
-    urdf, srdf = example_robot("panda")
+    urdf, srdf = robots.urdf_text("panda"), robots.srdf_text("panda")
     model = pin.buildModelFromXML(urdf)
     config = os.path.join(get_package_share_directory("ros2_ik"), "config", "panda.yaml")
     node = NodeProcess(extra_args=["--params-file", config])
