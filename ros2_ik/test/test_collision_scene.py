@@ -196,3 +196,19 @@ def test_inline_mesh_object_collides_like_its_hull():
                           T_frame_object=pose_from_xyz_quat([0.0, 0.0, 1.0])))
     distance, _, _ = pair_distance(checker, np.zeros(3), ("l1", "cube"))
     assert distance == pytest.approx(1.0 - 0.1 - 0.02, abs=1e-6)  # l1 box half height 0.02
+
+
+def test_schema_file_and_parser_agree_on_keys():
+    import yaml
+
+    from ros2_ik.core.collision import scene_yaml
+
+    with open(os.path.join(HERE, "..", "config", "scene_schema.yaml")) as stream:
+        schema = yaml.safe_load(stream)
+    assert set(schema["$defs"]["object"]["properties"]) == scene_yaml._OBJECT_KEYS
+    shape = schema["$defs"]["shape"]
+    assert set(shape["properties"]["type"]["enum"]) == set(scene_yaml._SHAPE_KEYS)
+    for rule in shape["allOf"]:
+        kind = rule["if"]["properties"]["type"]["const"]
+        allowed = set(rule["then"]["propertyNames"]["enum"]) - {"type", "pose"}
+        assert allowed == scene_yaml._SHAPE_KEYS[kind]

@@ -35,9 +35,12 @@ _GJK_TOLERANCE = 1e-8
 
 
 def _configure_requests(geom_data: pin.GeometryData) -> None:
-    """Tight GJK, and no warm start: a cached GJK guess makes witness points (and so the
-    constraint Jacobian, up to ~5e-5) depend on what the thread computed before, so the
-    same solve could differ between threads; without it results are bit-identical."""
+    """Set a tight GJK tolerance and no warm start on every distance request.
+
+    A cached GJK guess makes witness points (and so the constraint Jacobian, up to ~5e-5)
+    depend on what the thread computed before, so the same solve could differ between
+    threads; without it results are bit-identical.
+    """
     with warnings.catch_warnings():  # the flag is deprecated but still honoured in coal 3
         warnings.simplefilter("ignore", DeprecationWarning)
         for request in geom_data.distanceRequests:
@@ -75,12 +78,12 @@ class PairDistances:
     distances_m: np.ndarray  # (P,) signed, padded; inf for pairs skipped by the bounds
 
     def witness(self, k: int) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Unit normal a->b and padded witness points on a and b of pair ``k``, world frame."""
+        """Return the unit normal a->b and padded witness points of pair ``k`` (world frame)."""
         normals, p_a, p_b = self.witnesses(np.array([k]))
         return normals[0], p_a[0], p_b[0]
 
     def witnesses(self, ks: np.ndarray) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Normals a->b (k, 3) and padded witness points (k, 3) of the computed pairs ``ks``."""
+        """Return normals a->b (k, 3) and padded witness points (k, 3) of computed pairs ``ks``."""
         results = self.geom_data.distanceResults
         raw = np.array([(r.normal, r.getNearestPoint1(), r.getNearestPoint2())
                         for r in (results[int(k)] for k in ks)]).reshape(len(ks), 3, 3)
@@ -145,7 +148,7 @@ class CollisionChecker:
         return cls(model, geom, scene, srdf_xml=srdf_xml, **kwargs)
 
     def compiled(self) -> CompiledScene:
-        """The compiled geometry of the current scene version (shared, read-only)."""
+        """Return the compiled geometry of the current scene version (shared, read-only)."""
         version = self.scene.version if self.scene is not None else 0
         compiled = self._compiled
         if compiled is not None and compiled.version == version:
@@ -212,7 +215,7 @@ class CollisionChecker:
         return self.distances_from_data(data, threshold_m)
 
     def min_distance(self, q: np.ndarray) -> DistanceReport:
-        """The closest pair at ``q``: signed padded distance [m], names, witness points.
+        """Return the closest pair at ``q``: signed padded distance [m], names, witnesses.
 
         Exact: the pairs with the smallest lower bounds are computed first, then every
         pair whose lower bound is below the best distance found.
@@ -236,7 +239,7 @@ class CollisionChecker:
         return DistanceReport(float(distances[k]), compiled.pair_names[k], p_a, p_b)
 
     def in_collision(self, q: np.ndarray, margin_m: float = 0.0) -> bool:
-        """True when some pair is closer than ``margin_m`` (0: touching or penetrating)."""
+        """Return whether some pair is closer than ``margin_m`` (0: touching or penetrating)."""
         pairs = self.distances(q, threshold_m=margin_m)
         return bool(pairs.compiled.num_pairs and pairs.distances_m.min() < margin_m)
 

@@ -66,7 +66,7 @@ class CompiledScene:
 
 
 def coal_shape(shape) -> coal.CollisionGeometry:
-    """The coal geometry of a scene shape."""
+    """Return the coal geometry of a scene shape."""
     if isinstance(shape, Box):
         return coal.Box(*shape.size_m)
     if isinstance(shape, Sphere):

@@ -39,7 +39,7 @@ def geometry_link_name(model: pin.Model, geom: pin.GeometryObject) -> str:
 
 
 def bodies_adjacent(model: pin.Model, joint_a: int, joint_b: int) -> bool:
-    """True for the same rigid body or a parent/child pair of bodies."""
+    """Return whether two bodies are the same rigid body or parent and child."""
     parents = model.parents
     return joint_a == joint_b or parents[joint_a] == joint_b or parents[joint_b] == joint_a
 

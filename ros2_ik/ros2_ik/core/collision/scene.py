@@ -45,7 +45,7 @@ def _positive(value: float, what: str) -> float:
 
 
 def as_pose(T) -> np.ndarray:
-    """A read-only 4x4 homogeneous transform from a 4x4 array-like (``None`` = identity)."""
+    """Return a read-only 4x4 transform from a 4x4 array-like (``None``: identity)."""
     matrix = np.eye(4) if T is None else np.array(T, dtype=float)
     if matrix.shape != (4, 4) or not np.all(np.isfinite(matrix)):
         raise InvalidArgument(f"a pose must be a finite 4x4 matrix, got shape {matrix.shape}")
@@ -199,7 +199,7 @@ class PlanningScene:
         return self._version
 
     def snapshot(self) -> SceneSnapshot:
-        """The current objects and version, consistent with each other."""
+        """Return the current objects and version, consistent with each other."""
         with self._lock:
             return SceneSnapshot(self._version, types.MappingProxyType(dict(self._objects)))
 
