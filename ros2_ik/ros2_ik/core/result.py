@@ -2,8 +2,9 @@
 from __future__ import annotations
 
 import enum
+import math
 from dataclasses import dataclass, field
-from typing import Tuple
+from typing import Optional, Tuple
 
 import numpy as np
 
@@ -60,6 +61,11 @@ class Progress:
     best_position_error_m: float
     best_orientation_error_rad: float
     solutions_found: int
+    #: The best candidate so far (group vector, read-only) or None before the first.
+    best_q: Optional[np.ndarray] = None
+    #: Its largest constraint violation (constraint units) and its merit (solver's).
+    best_violation: float = math.nan
+    best_cost: float = math.nan
 
 
 @dataclass(frozen=True)
