@@ -47,7 +47,7 @@ class _FastState:
 
     __slots__ = ("group", "model", "data", "fid", "T_target_inv", "inv_tol", "sqrt_w",
                  "R6", "log6", "lower", "upper", "bounded", "continuous", "pos_tol2",
-                 "ori_tol2")
+                 "ori_tol2", "near2")
 
     def __init__(self, problem: Problem):
         """Pick the loop (log6 for a full isotropic pose) and cache its inputs."""
@@ -65,6 +65,8 @@ class _FastState:
         self.continuous = group.has_continuous
         self.pos_tol2 = pose.target.position_tolerance_m ** 2
         self.ori_tol2 = pose.target.orientation_tolerance_rad ** 2
+        # |log6|^2 below this: worth the exact test (|v| ~ |t| once the rotation is small).
+        self.near2 = 1.1 * (self.pos_tol2 + self.ori_tol2)
 
     def within(self, T_target_frame: pin.SE3) -> bool:
         """Exact tolerance test on ``T_target_frame`` (log6's v is not the position)."""
@@ -120,7 +122,7 @@ class LevenbergMarquardt(Solver):
         """
         cfj, log6, integrate = pin.computeFrameJacobian, pin.log6, pin.integrate
         model, data, fid, lower, upper = s.model, s.data, s.fid, s.lower, s.upper
-        Tti, inv_tol, eye, sw = s.T_target_inv, s.inv_tol, _EYE6, s.sqrt_w[0]
+        Tti, near, eye, sw = s.T_target_inv, s.near2, _EYE6, s.sqrt_w[0]
         scale, bias, stall, last = self.damping_scale, self.bias, self.stall_ratio, \
             self.max_iterations
         E_prev, stalls, big = np.inf, 0, q.shape[0] >= 6
@@ -129,14 +131,12 @@ class LevenbergMarquardt(Solver):
             M = data.oMf[fid]
             Terr = Tti * M
             e = log6(Terr).np
-            es = e * inv_tol
-            merit = es @ es
-            if merit <= 2.0 and s.within(Terr):
-                return q, it, True, merit
             E = e @ e
+            if E <= near and s.within(Terr):
+                return q, it, True, E
             stalls = stalls + 1 if E > stall * E_prev else 0
             if it == last or stalls >= 3 or budget.expired():
-                return q, it, False, merit
+                return q, it, False, E
             E_prev = E
             e = (e.reshape(2, 3) @ M.rotation.T).reshape(6)
             if sw != 1.0:

@@ -28,29 +28,44 @@ class Residuals:
                  constraint_tolerance: float = 1e-4):
         """Create this evaluator's Data; it belongs to the calling thread."""
         self.problem = problem
-        self.group = problem.group
-        self.model = self.group.robot.model
-        self.data = self.model.createData()
+        self.group = group = problem.group
         self.pose = problem.pose
         self.penalty = penalty
         self.margin = 0.25 * constraint_tolerance
-        self.iv = self.group.iv_full
         self.R6 = self.pose.R6 if self.pose is not None else None
+        # Pose alone: the reduced model (only the group's joints) is enough and cheaper.
+        self.reduced = not problem.constraints and not problem.costs
+        if self.reduced:
+            self.model, self.iv = group.reduced_model, np.arange(group.n)
+            self.fid = self.pose.reduced_frame_id
+            self._to_q = group.to_reduced_q
+        else:
+            self.model, self.iv = group.robot.model, group.iv_full
+            self.fid = self.pose.frame_id if self.pose is not None else -1
+            self._to_q = group.to_full_q
+        self.data = self.model.createData()
 
     def update(self, q: np.ndarray) -> np.ndarray:
-        """Kinematics at group vector ``q``; returns the full configuration used."""
-        q_full = self.group.to_full_q(q)
+        """Kinematics at group vector ``q``; returns the model configuration used."""
+        q_full = self._to_q(q)
         pin.computeJointJacobians(self.model, self.data, q_full)
         pin.updateFramePlacements(self.model, self.data)
         return q_full
 
     def pose_rows(self) -> Tuple[np.ndarray, np.ndarray, float]:
-        """Weighted pose residual (6,), Jacobian (6, n), scaled squared error (<=1 is in tol)."""
+        """Weighted pose residual (6,), its exact Jacobian (6, n), scaled squared error.
+
+        ``e = [R_t^T (p - p_t), log3(R_t^T R)]``; the rotation rows use ``Jlog3`` so
+        that gradient-based solvers (BFGS, SLSQP) see the true derivative.
+        """
         pose = self.pose
-        M = self.data.oMf[pose.frame_id]
-        e = pose.error(M)
-        J = pin.getFrameJacobian(self.model, self.data, pose.frame_id, LWA)[:, self.iv]
-        J = self.R6 @ J
+        T = pose.T_target_world * self.data.oMf[self.fid]
+        w = pin.log3(T.rotation)
+        e = np.concatenate((T.translation, w))
+        J = pin.getFrameJacobian(self.model, self.data, self.fid, LWA)[:, self.iv]
+        R_tT = self.R6[:3, :3]
+        Jr = pin.Jlog3(T.rotation) @ (T.rotation.T @ (R_tT @ J[3:]))
+        J = np.vstack((R_tT @ J[:3], Jr))
         es = e * pose.inv_tol
         return e * pose.sqrt_w, J * pose.sqrt_w[:, None], float(es @ es)
 
