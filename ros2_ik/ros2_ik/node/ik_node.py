@@ -17,6 +17,7 @@ from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
 from std_msgs.msg import String
 
+from ros2_ik.node.action_server import ConstrainedIKServer
 from ros2_ik.node.compute_ik import compute_ik
 from ros2_ik.node.error_codes import CODE_NAMES
 from ros2_ik.node.parameters import (
@@ -43,8 +44,9 @@ class IKNode(Node):
         self._subscribe()
         self.create_service(ComputeIK, "compute_ik", self._on_compute_ik,
                             callback_group=self.solve_group)
+        self.action_server = ConstrainedIKServer(self, self.solve_group)
         self._load_initial_model()
-        self.get_logger().info("ik_node ready: service ~/compute_ik"
+        self.get_logger().info("ik_node ready: service compute_ik, action constrained_ik"
                                if self.robot.snapshot else
                                "ik_node waiting for robot_description")
 

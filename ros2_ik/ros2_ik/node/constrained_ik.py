@@ -1,0 +1,179 @@
+"""ConstrainedIK goal -> core Problem -> ranked, independently verified solutions.
+
+Locked joints leave the group (Drake's ``Joint::Lock``): the solve runs on the other
+joints with the locked ones held at their values.  The first pose goal is the
+problem's pose target; further pose goals become position + orientation constraints
+with the same tolerances.
+"""
+from __future__ import annotations
+
+import math
+import time
+from typing import Callable, List, Optional
+
+import numpy as np
+
+from ros2_ik.core import constraints as C
+from ros2_ik.core.problem import Problem
+from ros2_ik.core.result import Progress
+from ros2_ik.core.solve import solve
+from ros2_ik.core.verify import check
+from ros2_ik.node.compute_ik import resolve_group, seed_for, solve_options
+from ros2_ik.node.conversions import joint_state
+from ros2_ik.node.error_codes import (
+    CODE_NAMES, RequestError, code_for_exception, code_for_status)
+from ros2_ik.node.goal_terms import constraints_of, costs_of, count_terms, pose_goals
+from ros2_ik.node.parameters import NodeConfig
+from ros2_ik.node.robot_source import JointStateCache, RobotSnapshot
+from ros2_ik_interfaces.action import ConstrainedIK
+from ros2_ik_interfaces.msg import IKErrorCode, IKSolution
+
+
+def solve_goal(snapshot: Optional[RobotSnapshot], model_error: str, cfg: NodeConfig,
+               joints: JointStateCache, goal, cancel: Callable[[], bool],
+               feedback: Optional[Callable[[ConstrainedIK.Feedback], None]] = None,
+               extra_constraints=()) -> ConstrainedIK.Result:
+    """Answer one goal; never raises (a bug answers INTERNAL_ERROR)."""
+    result = ConstrainedIK.Result()
+    result.random_seed = int(goal.random_seed)
+    started = time.perf_counter()
+    try:
+        if snapshot is None:
+            raise RequestError(IKErrorCode.NO_ROBOT_MODEL, model_error)
+        if count_terms(goal) > cfg.max_constraints:
+            raise RequestError(IKErrorCode.REQUEST_TOO_LARGE,
+                               f"{count_terms(goal)} constraints/costs/pose goals; the "
+                               f"limit is max_constraints={cfg.max_constraints}")
+        problem, seed = build_problem(snapshot, cfg, joints, goal, extra_constraints)
+        on_progress = _progress_adapter(problem, feedback) if feedback else None
+        core = solve(problem.group, problem, seed, num_solutions=max(goal.num_solutions, 1),
+                     cancel=cancel, feedback=on_progress, **solve_options(goal, cfg))
+        _fill(result, problem, core, goal.locked_joints)
+    except Exception as exc:  # noqa: BLE001 - every failure becomes an error code
+        code = code_for_exception(exc)
+        result.error_code.val = code
+        result.message = f"{CODE_NAMES.get(code, code)}: {exc}"
+    result.solve_time = time.perf_counter() - started
+    return result
+
+
+def build_problem(snapshot: RobotSnapshot, cfg: NodeConfig, joints: JointStateCache, goal,
+                  extra_constraints=()):
+    """(Problem, seed) of a goal, on the group minus its locked joints."""
+    targets, _ = pose_goals(goal, cfg)
+    tip = goal.tip_link or (targets[0].frame if targets else "")
+    group, tip = resolve_group(snapshot, cfg, goal.group_name, goal.base_link, tip)
+    seed = seed_for(group, goal.seed, joints, cfg)
+    group, seed = _lock(snapshot, group, seed, goal.locked_joints)
+    model = snapshot.robot.model
+    q_seed_full = group.to_full_q(seed)
+    terms = constraints_of(model, goal) + _pose_constraints(model, targets[1:])
+    costs = costs_of(model, goal, q_seed_full, _set_joint(model))
+    problem = Problem(group, targets[0] if targets else None,
+                      terms + list(extra_constraints), costs)
+    return problem, seed
+
+
+def _lock(snapshot: RobotSnapshot, group, seed: np.ndarray, locked_msg):
+    """The group without the locked joints, held at their values (and the seed for it)."""
+    if not locked_msg.name:
+        return group, seed
+    if len(locked_msg.position) != len(locked_msg.name):
+        raise RequestError(IKErrorCode.INVALID_GOAL,
+                           "locked_joints: name and position differ in length")
+    locked = dict(group.locked)
+    locked.update(zip(locked_msg.name, (float(v) for v in locked_msg.position)))
+    unknown = [n for n in locked_msg.name if n not in group.joint_names]
+    if unknown:
+        raise RequestError(IKErrorCode.INVALID_GOAL,
+                           f"locked_joints {unknown} are not in the group; valid: "
+                           f"{list(group.joint_names)}")
+    free = [n for n in group.joint_names if n not in locked_msg.name]
+    if not free:
+        raise RequestError(IKErrorCode.INVALID_GOAL, "every joint of the group is locked")
+    key = ("locked", group.base, group.tip, tuple(free), tuple(sorted(locked.items())))
+    reduced = snapshot.group(key, lambda: snapshot.robot.group(
+        base=group.base, tip=group.tip, joints=free, locked=locked))
+    by_name = dict(zip(group.joint_names, seed))
+    return reduced, np.array([by_name[n] for n in reduced.joint_names])
+
+
+def _set_joint(model):
+    def set_joint(q_full: np.ndarray, name: str, value: float) -> np.ndarray:
+        if not model.existJointName(name):
+            raise RequestError(IKErrorCode.INVALID_GOAL, f"posture cost: unknown joint "
+                               f"'{name}'; valid: {list(model.names)[1:]}")
+        joint = model.joints[model.getJointId(name)]
+        q_full = q_full.copy()
+        if joint.nq == 2:  # continuous: (cos, sin)
+            q_full[joint.idx_q:joint.idx_q + 2] = (math.cos(value), math.sin(value))
+        else:
+            q_full[joint.idx_q] = value
+        return q_full
+    return set_joint
+
+
+def _pose_constraints(model, targets) -> List:
+    """Pose goals after the first, as position-box + orientation-bound constraints."""
+    out: List = []
+    for t in targets:
+        p, tol = t.T_ref_target.translation, t.position_tolerance_m
+        ref = t.reference_frame or "universe"
+        out.append(C.PositionConstraint(model, ref, p - tol, p + tol, t.frame, np.zeros(3),
+                                        name=f"pose_position({t.frame})"))
+        if not t.position_only:
+            out.append(C.OrientationConstraint(
+                model, ref, t.T_ref_target.rotation, t.frame, np.eye(3),
+                t.orientation_tolerance_rad, name=f"pose_orientation({t.frame})"))
+    return out
+
+
+def _progress_adapter(problem: Problem, publish):
+    names = problem.group.joint_names
+
+    def on_progress(progress: Progress) -> None:
+        fb = ConstrainedIK.Feedback()
+        fb.iteration = int(progress.iterations)
+        fb.restarts = int(progress.restarts)
+        fb.constraint_violation = float(progress.best_violation)
+        fb.cost = float(progress.best_cost)
+        if progress.best_q is not None:
+            fb.best = joint_state(names, progress.best_q)
+        publish(fb)
+    return on_progress
+
+
+def _fill(result: ConstrainedIK.Result, problem: Problem, core, locked) -> None:
+    """Ranked solutions, each re-verified here with a fresh Data.
+
+    Each solution's joint state lists the moved joints, then the locked ones.
+    """
+    result.random_seed = int(core.random_seed)
+    code = code_for_status(core.status.name)
+    result.error_code.val = code
+    result.message = core.message or CODE_NAMES.get(code, "")
+    qs = [s.q for s in core.solutions] or ([core.q] if len(core.q) else [])
+    data = problem.group.robot.model.createData()
+    for q in qs:
+        sol = _solution(problem, np.asarray(q), data)
+        sol.joint_state.name = list(sol.joint_state.name) + list(locked.name)
+        sol.joint_state.position = list(sol.joint_state.position) + list(locked.position)
+        result.solutions.append(sol)
+    if code == IKErrorCode.SUCCESS and not any(
+            s.error_code.val == IKErrorCode.SUCCESS for s in result.solutions):
+        result.error_code.val = IKErrorCode.NO_SOLUTION
+        result.message = "solver claimed success but the independent check failed"
+
+
+def _solution(problem: Problem, q: np.ndarray, data) -> IKSolution:
+    ok, pos, ori, reason, violations = check(problem.group, problem.pose, q,
+                                             problem.constraints, data, 1e-4)
+    sol = IKSolution()
+    sol.joint_state = joint_state(problem.group.joint_names, q)
+    sol.error_code.val = IKErrorCode.SUCCESS if ok else IKErrorCode.NO_SOLUTION
+    sol.message = reason
+    sol.position_error, sol.orientation_error = float(pos), float(ori)
+    sol.violated_constraints = [name for name, _ in violations]
+    sol.violations = [float(v) for _, v in violations]
+    sol.min_distance = math.nan
+    return sol
