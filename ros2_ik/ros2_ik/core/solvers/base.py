@@ -158,10 +158,19 @@ class Search:
 
     def _send_feedback(self) -> None:
         best = self.best
+        best_q, violation, merit = None, math.nan, math.nan
+        if best is not None:
+            best_q = best.q.copy()
+            violation = max((v for _, v in best.violations), default=0.0)
+            merit = best.score
+        elif self._unchecked is not None:
+            merit, best_q = self._unchecked[0], self._unchecked[1].copy()
+        if best_q is not None:
+            best_q.setflags(write=False)
         self.options.feedback(Progress(
             self.budget.elapsed(), max(self.attempts - 1, 0), self.iterations,
             best.pos if best else math.nan, best.ori if best else math.nan,
-            len(self.solutions)))
+            len(self.solutions), best_q=best_q, best_violation=violation, best_cost=merit))
 
     # ---------------------------------------------------------------- result
     def result(self, solver_name: str) -> IKResult:
