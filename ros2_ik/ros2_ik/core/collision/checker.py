@@ -10,6 +10,7 @@ compiled geometry of a scene version is built once under a lock and shared read-
 """
 from __future__ import annotations
 
+import logging
 import threading
 import warnings
 from dataclasses import dataclass
@@ -27,11 +28,16 @@ from .pairs import candidate_self_pairs
 from .robot_geometry import build_robot_geometry
 from .scene import PlanningScene
 
+_LOG = logging.getLogger(__name__)
 _FIRST_PAIRS = 8  # min_distance: pairs computed before the lower bounds prune the rest
 # GJK stopping tolerance [m]: coal's 1e-6 default makes finite differences of distances
 # noisy and costs nothing measurable to tighten.  EPA keeps its default: at 1e-9 it fails
 # to converge on some hull/cylinder penetrations and returns -DBL_MAX.
 _GJK_TOLERANCE = 1e-8
+# Penetration depths are clamped here: coal signals an EPA failure with -DBL_MAX, which a
+# QP would turn into inf/NaN.  Never seen with the default EPA tolerance (1500 random
+# Panda configurations in the bench scene), but a solver must not be handed -1.8e308.
+_MAX_DEPTH_M = 1.0
 
 
 def _configure_requests(geom_data: pin.GeometryData) -> None:
@@ -204,8 +210,13 @@ class CollisionChecker:
         geom_data.setActiveCollisionPairs(compiled.geom_model, active)
         pin.computeDistances(compiled.geom_model, geom_data)
         results = geom_data.distanceResults
-        out[pairs] = [results[int(k)].min_distance for k in pairs]
-        out[pairs] -= compiled.padding_m[pairs]
+        raw = np.array([results[int(k)].min_distance for k in pairs])
+        if raw.min() < -_MAX_DEPTH_M:
+            _LOG.warning("coal returned a penetration deeper than %.1f m (EPA failure?) for "
+                         "%s; clamped", _MAX_DEPTH_M,
+                         [compiled.pair_names[k] for k in pairs[raw < -_MAX_DEPTH_M]])
+            raw = np.maximum(raw, -_MAX_DEPTH_M)
+        out[pairs] = raw - compiled.padding_m[pairs]
 
     def distances(self, q: np.ndarray, threshold_m: float = np.inf) -> PairDistances:
         """Signed padded distances at ``q`` (nq,); see :meth:`distances_from_data`."""
