@@ -21,7 +21,7 @@ import numpy as np
 import pinocchio as pin
 
 from ..errors import InvalidArgument
-from .bounds import pair_lower_bounds
+from .bounds import lower_bounds
 from .compiled import CompiledScene, compile_scene
 from .meshes import MeshResolver
 from .pairs import candidate_self_pairs
@@ -193,7 +193,7 @@ class CollisionChecker:
         if compiled.num_pairs == 0:
             return PairDistances(compiled, geom_data, distances)
         if np.isfinite(threshold_m):
-            wanted = np.flatnonzero(pair_lower_bounds(compiled, data) < threshold_m)
+            wanted = np.flatnonzero(self._lower_bounds(compiled, data) < threshold_m)
         else:
             wanted = np.arange(compiled.num_pairs)
         pin.updateGeometryPlacements(self.model, data, compiled.geom_model, geom_data)
@@ -201,12 +201,17 @@ class CollisionChecker:
         return PairDistances(compiled, geom_data, distances)
 
     @staticmethod
+    def _lower_bounds(compiled: CompiledScene, data: pin.Data) -> np.ndarray:
+        """Lower bounds (P,) [m] on the signed padded distances (see :mod:`.bounds`)."""
+        return lower_bounds(compiled.bounds, data, compiled.num_pairs) - compiled.padding_m
+
+    @staticmethod
     def _compute(compiled, geom_data, pairs: np.ndarray, out: np.ndarray) -> None:
         """Run coal on ``pairs`` only and write their signed padded distances into ``out``."""
         if pairs.size == 0:
             return
         active = np.zeros((compiled.geom_model.ngeoms,) * 2, dtype=bool)
-        active[compiled.bounds.pair_a[pairs], compiled.bounds.pair_b[pairs]] = True
+        active[compiled.pair_a[pairs], compiled.pair_b[pairs]] = True
         geom_data.setActiveCollisionPairs(compiled.geom_model, active)
         pin.computeDistances(compiled.geom_model, geom_data)
         results = geom_data.distanceResults
@@ -239,7 +244,7 @@ class CollisionChecker:
             nan = np.full(3, np.nan)
             return DistanceReport(float("inf"), ("", ""), nan, nan)
         pin.updateGeometryPlacements(self.model, data, compiled.geom_model, geom_data)
-        bounds = pair_lower_bounds(compiled, data)
+        bounds = self._lower_bounds(compiled, data)
         order = np.argsort(bounds)
         distances = np.full(compiled.num_pairs, np.inf)
         self._compute(compiled, geom_data, order[:_FIRST_PAIRS], distances)

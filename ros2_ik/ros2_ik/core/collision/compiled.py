@@ -20,30 +20,10 @@ import numpy as np
 import pinocchio as pin
 
 from ..errors import InvalidArgument, InvalidFrame
+from .bounds import BoundTables, build_bound_tables
 from .pairs import geometry_link_name
 from .robot_geometry import mesh_hull
 from .scene import WORLD_FRAME, Box, Cylinder, Mesh, SceneObject, SceneSnapshot, Sphere
-
-
-@dataclass(frozen=True)
-class BoundTables:
-    """Per-geometry bounding volumes (in the geometry frame) for the distance lower bounds.
-
-    Side ``a`` of a pair is bounded by a sphere (``center``, ``radius``), side ``b`` by its
-    local AABB (``center``, ``half_extent``); joints are the parent joints carrying geometry.
-    """
-
-    joints: np.ndarray          # (J,) joint indices whose placements are read
-    geom_slot: np.ndarray       # (G,) index into ``joints`` of each geometry's joint
-    T_joint_geom: np.ndarray    # (G, 4, 4)
-    center: np.ndarray          # (G, 3) AABB centre in the geometry frame [m]
-    radius: np.ndarray          # (G,) bounding-sphere radius about ``center`` [m]
-    half_extent: np.ndarray     # (G, 3) AABB half sizes [m]
-    pair_a: np.ndarray          # (P,) geometry index of side a
-    pair_b: np.ndarray          # (P,)
-
-    joint_list: Tuple[int, ...]  # ``joints`` as Python ints (pinocchio containers want them)
-    center_h: np.ndarray         # (G, 4, 1) homogeneous ``center``
 
 
 @dataclass(frozen=True)
@@ -57,7 +37,9 @@ class CompiledScene:
     pad_a_m: np.ndarray                      # padding of side a, [m]
     joint_a: np.ndarray                      # parent joint of side a
     joint_b: np.ndarray
-    bounds: "BoundTables"
+    pair_a: np.ndarray                       # geometry index of side a
+    pair_b: np.ndarray
+    bounds: BoundTables
 
     @property
     def num_pairs(self) -> int:
@@ -169,30 +151,6 @@ def _frozen(values, dtype) -> np.ndarray:
     return array
 
 
-def _bound_tables(geom_model: pin.GeometryModel, pairs) -> BoundTables:
-    geoms = geom_model.geometryObjects
-    joints = sorted({g.parentJoint for g in geoms}) or [0]
-    center, radius, half = [], [], []
-    for geom in geoms:
-        geom.geometry.computeLocalAABB()
-        box = geom.geometry.aabb_local
-        center.append((np.array(box.max_) + np.array(box.min_)) / 2.0)
-        half.append((np.array(box.max_) - np.array(box.min_)) / 2.0)
-        radius.append(np.linalg.norm(half[-1]))
-    return BoundTables(
-        joints=_frozen(joints, np.int64),
-        geom_slot=_frozen([joints.index(g.parentJoint) for g in geoms], np.int64),
-        T_joint_geom=_frozen([g.placement.homogeneous for g in geoms], float).reshape(-1, 4, 4),
-        center=_frozen(center, float).reshape(-1, 3),
-        radius=_frozen(radius, float),
-        half_extent=_frozen(half, float).reshape(-1, 3),
-        pair_a=_frozen([i for i, _ in pairs], np.int64),
-        pair_b=_frozen([j for _, j in pairs], np.int64),
-        joint_list=tuple(int(j) for j in joints),
-        center_h=_frozen([list(c) + [1.0] for c in center], float).reshape(-1, 4, 1),
-    )
-
-
 def _tables(version, geom_model, sides: List[_Side], pairs) -> CompiledScene:
     return CompiledScene(
         version=version,
@@ -202,5 +160,7 @@ def _tables(version, geom_model, sides: List[_Side], pairs) -> CompiledScene:
         pad_a_m=_frozen([sides[i].padding_m for i, _ in pairs], float),
         joint_a=_frozen([sides[i].joint for i, _ in pairs], np.int64),
         joint_b=_frozen([sides[j].joint for _, j in pairs], np.int64),
-        bounds=_bound_tables(geom_model, pairs),
+        pair_a=_frozen([i for i, _ in pairs], np.int64),
+        pair_b=_frozen([j for _, j in pairs], np.int64),
+        bounds=build_bound_tables(geom_model, pairs),
     )
