@@ -1,0 +1,168 @@
+"""Every error path raises from errors.py with the valid choices in the message."""
+import math
+
+import numpy as np
+import pinocchio as pin
+import pytest
+
+from ros2_ik.core import errors, robots
+from ros2_ik.core.pose import PoseTarget
+from ros2_ik.core.robot import Robot
+from ros2_ik.core.solve import solve
+from ros2_ik.core.solvers import registry
+from ros2_ik.core.verify import verify_pose
+
+
+@pytest.fixture(scope="module")
+def arm():
+    return robots.load_group("panda")
+
+
+def good_target(group):
+    return PoseTarget(group.tip, group.fk(group.mid_configuration() + 0.1, group.tip))
+
+
+@pytest.mark.parametrize("xml", ["", "   ", "<robot", "not xml at all"])
+def test_bad_urdf(xml):
+    with pytest.raises(errors.RobotModelError):
+        Robot.from_urdf(xml)
+
+
+def test_unknown_frames_list_valid_names(arm):
+    robot, _ = arm
+    with pytest.raises(errors.InvalidFrame, match="panda_hand") as info:
+        robot.group(base="panda_link0", tip="no_such_link")
+    assert "panda_link7" in info.value.valid
+    with pytest.raises(errors.InvalidFrame):
+        robot.group(base="nope", tip="panda_hand")
+
+
+def test_unknown_joint_lists_valid_names(arm):
+    robot, _ = arm
+    with pytest.raises(errors.InvalidJoint, match="panda_joint1"):
+        robot.group(joints=["panda_joint1", "elbow"], tip="panda_hand")
+    with pytest.raises(errors.InvalidJoint):
+        robot.group(base="panda_link0", tip="panda_hand", locked={"panda_joint1": 0.0})
+    with pytest.raises(errors.InvalidArgument):
+        robot.group(joints=["panda_joint1", "panda_joint1"], tip="panda_hand")
+
+
+def test_chain_needs_an_ancestor(arm):
+    robot, _ = arm
+    with pytest.raises(errors.InvalidArgument, match="ancestor"):
+        robot.group(base="panda_hand", tip="panda_link3")
+
+
+def test_unknown_solver_lists_registered_ones(arm):
+    _, group = arm
+    with pytest.raises(errors.UnknownSolver) as info:
+        solve(group, good_target(group), group.mid_configuration(), solver="trac_ik")
+    assert set(info.value.valid) >= {"lm", "dls", "bfgs", "sqp"}
+    assert "lm" in str(info.value)
+    assert set(registry.available()) >= {"lm", "dls", "bfgs", "sqp"}
+
+
+@pytest.mark.parametrize("bad", [math.nan, math.inf])
+def test_non_finite_target(arm, bad):
+    _, group = arm
+    T = pin.SE3.Identity()
+    T.translation = np.array([bad, 0.0, 0.0])
+    with pytest.raises(errors.InvalidGoal):
+        PoseTarget(group.tip, T)
+
+
+@pytest.mark.parametrize("kwargs", [
+    {"position_tolerance_m": -1e-4}, {"position_tolerance_m": 0.0},
+    {"orientation_tolerance_rad": math.nan}, {"weights": (1, 1, 1, 1, 1)},
+    {"weights": (0, 0, 0, 0, 0, 0)}, {"weights": (1, 1, 1, -1, 1, 1)},
+    {"weights": (1, 1, 1, math.inf, 1, 1)},
+    {"weights": (0, 0, 0, 1, 1, 1), "position_only": True},
+])
+def test_bad_target_numbers(arm, kwargs):
+    _, group = arm
+    with pytest.raises(errors.InvalidGoal):
+        PoseTarget(group.tip, pin.SE3.Identity(), **kwargs)
+
+
+def test_non_rotation_matrix(arm):
+    _, group = arm
+    T = pin.SE3.Identity()
+    T.rotation = np.diag([1.0, 1.0, 2.0])
+    with pytest.raises(errors.InvalidGoal, match="rotation"):
+        PoseTarget(group.tip, T)
+
+
+def test_unknown_target_and_reference_frames(arm):
+    _, group = arm
+    with pytest.raises(errors.InvalidFrame):
+        solve(group, PoseTarget("nope", pin.SE3.Identity()), group.mid_configuration())
+    with pytest.raises(errors.InvalidFrame):
+        solve(group, PoseTarget(group.tip, pin.SE3.Identity(), reference_frame="nope"),
+              group.mid_configuration())
+    with pytest.raises(errors.InvalidGoal, match="moved by the group"):
+        solve(group, PoseTarget(group.tip, pin.SE3.Identity(), reference_frame="panda_link3"),
+              group.mid_configuration())
+
+
+@pytest.mark.parametrize("seed", [np.zeros(6), np.zeros(8), np.full(7, math.nan),
+                                  [0, 0, 0, 0, 0, 0, math.inf]])
+def test_bad_seed_vector(arm, seed):
+    _, group = arm
+    with pytest.raises(errors.InvalidSeed):
+        solve(group, good_target(group), seed)
+
+
+def test_seed_from_names(arm):
+    _, group = arm
+    names = list(group.joint_names)
+    full = names + ["panda_finger_joint1"]            # a full JointState: extra is fine
+    q = group.seed_from(full, np.arange(8) * 0.1)
+    np.testing.assert_allclose(q, np.arange(7) * 0.1)
+    with pytest.raises(errors.InvalidSeed, match="misses"):
+        group.seed_from(names[:6], np.zeros(6))
+    q = group.seed_from(names[:6], np.zeros(6), default=np.ones(7))
+    assert q[6] == 1.0
+    with pytest.raises(errors.InvalidSeed, match="not in the model"):
+        group.seed_from(names + ["bogus"], np.zeros(8))
+    with pytest.raises(errors.InvalidSeed, match="duplicated"):
+        group.seed_from(names + [names[0]], np.zeros(8))
+    with pytest.raises(errors.InvalidSeed, match="not finite"):
+        group.seed_from(names, [0, 0, 0, math.nan, 0, 0, 0])
+    with pytest.raises(errors.InvalidSeed):
+        group.seed_from(names, np.zeros(6))
+
+
+@pytest.mark.parametrize("kwargs", [
+    {"timeout_s": 0.0}, {"timeout_s": -1.0}, {"timeout_s": math.nan},
+    {"timeout_s": math.inf}, {"max_attempts": -1}, {"max_attempts": 1.5},
+    {"num_solutions": 0}, {"max_joint_jump_rad": 0.0}, {"random_seed": -3},
+])
+def test_bad_solve_options(arm, kwargs):
+    _, group = arm
+    with pytest.raises(errors.InvalidArgument):
+        solve(group, good_target(group), group.mid_configuration(), **kwargs)
+
+
+def test_wrong_target_type(arm):
+    _, group = arm
+    with pytest.raises(errors.InvalidGoal):
+        solve(group, "panda_hand", group.mid_configuration())
+
+
+def test_errors_are_value_or_key_errors():
+    assert issubclass(errors.InvalidGoal, ValueError)
+    assert issubclass(errors.InvalidFrame, KeyError)
+
+
+def test_verify_pose_reports_reasons(arm):
+    _, group = arm
+    target = good_target(group)
+    q = group.mid_configuration() + 0.1
+    ok, pos, ori, reason = verify_pose(group, target, q)
+    assert ok and pos < 1e-9 and reason == ""
+    ok, pos, ori, reason = verify_pose(group, target, group.mid_configuration())
+    assert not ok and "pose error" in reason
+    q_out = q.copy()
+    q_out[3] = 1.0                                    # panda_joint4 upper limit is -0.07
+    ok, _, _, reason = verify_pose(group, target, q_out)
+    assert not ok and "panda_joint4" in reason

@@ -1,0 +1,66 @@
+"""Continuous joints and revolute joints wider than 2 pi never flip by 2 pi."""
+import math
+
+import numpy as np
+import pinocchio as pin
+import pytest
+
+from ros2_ik.core.pose import PoseTarget
+from ros2_ik.core.result import IKStatus
+from ros2_ik.core.robot import Robot
+from ros2_ik.core.solve import solve
+
+WRIST = """<?xml version="1.0"?>
+<robot name="wrist">
+  <link name="base"/><link name="a"/><link name="b"/><link name="tip"/>
+  <joint name="spin" type="continuous">
+    <parent link="base"/><child link="a"/><axis xyz="0 0 1"/>
+    <limit effort="1" velocity="3"/>
+  </joint>
+  <joint name="wide" type="revolute">
+    <parent link="a"/><child link="b"/><origin xyz="0 0 0.3"/><axis xyz="0 1 0"/>
+    <limit lower="-6.2831853" upper="6.2831853" effort="1" velocity="3"/>
+  </joint>
+  <joint name="tip_fixed" type="fixed">
+    <parent link="b"/><child link="tip"/><origin xyz="0.4 0 0"/>
+  </joint>
+</robot>"""
+
+
+@pytest.fixture(scope="module")
+def group():
+    return Robot.from_urdf(WRIST).group(base="base", tip="tip")
+
+
+def test_continuous_limits_are_infinite(group):
+    assert group.continuous.tolist() == [True, False]
+    assert group.lower[0] == -math.inf and group.upper[0] == math.inf
+    assert group.wraps.tolist() == [True, True]
+
+
+@pytest.mark.parametrize("solver", ["lm", "dls", "bfgs", "sqp"])
+@pytest.mark.parametrize("seed_spin", [3.0, -3.1, 9.3, -12.0])
+def test_no_two_pi_flip(group, solver, seed_spin):
+    seed = np.array([seed_spin, 5.9])
+    q_goal = seed + np.array([0.15, 0.2])        # crosses +pi / stays beyond 2 pi
+    target = PoseTarget("tip", group.fk(q_goal, "tip"))
+    result = solve(group, target, seed, solver=solver, timeout_s=2.0, random_seed=4)
+    assert result.status is IKStatus.SUCCESS, result.message
+    assert abs(result.q[0] - seed[0]) < math.pi          # nearest equivalent of the seed
+    assert group.lower[1] <= result.q[1] <= group.upper[1]
+    assert abs(result.q[1] - seed[1]) < math.pi
+    T = group.fk(result.q, "tip")
+    assert np.linalg.norm(T.translation - target.T_ref_target.translation) <= 1e-4
+
+
+def test_unwrap_stays_in_limits(group):
+    seed = np.array([0.0, 6.2])
+    q = group.unwrap_near(np.array([0.0, -0.3 + 4 * math.pi]), seed)
+    assert q[1] == pytest.approx(-0.3 + 2 * math.pi)
+    q = group.unwrap_near(np.array([2 * math.pi + 0.1, -6.0]), np.array([0.0, -6.2]))
+    assert q[0] == pytest.approx(0.1) and q[1] == pytest.approx(-6.0)
+
+
+def test_seed_from_joint_state(group):
+    q = group.seed_from(["wide", "spin"], [0.5, 7.0])
+    np.testing.assert_allclose(q, [7.0, 0.5])
