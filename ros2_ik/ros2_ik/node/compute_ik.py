@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import time
-from typing import Optional
+from typing import Optional, Tuple
 
 import numpy as np
 
@@ -100,13 +100,17 @@ def solve_options(request, cfg: NodeConfig) -> dict:
 
 def compute_ik(snapshot: Optional[RobotSnapshot], model_error: str, cfg: NodeConfig,
                joints: JointStateCache, request: ComputeIK.Request,
-               extra_constraints=()) -> ComputeIK.Response:
-    """Answer one ComputeIK request; never raises (a bug answers INTERNAL_ERROR)."""
+               extra_constraints=()) -> Tuple[ComputeIK.Response, Optional[object]]:
+    """Answer one ComputeIK request: (response, the group solved, or None on early errors).
+
+    Never raises (a bug answers INTERNAL_ERROR).
+    """
     try:
         return _compute_ik(snapshot, model_error, cfg, joints, request, extra_constraints)
     except Exception as exc:  # noqa: BLE001 - the node must keep serving
         response = ComputeIK.Response()
-        return _error(response, IKErrorCode.INTERNAL_ERROR, f"{type(exc).__name__}: {exc}")
+        return _error(response, IKErrorCode.INTERNAL_ERROR,
+                      f"{type(exc).__name__}: {exc}"), None
 
 
 def _compute_ik(snapshot, model_error, cfg, joints, request, extra_constraints):
@@ -115,7 +119,8 @@ def _compute_ik(snapshot, model_error, cfg, joints, request, extra_constraints):
     response.random_seed = int(request.random_seed)
     started = time.perf_counter()
     if snapshot is None:
-        return _error(response, IKErrorCode.NO_ROBOT_MODEL, model_error)
+        return _error(response, IKErrorCode.NO_ROBOT_MODEL, model_error), None
+    group = None
     try:
         group, tip = resolve_group(snapshot, cfg, request.group_name, request.base_link,
                                    request.tip_link)
@@ -124,10 +129,10 @@ def _compute_ik(snapshot, model_error, cfg, joints, request, extra_constraints):
         result = solve(group, target, seed, constraints=extra_constraints,
                        **solve_options(request, cfg))
     except Exception as exc:  # noqa: BLE001 - every failure becomes an error code
-        return _error(response, code_for_exception(exc), str(exc))
+        return _error(response, code_for_exception(exc), str(exc)), group
     _fill(response, group, target, result, extra_constraints)
     response.solve_time = time.perf_counter() - started
-    return response
+    return response, group
 
 
 def _fill(response, group, target: PoseTarget, result, constraints=()) -> None:

@@ -10,6 +10,8 @@ from __future__ import annotations
 import pathlib
 from typing import Dict, List
 
+import numpy as np
+from geometry_msgs.msg import PoseStamped
 from rcl_interfaces.msg import SetParametersResult
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
 from rclpy.node import Node
@@ -18,11 +20,15 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import String
 
 from ros2_ik.node.action_server import ConstrainedIKServer
+from ros2_ik.core.errors import InvalidGoal
 from ros2_ik.node.compute_ik import compute_ik
+from ros2_ik.node.conversions import pose_to_se3
+from ros2_ik.node.outputs import Outputs
 from ros2_ik.node.error_codes import CODE_NAMES
 from ros2_ik.node.parameters import (
     SCHEMA, GroupConfig, NodeConfig, check_value, clean_list, group_specs)
 from ros2_ik.node.robot_source import JointStateCache, RobotSource
+from ros2_ik_interfaces.msg import IKErrorCode
 from ros2_ik_interfaces.srv import ComputeIK
 
 #: robot_state_publisher publishes the description once, reliable + transient local.
@@ -45,6 +51,9 @@ class IKNode(Node):
         self.create_service(ComputeIK, "compute_ik", self._on_compute_ik,
                             callback_group=self.solve_group)
         self.action_server = ConstrainedIKServer(self, self.solve_group)
+        self.outputs = Outputs(self)
+        self.create_subscription(PoseStamped, self.config.goal_topic, self._on_goal_pose, 10,
+                                 callback_group=self.solve_group)
         self._load_initial_model()
         self.get_logger().info("ik_node ready: service compute_ik, action constrained_ik"
                                if self.robot.snapshot else
@@ -59,6 +68,10 @@ class IKNode(Node):
             for spec in group_specs(group):
                 self.declare_parameter(spec.name, spec.default, spec.descriptor())
         self.config = self._read_config()
+        problems = [f"{name} {problem}" for name, value in self.config.values.items()
+                    if (problem := check_value(name, value))]
+        if problems:
+            raise ValueError("invalid parameters: " + "; ".join(problems))
         self.add_on_set_parameters_callback(self._validate_parameters)
         self.add_post_set_parameters_callback(lambda _: self._refresh_config())
 
@@ -133,10 +146,42 @@ class IKNode(Node):
 
     def _on_compute_ik(self, request: ComputeIK.Request,
                        response: ComputeIK.Response) -> ComputeIK.Response:
-        answer = compute_ik(self.robot.snapshot, self.robot.error, self.config,
-                            self.joints, request)
+        answer, group = compute_ik(self.robot.snapshot, self.robot.error, self.config,
+                                   self.joints, request)
+        if group is not None and answer.solution.name:
+            self._publish(request, answer, group)
         self._log_answer(answer)
         return answer
+
+    def _on_goal_pose(self, msg: PoseStamped) -> None:
+        """A goal from rviz (or any PoseStamped publisher): solve with the defaults."""
+        request = ComputeIK.Request()
+        request.target = msg
+        request.execute = self.config.execute_by_default
+        self._on_compute_ik(request, ComputeIK.Response())
+
+    def _publish(self, request: ComputeIK.Request, answer: ComputeIK.Response, group) -> None:
+        """~/solution, ~/markers, and the controller when asked and safe."""
+        q = np.asarray(answer.solution.position)
+        self.outputs.solution(answer.solution.name, q)
+        ref = request.target.header.frame_id or "universe"
+        T_ref_reached = group.fk(q, ref).actInv(group.fk(q, group.tip))
+        try:
+            T_ref_target = pose_to_se3(request.target.pose, "target")
+        except InvalidGoal:
+            T_ref_target = T_ref_reached
+        self.outputs.markers(ref, T_ref_target, T_ref_reached)
+        if not (request.execute or self.config.execute_by_default):
+            return
+        ok = answer.error_code.val == IKErrorCode.SUCCESS
+        reason = self.outputs.execute(group, answer.solution.name, q, ok,
+                                      answer.error_code.val == IKErrorCode.IN_COLLISION)
+        if reason:
+            answer.message += f"; not executed: {reason}"
+            if ok:
+                answer.error_code.val = IKErrorCode.EXECUTION_REFUSED
+        else:
+            answer.message += "; sent to the controller"
 
     def _log_answer(self, answer: ComputeIK.Response) -> None:
         code = answer.error_code.val

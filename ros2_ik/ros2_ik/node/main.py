@@ -3,14 +3,16 @@ from __future__ import annotations
 
 import faulthandler
 import signal
+import sys
 
 import rclpy
+from rclpy.exceptions import ParameterException
 from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
 
 from ros2_ik.node.ik_node import IKNode
 
 
-def main(args=None) -> None:
+def main(args=None) -> int:
     """Spin the node on a multi-threaded executor until shutdown (Ctrl-C or SIGTERM).
 
     ``kill -USR1 <pid>`` prints every thread's Python stack (to diagnose a stuck solve).
@@ -18,13 +20,18 @@ def main(args=None) -> None:
     faulthandler.register(signal.SIGUSR1, all_threads=True)
     try:
         with rclpy.init(args=args):
-            node = IKNode()
+            try:
+                node = IKNode()
+            except (ValueError, ParameterException) as exc:  # bad configuration
+                print(f"ik_node: {exc}", file=sys.stderr)
+                return 2
             executor = MultiThreadedExecutor(num_threads=4)
             executor.add_node(node)
             executor.spin()
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -110,7 +110,7 @@ SCHEMA: Tuple[ParamSpec, ...] = (
     ParamSpec("controller_mode", "trajectory", "How solutions are executed: 'trajectory' "
               "(trajectory_msgs/JointTrajectory) or 'position' "
               "(std_msgs/Float64MultiArray for a forward position controller).",
-              _one_of("trajectory", "position")),
+              _one_of("trajectory", "position"), read_only=True),
     ParamSpec("controller_topic", "/joint_trajectory_controller/joint_trajectory",
               "Topic the solution is published to when executed.", read_only=True),
     ParamSpec("controller_joints", [""], "Joint order of the position controller's "

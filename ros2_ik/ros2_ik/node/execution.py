@@ -1,0 +1,72 @@
+"""Sending a solution to a ros2_control controller, only when it is safe.
+
+``refusal()`` says why a solution must not be executed (or '' when it may be): it is
+checked on the exact values that would be sent, against fresh ``joint_states``.
+The message builders time a trajectory from the joints' velocity limits.
+"""
+from __future__ import annotations
+
+import math
+from typing import Dict, Mapping, Optional, Sequence
+
+import numpy as np
+from builtin_interfaces.msg import Duration
+from std_msgs.msg import Float64MultiArray
+from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+
+
+def refusal(succeeded: bool, names: Sequence[str], q: np.ndarray, lower: np.ndarray,
+            upper: np.ndarray, current: Optional[Mapping[str, float]],
+            max_jump: float, collides: bool = False) -> str:
+    """Why executing ``q`` (joint ``names``) is refused; '' when it is safe to send."""
+    if not succeeded:
+        return "the solution is not a SUCCESS"
+    if collides:
+        return "the solution is in collision"
+    if not np.all(np.isfinite(q)):
+        return "the solution has non-finite values"
+    outside = [n for n, v, lo, hi in zip(names, q, lower, upper) if not lo <= v <= hi]
+    if outside:
+        return f"joints {outside} are outside their limits"
+    if current is None:
+        return "joint_states are stale or missing for the group's joints"
+    jumps = {n: abs(v - current[n]) for n, v in zip(names, q)}
+    worst = max(jumps, key=jumps.get)
+    if jumps[worst] > max_jump:
+        return (f"joint {worst} would move {jumps[worst]:.3f} from the current state, more "
+                f"than execute_max_joint_jump={max_jump}")
+    return ""
+
+
+def duration_s(names: Sequence[str], q: np.ndarray, current: Mapping[str, float],
+               velocity_limits: np.ndarray, scaling: float, minimum_s: float) -> float:
+    """Time [s] for the slowest joint to reach ``q`` at ``scaling`` x its velocity limit."""
+    slowest = 0.0
+    for name, target, vmax in zip(names, q, velocity_limits):
+        if vmax > 0 and math.isfinite(vmax):
+            slowest = max(slowest, abs(target - current[name]) / (vmax * scaling))
+    return max(slowest, minimum_s)
+
+
+def trajectory(names: Sequence[str], q: np.ndarray, seconds: float) -> JointTrajectory:
+    """A one-point JointTrajectory (the controller interpolates from its current state)."""
+    msg = JointTrajectory()
+    msg.joint_names = list(names)
+    point = JointTrajectoryPoint()
+    point.positions = [float(v) for v in q]
+    point.velocities = [0.0] * len(names)
+    whole = int(seconds)
+    point.time_from_start = Duration(sec=whole, nanosec=int((seconds - whole) * 1e9))
+    msg.points = [point]
+    return msg
+
+
+def position_command(order: Sequence[str], names: Sequence[str], q: np.ndarray,
+                     current: Mapping[str, float]) -> Float64MultiArray:
+    """Float64MultiArray in the controller's joint ``order``; others keep their state."""
+    values: Dict[str, float] = dict(current)
+    values.update(zip(names, (float(v) for v in q)))
+    missing = [n for n in order if n not in values]
+    if missing:
+        raise KeyError(f"no position known for controller joints {missing}")
+    return Float64MultiArray(data=[values[n] for n in order])

@@ -1,0 +1,89 @@
+"""What the node publishes: ``~/solution``, ``~/markers`` and controller commands."""
+from __future__ import annotations
+
+from typing import Optional, Sequence
+
+import numpy as np
+import pinocchio as pin
+from geometry_msgs.msg import Point
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray
+from trajectory_msgs.msg import JointTrajectory
+from visualization_msgs.msg import Marker, MarkerArray
+
+from ros2_ik.node import execution
+from ros2_ik.node.conversions import joint_state, se3_to_pose
+
+
+class Outputs:
+    """Publishers of one node and the safety gate in front of the controller."""
+
+    def __init__(self, node) -> None:
+        self._node = node
+        cfg = node.config
+        self.solution_pub = node.create_publisher(JointState, "~/solution", 10)
+        self.marker_pub = node.create_publisher(MarkerArray, "~/markers", 10)
+        kind = Float64MultiArray if cfg.controller_mode == "position" else JointTrajectory
+        self.controller_pub = node.create_publisher(kind, cfg.controller_topic, 10)
+
+    def solution(self, names: Sequence[str], q: Sequence[float]) -> None:
+        """Publish a solution for visualization (every solution, any status)."""
+        self.solution_pub.publish(joint_state(names, np.asarray(q),
+                                              self._node.get_clock().now().to_msg()))
+
+    def execute(self, group, names: Sequence[str], q: np.ndarray, succeeded: bool,
+                collides: bool = False) -> str:
+        """Send ``q`` to the controller when safe; returns the refusal reason or ''."""
+        cfg = self._node.config
+        current = self._node.joints.fresh(names, cfg.joint_state_timeout)
+        reason = execution.refusal(succeeded, names, q, group.lower, group.upper, current,
+                                   cfg.execute_max_joint_jump, collides)
+        if reason:
+            return reason
+        if cfg.controller_mode == "position":
+            order = [n for n in cfg.controller_joints if n] or list(names)
+            try:
+                msg = execution.position_command(order, names, q, self._node.joints.latest())
+            except KeyError as exc:
+                return str(exc)
+            self.controller_pub.publish(msg)
+            return ""
+        seconds = execution.duration_s(names, q, current, group.velocity_limits,
+                                       cfg.velocity_scaling, cfg.min_trajectory_duration)
+        self.controller_pub.publish(execution.trajectory(names, q, seconds))
+        return ""
+
+    def markers(self, frame: str, T_ref_target: pin.SE3, T_ref_reached: Optional[pin.SE3],
+                closest: Optional[Sequence[np.ndarray]] = None) -> None:
+        """Target (green) and reached (blue) poses as axes arrows, closest pair (red)."""
+        stamp = self._node.get_clock().now().to_msg()
+        markers = MarkerArray()
+        markers.markers.append(_axes(frame or "universe", stamp, "target", T_ref_target,
+                                     (0.1, 0.9, 0.1)))
+        if T_ref_reached is not None:
+            markers.markers.append(_axes(frame or "universe", stamp, "reached",
+                                         T_ref_reached, (0.1, 0.3, 0.9)))
+        if closest is not None:
+            line = Marker(ns="closest_pair", id=0, type=Marker.LINE_LIST,
+                          action=Marker.ADD)
+            line.header.frame_id, line.header.stamp = "universe", stamp
+            line.pose.orientation.w = 1.0
+            line.scale.x = 0.005
+            line.color.r, line.color.a = 1.0, 1.0
+            line.points = [Point(x=float(p[0]), y=float(p[1]), z=float(p[2]))
+                           for p in closest]
+            markers.markers.append(line)
+        self.marker_pub.publish(markers)
+
+
+def _axes(frame: str, stamp, ns: str, T: pin.SE3, rgb) -> Marker:
+    """An arrow along the pose's z axis (the approach direction of most tools)."""
+    marker = Marker(ns=ns, id=0, type=Marker.ARROW, action=Marker.ADD)
+    marker.header.frame_id, marker.header.stamp = frame, stamp
+    # An ARROW points along its x axis: rotate the pose so x goes along the tool's z.
+    marker.pose = se3_to_pose(T * pin.SE3(pin.utils.rpyToMatrix(0, -np.pi / 2, 0),
+                                          np.zeros(3)))
+    marker.scale.x, marker.scale.y, marker.scale.z = 0.1, 0.01, 0.02
+    marker.color.r, marker.color.g, marker.color.b = rgb
+    marker.color.a = 1.0
+    return marker

@@ -1,0 +1,216 @@
+"""What ik_node publishes, over real DDS: controller commands (only when safe),
+~/solution, ~/markers, goals from a PoseStamped topic, live parameters."""
+import os
+
+import numpy as np
+import pinocchio as pin
+import pytest
+
+pytest.importorskip("rclpy")
+
+from ament_index_python.packages import get_package_share_directory  # noqa: E402
+from geometry_msgs.msg import PoseStamped  # noqa: E402
+from rcl_interfaces.msg import Parameter, ParameterType, ParameterValue  # noqa: E402
+from rcl_interfaces.srv import SetParameters  # noqa: E402
+from ros2_ik.core import robots  # noqa: E402
+from ros2_ik.node.conversions import se3_to_pose  # noqa: E402
+from ros2_ik.node.harness import Client, NodeProcess, wait_for  # noqa: E402
+from ros2_ik_interfaces.msg import IKErrorCode  # noqa: E402
+from ros2_ik_interfaces.srv import ComputeIK  # noqa: E402
+from sensor_msgs.msg import JointState  # noqa: E402
+from std_msgs.msg import Float64MultiArray  # noqa: E402
+from trajectory_msgs.msg import JointTrajectory  # noqa: E402
+from visualization_msgs.msg import MarkerArray  # noqa: E402
+
+READY = np.array([0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785])
+ARM = [f"panda_joint{i}" for i in range(1, 8)]
+CONFIG = "panda.yaml"
+
+
+@pytest.fixture(scope="module")
+def model():
+    return pin.buildModelFromXML(robots.urdf_text("panda"))
+
+
+def start(ns, *params):
+    config = os.path.join(get_package_share_directory("ros2_ik"), "config", CONFIG)
+    args = ["--params-file", config, "-r", f"__ns:=/{ns}"]
+    for p in params:
+        args += ["-p", p]
+    node = NodeProcess(extra_args=args)
+    client = Client(f"{ns}_client", namespace=f"/{ns}")
+    client.publish_description(robots.urdf_text("panda"), robots.srdf_text("panda"))
+    client.wait_for_service()
+    return node, client
+
+
+def collect(client, kind, topic):
+    box = []
+    client.node.create_subscription(kind, topic, box.append, 10)
+    return box
+
+
+def near_target(model, dq, seed_offset=0.0):
+    """A target pose reached from READY + dq (small moves stay under the jump limit)."""
+    q = pin.neutral(model)
+    q[:7] = READY + dq
+    data = model.createData()
+    pin.framesForwardKinematics(model, data, q)
+    T = data.oMf[model.getFrameId("panda_link0")].actInv(data.oMf[model.getFrameId("panda_hand")])
+    req = ComputeIK.Request()
+    req.target.header.frame_id = "panda_link0"
+    req.target.pose = se3_to_pose(T)
+    req.seed.name = ARM
+    req.seed.position = list(READY + seed_offset)
+    req.timeout = 0.5
+    req.random_seed = 1
+    return req
+
+
+@pytest.fixture(scope="module")
+def trajectory_node(ros_context):
+    node, client = start("traj", "controller_topic:=/traj/arm_controller/joint_trajectory")
+    yield node, client
+    client.close()
+    assert node.stop() == 0, node.output()
+
+
+def test_execute_publishes_a_timed_trajectory(trajectory_node, model):
+    node, client = trajectory_node
+    trajectories = collect(client, JointTrajectory, "/traj/arm_controller/joint_trajectory")
+    solutions = collect(client, JointState, "/traj/ik_node/solution")
+    markers = collect(client, MarkerArray, "/traj/ik_node/markers")
+    client.publish_joints(ARM, READY)
+    req = near_target(model, np.array([0.1, -0.1, 0.05, 0.1, 0.0, 0.1, 0.0]))
+    req.execute = True
+    res = client.wait_for_model(req)
+    assert res.error_code.val == IKErrorCode.SUCCESS, res.message
+    wait_for(lambda: trajectories and solutions and markers, 10, "outputs", client.spin)
+    traj = trajectories[-1]
+    assert list(traj.joint_names) == ARM
+    np.testing.assert_allclose(traj.points[0].positions, res.solution.position)
+    # Our own timing: slowest joint at 0.2 x its URDF velocity limit, at least 0.5 s.
+    vmax = np.array([model.velocityLimit[model.joints[model.getJointId(n)].idx_v]
+                     for n in ARM])
+    expected = max(np.max(np.abs(np.array(res.solution.position) - READY) / (0.2 * vmax)), 0.5)
+    t = traj.points[0].time_from_start
+    assert abs(t.sec + t.nanosec * 1e-9 - expected) < 1e-6
+    assert list(solutions[-1].name) == ARM
+    assert {m.ns for m in markers[-1].markers} >= {"target", "reached"}
+
+
+def test_execution_refused_when_jump_too_large(trajectory_node, model):
+    node, client = trajectory_node
+    trajectories = collect(client, JointTrajectory, "/traj/arm_controller/joint_trajectory")
+    client.publish_joints(ARM, READY)
+    req = near_target(model, np.array([1.2, 0.3, 0.0, 0.5, 0.0, 0.0, 0.0]), seed_offset=0.0)
+    req.seed.position = list(READY + np.array([1.2, 0.3, 0.0, 0.5, 0.0, 0.0, 0.0]))
+    req.execute = True
+    res = client.call(req)
+    assert res.error_code.val == IKErrorCode.EXECUTION_REFUSED, res.message
+    assert "execute_max_joint_jump" in res.message
+    assert len(res.solution.position) == 7          # the solution is still returned
+    count = len(trajectories)
+    client.spin(0.2)
+    assert len(trajectories) == count
+
+
+def test_execution_refused_when_not_success(trajectory_node):
+    node, client = trajectory_node
+    client.publish_joints(ARM, READY)
+    req = ComputeIK.Request()
+    req.target.header.frame_id = "panda_link0"
+    req.target.pose.position.x = 3.0
+    req.timeout = 0.05
+    req.execute = True
+    res = client.call(req)
+    assert res.error_code.val == IKErrorCode.NO_SOLUTION
+    assert "not executed: the solution is not a SUCCESS" in res.message
+
+
+def test_goal_topic_solves_and_publishes_solution(trajectory_node, model):
+    node, client = trajectory_node
+    solutions = collect(client, JointState, "/traj/ik_node/solution")
+    pub = client.node.create_publisher(PoseStamped, "/traj/goal_pose", 10)
+    req = near_target(model, np.array([0.2, 0.1, 0.0, 0.2, 0.0, 0.0, 0.0]))
+    goal = PoseStamped()
+    goal.header.frame_id = "panda_link0"
+    goal.pose = req.target.pose
+    wait_for(lambda: pub.get_subscription_count() > 0, 10, "goal subscriber", client.spin)
+    pub.publish(goal)
+    wait_for(lambda: solutions, 10, "a solution from the goal topic", client.spin)
+    q = pin.neutral(model)
+    q[:7] = solutions[-1].position
+    data = model.createData()
+    pin.framesForwardKinematics(model, data, q)
+    T = data.oMf[model.getFrameId("panda_link0")].actInv(data.oMf[model.getFrameId("panda_hand")])
+    p = req.target.pose.position
+    assert np.linalg.norm(T.translation - [p.x, p.y, p.z]) < 1e-4
+
+
+def set_param(client, name, value):
+    srv = client.node.create_client(SetParameters, "/traj/ik_node/set_parameters")
+    assert srv.wait_for_service(timeout_sec=10)
+    pv = ParameterValue()
+    if isinstance(value, str):
+        pv.type, pv.string_value = ParameterType.PARAMETER_STRING, value
+    else:
+        pv.type, pv.double_value = ParameterType.PARAMETER_DOUBLE, float(value)
+    future = srv.call_async(SetParameters.Request(parameters=[Parameter(name=name, value=pv)]))
+    wait_for(future.done, 10, "set_parameters", client.spin)
+    return future.result().results[0]
+
+
+def test_param_set_takes_effect_on_next_solve(trajectory_node, model):
+    node, client = trajectory_node
+    assert not set_param(client, "timeout", -1.0).successful        # validated
+    assert set_param(client, "solver", "no_such_solver").successful
+    req = near_target(model, np.zeros(7))
+    assert client.call(req).error_code.val == IKErrorCode.INVALID_SOLVER
+    assert set_param(client, "solver", "dls").successful
+    assert client.call(req).error_code.val == IKErrorCode.SUCCESS
+    assert set_param(client, "solver", "lm").successful
+
+
+def test_stale_joint_states_refuse_execution(ros_context, model):
+    node, client = start("stale", "joint_state_timeout:=0.2")
+    try:
+        req = near_target(model, np.zeros(7))
+        req.execute = True
+        res = client.wait_for_model(req)   # no joint_states were ever published
+        assert res.error_code.val == IKErrorCode.EXECUTION_REFUSED
+        assert "stale" in res.message
+    finally:
+        client.close()
+        assert node.stop() == 0, node.output()
+
+
+def test_position_controller_mode(ros_context, model):
+    node, client = start("pos", "controller_mode:=position",
+                         "controller_topic:=/pos/forward_position_controller/commands")
+    try:
+        commands = collect(client, Float64MultiArray,
+                           "/pos/forward_position_controller/commands")
+        fingers = ["panda_finger_joint1", "panda_finger_joint2"]
+        client.publish_joints(ARM + fingers, list(READY) + [0.01, 0.01])
+        req = near_target(model, np.array([0.05, 0.0, 0.0, 0.05, 0.0, 0.0, 0.0]))
+        req.execute = True
+        res = client.wait_for_model(req)
+        assert res.error_code.val == IKErrorCode.SUCCESS, res.message
+        wait_for(lambda: commands, 10, "a position command", client.spin)
+        np.testing.assert_allclose(commands[-1].data, res.solution.position)
+    finally:
+        client.close()
+        assert node.stop() == 0, node.output()
+
+
+def test_invalid_configuration_exits_with_a_message(ros_context):
+    node = NodeProcess(params={"velocity_scaling": 3.0})
+    assert node.proc.wait(30) == 2
+    assert "velocity_scaling" in node.output() and "Traceback" not in node.output()
+
+
+def test_schema_validation_applies_at_startup(ros_context):
+    node = NodeProcess(params={"timeout": -1.0})
+    assert node.proc.wait(30) == 2
+    assert "timeout must be > 0 and finite" in node.output()
