@@ -4,7 +4,7 @@ SHELL := /bin/bash
 ENV := source tools/env.sh &&
 PYTEST_ARGS ?=
 
-.PHONY: setup build test demo bench bench-quick clean
+.PHONY: setup build test demo bench bench-quick fuzz load clean
 
 setup:
 	@bash tools/setup.sh
@@ -16,7 +16,22 @@ test: build
 	@$(ENV) python -m pytest ros2_ik/test -q -p no:cacheprovider $(PYTEST_ARGS)
 
 demo: build
-	@$(ENV) ik_demo_path=$$(ros2_ik_prefix=$$(python -c 'from ament_index_python.packages import get_package_prefix as g; print(g("ros2_ik"))'); echo $$ros2_ik_prefix/lib/ros2_ik/ik_demo); $$ik_demo_path
+	@$(ENV) "$$(python -c 'from ament_index_python.packages import get_package_prefix as g; print(g("ros2_ik"))')/lib/ros2_ik/ik_demo"
+
+# Benchmarks (not timed tests): figures go to bench/results/.
+bench: build
+	@$(ENV) pip install --quiet -r bench/requirements-bench.txt && python bench/ik_bench.py $(BENCH_ARGS)
+
+bench-quick: BENCH_ARGS += --quick
+bench-quick: bench
+
+# >= 10,000 generated requests against the core and the running node.
+fuzz: build
+	@$(ENV) python bench/fuzz.py $(FUZZ_ARGS)
+
+# Load and soak on loopback, bounded in count and time; writes bench/results/load.json.
+load: build
+	@$(ENV) python bench/load.py $(LOAD_ARGS)
 
 clean:
 	rm -rf build install log .venv
