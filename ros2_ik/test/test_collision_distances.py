@@ -135,19 +135,26 @@ def test_padding_subtracts_from_robot_distances():
 
 
 def test_min_distance_equals_brute_force_minimum():
+    """Exact also when colliding: the deepest penetration wins, not the first one found."""
     urdf, srdf = panda_files()
     model = pin.buildModelFromXML(urdf)
     scene = PlanningScene()
-    scene.add(SceneObject("ball", [Sphere(0.08)], T_frame_object=pose_from_xyz_quat([0.4, 0, .4])))
+    here = os.path.dirname(os.path.abspath(__file__))
+    from ros2_ik.core.collision import load_scene_yaml
+
+    scene.add_all(load_scene_yaml(os.path.join(here, "..", "..", "bench", "panda_scene.yaml")))
     checker = CollisionChecker.from_urdf(model, urdf, srdf, scene)
-    rng = np.random.default_rng(7)
-    for _ in range(20):
+    pin.seed(5)
+    colliding = 0
+    for _ in range(40):
         q = pin.randomConfiguration(model)
-        q[:7] = PANDA_READY[:7] + rng.normal(scale=0.6, size=7)
         everything = checker.distances(q).distances_m
         report = checker.min_distance(q)
-        assert report.distance_m == pytest.approx(everything.min(), abs=1e-6)
+        assert report.distance_m == pytest.approx(everything.min(), abs=1e-9)
         assert checker.in_collision(q) == (everything.min() < 0)
+        assert checker.in_collision(q, margin_m=-0.01) == (everything.min() < -0.01)
+        colliding += report.in_collision
+    assert 5 <= colliding <= 35
 
 
 @pytest.fixture(scope="module")
@@ -237,3 +244,26 @@ def test_attached_object_skips_touch_links():
     names = checker.compiled().pair_names
     assert ("l1", "held") in names
     assert ("l2", "held") not in names
+
+
+def test_lower_bounds_never_exceed_exact_distances():
+    """A bound above the true distance would silently drop a near pair from the constraint."""
+    urdf, srdf = panda_files()
+    model = pin.buildModelFromXML(urdf)
+    scene = PlanningScene()
+    here = os.path.dirname(os.path.abspath(__file__))
+    from ros2_ik.core.collision import load_scene_yaml
+
+    scene.add_all(load_scene_yaml(os.path.join(here, "..", "..", "bench", "panda_scene.yaml")))
+    scene.add(SceneObject("held", [Box((0.05, 0.05, 0.2))], frame_id="panda_hand",
+                          T_frame_object=pose_from_xyz_quat([0, 0, 0.15]), attached=True))
+    checker = CollisionChecker.from_urdf(model, urdf, srdf, scene, padding_m=0.01)
+    data = model.createData()
+    pin.seed(11)
+    for _ in range(30):
+        q = pin.randomConfiguration(model)
+        exact = checker.distances(q).distances_m
+        pin.forwardKinematics(model, data, q)
+        bounds = checker._lower_bounds(checker.compiled(), data)
+        assert np.all(bounds <= exact + 1e-9)
+        assert np.mean(bounds > 0.05) > 0.5  # and they are useful: most far pairs skipped

@@ -9,6 +9,9 @@ of pairs:
 * both sides moving: ball against ball, ``d >= |c_a - c_b| - r_a - r_b``.
 
 Per call this costs one read of each moving joint's placement and a dozen numpy operations.
+A positive bound certifies separation; a penetration can be deeper than a non-positive
+bound suggests (a small shape deep inside a large one), so callers must treat bounds <= 0
+as "unknown, compute" (the checker maps them to ``-inf``).
 """
 from __future__ import annotations
 
@@ -89,7 +92,7 @@ def build_bound_tables(
 
 
 def lower_bounds(tables: BoundTables, data: pin.Data, num_pairs: int) -> np.ndarray:
-    """Lower bounds (P,) [m] on the unpadded signed distance of every pair."""
+    """Lower bounds (P,) [m] on the unpadded distance of every pair, valid where positive."""
     oMi = data.oMi
     T_world_joint = np.array([oMi[j].homogeneous[:3] for j in tables.joints])  # (J, 3, 4)
     centers = np.einsum("gij,gj->gi", T_world_joint[tables.slot], tables.center_joint)

@@ -202,8 +202,14 @@ class CollisionChecker:
 
     @staticmethod
     def _lower_bounds(compiled: CompiledScene, data: pin.Data) -> np.ndarray:
-        """Lower bounds (P,) [m] on the signed padded distances (see :mod:`.bounds`)."""
-        return lower_bounds(compiled.bounds, data, compiled.num_pairs) - compiled.padding_m
+        """Lower bounds (P,) [m] on the signed padded distances (see :mod:`.bounds`).
+
+        The ball/box bounds only certify *separation*: a penetration can be deeper than any
+        of them, so a bound that is not positive becomes ``-inf`` (always computed).
+        """
+        bounds = lower_bounds(compiled.bounds, data, compiled.num_pairs)
+        bounds[bounds <= 0.0] = -np.inf
+        return bounds - compiled.padding_m
 
     @staticmethod
     def _compute(compiled, geom_data, pairs: np.ndarray, out: np.ndarray) -> None:
