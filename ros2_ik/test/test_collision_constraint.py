@@ -191,3 +191,30 @@ def test_concurrent_evaluations_match_sequential_ones():
     for thread in threads:
         thread.join()
     assert mismatches == []
+
+
+def test_cost_gradient_matches_finite_differences_and_vanishes_when_far():
+    from ros2_ik.core.collision import MinimumDistanceCost
+
+    model, checker = tiny_checker()
+    cost = MinimumDistanceCost(checker, influence_distance_m=0.3, weight=2.0)
+    rng = np.random.default_rng(4)
+    compared = 0
+    for _ in range(15):
+        q = np.array([rng.uniform(-3, 3), rng.uniform(-3, 3), rng.uniform(0.02, 0.28)])
+        value, gradient = cost.evaluate(model, kinematics(model, q), q)
+        central = np.zeros(model.nv)
+        for i in range(model.nv):
+            step = np.zeros(model.nv)
+            step[i] = EPS
+            q_plus, q_minus = pin.integrate(model, q, step), pin.integrate(model, q, -step)
+            central[i] = (cost.evaluate(model, kinematics(model, q_plus), q_plus)[0]
+                          - cost.evaluate(model, kinematics(model, q_minus), q_minus)[0])
+        central /= 2 * EPS
+        np.testing.assert_allclose(gradient, central, atol=1e-3, rtol=1e-3)
+        compared += value > 0
+    assert compared >= 5
+    far = MinimumDistanceCost(checker, influence_distance_m=-10.0)
+    q = np.array([0.4, -0.3, 0.1])
+    value, gradient = far.evaluate(model, kinematics(model, q), q)
+    assert value == 0.0 and not gradient.any()

@@ -11,6 +11,7 @@ Typical use (all inputs are text or arrays; no ROS)::
 """
 from .checker import CollisionChecker, DistanceReport, PairDistances
 from .constraint import MinimumDistanceConstraint
+from .cost import MinimumDistanceCost
 from .meshes import MeshNotFoundError, MeshResolver, PathNotAllowed, check_allowed_path
 from .pairs import candidate_self_pairs, srdf_disabled_link_pairs
 from .robot_geometry import build_robot_geometry
@@ -36,6 +37,7 @@ __all__ = [
     "MeshNotFoundError",
     "MeshResolver",
     "MinimumDistanceConstraint",
+    "MinimumDistanceCost",
     "PairDistances",
     "PathNotAllowed",
     "PlanningScene",
