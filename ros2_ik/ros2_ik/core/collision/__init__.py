@@ -1,13 +1,27 @@
-"""ROS-free collision core: robot geometry, planning scene, distances, minimum-distance constraint.
+"""ROS-free collision core: robot geometry, planning scene, distances, minimum-distance terms.
 
 Typical use (all inputs are text or arrays; no ROS)::
 
+    model = pin.buildModelFromXML(urdf_xml)                  # or Robot.from_urdf(...).model
     scene = PlanningScene(valid_frames=[f.name for f in model.frames])
-    scene.add_all(load_scene_yaml(path, allowed_dirs=[...]))
-    checker = CollisionChecker.from_urdf(model, urdf_xml, srdf_xml, scene, padding_m=0.0)
-    constraint = MinimumDistanceConstraint(checker, min_distance_m=0.005)
-    ...  # the solver stacks `constraint`; after the solve:
-    report = checker.min_distance(q)        # distance_m, pair, witness points
+    scene.add_all(load_scene_yaml(scene_file, allowed_dirs=[...]))
+    checker = CollisionChecker.from_urdf(model, urdf_xml, srdf_xml, scene,
+                                         resolver=MeshResolver(search_dirs=[...]),
+                                         padding_m=0.0)
+    constraint = MinimumDistanceConstraint(checker, min_distance_m=0.005,
+                                           influence_distance_m=0.05)
+
+    # in the solver, once per iterate (the preconditions of every term):
+    pin.computeJointJacobians(model, data, q)
+    pin.updateFramePlacements(model, data)
+    value, jacobian = constraint.evaluate(model, data, q)   # (8,), (8, nv); value >= 0.005
+
+    # after the solve: the re-check that decides SUCCESS vs IN_COLLISION
+    report = checker.min_distance(q)     # distance_m, pair (names), witness points [m]
+    collides = checker.in_collision(q)   # report.distance_m < 0
+
+The checker and the terms are shared between threads (each thread gets its own pinocchio
+data); scene changes (``scene.add/move/remove/clear``) are picked up at the next call.
 """
 from .checker import CollisionChecker, DistanceReport, PairDistances
 from .constraint import MinimumDistanceConstraint
