@@ -6,6 +6,7 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 # shellcheck disable=SC1091
 source tools/env.sh
+mkdir -p log
 colcon --log-base log/colcon build --symlink-install \
   \
   --cmake-args -DPython3_EXECUTABLE="$VIRTUAL_ENV/bin/python" -DBUILD_TESTING=OFF \

@@ -18,8 +18,10 @@ if [[ ! -x "$venv/bin/python" ]]; then
   "$python" -m venv "$venv"
 fi
 echo "[setup] installing pinned packages (about 1.3 GB)"
+# (grep drops the "Location ... is ignored" lines some pip configurations print per package)
 "$venv/bin/python" -m pip install --quiet --disable-pip-version-check \
-  -r "$root/requirements.txt" -c "$root/requirements.lock"
+  -r "$root/requirements.txt" -c "$root/requirements.lock" 2>&1 \
+  | { grep -v "is ignored: it is neither a file nor a directory" || true; }
 
 # The message wheels were built in a manylinux container: their CMake exports name its
 # Python and numpy include dirs. Point them at this interpreter's.
