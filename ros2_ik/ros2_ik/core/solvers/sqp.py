@@ -17,8 +17,10 @@ from typing import Any, Dict, List, Tuple
 import numpy as np
 from scipy.optimize import minimize
 
+from ros2_ik.core.blas import single_threaded
 from ros2_ik.core.problem import Problem
-from ros2_ik.core.solvers.base import LocalResult, Solver
+from ros2_ik.core.result import IKResult
+from ros2_ik.core.solvers.base import LocalResult, SolveOptions, Solver
 from ros2_ik.core.solvers.bfgs import _Stop, bounds_of
 from ros2_ik.core.solvers.budget import Budget
 from ros2_ik.core.solvers.residuals import Residuals
@@ -86,6 +88,11 @@ class SQP(Solver):
     supports_costs = True
     #: SLSQP iterations of one attempt.
     max_iterations = 60
+
+    def solve(self, problem: Problem, seed: np.ndarray, options: SolveOptions) -> IKResult:
+        """Restart-drive with BLAS single-threaded (scipy is 100x slower threaded here)."""
+        with single_threaded():
+            return super().solve(problem, seed, options)
 
     def setup(self, problem: Problem) -> Any:
         """Cached evaluator on the full model and scipy bounds."""

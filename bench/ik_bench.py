@@ -1,0 +1,223 @@
+#!/usr/bin/env python3
+"""IK benchmark: our solvers side by side with TRAC-IK, pinocchio's CLIK example, ikpy.
+
+Protocol (issue 3): random configurations uniform within the joint limits (fixed numpy
+seed), target pose by forward kinematics, seed at mid-limits, 5 ms budget, success
+decided here (independent pinocchio model and FK: position <= 1e-4 m, orientation
+<= 1e-3 rad, inside the joint limits).  Times are wall-clock per call, over every
+trial (failures included).  Solvers without a time budget (CLIK example, ikpy) run
+to their own end.
+
+    python bench/ik_bench.py            # N=1000 per arm
+    python bench/ik_bench.py --quick    # N=100 per arm
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pinocchio as pin
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from adapters import SOLVERS, missing_dependency  # noqa: E402
+
+from ros2_ik.core import robots  # noqa: E402
+
+POS_TOL_M, ORI_TOL_RAD = 1e-4, 1e-3
+RESULTS = Path(__file__).resolve().parent / "results"
+
+
+def parse_args(argv=None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--quick", action="store_true", help="N=100 per arm (development)")
+    p.add_argument("-n", type=int, default=None, help="trials per arm (default 1000)")
+    p.add_argument("--arms", default="panda,ur5,kinova",
+                   help=f"comma list from {sorted(robots.ARMS)}")
+    p.add_argument("--solvers", default=",".join(SOLVERS), help=f"comma list from {list(SOLVERS)}")
+    p.add_argument("--seed", type=int, default=0, help="numpy seed of the targets")
+    p.add_argument("--out", default=str(RESULTS), help="results folder")
+    return p.parse_args(argv)
+
+
+class Checker:
+    """Independent success test: a second model from the URDF, its own Data."""
+
+    def __init__(self, arm: str, group):
+        self.model = pin.buildModelFromXML(robots.urdf_text(arm))
+        self.data = self.model.createData()
+        self.group = group
+        self.fid = self.model.getFrameId(group.tip)
+        self.slots = [(self.model.idx_qs[self.model.getJointId(n)],
+                       self.model.nqs[self.model.getJointId(n)] == 2) for n in group.joint_names]
+
+    def fk(self, q: np.ndarray) -> pin.SE3:
+        full = pin.neutral(self.model)
+        for (iq, cont), v in zip(self.slots, q):
+            if cont:
+                full[iq], full[iq + 1] = np.cos(v), np.sin(v)
+            else:
+                full[iq] = v
+        pin.framesForwardKinematics(self.model, self.data, full)
+        return pin.SE3(self.data.oMf[self.fid])
+
+    def ok(self, q, T: pin.SE3) -> bool:
+        if q is None:
+            return False
+        q = np.asarray(q, dtype=float)
+        if q.shape != (self.group.n,) or not np.all(np.isfinite(q)):
+            return False
+        if np.any(q < self.group.lower) or np.any(q > self.group.upper):
+            return False
+        T_got = self.fk(q)
+        dp = np.linalg.norm(T_got.translation - T.translation)
+        dr = np.linalg.norm(pin.log3(T.rotation.T @ T_got.rotation))
+        return bool(dp <= POS_TOL_M and dr <= ORI_TOL_RAD)
+
+
+def make_targets(checker: Checker, n: int, seed: int):
+    rng = np.random.default_rng(seed)
+    group = checker.group
+    lo = np.where(group.continuous, -np.pi, group.lower)
+    hi = np.where(group.continuous, np.pi, group.upper)
+    return [checker.fk(lo + (hi - lo) * rng.random(group.n)) for _ in range(n)]
+
+
+def run_one(arm: str, solver: str, group, checker: Checker, targets, seed_q) -> dict:
+    adapter = SOLVERS[solver](arm, group, 1000)
+    adapter(targets[0], seed_q)  # warm-up (imports, caches); not counted
+    times, ok = [], 0
+    tty = sys.stdout.isatty()
+    step = max(1, len(targets) // (10 if tty else 4))
+    for i, T in enumerate(targets):
+        t0 = time.perf_counter()
+        q = adapter(T, seed_q)
+        times.append(time.perf_counter() - t0)
+        ok += checker.ok(q, T)
+        if (i + 1) % step == 0 and i + 1 < len(targets):
+            print(f"{chr(13) if tty else ''}  {arm:7s} {solver:15s} {i + 1:5d}/{len(targets)}  "
+                  f"success {ok / (i + 1):7.2%}", end="" if tty else "\n", flush=True)
+    t = np.array(times) * 1e3
+    row = {"robot": arm, "solver": solver, "n": len(targets), "success_rate": ok / len(targets),
+           "median_ms": float(np.median(t)), "p95_ms": float(np.percentile(t, 95)),
+           "mean_ms": float(t.mean()), "skipped": None}
+    print(f"{chr(13) if tty else ''}  {arm:7s} {solver:15s} success {row['success_rate']:7.2%}  median "
+          f"{row['median_ms']:.3f} ms  p95 {row['p95_ms']:.3f} ms  mean {row['mean_ms']:.3f} ms")
+    return row
+
+
+def machine() -> dict:
+    cpu = platform.processor()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return {"cpu": cpu, "cores": os.cpu_count(), "python": platform.python_version(),
+            "numpy": np.__version__, "pinocchio": pin.__version__,
+            "platform": platform.platform(), "load_average": list(os.getloadavg())}
+
+
+def write_markdown(path: Path, rows, meta) -> None:
+    arms = list(dict.fromkeys(r["robot"] for r in rows))
+    solvers = list(dict.fromkeys(r["solver"] for r in rows))
+    cell = {(r["robot"], r["solver"]): r for r in rows}
+    lines = [f"IK benchmark, {meta['date']}, N={meta['n']} per arm, 5 ms budget; "
+             f"success % / median / p95 / mean ms; {meta['machine']['cpu']}, "
+             f"{meta['machine']['cores']} cores (load avg at start "
+             f"{meta['machine']['load_average'][0]:.2f}).", "",
+             "| solver | " + " | ".join(arms) + " |", "|---|" + "---|" * len(arms)]
+    for s in solvers:
+        cells = []
+        for a in arms:
+            r = cell.get((a, s))
+            if r is None:
+                cells.append("")
+            elif r.get("skipped"):
+                cells.append(f"skipped: {r['skipped']}")
+            else:
+                cells.append(f"{100 * r['success_rate']:.1f} % / {r['median_ms']:.2f} / "
+                             f"{r['p95_ms']:.2f} / {r['mean_ms']:.2f}")
+        lines.append(f"| {s} | " + " | ".join(cells) + " |")
+    path.write_text("\n".join(lines) + "\n")
+
+
+def write_plot(path: Path, rows) -> None:
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("matplotlib not installed: no plot")
+        return
+    rows = [r for r in rows if not r.get("skipped")]
+    arms = list(dict.fromkeys(r["robot"] for r in rows))
+    solvers = list(dict.fromkeys(r["solver"] for r in rows))
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4.5))
+    width = 0.8 / max(1, len(solvers))
+    for k, s in enumerate(solvers):
+        xs = np.arange(len(arms)) + k * width
+        get = {r["robot"]: r for r in rows if r["solver"] == s}
+        axes[0].bar(xs, [100 * get[a]["success_rate"] if a in get else 0 for a in arms],
+                    width, label=s)
+        axes[1].bar(xs, [get[a]["median_ms"] if a in get else 0 for a in arms], width,
+                    yerr=[[0 if a not in get else 0 for a in arms],
+                          [get[a]["p95_ms"] - get[a]["median_ms"] if a in get else 0
+                           for a in arms]], capsize=2, label=s)
+    for ax, title in zip(axes, ("success [%]", "median time [ms] (bar to p95)")):
+        ax.set_xticks(np.arange(len(arms)) + 0.4 - width / 2)
+        ax.set_xticklabels(arms)
+        ax.set_title(title)
+    axes[1].set_yscale("log")
+    axes[0].set_ylim(0, 105)
+    axes[0].legend(fontsize=7, loc="lower left")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    n = args.n or (100 if args.quick else 1000)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    meta = {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+            "n": n, "machine": machine(), "budget_s": 0.005,
+            "tolerances": {"position_m": POS_TOL_M, "orientation_rad": ORI_TOL_RAD}}
+    print(f"IK benchmark: N={n}, machine {meta['machine']['cpu']} "
+          f"({meta['machine']['cores']} cores)")
+    rows = []
+    for arm in args.arms.split(","):
+        _, group = robots.load_group(arm)
+        checker = Checker(arm, group)
+        targets = make_targets(checker, n, args.seed)
+        seed_q = group.mid_configuration()
+        for solver in args.solvers.split(","):
+            why = missing_dependency(solver)
+            if why is None:
+                try:
+                    rows.append(run_one(arm, solver, group, checker, targets, seed_q))
+                    continue
+                except Exception as exc:  # a reference solver that will not run here
+                    why = f"{type(exc).__name__}: {exc}"
+            print(f"  {arm:7s} {solver:15s} skipped: {why}")
+            rows.append({"robot": arm, "solver": solver, "n": 0, "success_rate": None,
+                         "median_ms": None, "p95_ms": None, "mean_ms": None, "skipped": why})
+    for row in rows:
+        row.update({"date": meta["date"], "machine": meta["machine"]["cpu"]})
+    (out / "latest.json").write_text(json.dumps({"meta": meta, "rows": rows}, indent=1))
+    write_markdown(out / "latest.md", rows, meta)
+    write_plot(out / "latest.png", rows)
+    print(f"wrote {out / 'latest.json'}, latest.md, latest.png")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
