@@ -47,7 +47,8 @@ class _FastState:
 
     __slots__ = ("group", "model", "data", "fid", "T_target_inv", "inv_tol", "sqrt_w",
                  "R6", "log6", "lower", "upper", "bounded", "continuous", "pos_tol2",
-                 "ori_tol2", "near2")
+                 "ori_tol2", "near2", "q_simple", "v_simple", "lower_simple",
+                 "upper_simple")
 
     def __init__(self, problem: Problem):
         """Pick the loop (log6 for a full isotropic pose) and cache its inputs."""
@@ -63,10 +64,27 @@ class _FastState:
         self.lower, self.upper = group.reduced_lower, group.reduced_upper
         self.bounded = group.reduced_bounded
         self.continuous = group.has_continuous
+        self.q_simple = group.iq_reduced_simple
+        self.v_simple = np.flatnonzero(~group.continuous)
+        self.lower_simple = self.lower[self.q_simple]
+        self.upper_simple = self.upper[self.q_simple]
         self.pos_tol2 = pose.target.position_tolerance_m ** 2
         self.ori_tol2 = pose.target.orientation_tolerance_rad ** 2
         # |log6|^2 below this: worth the exact test (|v| ~ |t| once the rotation is small).
         self.near2 = 1.1 * (self.pos_tol2 + self.ori_tol2)
+
+    def pushed_out(self, q: np.ndarray, dq: np.ndarray):
+        """Mask (n,) of joints on a limit that ``q - dq`` would push beyond it, or None."""
+        if self.continuous:  # q holds cos/sin pairs: compare the 1-coordinate joints only
+            qb, dqb = q[self.q_simple], dq[self.v_simple]
+            hit = ((qb <= self.lower_simple) & (dqb > 0)) | ((qb >= self.upper_simple) & (dqb < 0))
+            if not hit.any():
+                return None
+            out = np.zeros(dq.shape[0], dtype=bool)
+            out[self.v_simple] = hit
+            return out
+        out = ((q <= self.lower) & (dq > 0)) | ((q >= self.upper) & (dq < 0))
+        return out if out.any() else None
 
     def within(self, T_target_frame: pin.SE3) -> bool:
         """Exact tolerance test on ``T_target_frame`` (log6's v is not the position)."""
@@ -83,7 +101,7 @@ class LevenbergMarquardt(Solver):
     name = "lm"
     #: Iterations of one pose-only attempt before a restart (measured: 12-20 best;
     #: most successful attempts converge in < 12, the rest are better restarted).
-    max_iterations = 16
+    max_iterations = 14
     #: Iterations of one attempt with constraint rows (slower to settle).
     max_iterations_constrained = 40
     #: Constant added to the damping (keeps steps finite at singularities) [m^2].
@@ -93,6 +111,9 @@ class LevenbergMarquardt(Solver):
     damping_scale = 0.03
     #: Give up an attempt when the error shrank by less than this factor 3 times in a row.
     stall_ratio = 0.995
+    #: Re-solve without the joints a step would push beyond their limits (measured:
+    #: panda iterations per success 35 -> 23, single-attempt success 42 % -> 49 %).
+    active_set = True
 
     def setup(self, problem: Problem) -> Any:
         """Reduced-model state for pose-only problems, stacked residuals otherwise."""
@@ -126,6 +147,8 @@ class LevenbergMarquardt(Solver):
         scale, bias, stall, last = self.damping_scale, self.bias, self.stall_ratio, \
             self.max_iterations
         E_prev, stalls, big = np.inf, 0, q.shape[0] >= 6
+        active = s.bounded and self.active_set
+        limited = active and bool(((q <= lower) | (q >= upper)).any())
         for it in range(1, last + 1):
             J = cfj(model, data, q, fid, LWA)
             M = data.oMf[fid]
@@ -141,15 +164,27 @@ class LevenbergMarquardt(Solver):
             e = (e.reshape(2, 3) @ M.rotation.T).reshape(6)
             if sw != 1.0:
                 e, J, E = e * sw, J * sw, E * sw * sw
+            lam = scale * E + bias
             if big:
                 A = J @ J.T
-                A += eye * (scale * E + bias)
+                A += eye * lam
                 dq = J.T @ dposv(A, e, overwrite_a=1)[1]
             else:
-                dq = -damped_step(J, e, scale * E + bias)
+                dq = -damped_step(J, e, lam)
+            if limited:
+                # Joints resting on a limit and pushed outward: drop their columns and
+                # re-solve, so the other joints compensate instead of assuming they move.
+                out = s.pushed_out(q, dq)
+                if out is not None:
+                    J = J * ~out
+                    A = J @ J.T
+                    A += eye * lam
+                    dq = J.T @ dposv(A, e, overwrite_a=1)[1]
             q = integrate(model, q, -dq) if s.continuous else q - dq
             if s.bounded:
+                free = q
                 q = np.minimum(np.maximum(q, lower), upper)
+                limited = active and (q != free).any()
         raise AssertionError("unreachable")
 
     def _attempt_world(self, s: _FastState, q: np.ndarray, budget: Budget) -> _Attempt:
@@ -175,6 +210,10 @@ class LevenbergMarquardt(Solver):
                 return q, it, False, merit
             E_prev = E
             dq = damped_step(J, e, scale * E + bias)
+            if s.bounded and self.active_set:
+                out = s.pushed_out(q, -dq)
+                if out is not None:
+                    dq = damped_step(J * ~out, e, scale * E + bias)
             q = pin.integrate(model, q, dq) if s.continuous else q + dq
             if s.bounded:
                 q = np.minimum(np.maximum(q, lower), upper)
@@ -195,5 +234,9 @@ class LevenbergMarquardt(Solver):
             if it == last or stalls >= 3 or budget.expired():
                 return q, it, False, E
             E_prev = E
-            q = np.minimum(np.maximum(q + damped_step(J, e, scale * E + bias), lower), upper)
+            dq = damped_step(J, e, scale * E + bias)
+            out = ((q <= lower) & (dq < 0)) | ((q >= upper) & (dq > 0))
+            if self.active_set and out.any():
+                dq = damped_step(J * ~out, e, scale * E + bias)
+            q = np.minimum(np.maximum(q + dq, lower), upper)
         raise AssertionError("unreachable")
