@@ -86,6 +86,18 @@ def test_unknown_names_and_frames_are_rejected_with_choices():
         SceneObject("x", [Sphere(0.1)], attached=True)
 
 
+def test_scene_for_model_refuses_world_objects_in_moving_frames_at_add():
+    model = pin.buildModelFromXML(TINY_URDF)
+    scene = PlanningScene.for_model(model)
+    with pytest.raises(InvalidArgument, match="attach"):
+        scene.add(SceneObject("x", [Sphere(0.1)], frame_id="l1"))
+    with pytest.raises(InvalidFrame):
+        scene.add(SceneObject("x", [Sphere(0.1)], frame_id="nowhere"))
+    scene.add(SceneObject("x", [Sphere(0.1)], frame_id="base"))
+    scene.add(SceneObject("y", [Sphere(0.1)], frame_id="l1", attached=True))
+    assert scene.names() == ("x", "y")
+
+
 def test_world_object_in_moving_frame_is_refused_but_fixed_frame_is_used():
     _, scene, checker = tiny()
     scene.add(SceneObject("x", [Sphere(0.1)], frame_id="l1"))

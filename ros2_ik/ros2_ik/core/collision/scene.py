@@ -185,13 +185,25 @@ class PlanningScene:
     Args:
         valid_frames: if given, ``frame_id`` and ``touch_links`` of added objects are
             checked against these names (plus ``"world"``) and rejected with InvalidFrame.
+        world_frames: if given, a world (not attached) object must be in one of these
+            frames (plus ``"world"``): frames that do not move with the robot.
+            :meth:`for_model` fills both from a pinocchio model.
     """
 
-    def __init__(self, valid_frames: Optional[Iterable[str]] = None):
+    def __init__(self, valid_frames: Optional[Iterable[str]] = None,
+                 world_frames: Optional[Iterable[str]] = None):
         self._lock = threading.Lock()
         self._objects: dict = {}
         self._version = 0
         self._valid = None if valid_frames is None else frozenset(valid_frames) | {WORLD_FRAME}
+        self._world = None if world_frames is None else frozenset(world_frames) | {WORLD_FRAME}
+
+    @classmethod
+    def for_model(cls, model) -> "PlanningScene":
+        """Scene validating frames against ``model`` (a ``pin.Model``) when objects are added."""
+        frames = [frame.name for frame in model.frames]
+        fixed = [frame.name for frame in model.frames if frame.parentJoint == 0]
+        return cls(valid_frames=frames, world_frames=fixed)
 
     @property
     def version(self) -> int:
@@ -204,11 +216,14 @@ class PlanningScene:
             return SceneSnapshot(self._version, types.MappingProxyType(dict(self._objects)))
 
     def _check_frames(self, obj: SceneObject) -> None:
-        if self._valid is None:
-            return
-        for frame in (obj.frame_id,) + obj.touch_links:
-            if frame not in self._valid:
-                raise InvalidFrame(frame, self._valid)
+        if self._valid is not None:
+            for frame in (obj.frame_id,) + obj.touch_links:
+                if frame not in self._valid:
+                    raise InvalidFrame(frame, self._valid)
+        if self._world is not None and not obj.attached and obj.frame_id not in self._world:
+            raise InvalidArgument(
+                f"world object '{obj.name}' is in frame '{obj.frame_id}' that moves with the "
+                f"robot; use a fixed frame {sorted(self._world)} or attach it to that link")
 
     def add(self, obj: SceneObject) -> None:
         """Add ``obj``, replacing any object of the same name."""
