@@ -42,8 +42,18 @@ class BoundTables:
     box_pairs: Tuple[np.ndarray, ...]  # idx, a, R_world_b^T (W,3,3), offset (W,3), half, r_a
 
 
+def ensure_local_aabb(geometry) -> None:
+    """Compute a geometry's local AABB once (coal leaves it unset, radius -1, until asked).
+
+    Robot geometries are shared by every compiled scene and read by other threads, so
+    they are never written again once set.
+    """
+    if geometry.aabb_radius < 0.0:
+        geometry.computeLocalAABB()
+
+
 def _local_aabb(geometry) -> Tuple[np.ndarray, np.ndarray]:
-    geometry.computeLocalAABB()
+    ensure_local_aabb(geometry)
     box = geometry.aabb_local
     low, high = np.array(box.min_), np.array(box.max_)
     return (high + low) / 2.0, (high - low) / 2.0

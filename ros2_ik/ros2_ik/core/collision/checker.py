@@ -21,7 +21,7 @@ import numpy as np
 import pinocchio as pin
 
 from ..errors import InvalidArgument
-from .bounds import lower_bounds
+from .bounds import ensure_local_aabb, lower_bounds
 from .compiled import CompiledScene, compile_scene
 from .meshes import MeshResolver
 from .pairs import candidate_self_pairs
@@ -128,6 +128,8 @@ class CollisionChecker:
             raise InvalidArgument(f"padding_m must be >= 0 [m], got {padding_m}")
         self.model = model
         self.robot_geom = geom_model
+        for geom in geom_model.geometryObjects:  # before any thread shares them
+            ensure_local_aabb(geom.geometry)
         self.scene = scene
         self.padding_m = float(padding_m)
         self.link_padding_m = dict(link_padding_m or {})
