@@ -23,6 +23,12 @@ import pinocchio as pin
 from ros2_ik.core import errors
 
 _EYE3 = np.eye(3)
+_UNIT_WEIGHTS = (1.0, 1.0, 1.0, 1.0, 1.0, 1.0)
+
+
+def _det3(R: np.ndarray) -> float:
+    (a, b, c), (d, e, f), (g, h, i) = R.tolist()
+    return a * (e * i - f * h) - b * (d * i - f * g) + c * (d * h - e * g)
 
 if TYPE_CHECKING:  # pragma: no cover
     from ros2_ik.core.group import Group
@@ -51,12 +57,22 @@ class PoseTarget:
         if not isinstance(self.T_ref_target, pin.SE3):
             raise errors.InvalidGoal("T_ref_target must be a pinocchio.SE3")
         H = self.T_ref_target.homogeneous
-        if not math.isfinite(float(H.sum())) or not np.isfinite(H).all():
+        if not math.isfinite(float(H.sum())):
             raise errors.InvalidGoal(f"target pose has non-finite values:\n{H}")
         R = H[:3, :3]
-        if float(np.abs(R.T @ R - _EYE3).max()) > 1e-6 or np.linalg.det(R) < 0:
+        if float(np.abs(R @ R.T - _EYE3).max()) > 1e-6 or _det3(R) < 0:
             raise errors.InvalidGoal("target rotation is not a rotation matrix "
                                      "(normalise the quaternion)")
+        if not (type(self.weights) is tuple and self.weights == _UNIT_WEIGHTS):
+            self._check_weights()
+        object.__setattr__(self, "weights", tuple(float(x) for x in self.weights))
+        for name in ("position_tolerance_m", "orientation_tolerance_rad"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float, np.floating)) \
+                    or not math.isfinite(value) or value <= 0:
+                raise errors.InvalidGoal(f"{name} must be finite and > 0, got {value}")
+
+    def _check_weights(self) -> None:
         try:
             w = np.asarray(self.weights, dtype=float)
         except (TypeError, ValueError):
@@ -68,12 +84,6 @@ class PoseTarget:
             w = np.concatenate([w[:3], np.zeros(3)])
         if not (w > 0).any():
             raise errors.InvalidGoal("all weights are zero: nothing to solve for")
-        object.__setattr__(self, "weights", tuple(float(x) for x in self.weights))
-        for name in ("position_tolerance_m", "orientation_tolerance_rad"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, float, np.floating)) \
-                    or not math.isfinite(value) or value <= 0:
-                raise errors.InvalidGoal(f"{name} must be finite and > 0, got {value}")
 
     @property
     def effective_weights(self) -> np.ndarray:

@@ -44,7 +44,9 @@ def check(group: Group, pose: Optional[CompiledPose], q: np.ndarray,
         pin.computeJointJacobians(model, data, q_full)
         pin.updateFramePlacements(model, data)
     else:
-        pin.framesForwardKinematics(model, data, q_full)
+        pin.forwardKinematics(model, data, q_full)
+        if pose is not None:
+            pin.updateFramePlacement(model, data, pose.frame_id)
     pos, ori, reasons = 0.0, 0.0, []
     if pose is not None:
         pos, ori = pose.errors(data.oMf[pose.frame_id])
@@ -54,7 +56,8 @@ def check(group: Group, pose: Optional[CompiledPose], q: np.ndarray,
         names = [n for n, v, lo, hi in zip(group.joint_names, q, group.lower, group.upper)
                  if not lo <= v <= hi]
         reasons.append(f"outside joint limits: {names}")
-    violations = constraint_violations(model, data, q_full, constraints, tol)
+    violations = constraint_violations(model, data, q_full, constraints, tol) \
+        if constraints else []
     if violations:
         reasons.append("violated: " + ", ".join(f"{n} by {v:.3g}" for n, v in violations))
     return not reasons, pos, ori, "; ".join(reasons), violations
