@@ -224,3 +224,14 @@ def test_schema_file_and_parser_agree_on_keys():
         kind = rule["if"]["properties"]["type"]["const"]
         allowed = set(rule["then"]["propertyNames"]["enum"]) - {"type", "pose"}
         assert allowed == scene_yaml._SHAPE_KEYS[kind]
+
+
+def test_scene_objects_compare_by_value():
+    def make(z=1.0):
+        cube = [[0, 0, 0], [1, 0, 0], [0, 1, 0], [0, 0, 1]]
+        return SceneObject("a", [Sphere(0.1), Mesh(cube, [[0, 1, 2]])],
+                           T_frame_object=pose_from_xyz_quat([0, 0, z]))
+
+    assert make() == make()
+    assert make() != make(z=2.0)
+    assert make() != "a"

@@ -37,6 +37,18 @@ def _frozen_array(values, shape_tail: Tuple[int, ...], dtype, what: str) -> np.n
     return array
 
 
+def _values_equal(a, b) -> bool:
+    """Field-wise equality that compares arrays by value (dataclass eq would raise)."""
+    if type(a) is not type(b):
+        return False
+    for name in a.__dataclass_fields__:
+        x, y = getattr(a, name), getattr(b, name)
+        same = np.array_equal(x, y) if isinstance(x, np.ndarray) else x == y
+        if not same:
+            return False
+    return True
+
+
 def _positive(value: float, what: str) -> float:
     value = float(value)
     if not np.isfinite(value) or value <= 0.0:
@@ -128,11 +140,14 @@ class Mesh:
         object.__setattr__(self, "vertices_m", vertices)
         object.__setattr__(self, "triangles", triangles)
 
+    __eq__ = _values_equal
+    __hash__ = None  # arrays inside: compared by value, not hashable
+
 
 Shape = Union[Box, Sphere, Cylinder, Mesh]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class ShapeInstance:
     """A shape at ``T_object_shape`` (4x4) in its object's frame."""
 
@@ -145,8 +160,11 @@ class ShapeInstance:
                                   "valid: [Box, Cylinder, Mesh, Sphere]")
         object.__setattr__(self, "T_object_shape", as_pose(self.T_object_shape))
 
+    __eq__ = _values_equal
+    __hash__ = None
 
-@dataclass(frozen=True)
+
+@dataclass(frozen=True, eq=False)
 class SceneObject:
     """Named collision object: shapes placed at ``T_frame_object`` in ``frame_id``."""
 
@@ -169,6 +187,9 @@ class SceneObject:
         object.__setattr__(self, "shapes", shapes)
         object.__setattr__(self, "T_frame_object", as_pose(self.T_frame_object))
         object.__setattr__(self, "touch_links", tuple(self.touch_links))
+
+    __eq__ = _values_equal
+    __hash__ = None
 
 
 @dataclass(frozen=True)
