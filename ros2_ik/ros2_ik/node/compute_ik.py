@@ -13,16 +13,22 @@ from typing import Optional, Tuple
 
 import numpy as np
 
+from ros2_ik.core.collision import MinimumDistanceConstraint
+from ros2_ik.core import errors
 from ros2_ik.core.pose import PoseTarget
 from ros2_ik.core.solve import solve
-from ros2_ik.core.verify import verify_pose
+from ros2_ik.core.verify import CONSTRAINT_TOLERANCE, verify_pose
 from ros2_ik.node.conversions import finite_or, joint_state, pose_to_se3, weights_array
 from ros2_ik.node.error_codes import (
     CODE_NAMES, RequestError, code_for_exception, code_for_status)
-from ros2_ik.node.parameters import NodeConfig
+from ros2_ik.node.parameters import NodeConfig, clean_list
 from ros2_ik.node.robot_source import JointStateCache, RobotSnapshot
 from ros2_ik_interfaces.msg import IKErrorCode
 from ros2_ik_interfaces.srv import ComputeIK
+
+#: A request's seed may sit this far outside a joint limit [rad or m] (a driver's
+#: rounding) and is clamped; farther out it is INVALID_SEED (wrong units or joint order).
+SEED_LIMIT_TOLERANCE = 1e-3
 
 
 def resolve_group(snapshot: RobotSnapshot, cfg: NodeConfig, group_name: str,
@@ -48,27 +54,62 @@ def resolve_group(snapshot: RobotSnapshot, cfg: NodeConfig, group_name: str,
         if not tip:
             raise RequestError(IKErrorCode.INVALID_GROUP, "base_link given without tip_link")
     robot = snapshot.robot
-    if joints:
-        return snapshot.group(("joints", joints, tip),
-                              lambda: robot.group(joints=list(joints), tip=tip)), tip
-    return snapshot.group(("chain", base_link, tip),
-                          lambda: robot.group(base=base_link, tip=tip)), tip
+    try:
+        if joints:
+            return snapshot.group(("joints", joints, tip),
+                                  lambda: robot.group(joints=list(joints), tip=tip)), tip
+        return snapshot.group(("chain", base_link, tip),
+                              lambda: robot.group(base=base_link, tip=tip)), tip
+    except errors.InvalidArgument as exc:  # no chain base -> tip, bad joint list
+        raise RequestError(IKErrorCode.INVALID_GROUP, f"group: {exc}") from exc
 
 
-def seed_for(group, seed_msg, joints: JointStateCache, cfg: NodeConfig) -> np.ndarray:
-    """The seed: the request's, else fresh joint_states (clamped to limits), else mid."""
+def seed_for(group, seed_msg, joints: JointStateCache, cfg: NodeConfig,
+             notes: Optional[list] = None) -> np.ndarray:
+    """The seed: the request's, else fresh joint_states (clamped to limits), else mid.
+
+    A request seed farther than :data:`SEED_LIMIT_TOLERANCE` outside a limit is
+    refused (INVALID_SEED); closer, the core clamps it.  Why joint_states were not
+    used goes to ``notes`` (for the reply's message).
+    """
     if seed_msg.name:
         if len(seed_msg.position) != len(seed_msg.name):
             raise RequestError(IKErrorCode.INVALID_SEED,
                                f"seed: {len(seed_msg.name)} names but "
                                f"{len(seed_msg.position)} positions")
-        return group.seed_from(list(seed_msg.name), list(seed_msg.position))
+        return _within_limits(group, group.seed_from(list(seed_msg.name),
+                                                     list(seed_msg.position)))
     mid = group.mid_configuration()
     current = joints.fresh(group.joint_names, cfg.joint_state_timeout)
     if current is None:
+        if notes is not None:
+            notes.append(_why_not_joint_states(group, joints, cfg))
         return mid
     q = group.seed_from(list(current), list(current.values()), default=mid)
     return np.clip(q, group.lower, group.upper)
+
+
+def _within_limits(group, q: np.ndarray) -> np.ndarray:
+    tol = SEED_LIMIT_TOLERANCE
+    out = [f"{n}={v:.6g} not in [{lo:.6g}, {hi:.6g}]" for n, v, lo, hi
+           in zip(group.joint_names, q, group.lower, group.upper)
+           if not lo - tol <= v <= hi + tol]
+    if out:
+        raise RequestError(IKErrorCode.INVALID_SEED,
+                           f"seed outside the joint limits (by more than {tol}): "
+                           + ", ".join(out))
+    return q
+
+
+def _why_not_joint_states(group, joints: JointStateCache, cfg: NodeConfig) -> str:
+    known = joints.latest()
+    missing = [n for n in group.joint_names if n not in known]
+    if missing:
+        return f"seed: mid-limits (joint_states never gave {missing})"
+    stale = [n for n in group.joint_names
+             if joints.fresh([n], cfg.joint_state_timeout) is None]
+    return (f"seed: mid-limits (joint_states of {stale} older than "
+            f"joint_state_timeout={cfg.joint_state_timeout:g} s)")
 
 
 def pose_target(request: ComputeIK.Request, tip: str, cfg: NodeConfig) -> PoseTarget:
@@ -78,21 +119,32 @@ def pose_target(request: ComputeIK.Request, tip: str, cfg: NodeConfig) -> PoseTa
         T_ref_target=pose_to_se3(request.target.pose, "target.pose"),
         reference_frame=request.target.header.frame_id,
         weights=weights_array(request.weights),
-        position_tolerance_m=finite_or(request.position_tolerance, cfg.position_tolerance),
+        position_tolerance_m=finite_or(request.position_tolerance, cfg.position_tolerance,
+                                       "position_tolerance"),
         orientation_tolerance_rad=finite_or(request.orientation_tolerance,
-                                            cfg.orientation_tolerance),
+                                            cfg.orientation_tolerance,
+                                            "orientation_tolerance"),
         position_only=request.position_only,
     )
 
 
-def solve_options(request, cfg: NodeConfig) -> dict:
-    """Timeout, attempts, solver, random seed and jump limit, capped by the config."""
-    timeout = min(finite_or(request.timeout, cfg.timeout), cfg.max_timeout)
+def solve_options(request, cfg: NodeConfig, notes: Optional[list] = None) -> dict:
+    """Timeout, attempts, solver, random seed and jump limit, capped by the config.
+
+    Each cap applied is described in ``notes`` (for the reply's message).
+    """
+    asked = finite_or(request.timeout, cfg.timeout, "timeout")
+    timeout = min(asked, cfg.max_timeout)
     attempts = int(request.max_attempts) or int(cfg.max_attempts)
+    cap = int(cfg.max_attempts_cap)
+    if notes is not None and asked > timeout:
+        notes.append(f"timeout {asked:g} s capped at max_timeout={timeout:g} s")
+    if notes is not None and attempts > cap > 0:
+        notes.append(f"max_attempts {attempts} capped at max_attempts_cap={cap}")
     return dict(
         solver=request.solver or cfg.solver,
         timeout_s=timeout,
-        max_attempts=min(attempts, int(cfg.max_attempts_cap)),
+        max_attempts=min(attempts, cap) if cap > 0 else attempts,
         random_seed=None if request.random_seed < 0 else int(request.random_seed),
         max_joint_jump_rad=cfg.max_joint_jump if cfg.max_joint_jump > 0 else math.inf,
     )
@@ -121,18 +173,54 @@ def _compute_ik(snapshot, model_error, cfg, joints, request, extra_constraints):
     if snapshot is None:
         return _error(response, IKErrorCode.NO_ROBOT_MODEL, model_error), None
     group = None
+    notes: list = []
     try:
         group, tip = resolve_group(snapshot, cfg, request.group_name, request.base_link,
                                    request.tip_link)
         target = pose_target(request, tip, cfg)
-        seed = seed_for(group, request.seed, joints, cfg)
-        result = solve(group, target, seed, constraints=extra_constraints,
-                       **solve_options(request, cfg))
+        seed = seed_for(group, request.seed, joints, cfg, notes)
+        checker = collision_checker(snapshot, cfg) if request.avoid_collisions else None
+        constraints = list(extra_constraints)
+        if checker is not None:
+            constraints.append(minimum_distance(checker, cfg))
+        result = solve(group, target, seed, constraints=constraints,
+                       **solve_options(request, cfg, notes))
     except Exception as exc:  # noqa: BLE001 - every failure becomes an error code
         return _error(response, code_for_exception(exc), str(exc)), group
-    _fill(response, group, target, result, extra_constraints)
+    _fill(response, group, target, result, constraints)
+    response.message = "; ".join([response.message] + notes)
+    if checker is not None and response.solution.name:
+        report_collision(response, checker, group, cfg)
     response.solve_time = time.perf_counter() - started
     return response, group
+
+
+def collision_checker(snapshot: RobotSnapshot, cfg: NodeConfig):
+    """The snapshot's collision checker with the configured meshes and padding."""
+    return snapshot.checker(clean_list(cfg.mesh_search_paths), cfg.skip_missing_meshes,
+                            cfg.collision_padding)
+
+
+def minimum_distance(checker, cfg: NodeConfig, minimum_m: Optional[float] = None,
+                     influence_m: float = 0.0) -> MinimumDistanceConstraint:
+    """The in-solve clearance constraint (node defaults where the request gives none)."""
+    minimum_m = cfg.minimum_distance if minimum_m is None else minimum_m
+    influence_m = influence_m if influence_m > 0 else cfg.influence_distance
+    return MinimumDistanceConstraint(checker, minimum_m, max(influence_m, minimum_m + 0.01))
+
+
+def report_collision(response, checker, group, cfg: NodeConfig) -> None:
+    """Independent re-check of the returned values: closest pair, IN_COLLISION if too close."""
+    q = np.asarray(response.solution.position)
+    report = checker.min_distance(group.to_full_q(q))
+    response.min_distance = float(report.distance_m)
+    response.closest_pair = [str(n) for n in report.pair]
+    if report.distance_m < cfg.minimum_distance - CONSTRAINT_TOLERANCE:
+        if response.error_code.val in (IKErrorCode.SUCCESS, IKErrorCode.NO_SOLUTION):
+            response.error_code.val = IKErrorCode.IN_COLLISION
+            response.message = (f"IN_COLLISION: {report.pair[0]} and {report.pair[1]} are "
+                                f"{report.distance_m:.4f} m apart (required "
+                                f"{cfg.minimum_distance} m); " + response.message)
 
 
 def _fill(response, group, target: PoseTarget, result, constraints=()) -> None:

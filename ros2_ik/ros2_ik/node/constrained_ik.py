@@ -17,8 +17,10 @@ from ros2_ik.core import constraints as C
 from ros2_ik.core.problem import Problem
 from ros2_ik.core.result import Progress
 from ros2_ik.core.solve import solve
-from ros2_ik.core.verify import check
-from ros2_ik.node.compute_ik import resolve_group, seed_for, solve_options
+from ros2_ik.core.collision import MinimumDistanceConstraint
+from ros2_ik.core.verify import CONSTRAINT_TOLERANCE, check
+from ros2_ik.node.compute_ik import (
+    collision_checker, minimum_distance, resolve_group, seed_for, solve_options)
 from ros2_ik.node.conversions import joint_state
 from ros2_ik.node.error_codes import (
     CODE_NAMES, RequestError, code_for_exception, code_for_status)
@@ -45,10 +47,13 @@ def solve_goal(snapshot: Optional[RobotSnapshot], model_error: str, cfg: NodeCon
                                f"{count_terms(goal)} constraints/costs/pose goals; the "
                                f"limit is max_constraints={cfg.max_constraints}")
         problem, seed = build_problem(snapshot, cfg, joints, goal, extra_constraints)
+        notes: list = []
+        options = solve_options(goal, cfg, notes)
         on_progress = _progress_adapter(problem, feedback) if feedback else None
         core = solve(problem.group, problem, seed, num_solutions=max(goal.num_solutions, 1),
-                     cancel=cancel, feedback=on_progress, **solve_options(goal, cfg))
+                     cancel=cancel, feedback=on_progress, **options)
         _fill(result, problem, core, goal.locked_joints)
+        result.message = "; ".join([result.message] + notes)
     except Exception as exc:  # noqa: BLE001 - every failure becomes an error code
         code = code_for_exception(exc)
         result.error_code.val = code
@@ -68,6 +73,10 @@ def build_problem(snapshot: RobotSnapshot, cfg: NodeConfig, joints: JointStateCa
     model = snapshot.robot.model
     q_seed_full = group.to_full_q(seed)
     terms = constraints_of(model, goal) + _pose_constraints(model, targets[1:])
+    if goal.minimum_distance_constraints:
+        checker = collision_checker(snapshot, cfg)
+        terms += [minimum_distance(checker, cfg, m.minimum_distance, m.influence_distance)
+                  for m in goal.minimum_distance_constraints]
     costs = costs_of(model, goal, q_seed_full, _set_joint(model))
     problem = Problem(group, targets[0] if targets else None,
                       terms + list(extra_constraints), costs)
@@ -167,7 +176,7 @@ def _fill(result: ConstrainedIK.Result, problem: Problem, core, locked) -> None:
 
 def _solution(problem: Problem, q: np.ndarray, data) -> IKSolution:
     ok, pos, ori, reason, violations = check(problem.group, problem.pose, q,
-                                             problem.constraints, data, 1e-4)
+                                             problem.constraints, data, CONSTRAINT_TOLERANCE)
     sol = IKSolution()
     sol.joint_state = joint_state(problem.group.joint_names, q)
     sol.error_code.val = IKErrorCode.SUCCESS if ok else IKErrorCode.NO_SOLUTION
@@ -175,5 +184,8 @@ def _solution(problem: Problem, q: np.ndarray, data) -> IKSolution:
     sol.position_error, sol.orientation_error = float(pos), float(ori)
     sol.violated_constraints = [name for name, _ in violations]
     sol.violations = [float(v) for _, v in violations]
-    sol.min_distance = math.nan
+    checkers = [c.checker for c in problem.constraints
+                if isinstance(c, MinimumDistanceConstraint)]
+    sol.min_distance = (checkers[0].min_distance(problem.group.to_full_q(q)).distance_m
+                        if checkers else math.nan)
     return sol

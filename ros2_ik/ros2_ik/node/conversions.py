@@ -57,10 +57,10 @@ def joint_state(names: Sequence[str], positions: np.ndarray, stamp=None) -> Join
     return msg
 
 
-def finite_or(value: float, default: float) -> float:
+def finite_or(value: float, default: float, field: str = "value") -> float:
     """``value`` unless it is <= 0 (meaning "use the default"); NaN raises InvalidGoal."""
     if math.isnan(value):
-        raise InvalidGoal("a tolerance or timeout is NaN")
+        raise InvalidGoal(f"{field} is NaN (<= 0 means the node default)")
     return default if value <= 0 else float(value)
 
 

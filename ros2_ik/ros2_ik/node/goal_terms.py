@@ -136,9 +136,11 @@ def pose_goals(goal, cfg) -> Tuple[List[PoseTarget], int]:
         T_ref_target=pose_to_se3(m.target.pose, f"pose_goals[{i}].target.pose"),
         reference_frame=m.target.header.frame_id,
         weights=weights_array(m.weights),
-        position_tolerance_m=finite_or(m.position_tolerance, cfg.position_tolerance),
+        position_tolerance_m=finite_or(m.position_tolerance, cfg.position_tolerance,
+                                       f"pose_goals[{i}].position_tolerance"),
         orientation_tolerance_rad=finite_or(m.orientation_tolerance,
-                                            cfg.orientation_tolerance),
+                                            cfg.orientation_tolerance,
+                                            f"pose_goals[{i}].orientation_tolerance"),
         position_only=m.position_only) for i, m in enumerate(goal.pose_goals)]
     return targets, len(targets)
 

@@ -20,14 +20,16 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import String
 
 from ros2_ik.node.action_server import ConstrainedIKServer
+from ros2_ik.node import interactive_goal, moveit_bridge
 from ros2_ik.core.errors import InvalidGoal
-from ros2_ik.node.compute_ik import compute_ik
+from ros2_ik.node.compute_ik import collision_checker, compute_ik
 from ros2_ik.node.conversions import pose_to_se3
 from ros2_ik.node.outputs import Outputs
 from ros2_ik.node.error_codes import CODE_NAMES
 from ros2_ik.node.parameters import (
     SCHEMA, GroupConfig, NodeConfig, check_value, clean_list, group_specs)
 from ros2_ik.node.robot_source import JointStateCache, RobotSource
+from ros2_ik.node.scene_server import SceneServer
 from ros2_ik_interfaces.msg import IKErrorCode
 from ros2_ik_interfaces.srv import ComputeIK
 
@@ -52,8 +54,11 @@ class IKNode(Node):
                             callback_group=self.solve_group)
         self.action_server = ConstrainedIKServer(self, self.solve_group)
         self.outputs = Outputs(self)
+        self.scene = SceneServer(self, self._model_group)
         self.create_subscription(PoseStamped, self.config.goal_topic, self._on_goal_pose, 10,
                                  callback_group=self.solve_group)
+        self.moveit = moveit_bridge.attach(self)            # GetPositionIK, if installed
+        self.interactive_goal = interactive_goal.attach(self)  # rviz marker, if installed
         self._load_initial_model()
         self.get_logger().info("ik_node ready: service compute_ik, action constrained_ik"
                                if self.robot.snapshot else
@@ -136,6 +141,10 @@ class IKNode(Node):
             self.get_logger().error(self.robot.error)
             self.get_logger().debug(f"{type(exc).__name__}: {exc}")
             return
+        for dropped in self.robot.dropped:
+            self.get_logger().warning(f"scene object dropped with the old model: {dropped}")
+        self.robot.dropped.clear()
+        self.scene.load_file_once()
         robot = self.robot.snapshot.robot
         self.get_logger().info(f"robot model v{self.robot.snapshot.version}: "
                                f"{len(robot.joint_names)} joints, "
@@ -170,7 +179,8 @@ class IKNode(Node):
             T_ref_target = pose_to_se3(request.target.pose, "target")
         except InvalidGoal:
             T_ref_target = T_ref_reached
-        self.outputs.markers(ref, T_ref_target, T_ref_reached)
+        self.outputs.markers(ref, T_ref_target, T_ref_reached,
+                             self._closest_pair(group, q) if request.avoid_collisions else None)
         if not (request.execute or self.config.execute_by_default):
             return
         ok = answer.error_code.val == IKErrorCode.SUCCESS
@@ -182,6 +192,15 @@ class IKNode(Node):
                 answer.error_code.val = IKErrorCode.EXECUTION_REFUSED
         else:
             answer.message += "; sent to the controller"
+
+    def _closest_pair(self, group, q: np.ndarray):
+        """World witness points of the closest pair at ``q`` (None when unavailable)."""
+        snapshot = self.robot.snapshot
+        if snapshot is None or snapshot.robot is not group.robot:
+            return None
+        report = collision_checker(snapshot, self.config).min_distance(group.to_full_q(q))
+        return None if not np.isfinite(report.distance_m) else (report.p_world_a,
+                                                                report.p_world_b)
 
     def _log_answer(self, answer: ComputeIK.Response) -> None:
         code = answer.error_code.val

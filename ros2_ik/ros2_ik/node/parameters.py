@@ -8,6 +8,7 @@ takes effect on the next request.  Groups are declared from ``group_names``:
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Mapping, Optional, Tuple
 
@@ -36,6 +37,14 @@ def _one_of(*choices: str) -> _Check:
 
 def _fraction(value: Any) -> Optional[str]:
     return None if 0 < value <= 1 else "must be in (0, 1]"
+
+
+_ROS_NAME = re.compile(r"^(~/|/)?[A-Za-z_][A-Za-z0-9_]*(/[A-Za-z_][A-Za-z0-9_]*)*$")
+
+
+def _ros_name_or_empty(value: Any) -> Optional[str]:
+    return None if value == "" or _ROS_NAME.match(value) else (
+        "must be empty or a ROS name (letters, digits, _ and /, not starting with a digit)")
 
 
 @dataclass(frozen=True)
@@ -130,6 +139,17 @@ SCHEMA: Tuple[ParamSpec, ...] = (
               "request; larger requests get REQUEST_TOO_LARGE."),
     ParamSpec("max_mesh_triangles", 200000, "Largest mesh (triangles) accepted in scene "
               "input."),
+    # --- MoveIt and rviz (moveit_bridge.py, interactive_goal.py) ---------------------
+    ParamSpec("moveit_ik_service", "moveit/compute_ik", "Name of the moveit_msgs/"
+              "GetPositionIK service (for MoveIt's srv_kinematics_plugin), served when "
+              "moveit_msgs is installed. Not 'compute_ik': that is our ComputeIK (and "
+              "move_group's own service). Empty: not served.", _ros_name_or_empty,
+              read_only=True),
+    ParamSpec("interactive_marker", True, "Offer a 6-DoF interactive marker at the tip "
+              "(namespace ~/goal_marker) when interactive_markers is installed; dragging "
+              "it solves, seeded from the last answer.", read_only=True),
+    ParamSpec("interactive_marker_scale", 0.2, "Size of the interactive marker [m].",
+              _positive),
 )
 
 _BY_NAME: Dict[str, ParamSpec] = {spec.name: spec for spec in SCHEMA}

@@ -13,19 +13,25 @@ from typing import Dict, Optional, Sequence, Tuple
 
 import numpy as np
 
+from ros2_ik.core.collision import CollisionChecker, MeshResolver, PlanningScene
+from ros2_ik.core.errors import IKError
 from ros2_ik.core.robot import Robot
 
 
 @dataclass
 class RobotSnapshot:
-    """A built robot model with its version and a cache of the groups built on it."""
+    """A built robot model with its version, its planning scene, and caches of the
+    groups and the collision checker built on it."""
 
     robot: Robot
     version: int
     urdf: str
     srdf: str
+    scene: PlanningScene = field(default_factory=PlanningScene)
     _groups: Dict[Tuple, object] = field(default_factory=dict)
+    _checker: Optional[CollisionChecker] = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
+    _checker_lock: threading.Lock = field(default_factory=threading.Lock)
 
     def group(self, key: Tuple, build) -> object:
         """The group cached under ``key``, built by ``build()`` on first use."""
@@ -33,6 +39,21 @@ class RobotSnapshot:
             if key not in self._groups:
                 self._groups[key] = build()
             return self._groups[key]
+
+    def checker(self, search_dirs: Sequence[str], skip_missing_meshes: bool,
+                padding_m: float) -> CollisionChecker:
+        """The collision checker of this model and scene, built on first use.
+
+        Raises the core's RobotModelError (e.g. a missing mesh, naming the URI and the
+        folders tried) when the collision geometry cannot be built.
+        """
+        with self._checker_lock:
+            if self._checker is None or self._checker.padding_m != padding_m:
+                self._checker = CollisionChecker.from_urdf(
+                    self.robot.model, self.urdf, self.srdf or None, self.scene,
+                    resolver=MeshResolver(search_dirs),
+                    skip_missing_meshes=skip_missing_meshes, padding_m=padding_m)
+            return self._checker
 
 
 class RobotSource:
@@ -45,6 +66,9 @@ class RobotSource:
         self._urdf = ""
         self._srdf = ""
         self.error = "no robot_description received yet"
+        #: Scene objects dropped because a new model lacks their frames (for the log).
+        self.dropped: list = []
+        self._last_scene: Optional[PlanningScene] = None
 
     @property
     def snapshot(self) -> Optional[RobotSnapshot]:
@@ -68,8 +92,21 @@ class RobotSource:
                 self.error = f"robot_description rejected: {exc}"
                 raise
             self._version += 1
-            self._snapshot = RobotSnapshot(robot, self._version, urdf, self._srdf)
+            self._snapshot = RobotSnapshot(robot, self._version, urdf, self._srdf,
+                                           self._carry_scene(robot))
             self.error = ""
+
+    def _carry_scene(self, robot: Robot) -> PlanningScene:
+        """A scene for the new model holding every old object whose frames still exist."""
+        scene = PlanningScene(robot.frame_names)
+        old = self._last_scene.snapshot().objects if self._last_scene else {}
+        self._last_scene = scene
+        for obj in old.values():
+            try:
+                scene.add(obj)
+            except IKError as exc:
+                self.dropped.append(f"{obj.name}: {exc}")
+        return scene
 
 
 class JointStateCache:

@@ -1,0 +1,156 @@
+"""A 6-DoF interactive marker at the tip: drag it in rviz and the node solves.
+
+Needs the ``interactive_markers`` Python package (real ROS installs); only :func:`attach`
+imports it.  The feedback callback only stores the latest pose; a timer in its own
+callback group solves it (at most :data:`SOLVE_PERIOD_S` apart), so a fast drag never
+queues stale poses and never blocks the node's default callback group.  Each solve goes
+through the node's ComputeIK path (``_on_compute_ik``: core solve, ``~/solution``,
+``~/markers``, execution when ``execute_by_default`` is set and it is safe), seeded from
+the last answer.
+"""
+from __future__ import annotations
+
+import threading
+from typing import Optional, Sequence, Tuple
+
+from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
+from sensor_msgs.msg import JointState
+from visualization_msgs.msg import (
+    InteractiveMarker, InteractiveMarkerControl, InteractiveMarkerFeedback)
+
+from ros2_ik.node.compute_ik import resolve_group, seed_for
+from ros2_ik.node.conversions import se3_to_pose
+from ros2_ik_interfaces.srv import ComputeIK
+
+MARKER_NAME = "ik_goal"
+SERVER_NAMESPACE = "~/goal_marker"
+#: Period of the solve timer [s]: a drag is solved at most 20 times a second.
+SOLVE_PERIOD_S = 0.05
+#: Feedback events that ask for a solve.
+SOLVE_EVENTS = (InteractiveMarkerFeedback.POSE_UPDATE, InteractiveMarkerFeedback.MOUSE_UP)
+
+#: A control acts along the x axis of its orientation; these quaternions (w = 1 and
+#: this x, y, z, normalised) turn that x axis onto the marker's x, y and z axes.
+CONTROL_AXES = {"x": (1.0, 0.0, 0.0), "y": (0.0, 0.0, 1.0), "z": (0.0, 1.0, 0.0)}
+
+Seed = Tuple[Tuple[str, ...], Tuple[float, ...]]
+
+
+class LatestFeedback:
+    """One slot holding the newest feedback (older ones are dropped), thread-safe."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._feedback = None
+
+    def put(self, feedback) -> None:
+        """Keep ``feedback`` when it asks for a solve."""
+        if feedback.event_type in SOLVE_EVENTS:
+            with self._lock:
+                self._feedback = feedback
+
+    def take(self):
+        """The newest feedback not yet taken, or None."""
+        with self._lock:
+            feedback, self._feedback = self._feedback, None
+            return feedback
+
+
+def goal_request(feedback, seed: Optional[Seed], default_frame: str) -> ComputeIK.Request:
+    """The ComputeIK request of a marker pose, seeded from the last answer when known."""
+    request = ComputeIK.Request()
+    request.target.header.frame_id = feedback.header.frame_id or default_frame
+    request.target.pose = feedback.pose
+    if seed is not None:
+        request.seed.name, request.seed.position = list(seed[0]), list(seed[1])
+    return request
+
+
+def remember(seed: Optional[Seed], response: ComputeIK.Response) -> Optional[Seed]:
+    """The seed for the next drag: this answer's configuration (any status) if it has one."""
+    if response.solution.name:
+        return tuple(response.solution.name), tuple(float(v) for v in
+                                                    response.solution.position)
+    return seed
+
+
+def marker(frame: str, pose, scale_m: float) -> InteractiveMarker:
+    """The tip marker: move and rotate along each axis of ``frame``."""
+    msg = InteractiveMarker(name=MARKER_NAME, description="IK goal", scale=float(scale_m))
+    msg.header.frame_id = frame
+    msg.pose = pose
+    for axis, xyz in CONTROL_AXES.items():
+        for mode, verb in ((InteractiveMarkerControl.MOVE_AXIS, "move"),
+                           (InteractiveMarkerControl.ROTATE_AXIS, "rotate")):
+            control = InteractiveMarkerControl(name=f"{verb}_{axis}", interaction_mode=mode)
+            control.orientation.w = 2 ** -0.5
+            control.orientation.x, control.orientation.y, control.orientation.z = (
+                v * 2 ** -0.5 for v in xyz)
+            msg.controls.append(control)
+    return msg
+
+
+def marker_frame_and_pose(snapshot, cfg, joints) -> Tuple[str, object]:
+    """Where the marker starts: the default group's tip, at joint_states (or mid-limits)."""
+    group, tip = resolve_group(snapshot, cfg, "", "", "")
+    group_cfg = cfg.groups.get(cfg.default_group_name)
+    frames: Sequence[str] = snapshot.robot.frame_names
+    frame = (group_cfg.base_link if group_cfg and group_cfg.base_link else frames[1])
+    q = seed_for(group, JointState(), joints, cfg)
+    T_frame_tip = group.fk(q, frame).actInv(group.fk(q, tip))
+    return frame, se3_to_pose(T_frame_tip)
+
+
+class InteractiveGoal:
+    """The marker server of one node and the timer that solves the dragged pose."""
+
+    def __init__(self, node, server) -> None:
+        self._node = node
+        self._server = server
+        self._latest = LatestFeedback()
+        self._seed: Optional[Seed] = None
+        self._frame = ""
+        self._placed_version = None
+        self.callback_group = MutuallyExclusiveCallbackGroup()
+        self.timer = node.create_timer(SOLVE_PERIOD_S, self._tick,
+                                       callback_group=self.callback_group)
+
+    def _tick(self) -> None:
+        node = self._node
+        snapshot = node.robot.snapshot
+        if snapshot is None:
+            return
+        if snapshot.version != self._placed_version:
+            self._place(snapshot)
+        feedback = self._latest.take()
+        if feedback is None or not self._frame:
+            return
+        request = goal_request(feedback, self._seed, self._frame)
+        self._seed = remember(self._seed, node._on_compute_ik(request, ComputeIK.Response()))
+
+    def _place(self, snapshot) -> None:
+        """(Re)insert the marker at the tip of the current model."""
+        self._placed_version = snapshot.version
+        self._seed = None
+        try:
+            self._frame, pose = marker_frame_and_pose(snapshot, self._node.config,
+                                                      self._node.joints)
+        except Exception as exc:  # noqa: BLE001 - no default group: no marker, keep serving
+            self._frame = ""
+            self._node.get_logger().warning(f"no interactive marker: {exc}")
+            return
+        self._server.insert(marker(self._frame, pose, self._node.config.interactive_marker_scale),
+                            feedback_callback=self._latest.put)
+        self._server.applyChanges()
+
+
+def attach(node) -> Optional[InteractiveGoal]:
+    """Start the marker when ``interactive_marker`` is set and interactive_markers imports."""
+    if not node.config.interactive_marker:
+        return None
+    try:
+        from interactive_markers import InteractiveMarkerServer
+    except ImportError:
+        node.get_logger().info("interactive_markers is not installed: no goal marker")
+        return None
+    return InteractiveGoal(node, InteractiveMarkerServer(node, SERVER_NAMESPACE))

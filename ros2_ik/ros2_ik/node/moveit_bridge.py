@@ -1,0 +1,213 @@
+"""MoveIt interoperability: serve ``moveit_msgs/srv/GetPositionIK`` with our solver.
+
+MoveIt's ``srv_kinematics_plugin`` (and any other GetPositionIK client) can then use
+ik_node as its IK solver; ``config/kinematics_srv.yaml`` shows the ``kinematics.yaml``.
+
+The mapping is pure functions over message-shaped data (anything with the moveit_msgs
+attribute names), so it is unit-tested where moveit_msgs is not installed; only
+:func:`attach` imports ``moveit_msgs``.
+
+Mapping of ``PositionIKRequest``:
+
+- ``group_name``: one of our ``group_names`` (name them like the SRDF groups); empty:
+  the default group.  Unknown: INVALID_GROUP_NAME.
+- ``robot_state.joint_state``: the seed (joints outside the group are ignored); empty:
+  the latest ``joint_states``.  The answer is this joint state with the group joints
+  replaced by the solution (group joints it lacks are appended).
+- ``pose_stamped_vector`` (when not empty, else ``pose_stamped``) with ``ik_link_names``
+  (when not empty, else ``ik_link_name``; empty: the group's tip).  ros2_ik solves one
+  tip per request: a vector with more than one pose is refused (FAILURE) rather than
+  answered with the other tips ignored.
+- ``avoid_collisions``, ``timeout`` (sec + nanosec; zero: the node's ``timeout``).
+- ``constraints``: not supported; non-empty constraints are refused
+  (INVALID_GOAL_CONSTRAINTS) instead of being silently ignored.
+
+GetPositionIK never publishes to the controller: MoveIt calls IK while it samples plans.
+"""
+from __future__ import annotations
+
+from typing import Optional, Sequence, Tuple
+
+from rclpy.callback_groups import ReentrantCallbackGroup
+
+from ros2_ik.node.compute_ik import compute_ik
+from ros2_ik_interfaces.msg import IKErrorCode
+from ros2_ik_interfaces.srv import ComputeIK
+
+
+class MoveItCode:
+    """The ``moveit_msgs/msg/MoveItErrorCodes`` values used here (checked by the tests)."""
+
+    SUCCESS = 1
+    FAILURE = 99999
+    TIMED_OUT = -6
+    PREEMPTED = -7
+    GOAL_IN_COLLISION = -12
+    INVALID_GROUP_NAME = -15
+    INVALID_GOAL_CONSTRAINTS = -16
+    INVALID_ROBOT_STATE = -17
+    INVALID_LINK_NAME = -18
+    FRAME_TRANSFORM_FAILURE = -21
+    NO_IK_SOLUTION = -31
+
+
+#: Our IKErrorCode -> MoveItErrorCodes.  Anything else (no model, internal error, ...)
+#: is FAILURE, with our message in ``error_message`` where the message has that field.
+IK_TO_MOVEIT = {
+    IKErrorCode.SUCCESS: MoveItCode.SUCCESS,
+    IKErrorCode.NO_SOLUTION: MoveItCode.NO_IK_SOLUTION,
+    IKErrorCode.JUMP_TOO_LARGE: MoveItCode.NO_IK_SOLUTION,
+    IKErrorCode.TIMED_OUT: MoveItCode.TIMED_OUT,
+    IKErrorCode.CANCELLED: MoveItCode.PREEMPTED,
+    IKErrorCode.IN_COLLISION: MoveItCode.GOAL_IN_COLLISION,
+    IKErrorCode.INVALID_GROUP: MoveItCode.INVALID_GROUP_NAME,
+    IKErrorCode.INVALID_SEED: MoveItCode.INVALID_ROBOT_STATE,
+    IKErrorCode.INVALID_GOAL: MoveItCode.INVALID_GOAL_CONSTRAINTS,
+    IKErrorCode.FRAME_NOT_FOUND: MoveItCode.FRAME_TRANSFORM_FAILURE,
+}
+
+
+class MoveItRequestError(Exception):
+    """A GetPositionIK request we refuse before solving, with the MoveIt code."""
+
+    def __init__(self, code: int, message: str):
+        super().__init__(message)
+        self.code = code
+
+
+def moveit_code(ik_code: int) -> int:
+    """The MoveItErrorCodes value of one of our IKErrorCode values."""
+    return IK_TO_MOVEIT.get(ik_code, MoveItCode.FAILURE)
+
+
+def timeout_s(duration) -> float:
+    """Seconds of a ``builtin_interfaces/Duration`` (sec + nanosec); <= 0 means default."""
+    return max(float(duration.sec) + float(duration.nanosec) * 1e-9, 0.0)
+
+
+def target_and_link(ik_request) -> Tuple[object, str]:
+    """The one (PoseStamped, link name) of a PositionIKRequest (link '' = group tip)."""
+    poses = list(ik_request.pose_stamped_vector)
+    links = [name for name in ik_request.ik_link_names if name]
+    if len(poses) > 1 or len(links) > 1:
+        raise MoveItRequestError(
+            MoveItCode.FAILURE,
+            f"ros2_ik solves one tip per request; got {len(poses)} poses in "
+            f"pose_stamped_vector and ik_link_names {links}")
+    pose = poses[0] if poses else ik_request.pose_stamped
+    return pose, (links[0] if links else ik_request.ik_link_name)
+
+
+def has_constraints(constraints) -> bool:
+    """True when a ``moveit_msgs/Constraints`` holds any constraint."""
+    return any(len(getattr(constraints, kind, ())) for kind in (
+        "joint_constraints", "position_constraints", "orientation_constraints",
+        "visibility_constraints"))
+
+
+def to_compute_ik(ik_request, frame_names: Sequence[str] = ()) -> ComputeIK.Request:
+    """Our ComputeIK request for a ``moveit_msgs/PositionIKRequest``.
+
+    ``frame_names``: the model's frames, to tell an unknown ik_link_name
+    (INVALID_LINK_NAME) from an unknown pose frame (FRAME_TRANSFORM_FAILURE).
+    Raises :class:`MoveItRequestError` for requests refused before solving.
+    """
+    if has_constraints(ik_request.constraints):
+        raise MoveItRequestError(MoveItCode.INVALID_GOAL_CONSTRAINTS,
+                                 "PositionIKRequest.constraints are not supported by ros2_ik;"
+                                 " use the constrained_ik action")
+    pose, link = target_and_link(ik_request)
+    if link and frame_names and link not in frame_names:
+        raise MoveItRequestError(MoveItCode.INVALID_LINK_NAME,
+                                 f"ik_link_name '{link}' is not a frame of the robot model")
+    request = ComputeIK.Request()
+    request.group_name = ik_request.group_name
+    request.tip_link = link
+    request.target.header.frame_id = pose.header.frame_id
+    request.target.pose = pose.pose
+    seed = ik_request.robot_state.joint_state
+    request.seed.name = list(seed.name)
+    request.seed.position = [float(v) for v in seed.position]
+    request.avoid_collisions = bool(ik_request.avoid_collisions)
+    request.timeout = timeout_s(ik_request.timeout)
+    request.execute = False
+    return request
+
+
+def merged_state(seed_names: Sequence[str], seed_positions: Sequence[float],
+                 names: Sequence[str], positions: Sequence[float]) -> Tuple[list, list]:
+    """The seed joint state with ``names`` set to ``positions`` (new names appended)."""
+    out_names = list(seed_names)
+    out_positions = [float(v) for v in seed_positions]
+    if len(out_positions) != len(out_names):
+        out_names, out_positions = [], []
+    index = {name: i for i, name in enumerate(out_names)}
+    for name, value in zip(names, positions):
+        if name in index:
+            out_positions[index[name]] = float(value)
+        else:
+            out_names.append(name)
+            out_positions.append(float(value))
+    return out_names, out_positions
+
+
+def fill_response(response, code: int, message: str, seed_state=None, solution=None):
+    """Write the MoveIt code (and message) and, on SUCCESS, the solution state."""
+    response.error_code.val = code
+    if hasattr(response.error_code, "error_message"):   # not in Humble's moveit_msgs
+        response.error_code.error_message = message
+        response.error_code.error_source = "ros2_ik"
+    if code == MoveItCode.SUCCESS and solution is not None:
+        state = response.solution.joint_state
+        state.name, state.position = merged_state(seed_state.name, seed_state.position,
+                                                  solution.name, solution.position)
+    return response
+
+
+def answer(snapshot, model_error: str, cfg, joints, request, response):
+    """Answer one GetPositionIK ``request`` into ``response`` with our core solver."""
+    ik_request = request.ik_request
+    frames = snapshot.robot.frame_names if snapshot is not None else ()
+    try:
+        ours = to_compute_ik(ik_request, frames)
+    except MoveItRequestError as exc:
+        return fill_response(response, exc.code, str(exc))
+    result, _group = compute_ik(snapshot, model_error, cfg, joints, ours)
+    return fill_response(response, moveit_code(result.error_code.val), result.message,
+                         ik_request.robot_state.joint_state, result.solution)
+
+
+class MoveItBridge:
+    """The GetPositionIK service of one node, in its own reentrant callback group.
+
+    Its own group (on the node's multi-threaded executor) means a GetPositionIK call
+    never waits for a ComputeIK solve, a goal_pose solve or the action, and a client
+    that calls it from inside one of its own callbacks cannot deadlock us.
+    """
+
+    def __init__(self, node, srv_type, name: str) -> None:
+        self._node = node
+        self.callback_group = ReentrantCallbackGroup()
+        self.service = node.create_service(srv_type, name, self._on_request,
+                                           callback_group=self.callback_group)
+
+    def _on_request(self, request, response):
+        node = self._node
+        return answer(node.robot.snapshot, node.robot.error, node.config, node.joints,
+                      request, response)
+
+
+def attach(node) -> Optional[MoveItBridge]:
+    """Serve GetPositionIK on ``moveit_ik_service`` when set and moveit_msgs imports."""
+    name = node.config.moveit_ik_service
+    if not name:
+        return None
+    try:
+        from moveit_msgs.srv import GetPositionIK
+    except ImportError:
+        node.get_logger().info("moveit_msgs is not installed: GetPositionIK not served")
+        return None
+    bridge = MoveItBridge(node, GetPositionIK, name)
+    node.get_logger().info(f"serving moveit_msgs/GetPositionIK on "
+                           f"{bridge.service.srv_name}")
+    return bridge

@@ -1,0 +1,68 @@
+"""Planning-scene input of the node: the ``collision_object`` topic, the
+``apply_planning_scene`` / ``get_planning_scene`` services, and the YAML scene file."""
+from __future__ import annotations
+
+from ros2_ik.core.collision import load_scene_yaml
+from ros2_ik.node.parameters import clean_list
+from ros2_ik.node.scene_io import apply_batch, object_to_msg
+from ros2_ik_interfaces.msg import CollisionObject
+from ros2_ik_interfaces.srv import ApplyPlanningScene, GetPlanningScene
+
+
+class SceneServer:
+    """Feeds the current robot snapshot's planning scene (objects survive model updates)."""
+
+    def __init__(self, node, callback_group) -> None:
+        self._node = node
+        self._file_loaded = False
+        node.create_subscription(CollisionObject, "collision_object", self._on_object, 50,
+                                 callback_group=callback_group)
+        node.create_service(ApplyPlanningScene, "apply_planning_scene", self._on_apply,
+                            callback_group=callback_group)
+        node.create_service(GetPlanningScene, "get_planning_scene", self._on_get,
+                            callback_group=callback_group)
+
+    def _apply(self, msgs) -> str:
+        """Apply a batch; returns '' or the reason nothing was changed."""
+        snapshot = self._node.robot.snapshot
+        if snapshot is None:
+            return "no robot model yet: scene frames cannot be checked"
+        try:
+            apply_batch(snapshot.scene, msgs, self._node.config.max_mesh_triangles,
+                        snapshot.robot.frame_names)
+        except Exception as exc:  # noqa: BLE001 - bad input must not kill the node
+            return f"{type(exc).__name__}: {exc}"
+        return ""
+
+    def _on_object(self, msg: CollisionObject) -> None:
+        reason = self._apply([msg])
+        if reason:
+            self._node.get_logger().warning(f"collision_object '{msg.id}' ignored: {reason}",
+                                            throttle_duration_sec=1.0)
+
+    def _on_apply(self, request, response):
+        reason = self._apply(request.objects)
+        response.success, response.message = not reason, reason or "applied"
+        return response
+
+    def _on_get(self, _request, response):
+        snapshot = self._node.robot.snapshot
+        if snapshot is not None:
+            scene = snapshot.scene.snapshot()
+            response.version = scene.version
+            response.objects = [object_to_msg(o) for o in scene.objects.values()]
+        return response
+
+    def load_file_once(self) -> None:
+        """Load ``scene_file`` into the scene of the first model (later models keep it)."""
+        cfg, snapshot = self._node.config, self._node.robot.snapshot
+        if self._file_loaded or not cfg.scene_file or snapshot is None:
+            return
+        self._file_loaded = True
+        try:
+            objects = load_scene_yaml(cfg.scene_file, clean_list(cfg.allowed_mesh_dirs))
+            snapshot.scene.add_all(objects)
+        except Exception as exc:  # noqa: BLE001 - a bad scene file is reported, not fatal
+            self._node.get_logger().error(f"scene_file {cfg.scene_file} not loaded: {exc}")
+            return
+        self._node.get_logger().info(f"scene_file: {len(objects)} objects loaded")
