@@ -6,7 +6,6 @@ Every adapter is built once per arm and called as ``adapter(T_world_tip, seed) -
 from __future__ import annotations
 
 import importlib.util
-import math
 from typing import Callable, Dict, Optional
 
 import numpy as np
@@ -161,7 +160,3 @@ def missing_dependency(name: str) -> Optional[str]:
         return f"{module} not installed (pip install -r bench/requirements-bench.txt)"
     return None
 
-
-def nan_if_empty(values) -> float:
-    """Helper for stats on possibly empty lists."""
-    return float(np.median(values)) if len(values) else math.nan

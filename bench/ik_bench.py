@@ -40,7 +40,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("-n", type=int, default=None, help="trials per arm (default 1000)")
     p.add_argument("--arms", default="panda,ur5,kinova",
                    help=f"comma list from {sorted(robots.ARMS)}")
-    p.add_argument("--solvers", default=",".join(SOLVERS), help=f"comma list from {list(SOLVERS)}")
+    p.add_argument("--solvers", default=",".join(SOLVERS),
+                   help=f"comma list from {list(SOLVERS)}")
     p.add_argument("--seed", type=int, default=0, help="numpy seed of the targets")
     p.add_argument("--out", default=str(RESULTS), help="results folder")
     return p.parse_args(argv)

@@ -2,7 +2,6 @@
 import math
 
 import numpy as np
-import pinocchio as pin
 import pytest
 
 from ros2_ik.core.pose import PoseTarget

@@ -55,7 +55,6 @@ def _candidates() -> List[Path]:
     except metadata.PackageNotFoundError:
         pass
     try:
-        import example_robot_data  # noqa: F401  (optional Python module)
         from example_robot_data.path import EXAMPLE_ROBOT_DATA_MODEL_DIR
         out.append(Path(EXAMPLE_ROBOT_DATA_MODEL_DIR))
     except Exception:

@@ -12,7 +12,7 @@ without costs is well posed).  Restarts from random configurations.
 """
 from __future__ import annotations
 
-from typing import Any, Dict, List, Tuple
+from typing import Any, Dict, List
 
 import numpy as np
 from scipy.optimize import minimize
