@@ -26,6 +26,7 @@ from ros2_ik.node.compute_ik import collision_checker, compute_ik
 from ros2_ik.node.conversions import pose_to_se3
 from ros2_ik.node.outputs import Outputs
 from ros2_ik.node.error_codes import CODE_NAMES
+from ros2_ik.node.moveit_scene import follow_monitored_scene
 from ros2_ik.node.parameters import (
     SCHEMA, GroupConfig, NodeConfig, check_value, clean_list, group_specs)
 from ros2_ik.node.robot_source import JointStateCache, RobotSource
@@ -55,6 +56,8 @@ class IKNode(Node):
         self.action_server = ConstrainedIKServer(self, self.solve_group)
         self.outputs = Outputs(self)
         self.scene = SceneServer(self, self._model_group)
+        if follow_monitored_scene(self, self.scene, self._model_group):
+            self.get_logger().info(f"following {self.config.monitored_scene_topic}")
         self.create_subscription(PoseStamped, self.config.goal_topic, self._on_goal_pose, 10,
                                  callback_group=self.solve_group)
         self.moveit = moveit_bridge.attach(self)            # GetPositionIK, if installed

@@ -113,6 +113,8 @@ SCHEMA: Tuple[ParamSpec, ...] = (
               "looked up.", read_only=True),
     ParamSpec("allowed_mesh_dirs", [""], "Directories from which mesh files named in scene "
               "input may be read; other paths are refused.", read_only=True),
+    ParamSpec("monitored_scene_topic", "/monitored_planning_scene", "moveit_msgs/"
+              "PlanningScene topic followed when moveit_msgs is installed.", read_only=True),
     ParamSpec("skip_missing_meshes", False, "Warn and skip a collision mesh that cannot be "
               "found instead of refusing the robot model.", read_only=True),
     # --- execution -------------------------------------------------------------------

@@ -35,9 +35,13 @@ class SceneServer:
         return ""
 
     def _on_object(self, msg: CollisionObject) -> None:
-        reason = self._apply([msg])
+        self.apply_logged([msg], f"collision_object '{msg.id}'")
+
+    def apply_logged(self, msgs, source: str) -> None:
+        """Apply a batch from a topic; a bad one is logged (rate-limited) and ignored."""
+        reason = self._apply(msgs)
         if reason:
-            self._node.get_logger().warning(f"collision_object '{msg.id}' ignored: {reason}",
+            self._node.get_logger().warning(f"{source} ignored: {reason}",
                                             throttle_duration_sec=1.0)
 
     def _on_apply(self, request, response):
