@@ -267,3 +267,14 @@ def test_lower_bounds_never_exceed_exact_distances():
         bounds = checker._lower_bounds(checker.compiled(), data)
         assert np.all(bounds <= exact + 1e-9)
         assert np.mean(bounds > 0.05) > 0.5  # and they are useful: most far pairs skipped
+
+
+def test_padding_is_validated_with_the_links_listed():
+    from ros2_ik.core.errors import InvalidArgument, InvalidFrame
+
+    with pytest.raises(InvalidArgument, match="padding_m"):
+        tiny_checker(None, padding_m=-0.01)
+    with pytest.raises(InvalidArgument, match="link_padding_m"):
+        tiny_checker(None, link_padding_m={"tip": float("nan")})
+    with pytest.raises(InvalidFrame, match="tip"):
+        tiny_checker(None, link_padding_m={"hand": 0.01})

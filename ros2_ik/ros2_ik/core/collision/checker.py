@@ -1,8 +1,10 @@
 """Signed distances between the robot, itself and the scene, through pinocchio + coal.
 
-No broadphase: every candidate pair goes through ``pin.computeDistances`` (one C++ loop,
-GJK/EPA on convex shapes, signed: negative = penetration depth).  Padding inflates each
-robot geometry by a ball of ``padding_m`` (exactly ``d - pad_a - pad_b`` on convex shapes).
+No broadphase structure: every candidate pair first gets a cheap numpy lower bound
+(:mod:`.bounds`); the pairs that may be closer than the caller's threshold then go through
+``pin.computeDistances`` (one C++ loop, GJK/EPA on convex shapes, signed: negative =
+penetration depth).  Padding inflates each robot geometry by a ball of ``padding_m``
+(exactly ``d - pad_a - pad_b`` on convex shapes).
 
 Thread model: the checker is shared; each thread lazily gets its own ``pin.Data`` and
 ``pin.GeometryData`` (``threading.local``), rebuilt when the scene version changes.  The
@@ -20,7 +22,7 @@ import coal
 import numpy as np
 import pinocchio as pin
 
-from ..errors import InvalidArgument
+from ..errors import InvalidArgument, InvalidFrame
 from .bounds import ensure_local_aabb, lower_bounds
 from .compiled import CompiledScene, compile_scene
 from .meshes import MeshResolver
@@ -53,6 +55,17 @@ def _configure_requests(geom_data: pin.GeometryData) -> None:
             request.gjk_tolerance = _GJK_TOLERANCE
             request.enable_cached_gjk_guess = False
             request.gjk_initial_guess = coal.GJKInitialGuess.DefaultGuess
+
+
+def _check_padding(model, geom_model, padding_m: float, link_padding_m: Mapping) -> None:
+    for name, value in [("padding_m", padding_m)] + [
+            (f"link_padding_m['{link}']", v) for link, v in link_padding_m.items()]:
+        if not np.isfinite(value) or value < 0.0:
+            raise InvalidArgument(f"{name} must be >= 0 [m], got {value}")
+    links = {model.frames[g.parentFrame].name for g in geom_model.geometryObjects}
+    for link in link_padding_m:
+        if link not in links:
+            raise InvalidFrame(link, links)
 
 
 @dataclass(frozen=True)
@@ -124,8 +137,7 @@ class CollisionChecker:
         padding_m: float = 0.0,
         link_padding_m: Optional[Mapping[str, float]] = None,
     ):
-        if not np.isfinite(padding_m) or padding_m < 0.0:
-            raise InvalidArgument(f"padding_m must be >= 0 [m], got {padding_m}")
+        _check_padding(model, geom_model, padding_m, link_padding_m or {})
         self.model = model
         self.robot_geom = geom_model
         for geom in geom_model.geometryObjects:  # before any thread shares them
