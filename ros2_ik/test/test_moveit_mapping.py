@@ -1,0 +1,369 @@
+"""GetPositionIK <-> ComputeIK mapping on message-shaped stand-ins, end to end through the
+core solver on the Panda (every SUCCESS checked by our own pinocchio FK).
+
+The stand-ins have exactly the fields of moveit_msgs (rolling); where moveit_msgs is
+installed, the field names and error-code values are compared with the real messages and
+the service is called over DDS.
+"""
+import os
+from dataclasses import dataclass, field
+from typing import List
+
+import numpy as np
+import pinocchio as pin
+import pytest
+
+pytest.importorskip("rclpy")
+
+from geometry_msgs.msg import PoseStamped  # noqa: E402
+from sensor_msgs.msg import JointState, MultiDOFJointState  # noqa: E402
+
+from ros2_ik.core import robots  # noqa: E402
+from ros2_ik.node import moveit_bridge as mb  # noqa: E402
+from ros2_ik.node.conversions import se3_to_pose  # noqa: E402
+from ros2_ik.node.error_codes import CODE_NAMES  # noqa: E402
+from ros2_ik.node.parameters import SCHEMA, GroupConfig, NodeConfig  # noqa: E402
+from ros2_ik.node.robot_source import JointStateCache, RobotSource  # noqa: E402
+
+READY = [0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785]
+ARM = [f"panda_joint{i}" for i in range(1, 8)]
+FINGERS = ["panda_finger_joint1", "panda_finger_joint2"]
+BASE, TIP = "panda_link0", "panda_hand"
+
+
+# --- stand-ins shaped like moveit_msgs ------------------------------------------------
+@dataclass
+class Duration:                     # builtin_interfaces/Duration
+    sec: int = 0
+    nanosec: int = 0
+
+
+@dataclass
+class Constraints:                  # moveit_msgs/Constraints
+    name: str = ""
+    joint_constraints: List = field(default_factory=list)
+    position_constraints: List = field(default_factory=list)
+    orientation_constraints: List = field(default_factory=list)
+    visibility_constraints: List = field(default_factory=list)
+
+
+@dataclass
+class RobotState:                   # moveit_msgs/RobotState
+    joint_state: JointState = field(default_factory=JointState)
+    multi_dof_joint_state: MultiDOFJointState = field(default_factory=MultiDOFJointState)
+    attached_collision_objects: List = field(default_factory=list)
+    is_diff: bool = False
+
+
+@dataclass
+class PositionIKRequest:            # moveit_msgs/PositionIKRequest
+    group_name: str = ""
+    robot_state: RobotState = field(default_factory=RobotState)
+    constraints: Constraints = field(default_factory=Constraints)
+    avoid_collisions: bool = False
+    ik_link_name: str = ""
+    pose_stamped: PoseStamped = field(default_factory=PoseStamped)
+    ik_link_names: List[str] = field(default_factory=list)
+    pose_stamped_vector: List[PoseStamped] = field(default_factory=list)
+    timeout: Duration = field(default_factory=Duration)
+
+
+@dataclass
+class MoveItErrorCodes:             # moveit_msgs/MoveItErrorCodes (rolling)
+    val: int = 0
+    error_message: str = ""
+    error_source: str = ""
+
+
+@dataclass
+class HumbleErrorCodes:             # moveit_msgs/MoveItErrorCodes (humble: no strings)
+    val: int = 0
+
+
+@dataclass
+class Request:                      # moveit_msgs/srv/GetPositionIK request
+    ik_request: PositionIKRequest = field(default_factory=PositionIKRequest)
+
+
+@dataclass
+class Response:                     # moveit_msgs/srv/GetPositionIK response
+    solution: RobotState = field(default_factory=RobotState)
+    error_code: MoveItErrorCodes = field(default_factory=MoveItErrorCodes)
+
+
+# --- fixtures ---------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def model():
+    return pin.buildModelFromXML(robots.urdf_text("panda"))
+
+
+@pytest.fixture(scope="module")
+def snapshot():
+    source = RobotSource()
+    source.set_srdf(robots.srdf_text("panda"))
+    source.set_urdf(robots.urdf_text("panda"))
+    return source.snapshot
+
+
+@pytest.fixture
+def cfg():
+    values = {spec.name: spec.default for spec in SCHEMA}
+    values.update(group_names=["panda_arm"], default_group="panda_arm")
+    return NodeConfig(values, {"panda_arm": GroupConfig("panda_arm", BASE, TIP)})
+
+
+def fk(model, names, positions, frame=TIP, ref=BASE) -> pin.SE3:
+    """Our own FK: T_ref_frame at the named joint positions (others at neutral)."""
+    q = pin.neutral(model)
+    for name, value in zip(names, positions):
+        q[model.joints[model.getJointId(name)].idx_q] = value
+    data = model.createData()
+    pin.framesForwardKinematics(model, data, q)
+    return data.oMf[model.getFrameId(ref)].actInv(data.oMf[model.getFrameId(frame)])
+
+
+def stamped(T: pin.SE3, frame=BASE) -> PoseStamped:
+    msg = PoseStamped()
+    msg.header.frame_id = frame
+    msg.pose = se3_to_pose(T)
+    return msg
+
+
+def reachable(model, rng) -> pin.SE3:
+    q = np.array(READY) + rng.uniform(-0.3, 0.3, 7)
+    return fk(model, ARM, q)
+
+
+def ik_request(T: pin.SE3, **fields) -> Request:
+    req = PositionIKRequest(group_name="panda_arm", pose_stamped=stamped(T),
+                            timeout=Duration(sec=0, nanosec=500_000_000))
+    req.robot_state.joint_state.name = ARM + FINGERS
+    req.robot_state.joint_state.position = READY + [0.02, 0.03]
+    for name, value in fields.items():
+        setattr(req, name, value)
+    return Request(ik_request=req)
+
+
+def call(snapshot, cfg, request, joints=None, response=None) -> Response:
+    response = response if response is not None else Response()
+    return mb.answer(snapshot, "no model", cfg, joints or JointStateCache(), request, response)
+
+
+def assert_reaches(model, response, T, tol_m=1e-4, tol_rad=1e-3):
+    state = response.solution.joint_state
+    T_reached = fk(model, state.name, state.position)
+    assert np.linalg.norm(T_reached.translation - T.translation) <= tol_m
+    assert np.linalg.norm(pin.log3(T.rotation.T @ T_reached.rotation)) <= tol_rad
+
+
+# --- pure mapping -----------------------------------------------------------------------
+def test_timeout_is_seconds_plus_nanoseconds():
+    assert mb.timeout_s(Duration(1, 250_000_000)) == pytest.approx(1.25)
+    assert mb.timeout_s(Duration(0, 5_000_000)) == pytest.approx(0.005)
+    assert mb.timeout_s(Duration()) == 0.0          # zero: the node's default timeout
+    assert mb.timeout_s(Duration(-3, 0)) == 0.0
+
+
+def test_request_fields_map_onto_compute_ik():
+    T = pin.SE3(np.eye(3), np.array([0.4, 0.1, 0.5]))
+    req = ik_request(T, avoid_collisions=True, ik_link_name="panda_link7",
+                     timeout=Duration(2, 500_000_000)).ik_request
+    ours = mb.to_compute_ik(req, ("panda_link0", "panda_link7"))
+    assert ours.group_name == "panda_arm" and ours.tip_link == "panda_link7"
+    assert ours.target.header.frame_id == BASE
+    assert ours.target.pose.position.x == pytest.approx(0.4)
+    assert list(ours.seed.name) == ARM + FINGERS
+    assert ours.avoid_collisions is True and ours.execute is False
+    assert ours.timeout == pytest.approx(2.5)
+
+
+def test_vector_fields_win_over_the_single_ones():
+    near, far = pin.SE3(np.eye(3), np.array([0.4, 0, 0.5])), pin.SE3(np.eye(3), np.ones(3))
+    req = ik_request(far, ik_link_name="panda_link7", ik_link_names=["panda_hand"],
+                     pose_stamped_vector=[stamped(near)]).ik_request
+    pose, link = mb.target_and_link(req)
+    assert link == "panda_hand" and pose.pose.position.x == pytest.approx(0.4)
+
+
+def test_merged_state_keeps_the_seed_order_and_other_joints():
+    names, positions = mb.merged_state(["a", "b", "f"], [1, 2, 3], ["b", "c"], [20, 30])
+    assert names == ["a", "b", "f", "c"] and positions == [1, 20, 3, 30]
+    assert mb.merged_state([], [], ["b"], [2]) == (["b"], [2.0])
+
+
+def test_every_ik_code_maps_to_a_moveit_code():
+    valid = {v for k, v in vars(mb.MoveItCode).items() if k.isupper()}
+    for code in CODE_NAMES:
+        assert mb.moveit_code(code) in valid
+    assert mb.moveit_code(12345) == mb.MoveItCode.FAILURE
+
+
+def test_codes_are_moveits():
+    """The values of moveit_msgs/msg/MoveItErrorCodes.msg (rolling and humble)."""
+    expected = dict(SUCCESS=1, FAILURE=99999, TIMED_OUT=-6, PREEMPTED=-7,
+                    GOAL_IN_COLLISION=-12, INVALID_GROUP_NAME=-15,
+                    INVALID_GOAL_CONSTRAINTS=-16, INVALID_ROBOT_STATE=-17,
+                    INVALID_LINK_NAME=-18, FRAME_TRANSFORM_FAILURE=-21, NO_IK_SOLUTION=-31)
+    assert {k: v for k, v in vars(mb.MoveItCode).items() if k.isupper()} == expected
+
+
+# --- end to end through the core on the Panda ------------------------------------------
+def test_success_is_the_seed_state_with_the_arm_solved(model, snapshot, cfg):
+    rng = np.random.default_rng(0)
+    for _ in range(3):
+        T = reachable(model, rng)
+        res = call(snapshot, cfg, ik_request(T))
+        assert res.error_code.val == mb.MoveItCode.SUCCESS, res.error_code.error_message
+        assert res.error_code.error_source == "ros2_ik"
+        state = res.solution.joint_state
+        assert state.name == ARM + FINGERS
+        assert list(state.position[7:]) == [0.02, 0.03]    # other joints untouched
+        assert_reaches(model, res, T)
+
+
+def test_one_pose_in_the_vector_is_solved(model, snapshot, cfg):
+    T = reachable(model, np.random.default_rng(1))
+    far = pin.SE3(np.eye(3), np.array([3.0, 0, 0]))
+    res = call(snapshot, cfg, ik_request(far, pose_stamped_vector=[stamped(T)],
+                                         ik_link_names=[TIP]))
+    assert res.error_code.val == mb.MoveItCode.SUCCESS
+    assert_reaches(model, res, T)
+
+
+def test_ik_link_name_other_than_the_tip(model, snapshot, cfg):
+    T = fk(model, ARM, np.array(READY) + 0.1, frame="panda_link7")
+    res = call(snapshot, cfg, ik_request(T, ik_link_name="panda_link7"))
+    assert res.error_code.val == mb.MoveItCode.SUCCESS
+    state = res.solution.joint_state
+    T_reached = fk(model, state.name, state.position, frame="panda_link7")
+    assert np.linalg.norm(T_reached.translation - T.translation) <= 1e-4
+
+
+def test_empty_robot_state_seeds_from_joint_states(model, snapshot, cfg):
+    joints = JointStateCache()
+    joints.update(ARM, READY)
+    T = reachable(model, np.random.default_rng(2))
+    req = ik_request(T)
+    req.ik_request.robot_state = RobotState()
+    res = call(snapshot, cfg, req, joints)
+    assert res.error_code.val == mb.MoveItCode.SUCCESS
+    assert res.solution.joint_state.name == ARM
+    assert_reaches(model, res, T)
+
+
+def test_humble_error_codes_without_message_fields(model, snapshot, cfg):
+    T = reachable(model, np.random.default_rng(3))
+    res = call(snapshot, cfg, ik_request(T), response=Response(error_code=HumbleErrorCodes()))
+    assert res.error_code.val == mb.MoveItCode.SUCCESS
+
+
+@pytest.mark.parametrize("case,expected", [
+    ("unknown group", mb.MoveItCode.INVALID_GROUP_NAME),
+    ("unknown link", mb.MoveItCode.INVALID_LINK_NAME),
+    ("unknown frame", mb.MoveItCode.FRAME_TRANSFORM_FAILURE),
+    ("two poses", mb.MoveItCode.FAILURE),
+    ("constraints", mb.MoveItCode.INVALID_GOAL_CONSTRAINTS),
+    ("bad quaternion", mb.MoveItCode.INVALID_GOAL_CONSTRAINTS),
+    ("seed lengths differ", mb.MoveItCode.INVALID_ROBOT_STATE),
+    ("unreachable", mb.MoveItCode.NO_IK_SOLUTION),
+])
+def test_failures_map_to_moveit_codes(snapshot, cfg, case, expected):
+    T = pin.SE3(np.eye(3), np.array([0.4, 0.0, 0.5]))
+    req = ik_request(T, timeout=Duration(0, 50_000_000))
+    r = req.ik_request
+    if case == "unknown group":
+        r.group_name = "left_arm"
+    elif case == "unknown link":
+        r.ik_link_name = "gripper_tool0"
+    elif case == "unknown frame":
+        r.pose_stamped.header.frame_id = "world_of_nowhere"
+    elif case == "two poses":
+        r.pose_stamped_vector = [stamped(T), stamped(T)]
+        r.ik_link_names = [TIP, "panda_link7"]
+    elif case == "constraints":
+        r.constraints.joint_constraints.append(object())
+    elif case == "bad quaternion":
+        r.pose_stamped.pose.orientation.w = 0.0
+    elif case == "seed lengths differ":
+        r.robot_state.joint_state.position = READY[:3]
+    elif case == "unreachable":
+        r.pose_stamped = stamped(pin.SE3(np.eye(3), np.array([2.0, 0.0, 0.5])))
+    res = call(snapshot, cfg, req)
+    assert res.error_code.val == expected, res.error_code.error_message
+    assert res.error_code.error_message
+    assert res.solution.joint_state.name == []          # solutions only on SUCCESS
+
+
+def test_no_model_is_failure(cfg):
+    res = call(None, cfg, ik_request(pin.SE3.Identity()))
+    assert res.error_code.val == mb.MoveItCode.FAILURE
+    assert "no model" in res.error_code.error_message
+
+
+def test_avoid_collisions_answers_collision_free_or_refuses(model, snapshot, cfg):
+    T = reachable(model, np.random.default_rng(4))
+    res = call(snapshot, cfg, ik_request(T, avoid_collisions=True))
+    assert res.error_code.val in (mb.MoveItCode.SUCCESS, mb.MoveItCode.GOAL_IN_COLLISION,
+                                  mb.MoveItCode.NO_IK_SOLUTION), res.error_code.error_message
+    if res.error_code.val == mb.MoveItCode.SUCCESS:
+        assert_reaches(model, res, T)
+
+
+# --- against the real moveit_msgs, where installed ----------------------------------------
+def test_stand_ins_have_the_fields_of_moveit_msgs():
+    msgs = pytest.importorskip("moveit_msgs.msg", reason="moveit_msgs is not installed")
+    srv = pytest.importorskip("moveit_msgs.srv")
+    for stand_in, real in ((PositionIKRequest, msgs.PositionIKRequest),
+                           (RobotState, msgs.RobotState), (Constraints, msgs.Constraints),
+                           (MoveItErrorCodes, msgs.MoveItErrorCodes),
+                           (Request, srv.GetPositionIK.Request),
+                           (Response, srv.GetPositionIK.Response)):
+        assert set(stand_in.__dataclass_fields__) == set(real.get_fields_and_field_types())
+    for name, value in vars(mb.MoveItCode).items():
+        if name.isupper():
+            assert getattr(msgs.MoveItErrorCodes, name) == value
+
+
+def test_get_position_ik_over_dds(ros_context, model):
+    pytest.importorskip("moveit_msgs.srv", reason="moveit_msgs is not installed")
+    from ament_index_python.packages import get_package_share_directory
+    from moveit_msgs.srv import GetPositionIK
+    from ros2_ik.node.harness import Client, NodeProcess, wait_for
+    from ros2_ik_interfaces.srv import ComputeIK
+
+    config = os.path.join(get_package_share_directory("ros2_ik"), "config", "panda.yaml")
+    node = NodeProcess(extra_args=["--params-file", config, "-r", "__ns:=/mv",
+                                   "-p", "group_names:=[panda_arm]",
+                                   "-p", "default_group:=panda_arm",
+                                   "-p", f"groups.panda_arm.base_link:={BASE}",
+                                   "-p", f"groups.panda_arm.tip_link:={TIP}"])
+    client = Client("moveit_client", namespace="/mv")
+    moveit = client.node.create_client(GetPositionIK, "/mv/moveit/compute_ik")
+    try:
+        client.publish_description(robots.urdf_text("panda"), robots.srdf_text("panda"))
+        assert moveit.wait_for_service(timeout_sec=30), node.output()
+        T = reachable(model, np.random.default_rng(5))
+        request = GetPositionIK.Request()
+        stand_in = ik_request(T).ik_request
+        for name in ("group_name", "pose_stamped"):
+            setattr(request.ik_request, name, getattr(stand_in, name))
+        request.ik_request.robot_state.joint_state = stand_in.robot_state.joint_state
+        request.ik_request.timeout.nanosec = 500_000_000
+        client.wait_for_model(ComputeIK.Request(group_name="panda_arm", target=stamped(T)))
+        # A long ComputeIK (unreachable, 3 s) runs meanwhile: GetPositionIK has its own
+        # callback group, so it is answered without waiting for it.
+        slow = ComputeIK.Request(group_name="panda_arm", timeout=3.0)
+        slow.target = stamped(pin.SE3(np.eye(3), np.array([2.0, 0, 0.5])))
+        slow_future = client.ik.call_async(slow)
+        future = moveit.call_async(request)
+        wait_for(future.done, 30, "GetPositionIK", client.spin)
+        res = future.result()
+        assert res.error_code.val == mb.MoveItCode.SUCCESS, res.error_code
+        assert not slow_future.done()
+        state = res.solution.joint_state
+        T_reached = fk(model, state.name, state.position)
+        assert np.linalg.norm(T_reached.translation - T.translation) <= 1e-4
+        wait_for(slow_future.done, 30, "the slow ComputeIK", client.spin)
+    finally:
+        client.close()
+        assert node.stop() == 0, node.output()
