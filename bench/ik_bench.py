@@ -133,8 +133,10 @@ def write_markdown(path: Path, rows, meta) -> None:
     cell = {(r["robot"], r["solver"]): r for r in rows}
     lines = [f"IK benchmark, {meta['date']}, N={meta['n']} per arm, 5 ms budget; "
              f"success % / median / p95 / mean ms; {meta['machine']['cpu']}, "
-             f"{meta['machine']['cores']} cores (load avg at start "
-             f"{meta['machine']['load_average'][0]:.2f}).", "",
+             f"{meta['machine']['cores']} cores (1-min load average "
+             f"{meta['machine']['load_average'][0]:.2f} at start, "
+             f"{meta['machine']['load_average_end'][0]:.2f} at end; the machine is shared, "
+             f"times are wall-clock).", "",
              "| solver | " + " | ".join(arms) + " |", "|---|" + "---|" * len(arms)]
     for s in solvers:
         cells = []
@@ -179,7 +181,7 @@ def write_plot(path: Path, rows) -> None:
         ax.set_title(title)
     axes[1].set_yscale("log")
     axes[0].set_ylim(0, 105)
-    axes[0].legend(fontsize=7, loc="lower left")
+    axes[1].legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     fig.tight_layout()
     fig.savefig(path, dpi=110)
 
@@ -211,6 +213,7 @@ def main(argv=None) -> int:
             print(f"  {arm:7s} {solver:15s} skipped: {why}")
             rows.append({"robot": arm, "solver": solver, "n": 0, "success_rate": None,
                          "median_ms": None, "p95_ms": None, "mean_ms": None, "skipped": why})
+    meta["machine"]["load_average_end"] = list(os.getloadavg())
     for row in rows:
         row.update({"date": meta["date"], "machine": meta["machine"]["cpu"]})
     (out / "latest.json").write_text(json.dumps({"meta": meta, "rows": rows}, indent=1))

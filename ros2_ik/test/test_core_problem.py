@@ -1,0 +1,55 @@
+"""Drake-style problems (constraints and costs, no pose target) through every solver."""
+import numpy as np
+import pytest
+
+from ros2_ik.core import constraints as C
+from ros2_ik.core import robots
+from ros2_ik.core.problem import Problem
+from ros2_ik.core.result import IKStatus
+from ros2_ik.core.solve import solve
+from ros2_ik.core.verify import verify_pose
+
+
+@pytest.fixture(scope="module")
+def panda():
+    return robots.load_group("panda")
+
+
+def box_problem(robot, group):
+    # Hand origin inside a 4 cm box in front of the robot, expressed in panda_link0.
+    box = C.PositionConstraint(robot.model, "panda_link0", [0.45, -0.02, 0.28],
+                               [0.49, 0.02, 0.32], "panda_hand", np.zeros(3))
+    return Problem(group, None, constraints=[box])
+
+
+@pytest.mark.parametrize("solver", ["lm", "dls", "bfgs", "sqp"])
+def test_constraints_only(panda, solver):
+    robot, group = panda
+    problem = box_problem(robot, group)
+    result = solve(group, problem, group.mid_configuration(), solver=solver, timeout_s=3.0,
+                   random_seed=0)
+    assert result.status is IKStatus.SUCCESS, result.message
+    p = group.fk(result.q, "panda_hand").translation
+    assert np.all(p >= [0.45 - 1e-4, -0.02 - 1e-4, 0.28 - 1e-4])
+    assert np.all(p <= [0.49 + 1e-4, 0.02 + 1e-4, 0.32 + 1e-4])
+    ok, _, _, reason = verify_pose(group, None, result.q, problem.constraints)
+    assert ok, reason
+
+
+def test_box_outside_the_workspace_is_no_solution(panda):
+    robot, group = panda
+    far = C.PositionConstraint(robot.model, "panda_link0", [3.0, 3.0, 3.0], [3.1, 3.1, 3.1],
+                               "panda_hand", np.zeros(3))
+    result = solve(group, Problem(group, None, constraints=[far]), group.mid_configuration(),
+                   solver="sqp", timeout_s=0.2, random_seed=0)
+    assert result.status is IKStatus.NO_SOLUTION
+    assert result.violations and result.violations[0][1] > 1.0
+
+
+def test_problem_needs_something(panda):
+    from ros2_ik.core import errors
+    _, group = panda
+    with pytest.raises(errors.InvalidGoal):
+        Problem(group, None)
+    with pytest.raises(errors.InvalidGoal):
+        Problem(group, None, constraints=["not a constraint"])
