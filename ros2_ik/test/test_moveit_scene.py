@@ -34,18 +34,17 @@ def planning_scene(objects, attached=(), is_diff=False):
 @pytest.fixture()
 def scene():
     model = pin.buildModelFromXML(robots.urdf_text("panda"))
-    frames = [f.name for f in model.frames]
-    return PlanningScene(frames), frames
+    return PlanningScene.for_model(model), model
 
 
 def test_full_scene_replaces_ours_and_attaches(scene):
-    live, frames = scene
+    live, model = scene
     apply_batch(live, scene_operations(planning_scene([moveit_object("old", 0.1)])), 1000,
-                frames)
+                model)
     attached = NS(link_name="panda_hand", touch_links=["panda_leftfinger"],
                   object=moveit_object("tool", 0.0, frame=""))
     msg = planning_scene([moveit_object("table", 0.5), moveit_object("shelf", 0.7)], [attached])
-    apply_batch(live, scene_operations(msg), 1000, frames)
+    apply_batch(live, scene_operations(msg), 1000, model)
     objects = live.snapshot().objects
     assert sorted(objects) == ["shelf", "table", "tool"]
     assert objects["table"].shapes[0].shape.size_m == (0.1, 0.2, 0.3)
@@ -55,11 +54,11 @@ def test_full_scene_replaces_ours_and_attaches(scene):
 
 
 def test_diff_moves_and_removes(scene):
-    live, frames = scene
+    live, model = scene
     apply_batch(live, scene_operations(planning_scene([moveit_object("a", 0.1),
-                                                       moveit_object("b", 0.2)])), 1000, frames)
+                                                       moveit_object("b", 0.2)])), 1000, model)
     diff = planning_scene([moveit_object("a", 0.4, operation=3),
                            moveit_object("b", 0.0, operation=1)], is_diff=True)
-    apply_batch(live, scene_operations(diff), 1000, frames)
+    apply_batch(live, scene_operations(diff), 1000, model)
     objects = live.snapshot().objects
     assert list(objects) == ["a"] and objects["a"].T_frame_object[0, 3] == 0.4

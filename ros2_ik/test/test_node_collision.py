@@ -179,3 +179,12 @@ def test_target_inside_an_obstacle_is_in_collision(served, panda):
     assert res.min_distance < 0 and "block" in res.closest_pair
     assert call(client, apply, ApplyPlanningScene.Request(
         objects=[CollisionObject(operation=CollisionObject.CLEAR)])).success
+
+
+def test_world_object_in_a_moving_frame_is_refused(served):
+    """A world object must sit in a frame fixed to the world; attach it to move with a link."""
+    client, apply, get = served
+    res = call(client, apply, ApplyPlanningScene.Request(
+        objects=[sphere("floating", (0.0, 0.0, 0.1), 0.03, frame="panda_hand")]))
+    assert not res.success and "panda_hand" in res.message
+    assert not call(client, get, GetPlanningScene.Request()).objects

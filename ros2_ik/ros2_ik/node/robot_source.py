@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import threading
 import time
+import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from typing import Dict, Optional, Sequence, Tuple
 
 import numpy as np
 
+from ros2_ik.core import errors
 from ros2_ik.core.collision import CollisionChecker, MeshResolver, PlanningScene
 from ros2_ik.core.errors import IKError
 from ros2_ik.core.robot import Robot
@@ -76,7 +78,11 @@ class RobotSource:
         return self._snapshot
 
     def set_srdf(self, srdf: str) -> None:
-        """Store the SRDF; the model is rebuilt with it when a URDF is known."""
+        """Store the SRDF; the model is rebuilt with it when a URDF is known.
+
+        Malformed SRDF raises RobotModelError and the previous SRDF stays in use.
+        """
+        _check_srdf(srdf)
         self._srdf = srdf
         if self._urdf:
             self.set_urdf(self._urdf)
@@ -98,7 +104,7 @@ class RobotSource:
 
     def _carry_scene(self, robot: Robot) -> PlanningScene:
         """A scene for the new model holding every old object whose frames still exist."""
-        scene = PlanningScene(robot.frame_names)
+        scene = PlanningScene.for_model(robot.model)
         old = self._last_scene.snapshot().objects if self._last_scene else {}
         self._last_scene = scene
         for obj in old.values():
@@ -107,6 +113,20 @@ class RobotSource:
             except IKError as exc:
                 self.dropped.append(f"{obj.name}: {exc}")
         return scene
+
+
+def _check_srdf(srdf: str) -> None:
+    """RobotModelError unless ``srdf`` is empty or XML with a <robot> root."""
+    if not srdf.strip():
+        return
+    try:
+        root = ET.fromstring(srdf)
+    except ET.ParseError as exc:
+        raise errors.RobotModelError(
+            f"robot_description_semantic is not XML: {exc}") from None
+    if root.tag != "robot":
+        raise errors.RobotModelError(
+            f"robot_description_semantic: root element is <{root.tag}>, expected <robot>")
 
 
 class JointStateCache:

@@ -6,7 +6,7 @@ changes, so a bad entry changes nothing.
 """
 from __future__ import annotations
 
-from typing import Iterable, List, Optional
+from typing import Iterable, List
 
 import numpy as np
 import pinocchio as pin
@@ -95,10 +95,11 @@ def apply(scene: PlanningScene, msg: CollisionObject, max_triangles: int) -> Non
 
 
 def apply_batch(scene: PlanningScene, msgs: Iterable[CollisionObject],
-                max_triangles: int, valid_frames: Optional[Iterable[str]]) -> None:
-    """Validate ``msgs`` on a copy of ``scene``, then apply them to ``scene`` in order."""
+                max_triangles: int, model) -> None:
+    """Validate ``msgs`` on a copy of ``scene`` (frames checked against the pinocchio
+    ``model``), then apply them to ``scene`` in order."""
     msgs = list(msgs)
-    scratch = PlanningScene(valid_frames)
+    scratch = PlanningScene.for_model(model)
     scratch.add_all(scene.snapshot().objects.values())
     for msg in msgs:
         apply(scratch, msg, max_triangles)

@@ -29,7 +29,7 @@ class SceneServer:
             return "no robot model yet: scene frames cannot be checked"
         try:
             apply_batch(snapshot.scene, msgs, self._node.config.max_mesh_triangles,
-                        snapshot.robot.frame_names)
+                        snapshot.robot.model)
         except Exception as exc:  # noqa: BLE001 - bad input must not kill the node
             return f"{type(exc).__name__}: {exc}"
         return ""
