@@ -208,7 +208,8 @@ class Group:
         if missing and default is None:
             raise errors.InvalidSeed(
                 f"seed misses group joints {missing}; group joints: {list(self.joint_names)}")
-        base = self.mid_configuration() if default is None else np.asarray(default, float)
+        base = self.mid_configuration() if default is None else \
+            self.check_vector(default, "default seed")
         q = np.array([values.get(n, base[i]) for i, n in enumerate(self.joint_names)])
         if not np.all(np.isfinite(q)):
             bad = [n for n, v in zip(self.joint_names, q) if not math.isfinite(v)]
