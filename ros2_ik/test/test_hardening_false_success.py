@@ -1,0 +1,151 @@
+"""Never a false SUCCESS: random requests on five arms, every SUCCESS re-checked here.
+
+The check is written in this file and shares nothing with the solvers or
+``core.verify``: a pinocchio model built again from the URDF text, a fresh ``Data``,
+forward kinematics of exactly the returned values, the requested tolerances on the
+weighted axes, and the URDF joint limits.  ``HARDENING_REQUESTS`` sets how many
+requests (``make test`` runs a few hundred per arm; ``bench/fuzz.py`` runs more).
+"""
+import math
+import os
+from collections import Counter
+from functools import lru_cache
+
+import numpy as np
+import pinocchio as pin
+import pytest
+
+from ros2_ik.core import errors, robots
+from ros2_ik.core.pose import PoseTarget
+from ros2_ik.core.solve import solve
+
+ARMS = ("panda", "ur5", "kinova", "z1", "xarm7")
+SOLVERS = ("lm", "dls", "bfgs", "sqp")
+REQUESTS = int(os.environ.get("HARDENING_REQUESTS", "4000"))
+
+
+@lru_cache(maxsize=None)
+def arm(name):
+    """(group, independent model) of arm ``name``."""
+    _, group = robots.load_group(name)
+    return group, pin.buildModelFromXML(robots.urdf_text(name))
+
+
+def independent_q(model, names, values):
+    """Full configuration: named joints at ``values``, the others at 0 clipped to limits."""
+    q = pin.neutral(model)
+    for j in range(1, model.njoints):
+        if model.nqs[j] == 1:
+            iq = model.idx_qs[j]
+            q[iq] = np.clip(0.0, model.lowerPositionLimit[iq], model.upperPositionLimit[iq])
+    for name, value in zip(names, values):
+        j = model.getJointId(name)
+        iq = model.idx_qs[j]
+        if model.nqs[j] == 2:
+            q[iq:iq + 2] = math.cos(value), math.sin(value)
+        else:
+            q[iq] = value
+    return q
+
+
+def independent_check(model, names, values, tip, T_world_target, weights, pos_tol, ori_tol,
+                      position_only):
+    """'' when (names, values) places ``tip`` at the target within tolerance, else why."""
+    values = np.asarray(values, dtype=float)
+    if values.shape != (len(names),) or not np.isfinite(values).all():
+        return f"malformed values {values}"
+    for name, value in zip(names, values):
+        j = model.getJointId(name)
+        if model.nqs[j] == 1:
+            iq = model.idx_qs[j]
+            if not model.lowerPositionLimit[iq] <= value <= model.upperPositionLimit[iq]:
+                return f"{name}={value} outside its limits"
+    data = model.createData()
+    pin.framesForwardKinematics(model, data, independent_q(model, names, values))
+    T = data.oMf[model.getFrameId(tip)]
+    R_t, p_t = T_world_target.rotation, T_world_target.translation
+    w = np.array(weights, dtype=float)
+    if position_only:
+        w[3:] = 0.0
+    dp = (R_t.T @ (T.translation - p_t))[w[:3] > 0]
+    dr = pin.log3(R_t.T @ T.rotation)[w[3:] > 0]
+    if np.linalg.norm(dp) > pos_tol:
+        return f"position error {np.linalg.norm(dp):.3g} m > {pos_tol:.3g}"
+    if np.linalg.norm(dr) > ori_tol:
+        return f"orientation error {np.linalg.norm(dr):.3g} rad > {ori_tol:.3g}"
+    return ""
+
+
+def random_request(rng, group, model):
+    """Keyword arguments of one random solve (reachable or not, any solver and seed)."""
+    q_true = group.random_configuration(rng)
+    data = model.createData()
+    pin.framesForwardKinematics(model, data, independent_q(model, group.joint_names, q_true))
+    T_target = pin.SE3(data.oMf[model.getFrameId(group.tip)])
+    if rng.random() < 0.25:  # often unreachable
+        T_target.translation = T_target.translation + rng.normal(0.0, 0.5, 3)
+    weights = np.ones(6)
+    if rng.random() < 0.2:
+        weights[rng.integers(0, 6)] = 0.0
+    if rng.random() < 0.2:
+        weights = weights * rng.uniform(0.1, 10.0, 6)
+    seed_kind = rng.integers(0, 3)
+    seed = (group.mid_configuration() if seed_kind == 0
+            else group.random_configuration(rng) if seed_kind == 1
+            else group.clamp(q_true + rng.normal(0.0, 0.1, group.n)))
+    target = PoseTarget(frame=group.tip, T_ref_target=T_target, weights=tuple(weights),
+                        position_tolerance_m=10 ** rng.uniform(-6, -1.5),
+                        orientation_tolerance_rad=10 ** rng.uniform(-5, -1),
+                        position_only=bool(rng.random() < 0.15))
+    return dict(target=target, seed=seed, solver=str(rng.choice(SOLVERS)),
+                timeout_s=0.02, max_attempts=int(rng.integers(1, 4)),
+                random_seed=int(rng.integers(0, 2**31)),
+                num_solutions=int(rng.integers(1, 3)))
+
+
+def run_one(rng, name, stats: Counter):
+    """Solve one random request on arm ``name``; returns the failures of the check."""
+    group, model = arm(name)
+    kw = random_request(rng, group, model)
+    target = kw.pop("target")
+    result = solve(group, target, kw.pop("seed"), **kw)
+    stats[result.status.name] += 1
+    if not result.success:
+        return []
+    candidates = [result.q] + [s.q for s in result.solutions]
+    problems = []
+    for q in candidates:
+        why = independent_check(model, result.joint_names, q, group.tip, target.T_ref_target,
+                                target.weights, target.position_tolerance_m,
+                                target.orientation_tolerance_rad, target.position_only)
+        if why:
+            problems.append(f"{name} {kw['solver']}: {why}")
+    return problems
+
+
+@pytest.mark.parametrize("name", ARMS)
+def test_every_success_passes_an_independent_fk_check(name):
+    rng = np.random.default_rng(ARMS.index(name))
+    stats, problems = Counter(), []
+    for _ in range(max(REQUESTS // len(ARMS), 1)):
+        problems += run_one(rng, name, stats)
+    assert not problems, problems[:5]
+    assert stats["SUCCESS"] >= 0.3 * sum(stats.values()), stats  # not vacuous
+
+
+def test_the_check_catches_wrong_answers():
+    """The check itself: a nudged answer, an out-of-limit joint, NaN all fail it."""
+    group, model = arm("panda")
+    q = group.mid_configuration()
+    data = model.createData()
+    pin.framesForwardKinematics(model, data, independent_q(model, group.joint_names, q))
+    T = pin.SE3(data.oMf[model.getFrameId(group.tip)])
+    args = (group.tip, T, (1,) * 6, 1e-4, 1e-3, False)
+    assert independent_check(model, group.joint_names, q, *args) == ""
+    assert "error" in independent_check(model, group.joint_names, q + 1e-3, *args)
+    q_out = q.copy()
+    q_out[3] = group.upper[3] + 1e-9
+    assert "limits" in independent_check(model, group.joint_names, q_out, *args)
+    assert "malformed" in independent_check(model, group.joint_names, q * math.nan, *args)
+    with pytest.raises(errors.InvalidSeed):
+        solve(group, PoseTarget(frame=group.tip, T_ref_target=T), q * math.nan)
