@@ -84,10 +84,12 @@ def main() -> int:
         client.publish_joints(ARM + ["panda_finger_joint1", "panda_finger_joint2"],
                               READY + [0.02, 0.02])
         client.wait_for_service()
+        # The URDF and then the SRDF each rebuild the model; wait until it answers.
+        client.wait_for_model(_request(pin.SE3.Identity(), BASE))
         print(f"ik_node is up; solving on the Panda ({BASE} -> {TIP})\n")
         for label, req, expected in requests(model, np.random.default_rng(0)):
             client.publish_joints(ARM, READY)
-            res = client.wait_for_model(req)
+            res = client.call(req)
             failures += report(model, label, req, res, expected)
     finally:
         client.close()

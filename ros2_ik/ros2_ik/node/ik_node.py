@@ -22,7 +22,8 @@ from std_msgs.msg import String
 from ros2_ik.node.action_server import ConstrainedIKServer
 from ros2_ik.node import interactive_goal, moveit_bridge
 from ros2_ik.core.errors import InvalidGoal
-from ros2_ik.node.compute_ik import collision_checker, compute_ik
+from ros2_ik.core.solvers import registry
+from ros2_ik.node.compute_ik import collision_checker, compute_ik, resolve_group
 from ros2_ik.node.conversions import pose_to_se3
 from ros2_ik.node.outputs import Outputs
 from ros2_ik.node.error_codes import CODE_NAMES
@@ -135,7 +136,10 @@ class IKNode(Node):
         try:
             self.robot.set_srdf(msg.data)
         except Exception as exc:  # noqa: BLE001 - a bad SRDF must not kill the node
-            self.get_logger().error(f"robot_description_semantic rejected: {exc}")
+            self.get_logger().error(f"robot_description_semantic rejected (the previous "
+                                    f"SRDF stays in use): {exc}")
+        if self.robot.snapshot is not None:
+            self._model_changed()
 
     def _apply_urdf(self, urdf: str) -> None:
         try:
@@ -144,14 +148,29 @@ class IKNode(Node):
             self.get_logger().error(self.robot.error)
             self.get_logger().debug(f"{type(exc).__name__}: {exc}")
             return
+        self._model_changed()
+
+    def _model_changed(self) -> None:
+        """After a new snapshot: log dropped scene objects, load the scene file, warm up."""
         for dropped in self.robot.dropped:
             self.get_logger().warning(f"scene object dropped with the old model: {dropped}")
         self.robot.dropped.clear()
         self.scene.load_file_once()
+        self._warm_up()
         robot = self.robot.snapshot.robot
         self.get_logger().info(f"robot model v{self.robot.snapshot.version}: "
                                f"{len(robot.joint_names)} joints, "
                                f"{len(robot.frame_names)} frames")
+
+    def _warm_up(self) -> None:
+        """Build the default group and load the default solver now, not in the first solve."""
+        cfg = self.config
+        try:
+            if cfg.default_group_name:
+                resolve_group(self.robot.snapshot, cfg, cfg.default_group_name, "", "")
+            registry.solver_class(cfg.solver)
+        except Exception as exc:  # noqa: BLE001 - a request will report the same error
+            self.get_logger().warning(f"default group/solver not usable: {exc}")
 
     def _on_joint_states(self, msg: JointState) -> None:
         self.joints.update(msg.name, msg.position)

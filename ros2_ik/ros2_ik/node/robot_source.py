@@ -78,14 +78,19 @@ class RobotSource:
         return self._snapshot
 
     def set_srdf(self, srdf: str) -> None:
-        """Store the SRDF; the model is rebuilt with it when a URDF is known.
+        """Use ``srdf`` from now on; rebuild the model with it when a URDF is known.
 
-        Malformed SRDF raises RobotModelError and the previous SRDF stays in use.
+        A SRDF the model cannot take is refused (the previous one stays) and raises.
         """
-        _check_srdf(srdf)
-        self._srdf = srdf
-        if self._urdf:
+        previous, self._srdf = self._srdf, srdf
+        if not self._urdf or self._snapshot is None:
+            return
+        try:
             self.set_urdf(self._urdf)
+        except Exception:
+            self._srdf = previous
+            self.set_urdf(self._urdf)
+            raise
 
     def set_urdf(self, urdf: str) -> None:
         """Build a new model; on failure drop the old one and raise the core error."""
