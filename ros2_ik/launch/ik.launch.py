@@ -1,0 +1,79 @@
+"""ik_node for a physical arm.
+
+    ros2 launch ros2_ik ik.launch.py config_file:=/path/my_arm.yaml \
+        urdf_file:=/path/my_arm.urdf.xacro srdf_file:=/path/my_arm.srdf \
+        namespace:=arm controller_topic:=/arm/joint_trajectory_controller/joint_trajectory
+
+Robot model: with ``urdf_file`` (a URDF or a xacro file; both go through ``xacro``, with
+``xacro_args``) the node gets the URDF as its ``robot_description`` parameter.  Without
+it the node listens on the ``robot_description`` topic (in its namespace) that the arm's
+bringup already publishes with robot_state_publisher.  This file starts no
+robot_state_publisher: the bringup runs one, and a second would fight over /tf.
+
+``config_file``: a copy of ``config/ros2_ik.yaml`` (every parameter, with its default)
+with your groups; ``config/panda.yaml`` is a short example.  Arguments given here
+override it.
+
+Only ``generate_launch_description`` imports ``launch``: the rest is importable without
+it, so the tests check the parameters this file passes where launch is not installed.
+"""
+from typing import List, Optional
+
+#: (name, default, description) of every launch argument.
+ARGUMENTS = (
+    ("urdf_file", "", "URDF or xacro file of the arm. Empty: use the robot_description "
+     "topic."),
+    ("xacro_args", "", "Arguments for xacro, e.g. 'ur_type:=ur5e name:=ur'."),
+    ("srdf_file", "", "SRDF file (disabled collision pairs). Empty: the "
+     "robot_description_semantic topic, if any."),
+    ("config_file", "", "ik_node parameters file (groups, solver, tolerances, ...). "
+     "Empty: the defaults of config/ros2_ik.yaml."),
+    ("namespace", "", "Namespace of ik_node and of the topics it uses."),
+    ("controller_topic", "/joint_trajectory_controller/joint_trajectory",
+     "Topic the solutions are sent to when executed."),
+    ("log_level", "info", "ik_node log level (debug, info, warn, error)."),
+)
+
+
+def node_parameters(config_file: str, srdf_file: str, controller_topic: str,
+                    robot_description: Optional[object] = None) -> List[object]:
+    """The ``parameters`` of the ik_node action: the file, then the overrides."""
+    overrides = {"controller_topic": controller_topic}
+    if srdf_file:
+        overrides["srdf_file"] = srdf_file
+    if robot_description is not None:
+        overrides["robot_description"] = robot_description
+    return ([config_file] if config_file else []) + [overrides]
+
+
+def generate_launch_description():
+    """Declare the arguments; the node is built once they are known."""
+    from launch import LaunchDescription
+    from launch.actions import DeclareLaunchArgument, OpaqueFunction
+
+    return LaunchDescription(
+        [DeclareLaunchArgument(name, default_value=default, description=text)
+         for name, default, text in ARGUMENTS]
+        + [OpaqueFunction(function=_launch_setup)])
+
+
+def _launch_setup(context):
+    from launch.substitutions import Command, LaunchConfiguration
+    from launch_ros.actions import Node
+    from launch_ros.parameter_descriptions import ParameterValue
+
+    urdf_file = LaunchConfiguration("urdf_file").perform(context)
+    description = None
+    if urdf_file:
+        description = ParameterValue(
+            Command(["xacro ", urdf_file, " ", LaunchConfiguration("xacro_args")]),
+            value_type=str)
+    parameters = node_parameters(LaunchConfiguration("config_file").perform(context),
+                                 LaunchConfiguration("srdf_file").perform(context),
+                                 LaunchConfiguration("controller_topic").perform(context),
+                                 description)
+    return [Node(package="ros2_ik", executable="ik_node", name="ik_node",
+                 namespace=LaunchConfiguration("namespace"), output="screen",
+                 parameters=parameters,
+                 arguments=["--ros-args", "--log-level",
+                            LaunchConfiguration("log_level")])]

@@ -1,0 +1,269 @@
+"""Launch files, rviz config and MoveIt kinematics.yaml, checked where ``launch`` is absent.
+
+Static checks parse the files (every LaunchConfiguration declared, every argument used,
+every parameter in the schema, every file they name installed).  Node-level tests start
+ik_node over real DDS with exactly the parameters, namespace and name the launch files
+pass (their parameter functions import no ``launch``), converted to command-line
+arguments the way launch_ros does (a dict becomes a ``--params-file``).
+"""
+import ast
+import importlib.util
+import os
+import pathlib
+import tempfile
+
+import numpy as np
+import pinocchio as pin
+import pytest
+import yaml
+
+pytest.importorskip("rclpy")
+
+from ament_index_python.packages import get_package_share_directory  # noqa: E402
+from ros2_ik.core import robots  # noqa: E402
+from ros2_ik.node.conversions import se3_to_pose  # noqa: E402
+from ros2_ik.node.harness import Client, NodeProcess, node_executable, wait_for  # noqa: E402
+from ros2_ik.node.interactive_goal import SERVER_NAMESPACE  # noqa: E402
+from ros2_ik.node.parameters import SCHEMA, group_specs  # noqa: E402
+from ros2_ik_interfaces.msg import IKErrorCode  # noqa: E402
+from ros2_ik_interfaces.srv import ComputeIK  # noqa: E402
+from sensor_msgs.msg import JointState  # noqa: E402
+
+PKG = pathlib.Path(__file__).resolve().parents[1]
+LAUNCH = {name: PKG / "launch" / name for name in ("ik.launch.py", "demo.launch.py")}
+READY = [0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785]
+ARM = [f"panda_joint{i}" for i in range(1, 8)]
+DEFAULTS = {spec.name: spec.default for spec in SCHEMA}
+
+
+def load(name: str):
+    """Import a launch file as a module (works without ``launch`` installed)."""
+    spec = importlib.util.spec_from_file_location(name.replace(".", "_"), LAUNCH[name])
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def calls(tree: ast.AST, func: str):
+    """Every call of ``func(...)`` (a bare name) in the tree."""
+    return [node for node in ast.walk(tree) if isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name) and node.func.id == func]
+
+
+def declared_arguments(tree: ast.Module) -> set:
+    """Names declared by DeclareLaunchArgument("x") or listed in a module ARGUMENTS."""
+    names = {c.args[0].value for c in calls(tree, "DeclareLaunchArgument")
+             if c.args and isinstance(c.args[0], ast.Constant)}
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(
+                isinstance(t, ast.Name) and t.id == "ARGUMENTS" for t in node.targets):
+            names |= {entry[0] for entry in ast.literal_eval(node.value)}
+    return names
+
+
+def schema_names(params: dict) -> set:
+    groups = params.get("group_names", [])
+    return set(DEFAULTS) | {s.name for g in groups if g for s in group_specs(g)}
+
+
+def launch_ros_args(parameters, namespace: str = "", name: str = "ik_node") -> list:
+    """The command line launch_ros builds for Node(parameters=..., namespace=..., name=...)."""
+    args = ["-r", f"__node:={name}"]
+    if namespace:
+        args += ["-r", f"__ns:=/{namespace.strip('/')}"]
+    for entry in parameters:
+        if isinstance(entry, dict):
+            f = tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False)
+            yaml.safe_dump({"/**": {"ros__parameters": entry}}, f)
+            f.close()
+            entry = f.name
+        args += ["--params-file", str(entry)]
+    return args
+
+
+def fk(model, q, ref="panda_link0", frame="panda_hand") -> pin.SE3:
+    full = pin.neutral(model)
+    full[:7] = q
+    data = model.createData()
+    pin.framesForwardKinematics(model, data, full)
+    return data.oMf[model.getFrameId(ref)].actInv(data.oMf[model.getFrameId(frame)])
+
+
+def pose_request(T, frame="panda_link0") -> ComputeIK.Request:
+    req = ComputeIK.Request()
+    req.target.header.frame_id = frame
+    req.target.pose = se3_to_pose(T)
+    req.seed.name, req.seed.position = ARM, READY
+    req.timeout, req.random_seed = 0.5, 1
+    return req
+
+
+@pytest.fixture(scope="module")
+def model():
+    return pin.buildModelFromXML(robots.urdf_text("panda"))
+
+
+# --- static checks --------------------------------------------------------------------
+@pytest.mark.parametrize("name", sorted(LAUNCH))
+def test_every_launch_configuration_is_declared_and_used(name):
+    tree = ast.parse(LAUNCH[name].read_text())
+    used = {c.args[0].value for c in calls(tree, "LaunchConfiguration")}
+    declared = declared_arguments(tree)
+    assert used <= declared, f"undeclared: {used - declared}"
+    assert declared <= used, f"declared but unused: {declared - used}"
+
+
+@pytest.mark.parametrize("name", sorted(LAUNCH))
+def test_launch_is_imported_only_inside_functions(name):
+    tree = ast.parse(LAUNCH[name].read_text())
+    top = [n for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom))]
+    modules = [a.name for n in top if isinstance(n, ast.Import) for a in n.names]
+    modules += [n.module for n in top if isinstance(n, ast.ImportFrom)]
+    assert not [m for m in modules if m.split(".")[0] in ("launch", "launch_ros")]
+    assert callable(load(name).generate_launch_description)
+
+
+@pytest.mark.parametrize("name", sorted(LAUNCH))
+def test_ik_node_actions_start_our_executable(name):
+    tree = ast.parse(LAUNCH[name].read_text())
+    nodes = [{k.arg: k.value.value for k in c.keywords if isinstance(k.value, ast.Constant)}
+             for c in calls(tree, "Node")]
+    ours = [n for n in nodes if n.get("package") == "ros2_ik"]
+    assert len(ours) == 1 and ours[0]["executable"] == "ik_node"
+    assert ours[0]["name"] == "ik_node"
+    assert os.access(node_executable(), os.X_OK)
+
+
+def test_ik_launch_parameters_are_in_the_schema():
+    ik = load("ik.launch.py")
+    params = ik.node_parameters("my_arm.yaml", "my_arm.srdf", "/arm/jtc/joint_trajectory",
+                                "<robot/>")
+    assert params[0] == "my_arm.yaml"
+    assert set(params[1]) <= set(DEFAULTS)
+    assert params[1]["srdf_file"] == "my_arm.srdf"
+    # Without a file or an SRDF nothing is overridden but the controller topic.
+    assert ik.node_parameters("", "", "/t") == [{"controller_topic": "/t"}]
+    defaults = {name: default for name, default, _ in ik.ARGUMENTS}
+    assert defaults["controller_topic"] == DEFAULTS["controller_topic"]
+
+
+def test_demo_parameters_are_in_the_schema_and_installed():
+    demo = load("demo.launch.py")
+    config, overrides = demo.demo_parameters()
+    assert pathlib.Path(config).is_file() and pathlib.Path(demo.rviz_config()).is_file()
+    doc = yaml.safe_load(pathlib.Path(config).read_text())
+    file_params = next(iter(doc.values()))["ros__parameters"]
+    assert set(overrides) <= schema_names(file_params)
+    assert "<robot" in overrides["robot_description"]
+    # joint_state_publisher listens to what ik_node publishes as ~/solution.
+    (jsp,) = demo.joint_state_publisher_parameters()
+    assert jsp["source_list"] == ["ik_node/solution"]
+    assert set(jsp["zeros"]) >= set(ARM)
+
+
+def test_launch_files_are_installed():
+    share = pathlib.Path(get_package_share_directory("ros2_ik"))
+    for name, path in LAUNCH.items():
+        assert (share / "launch" / name).read_text() == path.read_text(), \
+            "run tools/build.sh after adding launch files"
+    for name in ("demo.rviz", "kinematics_srv.yaml"):
+        assert (share / "config" / name).is_file()
+
+
+def test_rviz_config_shows_what_the_node_publishes():
+    rviz = yaml.safe_load((PKG / "config" / "demo.rviz").read_text())
+    manager = rviz["Visualization Manager"]
+    displays = {d["Class"].split("/")[-1]: d for d in manager["Displays"]}
+    assert displays["RobotModel"]["Description Topic"]["Value"] == "/robot_description"
+    assert displays["RobotModel"]["Description Topic"]["Durability Policy"] == \
+        "Transient Local"                           # robot_state_publisher latches it
+    assert displays["MarkerArray"]["Topic"]["Value"] == "/ik_node/markers"
+    assert displays["InteractiveMarkers"]["Interactive Markers Namespace"] == \
+        "/ik_node/" + SERVER_NAMESPACE.removeprefix("~/")
+    tools = {t["Class"].split("/")[-1]: t for t in manager["Tools"]}
+    assert tools["SetGoal"]["Topic"]["Value"] == "/" + DEFAULTS["goal_topic"]
+    assert "Interact" in tools
+    panda = yaml.safe_load((PKG / "config" / "panda.yaml").read_text())
+    arm = panda["/**"]["ros__parameters"]["groups"]["arm"]
+    assert manager["Global Options"]["Fixed Frame"] == arm["base_link"]
+
+
+def test_kinematics_yaml_points_moveit_at_our_service():
+    kinematics = yaml.safe_load((PKG / "config" / "kinematics_srv.yaml").read_text())
+    for group in kinematics.values():
+        assert group["kinematics_solver"] == "srv_kinematics_plugin/SrvKinematicsPlugin"
+        assert group["kinematics_solver_service_name"] == "/" + DEFAULTS["moveit_ik_service"]
+
+
+# --- ik_node started with exactly what the launch files pass ------------------------------
+def test_demo_node_solves_on_its_parameters_alone(ros_context, model):
+    """No topic: the URDF comes from the robot_description parameter, as in the demo."""
+    demo = load("demo.launch.py")
+    node = NodeProcess(extra_args=launch_ros_args(demo.demo_parameters()))
+    client = Client("demo_params_client")
+    solutions = []
+    client.node.create_subscription(
+        JointState, demo.joint_state_publisher_parameters()[0]["source_list"][0],
+        solutions.append, 10)
+    try:
+        client.wait_for_service()
+        T = fk(model, np.array(READY) + 0.1)
+        res = client.wait_for_model(pose_request(T))
+        assert res.error_code.val == IKErrorCode.SUCCESS, res.message
+        T_reached = fk(model, res.solution.position)
+        assert np.linalg.norm(T_reached.translation - T.translation) <= 1e-4
+        wait_for(lambda: solutions, 10, "/ik_node/solution", client.spin)
+    finally:
+        client.close()
+        assert node.stop() == 0, node.output()
+
+
+def test_ik_launch_node_with_urdf_srdf_namespace_and_controller(ros_context, model):
+    from trajectory_msgs.msg import JointTrajectory
+    ik = load("ik.launch.py")
+    srdf = tempfile.NamedTemporaryFile("w", suffix=".srdf", delete=False)
+    srdf.write(robots.srdf_text("panda"))
+    srdf.close()
+    config = PKG / "config" / "panda.yaml"
+    topic = "/arm1/arm_controller/joint_trajectory"
+    params = ik.node_parameters(str(config), srdf.name, topic, robots.urdf_text("panda"))
+    node = NodeProcess(extra_args=launch_ros_args(params, namespace="arm1"))
+    client = Client("ik_launch_client", namespace="/arm1")
+    trajectories = []
+    client.node.create_subscription(JointTrajectory, topic, trajectories.append, 10)
+    try:
+        client.wait_for_service()
+        client.publish_joints(ARM, READY)
+        T = fk(model, np.array(READY) + 0.05)
+        req = pose_request(T)
+        req.execute = True
+        req.avoid_collisions = True
+        res = client.wait_for_model(req)
+        assert res.error_code.val == IKErrorCode.SUCCESS, res.message
+        wait_for(lambda: trajectories, 10, "the trajectory on " + topic, client.spin)
+        np.testing.assert_allclose(trajectories[-1].points[0].positions, res.solution.position)
+        # The SRDF from srdf_file is in use: without it the touching fingers are the
+        # closest pair (at about 0 m); with it that pair is disabled.
+        assert set(res.closest_pair) != {"panda_leftfinger", "panda_rightfinger"}
+        assert res.min_distance > 0.01
+    finally:
+        client.close()
+        assert node.stop() == 0, node.output()
+        os.unlink(srdf.name)
+
+
+def test_ik_launch_node_without_urdf_file_uses_the_topic(ros_context, model):
+    ik = load("ik.launch.py")
+    params = ik.node_parameters(str(PKG / "config" / "panda.yaml"), "", "/arm2/jtc/cmd")
+    node = NodeProcess(extra_args=launch_ros_args(params, namespace="arm2"))
+    client = Client("ik_topic_client", namespace="/arm2")
+    try:
+        client.wait_for_service()
+        T = fk(model, np.array(READY) - 0.05)
+        assert client.call(pose_request(T)).error_code.val == IKErrorCode.NO_ROBOT_MODEL
+        client.publish_description(robots.urdf_text("panda"))
+        res = client.wait_for_model(pose_request(T))
+        assert res.error_code.val == IKErrorCode.SUCCESS, res.message
+    finally:
+        client.close()
+        assert node.stop() == 0, node.output()
