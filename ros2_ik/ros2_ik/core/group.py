@@ -52,7 +52,7 @@ class Group:
         self._build_reduced(model)
         self._local = threading.local()
         self._reduced_frame_ids: Dict[str, int] = {}
-        self._wrap_indices = tuple(int(i) for i in np.flatnonzero(self.wraps))
+        self._wrap_indices = np.flatnonzero(self.wraps)
         self._placements: Dict[int, pin.SE3] = {}
 
     # ------------------------------------------------------------------ build
@@ -156,16 +156,15 @@ class Group:
         equivalent that is inside its limits is chosen.
         """
         out = np.array(q, dtype=float)
-        for i in self._wrap_indices:
-            k = np.round((reference[i] - out[i]) / TWO_PI)
-            best = out[i] + k * TWO_PI
-            for cand in (best, best - TWO_PI, best + TWO_PI):
-                if self.lower[i] <= cand <= self.upper[i] and (
-                        not self.lower[i] <= best <= self.upper[i]
-                        or abs(cand - reference[i]) < abs(best - reference[i])):
-                    best = cand
-            if self.lower[i] <= best <= self.upper[i]:
-                out[i] = best
+        w = self._wrap_indices
+        if not w.size:
+            return out
+        lo, hi, ref = self.lower[w], self.upper[w], np.asarray(reference, dtype=float)[w]
+        x = out[w]
+        cand = x + np.round((ref - x) / TWO_PI) * TWO_PI      # nearest to the reference
+        cand = np.where(cand < lo, cand + TWO_PI, cand)         # range >= 2 pi: one shift
+        cand = np.where(cand > hi, cand - TWO_PI, cand)         # brings it inside
+        out[w] = np.where((cand >= lo) & (cand <= hi), cand, x)
         return out
 
     def random_configuration(self, rng: np.random.Generator,

@@ -49,8 +49,9 @@ def solve(group: Group, target_or_problem: Union[PoseTarget, Problem], seed: np.
         constraint_tolerance=_positive("constraint_tolerance", constraint_tolerance))
     instance = registry.create(solver)
     result = instance.solve(problem, seed_q, options)
-    _LOG.debug("%s: %s in %.3f ms (%d restarts)", solver, result.status.name,
-               result.solve_time_s * 1e3, result.restarts)
+    if _LOG.isEnabledFor(logging.DEBUG):
+        _LOG.debug("%s: %s in %.3f ms (%d restarts)", solver, result.status.name,
+                   result.solve_time_s * 1e3, result.restarts)
     return result
 
 
