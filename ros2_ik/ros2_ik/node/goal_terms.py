@@ -114,7 +114,7 @@ def _matrix3(values: Sequence[float]) -> np.ndarray:
 
 
 def _posture(model: pin.Model, m, q_seed_full: np.ndarray, joint_index):
-    """PostureCost toward ``m.nominal`` (named joints overwrite the seed) or the seed."""
+    """Return a PostureCost toward ``m.nominal`` (named joints overwrite the seed) or the seed."""
     q_nominal = np.array(q_seed_full, dtype=float)
     if len(m.nominal.position) != len(m.nominal.name):
         raise InvalidGoal("posture cost: nominal.name and nominal.position differ in length")
@@ -130,7 +130,7 @@ def _posture(model: pin.Model, m, q_seed_full: np.ndarray, joint_index):
 
 
 def pose_goals(goal, cfg) -> Tuple[List[PoseTarget], int]:
-    """PoseTargets of ``goal.pose_goals`` (tolerances defaulted from the config)."""
+    """Return the PoseTargets of ``goal.pose_goals`` (tolerances defaulted from the config)."""
     targets = [PoseTarget(
         frame=m.tip_link or goal.tip_link,
         T_ref_target=pose_to_se3(m.target.pose, f"pose_goals[{i}].target.pose"),

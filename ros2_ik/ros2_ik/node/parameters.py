@@ -1,5 +1,6 @@
-"""The node's one parameter schema: every ROS parameter declared once, with a description,
-a unit and a validation rule, feeding one frozen :class:`NodeConfig`.
+"""The node's one parameter schema, feeding one frozen :class:`NodeConfig`.
+
+Every ROS parameter is declared once, with a description, a unit and a validation rule.
 
 The node re-reads the snapshot on every solve, so ``ros2 param set`` on any value here
 takes effect on the next request.  Groups are declared from ``group_names``:

@@ -22,7 +22,6 @@ from ros2_ik.node.conversions import pose_to_se3, se3_to_pose
 from ros2_ik_interfaces.msg import CollisionObject
 
 
-
 class SceneTooLarge(InvalidArgument):
     """A mesh in scene input exceeds ``max_mesh_triangles``."""
 
@@ -96,8 +95,10 @@ def apply(scene: PlanningScene, msg: CollisionObject, max_triangles: int) -> Non
 
 def apply_batch(scene: PlanningScene, msgs: Iterable[CollisionObject],
                 max_triangles: int, model) -> None:
-    """Validate ``msgs`` on a copy of ``scene`` (frames checked against the pinocchio
-    ``model``), then apply them to ``scene`` in order."""
+    """Validate ``msgs`` on a copy of ``scene``, then apply them to ``scene`` in order.
+
+    Frames are checked against the pinocchio ``model``.
+    """
     msgs = list(msgs)
     scratch = PlanningScene.for_model(model)
     scratch.add_all(scene.snapshot().objects.values())

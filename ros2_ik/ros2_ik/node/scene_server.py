@@ -1,5 +1,8 @@
-"""Planning-scene input of the node: the ``collision_object`` topic, the
-``apply_planning_scene`` / ``get_planning_scene`` services, and the YAML scene file."""
+"""Planning-scene input of the node.
+
+The ``collision_object`` topic, the ``apply_planning_scene`` / ``get_planning_scene``
+services, and the YAML scene file.
+"""
 from __future__ import annotations
 
 from ros2_ik.core.collision import load_scene_yaml
