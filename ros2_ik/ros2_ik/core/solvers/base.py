@@ -140,8 +140,9 @@ class Search:
         pose = self.problem.pose
         s = 0.0
         if pose is not None:
-            s = (pos / pose.target.position_tolerance_m) ** 2 + (
-                ori / pose.target.orientation_tolerance_rad) ** 2
+            a = pos / pose.target.position_tolerance_m  # x * x, not x ** 2: a target
+            b = ori / pose.target.orientation_tolerance_rad  # 1e152 m away scores inf
+            s = a * a + b * b
         return s + sum(v for _, v in viol) / self.options.constraint_tolerance
 
     def _jump(self, q: np.ndarray) -> float:

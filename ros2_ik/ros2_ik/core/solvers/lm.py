@@ -68,8 +68,9 @@ class _FastState:
         self.v_simple = np.flatnonzero(~group.continuous)
         self.lower_simple = self.lower[self.q_simple]
         self.upper_simple = self.upper[self.q_simple]
-        self.pos_tol2 = pose.target.position_tolerance_m ** 2
-        self.ori_tol2 = pose.target.orientation_tolerance_rad ** 2
+        pos_tol = pose.target.position_tolerance_m  # t * t: inf, not OverflowError,
+        ori_tol = pose.target.orientation_tolerance_rad  # for an absurd 1e200 tolerance
+        self.pos_tol2, self.ori_tol2 = pos_tol * pos_tol, ori_tol * ori_tol
         # |log6|^2 below this: worth the exact test (|v| ~ |t| once the rotation is small).
         self.near2 = 1.1 * (self.pos_tol2 + self.ori_tol2)
 
