@@ -40,7 +40,7 @@ class PoseTarget:
 
     ``reference_frame`` '' means the model's world frame.  ``weights`` (x, y, z,
     rx, ry, rz; >= 0, 0 frees an axis) weight the squared error the solver
-    minimises; success needs position error <= ``position_tolerance_m`` [m] and
+    minimises; they are relative (scaled so that the largest is 1); success needs position error <= ``position_tolerance_m`` [m] and
     orientation error <= ``orientation_tolerance_rad`` [rad] on the weighted axes.
     """
 
@@ -105,6 +105,7 @@ def _weight_info(weights: Tuple[float, ...], position_only: bool, pos_tol: float
     w = np.array(weights, dtype=float)
     if position_only:
         w[3:] = 0.0
+    w = w / w.max()  # only ratios matter; keeps 1e-300 or 1e300 weights well scaled
     mask = w > 0
     tol = np.array([pos_tol] * 3 + [ori_tol] * 3)
     inv_tol = np.where(mask, 1.0 / tol, 0.0)
