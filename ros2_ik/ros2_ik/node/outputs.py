@@ -13,6 +13,7 @@ from visualization_msgs.msg import Marker, MarkerArray
 
 from ros2_ik.node import execution
 from ros2_ik.node.conversions import joint_state, se3_to_pose
+from ros2_ik.node.trajectory_action import make_sender
 
 
 class Outputs:
@@ -25,6 +26,7 @@ class Outputs:
         self.marker_pub = node.create_publisher(MarkerArray, "~/markers", 10)
         kind = Float64MultiArray if cfg.controller_mode == "position" else JointTrajectory
         self.controller_pub = node.create_publisher(kind, cfg.controller_topic, 10)
+        self.action_sender = make_sender(node, cfg.controller_action, node.solve_group)
 
     def solution(self, names: Sequence[str], q: Sequence[float]) -> None:
         """Publish a solution for visualization (every solution, any status)."""
@@ -50,7 +52,10 @@ class Outputs:
             return ""
         seconds = execution.duration_s(names, q, current, group.velocity_limits,
                                        cfg.velocity_scaling, cfg.min_trajectory_duration)
-        self.controller_pub.publish(execution.trajectory(names, q, seconds))
+        trajectory = execution.trajectory(names, q, seconds)
+        if self.action_sender is not None:
+            return self.action_sender.send(trajectory)
+        self.controller_pub.publish(trajectory)
         return ""
 
     def markers(self, frame: str, T_ref_target: pin.SE3, T_ref_reached: Optional[pin.SE3],

@@ -125,6 +125,10 @@ SCHEMA: Tuple[ParamSpec, ...] = (
               _one_of("trajectory", "position"), read_only=True),
     ParamSpec("controller_topic", "/joint_trajectory_controller/joint_trajectory",
               "Topic the solution is published to when executed.", read_only=True),
+    ParamSpec("controller_action", "", "FollowJointTrajectory action of the controller (e.g. "
+              "/joint_trajectory_controller/follow_joint_trajectory); when set and "
+              "control_msgs is installed, trajectories go there and the outcome is reported "
+              "on ~/execution_result. Empty: publish on controller_topic.", read_only=True),
     ParamSpec("controller_joints", [""], "Joint order of the position controller's "
               "Float64MultiArray (empty: the group's joints)."),
     ParamSpec("velocity_scaling", 0.2, "Fraction (0, 1] of the URDF velocity limits used "
