@@ -17,6 +17,7 @@ from typing import Any, Tuple
 
 import numpy as np
 import pinocchio as pin
+from scipy.linalg.blas import dgemv, dsyrk
 from scipy.linalg.lapack import dposv
 
 from ros2_ik.core import errors
@@ -166,10 +167,9 @@ class LevenbergMarquardt(Solver):
             if sw != 1.0:
                 e, J, E = e * sw, J * sw, E * sw * sw
             lam = scale * E + bias
-            if big:
-                A = J @ J.T
-                A += eye * lam
-                dq = J.T @ dposv(A, e, overwrite_a=1)[1]
+            if big:  # J J^T + lam I in one BLAS call (upper triangle, what dposv reads)
+                dq = dgemv(1.0, J, dposv(dsyrk(1.0, J, beta=lam, c=eye), e,
+                                         overwrite_a=1)[1], trans=1)
             else:
                 dq = -damped_step(J, e, lam)
             if limited:
@@ -178,9 +178,8 @@ class LevenbergMarquardt(Solver):
                 out = s.pushed_out(q, dq)
                 if out is not None:
                     J = J * ~out
-                    A = J @ J.T
-                    A += eye * lam
-                    dq = J.T @ dposv(A, e, overwrite_a=1)[1]
+                    dq = dgemv(1.0, J, dposv(dsyrk(1.0, J, beta=lam, c=eye), e,
+                                             overwrite_a=1)[1], trans=1)
             q = integrate(model, q, -dq) if s.continuous else q - dq
             if s.bounded:
                 free = q
