@@ -159,13 +159,20 @@ class Group:
         w = self._wrap_indices
         if not w.size:
             return out
-        lo, hi, ref = self.lower[w], self.upper[w], np.asarray(reference, dtype=float)[w]
-        x = out[w]
-        cand = x + np.round((ref - x) / TWO_PI) * TWO_PI      # nearest to the reference
-        cand = np.where(cand < lo, cand + TWO_PI, cand)         # range >= 2 pi: one shift
-        cand = np.where(cand > hi, cand - TWO_PI, cand)         # brings it inside
-        out[w] = np.where((cand >= lo) & (cand <= hi), cand, x)
+        ref = np.asarray(reference, dtype=float)
+        if w.size == out.size:  # every joint wraps (ur5): no fancy indexing
+            return self._unwrap(out, ref, self.lower, self.upper)
+        out[w] = self._unwrap(out[w], ref[w], self.lower[w], self.upper[w])
         return out
+
+    @staticmethod
+    def _unwrap(x: np.ndarray, ref: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+        cand = x + np.round((ref - x) * (1.0 / TWO_PI)) * TWO_PI   # nearest to the reference
+        bad = (cand < lo) | (cand > hi)
+        if bad.any():  # range >= 2 pi: one shift of 2 pi brings it inside
+            cand = np.where(cand < lo, cand + TWO_PI, np.where(cand > hi, cand - TWO_PI, cand))
+            cand = np.where((cand >= lo) & (cand <= hi), cand, x)
+        return cand
 
     def random_configuration(self, rng: np.random.Generator,
                              center: Optional[np.ndarray] = None,
