@@ -158,7 +158,7 @@ def check_core_request(request) -> str:
     return result.status.name
 
 
-@settings(max_examples=200, deadline=None, database=None,
+@settings(max_examples=400, deadline=None, database=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(core_requests())
 def test_core_never_crashes_nor_lies(request):

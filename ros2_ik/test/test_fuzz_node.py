@@ -1,0 +1,319 @@
+"""Fuzzing the running node with hypothesis: ComputeIK requests and ConstrainedIK goals.
+
+Sensible messages, a third of them with one or two fields broken.  The node must stay
+alive; every reply is a SUCCESS that passes our own forward-kinematics check, or a
+non-success code with a non-empty message; INTERNAL_ERROR counts as a crash.
+``bench/fuzz.py`` runs the same strategies for thousands of messages.
+"""
+import math
+import os
+from collections import Counter
+
+import numpy as np
+import pinocchio as pin
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+pytest.importorskip("rclpy")
+
+from ament_index_python.packages import get_package_share_directory  # noqa: E402
+from ros2_ik.core import robots  # noqa: E402
+from ros2_ik.node.conversions import se3_to_pose  # noqa: E402
+from ros2_ik.node.error_codes import CODE_NAMES  # noqa: E402
+from ros2_ik.node.harness import Client, NodeProcess, wait_for  # noqa: E402
+from ros2_ik_interfaces.action import ConstrainedIK  # noqa: E402
+from ros2_ik_interfaces.msg import IKErrorCode, PoseGoal, PositionConstraint  # noqa: E402
+from ros2_ik_interfaces.srv import ComputeIK  # noqa: E402
+
+ARM = [f"panda_joint{i}" for i in range(1, 8)]
+READY = [0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785]
+#: Node defaults the check falls back to (ros2_ik.yaml) and the fuzz node's caps.
+DEFAULT_POS_TOL, DEFAULT_ORI_TOL = 1e-4, 1e-3
+PARAMS = {"max_timeout": 0.05, "max_attempts_cap": 5, "max_constraints": 20}
+#: Outcomes seen: code names, "crash", "false_success".
+STATS: Counter = Counter()
+
+any_float = st.floats(allow_nan=True, allow_infinity=True, width=64)
+BAD_NUMBERS = st.one_of(any_float, st.sampled_from(
+    [0.0, -1.0, math.nan, math.inf, -math.inf, 1e300, -1e-300, 5e-324]))
+NAMES = st.one_of(st.sampled_from(["", "nowhere", "panda_link0", "panda_hand", "panda_link3",
+                                   "panda_joint1", "universe"]),
+                  st.text(alphabet=st.characters(min_codepoint=32, max_codepoint=126),
+                          max_size=30))
+
+
+class Panda:
+    """The Panda model rebuilt from its URDF, for the independent check."""
+
+    model = None
+
+    @classmethod
+    def get(cls):
+        if cls.model is None:
+            cls.model = pin.buildModelFromXML(robots.urdf_text("panda"))
+        return cls.model
+
+
+def fk(names, positions):
+    model = Panda.get()
+    q = pin.neutral(model)
+    for name, value in zip(names, positions):
+        q[model.joints[model.getJointId(name)].idx_q] = value
+    data = model.createData()
+    pin.framesForwardKinematics(model, data, q)
+    return data
+
+
+def frame_T(data, name):
+    model = Panda.get()
+    return data.oMf[model.getFrameId(name or "universe")]
+
+
+def check_pose(names, positions, tip, ref, pose_msg, pos_tol, ori_tol, weights,
+               position_only) -> str:
+    """'' when the returned joints reach the pose within tolerance and limits, else why."""
+    model = Panda.get()
+    values = np.asarray(positions, dtype=float)
+    if len(names) != len(values) or not np.isfinite(values).all():
+        return "malformed solution"
+    for name, value in zip(names, values):
+        iq = model.joints[model.getJointId(name)].idx_q
+        if not model.lowerPositionLimit[iq] <= value <= model.upperPositionLimit[iq]:
+            return f"{name}={value} outside its limits"
+    data = fk(names, values)
+    o = pose_msg.orientation
+    quat = np.array([o.x, o.y, o.z, o.w]) / np.linalg.norm([o.x, o.y, o.z, o.w])
+    p = pose_msg.position
+    T_target = frame_T(data, ref) * pin.XYZQUATToSE3(np.array([p.x, p.y, p.z, *quat]))
+    T = frame_T(data, tip)
+    w = np.array(weights if len(weights) == 6 else [1.0] * 6, dtype=float)
+    if position_only:
+        w[3:] = 0.0
+    R_t = T_target.rotation
+    dp = (R_t.T @ (T.translation - T_target.translation))[w[:3] > 0]
+    dr = pin.log3(R_t.T @ T.rotation)[w[3:] > 0]
+    if np.linalg.norm(dp) > pos_tol:
+        return f"position error {np.linalg.norm(dp):.3g} > {pos_tol:.3g}"
+    if np.linalg.norm(dr) > ori_tol:
+        return f"orientation error {np.linalg.norm(dr):.3g} > {ori_tol:.3g}"
+    return ""
+
+
+# --- strategies ---------------------------------------------------------------------------
+@st.composite
+def reachable_pose(draw):
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    model = Panda.get()
+    q = model.lowerPositionLimit[:7] + rng.random(7) * (
+        model.upperPositionLimit[:7] - model.lowerPositionLimit[:7])
+    data = fk(ARM, q)
+    T = frame_T(data, "panda_link0").actInv(frame_T(data, "panda_hand"))
+    return se3_to_pose(T), q
+
+
+def _break_pose(draw, pose):
+    part = draw(st.sampled_from(["position", "orientation"]))
+    field = draw(st.sampled_from(["x", "y", "z"] + (["w"] if part == "orientation" else [])))
+    setattr(getattr(pose, part), field, draw(BAD_NUMBERS))
+
+
+def _break_seed(draw, seed):
+    n = draw(st.integers(0, 9))
+    seed.name = draw(st.lists(st.one_of(st.sampled_from(ARM), NAMES), min_size=n,
+                              max_size=n))
+    seed.position = draw(st.lists(st.one_of(st.floats(-4, 4), BAD_NUMBERS),
+                                  min_size=max(n - 1, 0), max_size=n + 1))
+
+
+@st.composite
+def compute_ik_requests(draw):
+    req = ComputeIK.Request()
+    pose, _ = draw(reachable_pose())
+    req.target.header.frame_id = "panda_link0"
+    req.target.pose = pose
+    if draw(st.booleans()):
+        req.seed.name, req.seed.position = list(ARM), list(READY)
+    req.position_tolerance = draw(st.sampled_from([0.0, 1e-5, 1e-4, 1e-3, 1e-2]))
+    req.orientation_tolerance = draw(st.sampled_from([0.0, 1e-4, 1e-3, 1e-2]))
+    req.position_only = draw(st.booleans())
+    req.solver = draw(st.sampled_from(["", "lm", "dls", "bfgs", "sqp"]))
+    req.timeout = draw(st.floats(0.0, 0.05))
+    req.max_attempts = draw(st.integers(0, 3))
+    req.random_seed = draw(st.integers(-1, 2**31))
+    for _ in range(draw(st.sampled_from([0, 0, 0, 0, 1, 1, 2]))):
+        kind = draw(st.sampled_from(["pose", "frame", "seed", "numbers", "names",
+                                     "weights"]))
+        if kind == "pose":
+            _break_pose(draw, req.target.pose)
+        elif kind == "frame":
+            req.target.header.frame_id = draw(NAMES)
+        elif kind == "seed":
+            _break_seed(draw, req.seed)
+        elif kind == "numbers":
+            field = draw(st.sampled_from(["position_tolerance", "orientation_tolerance",
+                                          "timeout"]))
+            setattr(req, field, draw(BAD_NUMBERS))
+            req.max_attempts = draw(st.sampled_from([0, 1, 2**32 - 1]))
+            req.random_seed = draw(st.sampled_from([-1, -2**63, 2**63 - 1, 7]))
+        elif kind == "names":
+            field = draw(st.sampled_from(["group_name", "base_link", "tip_link", "solver"]))
+            setattr(req, field, draw(NAMES))
+        else:
+            req.weights = draw(st.lists(st.one_of(st.floats(0, 5), BAD_NUMBERS),
+                                        max_size=8))
+    return req
+
+
+@st.composite
+def constrained_goals(draw):
+    goal = ConstrainedIK.Goal()
+    goal.group_name = "arm"
+    pose, q = draw(reachable_pose())
+    pg = PoseGoal(tip_link="panda_hand")
+    pg.target.header.frame_id = "panda_link0"
+    pg.target.pose = pose
+    pg.position_only = draw(st.booleans())
+    goal.pose_goals = [pg]
+    if draw(st.booleans()):  # a box around the target: feasible
+        box = PositionConstraint(frame_a="panda_link0", frame_b="panda_hand")
+        p = pose.position
+        box.lower.x, box.lower.y, box.lower.z = p.x - 0.05, p.y - 0.05, p.z - 0.05
+        box.upper.x, box.upper.y, box.upper.z = p.x + 0.05, p.y + 0.05, p.z + 0.05
+        box.x_abar_a.orientation.w = 1.0
+        goal.position_constraints = [box]
+    goal.timeout = draw(st.floats(0.0, 0.05))
+    goal.max_attempts = draw(st.integers(0, 3))
+    goal.random_seed = draw(st.integers(-1, 2**31))
+    goal.num_solutions = draw(st.integers(0, 2))
+    goal.solver = draw(st.sampled_from(["", "lm", "sqp"]))
+    for _ in range(draw(st.sampled_from([0, 0, 0, 1, 1, 2]))):
+        kind = draw(st.sampled_from(["pose", "seed", "box", "locked", "names", "many"]))
+        if kind == "pose":
+            _break_pose(draw, pg.target.pose)
+        elif kind == "seed":
+            _break_seed(draw, goal.seed)
+        elif kind == "box" and goal.position_constraints:
+            box = goal.position_constraints[0]
+            setattr(box.lower, draw(st.sampled_from("xyz")), draw(BAD_NUMBERS))
+            box.frame_b = draw(st.one_of(st.just("panda_hand"), NAMES))
+        elif kind == "locked":
+            _break_seed(draw, goal.locked_joints)
+        elif kind == "names":
+            field = draw(st.sampled_from(["group_name", "base_link", "tip_link", "solver"]))
+            setattr(goal, field, draw(NAMES))
+        elif kind == "many":
+            goal.pose_goals = [pg] * draw(st.integers(0, 40))
+    return goal
+
+
+# --- checks -------------------------------------------------------------------------------
+def check_reply(code: int, message: str, node) -> None:
+    """Count the code; AssertionError on a dead node, INTERNAL_ERROR or an empty message."""
+    STATS[CODE_NAMES.get(code, str(code))] += 1
+    if not node.alive():
+        STATS["crash"] += 1
+        raise AssertionError("the node died:\n" + node.output()[-3000:])
+    if code == IKErrorCode.INTERNAL_ERROR or code not in CODE_NAMES:
+        STATS["crash"] += 1
+        raise AssertionError(f"code {code}: {message}")
+    assert code == IKErrorCode.SUCCESS or message.strip(), f"code {code} without a message"
+
+
+def _tol(value, default):
+    return value if value > 0 else default
+
+
+def check_compute_ik(client, node, req) -> int:
+    res = client.call(req)
+    check_reply(res.error_code.val, res.message, node)
+    if res.error_code.val == IKErrorCode.SUCCESS:
+        why = check_pose(res.solution.name, res.solution.position,
+                         req.tip_link or "panda_hand", req.target.header.frame_id,
+                         req.target.pose, _tol(req.position_tolerance, DEFAULT_POS_TOL),
+                         _tol(req.orientation_tolerance, DEFAULT_ORI_TOL), req.weights,
+                         req.position_only)
+        if why:
+            STATS["false_success"] += 1
+            raise AssertionError(f"false SUCCESS: {why}")
+    return res.error_code.val
+
+
+def run_goal(client, goal, timeout_s=30.0):
+    send = client.action.send_goal_async(goal)
+    wait_for(send.done, timeout_s, "goal acceptance", client.spin)
+    result = send.result().get_result_async()
+    wait_for(result.done, timeout_s, "the action result", client.spin)
+    return result.result().result
+
+
+def check_goal(client, node, goal) -> int:
+    res = run_goal(client, goal)
+    check_reply(res.error_code.val, res.message, node)
+    if res.error_code.val != IKErrorCode.SUCCESS:
+        return res.error_code.val
+    pg = goal.pose_goals[0]
+    for sol in res.solutions:
+        if sol.error_code.val != IKErrorCode.SUCCESS:
+            continue
+        js = sol.joint_state
+        why = check_pose(js.name, js.position, pg.tip_link, pg.target.header.frame_id,
+                         pg.target.pose, _tol(pg.position_tolerance, DEFAULT_POS_TOL),
+                         _tol(pg.orientation_tolerance, DEFAULT_ORI_TOL), pg.weights,
+                         pg.position_only)
+        for box in goal.position_constraints:
+            data = fk(js.name, js.position)
+            p = frame_T(data, "panda_link0").actInv(frame_T(data, "panda_hand")).translation
+            lo = np.array([box.lower.x, box.lower.y, box.lower.z]) - 1e-4
+            hi = np.array([box.upper.x, box.upper.y, box.upper.z]) + 1e-4
+            if not (np.all(p >= lo) and np.all(p <= hi)):
+                why = why or f"hand {p} outside the box"
+        if why:
+            STATS["false_success"] += 1
+            raise AssertionError(f"false SUCCESS (action): {why}")
+    return res.error_code.val
+
+
+def start_node(namespace="fuzz"):
+    """A fuzz ik_node (short max_timeout) with the Panda, and its client."""
+    config = os.path.join(get_package_share_directory("ros2_ik"), "config", "panda.yaml")
+    node = NodeProcess(params=PARAMS, extra_args=["--params-file", config,
+                                                  "-r", f"__ns:=/{namespace}"])
+    client = Client(f"{namespace}_client", namespace=f"/{namespace}")
+    client.publish_description(robots.urdf_text("panda"), robots.srdf_text("panda"))
+    client.publish_joints(ARM, READY)
+    client.wait_for_service()
+    assert client.action.wait_for_server(timeout_sec=30)
+    req = ComputeIK.Request()
+    req.target.pose.orientation.w = 1.0
+    client.wait_for_model(req)
+    return node, client
+
+
+@pytest.fixture(scope="module")
+def served(ros_context):
+    node, client = start_node()
+    try:
+        yield client, node
+    finally:
+        client.close()
+        code = node.stop()
+    assert code == 0, node.output()
+
+
+FAST = settings(max_examples=int(os.environ.get("FUZZ_NODE_EXAMPLES", "150")), deadline=None,
+                database=None, suppress_health_check=list(HealthCheck))
+
+
+@FAST
+@given(req=compute_ik_requests())
+def test_compute_ik_fuzz(served, req):
+    client, node = served
+    check_compute_ik(client, node, req)
+
+
+@settings(FAST, max_examples=max(FAST.max_examples // 3, 1))
+@given(goal=constrained_goals())
+def test_constrained_ik_fuzz(served, goal):
+    client, node = served
+    check_goal(client, node, goal)
