@@ -1,0 +1,132 @@
+"""``make fuzz``: the hypothesis strategies of the fuzz tests, run for >= 10,000 requests.
+
+Three parts, each with the generators and independent checks of
+``ros2_ik/test/test_fuzz_core.py`` and ``test_fuzz_node.py``:
+the core API, ComputeIK over DDS and ConstrainedIK over DDS (against one ``ik_node``
+process on a private, localhost-only ROS domain).  A failing check is recorded (not
+shrunk) and the run goes on; the exit status is 1 when any crash or false SUCCESS
+was seen.  Figures go to ``bench/results/fuzz.json``.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import pathlib
+import platform
+import sys
+import time
+import warnings
+from collections import Counter
+
+from hypothesis import HealthCheck, Phase, given, settings
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "ros2_ik" / "test"))
+RESULTS = ROOT / "bench" / "results" / "fuzz.json"
+
+
+def machine() -> dict:
+    """What the figures were measured on (the cores are shared with other work)."""
+    cpu = ""
+    try:
+        for line in open("/proc/cpuinfo"):
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return {"cpu": cpu, "cores": os.cpu_count(), "python": platform.python_version(),
+            "load_average_1_5_15": list(os.getloadavg())}
+
+
+def run_part(name: str, strategy, check, count: int, stats: Counter) -> dict:
+    """Call ``check(example)`` on ``count`` generated examples; record failures."""
+    failures: list = []
+    calls = [0]
+
+    @settings(max_examples=count, deadline=None, database=None, phases=[Phase.generate],
+              suppress_health_check=list(HealthCheck))
+    @given(strategy)
+    def body(example):
+        calls[0] += 1
+        try:
+            check(example)
+        except AssertionError as exc:
+            if len(failures) < 10:
+                failures.append(str(exc)[:500])
+
+    started = time.perf_counter()
+    body()
+    elapsed = time.perf_counter() - started
+    part = {"requests": calls[0], "seconds": round(elapsed, 2),
+            "per_second": round(calls[0] / elapsed, 1), "outcomes": dict(sorted(stats.items())),
+            "crashes": stats.get("crash", 0), "false_successes": stats.get("false_success", 0),
+            "failures": failures}
+    print(f"{name:>13}: {calls[0]:6d} requests in {elapsed:6.1f} s, crashes "
+          f"{part['crashes']}, false SUCCESS {part['false_successes']}")
+    print(" " * 15 + ", ".join(f"{k} {v}" for k, v in part["outcomes"].items()))
+    return part
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--core", type=int, default=5000, help="core API requests")
+    parser.add_argument("--service", type=int, default=4000, help="ComputeIK requests")
+    parser.add_argument("--action", type=int, default=1200, help="ConstrainedIK goals")
+    parser.add_argument("--quick", action="store_true", help="a small smoke run")
+    parser.add_argument("--output", default=str(RESULTS))
+    args = parser.parse_args()
+    if args.quick:
+        args.core, args.service, args.action = 200, 200, 50
+    warnings.simplefilter("ignore", RuntimeWarning)  # overflow in numpy on 1e300 inputs
+
+    import test_fuzz_core as core
+    parts = {"core": run_part("core API", core.core_requests(), core.check_core_request,
+                              args.core, core.STATS)}
+    parts.update(fuzz_node(args))
+    total = sum(p["requests"] for p in parts.values())
+    crashes = sum(p["crashes"] for p in parts.values())
+    lies = sum(p["false_successes"] for p in parts.values())
+    report = {"total_requests": total, "crashes": crashes, "false_successes": lies,
+              "seconds": round(sum(p["seconds"] for p in parts.values()), 1),
+              "parts": parts, "machine": machine(),
+              "date_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+    pathlib.Path(args.output).parent.mkdir(parents=True, exist_ok=True)
+    pathlib.Path(args.output).write_text(json.dumps(report, indent=2) + "\n")
+    print(f"total {total} requests, crashes {crashes}, false SUCCESS {lies}, "
+          f"{report['seconds']} s -> {args.output}")
+    return 1 if crashes or lies else 0
+
+
+def fuzz_node(args) -> dict:
+    """The service and action parts, against one ik_node process."""
+    from ros2_ik.node.harness import isolate_ros
+    isolate_ros()
+    import rclpy
+    rclpy.init()
+    import test_fuzz_node as node_fuzz
+    node, client = node_fuzz.start_node("fuzz_bench")
+    parts = {}
+    try:
+        parts["service"] = run_part(
+            "ComputeIK", node_fuzz.compute_ik_requests(),
+            lambda req: node_fuzz.check_compute_ik(client, node, req), args.service,
+            node_fuzz.STATS)
+        node_fuzz.STATS.clear()
+        parts["action"] = run_part(
+            "ConstrainedIK", node_fuzz.constrained_goals(),
+            lambda goal: node_fuzz.check_goal(client, node, goal), args.action,
+            node_fuzz.STATS)
+        parts["action"]["node_alive_at_end"] = node.alive()
+        parts["action"]["node_log_bytes"] = len(node.output())
+    finally:
+        client.close()
+        code = node.stop()
+        rclpy.shutdown()
+    parts["service"]["node_exit_code"] = code
+    return parts
+
+
+if __name__ == "__main__":
+    sys.exit(main())
