@@ -24,6 +24,7 @@ from ros2_ik.node import interactive_goal, moveit_bridge
 from ros2_ik.core.errors import InvalidGoal
 from ros2_ik.core.solvers import registry
 from ros2_ik.node.compute_ik import collision_checker, compute_ik, resolve_group
+from ros2_ik.node.diagnostics import Diagnostics
 from ros2_ik.node.conversions import pose_to_se3
 from ros2_ik.node.outputs import Outputs
 from ros2_ik.node.error_codes import CODE_NAMES
@@ -51,6 +52,7 @@ class IKNode(Node):
         self.solve_group = ReentrantCallbackGroup()
         self._state_group = MutuallyExclusiveCallbackGroup()
         self._model_group = MutuallyExclusiveCallbackGroup()
+        self.diagnostics = Diagnostics(self, self._model_group)
         self._subscribe()
         self.create_service(ComputeIK, "compute_ik", self._on_compute_ik,
                             callback_group=self.solve_group)
@@ -173,6 +175,7 @@ class IKNode(Node):
             self.get_logger().warning(f"default group/solver not usable: {exc}")
 
     def _on_joint_states(self, msg: JointState) -> None:
+        self.diagnostics.joint_states.tick()
         self.joints.update(msg.name, msg.position)
 
     def _on_compute_ik(self, request: ComputeIK.Request,
