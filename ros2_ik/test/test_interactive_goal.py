@@ -170,6 +170,18 @@ def test_marker_starts_at_the_tip_of_the_current_joint_states(goal, model):
     assert node.timer[0] == ig.SOLVE_PERIOD_S
 
 
+def test_marker_follows_joint_states_that_arrive_after_the_model(goal, model):
+    node, server, interactive = goal
+    node.robot.set_urdf(robots.urdf_text("panda"))
+    node.timer[1]()                                  # no joint_states: mid-limits
+    node.joints.update(ARM, READY)
+    node.timer[1]()                                  # they arrived: moved to them
+    p = server.markers[ig.MARKER_NAME].pose.position
+    np.testing.assert_allclose([p.x, p.y, p.z], fk(model, READY).translation, atol=1e-9)
+    node.timer[1]()
+    assert server.applied == 2                       # placed at joint_states: stays
+
+
 def test_dragging_solves_seeded_from_the_last_answer(goal, model):
     node, server, interactive = goal
     node.robot.set_urdf(robots.urdf_text("panda"))
@@ -220,6 +232,7 @@ def test_dragging_over_dds(ros_context, model):
     from ament_index_python.packages import get_package_share_directory
     from ros2_ik.node.harness import Client, NodeProcess, wait_for
     from sensor_msgs.msg import JointState
+    from visualization_msgs.srv import GetInteractiveMarkers
 
     config = os.path.join(get_package_share_directory("ros2_ik"), "config", "panda.yaml")
     node = NodeProcess(extra_args=["--params-file", config, "-r", "__ns:=/im"])
@@ -232,6 +245,19 @@ def test_dragging_over_dds(ros_context, model):
         client.publish_description(robots.urdf_text("panda"), robots.srdf_text("panda"))
         client.publish_joints(ARM, READY)
         client.wait_for_service()
+        # The marker is offered at the hand, at the published joint state.
+        markers = client.node.create_client(GetInteractiveMarkers,
+                                             "/im/ik_node/goal_marker/get_interactive_markers")
+        assert markers.wait_for_service(timeout_sec=30)
+
+        def at_the_hand():
+            client.publish_joints(ARM, READY)
+            future = markers.call_async(GetInteractiveMarkers.Request())
+            wait_for(future.done, 10, "get_interactive_markers", client.spin)
+            return [m for m in future.result().markers if np.allclose(
+                [m.pose.position.x, m.pose.position.y, m.pose.position.z],
+                fk(model, READY).translation, atol=1e-6)]
+        wait_for(at_the_hand, 30, "the goal marker at the hand", client.spin)
         T = fk(model, np.array(READY) + 0.1)
 
         def drag():

@@ -11,7 +11,7 @@ the last answer.
 from __future__ import annotations
 
 import threading
-from typing import Optional, Sequence, Tuple
+from typing import NamedTuple, Optional, Sequence, Tuple
 
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
 from sensor_msgs.msg import JointState
@@ -90,15 +90,26 @@ def marker(frame: str, pose, scale_m: float) -> InteractiveMarker:
     return msg
 
 
-def marker_frame_and_pose(snapshot, cfg, joints) -> Tuple[str, object]:
-    """Where the marker starts: the default group's tip, at joint_states (or mid-limits)."""
+class Placement(NamedTuple):
+    """Where the marker was put, and from what."""
+
+    frame: str
+    pose: object
+    joint_names: Tuple[str, ...]
+    #: False: placed at mid-limits because joint_states were missing or stale.
+    at_joint_states: bool
+
+
+def placement(snapshot, cfg, joints) -> Placement:
+    """The default group's tip in its base frame, at joint_states (or mid-limits)."""
     group, tip = resolve_group(snapshot, cfg, "", "", "")
     group_cfg = cfg.groups.get(cfg.default_group_name)
     frames: Sequence[str] = snapshot.robot.frame_names
     frame = (group_cfg.base_link if group_cfg and group_cfg.base_link else frames[1])
+    fresh = joints.fresh(group.joint_names, cfg.joint_state_timeout) is not None
     q = seed_for(group, JointState(), joints, cfg)
     T_frame_tip = group.fk(q, frame).actInv(group.fk(q, tip))
-    return frame, se3_to_pose(T_frame_tip)
+    return Placement(frame, se3_to_pose(T_frame_tip), tuple(group.joint_names), fresh)
 
 
 class InteractiveGoal:
@@ -109,8 +120,9 @@ class InteractiveGoal:
         self._server = server
         self._latest = LatestFeedback()
         self._seed: Optional[Seed] = None
-        self._frame = ""
+        self._placement: Optional[Placement] = None
         self._placed_version = None
+        self._dragged = False
         self.callback_group = MutuallyExclusiveCallbackGroup()
         self.timer = node.create_timer(SOLVE_PERIOD_S, self._tick,
                                        callback_group=self.callback_group)
@@ -120,26 +132,36 @@ class InteractiveGoal:
         snapshot = node.robot.snapshot
         if snapshot is None:
             return
-        if snapshot.version != self._placed_version:
+        if self._needs_placing(snapshot):
             self._place(snapshot)
         feedback = self._latest.take()
-        if feedback is None or not self._frame:
+        if feedback is None or self._placement is None:
             return
-        request = goal_request(feedback, self._seed, self._frame)
+        self._dragged = True
+        request = goal_request(feedback, self._seed, self._placement.frame)
         self._seed = remember(self._seed, node._on_compute_ik(request, ComputeIK.Response()))
+
+    def _needs_placing(self, snapshot) -> bool:
+        """A new model, or joint_states arrived after a mid-limits placement (no drag yet)."""
+        if snapshot.version != self._placed_version:
+            return True
+        done = self._placement
+        return (done is not None and not done.at_joint_states and not self._dragged
+                and self._node.joints.fresh(done.joint_names,
+                                            self._node.config.joint_state_timeout) is not None)
 
     def _place(self, snapshot) -> None:
         """(Re)insert the marker at the tip of the current model."""
         self._placed_version = snapshot.version
-        self._seed = None
+        self._seed, self._dragged = None, False
         try:
-            self._frame, pose = marker_frame_and_pose(snapshot, self._node.config,
-                                                      self._node.joints)
+            self._placement = placement(snapshot, self._node.config, self._node.joints)
         except Exception as exc:  # noqa: BLE001 - no default group: no marker, keep serving
-            self._frame = ""
+            self._placement = None
             self._node.get_logger().warning(f"no interactive marker: {exc}")
             return
-        self._server.insert(marker(self._frame, pose, self._node.config.interactive_marker_scale),
+        scale = self._node.config.interactive_marker_scale
+        self._server.insert(marker(self._placement.frame, self._placement.pose, scale),
                             feedback_callback=self._latest.put)
         self._server.applyChanges()
 
