@@ -148,7 +148,7 @@ class LevenbergMarquardt(Solver):
         Tti, near, eye, sw = s.T_target_inv, s.near2, _EYE6, s.sqrt_w[0]
         scale, bias, stall, last = self.damping_scale, self.bias, self.stall_ratio, \
             self.max_iterations
-        E_prev, stalls, big = np.inf, 0, q.shape[0] >= 6
+        E_prev, stalls, big = np.inf, 0, model.nv >= 6
         active = s.bounded and self.active_set
         limited = active and bool(((q <= lower) | (q >= upper)).any())
         for it in range(1, last + 1):
