@@ -164,9 +164,16 @@ def set_param(client, name, value):
 def test_param_set_takes_effect_on_next_solve(trajectory_node, model):
     node, client = trajectory_node
     assert not set_param(client, "timeout", -1.0).successful        # validated
-    assert set_param(client, "solver", "no_such_solver").successful
+    refused = set_param(client, "solver", "no_such_solver")
+    assert not refused.successful and "lm" in refused.reason
     req = near_target(model, np.zeros(7))
+    req.solver = "no_such_solver"           # a request may still name one: its own error
     assert client.call(req).error_code.val == IKErrorCode.INVALID_SOLVER
+    req = near_target(model, np.array([0.3, 0.0, 0.0, 0.2, 0.0, 0.0, 0.0]))
+    assert set_param(client, "max_joint_jump", 1e-3).successful       # live on the next solve
+    assert client.call(req).error_code.val == IKErrorCode.JUMP_TOO_LARGE
+    assert set_param(client, "max_joint_jump", 0.0).successful
+    assert client.call(req).error_code.val == IKErrorCode.SUCCESS
     assert set_param(client, "solver", "dls").successful
     assert client.call(req).error_code.val == IKErrorCode.SUCCESS
     assert set_param(client, "solver", "lm").successful

@@ -15,6 +15,8 @@ from typing import Any, Callable, Dict, Mapping, Optional, Tuple
 
 from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor
 
+from ros2_ik.core.solvers import registry
+
 _Check = Callable[[Any], Optional[str]]
 
 
@@ -34,6 +36,11 @@ def _one_of(*choices: str) -> _Check:
     def check(value: Any) -> Optional[str]:
         return None if value in choices else f"must be one of {list(choices)}"
     return check
+
+
+def _known_solver(value: Any) -> Optional[str]:
+    names = registry.available()
+    return None if value in names else f"must be a registered solver: {list(names)}"
 
 
 def _fraction(value: Any) -> Optional[str]:
@@ -85,7 +92,7 @@ SCHEMA: Tuple[ParamSpec, ...] = (
               "base/tip). Empty: the first of group_names."),
     # --- solver ----------------------------------------------------------------------
     ParamSpec("solver", "lm", "Default solver plugin (lm, dls, bfgs, sqp or a "
-              "third-party ros2_ik.solvers entry point)."),
+              "third-party ros2_ik.solvers entry point).", _known_solver),
     ParamSpec("timeout", 0.05, "Default solve budget [s] when a request gives <= 0.",
               _positive),
     ParamSpec("max_timeout", 10.0, "Upper cap on a request's timeout [s]; larger requests "
