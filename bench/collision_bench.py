@@ -271,6 +271,7 @@ def main(argv=None) -> int:
     write_markdown(out / "collision.md", rows, meta)
     write_plot(out / "collision.png", rows)
     merge_latest(out / "latest.json", rows, ROBOT_ROW)
+    print("\n".join(verdict_lines(rows, budget_s)))
     print(f"wrote {out / 'collision.json'}, collision.md, collision.png; "
           f"merged {len(rows)} '{ROBOT_ROW}' rows into latest.json")
     return 0
@@ -289,6 +290,7 @@ def write_markdown(path: Path, rows, meta) -> None:
         lines.append(f"| {r['solver']} | {100 * r['success_rate']:.1f} % | "
                      f"{r['median_ms']:.2f} | {r['p95_ms']:.2f} | {r['mean_ms']:.2f} | "
                      f"{r['mean_attempts']:.2f} | {fails} |")
+    lines += [""] + verdict_lines(rows, meta["budget_s"])
     d = meta.get("drake")
     if d:
         lines += ["", f"Drake {d['version']}, {d['solver']}; robot geometry: the convex hulls "
@@ -298,6 +300,26 @@ def write_markdown(path: Path, rows, meta) -> None:
     lines += ["", "Failures: none = no answer, late = a correct answer after the budget, "
               "pose/limits/collision = an answer failing the independent check."]
     path.write_text("\n".join(lines) + "\n")
+
+
+def verdict_lines(rows, budget_s: float) -> list:
+    """The issue's targets, measured: >= 99 % within the budget, median <= 5 ms, >= 5x Drake."""
+    by = {r["solver"]: r for r in rows}
+    ours, drake = by.get("lm+collision"), by.get("drake_mindist")
+    if ours is None:
+        return []
+    ok = ours["success_rate"] >= 0.99 and ours["median_ms"] <= 5.0
+    out = [f"Targets: lm+collision {100 * ours['success_rate']:.1f} % collision-free within "
+           f"{1e3 * budget_s:g} ms (>= 99 %), median {ours['median_ms']:.2f} ms (<= 5 ms): "
+           f"{'met' if ok else 'NOT met'}."]
+    if drake is not None:
+        fast = drake["median_ms"] / ours["median_ms"]
+        fast_mean = drake["mean_ms"] / ours["mean_ms"]
+        met = fast >= 5.0 and ours["success_rate"] >= drake["success_rate"]
+        out.append(f"Against drake_mindist ({100 * drake['success_rate']:.1f} %): "
+                   f"{fast:.1f}x faster at the median, {fast_mean:.1f}x on the mean "
+                   f"(>= 5x at equal or better success): {'met' if met else 'NOT met'}.")
+    return out
 
 
 def write_plot(path: Path, rows) -> None:
