@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import importlib.util
 import json
 import logging
 import os
@@ -256,6 +257,14 @@ def main(argv=None) -> int:
             "scene": SCENE.name, "min_distance_m": MIN_DISTANCE_M,
             "influence_distance_m": INFLUENCE_M,
             "tolerances": {"position_m": POS_TOL_M, "orientation_rad": ORI_TOL_RAD}}
+    skipped = []
+    if "drake_mindist" in methods and importlib.util.find_spec("pydrake") is None:
+        methods.remove("drake_mindist")
+        skipped.append({"robot": ROBOT_ROW, "solver": "drake_mindist", "n": 0,
+                        "success_rate": None, "median_ms": None, "p95_ms": None,
+                        "mean_ms": None, "skipped": "pydrake not installed "
+                        "(pip install -r bench/requirements-collision.txt)"})
+        print(f"  drake_mindist skipped: {skipped[0]['skipped']}")
     rows = run_methods(s, methods, budget_s)
     drake = next((r for r in rows if r["solver"] == "drake_mindist"), None)
     if drake is not None:
@@ -263,6 +272,7 @@ def main(argv=None) -> int:
         if args.generous_ms > 0:
             rows += run_methods(s, ["drake_mindist"], args.generous_ms * 1e-3,
                                 f"_{args.generous_ms:g}ms")
+    rows += skipped
     for row in rows:
         row.update({"date": meta["date"], "machine": meta["machine"]["cpu"]})
     out = Path(args.out)
@@ -286,6 +296,9 @@ def write_markdown(path: Path, rows, meta) -> None:
              "| method | success | median ms | p95 ms | mean ms | attempts | failures |",
              "|---|---|---|---|---|---|---|"]
     for r in rows:
+        if r.get("skipped"):
+            lines.append(f"| {r['solver']} | skipped: {r['skipped']} | | | | | |")
+            continue
         fails = ", ".join(f"{k} {v}" for k, v in r["outcomes"].items() if k != "ok") or "-"
         lines.append(f"| {r['solver']} | {100 * r['success_rate']:.1f} % | "
                      f"{r['median_ms']:.2f} | {r['p95_ms']:.2f} | {r['mean_ms']:.2f} | "
@@ -304,7 +317,7 @@ def write_markdown(path: Path, rows, meta) -> None:
 
 def verdict_lines(rows, budget_s: float) -> list:
     """The issue's targets, measured: >= 99 % within the budget, median <= 5 ms, >= 5x Drake."""
-    by = {r["solver"]: r for r in rows}
+    by = {r["solver"]: r for r in rows if not r.get("skipped")}
     ours, drake = by.get("lm+collision"), by.get("drake_mindist")
     if ours is None:
         return []
@@ -330,6 +343,7 @@ def write_plot(path: Path, rows) -> None:
     except ImportError:
         print("matplotlib not installed: no plot")
         return
+    rows = [r for r in rows if not r.get("skipped")]
     names = [r["solver"] for r in rows]
     fig, axes = plt.subplots(1, 2, figsize=(10, 4))
     axes[0].bar(names, [100 * r["success_rate"] for r in rows])
