@@ -69,15 +69,22 @@ class PositionIKRequest:            # moveit_msgs/PositionIKRequest
 
 
 @dataclass
-class MoveItErrorCodes:             # moveit_msgs/MoveItErrorCodes (rolling)
+class MoveItErrorCodes:             # moveit_msgs/MoveItErrorCodes (ROS 2 after Humble)
     val: int = 0
-    error_message: str = ""
-    error_source: str = ""
+    message: str = ""
+    source: str = ""
 
 
 @dataclass
 class HumbleErrorCodes:             # moveit_msgs/MoveItErrorCodes (humble: no strings)
     val: int = 0
+
+
+@dataclass
+class Ros1ErrorCodes:               # moveit_msgs/MoveItErrorCodes (ROS 1 noetic master)
+    val: int = 0
+    error_message: str = ""
+    error_source: str = ""
 
 
 @dataclass
@@ -213,8 +220,8 @@ def test_success_is_the_seed_state_with_the_arm_solved(model, snapshot, cfg):
     for _ in range(3):
         T = reachable(model, rng)
         res = call(snapshot, cfg, ik_request(T))
-        assert res.error_code.val == mb.MoveItCode.SUCCESS, res.error_code.error_message
-        assert res.error_code.error_source == "ros2_ik"
+        assert res.error_code.val == mb.MoveItCode.SUCCESS, res.error_code.message
+        assert res.error_code.source == "ros2_ik"
         state = res.solution.joint_state
         assert state.name == ARM + FINGERS
         assert list(state.position[7:]) == [0.02, 0.03]    # other joints untouched
@@ -251,10 +258,13 @@ def test_empty_robot_state_seeds_from_joint_states(model, snapshot, cfg):
     assert_reaches(model, res, T)
 
 
-def test_humble_error_codes_without_message_fields(model, snapshot, cfg):
-    T = reachable(model, np.random.default_rng(3))
-    res = call(snapshot, cfg, ik_request(T), response=Response(error_code=HumbleErrorCodes()))
-    assert res.error_code.val == mb.MoveItCode.SUCCESS
+def test_error_codes_of_every_moveit_msgs_version(snapshot, cfg):
+    for codes in (HumbleErrorCodes(), Ros1ErrorCodes(), MoveItErrorCodes()):
+        res = call(snapshot, cfg, ik_request(pin.SE3.Identity(), group_name="left_arm"),
+                   response=Response(error_code=codes))
+        assert res.error_code.val == mb.MoveItCode.INVALID_GROUP_NAME
+        text = getattr(codes, "message", getattr(codes, "error_message", "left_arm"))
+        assert "left_arm" in text
 
 
 @pytest.mark.parametrize("case,expected", [
@@ -289,22 +299,22 @@ def test_failures_map_to_moveit_codes(snapshot, cfg, case, expected):
     elif case == "unreachable":
         r.pose_stamped = stamped(pin.SE3(np.eye(3), np.array([2.0, 0.0, 0.5])))
     res = call(snapshot, cfg, req)
-    assert res.error_code.val == expected, res.error_code.error_message
-    assert res.error_code.error_message
+    assert res.error_code.val == expected, res.error_code.message
+    assert res.error_code.message
     assert res.solution.joint_state.name == []          # solutions only on SUCCESS
 
 
 def test_no_model_is_failure(cfg):
     res = call(None, cfg, ik_request(pin.SE3.Identity()))
     assert res.error_code.val == mb.MoveItCode.FAILURE
-    assert "no model" in res.error_code.error_message
+    assert "no model" in res.error_code.message
 
 
 def test_avoid_collisions_answers_collision_free_or_refuses(model, snapshot, cfg):
     T = reachable(model, np.random.default_rng(4))
     res = call(snapshot, cfg, ik_request(T, avoid_collisions=True))
     assert res.error_code.val in (mb.MoveItCode.SUCCESS, mb.MoveItCode.GOAL_IN_COLLISION,
-                                  mb.MoveItCode.NO_IK_SOLUTION), res.error_code.error_message
+                                  mb.MoveItCode.NO_IK_SOLUTION), res.error_code.message
     if res.error_code.val == mb.MoveItCode.SUCCESS:
         assert_reaches(model, res, T)
 

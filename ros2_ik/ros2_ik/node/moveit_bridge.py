@@ -52,7 +52,7 @@ class MoveItCode:
 
 
 #: Our IKErrorCode -> MoveItErrorCodes.  Anything else (no model, internal error, ...)
-#: is FAILURE, with our message in ``error_message`` where the message has that field.
+#: is FAILURE, with our message in ``message`` where MoveItErrorCodes has that field.
 IK_TO_MOVEIT = {
     IKErrorCode.SUCCESS: MoveItCode.SUCCESS,
     IKErrorCode.NO_SOLUTION: MoveItCode.NO_IK_SOLUTION,
@@ -153,10 +153,14 @@ def merged_state(seed_names: Sequence[str], seed_positions: Sequence[float],
 
 def fill_response(response, code: int, message: str, seed_state=None, solution=None):
     """Write the MoveIt code (and message) and, on SUCCESS, the solution state."""
-    response.error_code.val = code
-    if hasattr(response.error_code, "error_message"):   # not in Humble's moveit_msgs
-        response.error_code.error_message = message
-        response.error_code.error_source = "ros2_ik"
+    error = response.error_code
+    error.val = code
+    # ROS 2 moveit_msgs after Humble: message/source; Humble has neither.
+    for text_field, source_field in (("message", "source"),
+                                     ("error_message", "error_source")):
+        if hasattr(error, text_field):
+            setattr(error, text_field, message)
+            setattr(error, source_field, "ros2_ik")
     if code == MoveItCode.SUCCESS and solution is not None:
         state = response.solution.joint_state
         state.name, state.position = merged_state(seed_state.name, seed_state.position,
