@@ -213,5 +213,5 @@ def attach(node) -> Optional[MoveItBridge]:
         return None
     bridge = MoveItBridge(node, GetPositionIK, name)
     node.get_logger().info(f"serving moveit_msgs/GetPositionIK on "
-                           f"{bridge.service.srv_name}")
+                           f"{node.resolve_service_name(name)}")
     return bridge
