@@ -7,6 +7,7 @@ every other joint locked (Drake's ``Joint::Lock``).
 from __future__ import annotations
 
 import logging
+import xml.etree.ElementTree as ET
 from typing import Dict, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
@@ -55,6 +56,7 @@ class Robot:
             raise errors.RobotModelError("URDF has no movable joint")
         if srdf_xml is not None and not isinstance(srdf_xml, str):
             raise errors.RobotModelError("robot_description_semantic must be XML text")
+        _check_srdf(srdf_xml)
         return cls(model, srdf_xml)
 
     @property
@@ -149,6 +151,20 @@ class Robot:
                 raise errors.InvalidArgument(f"locked value of '{name}' is not finite")
             values[j] = float(np.clip(value, lo, hi))
         return values
+
+
+def _check_srdf(srdf_xml: Optional[str]) -> None:
+    """RobotModelError unless the SRDF is empty or XML with a <robot> root."""
+    if not srdf_xml or not srdf_xml.strip():
+        return
+    try:
+        root = ET.fromstring(srdf_xml)
+    except ET.ParseError as exc:
+        raise errors.RobotModelError(
+            f"robot_description_semantic is not XML: {exc}") from None
+    if root.tag != "robot":
+        raise errors.RobotModelError(
+            f"robot_description_semantic: root element is <{root.tag}>, expected <robot>")
 
 
 def _limits(model: pin.Model, joint_id: int) -> Tuple[float, float]:
