@@ -107,6 +107,7 @@ def merge(parts, elapsed_s, curve) -> dict:
     out = {"clients": len(parts), "requests": int(sum(p["sent"] for p in parts)),
            "answered": int(len(rtt)), "lost": int(sum(p["lost"] for p in parts)),
            "lost_at_request_index": [p["lost_at"] for p in parts],
+           "warmup_retries": [p["warmup_retries"] for p in parts],
            "failed": int(sum(v for k, v in codes.items() if k != "SUCCESS")),
            "codes": dict(codes), "seconds": round(elapsed_s, 1),
            "throughput_per_s": round(len(rtt) / max(p["busy_s"] for p in parts), 1),
@@ -169,7 +170,8 @@ def joint_states_under_load(client, seconds: float, deadline: float) -> dict:
             "publisher_worst_send_gap_ms": round(1e3 * stream_stats["worst_gap_s"], 2),
             "publisher_sent": stream_stats["sent"],
             "service_during": {k: box["service"][k] for k in
-                               ("requests", "lost", "failed", "round_trip_ms")},
+                               ("requests", "lost", "lost_at_request_index",
+                                "warmup_retries", "failed", "round_trip_ms")},
             "action_during": actions}
 
 

@@ -66,6 +66,7 @@ def service_worker(domain_id: str, namespace: str, index: int, count: int, seed:
     client = Client(f"load_client_{index}", namespace=namespace)
     client.wait_for_service(60)
     make = request_maker(seed)
+    warmup_retries = warm_up(client, make)
     rtts, solves, codes, lost, sent, lost_at = [], [], Counter(), 0, 0, []
     stopped = False
     first = time.perf_counter()
@@ -94,10 +95,28 @@ def service_worker(domain_id: str, namespace: str, index: int, count: int, seed:
     finally:
         results.put({"sent": sent, "lost": lost, "lost_at": lost_at, "codes": dict(codes),
                      "rtt_s": np.array(rtts), "solve_s": np.array(solves),
-                     "stopped_by_deadline": stopped,
+                     "stopped_by_deadline": stopped, "warmup_retries": warmup_retries,
                      "busy_s": time.perf_counter() - first})
         client.close()
         rclpy.shutdown()
+
+
+def warm_up(client, make, attempts: int = 5, timeout_s: float = 2.0) -> int:
+    """Call until one answer arrives; the retries needed (a discovery race, not load).
+
+    ``wait_for_service`` can return before the server has matched this client's
+    response reader; a response sent in that window is lost by DDS.
+    """
+    import rclpy
+    for retry in range(attempts):
+        future = client.ik.call_async(make())
+        t0 = time.perf_counter()
+        while not future.done() and time.perf_counter() - t0 < timeout_s:
+            rclpy.spin_once(client.node, timeout_sec=0.05)
+        if future.done():
+            return retry
+        client.ik.remove_pending_request(future)
+    raise TimeoutError(f"no answer to {attempts} warm-up calls")
 
 
 def stream_worker(domain_id: str, namespace: str, rate_hz: float, seconds: float,
