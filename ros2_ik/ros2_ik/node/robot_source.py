@@ -22,8 +22,10 @@ from ros2_ik.core.robot import Robot
 
 @dataclass
 class RobotSnapshot:
-    """A built robot model with its version, its planning scene, and caches of the
-    groups and the collision checker built on it."""
+    """A built robot model with its version and planning scene.
+
+    It caches the groups and the collision checker built on it.
+    """
 
     robot: Robot
     version: int
@@ -93,7 +95,14 @@ class RobotSource:
             raise
 
     def set_urdf(self, urdf: str) -> None:
-        """Build a new model; on failure drop the old one and raise the core error."""
+        """Build a new model; on failure drop the old one and raise the core error.
+
+        The same URDF text again (a parameter and the topic, or a re-latched topic) keeps
+        the current model.
+        """
+        if self._snapshot is not None and urdf == self._snapshot.urdf \
+                and self._srdf == self._snapshot.srdf:
+            return
         with self._lock:
             self._urdf = urdf
             try:
