@@ -55,6 +55,10 @@ def run_part(name: str, strategy, check, count: int, stats: Counter) -> dict:
         except AssertionError as exc:
             if len(failures) < 10:
                 failures.append(str(exc)[:500])
+        except Exception as exc:  # a bug of the checker itself: record, go on
+            stats["checker_error"] += 1
+            if len(failures) < 10:
+                failures.append(f"checker {type(exc).__name__}: {exc}"[:500])
 
     started = time.perf_counter()
     body()
@@ -96,7 +100,8 @@ def main() -> int:
     pathlib.Path(args.output).write_text(json.dumps(report, indent=2) + "\n")
     print(f"total {total} requests, crashes {crashes}, false SUCCESS {lies}, "
           f"{report['seconds']} s -> {args.output}")
-    return 1 if crashes or lies else 0
+    return 1 if crashes or lies or any(p["outcomes"].get("checker_error")
+                                         for p in parts.values()) else 0
 
 
 def fuzz_node(args) -> dict:

@@ -154,7 +154,8 @@ def check_core_request(request) -> str:
                                     target.orientation_tolerance_rad, target.position_only)
             if why:
                 STATS["false_success"] += 1
-                raise AssertionError(f"false SUCCESS on {name}: {why}")
+                raise AssertionError(f"false SUCCESS on {name}: {why}; q={list(q)} "
+                                     f"status={result.message!r} request={request!r}")
     return result.status.name
 
 

@@ -252,18 +252,19 @@ def check_goal(client, node, goal) -> int:
     check_reply(res.error_code.val, res.message, node)
     if res.error_code.val != IKErrorCode.SUCCESS:
         return res.error_code.val
-    pg = goal.pose_goals[0]
     for sol in res.solutions:
         if sol.error_code.val != IKErrorCode.SUCCESS:
             continue
-        js = sol.joint_state
-        why = check_pose(js.name, js.position, pg.tip_link, pg.target.header.frame_id,
-                         pg.target.pose, _tol(pg.position_tolerance, DEFAULT_POS_TOL),
-                         _tol(pg.orientation_tolerance, DEFAULT_ORI_TOL), pg.weights,
-                         pg.position_only)
+        js, why = sol.joint_state, ""
+        for pg in goal.pose_goals:  # none: a constraint-only problem
+            why = why or check_pose(
+                js.name, js.position, pg.tip_link, pg.target.header.frame_id,
+                pg.target.pose, _tol(pg.position_tolerance, DEFAULT_POS_TOL),
+                _tol(pg.orientation_tolerance, DEFAULT_ORI_TOL), pg.weights,
+                pg.position_only)
         for box in goal.position_constraints:
             data = fk(js.name, js.position)
-            p = frame_T(data, "panda_link0").actInv(frame_T(data, "panda_hand")).translation
+            p = frame_T(data, box.frame_a).actInv(frame_T(data, box.frame_b)).translation
             lo = np.array([box.lower.x, box.lower.y, box.lower.z]) - 1e-4
             hi = np.array([box.upper.x, box.upper.y, box.upper.z]) + 1e-4
             if not (np.all(p >= lo) and np.all(p <= hi)):

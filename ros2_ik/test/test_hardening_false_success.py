@@ -149,3 +149,23 @@ def test_the_check_catches_wrong_answers():
     assert "malformed" in independent_check(model, group.joint_names, q * math.nan, *args)
     with pytest.raises(errors.InvalidSeed):
         solve(group, PoseTarget(frame=group.tip, T_ref_target=T), q * math.nan)
+
+
+def test_a_tiny_positive_weight_still_constrains_its_axis():
+    """Found by make fuzz: weights are scaled by the largest; 5e-324 must not become 0."""
+    group, model = arm("panda")
+    T = group.fk(group.mid_configuration(), group.tip)
+    target = PoseTarget(frame=group.tip, T_ref_target=T,
+                        weights=(4.0, 5e-324, 1.0, 1.0, 1.0, 1.0))
+    assert target.compile(group).mask.all()
+
+
+def test_locked_positions_without_names_are_refused():
+    """Found by make fuzz: stray locked_joints positions ended up in the solution."""
+    pytest.importorskip("rclpy")
+    from sensor_msgs.msg import JointState
+    from ros2_ik.node.constrained_ik import _lock
+    from ros2_ik.node.error_codes import RequestError
+    group, _ = arm("panda")
+    with pytest.raises(RequestError, match="locked_joints"):
+        _lock(None, group, group.mid_configuration(), JointState(position=[0.0]))

@@ -105,8 +105,8 @@ def _weight_info(weights: Tuple[float, ...], position_only: bool, pos_tol: float
     w = np.array(weights, dtype=float)
     if position_only:
         w[3:] = 0.0
+    mask = w > 0  # before scaling: a 5e-324 weight must not underflow to a free axis
     w = w / w.max()  # only ratios matter; keeps 1e-300 or 1e300 weights well scaled
-    mask = w > 0
     tol = np.array([pos_tol] * 3 + [ori_tol] * 3)
     inv_tol = np.where(mask, 1.0 / tol, 0.0)
     for arr in (mask, inv_tol, w):

@@ -85,11 +85,11 @@ def build_problem(snapshot: RobotSnapshot, cfg: NodeConfig, joints: JointStateCa
 
 def _lock(snapshot: RobotSnapshot, group, seed: np.ndarray, locked_msg):
     """The group without the locked joints, held at their values (and the seed for it)."""
+    if len(locked_msg.position) != len(locked_msg.name):  # before the empty case: no
+        raise RequestError(IKErrorCode.INVALID_GOAL,  # stray positions in the solution
+                           "locked_joints: name and position differ in length")
     if not locked_msg.name:
         return group, seed
-    if len(locked_msg.position) != len(locked_msg.name):
-        raise RequestError(IKErrorCode.INVALID_GOAL,
-                           "locked_joints: name and position differ in length")
     locked = dict(group.locked)
     locked.update(zip(locked_msg.name, (float(v) for v in locked_msg.position)))
     unknown = [n for n in locked_msg.name if n not in group.joint_names]
