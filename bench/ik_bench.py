@@ -214,9 +214,11 @@ def main(argv=None) -> int:
             rows.append({"robot": arm, "solver": solver, "n": 0, "success_rate": None,
                          "median_ms": None, "p95_ms": None, "mean_ms": None, "skipped": why})
     meta["machine"]["load_average_end"] = list(os.getloadavg())
-    for row in rows:
-        row.update({"date": meta["date"], "machine": meta["machine"]["cpu"]})
-    (out / "latest.json").write_text(json.dumps({"meta": meta, "rows": rows}, indent=1))
+    for row in rows:  # every row self-contained: the file is a plain list of rows
+        row.update({"date": meta["date"], "machine": meta["machine"]["cpu"],
+                    "machine_info": meta["machine"], "budget_s": meta["budget_s"],
+                    "tolerances": meta["tolerances"]})
+    (out / "latest.json").write_text(json.dumps(rows, indent=1))
     write_markdown(out / "latest.md", rows, meta)
     write_plot(out / "latest.png", rows)
     print(f"wrote {out / 'latest.json'}, latest.md, latest.png")
