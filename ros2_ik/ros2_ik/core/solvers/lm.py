@@ -125,7 +125,7 @@ class LevenbergMarquardt(Solver):
                 f"solver '{self.name}' does not minimise costs; use 'sqp' or 'bfgs'")
         if problem.pose_only:
             return self._fast_state(problem)
-        return Residuals(problem)
+        return Residuals(problem, exact=False)
 
     @staticmethod
     def _fast_state(problem: Problem) -> _FastState:

@@ -19,15 +19,21 @@ LWA = pin.ReferenceFrame.LOCAL_WORLD_ALIGNED
 
 #: Scale of constraint hinge rows relative to pose rows (1 m of violation ~ 1 m error).
 PENALTY_WEIGHT = 1.0
+_EMPTY = np.zeros(0)
 
 
 class Residuals:
     """Evaluate the stacked residual of ``problem`` at group vectors (own ``pin.Data``)."""
 
     def __init__(self, problem: Problem, penalty: float = PENALTY_WEIGHT,
-                 constraint_tolerance: float = 1e-4):
-        """Create this evaluator's Data; it belongs to the calling thread."""
+                 constraint_tolerance: float = 1e-4, exact: bool = True):
+        """Create this evaluator's Data; it belongs to the calling thread.
+
+        ``exact`` False drops the ``Jlog3`` factor of the rotation rows (Gauss-Newton
+        solvers converge as well with it, gradient solvers need it).
+        """
         self.problem = problem
+        self.exact = exact
         self.group = group = problem.group
         self.pose = problem.pose
         self.penalty = penalty
@@ -44,6 +50,11 @@ class Residuals:
             self.fid = self.pose.frame_id if self.pose is not None else -1
             self._to_q = group.to_full_q
         self.data = self.model.createData()
+        # Bounds shrunk by the margin, once (a hinge row pushes slightly inside).
+        self._bounds = [(np.asarray(c.lower_bound, float) + self.margin,
+                         np.asarray(c.upper_bound, float) - self.margin)
+                        for c in problem.constraints]
+        self._empty_J = np.zeros((0, group.n))
 
     def update(self, q: np.ndarray) -> np.ndarray:
         """Kinematics at group vector ``q``; returns the model configuration used."""
@@ -63,30 +74,39 @@ class Residuals:
         w = pin.log3(T.rotation)
         e = np.concatenate((T.translation, w))
         J = pin.getFrameJacobian(self.model, self.data, self.fid, LWA)[:, self.iv]
-        R_tT = self.R6[:3, :3]
-        Jr = pin.Jlog3(T.rotation) @ (T.rotation.T @ (R_tT @ J[3:]))
-        J = np.vstack((R_tT @ J[:3], Jr))
+        if self.exact:
+            R_tT = self.R6[:3, :3]
+            Jr = pin.Jlog3(T.rotation) @ (T.rotation.T @ (R_tT @ J[3:]))
+            J = np.vstack((R_tT @ J[:3], Jr))
+        else:
+            J = self.R6 @ J
         es = e * pose.inv_tol
         return e * pose.sqrt_w, J * pose.sqrt_w[:, None], float(es @ es)
 
     def constraint_rows(self, q_full: np.ndarray) -> Tuple[np.ndarray, np.ndarray, float]:
-        """Hinge residual rows, their Jacobian and the largest violation."""
+        """Hinge rows of the violated constraints, their Jacobian, the largest violation.
+
+        Satisfied rows are left out: a zero residual with a zero Jacobian row adds
+        nothing to the normal equations or the gradient.
+        """
         rows: List[np.ndarray] = []
         jacs: List[np.ndarray] = []
         worst = 0.0
-        for c in self.problem.constraints:
+        for c, (lo, hi) in zip(self.problem.constraints, self._bounds):
             g, Jg = c.evaluate(self.model, self.data, q_full)
-            g = np.asarray(g, dtype=float)
-            lo = c.lower_bound + self.margin
-            hi = c.upper_bound - self.margin
-            r = np.where(g > hi, g - hi, np.where(g < lo, g - lo, 0.0))
+            r = np.minimum(g - lo, 0.0) + np.maximum(g - hi, 0.0)
             active = r != 0.0
-            worst = max(worst, float(np.max(c.violation(g), initial=0.0)))
-            rows.append(self.penalty * r)
-            jacs.append(self.penalty * np.asarray(Jg)[:, self.iv] * active[:, None])
+            if not active.any():
+                continue
+            worst = max(worst, float(np.abs(r).max()) - self.margin)
+            rows.append(r[active])
+            jacs.append(np.asarray(Jg)[active][:, self.iv])
         if not rows:
-            return np.zeros(0), np.zeros((0, self.group.n)), 0.0
-        return np.concatenate(rows), np.vstack(jacs), worst
+            return _EMPTY, self._empty_J, 0.0
+        r, J = np.concatenate(rows), np.vstack(jacs)
+        if self.penalty != 1.0:
+            r, J = r * self.penalty, J * self.penalty
+        return r, J, worst
 
     def evaluate(self, q: np.ndarray) -> Tuple[np.ndarray, np.ndarray, bool]:
         """(r (m,), J (m, n), done) at group vector ``q``; done = in tolerance and feasible."""
