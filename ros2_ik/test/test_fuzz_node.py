@@ -208,7 +208,7 @@ def constrained_goals(draw):
 
 
 # --- checks -------------------------------------------------------------------------------
-def check_reply(code: int, message: str, node) -> None:
+def check_reply(code: int, message: str, node, request=None) -> None:
     """Count the code; AssertionError on a dead node, INTERNAL_ERROR or an empty message."""
     STATS[CODE_NAMES.get(code, str(code))] += 1
     if not node.alive():
@@ -216,7 +216,7 @@ def check_reply(code: int, message: str, node) -> None:
         raise AssertionError("the node died:\n" + node.output()[-3000:])
     if code == IKErrorCode.INTERNAL_ERROR or code not in CODE_NAMES:
         STATS["crash"] += 1
-        raise AssertionError(f"code {code}: {message}")
+        raise AssertionError(f"code {code}: {message}; request={request!r}")
     assert code == IKErrorCode.SUCCESS or message.strip(), f"code {code} without a message"
 
 
@@ -226,7 +226,7 @@ def _tol(value, default):
 
 def check_compute_ik(client, node, req) -> int:
     res = client.call(req)
-    check_reply(res.error_code.val, res.message, node)
+    check_reply(res.error_code.val, res.message, node, req)
     if res.error_code.val == IKErrorCode.SUCCESS:
         why = check_pose(res.solution.name, res.solution.position,
                          req.tip_link or "panda_hand", req.target.header.frame_id,
@@ -249,7 +249,7 @@ def run_goal(client, goal, timeout_s=30.0):
 
 def check_goal(client, node, goal) -> int:
     res = run_goal(client, goal)
-    check_reply(res.error_code.val, res.message, node)
+    check_reply(res.error_code.val, res.message, node, goal)
     if res.error_code.val != IKErrorCode.SUCCESS:
         return res.error_code.val
     for sol in res.solutions:
