@@ -23,6 +23,9 @@ import pinocchio as pin
 from ros2_ik.core import errors
 
 _EYE3 = np.eye(3)
+#: Smallest tolerance [m or rad]: two FK evaluations of one q differ by ~1e-16, so a
+#: tolerance near that would make SUCCESS a matter of floating-point rounding.
+MIN_TOLERANCE = 1e-9
 _UNIT_WEIGHTS = (1.0, 1.0, 1.0, 1.0, 1.0, 1.0)
 
 
@@ -69,8 +72,9 @@ class PoseTarget:
         for name in ("position_tolerance_m", "orientation_tolerance_rad"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, float, np.floating)) \
-                    or not math.isfinite(value) or value <= 0:
-                raise errors.InvalidGoal(f"{name} must be finite and > 0, got {value}")
+                    or not math.isfinite(value) or value < MIN_TOLERANCE:
+                raise errors.InvalidGoal(f"{name} must be finite and >= {MIN_TOLERANCE} "
+                                         f"(below, FK rounding decides), got {value}")
 
     def _check_weights(self) -> None:
         try:
