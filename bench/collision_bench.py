@@ -213,7 +213,7 @@ def _row(name: str, st: dict, n: int, budget_s: float) -> dict:
     row = {"robot": ROBOT_ROW, "solver": name, "n": n,
            "success_rate": st["why"].get("ok", 0) / n, "median_ms": float(np.median(t)),
            "p95_ms": float(np.percentile(t, 95)), "mean_ms": float(t.mean()),
-           "skipped": None, "budget_ms": budget_s * 1e3,
+           "skipped": None, "budget_s": budget_s,
            "mean_attempts": float(np.mean(st["attempts"])),
            "outcomes": dict(sorted(st["why"].items()))}
     print(f"  {name:24s} success {row['success_rate']:7.2%}  median {row['median_ms']:.3f} ms  "
@@ -273,11 +273,17 @@ def main(argv=None) -> int:
             rows += run_methods(s, ["drake_mindist"], args.generous_ms * 1e-3,
                                 f"_{args.generous_ms:g}ms")
     rows += skipped
-    for row in rows:
-        row.update({"date": meta["date"], "machine": meta["machine"]["cpu"]})
+    meta["machine"]["load_average_end"] = list(os.getloadavg())
+    context = {k: v for k, v in meta.items()
+               if k not in ("date", "machine", "n", "drake", "budget_s")}
+    for row in rows:  # self-contained rows, as in latest.json (a plain list of rows)
+        row.update({"date": meta["date"], "machine": meta["machine"]["cpu"],
+                    "machine_info": meta["machine"], **context})
+        if row["solver"].startswith("drake") and "drake" in meta:
+            row["drake"] = meta["drake"]
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    (out / "collision.json").write_text(json.dumps({"meta": meta, "rows": rows}, indent=1))
+    (out / "collision.json").write_text(json.dumps(rows, indent=1))
     write_markdown(out / "collision.md", rows, meta)
     write_plot(out / "collision.png", rows)
     merge_latest(out / "latest.json", rows, ROBOT_ROW)
@@ -292,7 +298,8 @@ def write_markdown(path: Path, rows, meta) -> None:
     lines = [f"Collision-aware IK, Panda in `bench/{meta['scene']}`, {meta['date']}, "
              f"N={meta['n']} collision-free targets, seed mid-limits, budget "
              f"{1e3 * meta['budget_s']:g} ms; {m['cpu']}, {m['cores']} cores shared with "
-             f"other work (load avg at start {m['load_average'][0]:.2f}).", "",
+             f"other work (1-min load avg {m['load_average'][0]:.2f} at start, "
+             f"{m.get('load_average_end', [float('nan')])[0]:.2f} at end).", "",
              "| method | success | median ms | p95 ms | mean ms | attempts | failures |",
              "|---|---|---|---|---|---|---|"]
     for r in rows:
@@ -362,16 +369,18 @@ def write_plot(path: Path, rows) -> None:
 
 
 def merge_latest(path: Path, rows, robot: str) -> None:
-    """Replace the ``robot`` rows of latest.json by ``rows``, keep the rest (create if absent)."""
-    doc = {"meta": {}, "rows": []}
-    if path.is_file():
-        doc = json.loads(path.read_text())
-        if isinstance(doc, list):  # a bare list of rows
-            doc = {"meta": {}, "rows": doc}
-    keep = [r for r in doc.get("rows", []) if r.get("robot") != robot]
-    doc["rows"] = keep + [{k: v for k, v in r.items() if k != "outcomes"} for r in rows]
+    """Replace the ``robot`` rows of latest.json by ``rows``, keep the rest (create if absent).
+
+    latest.json is a plain list of self-contained rows (bench/ik_bench.py); an older
+    ``{"meta", "rows"}`` file keeps its shape.
+    """
+    doc = json.loads(path.read_text()) if path.is_file() else []
+    old = doc if isinstance(doc, list) else doc.get("rows", [])
+    merged = [r for r in old if r.get("robot") != robot] + list(rows)
+    if isinstance(doc, dict):
+        doc["rows"] = merged
     tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(doc, indent=1))
+    tmp.write_text(json.dumps(merged if isinstance(doc, list) else doc, indent=1))
     tmp.replace(path)
 
 
