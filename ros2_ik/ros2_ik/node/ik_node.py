@@ -41,6 +41,12 @@ LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
                      durability=DurabilityPolicy.TRANSIENT_LOCAL)
 
 
+#: Deeper than the default 10: the response writer keeps the last N answers for every
+#: client; under CPU starvation a slow client could lose its answer (make load: 1 in
+#: 100,000 with 4 clients at depth 10).
+SERVICE_QOS = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE)
+
+
 class IKNode(Node):
     """Serves ComputeIK on the robot model received on ``robot_description``."""
 
@@ -55,7 +61,7 @@ class IKNode(Node):
         self.diagnostics = Diagnostics(self, self._model_group)
         self._subscribe()
         self.create_service(ComputeIK, "compute_ik", self._on_compute_ik,
-                            callback_group=self.solve_group)
+                            qos_profile=SERVICE_QOS, callback_group=self.solve_group)
         self.action_server = ConstrainedIKServer(self, self.solve_group)
         self.outputs = Outputs(self)
         self.scene = SceneServer(self, self._model_group)
