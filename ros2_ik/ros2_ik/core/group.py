@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import threading
+from operator import le as _le
 from typing import TYPE_CHECKING, Dict, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
@@ -53,6 +54,7 @@ class Group:
         self._local = threading.local()
         self._reduced_frame_ids: Dict[str, int] = {}
         self._wrap_indices = np.flatnonzero(self.wraps)
+        self._lower_list, self._upper_list = self.lower.tolist(), self.upper.tolist()
         self._placements: Dict[int, pin.SE3] = {}
 
     # ------------------------------------------------------------------ build
@@ -144,8 +146,10 @@ class Group:
         return np.minimum(np.maximum(q, self.lower), self.upper)
 
     def within_limits(self, q: np.ndarray) -> bool:
-        """True when every joint is inside its limits (exactly, no tolerance)."""
-        return bool((q >= self.lower).all() and (q <= self.upper).all())
+        """True when every joint is inside its limits (exactly, no tolerance; nan is outside)."""
+        values = np.asarray(q, dtype=float).tolist()  # floats: ~2x cheaper than numpy here
+        return all(map(_le, self._lower_list, values)) \
+            and all(map(_le, values, self._upper_list))
 
     def unwrap_near(self, q: np.ndarray, reference: np.ndarray) -> np.ndarray:
         """Shift wrapping joints by multiples of 2 pi to the equivalent nearest ``reference``.
@@ -228,7 +232,7 @@ class Group:
         if arr.shape != (self.n,):
             raise errors.InvalidSeed(
                 f"{what} has {arr.size} values, group has {self.n}: {list(self.joint_names)}")
-        if not np.all(np.isfinite(arr)):
+        if not np.isfinite(arr).all():
             raise errors.InvalidSeed(f"{what} has non-finite values: {arr.tolist()}")
         return arr
 

@@ -22,16 +22,36 @@ import pinocchio as pin
 
 from ros2_ik.core import errors
 
-_EYE3 = np.eye(3)
 #: Smallest tolerance [m or rad]: two FK evaluations of one q differ by ~1e-16, so a
 #: tolerance near that would make SUCCESS a matter of floating-point rounding.
 MIN_TOLERANCE = 1e-9
 _UNIT_WEIGHTS = (1.0, 1.0, 1.0, 1.0, 1.0, 1.0)
 
 
-def _det3(R: np.ndarray) -> float:
-    (a, b, c), (d, e, f), (g, h, i) = R.tolist()
-    return a * (e * i - f * h) - b * (d * i - f * g) + c * (d * h - e * g)
+_MAX_FLOAT = float(np.finfo(float).max)
+
+
+def _rotation_error(H: np.ndarray) -> float:
+    """max |R R^T - I| of the rotation block of ``H`` (4, 4), -1 if det R < 0, nan if not finite.
+
+    On Python floats: ~4x cheaper than the numpy expression for a 3x3 block.
+    """
+    (a, b, c, x), (d, e, f, y), (g, h, i, z), _ = H.tolist()
+    if not math.isfinite(a + b + c + d + e + f + g + h + i + x + y + z + sum(_)):
+        return math.nan
+    if a * (e * i - f * h) - b * (d * i - f * g) + c * (d * h - e * g) < 0:
+        return -1.0
+    return max(abs(a * a + b * b + c * c - 1.0), abs(d * d + e * e + f * f - 1.0),
+               abs(g * g + h * h + i * i - 1.0), abs(a * d + b * e + c * f),
+               abs(a * g + b * h + c * i), abs(d * g + e * h + f * i))
+
+
+def _tolerance_ok(value) -> bool:
+    if type(value) is float:  # the usual case: one chained comparison (nan fails it)
+        return MIN_TOLERANCE <= value <= _MAX_FLOAT
+    return not isinstance(value, bool) and isinstance(value, (int, np.floating)) \
+        and math.isfinite(value) and value >= MIN_TOLERANCE
+
 
 if TYPE_CHECKING:  # pragma: no cover
     from ros2_ik.core.group import Group
@@ -50,7 +70,7 @@ class PoseTarget:
     frame: str
     T_ref_target: pin.SE3
     reference_frame: str = ""
-    weights: Tuple[float, ...] = (1.0, 1.0, 1.0, 1.0, 1.0, 1.0)
+    weights: Tuple[float, ...] = _UNIT_WEIGHTS
     position_tolerance_m: float = 1e-4
     orientation_tolerance_rad: float = 1e-3
     position_only: bool = False
@@ -60,19 +80,19 @@ class PoseTarget:
         if not isinstance(self.T_ref_target, pin.SE3):
             raise errors.InvalidGoal("T_ref_target must be a pinocchio.SE3")
         H = self.T_ref_target.homogeneous
-        if not math.isfinite(float(H.sum())):
+        bad = _rotation_error(H)
+        if math.isnan(bad):
             raise errors.InvalidGoal(f"target pose has non-finite values:\n{H}")
-        R = H[:3, :3]
-        if float(np.abs(R @ R.T - _EYE3).max()) > 1e-6 or _det3(R) < 0:
+        if bad > 1e-6 or bad < 0:
             raise errors.InvalidGoal("target rotation is not a rotation matrix "
                                      "(normalise the quaternion)")
-        if not (type(self.weights) is tuple and self.weights == _UNIT_WEIGHTS):
-            self._check_weights()
-        object.__setattr__(self, "weights", tuple(float(x) for x in self.weights))
+        if self.weights is not _UNIT_WEIGHTS:  # the default needs no check
+            if not (type(self.weights) is tuple and self.weights == _UNIT_WEIGHTS):
+                self._check_weights()
+            object.__setattr__(self, "weights", tuple(float(x) for x in self.weights))
         for name in ("position_tolerance_m", "orientation_tolerance_rad"):
             value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, float, np.floating)) \
-                    or not math.isfinite(value) or value < MIN_TOLERANCE:
+            if not _tolerance_ok(value):
                 raise errors.InvalidGoal(f"{name} must be finite and >= {MIN_TOLERANCE} "
                                          f"(below, FK rounding decides), got {value}")
 
@@ -104,8 +124,9 @@ class PoseTarget:
 
 @lru_cache(maxsize=256)
 def _weight_info(weights: Tuple[float, ...], position_only: bool, pos_tol: float,
-                 ori_tol: float) -> Tuple[np.ndarray, np.ndarray, np.ndarray, bool, bool, bool]:
-    """(mask, sqrt_w, inv_tol, full_rotation, isotropic, unit) for one set of weights."""
+                 ori_tol: float) -> Tuple[np.ndarray, np.ndarray, np.ndarray, bool, bool, bool,
+                                          bool]:
+    """(mask, sqrt_w, inv_tol, full_rotation, isotropic, unit, full_pose) for one weight set."""
     w = np.array(weights, dtype=float)
     if position_only:
         w[3:] = 0.0
@@ -116,7 +137,10 @@ def _weight_info(weights: Tuple[float, ...], position_only: bool, pos_tol: float
     for arr in (mask, inv_tol, w):
         arr.setflags(write=False)
     isotropic = bool(np.all(w[:3] == w[0]) and np.all(w[3:] == w[3]))
-    return mask, np.sqrt(w), inv_tol, bool(mask[3:].all()), isotropic, bool(np.all(w == 1.0))
+    sqrt_w = np.sqrt(w)
+    sqrt_w.setflags(write=False)
+    return (mask, sqrt_w, inv_tol, bool(mask[3:].all()), isotropic, bool(np.all(w == 1.0)),
+            bool(mask.all()))
 
 
 class CompiledPose:
@@ -132,10 +156,9 @@ class CompiledPose:
         self.T_world_target = self._world_target(group, ref, target.T_ref_target)
         self.T_target_world = self.T_world_target.inverse()
         (self.mask, self.sqrt_w, self.inv_tol, self.full_rotation, self.isotropic,
-         self.unit_weights) = _weight_info(target.weights, target.position_only,
-                                           target.position_tolerance_m,
-                                           target.orientation_tolerance_rad)
-        self.full_pose = bool(self.mask.all())
+         self.unit_weights, self.full_pose) = _weight_info(
+            target.weights, target.position_only, target.position_tolerance_m,
+            target.orientation_tolerance_rad)
 
     @property
     def p_t(self) -> np.ndarray:
@@ -175,10 +198,9 @@ class CompiledPose:
         """(position_error_m, orientation_error_rad) on the constrained axes."""
         T = self.T_target_world * T_world_frame
         t, w = T.translation, pin.log3(T.rotation)
-        if self.full_pose:
-            return math.sqrt(t @ t), math.sqrt(w @ w)
-        t, w = t[self.mask[:3]], w[self.mask[3:]]
-        return math.sqrt(t @ t), math.sqrt(w @ w)
+        if not self.full_pose:
+            t, w = t[self.mask[:3]], w[self.mask[3:]]
+        return math.sqrt(t.dot(t)), math.sqrt(w.dot(w))
 
     def within_tolerance(self, pos_err: float, ori_err: float) -> bool:
         """True when both errors are within the target's tolerances."""
