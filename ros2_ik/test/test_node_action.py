@@ -2,7 +2,6 @@
 
 Solutions are checked with our own pinocchio computation, not the reply's fields.
 """
-import os
 import time
 
 import numpy as np
@@ -12,42 +11,26 @@ import pytest
 pytest.importorskip("rclpy")
 
 from action_msgs.msg import GoalStatus  # noqa: E402
-from ament_index_python.packages import get_package_share_directory  # noqa: E402
-from ros2_ik.core import robots  # noqa: E402
 from ros2_ik.node.conversions import se3_to_pose  # noqa: E402
-from ros2_ik.node.harness import Client, NodeProcess, wait_for  # noqa: E402
+from ros2_ik.node.harness import wait_for  # noqa: E402
 from ros2_ik_interfaces.action import ConstrainedIK  # noqa: E402
 from ros2_ik_interfaces.msg import (  # noqa: E402
     IKErrorCode, OrientationConstraint, PoseGoal, PositionConstraint)
 from ros2_ik_interfaces.srv import ComputeIK  # noqa: E402
-
-READY = [0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785]
-ARM = [f"panda_joint{i}" for i in range(1, 8)]
+from panda_node import ARM, READY, T_frame, description, pose_errors, start, stop  # noqa: E402
 
 
 @pytest.fixture(scope="module")
 def model():
-    return pin.buildModelFromXML(robots.urdf_text("panda"))
+    return description()[2]
 
 
 @pytest.fixture(scope="module")
 def served(ros_context):
-    config = os.path.join(get_package_share_directory("ros2_ik"), "config", "panda.yaml")
-    node = NodeProcess(extra_args=["--params-file", config, "-r", "__ns:=/act"])
-    client = Client("action_test", namespace="/act")
-    try:
-        client.publish_description(robots.urdf_text("panda"), robots.srdf_text("panda"))
-        client.publish_joints(ARM, READY)
-        client.wait_for_service()
-        assert client.action.wait_for_server(timeout_sec=30)
-        req = ComputeIK.Request()
-        req.target.pose.position.x = 0.4
-        client.wait_for_model(req)
-        yield client, node
-    finally:
-        client.close()
-        code = node.stop()
-    assert code == 0, node.output()
+    node, client = start("act")
+    assert client.action.wait_for_server(timeout_sec=30)
+    yield client, node
+    stop(node, client)
 
 
 class Run:
@@ -67,15 +50,6 @@ class Run:
     def result(self, timeout_s=60):
         wait_for(self.result_future.done, timeout_s, "the action result", self.client.spin)
         return self.result_future.result()
-
-
-def fk(model, names, positions):
-    data = model.createData()
-    q = pin.neutral(model)
-    for name, value in zip(names, positions):
-        q[model.joints[model.getJointId(name)].idx_q] = value
-    pin.framesForwardKinematics(model, data, q)
-    return data
 
 
 def base_goal(timeout=1.0):
@@ -108,9 +82,8 @@ def test_position_box_and_orientation_bound(served, model):
     assert 1 <= len(res.solutions) <= 3
     R_down = pin.utils.rpyToMatrix(np.pi, 0, 0)
     for sol in res.solutions:
-        data = fk(model, sol.joint_state.name, sol.joint_state.position)
-        T = data.oMf[model.getFrameId("panda_link0")].actInv(
-            data.oMf[model.getFrameId("panda_hand")])
+        T = T_frame(model, sol.joint_state.name, sol.joint_state.position, "panda_hand",
+                    "panda_link0")
         assert np.all(T.translation >= [0.45 - 1e-4, -0.05 - 1e-4, 0.30 - 1e-4])
         assert np.all(T.translation <= [0.55 + 1e-4, 0.05 + 1e-4, 0.40 + 1e-4])
         angle = np.linalg.norm(pin.log3(R_down.T @ T.rotation))
@@ -121,9 +94,7 @@ def test_pose_goal_with_locked_joint(served, model):
     client, _ = served
     q = np.array(READY) + np.array([0.0, 0.2, 0.1, 0.3, -0.2, 0.1, 0.0])
     q_locked1 = 0.0
-    data = fk(model, ARM, q)
-    T_target = data.oMf[model.getFrameId("panda_link0")].actInv(
-        data.oMf[model.getFrameId("panda_hand")])
+    T_target = T_frame(model, ARM, q, "panda_hand", "panda_link0")
     goal = base_goal()
     pose = PoseGoal(tip_link="panda_hand")
     pose.target.header.frame_id = "panda_link0"
@@ -136,9 +107,8 @@ def test_pose_goal_with_locked_joint(served, model):
     sol = res.solutions[0].joint_state
     values = dict(zip(sol.name, sol.position))
     assert values["panda_joint1"] == q_locked1
-    data = fk(model, sol.name, sol.position)
-    T = data.oMf[model.getFrameId("panda_link0")].actInv(data.oMf[model.getFrameId("panda_hand")])
-    assert np.linalg.norm(T.translation - T_target.translation) <= 1e-4
+    T = T_frame(model, sol.name, sol.position, "panda_hand", "panda_link0")
+    assert pose_errors(T, T_target)[0] <= 1e-4
 
 
 def unreachable_goal(timeout):

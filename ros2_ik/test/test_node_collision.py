@@ -3,54 +3,35 @@
 Collisions are checked in the test with its own coal distance queries on the robot's
 collision geometry (the core's checker, independent of the solver's answer).
 """
-import os
-
 import numpy as np
 import pinocchio as pin
 import pytest
 
 pytest.importorskip("rclpy")
 
-from ament_index_python.packages import get_package_share_directory  # noqa: E402
-from ros2_ik.core import robots  # noqa: E402
 from ros2_ik.core.collision import (  # noqa: E402
     CollisionChecker, PlanningScene, SceneObject, Sphere)
 from ros2_ik.node.conversions import se3_to_pose  # noqa: E402
-from ros2_ik.node.harness import Client, NodeProcess, wait_for  # noqa: E402
+from ros2_ik.node.harness import wait_for  # noqa: E402
 from ros2_ik_interfaces.msg import CollisionObject, IKErrorCode  # noqa: E402
 from ros2_ik_interfaces.srv import ApplyPlanningScene, ComputeIK, GetPlanningScene  # noqa: E402
 from shape_msgs.msg import SolidPrimitive  # noqa: E402
-
-READY = [0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785]
-ARM = [f"panda_joint{i}" for i in range(1, 8)]
+from panda_node import ARM, READY, T_frame, description, pose_errors, start, stop  # noqa: E402
 
 
 @pytest.fixture(scope="module")
 def panda():
-    urdf, srdf = robots.urdf_text("panda"), robots.srdf_text("panda")
-    return urdf, srdf, pin.buildModelFromXML(urdf)
+    return description()
 
 
 @pytest.fixture(scope="module")
 def served(ros_context, panda):
-    config = os.path.join(get_package_share_directory("ros2_ik"), "config", "panda.yaml")
-    node = NodeProcess(extra_args=["--params-file", config, "-r", "__ns:=/col"])
-    client = Client("collision_test", namespace="/col")
+    node, client = start("col")
     apply = client.node.create_client(ApplyPlanningScene, "/col/apply_planning_scene")
     get = client.node.create_client(GetPlanningScene, "/col/get_planning_scene")
-    try:
-        client.publish_description(panda[0], panda[1])
-        client.publish_joints(ARM, READY)
-        client.wait_for_service()
-        assert apply.wait_for_service(timeout_sec=30) and get.wait_for_service(timeout_sec=30)
-        req = ComputeIK.Request()
-        req.target.pose.position.x = 0.4
-        client.wait_for_model(req)
-        yield client, apply, get
-    finally:
-        client.close()
-        code = node.stop()
-    assert code == 0, node.output()
+    assert apply.wait_for_service(timeout_sec=30) and get.wait_for_service(timeout_sec=30)
+    yield client, apply, get
+    stop(node, client)
 
 
 def call(client, srv, request):
@@ -155,12 +136,8 @@ def test_avoid_collisions_finds_another_solution_around_an_obstacle(served, pand
     assert safe.error_code.val == IKErrorCode.SUCCESS, safe.message
     assert our_distance(panda, ARM, safe.solution.position, [obstacle]) >= -1e-6
     assert safe.min_distance >= -1e-6 and len(safe.closest_pair) == 2
-    qs = pin.neutral(model)
-    qs[:7] = safe.solution.position
-    pin.framesForwardKinematics(model, data, qs)
-    T_safe = data.oMf[model.getFrameId("panda_link0")].actInv(
-        data.oMf[model.getFrameId("panda_hand")])
-    assert np.linalg.norm(T_safe.translation - T.translation) <= 1e-4
+    T_safe = T_frame(model, ARM, safe.solution.position, "panda_hand", "panda_link0")
+    assert pose_errors(T_safe, T)[0] <= 1e-4
     clear = CollisionObject(operation=CollisionObject.CLEAR)
     assert call(client, apply, ApplyPlanningScene.Request(objects=[clear])).success
 

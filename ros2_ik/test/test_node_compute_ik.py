@@ -13,38 +13,25 @@ import pytest
 pytest.importorskip("rclpy")
 
 from ament_index_python.packages import get_package_share_directory  # noqa: E402
-from ros2_ik.core import robots  # noqa: E402
 from ros2_ik.node.conversions import se3_to_pose  # noqa: E402
 from ros2_ik.node.harness import Client, NodeProcess, wait_for  # noqa: E402
 from ros2_ik_interfaces.msg import IKErrorCode  # noqa: E402
 from ros2_ik_interfaces.srv import ComputeIK  # noqa: E402
-
-READY = [0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785]
-ARM = [f"panda_joint{i}" for i in range(1, 8)]
+from panda_node import (  # noqa: E402
+    ARM, READY, T_frame, description, pose_errors, start, stop)
 
 
 @pytest.fixture(scope="module")
 def panda():
-    urdf, srdf = robots.urdf_text("panda"), robots.srdf_text("panda")
-    return urdf, srdf, pin.buildModelFromXML(urdf)
+    return description()
 
 
 @pytest.fixture(scope="module")
 def served(ros_context, panda):
     """A Panda ik_node with its description and a joint state published."""
-    config = os.path.join(get_package_share_directory("ros2_ik"), "config", "panda.yaml")
-    node = NodeProcess(extra_args=["--params-file", config])
-    client = Client("compute_ik_test")
-    try:
-        client.publish_description(panda[0], panda[1])
-        client.publish_joints(ARM, READY)
-        client.wait_for_service()
-        client.wait_for_model(pose_request(pin.SE3.Identity()))
-        yield client, node
-    finally:
-        client.close()
-        code = node.stop()
-    assert code == 0, node.output()
+    node, client = start("ik")
+    yield client, node
+    stop(node, client)
 
 
 def pose_request(T_base_target, frame="panda_link0", **fields):
@@ -56,15 +43,6 @@ def pose_request(T_base_target, frame="panda_link0", **fields):
     for name, value in fields.items():
         setattr(req, name, value)
     return req
-
-
-def fk_T(model, names, positions, frame):
-    data = model.createData()
-    q = pin.neutral(model)
-    for name, value in zip(names, positions):
-        q[model.joints[model.getJointId(name)].idx_q] = value
-    pin.framesForwardKinematics(model, data, q)
-    return data.oMf[model.getFrameId(frame)]
 
 
 def reachable_targets(model, n, seed=1):
@@ -86,9 +64,9 @@ def test_reachable_poses_are_solved_and_match_our_fk(served, panda):
         res = client.call(pose_request(T_target))
         assert res.error_code.val == IKErrorCode.SUCCESS, res.message
         assert list(res.solution.name) == ARM
-        T = fk_T(model, res.solution.name, res.solution.position, "panda_hand")
-        assert np.linalg.norm(T.translation - T_target.translation) <= 1e-4
-        assert np.linalg.norm(pin.log3(T_target.rotation.T @ T.rotation)) <= 1e-3
+        T = T_frame(model, res.solution.name, res.solution.position, "panda_hand")
+        position_error, orientation_error = pose_errors(T, T_target)
+        assert position_error <= 1e-4 and orientation_error <= 1e-3
         for name, value in zip(res.solution.name, res.solution.position):
             jid = model.getJointId(name)
             iq = model.joints[jid].idx_q
@@ -100,11 +78,11 @@ def test_target_in_another_model_frame(served, panda):
     client, _ = served
     model = panda[2]
     T_world_target = reachable_targets(model, 1, seed=5)[0]
-    T_world_link0 = fk_T(model, [], [], "panda_link0")  # fixed to the world
+    T_world_link0 = T_frame(model, [], [], "panda_link0")  # fixed to the world
     res = client.call(pose_request(T_world_link0.actInv(T_world_target)))
     assert res.error_code.val == IKErrorCode.SUCCESS, res.message
-    T = fk_T(model, res.solution.name, res.solution.position, "panda_hand")
-    assert np.linalg.norm(T.translation - T_world_target.translation) <= 1e-4
+    T = T_frame(model, res.solution.name, res.solution.position, "panda_hand")
+    assert pose_errors(T, T_world_target)[0] <= 1e-4
 
 
 def test_unreachable_pose_returns_no_solution_with_best_effort(served):

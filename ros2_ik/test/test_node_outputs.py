@@ -1,47 +1,30 @@
 """What ik_node publishes, over real DDS: controller commands (only when safe),
 ~/solution, ~/markers, goals from a PoseStamped topic, live parameters."""
-import os
-
 import numpy as np
-import pinocchio as pin
 import pytest
 
 pytest.importorskip("rclpy")
 
-from ament_index_python.packages import get_package_share_directory  # noqa: E402
 from geometry_msgs.msg import PoseStamped  # noqa: E402
 from rcl_interfaces.msg import Parameter, ParameterType, ParameterValue  # noqa: E402
 from rcl_interfaces.srv import SetParameters  # noqa: E402
-from ros2_ik.core import robots  # noqa: E402
 from ros2_ik.node.conversions import se3_to_pose  # noqa: E402
-from ros2_ik.node.harness import Client, NodeProcess, wait_for  # noqa: E402
+from ros2_ik.node.harness import NodeProcess, wait_for  # noqa: E402
 from ros2_ik_interfaces.msg import IKErrorCode  # noqa: E402
 from ros2_ik_interfaces.srv import ComputeIK  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 from std_msgs.msg import Float64MultiArray  # noqa: E402
 from trajectory_msgs.msg import JointTrajectory  # noqa: E402
 from visualization_msgs.msg import MarkerArray  # noqa: E402
+import panda_node  # noqa: E402
+from panda_node import ARM, T_frame, description, start, stop  # noqa: E402
 
-READY = np.array([0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785])
-ARM = [f"panda_joint{i}" for i in range(1, 8)]
-CONFIG = "panda.yaml"
+READY = np.array(panda_node.READY)
 
 
 @pytest.fixture(scope="module")
 def model():
-    return pin.buildModelFromXML(robots.urdf_text("panda"))
-
-
-def start(ns, *params):
-    config = os.path.join(get_package_share_directory("ros2_ik"), "config", CONFIG)
-    args = ["--params-file", config, "-r", f"__ns:=/{ns}"]
-    for p in params:
-        args += ["-p", p]
-    node = NodeProcess(extra_args=args)
-    client = Client(f"{ns}_client", namespace=f"/{ns}")
-    client.publish_description(robots.urdf_text("panda"), robots.srdf_text("panda"))
-    client.wait_for_service()
-    return node, client
+    return description()[2]
 
 
 def collect(client, kind, topic):
@@ -52,11 +35,7 @@ def collect(client, kind, topic):
 
 def near_target(model, dq, seed_offset=0.0):
     """A target pose reached from READY + dq (small moves stay under the jump limit)."""
-    q = pin.neutral(model)
-    q[:7] = READY + dq
-    data = model.createData()
-    pin.framesForwardKinematics(model, data, q)
-    T = data.oMf[model.getFrameId("panda_link0")].actInv(data.oMf[model.getFrameId("panda_hand")])
+    T = T_frame(model, ARM, READY + dq, "panda_hand", "panda_link0")
     req = ComputeIK.Request()
     req.target.header.frame_id = "panda_link0"
     req.target.pose = se3_to_pose(T)
@@ -71,8 +50,7 @@ def near_target(model, dq, seed_offset=0.0):
 def trajectory_node(ros_context):
     node, client = start("traj", "controller_topic:=/traj/arm_controller/joint_trajectory")
     yield node, client
-    client.close()
-    assert node.stop() == 0, node.output()
+    stop(node, client)
 
 
 def test_execute_publishes_a_timed_trajectory(trajectory_node, model):
@@ -139,11 +117,7 @@ def test_goal_topic_solves_and_publishes_solution(trajectory_node, model):
     wait_for(lambda: pub.get_subscription_count() > 0, 10, "goal subscriber", client.spin)
     pub.publish(goal)
     wait_for(lambda: solutions, 10, "a solution from the goal topic", client.spin)
-    q = pin.neutral(model)
-    q[:7] = solutions[-1].position
-    data = model.createData()
-    pin.framesForwardKinematics(model, data, q)
-    T = data.oMf[model.getFrameId("panda_link0")].actInv(data.oMf[model.getFrameId("panda_hand")])
+    T = T_frame(model, ARM, solutions[-1].position, "panda_hand", "panda_link0")
     p = req.target.pose.position
     assert np.linalg.norm(T.translation - [p.x, p.y, p.z]) < 1e-4
 
@@ -180,11 +154,11 @@ def test_param_set_takes_effect_on_next_solve(trajectory_node, model):
 
 
 def test_stale_joint_states_refuse_execution(ros_context, model):
-    node, client = start("stale", "joint_state_timeout:=0.2")
+    node, client = start("stale", "joint_state_timeout:=0.2", joints=False)
     try:
         req = near_target(model, np.zeros(7))
         req.execute = True
-        res = client.wait_for_model(req)   # no joint_states were ever published
+        res = client.call(req)   # no joint_states were ever published
         assert res.error_code.val == IKErrorCode.EXECUTION_REFUSED
         assert "stale" in res.message
     finally:
@@ -202,7 +176,7 @@ def test_position_controller_mode(ros_context, model):
         client.publish_joints(ARM + fingers, list(READY) + [0.01, 0.01])
         req = near_target(model, np.array([0.05, 0.0, 0.0, 0.05, 0.0, 0.0, 0.0]))
         req.execute = True
-        res = client.wait_for_model(req)
+        res = client.call(req)
         assert res.error_code.val == IKErrorCode.SUCCESS, res.message
         wait_for(lambda: commands, 10, "a position command", client.spin)
         np.testing.assert_allclose(commands[-1].data, res.solution.position)

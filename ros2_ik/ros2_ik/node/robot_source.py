@@ -8,13 +8,11 @@ from __future__ import annotations
 
 import threading
 import time
-import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from typing import Dict, Optional, Sequence, Tuple
 
 import numpy as np
 
-from ros2_ik.core import errors
 from ros2_ik.core.collision import CollisionChecker, MeshResolver, PlanningScene
 from ros2_ik.core.errors import IKError
 from ros2_ik.core.robot import Robot
@@ -127,20 +125,6 @@ class RobotSource:
             except IKError as exc:
                 self.dropped.append(f"{obj.name}: {exc}")
         return scene
-
-
-def _check_srdf(srdf: str) -> None:
-    """RobotModelError unless ``srdf`` is empty or XML with a <robot> root."""
-    if not srdf.strip():
-        return
-    try:
-        root = ET.fromstring(srdf)
-    except ET.ParseError as exc:
-        raise errors.RobotModelError(
-            f"robot_description_semantic is not XML: {exc}") from None
-    if root.tag != "robot":
-        raise errors.RobotModelError(
-            f"robot_description_semantic: root element is <{root.tag}>, expected <robot>")
 
 
 class JointStateCache:

@@ -1,0 +1,78 @@
+"""Shared pieces of the node tests: the Panda, a served ik_node, and our own FK checks.
+
+Not a test module: the tests import it. FK here is computed independently of the node
+(a fresh pinocchio Data on the URDF), so a test checks answers, not the node's claims.
+"""
+from __future__ import annotations
+
+import os
+from typing import Sequence, Tuple
+
+import numpy as np
+import pinocchio as pin
+
+READY = [0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785]
+ARM = [f"panda_joint{i}" for i in range(1, 8)]
+
+
+def description() -> Tuple[str, str, pin.Model]:
+    """URDF text, SRDF text and a pinocchio model of the Panda (example-robot-data)."""
+    from ros2_ik.core import robots
+    urdf = robots.urdf_text("panda")
+    return urdf, robots.srdf_text("panda"), pin.buildModelFromXML(urdf)
+
+
+def start(namespace: str, *params: str, joints=True):
+    """ik_node with config/panda.yaml under ``/namespace``, fed the Panda's description.
+
+    Returns (NodeProcess, Client) once the node answers with a model.
+    """
+    from ament_index_python.packages import get_package_share_directory
+    from ros2_ik.node.harness import Client, NodeProcess
+    from ros2_ik_interfaces.srv import ComputeIK
+
+    config = os.path.join(get_package_share_directory("ros2_ik"), "config", "panda.yaml")
+    args = ["--params-file", config, "-r", f"__ns:=/{namespace}"]
+    for param in params:
+        args += ["-p", param]
+    node = NodeProcess(extra_args=args)
+    client = Client(f"{namespace}_client", namespace=f"/{namespace}")
+    try:
+        urdf, srdf, _ = description()
+        client.publish_description(urdf, srdf)
+        if joints:
+            client.publish_joints(ARM, READY)
+        client.wait_for_service()
+        probe = ComputeIK.Request()
+        probe.target.pose.position.x = 0.4
+        client.wait_for_model(probe)
+    except BaseException:
+        client.close()
+        node.stop()
+        raise
+    return node, client
+
+
+def stop(node, client) -> None:
+    """Close the client and stop the node; it must exit cleanly."""
+    client.close()
+    code = node.stop()
+    assert code == 0, node.output()
+
+
+def T_frame(model: pin.Model, names: Sequence[str], positions: Sequence[float],
+            frame: str, reference: str = "") -> pin.SE3:
+    """T_reference_frame by our own FK (reference '' = world), other joints at neutral."""
+    data = model.createData()
+    q = pin.neutral(model)
+    for name, value in zip(names, positions):
+        q[model.joints[model.getJointId(name)].idx_q] = value
+    pin.framesForwardKinematics(model, data, q)
+    T = data.oMf[model.getFrameId(frame)]
+    return data.oMf[model.getFrameId(reference)].actInv(T) if reference else T
+
+
+def pose_errors(T: pin.SE3, T_target: pin.SE3) -> Tuple[float, float]:
+    """Position [m] and orientation [rad] distance between two poses."""
+    return (float(np.linalg.norm(T.translation - T_target.translation)),
+            float(np.linalg.norm(pin.log3(T_target.rotation.T @ T.rotation))))
