@@ -179,7 +179,7 @@ BAD_REQUESTS = {
     "base_without_tip": (_set(base_link="panda_link0", group_name="", tip_link=""),
                          C.INVALID_GROUP, "tip_link"),
     "unknown_group": (_set(group_name="legs"), C.INVALID_GROUP, "legs", "arm"),
-    "one_joint_group": (_set(tip_link="panda_joint1"), C.INVALID_GROUP, "one joint"),
+    "one_joint_group": (_set(tip_link="panda_joint1"), C.NO_SOLUTION, "no solution"),
     "unknown_solver": (_set(solver="magic"), C.INVALID_SOLVER, "magic", "lm"),
     "nan_seed": (_seed(ARM, READY[:6] + [math.nan]), C.INVALID_SEED, "panda_joint7"),
     "inf_seed": (_seed(ARM, [math.inf] + READY[1:]), C.INVALID_SEED, "panda_joint1"),

@@ -110,10 +110,6 @@ class Robot:
             base_name = base if base else self._frame_names[0]
             self.frame_id(base_name)
             joint_ids = self._explicit(joints)
-        if len(joint_ids) < 2:  # pinocchio hands a 1-DoF Jacobian back as (6,), not (6, 1)
-            raise errors.InvalidArgument(
-                f"group '{base_name}' -> '{tip}' has {len(joint_ids)} joint; groups of one "
-                f"joint are not supported (the solvers index (6, n) Jacobians)")
         locked_values = self._locked_values(joint_ids, locked or {})
         return Group(self, base_name, tip, joint_ids, locked_values)
 

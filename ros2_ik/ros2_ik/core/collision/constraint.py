@@ -59,7 +59,7 @@ def pair_gradients(
     joints = set(joint_a.tolist()) | set(joint_b.tolist())
     J = np.zeros((max(joints) + 1, 6, model.nv))
     for j in joints - {0}:
-        J[j] = pin.getJointJacobian(model, data, j, pin.WORLD)
+        J[j] = pin.getJointJacobian(model, data, j, pin.WORLD).reshape(6, -1)  # (6,): nv = 1
     f_a = np.concatenate((normals, _cross(p_a, normals)), axis=1)  # (k, 6) wrench-like
     f_b = np.concatenate((normals, _cross(p_b, normals)), axis=1)
     return (np.einsum("ki,kin->kn", f_b, J[joint_b])

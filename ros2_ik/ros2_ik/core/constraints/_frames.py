@@ -26,7 +26,7 @@ def frame_id(model: pin.Model, name: str) -> int:
 
 def frame_jacobian(model: pin.Model, data: pin.Data, fid: int) -> np.ndarray:
     """Jacobian of frame ``fid``, shape ``(6, nv)``, ``LOCAL_WORLD_ALIGNED``."""
-    return pin.getFrameJacobian(model, data, fid, _LWA)
+    return pin.getFrameJacobian(model, data, fid, _LWA).reshape(6, -1)  # (6,) when nv = 1
 
 
 def point_jacobian(J_F: np.ndarray, p_WF: np.ndarray, p_WP: np.ndarray) -> np.ndarray:

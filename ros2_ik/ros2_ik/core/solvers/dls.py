@@ -60,7 +60,7 @@ class DampedLeastSquares(Solver):
         cfj, log6 = pin.computeFrameJacobian, pin.log6
         sw = s.sqrt_w[:, None]
         for it in range(1, self.max_iterations + 1):
-            J = cfj(s.model, s.data, q, s.fid, LWA) * sw
+            J = cfj(s.model, s.data, q, s.fid, LWA).reshape(6, -1) * sw  # (6,) when nv = 1
             M = s.data.oMf[s.fid]
             Terr = s.T_target_inv * M
             e = log6(Terr).np

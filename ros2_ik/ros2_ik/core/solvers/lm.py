@@ -14,6 +14,7 @@ constraints stack their hinge rows (:mod:`residuals`) on the full model.
 from __future__ import annotations
 
 import weakref
+from operator import ge as _ge, le as _le
 from typing import Any, Tuple
 
 import numpy as np
@@ -55,7 +56,8 @@ def _group_arrays(group) -> tuple:
         q_simple = group.iq_reduced_simple
         g = _GROUP_ARRAYS[group] = (
             group.reduced_model, lower, upper, group.reduced_bounded, group.has_continuous,
-            q_simple, np.flatnonzero(~group.continuous), lower[q_simple], upper[q_simple])
+            q_simple, np.flatnonzero(~group.continuous), lower[q_simple], upper[q_simple],
+            lower.tolist(), upper.tolist())
     return g
 
 
@@ -65,7 +67,7 @@ class _FastState:
     __slots__ = ("group", "model", "data", "fid", "T_target_inv", "inv_tol", "sqrt_w",
                  "R6", "log6", "lower", "upper", "bounded", "continuous", "pos_tol2",
                  "ori_tol2", "near2", "q_simple", "v_simple", "lower_simple",
-                 "upper_simple")
+                 "upper_simple", "lower_list", "upper_list")
 
     def __init__(self, problem: Problem):
         """Pick the loop (log6 for a full isotropic pose) and cache its inputs."""
@@ -73,7 +75,8 @@ class _FastState:
         self.group = group
         g = _group_arrays(group)
         (self.model, self.lower, self.upper, self.bounded, self.continuous, self.q_simple,
-         self.v_simple, self.lower_simple, self.upper_simple) = g
+         self.v_simple, self.lower_simple, self.upper_simple, self.lower_list,
+         self.upper_list) = g
         self.data = group.reduced_data()
         self.fid = pose.reduced_frame_id
         self.T_target_inv = pose.T_target_world
@@ -102,10 +105,15 @@ class _FastState:
     def within(self, T_target_frame: pin.SE3) -> bool:
         """Exact tolerance test on ``T_target_frame`` (log6's v is not the position)."""
         t = T_target_frame.translation
-        if t @ t > self.pos_tol2:
+        if t.dot(t) > self.pos_tol2:
             return False
         w = pin.log3(T_target_frame.rotation)
-        return w @ w <= self.ori_tol2
+        return w.dot(w) <= self.ori_tol2
+
+    def on_limit(self, q: np.ndarray) -> bool:
+        """True when some joint of reduced configuration ``q`` sits on a limit."""
+        values = q.tolist()  # Python floats: ~3x cheaper than the numpy test here
+        return any(map(_ge, self.lower_list, values)) or any(map(_le, self.upper_list, values))
 
 
 class LevenbergMarquardt(Solver):
@@ -175,13 +183,15 @@ class LevenbergMarquardt(Solver):
         scale, bias, stall, last = self.damping_scale, self.bias, self.stall_ratio, \
             self.max_iterations
         (k1, E1), (k2, E2) = self.progress_schedule
-        E_prev, stalls, big = np.inf, 0, model.nv >= 6
+        E_prev, stalls, big, one = np.inf, 0, model.nv >= 6, model.nv == 1
         active = s.bounded and self.active_set
-        limited = active and bool(((q <= lower) | (q >= upper)).any())
+        limited = active and s.on_limit(q)
         for it in range(1, last + 1):
             cjj(model, data, q)
             Terr = Tti * ufp(model, data, fid)
             J = gfj(model, data, fid, LOCAL)
+            if one:  # pinocchio hands a 1-DoF Jacobian back as (6,)
+                J = J.reshape(6, 1)
             e = log6(Terr).np
             E = e.dot(e)
             if E <= near and s.within(Terr):
@@ -222,7 +232,7 @@ class LevenbergMarquardt(Solver):
         sq = s.sqrt_w[:, None]
         E_prev, stalls = np.inf, 0
         for it in range(1, last + 1):
-            J = s.R6 @ cfj(model, data, q, fid, LWA)
+            J = s.R6 @ cfj(model, data, q, fid, LWA).reshape(6, -1)  # (6,) when nv = 1
             T = s.T_target_inv * data.oMf[fid]
             e = np.concatenate((T.translation, log3(T.rotation)))
             es = e * s.inv_tol

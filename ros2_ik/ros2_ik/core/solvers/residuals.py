@@ -73,7 +73,7 @@ class Residuals:
         T = pose.T_target_world * self.data.oMf[self.fid]
         w = pin.log3(T.rotation)
         e = np.concatenate((T.translation, w))
-        J = pin.getFrameJacobian(self.model, self.data, self.fid, LWA)[:, self.iv]
+        J = pin.getFrameJacobian(self.model, self.data, self.fid, LWA).reshape(6, -1)[:, self.iv]
         if self.exact:
             R_tT = self.R6[:3, :3]
             Jr = pin.Jlog3(T.rotation) @ (T.rotation.T @ (R_tT @ J[3:]))
