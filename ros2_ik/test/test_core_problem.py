@@ -53,3 +53,26 @@ def test_problem_needs_something(panda):
         Problem(group, None)
     with pytest.raises(errors.InvalidGoal):
         Problem(group, None, constraints=["not a constraint"])
+
+
+def test_constraints_only_reports_violation_not_pose_errors(panda):
+    """No pose target: nan pose errors, the message names the largest violation."""
+    robot, group = panda
+    far = C.PositionConstraint(robot.model, "panda_link0", [3.0, 3.0, 3.0], [3.1, 3.1, 3.1],
+                               "panda_hand", np.zeros(3), name="far_box")
+    result = solve(group, Problem(group, None, constraints=[far]), group.mid_configuration(),
+                   solver="lm", timeout_s=0.05, random_seed=0)
+    assert result.status is IKStatus.NO_SOLUTION
+    assert np.isnan(result.position_error_m) and np.isnan(result.orientation_error_rad)
+    assert "far_box" in result.message and " m / " not in result.message
+    assert f"{result.violations[0][1]:.3g}" in result.message
+    ok, pos, ori, _ = verify_pose(group, None, result.q, [far])
+    assert not ok and np.isnan(pos) and np.isnan(ori)
+
+
+def test_constraints_only_solution_has_nan_pose_errors(panda):
+    robot, group = panda
+    result = solve(group, box_problem(robot, group), group.mid_configuration(), timeout_s=3.0,
+                   random_seed=0)
+    assert result.status is IKStatus.SUCCESS
+    assert np.isnan(result.position_error_m) and np.isnan(result.solutions[0].position_error_m)

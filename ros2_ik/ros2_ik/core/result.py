@@ -39,7 +39,7 @@ def _frozen(values) -> np.ndarray:
 
 @dataclass(frozen=True)
 class Solution:
-    """One verified solution: group vector ``q`` and its errors."""
+    """One verified solution: group vector ``q`` and its pose errors (nan: no pose target)."""
 
     q: np.ndarray
     position_error_m: float
@@ -70,7 +70,11 @@ class Progress:
 
 @dataclass(frozen=True)
 class IKResult:
-    """What a solve returns.  ``q`` is a read-only group vector in ``joint_names`` order."""
+    """What a solve returns.  ``q`` is a read-only group vector in ``joint_names`` order.
+
+    ``position_error_m`` / ``orientation_error_rad`` are nan for a problem without a pose
+    target (constraints only); ``violations`` then says what is wrong with ``q``.
+    """
 
     q: np.ndarray
     joint_names: Tuple[str, ...]

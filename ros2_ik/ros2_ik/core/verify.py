@@ -6,6 +6,7 @@ own bookkeeping is not trusted.
 """
 from __future__ import annotations
 
+import math
 from typing import Iterable, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
@@ -26,7 +27,7 @@ def verify_pose(group: Group, target: Optional[Union[PoseTarget, CompiledPose]],
     """Check group vector ``q``: returns (ok, position_error_m, orientation_error_rad, reason).
 
     ``reason`` is '' when ok, else says what failed.  ``target`` None checks only
-    limits and constraints (errors reported as 0).
+    limits and constraints; there is no pose error then, reported as nan.
     """
     pose = target.compile(group) if isinstance(target, PoseTarget) else target
     data = group.robot.model.createData()
@@ -47,7 +48,7 @@ def check(group: Group, pose: Optional[CompiledPose], q: np.ndarray,
         pin.forwardKinematics(model, data, q_full)
         if pose is not None:
             pin.updateFramePlacement(model, data, pose.frame_id)
-    pos, ori, reasons = 0.0, 0.0, []
+    pos, ori, reasons = math.nan, math.nan, []
     if pose is not None:
         pos, ori = pose.errors(data.oMf[pose.frame_id])
         if not pose.within_tolerance(pos, ori):

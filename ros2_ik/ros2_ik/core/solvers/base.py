@@ -212,7 +212,19 @@ class Search:
         why = "timeout" if self.budget.timed_out else "max_attempts"
         return IKStatus.NO_SOLUTION, self.best, (
             f"no solution within tolerance after {n} attempt(s) ({why}); best available "
-            f"has {self.best.pos:.3g} m / {self.best.ori:.3g} rad")
+            f"{_describe(self.best, self.problem.pose is not None)}")
+
+
+def _describe(cand: _Candidate, has_pose: bool) -> str:
+    """What is wrong with ``cand``: pose errors (with a pose target), largest violation."""
+    parts = [f"has {cand.pos:.3g} m / {cand.ori:.3g} rad"] if has_pose else []
+    if cand.violations:
+        name, amount = max(cand.violations, key=lambda nv: nv[1])
+        parts.append(f"violates {name} by {amount:.3g} (largest of "
+                     f"{len(cand.violations)} violated)")
+    elif not has_pose:
+        parts.append("violates no constraint")  # e.g. kept for the jump limit
+    return "; ".join(parts)
 
 
 class Solver(ABC):
