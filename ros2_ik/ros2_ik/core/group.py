@@ -55,6 +55,9 @@ class Group:
         self._reduced_frame_ids: Dict[str, int] = {}
         self._wrap_indices = np.flatnonzero(self.wraps)
         self._lower_list, self._upper_list = self.lower.tolist(), self.upper.tolist()
+        # Box of random_configuration (continuous joints: [-pi, pi]).
+        self._sample_lo = np.where(self.continuous, -math.pi, self.lower)
+        self._sample_span = np.where(self.continuous, math.pi, self.upper) - self._sample_lo
         self._placements: Dict[int, pin.SE3] = {}
 
     # ------------------------------------------------------------------ build
@@ -182,11 +185,10 @@ class Group:
                              center: Optional[np.ndarray] = None,
                              radius: float = math.inf) -> np.ndarray:
         """Uniform sample in the limits (continuous: in [-pi, pi]), or in a box around center."""
-        lo = np.where(self.continuous, -math.pi, self.lower)
-        hi = np.where(self.continuous, math.pi, self.upper)
-        if center is not None and math.isfinite(radius):
-            lo = np.maximum(self.lower, center - radius)
-            hi = np.minimum(self.upper, center + radius)
+        if center is None or not math.isfinite(radius):  # the usual case: cached box
+            return self._sample_lo + self._sample_span * rng.random(self.n)
+        lo = np.maximum(self.lower, center - radius)
+        hi = np.minimum(self.upper, center + radius)
         return lo + (hi - lo) * rng.random(self.n)
 
     def seed_from(self, names: Sequence[str], positions: Sequence[float],

@@ -99,8 +99,10 @@ class _FastState:
             out = np.zeros(dq.shape[0], dtype=bool)
             out[self.v_simple] = hit
             return out
-        out = ((q <= self.lower) & (dq > 0)) | ((q >= self.upper) & (dq < 0))
-        return out if out.any() else None
+        # Python floats: ~2x cheaper than the seven numpy calls for a few joints.
+        hit = [(x <= lo and d > 0.0) or (x >= hi and d < 0.0) for x, d, lo, hi
+               in zip(q.tolist(), dq.tolist(), self.lower_list, self.upper_list)]
+        return np.array(hit) if any(hit) else None
 
     def within(self, T_target_frame: pin.SE3) -> bool:
         """Exact tolerance test on ``T_target_frame`` (log6's v is not the position)."""
