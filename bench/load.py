@@ -161,12 +161,15 @@ def joint_states_under_load(client, seconds: float, deadline: float) -> dict:
     stream_stats = stream_out.get(timeout=60)
     stream.join(30)
     client.node.destroy_subscription(sub)
-    windows = gaps[1:-1] or gaps  # drop the partial first and last windows
+    live = [i for i, c in enumerate(counts) if c > 0]  # windows with the stream on,
+    windows = gaps[live[1]:live[-1]] if len(live) > 2 else gaps  # minus partial ends
+    rates = counts[live[1]:live[-1]] if len(live) > 2 else counts
     return {"seconds": seconds + startup_s, "publisher_hz": 500.0,
             "node_gap_ms_per_window": [round(1e3 * g, 1) for g in gaps],
             "node_callbacks_per_window": counts,
             "node_worst_gap_ms": round(1e3 * max(windows), 2) if windows else None,
-            "node_callbacks_per_s_min": min(counts[1:-1] or counts) if counts else None,
+            "node_callbacks_per_s_min": min(rates) if rates else None,
+            "node_callbacks_per_s_median": float(np.median(rates)) if rates else None,
             "publisher_worst_send_gap_ms": round(1e3 * stream_stats["worst_gap_s"], 2),
             "publisher_sent": stream_stats["sent"],
             "service_during": {k: box["service"][k] for k in

@@ -64,6 +64,7 @@ def service_worker(domain_id: str, namespace: str, index: int, count: int, seed:
     from ros2_ik.node.harness import Client
     rclpy.init()
     client = Client(f"load_client_{index}", namespace=namespace)
+    client.ik = deep_client(client, namespace)
     client.wait_for_service(60)
     make = request_maker(seed)
     warmup_retries = warm_up(client, make)
@@ -99,6 +100,22 @@ def service_worker(domain_id: str, namespace: str, index: int, count: int, seed:
                      "busy_s": time.perf_counter() - first})
         client.close()
         rclpy.shutdown()
+
+
+def deep_client(client, namespace: str):
+    """A compute_ik client whose response history holds 1000 answers, not 10.
+
+    With the default keep-last 10, make load lost about 1 answer in 20,000-100,000
+    on 2 busy cores, with nothing in the node's log, also after the node's own
+    service history went to 100: the likely cause is the client's response reader
+    overwriting an answer it had not taken yet while the process was descheduled.
+    """
+    from rclpy.qos import QoSProfile, ReliabilityPolicy
+    from ros2_ik_interfaces.srv import ComputeIK
+    client.node.destroy_client(client.ik)
+    return client.node.create_client(
+        ComputeIK, f"{namespace.rstrip('/')}/compute_ik",
+        qos_profile=QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE))
 
 
 def warm_up(client, make, attempts: int = 5, timeout_s: float = 2.0) -> int:
