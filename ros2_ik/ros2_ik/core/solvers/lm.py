@@ -4,12 +4,13 @@ Step: ``(J^T J + (s E + bias) I) dq = -J^T e`` with ``E = e^T e`` the weighted
 squared error (Chan's damping, scaled by ``s``), every step accepted, the iterate
 clamped into the joint limits (joints whose range covers 2 pi are left free and
 wrapped into their limits at the end).
-Short attempts (``max_iterations``) restarted from uniform random configurations
-until the budget runs out: restarts matter more than the local method.
+Short attempts (``max_iterations``, cut earlier by ``progress_schedule`` once the
+error shows a joint-limit trap) restarted from uniform random configurations until the
+budget runs out: restarts matter more than the local method.
 
-Pose-only problems run on the group's reduced model with one pinocchio call per
-iteration (``computeFrameJacobian``) and a direct LAPACK ``dposv``; problems with
-constraints stack their hinge rows (:mod:`residuals`) on the full model.
+Pose-only problems run on the group's reduced model (three pinocchio calls per
+iteration, ``dsyrk`` + ``dposv`` for the 6x6 normal system); problems with constraints
+stack their hinge rows (:mod:`residuals`) on the full model.
 """
 from __future__ import annotations
 
