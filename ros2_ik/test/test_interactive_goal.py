@@ -210,7 +210,8 @@ def test_new_model_moves_the_marker_and_forgets_the_seed(goal, model):
     node.timer[1]()
     server.callbacks[ig.MARKER_NAME](feedback(fk(model, np.array(READY) + 0.1)))
     node.timer[1]()
-    node.robot.set_urdf(robots.urdf_text("panda"))   # a new robot_description
+    # a new robot_description (the same text again would keep the model)
+    node.robot.set_urdf(robots.urdf_text("panda") + "\n<!-- v2 -->\n")
     server.callbacks[ig.MARKER_NAME](feedback(fk(model, np.array(READY) + 0.1)))
     node.timer[1]()
     assert server.applied == 2 and list(node.requests[-1].seed.name) == []
