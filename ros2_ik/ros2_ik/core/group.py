@@ -99,6 +99,11 @@ class Group:
         self.reduced_lower, self.reduced_upper = lo, hi
         self.reduced_bounded = bool(np.isfinite(lo).any() or np.isfinite(hi).any())
         self.has_continuous = bool(self.continuous.any())
+        # The same chain with one angle per continuous joint (no cos/sin): the pose loops
+        # step angles directly (no integrate, no conversions).  The reduced model when
+        # there is no continuous joint.
+        self.angle_model = (_angle_model(red, self.continuous) if self.has_continuous
+                            else None) or red
 
     # ------------------------------------------------------------ conversions
     @property
@@ -266,6 +271,13 @@ class Group:
             self._reduced_frame_ids[name] = fid
         return fid
 
+    def angle_data(self) -> pin.Data:
+        """This thread's ``Data`` of :attr:`angle_model` (reused across solves)."""
+        data = getattr(self._local, "angle", None)
+        if data is None:
+            data = self._local.angle = self.angle_model.createData()
+        return data
+
     def reduced_data(self) -> pin.Data:
         """This thread's ``Data`` of the reduced model (reused across solves)."""
         data = getattr(self._local, "reduced", None)
@@ -299,6 +311,48 @@ class Group:
     def __repr__(self) -> str:
         """Short description."""
         return f"Group(base={self.base!r}, tip={self.tip!r}, joints={list(self.joint_names)})"
+
+
+_PLAIN_REVOLUTE = {"JointModelRUBX": pin.JointModelRX, "JointModelRUBY": pin.JointModelRY,
+                   "JointModelRUBZ": pin.JointModelRZ}
+
+
+def _angle_model(red: pin.Model, continuous: np.ndarray) -> Optional[pin.Model]:
+    """``red`` with its continuous joints as revolute ones (q = angles, nq = nv).
+
+    Same joint and frame indices.  None (keep cos/sin) for a joint type without a plain
+    revolute twin or when forward kinematics of the two models disagree.
+    """
+    out = pin.Model()
+    out.name = red.name
+    for j in range(1, red.njoints):
+        jm = red.joints[j]
+        name = jm.shortname()
+        if name in _PLAIN_REVOLUTE:
+            jm = _PLAIN_REVOLUTE[name]()
+        elif red.nqs[j] != 1:
+            return None  # e.g. an unaligned continuous axis
+        out.addJoint(red.parents[j], jm, red.jointPlacements[j], red.names[j])
+        out.appendBodyToJoint(j, red.inertias[j], pin.SE3.Identity())
+    for f in list(red.frames)[1:]:  # frame 0 (universe) exists already
+        out.addFrame(pin.Frame(f), False)
+    return out if _same_kinematics(red, out, continuous) else None
+
+
+def _same_kinematics(red: pin.Model, angles: pin.Model, continuous: np.ndarray) -> bool:
+    rng = np.random.default_rng(0)
+    d_red, d_ang = red.createData(), angles.createData()
+    for _ in range(3):
+        a = rng.uniform(-3.0, 3.0, angles.nq)
+        q = []
+        for v, cont in zip(a.tolist(), continuous.tolist()):
+            q += (math.cos(v), math.sin(v)) if cont else (v,)
+        pin.framesForwardKinematics(red, d_red, np.array(q))
+        pin.framesForwardKinematics(angles, d_ang, a)
+        for M1, M2 in zip(d_red.oMf, d_ang.oMf):
+            if not np.allclose(M1.homogeneous, M2.homogeneous, atol=1e-12):
+                return False
+    return True
 
 
 def _unwrap_one(x: float, ref: float, lo: float, hi: float) -> float:

@@ -52,8 +52,8 @@ class DampedLeastSquares(Solver):
     def local_solve(self, state: Any, q0: np.ndarray, budget: Budget) -> LocalResult:
         """One CLIK run from ``q0``."""
         if isinstance(state, _FastState):
-            q, it, done, merit = self._run_fast(state, state.group.to_reduced_q(q0), budget)
-            return LocalResult(state.group.from_reduced_q(q), it, done, merit)
+            q, it, done, merit = self._run_fast(state, state.to_q(q0), budget)
+            return LocalResult(state.from_q(q), it, done, merit)
         return LocalResult(*self._run_generic(state, q0, budget))
 
     def _run_fast(self, s: _FastState, q: np.ndarray, budget: Budget) -> Tuple:

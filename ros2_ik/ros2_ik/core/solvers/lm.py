@@ -49,16 +49,32 @@ def damped_step(J: np.ndarray, e: np.ndarray, damping: float) -> np.ndarray:
 _GROUP_ARRAYS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 
+def _copy(q: np.ndarray) -> np.ndarray:
+    return np.array(q, dtype=float)
+
+
 def _group_arrays(group) -> tuple:
-    """Per-group inputs of the reduced-model loops (read-only, shared by threads)."""
+    """Per-group inputs of the pose loops (read-only, shared by threads).
+
+    The loops run on ``group.angle_model`` (q = group vector, continuous joints as plain
+    angles) unless a continuous joint has no plain twin: then on the reduced model with
+    its cos/sin pairs, ``pin.integrate`` and conversions.
+    """
     g = _GROUP_ARRAYS.get(group)
     if g is None:
-        lower, upper = group.reduced_lower, group.reduced_upper
-        q_simple = group.iq_reduced_simple
-        g = _GROUP_ARRAYS[group] = (
-            group.reduced_model, lower, upper, group.reduced_bounded, group.has_continuous,
-            q_simple, np.flatnonzero(~group.continuous), lower[q_simple], upper[q_simple],
-            lower.tolist(), upper.tolist())
+        if group.has_continuous and group.angle_model is group.reduced_model:
+            lower, upper = group.reduced_lower, group.reduced_upper
+            q_simple = group.iq_reduced_simple
+            g = (group.reduced_model, lower, upper, group.reduced_bounded, True, q_simple,
+                 np.flatnonzero(~group.continuous), lower[q_simple], upper[q_simple],
+                 lower.tolist(), upper.tolist(), group.reduced_data, group.to_reduced_q,
+                 group.from_reduced_q)
+        else:
+            lower, upper, idx = group.search_lower, group.search_upper, np.arange(group.n)
+            bounded = bool(np.isfinite(lower).any() or np.isfinite(upper).any())
+            g = (group.angle_model, lower, upper, bounded, False, idx, idx, lower, upper,
+                 lower.tolist(), upper.tolist(), group.angle_data, _copy, _copy)
+        _GROUP_ARRAYS[group] = g
     return g
 
 
@@ -68,7 +84,7 @@ class _FastState:
     __slots__ = ("group", "model", "data", "fid", "T_target_inv", "inv_tol", "sqrt_w",
                  "R6", "log6", "lower", "upper", "bounded", "continuous", "pos_tol2",
                  "ori_tol2", "near2", "q_simple", "v_simple", "lower_simple",
-                 "upper_simple", "lower_list", "upper_list")
+                 "upper_simple", "lower_list", "upper_list", "to_q", "from_q")
 
     def __init__(self, problem: Problem):
         """Pick the loop (log6 for a full isotropic pose) and cache its inputs."""
@@ -77,8 +93,8 @@ class _FastState:
         g = _group_arrays(group)
         (self.model, self.lower, self.upper, self.bounded, self.continuous, self.q_simple,
          self.v_simple, self.lower_simple, self.upper_simple, self.lower_list,
-         self.upper_list) = g
-        self.data = group.reduced_data()
+         self.upper_list, data, self.to_q, self.from_q) = g
+        self.data = data()
         self.fid = pose.reduced_frame_id
         self.T_target_inv = pose.T_target_world
         self.inv_tol, self.sqrt_w = pose.inv_tol, pose.sqrt_w
@@ -167,8 +183,8 @@ class LevenbergMarquardt(Solver):
         """One attempt from group vector ``q0``."""
         if isinstance(state, _FastState):
             attempt = self._attempt_log6 if state.log6 else self._attempt_world
-            q_red, it, done, merit = attempt(state, state.group.to_reduced_q(q0), budget)
-            return LocalResult(state.group.from_reduced_q(q_red), it, done, merit)
+            q_red, it, done, merit = attempt(state, state.to_q(q0), budget)
+            return LocalResult(state.from_q(q_red), it, done, merit)
         return LocalResult(*self._attempt_generic(state, q0, budget))
 
     def _attempt_log6(self, s: _FastState, q: np.ndarray, budget: Budget) -> _Attempt:
