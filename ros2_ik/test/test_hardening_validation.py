@@ -527,3 +527,23 @@ def test_description_replaced_while_solving_never_mixes_models(spare, model):
     assert seen == {"panda", "variant"}, seen
     assert node.alive()
     del q
+
+
+def test_diagnostics_count_joint_states_and_their_worst_gap(served):
+    """~/diagnostics (read by make load) reports joint_states callbacks once a second."""
+    import json
+    from std_msgs.msg import String
+    client, _ = served
+    seen = []
+    sub = client.node.create_subscription(
+        String, "/hv/ik_node/diagnostics",
+        lambda msg: seen.append(json.loads(msg.data)["joint_states"]), 10)
+    try:
+        def streamed():
+            client.publish_joints(ARM, READY)
+            return any(d["messages"] > 0 for d in seen)
+        wait_for(streamed, 15, "a diagnostics window with joint_states", client.spin)
+        window = next(d for d in seen if d["messages"] > 0)
+        assert 0.0 <= window["max_gap_s"] <= window["window_s"] + 0.5
+    finally:
+        client.node.destroy_subscription(sub)
