@@ -28,7 +28,7 @@ def scalar(value) -> str:
 
 
 def render() -> str:
-    """The whole file: the header, then each parameter's description and default."""
+    """Return the whole file: the header, then each parameter's description and default."""
     lines = [HEADER.rstrip("\n")]
     for spec in SCHEMA:
         lines.append(f"    # {spec.description}")

@@ -33,7 +33,7 @@ SEED_LIMIT_TOLERANCE = 1e-3
 
 def resolve_group(snapshot: RobotSnapshot, cfg: NodeConfig, group_name: str,
                   base_link: str, tip_link: str):
-    """The core group of a request: by name, by base/tip, or the default group."""
+    """Return the core group of a request: by name, by base/tip, or the default group."""
     if not group_name and not base_link:
         group_name = cfg.default_group_name
         if not group_name:
@@ -66,7 +66,7 @@ def resolve_group(snapshot: RobotSnapshot, cfg: NodeConfig, group_name: str,
 
 def seed_for(group, seed_msg, joints: JointStateCache, cfg: NodeConfig,
              notes: Optional[list] = None) -> np.ndarray:
-    """The seed: the request's, else fresh joint_states (clamped to limits), else mid.
+    """Return the seed: the request's, else fresh joint_states (clamped to limits), else mid.
 
     A request seed farther than :data:`SEED_LIMIT_TOLERANCE` outside a limit is
     refused (INVALID_SEED); closer, the core clamps it.  Why joint_states were not
@@ -113,7 +113,7 @@ def _why_not_joint_states(group, joints: JointStateCache, cfg: NodeConfig) -> st
 
 
 def pose_target(request: ComputeIK.Request, tip: str, cfg: NodeConfig) -> PoseTarget:
-    """The core pose target of a request (tolerances defaulted from the config)."""
+    """Return the core pose target of a request (tolerances defaulted from the config)."""
     return PoseTarget(
         frame=tip,
         T_ref_target=pose_to_se3(request.target.pose, "target.pose"),
@@ -196,14 +196,14 @@ def _compute_ik(snapshot, model_error, cfg, joints, request, extra_constraints):
 
 
 def collision_checker(snapshot: RobotSnapshot, cfg: NodeConfig):
-    """The snapshot's collision checker with the configured meshes and padding."""
+    """Return the snapshot's collision checker with the configured meshes and padding."""
     return snapshot.checker(clean_list(cfg.mesh_search_paths), cfg.skip_missing_meshes,
                             cfg.collision_padding)
 
 
 def minimum_distance(checker, cfg: NodeConfig, minimum_m: Optional[float] = None,
                      influence_m: float = 0.0) -> MinimumDistanceConstraint:
-    """The in-solve clearance constraint (node defaults where the request gives none)."""
+    """Return the in-solve clearance constraint (node defaults where the request gives none)."""
     minimum_m = cfg.minimum_distance if minimum_m is None else minimum_m
     influence_m = influence_m if influence_m > 0 else cfg.influence_distance
     return MinimumDistanceConstraint(checker, minimum_m, max(influence_m, minimum_m + 0.01))

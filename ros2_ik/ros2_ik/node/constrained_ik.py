@@ -84,7 +84,7 @@ def build_problem(snapshot: RobotSnapshot, cfg: NodeConfig, joints: JointStateCa
 
 
 def _lock(snapshot: RobotSnapshot, group, seed: np.ndarray, locked_msg):
-    """The group without the locked joints, held at their values (and the seed for it)."""
+    """Return the group without the locked joints, held at their values (and the seed for it)."""
     if len(locked_msg.position) != len(locked_msg.name):  # before the empty case: no
         raise RequestError(IKErrorCode.INVALID_GOAL,  # stray positions in the solution
                            "locked_joints: name and position differ in length")

@@ -48,7 +48,7 @@ def se3_to_pose(T: pin.SE3) -> Pose:
 
 
 def joint_state(names: Sequence[str], positions: np.ndarray, stamp=None) -> JointState:
-    """A ``sensor_msgs/JointState`` with the given names and positions."""
+    """Return a ``sensor_msgs/JointState`` with the given names and positions."""
     msg = JointState()
     if stamp is not None:
         msg.header.stamp = stamp
@@ -65,7 +65,7 @@ def finite_or(value: float, default: float, field: str = "value") -> float:
 
 
 def weights_array(weights: Sequence[float]) -> np.ndarray:
-    """The six pose weights (empty means all ones); InvalidGoal on a wrong length."""
+    """Return the six pose weights (empty means all ones); InvalidGoal on a wrong length."""
     if len(weights) == 0:
         return np.ones(6)
     if len(weights) != 6:

@@ -37,7 +37,7 @@ class CallbackGaps:
             self._count += 1
 
     def take(self) -> dict:
-        """The window's figures; starts a new window."""
+        """Return the window's figures; starts a new window."""
         now = time.monotonic()
         with self._lock:
             out = {"messages": self._count, "max_gap_s": round(self._max_gap_s, 6),

@@ -43,7 +43,7 @@ class RequestError(Exception):
 
 
 def code_for_exception(exc: BaseException) -> int:
-    """The error code of a core error or a :class:`RequestError`."""
+    """Return the error code of a core error or a :class:`RequestError`."""
     if isinstance(exc, RequestError):
         return exc.code
     for kind, code in _EXCEPTION_CODES:
@@ -53,5 +53,5 @@ def code_for_exception(exc: BaseException) -> int:
 
 
 def code_for_status(status_name: str) -> int:
-    """The error code of a core ``IKStatus`` (by name)."""
+    """Return the error code of a core ``IKStatus`` (by name)."""
     return _STATUS_CODES.get(status_name, IKErrorCode.NO_SOLUTION)

@@ -49,7 +49,7 @@ def duration_s(names: Sequence[str], q: np.ndarray, current: Mapping[str, float]
 
 
 def trajectory(names: Sequence[str], q: np.ndarray, seconds: float) -> JointTrajectory:
-    """A one-point JointTrajectory (the controller interpolates from its current state)."""
+    """Return a one-point JointTrajectory (the controller interpolates from its current state)."""
     msg = JointTrajectory()
     msg.joint_names = list(names)
     point = JointTrajectoryPoint()

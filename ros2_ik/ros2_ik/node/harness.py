@@ -71,7 +71,7 @@ class NodeProcess:
                                      env=env)
 
     def alive(self) -> bool:
-        """True while the process runs."""
+        """Return True while the process runs."""
         return self.proc.poll() is None
 
     def output(self) -> str:

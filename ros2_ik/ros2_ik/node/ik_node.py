@@ -195,7 +195,7 @@ class IKNode(Node):
         return answer
 
     def _on_goal_pose(self, msg: PoseStamped) -> None:
-        """A goal from rviz (or any PoseStamped publisher): solve with the defaults."""
+        """Solve a goal from rviz (or any PoseStamped publisher) with the defaults."""
         request = ComputeIK.Request()
         request.target = msg
         request.execute = self.config.execute_by_default

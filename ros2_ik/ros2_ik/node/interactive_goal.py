@@ -50,14 +50,14 @@ class LatestFeedback:
                 self._feedback = feedback
 
     def take(self):
-        """The newest feedback not yet taken, or None."""
+        """Return the newest feedback not yet taken, or None."""
         with self._lock:
             feedback, self._feedback = self._feedback, None
             return feedback
 
 
 def goal_request(feedback, seed: Optional[Seed], default_frame: str) -> ComputeIK.Request:
-    """The ComputeIK request of a marker pose, seeded from the last answer when known."""
+    """Return the ComputeIK request of a marker pose, seeded from the last answer when known."""
     request = ComputeIK.Request()
     request.target.header.frame_id = feedback.header.frame_id or default_frame
     request.target.pose = feedback.pose
@@ -67,7 +67,7 @@ def goal_request(feedback, seed: Optional[Seed], default_frame: str) -> ComputeI
 
 
 def remember(seed: Optional[Seed], response: ComputeIK.Response) -> Optional[Seed]:
-    """The seed for the next drag: this answer's configuration (any status) if it has one."""
+    """Return the seed for the next drag: this answer's configuration (any status), if any."""
     if response.solution.name:
         return tuple(response.solution.name), tuple(float(v) for v in
                                                     response.solution.position)
@@ -75,7 +75,7 @@ def remember(seed: Optional[Seed], response: ComputeIK.Response) -> Optional[See
 
 
 def marker(frame: str, pose, scale_m: float) -> InteractiveMarker:
-    """The tip marker: move and rotate along each axis of ``frame``."""
+    """Return the tip marker: move and rotate along each axis of ``frame``."""
     msg = InteractiveMarker(name=MARKER_NAME, description="IK goal", scale=float(scale_m))
     msg.header.frame_id = frame
     msg.pose = pose
@@ -101,7 +101,7 @@ class Placement(NamedTuple):
 
 
 def placement(snapshot, cfg, joints) -> Placement:
-    """The default group's tip in its base frame, at joint_states (or mid-limits)."""
+    """Return the default group's tip in its base frame, at joint_states (or mid-limits)."""
     group, tip = resolve_group(snapshot, cfg, "", "", "")
     group_cfg = cfg.groups.get(cfg.default_group_name)
     frames: Sequence[str] = snapshot.robot.frame_names
@@ -142,7 +142,7 @@ class InteractiveGoal:
         self._seed = remember(self._seed, node._on_compute_ik(request, ComputeIK.Response()))
 
     def _needs_placing(self, snapshot) -> bool:
-        """A new model, or joint_states arrived after a mid-limits placement (no drag yet)."""
+        """Return True for a new model, or joint_states after a mid-limits placement (no drag)."""
         if snapshot.version != self._placed_version:
             return True
         done = self._placement

@@ -76,7 +76,7 @@ class MoveItRequestError(Exception):
 
 
 def moveit_code(ik_code: int) -> int:
-    """The MoveItErrorCodes value of one of our IKErrorCode values."""
+    """Return the MoveItErrorCodes value of one of our IKErrorCode values."""
     return IK_TO_MOVEIT.get(ik_code, MoveItCode.FAILURE)
 
 
@@ -86,7 +86,7 @@ def timeout_s(duration) -> float:
 
 
 def target_and_link(ik_request) -> Tuple[object, str]:
-    """The one (PoseStamped, link name) of a PositionIKRequest (link '' = group tip)."""
+    """Return the one (PoseStamped, link name) of a PositionIKRequest (link '' = group tip)."""
     poses = list(ik_request.pose_stamped_vector)
     links = [name for name in ik_request.ik_link_names if name]
     if len(poses) > 1 or len(links) > 1:
@@ -99,7 +99,7 @@ def target_and_link(ik_request) -> Tuple[object, str]:
 
 
 def has_constraints(constraints) -> bool:
-    """True when a ``moveit_msgs/Constraints`` holds any constraint."""
+    """Return True when a ``moveit_msgs/Constraints`` holds any constraint."""
     return any(len(getattr(constraints, kind, ())) for kind in (
         "joint_constraints", "position_constraints", "orientation_constraints",
         "visibility_constraints"))
@@ -136,7 +136,7 @@ def to_compute_ik(ik_request, frame_names: Sequence[str] = ()) -> ComputeIK.Requ
 
 def merged_state(seed_names: Sequence[str], seed_positions: Sequence[float],
                  names: Sequence[str], positions: Sequence[float]) -> Tuple[list, list]:
-    """The seed joint state with ``names`` set to ``positions`` (new names appended)."""
+    """Return the seed joint state with ``names`` set to ``positions`` (new names appended)."""
     out_names = list(seed_names)
     out_positions = [float(v) for v in seed_positions]
     if len(out_positions) != len(out_names):

@@ -82,7 +82,7 @@ class Outputs:
 
 
 def _axes(frame: str, stamp, ns: str, T: pin.SE3, rgb) -> Marker:
-    """An arrow along the pose's z axis (the approach direction of most tools)."""
+    """Return an arrow along the pose's z axis (the approach direction of most tools)."""
     marker = Marker(ns=ns, id=0, type=Marker.ARROW, action=Marker.ADD)
     marker.header.frame_id, marker.header.stamp = frame, stamp
     # An ARROW points along its x axis: rotate the pose so x goes along the tool's z.

@@ -66,7 +66,7 @@ class ParamSpec:
     read_only: bool = False
 
     def descriptor(self) -> ParameterDescriptor:
-        """The ROS descriptor, with ranges where the check is a simple bound."""
+        """Return the ROS descriptor, with ranges where the check is a simple bound."""
         desc = ParameterDescriptor(description=self.description, read_only=self.read_only)
         if isinstance(self.default, float) and self.check is _fraction:
             desc.floating_point_range = [FloatingPointRange(from_value=0.0, to_value=1.0)]
@@ -170,7 +170,7 @@ _BY_NAME: Dict[str, ParamSpec] = {spec.name: spec for spec in SCHEMA}
 
 
 def group_specs(group: str) -> Tuple[ParamSpec, ...]:
-    """The three parameters that configure group ``group``."""
+    """Return the three parameters that configure group ``group``."""
     prefix = f"groups.{group}."
     return (
         ParamSpec(prefix + "base_link", "", f"Root link of group '{group}'."),
@@ -182,7 +182,7 @@ def group_specs(group: str) -> Tuple[ParamSpec, ...]:
 
 
 def check_value(name: str, value: Any) -> Optional[str]:
-    """Validation message for setting ``name`` to ``value``, or None when it is valid."""
+    """Return why setting ``name`` to ``value`` is invalid, or None when it is valid."""
     spec = _BY_NAME.get(name)
     if spec is None or spec.check is None:
         return None
@@ -221,5 +221,5 @@ class NodeConfig:
 
 
 def clean_list(values: Any) -> Tuple[str, ...]:
-    """A string-array parameter without the empty placeholder entries."""
+    """Return a string-array parameter without the empty placeholder entries."""
     return tuple(v for v in (values or ()) if v)

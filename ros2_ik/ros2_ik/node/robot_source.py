@@ -36,7 +36,7 @@ class RobotSnapshot:
     _checker_lock: threading.Lock = field(default_factory=threading.Lock)
 
     def group(self, key: Tuple, build) -> object:
-        """The group cached under ``key``, built by ``build()`` on first use."""
+        """Return the group cached under ``key``, built by ``build()`` on first use."""
         with self._lock:
             if key not in self._groups:
                 self._groups[key] = build()
@@ -44,7 +44,7 @@ class RobotSnapshot:
 
     def checker(self, search_dirs: Sequence[str], skip_missing_meshes: bool,
                 padding_m: float) -> CollisionChecker:
-        """The collision checker of this model and scene, built on first use.
+        """Return the collision checker of this model and scene, built on first use.
 
         Raises the core's RobotModelError (e.g. a missing mesh, naming the URI and the
         folders tried) when the collision geometry cannot be built.
@@ -115,7 +115,7 @@ class RobotSource:
             self.error = ""
 
     def _carry_scene(self, robot: Robot) -> PlanningScene:
-        """A scene for the new model holding every old object whose frames still exist."""
+        """Return a scene for the new model holding every old object whose frames still exist."""
         scene = PlanningScene.for_model(robot.model)
         old = self._last_scene.snapshot().objects if self._last_scene else {}
         self._last_scene = scene

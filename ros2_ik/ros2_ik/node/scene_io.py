@@ -53,7 +53,7 @@ def _mesh(msg: MeshMsg, where: str, max_triangles: int) -> Mesh:
 
 
 def object_from_msg(msg: CollisionObject, max_triangles: int) -> SceneObject:
-    """The scene object of an ADD/APPEND message."""
+    """Return the scene object of an ADD/APPEND message."""
     where = f"collision object '{msg.id}'"
     if len(msg.primitive_poses) != len(msg.primitives) or \
             len(msg.mesh_poses) != len(msg.meshes):
@@ -109,7 +109,7 @@ def apply_batch(scene: PlanningScene, msgs: Iterable[CollisionObject],
 
 
 def object_to_msg(obj: SceneObject) -> CollisionObject:
-    """A CollisionObject (ADD) describing ``obj``."""
+    """Return a CollisionObject (ADD) describing ``obj``."""
     msg = CollisionObject(id=obj.name, operation=CollisionObject.ADD)
     msg.header.frame_id = "" if obj.attached else obj.frame_id
     msg.attach_link = obj.frame_id if obj.attached else ""

@@ -63,7 +63,7 @@ class TrajectoryActionSender:
 
 
 def make_sender(node, action_name: str, callback_group) -> Optional[TrajectoryActionSender]:
-    """A sender when ``action_name`` is set and control_msgs is installed, else None."""
+    """Return a sender when ``action_name`` is set and control_msgs is installed, else None."""
     if not action_name:
         return None
     try:
