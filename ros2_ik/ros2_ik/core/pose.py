@@ -63,8 +63,9 @@ class PoseTarget:
 
     ``reference_frame`` '' means the model's world frame.  ``weights`` (x, y, z,
     rx, ry, rz; >= 0, 0 frees an axis) weight the squared error the solver
-    minimises; they are relative (scaled so that the largest is 1); success needs position error <= ``position_tolerance_m`` [m] and
-    orientation error <= ``orientation_tolerance_rad`` [rad] on the weighted axes.
+    minimises; they are relative (scaled so that the largest is 1); success needs
+    position error <= ``position_tolerance_m`` [m] and orientation error <=
+    ``orientation_tolerance_rad`` [rad] on the weighted axes.
     """
 
     frame: str
