@@ -30,3 +30,30 @@ def test_angle_model_matches_the_full_model(arm):
 def test_no_continuous_joint_shares_the_reduced_model():
     _, group = robots.load_group("panda")
     assert group.angle_model is group.reduced_model
+
+
+UNALIGNED_URDF = """<robot name="r">
+<link name="base"/><link name="l1"/><link name="l2"/><link name="tip"/>
+<joint name="j1" type="continuous"><parent link="base"/><child link="l1"/>
+  <axis xyz="0 0.6 0.8"/><origin xyz="0 0 0.1"/></joint>
+<joint name="j2" type="revolute"><parent link="l1"/><child link="l2"/><axis xyz="1 0 0"/>
+  <origin xyz="0 0 0.3"/><limit lower="-2" upper="2" effort="1" velocity="1"/></joint>
+<joint name="j3" type="continuous"><parent link="l2"/><child link="tip"/><axis xyz="0 0 1"/>
+  <origin xyz="0 0.2 0.3"/></joint>
+</robot>"""
+
+
+@pytest.mark.parametrize("solver", ["lm", "dls"])
+def test_unaligned_continuous_axis_keeps_cos_sin(solver):
+    """No plain twin for an unaligned continuous joint: the loops keep cos/sin and work."""
+    from ros2_ik.core.pose import PoseTarget
+    from ros2_ik.core.result import IKStatus
+    from ros2_ik.core.robot import Robot
+    from ros2_ik.core.solve import solve
+
+    group = Robot.from_urdf(UNALIGNED_URDF).group(base="base", tip="tip")
+    assert group.angle_model is group.reduced_model
+    target = PoseTarget("tip", group.fk(np.array([2.5, 0.7, -2.9]), "tip"))
+    result = solve(group, target, group.mid_configuration(), solver=solver, timeout_s=1.0,
+                   random_seed=1)
+    assert result.status is IKStatus.SUCCESS, result.message
