@@ -21,7 +21,7 @@ Adapter = Callable[[pin.SE3, np.ndarray], Optional[np.ndarray]]
 
 
 def ours(name: str) -> Callable:
-    """Factory for one of our solvers (plugin ``name``), 5 ms budget, restarts."""
+    """Return factory for one of our solvers (plugin ``name``), 5 ms budget, restarts."""
     def build(arm: str, group, rng_seed: int) -> Adapter:
         counter = [rng_seed]
 
@@ -40,7 +40,7 @@ def base_placement(group) -> pin.SE3:
 
 
 def urdf_path_elements(group, base: str, tip: str):
-    """[base link, joint, link, ..., tip link] from pinocchio's frame tree."""
+    """Return [base link, joint, link, ..., tip link] from pinocchio's frame tree."""
     model = group.robot.model
     fid, path = model.getFrameId(tip), []
     while True:
@@ -106,7 +106,7 @@ def clik_example(arm: str, group, rng_seed: int) -> Adapter:
 
 
 def ikpy_solver(arm: str, group, rng_seed: int) -> Adapter:
-    """ikpy 4 (scipy least squares), full orientation, single start, no budget."""
+    """Return an ikpy 4 solver (scipy least squares): full orientation, one start, no budget."""
     import tempfile
     import warnings
 
@@ -159,4 +159,3 @@ def missing_dependency(name: str) -> Optional[str]:
     if module and importlib.util.find_spec(module) is None:
         return f"{module} not installed (pip install -r bench/requirements-bench.txt)"
     return None
-

@@ -27,7 +27,7 @@ RESULTS = ROOT / "bench" / "results" / "fuzz.json"
 
 
 def machine() -> dict:
-    """What the figures were measured on (the cores are shared with other work)."""
+    """Tell what the figures were measured on (the cores are shared with other work)."""
     cpu = ""
     try:
         for line in open("/proc/cpuinfo"):
@@ -105,7 +105,7 @@ def main() -> int:
 
 
 def fuzz_node(args) -> dict:
-    """The service and action parts, against one ik_node process."""
+    """Return the service and action parts, against one ik_node process."""
     from ros2_ik.node.harness import isolate_ros
     isolate_ros()
     import rclpy

@@ -108,8 +108,9 @@ def run_one(arm: str, solver: str, group, checker: Checker, targets, seed_q) -> 
     row = {"robot": arm, "solver": solver, "n": len(targets), "success_rate": ok / len(targets),
            "median_ms": float(np.median(t)), "p95_ms": float(np.percentile(t, 95)),
            "mean_ms": float(t.mean()), "skipped": None}
-    print(f"{chr(13) if tty else ''}  {arm:7s} {solver:15s} success {row['success_rate']:7.2%}  median "
-          f"{row['median_ms']:.3f} ms  p95 {row['p95_ms']:.3f} ms  mean {row['mean_ms']:.3f} ms")
+    print(f"{chr(13) if tty else ''}  {arm:7s} {solver:15s} success "
+          f"{row['success_rate']:7.2%}  median {row['median_ms']:.3f} ms  "
+          f"p95 {row['p95_ms']:.3f} ms  mean {row['mean_ms']:.3f} ms")
     return row
 
 

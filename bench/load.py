@@ -54,7 +54,7 @@ def rss_kb(pid: int) -> int:
 
 
 def start_node():
-    """The ik_node process under test and a parent-side client, model loaded."""
+    """Return the ik_node process under test and a parent-side client, model loaded."""
     from ament_index_python.packages import get_package_share_directory
     from ros2_ik.core import robots
     from ros2_ik.node.harness import Client, NodeProcess

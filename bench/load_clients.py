@@ -26,7 +26,7 @@ def percentiles(values_ms: np.ndarray) -> dict:
 
 
 def request_maker(seed: int):
-    """A function returning reachable ComputeIK requests, seeded near their answer."""
+    """Return a function returning reachable ComputeIK requests, seeded near their answer."""
     import pinocchio as pin
     from ros2_ik.core import robots
     from ros2_ik.node.conversions import se3_to_pose
@@ -103,7 +103,7 @@ def service_worker(domain_id: str, namespace: str, index: int, count: int, seed:
 
 
 def deep_client(client, namespace: str):
-    """A compute_ik client whose response history holds 1000 answers, not 10.
+    """Return a compute_ik client whose response history holds 1000 answers, not 10.
 
     With the default keep-last 10, make load lost about 1 answer in 20,000-100,000
     on 2 busy cores, with nothing in the node's log, also after the node's own

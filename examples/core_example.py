@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Core-only example: IK for a Panda from URDF text, no ROS needed.
 
-    python examples/core_example.py
+Run it with ``python examples/core_example.py``.
 """
 import numpy as np
 import pinocchio as pin

@@ -247,8 +247,8 @@ def test_dragging_over_dds(ros_context, model):
         client.publish_joints(ARM, READY)
         client.wait_for_service()
         # The marker is offered at the hand, at the published joint state.
-        markers = client.node.create_client(GetInteractiveMarkers,
-                                             "/im/ik_node/goal_marker/get_interactive_markers")
+        markers = client.node.create_client(
+            GetInteractiveMarkers, "/im/ik_node/goal_marker/get_interactive_markers")
         assert markers.wait_for_service(timeout_sec=30)
 
         def at_the_hand():

@@ -161,7 +161,7 @@ class Group:
         return np.minimum(np.maximum(q, self.lower), self.upper)
 
     def within_limits(self, q: np.ndarray) -> bool:
-        """True when every joint is inside its limits (exactly, no tolerance; nan is outside)."""
+        """Return True when every joint is inside its limits (exactly; nan is outside)."""
         values = np.asarray(q, dtype=float).tolist()  # floats: ~2x cheaper than numpy here
         return all(map(_le, self._lower_list, values)) \
             and all(map(_le, values, self._upper_list))
@@ -272,21 +272,21 @@ class Group:
         return fid
 
     def angle_data(self) -> pin.Data:
-        """This thread's ``Data`` of :attr:`angle_model` (reused across solves)."""
+        """Return this thread's ``Data`` of :attr:`angle_model` (reused across solves)."""
         data = getattr(self._local, "angle", None)
         if data is None:
             data = self._local.angle = self.angle_model.createData()
         return data
 
     def reduced_data(self) -> pin.Data:
-        """This thread's ``Data`` of the reduced model (reused across solves)."""
+        """Return this thread's ``Data`` of the reduced model (reused across solves)."""
         data = getattr(self._local, "reduced", None)
         if data is None:
             data = self._local.reduced = self.reduced_model.createData()
         return data
 
     def full_data(self) -> pin.Data:
-        """This thread's ``Data`` of the full model (reused across solves)."""
+        """Return this thread's ``Data`` of the full model (reused across solves)."""
         data = getattr(self._local, "full", None)
         if data is None:
             data = self._local.full = self.robot.model.createData()
@@ -303,7 +303,7 @@ class Group:
         return T
 
     def moves_frame(self, frame_id: int) -> bool:
-        """True when some group joint moves frame ``frame_id``."""
+        """Return True when some group joint moves frame ``frame_id``."""
         model = self.robot.model
         support = set(model.supports[model.frames[frame_id].parentJoint])
         return any(j in support for j in self.joint_ids)

@@ -32,7 +32,7 @@ _MAX_FLOAT = float(np.finfo(float).max)
 
 
 def _rotation_error(H: np.ndarray) -> float:
-    """max |R R^T - I| of the rotation block of ``H`` (4, 4), -1 if det R < 0, nan if not finite.
+    """Return max |R R^T - I| of ``H``'s rotation block: -1 if det R < 0, nan if not finite.
 
     On Python floats: ~4x cheaper than the numpy expression for a 3x3 block.
     """
@@ -191,7 +191,7 @@ class CompiledPose:
         return group.locked_placement(ref_id) * T_ref_target
 
     def error(self, T_world_frame: pin.SE3) -> np.ndarray:
-        """Unweighted error (6,) in target axes, [m] and [rad]."""
+        """Return the unweighted pose error, shape (6,), in target axes, [m] and [rad]."""
         T = self.T_target_world * T_world_frame
         return np.concatenate((T.translation, pin.log3(T.rotation)))
 
@@ -204,6 +204,6 @@ class CompiledPose:
         return math.sqrt(t.dot(t)), math.sqrt(w.dot(w))
 
     def within_tolerance(self, pos_err: float, ori_err: float) -> bool:
-        """True when both errors are within the target's tolerances."""
+        """Return True when both errors are within the target's tolerances."""
         t = self.target
         return pos_err <= t.position_tolerance_m and ori_err <= t.orientation_tolerance_rad

@@ -40,7 +40,7 @@ class Problem:
 
     def with_terms(self, constraints: Iterable[terms.Constraint] = (),
                    costs: Iterable[terms.Cost] = ()) -> "Problem":
-        """A copy with extra constraints and costs appended."""
+        """Return a copy with extra constraints and costs appended."""
         return Problem(self.group, self.target, self.constraints + tuple(constraints),
                        self.costs + tuple(costs))
 

@@ -20,7 +20,7 @@ _LOG = logging.getLogger(__name__)
 
 
 def _is_movable_1dof(model: pin.Model, joint_id: int) -> bool:
-    """True for revolute, continuous and prismatic joints (one velocity each)."""
+    """Return True for revolute, continuous and prismatic joints (one velocity each)."""
     return model.nvs[joint_id] == 1 and model.joints[joint_id].shortname() != "JointModelMimic"
 
 
@@ -61,7 +61,7 @@ class Robot:
 
     @property
     def model(self) -> pin.Model:
-        """The full pinocchio model (treat as read-only)."""
+        """Return the full pinocchio model, to be treated as read-only."""
         return self._model
 
     @property
@@ -94,7 +94,7 @@ class Robot:
         joints: Optional[Sequence[str]] = None,
         locked: Optional[Mapping[str, float]] = None,
     ) -> Group:
-        """A kinematic group: the chain ``base``->``tip`` or the explicit ``joints``.
+        """Return a kinematic group: the chain ``base``->``tip`` or the explicit ``joints``.
 
         Every movable joint outside the group is locked at ``locked[name]`` (default:
         0 clipped into its limits).  ``tip`` is the frame the group is usually solved
@@ -154,7 +154,7 @@ class Robot:
 
 
 def _check_srdf(srdf_xml: Optional[str]) -> None:
-    """RobotModelError unless the SRDF is empty or XML with a <robot> root."""
+    """Raise RobotModelError unless the SRDF is empty or XML with a <robot> root."""
     if not srdf_xml or not srdf_xml.strip():
         return
     try:

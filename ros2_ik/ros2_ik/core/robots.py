@@ -66,7 +66,7 @@ def _candidates() -> List[Path]:
 
 @lru_cache(maxsize=1)
 def data_dir() -> Path:
-    """The ``robots`` folder of example-robot-data; RobotModelError when absent."""
+    """Return the ``robots`` folder of example-robot-data; RobotModelError when absent."""
     for path in _candidates():
         if (path / "panda_description").is_dir():
             return path
@@ -81,7 +81,7 @@ def urdf_text(name: str) -> str:
 
 
 def load_arm(name: str) -> Robot:
-    """A :class:`Robot` for arm ``name`` (URDF and SRDF from example-robot-data)."""
+    """Return a :class:`Robot` for arm ``name`` (URDF and SRDF from example-robot-data)."""
     spec = _spec(name)
     srdf = data_dir() / spec.srdf if spec.srdf else None
     srdf_text = srdf.read_text() if srdf is not None and srdf.is_file() else None

@@ -82,7 +82,7 @@ class Search:
 
     # ---------------------------------------------------------------- starts
     def next_start(self) -> np.ndarray:
-        """The seed first, then uniform random (in the jump box when one is set)."""
+        """Return the seed first, then uniform random (in the jump box when one is set)."""
         if self.attempts == 0:
             return self.seed.copy()
         if self._rng is None:  # created lazily: ~20 us, often not needed
@@ -91,7 +91,7 @@ class Search:
             self._rng, self.seed, self.options.max_joint_jump_rad)
 
     def finished(self) -> bool:
-        """True when enough solutions, attempts exhausted, timed out or cancelled."""
+        """Return True when enough solutions, attempts exhausted, timed out or cancelled."""
         opts = self.options
         if len(self.solutions) >= opts.num_solutions:
             return True
@@ -175,7 +175,7 @@ class Search:
 
     # ---------------------------------------------------------------- result
     def result(self, solver_name: str) -> IKResult:
-        """Build the frozen result (status chosen as documented on IKStatus)."""
+        """Build the frozen IKResult, its status chosen as documented on IKStatus."""
         if not self.solutions:
             self._check_unchecked()
         sols = tuple(sorted(self.solutions, key=lambda s: s.distance_to_seed))
@@ -216,7 +216,7 @@ class Search:
 
 
 def _describe(cand: _Candidate, has_pose: bool) -> str:
-    """What is wrong with ``cand``: pose errors (with a pose target), largest violation."""
+    """Tell what is wrong with ``cand``: pose errors (with a pose target), largest violation."""
     parts = [f"has {cand.pos:.3g} m / {cand.ori:.3g} rad"] if has_pose else []
     if cand.violations:
         name, amount = max(cand.violations, key=lambda nv: nv[1])

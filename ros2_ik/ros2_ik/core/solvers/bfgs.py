@@ -29,7 +29,7 @@ class _Stop(Exception):
 
 
 def bounds_of(res: Residuals):
-    """scipy bounds from the group's search limits (None where unbounded)."""
+    """Return scipy bounds from the group's search limits (None where unbounded)."""
     return [(None if not np.isfinite(lo) else lo, None if not np.isfinite(hi) else hi)
             for lo, hi in zip(res.group.search_lower, res.group.search_upper)]
 

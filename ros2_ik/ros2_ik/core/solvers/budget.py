@@ -24,7 +24,7 @@ class Budget:
         self.timed_out = False
 
     def expired(self) -> bool:
-        """True once the deadline passed or ``cancel()`` returned True."""
+        """Return True once the deadline passed or ``cancel()`` returned True."""
         now = time.perf_counter()
         if now < self._next_poll:
             return False

@@ -138,7 +138,7 @@ class _FastState:
         return w.dot(w) <= self.ori_tol2
 
     def on_limit(self, q: np.ndarray) -> bool:
-        """True when some joint of reduced configuration ``q`` sits on a limit."""
+        """Return True when some joint of reduced configuration ``q`` sits on a limit."""
         values = q.tolist()  # Python floats: ~3x cheaper than the numpy test here
         return any(map(_ge, self.lower_list, values)) or any(map(_le, self.upper_list, values))
 

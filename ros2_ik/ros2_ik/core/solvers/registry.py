@@ -27,7 +27,7 @@ def available() -> Tuple[str, ...]:
 
 @lru_cache(maxsize=None)
 def solver_class(name: str) -> Type:
-    """The class registered as ``name``; :class:`errors.UnknownSolver` lists valid names."""
+    """Return the class registered as ``name``; :class:`errors.UnknownSolver` lists valid names."""
     eps = _entry_points()
     if name not in eps:
         raise errors.UnknownSolver(str(name), eps)
@@ -40,7 +40,7 @@ def solver_class(name: str) -> Type:
 
 
 def create(name: str):
-    """A new instance of solver ``name``."""
+    """Return a new instance of solver ``name``."""
     return solver_class(name)()
 
 

@@ -95,7 +95,7 @@ class SQP(Solver):
             return super().solve(problem, seed, options)
 
     def setup(self, problem: Problem) -> Any:
-        """Cached evaluator on the full model and scipy bounds."""
+        """Return cached evaluator on the full model and scipy bounds."""
         res = Residuals(problem)
         return _Evaluation(res), bounds_of(res)
 
