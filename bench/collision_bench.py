@@ -329,7 +329,7 @@ def write_markdown(path: Path, rows, meta) -> None:
 
 
 def verdict_lines(rows, budget_s: float) -> list:
-    """The issue's targets, measured: >= 99 % within the budget, median <= 5 ms, >= 5x Drake."""
+    """State the issue's targets as measured: >= 99 % in budget, median <= 5 ms, >= 5x Drake."""
     by = {r["solver"]: r for r in rows if not r.get("skipped")}
     ours, drake = by.get("lm+collision"), by.get("drake_mindist")
     if ours is None:

@@ -94,7 +94,7 @@ def write_hull_obj(stl_path: str, out_path: Path) -> int:
 
 
 def drake_urdf(urdf_xml: str, resolve, locked: Dict[str, float], tmp: Path) -> Tuple[str, list]:
-    """The URDF text Drake parses (see module docstring) and a geometry description."""
+    """Return the URDF text Drake parses (see module docstring) and its geometry list."""
     ET.register_namespace("drake", DRAKE_NS)
     root = ET.fromstring(urdf_xml)
     used = []
