@@ -16,6 +16,7 @@ from ros2_ik.node.harness import wait_for  # noqa: E402
 from ros2_ik_interfaces.msg import CollisionObject, IKErrorCode  # noqa: E402
 from ros2_ik_interfaces.srv import ApplyPlanningScene, ComputeIK, GetPlanningScene  # noqa: E402
 from shape_msgs.msg import SolidPrimitive  # noqa: E402
+from visualization_msgs.msg import MarkerArray  # noqa: E402
 from panda_node import ARM, READY, T_frame, description, pose_errors, start, stop  # noqa: E402
 
 
@@ -132,8 +133,15 @@ def test_avoid_collisions_finds_another_solution_around_an_obstacle(served, pand
     np.testing.assert_allclose(again.solution.position, plain.solution.position)
     assert our_distance(panda, ARM, again.solution.position, [obstacle]) < 0
     req.avoid_collisions = True
+    markers = []
+    client.node.create_subscription(MarkerArray, "/col/ik_node/markers", markers.append, 10)
     safe = client.call(req)
     assert safe.error_code.val == IKErrorCode.SUCCESS, safe.message
+    wait_for(lambda: any(m.ns == "closest_pair" for a in markers for m in a.markers), 10,
+             "the closest-pair marker", client.spin)
+    line = next(m for a in markers for m in a.markers if m.ns == "closest_pair")
+    a, b = (np.array([p.x, p.y, p.z]) for p in line.points)
+    assert abs(np.linalg.norm(a - b) - safe.min_distance) < 1e-6  # witness points
     assert our_distance(panda, ARM, safe.solution.position, [obstacle]) >= -1e-6
     assert safe.min_distance >= -1e-6 and len(safe.closest_pair) == 2
     T_safe = T_frame(model, ARM, safe.solution.position, "panda_hand", "panda_link0")
