@@ -1,0 +1,117 @@
+"""LM with a minimum-distance constraint: pose first, then the clearance, in one attempt."""
+import numpy as np
+import pinocchio as pin
+import pytest
+
+from ros2_ik.core.collision import (
+    CollisionChecker,
+    MinimumDistanceConstraint,
+    PlanningScene,
+    SceneObject,
+    Sphere,
+    pose_from_xyz_quat,
+)
+from ros2_ik.core.pose import PoseTarget
+from ros2_ik.core.problem import Problem
+from ros2_ik.core.robot import Robot
+from ros2_ik.core.solvers.base import SolveOptions
+from ros2_ik.core.solvers.lm import LevenbergMarquardt
+from ros2_ik.core.solvers.residuals import Residuals
+from ros2_ik.core.terms import Constraint
+from test_collision_distances import panda_files
+
+READY = np.array([0, -0.785, 0, -2.356, 0, 1.571, 0.785])
+MIN_DISTANCE_M = 0.005
+
+
+@pytest.fixture(scope="module")
+def panda():
+    urdf, srdf = panda_files()
+    robot = Robot.from_urdf(urdf, srdf)
+    group = robot.group(tip="panda_hand_tcp",
+                        locked={"panda_finger_joint1": 0.02, "panda_finger_joint2": 0.02})
+    target = PoseTarget("panda_hand_tcp",
+                        group.fk(READY + [0.3, 0.2, 0, 0.3, 0, -0.2, 0], "panda_hand_tcp"))
+    plain = one_attempt(LevenbergMarquardt(), Problem(group, target))
+    assert plain.success
+    return robot, urdf, srdf, group, target, plain
+
+
+def one_attempt(solver, problem):
+    """One attempt from READY (no restart), generous time."""
+    return solver.solve(problem, READY.copy(),
+                        SolveOptions(timeout_s=0.5, max_attempts=1, random_seed=1))
+
+
+def checker_with_ball(panda, offset_m):
+    """A checker with a ball of 6 cm at the plain answer's elbow, moved by ``offset_m``."""
+    robot, urdf, srdf, group, _, plain = panda
+    data = robot.model.createData()
+    pin.forwardKinematics(robot.model, data, group.to_full_q(np.asarray(plain.q)))
+    elbow = data.oMi[robot.model.getJointId("panda_joint4")].translation + offset_m
+    scene = PlanningScene.for_model(robot.model)
+    scene.add(SceneObject("ball", [Sphere(0.06)], T_frame_object=pose_from_xyz_quat(elbow)))
+    return CollisionChecker.from_urdf(robot.model, urdf, srdf, scene)
+
+
+def clearance(panda, checker, q):
+    return checker.min_distance(panda[3].to_full_q(np.asarray(q))).distance_m
+
+
+def test_a_collision_free_pose_answer_is_returned_as_is(panda):
+    _, _, _, group, target, plain = panda
+    checker = checker_with_ball(panda, np.array([0.0, 0.0, 1.0]))  # far above
+    constraint = MinimumDistanceConstraint(checker, MIN_DISTANCE_M, 0.05)
+    result = one_attempt(LevenbergMarquardt(), Problem(group, target, [constraint]))
+    assert result.success, result.message
+    np.testing.assert_allclose(result.q, plain.q, atol=1e-12)
+
+
+def test_a_colliding_pose_answer_is_pushed_out_in_the_same_attempt(panda):
+    _, _, _, group, target, plain = panda
+    checker = checker_with_ball(panda, np.array([0.0, 0.0, 0.075]))  # grazes the elbow
+    assert clearance(panda, checker, plain.q) < 0.0
+    solver = LevenbergMarquardt()
+    solver.pose_first_fallback = False  # the repair alone, not the stacked loop from READY
+    constraint = MinimumDistanceConstraint(checker, MIN_DISTANCE_M, 0.05)
+    result = one_attempt(solver, Problem(group, target, [constraint]))
+    assert result.success, result.message
+    assert result.restarts == 0
+    assert clearance(panda, checker, result.q) >= MIN_DISTANCE_M - 1e-4
+
+
+def test_deep_collisions_fall_back_to_the_stacked_loop_from_the_start(panda):
+    _, _, _, group, target, plain = panda
+    checker = checker_with_ball(panda, np.zeros(3))  # the ball swallows the elbow
+    constraint = MinimumDistanceConstraint(checker, MIN_DISTANCE_M, 0.05)
+    result = one_attempt(LevenbergMarquardt(), Problem(group, target, [constraint]))
+    assert result.success, result.message
+    assert result.restarts == 0
+    assert clearance(panda, checker, result.q) >= MIN_DISTANCE_M - 1e-4
+
+
+class _Ceiling(Constraint):
+    """Tip height <= 2 m: not a minimum-distance constraint."""
+
+    name = "ceiling"
+
+    def __init__(self, frame_id):
+        self.frame_id = frame_id
+
+    lower_bound = property(lambda self: np.array([-np.inf]))
+    upper_bound = property(lambda self: np.array([2.0]))
+
+    def evaluate(self, model, data, q):
+        z = data.oMf[self.frame_id].translation[2]
+        J = pin.getFrameJacobian(model, data, self.frame_id, pin.LOCAL_WORLD_ALIGNED)
+        return np.array([z]), J[2:3]
+
+
+def test_other_constraints_keep_the_stacked_loop(panda):
+    robot, _, _, group, target, _ = panda
+    checker = checker_with_ball(panda, np.array([0.0, 0.0, 1.0]))
+    ceiling = _Ceiling(robot.model.getFrameId("panda_hand_tcp"))
+    mixed = Problem(group, target, [MinimumDistanceConstraint(checker), ceiling])
+    assert isinstance(LevenbergMarquardt().setup(mixed), Residuals)
+    assert not isinstance(LevenbergMarquardt().setup(
+        Problem(group, target, [MinimumDistanceConstraint(checker)])), Residuals)
