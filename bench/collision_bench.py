@@ -341,10 +341,14 @@ def verdict_lines(rows, budget_s: float) -> list:
     if drake is not None:
         fast = drake["median_ms"] / ours["median_ms"]
         fast_mean = drake["mean_ms"] / ours["mean_ms"]
-        met = fast >= 5.0 and ours["success_rate"] >= drake["success_rate"]
+        better = ours["success_rate"] >= drake["success_rate"]
+        verdict = {(True, True): "met", (False, False): "NOT met"}.get(
+            (fast >= 5.0, fast_mean >= 5.0), "met on the mean, NOT at the median"
+            if fast_mean >= 5.0 else "met at the median, NOT on the mean")
         out.append(f"Against drake_mindist ({100 * drake['success_rate']:.1f} %): "
                    f"{fast:.1f}x faster at the median, {fast_mean:.1f}x on the mean "
-                   f"(>= 5x at equal or better success): {'met' if met else 'NOT met'}.")
+                   f"(>= 5x at equal or better success): "
+                   f"{verdict if better else 'NOT met (lower success)'}.")
     return out
 
 
