@@ -7,7 +7,8 @@ reachable), target pose of ``panda_hand`` by forward kinematics, seed at mid-lim
 collision-free in this scene).  Per target, side by side and interleaved:
 
   lm+collision       our in-solve avoidance: ``solve(solver='lm', constraints=
-                     [MinimumDistanceConstraint(checker, 0.0, 0.05)], timeout_s=budget)``
+                     [MinimumDistanceConstraint(checker, 1e-4, 0.05)], timeout_s=budget)``
+                     (a 1e-4 m margin, the constraint tolerance, as ik_node uses)
   lm_reject_restart  plain ``lm`` pose solves; each SUCCESS re-checked with
                      ``checker.min_distance``; colliding -> restart from a new uniform random
                      seed, until collision-free or the budget is spent
@@ -45,13 +46,16 @@ from ros2_ik.core.collision import (CollisionChecker, MeshResolver, MinimumDista
 from ros2_ik.core.collision.pairs import geometry_link_name
 from ros2_ik.core.pose import PoseTarget
 from ros2_ik.core.solve import solve
+from ros2_ik.core.verify import CONSTRAINT_TOLERANCE
 
 HERE = Path(__file__).resolve().parent
 SCENE = HERE / "panda_scene.yaml"
 RESULTS = HERE / "results"
 ROBOT_ROW = "panda_scene"
 POS_TOL_M, ORI_TOL_RAD = 1e-4, 1e-3
-MIN_DISTANCE_M, INFLUENCE_M = 0.0, 0.05
+# As ik_node does (node/compute_ik.py: minimum_distance): the bound carries the solver's
+# constraint tolerance as a margin, so an accepted answer is never touching.
+MIN_DISTANCE_M, INFLUENCE_M = CONSTRAINT_TOLERANCE, 0.05
 #: Penetrations up to this [m] are reported as "touching" (still failures): our solvers
 #: accept a constraint violated by up to 1e-4 (core.verify.CONSTRAINT_TOLERANCE).
 TOUCH_M = 1e-4

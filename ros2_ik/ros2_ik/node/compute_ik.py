@@ -203,10 +203,15 @@ def collision_checker(snapshot: RobotSnapshot, cfg: NodeConfig):
 
 def minimum_distance(checker, cfg: NodeConfig, minimum_m: Optional[float] = None,
                      influence_m: float = 0.0) -> MinimumDistanceConstraint:
-    """Return the in-solve clearance constraint (node defaults where the request gives none)."""
+    """Return the in-solve clearance constraint (node defaults where the request gives none).
+
+    Its bound carries a margin of the solver's constraint tolerance, so that an answer the
+    solver accepts is never closer than ``minimum_m`` (never touching when it is 0).
+    """
     minimum_m = cfg.minimum_distance if minimum_m is None else minimum_m
     influence_m = influence_m if influence_m > 0 else cfg.influence_distance
-    return MinimumDistanceConstraint(checker, minimum_m, max(influence_m, minimum_m + 0.01))
+    bound_m = minimum_m + CONSTRAINT_TOLERANCE
+    return MinimumDistanceConstraint(checker, bound_m, max(influence_m, bound_m + 0.01))
 
 
 def report_collision(response, checker, group, cfg: NodeConfig) -> None:
@@ -215,7 +220,7 @@ def report_collision(response, checker, group, cfg: NodeConfig) -> None:
     report = checker.min_distance(group.to_full_q(q))
     response.min_distance = float(report.distance_m)
     response.closest_pair = [str(n) for n in report.pair]
-    if report.distance_m < cfg.minimum_distance - CONSTRAINT_TOLERANCE:
+    if report.distance_m < cfg.minimum_distance:
         if response.error_code.val in (IKErrorCode.SUCCESS, IKErrorCode.NO_SOLUTION):
             response.error_code.val = IKErrorCode.IN_COLLISION
             response.message = (f"IN_COLLISION: {report.pair[0]} and {report.pair[1]} are "
