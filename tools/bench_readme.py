@@ -1,6 +1,6 @@
 """Copy the latest benchmark tables (bench/results/*.md) into README.md.
 
-    python tools/bench_readme.py     # after make bench
+Run ``python tools/bench_readme.py`` after the benchmarks (make bench does).
 """
 import pathlib
 
