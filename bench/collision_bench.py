@@ -32,7 +32,6 @@ import importlib.util
 import json
 import logging
 import os
-import platform
 import sys
 import time
 from pathlib import Path
@@ -40,6 +39,7 @@ from pathlib import Path
 import numpy as np
 import pinocchio as pin
 
+from machine import machine
 from ros2_ik.core import robots
 from ros2_ik.core.collision import (CollisionChecker, MeshResolver, MinimumDistanceConstraint,
                                     PlanningScene, load_scene_yaml)
@@ -228,20 +228,6 @@ def _row(name: str, st: dict, n: int, budget_s: float) -> dict:
           f"p95 {row['p95_ms']:.3f} ms  mean {row['mean_ms']:.3f} ms  "
           f"attempts {row['mean_attempts']:.2f}  {row['outcomes']}", flush=True)
     return row
-
-
-def machine() -> dict:
-    cpu = platform.processor()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    return {"cpu": cpu, "cores": os.cpu_count(), "python": platform.python_version(),
-            "numpy": np.__version__, "pinocchio": pin.__version__,
-            "platform": platform.platform(), "load_average": list(os.getloadavg())}
 
 
 def main(argv=None) -> int:

@@ -11,33 +11,18 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import pathlib
-import platform
 import sys
 import time
 import warnings
 from collections import Counter
 
 from hypothesis import HealthCheck, Phase, given, settings
+from machine import machine
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "ros2_ik" / "test"))
 RESULTS = ROOT / "bench" / "results" / "fuzz.json"
-
-
-def machine() -> dict:
-    """Tell what the figures were measured on (the cores are shared with other work)."""
-    cpu = ""
-    try:
-        for line in open("/proc/cpuinfo"):
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    return {"cpu": cpu, "cores": os.cpu_count(), "python": platform.python_version(),
-            "load_average_1_5_15": list(os.getloadavg())}
 
 
 def run_part(name: str, strategy, check, count: int, stats: Counter) -> dict:

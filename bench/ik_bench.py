@@ -17,7 +17,6 @@ import argparse
 import datetime
 import json
 import os
-import platform
 import sys
 import time
 from pathlib import Path
@@ -27,6 +26,7 @@ import pinocchio as pin
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from adapters import SOLVERS, missing_dependency  # noqa: E402
+from machine import machine  # noqa: E402
 
 from ros2_ik.core import robots  # noqa: E402
 
@@ -112,20 +112,6 @@ def run_one(arm: str, solver: str, group, checker: Checker, targets, seed_q) -> 
           f"{row['success_rate']:7.2%}  median {row['median_ms']:.3f} ms  "
           f"p95 {row['p95_ms']:.3f} ms  mean {row['mean_ms']:.3f} ms")
     return row
-
-
-def machine() -> dict:
-    cpu = platform.processor()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    return {"cpu": cpu, "cores": os.cpu_count(), "python": platform.python_version(),
-            "numpy": np.__version__, "pinocchio": pin.__version__,
-            "platform": platform.platform(), "load_average": list(os.getloadavg())}
 
 
 def write_markdown(path: Path, rows, meta) -> None:

@@ -40,6 +40,7 @@ NAMESPACE = "/load"
 ARM = [f"panda_joint{i}" for i in range(1, 8)]
 READY = np.array([0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785])
 
+from machine import machine  # noqa: E402
 from load_clients import (  # noqa: E402
     percentiles, request_maker, service_worker, stream_worker)
 
@@ -235,14 +236,6 @@ def cancel_latency(client, cancels: int, deadline: float) -> dict:
     return {"cancels": len(to_result), "statuses": dict(statuses),
             "cancel_to_result_ms": percentiles(np.array(to_result) * 1e3),
             "cancel_to_response_ms": percentiles(np.array(to_accept) * 1e3)}
-
-
-def machine() -> dict:
-    cpu = next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo")
-                if line.startswith("model name")), "")
-    return {"cpu": cpu, "cores": os.cpu_count(), "load_average_1_5_15": list(os.getloadavg()),
-            "rmw": os.environ.get("RMW_IMPLEMENTATION", ""),
-            "note": "cores shared with other work during the run"}
 
 
 def main() -> int:
