@@ -1,43 +1,22 @@
 """End to end in the core: the collision-aware solve avoids an obstacle the plain solve hits."""
 import numpy as np
-import pinocchio as pin
 import pytest
 
-from ros2_ik.core.collision import (
-    CollisionChecker,
-    MinimumDistanceConstraint,
-    PlanningScene,
-    SceneObject,
-    Sphere,
-    pose_from_xyz_quat,
-)
-from ros2_ik.core.pose import PoseTarget
-from ros2_ik.core.robot import Robot
+from ros2_ik.core.collision import MinimumDistanceConstraint
 from ros2_ik.core.solve import solve
-from test_collision_distances import panda_files
+from test_lm_pose_first import READY, arm_and_target, checker_with_ball
 
-READY = np.array([0, -0.785, 0, -2.356, 0, 1.571, 0.785])
 MIN_DISTANCE_M = 0.005
 
 
 @pytest.fixture(scope="module")
 def setup():
-    urdf, srdf = panda_files()
-    robot = Robot.from_urdf(urdf, srdf)
-    group = robot.group(tip="panda_hand_tcp",
-                        locked={"panda_finger_joint1": 0.02, "panda_finger_joint2": 0.02})
-    target = PoseTarget("panda_hand_tcp",
-                        group.fk(READY + [0.3, 0.2, 0, 0.3, 0, -0.2, 0], "panda_hand_tcp"))
+    robot, urdf, srdf, group, target = arm_and_target()
     plain = solve(group, target, READY, solver="lm", timeout_s=0.05, random_seed=1,
                   max_attempts=1)
     assert plain.success
     # a ball where the plain answer puts its elbow: reachable around, not through
-    data = robot.model.createData()
-    pin.forwardKinematics(robot.model, data, group.to_full_q(np.array(plain.q)))
-    elbow = data.oMi[robot.model.getJointId("panda_joint4")].translation.copy()
-    scene = PlanningScene.for_model(robot.model)
-    scene.add(SceneObject("ball", [Sphere(0.06)], T_frame_object=pose_from_xyz_quat(elbow)))
-    checker = CollisionChecker.from_urdf(robot.model, urdf, srdf, scene)
+    checker = checker_with_ball((robot, urdf, srdf, group, target, plain), 0.0)
     return group, target, plain, checker
 
 

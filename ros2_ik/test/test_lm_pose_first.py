@@ -24,14 +24,20 @@ READY = np.array([0, -0.785, 0, -2.356, 0, 1.571, 0.785])
 MIN_DISTANCE_M = 0.005
 
 
-@pytest.fixture(scope="module")
-def panda():
+def arm_and_target():
+    """(robot, urdf, srdf, group, target): the Panda arm and a pose reached from READY."""
     urdf, srdf = panda_files()
     robot = Robot.from_urdf(urdf, srdf)
     group = robot.group(tip="panda_hand_tcp",
                         locked={"panda_finger_joint1": 0.02, "panda_finger_joint2": 0.02})
     target = PoseTarget("panda_hand_tcp",
                         group.fk(READY + [0.3, 0.2, 0, 0.3, 0, -0.2, 0], "panda_hand_tcp"))
+    return robot, urdf, srdf, group, target
+
+
+@pytest.fixture(scope="module")
+def panda():
+    robot, urdf, srdf, group, target = arm_and_target()
     plain = one_attempt(LevenbergMarquardt(), Problem(group, target))
     assert plain.success
     return robot, urdf, srdf, group, target, plain
