@@ -90,8 +90,8 @@ class FakeNode:
         return self.logger
 
     def _on_compute_ik(self, request, response):
-        answer, _ = compute_ik(self.robot.snapshot, self.robot.error, self.config,
-                               self.joints, request)
+        answer = compute_ik(self.robot.snapshot, self.robot.error, self.config,
+                            self.joints, request).response
         self.requests.append(request)
         self.answers.append(answer)
         return answer

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import time
-from typing import Optional, Tuple
+from typing import NamedTuple, Optional
 
 import numpy as np
 
@@ -150,10 +150,23 @@ def solve_options(request, cfg: NodeConfig, notes: Optional[list] = None) -> dic
     )
 
 
+class Answer(NamedTuple):
+    """What :func:`compute_ik` returns.
+
+    ``group``: the group solved (None on early errors); ``closest``: the independent
+    re-check's closest pair at the returned solution (a ``DistanceReport``, witness points
+    in the world frame) when the request avoided collisions, else None.
+    """
+
+    response: ComputeIK.Response
+    group: Optional[object] = None
+    closest: Optional[object] = None
+
+
 def compute_ik(snapshot: Optional[RobotSnapshot], model_error: str, cfg: NodeConfig,
                joints: JointStateCache, request: ComputeIK.Request,
-               extra_constraints=()) -> Tuple[ComputeIK.Response, Optional[object]]:
-    """Answer one ComputeIK request: (response, the group solved, or None on early errors).
+               extra_constraints=()) -> Answer:
+    """Answer one ComputeIK request (see :class:`Answer`).
 
     Never raises (a bug answers INTERNAL_ERROR).
     """
@@ -161,8 +174,8 @@ def compute_ik(snapshot: Optional[RobotSnapshot], model_error: str, cfg: NodeCon
         return _compute_ik(snapshot, model_error, cfg, joints, request, extra_constraints)
     except Exception as exc:  # noqa: BLE001 - the node must keep serving
         response = ComputeIK.Response()
-        return _error(response, IKErrorCode.INTERNAL_ERROR,
-                      f"{type(exc).__name__}: {exc}"), None
+        return Answer(_error(response, IKErrorCode.INTERNAL_ERROR,
+                             f"{type(exc).__name__}: {exc}"))
 
 
 def _compute_ik(snapshot, model_error, cfg, joints, request, extra_constraints):
@@ -171,7 +184,7 @@ def _compute_ik(snapshot, model_error, cfg, joints, request, extra_constraints):
     response.random_seed = int(request.random_seed)
     started = time.perf_counter()
     if snapshot is None:
-        return _error(response, IKErrorCode.NO_ROBOT_MODEL, model_error), None
+        return Answer(_error(response, IKErrorCode.NO_ROBOT_MODEL, model_error))
     group = None
     notes: list = []
     try:
@@ -186,13 +199,14 @@ def _compute_ik(snapshot, model_error, cfg, joints, request, extra_constraints):
         result = solve(group, target, seed, constraints=constraints,
                        **solve_options(request, cfg, notes))
     except Exception as exc:  # noqa: BLE001 - every failure becomes an error code
-        return _error(response, code_for_exception(exc), str(exc)), group
+        return Answer(_error(response, code_for_exception(exc), str(exc)), group)
     _fill(response, group, target, result, constraints)
     response.message = "; ".join([response.message] + notes)
+    closest = None
     if checker is not None and response.solution.name:
-        report_collision(response, checker, group, cfg)
+        closest = report_collision(response, checker, group, cfg)
     response.solve_time = time.perf_counter() - started
-    return response, group
+    return Answer(response, group, closest)
 
 
 def collision_checker(snapshot: RobotSnapshot, cfg: NodeConfig):
@@ -214,8 +228,11 @@ def minimum_distance(checker, cfg: NodeConfig, minimum_m: Optional[float] = None
     return MinimumDistanceConstraint(checker, bound_m, max(influence_m, bound_m + 0.01))
 
 
-def report_collision(response, checker, group, cfg: NodeConfig) -> None:
-    """Independent re-check of the returned values: closest pair, IN_COLLISION if too close."""
+def report_collision(response, checker, group, cfg: NodeConfig):
+    """Independent re-check of the returned values: closest pair, IN_COLLISION if too close.
+
+    Returns the checker's ``DistanceReport`` (the markers draw its witness points).
+    """
     q = np.asarray(response.solution.position)
     report = checker.min_distance(group.to_full_q(q))
     response.min_distance = float(report.distance_m)
@@ -226,6 +243,7 @@ def report_collision(response, checker, group, cfg: NodeConfig) -> None:
             response.message = (f"IN_COLLISION: {report.pair[0]} and {report.pair[1]} are "
                                 f"{report.distance_m:.4f} m apart (required "
                                 f"{cfg.minimum_distance} m); " + response.message)
+    return report
 
 
 def _fill(response, group, target: PoseTarget, result, constraints=()) -> None:

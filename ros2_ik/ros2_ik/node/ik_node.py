@@ -23,7 +23,7 @@ from ros2_ik.node.action_server import ConstrainedIKServer
 from ros2_ik.node import interactive_goal, moveit_bridge
 from ros2_ik.core.errors import InvalidGoal
 from ros2_ik.core.solvers import registry
-from ros2_ik.node.compute_ik import collision_checker, compute_ik, resolve_group
+from ros2_ik.node.compute_ik import Answer, compute_ik, resolve_group
 from ros2_ik.node.diagnostics import Diagnostics
 from ros2_ik.node.conversions import pose_to_se3
 from ros2_ik.node.outputs import Outputs
@@ -187,12 +187,12 @@ class IKNode(Node):
 
     def _on_compute_ik(self, request: ComputeIK.Request,
                        response: ComputeIK.Response) -> ComputeIK.Response:
-        answer, group = compute_ik(self.robot.snapshot, self.robot.error, self.config,
-                                   self.joints, request)
-        if group is not None and answer.solution.name:
-            self._publish(request, answer, group)
-        self._log_answer(answer)
-        return answer
+        answer = compute_ik(self.robot.snapshot, self.robot.error, self.config,
+                            self.joints, request)
+        if answer.group is not None and answer.response.solution.name:
+            self._publish(request, answer)
+        self._log_answer(answer.response)
+        return answer.response
 
     def _on_goal_pose(self, msg: PoseStamped) -> None:
         """Solve a goal from rviz (or any PoseStamped publisher) with the defaults."""
@@ -201,8 +201,9 @@ class IKNode(Node):
         request.execute = self.config.execute_by_default
         self._on_compute_ik(request, ComputeIK.Response())
 
-    def _publish(self, request: ComputeIK.Request, answer: ComputeIK.Response, group) -> None:
+    def _publish(self, request: ComputeIK.Request, computed: Answer) -> None:
         """~/solution, ~/markers, and the controller when asked and safe."""
+        answer, group = computed.response, computed.group
         q = np.asarray(answer.solution.position)
         self.outputs.solution(answer.solution.name, q)
         ref = request.target.header.frame_id or "universe"
@@ -211,8 +212,10 @@ class IKNode(Node):
             T_ref_target = pose_to_se3(request.target.pose, "target")
         except InvalidGoal:
             T_ref_target = T_ref_reached
-        self.outputs.markers(ref, T_ref_target, T_ref_reached,
-                             self._closest_pair(group, q) if request.avoid_collisions else None)
+        closest = computed.closest  # the re-check's pair: no second distance pass
+        witnesses = None if closest is None or not np.isfinite(closest.distance_m) else (
+            closest.p_world_a, closest.p_world_b)
+        self.outputs.markers(ref, T_ref_target, T_ref_reached, witnesses)
         if not (request.execute or self.config.execute_by_default):
             return
         ok = answer.error_code.val == IKErrorCode.SUCCESS
@@ -224,15 +227,6 @@ class IKNode(Node):
                 answer.error_code.val = IKErrorCode.EXECUTION_REFUSED
         else:
             answer.message += "; sent to the controller"
-
-    def _closest_pair(self, group, q: np.ndarray):
-        """World witness points of the closest pair at ``q`` (None when unavailable)."""
-        snapshot = self.robot.snapshot
-        if snapshot is None or snapshot.robot is not group.robot:
-            return None
-        report = collision_checker(snapshot, self.config).min_distance(group.to_full_q(q))
-        return None if not np.isfinite(report.distance_m) else (report.p_world_a,
-                                                                report.p_world_b)
 
     def _log_answer(self, answer: ComputeIK.Response) -> None:
         code = answer.error_code.val

@@ -176,7 +176,7 @@ def answer(snapshot, model_error: str, cfg, joints, request, response):
         ours = to_compute_ik(ik_request, frames)
     except MoveItRequestError as exc:
         return fill_response(response, exc.code, str(exc))
-    result, _group = compute_ik(snapshot, model_error, cfg, joints, ours)
+    result = compute_ik(snapshot, model_error, cfg, joints, ours).response
     return fill_response(response, moveit_code(result.error_code.val), result.message,
                          ik_request.robot_state.joint_state, result.solution)
 
