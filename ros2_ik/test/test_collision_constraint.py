@@ -158,6 +158,27 @@ def test_smooth_row_is_one_at_a_single_pair_on_the_bound():
     assert constraint.violation(value)[0] == pytest.approx(0.0, abs=1e-9)
 
 
+@pytest.mark.parametrize("formulation", ["pairs", "smooth"])
+def test_value_and_holds_agree_with_evaluate(formulation):
+    """value() is evaluate()'s value; holds() is 'no violation' (both from FK alone)."""
+    scene = PlanningScene()
+    scene.add_all(load_scene_yaml(BENCH_SCENE))
+    model, checker = panda_checker(scene)
+    constraint = MinimumDistanceConstraint(checker, 0.01, 0.05, formulation=formulation)
+    rng = np.random.default_rng(4)
+    verdicts = set()
+    for _ in range(60):
+        q = rng.uniform(model.lowerPositionLimit, model.upperPositionLimit)
+        expected, _ = constraint.evaluate(model, kinematics(model, q), q)
+        fk_only = model.createData()
+        pin.forwardKinematics(model, fk_only, q)
+        np.testing.assert_array_equal(constraint.value(model, fk_only, q), expected)
+        holds = constraint.holds(model, fk_only, q)
+        assert holds == (constraint.violation(expected).max() == 0.0)
+        verdicts.add(holds)
+    assert verdicts == {True, False}
+
+
 def test_rejects_influence_not_beyond_minimum():
     _, checker = tiny_checker()
     with pytest.raises(InvalidArgument, match="influence_distance_m"):

@@ -51,6 +51,21 @@ class Constraint(ABC):
     ) -> Tuple[np.ndarray, np.ndarray]:
         """Return ``g(q)`` with shape ``(m,)`` and its Jacobian, shape ``(m, nv)``."""
 
+    def value(self, model: pin.Model, data: pin.Data, q: np.ndarray) -> np.ndarray:
+        """Return ``g(q)`` alone, shape ``(m,)``; the default drops :meth:`evaluate`'s Jacobian.
+
+        Same precondition as :meth:`evaluate`; a subclass may compute less (no Jacobian).
+        """
+        return np.asarray(self.evaluate(model, data, q)[0])
+
+    def holds(self, model: pin.Model, data: pin.Data, q: np.ndarray) -> bool:
+        """Return whether ``g(q)`` is within the bounds, with no tolerance.
+
+        Same precondition as :meth:`evaluate`; a subclass may answer without computing
+        every row (a minimum-distance constraint only looks at the pairs that may violate).
+        """
+        return bool(np.all(self.violation(self.value(model, data, q)) <= 0.0))  # NaN: no
+
     def violation(self, value: np.ndarray) -> np.ndarray:
         """Per-row distance outside the bounds, shape ``(m,)``, zero when satisfied."""
         below = self.lower_bound - value

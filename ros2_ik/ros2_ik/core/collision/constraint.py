@@ -127,15 +127,47 @@ class MinimumDistanceConstraint(Constraint):
 
     def evaluate(self, model: pin.Model, data: pin.Data, q: np.ndarray):
         """Value (m,) and Jacobian (m, nv); needs the caller's kinematics and Jacobians."""
-        if model.nv != self.checker.model.nv:
-            raise InvalidArgument(f"model has nv={model.nv}, the checker's model "
-                                  f"nv={self.checker.model.nv}")
-        pairs = self.checker.distances_from_data(data, self.influence_distance_m)
-        near = np.flatnonzero(pairs.distances_m < self.influence_distance_m)
-        near = near[np.argsort(pairs.distances_m[near], kind="stable")]
+        pairs, near = self._near(model, data)
         if self.formulation == "pairs":
             return self._pair_rows(model, data, pairs, near)
         return self._smooth_row(model, data, pairs, near)
+
+    def value(self, model: pin.Model, data: pin.Data, q: np.ndarray) -> np.ndarray:
+        """Value (m,) alone, as :meth:`evaluate` gives it; needs forward kinematics only."""
+        pairs, near = self._near(model, data)
+        distances = pairs.distances_m[near]
+        if self.formulation == "pairs":
+            value = np.full(len(self._lower), self.influence_distance_m)
+            value[:min(len(near), len(value))] = distances[:len(value)]
+            return value
+        span = self.influence_distance_m - self.min_distance_m
+        phi, _ = smoothed_hinge((distances - self.influence_distance_m) / span)
+        return np.array([(1.0 / np.exp(-1.0)) * phi.sum()])  # as _smooth_row
+
+    def holds(self, model: pin.Model, data: pin.Data, q: np.ndarray) -> bool:
+        """Return whether ``q`` satisfies the constraint (no tolerance); forward kinematics only.
+
+        The pairs formulation holds when no pair is closer than ``min_distance_m``: only the
+        pairs whose lower bound is below it are computed, so a clear configuration costs the
+        bounds and a few pairs (no gradients, no pairs out to the influence distance).
+        """
+        if self.formulation != "pairs":
+            return bool(self.value(model, data, q)[0] <= self._upper[0])
+        self._check_model(model)
+        distances = self.checker.distances_from_data(data, self.min_distance_m).distances_m
+        return bool(np.all(distances >= self.min_distance_m))  # skipped pairs read inf
+
+    def _check_model(self, model: pin.Model) -> None:
+        if model.nv != self.checker.model.nv:
+            raise InvalidArgument(f"model has nv={model.nv}, the checker's model "
+                                  f"nv={self.checker.model.nv}")
+
+    def _near(self, model: pin.Model, data: pin.Data) -> Tuple[PairDistances, np.ndarray]:
+        """Distances and the indices (k,) of the pairs within influence, nearest first."""
+        self._check_model(model)
+        pairs = self.checker.distances_from_data(data, self.influence_distance_m)
+        near = np.flatnonzero(pairs.distances_m < self.influence_distance_m)
+        return pairs, near[np.argsort(pairs.distances_m[near], kind="stable")]
 
     def _pair_rows(self, model, data, pairs: PairDistances, near: np.ndarray):
         rows = len(self._lower)

@@ -14,20 +14,23 @@ stack their hinge rows (:mod:`residuals`) on the full model.
 
 Pose first, clearance second: when every constraint is usually inactive at a pose
 solution (``pose_first_constraints``: the minimum-distance constraint), an attempt runs
-the pose-only loop first; once it converges, the stacked loop starts from there, returns
-at its first evaluation when the constraints hold, and otherwise pushes the configuration
-out of collision while keeping the pose (in-solve, not a restart); if that stalls, the
-stacked loop runs from the attempt's start as before.  A stacked iteration costs ~10x a
-pose-only one (the checker's distances), so the clear majority of attempts, collision-free
-at their pose solution, no longer pay it at every step.  Measured (bench/collision_bench.py,
+the pose-only loop first; once it converges, a value-only test (``Constraint.holds``: for
+the minimum distance, only the pairs whose lower bound is under ``min_distance_m``, no
+Jacobians, no gradients) returns the pose solution when the constraints hold; otherwise
+the stacked loop starts from there and pushes the configuration out of collision while
+keeping the pose (in-solve, not a restart); if that stalls, the stacked loop runs from the
+attempt's start as before.  A stacked iteration costs ~10x a pose-only one (the checker's
+distances and gradients), so the clear majority of attempts, collision-free at their pose
+solution, pay one clearance test instead.  Measured (bench/collision_bench.py,
 Panda scene, 1000 collision-free targets, 20 ms): see bench/results/collision.md.
 """
 from __future__ import annotations
 
+import threading
 import weakref
 from functools import lru_cache
 from operator import ge as _ge, le as _le
-from typing import Any, NamedTuple, Tuple
+from typing import Any, Tuple
 
 import numpy as np
 import pinocchio as pin
@@ -153,11 +156,45 @@ class _FastState:
         return any(map(_ge, self.lower_list, values)) or any(map(_le, self.upper_list, values))
 
 
-class _PoseFirstState(NamedTuple):
+_CHECK_DATA = threading.local()
+
+
+def _check_data(group) -> pin.Data:
+    """Return this thread's full-model Data for the clearance test (not the verify Data)."""
+    cache = getattr(_CHECK_DATA, "by_group", None)
+    if cache is None:
+        cache = _CHECK_DATA.by_group = weakref.WeakKeyDictionary()
+    data = cache.get(group)
+    if data is None:
+        data = cache[group] = group.robot.model.createData()
+    return data
+
+
+class _PoseFirstState:
     """A constrained problem solved pose first: the pose-only loop, then the stacked one."""
 
-    fast: _FastState
-    stacked: Residuals
+    __slots__ = ("fast", "problem", "model", "data", "_stacked")
+
+    def __init__(self, fast: _FastState, problem: Problem):
+        """Cheap: the stacked residuals are built by the first attempt that needs them."""
+        self.fast, self.problem = fast, problem
+        self.model = problem.group.robot.model
+        self.data = _check_data(problem.group)
+        self._stacked = None
+
+    @property
+    def stacked(self) -> Residuals:
+        """Stacked residuals on the full model (own Data, ~25 us to build)."""
+        if self._stacked is None:
+            self._stacked = Residuals(self.problem, exact=False)
+        return self._stacked
+
+    def holds(self, q: np.ndarray) -> bool:
+        """Whether every constraint holds at group vector ``q`` (no constraint Jacobian)."""
+        q_full = self.problem.group.to_full_q(q)
+        pin.computeJointJacobians(self.model, self.data, q_full)  # what terms expect: ~1 us
+        pin.updateFramePlacements(self.model, self.data)
+        return all(c.holds(self.model, self.data, q_full) for c in self.problem.constraints)
 
 
 class LevenbergMarquardt(Solver):
@@ -206,8 +243,7 @@ class LevenbergMarquardt(Solver):
         if problem.pose_only:
             return self._fast_state(problem)
         if self._pose_first(problem):
-            return _PoseFirstState(self._fast_state(Problem(problem.group, problem.target)),
-                                   Residuals(problem, exact=False))
+            return _PoseFirstState(self._fast_state(problem), problem)
         return Residuals(problem, exact=False)
 
     def _pose_first(self, problem: Problem) -> bool:
@@ -236,8 +272,8 @@ class LevenbergMarquardt(Solver):
                             budget: Budget) -> LocalResult:
         """Pose alone, then the stacked loop from its answer, else from ``q0`` as before."""
         pose = self._attempt_fast(state.fast, q0, budget)
-        if not pose.converged:
-            return pose
+        if not pose.converged or state.holds(pose.q):
+            return pose  # clear: no Jacobians, no gradients, no pairs out to the influence
         q, it, done, merit = self._attempt_generic(state.stacked, pose.q, budget)
         it += pose.iterations
         if done or not self.pose_first_fallback or budget.expired():
