@@ -32,14 +32,19 @@ def _frozen(values, dtype, shape=None) -> np.ndarray:
 
 @dataclass(frozen=True)
 class BoundTables:
-    """Constant tables of one compiled scene (G geometries, P pairs)."""
+    """Constant tables of one compiled scene (G geometries, P pairs, W fixed boxes).
 
-    joints: Tuple[int, ...]    # (J,) joints whose placements are read; joints[0] == 0
-    slot: np.ndarray           # (G,) index into ``joints`` of each geometry's joint
-    center_joint: np.ndarray   # (G, 4) homogeneous ball centre in the joint frame [m]
-    radius: np.ndarray         # (G,) ball radius [m]
-    ball_pairs: Tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]  # idx, a, b, r_a + r_b
-    box_pairs: Tuple[np.ndarray, ...]  # idx, a, R_world_b^T (W,3,3), offset (W,3), half, r_a
+    Shaped for a few dense products per call (numpy's cost is per call, not per pair).
+    """
+
+    joints: Tuple[int, ...]      # moving joints whose placements are read (joint 0: identity)
+    center_joint: np.ndarray     # (4, G) homogeneous ball centre in its joint frame [m]
+    gather: np.ndarray           # (4, G) flat index of each centre in (T_world_joints @ ^)
+    box_rows: np.ndarray         # (3W, 4) [R_world_box^T | -R^T p - c_box]: world -> box
+    box_half: np.ndarray         # (3W, 1) half extents of each box [m]
+    ball_diff: np.ndarray        # (G, B) +1 / -1: centre differences of the B ball pairs
+    order: np.ndarray            # (P,) index of each pair in [W x G box bounds, B balls]
+    radius: np.ndarray           # (P,) r_a (box pairs) or r_a + r_b (ball pairs) [m]
 
 
 def ensure_local_aabb(geometry) -> None:
@@ -59,18 +64,13 @@ def _local_aabb(geometry) -> Tuple[np.ndarray, np.ndarray]:
     return (high + low) / 2.0, (high - low) / 2.0
 
 
-def _box_pair_tables(geoms, box_rows, centers, halves, radius):
-    idx = [k for k, _, _ in box_rows]
-    a = [i for _, i, _ in box_rows]
-    rotations_t, offsets = [], []
-    for _, _, j in box_rows:  # fixed b: T_world_geom is its placement in joint 0
+def _box_tables(geoms, fixed: Sequence[int], centers, halves):
+    rows, half = [], []
+    for j in fixed:  # fixed b: T_world_geom is its placement in joint 0
         R, p = geoms[j].placement.rotation, geoms[j].placement.translation
-        rotations_t.append(R.T)
-        offsets.append(-R.T @ p - centers[j])
-    return (_frozen(idx, np.int64), _frozen(a, np.int64),
-            _frozen(rotations_t, float, (-1, 3, 3)), _frozen(offsets, float, (-1, 3)),
-            _frozen([halves[j] for _, _, j in box_rows], float, (-1, 3)),
-            _frozen([radius[i] for _, i, _ in box_rows], float))
+        rows.append(np.hstack((R.T, (-R.T @ p - centers[j])[:, None])))
+        half.append(halves[j])
+    return (_frozen(rows, float, (-1, 4)), _frozen(half, float, (-1, 1)))
 
 
 def build_bound_tables(
@@ -80,38 +80,54 @@ def build_bound_tables(
     geoms = geom_model.geometryObjects
     centers, halves = zip(*(_local_aabb(g.geometry) for g in geoms)) if geoms else ((), ())
     radius = [float(np.linalg.norm(h)) for h in halves]
-    joints = tuple(sorted({0} | {g.parentJoint for g in geoms}))
-    center_joint = [g.placement.act(c) for g, c in zip(geoms, centers)]
-    ball_rows, box_rows = [], []
+    joints = tuple(sorted({g.parentJoint for g in geoms} - {0}))
+    slot = [joints.index(g.parentJoint) + 1 if g.parentJoint else 0 for g in geoms]
+    box_rows, ball_rows = [], []  # (k, moving a, fixed b), (k, a, b)
     for k, (i, j) in enumerate(pairs):
         if geoms[j].parentJoint == 0 and geoms[i].parentJoint != 0:
             box_rows.append((k, i, j))
         elif geoms[i].parentJoint == 0 and geoms[j].parentJoint != 0:
             box_rows.append((k, j, i))
         else:
-            ball_rows.append((k, i, j, radius[i] + radius[j]))
+            ball_rows.append((k, i, j))
+    fixed = sorted({j for _, _, j in box_rows})
+    G, W = len(geoms), len(fixed)
+    order, pair_radius = np.zeros(len(pairs), np.int64), np.zeros(len(pairs))
+    for k, i, j in box_rows:
+        order[k], pair_radius[k] = fixed.index(j) * G + i, radius[i]
+    ball_diff = np.zeros((G, len(ball_rows)))
+    for n, (k, i, j) in enumerate(ball_rows):
+        order[k], pair_radius[k] = W * G + n, radius[i] + radius[j]
+        ball_diff[i, n] += 1.0
+        ball_diff[j, n] -= 1.0
+    box_rows_, box_half = _box_tables(geoms, fixed, centers, halves)
     return BoundTables(
         joints=joints,
-        slot=_frozen([joints.index(g.parentJoint) for g in geoms], np.int64),
-        center_joint=_frozen([list(c) + [1.0] for c in center_joint], float, (-1, 4)),
-        radius=_frozen(radius, float),
-        ball_pairs=tuple(_frozen([row[n] for row in ball_rows], dt)
-                         for n, dt in enumerate((np.int64, np.int64, np.int64, float))),
-        box_pairs=_box_pair_tables(geoms, box_rows, centers, halves, radius),
+        center_joint=_frozen([list(g.placement.act(c)) + [1.0]
+                              for g, c in zip(geoms, centers)], float, (-1, 4)).T,
+        gather=_frozen([[(4 * slot[g] + r) * G + g for g in range(G)] for r in range(4)],
+                       np.int64, (4, G)),
+        box_rows=box_rows_, box_half=box_half, ball_diff=_frozen(ball_diff, float),
+        order=_frozen(order, np.int64), radius=_frozen(pair_radius, float),
     )
+
+
+_EYE4 = np.eye(4)
 
 
 def lower_bounds(tables: BoundTables, data: pin.Data, num_pairs: int) -> np.ndarray:
     """Lower bounds (P,) [m] on the unpadded distance of every pair, valid where positive."""
     oMi = data.oMi
-    T_world_joint = np.array([oMi[j].homogeneous[:3] for j in tables.joints])  # (J, 3, 4)
-    centers = np.einsum("gij,gj->gi", T_world_joint[tables.slot], tables.center_joint)
-    bounds = np.empty(num_pairs)
-    idx, a, b, radii = tables.ball_pairs
-    gap = centers[a] - centers[b]
-    bounds[idx] = np.sqrt(np.einsum("pi,pi->p", gap, gap)) - radii
-    idx, a, rotation_t, offset, half, radius_a = tables.box_pairs
-    local = np.einsum("pij,pj->pi", rotation_t, centers[a]) + offset
-    excess = np.maximum(np.abs(local) - half, 0.0)
-    bounds[idx] = np.sqrt(np.einsum("pi,pi->p", excess, excess)) - radius_a
-    return bounds
+    T_world_joints = np.concatenate([_EYE4] + [oMi[j].homogeneous for j in tables.joints])
+    c_world = (T_world_joints @ tables.center_joint).take(tables.gather)  # (4, G), row 3 = 1
+    excess = tables.box_rows @ c_world  # (3W, G): each centre in each box's frame
+    np.abs(excess, out=excess)
+    excess -= tables.box_half
+    np.maximum(excess, 0.0, out=excess)
+    excess *= excess
+    gap = c_world @ tables.ball_diff  # (4, B), row 3 = 0
+    gap *= gap
+    boxes, geoms = excess.shape
+    squared = np.concatenate((excess.reshape(boxes // 3, 3, geoms).sum(axis=1).ravel(),
+                              gap.sum(axis=0)))
+    return np.sqrt(squared.take(tables.order)) - tables.radius

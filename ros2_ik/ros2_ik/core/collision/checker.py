@@ -2,7 +2,7 @@
 
 No broadphase structure: every candidate pair first gets a cheap numpy lower bound
 (:mod:`.bounds`); the pairs that may be closer than the caller's threshold then go through
-``pin.computeDistances`` (one C++ loop, GJK/EPA on convex shapes, signed: negative =
+``pin.computeDistance`` one by one (GJK/EPA on convex shapes, signed: negative =
 penetration depth).  Padding inflates each robot geometry by a ball of ``padding_m``
 (exactly ``d - pad_a - pad_b`` on convex shapes).
 
@@ -230,12 +230,10 @@ class CollisionChecker:
         """Run coal on ``pairs`` only and write their signed padded distances into ``out``."""
         if pairs.size == 0:
             return
-        active = np.zeros((compiled.geom_model.ngeoms,) * 2, dtype=bool)
-        active[compiled.pair_a[pairs], compiled.pair_b[pairs]] = True
-        geom_data.setActiveCollisionPairs(compiled.geom_model, active)
-        pin.computeDistances(compiled.geom_model, geom_data)
-        results = geom_data.distanceResults
-        raw = np.array([results[int(k)].min_distance for k in pairs])
+        # One computeDistance per pair (it fills distanceResults[k], read by witnesses):
+        # cheaper than flagging the active pairs of a (G, G) matrix for computeDistances.
+        distance, model = pin.computeDistance, compiled.geom_model
+        raw = np.array([distance(model, geom_data, k).min_distance for k in pairs.tolist()])
         if raw.min() < -_MAX_DEPTH_M:
             _LOG.warning("coal returned a penetration deeper than %.1f m (EPA failure?) for "
                          "%s; clamped", _MAX_DEPTH_M,
