@@ -269,6 +269,35 @@ def test_lower_bounds_never_exceed_exact_distances():
         assert np.mean(bounds > 0.05) > 0.5  # and they are useful: most far pairs skipped
 
 
+def test_thresholded_passes_compute_every_pair_closer_than_the_threshold():
+    """distances_from_data / clear_from_data may skip only pairs at or beyond the threshold."""
+    urdf, srdf = panda_files()
+    model = pin.buildModelFromXML(urdf)
+    scene = PlanningScene()
+    here = os.path.dirname(os.path.abspath(__file__))
+    from ros2_ik.core.collision import load_scene_yaml
+
+    scene.add_all(load_scene_yaml(os.path.join(here, "..", "..", "bench", "panda_scene.yaml")))
+    checker = CollisionChecker.from_urdf(model, urdf, srdf, scene, padding_m=0.005,
+                                         link_padding_m={"panda_hand": 0.0})
+    data = model.createData()
+    rng = np.random.default_rng(12)
+    verdicts = set()
+    for _ in range(40):
+        q = rng.uniform(model.lowerPositionLimit, model.upperPositionLimit)
+        exact = checker.distances(q).distances_m
+        pin.forwardKinematics(model, data, q)
+        for threshold in (-0.02, 0.0, 1e-4, 0.05):
+            near = exact < threshold
+            got = checker.distances_from_data(data, threshold).distances_m
+            np.testing.assert_array_equal(got[near], exact[near])
+            assert np.all(got[~near] >= threshold)
+            clear = checker.clear_from_data(data, threshold)
+            assert clear == (not near.any())
+            verdicts.add(clear)
+    assert verdicts == {True, False}
+
+
 def test_padding_is_validated_with_the_links_listed():
     from ros2_ik.core.errors import InvalidArgument, InvalidFrame
 

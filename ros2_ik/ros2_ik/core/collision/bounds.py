@@ -117,6 +117,22 @@ _EYE4 = np.eye(4)
 
 def lower_bounds(tables: BoundTables, data: pin.Data, num_pairs: int) -> np.ndarray:
     """Lower bounds (P,) [m] on the unpadded distance of every pair, valid where positive."""
+    return np.sqrt(squared_gaps(tables, data)) - tables.radius
+
+
+def reach_squared(tables: BoundTables, padding_m: np.ndarray, threshold_m: float) -> np.ndarray:
+    """Squared gaps (P,) [m^2] up to which a pair may be closer than ``threshold_m``.
+
+    A pair is wanted when its padded bound ``gap - r - pad`` is below ``threshold_m`` or its
+    bound ``gap - r`` is not positive (unknown): ``gap <= r + max(pad + threshold_m, 0)``
+    covers both (plus the equality cases, which only cost a computed pair).
+    """
+    reach = tables.radius + np.maximum(padding_m + threshold_m, 0.0)
+    return reach * reach
+
+
+def squared_gaps(tables: BoundTables, data: pin.Data) -> np.ndarray:
+    """Squared gap (P,) [m^2] per pair: ball centre to box, or centre to centre (``data.oMi``)."""
     oMi = data.oMi
     T_world_joints = np.concatenate([_EYE4] + [oMi[j].homogeneous for j in tables.joints])
     c_world = (T_world_joints @ tables.center_joint).take(tables.gather)  # (4, G), row 3 = 1
@@ -130,4 +146,4 @@ def lower_bounds(tables: BoundTables, data: pin.Data, num_pairs: int) -> np.ndar
     boxes, geoms = excess.shape
     squared = np.concatenate((excess.reshape(boxes // 3, 3, geoms).sum(axis=1).ravel(),
                               gap.sum(axis=0)))
-    return np.sqrt(squared.take(tables.order)) - tables.radius
+    return squared.take(tables.order)

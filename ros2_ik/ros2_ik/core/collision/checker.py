@@ -23,7 +23,7 @@ import numpy as np
 import pinocchio as pin
 
 from ..errors import InvalidArgument, InvalidFrame
-from .bounds import ensure_local_aabb, lower_bounds
+from .bounds import ensure_local_aabb, lower_bounds, reach_squared, squared_gaps
 from .compiled import CompiledScene, compile_scene
 from .meshes import MeshResolver
 from .pairs import candidate_self_pairs
@@ -151,6 +151,7 @@ class CollisionChecker:
         self._compile_lock = threading.Lock()
         self._compiled: Optional[CompiledScene] = None
         self._local = threading.local()
+        self._reach: dict = {}  # (id(compiled), threshold) -> (compiled, reach_squared)
 
     @classmethod
     def from_urdf(
@@ -207,12 +208,38 @@ class CollisionChecker:
         if compiled.num_pairs == 0:
             return PairDistances(compiled, geom_data, distances)
         if np.isfinite(threshold_m):
-            wanted = np.flatnonzero(self._lower_bounds(compiled, data) < threshold_m)
+            wanted = self._wanted(compiled, data, threshold_m)
         else:
             wanted = np.arange(compiled.num_pairs)
         pin.updateGeometryPlacements(self.model, data, compiled.geom_model, geom_data)
         self._compute(compiled, geom_data, wanted, distances)
         return PairDistances(compiled, geom_data, distances)
+
+    def clear_from_data(self, data: pin.Data, threshold_m: float) -> bool:
+        """Return whether no pair is closer (signed, padded) than ``threshold_m`` (finite).
+
+        :meth:`distances_from_data` reduced to a yes/no: the same pairs are computed, up to
+        the first one closer than ``threshold_m``.  Precondition: ``data.oMi`` is valid.
+        """
+        compiled, geom_data = self._thread_state()
+        wanted = self._wanted(compiled, data, threshold_m).tolist() if compiled.num_pairs else []
+        if not wanted:
+            return True
+        pin.updateGeometryPlacements(self.model, data, compiled.geom_model, geom_data)
+        distance, model, padding = pin.computeDistance, compiled.geom_model, compiled.padding_m
+        return all(distance(model, geom_data, k).min_distance - padding[k] >= threshold_m
+                   for k in wanted)  # NaN: not clear
+
+    def _wanted(self, compiled: CompiledScene, data: pin.Data, threshold_m: float) -> np.ndarray:
+        """Pairs (k,) whose lower bound (:meth:`_lower_bounds`) is below ``threshold_m``."""
+        key = (id(compiled), threshold_m)
+        entry = self._reach.get(key)
+        if entry is None or entry[0] is not compiled:
+            if len(self._reach) > 32:  # old scene versions
+                self._reach.clear()
+            entry = self._reach[key] = (compiled, reach_squared(
+                compiled.bounds, compiled.padding_m, threshold_m))
+        return np.flatnonzero(squared_gaps(compiled.bounds, data) <= entry[1])
 
     @staticmethod
     def _lower_bounds(compiled: CompiledScene, data: pin.Data) -> np.ndarray:

@@ -154,8 +154,7 @@ class MinimumDistanceConstraint(Constraint):
         if self.formulation != "pairs":
             return bool(self.value(model, data, q)[0] <= self._upper[0])
         self._check_model(model)
-        distances = self.checker.distances_from_data(data, self.min_distance_m).distances_m
-        return bool(np.all(distances >= self.min_distance_m))  # skipped pairs read inf
+        return self.checker.clear_from_data(data, self.min_distance_m)
 
     def _check_model(self, model: pin.Model) -> None:
         if model.nv != self.checker.model.nv:
