@@ -1,0 +1,67 @@
+"""The benchmark scripts run end to end on a few targets and write what issue 3 asks for.
+
+Not a timed test: it checks the files and their fields, and that each row's figures are
+consistent with themselves (success in [0, 1], median <= p95, the fastest pass no slower
+than the first), never a speed.
+"""
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+BENCH = Path(__file__).resolve().parents[2] / "bench"
+ROW_KEYS = {"robot", "solver", "n", "success_rate", "median_ms", "p95_ms", "mean_ms", "date",
+            "machine"}
+
+
+def _run(script: str, *args: str, out: Path) -> str:
+    done = subprocess.run([sys.executable, str(BENCH / script), *args, "--out", str(out)],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done.stdout
+
+
+def test_ik_bench_writes_rows_tables_and_passes(tmp_path):
+    _run("ik_bench.py", "-n", "6", "--repeat", "2", "--arms", "panda,ur5",
+         "--solvers", "lm,dls", out=tmp_path)
+    rows = json.loads((tmp_path / "latest.json").read_text())
+    assert {(r["robot"], r["solver"]) for r in rows} == {
+        (a, s) for a in ("panda", "ur5") for s in ("lm", "dls")}
+    for r in rows:
+        assert ROW_KEYS <= set(r), r
+        assert r["n"] == 6 and r["repeat"] == 2 and 0.0 <= r["success_rate"] <= 1.0
+        assert 0.0 < r["median_ms"] <= r["p95_ms"]
+        assert len(r["pass_medians_ms"]) == 2
+        first = r["first_pass"]
+        assert r["median_ms"] <= first["median_ms"] and r["mean_ms"] <= first["mean_ms"]
+    lm = next(r for r in rows if r["solver"] == "lm" and r["robot"] == "panda")
+    assert lm["success_rate"] == 1.0  # 6 easy reachable targets, 5 ms each
+    table = (tmp_path / "latest.md").read_text()
+    assert "fastest of 2 passes" in table and "The first pass alone" in table
+    assert table.count("| lm |") == 2
+    if (tmp_path / "latest.png").exists():  # matplotlib is bench-only
+        assert (tmp_path / "latest.png").stat().st_size > 1000
+
+
+def test_ik_bench_rejects_zero_passes(tmp_path):
+    done = subprocess.run([sys.executable, str(BENCH / "ik_bench.py"), "-n", "2", "--repeat",
+                           "0", "--solvers", "lm", "--arms", "panda", "--out", str(tmp_path)],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode != 0 and "--repeat must be >= 1" in done.stderr
+
+
+@pytest.mark.parametrize("methods", ["lm+collision,lm_reject_restart"])
+def test_collision_bench_adds_its_rows_to_latest(tmp_path, methods):
+    _run("ik_bench.py", "-n", "3", "--repeat", "1", "--arms", "panda", "--solvers", "lm",
+         out=tmp_path)
+    _run("collision_bench.py", "-n", "8", "--methods", methods, out=tmp_path)
+    rows = json.loads((tmp_path / "latest.json").read_text())
+    scene = [r for r in rows if r["robot"] == "panda_scene"]
+    assert {r["solver"] for r in scene} == set(methods.split(","))
+    assert any(r["robot"] == "panda" and r["solver"] == "lm" for r in rows)
+    for r in scene:
+        assert ROW_KEYS <= set(r) and 0.0 <= r["success_rate"] <= 1.0
+        assert r["median_ms"] <= r["p95_ms"]
+    assert (tmp_path / "collision.md").read_text().startswith("Collision-aware IK")
