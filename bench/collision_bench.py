@@ -291,9 +291,10 @@ def write_markdown(path: Path, rows, meta) -> None:
     m = meta["machine"]
     lines = [f"Collision-aware IK, Panda in `bench/{meta['scene']}`, {meta['date']}, "
              f"N={meta['n']} collision-free targets, seed mid-limits, budget "
-             f"{1e3 * meta['budget_s']:g} ms; {m['cpu']}, {m['cores']} cores shared with "
-             f"other work (1-min load avg {m['load_average'][0]:.2f} at start, "
-             f"{m.get('load_average_end', [float('nan')])[0]:.2f} at end).", "",
+             f"{1e3 * meta['budget_s']:g} ms; one pass, the methods interleaved per target "
+             f"(a slow phase of the VM hits them alike: compare rows as ratios); "
+             f"{m['cpu']}, {m['cores']} cores (1-min load avg {m['load_average'][0]:.2f} at "
+             f"start, {m.get('load_average_end', [float('nan')])[0]:.2f} at end).", "",
              "| method | success | median ms | p95 ms | mean ms | attempts | failures |",
              "|---|---|---|---|---|---|---|"]
     for r in rows:
