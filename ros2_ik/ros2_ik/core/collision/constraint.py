@@ -22,6 +22,7 @@ world frame, ``J_x`` the WORLD-frame joint Jacobian, (6, nv), of the body of sid
 """
 from __future__ import annotations
 
+import weakref
 from typing import Tuple
 
 import numpy as np
@@ -44,26 +45,46 @@ def _cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.einsum("ijk,nj,nk->ni", _LEVI_CIVITA, a, b)
 
 
+_SUPPORT_MASKS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def support_masks(model: pin.Model) -> np.ndarray:
+    """Mask (njoints, nv): row ``j`` marks the velocity columns of the joints moving joint ``j``.
+
+    ``pin.getJointJacobian(model, data, j, WORLD)`` is ``data.J * mask[j]`` (row 0, the
+    universe, is all False: scene objects do not move).  Cached per model (read-only).
+    """
+    masks = _SUPPORT_MASKS.get(model)
+    if masks is None:
+        masks = np.zeros((model.njoints, model.nv), dtype=bool)
+        for j in range(1, model.njoints):
+            for i in model.supports[j]:
+                if i:
+                    masks[j, model.idx_vs[i]:model.idx_vs[i] + model.nvs[i]] = True
+        masks.setflags(write=False)
+        _SUPPORT_MASKS[model] = masks
+    return masks
+
+
 def pair_gradients(
     model: pin.Model, data: pin.Data, pairs: PairDistances, ks: np.ndarray
 ) -> np.ndarray:
     """Gradients (k, nv) of the signed distances of the computed pairs ``ks``.
 
-    Precondition: ``pin.computeJointJacobians(model, data, q)`` for the ``q`` of ``pairs``.
+    Precondition: ``pin.computeJointJacobians(model, data, q)`` for the ``q`` of ``pairs``
+    (``data.J``: every joint's WORLD-frame Jacobian columns; a side's Jacobian is ``data.J``
+    masked to the joints that move it, so two products serve every pair).
     """
     ks = np.asarray(ks, dtype=np.int64)
     if ks.size == 0:
         return np.zeros((0, model.nv))
     normals, p_a, p_b = pairs.witnesses(ks)
-    joint_a, joint_b = pairs.compiled.joint_a[ks], pairs.compiled.joint_b[ks]
-    joints = set(joint_a.tolist()) | set(joint_b.tolist())
-    J = np.zeros((max(joints) + 1, 6, model.nv))
-    for j in joints - {0}:
-        J[j] = pin.getJointJacobian(model, data, j, pin.WORLD).reshape(6, -1)  # (6,): nv = 1
+    masks = support_masks(model)
+    J = data.J
     f_a = np.concatenate((normals, _cross(p_a, normals)), axis=1)  # (k, 6) wrench-like
     f_b = np.concatenate((normals, _cross(p_b, normals)), axis=1)
-    return (np.einsum("ki,kin->kn", f_b, J[joint_b])
-            - np.einsum("ki,kin->kn", f_a, J[joint_a]))
+    return ((f_b @ J) * masks[pairs.compiled.joint_b[ks]]
+            - (f_a @ J) * masks[pairs.compiled.joint_a[ks]])
 
 
 def smoothed_hinge(x: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
