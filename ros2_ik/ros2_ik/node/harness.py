@@ -145,11 +145,26 @@ class Client:
         return future.result()
 
     def wait_for_model(self, request: ComputeIK.Request, timeout_s: float = 30.0,
-                       no_model_code: int = -6):
-        """Call until the node has a model (answer other than NO_ROBOT_MODEL)."""
+                       no_model_code: int = -6, resend_after_s: float = 3.0):
+        """Call until the node has a model (answer other than NO_ROBOT_MODEL).
+
+        A probe unanswered after ``resend_after_s`` is sent again until ``timeout_s``: the
+        first response to a new client can be dropped by the middleware.  wait_for_service
+        returns once the server is discovered; Fast DDS then waits only 100 ms for the
+        client's response reader to match before giving the response up ("client will not
+        receive response", ros2/rmw_fastrtps#390 and #467), which a loaded machine misses.
+        Seen once in ~10 full test runs as a 30 s timeout on a node start-up probe.
+        """
         deadline = time.monotonic() + timeout_s
         while True:
-            response = self.call(request)
+            left = deadline - time.monotonic()
+            try:
+                response = self.call(request, timeout_s=max(0.1, min(resend_after_s, left)))
+            except TimeoutError:
+                if time.monotonic() > deadline:
+                    raise TimeoutError(f"no compute_ik response in {timeout_s} s "
+                                       f"(probes re-sent every {resend_after_s} s)") from None
+                continue
             if response.error_code.val != no_model_code:
                 return response
             if time.monotonic() > deadline:
