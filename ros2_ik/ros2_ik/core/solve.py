@@ -27,10 +27,13 @@ def solve(group: Group, target_or_problem: Union[PoseTarget, Problem], seed: np.
           max_joint_jump_rad: float = math.inf, num_solutions: int = 1,
           cancel: Optional[Callable[[], bool]] = None,
           feedback: Optional[Callable[[Progress], None]] = None,
-          constraint_tolerance: float = CONSTRAINT_TOLERANCE) -> IKResult:
+          constraint_tolerance: float = CONSTRAINT_TOLERANCE,
+          library_starts: int = 4) -> IKResult:
     """Solve for group vector ``q`` (shape ``(n,)``, group joint order) from ``seed``.
 
-    Restarts (the seed first, then uniform random in the limits) run until
+    Restarts (the seed first, then up to ``library_starts`` configurations of the
+    group's sample library whose frame lies nearest to the target (:mod:`seed_library`;
+    0: none), then uniform random in the limits) run until
     ``timeout_s`` [s], ``max_attempts`` (0: unlimited) or ``num_solutions`` distinct
     verified solutions.  The same ``random_seed`` gives the same answer (as long as
     the deadline does not cut the search at a different point: fix ``max_attempts``
@@ -46,7 +49,8 @@ def solve(group: Group, target_or_problem: Union[PoseTarget, Problem], seed: np.
         max_joint_jump_rad=_positive("max_joint_jump_rad", max_joint_jump_rad, allow_inf=True),
         num_solutions=_count("num_solutions", num_solutions, minimum=1),
         cancel=cancel, feedback=feedback,
-        constraint_tolerance=_positive("constraint_tolerance", constraint_tolerance))
+        constraint_tolerance=_positive("constraint_tolerance", constraint_tolerance),
+        library_starts=_count("library_starts", library_starts, minimum=0))
     instance = registry.create(solver)
     result = instance.solve(problem, seed_q, options)
     if _LOG.isEnabledFor(logging.DEBUG):

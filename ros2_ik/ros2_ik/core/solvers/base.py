@@ -2,9 +2,10 @@
 
 A solver subclasses :class:`Solver` and implements ``setup`` (per-problem state,
 its own ``pin.Data``) and ``local_solve`` (one attempt from a start configuration).
-The driver (:class:`Search`) draws starts (the seed first, then uniform random in
-the limits), unwraps, clamps and independently verifies every candidate, keeps
-distinct solutions and builds the frozen :class:`IKResult`.
+The driver (:class:`Search`) draws starts (the seed first, then the library samples
+nearest to the pose target, then uniform random in the limits), unwraps, clamps and
+independently verifies every candidate, keeps distinct solutions and builds the frozen
+:class:`IKResult`.
 """
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from typing import Any, Callable, List, NamedTuple, Optional, Tuple
 
 import numpy as np
 
+from ros2_ik.core import seed_library
 from ros2_ik.core.problem import Problem
 from ros2_ik.core.result import IKResult, IKStatus, Progress, Solution
 from ros2_ik.core.solvers.budget import Budget
@@ -36,6 +38,7 @@ class SolveOptions:
     cancel: Optional[Callable[[], bool]] = None
     feedback: Optional[Callable[[Progress], None]] = None
     constraint_tolerance: float = CONSTRAINT_TOLERANCE
+    library_starts: int = 4
 
 
 class LocalResult(NamedTuple):
@@ -69,6 +72,7 @@ class Search:
         self.problem, self.group, self.options = problem, problem.group, options
         self.seed = seed
         self._rng: Optional[np.random.Generator] = None
+        self._library: Optional[np.ndarray] = None
         self.budget = Budget(options.timeout_s, options.cancel,
                              self._send_feedback if options.feedback else None)
         self.data = self.group.full_data()
@@ -82,9 +86,21 @@ class Search:
 
     # ---------------------------------------------------------------- starts
     def next_start(self) -> np.ndarray:
-        """Return the seed first, then uniform random (in the jump box when one is set)."""
+        """Return the seed, then the library samples nearest to the pose target, then random.
+
+        Library samples: :mod:`ros2_ik.core.seed_library` (``options.library_starts`` of
+        them, within the jump box when one is set); random: uniform in the limits, or in
+        the jump box.
+        """
         if self.attempts == 0:
             return self.seed.copy()
+        if self.attempts <= self.options.library_starts and self.problem.pose is not None:
+            if self._library is None:  # ranked once, when the seed's attempt has failed
+                self._library = seed_library.nearest_starts(
+                    self.group, self.problem.pose, self.options.library_starts, self.seed,
+                    self.options.max_joint_jump_rad)
+            if self.attempts <= len(self._library):
+                return self._library[self.attempts - 1].copy()
         if self._rng is None:  # created lazily: ~7 us, often not needed
             self._rng = np.random.default_rng(self.options.random_seed)
         return self.group.random_configuration(

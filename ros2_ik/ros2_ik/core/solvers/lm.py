@@ -5,8 +5,9 @@ squared error (Chan's damping, scaled by ``s``), every step accepted, the iterat
 clamped into the joint limits (joints whose range covers 2 pi are left free and
 wrapped into their limits at the end).
 Short attempts (``max_iterations``, cut earlier by ``progress_schedule`` once the
-error shows a joint-limit trap) restarted from uniform random configurations until the
-budget runs out: restarts matter more than the local method.
+error shows a joint-limit trap) restarted until the budget runs out (the driver's starts:
+the seed, the library samples nearest to the target, then uniform random): restarts matter
+more than the local method.
 
 Pose-only problems run on the group's reduced model (three pinocchio calls per
 iteration, ``dsyrk`` + ``dposv`` for the 6x6 normal system); problems with constraints

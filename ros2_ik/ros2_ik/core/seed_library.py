@@ -1,0 +1,116 @@
+"""Restart configurations whose tip is already near the target: a library of FK samples.
+
+When the seed's attempt fails, uniform random restarts converge from only ~40-60 % of
+starts on arms with narrow limits (panda, z1: the others end pinned at a limit), and the
+tail of the solve time is those restarts.  A start whose frame placement is already near
+the target usually lies in the basin of a solution inside the limits.  So each group keeps
+``SAMPLES`` configurations drawn uniformly in its limits (fixed numpy seed: deterministic)
+with the world placement of the target frame, built once per (group, frame), ~3 ms; a
+solve ranks them by::
+
+    d = |p - p_target|^2 + ORIENTATION_WEIGHT_M2 * (3 - trace(R_target^T R))    [m^2]
+
+(``3 - trace = 2 (1 - cos theta)``, ~theta^2 for small angles: 1 rad weighs like ~0.3 m)
+and its restarts 1..k start from the k nearest (:func:`nearest_starts`), then uniform random.
+
+Measured (1000 random targets, 5 ms, fastest of 3 passes, k = 4): iterations per solve at
+p95 panda 41 -> 23, z1 48 -> 18, kinova 38 -> 15; see bench/README.md.
+"""
+from __future__ import annotations
+
+import math
+import threading
+import weakref
+from typing import Dict, Tuple
+
+import numpy as np
+import pinocchio as pin
+
+#: Library size per (group, frame): 2000 samples cost ~3 ms to build and ~20 us to rank.
+SAMPLES = 2000
+#: Weight of the orientation term of the ranking distance [m^2 per (2 (1 - cos theta))].
+ORIENTATION_WEIGHT_M2 = 0.1
+_NUMPY_SEED = 0x5EED
+
+
+class SeedLibrary:
+    """``SAMPLES`` group vectors of one group and the placements of its frames at them."""
+
+    def __init__(self, group):
+        """Draw the samples now (uniform in the limits, as the random restarts)."""
+        rng = np.random.default_rng(_NUMPY_SEED)
+        self.group = group
+        self.q = np.array([group.random_configuration(rng) for _ in range(SAMPLES)])
+        self.q.setflags(write=False)
+        self._frames: Dict[int, Tuple[np.ndarray, np.ndarray]] = {}
+        self._lock = threading.Lock()
+
+    def placements(self, frame: str) -> Tuple[np.ndarray, np.ndarray]:
+        """Return ``p`` (SAMPLES, 3) [m] and row-major ``R`` (SAMPLES, 9) of ``T_world_frame``."""
+        fid = self.group.reduced_frame_id(frame)
+        found = self._frames.get(fid)
+        if found is None:
+            with self._lock:
+                found = self._frames.get(fid)
+                if found is None:
+                    found = self._frames[fid] = self._forward_kinematics(fid)
+        return found
+
+    def _forward_kinematics(self, fid: int) -> Tuple[np.ndarray, np.ndarray]:
+        group = self.group
+        model = group.reduced_model  # locked joints are already in its placements
+        data = model.createData()
+        p, R = np.empty((SAMPLES, 3)), np.empty((SAMPLES, 9))
+        fk, ufp, to_q = pin.forwardKinematics, pin.updateFramePlacement, group.to_reduced_q
+        for i, q in enumerate(self.q):
+            fk(model, data, to_q(q))
+            T = ufp(model, data, fid)
+            p[i], R[i] = T.translation, T.rotation.reshape(-1)
+        for a in (p, R):
+            a.setflags(write=False)
+        return p, R
+
+
+_LIBRARIES: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+_LIBRARIES_LOCK = threading.Lock()
+
+
+def library(group) -> SeedLibrary:
+    """Return the library of ``group`` (built on first use, then shared by every thread)."""
+    lib = _LIBRARIES.get(group)
+    if lib is None:
+        with _LIBRARIES_LOCK:
+            lib = _LIBRARIES.get(group)
+            if lib is None:
+                lib = _LIBRARIES[group] = SeedLibrary(group)
+    return lib
+
+
+def prepare(group, frame: str) -> None:
+    """Build the library of ``group`` for ``frame`` now (e.g. at start-up, outside a solve)."""
+    library(group).placements(frame)
+
+
+def nearest_starts(group, pose, count: int, seed: np.ndarray,
+                   max_jump: float = math.inf) -> np.ndarray:
+    """Return up to ``count`` library configurations (k, n) nearest to ``pose``, nearest first.
+
+    ``pose`` is a :class:`~ros2_ik.core.pose.CompiledPose`: the orientation term counts only
+    when every rotation axis is constrained, the position term when some position axis is.
+    With a finite ``max_jump`` [rad or m] only samples within it of ``seed`` (L-inf) qualify.
+    """
+    lib = library(group)
+    p, R = lib.placements(pose.target.frame)
+    T = pose.T_world_target
+    d = np.zeros(SAMPLES)
+    if pose.mask[:3].any():
+        d += ((p - T.translation) ** 2).sum(axis=1)
+    if pose.full_rotation:
+        d += ORIENTATION_WEIGHT_M2 * (3.0 - R @ T.rotation.reshape(-1))
+    if math.isfinite(max_jump):
+        d[np.abs(lib.q - seed).max(axis=1) > max_jump] = np.inf
+    count = min(count, int(np.isfinite(d).sum()))
+    if count <= 0:
+        return np.zeros((0, group.n))
+    idx = np.argpartition(d, count - 1)[:count]
+    return lib.q[idx[np.argsort(d[idx], kind="stable")]]
