@@ -148,3 +148,14 @@ def test_library_starts_solve_a_hard_target_in_fewer_iterations(panda):
         with_lib += runs[0].iterations
         without += runs[1].iterations
     assert with_lib < 0.9 * without, (with_lib, without)
+
+
+@pytest.mark.parametrize("arm", ["panda", "kinova"])
+def test_batched_samples_and_conversions_equal_the_single_ones(arm):
+    """random_configurations / to_reduced_qs (the library's) = the per-sample functions."""
+    _, group = robots.load_group(arm)
+    batch = group.random_configurations(np.random.default_rng(6), 40)
+    rng = np.random.default_rng(6)
+    np.testing.assert_array_equal(batch, [group.random_configuration(rng) for _ in range(40)])
+    np.testing.assert_allclose(group.to_reduced_qs(batch),
+                               [group.to_reduced_q(q) for q in batch], rtol=0, atol=1e-15)

@@ -111,6 +111,18 @@ class Group:
         """Number of group joints."""
         return len(self.joint_ids)
 
+    def to_reduced_qs(self, qs: np.ndarray) -> np.ndarray:
+        """Group vectors (k, n) -> reduced-model configurations (k, nq_reduced), vectorised."""
+        qs = np.asarray(qs, dtype=float)
+        if not self.has_continuous:
+            return qs.copy()
+        out = np.empty((qs.shape[0], self.reduced_model.nq))
+        out[:, self.iq_reduced_simple] = qs[:, ~self.continuous]
+        angles = qs[:, self.continuous]
+        out[:, self.iq_reduced_cos] = np.cos(angles)
+        out[:, self.iq_reduced_cos + 1] = np.sin(angles)
+        return out
+
     def to_reduced_q(self, q: np.ndarray) -> np.ndarray:
         """Group vector (n,) -> reduced-model configuration (nq_reduced,)."""
         if not self.has_continuous:
@@ -206,6 +218,10 @@ class Group:
         lo = np.maximum(self.lower, center - radius)
         hi = np.minimum(self.upper, center + radius)
         return lo + (hi - lo) * rng.random(self.n)
+
+    def random_configurations(self, rng: np.random.Generator, count: int) -> np.ndarray:
+        """``count`` uniform samples (count, n) in the limits, as :meth:`random_configuration`."""
+        return self._sample_lo + self._sample_span * rng.random((count, self.n))
 
     def seed_from(self, names: Sequence[str], positions: Sequence[float],
                   default: Optional[np.ndarray] = None) -> np.ndarray:

@@ -40,7 +40,7 @@ class SeedLibrary:
         """Draw the samples now (uniform in the limits, as the random restarts)."""
         rng = np.random.default_rng(_NUMPY_SEED)
         self.group = group
-        self.q = np.array([group.random_configuration(rng) for _ in range(SAMPLES)])
+        self.q = group.random_configurations(rng, SAMPLES)
         self.q.setflags(write=False)
         self._frames: Dict[int, Tuple[np.ndarray, np.ndarray]] = {}
         self._lock = threading.Lock()
@@ -60,12 +60,12 @@ class SeedLibrary:
         group = self.group
         model = group.reduced_model  # locked joints are already in its placements
         data = model.createData()
-        p, R = np.empty((SAMPLES, 3)), np.empty((SAMPLES, 9))
-        fk, ufp, to_q = pin.forwardKinematics, pin.updateFramePlacement, group.to_reduced_q
-        for i, q in enumerate(self.q):
-            fk(model, data, to_q(q))
-            T = ufp(model, data, fid)
-            p[i], R[i] = T.translation, T.rotation.reshape(-1)
+        H = np.empty((SAMPLES, 4, 4))
+        fk, ufp = pin.forwardKinematics, pin.updateFramePlacement
+        for i, q in enumerate(group.to_reduced_qs(self.q)):
+            fk(model, data, q)
+            H[i] = ufp(model, data, fid).homogeneous
+        p, R = H[:, :3, 3].copy(), H[:, :3, :3].reshape(SAMPLES, 9)
         for a in (p, R):
             a.setflags(write=False)
         return p, R
