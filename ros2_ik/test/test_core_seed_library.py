@@ -37,7 +37,7 @@ def independent_fk(arm: str, group, q: np.ndarray, frame: str) -> pin.SE3:
 def test_placements_are_the_forward_kinematics_of_the_samples(arm):
     _, group = robots.load_group(arm)
     lib = seed_library.library(group)
-    p, R = lib.placements(group.tip)
+    p, R = lib.placements(group, group.tip)
     assert lib.q.shape == (seed_library.SAMPLES, group.n) and p.shape == (seed_library.SAMPLES, 3)
     for i in np.random.default_rng(4).choice(seed_library.SAMPLES, 25, replace=False):
         assert np.all(lib.q[i] >= group.search_lower) and np.all(lib.q[i] <= group.search_upper)
@@ -159,3 +159,21 @@ def test_batched_samples_and_conversions_equal_the_single_ones(arm):
     np.testing.assert_array_equal(batch, [group.random_configuration(rng) for _ in range(40)])
     np.testing.assert_allclose(group.to_reduced_qs(batch),
                                [group.to_reduced_q(q) for q in batch], rtol=0, atol=1e-15)
+
+
+def test_groups_are_freed_after_solving(panda):
+    """The per-group caches (seed library, lm's arrays) are weak: a dropped group is freed."""
+    import gc
+    import weakref
+    refs = []
+    for i in range(3):
+        group = panda.robot.group(base="panda_link0", tip="panda_hand")
+        target = PoseTarget(group.tip, group.fk(group.mid_configuration() + 0.8, group.tip))
+        result = solve(group, target, group.random_configuration(np.random.default_rng(i)),
+                       max_attempts=6, timeout_s=1.0, random_seed=i)
+        assert result.iterations > 0
+        seed_library.prepare(group, group.tip)
+        refs.append(weakref.ref(group))
+        del group, result
+    gc.collect()
+    assert all(ref() is None for ref in refs)

@@ -37,27 +37,31 @@ class SeedLibrary:
     """``SAMPLES`` group vectors of one group and the placements of its frames at them."""
 
     def __init__(self, group):
-        """Draw the samples now (uniform in the limits, as the random restarts)."""
+        """Draw the samples of ``group`` now (uniform in the limits, as the random restarts).
+
+        The library keeps no reference to the group (it is the value of a weak-keyed cache).
+        """
         rng = np.random.default_rng(_NUMPY_SEED)
-        self.group = group
         self.q = group.random_configurations(rng, SAMPLES)
         self.q.setflags(write=False)
         self._frames: Dict[int, Tuple[np.ndarray, np.ndarray]] = {}
         self._lock = threading.Lock()
 
-    def placements(self, frame: str) -> Tuple[np.ndarray, np.ndarray]:
-        """Return ``p`` (SAMPLES, 3) [m] and row-major ``R`` (SAMPLES, 9) of ``T_world_frame``."""
-        fid = self.group.reduced_frame_id(frame)
+    def placements(self, group, frame: str) -> Tuple[np.ndarray, np.ndarray]:
+        """``p`` (SAMPLES, 3) [m] and row-major ``R`` (SAMPLES, 9) of ``T_world_frame``.
+
+        ``group`` is the group this library was built for.
+        """
+        fid = group.reduced_frame_id(frame)
         found = self._frames.get(fid)
         if found is None:
             with self._lock:
                 found = self._frames.get(fid)
                 if found is None:
-                    found = self._frames[fid] = self._forward_kinematics(fid)
+                    found = self._frames[fid] = self._forward_kinematics(group, fid)
         return found
 
-    def _forward_kinematics(self, fid: int) -> Tuple[np.ndarray, np.ndarray]:
-        group = self.group
+    def _forward_kinematics(self, group, fid: int) -> Tuple[np.ndarray, np.ndarray]:
         model = group.reduced_model  # locked joints are already in its placements
         data = model.createData()
         H = np.empty((SAMPLES, 4, 4))
@@ -88,7 +92,7 @@ def library(group) -> SeedLibrary:
 
 def prepare(group, frame: str) -> None:
     """Build the library of ``group`` for ``frame`` now (e.g. at start-up, outside a solve)."""
-    library(group).placements(frame)
+    library(group).placements(group, frame)
 
 
 def nearest_starts(group, pose, count: int, seed: np.ndarray,
@@ -100,7 +104,7 @@ def nearest_starts(group, pose, count: int, seed: np.ndarray,
     With a finite ``max_jump`` [rad or m] only samples within it of ``seed`` (L-inf) qualify.
     """
     lib = library(group)
-    p, R = lib.placements(pose.target.frame)
+    p, R = lib.placements(group, pose.target.frame)
     T = pose.T_world_target
     d = np.zeros(SAMPLES)
     if pose.mask[:3].any():

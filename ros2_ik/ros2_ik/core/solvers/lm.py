@@ -80,7 +80,8 @@ def _group_arrays(group) -> tuple:
 
     The loops run on ``group.angle_model`` (q = group vector, continuous joints as plain
     angles) unless a continuous joint has no plain twin: then on the reduced model with
-    its cos/sin pairs, ``pin.integrate`` and conversions.
+    its cos/sin pairs, ``pin.integrate`` and conversions.  No bound method of ``group`` is
+    kept here: a value referring to its weak key would keep the group alive for ever.
     """
     g = _GROUP_ARRAYS.get(group)
     if g is None:
@@ -89,13 +90,12 @@ def _group_arrays(group) -> tuple:
             q_simple = group.iq_reduced_simple
             g = (group.reduced_model, lower, upper, group.reduced_bounded, True, q_simple,
                  np.flatnonzero(~group.continuous), lower[q_simple], upper[q_simple],
-                 lower.tolist(), upper.tolist(), group.reduced_data, group.to_reduced_q,
-                 group.from_reduced_q)
+                 lower.tolist(), upper.tolist())
         else:
             lower, upper, idx = group.search_lower, group.search_upper, np.arange(group.n)
             bounded = bool(np.isfinite(lower).any() or np.isfinite(upper).any())
             g = (group.angle_model, lower, upper, bounded, False, idx, idx, lower, upper,
-                 lower.tolist(), upper.tolist(), group.angle_data, _copy, _copy)
+                 lower.tolist(), upper.tolist())
         _GROUP_ARRAYS[group] = g
     return g
 
@@ -115,8 +115,12 @@ class _FastState:
         g = _group_arrays(group)
         (self.model, self.lower, self.upper, self.bounded, self.continuous, self.q_simple,
          self.v_simple, self.lower_simple, self.upper_simple, self.lower_list,
-         self.upper_list, data, self.to_q, self.from_q) = g
-        self.data = data()
+         self.upper_list) = g
+        if self.continuous:  # the reduced model's cos/sin layout
+            self.data, self.to_q, self.from_q = (group.reduced_data(), group.to_reduced_q,
+                                                 group.from_reduced_q)
+        else:
+            self.data, self.to_q, self.from_q = group.angle_data(), _copy, _copy
         self.fid = pose.reduced_frame_id
         self.T_target_inv = pose.T_target_world
         self.inv_tol, self.sqrt_w = pose.inv_tol, pose.sqrt_w
