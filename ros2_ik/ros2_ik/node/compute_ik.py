@@ -129,7 +129,7 @@ def pose_target(request: ComputeIK.Request, tip: str, cfg: NodeConfig) -> PoseTa
 
 
 def solve_options(request, cfg: NodeConfig, notes: Optional[list] = None) -> dict:
-    """Timeout, attempts, solver, random seed and jump limit, capped by the config.
+    """Timeout, attempts, solver, random seed, jump limit, library starts, capped by the config.
 
     Each cap applied is described in ``notes`` (for the reply's message).
     """
@@ -147,6 +147,7 @@ def solve_options(request, cfg: NodeConfig, notes: Optional[list] = None) -> dic
         max_attempts=min(attempts, cap) if cap > 0 else attempts,
         random_seed=None if request.random_seed < 0 else int(request.random_seed),
         max_joint_jump_rad=cfg.max_joint_jump if cfg.max_joint_jump > 0 else math.inf,
+        library_starts=int(cfg.library_starts),
     )
 
 
