@@ -134,16 +134,21 @@ def test_padding_subtracts_from_robot_distances():
     assert d_padded == pytest.approx(d_plain - 0.01, abs=1e-9)
 
 
-def test_min_distance_equals_brute_force_minimum():
-    """Exact also when colliding: the deepest penetration wins, not the first one found."""
+def bench_scene_checker(**kwargs):
+    """(model, checker) of the Panda in bench/panda_scene.yaml; kwargs: padding."""
+    from ros2_ik.core.collision import load_scene_yaml
+
     urdf, srdf = panda_files()
     model = pin.buildModelFromXML(urdf)
     scene = PlanningScene()
     here = os.path.dirname(os.path.abspath(__file__))
-    from ros2_ik.core.collision import load_scene_yaml
-
     scene.add_all(load_scene_yaml(os.path.join(here, "..", "..", "bench", "panda_scene.yaml")))
-    checker = CollisionChecker.from_urdf(model, urdf, srdf, scene)
+    return model, CollisionChecker.from_urdf(model, urdf, srdf, scene, **kwargs)
+
+
+def test_min_distance_equals_brute_force_minimum():
+    """Exact also when colliding: the deepest penetration wins, not the first one found."""
+    model, checker = bench_scene_checker()
     pin.seed(5)
     colliding = 0
     for _ in range(40):
@@ -271,15 +276,7 @@ def test_lower_bounds_never_exceed_exact_distances():
 
 def test_thresholded_passes_compute_every_pair_closer_than_the_threshold():
     """distances_from_data / clear_from_data may skip only pairs at or beyond the threshold."""
-    urdf, srdf = panda_files()
-    model = pin.buildModelFromXML(urdf)
-    scene = PlanningScene()
-    here = os.path.dirname(os.path.abspath(__file__))
-    from ros2_ik.core.collision import load_scene_yaml
-
-    scene.add_all(load_scene_yaml(os.path.join(here, "..", "..", "bench", "panda_scene.yaml")))
-    checker = CollisionChecker.from_urdf(model, urdf, srdf, scene, padding_m=0.005,
-                                         link_padding_m={"panda_hand": 0.0})
+    model, checker = bench_scene_checker(padding_m=0.005, link_padding_m={"panda_hand": 0.0})
     data = model.createData()
     rng = np.random.default_rng(12)
     verdicts = set()
