@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 pytest.importorskip("rclpy")
 
 from ament_index_python.packages import get_package_share_directory  # noqa: E402
+from panda_node import ARM, READY, stop  # noqa: E402
 from ros2_ik.core import robots  # noqa: E402
 from ros2_ik.node.conversions import se3_to_pose  # noqa: E402
 from ros2_ik.node.error_codes import CODE_NAMES  # noqa: E402
@@ -26,8 +27,6 @@ from ros2_ik_interfaces.action import ConstrainedIK  # noqa: E402
 from ros2_ik_interfaces.msg import IKErrorCode, PoseGoal, PositionConstraint  # noqa: E402
 from ros2_ik_interfaces.srv import ComputeIK  # noqa: E402
 
-ARM = [f"panda_joint{i}" for i in range(1, 8)]
-READY = [0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785]
 #: Node defaults the check falls back to (ros2_ik.yaml) and the fuzz node's caps.
 DEFAULT_POS_TOL, DEFAULT_ORI_TOL = 1e-4, 1e-3
 PARAMS = {"max_timeout": 0.05, "max_attempts_cap": 5, "max_constraints": 20}
@@ -297,9 +296,7 @@ def served(ros_context):
     try:
         yield client, node
     finally:
-        client.close()
-        code = node.stop()
-    assert code == 0, node.output()
+        stop(node, client)
 
 
 FAST = settings(max_examples=int(os.environ.get("FUZZ_NODE_EXAMPLES", "150")), deadline=None,

@@ -16,6 +16,7 @@ import pytest
 pytest.importorskip("rclpy")
 
 from ament_index_python.packages import get_package_share_directory  # noqa: E402
+from panda_node import ARM, READY, T_frame, stop  # noqa: E402
 from ros2_ik.core import robots  # noqa: E402
 from ros2_ik.node.conversions import se3_to_pose  # noqa: E402
 from ros2_ik.node.harness import Client, NodeProcess, wait_for  # noqa: E402
@@ -24,8 +25,6 @@ from ros2_ik_interfaces.msg import (  # noqa: E402
     IKErrorCode, OrientationConstraint, PoseGoal, PositionConstraint)
 from ros2_ik_interfaces.srv import ComputeIK  # noqa: E402
 
-READY = [0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785]
-ARM = [f"panda_joint{i}" for i in range(1, 8)]
 C = IKErrorCode
 #: Caps the node under test runs with (checked to be applied and reported).
 CAPS = {"max_timeout": 0.5, "max_attempts_cap": 50, "max_constraints": 100,
@@ -39,15 +38,6 @@ def config_file():
 @pytest.fixture(scope="module")
 def model():
     return pin.buildModelFromXML(robots.urdf_text("panda"))
-
-
-def fk_T(model, names, positions, frame="panda_hand"):
-    data = model.createData()
-    q = pin.neutral(model)
-    for name, value in zip(names, positions):
-        q[model.joints[model.getJointId(name)].idx_q] = value
-    pin.framesForwardKinematics(model, data, q)
-    return data.oMf[model.getFrameId(frame)]
 
 
 def start(namespace, params=None):
@@ -68,9 +58,7 @@ def served(ros_context, model):
         client.wait_for_model(good_request(model))
         yield client, node
     finally:
-        client.close()
-        code = node.stop()
-    assert code == 0, node.output()
+        stop(node, client)
 
 
 def good_request(model, **fields):
@@ -78,7 +66,7 @@ def good_request(model, **fields):
     q = np.array(READY) + 0.1
     req = ComputeIK.Request()
     req.target.header.frame_id = "panda_link0"
-    req.target.pose = se3_to_pose(fk_T(model, ARM, q))
+    req.target.pose = se3_to_pose(T_frame(model, ARM, q, "panda_hand"))
     req.seed.name, req.seed.position = list(ARM), [float(v) for v in READY]
     req.timeout = 0.3
     req.random_seed = 1
@@ -90,9 +78,9 @@ def good_request(model, **fields):
 def assert_verified(model, req, res, pos_tol=1e-4, ori_tol=1e-3):
     """Our own FK on exactly the returned values: tolerance and limits."""
     assert res.error_code.val == C.SUCCESS, res.message
-    T_target = fk_T(model, [], [], req.target.header.frame_id or "universe").act(
+    T_target = T_frame(model, [], [], req.target.header.frame_id or "universe").act(
         pin.XYZQUATToSE3(np.array(_xyzquat(req.target.pose))))
-    T = fk_T(model, res.solution.name, res.solution.position)
+    T = T_frame(model, res.solution.name, res.solution.position, "panda_hand")
     assert np.linalg.norm(T.translation - T_target.translation) <= pos_tol
     if not req.position_only:
         assert np.linalg.norm(pin.log3(T_target.rotation.T @ T.rotation)) <= ori_tol
@@ -301,7 +289,7 @@ def pose_goal(model, q=None):
     goal.seed.name, goal.seed.position = list(ARM), [float(v) for v in READY]
     pose = PoseGoal(tip_link="panda_hand")
     pose.target.header.frame_id = "panda_link0"
-    pose.target.pose = se3_to_pose(fk_T(model, ARM, q))
+    pose.target.pose = se3_to_pose(T_frame(model, ARM, q, "panda_hand"))
     goal.pose_goals = [pose]
     return goal
 
@@ -402,8 +390,8 @@ def test_bad_constrained_ik_goal(served, model, case):
     res = run_goal(client, pose_goal(model))
     assert res.error_code.val == C.SUCCESS, res.message
     sol = res.solutions[0].joint_state
-    target = fk_T(model, ARM, np.array(READY) + 0.1)
-    assert np.linalg.norm(fk_T(model, sol.name, sol.position).translation
+    target = T_frame(model, ARM, np.array(READY) + 0.1, "panda_hand")
+    assert np.linalg.norm(T_frame(model, sol.name, sol.position, "panda_hand").translation
                           - target.translation) <= 1e-4
 
 
@@ -424,7 +412,7 @@ def test_stale_and_partial_joint_states_fall_back_to_mid_limits(served, model):
     q_state = np.array(READY) + 0.2
     req = good_request(model)
     req.seed.name, req.seed.position = [], []
-    req.target.pose = se3_to_pose(fk_T(model, ARM, q_state))
+    req.target.pose = se3_to_pose(T_frame(model, ARM, q_state, "panda_hand"))
     client.publish_joints(ARM, q_state)
     wait_for(lambda: "joint_states" not in client.call(req).message, 10,
              "the node to use the fresh joint_states", client.spin)
@@ -472,9 +460,7 @@ def spare(ros_context, model):
         client.wait_for_model(good_request(model))
         yield client, node
     finally:
-        client.close()
-        code = node.stop()
-    assert code == 0, node.output()
+        stop(node, client)
 
 
 def test_empty_malformed_and_missing_mesh_descriptions(spare, model):
@@ -519,7 +505,7 @@ def test_description_replaced_while_solving_never_mixes_models(spare, model):
         errors = []
         for name, m in (("panda", model), ("variant", other)):
             T_target = pin.XYZQUATToSE3(np.array(_xyzquat(req.target.pose)))
-            T = fk_T(m, res.solution.name, res.solution.position)
+            T = T_frame(m, res.solution.name, res.solution.position, "panda_hand")
             errors.append((np.linalg.norm(T.translation - T_target.translation), name))
         err, name = min(errors)
         assert abs(err - res.position_error) < 1e-9, (errors, res.position_error)

@@ -12,6 +12,7 @@ import pytest
 
 pytest.importorskip("rclpy")
 
+from panda_node import ARM, READY  # noqa: E402
 from ros2_ik.core import robots  # noqa: E402
 from ros2_ik.node import interactive_goal as ig  # noqa: E402
 from ros2_ik.node.compute_ik import compute_ik  # noqa: E402
@@ -22,8 +23,6 @@ from ros2_ik_interfaces.msg import IKErrorCode  # noqa: E402
 from ros2_ik_interfaces.srv import ComputeIK  # noqa: E402
 from visualization_msgs.msg import InteractiveMarkerFeedback  # noqa: E402
 
-READY = [0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785]
-ARM = [f"panda_joint{i}" for i in range(1, 8)]
 BASE, TIP = "panda_link0", "panda_hand"
 
 

@@ -20,6 +20,7 @@ import yaml
 pytest.importorskip("rclpy")
 
 from ament_index_python.packages import get_package_share_directory  # noqa: E402
+from panda_node import ARM, READY  # noqa: E402
 from ros2_ik.core import robots  # noqa: E402
 from ros2_ik.node.conversions import se3_to_pose  # noqa: E402
 from ros2_ik.node.harness import Client, NodeProcess, node_executable, wait_for  # noqa: E402
@@ -31,8 +32,6 @@ from sensor_msgs.msg import JointState  # noqa: E402
 
 PKG = pathlib.Path(__file__).resolve().parents[1]
 LAUNCH = {name: PKG / "launch" / name for name in ("ik.launch.py", "demo.launch.py")}
-READY = [0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785]
-ARM = [f"panda_joint{i}" for i in range(1, 8)]
 DEFAULTS = {spec.name: spec.default for spec in SCHEMA}
 
 

@@ -16,6 +16,7 @@ import pytest
 pytest.importorskip("rclpy")
 
 from geometry_msgs.msg import PoseStamped  # noqa: E402
+from panda_node import ARM, READY, T_frame  # noqa: E402
 from sensor_msgs.msg import JointState, MultiDOFJointState  # noqa: E402
 
 from ros2_ik.core import robots  # noqa: E402
@@ -25,8 +26,6 @@ from ros2_ik.node.error_codes import CODE_NAMES  # noqa: E402
 from ros2_ik.node.parameters import SCHEMA, GroupConfig, NodeConfig  # noqa: E402
 from ros2_ik.node.robot_source import JointStateCache, RobotSource  # noqa: E402
 
-READY = [0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785]
-ARM = [f"panda_joint{i}" for i in range(1, 8)]
 FINGERS = ["panda_finger_joint1", "panda_finger_joint2"]
 BASE, TIP = "panda_link0", "panda_hand"
 
@@ -121,12 +120,7 @@ def cfg():
 
 def fk(model, names, positions, frame=TIP, ref=BASE) -> pin.SE3:
     """Our own FK: T_ref_frame at the named joint positions (others at neutral)."""
-    q = pin.neutral(model)
-    for name, value in zip(names, positions):
-        q[model.joints[model.getJointId(name)].idx_q] = value
-    data = model.createData()
-    pin.framesForwardKinematics(model, data, q)
-    return data.oMf[model.getFrameId(ref)].actInv(data.oMf[model.getFrameId(frame)])
+    return T_frame(model, names, positions, frame, ref)
 
 
 def stamped(T: pin.SE3, frame=BASE) -> PoseStamped:

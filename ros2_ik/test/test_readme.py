@@ -8,6 +8,7 @@ import numpy as np
 import pinocchio as pin
 import pytest
 import yaml
+from panda_node import T_frame, pose_errors
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 README = (ROOT / "README.md").read_text()
@@ -68,13 +69,10 @@ def test_service_call_example_succeeds(ros_context):
         client.close()
         node.stop()
     assert res.error_code.val == 1, res.message
-    model = pin.buildModelFromXML(urdf)
-    data = model.createData()
-    q = pin.neutral(model)
-    q[:7] = res.solution.position
-    pin.framesForwardKinematics(model, data, q)
-    T = data.oMf[model.getFrameId("panda_link0")].actInv(data.oMf[model.getFrameId("panda_hand")])
+    T = T_frame(pin.buildModelFromXML(urdf), res.solution.name, res.solution.position,
+                "panda_hand", "panda_link0")
     p, o = request.target.pose.position, request.target.pose.orientation
     T_target = pin.XYZQUATToSE3(np.array([p.x, p.y, p.z, o.x, o.y, o.z, o.w]))
-    assert np.linalg.norm(T.translation - T_target.translation) <= 1e-4
-    assert np.linalg.norm(pin.log3(T_target.rotation.T @ T.rotation)) <= 1e-3
+    position_error, orientation_error = pose_errors(T, T_target)
+    assert position_error <= 1e-4
+    assert orientation_error <= 1e-3
