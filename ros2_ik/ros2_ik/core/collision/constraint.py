@@ -29,7 +29,7 @@ import numpy as np
 import pinocchio as pin
 
 from ..errors import InvalidArgument
-from ..terms import Constraint
+from ..constraints._base import BoundedConstraint
 from .checker import CollisionChecker, PairDistances
 
 FORMULATIONS = ("pairs", "smooth")
@@ -94,7 +94,7 @@ def smoothed_hinge(x: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
     return -x * e, e * (1.0 / x - 1.0)
 
 
-class MinimumDistanceConstraint(Constraint):
+class MinimumDistanceConstraint(BoundedConstraint):
     """Signed distance of every candidate pair >= ``min_distance_m`` (see module docstring).
 
     Args:
@@ -131,20 +131,8 @@ class MinimumDistanceConstraint(Constraint):
         rows = int(max_pairs) if formulation == "pairs" else 1
         low = self.min_distance_m if formulation == "pairs" else -np.inf
         high = np.inf if formulation == "pairs" else 1.0
-        self._lower = np.full(rows, low)
-        self._upper = np.full(rows, high)
-        self._lower.setflags(write=False)
-        self._upper.setflags(write=False)
-
-    @property
-    def lower_bound(self) -> np.ndarray:
-        """Shape ``(max_pairs,)`` (pairs) or ``(1,)`` (smooth)."""
-        return self._lower
-
-    @property
-    def upper_bound(self) -> np.ndarray:
-        """Shape ``(max_pairs,)`` (pairs) or ``(1,)`` (smooth)."""
-        return self._upper
+        # Bounds of shape (max_pairs,) (pairs) or (1,) (smooth), read-only.
+        super().__init__(self.name, np.full(rows, low), np.full(rows, high))
 
     def evaluate(self, model: pin.Model, data: pin.Data, q: np.ndarray):
         """Value (m,) and Jacobian (m, nv); needs the caller's kinematics and Jacobians."""
