@@ -34,18 +34,22 @@ def bounds_of(res: Residuals):
             for lo, hi in zip(res.group.search_lower, res.group.search_upper)]
 
 
-class BFGSProjection(Solver):
+class ScipySolver(Solver):
+    """Base of the solvers that drive scipy.optimize (bfgs, sqp)."""
+
+    def solve(self, problem: Problem, seed: np.ndarray, options: SolveOptions) -> IKResult:
+        """Restart-drive with BLAS single-threaded (scipy is 100x slower threaded here)."""
+        with single_threaded():
+            return super().solve(problem, seed, options)
+
+
+class BFGSProjection(ScipySolver):
     """L-BFGS-B on the weighted pose error, constraint penalties and costs."""
 
     name = "bfgs"
     supports_costs = True
     #: L-BFGS-B iterations of one attempt.
     max_iterations = 100
-
-    def solve(self, problem: Problem, seed: np.ndarray, options: SolveOptions) -> IKResult:
-        """Restart-drive with BLAS single-threaded (scipy is 100x slower threaded here)."""
-        with single_threaded():
-            return super().solve(problem, seed, options)
 
     def setup(self, problem: Problem) -> Any:
         """Stacked residuals on the full model, plus scipy bounds."""

@@ -17,11 +17,9 @@ from typing import Any, Dict, List
 import numpy as np
 from scipy.optimize import minimize
 
-from ros2_ik.core.blas import single_threaded
 from ros2_ik.core.problem import Problem
-from ros2_ik.core.result import IKResult
-from ros2_ik.core.solvers.base import LocalResult, SolveOptions, Solver
-from ros2_ik.core.solvers.bfgs import _Stop, bounds_of
+from ros2_ik.core.solvers.base import LocalResult
+from ros2_ik.core.solvers.bfgs import ScipySolver, _Stop, bounds_of
 from ros2_ik.core.solvers.budget import Budget
 from ros2_ik.core.solvers.residuals import Residuals
 
@@ -81,18 +79,13 @@ def _stack(parts: List[np.ndarray], n: int, rows: bool) -> np.ndarray:
     return np.vstack(parts) if rows else np.concatenate(parts)
 
 
-class SQP(Solver):
+class SQP(ScipySolver):
     """SLSQP over pose equalities, constraint inequalities and costs, with restarts."""
 
     name = "sqp"
     supports_costs = True
     #: SLSQP iterations of one attempt.
     max_iterations = 60
-
-    def solve(self, problem: Problem, seed: np.ndarray, options: SolveOptions) -> IKResult:
-        """Restart-drive with BLAS single-threaded (scipy is 100x slower threaded here)."""
-        with single_threaded():
-            return super().solve(problem, seed, options)
 
     def setup(self, problem: Problem) -> Any:
         """Return cached evaluator on the full model and scipy bounds."""
