@@ -143,7 +143,7 @@ class Search:
         q = group.unwrap_near(q, self.seed)
         if not group.within_limits(q):  # solvers clamp already: usually inside
             q = group.clamp(q)
-        ok, pos, ori, _, viol = check(self.group, self.problem.pose, q,
+        ok, pos, ori, _, viol = check(group, self.problem.pose, q,
                                       self.problem.constraints, self.data,
                                       self.options.constraint_tolerance)
         cand = _Candidate(q, pos, ori, self._score(pos, ori, viol), viol)
