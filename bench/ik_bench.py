@@ -121,19 +121,41 @@ def _stats(t: np.ndarray) -> dict:
             "mean_ms": float(t.mean())}
 
 
-def run_one(arm: str, solver: str, group, checker: Checker, targets, seed_q,
-            repeat: int = 1) -> dict:
-    """``repeat`` passes in turn; a target's time is its fastest pass.
+def run_arm(arm: str, solvers, group, checker: Checker, targets, seed_q,
+            repeat: int = 1) -> list:
+    """One row per solver; pass k of every solver runs before pass k + 1 of any.
 
-    The VM this runs on has slow phases (1.5-2x for tens of ms to seconds, from outside
-    the process): the fastest of a few passes, spread over time, drops them.  Success is
-    averaged over every pass; the first pass alone is kept as ``first_pass``.
+    A target's time is its fastest pass.  The VM this runs on has slow phases (1.5-2x for
+    tens of ms to seconds, from outside the process); interleaving spreads each solver's
+    passes over the whole arm's run (~1 min) instead of ~1 s, so the fastest of them drops
+    the phases.  Success is averaged over every pass; the first pass alone is kept as
+    ``first_pass``.  A solver that cannot run here gets a ``skipped`` row with the reason.
     """
-    passes = [run_pass(arm, solver, group, checker, targets, seed_q, f"pass {k + 1}/{repeat}")
-              for k in range(repeat)]
+    passes = {s: [] for s in solvers}
+    skipped = {s: missing_dependency(s) for s in solvers}
+    for k in range(repeat):
+        for solver in solvers:
+            if skipped[solver] is not None:
+                continue
+            try:
+                passes[solver].append(run_pass(arm, solver, group, checker, targets, seed_q,
+                                               f"pass {k + 1}/{repeat}"))
+            except Exception as exc:  # a reference solver that will not run here
+                skipped[solver] = f"{type(exc).__name__}: {exc}"
+    return [_row(arm, s, len(targets), passes[s]) if skipped[s] is None
+            else _skipped_row(arm, s, skipped[s]) for s in solvers]
+
+
+def _skipped_row(arm: str, solver: str, why: str) -> dict:
+    print(f"  {arm:7s} {solver:15s} skipped: {why}")
+    return {"robot": arm, "solver": solver, "n": 0, "success_rate": None,
+            "median_ms": None, "p95_ms": None, "mean_ms": None, "skipped": why}
+
+
+def _row(arm: str, solver: str, n: int, passes) -> dict:
     times = np.array([t for t, _ in passes])
     ok = np.array([o for _, o in passes])
-    row = {"robot": arm, "solver": solver, "n": len(targets), "repeat": repeat,
+    row = {"robot": arm, "solver": solver, "n": n, "repeat": len(passes),
            "success_rate": float(ok.mean()), **_stats(times.min(axis=0)), "skipped": None,
            "first_pass": {"success_rate": float(ok[0].mean()), **_stats(times[0])},
            "pass_medians_ms": [float(np.median(t)) for t in times],
@@ -153,8 +175,8 @@ def write_markdown(path: Path, rows, meta) -> None:
     cell = {(r["robot"], r["solver"]): r for r in rows}
     repeat = meta["repeat"]
     how = (f"each target's time is the fastest of {repeat} passes (same targets, same "
-           f"random seeds: the same work), success averaged over the passes"
-           if repeat > 1 else "one pass")
+           f"random seeds: the same work; pass k of every solver before pass k + 1 of any), "
+           f"success averaged over the passes" if repeat > 1 else "one pass")
     lines = [f"IK benchmark, {meta['date']}, N={meta['n']} per arm, 5 ms budget, {how}; "
              f"success % / median / p95 / mean ms; {meta['machine']['cpu']}, "
              f"{meta['machine']['cores']} cores (1-min load average "
@@ -240,19 +262,8 @@ def main(argv=None) -> int:
         _, group = robots.load_group(arm)
         checker = Checker(arm, group)
         targets = make_targets(checker, n, args.seed)
-        seed_q = group.mid_configuration()
-        for solver in args.solvers.split(","):
-            why = missing_dependency(solver)
-            if why is None:
-                try:
-                    rows.append(run_one(arm, solver, group, checker, targets, seed_q,
-                                        repeat))
-                    continue
-                except Exception as exc:  # a reference solver that will not run here
-                    why = f"{type(exc).__name__}: {exc}"
-            print(f"  {arm:7s} {solver:15s} skipped: {why}")
-            rows.append({"robot": arm, "solver": solver, "n": 0, "success_rate": None,
-                         "median_ms": None, "p95_ms": None, "mean_ms": None, "skipped": why})
+        rows += run_arm(arm, args.solvers.split(","), group, checker, targets,
+                        group.mid_configuration(), repeat)
     meta["machine"]["load_average_end"] = list(os.getloadavg())
     for row in rows:  # every row self-contained: the file is a plain list of rows
         row.update({"date": meta["date"], "machine": meta["machine"]["cpu"],
