@@ -81,12 +81,20 @@ def attempt(res: Residuals, q: np.ndarray, budget: Budget, step, params,
 def _predicted_step(step, pe, pJ, g, J, r, lo, hi, damping: float) -> np.ndarray:
     """Return the step on the violated rows, re-solved with the rows it would carry outside."""
     active = r != 0.0
+    k = pe.shape[0]
+    if k:  # pose and excess rows first, always in the system
+        M, e = np.vstack((pJ, J)), np.concatenate((pe, r))
+        rows = np.concatenate((np.ones(k, dtype=bool), active))
+    else:
+        M, e, rows = J, r, active
     for _ in range(PREDICTIONS + 1):
-        dq = step(np.vstack((pJ, J[active])), np.concatenate((pe, r[active])), damping)
+        dq = step(M[rows], e[rows], damping)
         predicted = g + J @ dq
-        new = ~active & ((predicted < lo) | (predicted > hi))
+        below, above = predicted < lo, predicted > hi
+        new = ~active & (below | above)
         if not new.any():
             return dq
-        r = np.where(new, np.where(predicted < lo, g - lo, g - hi), r)
-        active = active | new
+        e[k:] = np.where(new, np.where(below, g - lo, g - hi), e[k:])
+        active |= new
+        rows[k:] = active
     return dq
