@@ -70,6 +70,9 @@ class Residuals:
             self.model, self.iv = group.robot.model, group.iv_full
             self.fid = self.pose.frame_id if self.pose is not None else -1
             self._to_q = group.to_full_q
+        iv = self.iv
+        if iv.size and np.array_equal(iv, np.arange(iv[0], iv[0] + iv.size)):
+            self.iv = slice(int(iv[0]), int(iv[0]) + iv.size)  # a view, not a copy
         self.data = self.model.createData()
         # Constraints with a vector excess (an orientation bound) stack it instead of rows.
         self._excess = [(c, c.physical_bounds[1][0] - 0.25 * tolerance.rad)
