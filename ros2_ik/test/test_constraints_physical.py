@@ -322,3 +322,28 @@ def test_constraint_starts_put_a_satisfying_seed_first(panda):
         return sum(float(np.sum(c.measure(model, data, panda.to_full_q(q)) ** 2))
                    for c in constraints)
     assert violation(starts[0]) <= violation(far)
+
+
+@pytest.mark.parametrize("robot", ["panda", "tiny"])
+def test_orientation_excess_matches_finite_differences(robot):
+    """The rotation beyond the bound: norm theta - bound, Jacobian by central differences."""
+    model = ROBOTS[robot]()
+    term = _terms(model, *FRAMES[robot])["orientation"]
+    data = model.createData()
+    for q in random_configurations(model, 6, seed=21):
+        update_kinematics(model, data, q)
+        theta = term.measure(model, data, q)[0] + term.theta_bound
+        bound = 0.5 * theta
+        excess, jacobian = term.evaluate_excess(model, data, q, bound)
+        assert np.linalg.norm(excess) == pytest.approx(theta - bound, abs=1e-9)
+        columns = []
+        for k in range(model.nv):
+            step = np.zeros(model.nv)
+            step[k] = 1e-6
+            values = []
+            for s in (step, -step):
+                qs = pin.integrate(model, q, s)
+                update_kinematics(model, data, qs)
+                values.append(term.evaluate_excess(model, data, qs, bound)[0])
+            columns.append((values[0] - values[1]) / 2e-6)
+        np.testing.assert_allclose(jacobian, np.stack(columns, axis=1), atol=2e-6)
