@@ -46,7 +46,7 @@ from ros2_ik.core.collision import (CollisionChecker, MeshResolver, MinimumDista
 from ros2_ik.core.collision.pairs import geometry_link_name
 from ros2_ik.core.pose import PoseTarget
 from ros2_ik.core.solve import solve
-from ros2_ik.core.verify import CONSTRAINT_TOLERANCE
+from ros2_ik.core.verify import CONSTRAINT_TOLERANCE_M
 
 HERE = Path(__file__).resolve().parent
 SCENE = HERE / "panda_scene.yaml"
@@ -55,9 +55,9 @@ ROBOT_ROW = "panda_scene"
 POS_TOL_M, ORI_TOL_RAD = 1e-4, 1e-3
 # As ik_node does (node/compute_ik.py: minimum_distance): the bound carries the solver's
 # constraint tolerance as a margin, so an accepted answer is never touching.
-MIN_DISTANCE_M, INFLUENCE_M = CONSTRAINT_TOLERANCE, 0.05
+MIN_DISTANCE_M, INFLUENCE_M = CONSTRAINT_TOLERANCE_M, 0.05
 #: Penetrations up to this [m] are reported as "touching" (still failures): our solvers
-#: accept a constraint violated by up to 1e-4 (core.verify.CONSTRAINT_TOLERANCE).
+#: accept a constraint violated by up to 1e-4 (core.verify.CONSTRAINT_TOLERANCE_M).
 TOUCH_M = 1e-4
 METHODS = ("lm+collision", "lm_reject_restart", "drake_mindist")
 

@@ -172,7 +172,7 @@ def test_impossible_constraint_is_reported(panda):
     assert result.violations[0][1] > 3.0
 
 
-def test_lm_rejects_costs(panda):
+def test_dls_rejects_costs_and_lm_sqp_take_them(panda):
     from ros2_ik.core import errors
 
     class Zero(terms.Cost):
@@ -181,8 +181,9 @@ def test_lm_rejects_costs(panda):
 
     _, target = reachable(panda)
     with pytest.raises(errors.InvalidArgument, match="sqp"):
-        solve(panda, target, panda.mid_configuration(), costs=[Zero()])
-    result = solve(panda, target, panda.mid_configuration(), solver="sqp", costs=[Zero()],
-                   timeout_s=3.0, random_seed=0)
-    assert result.status is IKStatus.SUCCESS
-    assert math.isfinite(result.position_error_m)
+        solve(panda, target, panda.mid_configuration(), solver="dls", costs=[Zero()])
+    for solver in ("lm", "sqp"):
+        result = solve(panda, target, panda.mid_configuration(), solver=solver,
+                       costs=[Zero()], timeout_s=3.0, random_seed=0)
+        assert result.status is IKStatus.SUCCESS, solver
+        assert math.isfinite(result.position_error_m)

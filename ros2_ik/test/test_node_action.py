@@ -90,6 +90,38 @@ def test_position_box_and_orientation_bound(served, model):
         assert angle <= 0.05 + 1e-3
 
 
+def _down(theta_bound, flip=False):
+    """Hand z axis down (or up, ``flip``) within ``theta_bound`` [rad]."""
+    c = OrientationConstraint(frame_abar="panda_link0", frame_bbar="panda_hand",
+                              theta_bound=theta_bound)
+    c.r_abar_a.x, c.r_abar_a.w = (0.0, 1.0) if flip else (1.0, 0.0)
+    c.r_bbar_b.w = 1.0
+    return c
+
+
+def test_orientation_tolerance_is_radians_and_violations_carry_units(served, model):
+    """A 1e-5 rad tolerance holds on the angle itself; an impossible pair reports rad."""
+    client, _ = served
+    goal = base_goal()
+    goal.orientation_constraints = [_down(0.05)]
+    goal.orientation_tolerance = 1e-5
+    res = Run(client, goal).result().result
+    assert res.error_code.val == IKErrorCode.SUCCESS, res.message
+    R_down = pin.utils.rpyToMatrix(np.pi, 0, 0)
+    for sol in res.solutions:
+        T = T_frame(model, sol.joint_state.name, sol.joint_state.position, "panda_hand",
+                    "panda_link0")
+        assert np.linalg.norm(pin.log3(R_down.T @ T.rotation)) <= 0.05 + 1e-5
+    goal = base_goal(timeout=0.2)
+    goal.orientation_constraints = [_down(0.01), _down(0.01, flip=True)]
+    res = Run(client, goal).result().result
+    assert res.error_code.val == IKErrorCode.NO_SOLUTION
+    sol = res.solutions[0]
+    assert sol.violated_constraints and set(sol.violation_units) == {"rad"}
+    assert len(sol.violations) == len(sol.violation_units) == len(sol.violated_constraints)
+    assert max(sol.violations) > 1.0  # pi minus two bounds, at least half of it: radians
+
+
 def test_pose_goal_with_locked_joint(served, model):
     client, _ = served
     q = np.array(READY) + np.array([0.0, 0.2, 0.1, 0.3, -0.2, 0.1, 0.0])

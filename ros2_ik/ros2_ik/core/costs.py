@@ -36,7 +36,17 @@ class PositionCost(_NamedCost):
         self._p_AP = check.vector3(p_AP, "p_AP")
         self._p_BQ = check.vector3(p_BQ, "p_BQ")
         self._C = check.psd_matrix3(C, "C")
+        eigenvalues, vectors = np.linalg.eigh(self._C)  # C = L L^T, L^T = sqrt(l) V^T
+        self._Lt = check.read_only(
+            np.sqrt(2.0 * np.maximum(eigenvalues, 0.0))[:, None] * vectors.T)
         self.name = check.term_name(name, f"position_cost({frame_B})")
+
+    def gauss_newton(self, model: pin.Model, data: pin.Data, q: np.ndarray
+                     ) -> Tuple[np.ndarray, np.ndarray]:
+        """``r = sqrt(2) L^T (p_AP - p_AQ)`` (3,) with ``C = L L^T``, and ``(3, nv)``."""
+        p_AQ, J_AQ = point_in_frame(model, data, self._fid_A, None,
+                                    self._fid_B, self._p_BQ)
+        return self._Lt @ (self._p_AP - p_AQ), -self._Lt @ J_AQ
 
     def evaluate(self, model: pin.Model, data: pin.Data, q: np.ndarray
                  ) -> Tuple[float, np.ndarray]:
@@ -122,6 +132,16 @@ class PostureCost(_NamedCost):
         if (weights < 0.0).any():
             raise InvalidGoal(f"weights must be >= 0, got {weights.tolist()}")
         return weights
+
+    def gauss_newton(self, model: pin.Model, data: pin.Data, q: np.ndarray
+                     ) -> Tuple[np.ndarray, np.ndarray]:
+        """``r = sqrt(w) dq`` (nv,) and its Jacobian ``(nv, nv)``."""
+        dq = pin.difference(model, self._q_nominal, q)
+        root = np.sqrt(self._weights)
+        if self._identity:
+            return root * dq, np.diag(root)
+        jacobian = pin.dDifference(model, self._q_nominal, q, pin.ArgumentPosition.ARG1)
+        return root * dq, root[:, None] * jacobian
 
     def evaluate(self, model: pin.Model, data: pin.Data, q: np.ndarray
                  ) -> Tuple[float, np.ndarray]:

@@ -85,7 +85,8 @@ class IKResult:
     orientation_error_rad: float
     solve_time_s: float
     random_seed: int
-    violations: Tuple[Tuple[str, float], ...] = ()
+    #: (name, amount, unit) of each violated constraint, amount in [m] or [rad].
+    violations: Tuple[Tuple[str, float, str], ...] = ()
     solutions: Tuple[Solution, ...] = ()
     message: str = ""
     solver: str = field(default="")

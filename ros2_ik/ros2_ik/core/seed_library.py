@@ -45,6 +45,7 @@ class SeedLibrary:
         self.q = group.random_configurations(rng, SAMPLES)
         self.q.setflags(write=False)
         self._frames: Dict[int, Tuple[np.ndarray, np.ndarray]] = {}
+        self._columns: Dict[int, Tuple[np.ndarray, np.ndarray]] = {}
         self._lock = threading.Lock()
 
     def placements(self, group, frame: str) -> Tuple[np.ndarray, np.ndarray]:
@@ -59,6 +60,16 @@ class SeedLibrary:
                 found = self._frames.get(fid)
                 if found is None:
                     found = self._frames[fid] = self._forward_kinematics(group, fid)
+        return found
+
+    def columns(self, group, frame: str) -> Tuple[np.ndarray, np.ndarray]:
+        """:meth:`placements` transposed: ``p`` (3, SAMPLES) [m], ``R`` (9, SAMPLES)."""
+        fid = group.reduced_frame_id(frame)
+        found = self._columns.get(fid)
+        if found is None:
+            p, R = self.placements(group, frame)
+            found = self._columns[fid] = (np.ascontiguousarray(p.T),
+                                          np.ascontiguousarray(R.T))
         return found
 
     def _forward_kinematics(self, group, fid: int) -> Tuple[np.ndarray, np.ndarray]:
@@ -118,3 +129,70 @@ def nearest_starts(group, pose, count: int, seed: np.ndarray,
         return np.zeros((0, group.n))
     idx = np.argpartition(d, count - 1)[:count]
     return lib.q[idx[np.argsort(d[idx], kind="stable")]]
+
+
+_THREAD = threading.local()
+
+
+def _seed_data(group) -> pin.Data:
+    """Return this thread's full-model Data of ``group`` for the seed's placements."""
+    cache = getattr(_THREAD, "by_group", None)
+    if cache is None:
+        cache = _THREAD.by_group = weakref.WeakKeyDictionary()
+    data = cache.get(group)
+    if data is None:
+        data = cache[group] = group.robot.model.createData()
+    return data
+
+
+class _SampleFrames:
+    """World placements of model frames at the seed and at the library samples.
+
+    Columns per configuration, the seed first: ``p`` (3, S + 1) [m], ``R`` (9, S + 1) row-major
+    (the layout of :mod:`ros2_ik.core.constraints._samples`).
+    """
+
+    def __init__(self, group, lib: SeedLibrary, seed: np.ndarray):
+        self._group, self._lib = group, lib
+        self._model = group.robot.model
+        self._data = _seed_data(group)
+        self._cache: Dict[int, Tuple[np.ndarray, np.ndarray]] = {}
+        pin.framesForwardKinematics(self._model, self._data, group.to_full_q(seed))
+
+    def placement(self, fid: int) -> Tuple[np.ndarray, np.ndarray]:
+        """``p`` (3, S + 1) [m] and ``R`` (9, S + 1) of frame ``fid`` (full-model id)."""
+        found = self._cache.get(fid)
+        if found is None:
+            p, R = self._lib.columns(self._group, self._model.frames[fid].name)
+            X = self._data.oMf[fid]
+            found = self._cache[fid] = (np.hstack((X.translation[:, None], p)),
+                                        np.hstack((X.rotation.reshape(9, 1), R)))
+        return found
+
+
+def constraint_starts(group, constraints, count: int, seed: np.ndarray,
+                      max_jump: float = math.inf) -> np.ndarray:
+    """Return the seed and up to ``count`` library samples, nearest to the constraints first.
+
+    The distance of a configuration is the sum of the constraints' squared physical
+    violations there (``Constraint.sample_violation``: [m^2], radians weighed as in the
+    pose ranking; a constraint that cannot rank adds 0).  The seed's distance is halved:
+    it goes first unless a sample is markedly nearer, and is always among the starts.
+    Shape ``(k, n)``, ``k <= count + 1``.
+    """
+    lib = library(group)
+    frames = _SampleFrames(group, lib, seed)
+    d = np.zeros(SAMPLES + 1)  # index 0: the seed (first among equals), then the samples
+    for c in constraints:
+        v = c.sample_violation(frames)
+        if v is not None:
+            d += v
+    d[0] *= 0.5
+    if math.isfinite(max_jump):
+        d[1:][np.abs(lib.q - seed).max(axis=1) > max_jump] = np.inf
+    count = min(count + 1, int(np.isfinite(d).sum()))
+    idx = np.argpartition(d, count - 1)[:count]
+    idx = idx[np.argsort(d[idx], kind="stable")]
+    if 0 not in idx:  # the seed is tried after the nearer samples
+        idx = np.append(idx[:count - 1], 0)
+    return np.array([seed if i == 0 else lib.q[i - 1] for i in idx.tolist()])

@@ -15,7 +15,8 @@ from ros2_ik.core.problem import Problem
 from ros2_ik.core.result import IKResult, Progress
 from ros2_ik.core.solvers import registry
 from ros2_ik.core.solvers.base import SolveOptions
-from ros2_ik.core.verify import CONSTRAINT_TOLERANCE
+from ros2_ik.core.verify import CONSTRAINT_TOLERANCE_M, CONSTRAINT_TOLERANCE_RAD, \
+    ConstraintTolerance
 
 _LOG = logging.getLogger(__name__)
 
@@ -27,7 +28,8 @@ def solve(group: Group, target_or_problem: Union[PoseTarget, Problem], seed: np.
           max_joint_jump_rad: float = math.inf, num_solutions: int = 1,
           cancel: Optional[Callable[[], bool]] = None,
           feedback: Optional[Callable[[Progress], None]] = None,
-          constraint_tolerance: float = CONSTRAINT_TOLERANCE,
+          constraint_tolerance_m: float = CONSTRAINT_TOLERANCE_M,
+          constraint_tolerance_rad: float = CONSTRAINT_TOLERANCE_RAD,
           library_starts: int = 4) -> IKResult:
     """Solve for group vector ``q`` (shape ``(n,)``, group joint order) from ``seed``.
 
@@ -39,6 +41,12 @@ def solve(group: Group, target_or_problem: Union[PoseTarget, Problem], seed: np.
     the deadline does not cut the search at a different point: fix ``max_attempts``
     for strict reproducibility).  Expected outcomes are statuses; bad input raises
     :mod:`errors`.
+
+    A SUCCESS meets the pose tolerances of the target, the joint limits, and every
+    constraint within ``constraint_tolerance_m`` [m] (positions, distances, polyhedra,
+    prismatic joint bounds) or ``constraint_tolerance_rad`` [rad] (orientation, gaze and
+    angle bounds, revolute joint bounds), measured independently after any wrap or clamp;
+    ``IKResult.violations`` reports the figures in those units.
     """
     problem = _problem(group, target_or_problem, constraints, costs)
     seed_q = problem.group.clamp(problem.group.check_vector(seed, "seed"))
@@ -49,7 +57,9 @@ def solve(group: Group, target_or_problem: Union[PoseTarget, Problem], seed: np.
         max_joint_jump_rad=_positive("max_joint_jump_rad", max_joint_jump_rad, allow_inf=True),
         num_solutions=_count("num_solutions", num_solutions, minimum=1),
         cancel=cancel, feedback=feedback,
-        constraint_tolerance=_positive("constraint_tolerance", constraint_tolerance),
+        constraint_tolerance=ConstraintTolerance(
+            _positive("constraint_tolerance_m", constraint_tolerance_m),
+            _positive("constraint_tolerance_rad", constraint_tolerance_rad)),
         library_starts=_count("library_starts", library_starts, minimum=0))
     instance = registry.create(solver)
     result = instance.solve(problem, seed_q, options)

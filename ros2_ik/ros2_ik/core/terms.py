@@ -18,7 +18,7 @@ threads, each of which owns its ``Data``.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import Tuple
+from typing import Optional, Tuple
 
 import numpy as np
 import pinocchio as pin
@@ -72,6 +72,61 @@ class Constraint(ABC):
         above = value - self.upper_bound
         return np.maximum(np.maximum(below, above), 0.0)
 
+    # ------------------------------------------------ physical units (m, rad)
+    #: Unit of every row of :meth:`measure` and :meth:`evaluate_physical`: "m" or "rad".
+    unit: str = "m"
+
+    @property
+    def units(self) -> Tuple[str, ...]:
+        """Unit of each row of :meth:`measure`, ``"m"`` or ``"rad"`` (shape ``(m,)``)."""
+        return (self.unit,) * self.num_constraints
+
+    @property
+    def physical_bounds(self) -> Tuple[np.ndarray, np.ndarray]:
+        """Bounds ``(lower, upper)`` of :meth:`evaluate_physical`'s rows [m or rad]."""
+        return self.lower_bound, self.upper_bound
+
+    def evaluate_physical(
+        self, model: pin.Model, data: pin.Data, q: np.ndarray
+    ) -> Tuple[np.ndarray, np.ndarray]:
+        """Rows in physical units [m or rad] (:attr:`units`) and their Jacobian ``(m, nv)``.
+
+        What a solver drives, against :attr:`physical_bounds`: a row that is off by
+        1e-4 is 1e-4 m or 1e-4 rad away from the set.  The default is :meth:`evaluate`,
+        right for constraints whose rows already are positions or distances.
+        """
+        return self.evaluate(model, data, q)
+
+    def sample_violation(self, frames) -> Optional[np.ndarray]:
+        """Squared physical violation (S,) of many sample configurations, or None.
+
+        ``frames.placement(frame_id)`` gives the world placements of a model frame at the
+        samples (see :mod:`ros2_ik.core.constraints._samples`); restarts start from the
+        samples nearest to satisfying every constraint.  None: this constraint does not
+        rank samples (the default).
+        """
+        return None
+
+    def linearisation(self, model: pin.Model, data: pin.Data, q: np.ndarray, margin: float):
+        """Rows ``(g, J, lower, upper)`` whose linearisation a QP step keeps in bounds.
+
+        The default is :meth:`evaluate_physical` against :attr:`physical_bounds` shrunk by
+        ``margin`` [this constraint's unit]; an angle bound adds rows that are not flat
+        in the directions that turn its axis (see OrientationConstraint).
+        """
+        g, J = self.evaluate_physical(model, data, q)
+        lower, upper = self.physical_bounds
+        return g, J, np.asarray(lower) + margin, np.asarray(upper) - margin
+
+    def measure(self, model: pin.Model, data: pin.Data, q: np.ndarray) -> np.ndarray:
+        """Per-row violation in physical units [m or rad] (:attr:`units`), zero when it holds.
+
+        The verification's figure, computed from the geometry by its own formula (not
+        the residual a solver drives): an angle bound reports radians, a distance metres.
+        Same precondition as :meth:`evaluate`.
+        """
+        return self.violation(self.value(model, data, q))
+
 
 class Cost(ABC):
     """A scalar cost ``c(q)`` the solver minimises (weighted sum of all costs)."""
@@ -83,3 +138,13 @@ class Cost(ABC):
         self, model: pin.Model, data: pin.Data, q: np.ndarray
     ) -> Tuple[float, np.ndarray]:
         """Return ``c(q)`` (a float) and its gradient, shape ``(nv,)``."""
+
+    def gauss_newton(
+        self, model: pin.Model, data: pin.Data, q: np.ndarray
+    ) -> Optional[Tuple[np.ndarray, np.ndarray]]:
+        """``(r, J_r)`` with ``c(q) = 1/2 |r(q)|^2`` when the cost is a sum of squares, or None.
+
+        A solver then models the cost's curvature as ``J_r^T J_r`` (Gauss-Newton); None
+        (the default) leaves it to the solver's own curvature estimate.
+        """
+        return None

@@ -7,7 +7,7 @@ own bookkeeping is not trusted.
 from __future__ import annotations
 
 import math
-from typing import Iterable, List, Optional, Sequence, Tuple, Union
+from typing import Iterable, List, NamedTuple, Optional, Sequence, Tuple, Union
 
 import numpy as np
 import pinocchio as pin
@@ -16,28 +16,56 @@ from ros2_ik.core import terms
 from ros2_ik.core.group import Group
 from ros2_ik.core.pose import CompiledPose, PoseTarget
 
-#: Default tolerance on constraint violations, in the constraint's own unit.
-CONSTRAINT_TOLERANCE = 1e-4
+#: Default tolerances on constraint violations: [m] for positions, distances and
+#: polyhedra; [rad] for orientation, gaze and angle bounds.
+CONSTRAINT_TOLERANCE_M = 1e-4
+CONSTRAINT_TOLERANCE_RAD = 1e-4
+
+
+class ConstraintTolerance(NamedTuple):
+    """How far outside its bounds a constraint may end: ``m`` [m] and ``rad`` [rad]."""
+
+    m: float = CONSTRAINT_TOLERANCE_M
+    rad: float = CONSTRAINT_TOLERANCE_RAD
+
+    def of(self, unit: str) -> float:
+        """Return the tolerance of ``unit`` ("m" or "rad")."""
+        return self.rad if unit == "rad" else self.m
+
+
+class Violation(NamedTuple):
+    """A constraint that does not hold: its name, by how much, in ``unit`` ("m" or "rad")."""
+
+    name: str
+    amount: float
+    unit: str
+
+    def __str__(self) -> str:
+        return f"{self.name} by {self.amount:.3g} {self.unit}"
+
+
+DEFAULT_TOLERANCE = ConstraintTolerance()
 
 
 def verify_pose(group: Group, target: Optional[Union[PoseTarget, CompiledPose]],
                 q: np.ndarray, constraints: Iterable[terms.Constraint] = (),
-                constraint_tolerance: float = CONSTRAINT_TOLERANCE,
+                tolerance: ConstraintTolerance = DEFAULT_TOLERANCE,
                 ) -> Tuple[bool, float, float, str]:
     """Check group vector ``q``: returns (ok, position_error_m, orientation_error_rad, reason).
 
     ``reason`` is '' when ok, else says what failed.  ``target`` None checks only
-    limits and constraints; there is no pose error then, reported as nan.
+    limits and constraints; there is no pose error then, reported as nan.  Every
+    constraint is measured in [m] or [rad] (``Constraint.measure``) against ``tolerance``.
     """
     pose = target.compile(group) if isinstance(target, PoseTarget) else target
     data = group.robot.model.createData()
     return check(group, pose, np.asarray(q, dtype=float), tuple(constraints),
-                 data, constraint_tolerance)[:4]
+                 data, tolerance)[:4]
 
 
 def check(group: Group, pose: Optional[CompiledPose], q: np.ndarray,
           constraints: Sequence[terms.Constraint], data: pin.Data,
-          tol: float) -> Tuple[bool, float, float, str, List[Tuple[str, float]]]:
+          tol: ConstraintTolerance) -> Tuple[bool, float, float, str, List[Violation]]:
     """:func:`verify_pose` on a caller-owned ``data``; also returns the violations."""
     model = group.robot.model
     q_full = group.to_full_q(q)
@@ -60,19 +88,30 @@ def check(group: Group, pose: Optional[CompiledPose], q: np.ndarray,
     violations = constraint_violations(model, data, q_full, constraints, tol) \
         if constraints else []
     if violations:
-        reasons.append("violated: " + ", ".join(f"{n} by {v:.3g}" for n, v in violations))
+        reasons.append("violated: " + ", ".join(str(v) for v in violations))
     return not reasons, pos, ori, "; ".join(reasons), violations
 
 
 def constraint_violations(model: pin.Model, data: pin.Data, q_full: np.ndarray,
                           constraints: Sequence[terms.Constraint],
-                          tol: float) -> List[Tuple[str, float]]:
-    """(name, largest violation) of each constraint violated by more than ``tol``."""
+                          tol: ConstraintTolerance) -> List[Violation]:
+    """Each constraint some row of which lies outside its bounds by more than its tolerance.
+
+    A row's violation is :meth:`~ros2_ik.core.terms.Constraint.measure`'s, in its unit
+    ([m] or [rad]); the reported amount is that of the row farthest out (relative to its
+    unit's tolerance).
+    """
     out = []
     for c in constraints:
         if c.holds(model, data, q_full):  # cheap when clear (no Jacobian, fewer pairs)
             continue
-        amount = float(np.max(c.violation(c.value(model, data, q_full)), initial=0.0))
-        if not amount <= tol:
-            out.append((c.name, amount))
+        rows = np.asarray(c.measure(model, data, q_full), dtype=float)
+        units = c.units
+        over = [k for k, (v, u) in enumerate(zip(rows.tolist(), units))
+                if not v <= tol.of(u)]  # NaN counts as violated
+        if over:
+            k = max(over, key=lambda i: math.inf if math.isnan(rows[i])
+                    else rows[i] / tol.of(units[i]))
+            amount = float(rows[k]) if not math.isnan(rows[k]) else math.inf
+            out.append(Violation(c.name, amount, units[k]))
     return out

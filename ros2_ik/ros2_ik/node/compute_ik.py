@@ -17,7 +17,7 @@ from ros2_ik.core.collision import MinimumDistanceConstraint
 from ros2_ik.core import errors
 from ros2_ik.core.pose import PoseTarget
 from ros2_ik.core.solve import solve
-from ros2_ik.core.verify import CONSTRAINT_TOLERANCE, verify_pose
+from ros2_ik.core.verify import CONSTRAINT_TOLERANCE_M, ConstraintTolerance, verify_pose
 from ros2_ik.node.conversions import finite_or, joint_state, pose_to_se3, weights_array
 from ros2_ik.node.error_codes import (
     CODE_NAMES, RequestError, code_for_exception, code_for_status)
@@ -192,16 +192,21 @@ def _compute_ik(snapshot, model_error, cfg, joints, request, extra_constraints):
         group, tip = resolve_group(snapshot, cfg, request.group_name, request.base_link,
                                    request.tip_link)
         target = pose_target(request, tip, cfg)
+        # Constraints (the clearance) are held to the request's tolerances too.
+        tolerance = ConstraintTolerance(target.position_tolerance_m,
+                                        target.orientation_tolerance_rad)
         seed = seed_for(group, request.seed, joints, cfg, notes)
         checker = collision_checker(snapshot, cfg) if request.avoid_collisions else None
         constraints = list(extra_constraints)
         if checker is not None:
-            constraints.append(minimum_distance(checker, cfg))
+            constraints.append(minimum_distance(checker, cfg, tolerance_m=tolerance.m))
         result = solve(group, target, seed, constraints=constraints,
+                       constraint_tolerance_m=tolerance.m,
+                       constraint_tolerance_rad=tolerance.rad,
                        **solve_options(request, cfg, notes))
     except Exception as exc:  # noqa: BLE001 - every failure becomes an error code
         return Answer(_error(response, code_for_exception(exc), str(exc)), group)
-    _fill(response, group, target, result, constraints)
+    _fill(response, group, target, result, constraints, tolerance)
     response.message = "; ".join([response.message] + notes)
     closest = None
     if checker is not None and response.solution.name:
@@ -217,15 +222,17 @@ def collision_checker(snapshot: RobotSnapshot, cfg: NodeConfig):
 
 
 def minimum_distance(checker, cfg: NodeConfig, minimum_m: Optional[float] = None,
-                     influence_m: float = 0.0) -> MinimumDistanceConstraint:
+                     influence_m: float = 0.0, tolerance_m: float = CONSTRAINT_TOLERANCE_M,
+                     ) -> MinimumDistanceConstraint:
     """Return the in-solve clearance constraint (node defaults where the request gives none).
 
-    Its bound carries a margin of the solver's constraint tolerance, so that an answer the
-    solver accepts is never closer than ``minimum_m`` (never touching when it is 0).
+    Its bound carries a margin of the solve's constraint tolerance ``tolerance_m`` [m], so
+    that an answer the solver accepts is never closer than ``minimum_m`` (never touching
+    when it is 0).
     """
     minimum_m = cfg.minimum_distance if minimum_m is None else minimum_m
     influence_m = influence_m if influence_m > 0 else cfg.influence_distance
-    bound_m = minimum_m + CONSTRAINT_TOLERANCE
+    bound_m = minimum_m + tolerance_m
     return MinimumDistanceConstraint(checker, bound_m, max(influence_m, bound_m + 0.01))
 
 
@@ -247,7 +254,8 @@ def report_collision(response, checker, group, cfg: NodeConfig):
     return report
 
 
-def _fill(response, group, target: PoseTarget, result, constraints=()) -> None:
+def _fill(response, group, target: PoseTarget, result, constraints=(),
+          tolerance: ConstraintTolerance = ConstraintTolerance()) -> None:
     """Copy a core result into the response, re-verifying any SUCCESS independently."""
     response.iterations = int(result.iterations)
     response.restarts = int(result.restarts)
@@ -257,7 +265,7 @@ def _fill(response, group, target: PoseTarget, result, constraints=()) -> None:
     if result.q is not None and len(result.q):
         response.solution = joint_state(result.joint_names, result.q)
         ok, pos_err, rot_err, reason = verify_pose(group, target, np.asarray(result.q),
-                                                   constraints)
+                                                   constraints, tolerance)
         response.position_error, response.orientation_error = pos_err, rot_err
         if code == IKErrorCode.SUCCESS and not ok:
             code = IKErrorCode.NO_SOLUTION

@@ -18,10 +18,10 @@ from ros2_ik.core.problem import Problem
 from ros2_ik.core.result import Progress
 from ros2_ik.core.solve import solve
 from ros2_ik.core.collision import MinimumDistanceConstraint
-from ros2_ik.core.verify import CONSTRAINT_TOLERANCE, check
+from ros2_ik.core.verify import ConstraintTolerance, check
 from ros2_ik.node.compute_ik import (
     collision_checker, minimum_distance, resolve_group, seed_for, solve_options)
-from ros2_ik.node.conversions import joint_state
+from ros2_ik.node.conversions import finite_or, joint_state
 from ros2_ik.node.error_codes import (
     CODE_NAMES, RequestError, code_for_exception, code_for_status)
 from ros2_ik.node.goal_terms import constraints_of, costs_of, count_terms, pose_goals
@@ -46,13 +46,16 @@ def solve_goal(snapshot: Optional[RobotSnapshot], model_error: str, cfg: NodeCon
             raise RequestError(IKErrorCode.REQUEST_TOO_LARGE,
                                f"{count_terms(goal)} constraints/costs/pose goals; the "
                                f"limit is max_constraints={cfg.max_constraints}")
-        problem, seed = build_problem(snapshot, cfg, joints, goal, extra_constraints)
+        tolerance = goal_tolerance(goal, cfg)
+        problem, seed = build_problem(snapshot, cfg, joints, goal, extra_constraints,
+                                      tolerance)
         notes: list = []
         options = solve_options(goal, cfg, notes)
         on_progress = _progress_adapter(problem, feedback) if feedback else None
         core = solve(problem.group, problem, seed, num_solutions=max(goal.num_solutions, 1),
-                     cancel=cancel, feedback=on_progress, **options)
-        _fill(result, problem, core, goal.locked_joints)
+                     cancel=cancel, feedback=on_progress, constraint_tolerance_m=tolerance.m,
+                     constraint_tolerance_rad=tolerance.rad, **options)
+        _fill(result, problem, core, goal.locked_joints, tolerance)
         result.message = "; ".join([result.message] + notes)
     except Exception as exc:  # noqa: BLE001 - every failure becomes an error code
         code = code_for_exception(exc)
@@ -62,8 +65,16 @@ def solve_goal(snapshot: Optional[RobotSnapshot], model_error: str, cfg: NodeCon
     return result
 
 
+def goal_tolerance(goal, cfg: NodeConfig) -> ConstraintTolerance:
+    """Return the goal's constraint tolerances [m] and [rad] (the node's where it gives none)."""
+    return ConstraintTolerance(
+        finite_or(goal.position_tolerance, cfg.position_tolerance, "position_tolerance"),
+        finite_or(goal.orientation_tolerance, cfg.orientation_tolerance,
+                  "orientation_tolerance"))
+
+
 def build_problem(snapshot: RobotSnapshot, cfg: NodeConfig, joints: JointStateCache, goal,
-                  extra_constraints=()):
+                  extra_constraints=(), tolerance: ConstraintTolerance = ConstraintTolerance()):
     """(Problem, seed) of a goal, on the group minus its locked joints."""
     targets, _ = pose_goals(goal, cfg)
     tip = goal.tip_link or (targets[0].frame if targets else "")
@@ -75,7 +86,8 @@ def build_problem(snapshot: RobotSnapshot, cfg: NodeConfig, joints: JointStateCa
     terms = constraints_of(model, goal) + _pose_constraints(model, targets[1:])
     if goal.minimum_distance_constraints:
         checker = collision_checker(snapshot, cfg)
-        terms += [minimum_distance(checker, cfg, m.minimum_distance, m.influence_distance)
+        terms += [minimum_distance(checker, cfg, m.minimum_distance, m.influence_distance,
+                                   tolerance.m)
                   for m in goal.minimum_distance_constraints]
     costs = costs_of(model, goal, q_seed_full, _set_joint(model))
     problem = Problem(group, targets[0] if targets else None,
@@ -123,13 +135,17 @@ def _set_joint(model):
 
 
 def _pose_constraints(model, targets) -> List:
-    """Pose goals after the first, as position-box + orientation-bound constraints."""
+    """Pose goals after the first, as distance + orientation-bound constraints.
+
+    The position is a ball of radius ``position_tolerance`` [m] around the target point
+    (not a box, whose corners lie sqrt(3) times farther).
+    """
     out: List = []
     for t in targets:
         p, tol = t.T_ref_target.translation, t.position_tolerance_m
         ref = t.reference_frame or "universe"
-        out.append(C.PositionConstraint(model, ref, p - tol, p + tol, t.frame, np.zeros(3),
-                                        name=f"pose_position({t.frame})"))
+        out.append(C.PointToPointDistanceConstraint(
+            model, t.frame, np.zeros(3), ref, p, 0.0, tol, name=f"pose_position({t.frame})"))
         if not t.position_only:
             out.append(C.OrientationConstraint(
                 model, ref, t.T_ref_target.rotation, t.frame, np.eye(3),
@@ -152,7 +168,8 @@ def _progress_adapter(problem: Problem, publish):
     return on_progress
 
 
-def _fill(result: ConstrainedIK.Result, problem: Problem, core, locked) -> None:
+def _fill(result: ConstrainedIK.Result, problem: Problem, core, locked,
+          tolerance: ConstraintTolerance) -> None:
     """Ranked solutions, each re-verified here with a fresh Data.
 
     Each solution's joint state lists the moved joints, then the locked ones.
@@ -164,7 +181,7 @@ def _fill(result: ConstrainedIK.Result, problem: Problem, core, locked) -> None:
     qs = [s.q for s in core.solutions] or ([core.q] if len(core.q) else [])
     data = problem.group.robot.model.createData()
     for q in qs:
-        sol = _solution(problem, np.asarray(q), data)
+        sol = _solution(problem, np.asarray(q), data, tolerance)
         sol.joint_state.name = list(sol.joint_state.name) + list(locked.name)
         sol.joint_state.position = list(sol.joint_state.position) + list(locked.position)
         result.solutions.append(sol)
@@ -174,16 +191,18 @@ def _fill(result: ConstrainedIK.Result, problem: Problem, core, locked) -> None:
         result.message = "solver claimed success but the independent check failed"
 
 
-def _solution(problem: Problem, q: np.ndarray, data) -> IKSolution:
+def _solution(problem: Problem, q: np.ndarray, data,
+              tolerance: ConstraintTolerance) -> IKSolution:
     ok, pos, ori, reason, violations = check(problem.group, problem.pose, q,
-                                             problem.constraints, data, CONSTRAINT_TOLERANCE)
+                                             problem.constraints, data, tolerance)
     sol = IKSolution()
     sol.joint_state = joint_state(problem.group.joint_names, q)
     sol.error_code.val = IKErrorCode.SUCCESS if ok else IKErrorCode.NO_SOLUTION
     sol.message = reason
     sol.position_error, sol.orientation_error = float(pos), float(ori)
-    sol.violated_constraints = [name for name, _ in violations]
-    sol.violations = [float(v) for _, v in violations]
+    sol.violated_constraints = [v.name for v in violations]
+    sol.violations = [float(v.amount) for v in violations]
+    sol.violation_units = [v.unit for v in violations]
     checkers = [c.checker for c in problem.constraints
                 if isinstance(c, MinimumDistanceConstraint)]
     sol.min_distance = (checkers[0].min_distance(problem.group.to_full_q(q)).distance_m

@@ -165,6 +165,22 @@ class MinimumDistanceConstraint(BoundedConstraint):
         self._check_model(model)
         return self.checker.clear_from_data(data, self.min_distance_m)
 
+    @property
+    def units(self):
+        """Every row of :meth:`measure` is in [m]."""
+        return ("m",) * len(self._lower) if self.formulation == "pairs" else ("m",)
+
+    def measure(self, model: pin.Model, data: pin.Data, q: np.ndarray) -> np.ndarray:
+        """Return by how much [m] the nearest pairs are closer than ``min_distance_m``.
+
+        Rows as the pairs formulation; one row, the nearest pair, for the smooth one.
+        """
+        pairs, near = self._near(model, data)
+        distances = pairs.distances_m[near][:len(self.units)]
+        out = np.zeros(len(self.units))
+        out[:len(distances)] = np.maximum(self.min_distance_m - distances, 0.0)
+        return out
+
     def _check_model(self, model: pin.Model) -> None:
         if model.nv != self.checker.model.nv:
             raise InvalidArgument(f"model has nv={model.nv}, the checker's model "

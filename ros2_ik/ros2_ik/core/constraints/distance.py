@@ -4,17 +4,35 @@ As in Drake, the row is the *squared* distance [m^2] (smooth also at distance 0,
 a point-on-point or point-on-line solution sits); the constructors take the bounds in
 [m] and square them, so ``lower_bound``, ``upper_bound`` and ``violation`` are in [m^2].
 The bounds in [m] stay available as ``distance_lower`` / ``distance_upper``.
+
+In physical units (what solvers drive and verification reports) the row is the distance
+[m] itself, within ``[distance_lower, distance_upper]``.
 """
 from __future__ import annotations
 
+import math
 from typing import Optional, Tuple
 
 import numpy as np
 import pinocchio as pin
 
 from . import _checks as check
+from . import _samples as samples
 from ._base import BoundedConstraint
-from ._frames import frame_id, point_in_frame
+from ._frames import cross, frame_id, perpendicular, point_in_frame
+
+_X = np.array([1.0, 0.0, 0.0])
+
+
+def _norm_and_gradient(d: np.ndarray, J: np.ndarray, away: np.ndarray):
+    """``[|d|]`` (1,) [m] and its Jacobian (1, nv); at ``d = 0`` the slope along ``away``."""
+    norm = math.sqrt(float(d @ d))
+    direction = d / norm if norm > 1e-12 else away
+    return np.array([norm]), (direction @ J)[np.newaxis, :]
+
+
+def _outside(distance: float, lower: float, upper: float) -> np.ndarray:
+    return np.array([max(lower - distance, distance - upper, 0.0)])
 
 
 def _distance_bounds(distance_lower, distance_upper) -> Tuple[float, float]:
@@ -43,16 +61,40 @@ class PointToPointDistanceConstraint(BoundedConstraint):
                                                                     distance_upper)
         default = f"point_to_point({frame1},{frame2})"
         super().__init__(check.term_name(name, default),
-                         [self.distance_lower ** 2], [self.distance_upper ** 2])
+                         [self.distance_lower ** 2], [self.distance_upper ** 2],
+                         physical=([self.distance_lower], [self.distance_upper]))
+
+    def _difference(self, model: pin.Model, data: pin.Data):
+        p_B2P1, J = point_in_frame(model, data, self._fid_2, None,
+                                   self._fid_1, self._p_B1P1)
+        return p_B2P1 - self._p_B2P2, J
 
     def evaluate(
         self, model: pin.Model, data: pin.Data, q: np.ndarray
     ) -> Tuple[np.ndarray, np.ndarray]:
         """``[|p_P1P2|^2]`` (1,) [m^2] and its Jacobian ``(1, nv)``."""
-        p_B2P1, J = point_in_frame(model, data, self._fid_2, None,
-                                   self._fid_1, self._p_B1P1)
-        d = p_B2P1 - self._p_B2P2
+        d, J = self._difference(model, data)
         return np.array([float(d @ d)]), (2.0 * d @ J)[np.newaxis, :]
+
+    def evaluate_physical(
+        self, model: pin.Model, data: pin.Data, q: np.ndarray
+    ) -> Tuple[np.ndarray, np.ndarray]:
+        """``[|p_P1P2|]`` (1,) [m] and its Jacobian ``(1, nv)``."""
+        return _norm_and_gradient(*self._difference(model, data), _X)
+
+    def measure(self, model: pin.Model, data: pin.Data, q: np.ndarray) -> np.ndarray:
+        """Distance [m] of ``|p_P1P2|`` outside ``[distance_lower, distance_upper]``."""
+        p_WP1 = data.oMf[self._fid_1].act(self._p_B1P1)
+        p_WP2 = data.oMf[self._fid_2].act(self._p_B2P2)
+        return _outside(float(np.linalg.norm(p_WP1 - p_WP2)), self.distance_lower,
+                        self.distance_upper)
+
+    def sample_violation(self, frames) -> np.ndarray:
+        """Squared distance [m^2] of each sample's ``|p_P1P2|`` outside the bounds."""
+        d = (samples.point_world(frames.placement(self._fid_1), self._p_B1P1)
+             - samples.point_world(frames.placement(self._fid_2), self._p_B2P2))
+        return samples.outside(samples.norms(d)[None], self.distance_lower,
+                               self.distance_upper)
 
 
 class PointToLineDistanceConstraint(BoundedConstraint):
@@ -71,21 +113,48 @@ class PointToLineDistanceConstraint(BoundedConstraint):
         self._p_B1P = check.vector3(p_B1P, "p_B1P")
         self._p_B2Q = check.vector3(p_B2Q, "p_B2Q")
         n = check.unit_vector3(n_B2, "n_B2")
+        self._n_B2 = n
+        self._away = check.read_only(perpendicular(n))
         self._projection = check.read_only(np.eye(3) - np.outer(n, n))
         self.distance_lower, self.distance_upper = _distance_bounds(distance_lower,
                                                                     distance_upper)
         default = f"point_to_line({frame_point},{frame_line})"
         super().__init__(check.term_name(name, default),
-                         [self.distance_lower ** 2], [self.distance_upper ** 2])
+                         [self.distance_lower ** 2], [self.distance_upper ** 2],
+                         physical=([self.distance_lower], [self.distance_upper]))
+
+    def _projected(self, model: pin.Model, data: pin.Data):
+        p_B2P, J = point_in_frame(model, data, self._fid_line, None,
+                                  self._fid_point, self._p_B1P)
+        return self._projection @ (p_B2P - self._p_B2Q), self._projection @ J
 
     def evaluate(
         self, model: pin.Model, data: pin.Data, q: np.ndarray
     ) -> Tuple[np.ndarray, np.ndarray]:
         """``[u^T (I - n n^T) u]`` (1,) [m^2], ``u = p_B2P - p_B2Q``, and ``(1, nv)``."""
-        p_B2P, J = point_in_frame(model, data, self._fid_line, None,
-                                  self._fid_point, self._p_B1P)
-        projected = self._projection @ (p_B2P - self._p_B2Q)
+        projected, J = self._projected(model, data)
         return np.array([float(projected @ projected)]), (2.0 * projected @ J)[np.newaxis, :]
+
+    def evaluate_physical(
+        self, model: pin.Model, data: pin.Data, q: np.ndarray
+    ) -> Tuple[np.ndarray, np.ndarray]:
+        """``[dist(P, line)]`` (1,) [m] and its Jacobian ``(1, nv)``."""
+        return _norm_and_gradient(*self._projected(model, data), self._away)
+
+    def measure(self, model: pin.Model, data: pin.Data, q: np.ndarray) -> np.ndarray:
+        """Distance [m] of ``dist(P, line)`` outside the bounds (cross product form)."""
+        X_WL = data.oMf[self._fid_line]
+        u = X_WL.actInv(data.oMf[self._fid_point].act(self._p_B1P)) - self._p_B2Q
+        distance = float(np.linalg.norm(cross(u, self._n_B2)))
+        return _outside(distance, self.distance_lower, self.distance_upper)
+
+    def sample_violation(self, frames) -> np.ndarray:
+        """Squared distance [m^2] of each sample's ``dist(P, line)`` outside the bounds."""
+        p_WP = samples.point_world(frames.placement(self._fid_point), self._p_B1P)
+        u = samples.in_frame(frames.placement(self._fid_line), p_WP) - self._p_B2Q[:, None]
+        off_line = u - np.outer(self._n_B2, self._n_B2 @ u)
+        return samples.outside(samples.norms(off_line)[None], self.distance_lower,
+                               self.distance_upper)
 
 
 __all__ = ["PointToPointDistanceConstraint", "PointToLineDistanceConstraint"]

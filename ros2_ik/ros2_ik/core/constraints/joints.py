@@ -63,6 +63,7 @@ class JointBoundsConstraint(BoundedConstraint):
         self._idx_q: List[int] = []
         self._idx_v: List[int] = []
         self._continuous: List[bool] = []
+        self._units: List[str] = []
         lowers, uppers = [], []
         for joint_name, pair in bounds.items():
             joint = _joint(model, joint_name)
@@ -77,11 +78,18 @@ class JointBoundsConstraint(BoundedConstraint):
             self._idx_q.append(joint.idx_q)
             self._idx_v.append(joint.idx_v)
             self._continuous.append(joint.nq == 2)
+            self._units.append("m" if "P" in joint.shortname().replace("JointModel", "")
+                               else "rad")
         selector = np.zeros((len(lowers), model.nv))
         selector[np.arange(len(lowers)), self._idx_v] = 1.0
         self._selector = check.read_only(selector)
         default = f"joint_bounds({','.join(self.joint_names)})"
         super().__init__(check.term_name(name, default), lowers, uppers)
+
+    @property
+    def units(self) -> Tuple[str, ...]:
+        """Per row: [rad] for revolute and continuous joints, [m] for prismatic ones."""
+        return tuple(self._units)
 
     def joint_positions(self, q: np.ndarray) -> np.ndarray:
         """Joint positions (m,) [rad or m] of the named joints in configuration ``q``."""

@@ -8,6 +8,7 @@ import numpy as np
 import pinocchio as pin
 
 from . import _checks as check
+from . import _samples as samples
 from ._base import BoundedConstraint
 from ._frames import frame_id, frame_jacobian, point_jacobian
 
@@ -18,6 +19,10 @@ class PolyhedronConstraint(BoundedConstraint):
     Points ``P_i`` are fixed in ``frame_G`` at the columns of ``p_GP`` (3, N) [m] and
     measured and expressed in ``frame_F``; ``A`` has shape ``(k, 3N)`` and ``b`` ``(k,)``.
     Lower bounds are ``-inf``.
+
+    In physical units each row is divided by the norm of its row of ``A``:
+    ``(A_i p - b_i) / |A_i|`` is the distance [m] of the stacked points ``p`` (3N,) from
+    the half-space ``A_i p <= b_i`` (a row of zeros is left as it is).
     """
 
     def __init__(
@@ -32,7 +37,10 @@ class PolyhedronConstraint(BoundedConstraint):
         rows = self._A.shape[0]
         b = check.array_of_shape(b, (rows,), "b")
         default = f"polyhedron({frame_G} in {frame_F})"
-        super().__init__(check.term_name(name, default), np.full(rows, -math.inf), b)
+        norms = np.linalg.norm(self._A, axis=1)
+        self._inv_norms = check.read_only(1.0 / np.where(norms > 0.0, norms, 1.0))
+        super().__init__(check.term_name(name, default), np.full(rows, -math.inf), b,
+                         physical=(np.full(rows, -math.inf), b * self._inv_norms))
 
     def evaluate(
         self, model: pin.Model, data: pin.Data, q: np.ndarray
@@ -52,3 +60,24 @@ class PolyhedronConstraint(BoundedConstraint):
             jacobian[rows] = R_FW @ (point_jacobian(J_G, X_WG.translation, p_WP)
                                      - point_jacobian(J_F, X_WF.translation, p_WP))
         return self._A @ positions, self._A @ jacobian
+
+    def evaluate_physical(
+        self, model: pin.Model, data: pin.Data, q: np.ndarray
+    ) -> Tuple[np.ndarray, np.ndarray]:
+        """Return ``(A @ p) / |A_i|`` (k,) [m] and its Jacobian ``(k, nv)``."""
+        value, jacobian = self.evaluate(model, data, q)
+        return value * self._inv_norms, jacobian * self._inv_norms[:, None]
+
+    def measure(self, model: pin.Model, data: pin.Data, q: np.ndarray) -> np.ndarray:
+        """Per-row distance [m] of the stacked points outside each half-space."""
+        X_FG = data.oMf[self._fid_F].actInv(data.oMf[self._fid_G])
+        p = (X_FG.rotation @ self._p_GP + X_FG.translation[:, None]).T.reshape(-1)
+        return np.maximum((self._A @ p - self.upper_bound) * self._inv_norms, 0.0)
+
+    def sample_violation(self, frames) -> np.ndarray:
+        """Squared distance [m^2] of each sample's stacked points outside the half-spaces."""
+        X_F, X_G = frames.placement(self._fid_F), frames.placement(self._fid_G)
+        stacked = np.concatenate([samples.in_frame(X_F, samples.point_world(X_G, p_GP))
+                                  for p_GP in self._p_GP.T])  # (3N, S)
+        rows = (self._A @ stacked) * self._inv_norms[:, None]
+        return samples.outside(rows, -np.inf, self.physical_bounds[1])

@@ -7,6 +7,7 @@ import numpy as np
 import pinocchio as pin
 
 from . import _checks as check
+from . import _samples as samples
 from ._base import BoundedConstraint
 from ._frames import frame_id, point_in_frame
 
@@ -37,3 +38,9 @@ class PositionConstraint(BoundedConstraint):
     ) -> Tuple[np.ndarray, np.ndarray]:
         """``p_AQ`` (3,) [m] and its Jacobian ``(3, nv)``."""
         return point_in_frame(model, data, self._fid_A, self._X_AbarA, self._fid_B, self._p_BQ)
+
+    def sample_violation(self, frames) -> np.ndarray:
+        """Squared distance [m^2] of each sample's ``p_AQ`` outside the box."""
+        p_WQ = samples.point_world(frames.placement(self._fid_B), self._p_BQ)
+        p_AQ = samples.in_frame(frames.placement(self._fid_A), p_WQ, self._X_AbarA)
+        return samples.outside(p_AQ, self.lower_bound, self.upper_bound)

@@ -20,7 +20,7 @@ from ros2_ik.core import seed_library
 from ros2_ik.core.problem import Problem
 from ros2_ik.core.result import IKResult, IKStatus, Progress, Solution
 from ros2_ik.core.solvers.budget import Budget
-from ros2_ik.core.verify import CONSTRAINT_TOLERANCE, check
+from ros2_ik.core.verify import DEFAULT_TOLERANCE, ConstraintTolerance, Violation, check
 
 #: Two solutions are distinct when some joint differs by more than this [rad or m].
 DISTINCT_TOLERANCE = 1e-2
@@ -37,7 +37,7 @@ class SolveOptions:
     num_solutions: int = 1
     cancel: Optional[Callable[[], bool]] = None
     feedback: Optional[Callable[[Progress], None]] = None
-    constraint_tolerance: float = CONSTRAINT_TOLERANCE
+    constraint_tolerance: ConstraintTolerance = DEFAULT_TOLERANCE
     library_starts: int = 4
 
 
@@ -61,7 +61,7 @@ class _Candidate:
     pos: float
     ori: float
     score: float
-    violations: List[Tuple[str, float]]
+    violations: List[Violation]
 
 
 class Search:
@@ -92,7 +92,11 @@ class Search:
         them, within the jump box when one is set); random: uniform in the limits, or in
         the jump box.
         """
-        if self.attempts == 0:
+        if self.problem.pose is None and self.problem.constraints:
+            start = self._constraint_start()
+            if start is not None:
+                return start
+        elif self.attempts == 0:
             return self.seed.copy()
         if self.attempts <= self.options.library_starts and self.problem.pose is not None:
             if self._library is None:  # ranked once, when the seed's attempt has failed
@@ -105,6 +109,22 @@ class Search:
             self._rng = np.random.default_rng(self.options.random_seed)
         return self.group.random_configuration(
             self._rng, self.seed, self.options.max_joint_jump_rad)
+
+    def _constraint_start(self) -> Optional[np.ndarray]:
+        """Return the next start of a problem without a pose target, or None.
+
+        The seed and the library samples ranked by their constraint violation
+        (:func:`seed_library.constraint_starts`), then None (random starts).
+        """
+        if self.attempts == 0:
+            if not self.options.library_starts:
+                return self.seed.copy()
+            self._library = seed_library.constraint_starts(
+                self.group, self.problem.constraints, self.options.library_starts,
+                self.seed, self.options.max_joint_jump_rad)
+        if self._library is not None and self.attempts < len(self._library):
+            return self._library[self.attempts].copy()
+        return None
 
     def finished(self) -> bool:
         """Return True when enough solutions, attempts exhausted, timed out or cancelled."""
@@ -164,7 +184,8 @@ class Search:
             a = pos / pose.target.position_tolerance_m  # x * x, not x ** 2: a target
             b = ori / pose.target.orientation_tolerance_rad  # 1e152 m away scores inf
             s = a * a + b * b
-        return s + sum(v for _, v in viol) / self.options.constraint_tolerance
+        tol = self.options.constraint_tolerance
+        return s + sum(v.amount / tol.of(v.unit) for v in viol)
 
     def _jump(self, q: np.ndarray) -> float:
         return float(np.max(np.abs(q - self.seed), initial=0.0))
@@ -183,7 +204,7 @@ class Search:
         best_q, violation, merit = None, math.nan, math.nan
         if best is not None:
             best_q = best.q.copy()
-            violation = max((v for _, v in best.violations), default=0.0)
+            violation = max((v.amount for v in best.violations), default=0.0)
             merit = best.score
         elif self._unchecked is not None:
             merit, best_q = self._unchecked[0], self._unchecked[1].copy()
@@ -240,9 +261,8 @@ def _describe(cand: _Candidate, has_pose: bool) -> str:
     """Tell what is wrong with ``cand``: pose errors (with a pose target), largest violation."""
     parts = [f"has {cand.pos:.3g} m / {cand.ori:.3g} rad"] if has_pose else []
     if cand.violations:
-        name, amount = max(cand.violations, key=lambda nv: nv[1])
-        parts.append(f"violates {name} by {amount:.3g} (largest of "
-                     f"{len(cand.violations)} violated)")
+        worst = max(cand.violations, key=lambda v: v.amount)
+        parts.append(f"violates {worst} (largest of {len(cand.violations)} violated)")
     elif not has_pose:
         parts.append("violates no constraint")  # e.g. kept for the jump limit
     return "; ".join(parts)
@@ -256,8 +276,12 @@ class Solver(ABC):
     #: Whether the solver minimises ``terms.Cost`` objects (LM and DLS do not).
     supports_costs: bool = False
 
+    #: The options of the solve in progress (set by :meth:`solve` before ``setup``).
+    options: SolveOptions = SolveOptions()
+
     def solve(self, problem: Problem, seed: np.ndarray, options: SolveOptions) -> IKResult:
         """Restart ``local_solve`` until the budget, attempts or solutions run out."""
+        self.options = options
         search = Search(problem, seed, options)
         state = self.setup(problem)
         while not search.finished():

@@ -53,7 +53,7 @@ class BFGSProjection(ScipySolver):
 
     def setup(self, problem: Problem) -> Any:
         """Stacked residuals on the full model, plus scipy bounds."""
-        res = Residuals(problem)
+        res = Residuals(problem, tolerance=self.options.constraint_tolerance)
         return res, bounds_of(res)
 
     def local_solve(self, state: Any, q0: np.ndarray, budget: Budget) -> LocalResult:

@@ -47,7 +47,7 @@ class DampedLeastSquares(Solver):
                 f"solver '{self.name}' does not minimise costs; use 'sqp' or 'bfgs'")
         if problem.pose_only and problem.pose.full_pose:
             return _FastState(problem)
-        return Residuals(problem, exact=False)
+        return Residuals(problem, exact=False, tolerance=self.options.constraint_tolerance)
 
     def local_solve(self, state: Any, q0: np.ndarray, budget: Budget) -> LocalResult:
         """One CLIK run from ``q0``."""

@@ -40,6 +40,7 @@ from scipy.linalg.lapack import dposv
 
 from ros2_ik.core import errors
 from ros2_ik.core.problem import Problem
+from ros2_ik.core.solvers import active_set, polish
 from ros2_ik.core.solvers.base import LocalResult, Solver
 from ros2_ik.core.solvers.budget import Budget
 from ros2_ik.core.solvers.residuals import Residuals
@@ -59,6 +60,13 @@ def damped_step(J: np.ndarray, e: np.ndarray, damping: float) -> np.ndarray:
     A = J @ J.T
     A.flat[::m + 1] += damping
     return -(J.T @ dposv(A.T, e, overwrite_a=1)[1])
+
+
+def _lm_step(J: np.ndarray, e: np.ndarray, damping: float) -> np.ndarray:
+    """``dq`` minimising ``|J dq + e|^2 + damping |dq|^2`` (a zero step without rows)."""
+    if J.shape[0] == 0:
+        return np.zeros(J.shape[1])
+    return damped_step(J, e, damping)
 
 
 @lru_cache(maxsize=16)
@@ -178,11 +186,11 @@ def _check_data(group) -> pin.Data:
 class _PoseFirstState:
     """A constrained problem solved pose first: the pose-only loop, then the stacked one."""
 
-    __slots__ = ("fast", "problem", "model", "data", "_stacked")
+    __slots__ = ("fast", "problem", "tolerance", "model", "data", "_stacked")
 
-    def __init__(self, fast: _FastState, problem: Problem):
+    def __init__(self, fast: _FastState, problem: Problem, tolerance):
         """Cheap: the stacked residuals are built by the first attempt that needs them."""
-        self.fast, self.problem = fast, problem
+        self.fast, self.problem, self.tolerance = fast, problem, tolerance
         self.model = problem.group.robot.model
         self.data = _check_data(problem.group)
         self._stacked = None
@@ -191,7 +199,7 @@ class _PoseFirstState:
     def stacked(self) -> Residuals:
         """Stacked residuals on the full model (own Data, ~25 us to build)."""
         if self._stacked is None:
-            self._stacked = Residuals(self.problem, exact=False)
+            self._stacked = Residuals(self.problem, exact=False, tolerance=self.tolerance)
         return self._stacked
 
     def holds(self, q: np.ndarray) -> bool:
@@ -206,6 +214,8 @@ class LevenbergMarquardt(Solver):
     """Default pose solver: Chan-damped LM, clamped to limits, many short restarts."""
 
     name = "lm"
+    #: Costs are minimised after an attempt becomes feasible (:mod:`polish`).
+    supports_costs = True
     #: Iterations of one pose-only attempt before a restart.  Long enough for the slow
     #: but steady attempts; the ones that will not converge are cut earlier by
     #: ``progress_schedule``.
@@ -222,6 +232,8 @@ class LevenbergMarquardt(Solver):
     progress_schedule = ((5, 1.0), (8, 1e-2), (12, 1e-4))
     #: Iterations of one attempt with constraint rows (slower to settle).
     max_iterations_constrained = 40
+    #: Iterations that bring a polishing step back onto the constraints (:mod:`polish`).
+    restore_iterations = 4
     #: Constant added to the damping (keeps steps finite at singularities) [m^2].
     bias = 1e-6
     #: Damping = damping_scale * E + bias.  Chan & Lawrence use 1; with E in m^2 + rad^2,
@@ -248,11 +260,12 @@ class LevenbergMarquardt(Solver):
         if problem.pose_only:
             return self._fast_state(problem)
         if self._pose_first(problem):
-            return _PoseFirstState(self._fast_state(problem), problem)
-        return Residuals(problem, exact=False)
+            return _PoseFirstState(self._fast_state(problem), problem,
+                                   self.options.constraint_tolerance)
+        return Residuals(problem, exact=False, tolerance=self.options.constraint_tolerance)
 
     def _pose_first(self, problem: Problem) -> bool:
-        return problem.pose is not None and all(
+        return problem.pose is not None and not problem.costs and all(
             getattr(c, "name", None) in self.pose_first_constraints
             for c in problem.constraints)
 
@@ -376,23 +389,19 @@ class LevenbergMarquardt(Solver):
         raise AssertionError("unreachable")
 
     def _attempt_generic(self, res: Residuals, q: np.ndarray, budget: Budget) -> _Attempt:
-        """Pose rows + constraint hinge rows on the full model (group vectors)."""
-        lower, upper = res.group.search_lower, res.group.search_upper
-        scale, bias, stall, last = self.damping_scale, self.bias, self.stall_ratio, \
-            self.max_iterations_constrained
-        E_prev, stalls = np.inf, 0
-        for it in range(1, last + 1):
-            e, J, done = res.evaluate(q)
-            E = e @ e
-            if done:
-                return q, it, True, E
-            stalls = stalls + 1 if E > stall * E_prev else 0
-            if it == last or stalls >= 3 or budget.expired():
-                return q, it, False, E
-            E_prev = E
-            dq = damped_step(J, e, scale * E + bias)
-            out = ((q <= lower) & (dq < 0)) | ((q >= upper) & (dq > 0))
-            if self.active_set and out.any():
-                dq = damped_step(J * ~out, e, scale * E + bias)
-            q = np.minimum(np.maximum(q + dq, lower), upper)
-        raise AssertionError("unreachable")
+        """Pose rows + constraint rows on the full model, with a predicted active set.
+
+        With costs, a feasible end point is then polished (:mod:`polish`: SQP steps on
+        the costs that keep the pose and every constraint).
+        """
+        q, it, done, merit = active_set.attempt(res, q, budget, _lm_step, self)
+        if done and res.problem.costs:
+            q, steps = polish.polish(res, q, budget, lambda x: self._restore(res, x, budget))
+            it += steps
+        return q, it, done, merit
+
+    def _restore(self, res: Residuals, q: np.ndarray, budget: Budget):
+        """Run a few active-set iterations back onto the constraints: ``(q, feasible)``."""
+        q, _, done, _ = active_set.attempt(res, q, budget, _lm_step, self,
+                                           self.restore_iterations)
+        return q, done

@@ -1,32 +1,54 @@
 """Stacked residuals on the full model: weighted pose error rows + constraint hinges.
 
 ``r(q)`` (shape ``(m,)``) and ``J(q)`` (shape ``(m, n)``, group columns) for the
-least-squares solvers (LM, DLS) and the objective of BFGS.  A constraint row
-contributes ``penalty * (g - upper)`` above its upper bound, ``penalty * (g -
-lower)`` below its lower bound and nothing inside, so a zero residual means the
-pose is reached *and* every constraint holds: collision avoidance happens in-solve.
+least-squares solvers (LM, DLS) and the objective of BFGS.  Constraint rows are the
+constraints' physical rows (``Constraint.evaluate_physical``: [m] or [rad], so that a
+residual of 1e-4 is 1e-4 m or 1e-4 rad, as the verification measures it).  A row
+contributes ``penalty * (g - upper)`` above its upper bound, ``penalty * (g - lower)``
+below its lower bound and nothing inside (bounds shrunk by a quarter of the row's
+tolerance), so a zero residual means the pose is reached *and* every constraint holds:
+collision avoidance happens in-solve.
 """
 from __future__ import annotations
 
+import math
 from typing import List, Tuple
 
 import numpy as np
 import pinocchio as pin
 
 from ros2_ik.core.problem import Problem
+from ros2_ik.core.verify import DEFAULT_TOLERANCE, ConstraintTolerance
 
 LWA = pin.ReferenceFrame.LOCAL_WORLD_ALIGNED
 
 #: Scale of constraint hinge rows relative to pose rows (1 m of violation ~ 1 m error).
 PENALTY_WEIGHT = 1.0
 _EMPTY = np.zeros(0)
+#: An attempt is done when no row is outside its bound by more than this fraction of its
+#: tolerance (the independent check then has room for rounding).
+DONE_FRACTION = 0.5
+
+
+def _shrunk(c, tolerance: ConstraintTolerance) -> tuple:
+    """Return ``(c, lower, upper, margin)``: physical bounds moved inside by ``margin``.
+
+    ``margin`` is a quarter of each row's tolerance; all are lists of floats.  A hinge row
+    then pushes slightly inside the set instead of stopping on its edge.
+    """
+    lo, hi = (np.asarray(b, dtype=float) for b in c.physical_bounds)
+    units = tuple(c.units)
+    if len(units) != lo.shape[0]:  # a constraint whose measure has other rows
+        units = units[:1] * lo.shape[0]
+    margin = 0.25 * np.array([tolerance.of(u) for u in units])
+    return c, (lo + margin).tolist(), (hi - margin).tolist(), margin.tolist()
 
 
 class Residuals:
     """Evaluate the stacked residual of ``problem`` at group vectors (own ``pin.Data``)."""
 
     def __init__(self, problem: Problem, penalty: float = PENALTY_WEIGHT,
-                 constraint_tolerance: float = 1e-4, exact: bool = True):
+                 tolerance: ConstraintTolerance = DEFAULT_TOLERANCE, exact: bool = True):
         """Create this evaluator's Data; it belongs to the calling thread.
 
         ``exact`` False drops the ``Jlog3`` factor of the rotation rows (Gauss-Newton
@@ -37,7 +59,6 @@ class Residuals:
         self.group = group = problem.group
         self.pose = problem.pose
         self.penalty = penalty
-        self.margin = 0.25 * constraint_tolerance
         self.R6 = self.pose.R6 if self.pose is not None else None
         # Pose alone: the reduced model (only the group's joints) is enough and cheaper.
         self.reduced = not problem.constraints and not problem.costs
@@ -50,11 +71,26 @@ class Residuals:
             self.fid = self.pose.frame_id if self.pose is not None else -1
             self._to_q = group.to_full_q
         self.data = self.model.createData()
-        # Bounds shrunk by the margin, once (a hinge row pushes slightly inside).
-        self._bounds = [(np.asarray(c.lower_bound, float) + self.margin,
-                         np.asarray(c.upper_bound, float) - self.margin)
-                        for c in problem.constraints]
+        # Constraints with a vector excess (an orientation bound) stack it instead of rows.
+        self._excess = [(c, c.physical_bounds[1][0] - 0.25 * tolerance.rad)
+                        for c in problem.constraints if hasattr(c, "evaluate_excess")]
+        self._row_constraints = [c for c in problem.constraints
+                                 if not hasattr(c, "evaluate_excess")]
+        self._excess_margin = 0.25 * tolerance.rad
+        self._bounds = [_shrunk(c, tolerance) for c in self._row_constraints]
         self._empty_J = np.zeros((0, group.n))
+        self.group_empty_jacobian = self._empty_J
+        shrunk = [_shrunk(c, tolerance) for c in problem.constraints]
+        self._qp_margins = [0.25 * tolerance.of(c.units[0]) if len(c.units) else 0.0
+                            for c in problem.constraints]
+        #: Every constraint's physical rows stacked (:meth:`physical_rows`): shrunk bounds.
+        self.physical_lower = np.array([v for b in shrunk for v in b[1]])
+        self.physical_upper = np.array([v for b in shrunk for v in b[2]])
+        self.physical_margin = np.array([v for b in shrunk for v in b[3]])
+        #: The row constraints' rows stacked (:meth:`all_rows`): shrunk bounds and margins.
+        self.row_lower = np.array([v for b in self._bounds for v in b[1]])
+        self.row_upper = np.array([v for b in self._bounds for v in b[2]])
+        self.row_margin = np.array([v for b in self._bounds for v in b[3]])
 
     def update(self, q: np.ndarray) -> np.ndarray:
         """Kinematics at group vector ``q``; returns the model configuration used."""
@@ -86,27 +122,114 @@ class Residuals:
     def constraint_rows(self, q_full: np.ndarray) -> Tuple[np.ndarray, np.ndarray, float]:
         """Hinge rows of the violated constraints, their Jacobian, the largest violation.
 
-        Satisfied rows are left out: a zero residual with a zero Jacobian row adds
-        nothing to the normal equations or the gradient.
+        The violation is relative to each row's tolerance (1: a row exactly one
+        tolerance outside its bound).  Satisfied rows are left out: a zero residual with
+        a zero Jacobian row adds nothing to the normal equations or the gradient.
         """
-        rows: List[np.ndarray] = []
+        rows: List[float] = []
         jacs: List[np.ndarray] = []
-        worst = 0.0
-        for c, (lo, hi) in zip(self.problem.constraints, self._bounds):
-            g, Jg = c.evaluate(self.model, self.data, q_full)
-            r = np.minimum(g - lo, 0.0) + np.maximum(g - hi, 0.0)
-            active = r != 0.0
-            if not active.any():
-                continue
-            worst = max(worst, float(np.abs(r).max()) - self.margin)
-            rows.append(r[active])
-            jacs.append(np.asarray(Jg)[active][:, self.iv])
+        worst = 0.0  # in units of the row's margin (a quarter of its tolerance)
+        model, data = self.model, self.data
+        for c, lo, hi, margin in self._bounds:
+            g, Jg = c.evaluate_physical(model, data, q_full)
+            # Python floats: a constraint has a handful of rows, numpy calls cost more.
+            for k, v in enumerate(g.tolist()):
+                if v < lo[k]:
+                    r = v - lo[k]
+                elif v > hi[k]:
+                    r = v - hi[k]
+                elif v == v:
+                    continue
+                else:  # NaN: a row that cannot be evaluated is as violated as it gets
+                    r = np.inf
+                rows.append(r)
+                jacs.append(Jg[k])
+                worst = max(worst, abs(r) / margin[k])
         if not rows:
             return _EMPTY, self._empty_J, 0.0
-        r, J = np.concatenate(rows), np.vstack(jacs)
+        r, J = np.array(rows), np.array(jacs)[:, self.iv]
         if self.penalty != 1.0:
             r, J = r * self.penalty, J * self.penalty
-        return r, J, worst
+        return r, J, 0.25 * worst - 0.25
+
+    def all_rows(self, q_full: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+        """Every constraint's physical rows ``g`` (m,) [m or rad] and Jacobian ``(m, n)``.
+
+        In the order of :attr:`row_lower`; kinematics must be updated (:meth:`update`).
+        """
+        values, jacobians = [], []
+        for c in self._row_constraints:
+            g, Jg = c.evaluate_physical(self.model, self.data, q_full)
+            values.append(g)
+            jacobians.append(Jg)
+        if not values:
+            return _EMPTY, self._empty_J
+        return np.concatenate(values), np.vstack(jacobians)[:, self.iv]
+
+    def physical_rows(self, q_full: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+        """Every constraint's ``evaluate_physical`` rows (k,) and Jacobian ``(k, n)``.
+
+        In the order of :attr:`physical_lower`; kinematics must be updated.
+        """
+        values, jacobians = [], []
+        for c in self.problem.constraints:
+            g, Jg = c.evaluate_physical(self.model, self.data, q_full)
+            values.append(g)
+            jacobians.append(Jg)
+        if not values:
+            return _EMPTY, self._empty_J
+        return np.concatenate(values), np.vstack(jacobians)[:, self.iv]
+
+    def linearised_rows(self, q_full: np.ndarray):
+        """Return every constraint's ``linearisation`` stacked: ``(g, J (k, n), lower, upper)``.
+
+        The margin is a quarter of each constraint's tolerance.
+        """
+        parts = [c.linearisation(self.model, self.data, q_full, margin)
+                 for c, margin in zip(self.problem.constraints, self._qp_margins)]
+        if not parts:
+            return _EMPTY, self._empty_J, _EMPTY, _EMPTY
+        g, J, lower, upper = (np.concatenate([p[k] for p in parts]) if k != 1 else
+                              np.vstack([p[1] for p in parts]) for k in range(4))
+        return g, J[:, self.iv], lower, upper
+
+    def cost_model(self, q_full: np.ndarray) -> Tuple[float, np.ndarray, np.ndarray]:
+        """Sum of costs, gradient (n,) and a curvature model (n, n) (kinematics updated).
+
+        Costs with a Gauss-Newton form add ``J_r^T J_r``; the others add nothing (the
+        caller's trust region and damping bound their steps).
+        """
+        n = self.group.n
+        total, grad, hessian = 0.0, np.zeros(n), np.zeros((n, n))
+        for c in self.problem.costs:
+            gn = c.gauss_newton(self.model, self.data, q_full)
+            if gn is None:
+                value, g = c.evaluate(self.model, self.data, q_full)
+                total += float(value)
+                grad += np.asarray(g)[self.iv]
+                continue
+            r, Jr = gn
+            Jr = np.asarray(Jr)[:, self.iv]
+            total += 0.5 * float(r @ r)
+            grad += Jr.T @ r
+            hessian += Jr.T @ Jr
+        return total, grad, hessian
+
+    def excess_rows(self, q_full: np.ndarray) -> Tuple[np.ndarray, np.ndarray, float]:
+        """Vector excesses of the constraints that have one, Jacobian, worst violation.
+
+        The worst violation is relative to the tolerance, as in :meth:`constraint_rows`.
+        """
+        if not self._excess:
+            return _EMPTY, self._empty_J, 0.0
+        values, jacobians, worst = [], [], 0.0
+        for c, bound in self._excess:
+            e, Je = c.evaluate_excess(self.model, self.data, q_full, bound)
+            values.append(e)
+            jacobians.append(Je)
+            worst = max(worst, math.sqrt(float(e @ e)) / self._excess_margin)
+        return (np.concatenate(values), np.vstack(jacobians)[:, self.iv],
+                0.25 * worst - 0.25)
 
     def evaluate(self, q: np.ndarray) -> Tuple[np.ndarray, np.ndarray, bool]:
         """(r (m,), J (m, n), done) at group vector ``q``; done = in tolerance and feasible."""
@@ -117,11 +240,13 @@ class Residuals:
             parts_r.append(r)
             parts_J.append(J)
             done = scaled <= 1.0
-        r, J, worst = self.constraint_rows(q_full)
-        if r.size:
-            parts_r.append(r)
-            parts_J.append(J)
-            done = done and worst <= self.margin * 4.0
+        for r, J, worst in (self.constraint_rows(q_full), self.excess_rows(q_full)):
+            if r.size:
+                parts_r.append(r)
+                parts_J.append(J)
+                done = done and worst <= DONE_FRACTION
+        if not parts_r:  # no pose and every constraint holds
+            return _EMPTY, self._empty_J, done
         return np.concatenate(parts_r), np.vstack(parts_J), done
 
     def costs(self, q_full: np.ndarray) -> Tuple[float, np.ndarray]:

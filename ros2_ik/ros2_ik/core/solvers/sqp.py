@@ -89,7 +89,7 @@ class SQP(ScipySolver):
 
     def setup(self, problem: Problem) -> Any:
         """Return cached evaluator on the full model and scipy bounds."""
-        res = Residuals(problem)
+        res = Residuals(problem, tolerance=self.options.constraint_tolerance)
         return _Evaluation(res), bounds_of(res)
 
     def local_solve(self, state: Any, q0: np.ndarray, budget: Budget) -> LocalResult:
