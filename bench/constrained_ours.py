@@ -5,7 +5,6 @@ constrained benchmark, the property test and the fuzz (tolerances 1e-4 m / 1e-4 
 """
 from __future__ import annotations
 
-import inspect
 
 import numpy as np
 
@@ -16,7 +15,6 @@ from ros2_ik.core.problem import Problem
 from ros2_ik.core.solve import solve
 
 TOL_M, TOL_RAD = 1e-4, 1e-4
-_PHYSICAL = "constraint_tolerance_m" in inspect.signature(solve).parameters
 
 
 def build_term(model, term, group, collision=None):
@@ -53,12 +51,9 @@ def build(spec, group, collision=None) -> Problem:
 def solve_spec(group, problem: Problem, seed: np.ndarray, solver: str, timeout_s: float,
                random_seed: int, max_attempts: int = 0):
     """Run ``solve`` with the 1e-4 m / 1e-4 rad tolerances; returns the IKResult."""
-    if _PHYSICAL:
-        tolerances = dict(constraint_tolerance_m=TOL_M, constraint_tolerance_rad=TOL_RAD)
-    else:  # before issue 10: one tolerance in each residual's own unit
-        tolerances = dict(constraint_tolerance=TOL_M)
     return solve(group, problem, seed, solver=solver, timeout_s=timeout_s,
-                 random_seed=random_seed, max_attempts=max_attempts, **tolerances)
+                 random_seed=random_seed, max_attempts=max_attempts,
+                 constraint_tolerance_m=TOL_M, constraint_tolerance_rad=TOL_RAD)
 
 
 def scene_checker(arm: str, robot, group, scene_yaml: str, allowed_dir: str):
