@@ -121,6 +121,13 @@ def write_markdown(path: Path, rows: list, meta: dict, skipped: list) -> None:
         lines.append(f"| {family} | {arm} | " + " | ".join(
             _cell(by.get((family, arm, s))) for s in solvers)
             + f" | {'' if speed is None else f'{speed:.1f}x'} | {lm.get('targets', '')} |")
+    lines.append("")
+    for solver in [s for s in solvers if not s.startswith("drake")]:
+        judged = [r for r in rows if r["solver"] == solver and r.get("targets")]
+        met = sum(r["targets"] == "met" for r in judged)
+        lies = sum(r.get("false_success") or 0 for r in rows if r["solver"] == solver)
+        lines.append(f"- {solver}: targets met in {met} of {len(judged)} (family, arm) cells; "
+                     f"{lies} false SUCCESS in all.")
     lines += ["", "Families: " + "; ".join(f"({f}) {t}" for f, t in meta["families"].items())
               + ".", "", "Targets per row: verified success >= Drake SNOPT's and >= 99.5 %, "
               "median >= 5x lower than Drake SNOPT's, p95 within the budget; (g) objective "
@@ -177,7 +184,8 @@ def write_plot(path: Path, rows: list) -> None:
     for ax in axes:
         ax.set_xticks(x + 0.4 - width / 2, families)
         ax.set_xlabel("family")
-    axes[0].legend(fontsize=7, ncol=2)
-    fig.tight_layout()
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=len(solvers), fontsize=8)
+    fig.tight_layout(rect=(0, 0.07, 1, 1))
     fig.savefig(path, dpi=110)
     plt.close(fig)
