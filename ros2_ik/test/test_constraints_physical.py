@@ -273,18 +273,21 @@ def test_lm_solves_constraint_families_and_they_hold_in_physical_units(panda, ki
 
 
 def test_lm_lowers_a_posture_cost_and_keeps_the_constraints(panda):
-    """With a posture cost the answer is feasible and no costlier than a feasible one."""
+    """From the same start, the polished answer is feasible and cheaper than the plain one."""
     rng = np.random.default_rng(3)
     model = panda.robot.model
-    for i in range(5):
+    compared = 0
+    for i in range(8):
         constraints = _family(panda, rng, "orientation")
         nominal = panda.to_full_q(panda.lower + (panda.upper - panda.lower) * rng.random(7))
         cost = PostureCost(model, nominal)
+        options = dict(timeout_s=0.5, random_seed=i, library_starts=0, max_attempts=1)
         plain = solve(panda, Problem(panda, None, constraints), panda.mid_configuration(),
-                      timeout_s=0.5, random_seed=i)
+                      **options)
         polished = solve(panda, Problem(panda, None, constraints, [cost]),
-                         panda.mid_configuration(), timeout_s=0.5, random_seed=i)
-        assert plain.success and polished.success, polished.message
+                         panda.mid_configuration(), **options)
+        if not (plain.success and polished.success):
+            continue
         ok, *_ = verify_pose(panda, None, polished.q, constraints)
         assert ok
 
@@ -292,7 +295,9 @@ def test_lm_lowers_a_posture_cost_and_keeps_the_constraints(panda):
             data = model.createData()
             update_kinematics(model, data, panda.to_full_q(q))
             return cost.evaluate(model, data, panda.to_full_q(q))[0]
-        assert value(polished.q) <= value(plain.q) + 1e-9
+        assert value(polished.q) < value(plain.q)
+        compared += 1
+    assert compared >= 4
 
 
 def test_constraint_starts_put_a_satisfying_seed_first(panda):

@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 import threading
 import weakref
-from typing import Dict, Tuple
+from typing import Dict, Optional, Tuple
 
 import numpy as np
 import pinocchio as pin
@@ -63,11 +63,16 @@ class SeedLibrary:
         return found
 
     def columns(self, group, frame: str) -> Tuple[np.ndarray, np.ndarray]:
-        """:meth:`placements` transposed: ``p`` (3, SAMPLES) [m], ``R`` (9, SAMPLES)."""
+        """:meth:`placements` transposed: ``p`` (3, SAMPLES) [m], ``R`` (9, SAMPLES).
+
+        A frame fixed in the world has one column (the same at every sample).
+        """
         fid = group.reduced_frame_id(frame)
         found = self._columns.get(fid)
         if found is None:
             p, R = self.placements(group, frame)
+            if group.reduced_model.frames[fid].parentJoint == 0:  # fixed: one column
+                p, R = p[:1], R[:1]  # (broadcasts against the samples' columns)
             found = self._columns[fid] = (np.ascontiguousarray(p.T),
                                           np.ascontiguousarray(R.T))
         return found
@@ -146,28 +151,37 @@ def _seed_data(group) -> pin.Data:
 
 
 class _SampleFrames:
-    """World placements of model frames at the seed and at the library samples.
+    """World placements of model frames at the library samples, or at the seed alone.
 
-    Columns per configuration, the seed first: ``p`` (3, S + 1) [m], ``R`` (9, S + 1) row-major
-    (the layout of :mod:`ros2_ik.core.constraints._samples`).
+    Columns per configuration: ``p`` (3, S) [m], ``R`` (9, S) row-major (the layout of
+    :mod:`ros2_ik.core.constraints._samples`).
     """
 
-    def __init__(self, group, lib: SeedLibrary, seed: np.ndarray):
+    def __init__(self, group, lib: SeedLibrary, seed: Optional[np.ndarray] = None):
         self._group, self._lib = group, lib
         self._model = group.robot.model
-        self._data = _seed_data(group)
-        self._cache: Dict[int, Tuple[np.ndarray, np.ndarray]] = {}
-        pin.framesForwardKinematics(self._model, self._data, group.to_full_q(seed))
+        self._data = None
+        if seed is not None:
+            self._data = _seed_data(group)
+            pin.framesForwardKinematics(self._model, self._data, group.to_full_q(seed))
 
     def placement(self, fid: int) -> Tuple[np.ndarray, np.ndarray]:
-        """``p`` (3, S + 1) [m] and ``R`` (9, S + 1) of frame ``fid`` (full-model id)."""
-        found = self._cache.get(fid)
-        if found is None:
-            p, R = self._lib.columns(self._group, self._model.frames[fid].name)
-            X = self._data.oMf[fid]
-            found = self._cache[fid] = (np.hstack((X.translation[:, None], p)),
-                                        np.hstack((X.rotation.reshape(9, 1), R)))
-        return found
+        """``p`` (3, S) [m] and ``R`` (9, S) of frame ``fid`` (full-model id)."""
+        if self._data is None:
+            return self._lib.columns(self._group, self._model.frames[fid].name)
+        X = self._data.oMf[fid]
+        return X.translation.reshape(3, 1), X.rotation.reshape(9, 1)
+
+
+def _ranking(group, lib: SeedLibrary, constraints, seed: Optional[np.ndarray]) -> np.ndarray:
+    """Sum of the constraints' sample violations at the samples (or at the seed alone)."""
+    frames = _SampleFrames(group, lib, seed)
+    d = np.zeros(1 if seed is not None else SAMPLES)
+    for c in constraints:
+        v = c.sample_violation(frames)
+        if v is not None:
+            d += v
+    return d
 
 
 def constraint_starts(group, constraints, count: int, seed: np.ndarray,
@@ -181,13 +195,9 @@ def constraint_starts(group, constraints, count: int, seed: np.ndarray,
     Shape ``(k, n)``, ``k <= count + 1``.
     """
     lib = library(group)
-    frames = _SampleFrames(group, lib, seed)
-    d = np.zeros(SAMPLES + 1)  # index 0: the seed (first among equals), then the samples
-    for c in constraints:
-        v = c.sample_violation(frames)
-        if v is not None:
-            d += v
-    d[0] *= 0.5
+    # index 0: the seed (first among equals), then the samples
+    d = np.concatenate((0.5 * _ranking(group, lib, constraints, seed),
+                        _ranking(group, lib, constraints, None)))
     if math.isfinite(max_jump):
         d[1:][np.abs(lib.q - seed).max(axis=1) > max_jump] = np.inf
     count = min(count + 1, int(np.isfinite(d).sum()))

@@ -164,12 +164,14 @@ def vectors_angle_and_gradient(
     """
     a_W = data.oMf[fid_A].rotation @ a_A
     b_W = data.oMf[fid_B].rotation @ b_B
-    J_w = frame_jacobian(model, data, fid_A)[3:] - frame_jacobian(model, data, fid_B)[3:]
-    axb = pin.skew(a_W) @ b_W
+    J_w = frame_jacobian(model, data, fid_A)[3:]
+    if model.frames[fid_B].parentJoint != 0:  # else B is fixed in the world
+        J_w = J_w - frame_jacobian(model, data, fid_B)[3:]
+    axb = cross(a_W, b_W)
     s, c = math.sqrt(float(axb @ axb)), float(a_W @ b_W)
     angle = math.atan2(s, c)
     if s > 1e-9:
-        return angle, -(axb / s) @ J_w
+        return angle, (axb * (-1.0 / s)) @ J_w
     # Parallel: turning A about e (perpendicular to a) by t changes the angle by ~|t|.
     e = perpendicular(a_W)
     return angle, (e if c > 0.0 else -e) @ J_w

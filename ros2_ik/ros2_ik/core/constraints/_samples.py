@@ -23,14 +23,14 @@ Placements = Tuple[np.ndarray, np.ndarray]
 
 def rotate(R: np.ndarray, v: np.ndarray) -> np.ndarray:
     """``R_s v`` (3, S) for rotations ``R`` (9, S) and one vector ``v`` (3,)."""
-    W = np.zeros((3, 9))
-    for i in range(3):
-        W[i, 3 * i:3 * i + 3] = v
-    return W @ R
+    x, y, z = v.tolist()  # column j of every R is R[j::3]
+    return x * R[0::3] + y * R[1::3] + z * R[2::3]
 
 
 def rotate_back(R: np.ndarray, v: np.ndarray) -> np.ndarray:
-    """``R_s^T v_s`` (3, S) for rotations ``R`` (9, S) and vectors ``v`` (3, S)."""
+    """``R_s^T v_s`` (3, S) for rotations ``R`` (9, S) (or one, (9, 1)) and vectors ``v``."""
+    if R.shape[1] == 1:  # a frame fixed in the world: one matrix product
+        return R.reshape(3, 3).T @ v
     return (R.reshape(3, 3, -1) * v[:, None, :]).sum(axis=0)
 
 

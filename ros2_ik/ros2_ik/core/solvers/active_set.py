@@ -45,6 +45,9 @@ def attempt(res: Residuals, q: np.ndarray, budget: Budget, step, params,
     """
     lower, upper = res.group.search_lower, res.group.search_upper
     lo, hi, margin = res.row_lower, res.row_upper, res.row_margin
+    # Python floats: a handful of rows and joints, where numpy calls cost more.
+    lo_list, hi_list, margin_list = lo.tolist(), hi.tolist(), margin.tolist()
+    lower_list, upper_list = lower.tolist(), upper.tolist()
     E_prev, stalls = math.inf, 0
     last = max_iterations or params.max_iterations_constrained
     pose_done = True
@@ -58,24 +61,42 @@ def attempt(res: Residuals, q: np.ndarray, budget: Budget, step, params,
         if xe.size:
             pe, pJ = np.concatenate((pe, xe)), np.vstack((pJ, xJ))
         g, J = res.all_rows(q_full)
-        r = hinge(g, lo, hi)
-        worst = max(0.25 * float(np.max(np.abs(r) / margin, initial=0.0)) - 0.25, x_worst)
-        E = float(pe @ pe + r @ r)
+        r, rr, worst_rows = _hinge_rows(g.tolist(), lo_list, hi_list, margin_list)
+        worst = max(0.25 * worst_rows - 0.25, x_worst)
+        E = float(pe @ pe) + rr
         if pose_done and worst <= DONE_FRACTION:
             return q, it, True, E
         stalls = stalls + 1 if E > params.stall_ratio * E_prev else 0
         if it == last or stalls >= 3 or budget.expired() or not math.isfinite(E):
             return q, it, False, E
         E_prev = E
-        dq = _predicted_step(step, pe, pJ, g, J, r, lo, hi,
-                             params.damping_scale * E + params.bias)
+        damping = params.damping_scale * E + params.bias
+        dq = _predicted_step(step, pe, pJ, g, J, np.array(r), lo, hi, damping)
         if params.active_set:
-            out = ((q <= lower) & (dq < 0)) | ((q >= upper) & (dq > 0))
-            if out.any():
-                dq = _predicted_step(step, pe, pJ * ~out, g, J * ~out, r, lo, hi,
-                                     params.damping_scale * E + params.bias)
+            out = _pushed_out(q.tolist(), dq.tolist(), lower_list, upper_list)
+            if out is not None:
+                dq = _predicted_step(step, pe, pJ * ~out, g, J * ~out, np.array(r), lo, hi,
+                                     damping)
         q = np.minimum(np.maximum(q + dq, lower), upper)
     raise AssertionError("unreachable")
+
+
+def _hinge_rows(g, lo, hi, margin) -> Tuple[list, float, float]:
+    """:func:`hinge` on lists of floats: rows, their squared sum, the worst in margins."""
+    r, rr, worst = [], 0.0, 0.0
+    for v, a, b, m in zip(g, lo, hi, margin):
+        x = v - a if v < a else (v - b if v > b else (0.0 if v == v else math.inf))
+        r.append(x)
+        rr += x * x
+        worst = max(worst, abs(x) / m)
+    return r, rr, worst
+
+
+def _pushed_out(q, dq, lower, upper):
+    """Mask of the joints on a limit that the step ``dq`` pushes outward, or None."""
+    hit = [(x <= lo and d < 0.0) or (x >= hi and d > 0.0)
+           for x, d, lo, hi in zip(q, dq, lower, upper)]
+    return np.array(hit) if any(hit) else None
 
 
 def _predicted_step(step, pe, pJ, g, J, r, lo, hi, damping: float) -> np.ndarray:

@@ -114,16 +114,19 @@ class Search:
         """Return the next start of a problem without a pose target, or None.
 
         The seed and the library samples ranked by their constraint violation
-        (:func:`seed_library.constraint_starts`), then None (random starts).
+        (:func:`seed_library.constraint_starts`), then None (random starts).  With costs
+        the seed goes first on its own: its basin is the local optimum a user expects
+        (and Drake's), where the sample nearest to the constraints may lie in another.
         """
-        if self.attempts == 0:
-            if not self.options.library_starts:
-                return self.seed.copy()
+        if self.attempts == 0 and (self.problem.costs or not self.options.library_starts):
+            return self.seed.copy()  # with costs, the seed's basin first (as Drake's start)
+        if self._library is None and self.options.library_starts:
             self._library = seed_library.constraint_starts(
                 self.group, self.problem.constraints, self.options.library_starts,
                 self.seed, self.options.max_joint_jump_rad)
-        if self._library is not None and self.attempts < len(self._library):
-            return self._library[self.attempts].copy()
+        k = self.attempts - (1 if self.problem.costs else 0)  # after the seed's attempt
+        if self._library is not None and k < len(self._library):
+            return self._library[k].copy()
         return None
 
     def finished(self) -> bool:

@@ -8,17 +8,22 @@ hold, each polishing step solves the quadratic program::
             e_pose(q) + J_pose(q) dq = 0                    the pose target, when any
             max(q_min - q, -radius) <= dq <= min(q_max - q, radius)
 
-(``g`` the constraints' physical rows [m or rad] within bounds shrunk by a quarter of the
-tolerance, ``H`` the costs' Gauss-Newton curvature) with daqp, a dual active-set solver
-for small dense QPs (~5 us here).  A step is kept only when the re-evaluated costs
-decrease and every constraint still holds in physical units; otherwise the trust radius
-shrinks.  Stops when a step no longer changes the costs by more than ``RELATIVE_DECREASE``.
+(``g`` the constraints' linearisation rows [m or rad] within bounds shrunk by a quarter of
+the tolerance) with daqp, a dual active-set solver for small dense QPs (~5 us here).
+``H`` models the curvature of the Lagrangian: it starts as the costs' Gauss-Newton
+curvature and learns the constraints' from each kept step by a damped BFGS update (as
+SLSQP does, with the QP's multipliers): without it, steps along a curved boundary (an
+angle bound is a sphere in rotation space) leave the set at every step and the polishing
+crawls.  A step that ends outside the constraints is brought back onto them; it is kept
+only when the costs decrease and every constraint holds in physical units, otherwise
+the trust radius shrinks.  Stops when a step, or the QP's prediction, no longer lowers the
+costs by more than ``RELATIVE_DECREASE`` of them.
 """
 from __future__ import annotations
 
 import math
 from ctypes import c_int
-from typing import Callable, Tuple
+from typing import Callable, NamedTuple, Tuple
 
 import daqp
 import numpy as np
@@ -32,7 +37,7 @@ MAX_STEPS = 30
 RADIUS, MIN_RADIUS = 1.5, 1e-6
 #: Stop when a kept step, or the QP's predicted decrease, lowers the costs by less than
 #: this fraction of them (plus 1e-12 absolute).
-RELATIVE_DECREASE = 1e-6
+RELATIVE_DECREASE = 1e-4
 #: Damping added to the curvature model (keeps the QP strictly convex).
 MU = 1e-6
 _EQUALITY = 5  # daqp's sense flag of an equality row
@@ -44,39 +49,81 @@ def polish(res: Residuals, q: np.ndarray, budget: Budget,
 
     ``restore(q)`` brings a configuration that a step carried just outside the
     constraints back onto them (``(q, feasible)``): the linearised constraints are only
-    right to first order, so along a curved feasible set (a pose held within millimetres
-    while the arm's self-motion lowers a posture cost) nearly every full step ends outside.
+    right to first order.
     """
     cost, state = _evaluate(res, q)
     if state is None:  # not feasible after all (the attempt's test is its own)
         return q, 0
+    B = state.hessian + MU * np.eye(q.shape[0])
     radius = RADIUS
     for step in range(1, MAX_STEPS + 1):
         if budget.expired() or radius < MIN_RADIUS:
             return q, step
-        dq = _qp_step(res, q, state, radius)
-        if dq is None:
+        found = _qp_step(res, q, state, B, radius)
+        if found is None:
             radius *= 0.25
             continue
-        grad, hessian = state[3], state[4]
-        predicted = -(grad @ dq + 0.5 * dq @ hessian @ dq)
+        dq, lam = found
+        predicted = -(state.grad @ dq + 0.5 * dq @ B @ dq)
         if predicted <= RELATIVE_DECREASE * abs(cost) + 1e-12:
             return q, step  # first-order optimal within the linearisation
-        q_new = np.minimum(np.maximum(q + dq, res.group.search_lower), res.group.search_upper)
-        cost_new, state_new = _evaluate(res, q_new)
-        if state_new is None:
-            q_new, feasible = restore(q_new)
-            if feasible:
-                cost_new, state_new = _evaluate(res, q_new)
+        q_new, cost_new, state_new = _try(res, q + dq, restore)
         if state_new is None or not cost_new < cost:
             radius = 0.25 * float(np.max(np.abs(dq), initial=radius))
             continue
+        B = _bfgs(B, q_new - q, state_new.lagrangian_gradient(lam)
+                  - state.lagrangian_gradient(lam))
         decrease = cost - cost_new
         q, cost, state = q_new, cost_new, state_new
         if decrease <= RELATIVE_DECREASE * abs(cost) + 1e-12:
             return q, step
         radius = min(2.0 * radius, RADIUS)
     return q, MAX_STEPS
+
+
+class _State(NamedTuple):
+    """The linearisation at one feasible configuration."""
+
+    rows: np.ndarray      # (k, n): constraint linearisation rows, then the pose rows
+    values: np.ndarray    # (k,)
+    lower: np.ndarray     # (k,) bounds of ``rows @ dq``, shifted by the values
+    upper: np.ndarray
+    equalities: int       # how many of the last rows are pose equalities
+    grad: np.ndarray      # (n,) of the costs
+    hessian: np.ndarray   # (n, n) the costs' Gauss-Newton curvature
+
+    def lagrangian_gradient(self, lam: np.ndarray) -> np.ndarray:
+        """``grad + rows^T lam`` (n,) (``lam`` of the same rows, as daqp signs them)."""
+        if lam.shape[0] != self.rows.shape[0]:  # a linearisation changed its row count
+            return self.grad
+        return self.grad + lam @ self.rows
+
+
+def _try(res: Residuals, q_new: np.ndarray, restore):
+    """Clamp, restore onto the constraints (a no-op when inside) and evaluate.
+
+    Returns ``(q, cost, state)``, state None when the restoration failed.
+    """
+    q_new = np.minimum(np.maximum(q_new, res.group.search_lower), res.group.search_upper)
+    q_new, feasible = restore(q_new)
+    if not feasible:
+        return q_new, math.inf, None
+    cost_new, state_new = _evaluate(res, q_new)
+    return q_new, cost_new, state_new
+
+
+def _bfgs(B: np.ndarray, s: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Powell-damped BFGS update of ``B`` with step ``s`` and gradient change ``y``."""
+    Bs = B @ s
+    sBs = float(s @ Bs)
+    if sBs <= 1e-16:
+        return B
+    sy = float(s @ y)
+    if sy < 0.2 * sBs:  # keep B positive definite
+        theta = 0.8 * sBs / (sBs - sy)
+        y = theta * y + (1.0 - theta) * Bs
+        sy = float(s @ y)
+    return B + np.outer(y, y) / sy - np.outer(Bs, Bs) / sBs
 
 
 def _evaluate(res: Residuals, q: np.ndarray):
@@ -93,29 +140,30 @@ def _evaluate(res: Residuals, q: np.ndarray):
     if outside.size and not np.all(outside <= (1.0 + 4.0 * DONE_FRACTION) * res.physical_margin):
         return math.inf, None
     cost, grad, hessian = res.cost_model(q_full)
-    return cost, (res.linearised_rows(q_full), pe, pJ, grad, hessian)
-
-
-def _qp_step(res: Residuals, q: np.ndarray, state, radius: float):
-    """Return the QP step (see the module docstring), or None when daqp finds none."""
-    (g, J, g_lower, g_upper), pe, pJ, grad, hessian = state
-    n = q.shape[0]
-    H = hessian + MU * np.eye(n)
-    upper = np.minimum(res.group.search_upper - q, radius)
-    lower = np.maximum(res.group.search_lower - q, -radius)
-    rows, row_hi, row_lo = [J], [g_upper - g], [g_lower - g]
-    sense = [np.zeros(n + g.shape[0], dtype=c_int)]
+    values, rows, lower, upper = res.linearised_rows(q_full)
+    equalities = 0
     if pe is not None:
         mask = res.pose.mask
-        rows.append(pJ[mask])
-        row_hi.append(-pe[mask])
-        row_lo.append(-pe[mask])
-        sense.append(np.full(int(mask.sum()), _EQUALITY, dtype=c_int))
-    A = np.vstack(rows)
-    b_hi = np.concatenate([upper] + row_hi)
-    b_lo = np.concatenate([lower] + row_lo)
+        equalities = int(mask.sum())
+        rows = np.vstack((rows, pJ[mask]))
+        values = np.concatenate((values, pe[mask]))
+        lower = np.concatenate((lower, np.zeros(equalities)))
+        upper = np.concatenate((upper, np.zeros(equalities)))
+    return cost, _State(rows, values, lower, upper, equalities, grad, hessian)
+
+
+def _qp_step(res: Residuals, q: np.ndarray, state: _State, B: np.ndarray, radius: float):
+    """Return the QP step and the rows' multipliers (see the module docstring), or None."""
+    n, k = q.shape[0], state.values.shape[0]
+    sense = np.zeros(n + k, dtype=c_int)
+    if state.equalities:
+        sense[n + k - state.equalities:] = _EQUALITY
+    b_hi = np.concatenate((np.minimum(res.group.search_upper - q, radius),
+                           state.upper - state.values))
+    b_lo = np.concatenate((np.maximum(res.group.search_lower - q, -radius),
+                           state.lower - state.values))
     b_lo = np.minimum(b_lo, b_hi)  # a row already outside its shrunk bound: no worse
-    dq, _, flag, _ = daqp.solve(H, grad, A, b_hi, b_lo, np.concatenate(sense))
+    dq, _, flag, info = daqp.solve(B, state.grad, state.rows, b_hi, b_lo, sense)
     if flag < 1 or not np.all(np.isfinite(dq)):
         return None
-    return np.asarray(dq)
+    return np.asarray(dq), np.asarray(info["lam"])[n:]

@@ -70,17 +70,19 @@ class Residuals:
             self.model, self.iv = group.robot.model, group.iv_full
             self.fid = self.pose.frame_id if self.pose is not None else -1
             self._to_q = group.to_full_q
+        iv = self.iv
+        if iv.size and np.array_equal(iv, np.arange(iv[0], iv[0] + iv.size)):
+            self.iv = slice(int(iv[0]), int(iv[0]) + iv.size)  # a view, not a copy
         self.data = self.model.createData()
         # Constraints with a vector excess (an orientation bound) stack it instead of rows.
         self._excess = [(c, c.physical_bounds[1][0] - 0.25 * tolerance.rad)
                         for c in problem.constraints if hasattr(c, "evaluate_excess")]
-        self._row_constraints = [c for c in problem.constraints
-                                 if not hasattr(c, "evaluate_excess")]
         self._excess_margin = 0.25 * tolerance.rad
-        self._bounds = [_shrunk(c, tolerance) for c in self._row_constraints]
+        shrunk = [_shrunk(c, tolerance) for c in problem.constraints]
+        self._bounds = [b for b in shrunk if not hasattr(b[0], "evaluate_excess")]
+        self._row_constraints = [b[0] for b in self._bounds]
         self._empty_J = np.zeros((0, group.n))
         self.group_empty_jacobian = self._empty_J
-        shrunk = [_shrunk(c, tolerance) for c in problem.constraints]
         self._qp_margins = [0.25 * tolerance.of(c.units[0]) if len(c.units) else 0.0
                             for c in problem.constraints]
         #: Every constraint's physical rows stacked (:meth:`physical_rows`): shrunk bounds.
