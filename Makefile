@@ -19,12 +19,13 @@ demo: build
 	@$(ENV) "$$(python -c 'from ament_index_python.packages import get_package_prefix as g; print(g("ros2_ik"))')/lib/ros2_ik/ik_demo"
 
 # Benchmarks (not timed tests): figures go to bench/results/.
-# ik_bench.py rewrites results/latest.json; collision_bench.py then adds its panda_scene rows.
+# ik_bench.py rewrites results/latest.json; collision_bench.py then adds its panda_scene rows;
+# constrained_bench.py (our solvers vs Drake SNOPT / IPOPT) writes results/constrained.*.
 bench: build
 	@$(ENV) pip install --quiet -r bench/requirements-bench.txt \
 		-r bench/requirements-collision.txt 2>&1 | { grep -v "is ignored" || true; } \
 	&& python bench/ik_bench.py $(BENCH_ARGS) && python bench/collision_bench.py $(BENCH_ARGS) \
-	&& python tools/bench_readme.py
+	&& python bench/constrained_bench.py $(BENCH_ARGS) && python tools/bench_readme.py
 
 bench-quick: BENCH_ARGS += --quick
 bench-quick: bench

@@ -39,7 +39,7 @@ from pathlib import Path
 import numpy as np
 import pinocchio as pin
 
-from machine import machine
+from machine import machine, pyplot
 from ros2_ik.core import robots, seed_library
 from ros2_ik.core.collision import (CollisionChecker, MeshResolver, MinimumDistanceConstraint,
                                     PlanningScene, load_scene_yaml)
@@ -345,12 +345,8 @@ def verdict_lines(rows, budget_s: float) -> list:
 
 
 def write_plot(path: Path, rows) -> None:
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        print("matplotlib not installed: no plot")
+    plt = pyplot()
+    if plt is None:
         return
     rows = [r for r in rows if not r.get("skipped")]
     names = [r["solver"] for r in rows]

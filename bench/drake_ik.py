@@ -94,12 +94,16 @@ def write_hull_obj(stl_path: str, out_path: Path) -> int:
 
 
 def drake_urdf(urdf_xml: str, resolve, locked: Dict[str, float], tmp: Path) -> Tuple[str, list]:
-    """Return the URDF text Drake parses (see module docstring) and its geometry list."""
+    """Return the URDF text Drake parses (see module docstring) and its geometry list.
+
+    ``resolve`` None: the collision geometry is dropped too (IK without distances).
+    """
     ET.register_namespace("drake", DRAKE_NS)
     root = ET.fromstring(urdf_xml)
     used = []
     for link in root.iter("link"):
-        for visual in list(link.findall("visual")):
+        for visual in list(link.findall("visual")) + (
+                list(link.findall("collision")) if resolve is None else []):
             link.remove(visual)
         for k, collision in enumerate(link.findall("collision")):
             mesh = collision.find("geometry/mesh")

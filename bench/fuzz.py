@@ -1,9 +1,11 @@
 """``make fuzz``: the hypothesis strategies of the fuzz tests, run for >= 10,000 requests.
 
-Three parts, each with the generators and independent checks of
-``ros2_ik/test/test_fuzz_core.py`` and ``test_fuzz_node.py``:
-the core API, ComputeIK over DDS and ConstrainedIK over DDS (against one ``ik_node``
-process on a private, localhost-only ROS domain).  A failing check is recorded (not
+Four parts, each with the generators and independent checks of
+``ros2_ik/test/test_fuzz_core.py``, ``test_fuzz_node.py`` and ``test_constrained_property.py``:
+the core API, arbitrary constraint problems through every solver of the core
+(``constrained_fuzz.py``: every constraint kind, five arms, checked in metres and radians
+by ``constrained_check.py``), ComputeIK over DDS and ConstrainedIK over DDS (against one
+``ik_node`` process on a private, localhost-only ROS domain).  A failing check is recorded (not
 shrunk) and the run goes on; the exit status is 1 when any crash or false SUCCESS
 was seen.  Figures go to ``bench/results/fuzz.json``.
 """
@@ -61,18 +63,21 @@ def run_part(name: str, strategy, check, count: int, stats: Counter) -> dict:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--core", type=int, default=5000, help="core API requests")
+    parser.add_argument("--constrained", type=int, default=5000,
+                        help="constraint problems (each through lm, dls, sqp and bfgs)")
     parser.add_argument("--service", type=int, default=4000, help="ComputeIK requests")
     parser.add_argument("--action", type=int, default=1200, help="ConstrainedIK goals")
     parser.add_argument("--quick", action="store_true", help="a small smoke run")
     parser.add_argument("--output", default=str(RESULTS))
     args = parser.parse_args()
     if args.quick:
-        args.core, args.service, args.action = 200, 200, 50
+        args.core, args.constrained, args.service, args.action = 200, 100, 200, 50
     warnings.simplefilter("ignore", RuntimeWarning)  # overflow in numpy on 1e300 inputs
 
     import test_fuzz_core as core
     parts = {"core": run_part("core API", core.core_requests(), core.check_core_request,
                               args.core, core.STATS)}
+    parts["constrained"] = fuzz_constrained(args.constrained)
     parts.update(fuzz_node(args))
     total = sum(p["requests"] for p in parts.values())
     crashes = sum(p["crashes"] for p in parts.values())
@@ -87,6 +92,24 @@ def main() -> int:
           f"{report['seconds']} s -> {args.output}")
     checker_errors = sum(p["outcomes"].get("checker_error", 0) for p in parts.values())
     return 1 if crashes or lies or checker_errors else 0
+
+
+def fuzz_constrained(count: int) -> dict:
+    """Arbitrary constraint problems through every solver (bench/constrained_fuzz.py)."""
+    import constrained_fuzz
+    started = time.perf_counter()
+    stats, details = constrained_fuzz.run(constrained_fuzz.Arms(), count, seed=10)
+    elapsed = time.perf_counter() - started
+    solves = count * len(constrained_fuzz.SOLVERS)
+    part = {"requests": count, "solves": solves, "solvers": list(constrained_fuzz.SOLVERS),
+            "seconds": round(elapsed, 2), "per_second": round(solves / elapsed, 1),
+            "outcomes": dict(sorted(stats.items())), "crashes": stats.get("crash", 0),
+            "false_successes": stats.get("false_success", 0),
+            "failures": details["crash"] + details["false_success"]}
+    print(f"{'constraints':>13}: {count:6d} problems x {len(constrained_fuzz.SOLVERS)} solvers "
+          f"in {elapsed:6.1f} s, crashes {part['crashes']}, false SUCCESS "
+          f"{part['false_successes']}")
+    return part
 
 
 def fuzz_node(args) -> dict:

@@ -26,7 +26,7 @@ import pinocchio as pin
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from adapters import SOLVERS, missing_dependency  # noqa: E402
-from machine import machine  # noqa: E402
+from machine import machine, pyplot  # noqa: E402
 
 from ros2_ik.core import robots  # noqa: E402
 
@@ -212,12 +212,8 @@ def _table(arms, solvers, cell, figures) -> list:
 
 
 def write_plot(path: Path, rows) -> None:
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        print("matplotlib not installed: no plot")
+    plt = pyplot()
+    if plt is None:
         return
     rows = [r for r in rows if not r.get("skipped")]
     arms = list(dict.fromkeys(r["robot"] for r in rows))

@@ -26,3 +26,15 @@ def machine() -> dict:
             "platform": platform.platform(), "load_average": list(os.getloadavg()),
             "rmw": os.environ.get("RMW_IMPLEMENTATION", ""),
             "note": "cores may be shared with other work during the run"}
+
+
+def pyplot():
+    """Return ``matplotlib.pyplot`` on the Agg backend, or None (said) without matplotlib."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("matplotlib not installed: no plot")
+        return None
+    return plt

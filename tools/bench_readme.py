@@ -1,26 +1,48 @@
 """Copy the latest benchmark tables (bench/results/*.md) into README.md.
 
-Run ``python tools/bench_readme.py`` after the benchmarks (make bench does).
+Run ``python tools/bench_readme.py`` after the benchmarks (make bench does).  Each table
+goes between its markers: ``<!-- bench:begin/end -->`` the IK and collision tables,
+``<!-- constrained:begin/end -->`` the constrained-IK summary (constrained.md up to its
+per-solver details, which stay in bench/results/constrained.md).
 """
 import pathlib
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-BEGIN, END = "<!-- bench:begin -->", "<!-- bench:end -->"
+RESULTS = ROOT / "bench" / "results"
+DETAILS = "<!-- constrained-details -->"
 
 
 def tables() -> str:
     """Return the tables of the latest IK and collision benchmark runs, in that order."""
     parts = []
     for name in ("latest.md", "collision.md"):
-        path = ROOT / "bench" / "results" / name
+        path = RESULTS / name
         if path.is_file():
             parts.append(path.read_text().strip())
     return "\n\n".join(parts)
 
 
+def constrained() -> str:
+    """Return the summary part of the latest constrained-IK benchmark ('' when absent)."""
+    path = RESULTS / "constrained.md"
+    if not path.is_file():
+        return ""
+    return path.read_text().split(DETAILS)[0].strip() \
+        + "\n\nPer solver (claimed success, false SUCCESS, p95, objective ratios): " \
+        "[bench/results/constrained.md](bench/results/constrained.md)."
+
+
+def replace(text: str, name: str, body: str) -> str:
+    """Put ``body`` between ``<!-- name:begin -->`` and ``<!-- name:end -->`` (if present)."""
+    begin, end = f"<!-- {name}:begin -->", f"<!-- {name}:end -->"
+    if begin not in text or not body:
+        return text
+    head, rest = text.split(begin, 1)
+    tail = rest.split(end, 1)[1]
+    return f"{head}{begin}\n{body}\n{end}{tail}"
+
+
 if __name__ == "__main__":
     readme = ROOT / "README.md"
-    text = readme.read_text()
-    head, rest = text.split(BEGIN, 1)
-    tail = rest.split(END, 1)[1]
-    readme.write_text(f"{head}{BEGIN}\n{tables()}\n{END}{tail}")
+    text = replace(readme.read_text(), "bench", tables())
+    readme.write_text(replace(text, "constrained", constrained()))

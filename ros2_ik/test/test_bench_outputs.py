@@ -65,3 +65,26 @@ def test_collision_bench_adds_its_rows_to_latest(tmp_path, methods):
         assert ROW_KEYS <= set(r) and 0.0 <= r["success_rate"] <= 1.0
         assert r["median_ms"] <= r["p95_ms"]
     assert (tmp_path / "collision.md").read_text().startswith("Collision-aware IK")
+
+
+def test_constrained_bench_writes_rows_markdown_and_plot(tmp_path):
+    """Two families on the panda, our lm and sqp (Drake is bench-only: not needed here)."""
+    out = _run("constrained_bench.py", "-n", "3", "--arms", "panda", "--families", "ag",
+               "--solvers", "lm,sqp", out=tmp_path)
+    assert "a panda" in out and "g panda" in out  # progress lines
+    doc = json.loads((tmp_path / "constrained.json").read_text())
+    rows = doc["rows"]
+    assert {(r["family"], r["solver"]) for r in rows} == {
+        (f, s) for f in "ag" for s in ("lm", "sqp")}
+    for r in rows:
+        assert r["robot"] == "panda" and r["n"] == 3
+        if r["skipped"]:  # lm on costs, unless it learned to minimise them
+            assert r["family"] == "g" and r["solver"] == "lm"
+            continue
+        assert 0.0 <= r["success_rate"] <= r["claimed_success_rate"] + 1e-12 <= 1.0 + 1e-12
+        assert 0.0 < r["median_ms"] <= r["p95_ms"]
+        assert 0 <= r["false_success"] <= 3
+    table = (tmp_path / "constrained.md").read_text()
+    assert table.startswith("Constrained IK") and "<!-- constrained-details -->" in table
+    if (tmp_path / "constrained.png").exists():
+        assert (tmp_path / "constrained.png").stat().st_size > 1000

@@ -1,0 +1,180 @@
+"""Drake's InverseKinematics for a :class:`constrained_problems.ProblemSpec` (issue 10).
+
+The same URDF text as our side, through ``drake_ik.drake_urdf``: visuals dropped, the
+group's locked joints made ``fixed`` at their value (0 here), and for the families
+without distances the collision geometry dropped too; the root link welded to the world
+at the origin (a link named ``world`` already is Drake's world).  Family h reuses the
+Panda + scene plant of ``drake_ik.DrakeMinDistanceIK`` (the hulls our checker uses, the
+same filtered pairs).  Frames are looked up by link name.
+
+Each term maps to Drake's own constraint (AddPositionConstraint, AddOrientationConstraint,
+AddGazeTargetConstraint, AddAngleBetweenVectorsConstraint, AddPointToPointDistance-
+Constraint, AddPointToLineDistanceConstraint, AddPolyhedronConstraint,
+AddMinimumDistanceLowerBoundConstraint(bound, influence - bound)); the posture cost to
+``prog.AddQuadraticErrorCost(diag(w) / 2, q_nominal, q)`` (our PostureCost is
+``1/2 sum w dq^2``), the position cost to ``AddPositionCost``; joint limits on.
+
+Restarts: the seed first, then uniform random in the limits (continuous joints in
+[-pi, pi]) until the solver claims success or the budget is spent; an attempt runs to
+its end (SNOPT ignores its time limit), the caller counts a late answer as a failure.
+SNOPT gets "Major feasibility tolerance" ``drake_ik.FEASIBILITY_TOLERANCE`` (1e-8: the
+trace form of the orientation bound, tr(R) >= 1 + 2 cos(theta), turns 1e-6 into up to
+2.5e-5 rad at theta = 0.02 and far more near theta = 0; squared distances turn 1e-6
+into 1 mm near distance 0); IPOPT its defaults (tol 1e-8) but ``bound_relax_factor`` 0
+(its default 1e-8 lets answers leave the joint limits by that much, which the check
+rejects) and ``max_cpu_time`` = the time left.
+"""
+from __future__ import annotations
+
+import math
+import tempfile
+import time
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from typing import Optional
+
+import numpy as np
+
+from drake_ik import FEASIBILITY_TOLERANCE, DrakeAttempt, drake_urdf
+from pydrake.math import RotationMatrix
+from pydrake.multibody.inverse_kinematics import InverseKinematics
+from pydrake.multibody.parsing import Parser
+from pydrake.multibody.plant import AddMultibodyPlantSceneGraph
+from pydrake.solvers import IpoptSolver, SnoptSolver, SolverOptions
+from pydrake.systems.framework import DiagramBuilder
+
+SOLVERS = {"drake_snopt": SnoptSolver, "drake_ipopt": IpoptSolver}
+
+
+def root_link(urdf_xml: str) -> str:
+    """Name of the URDF's root link (the one no joint has as child)."""
+    root = ET.fromstring(urdf_xml)
+    children = {j.find("child").get("link") for j in root.findall("joint")}
+    return next(link.get("name") for link in root.findall("link")
+                if link.get("name") not in children)
+
+
+class DrakeArm:
+    """One Drake plant of an arm's group, for many problems (see module docstring)."""
+
+    def __init__(self, urdf_xml: str, group, plant_from=None):
+        if plant_from is not None:  # a drake_ik.DrakeMinDistanceIK (panda + scene)
+            self.plant, self.plant_context = plant_from.plant, plant_from.plant_context
+            self.index = plant_from.index
+        else:
+            self._build(urdf_xml, group)
+        lower = self.plant.GetPositionLowerLimits()
+        upper = self.plant.GetPositionUpperLimits()
+        self.sample_lo = np.where(np.isfinite(lower), lower, -math.pi)
+        self.sample_hi = np.where(np.isfinite(upper), upper, math.pi)
+        self.solvers = {name: cls() for name, cls in SOLVERS.items()}
+
+    def _build(self, urdf_xml: str, group) -> None:
+        with tempfile.TemporaryDirectory() as tmp:
+            text, _ = drake_urdf(urdf_xml, None, group.locked, Path(tmp))
+        builder = DiagramBuilder()
+        self.plant, _ = AddMultibodyPlantSceneGraph(builder, 0.0)
+        Parser(self.plant).AddModelsFromString(text, "urdf")
+        root = root_link(urdf_xml)
+        if root != "world":
+            self.plant.WeldFrames(self.plant.world_frame(), self.plant.GetFrameByName(root))
+        self.plant.Finalize()
+        self.diagram = builder.Build()
+        context = self.diagram.CreateDefaultContext()
+        self.plant_context = self.plant.GetMyMutableContextFromRoot(context)
+        self._context = context
+        self.index = np.array([self.plant.GetJointByName(n).position_start()
+                               for n in group.joint_names])
+        if self.plant.num_positions() != group.n:
+            raise ValueError(f"Drake plant has {self.plant.num_positions()} positions, "
+                             f"group {group.n}")
+
+    def to_drake(self, q: np.ndarray) -> np.ndarray:
+        """Group vector -> Drake's q."""
+        out = np.empty(self.plant.num_positions())
+        out[self.index] = q
+        return out
+
+    def program(self, spec) -> InverseKinematics:
+        """Build the InverseKinematics program of ``spec``."""
+        ik = InverseKinematics(self.plant, self.plant_context, with_joint_limits=True)
+        for term in spec.constraints:
+            self._constraint(ik, term.kind, term.args)
+        for term in spec.costs:
+            self._cost(ik, term.kind, term.args)
+        return ik
+
+    def _frame(self, name: str):
+        return self.plant.GetFrameByName(name)
+
+    def _constraint(self, ik: InverseKinematics, kind: str, a) -> None:
+        f, v = self._frame, (lambda x: np.asarray(x, dtype=float))
+        if kind == "position":
+            ik.AddPositionConstraint(f(a["frame_B"]), v(a["p_BQ"]), f(a["frame_A"]),
+                                     v(a["p_AQ_lower"]), v(a["p_AQ_upper"]))
+        elif kind == "orientation":
+            ik.AddOrientationConstraint(f(a["frame_Abar"]), RotationMatrix(v(a["R_AbarA"])),
+                                        f(a["frame_Bbar"]), RotationMatrix(v(a["R_BbarB"])),
+                                        a["theta_bound"])
+        elif kind == "gaze":
+            ik.AddGazeTargetConstraint(f(a["frame_A"]), v(a["p_AS"]), v(a["n_A"]),
+                                       f(a["frame_B"]), v(a["p_BT"]), a["cone_half_angle"])
+        elif kind == "angle":
+            ik.AddAngleBetweenVectorsConstraint(f(a["frame_A"]), v(a["a_A"]), f(a["frame_B"]),
+                                                v(a["b_B"]), a["angle_lower"],
+                                                a["angle_upper"])
+        elif kind == "point_to_point":
+            ik.AddPointToPointDistanceConstraint(f(a["frame1"]), v(a["p_B1P1"]),
+                                                 f(a["frame2"]), v(a["p_B2P2"]),
+                                                 a["distance_lower"], a["distance_upper"])
+        elif kind == "point_to_line":
+            ik.AddPointToLineDistanceConstraint(f(a["frame_point"]), v(a["p_B1P"]),
+                                                f(a["frame_line"]), v(a["p_B2Q"]),
+                                                v(a["n_B2"]), a["distance_lower"],
+                                                a["distance_upper"])
+        elif kind == "polyhedron":
+            ik.AddPolyhedronConstraint(f(a["frame_F"]), f(a["frame_G"]), v(a["p_GP"]),
+                                       v(a["A"]), v(a["b"]))
+        elif kind == "min_distance":
+            ik.AddMinimumDistanceLowerBoundConstraint(
+                a["min_distance_m"], a["influence_distance_m"] - a["min_distance_m"])
+        else:
+            raise ValueError(f"no Drake mapping for constraint kind {kind!r}")
+
+    def _cost(self, ik: InverseKinematics, kind: str, a) -> None:
+        if kind == "posture":
+            weights = np.broadcast_to(np.asarray(a["weights"], float), self.index.shape)
+            Q = np.zeros((len(weights), len(weights)))
+            Q[self.index, self.index] = 0.5 * weights
+            ik.prog().AddQuadraticErrorCost(Q, self.to_drake(np.asarray(a["q_nominal"])),
+                                            ik.q())
+        elif kind == "position_cost":
+            ik.AddPositionCost(self._frame(a["frame_A"]), np.asarray(a["p_AP"], float),
+                               self._frame(a["frame_B"]), np.asarray(a["p_BQ"], float),
+                               np.asarray(a["C"], float))
+        else:
+            raise ValueError(f"no Drake mapping for cost kind {kind!r}")
+
+    def solve(self, spec, solver: str, budget_s: float,
+              rng: np.random.Generator) -> DrakeAttempt:
+        """Restart until ``solver`` claims success or ``budget_s`` [s] is spent."""
+        start = time.perf_counter()
+        ik = self.program(spec)
+        engine = self.solvers[solver]
+        guess: Optional[np.ndarray] = self.to_drake(spec.seed)
+        attempts = 0
+        while (left := budget_s - (time.perf_counter() - start)) > 0.0:
+            options = SolverOptions()
+            if solver == "drake_snopt":
+                options.SetOption(engine.solver_id(), "Major feasibility tolerance",
+                                  FEASIBILITY_TOLERANCE)
+            else:  # bound_relax_factor 0: IPOPT's answers honour the joint limits exactly
+                options.SetOption(engine.solver_id(), "max_cpu_time", max(left, 1e-4))
+                options.SetOption(engine.solver_id(), "bound_relax_factor", 0.0)
+            result = engine.Solve(ik.prog(), guess, options)
+            attempts += 1
+            if result.is_success():
+                q = np.asarray(result.GetSolution(ik.q()))
+                return DrakeAttempt(q[self.index], attempts, True)
+            guess = self.sample_lo + (self.sample_hi - self.sample_lo) * rng.random(len(guess))
+        return DrakeAttempt(None, attempts, False)

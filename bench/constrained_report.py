@@ -1,0 +1,191 @@
+"""Rows, targets, markdown and plot of the constrained-IK benchmark (constrained_bench.py).
+
+Objective comparison (family g): on the problems where both the solver and Drake SNOPT
+return a verified answer, the objectives ``f`` (re-evaluated by ``constrained_check``) are
+compared as ``ratio = (f + eps) / (f_snopt + eps)`` with ``eps = 1e-6`` (objective units;
+it only matters when both are near zero), and "within 1 %" means ``f <= 1.01 f_snopt +
+eps``: as good as Drake's or better, up to 1 %.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Dict, List
+
+import numpy as np
+from machine import pyplot
+
+EPS_OBJECTIVE = 1e-6
+REFERENCE = "drake_snopt"
+NAMES = {"drake_snopt": "Drake SNOPT", "drake_ipopt": "Drake IPOPT"}
+DETAILS = "<!-- constrained-details -->"
+
+
+def _row(arm: str, family: str, solver: str, recs: List[dict], budget_s: float) -> dict:
+    base = {"robot": arm, "family": family, "solver": solver, "budget_s": budget_s}
+    if any("unsupported" in r for r in recs):
+        return dict(base, n=len(recs), skipped="not supported (solver does not minimise costs)",
+                    success_rate=None, median_ms=None, p95_ms=None)
+    t = 1e3 * np.array([r["t"] for r in recs])
+    outcomes: Dict[str, int] = {}
+    for r in recs:
+        outcomes[r["why"]] = outcomes.get(r["why"], 0) + 1
+    notes = sorted({r["note"] for r in recs if r["note"]})[:3]
+    return dict(base, n=len(recs), skipped=None,
+                success_rate=sum(r["ok"] for r in recs) / len(recs),
+                median_ms=float(np.median(t)), p95_ms=float(np.percentile(t, 95)),
+                mean_ms=float(t.mean()),
+                claimed_success_rate=sum(r["claimed"] for r in recs) / len(recs),
+                false_success=sum(r["claimed"] and r["why"] not in ("ok", "late")
+                                  for r in recs),
+                outcomes=dict(sorted(outcomes.items())), exceptions=notes)
+
+
+def _objectives(row: dict, recs: List[dict], ref: List[dict]) -> None:
+    pairs = [(r["objective"], d["objective"]) for r, d in zip(recs, ref)
+             if r.get("ok") and d.get("ok")]
+    row["objective_compared"] = len(pairs)
+    if not pairs:
+        row["objective_ratio_median"] = row["objective_within_1pct"] = None
+        return
+    f, f_ref = np.array(pairs).T
+    row["objective_ratio_median"] = float(np.median((f + EPS_OBJECTIVE)
+                                                    / (f_ref + EPS_OBJECTIVE)))
+    row["objective_within_1pct"] = float(np.mean(f <= 1.01 * f_ref + EPS_OBJECTIVE))
+
+
+def targets(row: dict, ref: dict) -> str:
+    """Judge one of our rows against Drake SNOPT's by the issue's targets: met / what not."""
+    if row.get("skipped") or ref is None or ref.get("skipped"):
+        return ""
+    missed = []
+    if not (row["success_rate"] >= max(ref["success_rate"], 0.995)):
+        missed.append("success")
+    if not (row["speedup_vs_drake_snopt"] >= 5.0):
+        missed.append("5x median")
+    if not (row["p95_ms"] <= 1e3 * row["budget_s"]):
+        missed.append("p95 in budget")
+    if row["family"] == "g" and not ((row.get("objective_within_1pct") or 0.0) >= 0.95):
+        missed.append("objective")
+    return "met" if not missed else "NOT met: " + ", ".join(missed)
+
+
+def summarise_rows(arm: str, family: str, records: Dict[str, List[dict]],
+                   budget_s: float) -> list:
+    """One row per solver of a (family, arm) cell, with ratios and targets vs Drake SNOPT."""
+    rows = {s: _row(arm, family, s, recs, budget_s) for s, recs in records.items()}
+    ref = rows.get(REFERENCE)
+    for solver, row in rows.items():
+        if row.get("skipped") or solver == REFERENCE or ref is None:
+            continue
+        row["speedup_vs_drake_snopt"] = ref["median_ms"] / row["median_ms"]
+        if family == "g":
+            _objectives(row, records[solver], records[REFERENCE])
+        if not solver.startswith("drake"):
+            row["targets"] = targets(row, ref)
+    return list(rows.values())
+
+
+def _cell(row: dict) -> str:
+    if row is None:
+        return ""
+    if row.get("skipped"):
+        return "n/s"
+    return f"{100 * row['success_rate']:.1f} % / {row['median_ms']:.2f}"
+
+
+def write_markdown(path: Path, rows: list, meta: dict, skipped: list) -> None:
+    """constrained.md: the summary table (README), then one detail line per solver row."""
+    solvers = list(dict.fromkeys(r["solver"] for r in rows))
+    by = {(r["family"], r["robot"], r["solver"]): r for r in rows}
+    cells = list(dict.fromkeys((r["family"], r["robot"]) for r in rows))
+    m = meta["machine"]
+    drake = meta.get("drake", {})
+    lines = [f"Constrained IK (issue 10), {meta['date']}: N={meta['n']} problems per family "
+             f"and arm from uniform random configurations, seed mid-limits, budget "
+             f"{1e3 * meta['budget_s']:g} ms, every answer checked by `bench/constrained_check"
+             f".py` (1e-4 m, 1e-4 rad, joint limits; a late answer fails); solvers interleaved "
+             f"per problem; {m['cpu']}, {m['cores']} cores shared with other jobs (1-min load "
+             f"{m['load_average'][0]:.2f} at start, {m['load_average_end'][0]:.2f} at end), "
+             f"{meta['seconds']:.0f} s in all."
+             + (f" Drake {drake['version']}, SNOPT major feasibility tolerance "
+                f"{drake['snopt_major_feasibility_tolerance']:g}, IPOPT defaults; restarts "
+                "from uniform random configurations within the budget." if drake else "")
+             + (f" Skipped: {skipped} (pydrake not installed)." if skipped else ""), "",
+             "Cells: verified success / median ms (n/s: costs not supported).", "",
+             "| family | arm | " + " | ".join(NAMES.get(s, s) for s in solvers)
+             + " | SNOPT / lm median | targets (lm) |",
+             "|---|---|" + "---|" * (len(solvers) + 2)]
+    for family, arm in cells:
+        lm = by.get((family, arm, "lm"), {})
+        speed = lm.get("speedup_vs_drake_snopt")
+        lines.append(f"| {family} | {arm} | " + " | ".join(
+            _cell(by.get((family, arm, s))) for s in solvers)
+            + f" | {'' if speed is None else f'{speed:.1f}x'} | {lm.get('targets', '')} |")
+    lines.append("")
+    for solver in [s for s in solvers if not s.startswith("drake")]:
+        judged = [r for r in rows if r["solver"] == solver and r.get("targets")]
+        met = sum(r["targets"] == "met" for r in judged)
+        lies = sum(r.get("false_success") or 0 for r in rows if r["solver"] == solver)
+        lines.append(f"- {solver}: targets met in {met} of {len(judged)} (family, arm) cells; "
+                     f"{lies} false SUCCESS in all.")
+    lines += ["", "Families: " + "; ".join(f"({f}) {t}" for f, t in meta["families"].items())
+              + ".", "", "Targets per row: verified success >= Drake SNOPT's and >= 99.5 %, "
+              "median >= 5x lower than Drake SNOPT's, p95 within the budget; (g) objective "
+              "within 1 % of Drake SNOPT's (or better) on >= 95 % of the problems both solve.",
+              "", DETAILS, "", "| family | arm | solver | success | claimed | false SUCCESS | "
+              "median ms | p95 ms | SNOPT / this median | objective ratio (median) | within "
+              "1 % | targets | failures |", "|" + "---|" * 13]
+    for r in rows:
+        if r.get("skipped"):
+            lines.append(f"| {r['family']} | {r['robot']} | {r['solver']} | {r['skipped']} |"
+                         + " |" * 9)
+            continue
+        fails = ", ".join(f"{k} {v}" for k, v in r["outcomes"].items() if k != "ok") or "-"
+        ratio, within = r.get("objective_ratio_median"), r.get("objective_within_1pct")
+        speed = r.get("speedup_vs_drake_snopt")
+        lines.append(
+            f"| {r['family']} | {r['robot']} | {NAMES.get(r['solver'], r['solver'])} | "
+            f"{100 * r['success_rate']:.1f} % | {100 * r['claimed_success_rate']:.1f} % | "
+            f"{r['false_success']} | {r['median_ms']:.2f} | {r['p95_ms']:.2f} | "
+            f"{'' if speed is None else f'{speed:.1f}x'} | "
+            f"{'' if ratio is None else f'{ratio:.4f}'} | "
+            f"{'' if within is None else f'{100 * within:.1f} %'} | {r.get('targets', '')} | "
+            f"{fails} |")
+    lines += ["", "Objective (g): compared on the problems where both this solver and Drake "
+              "SNOPT return a verified answer; ratio (f + 1e-6) / (f_SNOPT + 1e-6), within "
+              "1 %: f <= 1.01 f_SNOPT + 1e-6.  Failures: none = no answer claimed, late = a "
+              "correct answer after the budget, exception = raised out of solve(), else the "
+              "first constraint kind (or limits) the independent check found violated."]
+    path.write_text("\n".join(lines) + "\n")
+
+
+def write_plot(path: Path, rows: list) -> None:
+    """Per family: mean verified success over the arms and median of the medians, per solver."""
+    plt = pyplot()
+    if plt is None:
+        return
+    rows = [r for r in rows if not r.get("skipped")]
+    families = sorted({r["family"] for r in rows})
+    solvers = list(dict.fromkeys(r["solver"] for r in rows))
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4.2))
+    width = 0.8 / max(1, len(solvers))
+    x = np.arange(len(families))
+    for k, s in enumerate(solvers):
+        succ = [np.mean([r["success_rate"] for r in rows if r["solver"] == s
+                         and r["family"] == f] or [np.nan]) * 100 for f in families]
+        med = [np.median([r["median_ms"] for r in rows if r["solver"] == s
+                          and r["family"] == f] or [np.nan]) for f in families]
+        axes[0].bar(x + k * width, succ, width, label=NAMES.get(s, s))
+        axes[1].bar(x + k * width, med, width, label=NAMES.get(s, s))
+    axes[0].set_title("verified success [%] (mean over arms)")
+    axes[0].set_ylim(0, 105)
+    axes[1].set_title("median time [ms] (median over arms)")
+    axes[1].set_yscale("log")
+    for ax in axes:
+        ax.set_xticks(x + 0.4 - width / 2, families)
+        ax.set_xlabel("family")
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=len(solvers), fontsize=8)
+    fig.tight_layout(rect=(0, 0.07, 1, 1))
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
