@@ -347,3 +347,22 @@ def test_orientation_excess_matches_finite_differences(robot):
                 values.append(term.evaluate_excess(model, data, qs, bound)[0])
             columns.append((values[0] - values[1]) / 2e-6)
         np.testing.assert_allclose(jacobian, np.stack(columns, axis=1), atol=2e-6)
+
+
+def test_a_frame_name_shared_by_a_joint_and_a_link_is_usable():
+    """z1's gripperStator names a joint frame and a link frame: no ValueError, either way."""
+    from ros2_ik.core.pose import PoseTarget
+    _, group = load_group("z1")
+    model = group.robot.model
+    names = [f.name for f in model.frames]
+    shared = [n for n in set(names) if names.count(n) > 1]
+    assert shared, "the test needs a repeated frame name"
+    name = sorted(shared)[0]
+    q = group.mid_configuration() + 0.1
+    bound = C.OrientationConstraint(model, "universe", group.fk(q, name).rotation, name,
+                                    np.eye(3), 0.05)
+    result = solve(group, Problem(group, None, [bound]), group.mid_configuration(),
+                   timeout_s=0.5, random_seed=0)
+    assert result.status is IKStatus.SUCCESS, result.message
+    target = PoseTarget(name, group.fk(q, name))
+    assert solve(group, target, group.mid_configuration(), timeout_s=0.5).success
