@@ -6,12 +6,12 @@ mixes two.  No rclpy here: the node feeds these from its callbacks.
 """
 from __future__ import annotations
 
+import math
 import threading
 import time
 from dataclasses import dataclass, field
 from typing import Dict, Optional, Sequence, Tuple
 
-import numpy as np
 import pinocchio as pin
 
 from ros2_ik.core.collision import CollisionChecker, MeshResolver, PlanningScene
@@ -156,10 +156,11 @@ class JointStateCache:
         now = time.monotonic()
         if len(positions) != len(names):
             return
-        with self._lock:
+        with self._lock:  # floats and math: a 1 kHz driver calls this 1000 times a second
             for name, value in zip(names, positions):
-                if name and np.isfinite(value):
-                    self._positions[name] = (float(value), now)
+                value = float(value)
+                if name and math.isfinite(value):
+                    self._positions[name] = (value, now)
 
     def fresh(self, names: Sequence[str], max_age_s: float) -> Optional[Dict[str, float]]:
         """Positions of ``names`` when all are known and younger than ``max_age_s``."""
