@@ -8,7 +8,8 @@ part is bounded in count and in time and the script stops by itself.
 1. ``single_client``: one client, one call in flight.  Per request: the round trip,
    the reply's ``solve_time``, and in the client process, right after, the same
    request solved in-process: the core's ``solve()`` alone (the reference) and the
-   node's whole ``compute_ik`` without ROS.
+   node's whole ``compute_ik`` without ROS; then one ``get_parameters`` call to the
+   node (executor + DDS + client with next to no work: the floor).
 2. ``four_clients``: 4 clients x 2,500 calls, one in flight each: lost (no answer in
    10 s), failed (not SUCCESS), round trip.
 3. ``action``: reachable pose goals one after another: goal sent -> result received.
@@ -133,9 +134,11 @@ def merge(parts, elapsed_s, curve) -> dict:
     core = np.concatenate([p["core_s"] for p in parts])
     if len(core) == len(rtt) and len(core):
         node_path = np.concatenate([p["node_path_s"] for p in parts])
+        floor = np.concatenate([p["floor_s"] for p in parts])
         out.update(in_process_solve_ms=percentiles(core * 1e3),
                    in_process_compute_ik_ms=percentiles(node_path * 1e3),
-                   round_trip_minus_in_process_solve_ms=percentiles((rtt - core) * 1e3))
+                   round_trip_minus_in_process_solve_ms=percentiles((rtt - core) * 1e3),
+                   empty_service_round_trip_ms=percentiles(floor[np.isfinite(floor)] * 1e3))
     if curve:
         out["rss_curve"] = [{"requests": n, "t_s": t, "rss_mb": round(kb / 1024, 1)}
                             for n, t, kb in curve]
@@ -301,7 +304,7 @@ def main() -> int:
         client.close()
         report["node_exit_code"] = node.stop()
         rclpy.shutdown()
-    report["machine"]["load_average_1_5_15_at_end"] = list(os.getloadavg())
+    report["machine"]["load_average_at_end"] = list(os.getloadavg())
     report["targets"] = evaluate(report)
     write(args, report)
     return 0

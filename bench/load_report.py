@@ -91,11 +91,18 @@ def _latency_rows(part: dict, when: str) -> List[str]:
     return rows
 
 
+def _floor_rows(part: dict, when: str) -> List[str]:
+    one = part.get("single_client") or {}
+    floor = one.get("empty_service_round_trip_ms")
+    return [f"| {when}`get_parameters` of the node (the floor), after each call | "
+            f"{_p(floor)} | - | - | - | - |"] if floor else []
+
+
 def markdown(report: dict) -> str:
     """Return the README table of one full run: latencies, then the targets."""
     m = report["machine"]
-    load = m.get("load_average_1_5_15", [0.0])[0]
-    end = m.get("load_average_1_5_15_at_end", [load])[0]
+    load = m.get("load_average", [0.0])[0]
+    end = m.get("load_average_at_end", [load])[0]
     lines = [f"`make load`, {report['date_utc']}, Panda, near-seed reachable requests "
              f"(`bench/load_clients.request_maker`); {m.get('cpu', '?')}, "
              f"{m.get('cores', '?')} cores shared with other work (1-min load average "
@@ -104,10 +111,11 @@ def markdown(report: dict) -> str:
              "the same requests in the client process right after each call.", "",
              "| part | round trip | reply solve_time | in-process compute_ik "
              "| in-process solve() | lost |", "|---|---|---|---|---|---|"]
-    lines += _latency_rows(report, "")
+    lines += _latency_rows(report, "") + _floor_rows(report, "")
     stream = report.get("with_joint_states")
     if stream:
         lines += _latency_rows(stream, "joint_states 1 kHz: ")
+        lines += _floor_rows(stream, "joint_states 1 kHz: ")
     lines += ["", "| target (issue 11) | limit | measured | met |", "|---|---|---|---|"]
     lines += [f"| {t['target']} | {t['text']} | {t['measured']:g} | "
               f"{'yes' if t['met'] else '**no**'} |" for t in report["targets"]]

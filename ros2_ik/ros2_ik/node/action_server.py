@@ -16,6 +16,7 @@ from typing import Optional
 
 from rclpy.action import ActionServer, CancelResponse, GoalResponse
 from rclpy.action.server import ServerGoalHandle
+from rclpy.impl.implementation_singleton import rclpy_implementation as _rclpy
 
 from ros2_ik.node.constrained_ik import solve_goal
 from ros2_ik.node.spinning import GoalWorker
@@ -34,13 +35,23 @@ class WorkerActionServer(ActionServer):
 
     def __init__(self, *args, worker: GoalWorker, **kwargs) -> None:
         self._worker = worker
+        #: Set when the node shuts down: a goal still running then cannot end cleanly
+        #: (its context is gone), and that is not reported as an error.
+        self.closing = False
         super().__init__(*args, **kwargs)
 
     def notify_execute(self, goal_handle, execute_callback) -> None:
         """Queue the goal's execution on the worker (rclpy calls this from ``execute()``)."""
         callback = execute_callback or self._execute_callback
         if callback is not None:
-            self._worker.submit(lambda: _run(self._execute_goal(callback, goal_handle)))
+            self._worker.submit(lambda: self._execute_on_worker(callback, goal_handle))
+
+    def _execute_on_worker(self, callback, goal_handle) -> None:
+        try:
+            _run(self._execute_goal(callback, goal_handle))
+        except _rclpy.RCLError:
+            if not self.closing:
+                raise
 
 
 def _run(coroutine) -> None:
@@ -90,6 +101,8 @@ class ConstrainedIKServer:
         with self._lock:
             preempted = goal_id in self._preempted
             self._preempted.discard(goal_id)
+        if self._stopping:
+            return result  # shutting down: no state to publish any more
         if handle.is_cancel_requested:
             handle.canceled()
         elif result.error_code.val == IKErrorCode.SUCCESS:
@@ -102,6 +115,6 @@ class ConstrainedIKServer:
 
     def destroy(self) -> None:
         """Stop the running solve, end the worker, destroy the underlying action server."""
-        self._stopping = True
+        self._stopping = self._server.closing = True
         self._worker.stop()
         self._server.destroy()
