@@ -45,7 +45,8 @@ NAMESPACE = "/load"
 PARTS = "single_client,four_clients,action,with_joint_states,cancel,soak"
 
 from load_clients import (  # noqa: E402
-    action_worker, diagnostics_worker, percentiles, service_worker, stream_worker)
+    action_worker, cancel_worker, diagnostics_worker, percentiles, service_worker,
+    stream_worker)
 from load_report import evaluate, markdown, update_readme  # noqa: E402
 from machine import machine  # noqa: E402
 
@@ -202,39 +203,13 @@ def with_joint_states(args, deadline: float) -> dict:
     return parts
 
 
-def cancel_latency(client, cancels: int, deadline: float) -> dict:
-    """Cancel ``cancels`` running goals after their first feedback; time to the result."""
-    from action_msgs.msg import GoalStatus
-    from ros2_ik.node.harness import wait_for
-    from ros2_ik_interfaces.action import ConstrainedIK
-    from ros2_ik_interfaces.msg import PoseGoal
-    to_result, to_accept, statuses = [], [], Counter()
-    for i in range(cancels):
-        if time.time() > deadline:
-            break
-        goal = ConstrainedIK.Goal()
-        goal.group_name, goal.timeout, goal.random_seed = "arm", 10.0, i
-        pg = PoseGoal(tip_link="panda_hand")
-        pg.target.header.frame_id = "panda_link0"
-        pg.target.pose.position.x, pg.target.pose.orientation.w = 3.0, 1.0
-        goal.pose_goals = [pg]
-        feedback = []
-        send = client.action.send_goal_async(goal, feedback_callback=feedback.append)
-        wait_for(send.done, 10, "goal acceptance", client.spin)
-        handle = send.result()
-        result = handle.get_result_async()
-        wait_for(lambda: feedback, 10, "the first feedback", client.spin)
-        t0 = time.perf_counter()
-        cancel = handle.cancel_goal_async()
-        wait_for(cancel.done, 10, "the cancel response", client.spin)
-        to_accept.append(time.perf_counter() - t0)
-        wait_for(result.done, 10, "the cancelled result", client.spin)
-        to_result.append(time.perf_counter() - t0)
-        statuses["CANCELED" if result.result().status == GoalStatus.STATUS_CANCELED
-                 else str(result.result().status)] += 1
-    return {"cancels": len(to_result), "statuses": dict(statuses),
-            "cancel_to_result_ms": percentiles(np.array(to_result) * 1e3),
-            "cancel_to_response_ms": percentiles(np.array(to_accept) * 1e3)}
+def cancel_latency(cancels: int, deadline: float) -> dict:
+    """Cancel ``cancels`` running goals after their first feedback, from a spawned client."""
+    results = mp.get_context("spawn").Queue()
+    proc = spawn(cancel_worker, cancels, results, deadline)
+    out = results.get(timeout=max(60.0, deadline - time.time() + 60))
+    proc.join(30)
+    return out
 
 
 def soak(args, node, deadline: float) -> dict:
@@ -277,7 +252,7 @@ def run_parts(args, parts, node, client, deadline: float, report: dict) -> None:
              ("four_clients", lambda: run_workers(args.requests, args.clients, deadline)),
              ("action", lambda: action_latency(args.goals, deadline)),
              ("with_joint_states", lambda: with_joint_states(args, deadline)),
-             ("cancel", lambda: cancel_latency(client, args.cancels, deadline)),
+             ("cancel", lambda: cancel_latency(args.cancels, deadline)),
              ("soak", lambda: soak(args, node, deadline))]
     for name, run in steps:
         if name in parts:

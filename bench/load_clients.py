@@ -345,3 +345,55 @@ def diagnostics_worker(domain_id: str, namespace: str, stop, results) -> None:
     node.destroy_node()
     executor.shutdown()
     rclpy.shutdown()
+
+
+def cancel_worker(domain_id: str, namespace: str, cancels: int, results,
+                  deadline: float) -> None:
+    """Goals on an unreachable target, each cancelled after its first feedback.
+
+    Times cancel request -> cancel response and -> result.
+    """
+    import rclpy
+    from action_msgs.msg import GoalStatus
+    from rclpy.action import ActionClient
+    from ros2_ik_interfaces.action import ConstrainedIK
+    from ros2_ik_interfaces.msg import PoseGoal
+    from rclpy.task import Future
+    executor = _start_ros(domain_id)
+    node = rclpy.create_node("load_cancel_client")
+    action = ActionClient(node, ConstrainedIK, f"{namespace.rstrip('/')}/constrained_ik")
+    executor.add_node(node)
+    if not action.wait_for_server(timeout_sec=60):
+        raise TimeoutError("constrained_ik did not appear")
+    to_result, to_response, statuses = [], [], Counter()
+    for i in range(cancels):
+        if time.time() > deadline:
+            break
+        goal = ConstrainedIK.Goal(group_name="arm", timeout=10.0, random_seed=i)
+        pose = PoseGoal(tip_link="panda_hand")
+        pose.target.header.frame_id = "panda_link0"
+        pose.target.pose.position.x, pose.target.pose.orientation.w = 3.0, 1.0
+        goal.pose_goals = [pose]
+        first_feedback = Future()
+        send = action.send_goal_async(
+            goal, feedback_callback=lambda _: first_feedback.done()
+            or first_feedback.set_result(True))
+        if not (_spin_until(executor, send, LOST_AFTER_S)
+                and _spin_until(executor, first_feedback, LOST_AFTER_S)):
+            raise TimeoutError("no goal acceptance or feedback")
+        result = send.result().get_result_async()
+        t0 = time.perf_counter()
+        cancel = send.result().cancel_goal_async()
+        _spin_until(executor, cancel, LOST_AFTER_S)
+        to_response.append(time.perf_counter() - t0)
+        _spin_until(executor, result, LOST_AFTER_S)
+        to_result.append(time.perf_counter() - t0)
+        status = result.result().status if result.done() else -1
+        statuses["CANCELED" if status == GoalStatus.STATUS_CANCELED else str(status)] += 1
+    results.put({"cancels": len(to_result), "statuses": dict(statuses),
+                 "cancel_to_result_ms": percentiles(np.array(to_result) * 1e3),
+                 "cancel_to_response_ms": percentiles(np.array(to_response) * 1e3)})
+    action.destroy()
+    node.destroy_node()
+    executor.shutdown()
+    rclpy.shutdown()
