@@ -190,15 +190,16 @@ def with_joint_states(args, deadline: float) -> dict:
     counts = [w["messages"] for w in windows]
     live = [i for i, c in enumerate(counts) if c > 0]
     inner = windows[live[1]:live[-1]] if len(live) > 2 else windows  # minus partial ends
+    # A late diagnostics tick is followed by an early one: rates from windows >= 0.5 s.
+    rates = [w["messages"] / w["window_s"] for w in inner if w["window_s"] >= 0.5]
     parts["joint_states"] = {
         "publisher_hz": args.stream_hz, "publisher_sent": stream_stats["sent"],
         "publisher_worst_send_gap_ms": round(1e3 * stream_stats["worst_send_gap_s"], 2),
         "windows": len(inner),
         "node_worst_gap_ms": round(1e3 * max(w["max_gap_s"] for w in inner), 2)
         if inner else None,
-        "node_callbacks_per_s_min": min(w["messages"] for w in inner) if inner else None,
-        "node_callbacks_per_s_median": float(np.median([w["messages"] for w in inner]))
-        if inner else None,
+        "node_callbacks_per_s_min": round(min(rates), 1) if rates else None,
+        "node_callbacks_per_s_median": round(float(np.median(rates)), 1) if rates else None,
         "node_gap_ms_per_window": [round(1e3 * w["max_gap_s"], 1) for w in windows]}
     return parts
 
