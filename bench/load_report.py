@@ -98,6 +98,20 @@ def _floor_rows(part: dict, when: str) -> List[str]:
             f"{_p(floor)} | - | - | - | - |"] if floor else []
 
 
+def _other_rows(report: dict) -> List[str]:
+    rows = []
+    cancel, soak = report.get("cancel"), report.get("soak")
+    if cancel:
+        rows.append(f"| cancel -> result, {cancel['cancels']} goals | "
+                    f"{_p(cancel['cancel_to_result_ms'])} | - | - | - | - |")
+    if soak:
+        rows.append(f"| soak, {soak['requests']} calls ({soak['clients']} clients), RSS "
+                    f"{soak['memory']['rss_after_warmup_mb']} -> {soak['memory']['rss_end_mb']}"
+                    f" MB | {_p(soak['round_trip_ms'])} | {_p(soak['reply_solve_time_ms'])} "
+                    f"| - | - | {soak['lost']} |")
+    return rows
+
+
 def markdown(report: dict) -> str:
     """Return the README table of one full run: latencies, then the targets."""
     m = report["machine"]
@@ -116,6 +130,7 @@ def markdown(report: dict) -> str:
     if stream:
         lines += _latency_rows(stream, "joint_states 1 kHz: ")
         lines += _floor_rows(stream, "joint_states 1 kHz: ")
+    lines += _other_rows(report)
     lines += ["", "| target (issue 11) | limit | measured | met |", "|---|---|---|---|"]
     lines += [f"| {t['target']} | {t['text']} | {t['measured']:g} | "
               f"{'yes' if t['met'] else '**no**'} |" for t in report["targets"]]
