@@ -34,7 +34,8 @@ bench-quick: bench
 fuzz: build
 	@$(ENV) python bench/fuzz.py $(FUZZ_ARGS)
 
-# Load and soak on loopback, bounded in count and time; writes bench/results/load.json.
+# Latency, load and soak on loopback, bounded in count and time (~8 min; LOAD_ARGS=--quick
+# for a smoke run): bench/results/load.json, load.md and the README table.
 load: build
 	@$(ENV) python bench/load.py $(LOAD_ARGS)
 

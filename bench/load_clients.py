@@ -1,7 +1,10 @@
-"""Client processes of ``bench/load.py``: ComputeIK callers and a joint_states streamer.
+"""Client processes of ``bench/load.py``: ComputeIK callers, an action client, a streamer.
 
 Each runs in its own spawned process with its own rclpy context, on the domain the
-parent chose; results go back through a multiprocessing queue.
+parent chose; results go back through a multiprocessing queue.  Clients are lean: one
+rclpy node holding only what it calls, spun by the ``EventsExecutor`` until the answer
+(what a latency-minded client does; the harness ``Client`` also plays a driver and
+robot_state_publisher).  Requests are generated before the timed loop.
 """
 from __future__ import annotations
 
@@ -16,8 +19,9 @@ READY = np.array([0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785])
 LOST_AFTER_S = 10.0
 
 
-def percentiles(values_ms: np.ndarray) -> dict:
+def percentiles(values_ms) -> dict:
     """p50 / p90 / p99 / max of ``values_ms`` [ms]."""
+    values_ms = np.asarray(values_ms, dtype=float)
     if len(values_ms) == 0:
         return {}
     p50, p90, p99 = np.percentile(values_ms, [50, 90, 99])
@@ -53,112 +57,343 @@ def request_maker(seed: int):
     return make
 
 
-def service_worker(domain_id: str, namespace: str, index: int, count: int, seed: int,
-                   progress, results, deadline: float) -> None:
-    """Call compute_ik ``count`` times, one in flight; put the figures on ``results``."""
-    os.environ["ROS_DOMAIN_ID"] = domain_id
+def _start_ros(domain_id: str):
+    """Init rclpy on the parent's private domain; return a fresh executor."""
     from ros2_ik.node.harness import isolate_ros
     isolate_ros(int(domain_id))
     import rclpy
-    from ros2_ik.node.error_codes import CODE_NAMES
-    from ros2_ik.node.harness import Client
+    from ros2_ik.node.spinning import make_executor
     rclpy.init()
-    client = Client(f"load_client_{index}", namespace=namespace)
-    client.ik = deep_client(client, namespace)
-    client.wait_for_service(60)
-    make = request_maker(seed)
-    warmup_retries = warm_up(client, make)
-    rtts, solves, codes, lost, sent, lost_at = [], [], Counter(), 0, 0, []
-    stopped = False
-    first = time.perf_counter()
-    try:
-        for _ in range(count):
-            if time.time() > deadline:
-                stopped = True
-                break
-            req = make()
-            sent += 1
-            t0 = time.perf_counter()
-            future = client.ik.call_async(req)
-            while not future.done() and time.perf_counter() - t0 < LOST_AFTER_S:
-                rclpy.spin_once(client.node, timeout_sec=0.05)
-            if not future.done():
-                lost += 1
-                lost_at.append(sent - 1)
-                client.ik.remove_pending_request(future)
-                continue
-            rtts.append(time.perf_counter() - t0)
-            res = future.result()
-            solves.append(res.solve_time)
-            codes[CODE_NAMES.get(res.error_code.val, str(res.error_code.val))] += 1
-            with progress.get_lock():
-                progress.value += 1
-    finally:
-        results.put({"sent": sent, "lost": lost, "lost_at": lost_at, "codes": dict(codes),
-                     "rtt_s": np.array(rtts), "solve_s": np.array(solves),
-                     "stopped_by_deadline": stopped, "warmup_retries": warmup_retries,
-                     "busy_s": time.perf_counter() - first})
-        client.close()
-        rclpy.shutdown()
+    return make_executor()
 
 
-def deep_client(client, namespace: str):
+def _spin_until(executor, future, timeout_s: float) -> bool:
+    """Spin ``executor`` until ``future`` is done or ``timeout_s`` passed; True when done."""
+    deadline = time.perf_counter() + timeout_s
+    while not future.done():
+        left = deadline - time.perf_counter()
+        if left <= 0:
+            return False
+        executor.spin_until_future_complete(future, timeout_sec=left)
+    return True
+
+
+def service_client(node, namespace: str):
     """Return a compute_ik client whose response history holds 1000 answers, not 10.
 
     With the default keep-last 10, make load lost about 1 answer in 20,000-100,000
-    on 2 busy cores, with nothing in the node's log, also after the node's own
-    service history went to 100: the likely cause is the client's response reader
-    overwriting an answer it had not taken yet while the process was descheduled.
+    on 2 busy cores, with nothing in the node's log: the likely cause is the client's
+    response reader overwriting an answer it had not taken yet while the process was
+    descheduled.
     """
     from rclpy.qos import QoSProfile, ReliabilityPolicy
     from ros2_ik_interfaces.srv import ComputeIK
-    client.node.destroy_client(client.ik)
-    return client.node.create_client(
+    return node.create_client(
         ComputeIK, f"{namespace.rstrip('/')}/compute_ik",
         qos_profile=QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE))
 
 
-def warm_up(client, make, attempts: int = 5, timeout_s: float = 2.0) -> int:
-    """Call until one answer arrives; the retries needed (a discovery race, not load).
+def service_worker(domain_id: str, namespace: str, index: int, count: int, seed: int,
+                   progress, results, deadline: float, in_process: bool = False) -> None:
+    """Call compute_ik ``count`` times, one in flight; put the figures on ``results``.
 
-    ``wait_for_service`` can return before the server has matched this client's
-    response reader; a response sent in that window is lost by DDS.
+    ``in_process``: after each call, time the same request in this process too (the
+    core's ``solve()`` alone, then the node's whole ``compute_ik`` path without ROS).
     """
     import rclpy
-    for retry in range(attempts):
-        future = client.ik.call_async(make())
+    from ros2_ik.node.error_codes import CODE_NAMES
+    executor = _start_ros(domain_id)
+    node = rclpy.create_node(f"load_client_{index}")
+    client = service_client(node, namespace)
+    executor.add_node(node)
+    if not client.wait_for_service(timeout_sec=60):
+        raise TimeoutError("compute_ik did not appear")
+    make = request_maker(seed)
+    local = InProcess() if in_process else None
+    floor = EmptyCall(node, namespace) if in_process else None
+    warmup_retries = warm_up(executor, client, make, local, floor)
+    requests = [make() for _ in range(count)]
+    out = {"rtt_s": [], "solve_s": [], "core_s": [], "node_path_s": [], "floor_s": [],
+           "lost_at": []}
+    codes, sent, stopped = Counter(), 0, False
+    first = time.perf_counter()
+    try:
+        for req in requests:
+            if time.time() > deadline:
+                stopped = True
+                break
+            sent += 1
+            t0 = time.perf_counter()
+            future = client.call_async(req)
+            if not _spin_until(executor, future, LOST_AFTER_S):
+                out["lost_at"].append(sent - 1)
+                client.remove_pending_request(future)
+                continue
+            out["rtt_s"].append(time.perf_counter() - t0)
+            res = future.result()
+            out["solve_s"].append(res.solve_time)
+            codes[CODE_NAMES.get(res.error_code.val, str(res.error_code.val))] += 1
+            if local is not None:
+                out["core_s"].append(local.core_s(req))
+                out["node_path_s"].append(local.node_path_s(req))
+                out["floor_s"].append(floor.round_trip_s(executor))
+            with progress.get_lock():
+                progress.value += 1
+    finally:
+        results.put(dict({k: np.array(v) for k, v in out.items() if k != "lost_at"},
+                         sent=sent, lost=len(out["lost_at"]), lost_at=out["lost_at"],
+                         codes=dict(codes), stopped_by_deadline=stopped,
+                         warmup_retries=warmup_retries, busy_s=time.perf_counter() - first))
+        node.destroy_node()
+        executor.shutdown()
+        rclpy.shutdown()
+
+
+def warm_up(executor, client, make, local=None, floor=None, calls: int = 50,
+            attempts: int = 5) -> int:
+    """Call until one answer arrives, then ``calls`` more; the retries needed at first.
+
+    ``wait_for_service`` can return before the server has matched this client's
+    response reader; a response sent in that window is lost by DDS (a discovery race,
+    not load).  The extra calls warm both sides (and ``local``, ``floor``) before timing.
+    """
+    retries = 0
+    for retries in range(attempts):
+        future = client.call_async(make())
+        if _spin_until(executor, future, 2.0):
+            break
+        client.remove_pending_request(future)
+    else:
+        raise TimeoutError(f"no answer to {attempts} warm-up calls")
+    for _ in range(calls):
+        req = make()
+        _spin_until(executor, client.call_async(req), LOST_AFTER_S)
+        if local is not None:
+            local.core_s(req)
+            local.node_path_s(req)
+            if floor is not None:
+                floor.round_trip_s(executor)
+    return retries
+
+
+class EmptyCall:
+    """The node's ``get_parameters`` with one name: a round trip with almost no work.
+
+    What the executor, DDS and this client cost without a solve or big messages.
+    """
+
+    def __init__(self, node, namespace: str) -> None:
+        from rcl_interfaces.srv import GetParameters
+        self._request = GetParameters.Request(names=["timeout"])
+        self._client = node.create_client(
+            GetParameters, f"{namespace.rstrip('/')}/ik_node/get_parameters")
+        if not self._client.wait_for_service(timeout_sec=60):
+            raise TimeoutError("get_parameters did not appear")
+
+    def round_trip_s(self, executor) -> float:
+        """Time [s] of one call (nan when unanswered)."""
         t0 = time.perf_counter()
-        while not future.done() and time.perf_counter() - t0 < timeout_s:
-            rclpy.spin_once(client.node, timeout_sec=0.05)
-        if future.done():
-            return retry
-        client.ik.remove_pending_request(future)
-    raise TimeoutError(f"no answer to {attempts} warm-up calls")
+        future = self._client.call_async(self._request)
+        if not _spin_until(executor, future, LOST_AFTER_S):
+            self._client.remove_pending_request(future)
+            return float("nan")
+        return time.perf_counter() - t0
 
 
-def stream_worker(domain_id: str, namespace: str, rate_hz: float, seconds: float,
-                  results) -> None:
-    """Publish joint_states at ``rate_hz`` for ``seconds``; report the worst send gap."""
-    from ros2_ik.node.harness import isolate_ros
-    isolate_ros(int(domain_id))
+class InProcess:
+    """The node's model and configuration (config/panda.yaml), solved in this process."""
+
+    def __init__(self) -> None:
+        import yaml
+        from ament_index_python.packages import get_package_share_directory
+        from ros2_ik.core import robots
+        from ros2_ik.node.parameters import SCHEMA, GroupConfig, NodeConfig
+        from ros2_ik.node.robot_source import JointStateCache, RobotSource
+        path = os.path.join(get_package_share_directory("ros2_ik"), "config", "panda.yaml")
+        with open(path) as f:
+            params = yaml.safe_load(f)["/**"]["ros__parameters"]
+        groups = {name: GroupConfig(name, g["base_link"], g["tip_link"],
+                                    tuple(g.get("joints", ())))
+                  for name, g in params.pop("groups").items()}
+        values = {spec.name: params.get(spec.name, spec.default) for spec in SCHEMA}
+        self.cfg = NodeConfig(values, groups)
+        source = RobotSource()
+        source.set_srdf(robots.srdf_text("panda"))
+        source.set_urdf(robots.urdf_text("panda"))
+        self.snapshot = source.snapshot
+        self.joints = JointStateCache()
+
+    def core_s(self, req) -> float:
+        """Time [s] of the core's ``solve()`` alone on ``req`` (inputs converted before)."""
+        from ros2_ik.core.solve import solve
+        from ros2_ik.node import compute_ik as node
+        group, tip = node.resolve_group(self.snapshot, self.cfg, req.group_name,
+                                        req.base_link, req.tip_link)
+        target = node.pose_target(req, tip, self.cfg)
+        seed = node.seed_for(group, req.seed, self.joints, self.cfg)
+        options = node.solve_options(req, self.cfg)
+        t0 = time.perf_counter()
+        solve(group, target, seed, **options)
+        return time.perf_counter() - t0
+
+    def node_path_s(self, req) -> float:
+        """Time [s] of the node's ``compute_ik`` (conversions, solve, re-check) on ``req``.
+
+        Into a reply made before, as the executor hands the node one.
+        """
+        from ros2_ik.node.compute_ik import compute_ik
+        from ros2_ik_interfaces.srv import ComputeIK
+        response = ComputeIK.Response()
+        t0 = time.perf_counter()
+        compute_ik(self.snapshot, "", self.cfg, self.joints, req, response=response)
+        return time.perf_counter() - t0
+
+
+def action_worker(domain_id: str, namespace: str, goals: int, seed: int, results,
+                  deadline: float) -> None:
+    """Send ``goals`` reachable pose goals one after another; goal -> result times."""
     import rclpy
-    from ros2_ik.node.harness import Client
-    rclpy.init()
-    client = Client("load_joint_states", namespace=namespace)
+    from rclpy.action import ActionClient
+    from ros2_ik_interfaces.action import ConstrainedIK
+    from ros2_ik_interfaces.msg import PoseGoal
+    executor = _start_ros(domain_id)
+    node = rclpy.create_node("load_action_client")
+    action = ActionClient(node, ConstrainedIK, f"{namespace.rstrip('/')}/constrained_ik")
+    executor.add_node(node)
+    if not action.wait_for_server(timeout_sec=60):
+        raise TimeoutError("constrained_ik did not appear")
+    make = request_maker(seed)
+
+    def one_goal():
+        req = make()
+        goal = ConstrainedIK.Goal(group_name="arm", timeout=0.05, seed=req.seed)
+        goal.pose_goals = [PoseGoal(tip_link="panda_hand", target=req.target)]
+        t0 = time.perf_counter()
+        send = action.send_goal_async(goal)
+        if not _spin_until(executor, send, LOST_AFTER_S):
+            return None
+        done = send.result().get_result_async()
+        if not _spin_until(executor, done, LOST_AFTER_S):
+            return None
+        return time.perf_counter() - t0, done.result().result
+
+    for _ in range(10):  # warm-up
+        one_goal()
+    codes, rtts, solves, lost = Counter(), [], [], 0
+    for _ in range(goals):
+        if time.time() > deadline:
+            break
+        answer = one_goal()
+        if answer is None:
+            lost += 1
+            continue
+        rtts.append(answer[0])
+        solves.append(answer[1].solve_time)
+        codes[str(answer[1].error_code.val)] += 1
+    results.put({"goals": len(rtts), "lost": lost, "codes": dict(codes),
+                 "goal_to_result_ms": percentiles(np.array(rtts) * 1e3),
+                 "result_solve_time_ms": percentiles(np.array(solves) * 1e3)})
+    action.destroy()
+    node.destroy_node()
+    executor.shutdown()
+    rclpy.shutdown()
+
+
+def stream_worker(domain_id: str, namespace: str, rate_hz: float, stop, results) -> None:
+    """Publish joint_states at ``rate_hz`` until ``stop`` is set; report the worst send gap."""
+    import rclpy
+    from sensor_msgs.msg import JointState
+    _start_ros(domain_id)
+    node = rclpy.create_node("load_joint_states")
+    pub = node.create_publisher(JointState, f"{namespace.rstrip('/')}/joint_states", 10)
+    msg = JointState(name=ARM)
     period = 1.0 / rate_hz
     sent, worst, last = 0, 0.0, None
-    start = time.perf_counter()
-    next_t = start
-    while time.perf_counter() - start < seconds:
+    next_t = time.perf_counter()
+    while not stop.is_set():
         now = time.perf_counter()
         if now < next_t:
-            time.sleep(min(next_t - now, 0.0005))
+            time.sleep(next_t - now)
             continue
-        client.publish_joints(ARM, READY + 0.01 * np.sin(now))
+        msg.header.stamp = node.get_clock().now().to_msg()
+        msg.position = [float(v) for v in READY + 0.01 * np.sin(now)]
+        pub.publish(msg)
         if last is not None:
             worst = max(worst, now - last)
         last, sent = now, sent + 1
-        next_t += period
-    results.put({"sent": sent, "worst_gap_s": worst})
-    client.close()
+        next_t = max(next_t + period, now - 10 * period)  # no burst after a stall
+    results.put({"sent": sent, "worst_send_gap_s": worst})
+    node.destroy_node()
+    rclpy.shutdown()
+
+
+def diagnostics_worker(domain_id: str, namespace: str, stop, results) -> None:
+    """Collect the node's ``~/diagnostics`` joint_states windows until ``stop`` is set."""
+    import json
+    import rclpy
+    from std_msgs.msg import String
+    executor = _start_ros(domain_id)
+    node = rclpy.create_node("load_diagnostics")
+    windows = []
+    node.create_subscription(String, f"{namespace.rstrip('/')}/ik_node/diagnostics",
+                             lambda msg: windows.append(json.loads(msg.data)["joint_states"]),
+                             10)
+    executor.add_node(node)
+    while not stop.is_set():
+        executor.spin_once(timeout_sec=0.1)
+    results.put(windows)
+    node.destroy_node()
+    executor.shutdown()
+    rclpy.shutdown()
+
+
+def cancel_worker(domain_id: str, namespace: str, cancels: int, results,
+                  deadline: float) -> None:
+    """Goals on an unreachable target, each cancelled after its first feedback.
+
+    Times cancel request -> cancel response and -> result.
+    """
+    import rclpy
+    from action_msgs.msg import GoalStatus
+    from rclpy.action import ActionClient
+    from ros2_ik_interfaces.action import ConstrainedIK
+    from ros2_ik_interfaces.msg import PoseGoal
+    from rclpy.task import Future
+    executor = _start_ros(domain_id)
+    node = rclpy.create_node("load_cancel_client")
+    action = ActionClient(node, ConstrainedIK, f"{namespace.rstrip('/')}/constrained_ik")
+    executor.add_node(node)
+    if not action.wait_for_server(timeout_sec=60):
+        raise TimeoutError("constrained_ik did not appear")
+    to_result, to_response, statuses = [], [], Counter()
+    for i in range(cancels):
+        if time.time() > deadline:
+            break
+        goal = ConstrainedIK.Goal(group_name="arm", timeout=10.0, random_seed=i)
+        pose = PoseGoal(tip_link="panda_hand")
+        pose.target.header.frame_id = "panda_link0"
+        pose.target.pose.position.x, pose.target.pose.orientation.w = 3.0, 1.0
+        goal.pose_goals = [pose]
+        first_feedback = Future()
+        send = action.send_goal_async(
+            goal, feedback_callback=lambda _: first_feedback.done()
+            or first_feedback.set_result(True))
+        if not (_spin_until(executor, send, LOST_AFTER_S)
+                and _spin_until(executor, first_feedback, LOST_AFTER_S)):
+            raise TimeoutError("no goal acceptance or feedback")
+        result = send.result().get_result_async()
+        t0 = time.perf_counter()
+        cancel = send.result().cancel_goal_async()
+        _spin_until(executor, cancel, LOST_AFTER_S)
+        to_response.append(time.perf_counter() - t0)
+        _spin_until(executor, result, LOST_AFTER_S)
+        to_result.append(time.perf_counter() - t0)
+        status = result.result().status if result.done() else -1
+        statuses["CANCELED" if status == GoalStatus.STATUS_CANCELED else str(status)] += 1
+    results.put({"cancels": len(to_result), "statuses": dict(statuses),
+                 "cancel_to_result_ms": percentiles(np.array(to_result) * 1e3),
+                 "cancel_to_response_ms": percentiles(np.array(to_response) * 1e3)})
+    action.destroy()
+    node.destroy_node()
+    executor.shutdown()
     rclpy.shutdown()

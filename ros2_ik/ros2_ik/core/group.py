@@ -61,6 +61,9 @@ class Group:
         self._sample_lo = np.where(self.continuous, -math.pi, self.lower)
         self._sample_span = np.where(self.continuous, math.pi, self.upper) - self._sample_lo
         self._placements: Dict[int, pin.SE3] = {}
+        self._moves: Dict[int, bool] = {}
+        # Every joint name of the model (seeds may name joints outside the group).
+        self._model_joint_names = frozenset(model.names[1:])
 
     # ------------------------------------------------------------------ build
     def _limits(self, model: pin.Model) -> Tuple[np.ndarray, np.ndarray]:
@@ -239,7 +242,7 @@ class Group:
         if len(set(names)) != len(names):
             dup = sorted({n for n in names if names.count(n) > 1})
             raise errors.InvalidSeed(f"duplicated joint names in seed: {dup}")
-        valid = set(self.robot.model.names[1:])
+        valid = self._model_joint_names
         extra = [n for n in names if n not in valid]
         if extra:
             raise errors.InvalidSeed(
@@ -252,13 +255,15 @@ class Group:
         if missing and default is None:
             raise errors.InvalidSeed(
                 f"seed misses group joints {missing}; group joints: {list(self.joint_names)}")
-        base = self.mid_configuration() if default is None else \
-            self.check_vector(default, "default seed")
-        q = np.array([values.get(n, base[i]) for i, n in enumerate(self.joint_names)])
-        if not np.all(np.isfinite(q)):
-            bad = [n for n, v in zip(self.joint_names, q) if not math.isfinite(v)]
+        if missing:  # (then default is given) a full seed, the usual, needs no default
+            base = self.check_vector(default, "default seed")
+            listed = [values.get(n, base[i]) for i, n in enumerate(self.joint_names)]
+        else:
+            listed = [values[n] for n in self.joint_names]
+        bad = [n for n, v in zip(self.joint_names, listed) if not math.isfinite(v)]
+        if bad:
             raise errors.InvalidSeed(f"seed values are not finite for joints {bad}")
-        return q
+        return np.array(listed, dtype=float)
 
     def check_vector(self, q: np.ndarray, what: str = "seed") -> np.ndarray:
         """Validate a group vector: shape (n,), finite.  Returns a float copy."""
@@ -320,10 +325,13 @@ class Group:
         return T
 
     def moves_frame(self, frame_id: int) -> bool:
-        """Return True when some group joint moves frame ``frame_id``."""
-        model = self.robot.model
-        support = set(model.supports[model.frames[frame_id].parentJoint])
-        return any(j in support for j in self.joint_ids)
+        """Return True when some group joint moves frame ``frame_id`` (cached per frame)."""
+        moved = self._moves.get(frame_id)
+        if moved is None:
+            model = self.robot.model
+            support = set(model.supports[model.frames[frame_id].parentJoint])
+            moved = self._moves[frame_id] = any(j in support for j in self.joint_ids)
+        return moved
 
     def __repr__(self) -> str:
         """Short description."""

@@ -17,7 +17,7 @@ from ros2_ik.core.collision import MinimumDistanceConstraint
 from ros2_ik.core import errors
 from ros2_ik.core.pose import PoseTarget
 from ros2_ik.core.solve import solve
-from ros2_ik.core.verify import CONSTRAINT_TOLERANCE_M, ConstraintTolerance, verify_pose
+from ros2_ik.core.verify import CONSTRAINT_TOLERANCE_M, ConstraintTolerance, check
 from ros2_ik.node.conversions import finite_or, joint_state, pose_to_se3, weights_array
 from ros2_ik.node.error_codes import (
     CODE_NAMES, RequestError, code_for_exception, code_for_status)
@@ -77,8 +77,10 @@ def seed_for(group, seed_msg, joints: JointStateCache, cfg: NodeConfig,
             raise RequestError(IKErrorCode.INVALID_SEED,
                                f"seed: {len(seed_msg.name)} names but "
                                f"{len(seed_msg.position)} positions")
-        return _within_limits(group, group.seed_from(list(seed_msg.name),
-                                                     list(seed_msg.position)))
+        q = _exact_seed(group, seed_msg)
+        if q is None:
+            q = group.seed_from(list(seed_msg.name), list(seed_msg.position))
+        return q if group.within_limits(q) else _within_limits(group, q)
     mid = group.mid_configuration()
     current = joints.fresh(group.joint_names, cfg.joint_state_timeout)
     if current is None:
@@ -87,6 +89,18 @@ def seed_for(group, seed_msg, joints: JointStateCache, cfg: NodeConfig,
         return mid
     q = group.seed_from(list(current), list(current.values()), default=mid)
     return np.clip(q, group.lower, group.upper)
+
+
+def _exact_seed(group, seed_msg) -> Optional[np.ndarray]:
+    """Return the seed if it names exactly the group's joints in order and is finite.
+
+    The usual request (a client echoing the group).  None otherwise: the caller then
+    goes through ``Group.seed_from`` and its checks.
+    """
+    if tuple(seed_msg.name) != group.joint_names:
+        return None
+    q = np.array(seed_msg.position, dtype=float)
+    return q if math.isfinite(q.sum()) else None
 
 
 def _within_limits(group, q: np.ndarray) -> np.ndarray:
@@ -166,24 +180,25 @@ class Answer(NamedTuple):
 
 def compute_ik(snapshot: Optional[RobotSnapshot], model_error: str, cfg: NodeConfig,
                joints: JointStateCache, request: ComputeIK.Request,
-               extra_constraints=()) -> Answer:
-    """Answer one ComputeIK request (see :class:`Answer`).
+               extra_constraints=(), response: Optional[ComputeIK.Response] = None) -> Answer:
+    """Answer one ComputeIK request (see :class:`Answer`), into ``response`` when given.
 
+    ``response``: a fresh message to fill (the executor's), else one is made.
     Never raises (a bug answers INTERNAL_ERROR).
     """
     try:
-        return _compute_ik(snapshot, model_error, cfg, joints, request, extra_constraints)
+        return _compute_ik(snapshot, model_error, cfg, joints, request, extra_constraints,
+                           ComputeIK.Response() if response is None else response)
     except Exception as exc:  # noqa: BLE001 - the node must keep serving
         response = ComputeIK.Response()
         return Answer(_error(response, IKErrorCode.INTERNAL_ERROR,
                              f"{type(exc).__name__}: {exc}"))
 
 
-def _compute_ik(snapshot, model_error, cfg, joints, request, extra_constraints):
-    response = ComputeIK.Response()
-    response.min_distance = float("nan")
-    response.random_seed = int(request.random_seed)
+def _compute_ik(snapshot, model_error, cfg, joints, request, extra_constraints, response):
     started = time.perf_counter()
+    response.min_distance = math.nan
+    response.random_seed = int(request.random_seed)
     if snapshot is None:
         return Answer(_error(response, IKErrorCode.NO_ROBOT_MODEL, model_error))
     group = None
@@ -206,8 +221,10 @@ def _compute_ik(snapshot, model_error, cfg, joints, request, extra_constraints):
                        **solve_options(request, cfg, notes))
     except Exception as exc:  # noqa: BLE001 - every failure becomes an error code
         return Answer(_error(response, code_for_exception(exc), str(exc)), group)
-    _fill(response, group, target, result, constraints, tolerance)
-    response.message = "; ".join([response.message] + notes)
+    _fill(response, group, target, result, snapshot.verification_data(), constraints,
+          tolerance)
+    if notes:
+        response.message = "; ".join([response.message] + notes)
     closest = None
     if checker is not None and response.solution.name:
         closest = report_collision(response, checker, group, cfg)
@@ -254,18 +271,24 @@ def report_collision(response, checker, group, cfg: NodeConfig):
     return report
 
 
-def _fill(response, group, target: PoseTarget, result, constraints=(),
+def _fill(response, group, target: PoseTarget, result, data, constraints=(),
           tolerance: ConstraintTolerance = ConstraintTolerance()) -> None:
-    """Copy a core result into the response, re-verifying any SUCCESS independently."""
+    """Copy a core result into the response, re-verifying any SUCCESS independently.
+
+    ``data``: the verification's own pinocchio ``Data`` of the full model (not the
+    solver's); forward kinematics overwrites all of it that the check reads.  Constraints
+    are held to ``tolerance`` ([m] and [rad]).
+    """
     response.iterations = int(result.iterations)
     response.restarts = int(result.restarts)
     response.random_seed = int(result.random_seed)
     code = code_for_status(result.status.name)
     message = result.message
     if result.q is not None and len(result.q):
-        response.solution = joint_state(result.joint_names, result.q)
-        ok, pos_err, rot_err, reason = verify_pose(group, target, np.asarray(result.q),
-                                                   constraints, tolerance)
+        q = np.asarray(result.q, dtype=float)
+        joint_state(result.joint_names, q, msg=response.solution)
+        ok, pos_err, rot_err, reason, _ = check(group, target.compile(group), q,
+                                                tuple(constraints), data, tolerance)
         response.position_error, response.orientation_error = pos_err, rot_err
         if code == IKErrorCode.SUCCESS and not ok:
             code = IKErrorCode.NO_SOLUTION

@@ -1,8 +1,9 @@
 """Conversions between ROS messages and the core's types (pinocchio SE3, numpy arrays)."""
 from __future__ import annotations
 
+import array
 import math
-from typing import Sequence
+from typing import Optional, Sequence, Tuple
 
 import numpy as np
 import pinocchio as pin
@@ -13,28 +14,41 @@ from ros2_ik.core.errors import InvalidGoal
 
 #: A quaternion whose norm is within this of 1 is normalised; others are rejected.
 QUATERNION_NORM_TOLERANCE = 1e-3
+#: The weights of a request that gives none.
+UNIT_WEIGHTS = (1.0,) * 6
+
+
+def _unit_quaternion(q: Quaternion, field: str) -> Tuple[float, float, float, float]:
+    """(x, y, z, w) of a near-unit quaternion, normalised; InvalidGoal naming ``field``.
+
+    Plain floats: a ComputeIK request converts one pose, where numpy's per-call
+    overhead was most of the cost (make load profile).
+    """
+    x, y, z, w = float(q.x), float(q.y), float(q.z), float(q.w)
+    if not all(map(math.isfinite, (x, y, z, w))):
+        raise InvalidGoal(f"{field}: quaternion has NaN or infinite components")
+    norm = math.hypot(x, y, z, w)
+    if abs(norm - 1.0) > QUATERNION_NORM_TOLERANCE:
+        raise InvalidGoal(
+            f"{field}: quaternion norm is {norm:.6g}; it must be 1 within "
+            f"{QUATERNION_NORM_TOLERANCE} (x, y, z, w = {[x, y, z, w]})")
+    return x / norm, y / norm, z / norm, w / norm
 
 
 def quaternion_to_rotation(q: Quaternion, field: str) -> np.ndarray:
     """Rotation matrix (3, 3) of a near-unit quaternion; InvalidGoal naming ``field``."""
-    xyzw = np.array([q.x, q.y, q.z, q.w], dtype=float)
-    if not np.all(np.isfinite(xyzw)):
-        raise InvalidGoal(f"{field}: quaternion has NaN or infinite components")
-    norm = float(np.linalg.norm(xyzw))
-    if abs(norm - 1.0) > QUATERNION_NORM_TOLERANCE:
-        raise InvalidGoal(
-            f"{field}: quaternion norm is {norm:.6g}; it must be 1 within "
-            f"{QUATERNION_NORM_TOLERANCE} (x, y, z, w = {xyzw.tolist()})")
-    x, y, z, w = xyzw / norm
+    x, y, z, w = _unit_quaternion(q, field)
     return pin.Quaternion(w, x, y, z).toRotationMatrix()
 
 
 def pose_to_se3(pose: Pose, field: str) -> pin.SE3:
     """``pin.SE3`` of a ``geometry_msgs/Pose``; InvalidGoal on NaN/inf or a bad quaternion."""
-    p = np.array([pose.position.x, pose.position.y, pose.position.z], dtype=float)
-    if not np.all(np.isfinite(p)):
+    p = pose.position
+    px, py, pz = float(p.x), float(p.y), float(p.z)
+    if not (math.isfinite(px) and math.isfinite(py) and math.isfinite(pz)):
         raise InvalidGoal(f"{field}.position has NaN or infinite components")
-    return pin.SE3(quaternion_to_rotation(pose.orientation, field + ".orientation"), p)
+    quat = _unit_quaternion(pose.orientation, field + ".orientation")
+    return pin.XYZQUATToSE3(np.array((px, py, pz) + quat))
 
 
 def se3_to_pose(T: pin.SE3) -> Pose:
@@ -47,13 +61,18 @@ def se3_to_pose(T: pin.SE3) -> Pose:
     return pose
 
 
-def joint_state(names: Sequence[str], positions: np.ndarray, stamp=None) -> JointState:
-    """Return a ``sensor_msgs/JointState`` with the given names and positions."""
-    msg = JointState()
+def joint_state(names: Sequence[str], positions: np.ndarray, stamp=None,
+                msg: Optional[JointState] = None) -> JointState:
+    """Return a ``sensor_msgs/JointState`` with the given names and positions.
+
+    ``msg``: fill this message (e.g. a reply's field) instead of making one.  Positions
+    go in as an ``array('d')``, which rosidl takes without checking every element.
+    """
+    msg = JointState() if msg is None else msg
     if stamp is not None:
         msg.header.stamp = stamp
     msg.name = list(names)
-    msg.position = [float(v) for v in positions]
+    msg.position = array.array("d", np.ascontiguousarray(positions, dtype=float).tobytes())
     return msg
 
 
@@ -64,10 +83,13 @@ def finite_or(value: float, default: float, field: str = "value") -> float:
     return default if value <= 0 else float(value)
 
 
-def weights_array(weights: Sequence[float]) -> np.ndarray:
-    """Return the six pose weights (empty means all ones); InvalidGoal on a wrong length."""
+def weights_array(weights: Sequence[float]) -> Tuple[float, ...]:
+    """Return the six pose weights (empty means all ones); InvalidGoal on a wrong length.
+
+    A tuple of floats, as ``PoseTarget`` keeps them (all ones skips its weight checks).
+    """
     if len(weights) == 0:
-        return np.ones(6)
+        return UNIT_WEIGHTS
     if len(weights) != 6:
         raise InvalidGoal(f"weights: expected 6 values (x y z rx ry rz), got {len(weights)}")
-    return np.asarray(weights, dtype=float)
+    return tuple(float(w) for w in weights)

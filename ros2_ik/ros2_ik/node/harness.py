@@ -59,14 +59,17 @@ def wait_for(condition: Callable[[], bool], timeout_s: float, what: str,
 class NodeProcess:
     """``ik_node`` running as a child process with ``--ros-args`` parameters."""
 
-    def __init__(self, params: Optional[dict] = None, extra_args: Sequence[str] = ()):
+    def __init__(self, params: Optional[dict] = None, extra_args: Sequence[str] = (),
+                 env: Optional[dict] = None):
+        """Start the node; ``env`` adds or overrides environment variables."""
         self._log = tempfile.NamedTemporaryFile(prefix="ik_node_", suffix=".log",
                                                 delete=False)
         args = [node_executable(), "--ros-args"]
         for name, value in (params or {}).items():
             args += ["-p", f"{name}:={_param_text(value)}"]
         args += list(extra_args)
-        env = dict(os.environ, RCUTILS_LOGGING_BUFFERED_STREAM="0", PYTHONUNBUFFERED="1")
+        env = dict(os.environ, RCUTILS_LOGGING_BUFFERED_STREAM="0", PYTHONUNBUFFERED="1",
+                   **(env or {}))
         self.proc = subprocess.Popen(args, stdout=self._log, stderr=subprocess.STDOUT,
                                      env=env)
 

@@ -7,19 +7,20 @@ import sys
 
 import rclpy
 from rclpy.exceptions import ParameterException
-from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
+from rclpy.executors import ExternalShutdownException
 
 from ros2_ik.node.ik_node import IKNode
+from ros2_ik.node.spinning import make_executor, spin
 
 
 def main(args=None) -> int:
-    """Spin the node on a multi-threaded executor until shutdown (Ctrl-C or SIGTERM).
+    """Spin the node until shutdown (Ctrl-C or SIGTERM); threads: see node/spinning.py.
 
     ``kill -USR1 <pid>`` prints every thread's Python stack (to diagnose a stuck solve).
     """
     faulthandler.register(signal.SIGUSR1, all_threads=True)
-    # Hand the GIL over every 0.5 ms (default 5 ms) so joint_states and service
-    # callbacks are not held up behind a solving thread (make load: worst gap).
+    # Hand the GIL over every 0.5 ms (default 5 ms) so that the executor thread (service,
+    # joint_states) is not held up behind the action's solving thread (make load).
     sys.setswitchinterval(0.0005)
     try:
         with rclpy.init(args=args):
@@ -28,9 +29,13 @@ def main(args=None) -> int:
             except (ValueError, ParameterException) as exc:  # bad configuration
                 print(f"ik_node: {exc}", file=sys.stderr)
                 return 2
-            executor = MultiThreadedExecutor(num_threads=4)
+            executor = make_executor()
             executor.add_node(node)
-            executor.spin()
+            try:
+                spin(executor)
+            finally:
+                executor.shutdown()
+                node.destroy_node()
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     return 0

@@ -184,9 +184,9 @@ def answer(snapshot, model_error: str, cfg, joints, request, response):
 class MoveItBridge:
     """The GetPositionIK service of one node, in its own reentrant callback group.
 
-    Its own group (on the node's multi-threaded executor) means a GetPositionIK call
-    never waits for a ComputeIK solve, a goal_pose solve or the action, and a client
-    that calls it from inside one of its own callbacks cannot deadlock us.
+    Solved on the node's executor thread like ComputeIK (node/spinning.py), never
+    behind a ConstrainedIK goal, which has its own thread.  The reentrant group only
+    matters on a multi-threaded executor (a node embedded in someone else's process).
     """
 
     def __init__(self, node, srv_type, name: str) -> None:

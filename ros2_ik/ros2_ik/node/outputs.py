@@ -29,9 +29,21 @@ class Outputs:
         self.action_sender = make_sender(node, cfg.controller_action, node.solve_group)
 
     def solution(self, names: Sequence[str], q: Sequence[float]) -> None:
-        """Publish a solution for visualization (every solution, any status)."""
-        self.solution_pub.publish(joint_state(names, np.asarray(q),
-                                              self._node.get_clock().now().to_msg()))
+        """Publish a solution for visualization (every solution, any status).
+
+        Not built when nobody subscribes (it would reach no one: the topic is volatile).
+        """
+        if self.wants_solution():
+            self.solution_pub.publish(joint_state(names, q,
+                                                  self._node.get_clock().now().to_msg()))
+
+    def wants_solution(self) -> bool:
+        """Return True when someone subscribes to ``~/solution``."""
+        return self.solution_pub.get_subscription_count() > 0
+
+    def wants_markers(self) -> bool:
+        """Return True when someone subscribes to ``~/markers`` (else skip building them)."""
+        return self.marker_pub.get_subscription_count() > 0
 
     def execute(self, group, names: Sequence[str], q: np.ndarray, succeeded: bool,
                 collides: bool = False) -> str:

@@ -1,0 +1,154 @@
+"""Targets and tables of ``bench/load.py`` (issue 11), from its report dict.
+
+``evaluate`` checks each target on the measured figures; ``markdown`` writes the table
+that ``update_readme`` puts between ``<!-- load:begin -->`` and ``<!-- load:end -->``.
+"""
+from __future__ import annotations
+
+import pathlib
+from typing import List, Optional
+
+BEGIN, END = "<!-- load:begin -->", "<!-- load:end -->"
+
+#: (reply solve_time / in-process solve) p50, and round trip over the in-process solve.
+SOLVE_TIME_RATIO = 1.3
+ADDED_P50_MS, ADDED_P99_MS = 0.5, 1.5
+FOUR_CLIENTS_P50_MS = 2.0
+WORST_GAP_MS = 20.0
+CANCEL_P99_MS = 50.0
+RSS_GROWTH_PERCENT = 5.0
+
+
+def _target(rows: list, name: str, measured: Optional[float], limit: float,
+            text: str, below: bool = True) -> None:
+    if measured is None:
+        return
+    met = measured <= limit if below else measured < limit
+    rows.append({"target": name, "limit": limit, "measured": round(measured, 3),
+                 "met": bool(met), "text": text})
+
+
+def _latency_targets(rows: list, part: dict, when: str) -> None:
+    one, four = part.get("single_client"), part.get("four_clients")
+    if one and "in_process_solve_ms" in one:
+        core, rtt = one["in_process_solve_ms"], one["round_trip_ms"]
+        _target(rows, f"{when}one client: reply solve_time p50 / in-process solve p50",
+                one["reply_solve_time_ms"]["p50"] / core["p50"], SOLVE_TIME_RATIO,
+                f"<= {SOLVE_TIME_RATIO}x")
+        _target(rows, f"{when}one client: round trip p50 - in-process solve p50 [ms]",
+                rtt["p50"] - core["p50"], ADDED_P50_MS, f"<= {ADDED_P50_MS} ms")
+        _target(rows, f"{when}one client: round trip p99 - in-process solve p99 [ms]",
+                rtt["p99"] - core["p99"], ADDED_P99_MS, f"<= {ADDED_P99_MS} ms")
+    if four:
+        _target(rows, f"{when}4 clients: lost replies", four["lost"], 0, "0")
+        _target(rows, f"{when}4 clients: round trip p50 [ms]", four["round_trip_ms"]["p50"],
+                FOUR_CLIENTS_P50_MS, f"<= {FOUR_CLIENTS_P50_MS} ms")
+
+
+def evaluate(report: dict) -> List[dict]:
+    """Each issue-11 target whose part ran: name, limit, measured value, met."""
+    rows: List[dict] = []
+    _latency_targets(rows, report, "")
+    stream = report.get("with_joint_states")
+    if stream:
+        _latency_targets(rows, stream, "joint_states 1 kHz: ")
+        _target(rows, "joint_states 1 kHz: worst gap between callbacks [ms]",
+                stream["joint_states"]["node_worst_gap_ms"], WORST_GAP_MS,
+                f"<= {WORST_GAP_MS:g} ms")
+    if report.get("cancel"):
+        _target(rows, "cancel -> result p99 [ms]",
+                report["cancel"]["cancel_to_result_ms"].get("p99"), CANCEL_P99_MS,
+                f"<= {CANCEL_P99_MS:g} ms")
+    if report.get("soak"):
+        _target(rows, "soak: RSS growth after warm-up [%]",
+                report["soak"]["memory"]["growth_percent"], RSS_GROWTH_PERCENT,
+                f"< {RSS_GROWTH_PERCENT:g} %", below=False)
+    return rows
+
+
+def _p(figures: dict) -> str:
+    return f"{figures['p50']:.3f} / {figures['p99']:.3f}" if figures else "-"
+
+
+def _latency_rows(part: dict, when: str) -> List[str]:
+    rows = []
+    one = part.get("single_client")
+    if one:
+        rows.append(f"| {when}one client, {one['answered']} calls | {_p(one['round_trip_ms'])}"
+                    f" | {_p(one['reply_solve_time_ms'])} | "
+                    f"{_p(one.get('in_process_compute_ik_ms', {}))} | "
+                    f"{_p(one.get('in_process_solve_ms', {}))} | {one['lost']} |")
+    four = part.get("four_clients")
+    if four:
+        rows.append(f"| {when}{four['clients']} clients x {four['requests'] // four['clients']}"
+                    f" | {_p(four['round_trip_ms'])} | {_p(four['reply_solve_time_ms'])} | "
+                    f"- | - | {four['lost']} |")
+    action = part.get("action")
+    if action:
+        rows.append(f"| {when}action, {action['goals']} goals (goal -> result) | "
+                    f"{_p(action['goal_to_result_ms'])} | "
+                    f"{_p(action['result_solve_time_ms'])} | - | - | {action['lost']} |")
+    return rows
+
+
+def _floor_rows(part: dict, when: str) -> List[str]:
+    one = part.get("single_client") or {}
+    floor = one.get("empty_service_round_trip_ms")
+    return [f"| {when}`get_parameters` of the node (the floor), after each call | "
+            f"{_p(floor)} | - | - | - | - |"] if floor else []
+
+
+def _other_rows(report: dict) -> List[str]:
+    rows = []
+    cancel, soak = report.get("cancel"), report.get("soak")
+    if cancel:
+        rows.append(f"| cancel -> result, {cancel['cancels']} goals | "
+                    f"{_p(cancel['cancel_to_result_ms'])} | - | - | - | - |")
+    if soak:
+        rows.append(f"| soak, {soak['requests']} calls ({soak['clients']} clients), RSS "
+                    f"{soak['memory']['rss_after_warmup_mb']} -> {soak['memory']['rss_end_mb']}"
+                    f" MB | {_p(soak['round_trip_ms'])} | {_p(soak['reply_solve_time_ms'])} "
+                    f"| - | - | {soak['lost']} |")
+    return rows
+
+
+def markdown(report: dict) -> str:
+    """Return the README table of one full run: latencies, then the targets."""
+    m = report["machine"]
+    load = m.get("load_average", [0.0])[0]
+    end = m.get("load_average_at_end", [load])[0]
+    lines = [f"`make load`, {report['date_utc']}, Panda, near-seed reachable requests "
+             f"(`bench/load_clients.request_maker`); {m.get('cpu', '?')}, "
+             f"{m.get('cores', '?')} cores shared with other work (1-min load average "
+             f"{load:.2f} at start, {end:.2f} at end); clients in their own processes "
+             "(rclpy EventsExecutor). Milliseconds, p50 / p99; the in-process columns time "
+             "the same requests in the client process right after each call.", "",
+             "| part | round trip | reply solve_time | in-process compute_ik "
+             "| in-process solve() | lost |", "|---|---|---|---|---|---|"]
+    lines += _latency_rows(report, "") + _floor_rows(report, "")
+    stream = report.get("with_joint_states")
+    if stream:
+        lines += _latency_rows(stream, "joint_states 1 kHz: ")
+        lines += _floor_rows(stream, "joint_states 1 kHz: ")
+    lines += _other_rows(report)
+    lines += ["", "| target (issue 11) | limit | measured | met |", "|---|---|---|---|"]
+    lines += [f"| {t['target']} | {t['text']} | {t['measured']:g} | "
+              f"{'yes' if t['met'] else '**no**'} |" for t in report["targets"]]
+    if stream:
+        js = stream["joint_states"]
+        lines += ["", f"joint_states: the driver sent {js['publisher_sent']} messages at "
+                  f"{js['publisher_hz']:g} Hz (its own worst send gap "
+                  f"{js['publisher_worst_send_gap_ms']} ms); the node ran a median of "
+                  f"{js['node_callbacks_per_s_median']:g} callbacks/s, at least "
+                  f"{js['node_callbacks_per_s_min']} in any 1-s window."]
+    return "\n".join(lines)
+
+
+def update_readme(readme: pathlib.Path, table: str) -> None:
+    """Replace the text between the load markers of ``readme`` with ``table``."""
+    text = readme.read_text()
+    if BEGIN not in text:
+        return
+    head, rest = text.split(BEGIN, 1)
+    tail = rest.split(END, 1)[1]
+    readme.write_text(f"{head}{BEGIN}\n{table}\n{END}{tail}")

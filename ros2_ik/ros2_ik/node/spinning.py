@@ -1,0 +1,88 @@
+"""How ``ik_node`` runs its callbacks: one executor thread and one goal worker.
+
+The executor thread runs every callback: ComputeIK (solved inline, no hand-off),
+joint_states, timers, parameters, scene input and the action's goal/cancel/result
+requests.  Long ConstrainedIK solves run on :class:`GoalWorker` (see action_server.py),
+so they never hold up a service reply, and a cancel is taken at once by the executor
+thread while the solve polls it.
+
+The executor is rclpy's ``EventsExecutor`` where it exists (rclpy >= 9): entities call
+back when they have work, with no Python wait set rebuilt per callback.  Profiled under
+``make load``, the ``MultiThreadedExecutor`` it replaces spent more time choosing and
+handing over callbacks than a Panda solve takes.  Older rclpy: ``SingleThreadedExecutor``.
+
+A periodic high-rate timer (a servo loop at 250 Hz) fits on the executor thread: the
+EventsExecutor's timers fire from C++ without Python polling, and a tick waits at most
+for the callback ahead of it (a ComputeIK solve, ~0.3 ms for a Panda).  Keep its
+callback short and allocation-free; a tick is late by a whole solve only when a
+ComputeIK request runs long (large ``timeout`` on an unreachable pose).
+"""
+from __future__ import annotations
+
+import queue
+import threading
+import traceback
+from typing import Callable, Optional
+
+import rclpy
+from rclpy.executors import Executor, SingleThreadedExecutor
+from rclpy.task import Future
+
+#: Longest single wait of the spin loop [s].  Any finite value: see :func:`spin`.
+SPIN_SLICE_S = 60.0
+
+
+def make_executor() -> Executor:
+    """Return an ``EventsExecutor`` when this rclpy has one, else a single-threaded one."""
+    try:
+        from rclpy.experimental import EventsExecutor
+    except ImportError:
+        return SingleThreadedExecutor()
+    return EventsExecutor()
+
+
+def spin(executor: Executor) -> None:
+    """Run callbacks until the context shuts down.
+
+    Waits in finite slices: ``EventsExecutor.spin()`` (rclpy 9.1.2 wheels) waits on
+    a condition variable until ``time_point::max()``, which overflows in that build and
+    turns the wait into a busy loop that starves the event queue (nothing is ever
+    dispatched).  A deadline ``SPIN_SLICE_S`` ahead does not overflow.  Raises
+    ``ExternalShutdownException`` on shutdown, as ``spin()`` does.
+    """
+    never = Future()
+    while rclpy.ok(context=executor.context):
+        executor.spin_until_future_complete(never, timeout_sec=SPIN_SLICE_S)
+
+
+class GoalWorker:
+    """One daemon thread running submitted jobs in order (the action's solves).
+
+    Daemon: a solve still running at exit does not hold the process; ``stop()``
+    asks the owner's stop flag first so that it ends within a poll of the solver.
+    """
+
+    def __init__(self, name: str) -> None:
+        self._jobs: "queue.SimpleQueue[Optional[Callable[[], None]]]" = queue.SimpleQueue()
+        self._thread = threading.Thread(target=self._run, name=name, daemon=True)
+        self._thread.start()
+
+    def submit(self, job: Callable[[], None]) -> None:
+        """Run ``job()`` on the worker after the jobs already submitted."""
+        self._jobs.put(job)
+
+    def stop(self, timeout_s: float = 2.0) -> None:
+        """Finish the queued jobs and end the thread (waits at most ``timeout_s``)."""
+        self._jobs.put(None)
+        if self._thread is not threading.current_thread():
+            self._thread.join(timeout_s)
+
+    def _run(self) -> None:
+        while True:
+            job = self._jobs.get()
+            if job is None:
+                return
+            try:
+                job()
+            except Exception:  # noqa: BLE001 - one bad job must not end the worker
+                traceback.print_exc()

@@ -1,0 +1,137 @@
+"""The fast paths added for service latency (issue 11) give the answers of the general ones.
+
+No DDS here: conversions, the exact-seed shortcut, the goal worker and the load report's
+target checks (the node tests cover the executor over real DDS).
+"""
+import math
+import sys
+import threading
+from pathlib import Path
+
+import numpy as np
+import pinocchio as pin
+import pytest
+
+pytest.importorskip("rclpy")
+
+from geometry_msgs.msg import Pose  # noqa: E402
+from ros2_ik.core import robots  # noqa: E402
+from ros2_ik.core.errors import InvalidGoal  # noqa: E402
+from ros2_ik.node import compute_ik as C  # noqa: E402
+from ros2_ik.node.conversions import joint_state, pose_to_se3  # noqa: E402
+from ros2_ik.node.parameters import SCHEMA, GroupConfig, NodeConfig  # noqa: E402
+from ros2_ik.node.robot_source import JointStateCache  # noqa: E402
+from ros2_ik.node.spinning import GoalWorker  # noqa: E402
+from sensor_msgs.msg import JointState  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+
+
+@pytest.fixture(scope="module")
+def arm():
+    return robots.load_group("panda")[1]
+
+
+def test_pose_to_se3_matches_pinocchio_quaternion():
+    rng = np.random.default_rng(0)
+    for _ in range(50):
+        xyzw = rng.normal(size=4)
+        xyzw /= np.linalg.norm(xyzw)
+        pose = Pose()
+        pose.position.x, pose.position.y, pose.position.z = rng.normal(size=3).tolist()
+        o = pose.orientation
+        o.x, o.y, o.z, o.w = (xyzw * (1 + 5e-4)).tolist()  # near-unit: normalised
+        x, y, z, w = xyzw
+        expected = pin.Quaternion(w, x, y, z).toRotationMatrix()
+        T = pose_to_se3(pose, "target.pose")
+        np.testing.assert_allclose(T.rotation, expected, atol=1e-12)
+        np.testing.assert_allclose(T.translation, [pose.position.x, pose.position.y,
+                                                   pose.position.z])
+
+
+@pytest.mark.parametrize("field,value,words", [
+    ("w", math.nan, "NaN or infinite"), ("x", math.inf, "NaN or infinite"),
+    ("w", 2.0, "norm is"), ("w", 0.0, "norm is")])
+def test_pose_to_se3_rejects_bad_quaternions_naming_the_field(field, value, words):
+    pose = Pose()
+    pose.orientation.w = 1.0
+    setattr(pose.orientation, field, value)
+    with pytest.raises(InvalidGoal, match=words) as err:
+        pose_to_se3(pose, "target.pose")
+    assert "target.pose.orientation" in str(err.value)
+
+
+def test_position_nan_is_rejected():
+    pose = Pose()
+    pose.orientation.w, pose.position.y = 1.0, math.nan
+    with pytest.raises(InvalidGoal, match="target.pose.position"):
+        pose_to_se3(pose, "target.pose")
+
+
+def _config():
+    values = {spec.name: spec.default for spec in SCHEMA}
+    return NodeConfig(values, {"arm": GroupConfig("arm", "panda_link0", "panda_hand")})
+
+
+def test_config_values_read_as_attributes_and_stay_in_sync():
+    cfg = _config()
+    assert cfg.timeout == cfg.values["timeout"] == 0.05
+    assert cfg.default_group_name == "arm"  # a property is not shadowed by a value
+    with pytest.raises(AttributeError):
+        cfg.no_such_parameter  # noqa: B018
+
+
+def test_exact_seed_shortcut_equals_the_general_path(arm):
+    cfg, joints = _config(), JointStateCache()
+    rng = np.random.default_rng(1)
+    for _ in range(20):
+        q = arm.lower + rng.random(arm.n) * (arm.upper - arm.lower)
+        in_order = JointState(name=list(arm.joint_names), position=q.tolist())
+        shuffled = list(zip(arm.joint_names, q))[::-1] + [("panda_finger_joint1", 0.01)]
+        other = JointState(name=[n for n, _ in shuffled], position=[v for _, v in shuffled])
+        np.testing.assert_array_equal(C.seed_for(arm, in_order, joints, cfg), q)
+        np.testing.assert_array_equal(C.seed_for(arm, other, joints, cfg), q)
+    outside = JointState(name=list(arm.joint_names), position=(arm.upper + 0.1).tolist())
+    with pytest.raises(C.RequestError, match="outside the joint limits"):
+        C.seed_for(arm, outside, joints, cfg)
+    nan = JointState(name=list(arm.joint_names), position=[math.nan] * arm.n)
+    with pytest.raises(Exception, match="not finite"):
+        C.seed_for(arm, nan, joints, cfg)
+
+
+def test_joint_state_fills_a_given_message():
+    msg = JointState()
+    out = joint_state(("a", "b"), np.array([1.0, -2.5]), msg=msg)
+    assert out is msg and list(msg.name) == ["a", "b"] and list(msg.position) == [1.0, -2.5]
+
+
+def test_goal_worker_runs_jobs_in_order_and_survives_a_failing_one(capsys):
+    worker = GoalWorker("test_worker")
+    seen, done = [], threading.Event()
+    worker.submit(lambda: seen.append(1))
+    worker.submit(lambda: 1 / 0)
+    worker.submit(lambda: seen.append(threading.current_thread().name))
+    worker.submit(done.set)
+    assert done.wait(5)
+    worker.stop()
+    assert seen == [1, "test_worker"]
+    assert "ZeroDivisionError" in capsys.readouterr().err
+
+
+def test_load_report_checks_each_target():
+    from load_report import evaluate
+    one = {"in_process_solve_ms": {"p50": 0.2, "p99": 0.3},
+           "reply_solve_time_ms": {"p50": 0.25, "p99": 0.4},
+           "round_trip_ms": {"p50": 0.8, "p99": 2.0}}
+    report = {"single_client": one, "four_clients": {"lost": 1, "round_trip_ms": {"p50": 1.5}},
+              "cancel": {"cancel_to_result_ms": {"p99": 60.0}},
+              "soak": {"memory": {"growth_percent": 4.9}}}
+    met = {t["target"]: t["met"] for t in evaluate(report)}
+    assert met == {
+        "one client: reply solve_time p50 / in-process solve p50": True,   # 1.25 <= 1.3
+        "one client: round trip p50 - in-process solve p50 [ms]": False,  # 0.6 > 0.5
+        "one client: round trip p99 - in-process solve p99 [ms]": False,  # 1.7 > 1.5
+        "4 clients: lost replies": False,
+        "4 clients: round trip p50 [ms]": True,
+        "cancel -> result p99 [ms]": False,
+        "soak: RSS growth after warm-up [%]": True}
