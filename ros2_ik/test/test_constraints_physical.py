@@ -322,3 +322,47 @@ def test_constraint_starts_put_a_satisfying_seed_first(panda):
         return sum(float(np.sum(c.measure(model, data, panda.to_full_q(q)) ** 2))
                    for c in constraints)
     assert violation(starts[0]) <= violation(far)
+
+
+@pytest.mark.parametrize("robot", ["panda", "tiny"])
+def test_orientation_excess_matches_finite_differences(robot):
+    """The rotation beyond the bound: norm theta - bound, Jacobian by central differences."""
+    model = ROBOTS[robot]()
+    term = _terms(model, *FRAMES[robot])["orientation"]
+    data = model.createData()
+    for q in random_configurations(model, 6, seed=21):
+        update_kinematics(model, data, q)
+        theta = term.measure(model, data, q)[0] + term.theta_bound
+        bound = 0.5 * theta
+        excess, jacobian = term.evaluate_excess(model, data, q, bound)
+        assert np.linalg.norm(excess) == pytest.approx(theta - bound, abs=1e-9)
+        columns = []
+        for k in range(model.nv):
+            step = np.zeros(model.nv)
+            step[k] = 1e-6
+            values = []
+            for s in (step, -step):
+                qs = pin.integrate(model, q, s)
+                update_kinematics(model, data, qs)
+                values.append(term.evaluate_excess(model, data, qs, bound)[0])
+            columns.append((values[0] - values[1]) / 2e-6)
+        np.testing.assert_allclose(jacobian, np.stack(columns, axis=1), atol=2e-6)
+
+
+def test_a_frame_name_shared_by_a_joint_and_a_link_is_usable():
+    """z1's gripperStator names a joint frame and a link frame: no ValueError, either way."""
+    from ros2_ik.core.pose import PoseTarget
+    _, group = load_group("z1")
+    model = group.robot.model
+    names = [f.name for f in model.frames]
+    shared = [n for n in set(names) if names.count(n) > 1]
+    assert shared, "the test needs a repeated frame name"
+    name = sorted(shared)[0]
+    q = group.mid_configuration() + 0.1
+    bound = C.OrientationConstraint(model, "universe", group.fk(q, name).rotation, name,
+                                    np.eye(3), 0.05)
+    result = solve(group, Problem(group, None, [bound]), group.mid_configuration(),
+                   timeout_s=0.5, random_seed=0)
+    assert result.status is IKStatus.SUCCESS, result.message
+    target = PoseTarget(name, group.fk(q, name))
+    assert solve(group, target, group.mid_configuration(), timeout_s=0.5).success

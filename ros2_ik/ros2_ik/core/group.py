@@ -282,8 +282,9 @@ class Group:
         """Id of frame ``name`` in the reduced model (InvalidFrame if absent)."""
         fid = self._reduced_frame_ids.get(name)
         if fid is None:
-            self.robot.frame_id(name)
-            fid = int(self.reduced_model.getFrameId(name))
+            frame = self.robot.model.frames[self.robot.frame_id(name)]
+            # By name and type: names may repeat (a joint and its child link).
+            fid = int(self.reduced_model.getFrameId(name, frame.type))
             self._reduced_frame_ids[name] = fid
         return fid
 

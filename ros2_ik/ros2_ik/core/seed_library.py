@@ -53,7 +53,9 @@ class SeedLibrary:
 
         ``group`` is the group this library was built for.
         """
-        fid = group.reduced_frame_id(frame)
+        return self._placements(group, group.reduced_frame_id(frame))
+
+    def _placements(self, group, fid: int) -> Tuple[np.ndarray, np.ndarray]:
         found = self._frames.get(fid)
         if found is None:
             with self._lock:
@@ -62,15 +64,18 @@ class SeedLibrary:
                     found = self._frames[fid] = self._forward_kinematics(group, fid)
         return found
 
-    def columns(self, group, frame: str) -> Tuple[np.ndarray, np.ndarray]:
-        """:meth:`placements` transposed: ``p`` (3, SAMPLES) [m], ``R`` (9, SAMPLES).
+    def columns(self, group, full_fid: int) -> Tuple[np.ndarray, np.ndarray]:
+        """Return the placements of the full model's frame ``full_fid``, transposed.
 
-        A frame fixed in the world has one column (the same at every sample).
+        ``p`` (3, SAMPLES) [m], ``R`` (9, SAMPLES); one column for a frame fixed in the
+        world.  The frame is found in the reduced model by name *and* type (a joint and its child
+        link may share a name).
         """
-        fid = group.reduced_frame_id(frame)
+        frame = group.robot.model.frames[full_fid]
+        fid = int(group.reduced_model.getFrameId(frame.name, frame.type))
         found = self._columns.get(fid)
         if found is None:
-            p, R = self.placements(group, frame)
+            p, R = self._placements(group, fid)
             if group.reduced_model.frames[fid].parentJoint == 0:  # fixed: one column
                 p, R = p[:1], R[:1]  # (broadcasts against the samples' columns)
             found = self._columns[fid] = (np.ascontiguousarray(p.T),
@@ -168,7 +173,7 @@ class _SampleFrames:
     def placement(self, fid: int) -> Tuple[np.ndarray, np.ndarray]:
         """``p`` (3, S) [m] and ``R`` (9, S) of frame ``fid`` (full-model id)."""
         if self._data is None:
-            return self._lib.columns(self._group, self._model.frames[fid].name)
+            return self._lib.columns(self._group, fid)
         X = self._data.oMf[fid]
         return X.translation.reshape(3, 1), X.rotation.reshape(9, 1)
 

@@ -22,7 +22,9 @@ def frame_id(model: pin.Model, name: str) -> int:
     """Index of the frame called ``name``; raises ``InvalidFrame`` listing all frame names."""
     if not isinstance(name, str) or not model.existFrame(name):
         raise InvalidFrame(str(name), [frame.name for frame in model.frames])
-    return int(model.getFrameId(name))
+    # The first frame of that name, as Robot.frame_id: a joint and its child link may
+    # share a name, and pinocchio's getFrameId then raises instead of choosing.
+    return next(i for i, frame in enumerate(model.frames) if frame.name == name)
 
 
 def frame_jacobian(model: pin.Model, data: pin.Data, fid: int) -> np.ndarray:

@@ -80,9 +80,8 @@ class OrientationConstraint(BoundedConstraint):
             return _ZERO3, np.zeros((3, J_w_AB.shape[1]))
         u = w / theta
         s = 1.0 - bound_rad / theta
-        P = np.outer(u, u)
-        J = ((1.0 - s) * P + s * np.eye(3)) @ (pin.Jlog3(R_AB) @ (R_AB.T @ J_w_AB))
-        return w * s, J
+        J_log = pin.Jlog3(R_AB) @ (R_AB.T @ J_w_AB)
+        return w * s, s * J_log + (1.0 - s) * np.outer(u, u @ J_log)
 
     def linearisation(self, model: pin.Model, data: pin.Data, q: np.ndarray, margin: float):
         """Return rows for a QP step ``(g, J, lower, upper)``.

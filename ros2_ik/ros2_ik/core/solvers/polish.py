@@ -22,6 +22,7 @@ costs by more than ``RELATIVE_DECREASE`` of them.
 from __future__ import annotations
 
 import math
+import time
 from ctypes import c_int
 from typing import Callable, NamedTuple, Tuple
 
@@ -55,9 +56,13 @@ def polish(res: Residuals, q: np.ndarray, budget: Budget,
     if state is None:  # not feasible after all (the attempt's test is its own)
         return q, 0
     B = state.hessian + MU * np.eye(q.shape[0])
-    radius = RADIUS
+    radius, started = RADIUS, time.perf_counter()
     for step in range(1, MAX_STEPS + 1):
-        if budget.expired() or radius < MIN_RADIUS:
+        now = time.perf_counter()
+        # Stop while a step of the mean length still ends before the deadline: the
+        # answer in hand is feasible, a late one is no answer.
+        if budget.expired() or radius < MIN_RADIUS or \
+                now + 1.5 * (now - started) / step > budget.deadline:
             return q, step
         found = _qp_step(res, q, state, B, radius)
         if found is None:
