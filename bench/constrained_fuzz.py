@@ -82,6 +82,8 @@ def run(arms: Arms, count: int, seed: int = 0, solvers=SOLVERS, timeout_s: float
             kind, detail = outcome(arms, spec, solver, timeout_s, max_attempts, problem)
             stats[kind] += 1
             stats[f"{solver}:{kind}"] += 1
+            if kind == "crash":  # which exception: "crash: ValueError: Several frames ..."
+                stats["crash: " + detail.split(": ", 1)[1][:60]] += 1
             if detail and len(details.setdefault(kind, [])) < 10:
                 details[kind].append(detail)
         if progress is not None:

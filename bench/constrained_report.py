@@ -46,11 +46,13 @@ def _objectives(row: dict, recs: List[dict], ref: List[dict]) -> None:
     row["objective_compared"] = len(pairs)
     if not pairs:
         row["objective_ratio_median"] = row["objective_within_1pct"] = None
+        row["objective_better_1pct"] = None
         return
     f, f_ref = np.array(pairs).T
     row["objective_ratio_median"] = float(np.median((f + EPS_OBJECTIVE)
                                                     / (f_ref + EPS_OBJECTIVE)))
     row["objective_within_1pct"] = float(np.mean(f <= 1.01 * f_ref + EPS_OBJECTIVE))
+    row["objective_better_1pct"] = float(np.mean(f < 0.99 * f_ref - EPS_OBJECTIVE))
 
 
 def targets(row: dict, ref: dict) -> str:
@@ -91,6 +93,11 @@ def _cell(row: dict) -> str:
     if row.get("skipped"):
         return "n/s"
     return f"{100 * row['success_rate']:.1f} % / {row['median_ms']:.2f}"
+
+
+def _within(row: dict) -> str:
+    return (f"{100 * row['objective_within_1pct']:.1f} % (better by > 1 %: "
+            f"{100 * row['objective_better_1pct']:.1f} %)")
 
 
 def write_markdown(path: Path, rows: list, meta: dict, skipped: list) -> None:
@@ -149,7 +156,7 @@ def write_markdown(path: Path, rows: list, meta: dict, skipped: list) -> None:
             f"{r['false_success']} | {r['median_ms']:.2f} | {r['p95_ms']:.2f} | "
             f"{'' if speed is None else f'{speed:.1f}x'} | "
             f"{'' if ratio is None else f'{ratio:.4f}'} | "
-            f"{'' if within is None else f'{100 * within:.1f} %'} | {r.get('targets', '')} | "
+            f"{'' if within is None else _within(r)} | {r.get('targets', '')} | "
             f"{fails} |")
     lines += ["", "Objective (g): compared on the problems where both this solver and Drake "
               "SNOPT return a verified answer; ratio (f + 1e-6) / (f_SNOPT + 1e-6), within "
