@@ -121,3 +121,33 @@ def test_other_constraints_keep_the_stacked_loop(panda):
     assert isinstance(LevenbergMarquardt().setup(mixed), Residuals)
     assert not isinstance(LevenbergMarquardt().setup(
         Problem(group, target, [MinimumDistanceConstraint(checker)])), Residuals)
+
+
+def _box_and_bound(panda):
+    """Position box +-5 mm and a 0.02 rad orientation bound around the plain answer's tip."""
+    from ros2_ik.core.constraints import OrientationConstraint, PositionConstraint
+    robot, _, _, group, _, plain = panda
+    T = group.fk(np.asarray(plain.q), "panda_hand_tcp")
+    p = T.translation
+    return [PositionConstraint(robot.model, "universe", p - 5e-3, p + 5e-3,
+                               "panda_hand_tcp", np.zeros(3)),
+            OrientationConstraint(robot.model, "universe", T.rotation, "panda_hand_tcp",
+                                  np.eye(3), 0.02)]
+
+
+@pytest.mark.parametrize("offset", [(0.0, 0.0, 1.0), (0.0, 0.0, 0.075)])
+def test_constraint_problems_solve_the_clearance_last(panda, offset):
+    """No pose target: the other constraints first, then the clearance (far / grazing ball)."""
+    from ros2_ik.core.solvers.clearance_last import ClearanceLastState
+    from ros2_ik.core.verify import verify_pose
+    _, _, _, group, _, _ = panda
+    checker = checker_with_ball(panda, np.array(offset))
+    constraints = _box_and_bound(panda) + [MinimumDistanceConstraint(checker, MIN_DISTANCE_M,
+                                                                     0.05)]
+    problem = Problem(group, None, constraints)
+    assert isinstance(LevenbergMarquardt().setup(problem), ClearanceLastState)
+    result = LevenbergMarquardt().solve(problem, READY.copy(),
+                                        SolveOptions(timeout_s=0.5, random_seed=1))
+    assert result.success, result.message
+    assert clearance(panda, checker, result.q) >= MIN_DISTANCE_M - 1e-4
+    assert verify_pose(group, None, result.q, constraints[:2])[0]

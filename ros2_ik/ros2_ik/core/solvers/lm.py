@@ -40,7 +40,7 @@ from scipy.linalg.lapack import dposv
 
 from ros2_ik.core import errors
 from ros2_ik.core.problem import Problem
-from ros2_ik.core.solvers import active_set, polish
+from ros2_ik.core.solvers import active_set, clearance_last, polish
 from ros2_ik.core.solvers.base import LocalResult, Solver
 from ros2_ik.core.solvers.budget import Budget
 from ros2_ik.core.solvers.residuals import Residuals
@@ -267,6 +267,9 @@ class LevenbergMarquardt(Solver):
         if self._pose_first(problem):
             return _PoseFirstState(self._fast_state(problem), problem,
                                    self.options.constraint_tolerance)
+        if clearance_last.ClearanceLastState.applies(problem, self.pose_first_constraints):
+            return clearance_last.ClearanceLastState(problem, self.pose_first_constraints,
+                                                     self.options.constraint_tolerance)
         return Residuals(problem, exact=False, tolerance=self.options.constraint_tolerance)
 
     def _pose_first(self, problem: Problem) -> bool:
@@ -284,6 +287,9 @@ class LevenbergMarquardt(Solver):
             return self._attempt_fast(state, q0, budget)
         if isinstance(state, _PoseFirstState):
             return self._attempt_pose_first(state, q0, budget)
+        if isinstance(state, clearance_last.ClearanceLastState):
+            return LocalResult(*clearance_last.attempt(state, q0, budget,
+                                                       self._attempt_generic))
         return LocalResult(*self._attempt_generic(state, q0, budget))
 
     def _attempt_fast(self, state: _FastState, q0: np.ndarray, budget: Budget) -> LocalResult:
