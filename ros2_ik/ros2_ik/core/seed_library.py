@@ -141,20 +141,6 @@ def nearest_starts(group, pose, count: int, seed: np.ndarray,
     return lib.q[idx[np.argsort(d[idx], kind="stable")]]
 
 
-_THREAD = threading.local()
-
-
-def _seed_data(group) -> pin.Data:
-    """Return this thread's full-model Data of ``group`` for the seed's placements."""
-    cache = getattr(_THREAD, "by_group", None)
-    if cache is None:
-        cache = _THREAD.by_group = weakref.WeakKeyDictionary()
-    data = cache.get(group)
-    if data is None:
-        data = cache[group] = group.robot.model.createData()
-    return data
-
-
 class _SampleFrames:
     """World placements of model frames at the library samples, or at the seed alone.
 
@@ -167,7 +153,7 @@ class _SampleFrames:
         self._model = group.robot.model
         self._data = None
         if seed is not None:
-            self._data = _seed_data(group)
+            self._data = group.full_data()  # this thread's; FK overwrites what is read
             pin.framesForwardKinematics(self._model, self._data, group.to_full_q(seed))
 
     def placement(self, fid: int) -> Tuple[np.ndarray, np.ndarray]:

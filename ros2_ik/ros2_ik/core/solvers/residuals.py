@@ -159,22 +159,18 @@ class Residuals:
 
         In the order of :attr:`row_lower`; kinematics must be updated (:meth:`update`).
         """
-        values, jacobians = [], []
-        for c in self._row_constraints:
-            g, Jg = c.evaluate_physical(self.model, self.data, q_full)
-            values.append(g)
-            jacobians.append(Jg)
-        if not values:
-            return _EMPTY, self._empty_J
-        return np.concatenate(values), np.vstack(jacobians)[:, self.iv]
+        return self._stacked_physical(self._row_constraints, q_full)
 
     def physical_rows(self, q_full: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
         """Every constraint's ``evaluate_physical`` rows (k,) and Jacobian ``(k, n)``.
 
         In the order of :attr:`physical_lower`; kinematics must be updated.
         """
+        return self._stacked_physical(self.problem.constraints, q_full)
+
+    def _stacked_physical(self, constraints, q_full: np.ndarray):
         values, jacobians = [], []
-        for c in self.problem.constraints:
+        for c in constraints:
             g, Jg = c.evaluate_physical(self.model, self.data, q_full)
             values.append(g)
             jacobians.append(Jg)
