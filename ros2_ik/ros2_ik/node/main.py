@@ -6,19 +6,25 @@ import signal
 import sys
 
 import rclpy
+import rclpy.logging
 from rclpy.exceptions import ParameterException
 from rclpy.executors import ExternalShutdownException
 
 from ros2_ik.node.ik_node import IKNode
+from ros2_ik.node.lifecycle import exit_with_parent
 from ros2_ik.node.spinning import make_executor, spin
 
 
 def main(args=None) -> int:
-    """Spin the node until shutdown (Ctrl-C or SIGTERM); threads: see node/spinning.py.
+    """Spin the node until shutdown (Ctrl-C, SIGTERM or its parent's exit).
+
+    Threads: see node/spinning.py; the parent watch: node/lifecycle.py.  The last line
+    the node logs is "ik_node shutting down".
 
     ``kill -USR1 <pid>`` prints every thread's Python stack (to diagnose a stuck solve).
     """
     faulthandler.register(signal.SIGUSR1, all_threads=True)
+    exit_with_parent()  # SIGTERM when the launch (or shell) that started us dies
     # Hand the GIL over every 0.5 ms (default 5 ms) so that the executor thread (service,
     # joint_states) is not held up behind the action's solving thread (make load).
     sys.setswitchinterval(0.0005)
@@ -35,7 +41,8 @@ def main(args=None) -> int:
                 spin(executor)
             finally:
                 executor.shutdown()
-                node.destroy_node()
+                node.destroy_node()  # first: its /rosout publisher died with the context
+                rclpy.logging.get_logger("ik_node").info("ik_node shutting down")
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     return 0
