@@ -17,7 +17,9 @@ override it.
 Only ``generate_launch_description`` imports ``launch``: the rest is importable without
 it, so the tests check the parameters this file passes where launch is not installed.
 """
-from typing import List, Optional
+import os
+import shutil
+from typing import Callable, List, Optional
 
 #: (name, default, description) of every launch argument.
 ARGUMENTS = (
@@ -46,6 +48,18 @@ def node_parameters(config_file: str, srdf_file: str, controller_topic: str,
     return ([config_file] if config_file else []) + [overrides]
 
 
+def input_problems(urdf_file: str, srdf_file: str, config_file: str,
+                   exists: Callable[[str], bool] = os.path.isfile,
+                   which: Callable[[str], Optional[str]] = shutil.which) -> List[str]:
+    """Return what is wrong with the file arguments, checked before ik_node starts."""
+    problems = [f"{arg}:={path}: no such file" for arg, path in
+                (("urdf_file", urdf_file), ("srdf_file", srdf_file),
+                 ("config_file", config_file)) if path and not exists(path)]
+    if urdf_file and which("xacro") is None:
+        problems.append("urdf_file needs xacro, which is not installed")
+    return problems
+
+
 def generate_launch_description():
     """Declare the arguments; the node is built once they are known."""
     from launch import LaunchDescription
@@ -63,6 +77,10 @@ def _launch_setup(context):
     from launch_ros.parameter_descriptions import ParameterValue
 
     urdf_file = LaunchConfiguration("urdf_file").perform(context)
+    problems = input_problems(urdf_file, LaunchConfiguration("srdf_file").perform(context),
+                              LaunchConfiguration("config_file").perform(context))
+    if problems:  # before any process starts: a failed launch leaves nothing behind
+        raise RuntimeError("ik.launch.py: " + "; ".join(problems))
     description = None
     if urdf_file:
         description = ParameterValue(

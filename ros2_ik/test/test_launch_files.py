@@ -266,3 +266,45 @@ def test_ik_launch_node_without_urdf_file_uses_the_topic(ros_context, model):
     finally:
         client.close()
         assert node.stop() == 0, node.output()
+
+
+def test_demo_plan_resolves_every_package_before_starting_any():
+    """Missing optional packages are named and skipped; rviz:=false never needs rviz2."""
+    plan = load("demo.launch.py").plan
+    everything = lambda name: True  # noqa: E731
+    start, notes = plan(True, everything)
+    assert start == ["ros2_ik", "robot_state_publisher", "joint_state_publisher", "rviz2"]
+    assert notes == []
+    looked_up = []
+
+    def only_ros2_ik(name):
+        looked_up.append(name)
+        return name == "ros2_ik"
+    start, notes = plan(False, only_ros2_ik)
+    assert start == ["ros2_ik"] and "rviz2" not in looked_up
+    assert len(notes) == 2 and "robot_state_publisher is not installed" in notes[0]
+    assert all("ik_node still runs" in n for n in notes)
+    start, notes = plan(True, lambda name: name != "rviz2")
+    assert start[-1] == "joint_state_publisher" and "rviz2" in notes[0]
+    with pytest.raises(RuntimeError, match="ros2_ik"):
+        plan(True, lambda name: False)
+
+
+def test_demo_launch_setup_plans_before_it_builds_any_node():
+    """In _launch_setup, plan() is called before the first Node(...) (static check)."""
+    tree = ast.parse(LAUNCH["demo.launch.py"].read_text())
+    setup = next(f for f in tree.body if isinstance(f, ast.FunctionDef)
+                 and f.name == "_launch_setup")
+    plan_line = min(c.lineno for c in calls(setup, "plan"))
+    assert all(c.lineno > plan_line for c in calls(setup, "Node"))
+
+
+def test_ik_launch_checks_its_files_before_starting():
+    problems = load("ik.launch.py").input_problems
+    assert problems("", "", "") == []
+    found = problems("/x/arm.urdf.xacro", "/x/arm.srdf", "/x/cfg.yaml",
+                     exists=lambda p: p.endswith(".srdf"), which=lambda exe: None)
+    assert any("urdf_file:=/x/arm.urdf.xacro" in p for p in found)
+    assert any("config_file:=/x/cfg.yaml" in p for p in found)
+    assert any("xacro" in p and "not installed" in p for p in found)
+    assert not any("srdf_file" in p for p in found)
