@@ -1,0 +1,120 @@
+"""Servo step (core.servo): reaching, tracking and limits, checked on an integrator.
+
+Every check is independent of the QP: the pose error by full-model FK (group.fk), the
+limits against the URDF arrays of the group, velocities and accelerations by finite
+differences of the simulated position commands.
+"""
+import numpy as np
+import pinocchio as pin
+import pytest
+
+from ros2_ik.core import robots
+from ros2_ik.core.servo import Servo, ServoConfig
+
+DT = 0.004  # 250 Hz
+TIP = "panda_hand"
+ACC = 10.0
+
+
+@pytest.fixture(scope="module")
+def group():
+    return robots.load_group("panda")[1]
+
+
+def _q0(group):
+    q = group.mid_configuration()
+    q[3] = -1.5  # away from the elbow singularity at the joint-4 mid
+    return q
+
+
+def _run(servo, q, targets):
+    """Integrate q_{k+1} = q_k + qd_k dt; return the command history (k+1, n)."""
+    qs = [q.copy()]
+    for T in targets:
+        q = servo.step_pose(q, T, DT).q_next
+        qs.append(q.copy())
+    return np.array(qs)
+
+
+def _check_limits(group, qs, scale=1.0):
+    tol = 1e-9
+    assert (qs >= group.lower - tol).all() and (qs <= group.upper + tol).all()
+    v = np.diff(qs, axis=0) / DT
+    assert (np.abs(v) <= scale * group.velocity_limits + 1e-7).all()
+    a = np.diff(np.vstack([np.zeros(group.n), v]), axis=0) / DT
+    assert (np.abs(a) <= ACC + 1e-6).all()
+
+
+def test_step_target_reached_within_limits(group):
+    q0 = _q0(group)
+    T0 = group.fk(q0, TIP)
+    target = pin.SE3(pin.rpy.rpyToMatrix(0.2, -0.1, 0.3) @ T0.rotation,
+                     T0.translation + np.array([-0.05, -0.08, -0.1]))
+    servo = Servo(group, TIP, ServoConfig(acceleration_limit=ACC))
+    qs = _run(servo, q0, [target] * 750)  # 3 s
+    T = group.fk(qs[-1], TIP)
+    assert np.linalg.norm(T.translation - target.translation) < 1e-4
+    assert np.linalg.norm(pin.log3(T.rotation.T @ target.rotation)) < 1e-3
+    _check_limits(group, qs)
+
+
+def test_moving_target_tracked(group):
+    q0 = _q0(group)
+    T0 = group.fk(q0, TIP)
+    r, speed = 0.1, 0.2
+    w = speed / r
+    centre = T0.translation - np.array([r, 0.0, 0.0])
+    t = np.arange(1, 1001) * DT
+
+    def pose(tk):
+        p = centre + r * np.array([np.cos(w * tk), np.sin(w * tk), 0.0])
+        return pin.SE3(T0.rotation, p)
+    servo = Servo(group, TIP, ServoConfig(acceleration_limit=ACC, gain=20.0))
+    qs = _run(servo, q0, [pose(tk) for tk in t])
+    # after the 1 s transient: lag error of a first-order tracker ~ speed / gain = 1 cm
+    errs = [np.linalg.norm(group.fk(q, TIP).translation - pose(tk).translation)
+            for q, tk in zip(qs[500::25], t[499::25])]
+    assert max(errs) < 0.015
+    _check_limits(group, qs)
+
+
+def test_limit_approached_slows_to_zero(group):
+    """Worst case the QP may pick: every joint at its upper velocity bound, every step."""
+    q = _q0(group)
+    q[0] = group.upper[0] - 0.3
+    servo = Servo(group, TIP, ServoConfig(acceleration_limit=ACC))
+    qs = [q.copy()]
+    for _ in range(1000):
+        lo, hi, relaxed = servo.bounds(q, DT)
+        assert not relaxed
+        servo.reset(hi)
+        q = q + hi * DT
+        qs.append(q.copy())
+    qs = np.array(qs)
+    _check_limits(group, qs)
+    v = np.diff(qs[:, 0]) / DT
+    assert v.max() > 0.5  # it sped up toward the limit
+    assert qs[-1, 0] > group.upper[0] - 1e-3  # reached it
+    assert abs(v[-1]) < 1e-2  # and stopped there
+
+
+def test_twist_follows_world_direction(group):
+    q = _q0(group)
+    p0 = group.fk(q, TIP).translation
+    servo = Servo(group, TIP, ServoConfig(acceleration_limit=ACC))
+    twist = np.array([0.0, 0.05, 0.0, 0.0, 0.0, 0.0])
+    for _ in range(250):
+        q = servo.step_twist(q, twist, True, DT).q_next
+    moved = group.fk(q, TIP).translation - p0
+    assert abs(moved[1] - 0.05) < 0.005  # ~1 s at 5 cm/s, minus the ramp-up
+    assert np.linalg.norm(moved[[0, 2]]) < 0.003
+
+
+def test_bad_input_names_the_field(group):
+    servo = Servo(group, TIP)
+    with pytest.raises(ValueError, match="q"):
+        servo.step_pose(np.zeros(3), pin.SE3.Identity(), DT)
+    with pytest.raises(ValueError, match="dt"):
+        servo.step_pose(_q0(group), pin.SE3.Identity(), 0.0)
+    with pytest.raises(ValueError, match="twist"):
+        servo.step_twist(_q0(group), np.full(6, np.nan), True, DT)
