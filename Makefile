@@ -4,7 +4,7 @@ SHELL := /bin/bash
 ENV := source tools/env.sh &&
 PYTEST_ARGS ?=
 
-.PHONY: setup build test demo bench bench-quick fuzz load clean
+.PHONY: setup build test demo bench bench-quick servo-bench fuzz load clean
 
 setup:
 	@bash tools/setup.sh
@@ -29,6 +29,11 @@ bench: build
 
 bench-quick: BENCH_ARGS += --quick
 bench-quick: bench
+
+# Servo step (core.servo) vs Pink, interleaved: results/servo.{json,md,png}.
+servo-bench: build
+	@$(ENV) pip install --quiet -r bench/requirements-servo.txt 2>&1 | { grep -v "is ignored" || true; } \
+	&& python bench/servo_bench.py $(BENCH_ARGS)
 
 # >= 10,000 generated requests against the core and the running node.
 fuzz: build
