@@ -16,6 +16,7 @@ Bounds (per joint, intersected): velocity ``+-velocity_scale * v_max`` (URDF), a
 ``d`` the distance to the limit (half the deceleration the acceleration bound allows, so
 the next step's bounds stay feasible: the joint slows to zero on the limit, never past it).
 """
+import math
 from dataclasses import dataclass
 from typing import Optional
 
@@ -82,6 +83,8 @@ class Servo:
         self.qd = np.zeros(n)
         self._A = np.zeros((0, n))
         self._sense = np.zeros(n, dtype=np.int32)
+        self._eye = np.eye(n)
+        self._zero = np.zeros(n)
 
     def reset(self, qd: Optional[np.ndarray] = None) -> None:
         """Set the previous velocity (for the acceleration bound) [rad/s]."""
@@ -96,8 +99,8 @@ class Servo:
         J_err = pin.Jlog6(err_T) @ J
         mu = self.config.lm_damping * float(self.w2 @ (err * err))
         step = self._solve(q, J_err, -self.config.gain * err, mu, dt)
-        step.error_m = float(np.linalg.norm(err_T.translation))
-        step.error_rad = float(np.linalg.norm(pin.log3(err_T.rotation)))
+        t, w = err_T.translation, pin.log3(err_T.rotation)
+        step.error_m, step.error_rad = math.sqrt(t.dot(t)), math.sqrt(w.dot(w))
         return step
 
     def step_twist(self, q: np.ndarray, twist: np.ndarray, in_world: bool,
@@ -124,14 +127,13 @@ class Servo:
             raise ValueError("dt: need a positive period [s]")
         c = self.config
         JW = J.T * self.w2
-        n = q.shape[0]
-        H = JW @ J + (c.damping + mu + c.posture_weight) * np.eye(n)
+        H = JW @ J + (c.damping + mu + c.posture_weight) * self._eye
         f = -(JW @ v_task) - c.posture_weight * c.posture_gain * (self.posture - q)
         lo, hi, relaxed = self.bounds(q, dt)
         qd, _, flag, _ = daqp.solve(H, f, self._A, hi, lo, self._sense)
         if flag != 1:  # keep the bounds: a solver failure becomes a stop within them
-            qd = np.clip(np.zeros(n), lo, hi)
-        qd = np.clip(qd, lo, hi)
+            qd = self._zero
+        qd = np.minimum(np.maximum(qd, lo), hi)  # daqp's round-off at an active bound
         self.qd = qd
         return ServoStep(qd, q + qd * dt, float("nan"), float("nan"), relaxed, int(flag))
 
@@ -147,7 +149,7 @@ class Servo:
         acc_lo, acc_hi = self.qd - a * dt, self.qd + a * dt
         lo2, hi2 = np.maximum(lo, acc_lo), np.minimum(hi, acc_hi)
         bad = lo2 > hi2
-        if bad.any():  # position/velocity win: nearest point of their interval
-            near = np.clip(self.qd, lo, hi)
-            lo2, hi2 = np.where(bad, near, lo2), np.where(bad, near, hi2)
-        return lo2, hi2, bool(bad.any())
+        if not bad.any():
+            return lo2, hi2, False
+        near = np.minimum(np.maximum(self.qd, lo), hi)  # position/velocity win
+        return np.where(bad, near, lo2), np.where(bad, near, hi2), True
