@@ -3,7 +3,8 @@
 Run ``python tools/bench_readme.py`` after the benchmarks (make bench does).  Each table
 goes between its markers: ``<!-- bench:begin/end -->`` the IK and collision tables,
 ``<!-- constrained:begin/end -->`` the constrained-IK summary (constrained.md up to its
-per-solver details, which stay in bench/results/constrained.md).
+per-solver details, which stay in bench/results/constrained.md), ``<!-- servo:begin/end
+-->`` the servo step table of servo.md.
 """
 import pathlib
 
@@ -42,7 +43,16 @@ def replace(text: str, name: str, body: str) -> str:
     return f"{head}{begin}\n{body}\n{end}{tail}"
 
 
+def servo() -> str:
+    """The servo step table of servo.md (ours and Pink side by side), or ''."""
+    path = RESULTS / "servo.md"
+    if not path.exists():
+        return ""
+    return "\n".join(line for line in path.read_text().splitlines() if line.startswith("|"))
+
+
 if __name__ == "__main__":
     readme = ROOT / "README.md"
     text = replace(readme.read_text(), "bench", tables())
+    text = replace(text, "servo", servo())
     readme.write_text(replace(text, "constrained", constrained()))
