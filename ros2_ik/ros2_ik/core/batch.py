@@ -188,16 +188,31 @@ def _chunks(count: int, chunk_size: int) -> List[slice]:
     return [slice(a, min(a + chunk_size, count)) for a in range(0, count, chunk_size)]
 
 
-def _run_local(spec, options, T, seeds, rseeds, workers, chunk_size) -> List[Tuple]:
+def worker_pool(spec: GroupSpec, workers: int) -> cf.ProcessPoolExecutor:
+    """Return a pool of ``workers`` spawned processes, each holding ``spec``'s group.
+
+    Pass it as ``executor`` to several :func:`solve_batch` calls to start the
+    processes once (use it as a context manager to shut it down).
+    """
+    return cf.ProcessPoolExecutor(max_workers=workers,
+                                  mp_context=multiprocessing.get_context("spawn"),
+                                  initializer=_worker_group, initargs=(spec,))
+
+
+def _run_local(spec, options, T, seeds, rseeds, workers, chunk_size, executor) -> List[Tuple]:
     parts = _chunks(len(T), chunk_size)
-    if workers == 1:
+    if workers == 1 and executor is None:
         return [solve_chunk(spec, options, T[s], seeds[s], rseeds[s]) for s in parts]
-    ctx = multiprocessing.get_context("spawn")
-    with cf.ProcessPoolExecutor(max_workers=workers, mp_context=ctx,
-                                initializer=_worker_group, initargs=(spec,)) as pool:
-        futures = [pool.submit(solve_chunk, spec, options, T[s], seeds[s], rseeds[s])
-                   for s in parts]
-        return [f.result() for f in futures]
+    if executor is not None:
+        return _submit(executor, spec, options, T, seeds, rseeds, parts)
+    with worker_pool(spec, workers) as pool:
+        return _submit(pool, spec, options, T, seeds, rseeds, parts)
+
+
+def _submit(pool, spec, options, T, seeds, rseeds, parts) -> List[Tuple]:
+    futures = [pool.submit(solve_chunk, spec, options, T[s], seeds[s], rseeds[s])
+               for s in parts]
+    return [f.result() for f in futures]
 
 
 def solve_batch(group_spec: GroupSpec, targets: Union[np.ndarray, Sequence[PoseTarget]],
@@ -206,13 +221,17 @@ def solve_batch(group_spec: GroupSpec, targets: Union[np.ndarray, Sequence[PoseT
                 frame: str = "", reference_frame: Optional[str] = None,
                 position_tolerance_m: float = 1e-4, orientation_tolerance_rad: float = 1e-3,
                 position_only: bool = False, solver: str = "lm", max_attempts: int = 0,
-                library_starts: int = 4) -> BatchResult:
+                library_starts: int = 4, first_index: int = 0,
+                executor: Optional[cf.Executor] = None) -> BatchResult:
     """Solve ``targets`` (``T_ref_target`` as (N, 4, 4), or PoseTargets of one frame).
 
     ``frame`` defaults to the group's tip, ``reference_frame`` to its base.  ``seed``
     (n,) for all targets or (N, n); None: mid-limits.  ``workers`` > 1 runs chunks of
     ``chunk_size`` targets on that many spawned processes.  Bad input raises
     :mod:`errors` naming the field; expected outcomes are per-target statuses.
+    Target ``k`` uses the seed of index ``first_index + k`` (a caller splitting one
+    batch into several calls passes the offset and gets the same answers).
+    ``executor`` (e.g. :func:`worker_pool`) runs the chunks instead of a new pool.
     """
     if not isinstance(workers, int) or workers < 1:
         raise errors.InvalidArgument(f"workers: must be an integer >= 1, got {workers!r}")
@@ -226,10 +245,11 @@ def solve_batch(group_spec: GroupSpec, targets: Union[np.ndarray, Sequence[PoseT
         max_attempts, library_starts))
     _validate_once(group, options, T[0])
     seeds = _seeds(group, seed, len(T))
-    rseeds = target_seeds(batch_seed, np.arange(len(T)))
+    rseeds = target_seeds(batch_seed, first_index + np.arange(len(T)))
     _WORKER.setdefault(group_spec, group)
     start = time.perf_counter()
-    parts = _run_local(group_spec, options, T, seeds, rseeds, workers, chunk_size)
+    parts = _run_local(group_spec, options, T, seeds, rseeds, workers, chunk_size,
+                       executor)
     wall = time.perf_counter() - start
     arrays = [np.concatenate([p[k] for p in parts]) for k in range(5)]
     for a in arrays:
