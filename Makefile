@@ -4,7 +4,7 @@ SHELL := /bin/bash
 ENV := source tools/env.sh &&
 PYTEST_ARGS ?=
 
-.PHONY: setup build test demo bench bench-quick fuzz load clean
+.PHONY: setup build test demo bench bench-quick bench-batch fuzz load clean
 
 setup:
 	@bash tools/setup.sh
@@ -29,6 +29,11 @@ bench: build
 
 bench-quick: BENCH_ARGS += --quick
 bench-quick: bench
+
+# Batch IK throughput (1 vs 2 worker processes) and a capability map: results/batch.*.
+# BATCH_ARGS=--quick for a one-minute run.
+bench-batch: build
+	@$(ENV) python bench/batch_bench.py $(BATCH_ARGS)
 
 # >= 10,000 generated requests against the core and the running node.
 fuzz: build

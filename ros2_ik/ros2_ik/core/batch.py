@@ -20,7 +20,7 @@ from typing import Dict, List, Optional, Sequence, Tuple, Union
 import numpy as np
 import pinocchio as pin
 
-from ros2_ik.core import errors, robots
+from ros2_ik.core import blas, errors, robots
 from ros2_ik.core.group import Group
 from ros2_ik.core.pose import PoseTarget
 from ros2_ik.core.result import IKStatus
@@ -170,18 +170,24 @@ def solve_chunk(spec: GroupSpec, options: BatchOptions, T: np.ndarray, seeds: np
     q = np.empty((count, group.n))
     status = np.empty(count, dtype=np.int8)
     errs = np.empty((3, count))
-    for k in range(count):
-        target = PoseTarget(options.frame, pin.SE3(T[k]), options.reference_frame,
-                            position_tolerance_m=options.position_tolerance_m,
-                            orientation_tolerance_rad=options.orientation_tolerance_rad,
-                            position_only=options.position_only)
-        r = solve(group, target, seeds[k], solver=options.solver, timeout_s=options.timeout_s,
-                  max_attempts=options.max_attempts, random_seed=int(random_seeds[k]),
-                  library_starts=options.library_starts)
-        q[k] = r.q
-        status[k] = STATUS_CODES.index(r.status)
-        errs[:, k] = (r.position_error_m, r.orientation_error_rad, r.solve_time_s)
+    with blas.single_threaded():  # two workers' BLAS threads would fight for the cores
+        for k in range(count):
+            _solve_row(group, options, T[k], seeds[k], int(random_seeds[k]), q[k:k + 1],
+                       status[k:k + 1], errs[:, k])
     return q, status, errs[0], errs[1], errs[2]
+
+
+def _solve_row(group, options, T, seed, random_seed, q_out, status_out, errs_out) -> None:
+    target = PoseTarget(options.frame, pin.SE3(T), options.reference_frame,
+                        position_tolerance_m=options.position_tolerance_m,
+                        orientation_tolerance_rad=options.orientation_tolerance_rad,
+                        position_only=options.position_only)
+    r = solve(group, target, seed, solver=options.solver, timeout_s=options.timeout_s,
+              max_attempts=options.max_attempts, random_seed=random_seed,
+              library_starts=options.library_starts)
+    q_out[0] = r.q
+    status_out[0] = STATUS_CODES.index(r.status)
+    errs_out[:] = (r.position_error_m, r.orientation_error_rad, r.solve_time_s)
 
 
 def _chunks(count: int, chunk_size: int) -> List[slice]:
@@ -217,7 +223,7 @@ def _submit(pool, spec, options, T, seeds, rseeds, parts) -> List[Tuple]:
 
 def solve_batch(group_spec: GroupSpec, targets: Union[np.ndarray, Sequence[PoseTarget]],
                 seed: Optional[np.ndarray] = None, timeout_s: float = 0.005,
-                batch_seed: int = 0, workers: int = 1, chunk_size: int = 64,
+                batch_seed: int = 0, workers: int = 1, chunk_size: int = 32,
                 frame: str = "", reference_frame: Optional[str] = None,
                 position_tolerance_m: float = 1e-4, orientation_tolerance_rad: float = 1e-3,
                 position_only: bool = False, solver: str = "lm", max_attempts: int = 0,
