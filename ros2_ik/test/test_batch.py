@@ -86,3 +86,18 @@ def test_bad_frame_workers_and_seed():
         solve_batch(PANDA, T, workers=0)
     with pytest.raises(errors.InvalidSeed, match="seed"):
         solve_batch(PANDA, T, seed=np.zeros((2, 7)))
+
+
+def test_ray_path_gives_the_local_answers():
+    ray = pytest.importorskip(
+        "ray", reason="ray not installed (optional: pip install -r bench/requirements-ray.txt)")
+    T = _reachable_targets(6)
+    kwargs = dict(timeout_s=5.0, max_attempts=6, batch_seed=7, chunk_size=2)
+    local = solve_batch(PANDA, T, **kwargs)
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    try:
+        remote = solve_batch(PANDA, T, workers=2, use_ray=True, **kwargs)
+    finally:
+        ray.shutdown()
+    np.testing.assert_array_equal(local.q, remote.q)
+    np.testing.assert_array_equal(local.status, remote.status)

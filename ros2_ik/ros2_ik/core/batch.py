@@ -228,7 +228,8 @@ def solve_batch(group_spec: GroupSpec, targets: Union[np.ndarray, Sequence[PoseT
                 position_tolerance_m: float = 1e-4, orientation_tolerance_rad: float = 1e-3,
                 position_only: bool = False, solver: str = "lm", max_attempts: int = 0,
                 library_starts: int = 4, first_index: int = 0,
-                executor: Optional[cf.Executor] = None) -> BatchResult:
+                executor: Optional[cf.Executor] = None, use_ray: bool = False,
+                ray_address: Optional[str] = None) -> BatchResult:
     """Solve ``targets`` (``T_ref_target`` as (N, 4, 4), or PoseTargets of one frame).
 
     ``frame`` defaults to the group's tip, ``reference_frame`` to its base.  ``seed``
@@ -238,6 +239,8 @@ def solve_batch(group_spec: GroupSpec, targets: Union[np.ndarray, Sequence[PoseT
     Target ``k`` uses the seed of index ``first_index + k`` (a caller splitting one
     batch into several calls passes the offset and gets the same answers).
     ``executor`` (e.g. :func:`worker_pool`) runs the chunks instead of a new pool.
+    ``use_ray`` or a ``ray_address`` runs them on ``workers`` Ray actors instead
+    (:mod:`batch_ray`; same chunks and seeds, so the same answers).
     """
     if not isinstance(workers, int) or workers < 1:
         raise errors.InvalidArgument(f"workers: must be an integer >= 1, got {workers!r}")
@@ -254,8 +257,13 @@ def solve_batch(group_spec: GroupSpec, targets: Union[np.ndarray, Sequence[PoseT
     rseeds = target_seeds(batch_seed, first_index + np.arange(len(T)))
     _WORKER.setdefault(group_spec, group)
     start = time.perf_counter()
-    parts = _run_local(group_spec, options, T, seeds, rseeds, workers, chunk_size,
-                       executor)
+    if use_ray or ray_address:
+        from ros2_ik.core.batch_ray import run_ray
+        parts = run_ray(group_spec, options, T, seeds, rseeds, _chunks(len(T), chunk_size),
+                        workers, ray_address)
+    else:
+        parts = _run_local(group_spec, options, T, seeds, rseeds, workers, chunk_size,
+                           executor)
     wall = time.perf_counter() - start
     arrays = [np.concatenate([p[k] for p in parts]) for k in range(5)]
     for a in arrays:
