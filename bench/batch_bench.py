@@ -49,30 +49,46 @@ def _verified(res, T: np.ndarray) -> np.ndarray:
     return ok
 
 
-def _run(T, workers, pool, seed) -> dict:
+def _run(T, workers, pool, seed, use_ray=False) -> dict:
     res = solve_batch(PANDA, T, timeout_s=0.005, batch_seed=seed, workers=workers,
-                      executor=pool)
+                      executor=pool, use_ray=use_ray)
     ok = _verified(res, T)
     return {"rate": len(T) / res.wall_time_s, "success_rate": float(ok.mean()),
             "false_success": int((res.success & ~ok).sum()),
             "times_ms": res.solve_time_s * 1e3}
 
 
-def throughput(count: int, repeats: int) -> dict:
-    """Alternate 1- and 2-worker runs; return medians and their ratio."""
+def throughput(count: int, repeats: int, with_ray: bool) -> dict:
+    """Alternate 1-, 2-worker (and Ray 2-actor) runs; return medians per kind."""
     T = _targets(count, seed=11)
-    runs = {1: [], 2: []}
+    kinds = ("local 1", "local 2") + (("ray 2",) if with_ray else ())
+    runs = {kind: [] for kind in kinds}
     with worker_pool(PANDA, 2) as pool:
         solve_batch(PANDA, T[:64], workers=2, executor=pool, chunk_size=8)  # start both
         for r in range(repeats):
-            runs[1].append(_run(T, 1, None, r))
-            runs[2].append(_run(T, 2, pool, r))
-    return {w: {"solves_per_s": statistics.median(x["rate"] for x in v),
-                "success_rate": statistics.median(x["success_rate"] for x in v),
-                "false_success": sum(x["false_success"] for x in v),
-                "median_ms": float(np.median(np.concatenate([x["times_ms"] for x in v]))),
-                "p95_ms": float(np.percentile(np.concatenate([x["times_ms"] for x in v]), 95))}
-            for w, v in runs.items()}
+            runs["local 1"].append(_run(T, 1, None, r))
+            runs["local 2"].append(_run(T, 2, pool, r))
+            if with_ray:
+                runs["ray 2"].append(_run(T, 2, None, r, use_ray=True))
+    return {kind: _summary(v) for kind, v in runs.items()}
+
+
+def _summary(v) -> dict:
+    times = np.concatenate([x["times_ms"] for x in v])
+    return {"solves_per_s": statistics.median(x["rate"] for x in v),
+            "success_rate": statistics.median(x["success_rate"] for x in v),
+            "false_success": sum(x["false_success"] for x in v),
+            "median_ms": float(np.median(times)), "p95_ms": float(np.percentile(times, 95))}
+
+
+def _start_ray() -> bool:
+    try:
+        import ray
+    except ImportError:
+        print("ray not installed: no Ray row (pip install -r bench/requirements-ray.txt)")
+        return False
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    return True
 
 
 def capability_map(resolution_m: float, workers: int) -> dict:
@@ -88,12 +104,15 @@ def capability_map(resolution_m: float, workers: int) -> dict:
 
 
 def _markdown(rows, cmap, info) -> str:
-    lines = ["| workers | solves/s | success (FK-verified) | false SUCCESS | median ms | p95 ms |",
+    lines = ["| path | solves/s | success (FK-verified) | false SUCCESS | median ms | p95 ms |",
              "|---|---|---|---|---|---|"]
-    lines += [f"| {r['workers']} | {r['solves_per_s']:.0f} | {r['success_rate']:.3f} | "
+    lines += [f"| {r['family']} | {r['solves_per_s']:.0f} | {r['success_rate']:.3f} | "
               f"{r['false_success']} | {r['median_ms']:.2f} | {r['p95_ms']:.2f} |" for r in rows]
     lines += ["", f"2 workers / 1 worker throughput: {info['ratio_2_over_1']:.2f}x "
-              f"(median of {info['repeats']} alternating pairs, {info['targets']} targets each)",
+              f"(median of {info['repeats']} alternating runs, {info['targets']} targets each)",
+              "", "Ray (2 actors started per call, local ray.init) / local 2 workers: "
+              + (f"{info['ratio_ray_over_local']:.2f}x" if info["ratio_ray_over_local"]
+                 else "not measured (ray not installed)"),
               "", f"Capability map: {cmap['voxels']} voxels x {cmap['orientations']} orientations"
               f" at {cmap['resolution_m']} m on {cmap['workers']} workers"
               f" in {cmap['wall_s']:.1f} s"
@@ -110,12 +129,20 @@ def main() -> None:
     args = p.parse_args()
     count, repeats, res_m = (400, 3, 0.2) if args.quick else (2000, 5, 0.15)
     load_before = list(os.getloadavg())
-    tp = throughput(count, repeats)
+    with_ray = _start_ray()
+    try:
+        tp = throughput(count, repeats, with_ray)
+    finally:
+        if with_ray:
+            import ray
+            ray.shutdown()
     cmap = capability_map(res_m, 2)
-    rows = [{"robot": "panda", "solver": "lm", "mode": "batch", "family": f"workers={w}",
-             "workers": w, **v} for w, v in tp.items()]
+    rows = [{"robot": "panda", "solver": "lm", "mode": "batch", "family": kind,
+             "workers": int(kind[-1]), **v} for kind, v in tp.items()]
     info = {"quick": args.quick, "targets": count, "repeats": repeats,
-            "ratio_2_over_1": tp[2]["solves_per_s"] / tp[1]["solves_per_s"],
+            "ratio_2_over_1": tp["local 2"]["solves_per_s"] / tp["local 1"]["solves_per_s"],
+            "ratio_ray_over_local": (tp["ray 2"]["solves_per_s"] / tp["local 2"]["solves_per_s"]
+                                     if with_ray else None),
             "load_average_before": load_before, "machine": machine()}
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / "batch.json").write_text(json.dumps(
