@@ -97,7 +97,9 @@ def test_ray_path_gives_the_local_answers():
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
     try:
         remote = solve_batch(PANDA, T, workers=2, use_ray=True, **kwargs)
+        again = solve_batch(PANDA, T, workers=2, use_ray=True, **kwargs)  # reused actors
     finally:
         ray.shutdown()
     np.testing.assert_array_equal(local.q, remote.q)
     np.testing.assert_array_equal(local.status, remote.status)
+    np.testing.assert_array_equal(again.q, remote.q)

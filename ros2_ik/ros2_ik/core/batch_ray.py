@@ -4,11 +4,12 @@
 (``"ray://head:10001"`` or ``"auto"`` on a cluster node) the same chunks run on a
 cluster; without one a local Ray instance is started (or the one already running in
 this process is used).  Chunks and per-target seeds are those of the local path, so
-the answers are the same for the same batch seed.
+the answers are the same for the same batch seed.  The actors of a group are started
+on the first call and reused until ``ray.shutdown()``.
 """
 from __future__ import annotations
 
-from typing import List, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -44,11 +45,18 @@ def run_ray(spec, options, T: np.ndarray, seeds: np.ndarray, random_seeds: np.nd
     ray = _ray()
     if not ray.is_initialized():
         ray.init(address=address or None, log_to_driver=False)
-    actor_class = ray.remote(num_cpus=1)(_Worker)
-    pool = [actor_class.remote(spec) for _ in range(actors)]
-    try:
-        return list(ray.util.ActorPool(pool).map(
-            lambda a, s: a.solve.remote(options, T[s], seeds[s], random_seeds[s]), parts))
-    finally:
-        for actor in pool:
-            ray.kill(actor)
+    pool = _actors(ray, spec, actors)
+    return list(ray.util.ActorPool(pool).map(
+        lambda a, s: a.solve.remote(options, T[s], seeds[s], random_seeds[s]), parts))
+
+
+_ACTORS: Dict[tuple, list] = {}
+
+
+def _actors(ray, spec, count: int) -> list:
+    """Actors of this Ray job for ``spec``, started once and kept until ray.shutdown()."""
+    key = (ray.get_runtime_context().get_job_id(), spec, count)
+    if key not in _ACTORS:
+        actor_class = ray.remote(num_cpus=1)(_Worker)
+        _ACTORS[key] = [actor_class.remote(spec) for _ in range(count)]
+    return _ACTORS[key]
