@@ -110,7 +110,7 @@ def _markdown(rows, cmap, info) -> str:
               f"{r['false_success']} | {r['median_ms']:.2f} | {r['p95_ms']:.2f} |" for r in rows]
     lines += ["", f"2 workers / 1 worker throughput: {info['ratio_2_over_1']:.2f}x "
               f"(median of {info['repeats']} alternating runs, {info['targets']} targets each)",
-              "", "Ray (2 actors started per call, local ray.init) / local 2 workers: "
+              "", "Ray (2 actors kept across calls, local ray.init) / local 2 workers: "
               + (f"{info['ratio_ray_over_local']:.2f}x" if info["ratio_ray_over_local"]
                  else "not measured (ray not installed)"),
               "", f"Capability map: {cmap['voxels']} voxels x {cmap['orientations']} orientations"
