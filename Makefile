@@ -4,7 +4,7 @@ SHELL := /bin/bash
 ENV := source tools/env.sh &&
 PYTEST_ARGS ?=
 
-.PHONY: setup build test demo bench bench-quick servo-bench fuzz load clean
+.PHONY: setup build test demo bench bench-quick servo-bench bench-batch fuzz load clean
 
 setup:
 	@bash tools/setup.sh
@@ -34,6 +34,11 @@ bench-quick: bench
 servo-bench: build
 	@$(ENV) pip install --quiet -r bench/requirements-servo.txt 2>&1 | { grep -v "is ignored" || true; } \
 	&& python bench/servo_bench.py $(BENCH_ARGS)
+
+# Batch IK throughput (1 vs 2 worker processes) and a capability map: results/batch.*.
+# BATCH_ARGS=--quick for a one-minute run.
+bench-batch: build
+	@$(ENV) python bench/batch_bench.py $(BATCH_ARGS)
 
 # >= 10,000 generated requests against the core and the running node.
 fuzz: build

@@ -26,6 +26,7 @@ setup(
         "console_scripts": [
             "ik_node = ros2_ik.node.main:main",
             "ik_demo = ros2_ik.node.demo:main",
+            "reach = ros2_ik.reach:main",
         ],
         # Solver plugins: third-party packages register under the same group.
         "ros2_ik.solvers": [

@@ -1,0 +1,155 @@
+#!/usr/bin/env python3
+"""Batch IK throughput: Panda pose solves per second on 1 and 2 worker processes.
+
+Targets are poses of the hand at uniformly random configurations (reachable), each
+solved from the mid-limits seed with a 5 ms budget; every SUCCESS is re-checked here
+by plain FK in [m] and [rad].  1-worker and 2-worker runs alternate (``--repeats``
+pairs) on the same targets and batch seed, so background load hits both; the report
+gives the median of each and the ratio of medians.  A small capability map (``reach``)
+is timed too.  Writes bench/results/batch.json and batch.md.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import pinocchio as pin
+
+from machine import machine
+from ros2_ik.core import robots
+from ros2_ik.core.batch import GroupSpec, solve_batch, worker_pool
+from ros2_ik.core.capability import build_map, MapSettings
+
+RESULTS = Path(__file__).resolve().parent / "results"
+PANDA = GroupSpec(arm="panda")
+
+
+def _targets(count: int, seed: int) -> np.ndarray:
+    _, group = robots.load_group("panda")
+    rng = np.random.default_rng(seed)
+    return np.stack([group.fk(q, group.tip).homogeneous
+                     for q in group.random_configurations(rng, count)])
+
+
+def _verified(res, T: np.ndarray) -> np.ndarray:
+    """(N,) bool: solver SUCCESS and FK within 1e-4 m / 1e-3 rad and the limits."""
+    _, group = robots.load_group("panda")
+    ok = np.zeros(len(T), bool)
+    for k in np.flatnonzero(res.success):
+        T_fk = group.fk(res.q[k], group.tip)
+        pos = np.linalg.norm(T_fk.translation - T[k, :3, 3])
+        ori = np.linalg.norm(pin.log3(T[k, :3, :3].T @ T_fk.rotation))
+        ok[k] = pos <= 1e-4 and ori <= 1e-3 and group.within_limits(res.q[k])
+    return ok
+
+
+def _run(T, workers, pool, seed, use_ray=False) -> dict:
+    res = solve_batch(PANDA, T, timeout_s=0.005, batch_seed=seed, workers=workers,
+                      executor=pool, use_ray=use_ray)
+    ok = _verified(res, T)
+    return {"rate": len(T) / res.wall_time_s, "success_rate": float(ok.mean()),
+            "false_success": int((res.success & ~ok).sum()),
+            "times_ms": res.solve_time_s * 1e3}
+
+
+def throughput(count: int, repeats: int, with_ray: bool) -> dict:
+    """Alternate 1-, 2-worker (and Ray 2-actor) runs; return medians per kind."""
+    T = _targets(count, seed=11)
+    kinds = ("local 1", "local 2") + (("ray 2",) if with_ray else ())
+    runs = {kind: [] for kind in kinds}
+    with worker_pool(PANDA, 2) as pool:
+        solve_batch(PANDA, T[:64], workers=2, executor=pool, chunk_size=8)  # start both
+        for r in range(repeats):
+            runs["local 1"].append(_run(T, 1, None, r))
+            runs["local 2"].append(_run(T, 2, pool, r))
+            if with_ray:
+                runs["ray 2"].append(_run(T, 2, None, r, use_ray=True))
+    return {kind: _summary(v) for kind, v in runs.items()}
+
+
+def _summary(v) -> dict:
+    times = np.concatenate([x["times_ms"] for x in v])
+    return {"solves_per_s": statistics.median(x["rate"] for x in v),
+            "success_rate": statistics.median(x["success_rate"] for x in v),
+            "false_success": sum(x["false_success"] for x in v),
+            "median_ms": float(np.median(times)), "p95_ms": float(np.percentile(times, 95))}
+
+
+def _start_ray() -> bool:
+    try:
+        import ray
+    except ImportError:
+        print("ray not installed: no Ray row (pip install -r bench/requirements-ray.txt)")
+        return False
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    return True
+
+
+def capability_map(resolution_m: float, workers: int) -> dict:
+    """Time a map of the Panda's reach sphere (8 directions x 4 rolls per voxel)."""
+    settings = MapSettings(resolution_m, 1.2, (0.0, 0.0, 0.333), 8, 4, 0.005, 0, 64)
+    with tempfile.TemporaryDirectory() as tmp:
+        start = time.perf_counter()
+        arrays = build_map(PANDA, Path(tmp) / "map.npz", settings, workers)
+        wall = time.perf_counter() - start
+    return {"resolution_m": resolution_m, "voxels": len(arrays["voxels"]),
+            "orientations": len(arrays["rotations"]), "workers": workers, "wall_s": wall,
+            "mean_reach_index": float(arrays["reach_index"].mean())}
+
+
+def _markdown(rows, cmap, info) -> str:
+    lines = ["| path | solves/s | success (FK-verified) | false SUCCESS | median ms | p95 ms |",
+             "|---|---|---|---|---|---|"]
+    lines += [f"| {r['family']} | {r['solves_per_s']:.0f} | {r['success_rate']:.3f} | "
+              f"{r['false_success']} | {r['median_ms']:.2f} | {r['p95_ms']:.2f} |" for r in rows]
+    lines += ["", f"2 workers / 1 worker throughput: {info['ratio_2_over_1']:.2f}x "
+              f"(median of {info['repeats']} alternating runs, {info['targets']} targets each)",
+              "", "Ray (2 actors kept across calls, local ray.init) / local 2 workers: "
+              + (f"{info['ratio_ray_over_local']:.2f}x" if info["ratio_ray_over_local"]
+                 else "not measured (ray not installed)"),
+              "", f"Capability map: {cmap['voxels']} voxels x {cmap['orientations']} orientations"
+              f" at {cmap['resolution_m']} m on {cmap['workers']} workers"
+              f" in {cmap['wall_s']:.1f} s"
+              f" (mean reachability index {cmap['mean_reach_index']:.3f})", "",
+              f"Load average at the end (1/5/15 min): {info['machine']['load_average']}; "
+              "measured with other jobs sharing the 2 cores."]
+    return "\n".join(lines) + "\n"
+
+
+def main() -> None:
+    """Run and write results/batch.json and batch.md."""
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--quick", action="store_true", help="small counts (about a minute)")
+    args = p.parse_args()
+    count, repeats, res_m = (400, 3, 0.2) if args.quick else (2000, 5, 0.15)
+    load_before = list(os.getloadavg())
+    with_ray = _start_ray()
+    try:
+        tp = throughput(count, repeats, with_ray)
+    finally:
+        if with_ray:
+            import ray
+            ray.shutdown()
+    cmap = capability_map(res_m, 2)
+    rows = [{"robot": "panda", "solver": "lm", "mode": "batch", "family": kind,
+             "workers": int(kind[-1]), **v} for kind, v in tp.items()]
+    info = {"quick": args.quick, "targets": count, "repeats": repeats,
+            "ratio_2_over_1": tp["local 2"]["solves_per_s"] / tp["local 1"]["solves_per_s"],
+            "ratio_ray_over_local": (tp["ray 2"]["solves_per_s"] / tp["local 2"]["solves_per_s"]
+                                     if with_ray else None),
+            "load_average_before": load_before, "machine": machine()}
+    RESULTS.mkdir(exist_ok=True)
+    (RESULTS / "batch.json").write_text(json.dumps(
+        {"rows": rows, "capability_map": cmap, **info}, indent=1) + "\n")
+    (RESULTS / "batch.md").write_text(_markdown(rows, cmap, info))
+    print((RESULTS / "batch.md").read_text())
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,62 @@
+"""The Ray path of :func:`batch.solve_batch`: Ray actors each holding the group.
+
+``ray`` is optional (``pip install -r bench/requirements-ray.txt``).  With an address
+(``"ray://head:10001"`` or ``"auto"`` on a cluster node) the same chunks run on a
+cluster; without one a local Ray instance is started (or the one already running in
+this process is used).  Chunks and per-target seeds are those of the local path, so
+the answers are the same for the same batch seed.  The actors of a group are started
+on the first call and reused until ``ray.shutdown()``.
+"""
+from __future__ import annotations
+
+from typing import Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+from ros2_ik.core import errors
+
+
+class _Worker:
+    """One Ray actor: builds the group once, then solves chunks."""
+
+    def __init__(self, spec):
+        from ros2_ik.core.batch import _worker_group
+        self.spec = spec
+        _worker_group(spec)
+
+    def solve(self, options, T, seeds, random_seeds) -> Tuple[np.ndarray, ...]:
+        from ros2_ik.core.batch import solve_chunk
+        return solve_chunk(self.spec, options, T, seeds, random_seeds)
+
+
+def _ray():
+    try:
+        import ray
+    except ImportError as exc:
+        raise errors.InvalidArgument(
+            "use_ray/ray_address: the 'ray' package is not installed "
+            "(pip install -r bench/requirements-ray.txt)") from exc
+    return ray
+
+
+def run_ray(spec, options, T: np.ndarray, seeds: np.ndarray, random_seeds: np.ndarray,
+            parts: Sequence[slice], actors: int, address: Optional[str]) -> List[Tuple]:
+    """Solve ``parts`` (slices of the arrays) on ``actors`` Ray actors, in order."""
+    ray = _ray()
+    if not ray.is_initialized():
+        ray.init(address=address or None, log_to_driver=False)
+    pool = _actors(ray, spec, actors)
+    return list(ray.util.ActorPool(pool).map(
+        lambda a, s: a.solve.remote(options, T[s], seeds[s], random_seeds[s]), parts))
+
+
+_ACTORS: Dict[tuple, list] = {}
+
+
+def _actors(ray, spec, count: int) -> list:
+    """Actors of this Ray job for ``spec``, started once and kept until ray.shutdown()."""
+    key = (ray.get_runtime_context().get_job_id(), spec, count)
+    if key not in _ACTORS:
+        actor_class = ray.remote(num_cpus=1)(_Worker)
+        _ACTORS[key] = [actor_class.remote(spec) for _ in range(count)]
+    return _ACTORS[key]

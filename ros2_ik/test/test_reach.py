@@ -1,0 +1,97 @@
+"""Capability maps (core/capability.py) and the ``reach`` CLI on a tiny grid."""
+import numpy as np
+import pytest
+
+from ros2_ik import reach
+from ros2_ik.core import errors, robots
+from ros2_ik.core.batch import GroupSpec
+from ros2_ik.core.capability import build_map, fibonacci_directions, MapSettings, \
+    orientations, voxel_centers
+
+PANDA = GroupSpec(arm="panda")
+TINY = MapSettings(resolution_m=0.25, radius_m=0.3, center_m=(0.3, 0.0, 0.4), directions=3,
+                   rolls=2, timeout_s=0.005, batch_seed=0, chunk_voxels=3)
+
+
+class _Stop(Exception):
+    pass
+
+
+def test_orientations_are_rotations_with_spread_approach_axes():
+    R = orientations(6, 3)
+    assert R.shape == (18, 3, 3)
+    np.testing.assert_allclose(R @ R.transpose(0, 2, 1), np.broadcast_to(np.eye(3), R.shape),
+                               atol=1e-12)
+    np.testing.assert_allclose(np.linalg.det(R), 1.0)
+    d = fibonacci_directions(100)
+    np.testing.assert_allclose(np.linalg.norm(d, axis=1), 1.0)
+    assert np.linalg.norm(d.mean(axis=0)) < 0.05  # evenly spread: mean near 0
+
+
+def test_map_solutions_reach_their_targets(tmp_path):
+    out = tmp_path / "map.npz"
+    arrays = build_map(PANDA, out, TINY)
+    _, group = robots.load_group("panda")
+    saved = np.load(out)
+    np.testing.assert_array_equal(saved["reach_index"], arrays["reach_index"])
+    assert 0 < arrays["reach_index"].mean() < 1
+    for v, row_q, row_ok in zip(arrays["voxels"], arrays["q"], arrays["solved"]):
+        for R, q, ok in zip(arrays["rotations"], row_q, row_ok):
+            assert ok == np.isfinite(q).all()
+            if ok:
+                T = group.fk(q.astype(float), group.tip)
+                assert np.linalg.norm(T.translation - v) < 1e-4 + 1e-5  # float32 q
+    assert not (tmp_path / "map.npz.partial.npz").exists()
+
+
+def test_interrupted_map_resumes_without_recomputing(tmp_path):
+    out = tmp_path / "map.npz"
+    calls = []
+
+    def stop_after_first(done, total):
+        calls.append(done)
+        raise _Stop
+
+    with pytest.raises(_Stop):
+        build_map(PANDA, out, TINY, progress=stop_after_first)
+    partial = np.load(tmp_path / "map.npz.partial.npz")
+    assert not out.exists() and partial["done"].sum() == 3
+    resumed = []
+    arrays = build_map(PANDA, out, TINY, progress=lambda d, t: resumed.append(d))
+    assert resumed[0] == 6 and 3 not in resumed  # the first chunk was not recomputed
+    np.testing.assert_array_equal(arrays["solved"][:3], partial["solved"][:3])
+
+
+def test_corrupt_or_mismatched_resume_file_is_a_clear_error(tmp_path):
+    out = tmp_path / "map.npz"
+    (tmp_path / "map.npz.partial.npz").write_bytes(b"not a zip")
+    with pytest.raises(errors.InvalidArgument, match="corrupt"):
+        build_map(PANDA, out, TINY)
+    assert not out.exists()
+
+
+def test_bad_grid_and_paths(tmp_path):
+    with pytest.raises(errors.InvalidArgument, match="resolution_m"):
+        voxel_centers((0, 0, 0), 1.0, 0.0)
+    with pytest.raises(errors.InvalidArgument, match="radius_m"):
+        voxel_centers((0, 0, 0), -1.0, 0.1)
+    with pytest.raises(errors.InvalidArgument, match="out"):
+        build_map(PANDA, tmp_path / "missing_dir" / "m.npz", TINY)
+
+
+@pytest.mark.parametrize("argv, field", [
+    (["--arm", "nope"], "arm"), (["--directions", "0"], "directions"),
+    (["--resolution", "-1"], "resolution"), (["--timeout-ms", "0"], "timeout-ms")])
+def test_cli_bad_input_exits_2(tmp_path, capsys, argv, field):
+    assert reach.main(argv + ["--out", str(tmp_path / "m.npz"), "--radius", "0.3"]) == 2
+    assert field in capsys.readouterr().err
+    assert not (tmp_path / "m.npz").exists()
+
+
+def test_cli_writes_npz_and_png(tmp_path):
+    out = tmp_path / "m.npz"
+    assert reach.main(["--resolution", "0.3", "--radius", "0.3", "--center", "0.3", "0", "0.4",
+                       "--directions", "2", "--rolls", "1", "--out", str(out)]) == 0
+    assert np.load(out)["voxels"].shape[1] == 3
+    pytest.importorskip("matplotlib", reason="PNG slice needs matplotlib")
+    assert out.with_suffix(".png").stat().st_size > 1000
