@@ -44,7 +44,7 @@ def replace(text: str, name: str, body: str) -> str:
 
 
 def servo() -> str:
-    """The servo step table of servo.md (ours and Pink side by side), or ''."""
+    """Return the servo step table of servo.md (ours and Pink side by side), or ''."""
     path = RESULTS / "servo.md"
     if not path.exists():
         return ""
