@@ -253,15 +253,9 @@ def action_worker(domain_id: str, namespace: str, goals: int, seed: int, results
                   deadline: float) -> None:
     """Send ``goals`` reachable pose goals one after another; goal -> result times."""
     import rclpy
-    from rclpy.action import ActionClient
     from ros2_ik_interfaces.action import ConstrainedIK
     from ros2_ik_interfaces.msg import PoseGoal
-    executor = _start_ros(domain_id)
-    node = rclpy.create_node("load_action_client")
-    action = ActionClient(node, ConstrainedIK, f"{namespace.rstrip('/')}/constrained_ik")
-    executor.add_node(node)
-    if not action.wait_for_server(timeout_sec=60):
-        raise TimeoutError("constrained_ik did not appear")
+    executor, node, action = _action_client("load_action_client", namespace, domain_id)
     make = request_maker(seed)
 
     def one_goal():
@@ -355,16 +349,10 @@ def cancel_worker(domain_id: str, namespace: str, cancels: int, results,
     """
     import rclpy
     from action_msgs.msg import GoalStatus
-    from rclpy.action import ActionClient
     from ros2_ik_interfaces.action import ConstrainedIK
     from ros2_ik_interfaces.msg import PoseGoal
     from rclpy.task import Future
-    executor = _start_ros(domain_id)
-    node = rclpy.create_node("load_cancel_client")
-    action = ActionClient(node, ConstrainedIK, f"{namespace.rstrip('/')}/constrained_ik")
-    executor.add_node(node)
-    if not action.wait_for_server(timeout_sec=60):
-        raise TimeoutError("constrained_ik did not appear")
+    executor, node, action = _action_client("load_cancel_client", namespace, domain_id)
     to_result, to_response, statuses = [], [], Counter()
     for i in range(cancels):
         if time.time() > deadline:
@@ -397,3 +385,17 @@ def cancel_worker(domain_id: str, namespace: str, cancels: int, results,
     node.destroy_node()
     executor.shutdown()
     rclpy.shutdown()
+
+
+def _action_client(name: str, namespace: str, domain_id: int):
+    """(executor, node, ActionClient of constrained_ik), the server already matched."""
+    import rclpy
+    from rclpy.action import ActionClient
+    from ros2_ik_interfaces.action import ConstrainedIK
+    executor = _start_ros(domain_id)
+    node = rclpy.create_node(name)
+    action = ActionClient(node, ConstrainedIK, f"{namespace.rstrip('/')}/constrained_ik")
+    executor.add_node(node)
+    if not action.wait_for_server(timeout_sec=60):
+        raise TimeoutError("constrained_ik did not appear")
+    return executor, node, action
