@@ -19,19 +19,12 @@ from typing import Tuple
 import numpy as np
 
 from ros2_ik.core.solvers.budget import Budget
-from ros2_ik.core.solvers.residuals import DONE_FRACTION, Residuals
+from ros2_ik.core.solvers.residuals import DONE_FRACTION, Residuals, hinge_rows
 
 #: Re-solves per iteration for rows the step would carry outside their bounds.
 PREDICTIONS = 2
 _Attempt = Tuple[np.ndarray, int, bool, float]  # (q, iterations, converged, merit)
 _EMPTY = np.zeros(0)
-
-
-def hinge(g: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> np.ndarray:
-    """Signed distance (m,) of each row outside ``[lower, upper]`` (0 inside; NaN: inf)."""
-    r = np.minimum(g - lower, 0.0) + np.maximum(g - upper, 0.0)
-    r[np.isnan(g)] = math.inf
-    return r
 
 
 def attempt(res: Residuals, q: np.ndarray, budget: Budget, step, params,
@@ -52,7 +45,7 @@ def attempt(res: Residuals, q: np.ndarray, budget: Budget, step, params,
     last = max_iterations or params.max_iterations_constrained
     pose_done = True
     for it in range(1, last + 1):
-        pe, pJ = _EMPTY, res.group_empty_jacobian
+        pe, pJ = _EMPTY, res.empty_jacobian
         q_full = res.update(q)
         if res.pose is not None:
             pe, pJ, scaled = res.pose_rows()
@@ -61,7 +54,7 @@ def attempt(res: Residuals, q: np.ndarray, budget: Budget, step, params,
         if xe.size:
             pe, pJ = np.concatenate((pe, xe)), np.vstack((pJ, xJ))
         g, J = res.all_rows(q_full)
-        r, rr, worst_rows = _hinge_rows(g.tolist(), lo_list, hi_list, margin_list)
+        r, rr, worst_rows = hinge_rows(g.tolist(), lo_list, hi_list, margin_list)
         worst = max(0.25 * worst_rows - 0.25, x_worst)
         E = float(pe @ pe) + rr
         if pose_done and worst <= DONE_FRACTION:
@@ -79,17 +72,6 @@ def attempt(res: Residuals, q: np.ndarray, budget: Budget, step, params,
                                      damping)
         q = np.minimum(np.maximum(q + dq, lower), upper)
     raise AssertionError("unreachable")
-
-
-def _hinge_rows(g, lo, hi, margin) -> Tuple[list, float, float]:
-    """:func:`hinge` on lists of floats: rows, their squared sum, the worst in margins."""
-    r, rr, worst = [], 0.0, 0.0
-    for v, a, b, m in zip(g, lo, hi, margin):
-        x = v - a if v < a else (v - b if v > b else (0.0 if v == v else math.inf))
-        r.append(x)
-        rr += x * x
-        worst = max(worst, abs(x) / m)
-    return r, rr, worst
 
 
 def _pushed_out(q, dq, lower, upper):

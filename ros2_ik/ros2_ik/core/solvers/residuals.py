@@ -30,6 +30,22 @@ _EMPTY = np.zeros(0)
 DONE_FRACTION = 0.5
 
 
+def hinge_rows(g, lower, upper, margin) -> Tuple[List[float], float, float]:
+    """Return the signed distance of each row outside its bounds, on lists of floats.
+
+    A constraint has a handful of rows: numpy calls cost more than Python floats.
+    Returns the rows (0 inside; a NaN row is as violated as it gets: inf), their squared
+    sum and the largest ``|row| / margin``.
+    """
+    r, rr, worst = [], 0.0, 0.0
+    for v, a, b, m in zip(g, lower, upper, margin):
+        x = v - a if v < a else (v - b if v > b else (0.0 if v == v else math.inf))
+        r.append(x)
+        rr += x * x
+        worst = max(worst, abs(x) / m)
+    return r, rr, worst
+
+
 def _shrunk(c, tolerance: ConstraintTolerance) -> tuple:
     """Return ``(c, lower, upper, margin)``: physical bounds moved inside by ``margin``.
 
@@ -81,8 +97,7 @@ class Residuals:
         shrunk = [_shrunk(c, tolerance) for c in problem.constraints]
         self._bounds = [b for b in shrunk if not hasattr(b[0], "evaluate_excess")]
         self._row_constraints = [b[0] for b in self._bounds]
-        self._empty_J = np.zeros((0, group.n))
-        self.group_empty_jacobian = self._empty_J
+        self.empty_jacobian = np.zeros((0, group.n))
         self._qp_margins = [0.25 * tolerance.of(c.units[0]) if len(c.units) else 0.0
                             for c in problem.constraints]
         #: Every constraint's physical rows stacked (:meth:`physical_rows`): shrunk bounds.
@@ -93,6 +108,8 @@ class Residuals:
         self.row_lower = np.array([v for b in self._bounds for v in b[1]])
         self.row_upper = np.array([v for b in self._bounds for v in b[2]])
         self.row_margin = np.array([v for b in self._bounds for v in b[3]])
+        self._row_lower_list, self._row_upper_list, self._row_margin_list = (
+            self.row_lower.tolist(), self.row_upper.tolist(), self.row_margin.tolist())
 
     def update(self, q: np.ndarray) -> np.ndarray:
         """Kinematics at group vector ``q``; returns the model configuration used."""
@@ -128,28 +145,13 @@ class Residuals:
         tolerance outside its bound).  Satisfied rows are left out: a zero residual with
         a zero Jacobian row adds nothing to the normal equations or the gradient.
         """
-        rows: List[float] = []
-        jacs: List[np.ndarray] = []
-        worst = 0.0  # in units of the row's margin (a quarter of its tolerance)
-        model, data = self.model, self.data
-        for c, lo, hi, margin in self._bounds:
-            g, Jg = c.evaluate_physical(model, data, q_full)
-            # Python floats: a constraint has a handful of rows, numpy calls cost more.
-            for k, v in enumerate(g.tolist()):
-                if v < lo[k]:
-                    r = v - lo[k]
-                elif v > hi[k]:
-                    r = v - hi[k]
-                elif v == v:
-                    continue
-                else:  # NaN: a row that cannot be evaluated is as violated as it gets
-                    r = np.inf
-                rows.append(r)
-                jacs.append(Jg[k])
-                worst = max(worst, abs(r) / margin[k])
-        if not rows:
-            return _EMPTY, self._empty_J, 0.0
-        r, J = np.array(rows), np.array(jacs)[:, self.iv]
+        g, J = self.all_rows(q_full)
+        r, _, worst = hinge_rows(g.tolist(), self._row_lower_list, self._row_upper_list,
+                                 self._row_margin_list)
+        active = [k for k, x in enumerate(r) if x != 0.0]
+        if not active:
+            return _EMPTY, self.empty_jacobian, 0.0
+        r, J = np.array(r)[active], J[active]
         if self.penalty != 1.0:
             r, J = r * self.penalty, J * self.penalty
         return r, J, 0.25 * worst - 0.25
@@ -175,7 +177,7 @@ class Residuals:
             values.append(g)
             jacobians.append(Jg)
         if not values:
-            return _EMPTY, self._empty_J
+            return _EMPTY, self.empty_jacobian
         return np.concatenate(values), np.vstack(jacobians)[:, self.iv]
 
     def linearised_rows(self, q_full: np.ndarray):
@@ -186,7 +188,7 @@ class Residuals:
         parts = [c.linearisation(self.model, self.data, q_full, margin)
                  for c, margin in zip(self.problem.constraints, self._qp_margins)]
         if not parts:
-            return _EMPTY, self._empty_J, _EMPTY, _EMPTY
+            return _EMPTY, self.empty_jacobian, _EMPTY, _EMPTY
         g, J, lower, upper = (np.concatenate([p[k] for p in parts]) if k != 1 else
                               np.vstack([p[1] for p in parts]) for k in range(4))
         return g, J[:, self.iv], lower, upper
@@ -219,7 +221,7 @@ class Residuals:
         The worst violation is relative to the tolerance, as in :meth:`constraint_rows`.
         """
         if not self._excess:
-            return _EMPTY, self._empty_J, 0.0
+            return _EMPTY, self.empty_jacobian, 0.0
         values, jacobians, worst = [], [], 0.0
         for c, bound in self._excess:
             e, Je = c.evaluate_excess(self.model, self.data, q_full, bound)
@@ -244,7 +246,7 @@ class Residuals:
                 parts_J.append(J)
                 done = done and worst <= DONE_FRACTION
         if not parts_r:  # no pose and every constraint holds
-            return _EMPTY, self._empty_J, done
+            return _EMPTY, self.empty_jacobian, done
         return np.concatenate(parts_r), np.vstack(parts_J), done
 
     def costs(self, q_full: np.ndarray) -> Tuple[float, np.ndarray]:
