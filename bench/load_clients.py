@@ -252,7 +252,6 @@ class InProcess:
 def action_worker(domain_id: str, namespace: str, goals: int, seed: int, results,
                   deadline: float) -> None:
     """Send ``goals`` reachable pose goals one after another; goal -> result times."""
-    import rclpy
     from ros2_ik_interfaces.action import ConstrainedIK
     from ros2_ik_interfaces.msg import PoseGoal
     executor, node, action = _action_client("load_action_client", namespace, domain_id)
@@ -287,10 +286,7 @@ def action_worker(domain_id: str, namespace: str, goals: int, seed: int, results
     results.put({"goals": len(rtts), "lost": lost, "codes": dict(codes),
                  "goal_to_result_ms": percentiles(np.array(rtts) * 1e3),
                  "result_solve_time_ms": percentiles(np.array(solves) * 1e3)})
-    action.destroy()
-    node.destroy_node()
-    executor.shutdown()
-    rclpy.shutdown()
+    _close_action_client(executor, node, action)
 
 
 def stream_worker(domain_id: str, namespace: str, rate_hz: float, stop, results) -> None:
@@ -347,7 +343,6 @@ def cancel_worker(domain_id: str, namespace: str, cancels: int, results,
 
     Times cancel request -> cancel response and -> result.
     """
-    import rclpy
     from action_msgs.msg import GoalStatus
     from ros2_ik_interfaces.action import ConstrainedIK
     from ros2_ik_interfaces.msg import PoseGoal
@@ -381,10 +376,7 @@ def cancel_worker(domain_id: str, namespace: str, cancels: int, results,
     results.put({"cancels": len(to_result), "statuses": dict(statuses),
                  "cancel_to_result_ms": percentiles(np.array(to_result) * 1e3),
                  "cancel_to_response_ms": percentiles(np.array(to_response) * 1e3)})
-    action.destroy()
-    node.destroy_node()
-    executor.shutdown()
-    rclpy.shutdown()
+    _close_action_client(executor, node, action)
 
 
 def _action_client(name: str, namespace: str, domain_id: int):
@@ -399,3 +391,12 @@ def _action_client(name: str, namespace: str, domain_id: int):
     if not action.wait_for_server(timeout_sec=60):
         raise TimeoutError("constrained_ik did not appear")
     return executor, node, action
+
+
+def _close_action_client(executor, node, action) -> None:
+    """Tear down what :func:`_action_client` opened, and this process's rclpy."""
+    import rclpy
+    action.destroy()
+    node.destroy_node()
+    executor.shutdown()
+    rclpy.shutdown()
