@@ -56,13 +56,16 @@ def brute_force_order(group, target: PoseTarget, weight_rotation: bool) -> np.nd
     """Indices of the library sorted by the documented distance, computed per sample."""
     lib = seed_library.library(group)
     T_t = target.T_ref_target
+    placements = [group.fk(q, target.frame) for q in lib.q]
+    p = np.array([T.translation for T in placements])
+    # the documented weight: ORIENTATION_WEIGHT times the spread of the sample positions
+    weight = seed_library.ORIENTATION_WEIGHT * ((p - p.mean(axis=0)) ** 2).sum(axis=1).mean()
     d = []
-    for q in lib.q:
-        T = group.fk(q, target.frame)
+    for T in placements:
         dist = float(np.sum((T.translation - T_t.translation) ** 2))
         if weight_rotation:
             theta = np.linalg.norm(pin.log3(T_t.rotation.T @ T.rotation))
-            dist += seed_library.ORIENTATION_WEIGHT_M2 * 2.0 * (1.0 - math.cos(theta))
+            dist += weight * 2.0 * (1.0 - math.cos(theta))
         d.append(dist)
     return np.argsort(d, kind="stable")
 

@@ -72,7 +72,7 @@ class BatchOptions:
     solver: str = "lm"
     timeout_s: float = 0.005
     max_attempts: int = 0
-    library_starts: int = 4
+    library_starts: int = 32
 
 
 @dataclass(frozen=True)
@@ -227,7 +227,7 @@ def solve_batch(group_spec: GroupSpec, targets: Union[np.ndarray, Sequence[PoseT
                 frame: str = "", reference_frame: Optional[str] = None,
                 position_tolerance_m: float = 1e-4, orientation_tolerance_rad: float = 1e-3,
                 position_only: bool = False, solver: str = "lm", max_attempts: int = 0,
-                library_starts: int = 4, first_index: int = 0,
+                library_starts: int = 32, first_index: int = 0,
                 executor: Optional[cf.Executor] = None, use_ray: bool = False,
                 ray_address: Optional[str] = None) -> BatchResult:
     """Solve ``targets`` (``T_ref_target`` as (N, 4, 4), or PoseTargets of one frame).

@@ -5,16 +5,22 @@ starts on arms with narrow limits (panda, z1: the others end pinned at a limit),
 tail of the solve time is those restarts.  A start whose frame placement is already near
 the target usually lies in the basin of a solution inside the limits.  So each group keeps
 ``SAMPLES`` configurations drawn uniformly in its limits (fixed numpy seed: deterministic)
-with the world placement of the target frame, built once per (group, frame), ~3 ms; a
-solve ranks them by::
+with the world placement of the target frame, built once per (group, frame); a solve
+ranks them by::
 
-    d = |p - p_target|^2 + ORIENTATION_WEIGHT_M2 * (3 - trace(R_target^T R))    [m^2]
+    d = |p - p_target|^2 + w * (3 - trace(R_target^T R))    [m^2]
 
-(``3 - trace = 2 (1 - cos theta)``, ~theta^2 for small angles: 1 rad weighs like ~0.3 m)
-and its restarts 1..k start from the k nearest (:func:`nearest_starts`), then uniform random.
+(``3 - trace = 2 (1 - cos theta)``, ~theta^2 for small angles) and its restarts 1..k start
+from the k nearest (:func:`nearest_starts`), then uniform random.  The orientation weight
+``w`` scales with the arm: ``ORIENTATION_WEIGHT * s^2`` with ``s^2`` the spread of the
+frame's sample positions (mean squared distance to their centroid), so a 0.3 m arm and a
+2 m arm weigh one radian alike relative to their size (the panda's ``w`` is ~0.04 m^2).
 
-Measured (1000 random targets, 5 ms, fastest of 3 passes, k = 4): iterations per solve at
-p95 panda 41 -> 23, z1 48 -> 18, kinova 38 -> 15; see bench/README.md.
+The size of the library sets how often the nearest samples lie in the basin of the one
+or two solutions a 6-joint arm with narrow limits has: measured on random arms
+(bench/random_arms.py, 300 targets each, attempts to the first verified solution,
+no deadline), 2000 samples and 4 starts gave p99.9 16-62 attempts, 8000 samples and
+32 starts 8-17.  Ranking is one matrix-vector product on precomputed columns.
 """
 from __future__ import annotations
 
@@ -26,10 +32,13 @@ from typing import Dict, Optional, Tuple
 import numpy as np
 import pinocchio as pin
 
-#: Library size per (group, frame): 2000 samples cost ~3 ms to build and ~20 us to rank.
-SAMPLES = 2000
-#: Weight of the orientation term of the ranking distance [m^2 per (2 (1 - cos theta))].
-ORIENTATION_WEIGHT_M2 = 0.1
+#: Library size per (group, frame): 8000 samples cost ~25 ms to build and ~40 us to rank.
+SAMPLES = 8000
+#: Samples the constraint ranking reads (a prefix: its per-constraint cost grows with it).
+CONSTRAINT_SAMPLES = 2000
+#: Weight of the orientation term, relative to the spread of the sample positions
+#: [per (2 (1 - cos theta))]: w = ORIENTATION_WEIGHT * spread [m^2].
+ORIENTATION_WEIGHT = 0.1
 _NUMPY_SEED = 0x5EED
 
 
@@ -46,6 +55,7 @@ class SeedLibrary:
         self.q.setflags(write=False)
         self._frames: Dict[int, Tuple[np.ndarray, np.ndarray]] = {}
         self._columns: Dict[int, Tuple[np.ndarray, np.ndarray]] = {}
+        self._rankings: Dict[int, _Ranking] = {}
         self._lock = threading.Lock()
 
     def placements(self, group, frame: str) -> Tuple[np.ndarray, np.ndarray]:
@@ -67,33 +77,71 @@ class SeedLibrary:
     def columns(self, group, full_fid: int) -> Tuple[np.ndarray, np.ndarray]:
         """Return the placements of the full model's frame ``full_fid``, transposed.
 
-        ``p`` (3, SAMPLES) [m], ``R`` (9, SAMPLES); one column for a frame fixed in the
-        world.  The frame is found in the reduced model by name *and* type (a joint and its child
-        link may share a name).
+        ``p`` (3, CONSTRAINT_SAMPLES) [m], ``R`` (9, CONSTRAINT_SAMPLES); one column for a
+        frame fixed in the world.  The frame is found in the reduced model by name *and*
+        type (a joint and its child link may share a name).
         """
         frame = group.robot.model.frames[full_fid]
         fid = int(group.reduced_model.getFrameId(frame.name, frame.type))
         found = self._columns.get(fid)
         if found is None:
             p, R = self._placements(group, fid)
+            p, R = p[:CONSTRAINT_SAMPLES], R[:CONSTRAINT_SAMPLES]
             if group.reduced_model.frames[fid].parentJoint == 0:  # fixed: one column
                 p, R = p[:1], R[:1]  # (broadcasts against the samples' columns)
             found = self._columns[fid] = (np.ascontiguousarray(p.T),
                                           np.ascontiguousarray(R.T))
         return found
 
+    def ranking(self, group, frame: str) -> "_Ranking":
+        """Precomputed ranking data of ``frame`` (built once, shared by threads)."""
+        fid = group.reduced_frame_id(frame)
+        found = self._rankings.get(fid)
+        if found is None:
+            found = self._rankings[fid] = _Ranking(*self._placements(group, fid))
+        return found
+
     def _forward_kinematics(self, group, fid: int) -> Tuple[np.ndarray, np.ndarray]:
         model = group.reduced_model  # locked joints are already in its placements
         data = model.createData()
-        H = np.empty((SAMPLES, 4, 4))
+        p, R = np.empty((SAMPLES, 3)), np.empty((SAMPLES, 3, 3))
         fk, ufp = pin.forwardKinematics, pin.updateFramePlacement
         for i, q in enumerate(group.to_reduced_qs(self.q)):
             fk(model, data, q)
-            H[i] = ufp(model, data, fid).homogeneous
-        p, R = H[:, :3, 3].copy(), H[:, :3, :3].reshape(SAMPLES, 9)
+            X = ufp(model, data, fid)
+            p[i], R[i] = X.translation, X.rotation
+        R = R.reshape(SAMPLES, 9)
         for a in (p, R):
             a.setflags(write=False)
         return p, R
+
+
+class _Ranking:
+    """The ranking distance as one product: ``d = [p, R] @ [-2 p_t, -w R_t] + |p|^2``.
+
+    (The constant ``|p_t|^2 + 3 w`` is left out: it does not change the order.)  The
+    product is numpy's einsum on (12, S) rows, not BLAS: an (S, 12) matrix-vector
+    product makes OpenBLAS wake its threads, which then spin and slowed every solve
+    after it ~2x on this 2-core machine.
+    """
+
+    def __init__(self, p: np.ndarray, R: np.ndarray):
+        self.rows = np.ascontiguousarray(np.hstack((p, R)).T)  # (12, S)
+        self.p_squared = (p * p).sum(axis=1)
+        spread = float(((p - p.mean(axis=0)) ** 2).sum(axis=1).mean())
+        #: Orientation weight [m^2 per (2 (1 - cos theta))]; a tiny floor for a still frame.
+        self.weight = ORIENTATION_WEIGHT * max(spread, 1e-6)
+
+    def distances(self, T: pin.SE3, position: bool, rotation: bool) -> np.ndarray:
+        """Ranking distance of every sample to ``T`` [m^2, up to a constant]."""
+        if position and rotation:
+            v = np.concatenate((-2.0 * T.translation, -self.weight * T.rotation.reshape(-1)))
+            return np.einsum("ji,j->i", self.rows, v) + self.p_squared
+        if position:
+            return np.einsum("ji,j->i", self.rows[:3], -2.0 * T.translation) + self.p_squared
+        if rotation:
+            return np.einsum("ji,j->i", self.rows[3:], -self.weight * T.rotation.reshape(-1))
+        return np.zeros(SAMPLES)
 
 
 _LIBRARIES: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
@@ -113,7 +161,7 @@ def library(group) -> SeedLibrary:
 
 def prepare(group, frame: str) -> None:
     """Build the library of ``group`` for ``frame`` now (e.g. at start-up, outside a solve)."""
-    library(group).placements(group, frame)
+    library(group).ranking(group, frame)
 
 
 def nearest_starts(group, pose, count: int, seed: np.ndarray,
@@ -125,13 +173,8 @@ def nearest_starts(group, pose, count: int, seed: np.ndarray,
     With a finite ``max_jump`` [rad or m] only samples within it of ``seed`` (L-inf) qualify.
     """
     lib = library(group)
-    p, R = lib.placements(group, pose.target.frame)
-    T = pose.T_world_target
-    d = np.zeros(SAMPLES)
-    if pose.mask[:3].any():
-        d += ((p - T.translation) ** 2).sum(axis=1)
-    if pose.full_rotation:
-        d += ORIENTATION_WEIGHT_M2 * (3.0 - R @ T.rotation.reshape(-1))
+    d = lib.ranking(group, pose.target.frame).distances(
+        pose.T_world_target, bool(pose.mask[:3].any()), pose.full_rotation)
     if math.isfinite(max_jump):
         d[np.abs(lib.q - seed).max(axis=1) > max_jump] = np.inf
     count = min(count, int(np.isfinite(d).sum()))
@@ -167,7 +210,7 @@ class _SampleFrames:
 def _ranking(group, lib: SeedLibrary, constraints, seed: Optional[np.ndarray]) -> np.ndarray:
     """Sum of the constraints' sample violations at the samples (or at the seed alone)."""
     frames = _SampleFrames(group, lib, seed)
-    d = np.zeros(1 if seed is not None else SAMPLES)
+    d = np.zeros(1 if seed is not None else CONSTRAINT_SAMPLES)
     for c in constraints:
         v = c.sample_violation(frames)
         if v is not None:
@@ -190,7 +233,7 @@ def constraint_starts(group, constraints, count: int, seed: np.ndarray,
     d = np.concatenate((0.5 * _ranking(group, lib, constraints, seed),
                         _ranking(group, lib, constraints, None)))
     if math.isfinite(max_jump):
-        d[1:][np.abs(lib.q - seed).max(axis=1) > max_jump] = np.inf
+        d[1:][np.abs(lib.q[:CONSTRAINT_SAMPLES] - seed).max(axis=1) > max_jump] = np.inf
     count = min(count + 1, int(np.isfinite(d).sum()))
     idx = np.argpartition(d, count - 1)[:count]
     idx = idx[np.argsort(d[idx], kind="stable")]

@@ -99,8 +99,8 @@ SCHEMA: Tuple[ParamSpec, ...] = (
               "are clamped to it.", _positive),
     ParamSpec("max_attempts", 0, "Default cap on restarts (0: restart until the timeout)."),
     ParamSpec("max_attempts_cap", 100000, "Upper cap on a request's max_attempts."),
-    ParamSpec("library_starts", 4, "Restarts that start from the group's sample library "
-              "(2000 configurations) nearest to the target, before uniform random ones; 0: "
+    ParamSpec("library_starts", 32, "Restarts that start from the group's sample library "
+              "(8000 configurations) nearest to the target, before uniform random ones; 0: "
               "uniform random restarts only."),
     ParamSpec("position_tolerance", 1e-4, "Default position tolerance [m].", _positive),
     ParamSpec("orientation_tolerance", 1e-3, "Default orientation tolerance [rad].",

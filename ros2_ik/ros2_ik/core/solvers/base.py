@@ -38,7 +38,7 @@ class SolveOptions:
     cancel: Optional[Callable[[], bool]] = None
     feedback: Optional[Callable[[Progress], None]] = None
     constraint_tolerance: ConstraintTolerance = DEFAULT_TOLERANCE
-    library_starts: int = 4
+    library_starts: int = 32
 
 
 class LocalResult(NamedTuple):
