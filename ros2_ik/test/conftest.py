@@ -12,3 +12,15 @@ def ros_context():
     rclpy.init()
     yield
     rclpy.shutdown()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def compiled_attempt():
+    """Compile (or load from numba's cache) the compiled pose attempt before any test.
+
+    As the node does at start-up: the first compilation (~8 s) must not land inside a
+    test's timed region or a node's readiness wait.
+    """
+    from ros2_ik.core.solvers import chain_kernel
+
+    chain_kernel.warm_up()

@@ -25,7 +25,7 @@ from ros2_ik.node.action_server import ConstrainedIKServer
 from ros2_ik.node import interactive_goal, moveit_bridge
 from ros2_ik.core import seed_library
 from ros2_ik.core.errors import InvalidGoal
-from ros2_ik.core.solvers import registry
+from ros2_ik.core.solvers import chain_kernel, registry
 from ros2_ik.node.compute_ik import Answer, compute_ik, resolve_group
 from ros2_ik.node.diagnostics import Diagnostics
 from ros2_ik.node.conversions import pose_to_se3
@@ -179,7 +179,8 @@ class IKNode(Node):
     def _warm_up(self) -> None:
         """Build the default group and its restart library, load the default solver: now.
 
-        Not in the first solve: the library alone costs ~3 ms.
+        Not in the first solve: the library costs ~25 ms, loading the compiled pose attempt
+        ~0.5 s (compiling it, the first time on a machine, ~8 s).
         """
         cfg = self.config
         try:
@@ -188,6 +189,7 @@ class IKNode(Node):
                                            "", "")
                 seed_library.prepare(group, tip)
             registry.solver_class(cfg.solver)
+            chain_kernel.warm_up()
         except Exception as exc:  # noqa: BLE001 - a request will report the same error
             self.get_logger().warning(f"default group/solver not usable: {exc}")
 

@@ -40,7 +40,7 @@ from scipy.linalg.lapack import dposv
 
 from ros2_ik.core import errors
 from ros2_ik.core.problem import Problem
-from ros2_ik.core.solvers import active_set, clearance_last, polish
+from ros2_ik.core.solvers import active_set, chain_kernel, clearance_last, polish
 from ros2_ik.core.solvers.base import LocalResult, Solver
 from ros2_ik.core.solvers.budget import Budget
 from ros2_ik.core.solvers.residuals import Residuals
@@ -114,7 +114,8 @@ class _FastState:
     __slots__ = ("group", "model", "data", "fid", "T_target_inv", "inv_tol", "sqrt_w",
                  "R6", "log6", "lower", "upper", "bounded", "continuous", "pos_tol2",
                  "ori_tol2", "near2", "q_simple", "v_simple", "lower_simple",
-                 "upper_simple", "lower_list", "upper_list", "to_q", "from_q")
+                 "upper_simple", "lower_list", "upper_list", "to_q", "from_q", "chain",
+                 "T_target_inv_h")
 
     def __init__(self, problem: Problem):
         """Pick the loop (log6 for a full isotropic pose) and cache its inputs."""
@@ -139,6 +140,11 @@ class _FastState:
         self.pos_tol2, self.ori_tol2 = pos_tol * pos_tol, ori_tol * ori_tol
         # |log6|^2 below this: worth the exact test (|v| ~ |t| once the rotation is small).
         self.near2 = 1.1 * (self.pos_tol2 + self.ori_tol2)
+        # The compiled attempt's chain (None: the Python loop), and the target it reads.
+        self.chain = _chain(group, self.model, self.fid) if self.log6 and not self.continuous \
+            else None
+        self.T_target_inv_h = np.ascontiguousarray(self.T_target_inv.homogeneous) \
+            if self.chain is not None else None
 
     def pushed_out(self, q: np.ndarray, dq: np.ndarray):
         """Mask (n,) of joints on a limit that ``q - dq`` would push beyond it, or None."""
@@ -167,6 +173,26 @@ class _FastState:
         """Return True when some joint of reduced configuration ``q`` sits on a limit."""
         values = q.tolist()  # Python floats: ~3x cheaper than the numpy test here
         return any(map(_ge, self.lower_list, values)) or any(map(_le, self.upper_list, values))
+
+
+_CHAINS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def _chain(group, model: pin.Model, fid: int):
+    """``(chain, lower, upper)`` of the compiled attempt for ``group``'s frame ``fid``.
+
+    None when the Python loop runs.  Cached per group; the limits are writable copies
+    (a read-only array is another type to numba: a second compilation).
+    """
+    chains = _CHAINS.get(group)
+    if chains is None:
+        chains = _CHAINS[group] = {}
+    if fid not in chains:
+        chain = chain_kernel.chain_of(model, fid)
+        chains[fid] = None if chain is None else (
+            chain, np.array(group.search_lower, dtype=float),
+            np.array(group.search_upper, dtype=float))
+    return chains[fid]
 
 
 _CHECK_DATA = threading.local()
@@ -250,6 +276,9 @@ class LevenbergMarquardt(Solver):
     #: Re-solve without the joints a step would push beyond their limits (measured:
     #: panda iterations per success 35 -> 23, single-attempt success 42 % -> 49 %).
     active_set = True
+    #: Run full-pose attempts compiled (:mod:`chain_kernel`) when numba is installed and
+    #: the tip hangs on revolute and prismatic joints: the same iterations, ~15x cheaper.
+    compiled = True
     #: Names of the constraints for which an attempt solves the pose alone first (see the
     #: module docstring); a problem with any other constraint uses the stacked loop only.
     pose_first_constraints = ("minimum_distance",)
@@ -272,6 +301,19 @@ class LevenbergMarquardt(Solver):
                                                      self.options.constraint_tolerance)
         return Residuals(problem, exact=False, tolerance=self.options.constraint_tolerance)
 
+    @classmethod
+    def _kernel_settings(cls) -> chain_kernel.Settings:
+        """Return the compiled attempt's constants (cached per class: class attributes)."""
+        key = (cls.damping_scale, cls.bias, cls.stall_ratio, cls.progress_schedule,
+               cls.max_iterations, cls.active_set)
+        cached = cls.__dict__.get("_kernel_cache")
+        if cached is None or cached[0] != key:
+            bounds = np.array(_bounds(cls.progress_schedule, cls.max_iterations))
+            cached = (key, chain_kernel.Settings(cls.damping_scale, cls.bias, cls.stall_ratio,
+                                                 bounds, bool(cls.active_set)))
+            cls._kernel_cache = cached
+        return cached[1]
+
     def _pose_first(self, problem: Problem) -> bool:
         return problem.pose is not None and not problem.costs and all(
             getattr(c, "name", None) in self.pose_first_constraints
@@ -293,6 +335,12 @@ class LevenbergMarquardt(Solver):
         return LocalResult(*self._attempt_generic(state, q0, budget))
 
     def _attempt_fast(self, state: _FastState, q0: np.ndarray, budget: Budget) -> LocalResult:
+        if state.chain is not None and self.compiled:
+            chain, lower, upper = state.chain
+            return LocalResult(*chain_kernel.attempt(
+                chain, q0, state.T_target_inv_h, lower, upper, state.bounded,
+                float(state.sqrt_w[0]), state.pos_tol2, state.ori_tol2, state.near2,
+                self._kernel_settings()))
         attempt = self._attempt_log6 if state.log6 else self._attempt_world
         q_red, it, done, merit = attempt(state, state.to_q(q0), budget)
         return LocalResult(state.from_q(q_red), it, done, merit)
