@@ -11,10 +11,10 @@ from typing import Callable, Dict, Optional
 import numpy as np
 import pinocchio as pin
 
-from ros2_ik.core import robots, seed_library
+from ros2_ik.core import robots
 from ros2_ik.core.pose import PoseTarget
 from ros2_ik.core.result import IKStatus
-from ros2_ik.core.solve import solve
+from ros2_ik.core.solve import prepare, solve
 
 BUDGET_S = 0.005
 Adapter = Callable[[pin.SE3, np.ndarray], Optional[np.ndarray]]
@@ -24,7 +24,7 @@ def ours(name: str) -> Callable:
     """Return factory for one of our solvers (plugin ``name``), 5 ms budget, restarts."""
     def build(arm: str, group, rng_seed: int) -> Adapter:
         counter = [rng_seed]
-        seed_library.prepare(group, group.tip)  # a one-time cache (~3 ms), as a node warms up
+        prepare(group, group.tip)  # one-time work, as a node warms up
 
         def run(T: pin.SE3, seed: np.ndarray) -> Optional[np.ndarray]:
             counter[0] += 1

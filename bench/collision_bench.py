@@ -40,12 +40,12 @@ import numpy as np
 import pinocchio as pin
 
 from machine import machine, pyplot
-from ros2_ik.core import robots, seed_library
+from ros2_ik.core import robots
 from ros2_ik.core.collision import (CollisionChecker, MeshResolver, MinimumDistanceConstraint,
                                     PlanningScene, load_scene_yaml)
 from ros2_ik.core.collision.pairs import geometry_link_name
 from ros2_ik.core.pose import PoseTarget
-from ros2_ik.core.solve import solve
+from ros2_ik.core.solve import prepare, solve
 from ros2_ik.core.verify import CONSTRAINT_TOLERANCE_M
 
 HERE = Path(__file__).resolve().parent
@@ -91,7 +91,7 @@ class Setup:
         self.fk_frame = self.fk_model.getFrameId(self.group.tip)
         self.seed_q = self.group.mid_configuration()
         self.targets, self.rejected = self._targets(n, seed)
-        seed_library.prepare(self.group, self.group.tip)  # one-time cache, as a node warms up
+        prepare(self.group, self.group.tip)  # one-time work, as a node warms up
 
     def full(self, q: np.ndarray) -> np.ndarray:
         """Group vector (7,) -> the checker's configuration (9,), fingers at 0 m."""

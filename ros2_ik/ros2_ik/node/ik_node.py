@@ -23,9 +23,9 @@ from std_msgs.msg import String
 
 from ros2_ik.node.action_server import ConstrainedIKServer
 from ros2_ik.node import interactive_goal, moveit_bridge
-from ros2_ik.core import seed_library
 from ros2_ik.core.errors import InvalidGoal
-from ros2_ik.core.solvers import chain_kernel, registry
+from ros2_ik.core.solve import prepare
+from ros2_ik.core.solvers import registry
 from ros2_ik.node.compute_ik import Answer, compute_ik, resolve_group
 from ros2_ik.node.diagnostics import Diagnostics
 from ros2_ik.node.conversions import pose_to_se3
@@ -187,9 +187,8 @@ class IKNode(Node):
             if cfg.default_group_name:
                 group, tip = resolve_group(self.robot.snapshot, cfg, cfg.default_group_name,
                                            "", "")
-                seed_library.prepare(group, tip)
+                prepare(group, tip)
             registry.solver_class(cfg.solver)
-            chain_kernel.warm_up()
         except Exception as exc:  # noqa: BLE001 - a request will report the same error
             self.get_logger().warning(f"default group/solver not usable: {exc}")
 

@@ -30,6 +30,8 @@ import pinocchio as pin
 
 #: The compiled module, once imported (numba is optional: without it the Python loop runs).
 _JIT = None
+#: Whether :func:`warm_up` has run in this process.
+_WARM = False
 
 _REVOLUTE = {"JointModelRX": (1.0, 0.0, 0.0), "JointModelRY": (0.0, 1.0, 0.0),
              "JointModelRZ": (0.0, 0.0, 1.0)}
@@ -137,7 +139,10 @@ def attempt(chain: Chain, q0: np.ndarray, T_target_inv: np.ndarray, lower: np.nd
 
 
 def warm_up() -> bool:
-    """Compile the kernel now (on a two-joint chain); False when numba is absent."""
+    """Compile or load the kernel now (once per process); False when numba is absent."""
+    global _WARM
+    if _WARM:
+        return True
     if jit() is None:
         return False
     placements = np.repeat(np.eye(4)[None], 2, axis=0)
@@ -146,4 +151,5 @@ def warm_up() -> bool:
                   np.array([0, 1], dtype=np.int64), np.eye(4))
     attempt(chain, np.zeros(2), np.eye(4), np.full(2, -1.0), np.full(2, 1.0), True, 1.0,
             1e-8, 1e-6, 1e-6, Settings(0.01, 1e-6, 0.995, np.full(21, np.inf), True))
+    _WARM = True
     return True
