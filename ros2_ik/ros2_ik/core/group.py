@@ -11,23 +11,34 @@ from __future__ import annotations
 import math
 import threading
 from operator import le as _le
-from typing import TYPE_CHECKING, Dict, Mapping, Optional, Sequence, Tuple
+from typing import Dict, Mapping, Optional, Protocol, Sequence, Tuple
 
 import numpy as np
 import pinocchio as pin
 
 from ros2_ik.core import errors
 
-if TYPE_CHECKING:  # pragma: no cover
-    from ros2_ik.core.robot import Robot
-
 TWO_PI = 2.0 * math.pi
+
+
+class RobotModel(Protocol):
+    """What a group needs of its robot (:class:`ros2_ik.core.robot.Robot` provides it).
+
+    A protocol, not an import: ``robot`` builds groups, so ``group`` must not import it.
+    """
+
+    @property
+    def model(self) -> pin.Model:
+        """Return the full pinocchio model."""
+
+    def frame_id(self, name: str) -> int:
+        """Return the id of frame ``name`` in :attr:`model`."""
 
 
 class Group:
     """Joints moved by a solve; built by :meth:`Robot.group`."""
 
-    def __init__(self, robot: "Robot", base: str, tip: str, joint_ids: Tuple[int, ...],
+    def __init__(self, robot: RobotModel, base: str, tip: str, joint_ids: Tuple[int, ...],
                  locked: Dict[int, float]):
         """Precompute limits, index maps and the reduced model (internal)."""
         model = robot.model
