@@ -98,18 +98,25 @@ def test_jump_box_keeps_only_samples_near_the_seed(panda):
 
 
 def test_driver_order_seed_library_then_random(panda):
+    """The seed, the nearest of the quick prefix, the nearest of all the others, random."""
     q, seed = panda.random_configuration(np.random.default_rng(3)), panda.mid_configuration()
     problem = Problem(panda, PoseTarget(panda.tip, panda.fk(q, panda.tip)))
-    search = Search(problem, seed, SolveOptions(library_starts=2, random_seed=5))
-    library = seed_library.nearest_starts(panda, problem.pose, 2, seed)
+    quick = seed_library.QUICK_STARTS
+    search = Search(problem, seed, SolveOptions(library_starts=quick + 3, random_seed=5))
+    first = seed_library.nearest_starts(panda, problem.pose, quick, seed,
+                                        samples=seed_library.QUICK_SAMPLES)
+    ranked = seed_library.nearest_starts(panda, problem.pose, 2 * quick + 3, seed)
+    rest = [row for row in ranked if not any(np.array_equal(row, f) for f in first)][:3]
     starts = []
-    for _ in range(4):
+    for _ in range(quick + 5):
         starts.append(search.next_start())
         search.attempts += 1
     np.testing.assert_array_equal(starts[0], seed)
-    np.testing.assert_array_equal(starts[1:3], library)
-    assert not any(np.array_equal(starts[3], row) for row in seed_library.library(panda).q)
-    assert panda.within_limits(starts[3])
+    np.testing.assert_array_equal(starts[1:quick + 1], first)
+    np.testing.assert_array_equal(starts[quick + 1:quick + 4], rest)
+    for start in starts[quick + 4:]:
+        assert not any(np.array_equal(start, row) for row in seed_library.library(panda).q)
+        assert panda.within_limits(start)
 
 
 def test_no_library_when_disabled(panda):
@@ -124,7 +131,7 @@ def test_no_library_when_disabled(panda):
         search.attempts += 1
         second = search.next_start()
         assert not any(np.array_equal(second, row) for row in seed_library.library(panda).q)
-        assert search._library is None
+        assert search._library is None and search._pose_library is None
 
 
 def test_library_starts_must_be_a_count(panda):

@@ -72,7 +72,8 @@ class Search:
         self.problem, self.group, self.options = problem, problem.group, options
         self.seed = seed
         self._rng: Optional[np.random.Generator] = None
-        self._library: Optional[np.ndarray] = None
+        self._library: Optional[np.ndarray] = None  # constraint problems' starts
+        self._pose_library: Optional[seed_library.LibraryStarts] = None
         self.budget = Budget(options.timeout_s, options.cancel,
                              self._send_feedback if options.feedback else None)
         self.data = self.group.full_data()
@@ -99,12 +100,13 @@ class Search:
         elif self.attempts == 0:
             return self.seed.copy()
         if self.attempts <= self.options.library_starts and self.problem.pose is not None:
-            if self._library is None:  # ranked once, when the seed's attempt has failed
-                self._library = seed_library.nearest_starts(
+            if self._pose_library is None:  # ranked when the seed's attempt has failed
+                self._pose_library = seed_library.LibraryStarts(
                     self.group, self.problem.pose, self.options.library_starts, self.seed,
                     self.options.max_joint_jump_rad)
-            if self.attempts <= len(self._library):
-                return self._library[self.attempts - 1].copy()
+            start = self._pose_library.get(self.attempts - 1)
+            if start is not None:
+                return start
         if self._rng is None:  # created lazily: ~7 us, often not needed
             self._rng = np.random.default_rng(self.options.random_seed)
         return self.group.random_configuration(
