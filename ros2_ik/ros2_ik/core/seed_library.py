@@ -189,7 +189,7 @@ def nearest_starts(group, pose, count: int, seed: np.ndarray,
 
 def nearest_indices(group, pose, count: int, seed: np.ndarray, max_jump: float = math.inf,
                     samples: int = SAMPLES) -> np.ndarray:
-    """Indices into the library of :func:`nearest_starts`' configurations."""
+    """Return the indices into the library of :func:`nearest_starts`' configurations."""
     lib = library(group)
     d = lib.ranking(group, pose.target.frame).distances(
         pose.T_world_target, bool(pose.mask[:3].any()), pose.full_rotation, samples)
