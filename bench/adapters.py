@@ -1,7 +1,9 @@
 """Solver adapters for the benchmark: ours through solve(), and the references.
 
-Every adapter is built once per arm and called as ``adapter(T_world_tip, seed) -> q``
-(group vector or None).  Success is decided outside, by the benchmark's own FK.
+Every adapter is built once per arm (a :class:`bench_arms.BenchArm`: URDF text, base,
+tip) and called as ``adapter(T_world_tip, seed) -> q`` (group vector or None).  Success is
+decided outside, by the benchmark's own FK.  Our adapters keep the last ``IKResult`` as
+``adapter.last_result`` (the benchmark records failures with it).
 """
 from __future__ import annotations
 
@@ -11,7 +13,6 @@ from typing import Callable, Dict, Optional
 import numpy as np
 import pinocchio as pin
 
-from ros2_ik.core import robots
 from ros2_ik.core.pose import PoseTarget
 from ros2_ik.core.result import IKStatus
 from ros2_ik.core.solve import prepare, solve
@@ -22,7 +23,7 @@ Adapter = Callable[[pin.SE3, np.ndarray], Optional[np.ndarray]]
 
 def ours(name: str) -> Callable:
     """Return factory for one of our solvers (plugin ``name``), 5 ms budget, restarts."""
-    def build(arm: str, group, rng_seed: int) -> Adapter:
+    def build(arm, group, rng_seed: int) -> Adapter:
         counter = [rng_seed]
         prepare(group, group.tip)  # one-time work, as a node warms up
 
@@ -30,7 +31,9 @@ def ours(name: str) -> Callable:
             counter[0] += 1
             result = solve(group, PoseTarget(group.tip, T), seed, solver=name,
                            timeout_s=BUDGET_S, random_seed=counter[0])
+            run.last_result = result
             return np.array(result.q) if result.status is IKStatus.SUCCESS else None
+        run.last_result = None
         return run
     return build
 
@@ -52,12 +55,11 @@ def urdf_path_elements(group, base: str, tip: str):
     return path[::-1]
 
 
-def trac_ik(arm: str, group, rng_seed: int) -> Adapter:
+def trac_ik(arm, group, rng_seed: int) -> Adapter:
     """TRAC-IK (C++, KDL + NLopt) through the pytracik wheel, Speed mode, 5 ms."""
     import pytracik
 
-    spec = robots.ARMS[arm]
-    solver = pytracik.TRAC_IK(spec.base, spec.tip, robots.urdf_text(arm), BUDGET_S, 1e-5,
+    solver = pytracik.TRAC_IK(arm.base, arm.tip, arm.urdf, BUDGET_S, 1e-5,
                               pytracik.SolveType.Speed)
     n = pytracik.get_num_joints(solver)
     if n != group.n:
@@ -78,7 +80,7 @@ def trac_ik(arm: str, group, rng_seed: int) -> Adapter:
     return run
 
 
-def clik_example(arm: str, group, rng_seed: int) -> Adapter:
+def clik_example(arm, group, rng_seed: int) -> Adapter:
     """Pinocchio's inverse-kinematics example (seed 003) as written, on the tip frame.
 
     eps 1e-4 on |log6|, IT_MAX 1000, DT 0.1, damping 1e-12, no limits, no restarts,
@@ -106,17 +108,16 @@ def clik_example(arm: str, group, rng_seed: int) -> Adapter:
     return run
 
 
-def ikpy_solver(arm: str, group, rng_seed: int) -> Adapter:
+def ikpy_solver(arm, group, rng_seed: int) -> Adapter:
     """Return an ikpy 4 solver (scipy least squares): full orientation, one start, no budget."""
     import tempfile
     import warnings
 
     from ikpy.chain import Chain
 
-    spec = robots.ARMS[arm]
-    path = urdf_path_elements(group, spec.base, spec.tip)
+    path = urdf_path_elements(group, arm.base, arm.tip)
     with tempfile.NamedTemporaryFile("w", suffix=".urdf", delete=False) as f:
-        f.write(robots.urdf_text(arm))
+        f.write(arm.urdf)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         chain = Chain.from_urdf_file(f.name, base_elements=path)

@@ -1,15 +1,20 @@
 #!/usr/bin/env python3
 """IK benchmark: our solvers side by side with TRAC-IK, pinocchio's CLIK example, ikpy.
 
-Protocol (issue 3): random configurations uniform within the joint limits (fixed numpy
-seed), target pose by forward kinematics, seed at mid-limits, 5 ms budget, success
-decided here (independent pinocchio model and FK: position <= 1e-4 m, orientation
-<= 1e-3 rad, inside the joint limits).  Times are wall-clock per call, over every
-trial (failures included).  Solvers without a time budget (CLIK example, ikpy) run
-to their own end.
+Protocol (issues 3 and 12): every arm of the catalogue (example-robot-data, full robot
+URDFs, the group from base to tip, every other joint locked) and random arms
+(bench/random_arms.py); random configurations uniform within the joint limits (fixed
+numpy seed), target pose by forward kinematics (reachable by construction, also for
+arms with fewer than six joints), seed at mid-limits, 5 ms budget, success decided here
+(independent pinocchio model and FK: position <= 1e-4 m, orientation <= 1e-3 rad, inside
+the joint limits).  Times are wall-clock per call (failures included).  Solvers without
+a time budget (CLIK example, ikpy) run to their own end.  Every failure of ours is written
+to results/ik_failures.json (status, restarts, best errors, whether TRAC-IK solved it).
+A second section times lm on each catalogue arm's full robot against the same chain cut
+out of the URDF (results rows with mode full_robot / chain_alone).
 
-    python bench/ik_bench.py            # N=1000 per arm
-    python bench/ik_bench.py --quick    # N=100 per arm
+    python bench/ik_bench.py            # N=1000 per arm, 20 random arms
+    python bench/ik_bench.py --quick    # N=100 per arm, 5 random arms, one pass
 """
 from __future__ import annotations
 
@@ -26,22 +31,31 @@ import pinocchio as pin
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from adapters import SOLVERS, missing_dependency  # noqa: E402
-from machine import machine, pyplot  # noqa: E402
+from bench_arms import BenchArm, catalogue, chain_alone, random_family  # noqa: E402
+from ik_report import write_markdown, write_plot  # noqa: E402
+from machine import machine  # noqa: E402
 
 from ros2_ik.core import robots  # noqa: E402
 
 POS_TOL_M, ORI_TOL_RAD = 1e-4, 1e-3
 RESULTS = Path(__file__).resolve().parent / "results"
+OURS = ("lm", "dls", "bfgs", "sqp")
 
 
 def parse_args(argv=None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--quick", action="store_true", help="N=100 per arm (development)")
+    p.add_argument("--quick", action="store_true",
+                   help="N=100 per arm, 5 random arms, one pass (development)")
     p.add_argument("-n", type=int, default=None, help="trials per arm (default 1000)")
-    p.add_argument("--arms", default="panda,ur5,kinova",
-                   help=f"comma list from {sorted(robots.ARMS)}")
-    p.add_argument("--solvers", default=",".join(SOLVERS),
+    p.add_argument("--arms", default=",".join(robots.ARMS),
+                   help=f"comma list from {sorted(robots.ARMS)} ('' for none)")
+    p.add_argument("--random-arms", type=int, default=None,
+                   help="random arms 0..K-1 (default 20, 5 with --quick)")
+    p.add_argument("--solvers", default="lm,trac_ik",
                    help=f"comma list from {list(SOLVERS)}")
+    p.add_argument("--chain-arms", default=None,
+                   help="catalogue arms timed as full robot vs chain alone (default: --arms; "
+                        "'' for none)")
     p.add_argument("--seed", type=int, default=0, help="numpy seed of the targets")
     p.add_argument("--repeat", type=int, default=None,
                    help="passes over the targets per solver (default 3, 1 with --quick); "
@@ -51,10 +65,10 @@ def parse_args(argv=None) -> argparse.Namespace:
 
 
 class Checker:
-    """Independent success test: a second model from the URDF, its own Data."""
+    """Independent success test: a second model from the arm's URDF, its own Data."""
 
-    def __init__(self, arm: str, group):
-        self.model = pin.buildModelFromXML(robots.urdf_text(arm))
+    def __init__(self, arm: BenchArm, group):
+        self.model = pin.buildModelFromXML(arm.urdf)
         self.data = self.model.createData()
         self.group = group
         self.fid = self.model.getFrameId(group.tip)
@@ -93,11 +107,13 @@ def make_targets(checker: Checker, n: int, seed: int):
     return [checker.fk(lo + (hi - lo) * rng.random(group.n)) for _ in range(n)]
 
 
-def run_pass(arm: str, solver: str, group, checker: Checker, targets, seed_q, label: str):
+def run_pass(arm: BenchArm, solver: str, group, checker: Checker, targets, seed_q,
+             label: str, failures: list = None):
     """One pass: (times [ms] (N,), successes (N,) bool) of a freshly built adapter.
 
     A fresh adapter restarts our solvers' random-seed counter, so every pass gives each
-    target the same random seed: the same work.
+    target the same random seed: the same work.  Our failures are appended to
+    ``failures`` as (target index, IKResult).
     """
     adapter = SOLVERS[solver](arm, group, 1000)
     adapter(targets[0], seed_q)  # warm-up (imports, caches); not counted
@@ -109,8 +125,10 @@ def run_pass(arm: str, solver: str, group, checker: Checker, targets, seed_q, la
         q = adapter(T, seed_q)
         times[i] = time.perf_counter() - t0
         ok[i] = checker.ok(q, T)
+        if not ok[i] and failures is not None and hasattr(adapter, "last_result"):
+            failures.append((i, adapter.last_result))
         if (i + 1) % step == 0 and i + 1 < len(targets):
-            print(f"{chr(13) if tty else ''}  {arm:7s} {solver:15s} {label} {i + 1:5d}/"
+            print(f"{chr(13) if tty else ''}  {arm.name:14s} {solver:8s} {label} {i + 1:5d}/"
                   f"{len(targets)}  success {ok[:i + 1].mean():7.2%}",
                   end="" if tty else "\n", flush=True)
     return times * 1e3, ok
@@ -121,33 +139,57 @@ def _stats(t: np.ndarray) -> dict:
             "mean_ms": float(t.mean())}
 
 
-def run_arm(arm: str, solvers, group, checker: Checker, targets, seed_q,
-            repeat: int = 1) -> list:
+def run_arm(arm: BenchArm, solvers, group, checker: Checker, targets, seed_q,
+            repeat: int = 1, failures: list = None) -> list:
     """One row per solver; pass k of every solver runs before pass k + 1 of any.
 
     A target's time is its fastest pass.  The VM this runs on has slow phases (1.5-2x for
     tens of ms to seconds, from outside the process); interleaving spreads each solver's
-    passes over the whole arm's run (~1 min) instead of ~1 s, so the fastest of them drops
-    the phases.  Success is averaged over every pass; the first pass alone is kept as
+    passes over the whole arm's run instead of ~1 s, so the fastest of them drops the
+    phases.  Success is averaged over every pass; the first pass alone is kept as
     ``first_pass``.  A solver that cannot run here gets a ``skipped`` row with the reason.
+    Failures of our solvers go to ``failures`` (dicts, with whether TRAC-IK solved them).
     """
     passes = {s: [] for s in solvers}
     skipped = {s: missing_dependency(s) for s in solvers}
+    lost = {s: [] for s in solvers}
     for k in range(repeat):
         for solver in solvers:
             if skipped[solver] is not None:
                 continue
             try:
                 passes[solver].append(run_pass(arm, solver, group, checker, targets, seed_q,
-                                               f"pass {k + 1}/{repeat}"))
+                                               f"pass {k + 1}/{repeat}", lost[solver]))
             except Exception as exc:  # a reference solver that will not run here
                 skipped[solver] = f"{type(exc).__name__}: {exc}"
-    return [_row(arm, s, len(targets), passes[s]) if skipped[s] is None
-            else _skipped_row(arm, s, skipped[s]) for s in solvers]
+    if failures is not None:
+        failures += _failure_records(arm, targets, lost, passes.get("trac_ik"))
+    extra = {"family": arm.family, "joints": group.n}
+    return [dict(_row(arm.name, s, len(targets), passes[s]), **extra) if skipped[s] is None
+            else dict(_skipped_row(arm.name, s, skipped[s]), **extra) for s in solvers]
+
+
+def _failure_records(arm: BenchArm, targets, lost, trac_passes) -> list:
+    out = []
+    for solver, items in lost.items():
+        for i, result in items:
+            out.append({
+                "robot": arm.name, "family": arm.family, "solver": solver, "target_index": i,
+                "T_world_target": targets[i].homogeneous.tolist(),
+                "status": result.status.name if result else None,
+                "message": result.message if result else "",
+                "restarts": result.restarts if result else None,
+                "iterations": result.iterations if result else None,
+                "position_error_m": result.position_error_m if result else None,
+                "orientation_error_rad": result.orientation_error_rad if result else None,
+                "solve_time_ms": 1e3 * result.solve_time_s if result else None,
+                "trac_ik_solved": (None if not trac_passes
+                                   else bool(any(ok[i] for _, ok in trac_passes)))})
+    return out
 
 
 def _skipped_row(arm: str, solver: str, why: str) -> dict:
-    print(f"  {arm:7s} {solver:15s} skipped: {why}")
+    print(f"  {arm:14s} {solver:8s} skipped: {why}")
     return {"robot": arm, "solver": solver, "n": 0, "success_rate": None,
             "median_ms": None, "p95_ms": None, "mean_ms": None, "skipped": why}
 
@@ -161,114 +203,82 @@ def _row(arm: str, solver: str, n: int, passes) -> dict:
            "pass_medians_ms": [float(np.median(t)) for t in times],
            "pass_p95_ms": [float(np.percentile(t, 95)) for t in times]}
     tty = sys.stdout.isatty()
-    print(f"{chr(13) if tty else ''}  {arm:7s} {solver:15s} success "
-          f"{row['success_rate']:7.2%}  median {row['median_ms']:.3f} ms  "
+    print(f"{chr(13) if tty else ''}  {arm:14s} {solver:8s} success "
+          f"{row['success_rate']:8.3%}  median {row['median_ms']:.3f} ms  "
           f"p95 {row['p95_ms']:.3f} ms  mean {row['mean_ms']:.3f} ms  (passes: median "
-          + " ".join(f"{m:.3f}" for m in row["pass_medians_ms"]) + ", p95 "
-          + " ".join(f"{m:.3f}" for m in row["pass_p95_ms"]) + ")")
+          + " ".join(f"{m:.3f}" for m in row["pass_medians_ms"]) + ")")
     return row
 
 
-def write_markdown(path: Path, rows, meta) -> None:
-    arms = list(dict.fromkeys(r["robot"] for r in rows))
-    solvers = list(dict.fromkeys(r["solver"] for r in rows))
-    cell = {(r["robot"], r["solver"]): r for r in rows}
-    repeat = meta["repeat"]
-    how = (f"each target's time is the fastest of {repeat} passes (same targets, same "
-           f"random seeds: the same work; pass k of every solver before pass k + 1 of any), "
-           f"success averaged over the passes" if repeat > 1 else "one pass")
-    lines = [f"IK benchmark, {meta['date']}, N={meta['n']} per arm, 5 ms budget, {how}; "
-             f"success % / median / p95 / mean ms; {meta['machine']['cpu']}, "
-             f"{meta['machine']['cores']} cores (1-min load average "
-             f"{meta['machine']['load_average'][0]:.2f} at start, "
-             f"{meta['machine']['load_average_end'][0]:.2f} at end; times are wall-clock).",
-             ""]
-    lines += _table(arms, solvers, cell, lambda r: r)
-    if repeat > 1:
-        lines += ["", "The first pass alone (what one pass of the protocol gives; the VM "
-                      "has slow phases of 1.5-2x that come and go within seconds, so single "
-                      "passes of the same code differ by up to ~1.6x: per-pass medians and "
-                      "p95 are in latest.json):", ""]
-        lines += _table(arms, solvers, cell, lambda r: r["first_pass"])
-    path.write_text("\n".join(lines) + "\n")
+def chain_rows(arm: BenchArm, n: int, seed: int, repeat: int) -> list:
+    """lm on the full robot's group vs the chain cut out of the URDF, same targets.
 
-
-def _table(arms, solvers, cell, figures) -> list:
-    lines = ["| solver | " + " | ".join(arms) + " |", "|---|" + "---|" * len(arms)]
-    for s in solvers:
-        cells = []
-        for a in arms:
-            r = cell.get((a, s))
-            if r is None:
-                cells.append("")
-            elif r.get("skipped"):
-                cells.append(f"skipped: {r['skipped']}")
-            else:
-                f = figures(r)
-                cells.append(f"{100 * f['success_rate']:.1f} % / {f['median_ms']:.2f} / "
-                             f"{f['p95_ms']:.2f} / {f['mean_ms']:.2f}")
-        lines.append(f"| {s} | " + " | ".join(cells) + " |")
-    return lines
-
-
-def write_plot(path: Path, rows) -> None:
-    plt = pyplot()
-    if plt is None:
-        return
-    rows = [r for r in rows if not r.get("skipped")]
-    arms = list(dict.fromkeys(r["robot"] for r in rows))
-    solvers = list(dict.fromkeys(r["solver"] for r in rows))
-    fig, axes = plt.subplots(1, 2, figsize=(12, 4.5))
-    width = 0.8 / max(1, len(solvers))
-    for k, s in enumerate(solvers):
-        xs = np.arange(len(arms)) + k * width
-        get = {r["robot"]: r for r in rows if r["solver"] == s}
-        axes[0].bar(xs, [100 * get[a]["success_rate"] if a in get else 0 for a in arms],
-                    width, label=s)
-        axes[1].bar(xs, [get[a]["median_ms"] if a in get else 0 for a in arms], width,
-                    yerr=[[0 if a not in get else 0 for a in arms],
-                          [get[a]["p95_ms"] - get[a]["median_ms"] if a in get else 0
-                           for a in arms]], capsize=2, label=s)
-    for ax, title in zip(axes, ("success [%]", "median time [ms] (bar to p95)")):
-        ax.set_xticks(np.arange(len(arms)) + 0.4 - width / 2)
-        ax.set_xticklabels(arms)
-        ax.set_title(title)
-    axes[1].set_yscale("log")
-    axes[0].set_ylim(0, 105)
-    axes[1].legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    The chain's world is the full robot's ``base`` frame: targets are moved into it.
+    """
+    robot, group = arm.group()
+    alone = chain_alone(arm)
+    _, chain_group = alone.group()
+    checker, chain_checker = Checker(arm, group), Checker(alone, chain_group)
+    targets = make_targets(checker, n, seed)
+    T_base_world = group.fk(group.mid_configuration(), arm.base).inverse()
+    chain_targets = [T_base_world * T for T in targets]
+    seed_q = group.mid_configuration()
+    passes = {"full_robot": [], "chain_alone": []}
+    for k in range(repeat):
+        label = f"pass {k + 1}/{repeat}"
+        passes["full_robot"].append(run_pass(arm, "lm", group, checker, targets, seed_q,
+                                             label + " full"))
+        passes["chain_alone"].append(run_pass(alone, "lm", chain_group, chain_checker,
+                                              chain_targets, seed_q, label + " chain"))
+    rows = []
+    for mode, items in passes.items():
+        row = _row(arm.name, "lm", n, items)
+        row.update(mode=mode, family=arm.family, joints=group.n,
+                   model_joints=(len(robot.joint_names) if mode == "full_robot"
+                                 else chain_group.n))
+        rows.append(row)
+    return rows
 
 
 def main(argv=None) -> int:
     args = parse_args(argv)
     n = args.n or (100 if args.quick else 1000)
     repeat = args.repeat if args.repeat is not None else (1 if args.quick else 3)
+    n_random = args.random_arms if args.random_arms is not None else (5 if args.quick else 20)
     if repeat < 1:
         raise SystemExit("--repeat must be >= 1")
+    names = [a for a in args.arms.split(",") if a]
+    arms = catalogue(names) + random_family(n_random)
+    chain_names = names if args.chain_arms is None else \
+        [a for a in args.chain_arms.split(",") if a]
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     meta = {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
             "n": n, "repeat": repeat, "machine": machine(), "budget_s": 0.005,
             "tolerances": {"position_m": POS_TOL_M, "orientation_rad": ORI_TOL_RAD}}
-    print(f"IK benchmark: N={n}, machine {meta['machine']['cpu']} "
+    print(f"IK benchmark: N={n}, {len(arms)} arms, machine {meta['machine']['cpu']} "
           f"({meta['machine']['cores']} cores)")
-    rows = []
-    for arm in args.arms.split(","):
-        _, group = robots.load_group(arm)
+    rows, failures = [], []
+    for arm in arms:
+        _, group = arm.group()
         checker = Checker(arm, group)
         targets = make_targets(checker, n, args.seed)
         rows += run_arm(arm, args.solvers.split(","), group, checker, targets,
-                        group.mid_configuration(), repeat)
+                        group.mid_configuration(), repeat, failures)
+    for arm in catalogue(chain_names):
+        rows += chain_rows(arm, n, args.seed, repeat)
     meta["machine"]["load_average_end"] = list(os.getloadavg())
     for row in rows:  # every row self-contained: the file is a plain list of rows
+        row.setdefault("mode", "pose")
         row.update({"date": meta["date"], "machine": meta["machine"]["cpu"],
                     "machine_info": meta["machine"], "budget_s": meta["budget_s"],
                     "tolerances": meta["tolerances"]})
     (out / "latest.json").write_text(json.dumps(rows, indent=1))
+    (out / "ik_failures.json").write_text(json.dumps(failures, indent=1))
     write_markdown(out / "latest.md", rows, meta)
     write_plot(out / "latest.png", rows)
-    print(f"wrote {out / 'latest.json'}, latest.md, latest.png")
+    print(f"wrote {out / 'latest.json'}, latest.md, latest.png, ik_failures.json "
+          f"({len(failures)} failures of ours)")
     return 0
 
 

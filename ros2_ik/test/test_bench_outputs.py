@@ -24,11 +24,17 @@ def _run(script: str, *args: str, out: Path) -> str:
 
 
 def test_ik_bench_writes_rows_tables_and_passes(tmp_path):
-    _run("ik_bench.py", "-n", "6", "--repeat", "2", "--arms", "panda,ur5",
-         "--solvers", "lm,dls", out=tmp_path)
+    _run("ik_bench.py", "-n", "6", "--repeat", "2", "--arms", "panda,ur5", "--random-arms", "1",
+         "--chain-arms", "panda", "--solvers", "lm,dls", out=tmp_path)
     rows = json.loads((tmp_path / "latest.json").read_text())
-    assert {(r["robot"], r["solver"]) for r in rows} == {
-        (a, s) for a in ("panda", "ur5") for s in ("lm", "dls")}
+    pose = [r for r in rows if r["mode"] == "pose"]
+    assert {(r["robot"], r["solver"]) for r in pose} == {
+        (a, s) for a in ("panda", "ur5", "random0") for s in ("lm", "dls")}
+    assert {r["robot"]: r["family"] for r in pose} == {
+        "panda": "catalogue", "ur5": "catalogue", "random0": "random"}
+    chain = {r["mode"]: r for r in rows if r["mode"] != "pose"}
+    assert set(chain) == {"full_robot", "chain_alone"}
+    assert chain["full_robot"]["model_joints"] == 9 and chain["chain_alone"]["model_joints"] == 7
     for r in rows:
         assert ROW_KEYS <= set(r), r
         assert r["n"] == 6 and r["repeat"] == 2 and 0.0 <= r["success_rate"] <= 1.0
@@ -38,9 +44,14 @@ def test_ik_bench_writes_rows_tables_and_passes(tmp_path):
         assert r["median_ms"] <= first["median_ms"] and r["mean_ms"] <= first["mean_ms"]
     lm = next(r for r in rows if r["solver"] == "lm" and r["robot"] == "panda")
     assert lm["success_rate"] == 1.0  # 6 easy reachable targets, 5 ms each
+    failures = json.loads((tmp_path / "ik_failures.json").read_text())
+    assert isinstance(failures, list)
+    for f in failures:  # each names its arm, target and what the solver said
+        assert {"robot", "target_index", "status", "T_world_target"} <= set(f)
     table = (tmp_path / "latest.md").read_text()
-    assert "fastest of 2 passes" in table and "The first pass alone" in table
-    assert table.count("| lm |") == 2
+    assert "fastest of 2 passes" in table
+    assert "| panda | catalogue | 7 |" in table and "| random0 | random |" in table
+    assert "Full robot vs the same chain" in table and "| panda | 9 |" in table
     if (tmp_path / "latest.png").exists():  # matplotlib is bench-only
         assert (tmp_path / "latest.png").stat().st_size > 1000
 

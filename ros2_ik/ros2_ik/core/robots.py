@@ -41,6 +41,28 @@ ARMS: Dict[str, ArmSpec] = {
                   "link00", "link06"),
     "xarm7": ArmSpec("xarm_description/urdf/xarm7.urdf", "xarm_description/srdf/xarm7.srdf",
                      "link_base", "link_eef"),
+    # Arms of full robots, loaded as a user would: the whole URDF (torso, head, second
+    # arm, hands), the group from base to tip, every other joint locked.
+    "ur10": ArmSpec("ur_description/urdf/ur10_robot.urdf", None, "base_link", "tool0"),
+    "so101": ArmSpec("so_arm_description/urdf/so101.urdf", None,  # 5 joints
+                     "base_link", "gripper_frame_link"),
+    "baxter_left": ArmSpec("baxter_description/urdf/baxter.urdf",  # offset wrist, on a torso
+                           "baxter_description/srdf/baxter_manipulation.srdf",
+                           "torso", "left_gripper"),
+    "tiago": ArmSpec("tiago_description/robots/tiago.urdf", None,  # mobile torso, hand
+                     "torso_lift_link", "arm_tool_link"),
+    "tiago_pro_left": ArmSpec("tiago_pro_description/robots/tiago_pro.urdf", None,
+                              "torso_lift_link", "arm_left_tool_link"),
+    "talos_left": ArmSpec("talos_data/robots/talos_full_v2.urdf",  # humanoid
+                          "talos_data/srdf/talos.srdf", "torso_2_link",
+                          "gripper_left_base_link"),
+    "g1_left": ArmSpec("g1_description/urdf/g1_29dof_rev_1_0.urdf", None,  # humanoid
+                       "torso_link", "left_rubber_hand"),
+    "pr2_right": ArmSpec("pr2_description/urdf/pr2.urdf",  # continuous joints, mobile torso
+                         "pr2_description/srdf/pr2.srdf", "torso_lift_link",
+                         "r_gripper_tool_frame"),
+    "b1_z1": ArmSpec("b1_description/urdf/b1-z1.urdf",  # arm on a quadruped
+                     "b1_description/srdf/b1-z1.srdf", "trunk", "link06"),
 }
 
 
