@@ -53,7 +53,7 @@ def random_family(count: int, first: int = 0) -> List[BenchArm]:
 
 
 def chain_alone(arm: BenchArm) -> BenchArm:
-    """The base -> tip chain of ``arm`` as a URDF of its own (base link as the root).
+    """Return the base -> tip chain of ``arm`` as a URDF of its own (base link as root).
 
     Only the links on the path and the joints between them are kept (with their inertial,
     visual and collision elements); everything else of the robot is dropped.

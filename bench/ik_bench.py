@@ -211,7 +211,7 @@ def _row(arm: str, solver: str, n: int, passes) -> dict:
 
 
 def chain_rows(arm: BenchArm, n: int, seed: int, repeat: int) -> list:
-    """lm on the full robot's group vs the chain cut out of the URDF, same targets.
+    """Time lm on the full robot's group and on the chain cut out of its URDF, same targets.
 
     The chain's world is the full robot's ``base`` frame: targets are moved into it.
     """

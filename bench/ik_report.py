@@ -60,7 +60,7 @@ def pose_table(rows, meta) -> list:
 
 
 def summary(cell, arms) -> list:
-    """What the targets ask, measured: arms below 99.9 %, arms where lm is slower."""
+    """Return the targets' figures: arms below 99.9 %, arms where lm is slower."""
     lm = [cell[(a, "lm")] for a in arms
           if (a, "lm") in cell and not cell[(a, "lm")].get("skipped")]
     if not lm:
