@@ -31,6 +31,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--timeout-ms", type=float, default=5.0, help="budget per target [ms]")
     p.add_argument("--workers", type=int, default=1, help="processes")
     p.add_argument("--chunk-voxels", type=int, default=64, help="voxels per saved chunk")
+    p.add_argument("--samples", type=int, default=2_000_000,
+                   help="random configurations marking the cells worth solving (see "
+                        "ros2_ik.core.capability); more: fewer reachable cells missed")
     p.add_argument("--seed", type=int, default=0, help="batch seed")
     p.add_argument("--out", default="reach_map.npz", help="output .npz")
     p.add_argument("--png", default="", help="PNG slice (default: next to --out)")
@@ -52,7 +55,7 @@ def _progress():
 
 
 def _check(args) -> None:
-    for name in ("directions", "rolls", "workers", "chunk_voxels"):
+    for name in ("directions", "rolls", "workers", "chunk_voxels", "samples"):
         if getattr(args, name) < 1:
             raise errors.InvalidArgument(f"--{name.replace('_', '-')}: must be >= 1")
     if not args.timeout_ms > 0:
@@ -87,7 +90,8 @@ def main(argv: Optional[List[str]] = None) -> int:
         spec = GroupSpec(arm=args.arm)
         radius = args.radius or estimate_reach_m(spec.build()[1])
         settings = MapSettings(args.resolution, radius, tuple(args.center), args.directions,
-                               args.rolls, args.timeout_ms * 1e-3, args.seed, args.chunk_voxels)
+                               args.rolls, args.timeout_ms * 1e-3, args.seed, args.chunk_voxels,
+                               samples=args.samples)
         update, bar = _progress()
         arrays = build_map(spec, Path(args.out), settings, args.workers, update)
         if bar is not None:

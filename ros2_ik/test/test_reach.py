@@ -10,7 +10,7 @@ from ros2_ik.core.capability import build_map, fibonacci_directions, MapSettings
 
 PANDA = GroupSpec(arm="panda")
 TINY = MapSettings(resolution_m=0.25, radius_m=0.3, center_m=(0.3, 0.0, 0.4), directions=3,
-                   rolls=2, timeout_s=0.005, batch_seed=0, chunk_voxels=3)
+                   rolls=2, timeout_s=0.005, batch_seed=0, chunk_voxels=3, samples=50_000)
 
 
 class _Stop(Exception):
@@ -35,6 +35,9 @@ def test_map_solutions_reach_their_targets(tmp_path):
     saved = np.load(out)
     np.testing.assert_array_equal(saved["reach_index"], arrays["reach_index"])
     assert 0 < arrays["reach_index"].mean() < 1
+    method = arrays["method"]
+    assert method.shape == arrays["solved"].shape and set(np.unique(method)) <= {0, 1, 2}
+    assert not arrays["solved"][method == 0].any()  # cells no sample came near: not solved
     for v, row_q, row_ok in zip(arrays["voxels"], arrays["q"], arrays["solved"]):
         for R, q, ok in zip(arrays["rotations"], row_q, row_ok):
             assert ok == np.isfinite(q).all()

@@ -6,22 +6,40 @@ approach directions (the tip's z axis) x roll steps about it.  The reachability
 index of a voxel is the fraction of its orientations solved (SUCCESS, verified in
 [m] and [rad] inside :func:`solve.solve`).
 
-Work is done in chunks of voxels; after each chunk the partial map is rewritten
-atomically (temporary file + ``os.replace``) next to the output, so an interrupted
-run resumes where it stopped and recomputes nothing already written.
+Rejecting fast: most cells of the sphere are out of reach, and a solve spends its whole
+budget proving nothing.  So the workspace is sampled first (:mod:`workspace`:
+``samples`` random configurations' tip poses): a cell some sample comes near (in its
+voxel, within ``max_angle_rad`` of the orientation) is solved from that sample with
+``marked_attempts`` attempts (``method`` 2); a cell of a voxel next to such a voxel gets
+``near_attempts`` attempts from mid-limits (``method`` 1); the others are not solved
+(``method`` 0, unreachable).  Both are capped by ``timeout_s``.  Measured on the Panda at
+5 cm (1000 random cells of each kind): marked cells 85.7 % solved with 8 attempts, 86.0 %
+with a 50 ms budget; near cells 22.2 % with 4 attempts, 23.6 % with 50 ms; unmarked far
+cells 0 of 300 with 50 ms.  The benchmark checks the verdicts of a whole map the same way.
+
+Work is done in chunks of voxels; after the first chunk and then at most every
+``SAVE_PERIOD_S`` the partial map is rewritten atomically (temporary file +
+``os.replace``) next to the output, so an interrupted run resumes where it stopped and
+recomputes nothing already written (a 5 cm map's arrays are ~60 MB: rewriting them
+after every chunk cost more than the solves).
 """
 from __future__ import annotations
 
 import json
 import os
+import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Callable, Dict, Optional
 
 import numpy as np
 
-from ros2_ik.core import errors
+from ros2_ik.core import errors, workspace
 from ros2_ik.core.batch import GroupSpec, solve_batch, worker_pool
+
+
+#: Longest time between two saves of the partial map [s].
+SAVE_PERIOD_S = 10.0
 
 
 @dataclass(frozen=True)
@@ -36,6 +54,14 @@ class MapSettings:
     timeout_s: float
     batch_seed: int
     chunk_voxels: int
+    #: Random configurations whose tip poses mark the cells worth solving.
+    samples: int = 2_000_000
+    #: A sample marks an orientation within this angle of its rotation [rad].
+    max_angle_rad: float = 0.8
+    #: Attempts given to a cell a sample marked (the first from that sample).
+    marked_attempts: int = 8
+    #: Attempts given to a cell no sample marked, in a voxel next to a marked one.
+    near_attempts: int = 4
 
 
 def fibonacci_directions(count: int) -> np.ndarray:
@@ -105,7 +131,8 @@ def _load_resume(path: Path, settings: MapSettings, shape) -> Dict[str, np.ndarr
     """Load and check a partial file; a corrupt or mismatched one is an error."""
     try:
         with np.load(path, allow_pickle=False) as f:
-            data = {k: f[k] for k in ("settings", "done", "reach_index", "q", "solved")}
+            data = {k: f[k] for k in ("settings", "done", "reach_index", "q", "solved",
+                                      "method")}
     except Exception as exc:  # zip, pickle or key errors: all mean corrupt
         raise errors.InvalidArgument(f"resume file {path}: corrupt ({exc}); delete it") from exc
     if json.loads(str(data["settings"])) != json.loads(json.dumps(asdict(settings))):
@@ -142,36 +169,67 @@ def build_map(spec: GroupSpec, out: Path, settings: MapSettings, workers: int = 
     data = _load_resume(partial, settings, shape) if partial.exists() else {
         "settings": np.array(json.dumps(asdict(settings))),
         "done": np.zeros(len(voxels), bool), "reach_index": np.zeros(len(voxels)),
-        "q": np.full(shape, np.nan, np.float32), "solved": np.zeros(shape[:2], bool)}
+        "q": np.full(shape, np.nan, np.float32), "solved": np.zeros(shape[:2], bool),
+        "method": np.zeros(shape[:2], np.int8)}
+    hits = workspace.sample_hits(group, voxels, R, settings.center_m, settings.resolution_m,
+                                 settings.samples, settings.batch_seed, settings.max_angle_rad)
+    near = workspace.near_voxels(voxels, hits.hit.any(axis=1), settings.center_m,
+                                 settings.resolution_m)
     pool = worker_pool(spec, workers) if workers > 1 else None
     try:
-        _fill(spec, voxels, R, settings, data, partial, pool, progress)
+        _fill(spec, voxels, R, settings, data, partial, pool, progress, (hits, near))
     finally:
         if pool is not None:
             pool.shutdown()
     arrays = {"voxels": voxels, "rotations": R, "reach_index": data["reach_index"],
-              "solved": data["solved"], "q": data["q"], "settings": data["settings"],
+              "solved": data["solved"], "q": data["q"], "method": data["method"],
+              "settings": data["settings"],
               "joint_names": np.array(group.joint_names)}
     _save_atomic(out, arrays)
     partial.unlink()
     return arrays
 
 
-def _fill(spec, voxels, R, settings, data, partial, pool, progress) -> None:
-    step = settings.chunk_voxels
+def _fill(spec, voxels, R, settings, data, partial, pool, progress, marks) -> None:
+    hits, near = marks
+    step, M = settings.chunk_voxels, len(R)
+    saved = -np.inf
     for a in range(0, len(voxels), step):
         b = min(a + step, len(voxels))
         if data["done"][a:b].all():
             continue
-        res = solve_batch(spec, _targets(voxels[a:b], R), timeout_s=settings.timeout_s,
-                          batch_seed=settings.batch_seed, first_index=a * len(R),
-                          executor=pool)
-        ok = res.success.reshape(b - a, len(R))
-        q = np.where(res.success[:, None], res.q, np.nan).astype(np.float32)
-        data["q"][a:b] = q.reshape(b - a, len(R), -1)
-        data["solved"][a:b] = ok
-        data["reach_index"][a:b] = ok.mean(axis=1)
+        T = _targets(voxels[a:b], R)
+        full = hits.hit[a:b].ravel()
+        brief = ~full & np.repeat(near[a:b], M)
+        q = np.full((len(T), hits.seed.shape[2]), np.nan)
+        ok = np.zeros(len(T), bool)
+        method = np.where(full, 2, np.where(brief, 1, 0)).astype(np.int8)
+        for cells, kind in ((np.flatnonzero(full), "full"), (np.flatnonzero(brief), "brief")):
+            if len(cells) == 0:
+                continue
+            res = _solve_cells(spec, settings, T[cells], kind, hits.seed[a:b].reshape(
+                -1, hits.seed.shape[2])[cells], a * M + (0 if kind == "full" else len(T)),
+                pool)
+            ok[cells] = res.success
+            q[cells] = np.where(res.success[:, None], res.q, np.nan)
+        data["q"][a:b] = q.astype(np.float32).reshape(b - a, M, -1)
+        data["solved"][a:b] = ok.reshape(b - a, M)
+        data["method"][a:b] = method.reshape(b - a, M)
+        data["reach_index"][a:b] = ok.reshape(b - a, M).mean(axis=1)
         data["done"][a:b] = True
-        _save_atomic(partial, data)
+        if time.monotonic() - saved >= SAVE_PERIOD_S:
+            _save_atomic(partial, data)
+            saved = time.monotonic()
         if progress is not None:
             progress(b, len(voxels))
+
+
+def _solve_cells(spec, settings, T, kind, seeds, first_index, pool):
+    """Solves from the marking samples, or ``near_attempts`` brief ones from mid-limits."""
+    if kind == "full":
+        return solve_batch(spec, T, seed=seeds, timeout_s=settings.timeout_s,
+                           batch_seed=settings.batch_seed, first_index=first_index,
+                           max_attempts=settings.marked_attempts, executor=pool)
+    return solve_batch(spec, T, timeout_s=settings.timeout_s, batch_seed=settings.batch_seed,
+                       first_index=first_index, max_attempts=settings.near_attempts,
+                       executor=pool)

@@ -238,3 +238,14 @@ def attempt(placements, prismatic, axes, columns, tip, q, Tti, lower, upper, bou
                     x, limited = upper[c], active
             q[c] = x
     return last, False, np.inf
+
+
+@_jit
+def forward_many(placements, prismatic, axes, columns, tip, qs, out):  # pragma: no cover
+    """Tip placements (S, 4, 4) of the configurations ``qs`` (S, n) into ``out``."""
+    k = placements.shape[0]
+    origins, world_axes = np.empty((k, 3)), np.empty((k, 3))
+    M, N, Rm = np.empty((4, 4)), np.empty((4, 4)), np.empty((3, 3))
+    for s in range(qs.shape[0]):
+        _forward(placements, prismatic, axes, columns, tip, qs[s], out[s], origins,
+                 world_axes, M, N, Rm)

@@ -138,6 +138,15 @@ def attempt(chain: Chain, q0: np.ndarray, T_target_inv: np.ndarray, lower: np.nd
     return q, int(it), bool(done), float(E)
 
 
+def forward_many(chain: Chain, qs: np.ndarray) -> np.ndarray:
+    """Tip placements ``T_world_tip`` (S, 4, 4) of group vectors ``qs`` (S, n), compiled."""
+    qs = np.ascontiguousarray(qs, dtype=float)
+    out = np.empty((qs.shape[0], 4, 4))
+    _JIT.forward_many(chain.placements, chain.prismatic, chain.axes, chain.columns,
+                      chain.tip, qs, out)
+    return out
+
+
 def warm_up() -> bool:
     """Compile or load the kernel now (once per process); False when numba is absent."""
     global _WARM
