@@ -223,7 +223,7 @@ def _submit(pool, spec, options, T, seeds, rseeds, parts) -> List[Tuple]:
 
 def solve_batch(group_spec: GroupSpec, targets: Union[np.ndarray, Sequence[PoseTarget]],
                 seed: Optional[np.ndarray] = None, timeout_s: float = 0.005,
-                batch_seed: int = 0, workers: int = 1, chunk_size: int = 32,
+                batch_seed: int = 0, workers: int = 1, chunk_size: int = 128,
                 frame: str = "", reference_frame: Optional[str] = None,
                 position_tolerance_m: float = 1e-4, orientation_tolerance_rad: float = 1e-3,
                 position_only: bool = False, solver: str = "lm", max_attempts: int = 0,
@@ -234,8 +234,10 @@ def solve_batch(group_spec: GroupSpec, targets: Union[np.ndarray, Sequence[PoseT
 
     ``frame`` defaults to the group's tip, ``reference_frame`` to its base.  ``seed``
     (n,) for all targets or (N, n); None: mid-limits.  ``workers`` > 1 runs chunks of
-    ``chunk_size`` targets on that many spawned processes.  Bad input raises
-    :mod:`errors` naming the field; expected outcomes are per-target statuses.
+    ``chunk_size`` targets on that many spawned processes (128: ~20 ms of Panda solves
+    per chunk, so the hand-offs cost little; 2 workers / 1: 1.70x with 32, 1.82x).
+    Bad input raises :mod:`errors` naming the field; expected outcomes are per-target
+    statuses.
     Target ``k`` uses the seed of index ``first_index + k`` (a caller splitting one
     batch into several calls passes the offset and gets the same answers).
     ``executor`` (e.g. :func:`worker_pool`) runs the chunks instead of a new pool.
