@@ -4,7 +4,7 @@ Run ``python tools/bench_readme.py`` after the benchmarks (make bench does).  Ea
 goes between its markers: ``<!-- bench:begin/end -->`` the IK and collision tables,
 ``<!-- constrained:begin/end -->`` the constrained-IK summary (constrained.md up to its
 per-solver details, which stay in bench/results/constrained.md), ``<!-- servo:begin/end
--->`` the servo step table of servo.md.
+-->`` the servo step table of servo.md, ``<!-- batch:begin/end -->`` batch.md.
 """
 import pathlib
 
@@ -51,8 +51,15 @@ def servo() -> str:
     return "\n".join(line for line in path.read_text().splitlines() if line.startswith("|"))
 
 
+def batch() -> str:
+    """Return the batch benchmark's table and summary (batch.md), or ''."""
+    path = RESULTS / "batch.md"
+    return path.read_text().strip() if path.exists() else ""
+
+
 if __name__ == "__main__":
     readme = ROOT / "README.md"
     text = replace(readme.read_text(), "bench", tables())
     text = replace(text, "servo", servo())
+    text = replace(text, "batch", batch())
     readme.write_text(replace(text, "constrained", constrained()))
