@@ -16,6 +16,7 @@ import numpy as np
 from ros2_ik.core import errors
 from ros2_ik.core.batch import GroupSpec
 from ros2_ik.core.capability import build_map, estimate_reach_m, MapSettings
+from ros2_ik.core.dataset import write_dataset
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -34,6 +35,10 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--samples", type=int, default=2_000_000,
                    help="random configurations marking the cells worth solving (see "
                         "ros2_ik.core.capability); more: fewer reachable cells missed")
+    p.add_argument("--dataset", type=int, default=0,
+                   help="instead of a map: write N (q, T) rows to --out (ros2_ik.core.dataset)")
+    p.add_argument("--dataset-mode", default="fk", choices=("fk", "ik"),
+                   help="fk: random q and its tip pose; ik: IK solutions of random targets")
     p.add_argument("--seed", type=int, default=0, help="batch seed")
     p.add_argument("--out", default="reach_map.npz", help="output .npz")
     p.add_argument("--png", default="", help="PNG slice (default: next to --out)")
@@ -85,6 +90,8 @@ def save_slice_png(arrays, path: Path) -> bool:
 def main(argv: Optional[List[str]] = None) -> int:
     """Run the CLI; returns the exit status."""
     args = _parser().parse_args(argv)
+    if args.dataset:
+        return _dataset(args)
     try:
         _check(args)
         spec = GroupSpec(arm=args.arm)
@@ -104,6 +111,19 @@ def main(argv: Optional[List[str]] = None) -> int:
     print(f"{len(arrays['voxels'])} voxels x {len(arrays['rotations'])} orientations; "
           f"mean reachability {arrays['reach_index'].mean():.3f}; wrote {args.out}"
           + (f" and {png}" if wrote else " (no PNG: matplotlib not installed)"))
+    return 0
+
+
+def _dataset(args) -> int:
+    """Write a dataset (``--dataset N``); returns the exit status."""
+    try:
+        out = write_dataset(GroupSpec(arm=args.arm), Path(args.out), args.dataset,
+                            args.dataset_mode, args.seed, timeout_s=args.timeout_ms * 1e-3,
+                            workers=args.workers)
+    except errors.IKError as exc:
+        print(f"reach: error: {exc}", file=sys.stderr)
+        return 2
+    print(f"{args.dataset} {args.dataset_mode} rows; wrote {out}")
     return 0
 
 
