@@ -183,7 +183,7 @@ def build_map(spec: GroupSpec, out: Path, settings: MapSettings, workers: int = 
             pool.shutdown()
     arrays = {"voxels": voxels, "rotations": R, "reach_index": data["reach_index"],
               "solved": data["solved"], "q": data["q"], "method": data["method"],
-              "settings": data["settings"],
+              "settings": data["settings"], "base_frame": np.array(group.base),
               "joint_names": np.array(group.joint_names)}
     _save_atomic(out, arrays)
     partial.unlink()
@@ -233,3 +233,26 @@ def _solve_cells(spec, settings, T, kind, seeds, first_index, pool):
     return solve_batch(spec, T, timeout_s=settings.timeout_s, batch_seed=settings.batch_seed,
                        first_index=first_index, max_attempts=settings.near_attempts,
                        executor=pool)
+
+
+def load_map(path: Path) -> Dict[str, np.ndarray]:
+    """Return a map written by :func:`build_map` (InvalidArgument naming the problem).
+
+    Checks what a viewer needs: ``voxels`` (V, 3), ``reach_index`` (V,) in [0, 1],
+    ``base_frame`` and the pitch in ``settings``.
+    """
+    try:
+        with np.load(Path(path), allow_pickle=False) as f:
+            arrays = {k: f[k] for k in ("voxels", "reach_index", "base_frame", "settings")}
+        pitch = float(json.loads(str(arrays["settings"]))["resolution_m"])
+    except FileNotFoundError:
+        raise errors.InvalidArgument(f"capability map {path}: no such file") from None
+    except Exception as exc:  # zip, key, JSON errors: not a map of ours
+        raise errors.InvalidArgument(
+            f"capability map {path}: not a map written by reach ({exc})") from exc
+    v, idx = arrays["voxels"], arrays["reach_index"]
+    if v.ndim != 2 or v.shape[1] != 3 or idx.shape != (len(v),) or not (
+            np.isfinite(v).all() and ((idx >= 0) & (idx <= 1)).all() and pitch > 0):
+        raise errors.InvalidArgument(f"capability map {path}: corrupt arrays")
+    arrays["pitch_m"] = np.array(pitch)
+    return arrays

@@ -22,6 +22,7 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import String
 
 from ros2_ik.node.action_server import ConstrainedIKServer
+from ros2_ik.node.capability_markers import CapabilityMapPublisher
 from ros2_ik.node import interactive_goal, moveit_bridge
 from ros2_ik.core.errors import InvalidGoal
 from ros2_ik.core.solve import prepare
@@ -75,6 +76,7 @@ class IKNode(Node):
                                  callback_group=self.solve_group)
         self.moveit = moveit_bridge.attach(self)            # GetPositionIK, if installed
         self.interactive_goal = interactive_goal.attach(self)  # rviz marker, if installed
+        self.capability_map = CapabilityMapPublisher(self)
         self._load_initial_model()
         settle_memory()
         self.get_logger().info("ik_node ready: service compute_ik, action constrained_ik"
@@ -140,6 +142,8 @@ class IKNode(Node):
 
     def _refresh_config(self) -> None:
         self.config = self._read_config()
+        if hasattr(self, "capability_map"):
+            self.capability_map.refresh()
 
     # --- callbacks -----------------------------------------------------------------
     def _on_description(self, msg: String) -> None:

@@ -120,6 +120,9 @@ SCHEMA: Tuple[ParamSpec, ...] = (
     ParamSpec("influence_distance", 0.05, "Pairs farther apart than this [m] are ignored by "
               "the in-solve collision constraint.", _positive),
     ParamSpec("scene_file", "", "YAML planning scene loaded at start.", read_only=True),
+    ParamSpec("capability_map_file", "", "Capability map (.npz written by reach) published "
+              "as a latched MarkerArray on ~/capability_map ('' for none); a change loads "
+              "the new file."),
     ParamSpec("mesh_search_paths", [""], "Extra directories where package:// meshes are "
               "looked up.", read_only=True),
     ParamSpec("allowed_mesh_dirs", [""], "Directories from which mesh files named in scene "
