@@ -35,6 +35,10 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--samples", type=int, default=2_000_000,
                    help="random configurations marking the cells worth solving (see "
                         "ros2_ik.core.capability); more: fewer reachable cells missed")
+    p.add_argument("--scene", default="",
+                   help="scene YAML file (config/scene_example.yaml format): cells must keep "
+                        "--clearance to it")
+    p.add_argument("--clearance", type=float, default=0.0, help="clearance to the scene [m]")
     p.add_argument("--dataset", type=int, default=0,
                    help="instead of a map: write N (q, T) rows to --out (ros2_ik.core.dataset)")
     p.add_argument("--dataset-mode", default="fk", choices=("fk", "ik"),
@@ -98,7 +102,8 @@ def main(argv: Optional[List[str]] = None) -> int:
         radius = args.radius or estimate_reach_m(spec.build()[1])
         settings = MapSettings(args.resolution, radius, tuple(args.center), args.directions,
                                args.rolls, args.timeout_ms * 1e-3, args.seed, args.chunk_voxels,
-                               samples=args.samples)
+                               samples=args.samples, scene_file=args.scene,
+                               clearance_m=args.clearance)
         update, bar = _progress()
         arrays = build_map(spec, Path(args.out), settings, args.workers, update)
         if bar is not None:

@@ -103,3 +103,34 @@ def test_ray_path_gives_the_local_answers():
     np.testing.assert_array_equal(local.q, remote.q)
     np.testing.assert_array_equal(local.status, remote.status)
     np.testing.assert_array_equal(again.q, remote.q)
+
+
+def box_around_row(group, row, half_m):
+    """Template of the test: the tip's origin inside a cube of half side ``half_m`` at row."""
+    from ros2_ik.core.constraints import PositionConstraint
+    from ros2_ik.core.problem import Problem
+    box = PositionConstraint(group.robot.model, group.base, np.asarray(row) - half_m,
+                             np.asarray(row) + half_m, group.tip, [0.0, 0.0, 0.0])
+    return Problem(group, None, [box])
+
+
+def test_template_batch_solves_constraint_problems_checked_by_fk():
+    from ros2_ik.core.batch import ProblemTemplate
+    _, group = robots.load_group("panda")
+    rng = np.random.default_rng(4)
+    T_base_world = group.fk(group.mid_configuration(), group.base).inverse()
+    rows = np.array([(T_base_world * group.fk(q, group.tip)).translation
+                     for q in group.random_configurations(rng, 12)])
+    template = ProblemTemplate(box_around_row, (("half_m", 0.005),))
+    res = solve_batch(GroupSpec(arm="panda"), rows, template=template, timeout_s=0.05,
+                      batch_seed=2)
+    assert res.success.all()
+    assert np.isnan(res.position_error_m).all()  # no pose target: no pose error
+    for q, row in zip(res.q, rows):  # independent FK: inside the box, within tolerance
+        p = (T_base_world * group.fk(q, group.tip)).translation
+        assert np.all(np.abs(p - row) <= 0.005 + 1e-4)
+        assert group.within_limits(q)
+    with pytest.raises(errors.InvalidGoal, match="targets"):
+        solve_batch(GroupSpec(arm="panda"), np.zeros((0, 3)), template=template)
+    with pytest.raises(errors.InvalidGoal, match="targets"):
+        solve_batch(GroupSpec(arm="panda"), [[np.nan, 0, 0]], template=template)

@@ -98,3 +98,45 @@ def test_cli_writes_npz_and_png(tmp_path):
     assert np.load(out)["voxels"].shape[1] == 3
     pytest.importorskip("matplotlib", reason="PNG slice needs matplotlib")
     assert out.with_suffix(".png").stat().st_size > 1000
+
+
+SCENE = """ros2_ik_scene: 1
+objects:
+  - name: block
+    frame_id: panda_link0
+    pose: {position: [0.55, 0.0, 0.4]}
+    shapes:
+      - {type: box, size: [0.2, 0.3, 0.3]}
+"""
+
+
+def test_collision_aware_map_keeps_clear_of_the_scene(tmp_path):
+    """Cells inside the block become unreachable; every solved cell is clear (own checker)."""
+    from ros2_ik.core.collision import CollisionChecker, PlanningScene, load_scene_yaml
+    scene_file = tmp_path / "scene.yaml"
+    scene_file.write_text(SCENE)
+    settings = MapSettings(**{**TINY.__dict__, "scene_file": str(scene_file),
+                              "clearance_m": 0.01})
+    free = build_map(PANDA, tmp_path / "free.npz", TINY)
+    aware = build_map(PANDA, tmp_path / "aware.npz", settings, workers=2)
+    robot, group = robots.load_group("panda")
+    scene = PlanningScene.for_model(robot.model)
+    scene.add_all(load_scene_yaml(str(scene_file)))
+    checker = CollisionChecker.from_urdf(robot.model, robots.urdf_text("panda"),
+                                         robots.srdf_text("panda"), scene)
+    for q, ok in zip(aware["q"].reshape(-1, 7), aware["solved"].ravel()):
+        if ok:
+            report = checker.min_distance(group.to_full_q(q.astype(float)))
+            assert report.distance_m >= 0.01 - 1e-4
+    assert aware["solved"].sum() < free["solved"].sum()  # the block removes cells
+
+
+def test_bad_scene_file_is_named(tmp_path):
+    settings = MapSettings(**{**TINY.__dict__, "scene_file": str(tmp_path / "none.yaml")})
+    with pytest.raises(errors.InvalidArgument, match="scene_file"):
+        build_map(PANDA, tmp_path / "m.npz", settings)
+    (tmp_path / "bad.yaml").write_text("objects: [1, 2")
+    settings = MapSettings(**{**TINY.__dict__, "scene_file": str(tmp_path / "bad.yaml")})
+    with pytest.raises(errors.InvalidArgument, match="scene_file"):
+        build_map(PANDA, tmp_path / "m.npz", settings)
+    assert not (tmp_path / "m.npz").exists()

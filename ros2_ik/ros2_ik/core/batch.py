@@ -15,7 +15,7 @@ import concurrent.futures as cf
 import multiprocessing
 import time
 from dataclasses import dataclass
-from typing import Dict, List, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 import pinocchio as pin
@@ -23,6 +23,7 @@ import pinocchio as pin
 from ros2_ik.core import blas, errors, robots
 from ros2_ik.core.group import Group
 from ros2_ik.core.pose import PoseTarget
+from ros2_ik.core.problem import Problem
 from ros2_ik.core.result import IKStatus
 from ros2_ik.core.robot import Robot
 from ros2_ik.core.solve import solve
@@ -61,6 +62,26 @@ class GroupSpec:
 
 
 @dataclass(frozen=True)
+class ProblemTemplate:
+    """One problem per target row: ``build(group, row, **dict(options)) -> Problem``.
+
+    ``build`` must be a module-level function (workers receive it pickled by reference)
+    and ``options`` picklable (name, value) pairs; ``row`` is the target's row (k,) of
+    the (N, k) array given to :func:`solve_batch` (e.g. a box centre and a direction).
+    """
+
+    build: Callable[..., Problem]
+    options: Tuple[Tuple[str, Any], ...] = ()
+
+    def problem(self, group: Group, row: np.ndarray) -> Problem:
+        """Return the problem of ``row``; InvalidGoal unless ``build`` returns a Problem."""
+        problem = self.build(group, row, **dict(self.options))
+        if not isinstance(problem, Problem) or problem.group is not group:
+            raise errors.InvalidGoal("template: build must return a Problem of the group")
+        return problem
+
+
+@dataclass(frozen=True)
 class BatchOptions:
     """Per-target solve settings shared by the whole batch (units in the names)."""
 
@@ -73,6 +94,7 @@ class BatchOptions:
     timeout_s: float = 0.005
     max_attempts: int = 0
     library_starts: int = 32
+    template: Optional[ProblemTemplate] = None
 
 
 @dataclass(frozen=True)
@@ -178,10 +200,13 @@ def solve_chunk(spec: GroupSpec, options: BatchOptions, T: np.ndarray, seeds: np
 
 
 def _solve_row(group, options, T, seed, random_seed, q_out, status_out, errs_out) -> None:
-    target = PoseTarget(options.frame, pin.SE3(T), options.reference_frame,
-                        position_tolerance_m=options.position_tolerance_m,
-                        orientation_tolerance_rad=options.orientation_tolerance_rad,
-                        position_only=options.position_only)
+    if options.template is not None:
+        target = options.template.problem(group, T)
+    else:
+        target = PoseTarget(options.frame, pin.SE3(T), options.reference_frame,
+                            position_tolerance_m=options.position_tolerance_m,
+                            orientation_tolerance_rad=options.orientation_tolerance_rad,
+                            position_only=options.position_only)
     r = solve(group, target, seed, solver=options.solver, timeout_s=options.timeout_s,
               max_attempts=options.max_attempts, random_seed=random_seed,
               library_starts=options.library_starts)
@@ -229,7 +254,8 @@ def solve_batch(group_spec: GroupSpec, targets: Union[np.ndarray, Sequence[PoseT
                 position_only: bool = False, solver: str = "lm", max_attempts: int = 0,
                 library_starts: int = 32, first_index: int = 0,
                 executor: Optional[cf.Executor] = None, use_ray: bool = False,
-                ray_address: Optional[str] = None) -> BatchResult:
+                ray_address: Optional[str] = None,
+                template: Optional[ProblemTemplate] = None) -> BatchResult:
     """Solve ``targets`` (``T_ref_target`` as (N, 4, 4), or PoseTargets of one frame).
 
     ``frame`` defaults to the group's tip, ``reference_frame`` to its base.  ``seed``
@@ -242,18 +268,20 @@ def solve_batch(group_spec: GroupSpec, targets: Union[np.ndarray, Sequence[PoseT
     batch into several calls passes the offset and gets the same answers).
     ``executor`` (e.g. :func:`worker_pool`) runs the chunks instead of a new pool.
     ``use_ray`` or a ``ray_address`` runs them on ``workers`` Ray actors instead
-    (:mod:`batch_ray`; same chunks and seeds, so the same answers).
+    (:mod:`batch_ray`; same chunks and seeds, so the same answers).  With a
+    ``template`` (:class:`ProblemTemplate`), ``targets`` is an (N, k) array of rows, each
+    made a constraint problem by the template (pose errors NaN without a pose target).
     """
     if not isinstance(workers, int) or workers < 1:
         raise errors.InvalidArgument(f"workers: must be an integer >= 1, got {workers!r}")
     if not isinstance(chunk_size, int) or chunk_size < 1:
         raise errors.InvalidArgument(f"chunk_size: must be an integer >= 1, got {chunk_size!r}")
-    T = _as_poses(targets)
+    T = _as_poses(targets) if template is None else _as_rows(targets)
     robot, group = group_spec.build()
     options = _options_from(targets, BatchOptions(
         frame or group.tip, group.base if reference_frame is None else reference_frame,
         position_tolerance_m, orientation_tolerance_rad, position_only, solver, timeout_s,
-        max_attempts, library_starts))
+        max_attempts, library_starts, template))
     _validate_once(group, options, T[0])
     seeds = _seeds(group, seed, len(T))
     rseeds = target_seeds(batch_seed, first_index + np.arange(len(T)))
@@ -274,11 +302,26 @@ def solve_batch(group_spec: GroupSpec, targets: Union[np.ndarray, Sequence[PoseT
     return BatchResult(*arrays, rseeds, tuple(group.joint_names), wall)
 
 
+def _as_rows(targets) -> np.ndarray:
+    """Template rows as a finite (N, k) array (InvalidGoal naming ``targets``)."""
+    try:
+        rows = np.asarray(targets, dtype=float)
+    except (TypeError, ValueError):
+        raise errors.InvalidGoal("targets: expected an (N, k) array of template rows") from None
+    if rows.ndim != 2 or rows.shape[0] == 0:
+        raise errors.InvalidGoal(f"targets: expected a non-empty (N, k) array, got "
+                                 f"shape {rows.shape}")
+    if not np.all(np.isfinite(rows)):
+        raise errors.InvalidGoal("targets: non-finite values")
+    return rows
+
+
 def _validate_once(group: Group, options: BatchOptions, T0: np.ndarray) -> None:
-    """Raise in the caller (not in a worker) on a bad frame, solver or tolerance."""
-    target = PoseTarget(options.frame, pin.SE3(T0), options.reference_frame,
-                        position_tolerance_m=options.position_tolerance_m,
-                        orientation_tolerance_rad=options.orientation_tolerance_rad,
-                        position_only=options.position_only)
+    """Raise in the caller (not in a worker) on a bad frame, solver, tolerance or template."""
+    target = options.template.problem(group, T0) if options.template is not None else \
+        PoseTarget(options.frame, pin.SE3(T0), options.reference_frame,
+                   position_tolerance_m=options.position_tolerance_m,
+                   orientation_tolerance_rad=options.orientation_tolerance_rad,
+                   position_only=options.position_only)
     solve(group, target, group.mid_configuration(), solver=options.solver,
           timeout_s=options.timeout_s, max_attempts=1, random_seed=0, library_starts=0)

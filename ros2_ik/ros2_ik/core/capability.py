@@ -34,7 +34,7 @@ from typing import Callable, Dict, Optional
 
 import numpy as np
 
-from ros2_ik.core import errors, workspace
+from ros2_ik.core import errors, map_scene, workspace
 from ros2_ik.core.batch import GroupSpec, solve_batch, worker_pool
 
 
@@ -62,6 +62,9 @@ class MapSettings:
     marked_attempts: int = 8
     #: Attempts given to a cell no sample marked, in a voxel next to a marked one.
     near_attempts: int = 4
+    #: Scene YAML file: cells must keep ``clearance_m`` [m] to it (:mod:`map_scene`).
+    scene_file: str = ""
+    clearance_m: float = 0.0
 
 
 def fibonacci_directions(count: int) -> np.ndarray:
@@ -162,6 +165,8 @@ def build_map(spec: GroupSpec, out: Path, settings: MapSettings, workers: int = 
     out = Path(out)
     _writable(out)
     _, group = spec.build()
+    if settings.scene_file:
+        map_scene.checker_for(group, spec, settings.scene_file)  # a bad file fails here
     voxels = voxel_centers(settings.center_m, settings.radius_m, settings.resolution_m)
     R = orientations(settings.directions, settings.rolls)
     shape = (len(voxels), len(R), group.n)
@@ -225,14 +230,22 @@ def _fill(spec, voxels, R, settings, data, partial, pool, progress, marks) -> No
 
 
 def _solve_cells(spec, settings, T, kind, seeds, first_index, pool):
-    """Solves from the marking samples, or ``near_attempts`` brief ones from mid-limits."""
+    """Solves from the marking samples, or ``near_attempts`` brief ones from mid-limits.
+
+    With a scene file each cell is a pose target plus the clearance (:mod:`map_scene`).
+    """
+    scene = {}
+    if settings.scene_file:
+        scene = {"template": map_scene.template(spec, settings.scene_file,
+                                                settings.clearance_m)}
+        T = T.reshape(len(T), 16)
     if kind == "full":
         return solve_batch(spec, T, seed=seeds, timeout_s=settings.timeout_s,
                            batch_seed=settings.batch_seed, first_index=first_index,
-                           max_attempts=settings.marked_attempts, executor=pool)
+                           max_attempts=settings.marked_attempts, executor=pool, **scene)
     return solve_batch(spec, T, timeout_s=settings.timeout_s, batch_seed=settings.batch_seed,
                        first_index=first_index, max_attempts=settings.near_attempts,
-                       executor=pool)
+                       executor=pool, **scene)
 
 
 def load_map(path: Path) -> Dict[str, np.ndarray]:

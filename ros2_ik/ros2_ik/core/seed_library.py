@@ -90,7 +90,9 @@ class SeedLibrary:
         fid = int(group.reduced_model.getFrameId(frame.name, frame.type))
         found = self._columns.get(fid)
         if found is None:
-            p, R = self._placements(group, fid)
+            # The prefix only (a quarter of the FK of a frame the pose ranking never reads).
+            p, R = self._frames[fid] if fid in self._frames else \
+                self._forward_kinematics(group, fid, CONSTRAINT_SAMPLES)
             p, R = p[:CONSTRAINT_SAMPLES], R[:CONSTRAINT_SAMPLES]
             if group.reduced_model.frames[fid].parentJoint == 0:  # fixed: one column
                 p, R = p[:1], R[:1]  # (broadcasts against the samples' columns)
@@ -106,16 +108,17 @@ class SeedLibrary:
             found = self._rankings[fid] = _Ranking(*self._placements(group, fid))
         return found
 
-    def _forward_kinematics(self, group, fid: int) -> Tuple[np.ndarray, np.ndarray]:
+    def _forward_kinematics(self, group, fid: int,
+                            count: int = SAMPLES) -> Tuple[np.ndarray, np.ndarray]:
         model = group.reduced_model  # locked joints are already in its placements
         data = model.createData()
-        p, R = np.empty((SAMPLES, 3)), np.empty((SAMPLES, 3, 3))
+        p, R = np.empty((count, 3)), np.empty((count, 3, 3))
         fk, ufp = pin.forwardKinematics, pin.updateFramePlacement
-        for i, q in enumerate(group.to_reduced_qs(self.q)):
+        for i, q in enumerate(group.to_reduced_qs(self.q[:count])):
             fk(model, data, q)
             X = ufp(model, data, fid)
             p[i], R[i] = X.translation, X.rotation
-        R = R.reshape(SAMPLES, 9)
+        R = R.reshape(count, 9)
         for a in (p, R):
             a.setflags(write=False)
         return p, R
