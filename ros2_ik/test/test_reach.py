@@ -91,13 +91,15 @@ def test_cli_bad_input_exits_2(tmp_path, capsys, argv, field):
     assert not (tmp_path / "m.npz").exists()
 
 
-def test_cli_writes_npz_and_png(tmp_path):
+def test_cli_writes_npz_png_and_a_progress_bar(tmp_path, capsys):
     out = tmp_path / "m.npz"
     assert reach.main(["--resolution", "0.3", "--radius", "0.3", "--center", "0.3", "0", "0.4",
-                       "--directions", "2", "--rolls", "1", "--out", str(out)]) == 0
+                       "--directions", "2", "--rolls", "1", "--samples", "20000",
+                       "--out", str(out)]) == 0
     assert np.load(out)["voxels"].shape[1] == 3
-    pytest.importorskip("matplotlib", reason="PNG slice needs matplotlib")
-    assert out.with_suffix(".png").stat().st_size > 1000
+    assert out.with_suffix(".png").stat().st_size > 1000  # matplotlib: a requirement
+    bar = capsys.readouterr().err  # tqdm: voxels done, rate
+    assert "voxel" in bar and "/s" in bar
 
 
 SCENE = """ros2_ik_scene: 1
