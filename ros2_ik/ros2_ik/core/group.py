@@ -282,7 +282,8 @@ class Group:
         if arr.shape != (self.n,):
             raise errors.InvalidSeed(
                 f"{what} has {arr.size} values, group has {self.n}: {list(self.joint_names)}")
-        if not np.isfinite(arr).all():
+        # The sum of finite values is finite but for overflow: one cheap test first.
+        if not math.isfinite(sum(arr.tolist())) and not np.isfinite(arr).all():
             raise errors.InvalidSeed(f"{what} has non-finite values: {arr.tolist()}")
         return arr
 

@@ -32,6 +32,8 @@ class IKStatus(enum.Enum):
 
 
 def _frozen(values) -> np.ndarray:
+    if type(values) is np.ndarray and values.dtype == float and not values.flags.writeable:
+        return values  # read-only already: nobody can change it (a solution's q)
     arr = np.array(values, dtype=float)
     arr.setflags(write=False)
     return arr

@@ -50,7 +50,9 @@ def solve(group: Group, target_or_problem: Union[PoseTarget, Problem], seed: np.
     """
     problem = _problem(group, target_or_problem, constraints, costs)
     prepare(group, problem.pose.target.frame if problem.pose is not None else None)
-    seed_q = problem.group.clamp(problem.group.check_vector(seed, "seed"))
+    seed_q = problem.group.check_vector(seed, "seed")
+    if not problem.group.within_limits(seed_q):
+        seed_q = problem.group.clamp(seed_q)
     options = SolveOptions(
         timeout_s=_positive("timeout_s", timeout_s),
         max_attempts=_count("max_attempts", max_attempts, minimum=0),
@@ -97,6 +99,8 @@ def _problem(group, target_or_problem, constraints, costs) -> Problem:
 
 
 def _positive(name: str, value: float, allow_inf: bool = False) -> float:
+    if type(value) is float and 0.0 < value < math.inf:  # the usual case: one comparison
+        return value
     try:
         v = float(value)
     except (TypeError, ValueError):
@@ -107,6 +111,8 @@ def _positive(name: str, value: float, allow_inf: bool = False) -> float:
 
 
 def _count(name: str, value: int, minimum: int) -> int:
+    if type(value) is int and value >= minimum:  # the usual case (bool is not int here)
+        return value
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
         raise errors.InvalidArgument(f"{name} must be an integer >= {minimum}, got {value!r}")
     return int(value)

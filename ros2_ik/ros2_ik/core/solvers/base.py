@@ -165,9 +165,10 @@ class Search:
 
     def _check(self, q: np.ndarray) -> bool:
         group = self.group
-        q = group.unwrap_near(q, self.seed)
+        q = group.unwrap_near(q, self.seed)  # a fresh array, owned here
         if not group.within_limits(q):  # solvers clamp already: usually inside
             q = group.clamp(q)
+        q.setflags(write=False)  # the Solution and the IKResult keep it as it is
         ok, pos, ori, _, viol = check(group, self.problem.pose, q,
                                       self.problem.constraints, self.data,
                                       self.options.constraint_tolerance)
