@@ -1,0 +1,231 @@
+"""ik_node's servo mode over real DDS, closing the loop through a simulated arm.
+
+The arm is ``node/fake_controller.py`` in its own process: it takes the servo's position
+commands and publishes them back as ``joint_states``.  Every check is our own: tip poses by
+FK of the arm's joint_states on a separate pinocchio model, limits against the URDF,
+velocities and accelerations by finite differences of the received commands.
+"""
+import time
+
+import numpy as np
+import pinocchio as pin
+import pytest
+
+pytest.importorskip("rclpy")
+
+from geometry_msgs.msg import PoseStamped, TwistStamped  # noqa: E402
+from sensor_msgs.msg import JointState  # noqa: E402
+from std_msgs.msg import Float64MultiArray  # noqa: E402
+from std_srvs.srv import SetBool, Trigger  # noqa: E402
+
+import panda_node  # noqa: E402
+from panda_node import ARM, T_frame, description, start, stop  # noqa: E402
+from ros2_ik.node.conversions import se3_to_pose  # noqa: E402
+from ros2_ik.node.harness import FakeControllerProcess, wait_for  # noqa: E402
+from ros2_ik_interfaces.msg import ServoStatus  # noqa: E402
+
+NS = "servo"
+COMMANDS = f"/{NS}/arm/commands"
+RATE = 250.0
+ACC = 5.0  # servo_acceleration_limit [rad/s^2]
+SCALE = 0.5  # servo_velocity_scaling
+START = np.array(panda_node.READY)
+
+
+class Rig:
+    """ik_node + fake arm + this test's subscriptions and service clients."""
+
+    def __init__(self, node, client, arm):
+        self.node, self.client, self.arm = node, client, arm
+        n = client.node
+        self.commands, self.states, self.status = [], [], []
+        n.create_subscription(Float64MultiArray, COMMANDS,
+                              lambda m: self.commands.append(np.array(m.data)), 100)
+        n.create_subscription(JointState, f"/{NS}/joint_states", self._on_state, 100)
+        n.create_subscription(ServoStatus, f"/{NS}/ik_node/servo/status",
+                              self.status.append, 100)
+        self.pose_pub = n.create_publisher(PoseStamped, f"/{NS}/ik_node/servo/target_pose", 10)
+        self.twist_pub = n.create_publisher(TwistStamped,
+                                            f"/{NS}/ik_node/servo/target_twist", 10)
+        self.services = {name: n.create_client(kind, f"/{NS}/ik_node/servo/{name}")
+                         for name, kind in (("start", Trigger), ("stop", Trigger),
+                                            ("pause", SetBool))}
+
+    def _on_state(self, msg):
+        if list(msg.name) == ARM:
+            self.states.append(np.array(msg.position))
+
+    def call(self, name, **fields):
+        client = self.services[name]
+        assert client.wait_for_service(timeout_sec=10.0)
+        request = client.srv_type.Request(**fields)
+        future = client.call_async(request)
+        wait_for(future.done, 10.0, f"servo/{name}", self.client.spin)
+        return future.result()
+
+    def spin_for(self, seconds, publish=None):
+        """Spin ``seconds``, calling ``publish()`` every 20 ms (a 50 Hz target stream)."""
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            if publish is not None:
+                publish()
+            self.client.spin(0.02)
+
+    def spin_until(self, condition, seconds, what, publish=None):
+        end = time.monotonic() + seconds
+        while not condition():
+            assert time.monotonic() < end, f"timed out waiting for {what}"
+            self.spin_for(0.02, publish)
+
+    def last_state(self):
+        return self.status[-1] if self.status else None
+
+
+@pytest.fixture(scope="module")
+def model():
+    return description()[2]
+
+
+@pytest.fixture(scope="module")
+def rig(ros_context):
+    node, client = start(NS, f"servo_command_topic:={COMMANDS}", f"servo_rate:={RATE}",
+                         f"servo_acceleration_limit:={ACC}",
+                         f"servo_velocity_scaling:={SCALE}", "servo_target_timeout:=0.3",
+                         "servo_avoid_collisions:=false", joints=False)
+    arm = FakeControllerProcess(NS, ARM, START, COMMANDS)
+    r = Rig(node, client, arm)
+    try:
+        r.spin_until(lambda: len(r.states) > 5, 20.0, "the fake arm's joint_states")
+        # The node's joint_states subscription matches the arm's publisher on its own
+        # schedule (DDS discovery): wait until start succeeds, then stop again.
+        r.spin_until(lambda: r.call("start").success, 20.0, "the node seeing joint_states")
+        assert r.call("stop").success
+        yield r
+    finally:
+        arm.stop()
+        stop(node, client)
+
+
+def _pose_msg(T):
+    msg = PoseStamped()
+    msg.header.frame_id = "panda_link0"
+    msg.pose = se3_to_pose(T)
+    return msg
+
+
+def _tip(model, q):
+    return T_frame(model, ARM, q, "panda_hand", "panda_link0")
+
+
+def _wait_at_rest(rig, publish=None):
+    """Wait (2 s at most) for 10 identical commands in a row: decelerated, holding."""
+    rig.spin_until(lambda: len(rig.commands) > 10
+                   and np.ptp(np.array(rig.commands[-10:]), axis=0).max() < 1e-12,
+                   2.0, "the commands at rest", publish)
+
+
+def _check_commands(model, commands):
+    """Commands within the URDF limits, SCALE x velocity limits and ACC (finite diffs)."""
+    q = np.array(commands)
+    lo = model.lowerPositionLimit[:7]
+    hi = model.upperPositionLimit[:7]
+    assert (q >= lo - 1e-9).all() and (q <= hi + 1e-9).all()
+    v = np.diff(q, axis=0) * RATE
+    assert (np.abs(v) <= SCALE * model.velocityLimit[:7] + 1e-6).all(), np.abs(v).max(axis=0)
+    a = np.diff(v, axis=0) * RATE
+    assert (np.abs(a) <= ACC + 1e-4).all(), np.abs(a).max()
+
+
+def test_step_target_reached_within_limits_then_held(rig, model):
+    """Starts from the arm's state, reaches a step target within the limits, then holds."""
+    rig.call("stop")
+    response = rig.call("pause", data=True)
+    assert not response.success and "start" in response.message
+    start_q = rig.states[-1].copy()
+    T_goal = _tip(model, start_q + np.array([0.2, -0.15, 0.1, 0.2, 0.1, -0.2, 0.3]))
+    response = rig.call("start")
+    assert response.success, response.message
+    first = len(rig.commands)
+    publish = lambda: rig.pose_pub.publish(_pose_msg(T_goal))  # noqa: E731
+
+    def reached():
+        T = _tip(model, rig.states[-1])
+        return np.linalg.norm(T.translation - T_goal.translation) < 1e-3
+    rig.spin_until(reached, 15.0, "the tip at the step target", publish)
+    rig.spin_for(0.5, publish)
+    T = _tip(model, rig.states[-1])
+    assert np.linalg.norm(T.translation - T_goal.translation) < 1e-4
+    assert np.linalg.norm(pin.log3(T.rotation.T @ T_goal.rotation)) < 1e-3
+    assert rig.last_state().state == ServoStatus.RUNNING
+    _check_commands(model, rig.commands[first:])
+
+
+def test_halts_on_stale_target_and_resumes(rig, model):
+    if rig.last_state() is None or rig.last_state().state == ServoStatus.STOPPED:
+        assert rig.call("start").success
+    q = rig.states[-1]
+    T_goal = _tip(model, q + np.array([0.0, 0.1, 0.0, 0.1, 0.0, 0.0, 0.0]))
+    rig.spin_for(0.2, lambda: rig.pose_pub.publish(_pose_msg(T_goal)))
+    rig.spin_until(lambda: rig.last_state().state == ServoStatus.HALTED, 3.0,
+                   "a halt after the target stream stopped")
+    assert "stale" in rig.last_state().reason
+    _wait_at_rest(rig)
+    first = len(rig.commands)
+    rig.spin_for(0.3)
+    held = np.array(rig.commands[first:])
+    assert len(held) > 10 and np.ptp(held, axis=0).max() < 1e-9  # holding, not drifting
+    rig.spin_until(lambda: rig.last_state().state == ServoStatus.RUNNING, 3.0,
+                   "running again on a fresh target",
+                   lambda: rig.pose_pub.publish(_pose_msg(T_goal)))
+
+
+def test_twist_moves_the_tip_along_world_z(rig, model):
+    if rig.last_state().state == ServoStatus.STOPPED:
+        assert rig.call("start").success
+    before = _tip(model, rig.states[-1]).translation
+    twist = TwistStamped()
+    twist.header.frame_id = "panda_link0"
+    twist.twist.linear.z = 0.05
+    first = len(rig.commands)
+    rig.spin_for(1.0, lambda: rig.twist_pub.publish(twist))
+    rig.spin_until(lambda: rig.last_state().state == ServoStatus.HALTED, 3.0, "a halt")
+    rig.spin_for(0.2)
+    moved = _tip(model, rig.states[-1]).translation - before
+    assert 0.03 < moved[2] < 0.07, moved
+    assert np.linalg.norm(moved[:2]) < 0.005, moved
+    _check_commands(model, rig.commands[first:])
+
+
+def test_pause_holds_and_stop_ends_commands(rig, model):
+    if rig.last_state().state == ServoStatus.STOPPED:
+        assert rig.call("start").success
+    q = rig.states[-1]
+    T_goal = _tip(model, q + np.array([0.3, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]))
+    publish = lambda: rig.pose_pub.publish(_pose_msg(T_goal))  # noqa: E731
+    rig.spin_for(0.2, publish)
+    assert rig.call("pause", data=True).success
+    rig.spin_until(lambda: rig.last_state().state == ServoStatus.PAUSED, 2.0, "paused",
+                   publish)
+    _wait_at_rest(rig, publish)  # decelerating within the acceleration limit
+    first = len(rig.commands)
+    rig.spin_for(0.3, publish)
+    assert np.ptp(np.array(rig.commands[first:]), axis=0).max() < 1e-9
+    assert rig.call("pause", data=False).success
+    rig.spin_until(lambda: rig.last_state().state == ServoStatus.RUNNING, 2.0, "resumed",
+                   publish)
+    assert rig.call("stop").success
+    rig.spin_until(lambda: rig.last_state().state == ServoStatus.STOPPED, 2.0, "stopped")
+    count = len(rig.commands)
+    rig.spin_for(0.3, publish)
+    assert len(rig.commands) <= count + 1  # one may be in flight
+
+
+def test_halts_when_joint_states_stop(rig, model):
+    assert rig.call("start").success
+    rig.arm.stop()
+    rig.spin_until(lambda: "joint_states" in rig.last_state().reason, 3.0,
+                   "a halt on stale joint_states")
+    assert rig.last_state().state == ServoStatus.HALTED
+    rig.call("stop")
+    response = rig.call("start")
+    assert not response.success and "joint_states" in response.message
