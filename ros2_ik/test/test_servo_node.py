@@ -35,19 +35,19 @@ START = np.array(panda_node.READY)
 class Rig:
     """ik_node + fake arm + this test's subscriptions and service clients."""
 
-    def __init__(self, node, client, arm):
+    def __init__(self, node, client, arm, ns=NS, commands=COMMANDS):
         self.node, self.client, self.arm = node, client, arm
         n = client.node
         self.commands, self.states, self.status = [], [], []
-        n.create_subscription(Float64MultiArray, COMMANDS,
+        n.create_subscription(Float64MultiArray, commands,
                               lambda m: self.commands.append(np.array(m.data)), 100)
-        n.create_subscription(JointState, f"/{NS}/joint_states", self._on_state, 100)
-        n.create_subscription(ServoStatus, f"/{NS}/ik_node/servo/status",
+        n.create_subscription(JointState, f"/{ns}/joint_states", self._on_state, 100)
+        n.create_subscription(ServoStatus, f"/{ns}/ik_node/servo/status",
                               self.status.append, 100)
-        self.pose_pub = n.create_publisher(PoseStamped, f"/{NS}/ik_node/servo/target_pose", 10)
+        self.pose_pub = n.create_publisher(PoseStamped, f"/{ns}/ik_node/servo/target_pose", 10)
         self.twist_pub = n.create_publisher(TwistStamped,
-                                            f"/{NS}/ik_node/servo/target_twist", 10)
-        self.services = {name: n.create_client(kind, f"/{NS}/ik_node/servo/{name}")
+                                            f"/{ns}/ik_node/servo/target_twist", 10)
+        self.services = {name: n.create_client(kind, f"/{ns}/ik_node/servo/{name}")
                          for name, kind in (("start", Trigger), ("stop", Trigger),
                                             ("pause", SetBool))}
 
@@ -229,3 +229,48 @@ def test_halts_when_joint_states_stop(rig, model):
     rig.call("stop")
     response = rig.call("start")
     assert not response.success and "joint_states" in response.message
+
+
+def test_velocity_output_drives_a_velocity_controller_to_the_target(ros_context, model):
+    """servo_output=velocity: the arm integrates the commanded velocities itself."""
+    ns, topic = "servo_vel", "/servo_vel/arm/commands"
+    node, client = start(ns, f"servo_command_topic:={topic}", "servo_output:=velocity",
+                         "servo_avoid_collisions:=false", "servo_autostart:=true",
+                         joints=False)
+    arm = FakeControllerProcess(ns, ARM, START, topic, mode="velocity")
+    rig = Rig(node, client, arm, ns, topic)
+    try:
+        rig.spin_until(lambda: rig.last_state() is not None, 20.0, "the servo autostarted")
+        T_goal = _tip(model, START + np.array([0.1, 0.1, -0.1, 0.1, 0.0, 0.1, 0.0]))
+        publish = lambda: rig.pose_pub.publish(_pose_msg(T_goal))  # noqa: E731
+
+        def reached():
+            T = _tip(model, rig.states[-1])
+            return np.linalg.norm(T.translation - T_goal.translation) < 1e-3
+        rig.spin_until(reached, 15.0, "the tip at the target", publish)
+        v = np.array(rig.commands)
+        assert (np.abs(v) <= 0.5 * model.velocityLimit[:7] + 1e-9).all()
+    finally:
+        arm.stop()
+        stop(node, client)
+
+
+def test_command_messages_in_the_controller_joint_order():
+    """controller_joints may list joints outside the group: held (positions) or 0 (velocity)."""
+    from types import SimpleNamespace
+    from ros2_ik.node.servo_loop import ServoLoop
+    from ros2_ik.node.servo_supervisor import Command
+    loop = SimpleNamespace(_order=["b", "gripper", "a"], _index=np.array([1, -1, 0]),
+                           _held=np.array([9.0, 0.04, 9.0]), period_s=0.004,
+                           node=SimpleNamespace(config=SimpleNamespace(servo_output="")))
+    command = Command(q=np.array([0.1, 0.2]), qd=np.array([1.0, 2.0]))
+    loop.node.config.servo_output = "position"
+    assert list(ServoLoop._message(loop, command).data) == [0.2, 0.04, 0.1]
+    loop.node.config.servo_output = "velocity"
+    assert list(ServoLoop._message(loop, command).data) == [2.0, 0.0, 1.0]
+    loop.node.config.servo_output = "trajectory"
+    msg = ServoLoop._message(loop, command)
+    assert msg.joint_names == ["b", "gripper", "a"] and len(msg.points) == 1
+    assert list(msg.points[0].positions) == [0.2, 0.04, 0.1]
+    assert list(msg.points[0].velocities) == [2.0, 0.0, 1.0]
+    assert msg.points[0].time_from_start.nanosec == 4_000_000
