@@ -74,7 +74,9 @@ class Rig:
     def spin_until(self, condition, seconds, what, publish=None):
         end = time.monotonic() + seconds
         while not condition():
-            assert time.monotonic() < end, f"timed out waiting for {what}"
+            assert time.monotonic() < end, (
+                f"timed out waiting for {what}; last status {self.last_state()}, "
+                f"{len(self.states)} joint_states, {len(self.commands)} commands")
             self.spin_for(0.02, publish)
 
     def last_state(self):
@@ -220,6 +222,53 @@ def test_pause_holds_and_stop_ends_commands(rig, model):
     assert len(rig.commands) <= count + 1  # one may be in flight
 
 
+def test_follows_a_moving_target(rig, model):
+    """A circle of 5 cm radius at 0.1 m/s: the tip stays within the lag speed / gain."""
+    if rig.last_state().state == ServoStatus.STOPPED:
+        assert rig.call("start").success
+    T0 = _tip(model, rig.states[-1])
+    center = T0.translation - np.array([0.05, 0.0, 0.0])
+    t0 = time.monotonic()
+
+    def circle(t):
+        w = 0.1 / 0.05
+        return pin.SE3(T0.rotation, center + 0.05 * np.array([np.cos(w * t), np.sin(w * t),
+                                                              0.0]))
+    sent = []
+
+    def publish():
+        t = time.monotonic() - t0
+        sent.append((t, circle(t)))
+        rig.pose_pub.publish(_pose_msg(sent[-1][1]))
+    first = len(rig.commands)
+    rig.spin_for(1.0, publish)  # transient
+    errors = []
+    for _ in range(40):  # 2 s more, sampled every 50 ms against the newest target sent
+        rig.spin_for(0.05, publish)
+        errors.append(np.linalg.norm(_tip(model, rig.states[-1]).translation
+                                     - sent[-1][1].translation))
+    assert max(errors) < 0.025, max(errors)  # lag ~ 0.1 m/s / 10 1/s + transport
+    assert rig.last_state().state == ServoStatus.RUNNING
+    _check_commands(model, rig.commands[first:])
+
+
+def test_turning_the_hand_without_end_halts_on_joint_limits(rig, model):
+    """A twist about the hand's own axis: the joints run into limits, and it stops there."""
+    if rig.last_state().state == ServoStatus.STOPPED:
+        assert rig.call("start").success
+    twist = TwistStamped()
+    twist.header.frame_id = "panda_hand"
+    twist.twist.angular.z = 1.5
+    publish = lambda: rig.twist_pub.publish(twist)  # noqa: E731
+    first = len(rig.commands)
+    rig.spin_until(lambda: "joint limit" in rig.last_state().reason, 15.0,
+                   "a halt on joint limits", publish)
+    assert rig.last_state().state == ServoStatus.HALTED
+    assert "panda_joint" in rig.last_state().reason
+    _check_commands(model, rig.commands[first:])
+    rig.call("stop")
+
+
 def test_halts_when_joint_states_stop(rig, model):
     assert rig.call("start").success
     rig.arm.stop()
@@ -240,7 +289,8 @@ def test_velocity_output_drives_a_velocity_controller_to_the_target(ros_context,
     arm = FakeControllerProcess(ns, ARM, START, topic, mode="velocity")
     rig = Rig(node, client, arm, ns, topic)
     try:
-        rig.spin_until(lambda: rig.last_state() is not None, 20.0, "the servo autostarted")
+        rig.spin_until(lambda: rig.last_state() is not None and rig.states, 20.0,
+                       "the servo autostarted")
         T_goal = _tip(model, START + np.array([0.1, 0.1, -0.1, 0.1, 0.0, 0.1, 0.0]))
         publish = lambda: rig.pose_pub.publish(_pose_msg(T_goal))  # noqa: E731
 

@@ -133,3 +133,31 @@ def test_pause_holds_and_resume_waits_for_a_fresh_target(group):
     assert sup.report.state == State.RUNNING
     sup.stop()
     assert sup.pause(True) != "" and sup.tick(3 * DT, q, DT) is None
+
+
+def test_a_twist_that_limits_bend_is_refused_until_another_comes(group):
+    """Turning the hand about its axis: panda_joint7 ends on its limit, then it halts."""
+    from ros2_ik.node.servo_supervisor import TipJacobian
+    sup = _supervisor(group)
+    sup.tip_jacobian = TipJacobian(group, TIP)
+    q = np.array([0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785])
+    sup.start(q)
+    turn = np.array([0.0, 0.0, 0.0, 0.0, 0.0, 1.5])
+    qs, t = [q], 0.0
+    while "joint limit" not in sup.report.reason and t < 5.0:
+        t += DT
+        sup.set_target(Target(t, twist=turn, twist_in_world=False))
+        qs.append(sup.tick(t, qs[-1], DT).q)
+    assert "joint limit" in sup.report.reason and group.joint_names[6] in sup.report.reason
+    for _ in range(200):  # the same twist again: still refused, decelerated, holding
+        t += DT
+        sup.set_target(Target(t, twist=turn, twist_in_world=False))
+        qs.append(sup.tick(t, qs[-1], DT).q)
+    assert sup.report.state == State.HALTED
+    assert np.ptp(np.array(qs[-20:]), axis=0).max() == 0.0
+    assert (np.array(qs) <= group.upper + 1e-12).all()
+    assert np.abs(_accelerations(qs)).max() <= ACC + 1e-6
+    t += DT
+    sup.set_target(Target(t, twist=-turn, twist_in_world=False))  # back: followed again
+    sup.tick(t, qs[-1], DT)
+    assert sup.report.state == State.RUNNING

@@ -32,7 +32,7 @@ from ros2_ik.core.servo import Servo, ServoConfig
 from ros2_ik.node.compute_ik import RequestError, collision_checker, resolve_group
 from ros2_ik.node.conversions import pose_to_se3
 from ros2_ik.node.parameters import clean_list
-from ros2_ik.node.servo_supervisor import Limits, State, Supervisor, Target
+from ros2_ik.node.servo_supervisor import Limits, State, Supervisor, Target, TipJacobian
 from ros2_ik_interfaces.msg import ServoStatus
 
 #: Status messages at most this often [s] (and on every change of state or reason).
@@ -114,7 +114,8 @@ class ServoLoop:
         except (RequestError, IKError, ValueError, KeyError) as exc:
             return f"cannot servo: {exc}"
         supervisor = Supervisor(servo, self._limits(group, servo), cfg.servo_target_timeout,
-                                cfg.servo_clearance if cfg.servo_avoid_collisions else 0.0)
+                                cfg.servo_clearance if cfg.servo_avoid_collisions else 0.0,
+                                TipJacobian(group, frame))
         problem = supervisor.start(self._measured(group))
         if problem:
             return f"cannot start: {problem}"

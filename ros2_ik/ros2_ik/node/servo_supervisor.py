@@ -78,13 +78,48 @@ class Report:
     manipulability: float = math.nan
 
 
+class TipJacobian:
+    """The tip's Jacobian [m/s, rad/s per joint unit], on the group's model and own Data."""
+
+    def __init__(self, group, frame: str) -> None:
+        """Bind the group (core.group.Group) and its frame ``frame``."""
+        self.model = group.angle_model
+        self.data = self.model.createData()
+        self.fid = group.reduced_frame_id(frame)
+
+    def __call__(self, q: np.ndarray, in_world: bool) -> np.ndarray:
+        """Return the (6, n) Jacobian: world-aligned axes at the tip, or the tip's own."""
+        ref = pin.ReferenceFrame.LOCAL_WORLD_ALIGNED if in_world else pin.ReferenceFrame.LOCAL
+        return pin.computeFrameJacobian(self.model, self.data, q, self.fid, ref)
+
+
+def pushed_past(J: np.ndarray, twist: np.ndarray, q: np.ndarray, lower: np.ndarray,
+                upper: np.ndarray, margin: float = 1e-3) -> np.ndarray:
+    """Indices of joints within ``margin`` of a limit that ``twist`` drives further out.
+
+    By the least-squares joint velocity of the twist (``lstsq(J, twist)``): what the twist
+    asks of each joint, before any bound.
+    """
+    qd = np.linalg.lstsq(J, twist, rcond=1e-6)[0]
+    small = 1e-3 * max(np.abs(qd).max(), 1e-12)
+    out = ((upper - q < margin) & (qd > small)) | ((q - lower < margin) & (qd < -small))
+    return np.flatnonzero(out)
+
+
 class Supervisor:
     """Runs one servo (``core.servo.Servo``-like ``step_pose`` / ``step_twist``)."""
 
     def __init__(self, servo, limits: Limits, target_timeout_s: float,
-                 clearance_m: float = 0.0) -> None:
-        """Supervise ``servo``; targets older than ``target_timeout_s`` [s] are stale."""
-        self.servo, self.limits = servo, limits
+                 clearance_m: float = 0.0,
+                 tip_jacobian: Optional[Callable[[np.ndarray, bool], np.ndarray]] = None
+                 ) -> None:
+        """Supervise ``servo``; targets older than ``target_timeout_s`` [s] are stale.
+
+        ``tip_jacobian(q, in_world)`` (e.g. :class:`TipJacobian`) lets a twist that drives
+        a joint past its limit halt instead of wandering on the other joints.
+        """
+        self.servo, self.limits, self.tip_jacobian = servo, limits, tip_jacobian
+        self._refused_twist: Optional[Tuple[np.ndarray, str]] = None
         self.target_timeout_s, self.clearance_m = target_timeout_s, clearance_m
         self.report = Report()
         self.target: Optional[Target] = None
@@ -150,6 +185,11 @@ class Supervisor:
             return "waiting for a target"
         if now - self.target.stamp > self.target_timeout_s:
             return f"target stale (older than {self.target_timeout_s:g} s)"
+        refused = self._refused_twist
+        if refused is not None:
+            if self.target.twist is not None and np.array_equal(self.target.twist, refused[0]):
+                return refused[1]
+            self._refused_twist = None
         return ""
 
     def _follow(self, dt: float) -> Command:
@@ -165,7 +205,23 @@ class Supervisor:
         if step.flag != 1:
             return self._accept(step, State.HALTED, "no feasible step within the limits "
                                 "and the clearance: holding")
+        bent = self._bent_by_limits(step)
+        if bent:
+            self._refused_twist = (self.target.twist, bent)
+            return self._hold(dt, State.HALTED, bent)
         return self._accept(step, *self._blocked(step))
+
+    def _bent_by_limits(self, step) -> str:
+        """Why a twist is refused: it drives a joint at its limit further out."""
+        target, lim = self.target, self.limits
+        if target.twist is None or self.tip_jacobian is None:
+            return ""
+        J = self.tip_jacobian(step.q_next, target.twist_in_world)
+        out = pushed_past(J, target.twist, step.q_next, lim.lower, lim.upper)
+        if not out.size:
+            return ""
+        names = ", ".join(lim.joint_names[i] for i in out)
+        return f"joint limit reached: {names} (the twist cannot be followed; send another)"
 
     def _blocked(self, step) -> Tuple[State, str]:
         """HALTED when the step barely moves because a bound holds it, else RUNNING."""
