@@ -252,6 +252,39 @@ def test_follows_a_moving_target(rig, model):
     _check_commands(model, rig.commands[first:])
 
 
+def _set_param(rig, name, value):
+    from rcl_interfaces.msg import Parameter, ParameterType, ParameterValue
+    from rcl_interfaces.srv import SetParameters
+    srv = rig.client.node.create_client(SetParameters, f"/{NS}/ik_node/set_parameters")
+    assert srv.wait_for_service(timeout_sec=10)
+    pv = ParameterValue(type=ParameterType.PARAMETER_DOUBLE, double_value=float(value))
+    future = srv.call_async(SetParameters.Request(parameters=[Parameter(name=name, value=pv)]))
+    wait_for(future.done, 10, "set_parameters", rig.client.spin)
+    return future.result().results[0]
+
+
+def test_a_lower_velocity_scaling_applies_while_moving(rig, model):
+    if rig.last_state().state == ServoStatus.STOPPED:
+        assert rig.call("start").success
+    twist = TwistStamped()
+    twist.header.frame_id = "panda_link0"
+    twist.twist.linear.y = 0.3
+    publish = lambda: rig.twist_pub.publish(twist)  # noqa: E731
+    rig.spin_for(0.6, publish)
+    first = len(rig.commands)
+    try:
+        assert _set_param(rig, "servo_velocity_scaling", 0.05).successful
+        rig.spin_for(1.0, publish)
+        q = np.array(rig.commands[first:])
+        v = np.abs(np.diff(q, axis=0)) * RATE
+        a = np.abs(np.diff(v, axis=0)) * RATE
+        assert a.max() <= ACC + 1e-4  # slowed down within the acceleration limit
+        assert (v[-50:] <= 0.05 * model.velocityLimit[:7] + 1e-6).all()  # then within it
+    finally:
+        assert _set_param(rig, "servo_velocity_scaling", SCALE).successful
+    rig.spin_for(0.5)
+
+
 def test_turning_the_hand_without_end_halts_on_joint_limits(rig, model):
     """A twist about the hand's own axis: the joints run into limits, and it stops there."""
     if rig.last_state().state == ServoStatus.STOPPED:

@@ -121,7 +121,7 @@ class ServoLoop:
             return f"cannot start: {problem}"
         self.supervisor, self.group, self.frame = supervisor, group, frame
         self.group_name = cfg.servo_group or cfg.default_group_name
-        self._snapshot = snapshot
+        self._snapshot, self._config = snapshot, cfg
         self._output_map(group)
         if self._timer is None:
             self._timer = node.create_timer(self.period_s, self.tick,
@@ -137,6 +137,20 @@ class ServoLoop:
         if self.supervisor is not None:
             self.supervisor.stop(reason)
             self._status(force=True)
+
+    def _reconfigure(self) -> None:
+        """Apply changed parameters to the running servo (same group and frame)."""
+        cfg, sup = self.node.config, self.supervisor
+        self._config = cfg
+        try:
+            servo = self._make_servo(self._snapshot, self.group, self.frame)
+        except (IKError, ValueError, KeyError) as exc:
+            self.stop(f"new parameters refused: {exc}")
+            return
+        servo.reset(sup.qd)
+        sup.servo, sup.limits = servo, self._limits(self.group, servo)
+        sup.target_timeout_s = cfg.servo_target_timeout
+        sup.clearance_m = cfg.servo_clearance if cfg.servo_avoid_collisions else 0.0
 
     def _make_servo(self, snapshot, group, frame: str) -> Servo:
         cfg = self.node.config
@@ -224,6 +238,8 @@ class ServoLoop:
         if self.node.robot.snapshot is not self._snapshot:
             self.stop("the robot model changed: call ~/servo/start again")
             return
+        if self.node.config is not self._config:
+            self._reconfigure()
         command = self.supervisor.tick(now, self._measured(self.group), self.period_s)
         if command is not None:
             self.command_pub.publish(self._message(command))
