@@ -95,7 +95,7 @@ class TipJacobian:
 
 def pushed_past(J: np.ndarray, twist: np.ndarray, q: np.ndarray, lower: np.ndarray,
                 upper: np.ndarray, margin: float = 1e-3) -> np.ndarray:
-    """Indices of joints within ``margin`` of a limit that ``twist`` drives further out.
+    """Return the joints within ``margin`` of a limit that ``twist`` drives further out.
 
     By the least-squares joint velocity of the twist (``lstsq(J, twist)``): what the twist
     asks of each joint, before any bound.
