@@ -118,3 +118,55 @@ def test_bad_input_names_the_field(group):
         servo.step_pose(_q0(group), pin.SE3.Identity(), 0.0)
     with pytest.raises(ValueError, match="twist"):
         servo.step_twist(_q0(group), np.full(6, np.nan), True, DT)
+
+
+def test_obstacle_in_the_path_is_passed_without_going_under_the_clearance(group):
+    """A ball halfway along the tip's straight path: dampers keep 2 cm, the tip gets there.
+
+    The clearance is re-measured by the checker's own min_distance on each command.
+    """
+    from ros2_ik.core.collision import CollisionChecker, PlanningScene
+    from ros2_ik.core.collision.scene import SceneObject, Sphere, pose_from_xyz_quat
+    q = _q0(group)
+    T0 = group.fk(q, TIP)
+    goal = pin.SE3(T0.rotation, T0.translation + np.array([0.0, 0.3, 0.0]))
+    scene = PlanningScene.for_model(group.robot.model)
+    scene.add(SceneObject("ball", [Sphere(0.05)], T_frame_object=pose_from_xyz_quat(
+        T0.translation + np.array([0.0, 0.15, 0.0]))))
+    checker = CollisionChecker.from_urdf(group.robot.model, robots.urdf_text("panda"),
+                                         robots.srdf_text("panda"), scene)
+    config = ServoConfig(acceleration_limit=ACC, clearance_m=0.02, influence_m=0.1)
+    servo = Servo(group, TIP, config, checker=checker)
+    qs = _run(servo, q, [goal] * 600)
+    clearance = [checker.min_distance(group.to_full_q(x)).distance_m for x in qs[::3]]
+    assert min(clearance) >= 0.02 - 1e-4  # first order: the dampers are linearised
+    assert min(clearance) < 0.03  # it did pass close: the ball was in the way
+    assert np.linalg.norm(group.fk(qs[-1], TIP).translation - goal.translation) < 1e-3
+    _check_limits(group, qs)
+    step = servo.step_pose(qs[-1], goal, DT)
+    assert step.clearance_m == pytest.approx(
+        checker.min_distance(group.to_full_q(qs[-1])).distance_m, abs=1e-9)
+
+
+def test_manipulability_is_yoshikawas_measure(group):
+    q = _q0(group)
+    servo = Servo(group, TIP)
+    step = servo.step_twist(q, np.zeros(6), False, DT)
+    data = group.angle_model.createData()
+    J = pin.computeFrameJacobian(group.angle_model, data, q, servo.fid, pin.ReferenceFrame.LOCAL)
+    assert step.manipulability == pytest.approx(np.sqrt(np.linalg.det(J @ J.T)), rel=1e-9)
+    assert np.isinf(step.clearance_m)  # no checker
+
+
+def test_continuous_joints_step_toward_a_target():
+    """pr2's right arm has continuous joints (forearm roll, wrist roll)."""
+    group = robots.load_group("pr2_right")[1]
+    assert group.has_continuous
+    servo = Servo(group, group.tip, ServoConfig(acceleration_limit=ACC))
+    q = group.mid_configuration()
+    target = group.fk(q + 0.1, group.tip)
+    for _ in range(750):
+        q = servo.step_pose(q, target, DT).q_next
+    T = group.fk(q, group.tip)
+    assert np.linalg.norm(T.translation - target.translation) < 1e-3
+    assert np.linalg.norm(pin.log3(T.rotation.T @ target.rotation)) < 1e-2

@@ -22,6 +22,7 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64, Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory
 
+from ros2_ik.node.lifecycle import exit_with_parent
 from ros2_ik.node.spinning import make_executor, spin
 
 
@@ -77,7 +78,8 @@ class FakeController(Node):
 
 
 def main(args=None) -> None:
-    """Run the fake controller until shutdown."""
+    """Run the fake controller until shutdown (or its parent's exit)."""
+    exit_with_parent()  # a test that crashes must not leave a publishing arm behind
     rclpy.init(args=args)
     node = FakeController()
     executor = make_executor()

@@ -194,7 +194,7 @@ SCHEMA: Tuple[ParamSpec, ...] = (
               "from the servo's command [rad or m] (the controller is not following).",
               _positive),
     ParamSpec("servo_avoid_collisions", True, "Keep servo_clearance from the planning "
-              "scene and between links (velocity dampers)."),
+              "scene and between links (velocity dampers); read at ~/servo/start."),
     ParamSpec("servo_clearance", 0.01, "Smallest distance the servo keeps [m].",
               _non_negative),
     ParamSpec("servo_influence_distance", 0.1, "Obstacles nearer than this [m] start to "

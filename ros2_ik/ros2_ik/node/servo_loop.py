@@ -110,13 +110,17 @@ class ServoLoop:
         try:
             group, tip = resolve_group(snapshot, cfg, cfg.servo_group, "", "")
             frame = cfg.servo_frame or tip
-            servo = self._make_servo(snapshot, group, frame)
+            checker = collision_checker(snapshot, cfg) if cfg.servo_avoid_collisions else None
+            servo = self._make_servo(group, frame, checker)
         except (RequestError, IKError, ValueError, KeyError) as exc:
             return f"cannot servo: {exc}"
         supervisor = Supervisor(servo, self._limits(group, servo), cfg.servo_target_timeout,
                                 cfg.servo_clearance if cfg.servo_avoid_collisions else 0.0,
                                 TipJacobian(group, frame))
-        problem = supervisor.start(self._measured(group))
+        q = self._measured(group)
+        if q is not None:
+            servo.warm_up(np.clip(q, group.lower, group.upper), self.period_s)
+        problem = supervisor.start(q)
         if problem:
             return f"cannot start: {problem}"
         self.supervisor, self.group, self.frame = supervisor, group, frame
@@ -143,23 +147,21 @@ class ServoLoop:
         cfg, sup = self.node.config, self.supervisor
         self._config = cfg
         try:
-            servo = self._make_servo(self._snapshot, self.group, self.frame)
+            servo = self._make_servo(self.group, self.frame, sup.servo.checker)
         except (IKError, ValueError, KeyError) as exc:
             self.stop(f"new parameters refused: {exc}")
             return
         servo.reset(sup.qd)
         sup.servo, sup.limits = servo, self._limits(self.group, servo)
         sup.target_timeout_s = cfg.servo_target_timeout
-        sup.clearance_m = cfg.servo_clearance if cfg.servo_avoid_collisions else 0.0
+        sup.clearance_m = cfg.servo_clearance if sup.servo.checker is not None else 0.0
 
-    def _make_servo(self, snapshot, group, frame: str) -> Servo:
+    def _make_servo(self, group, frame: str, checker) -> Servo:
         cfg = self.node.config
-        merged = "clearance_m" in ServoConfig.__dataclass_fields__  # MERGE: remove
         config = ServoConfig(gain=cfg.servo_gain, velocity_scale=cfg.servo_velocity_scaling,
                              acceleration_limit=cfg.servo_acceleration_limit,
-                             **(self._collision_fields(cfg) if merged else {}))
-        checker = collision_checker(snapshot, cfg) if cfg.servo_avoid_collisions else None
-        return Servo(group, frame, config, **({"checker": checker} if merged else {}))
+                             **self._collision_fields(cfg))
+        return Servo(group, frame, config, checker=checker)
 
     @staticmethod
     def _collision_fields(cfg) -> dict:
