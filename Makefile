@@ -23,17 +23,21 @@ demo: build
 # constrained_bench.py (our solvers vs Drake SNOPT / IPOPT) writes results/constrained.*.
 bench: build
 	@$(ENV) pip install --quiet -r bench/requirements-bench.txt \
-		-r bench/requirements-collision.txt 2>&1 | { grep -v "is ignored" || true; } \
+		-r bench/requirements-collision.txt -r bench/requirements-servo.txt 2>&1 \
+		| { grep -v "is ignored" || true; } \
 	&& python bench/ik_bench.py $(BENCH_ARGS) && python bench/collision_bench.py $(BENCH_ARGS) \
-	&& python bench/constrained_bench.py $(BENCH_ARGS) && python tools/bench_readme.py
+	&& python bench/constrained_bench.py $(BENCH_ARGS) && python bench/servo_bench.py $(BENCH_ARGS) \
+	&& python bench/servo_node_bench.py $(BENCH_ARGS) && python tools/bench_readme.py
 
 bench-quick: BENCH_ARGS += --quick
 bench-quick: bench
 
-# Servo step (core.servo) vs Pink, interleaved: results/servo.{json,md,png}.
+# Servo step (core.servo) vs Pink, interleaved: results/servo.{json,md,png}; then the node's
+# 250 Hz loop for 60 s on a simulated arm (10 s with BENCH_ARGS=--quick): results/servo_node.*.
 servo-bench: build
 	@$(ENV) pip install --quiet -r bench/requirements-servo.txt 2>&1 | { grep -v "is ignored" || true; } \
-	&& python bench/servo_bench.py $(BENCH_ARGS)
+	&& python bench/servo_bench.py $(BENCH_ARGS) && python bench/servo_node_bench.py $(BENCH_ARGS) \
+	&& python tools/bench_readme.py
 
 # Batch IK throughput (1 vs 2 worker processes) and a capability map: results/batch.*.
 # BATCH_ARGS=--quick for a one-minute run.

@@ -20,7 +20,8 @@ Collision avoidance (with a ``checker``): velocity dampers (Faverjon--Tournassou
 coal distances of the live scene, one row per robot/scene or robot/robot pair nearer
 than ``influence_m``: ``d_dot = grad d . qd >= -damper_gain (d - clearance_m)``, so a
 distance decays at most exponentially toward ``clearance_m`` and never crosses it (to
-first order; ``damper_gain dt < 1``); a pair already nearer may not get closer.  When the dampers and the acceleration box cannot
+first order; ``damper_gain dt < 1``); a pair met at speed is braked within the
+acceleration limit (see ``_dampers``); a pair already nearer may not get closer.  When the dampers and the acceleration box cannot
 both hold, the step is the velocity within the box nearest to zero (``flag != 1``).
 The QP is assembled by one compiled call (``_assemble.py``) and solved by daqp.
 """
@@ -171,7 +172,7 @@ class Servo:
         relaxed = assemble(J, v_task, self.w2, c.damping + mu, c.posture_weight,
                            c.posture_gain, self.posture, q, self.lower, self.upper,
                            self.vmax, self.qd, c.acceleration_limit, dt, H, f, lo, hi)
-        rows, row_lo, clearance = self._dampers(q)
+        rows, row_lo, clearance = self._dampers(q, dt)
         if rows is None:
             qd, _, flag, _ = daqp.solve(H, f, self._no_rows, hi, lo, self._sense)
         else:
@@ -185,8 +186,16 @@ class Servo:
         return ServoStep(qd, q + qd * dt, float("nan"), float("nan"), bool(relaxed),
                          int(flag), clearance, manipulability(J_tip, self._work6))
 
-    def _dampers(self, q: np.ndarray):
-        """Damper rows (k, n), their lower bounds [m/s] and the nearest distance [m]."""
+    def _dampers(self, q: np.ndarray, dt: float):
+        """Damper rows (k, n), their lower bounds on d_dot [m/s] and the nearest distance [m].
+
+        Per pair at ``x = d - clearance_m``: the approach speed is at most
+        ``max(damper_gain x, what one period of the acceleration limit can take off the
+        current approach)``, never above the braking curve ``sqrt(A x)`` (``A`` the pair's
+        largest deceleration, ``a * sum |grad d|``: it stops within ``x`` at half of it)
+        nor ``x / dt``.  A pair met at speed is so braked within the acceleration limit
+        instead of making the step infeasible; a pair already inside may not get closer.
+        """
         if self.checker is None:
             return None, None, math.inf
         from ros2_ik.core.collision.constraint import pair_gradients
@@ -198,8 +207,12 @@ class Servo:
             return None, None, math.inf
         d = pairs.distances_m[near]
         G = pair_gradients(full, self._full_data, pairs, near)[:, self.group.iv_full]
-        # Inside the clearance already (a scene object dropped on the arm): no closer.
-        return G, -c.damper_gain * np.maximum(d - c.clearance_m, 0.0), float(d.min())
+        x = np.maximum(d - c.clearance_m, 0.0)
+        A = c.acceleration_limit * np.abs(G).sum(axis=1)
+        approach = np.maximum(-(G @ self.qd), 0.0)
+        speed = np.maximum(c.damper_gain * x, approach - 0.9 * A * dt)
+        speed = np.minimum(speed, np.minimum(np.sqrt(A * x), x / dt))
+        return G, -speed, float(d.min())
 
     def bounds(self, q: np.ndarray, dt: float):
         """Return the velocity box (lo, hi) [rad/s] at ``q`` and whether it was relaxed."""
