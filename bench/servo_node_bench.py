@@ -148,6 +148,8 @@ RATE_WARMUP = 250  # commands dropped at the start (the loop's first second)
 def main():
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="10 s instead of 60 s")
+    parser.add_argument("--no-collisions", action="store_true",
+                        help="servo_avoid_collisions:=false (no dampers)")
     parser.add_argument("--service-hz", type=float, default=SERVICE_HZ,
                         help="ComputeIK calls per second during the run (0: none)")
     args = parser.parse_args()
@@ -162,8 +164,9 @@ def main():
     isolate_ros()
     rclpy.init()
     model = description()[2]
-    node, client = panda_node.start(NS, f"servo_command_topic:={COMMANDS}",
-                                    f"servo_rate:={RATE}", joints=False)
+    node, client = panda_node.start(
+        NS, f"servo_command_topic:={COMMANDS}", f"servo_rate:={RATE}",
+        f"servo_avoid_collisions:={'false' if args.no_collisions else 'true'}", joints=False)
     q0 = np.array(READY)
     arm = FakeControllerProcess(NS, ARM, q0, COMMANDS, rate_hz=RATE)
     try:
