@@ -15,6 +15,10 @@ Bounds (per joint, intersected): velocity ``+-velocity_scale * v_max`` (URDF), a
 ``qd_prev +- a_max dt`` and position limits as a braking bound ``+-sqrt(a_max d)`` with
 ``d`` the distance to the limit (half the deceleration the acceleration bound allows, so
 the next step's bounds stay feasible: the joint slows to zero on the limit, never past it).
+
+Collision avoidance (with a checker): one general inequality row per pair closer than
+``influence_m`` (:mod:`.dampers`).  A QP the solver cannot solve (the dampers and the
+bounds contradict each other) returns ``qd = 0``: the arm holds where it is, never jumps.
 """
 import math
 from dataclasses import dataclass
@@ -23,6 +27,9 @@ from typing import Optional
 import daqp
 import numpy as np
 import pinocchio as pin
+
+from ros2_ik.core.servo import _qp_terms
+from ros2_ik.core.servo.dampers import CollisionDampers
 
 _LOCAL = pin.ReferenceFrame.LOCAL
 _WORLD_ALIGNED = pin.ReferenceFrame.LOCAL_WORLD_ALIGNED
@@ -42,6 +49,9 @@ class ServoConfig:
     velocity_scale: float = 1.0  # fraction of the URDF velocity limits
     acceleration_limit: float = 10.0  # [rad/s^2] (or m/s^2 for prismatic joints)
     default_velocity: float = 1.0  # [rad/s] for joints whose URDF limit is 0 or infinite
+    clearance_m: float = 0.01  # d_s: no pair (signed, padded distance) goes under it [m]
+    influence_m: float = 0.08  # d_i: pairs farther than this get no damper [m]
+    damper_gain: float = 5.0  # xi: a pair closes in at most at xi (d - d_s) [1/s]
 
 
 @dataclass
@@ -53,19 +63,30 @@ class ServoStep:
     error_m: float  # tip position error before the step [m] (pose mode; nan for a twist)
     error_rad: float  # tip orientation error before the step [rad] (nan for a twist)
     relaxed: bool  # True if the acceleration bound had to be relaxed to keep the others
-    flag: int  # daqp exit flag (1: solved)
+    flag: int  # daqp exit flag (1: solved; otherwise qd = 0, the arm holds)
+    # Nearest signed padded distance of any pair at q [m]; inf without a checker or when no
+    # pair is closer than influence_m (farther pairs are not computed).
+    clearance_m: float = math.inf
+    # Yoshikawa sqrt(det(J J^T)) of the tip Jacobian at q, over the task rows (the 3
+    # position rows if position_only, else all 6: [m] and [rad] mixed); 0 when singular.
+    manipulability: float = math.nan
 
 
 class Servo:
     """Differential-IK stepper for one group and tip frame (not thread-safe: keeps qd)."""
 
     def __init__(self, group, tip: str, config: Optional[ServoConfig] = None,
-                 posture: Optional[np.ndarray] = None):
-        """Bind ``group`` (core.group.Group) and frame ``tip``; posture [rad] defaults to mid."""
+                 posture: Optional[np.ndarray] = None, checker=None):
+        """Bind ``group`` (core.group.Group) and frame ``tip``; posture [rad] defaults to mid.
+
+        ``checker``: a :class:`ros2_ik.core.collision.checker.CollisionChecker` on the
+        group's full model, or None (no collision avoidance); see :meth:`set_checker`.
+        """
         if group.has_continuous and group.angle_model is group.reduced_model:
             raise ValueError("group: continuous joints without a plain-angle model are not "
                              "supported by the servo yet")
         self.group, self.config = group, config or ServoConfig()
+        _check_config(self.config)
         self.model, self.data = group.angle_model, group.angle_model.createData()
         self.fid = group.reduced_frame_id(tip)
         n = group.n
@@ -74,17 +95,28 @@ class Servo:
         vmax = np.where(np.isfinite(vmax) & (vmax > 0), vmax, self.config.default_velocity)
         self.vmax = self.config.velocity_scale * vmax
         self.posture = group.mid_configuration() if posture is None else np.array(posture)
+        if self.posture.shape != (n,) or not np.isfinite(self.posture).all():
+            raise ValueError(f"posture: need {n} finite joint values")
         w = np.array(self.config.weights, dtype=float)
         if self.config.position_only:
             w[3:] = 0.0
         if w.shape != (6,) or (w < 0).any():
             raise ValueError("weights: need 6 non-negative values")
         self.w2 = w * w
+        self._task_rows = np.flatnonzero(w > 0)
         self.qd = np.zeros(n)
+        self._H, self._f = np.empty((n, n)), np.empty(n)
+        self._lo, self._hi = np.empty(n), np.empty(n)
         self._A = np.zeros((0, n))
         self._sense = np.zeros(n, dtype=np.int32)
-        self._eye = np.eye(n)
-        self._zero = np.zeros(n)
+        self._dampers: Optional[CollisionDampers] = None
+        self.set_checker(checker)
+
+    def set_checker(self, checker) -> None:
+        """Use ``checker`` (full-model CollisionChecker) for the dampers; None disables them."""
+        c = self.config
+        self._dampers = None if checker is None else CollisionDampers(
+            self.group, checker, c.clearance_m, c.influence_m, c.damper_gain)
 
     def reset(self, qd: Optional[np.ndarray] = None) -> None:
         """Set the previous velocity (for the acceleration bound) [rad/s]."""
@@ -92,13 +124,13 @@ class Servo:
 
     def step_pose(self, q: np.ndarray, T_world_target: pin.SE3, dt: float) -> ServoStep:
         """Step toward ``T_world_target`` from group vector ``q`` over period ``dt`` [s]."""
-        self._kinematics(q)
+        self._kinematics(q, dt)
         J = pin.getFrameJacobian(self.model, self.data, self.fid, _LOCAL)
         err_T = T_world_target.actInv(self.data.oMf[self.fid])  # T_target_frame
         err = pin.log6(err_T).vector
         J_err = pin.Jlog6(err_T) @ J
         mu = self.config.lm_damping * float(self.w2 @ (err * err))
-        step = self._solve(q, J_err, -self.config.gain * err, mu, dt)
+        step = self._solve(q, J_err, -self.config.gain * err, mu, dt, J)
         t, w = err_T.translation, pin.log3(err_T.rotation)
         step.error_m, step.error_rad = math.sqrt(t.dot(t)), math.sqrt(w.dot(w))
         return step
@@ -109,47 +141,79 @@ class Servo:
         twist = np.asarray(twist, dtype=float)
         if twist.shape != (6,) or not np.isfinite(twist).all():
             raise ValueError("twist: need 6 finite values [vx vy vz wx wy wz]")
-        self._kinematics(q)
+        self._kinematics(q, dt)
         J = pin.getFrameJacobian(self.model, self.data, self.fid,
                                  _WORLD_ALIGNED if in_world else _LOCAL)
-        step = self._solve(q, J, twist, 0.0, dt)
+        step = self._solve(q, J, twist, 0.0, dt, J)
         step.error_m = step.error_rad = float("nan")
         return step
 
-    def _kinematics(self, q: np.ndarray) -> None:
+    def _kinematics(self, q: np.ndarray, dt: float) -> None:
         if q.shape != (self.group.n,) or not np.isfinite(q).all():
             raise ValueError(f"q: need {self.group.n} finite joint values")
+        if not (dt > 0.0 and math.isfinite(dt)):
+            raise ValueError("dt: need a positive period [s]")
         pin.computeJointJacobians(self.model, self.data, q)
         pin.updateFramePlacement(self.model, self.data, self.fid)
 
-    def _solve(self, q, J, v_task, mu, dt) -> ServoStep:
-        if not (dt > 0.0 and np.isfinite(dt)):
-            raise ValueError("dt: need a positive period [s]")
+    def _solve(self, q, J_err, v_task, mu, dt, J_frame) -> ServoStep:
         c = self.config
-        JW = J.T * self.w2
-        H = JW @ J + (c.damping + mu + c.posture_weight) * self._eye
-        f = -(JW @ v_task) - c.posture_weight * c.posture_gain * (self.posture - q)
-        lo, hi, relaxed = self.bounds(q, dt)
-        qd, _, flag, _ = daqp.solve(H, f, self._A, hi, lo, self._sense)
-        if flag != 1:  # keep the bounds: a solver failure becomes a stop within them
-            qd = self._zero
-        qd = np.minimum(np.maximum(qd, lo), hi)  # daqp's round-off at an active bound
+        relaxed = self._fill_bounds(q, dt)
+        posture = (c.posture_weight * c.posture_gain) * (self.posture - q)
+        _qp_terms.least_squares_cost(J_err, v_task, self.w2, c.damping + mu + c.posture_weight,
+                                     posture, self._H, self._f)
+        lo, hi = self._lo, self._hi
+        A, upper, lower, sense, clearance = self._constraints(q)
+        qd, _, flag, _ = daqp.solve(self._H, self._f, A, upper, lower, sense)
+        if flag != 1:  # infeasible or failed: hold (never a jump)
+            qd = np.zeros(self.group.n)
+        else:
+            qd = np.minimum(np.maximum(qd, lo), hi)  # daqp's round-off at an active bound
         self.qd = qd
-        return ServoStep(qd, q + qd * dt, float("nan"), float("nan"), relaxed, int(flag))
+        return ServoStep(qd, q + qd * dt, math.nan, math.nan, relaxed, int(flag), clearance,
+                         _qp_terms.manipulability(J_frame, self._task_rows))
+
+    def _constraints(self, q):
+        """daqp's ``A, bupper, blower, sense`` (box first) and the clearance [m]."""
+        if self._dampers is None:
+            return self._A, self._hi, self._lo, self._sense, math.inf
+        rows, lower, clearance = self._dampers.rows(q)
+        if not len(rows):
+            return self._A, self._hi, self._lo, self._sense, clearance
+        k = len(rows)
+        return (rows, np.concatenate((self._hi, np.full(k, _DAQP_INF))),
+                np.concatenate((self._lo, lower)), np.zeros(self.group.n + k, dtype=np.int32),
+                clearance)
+
+    def _fill_bounds(self, q: np.ndarray, dt: float) -> bool:
+        return _qp_terms.velocity_box(q, self.qd, self.lower, self.upper, self.vmax,
+                                      float(self.config.acceleration_limit), float(dt),
+                                      self._lo, self._hi)
 
     def bounds(self, q: np.ndarray, dt: float):
-        """Return the velocity box [rad/s] at ``q`` and whether acceleration was relaxed."""
-        a = self.config.acceleration_limit
-        d_up = np.maximum(self.upper - q, 0.0)  # inf for unbounded joints
-        d_lo = np.maximum(q - self.lower, 0.0)
-        hi = np.minimum(self.vmax, np.sqrt(a * d_up))
-        lo = np.maximum(-self.vmax, -np.sqrt(a * d_lo))
-        hi = np.minimum(hi, d_up / dt)
-        lo = np.maximum(lo, -d_lo / dt)
-        acc_lo, acc_hi = self.qd - a * dt, self.qd + a * dt
-        lo2, hi2 = np.maximum(lo, acc_lo), np.minimum(hi, acc_hi)
-        bad = lo2 > hi2
-        if not bad.any():
-            return lo2, hi2, False
-        near = np.minimum(np.maximum(self.qd, lo), hi)  # position/velocity win
-        return np.where(bad, near, lo2), np.where(bad, near, hi2), True
+        """Return the velocity box (lo, hi) [rad/s] at ``q`` and whether acceleration was relaxed.
+
+        See :func:`._qp_terms.velocity_box`; the arrays are copies.
+        """
+        relaxed = self._fill_bounds(np.asarray(q, dtype=float), dt)
+        return self._lo.copy(), self._hi.copy(), relaxed
+
+
+_DAQP_INF = 1e30  # daqp's "no bound"
+
+
+def _check_config(c: ServoConfig) -> None:
+    """Raise ValueError naming the first invalid field of ``c``."""
+    positive = ("gain", "velocity_scale", "acceleration_limit", "default_velocity",
+                "damper_gain", "influence_m")
+    for name in positive:
+        value = getattr(c, name)
+        if not (value > 0.0 and math.isfinite(value)):
+            raise ValueError(f"{name}: need a positive finite value, got {value}")
+    for name in ("damping", "lm_damping", "posture_weight", "posture_gain"):
+        value = getattr(c, name)
+        if not (value >= 0.0 and math.isfinite(value)):
+            raise ValueError(f"{name}: need a non-negative finite value, got {value}")
+    if not (math.isfinite(c.clearance_m) and c.clearance_m < c.influence_m):
+        raise ValueError(f"clearance_m: need a finite value below influence_m "
+                         f"({c.influence_m}), got {c.clearance_m}")

@@ -1,0 +1,69 @@
+"""Collision avoidance of the servo step as velocity dampers (Faverjon and Tournassoud).
+
+For every candidate pair of the checker (robot-scene and robot-robot) whose signed, padded
+distance ``d`` is below the influence distance ``d_i``, one linear inequality on the group
+velocity ``qd``::
+
+    d_dot = (dd/dq) qd >= -xi (d - d_s)
+
+``d_s`` the clearance (security) distance [m], ``xi`` the damper gain [1/s]: a pair may
+close in at most at the rate that brings ``d`` exponentially down to ``d_s``, never below
+(Faverjon-Tournassoud's ``xi_FT (d - d_s) / (d_i - d_s)`` with ``xi_FT = xi (d_i - d_s)``
+[m/s], written with a gain in 1/s so it does not depend on the influence distance).  A pair
+already closer than ``d_s`` must separate.  ``dd/dq`` is
+:func:`ros2_ik.core.collision.constraint.pair_gradients` on the FULL model, restricted to
+the group's velocity columns: locked joints do not move, and a pair that no group joint
+moves gets no row (nothing the servo could do about it).
+"""
+from __future__ import annotations
+
+import math
+from typing import Tuple
+
+import numpy as np
+import pinocchio as pin
+
+from ros2_ik.core.collision.checker import CollisionChecker
+from ros2_ik.core.collision.constraint import pair_gradients
+
+
+class CollisionDampers:
+    """Damper rows of one group against a checker's live scene (one thread at a time).
+
+    Args:
+        group: the servo's :class:`ros2_ik.core.group.Group`.
+        checker: a :class:`CollisionChecker` on the group's FULL model.
+        clearance_m: ``d_s``, the distance no pair may go under [m] (signed, padded).
+        influence_m: ``d_i`` > ``d_s``: pairs farther than this are ignored [m].
+        gain: ``xi`` [1/s] > 0.
+    """
+
+    def __init__(self, group, checker: CollisionChecker, clearance_m: float,
+                 influence_m: float, gain: float):
+        full = group.robot.model
+        if checker.model.nq != full.nq or checker.model.nv != full.nv:
+            raise ValueError(f"checker: its model has nq={checker.model.nq}, the group's full "
+                             f"model nq={full.nq}; build the checker on the full model")
+        self.group, self.checker = group, checker
+        self.model, self.data = checker.model, checker.model.createData()
+        self.clearance_m, self.influence_m = float(clearance_m), float(influence_m)
+        self.gain = float(gain)
+
+    def rows(self, q: np.ndarray) -> Tuple[np.ndarray, np.ndarray, float]:
+        """Rows ``A`` (k, n) and lower bounds ``b`` (k,) of ``A qd >= b`` at group vector ``q``.
+
+        Also returns the clearance [m]: the smallest signed padded distance of any pair,
+        ``inf`` when no pair is closer than the influence distance (pairs beyond it are
+        not computed).
+        """
+        q_full = self.group.to_full_q(q)
+        pin.computeJointJacobians(self.model, self.data, q_full)  # also the placements
+        pairs = self.checker.distances_from_data(self.data, self.influence_m)
+        distances = pairs.distances_m
+        near = np.flatnonzero(distances < self.influence_m)
+        if near.size == 0:
+            return np.zeros((0, self.group.n)), np.zeros(0), math.inf
+        d = distances[near]
+        grads = pair_gradients(self.model, self.data, pairs, near)[:, self.group.iv_full]
+        moved = np.abs(grads).max(axis=1) > 1e-12
+        return grads[moved], -self.gain * (d[moved] - self.clearance_m), float(d.min())
