@@ -50,8 +50,8 @@ class ServoConfig:
     acceleration_limit: float = 10.0  # [rad/s^2] (or m/s^2 for prismatic joints)
     default_velocity: float = 1.0  # [rad/s] for joints whose URDF limit is 0 or infinite
     clearance_m: float = 0.01  # d_s: no pair (signed, padded distance) goes under it [m]
-    influence_m: float = 0.08  # d_i: pairs farther than this get no damper [m]
-    damper_gain: float = 5.0  # xi: a pair closes in at most at xi (d - d_s) [1/s]
+    influence_m: float = 0.1  # d_i: pairs farther than this get no damper [m]
+    damper_gain: float = 10.0  # xi: a pair closes in at most at xi (d - d_s) [1/s]
 
 
 @dataclass
@@ -174,7 +174,7 @@ class Servo:
                          _qp_terms.manipulability(J_frame, self._task_rows))
 
     def _constraints(self, q):
-        """daqp's ``A, bupper, blower, sense`` (box first) and the clearance [m]."""
+        """Return daqp's ``A, bupper, blower, sense`` (box first) and the clearance [m]."""
         if self._dampers is None:
             return self._A, self._hi, self._lo, self._sense, math.inf
         rows, lower, clearance = self._dampers.rows(q)
