@@ -20,6 +20,11 @@ obstacle loses a second-order ~1e-5 m per 4 ms step, which the damper recovers o
 the rate ``xi``, leaving ``d`` up to ~0.1 mm under its target (measured on the Panda).  So
 the rows aim at ``d_s + margin``, ``margin`` = 1 mm (at most a tenth of ``d_i - d_s``),
 and ``d_s`` itself holds.
+
+A pair entering the influence zone may close in at ``xi (d_i - d_s)`` at most (0.89 m/s with
+the defaults): an arm moving faster toward it must brake within one period, which the
+acceleration bound may forbid; that step is infeasible and the servo holds.  Raise
+``d_i`` (or ``xi``) for faster motions.
 """
 from __future__ import annotations
 
