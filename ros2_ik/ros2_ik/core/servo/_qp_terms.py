@@ -97,3 +97,24 @@ def manipulability(J, rows):  # pragma: no cover
             else:
                 G[a, b] = s / G[b, b]
     return out
+
+
+_WARM = []
+
+
+def warm_up() -> None:
+    """Compile (or load from numba's cache) every kernel now, once per process.
+
+    :class:`ros2_ik.core.servo.Servo` calls it on construction so the first control period
+    does not pay seconds of compilation.
+    """
+    if _WARM:
+        return
+    n = 2
+    J, v, w2 = np.ones((6, n)), np.zeros(6), np.ones(6)
+    H, f, lo, hi = np.empty((n, n)), np.empty(n), np.empty(n), np.empty(n)
+    least_squares_cost(J, v, w2, 1.0, np.zeros(n), H, f)
+    velocity_box(np.zeros(n), np.zeros(n), -np.ones(n), np.ones(n), np.ones(n), 1.0, 0.004,
+                 lo, hi)
+    manipulability(J, np.arange(6))
+    _WARM.append(True)

@@ -111,6 +111,7 @@ class Servo:
         self._sense = np.zeros(n, dtype=np.int32)
         self._dampers: Optional[CollisionDampers] = None
         self.set_checker(checker)
+        _qp_terms.warm_up()
 
     def set_checker(self, checker) -> None:
         """Use ``checker`` (full-model CollisionChecker) for the dampers; None disables them."""
@@ -124,7 +125,7 @@ class Servo:
 
     def step_pose(self, q: np.ndarray, T_world_target: pin.SE3, dt: float) -> ServoStep:
         """Step toward ``T_world_target`` from group vector ``q`` over period ``dt`` [s]."""
-        self._kinematics(q, dt)
+        q = self._kinematics(q, dt)
         J = pin.getFrameJacobian(self.model, self.data, self.fid, _LOCAL)
         err_T = T_world_target.actInv(self.data.oMf[self.fid])  # T_target_frame
         err = pin.log6(err_T).vector
@@ -141,20 +142,23 @@ class Servo:
         twist = np.asarray(twist, dtype=float)
         if twist.shape != (6,) or not np.isfinite(twist).all():
             raise ValueError("twist: need 6 finite values [vx vy vz wx wy wz]")
-        self._kinematics(q, dt)
+        q = self._kinematics(q, dt)
         J = pin.getFrameJacobian(self.model, self.data, self.fid,
                                  _WORLD_ALIGNED if in_world else _LOCAL)
         step = self._solve(q, J, twist, 0.0, dt, J)
         step.error_m = step.error_rad = float("nan")
         return step
 
-    def _kinematics(self, q: np.ndarray, dt: float) -> None:
+    def _kinematics(self, q: np.ndarray, dt: float) -> np.ndarray:
+        """Validate, update the tip's kinematics at ``q``; return ``q`` as float64."""
+        q = np.asarray(q, dtype=np.float64)
         if q.shape != (self.group.n,) or not np.isfinite(q).all():
             raise ValueError(f"q: need {self.group.n} finite joint values")
         if not (dt > 0.0 and math.isfinite(dt)):
             raise ValueError("dt: need a positive period [s]")
         pin.computeJointJacobians(self.model, self.data, q)
         pin.updateFramePlacement(self.model, self.data, self.fid)
+        return q
 
     def _solve(self, q, J_err, v_task, mu, dt, J_frame) -> ServoStep:
         c = self.config
