@@ -216,6 +216,9 @@ def _write(row, quick):
              f"\n{row['seconds']:.0f} s, {row['commands']} commands at the controller; load "
              f"{out['machine']['load_average']}"]
     (RESULTS / f"{name}.md").write_text("\n".join(lines) + "\n")
+    if not quick and (RESULTS / "servo.json").exists():
+        from servo_bench import merge_rows
+        merge_rows([row])  # one servo.json: the step's rows and the node's
     print("\n".join(lines))
 
 

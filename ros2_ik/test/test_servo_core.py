@@ -146,27 +146,3 @@ def test_obstacle_in_the_path_is_passed_without_going_under_the_clearance(group)
     step = servo.step_pose(qs[-1], goal, DT)
     assert step.clearance_m == pytest.approx(
         checker.min_distance(group.to_full_q(qs[-1])).distance_m, abs=1e-9)
-
-
-def test_manipulability_is_yoshikawas_measure(group):
-    q = _q0(group)
-    servo = Servo(group, TIP)
-    step = servo.step_twist(q, np.zeros(6), False, DT)
-    data = group.angle_model.createData()
-    J = pin.computeFrameJacobian(group.angle_model, data, q, servo.fid, pin.ReferenceFrame.LOCAL)
-    assert step.manipulability == pytest.approx(np.sqrt(np.linalg.det(J @ J.T)), rel=1e-9)
-    assert np.isinf(step.clearance_m)  # no checker
-
-
-def test_continuous_joints_step_toward_a_target():
-    """pr2's right arm has continuous joints (forearm roll, wrist roll)."""
-    group = robots.load_group("pr2_right")[1]
-    assert group.has_continuous
-    servo = Servo(group, group.tip, ServoConfig(acceleration_limit=ACC))
-    q = group.mid_configuration()
-    target = group.fk(q + 0.1, group.tip)
-    for _ in range(750):
-        q = servo.step_pose(q, target, DT).q_next
-    T = group.fk(q, group.tip)
-    assert np.linalg.norm(T.translation - target.translation) < 1e-3
-    assert np.linalg.norm(pin.log3(T.rotation.T @ target.rotation)) < 1e-2

@@ -234,7 +234,15 @@ class ServoLoop:
 
     # --- the loop ----------------------------------------------------------------------
     def tick(self) -> None:
-        """One control period: step, publish the command, publish the status now and then."""
+        """One control period; an error stops the servo (and says why), never the node."""
+        try:
+            self._tick()
+        except Exception as exc:  # noqa: BLE001 - the node keeps serving
+            self.node.get_logger().error(f"servo stopped: {type(exc).__name__}: {exc}")
+            self.stop(f"internal error: {type(exc).__name__}: {exc}")
+
+    def _tick(self) -> None:
+        """Step, publish the command, publish the status now and then."""
         now = time.monotonic()
         self._ticks.append(now)
         if self.node.robot.snapshot is not self._snapshot:

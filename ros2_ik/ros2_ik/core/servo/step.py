@@ -16,14 +16,10 @@ Bounds (per joint, intersected): velocity ``+-velocity_scale * v_max`` (URDF), a
 ``d`` the distance to the limit (half the deceleration the acceleration bound allows, so
 the next step's bounds stay feasible: the joint slows to zero on the limit, never past it).
 
-Collision avoidance (with a ``checker``): velocity dampers (Faverjon--Tournassoud) on the
-coal distances of the live scene, one row per robot/scene or robot/robot pair nearer
-than ``influence_m``: ``d_dot = grad d . qd >= -damper_gain (d - clearance_m)``, so a
-distance decays at most exponentially toward ``clearance_m`` and never crosses it (to
-first order; ``damper_gain dt < 1``); a pair met at speed is braked within the
-acceleration limit (see ``_dampers``); a pair already nearer may not get closer.  When the dampers and the acceleration box cannot
-both hold, the step is the velocity within the box nearest to zero (``flag != 1``).
-The QP is assembled by one compiled call (``_assemble.py``) and solved by daqp.
+Collision avoidance (with a checker): one general inequality row per pair closer than
+``influence_m`` (:mod:`.dampers`).  A QP the solver cannot solve (the dampers and the
+bounds contradict each other) returns the velocity of the box nearest zero: the arm stops
+within the acceleration limit, never jumps (``flag != 1`` says so).
 """
 import math
 from dataclasses import dataclass
@@ -33,7 +29,8 @@ import daqp
 import numpy as np
 import pinocchio as pin
 
-from ros2_ik.core.servo._assemble import assemble, manipulability
+from ros2_ik.core.servo import _qp_terms
+from ros2_ik.core.servo.dampers import CollisionDampers
 
 _LOCAL = pin.ReferenceFrame.LOCAL
 _WORLD_ALIGNED = pin.ReferenceFrame.LOCAL_WORLD_ALIGNED
@@ -53,9 +50,9 @@ class ServoConfig:
     velocity_scale: float = 1.0  # fraction of the URDF velocity limits
     acceleration_limit: float = 10.0  # [rad/s^2] (or m/s^2 for prismatic joints)
     default_velocity: float = 1.0  # [rad/s] for joints whose URDF limit is 0 or infinite
-    clearance_m: float = 0.01  # distance the dampers keep (with a checker) [m]
-    influence_m: float = 0.1  # pairs nearer than this get a damper row [m]
-    damper_gain: float = 5.0  # allowed approach speed per metre above clearance_m [1/s]
+    clearance_m: float = 0.01  # d_s: no pair (signed, padded distance) goes under it [m]
+    influence_m: float = 0.1  # d_i: pairs farther than this get no damper [m]
+    damper_gain: float = 10.0  # xi: a pair closes in at most at xi (d - d_s) [1/s]
 
 
 @dataclass
@@ -67,9 +64,13 @@ class ServoStep:
     error_m: float  # tip position error before the step [m] (pose mode; nan for a twist)
     error_rad: float  # tip orientation error before the step [rad] (nan for a twist)
     relaxed: bool  # True if the acceleration bound had to be relaxed to keep the others
-    flag: int  # daqp exit flag (1: solved)
-    clearance_m: float = math.inf  # nearest pair within influence_m at q [m] (inf: none)
-    manipulability: float = math.nan  # sqrt(det(J J^T)) of the tip's 6 x n Jacobian
+    flag: int  # daqp exit flag (1: solved; otherwise qd: the slowest the box allows)
+    # Nearest signed padded distance of any pair at q [m]; inf without a checker or when no
+    # pair is closer than influence_m (farther pairs are not computed).
+    clearance_m: float = math.inf
+    # Yoshikawa sqrt(det(J J^T)) of the tip Jacobian at q, over the task rows (the 3
+    # position rows if position_only, else all 6: [m] and [rad] mixed); 0 when singular.
+    manipulability: float = math.nan
 
 
 class Servo:
@@ -79,51 +80,55 @@ class Servo:
                  posture: Optional[np.ndarray] = None, checker=None):
         """Bind ``group`` (core.group.Group) and frame ``tip``; posture [rad] defaults to mid.
 
-        ``checker``: a ``core.collision.CollisionChecker`` of the group's full model (its
-        scene changes are seen at the next step), or None for no collision avoidance.
+        ``checker``: a :class:`ros2_ik.core.collision.checker.CollisionChecker` on the
+        group's full model, or None (no collision avoidance); see :meth:`set_checker`.
         """
         if group.has_continuous and group.angle_model is group.reduced_model:
             raise ValueError("group: continuous joints without a plain-angle model are not "
                              "supported by the servo yet")
         self.group, self.config = group, config or ServoConfig()
-        c = self.config
-        if not (0.0 <= c.clearance_m < c.influence_m and c.damper_gain > 0.0):
-            raise ValueError("clearance_m, influence_m, damper_gain: need 0 <= clearance_m "
-                             "< influence_m and damper_gain > 0")
+        _check_config(self.config)
         self.model, self.data = group.angle_model, group.angle_model.createData()
         self.fid = group.reduced_frame_id(tip)
         n = group.n
         self.lower, self.upper = np.array(group.lower), np.array(group.upper)
         vmax = np.array(group.velocity_limits, dtype=float)
-        vmax = np.where(np.isfinite(vmax) & (vmax > 0), vmax, c.default_velocity)
-        self.vmax = c.velocity_scale * vmax
+        vmax = np.where(np.isfinite(vmax) & (vmax > 0), vmax, self.config.default_velocity)
+        self.vmax = self.config.velocity_scale * vmax
         self.posture = group.mid_configuration() if posture is None else np.array(posture)
-        w = np.array(c.weights, dtype=float)
-        if c.position_only:
+        if self.posture.shape != (n,) or not np.isfinite(self.posture).all():
+            raise ValueError(f"posture: need {n} finite joint values")
+        w = np.array(self.config.weights, dtype=float)
+        if self.config.position_only:
             w[3:] = 0.0
         if w.shape != (6,) or (w < 0).any():
             raise ValueError("weights: need 6 non-negative values")
         self.w2 = w * w
+        self._task_rows = np.flatnonzero(w > 0)
         self.qd = np.zeros(n)
         self._H, self._f = np.empty((n, n)), np.empty(n)
         self._lo, self._hi = np.empty(n), np.empty(n)
-        self._work6 = np.empty((6, 6))
-        self._no_rows = np.zeros((0, n))
+        self._A = np.zeros((0, n))
         self._sense = np.zeros(n, dtype=np.int32)
-        self.checker = None
+        self._dampers: Optional[CollisionDampers] = None
         self.set_checker(checker)
+        _qp_terms.warm_up()
+
+    @property
+    def checker(self):
+        """The CollisionChecker of the dampers, or None."""
+        return None if self._dampers is None else self._dampers.checker
 
     def set_checker(self, checker) -> None:
-        """Use ``checker`` (None: no collision avoidance) from the next step on."""
-        self.checker = checker
-        if checker is not None:
-            self._full_data = checker.model.createData()
+        """Use ``checker`` (full-model CollisionChecker) for the dampers; None disables them."""
+        c = self.config
+        self._dampers = None if checker is None else CollisionDampers(
+            self.group, checker, c.clearance_m, c.influence_m, c.damper_gain)
 
     def warm_up(self, q: np.ndarray, dt: float) -> None:
-        """Run one pose and one twist step at ``q`` (compiles the QP assembly), then reset.
+        """Run a pose and two twist steps at ``q`` (first calls: compilation), then reset.
 
-        The first compilation takes seconds (then numba's cache): call this before a
-        control loop starts, not in its first period.
+        Call it before a control loop starts, not in its first period.
         """
         self.step_pose(q, self.group.fk(q, self.model.frames[self.fid].name), dt)
         self.step_twist(q, np.zeros(6), True, dt)
@@ -136,7 +141,7 @@ class Servo:
 
     def step_pose(self, q: np.ndarray, T_world_target: pin.SE3, dt: float) -> ServoStep:
         """Step toward ``T_world_target`` from group vector ``q`` over period ``dt`` [s]."""
-        self._kinematics(q)
+        q = self._kinematics(q, dt)
         J = pin.getFrameJacobian(self.model, self.data, self.fid, _LOCAL)
         err_T = T_world_target.actInv(self.data.oMf[self.fid])  # T_target_frame
         err = pin.log6(err_T).vector
@@ -153,73 +158,82 @@ class Servo:
         twist = np.asarray(twist, dtype=float)
         if twist.shape != (6,) or not np.isfinite(twist).all():
             raise ValueError("twist: need 6 finite values [vx vy vz wx wy wz]")
-        self._kinematics(q)
+        q = self._kinematics(q, dt)
         J = pin.getFrameJacobian(self.model, self.data, self.fid,
                                  _WORLD_ALIGNED if in_world else _LOCAL)
-        return self._solve(q, J, twist, 0.0, dt, J)
+        step = self._solve(q, J, twist, 0.0, dt, J)
+        step.error_m = step.error_rad = float("nan")
+        return step
 
-    def _kinematics(self, q: np.ndarray) -> None:
+    def _kinematics(self, q: np.ndarray, dt: float) -> np.ndarray:
+        """Validate, update the tip's kinematics at ``q``; return ``q`` as float64."""
+        q = np.asarray(q, dtype=np.float64)
         if q.shape != (self.group.n,) or not np.isfinite(q).all():
             raise ValueError(f"q: need {self.group.n} finite joint values")
+        if not (dt > 0.0 and math.isfinite(dt)):
+            raise ValueError("dt: need a positive period [s]")
         pin.computeJointJacobians(self.model, self.data, q)
         pin.updateFramePlacement(self.model, self.data, self.fid)
+        return q
 
-    def _solve(self, q, J, v_task, mu, dt, J_tip) -> ServoStep:
-        if not (dt > 0.0 and np.isfinite(dt)):
-            raise ValueError("dt: need a positive period [s]")
+    def _solve(self, q, J_err, v_task, mu, dt, J_frame) -> ServoStep:
         c = self.config
-        H, f, lo, hi = self._H, self._f, self._lo, self._hi
-        relaxed = assemble(J, v_task, self.w2, c.damping + mu, c.posture_weight,
-                           c.posture_gain, self.posture, q, self.lower, self.upper,
-                           self.vmax, self.qd, c.acceleration_limit, dt, H, f, lo, hi)
-        rows, row_lo, clearance = self._dampers(q, dt)
-        if rows is None:
-            qd, _, flag, _ = daqp.solve(H, f, self._no_rows, hi, lo, self._sense)
-        else:
-            qd, _, flag, _ = daqp.solve(
-                H, f, rows, np.concatenate((hi, np.full(len(row_lo), 1e30))),
-                np.concatenate((lo, row_lo)), np.zeros(len(q) + len(row_lo), np.int32))
-        if flag != 1:  # keep the box: a failure becomes the slowest velocity within it
-            qd = np.zeros(len(q))
-        qd = np.minimum(np.maximum(qd, lo), hi)  # daqp's round-off at an active bound
+        relaxed = self._fill_bounds(q, dt)
+        posture = (c.posture_weight * c.posture_gain) * (self.posture - q)
+        _qp_terms.least_squares_cost(J_err, v_task, self.w2, c.damping + mu + c.posture_weight,
+                                     posture, self._H, self._f)
+        lo, hi = self._lo, self._hi
+        A, upper, lower, sense, clearance = self._constraints(q, dt)
+        qd, _, flag, _ = daqp.solve(self._H, self._f, A, upper, lower, sense)
+        if flag != 1:  # infeasible or failed: the slowest velocity the box allows (a
+            qd = np.zeros(self.group.n)  # stop within the acceleration limit, never a jump)
+        qd = np.minimum(np.maximum(qd, lo), hi)  # and daqp's round-off at an active bound
         self.qd = qd
-        return ServoStep(qd, q + qd * dt, float("nan"), float("nan"), bool(relaxed),
-                         int(flag), clearance, manipulability(J_tip, self._work6))
+        return ServoStep(qd, q + qd * dt, math.nan, math.nan, relaxed, int(flag), clearance,
+                         _qp_terms.manipulability(J_frame, self._task_rows))
 
-    def _dampers(self, q: np.ndarray, dt: float):
-        """Damper rows (k, n), their lower bounds on d_dot [m/s] and the nearest distance [m].
+    def _constraints(self, q, dt):
+        """Return daqp's ``A, bupper, blower, sense`` (box first) and the clearance [m]."""
+        if self._dampers is None:
+            return self._A, self._hi, self._lo, self._sense, math.inf
+        rows, lower, clearance = self._dampers.rows(q, self.qd, dt,
+                                                    self.config.acceleration_limit)
+        if not len(rows):
+            return self._A, self._hi, self._lo, self._sense, clearance
+        k = len(rows)
+        return (rows, np.concatenate((self._hi, np.full(k, _DAQP_INF))),
+                np.concatenate((self._lo, lower)), np.zeros(self.group.n + k, dtype=np.int32),
+                clearance)
 
-        Per pair at ``x = d - clearance_m``: the approach speed is at most
-        ``max(damper_gain x, what one period of the acceleration limit can take off the
-        current approach)``, never above the braking curve ``sqrt(A x)`` (``A`` the pair's
-        largest deceleration, ``a * sum |grad d|``: it stops within ``x`` at half of it)
-        nor ``x / dt``.  A pair met at speed is so braked within the acceleration limit
-        instead of making the step infeasible; a pair already inside may not get closer.
-        """
-        if self.checker is None:
-            return None, None, math.inf
-        from ros2_ik.core.collision.constraint import pair_gradients
-        c, full = self.config, self.checker.model
-        pin.computeJointJacobians(full, self._full_data, self.group.to_full_q(q))
-        pairs = self.checker.distances_from_data(self._full_data, c.influence_m)
-        near = np.flatnonzero(pairs.distances_m < c.influence_m)
-        if not near.size:
-            return None, None, math.inf
-        d = pairs.distances_m[near]
-        G = pair_gradients(full, self._full_data, pairs, near)[:, self.group.iv_full]
-        x = np.maximum(d - c.clearance_m, 0.0)
-        A = c.acceleration_limit * np.abs(G).sum(axis=1)
-        approach = np.maximum(-(G @ self.qd), 0.0)
-        speed = np.maximum(c.damper_gain * x, approach - 0.9 * A * dt)
-        speed = np.minimum(speed, np.minimum(np.sqrt(A * x), x / dt))
-        return G, -speed, float(d.min())
+    def _fill_bounds(self, q: np.ndarray, dt: float) -> bool:
+        return _qp_terms.velocity_box(q, self.qd, self.lower, self.upper, self.vmax,
+                                      float(self.config.acceleration_limit), float(dt),
+                                      self._lo, self._hi)
 
     def bounds(self, q: np.ndarray, dt: float):
-        """Return the velocity box (lo, hi) [rad/s] at ``q`` and whether it was relaxed."""
-        n = self.group.n
-        lo, hi = np.empty(n), np.empty(n)
-        relaxed = assemble(np.zeros((0, n)), np.zeros(0), np.zeros(0), 0.0, 0.0, 0.0,
-                           self.posture, q, self.lower, self.upper, self.vmax, self.qd,
-                           self.config.acceleration_limit, dt, np.empty((n, n)),
-                           np.empty(n), lo, hi)
-        return lo, hi, bool(relaxed)
+        """Return the velocity box (lo, hi) [rad/s] at ``q`` and whether acceleration was relaxed.
+
+        See :func:`._qp_terms.velocity_box`; the arrays are copies.
+        """
+        relaxed = self._fill_bounds(np.asarray(q, dtype=float), dt)
+        return self._lo.copy(), self._hi.copy(), relaxed
+
+
+_DAQP_INF = 1e30  # daqp's "no bound"
+
+
+def _check_config(c: ServoConfig) -> None:
+    """Raise ValueError naming the first invalid field of ``c``."""
+    positive = ("gain", "velocity_scale", "acceleration_limit", "default_velocity",
+                "damper_gain", "influence_m")
+    for name in positive:
+        value = getattr(c, name)
+        if not (value > 0.0 and math.isfinite(value)):
+            raise ValueError(f"{name}: need a positive finite value, got {value}")
+    for name in ("damping", "lm_damping", "posture_weight", "posture_gain"):
+        value = getattr(c, name)
+        if not (value >= 0.0 and math.isfinite(value)):
+            raise ValueError(f"{name}: need a non-negative finite value, got {value}")
+    if not (math.isfinite(c.clearance_m) and c.clearance_m < c.influence_m):
+        raise ValueError(f"clearance_m: need a finite value below influence_m "
+                         f"({c.influence_m}), got {c.clearance_m}")

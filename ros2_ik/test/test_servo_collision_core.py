@@ -1,0 +1,189 @@
+"""Servo step with collision dampers, hold on infeasibility, manipulability, continuous joints.
+
+Independent checks: distances by the checker's own exact ``min_distance`` on the full
+configuration of each commanded ``q``; damper rows against central finite differences of
+that distance; manipulability against numpy on the full model's frame Jacobian; limits,
+velocities and accelerations by finite differences of the commands.
+"""
+import math
+
+import numpy as np
+import pinocchio as pin
+import pytest
+
+from ros2_ik.core import robots
+from ros2_ik.core.collision import (CollisionChecker, PlanningScene, SceneObject, Sphere,
+                                    pose_from_xyz_quat)
+from ros2_ik.core.servo import Servo, ServoConfig
+from ros2_ik.core.servo.dampers import CollisionDampers
+
+DT, TIP, ACC = 0.004, "panda_hand", 10.0
+
+
+@pytest.fixture(scope="module")
+def panda():
+    robot, group = robots.load_group("panda")
+    scene = PlanningScene.for_model(robot.model)
+    checker = CollisionChecker.from_urdf(robot.model, robots.urdf_text("panda"),
+                                         robots.srdf_text("panda"), scene)
+    q0 = group.mid_configuration()
+    q0[3] = -1.5
+    return robot, group, scene, checker, q0
+
+
+def _ball(scene, p_world, radius=0.03):
+    scene.clear()
+    scene.add(SceneObject("ball", [Sphere(radius)], T_frame_object=pose_from_xyz_quat(p_world)))
+
+
+def _distance(checker, group, q):
+    return checker.min_distance(group.to_full_q(q)).distance_m
+
+
+def _check_limits(group, qs, acc=ACC):
+    assert (qs >= group.lower - 1e-9).all() and (qs <= group.upper + 1e-9).all()
+    v = np.diff(qs, axis=0) / DT
+    assert (np.abs(v) <= group.velocity_limits + 1e-7).all()
+    a = np.diff(np.vstack([np.zeros(group.n), v]), axis=0) / DT
+    assert (np.abs(a) <= acc + 1e-6).all()
+
+
+def _drive(servo, q, target, steps):
+    qs, steps_out = [q.copy()], []
+    for _ in range(steps):
+        step = servo.step_pose(q, target, DT)
+        q = step.q_next
+        qs.append(q.copy())
+        steps_out.append(step)
+    return np.array(qs), steps_out
+
+
+def test_tip_passes_obstacle_without_going_under_clearance(panda):
+    robot, group, scene, checker, q0 = panda
+    T0 = group.fk(q0, TIP)
+    target = pin.SE3(T0.rotation, T0.translation + np.array([0.0, -0.3, 0.0]))
+    _ball(scene, T0.translation + np.array([0.0, -0.15, 0.12]))  # beside the straight path
+    config = ServoConfig(acceleration_limit=ACC, gain=5.0)
+    blind, _ = _drive(Servo(group, TIP, config), q0, target, 600)
+    assert min(_distance(checker, group, q) for q in blind[::10]) < 0.0  # the path hits it
+    qs, steps = _drive(Servo(group, TIP, config, checker=checker), q0, target, 1000)
+    distances = np.array([_distance(checker, group, q) for q in qs])
+    assert distances.min() >= config.clearance_m
+    assert distances.min() < config.clearance_m + 0.005  # the dampers were what held it
+    assert all(s.flag == 1 for s in steps)
+    T = group.fk(qs[-1], TIP)
+    assert np.linalg.norm(T.translation - target.translation) < 1e-3  # and it got past
+    _check_limits(group, qs)
+    # the step's clearance is the nearest distance at the q it started from
+    near = [(s.clearance_m, d) for s, d in zip(steps, distances)
+            if s.clearance_m < config.influence_m]
+    assert near and all(abs(c - d) < 1e-6 for c, d in near)
+    assert math.isinf(Servo(group, TIP, config).step_pose(q0, target, DT).clearance_m)
+
+
+def test_damper_rows_match_finite_differences(panda):
+    robot, group, scene, checker, q0 = panda
+    T0 = group.fk(q0, TIP)
+    _ball(scene, T0.translation + np.array([0.0, -0.05, 0.1]))
+    _assert_rows_match_fd(checker, group, q0)
+
+
+def test_infeasible_step_stops_within_the_acceleration_limit(panda):
+    """Closing in fast with a small acceleration limit: no velocity keeps the clearance.
+
+    The step is flagged and slows every joint as hard as the acceleration limit allows
+    (the box's velocity nearest zero), never a jump to a standstill.
+    """
+    robot, group, scene, checker, q0 = panda
+    T0 = group.fk(q0, TIP)
+    _ball(scene, T0.translation + np.array([0.0, -0.2, 0.0]))
+    servo = Servo(group, TIP, ServoConfig(acceleration_limit=0.5))
+    servo.reset(np.zeros(group.n))
+    q, twist = q0.copy(), np.array([0.0, -0.2, 0.0, 0.0, 0.0, 0.0])
+    while _distance(checker, group, q) > 0.02:  # blind: speed up toward the ball
+        q = servo.step_twist(q, twist, True, DT).q_next
+    servo.set_checker(checker)
+    before = servo.qd.copy()
+    step = servo.step_twist(q, twist, True, DT)
+    assert step.flag != 1
+    assert (np.abs(step.qd - before) <= 0.5 * DT + 1e-12).all()  # within the limit
+    assert (np.abs(step.qd) <= np.maximum(np.abs(before) - 0.5 * DT, 0.0) + 1e-12).all()
+    assert _distance(checker, group, step.q_next) > 0.0
+
+
+def test_manipulability_matches_numpy(panda):
+    robot, group, _, _, q0 = panda
+    model, data = robot.model, robot.model.createData()
+    fid = robot.frame_id(TIP)
+    rng = np.random.default_rng(3)
+    for position_only in (False, True):
+        servo = Servo(group, TIP, ServoConfig(position_only=position_only))
+        for q in [q0] + list(group.random_configurations(rng, 3)):
+            J = pin.computeFrameJacobian(model, data, group.to_full_q(q), fid, pin.LOCAL)
+            J = J[:3 if position_only else 6, group.iv_full]
+            expected = math.sqrt(max(np.linalg.det(J @ J.T), 0.0))
+            got = servo.step_twist(q, np.zeros(6), True, DT).manipulability
+            assert got == pytest.approx(expected, rel=1e-7, abs=1e-12)
+    q = q0.copy()
+    q[3] = group.upper[3]  # elbow nearly stretched (Panda's joint 4 limit: -0.07 rad)
+    stretched = Servo(group, TIP).step_twist(q, np.zeros(6), True, DT).manipulability
+    assert stretched < Servo(group, TIP).step_twist(q0, np.zeros(6), True, DT).manipulability
+
+
+def test_continuous_joints_with_checker():
+    """PR2's right arm (two continuous joints, torso and the rest locked) in a live scene."""
+    robot, group = robots.load_group("pr2_right")
+    assert group.continuous.any()
+    scene = PlanningScene.for_model(robot.model)
+    checker = CollisionChecker.from_urdf(robot.model, robots.urdf_text("pr2_right"),
+                                         robots.srdf_text("pr2_right"), scene)
+    q = group.mid_configuration()
+    rolls = group.continuous
+    q[rolls] = math.pi + 0.2  # angles beyond pi (cos/sin in the full model)
+    servo = Servo(group, group.tip, ServoConfig(acceleration_limit=ACC), checker=checker)
+    qs = [q.copy()]
+    for twist, in_world, steps in (([0.0, 0.0, 0.0, 0.5, 0.0, 0.0], False, 100),  # roll
+                                   ([0.0, 0.0, 0.1, 0.0, 0.0, 0.0], True, 300)):  # up
+        if in_world:  # the live scene gains a ball above the tip, just beyond influence
+            above = group.fk(q, group.tip).translation
+            for height in np.arange(0.05, 0.5, 0.01):
+                _ball(scene, above + [0.0, 0.0, height])
+                if _distance(checker, group, q) > servo.config.influence_m:
+                    break
+        for _ in range(steps):
+            step = servo.step_twist(q, np.array(twist), in_world, DT)
+            assert step.flag == 1
+            q = step.q_next
+            qs.append(q.copy())
+    qs = np.array(qs)
+    assert (qs[:, rolls] > 2.0).all()  # angles, never wrapped to -pi (no atan2 jump)
+    assert min(_distance(checker, group, x) for x in qs[::5]) >= servo.config.clearance_m
+    assert _distance(checker, group, qs[-1]) < 0.02  # it went as far as the ball allowed
+    bounded = np.isfinite(group.lower)
+    v = np.diff(qs, axis=0) / DT
+    assert (np.abs(v) <= group.velocity_limits + 1e-7).all()
+    assert (qs[:, bounded] >= group.lower[bounded] - 1e-9).all()
+    _assert_rows_match_fd(checker, group, qs[-1])
+
+
+def _assert_rows_match_fd(checker, group, q):
+    """The nearest pair's damper row = d(min distance)/dq by central differences."""
+    A, b, clearance = CollisionDampers(group, checker, 0.01, 0.5, 5.0).rows(q)
+    assert abs(clearance - _distance(checker, group, q)) < 1e-9
+    k = int(np.argmax(b))  # b = -xi (d - target): the nearest pair has the largest b
+    h = 1e-6
+    fd = np.array([(_distance(checker, group, q + h * e) - _distance(checker, group, q - h * e))
+                   / (2 * h) for e in np.eye(group.n)])
+    np.testing.assert_allclose(A[k], fd, atol=1e-4)
+
+
+def test_bad_checker_and_config_name_the_field(panda):
+    robot, group, _, _, _ = panda
+    other, _ = robots.load_group("ur5")
+    foreign = CollisionChecker.from_urdf(other.model, robots.urdf_text("ur5"))
+    with pytest.raises(ValueError, match="checker"):
+        Servo(group, TIP, checker=foreign)
+    with pytest.raises(ValueError, match="clearance_m"):
+        Servo(group, TIP, ServoConfig(clearance_m=0.1, influence_m=0.05))
+    with pytest.raises(ValueError, match="damper_gain"):
+        Servo(group, TIP, ServoConfig(damper_gain=0.0))
