@@ -7,8 +7,10 @@ and stamps each command's arrival), and this script, which streams a circle targ
 (0.1 m radius, 0.2 m/s) at 100 Hz and calls ComputeIK 20 times a second.
 
 Measured at the controller's end: the period between commands (median, p99, and the
-jitter |period - 4 ms|), the rate achieved; the tip's tracking error by our own FK of the
-arm's joint_states against the target sent; ComputeIK round trips during the run.
+jitter |period - 4 ms|; the arm sends them in batches once a second), the rate achieved;
+the tip's tracking error by our own FK of the arm's state (sampled every 40 ms) against the
+target sent; ComputeIK round trips during the run.  Also the node's own tick period, from
+its status.
 Writes bench/results/servo_node.json and servo_node.md.  ``--quick``: 10 s.
 """
 from __future__ import annotations
@@ -39,16 +41,17 @@ class Run:
     def __init__(self, client, model):
         from geometry_msgs.msg import PoseStamped
         from sensor_msgs.msg import JointState
-        from std_msgs.msg import Float64
+        from std_msgs.msg import Float64MultiArray
         from std_srvs.srv import Trigger
         from ros2_ik_interfaces.msg import ServoStatus
         n = client.node
         self.client, self.model = client, model
         self.periods, self.states, self.statuses, self.targets = [], [], [], []
         self.round_trips, self.codes = [], []
-        n.create_subscription(Float64, f"/{NS}/fake_controller/command_period",
-                              lambda m: self.periods.append(m.data), 1000)
-        n.create_subscription(JointState, f"/{NS}/joint_states", self._on_state, 1000)
+        n.create_subscription(Float64MultiArray, f"/{NS}/fake_controller/command_periods",
+                              lambda m: self.periods.extend(m.data), 10)
+        n.create_subscription(JointState, f"/{NS}/fake_controller/state_sample",
+                              self._on_state, 10)
         n.create_subscription(ServoStatus, f"/{NS}/ik_node/servo/status",
                               self.statuses.append, 100)
         self.pose_pub = n.create_publisher(PoseStamped, f"/{NS}/ik_node/servo/target_pose", 10)
@@ -88,7 +91,8 @@ def _drive(run, seconds, T0, request, service_hz):
             run.round_trips.append(time.monotonic() - pending[0])
             run.codes.append(pending[1].result().error_code.val)
             pending = None
-        run.client.spin(0.001)
+        wake = min(next_target, next_call if service_hz > 0 else next_target)
+        run.client.spin(max(0.0, min(wake - time.monotonic(), 0.01)))
 
 
 def _tracking_rms(run, model, after_s):
@@ -100,7 +104,7 @@ def _tracking_rms(run, model, after_s):
     t_targets = np.array([t for t, _ in run.targets])
     t0 = t_targets[0] + after_s
     errors = []
-    for t, q in run.states[::25]:
+    for t, q in run.states:
         i = np.searchsorted(t_targets, t) - 1
         if t < t0 or i < 0 or len(q) != 7:
             continue

@@ -4,9 +4,10 @@ Subscribes to the command topic of a forward position controller, a forward velo
 controller (``std_msgs/Float64MultiArray``, joint order = ``joints``) or a
 JointTrajectoryController (``trajectory_msgs/JointTrajectory``, first point), and
 publishes ``joint_states`` at ``rate`` [Hz]: positions follow position commands at once,
-velocity commands are integrated over the elapsed time.  It also records the receive time
-of every command on ``~/command_period`` (``std_msgs/Float64``, seconds since the previous
-command): the servo's period as the controller sees it.
+velocity commands are integrated over the elapsed time.  For monitoring without a 250 Hz
+subscription: every second, ``~/command_periods`` (``std_msgs/Float64MultiArray``) holds
+the seconds between consecutive commands as they arrived (the servo's period as the
+controller sees it), and every 40 ms ``~/state_sample`` repeats the current joint state.
 
 Run: ``python -m ros2_ik.node.fake_controller --ros-args -p joints:=[a,b] -p
 positions:=[0.0,0.1] -p mode:=position -p command_topic:=/x/commands``.
@@ -19,7 +20,7 @@ import numpy as np
 import rclpy
 from rclpy.node import Node
 from sensor_msgs.msg import JointState
-from std_msgs.msg import Float64, Float64MultiArray
+from std_msgs.msg import Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory
 
 from ros2_ik.node.lifecycle import exit_with_parent
@@ -43,15 +44,19 @@ class FakeController(Node):
         self.qd = np.zeros_like(self.q)
         self._last_tick = self._last_command = None
         self.state_pub = self.create_publisher(JointState, "joint_states", 10)
-        self.period_pub = self.create_publisher(Float64, "~/command_period", 100)
+        self.sample_pub = self.create_publisher(JointState, "~/state_sample", 10)
+        self.period_pub = self.create_publisher(Float64MultiArray, "~/command_periods", 10)
+        self._periods = []
         kind = JointTrajectory if self.mode == "trajectory" else Float64MultiArray
         self.create_subscription(kind, topic, self._on_command, 10)
         self.create_timer(1.0 / rate, self._tick)
+        self.create_timer(1.0, self._publish_periods)
+        self.create_timer(0.04, lambda: self.sample_pub.publish(self._state()))
 
     def _on_command(self, msg) -> None:
         now = time.monotonic()
         if self._last_command is not None:
-            self.period_pub.publish(Float64(data=now - self._last_command))
+            self._periods.append(now - self._last_command)
         self._last_command = now
         if self.mode == "trajectory":
             values = msg.points[0].positions if msg.points else []
@@ -72,9 +77,17 @@ class FakeController(Node):
         if self.mode == "velocity" and self._last_tick is not None:
             self.q = self.q + self.qd * (now - self._last_tick)
         self._last_tick = now
+        self.state_pub.publish(self._state())
+
+    def _state(self) -> JointState:
         msg = JointState(name=self.names, position=self.q.tolist())
         msg.header.stamp = self.get_clock().now().to_msg()
-        self.state_pub.publish(msg)
+        return msg
+
+    def _publish_periods(self) -> None:
+        if self._periods:
+            self.period_pub.publish(Float64MultiArray(data=self._periods))
+            self._periods = []
 
 
 def main(args=None) -> None:

@@ -282,7 +282,8 @@ class IKNode(Node):
             logger.warning(text, throttle_duration_sec=1.0)
 
     def destroy_node(self) -> None:
-        """Stop the action's worker (ending a running solve) before the node goes."""
+        """Stop the servo loop and the action's worker (ending a solve) before the node goes."""
+        self.servo.stop("ik_node shutting down")
         self.action_server.destroy()
         super().destroy_node()
 

@@ -10,12 +10,15 @@ Interfaces (under the node's name)::
     ~/servo/status  ros2_ik_interfaces/ServoStatus    25 Hz and on every change
 
 Commands go to ``servo_command_topic`` as positions or velocities (Float64MultiArray) or
-one-point JointTrajectory messages.  The loop is a timer on the executor thread (see
-spinning.py); its tick runs ``node/servo_supervisor.py`` over ``core.servo.Servo``.
+one-point JointTrajectory messages.  The loop runs on its own thread (node/periodic.py:
+a tick does not wait behind the executor's callbacks); its tick runs
+``node/servo_supervisor.py`` over ``core.servo.Servo``.  One lock orders the tick and
+the callbacks that change the servo (start, stop, pause, targets).
 """
 from __future__ import annotations
 
 import math
+import threading
 import time
 from collections import deque
 from typing import Optional
@@ -32,6 +35,7 @@ from ros2_ik.core.servo import Servo, ServoConfig
 from ros2_ik.node.compute_ik import RequestError, collision_checker, resolve_group
 from ros2_ik.node.conversions import pose_to_se3
 from ros2_ik.node.parameters import clean_list
+from ros2_ik.node.periodic import PeriodicThread
 from ros2_ik.node.servo_supervisor import Limits, State, Supervisor, Target, TipJacobian
 from ros2_ik_interfaces.msg import ServoStatus
 
@@ -40,7 +44,7 @@ STATUS_PERIOD_S = 0.04
 
 
 class ServoLoop:
-    """The servo's topics, services and timer on one node."""
+    """The servo's topics, services and loop thread on one node."""
 
     def __init__(self, node, callback_group) -> None:
         self.node, self.group_cb = node, callback_group
@@ -49,7 +53,8 @@ class ServoLoop:
         self.supervisor: Optional[Supervisor] = None
         self.group = self.frame = None
         self.group_name = ""
-        self._timer = None
+        self._loop: Optional[PeriodicThread] = None
+        self._lock = threading.RLock()
         self._ticks: deque = deque(maxlen=max(2, int(cfg.servo_rate)))
         self._last_status = (-1.0, None)
         kind = JointTrajectory if cfg.servo_output == "trajectory" else Float64MultiArray
@@ -88,9 +93,10 @@ class ServoLoop:
         if self.supervisor is None:
             response.success, response.message = False, "servo is stopped: call start first"
             return response
-        response.message = self.supervisor.pause(bool(request.data))
+        with self._lock:
+            response.message = self.supervisor.pause(bool(request.data))
+            self._status(force=True)
         response.success = not response.message
-        self._status(force=True)
         return response
 
     def _try_autostart(self) -> None:
@@ -103,6 +109,10 @@ class ServoLoop:
 
     def start(self) -> str:
         """Build the servo on the current model and start it; returns why not, or ''."""
+        with self._lock:
+            return self._start()
+
+    def _start(self) -> str:
         node, cfg = self.node, self.node.config
         snapshot = node.robot.snapshot
         if snapshot is None:
@@ -127,20 +137,20 @@ class ServoLoop:
         self.group_name = cfg.servo_group or cfg.default_group_name
         self._snapshot, self._config = snapshot, cfg
         self._output_map(group)
-        if self._timer is None:
-            self._timer = node.create_timer(self.period_s, self.tick,
-                                            callback_group=self.group_cb)
+        if self._loop is None:
+            self._loop = PeriodicThread(self.period_s, self.tick, "servo")
         self._status(force=True)
         return ""
 
     def stop(self, reason: str) -> None:
         """Stop sending commands (the controller keeps the last one)."""
-        if self._timer is not None:
-            self.node.destroy_timer(self._timer)
-            self._timer = None
-        if self.supervisor is not None:
-            self.supervisor.stop(reason)
-            self._status(force=True)
+        with self._lock:
+            loop, self._loop = self._loop, None
+            if self.supervisor is not None:
+                self.supervisor.stop(reason)  # a tick still under way sends nothing more
+                self._status(force=True)
+        if loop is not None:
+            loop.stop()  # outside the lock: the loop's last tick may be waiting for it
 
     def _reconfigure(self) -> None:
         """Apply changed parameters to the running servo (same group and frame)."""
@@ -203,7 +213,8 @@ class ServoLoop:
         except (IKError, ValueError, KeyError) as exc:
             self._reject(f"target_pose: {exc}")
             return
-        sup.set_target(Target(time.monotonic(), pose=T_world))
+        with self._lock:
+            sup.set_target(Target(time.monotonic(), pose=T_world))
 
     def on_twist(self, msg: TwistStamped) -> None:
         """Take a twist of the tip [m/s, rad/s], axes of header.frame_id ('' = world)."""
@@ -218,7 +229,8 @@ class ServoLoop:
             self._reject("target_twist.twist: values must be finite")
             return
         if ref == self.frame:
-            sup.set_target(Target(time.monotonic(), twist=twist, twist_in_world=False))
+            with self._lock:
+                sup.set_target(Target(time.monotonic(), twist=twist, twist_in_world=False))
             return
         try:
             R = self.group.fk(sup.q_cmd, ref).rotation if ref else np.eye(3)
@@ -226,7 +238,8 @@ class ServoLoop:
             self._reject(f"target_twist.header.frame_id: {exc}")
             return
         world = np.concatenate([R @ twist[:3], R @ twist[3:]])
-        sup.set_target(Target(time.monotonic(), twist=world, twist_in_world=True))
+        with self._lock:
+            sup.set_target(Target(time.monotonic(), twist=world, twist_in_world=True))
 
     def _reject(self, why: str) -> None:
         self.node.get_logger().warning(f"servo target ignored: {why}",
@@ -235,11 +248,14 @@ class ServoLoop:
     # --- the loop ----------------------------------------------------------------------
     def tick(self) -> None:
         """One control period; an error stops the servo (and says why), never the node."""
-        try:
-            self._tick()
-        except Exception as exc:  # noqa: BLE001 - the node keeps serving
-            self.node.get_logger().error(f"servo stopped: {type(exc).__name__}: {exc}")
-            self.stop(f"internal error: {type(exc).__name__}: {exc}")
+        if not self.node.context.ok():  # shutting down: destroy_node stops this loop
+            return
+        with self._lock:
+            try:
+                self._tick()
+            except Exception as exc:  # noqa: BLE001 - the node keeps serving
+                self.node.get_logger().error(f"servo stopped: {type(exc).__name__}: {exc}")
+                self.stop(f"internal error: {type(exc).__name__}: {exc}")
 
     def _tick(self) -> None:
         """Step, publish the command, publish the status now and then."""
@@ -270,6 +286,8 @@ class ServoLoop:
         return msg
 
     def _status(self, force: bool = False) -> None:
+        if not self.node.context.ok():
+            return
         rep = self.supervisor.report
         now = time.monotonic()
         key = (rep.state, rep.reason)

@@ -11,11 +11,9 @@ back when they have work, with no Python wait set rebuilt per callback.  Profile
 ``make load``, the ``MultiThreadedExecutor`` it replaces spent more time choosing and
 handing over callbacks than a Panda solve takes.  Older rclpy: ``SingleThreadedExecutor``.
 
-A periodic high-rate timer (a servo loop at 250 Hz) fits on the executor thread: the
-EventsExecutor's timers fire from C++ without Python polling, and a tick waits at most
-for the callback ahead of it (a ComputeIK solve, ~0.3 ms for a Panda).  Keep its
-callback short and allocation-free; a tick is late by a whole solve only when a
-ComputeIK request runs long (large ``timeout`` on an unreachable pose).
+The servo loop (250 Hz) runs on a third thread (node/periodic.py): on the executor
+thread a tick would wait behind the callback ahead of it (a ComputeIK solve of 1-2 ms),
+which is the period's jitter.
 """
 from __future__ import annotations
 
