@@ -33,10 +33,10 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 from ros2_ik.core.errors import IKError
 from ros2_ik.core.servo import Servo, ServoConfig
 from ros2_ik.node.compute_ik import RequestError, collision_checker, resolve_group
-from ros2_ik.node.conversions import pose_to_se3
 from ros2_ik.node.parameters import clean_list
 from ros2_ik.node.periodic import PeriodicThread
-from ros2_ik.node.servo_supervisor import Limits, State, Supervisor, Target, TipJacobian
+from ros2_ik.node.servo_supervisor import Limits, State, Supervisor, TipJacobian
+from ros2_ik.node.servo_targets import pose_target, twist_target
 from ros2_ik_interfaces.msg import ServoStatus
 
 #: Status messages at most this often [s] (and on every change of state or reason).
@@ -202,44 +202,25 @@ class ServoLoop:
 
     # --- targets -----------------------------------------------------------------------
     def on_pose(self, msg: PoseStamped) -> None:
-        """Take a pose target T_frame_target (frame: header.frame_id, '' = world)."""
-        sup = self.supervisor
-        if sup is None or sup.q_cmd is None:
-            return
-        try:
-            T = pose_to_se3(msg.pose, "target_pose.pose")
-            ref = msg.header.frame_id
-            T_world = self.group.fk(sup.q_cmd, ref) * T if ref else T
-        except (IKError, ValueError, KeyError) as exc:
-            self._reject(f"target_pose: {exc}")
-            return
-        with self._lock:
-            sup.set_target(Target(time.monotonic(), pose=T_world))
+        """Take a pose target (servo_targets.pose_target); a bad one is logged, ignored."""
+        self._take(pose_target, msg)
 
     def on_twist(self, msg: TwistStamped) -> None:
-        """Take a twist of the tip [m/s, rad/s], axes of header.frame_id ('' = world)."""
+        """Take a twist target (servo_targets.twist_target); a bad one is logged, ignored."""
+        self._take(lambda group, q, m: twist_target(group, self.frame, q, m), msg)
+
+    def _take(self, convert, msg) -> None:
         sup = self.supervisor
-        if sup is None or sup.q_cmd is None:
-            return
-        t = msg.twist
-        twist = np.array([t.linear.x, t.linear.y, t.linear.z,
-                          t.angular.x, t.angular.y, t.angular.z])
-        ref = msg.header.frame_id
-        if not np.isfinite(twist).all():
-            self._reject("target_twist.twist: values must be finite")
-            return
-        if ref == self.frame:
-            with self._lock:
-                sup.set_target(Target(time.monotonic(), twist=twist, twist_in_world=False))
+        q = None if sup is None else sup.q_cmd
+        if q is None:
             return
         try:
-            R = self.group.fk(sup.q_cmd, ref).rotation if ref else np.eye(3)
-        except (ValueError, KeyError) as exc:
-            self._reject(f"target_twist.header.frame_id: {exc}")
+            target = convert(self.group, q, msg)
+        except ValueError as exc:
+            self._reject(str(exc))
             return
-        world = np.concatenate([R @ twist[:3], R @ twist[3:]])
         with self._lock:
-            sup.set_target(Target(time.monotonic(), twist=world, twist_in_world=True))
+            sup.set_target(target)
 
     def _reject(self, why: str) -> None:
         self.node.get_logger().warning(f"servo target ignored: {why}",
