@@ -23,8 +23,12 @@ and ``d_s`` itself holds.
 
 A pair entering the influence zone may close in at ``xi (d_i - d_s)`` at most (0.89 m/s with
 the defaults): an arm moving faster toward it must brake within one period, which the
-acceleration bound may forbid; that step is infeasible and the servo holds.  Raise
-``d_i`` (or ``xi``) for faster motions.
+acceleration bound may forbid; that step is infeasible and the servo holds.  Consistent
+parameters for a closing speed ``v`` [m/s] and a Cartesian deceleration ``a`` [m/s^2] the
+joints can give: ``d_i - d_s >= v^2 / a`` (the braking distance) and ``xi ~ v / (d_i -
+d_s)``.  Mesh distances also have gradients that jump when the witness moves to another
+face: a pair closing fast at that instant can make one step infeasible (a hold; measured:
+about 1 step in 1000 with PR2's gripper pushed into its own shoulder).
 """
 from __future__ import annotations
 
