@@ -21,23 +21,26 @@ demo: build
 # Benchmarks (not timed tests): figures go to bench/results/.
 # ik_bench.py rewrites results/latest.json; collision_bench.py then adds its panda_scene rows;
 # constrained_bench.py (our solvers vs Drake SNOPT / IPOPT) writes results/constrained.*;
-# servo_bench.py (the servo step vs Pink, ~1 min) results/servo.*.
+# servo_bench.py (the servo step vs Pink, ~1 min) results/servo.*; servo_node_bench.py
+# (the node's loop, 60 s) results/servo_node.*.
 bench: build
 	@$(ENV) pip install --quiet -r bench/requirements-bench.txt \
 		-r bench/requirements-collision.txt -r bench/requirements-servo.txt 2>&1 \
 		| { grep -v "is ignored" || true; } \
 	&& python bench/ik_bench.py $(BENCH_ARGS) && python bench/collision_bench.py $(BENCH_ARGS) \
 	&& python bench/constrained_bench.py $(BENCH_ARGS) && python bench/servo_bench.py $(BENCH_ARGS) \
-	&& python tools/bench_readme.py
+	&& python bench/servo_node_bench.py $(BENCH_ARGS) && python tools/bench_readme.py
 
 bench-quick: BENCH_ARGS += --quick
 bench-quick: bench
 
-# Servo step (core.servo) vs Pink, interleaved: results/servo.{json,md,png} (also in make bench).
-# BENCH_ARGS=--quick: one lap per task (~10 s).
+# Servo step (core.servo) vs Pink, interleaved: results/servo.{json,md,png}; then the node's
+# 250 Hz loop for 60 s on a simulated arm: results/servo_node.*.  Both in make bench too.
+# BENCH_ARGS=--quick: one lap per task, 10 s of the node.
 servo-bench: build
 	@$(ENV) pip install --quiet -r bench/requirements-servo.txt 2>&1 | { grep -v "is ignored" || true; } \
-	&& python bench/servo_bench.py $(BENCH_ARGS)
+	&& python bench/servo_bench.py $(BENCH_ARGS) && python bench/servo_node_bench.py $(BENCH_ARGS) \
+	&& python tools/bench_readme.py
 
 # Batch IK throughput (1 vs 2 worker processes) and a capability map: results/batch.*.
 # BATCH_ARGS=--quick for a one-minute run.

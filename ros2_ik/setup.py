@@ -27,6 +27,7 @@ setup(
             "ik_node = ros2_ik.node.main:main",
             "ik_demo = ros2_ik.node.demo:main",
             "reach = ros2_ik.reach:main",
+            "fake_controller = ros2_ik.node.fake_controller:main",
         ],
         # Solver plugins: third-party packages register under the same group.
         "ros2_ik.solvers": [

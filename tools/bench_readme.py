@@ -4,7 +4,7 @@ Run ``python tools/bench_readme.py`` after the benchmarks (make bench does).  Ea
 goes between its markers: ``<!-- bench:begin/end -->`` the IK and collision tables,
 ``<!-- constrained:begin/end -->`` the constrained-IK summary (constrained.md up to its
 per-solver details, which stay in bench/results/constrained.md), ``<!-- servo:begin/end
--->`` the servo step table of servo.md, ``<!-- batch:begin/end -->`` batch.md.
+-->`` servo.md and servo_node.md, ``<!-- batch:begin/end -->`` batch.md.
 """
 import pathlib
 
@@ -44,11 +44,10 @@ def replace(text: str, name: str, body: str) -> str:
 
 
 def servo() -> str:
-    """Return the servo step table of servo.md (ours and Pink side by side), or ''."""
-    path = RESULTS / "servo.md"
-    if not path.exists():
-        return ""
-    return "\n".join(line for line in path.read_text().splitlines() if line.startswith("|"))
+    """Return servo.md (steps: ours and Pink) and servo_node.md (the node's loop), or ''."""
+    parts = [(RESULTS / name).read_text().strip() for name in ("servo.md", "servo_node.md")
+             if (RESULTS / name).exists()]
+    return "\n\n".join(parts)
 
 
 def batch() -> str:

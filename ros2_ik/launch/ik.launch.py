@@ -3,6 +3,7 @@
     ros2 launch ros2_ik ik.launch.py config_file:=/path/my_arm.yaml \
         urdf_file:=/path/my_arm.urdf.xacro srdf_file:=/path/my_arm.srdf \
         namespace:=arm controller_topic:=/arm/joint_trajectory_controller/joint_trajectory
+    # servo: add servo:=true servo_command_topic:=/forward_position_controller/commands
 
 Robot model: with ``urdf_file`` (a URDF or a xacro file; both go through ``xacro``, with
 ``xacro_args``) the node gets the URDF as its ``robot_description`` parameter.  Without
@@ -34,13 +35,22 @@ ARGUMENTS = (
     ("controller_topic", "/joint_trajectory_controller/joint_trajectory",
      "Topic the solutions are sent to when executed."),
     ("log_level", "info", "ik_node log level (debug, info, warn, error)."),
+    ("servo", "false", "true: start the servo (ik_node's ~/servo/*) as soon as the model "
+     "and joint_states are there."),
+    ("servo_command_topic", "", "Topic of the servo's commands (empty: the config file's "
+     "servo_command_topic, default /forward_position_controller/commands)."),
 )
 
 
 def node_parameters(config_file: str, srdf_file: str, controller_topic: str,
-                    robot_description: Optional[object] = None) -> List[object]:
+                    robot_description: Optional[object] = None, servo: str = "false",
+                    servo_command_topic: str = "") -> List[object]:
     """The ``parameters`` of the ik_node action: the file, then the overrides."""
     overrides = {"controller_topic": controller_topic}
+    if servo.lower() in ("true", "1", "yes"):
+        overrides["servo_autostart"] = True
+    if servo_command_topic:
+        overrides["servo_command_topic"] = servo_command_topic
     if srdf_file:
         overrides["srdf_file"] = srdf_file
     if robot_description is not None:
@@ -89,7 +99,9 @@ def _launch_setup(context):
     parameters = node_parameters(LaunchConfiguration("config_file").perform(context),
                                  LaunchConfiguration("srdf_file").perform(context),
                                  LaunchConfiguration("controller_topic").perform(context),
-                                 description)
+                                 description,
+                                 LaunchConfiguration("servo").perform(context),
+                                 LaunchConfiguration("servo_command_topic").perform(context))
     return [Node(package="ros2_ik", executable="ik_node", name="ik_node",
                  namespace=LaunchConfiguration("namespace"), output="screen",
                  parameters=parameters,

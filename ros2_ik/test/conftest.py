@@ -21,6 +21,10 @@ def compiled_attempt():
     As the node does at start-up: the first compilation (~8 s) must not land inside a
     test's timed region or a node's readiness wait.
     """
+    from ros2_ik.core import robots
+    from ros2_ik.core.servo import Servo
     from ros2_ik.core.solvers import chain_kernel
 
     chain_kernel.warm_up()
+    group = robots.load_group("panda")[1]
+    Servo(group, group.tip).warm_up(group.mid_configuration(), 0.004)

@@ -76,3 +76,20 @@ def pose_errors(T: pin.SE3, T_target: pin.SE3) -> Tuple[float, float]:
     """Position [m] and orientation [rad] distance between two poses."""
     return (float(np.linalg.norm(T.translation - T_target.translation)),
             float(np.linalg.norm(pin.log3(T_target.rotation.T @ T.rotation))))
+
+
+def sphere(name, center, radius, frame="panda_link0", op=None):
+    """A CollisionObject message: a sphere at ``center`` [m] of ``frame`` (ADD by default)."""
+    from shape_msgs.msg import SolidPrimitive
+    from ros2_ik_interfaces.msg import CollisionObject
+    op = CollisionObject.ADD if op is None else op
+    msg = CollisionObject(id=name, operation=op)
+    msg.header.frame_id = frame
+    msg.pose.orientation.w = 1.0
+    msg.pose.position.x, msg.pose.position.y, msg.pose.position.z = map(float, center)
+    prim = SolidPrimitive(type=SolidPrimitive.SPHERE, dimensions=[float(radius)])
+    msg.primitives = [prim]
+    pose = msg.pose.__class__()
+    pose.orientation.w = 1.0
+    msg.primitive_poses = [pose]
+    return msg

@@ -203,6 +203,36 @@ def test_dragging_solves_seeded_from_the_last_answer(goal, model):
     assert len(node.requests) == 3                   # nothing new: no solve
 
 
+class FakeServo:
+    """The servo loop's face to the marker: active, and the pose targets it got."""
+
+    def __init__(self):
+        self.active, self.poses = True, []
+
+    def on_pose(self, msg):
+        self.poses.append(msg)
+
+
+def test_while_servo_runs_the_marker_is_its_target_and_stays_fresh(goal, model):
+    node, server, interactive = goal
+    node.robot.set_urdf(robots.urdf_text("panda"))
+    node.timer[1]()
+    node.servo = FakeServo()
+    T = fk(model, np.array(READY) + 0.1)
+    server.callbacks[ig.MARKER_NAME](feedback(T))
+    node.timer[1]()
+    node.timer[1]()                                  # no new drag: the same pose re-sent
+    assert node.requests == [] and len(node.servo.poses) == 2
+    for msg in node.servo.poses:
+        assert msg.header.frame_id == BASE
+        p = msg.pose.position
+        np.testing.assert_allclose([p.x, p.y, p.z], T.translation, atol=1e-12)
+    node.servo.active = False                        # servo stopped: drags solve again
+    server.callbacks[ig.MARKER_NAME](feedback(T))
+    node.timer[1]()
+    assert len(node.requests) == 1 and len(node.servo.poses) == 2
+
+
 def test_new_model_moves_the_marker_and_forgets_the_seed(goal, model):
     node, server, interactive = goal
     node.robot.set_urdf(robots.urdf_text("panda"))

@@ -144,6 +144,9 @@ def test_ik_launch_parameters_are_in_the_schema():
     assert ik.node_parameters("", "", "/t") == [{"controller_topic": "/t"}]
     defaults = {name: default for name, default, _ in ik.ARGUMENTS}
     assert defaults["controller_topic"] == DEFAULTS["controller_topic"]
+    servo = ik.node_parameters("", "", "/t", None, "true", "/fpc/commands")[0]
+    assert set(servo) <= set(DEFAULTS) and servo["servo_autostart"] is True
+    assert servo["servo_command_topic"] == "/fpc/commands"
 
 
 def test_demo_parameters_are_in_the_schema_and_installed():

@@ -15,9 +15,9 @@ from ros2_ik.node.conversions import se3_to_pose  # noqa: E402
 from ros2_ik.node.harness import wait_for  # noqa: E402
 from ros2_ik_interfaces.msg import CollisionObject, IKErrorCode  # noqa: E402
 from ros2_ik_interfaces.srv import ApplyPlanningScene, ComputeIK, GetPlanningScene  # noqa: E402
-from shape_msgs.msg import SolidPrimitive  # noqa: E402
 from visualization_msgs.msg import MarkerArray  # noqa: E402
-from panda_node import ARM, READY, T_frame, description, pose_errors, start, stop  # noqa: E402
+from panda_node import (ARM, READY, T_frame, description, pose_errors, sphere, start,  # noqa: E402
+                        stop)
 
 
 @pytest.fixture(scope="module")
@@ -39,19 +39,6 @@ def call(client, srv, request):
     future = srv.call_async(request)
     wait_for(future.done, 30, "a scene service response", client.spin)
     return future.result()
-
-
-def sphere(name, center, radius, frame="panda_link0", op=CollisionObject.ADD):
-    msg = CollisionObject(id=name, operation=op)
-    msg.header.frame_id = frame
-    msg.pose.orientation.w = 1.0
-    msg.pose.position.x, msg.pose.position.y, msg.pose.position.z = map(float, center)
-    prim = SolidPrimitive(type=SolidPrimitive.SPHERE, dimensions=[float(radius)])
-    msg.primitives = [prim]
-    pose = msg.pose.__class__()
-    pose.orientation.w = 1.0
-    msg.primitive_poses = [pose]
-    return msg
 
 
 def our_distance(panda, names, positions, obstacles):

@@ -88,8 +88,12 @@ def test_damper_rows_match_finite_differences(panda):
     _assert_rows_match_fd(checker, group, q0)
 
 
-def test_infeasible_step_holds(panda):
-    """Closing in fast with a small acceleration limit: no velocity keeps the clearance."""
+def test_infeasible_step_stops_within_the_acceleration_limit(panda):
+    """Closing in fast with a small acceleration limit: no velocity keeps the clearance.
+
+    The step is flagged and slows every joint as hard as the acceleration limit allows
+    (the box's velocity nearest zero), never a jump to a standstill.
+    """
     robot, group, scene, checker, q0 = panda
     T0 = group.fk(q0, TIP)
     _ball(scene, T0.translation + np.array([0.0, -0.2, 0.0]))
@@ -99,9 +103,11 @@ def test_infeasible_step_holds(panda):
     while _distance(checker, group, q) > 0.02:  # blind: speed up toward the ball
         q = servo.step_twist(q, twist, True, DT).q_next
     servo.set_checker(checker)
+    before = servo.qd.copy()
     step = servo.step_twist(q, twist, True, DT)
     assert step.flag != 1
-    assert not step.qd.any() and np.array_equal(step.q_next, q)
+    assert (np.abs(step.qd - before) <= 0.5 * DT + 1e-12).all()  # within the limit
+    assert (np.abs(step.qd) <= np.maximum(np.abs(before) - 0.5 * DT, 0.0) + 1e-12).all()
     assert _distance(checker, group, step.q_next) > 0.0
 
 
@@ -137,26 +143,24 @@ def test_self_collision_damped(pr2):
     """PR2's gripper driven back into its own shoulder: a robot-robot pair keeps the bound."""
     group, scene, checker = pr2
     scene.clear()
-    twist = np.array([-0.15, 0.0, 0.0, 0.0, 0.0, 0.0])  # toward the torso [m/s]
+    twist = np.array([-0.3, 0.0, 0.0, 0.0, 0.0, 0.0])  # toward the torso [m/s]
     config = ServoConfig(acceleration_limit=ACC)
     for use in (None, checker):
         servo, q = Servo(group, group.tip, config, checker=use), group.mid_configuration()
         distances, holds = [], 0
-        for k in range(1000):
+        for k in range(500):
             step = servo.step_twist(q, twist, True, DT)
-            if step.flag != 1:  # a hold: zero velocity, the same position
-                holds += 1
-                assert not step.qd.any() and np.array_equal(step.q_next, q)
+            holds += step.flag != 1  # met at speed, pairs are braked: no hold
             q = step.q_next
             if use is not None or k % 5 == 0:
                 distances.append(checker.min_distance(group.to_full_q(q)))
         nearest = min(distances, key=lambda r: r.distance_m)
         assert nearest.pair[0].startswith("r_") and nearest.pair[1].startswith("r_")
         if use is None:
-            assert nearest.distance_m < 0.0 and holds == 0  # blind, the gripper hits the shoulder
+            assert nearest.distance_m < 0.0  # blind, the gripper hits the shoulder
         else:
             assert config.clearance_m <= nearest.distance_m < config.clearance_m + 0.005
-            assert holds <= 8  # rare: a mesh's witness switches face while joints move fast
+        assert holds == 0
 
 
 def test_continuous_joints_with_checker(pr2):

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import sys
 import tempfile
 import time
 from typing import Callable, Optional, Sequence
@@ -92,6 +93,25 @@ class NodeProcess:
                 self.proc.kill()
                 self.proc.wait(5)
         return self.proc.returncode
+
+
+class FakeControllerProcess(NodeProcess):
+    """``node/fake_controller.py`` as a child process: a simulated arm under ``namespace``."""
+
+    def __init__(self, namespace: str, joints: Sequence[str], positions: Sequence[float],
+                 command_topic: str, mode: str = "position", rate_hz: float = 250.0):
+        """Publish ``namespace``/joint_states from ``positions``, obey ``command_topic``."""
+        self._log = tempfile.NamedTemporaryFile(prefix="fake_controller_", suffix=".log",
+                                                delete=False)
+        args = [sys.executable, "-m", "ros2_ik.node.fake_controller", "--ros-args",
+                "-r", f"__ns:=/{namespace.strip('/')}",
+                "-p", f"joints:={_param_text(list(joints))}",
+                "-p", f"positions:={_param_text([float(v) for v in positions])}",
+                "-p", f"command_topic:={command_topic}", "-p", f"mode:={mode}",
+                "-p", f"rate:={float(rate_hz)}"]
+        env = dict(os.environ, RCUTILS_LOGGING_BUFFERED_STREAM="0", PYTHONUNBUFFERED="1")
+        self.proc = subprocess.Popen(args, stdout=self._log, stderr=subprocess.STDOUT,
+                                     env=env)
 
 
 def _param_text(value) -> str:

@@ -37,6 +37,7 @@ from ros2_ik.node.parameters import (
     SCHEMA, GroupConfig, NodeConfig, check_value, clean_list, group_specs)
 from ros2_ik.node.robot_source import JointStateCache, RobotSource
 from ros2_ik.node.scene_server import SceneServer
+from ros2_ik.node.servo_loop import ServoLoop
 from ros2_ik_interfaces.msg import IKErrorCode
 from ros2_ik_interfaces.srv import ComputeIK
 
@@ -77,6 +78,7 @@ class IKNode(Node):
         self.moveit = moveit_bridge.attach(self)            # GetPositionIK, if installed
         self.interactive_goal = interactive_goal.attach(self)  # rviz marker, if installed
         self.capability_map = CapabilityMapPublisher(self)
+        self.servo = ServoLoop(self, self.solve_group)
         self._load_initial_model()
         settle_memory()
         self.get_logger().info("ik_node ready: service compute_ik, action constrained_ik"

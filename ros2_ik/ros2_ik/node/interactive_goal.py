@@ -6,13 +6,15 @@ callback group solves it (at most :data:`SOLVE_PERIOD_S` apart), so a fast drag 
 queues stale poses and never blocks the node's default callback group.  Each solve goes
 through the node's ComputeIK path (``_on_compute_ik``: core solve, ``~/solution``,
 ``~/markers``, execution when ``execute_by_default`` is set and it is safe), seeded from
-the last answer.
+the last answer.  While the servo runs (servo_loop.py), the marker is its pose target
+instead, re-sent every timer period so that it does not go stale while displayed.
 """
 from __future__ import annotations
 
 import threading
 from typing import NamedTuple, Optional, Sequence, Tuple
 
+from geometry_msgs.msg import PoseStamped
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
 from sensor_msgs.msg import JointState
 from visualization_msgs.msg import (
@@ -64,6 +66,14 @@ def goal_request(feedback, seed: Optional[Seed], default_frame: str) -> ComputeI
     if seed is not None:
         request.seed.name, request.seed.position = list(seed[0]), list(seed[1])
     return request
+
+
+def servo_goal(feedback, default_frame: str) -> PoseStamped:
+    """Return the servo's pose target of a marker pose (in the marker's frame)."""
+    msg = PoseStamped()
+    msg.header.frame_id = feedback.header.frame_id or default_frame
+    msg.pose = feedback.pose
+    return msg
 
 
 def remember(seed: Optional[Seed], response: ComputeIK.Response) -> Optional[Seed]:
@@ -123,6 +133,7 @@ class InteractiveGoal:
         self._placement: Optional[Placement] = None
         self._placed_version = None
         self._dragged = False
+        self._servo_goal: Optional[PoseStamped] = None
         self.callback_group = MutuallyExclusiveCallbackGroup()
         self.timer = node.create_timer(SOLVE_PERIOD_S, self._tick,
                                        callback_group=self.callback_group)
@@ -135,11 +146,24 @@ class InteractiveGoal:
         if self._needs_placing(snapshot):
             self._place(snapshot)
         feedback = self._latest.take()
+        servo = getattr(node, "servo", None)
+        if servo is not None and servo.active:
+            self._drive_servo(servo, feedback)
+            return
+        self._servo_goal = None
         if feedback is None or self._placement is None:
             return
         self._dragged = True
         request = goal_request(feedback, self._seed, self._placement.frame)
         self._seed = remember(self._seed, node._on_compute_ik(request, ComputeIK.Response()))
+
+    def _drive_servo(self, servo, feedback) -> None:
+        """While servo runs, the marker is its pose target (re-sent: it stays fresh)."""
+        if feedback is not None and self._placement is not None:
+            self._dragged = True
+            self._servo_goal = servo_goal(feedback, self._placement.frame)
+        if self._servo_goal is not None:
+            servo.on_pose(self._servo_goal)
 
     def _needs_placing(self, snapshot) -> bool:
         """Return True for a new model, or joint_states after a mid-limits placement (no drag)."""

@@ -35,6 +35,11 @@ def main(args=None) -> int:
             except (ValueError, ParameterException) as exc:  # bad configuration
                 print(f"ik_node: {exc}", file=sys.stderr)
                 return 2
+            except Exception:  # noqa: BLE001 - a signal during start-up: clean exit
+                if rclpy.ok():
+                    raise
+                rclpy.logging.get_logger("ik_node").info("ik_node shutting down")
+                return 0
             executor = make_executor()
             executor.add_node(node)
             try:

@@ -43,6 +43,10 @@ def _known_solver(value: Any) -> Optional[str]:
     return None if value in names else f"must be a registered solver: {list(names)}"
 
 
+def _rate(value: Any) -> Optional[str]:
+    return None if 1.0 <= value <= 2000.0 else "must be in [1, 2000] Hz"
+
+
 def _fraction(value: Any) -> Optional[str]:
     return None if 0 < value <= 1 else "must be in (0, 1]"
 
@@ -159,6 +163,42 @@ SCHEMA: Tuple[ParamSpec, ...] = (
               "request; larger requests get REQUEST_TOO_LARGE."),
     ParamSpec("max_mesh_triangles", 200000, "Largest mesh (triangles) accepted in scene "
               "input."),
+    # --- servo (servo_loop.py) ----------------------------------------------------------
+    ParamSpec("servo_autostart", False, "Start servoing as soon as the model and fresh "
+              "joint_states are there (else call ~/servo/start).", read_only=True),
+    ParamSpec("servo_rate", 250.0, "Servo loop rate [Hz].", _rate, read_only=True),
+    ParamSpec("servo_group", "", "Group the servo moves ('' : the default group); read "
+              "at ~/servo/start."),
+    ParamSpec("servo_frame", "", "Frame the servo drives ('' : the group's tip); read at "
+              "~/servo/start."),
+    ParamSpec("servo_output", "position", "What the servo sends on servo_command_topic: "
+              "'position' (Float64MultiArray for a forward position controller), "
+              "'velocity' (Float64MultiArray for a forward velocity controller) or "
+              "'trajectory' (a one-point JointTrajectory per tick).",
+              _one_of("position", "velocity", "trajectory"), read_only=True),
+    ParamSpec("servo_command_topic", "/forward_position_controller/commands", "Topic of "
+              "the servo's commands (joint order: controller_joints, else the group's).",
+              read_only=True),
+    ParamSpec("servo_gain", 10.0, "Pose-target gain [1/s]: the error decays as "
+              "exp(-gain t) while no limit binds.", _positive),
+    ParamSpec("servo_velocity_scaling", 0.5, "Fraction (0, 1] of the URDF velocity "
+              "limits the servo may use.", _fraction),
+    ParamSpec("servo_acceleration_limit", 5.0, "Joint acceleration limit of the servo "
+              "[rad/s^2 or m/s^2].", _positive),
+    ParamSpec("servo_target_timeout", 0.5, "A target (pose or twist) older than this [s] "
+              "is stale: the servo halts, holding position, until a new one arrives.",
+              _positive),
+    ParamSpec("servo_joint_state_timeout", 0.1, "joint_states older than this [s] halt "
+              "the servo.", _positive),
+    ParamSpec("servo_max_tracking_error", 0.2, "Halt when a joint is farther than this "
+              "from the servo's command [rad or m] (the controller is not following).",
+              _positive),
+    ParamSpec("servo_avoid_collisions", True, "Keep servo_clearance from the planning "
+              "scene and between links (velocity dampers); read at ~/servo/start."),
+    ParamSpec("servo_clearance", 0.01, "Smallest distance the servo keeps [m].",
+              _non_negative),
+    ParamSpec("servo_influence_distance", 0.1, "Obstacles nearer than this [m] start to "
+              "slow the approach.", _positive),
     # --- MoveIt and rviz (moveit_bridge.py, interactive_goal.py) ---------------------
     ParamSpec("moveit_ik_service", "moveit/compute_ik", "Name of the moveit_msgs/"
               "GetPositionIK service (for MoveIt's srv_kinematics_plugin), served when "

@@ -21,19 +21,16 @@ the rate ``xi``, leaving ``d`` up to ~0.1 mm under its target (measured on the P
 the rows aim at ``d_s + margin``, ``margin`` = 1 mm (at most a tenth of ``d_i - d_s``),
 and ``d_s`` itself holds.
 
-A pair entering the influence zone may close in at ``xi (d_i - d_s)`` at most (0.89 m/s with
-the defaults): an arm moving faster toward it must brake within one period, which the
-acceleration bound may forbid; that step is infeasible and the servo holds.  Consistent
-parameters for a closing speed ``v`` [m/s] and a Cartesian deceleration ``a`` [m/s^2] the
-joints can give: ``d_i - d_s >= v^2 / a`` (the braking distance) and ``xi ~ v / (d_i -
-d_s)``.  Mesh distances also have gradients that jump when the witness moves to another
-face: a pair closing fast at that instant can make one step infeasible (a hold; measured:
-about 1 step in 1000 with PR2's gripper pushed into its own shoulder).
+A pair entering the influence zone may close in at ``xi (d_i - d_s)`` (0.89 m/s with the
+defaults); an arm moving faster toward it could not brake to that within one period of
+the acceleration limit.  Such a pair is braked instead (:func:`braked_speed`): each period
+takes 90 % of what the acceleration limit allows off its approach speed, under the
+braking curve that stops it at the target distance.
 """
 from __future__ import annotations
 
 import math
-from typing import Tuple
+from typing import Optional, Tuple
 
 import numpy as np
 import pinocchio as pin
@@ -68,12 +65,15 @@ class CollisionDampers:
         # the rows' target distance [m] (module docstring: the linearisation margin)
         self.target_m = self.clearance_m + min(_MARGIN_M, 0.1 * (influence_m - clearance_m))
 
-    def rows(self, q: np.ndarray) -> Tuple[np.ndarray, np.ndarray, float]:
+    def rows(self, q: np.ndarray, qd_prev: Optional[np.ndarray] = None, dt: float = 0.0,
+             acceleration: float = 0.0) -> Tuple[np.ndarray, np.ndarray, float]:
         """Rows ``A`` (k, n) and lower bounds ``b`` (k,) of ``A qd >= b`` at group vector ``q``.
 
         Also returns the clearance [m]: the smallest signed padded distance of any pair,
         ``inf`` when no pair is closer than the influence distance (pairs beyond it are
-        not computed).
+        not computed).  With the previous velocity ``qd_prev``, the period ``dt`` [s] and
+        the joint ``acceleration`` limit, a pair met faster than the damper allows is
+        braked instead (:func:`braked_speed`).
         """
         q_full = self.group.to_full_q(q)
         pin.computeJointJacobians(self.model, self.data, q_full)  # also the placements
@@ -85,4 +85,27 @@ class CollisionDampers:
         d = distances[near]
         grads = pair_gradients(self.model, self.data, pairs, near)[:, self.group.iv_full]
         moved = np.abs(grads).max(axis=1) > 1e-12
-        return grads[moved], -self.gain * (d[moved] - self.target_m), float(d.min())
+        grads, d = grads[moved], d[moved]
+        x = d - self.target_m
+        lower = -self.gain * x  # x < 0: inside the target distance, must separate
+        if qd_prev is not None and dt > 0.0 and acceleration > 0.0:
+            outside = x > 0.0
+            lower[outside] = -braked_speed(grads[outside], x[outside], qd_prev, dt,
+                                           acceleration, self.gain)
+        return grads, lower, float(distances[near].min())
+
+
+def braked_speed(grads: np.ndarray, x: np.ndarray, qd_prev: np.ndarray, dt: float,
+                 acceleration: float, gain: float) -> np.ndarray:
+    """Largest approach speed [m/s] allowed per pair ``x`` [m] above its target distance.
+
+    The damper's ``gain x``, or, for a pair already closing in faster, its current speed
+    less 90 % of what one period of the joint ``acceleration`` limit can take off it (``A
+    dt``, ``A = acceleration * sum |grad d|``): braking, not an infeasible step.  Never
+    above the braking curve ``sqrt(A x)`` (stops within ``x`` at half of ``A``) nor
+    ``x / dt`` (not past the target within one period).
+    """
+    A = acceleration * np.abs(grads).sum(axis=1)
+    approach = np.maximum(-(grads @ qd_prev), 0.0)
+    speed = np.maximum(gain * x, approach - 0.9 * A * dt)
+    return np.minimum(speed, np.minimum(np.sqrt(A * x), x / dt))

@@ -18,7 +18,8 @@ the next step's bounds stay feasible: the joint slows to zero on the limit, neve
 
 Collision avoidance (with a checker): one general inequality row per pair closer than
 ``influence_m`` (:mod:`.dampers`).  A QP the solver cannot solve (the dampers and the
-bounds contradict each other) returns ``qd = 0``: the arm holds where it is, never jumps.
+bounds contradict each other) returns the velocity of the box nearest zero: the arm stops
+within the acceleration limit, never jumps (``flag != 1`` says so).
 """
 import math
 from dataclasses import dataclass
@@ -63,7 +64,7 @@ class ServoStep:
     error_m: float  # tip position error before the step [m] (pose mode; nan for a twist)
     error_rad: float  # tip orientation error before the step [rad] (nan for a twist)
     relaxed: bool  # True if the acceleration bound had to be relaxed to keep the others
-    flag: int  # daqp exit flag (1: solved; otherwise qd = 0, the arm holds)
+    flag: int  # daqp exit flag (1: solved; otherwise qd: the slowest the box allows)
     # Nearest signed padded distance of any pair at q [m]; inf without a checker or when no
     # pair is closer than influence_m (farther pairs are not computed).
     clearance_m: float = math.inf
@@ -113,11 +114,26 @@ class Servo:
         self.set_checker(checker)
         _qp_terms.warm_up()
 
+    @property
+    def checker(self):
+        """The CollisionChecker of the dampers, or None."""
+        return None if self._dampers is None else self._dampers.checker
+
     def set_checker(self, checker) -> None:
         """Use ``checker`` (full-model CollisionChecker) for the dampers; None disables them."""
         c = self.config
         self._dampers = None if checker is None else CollisionDampers(
             self.group, checker, c.clearance_m, c.influence_m, c.damper_gain)
+
+    def warm_up(self, q: np.ndarray, dt: float) -> None:
+        """Run a pose and two twist steps at ``q`` (first calls: compilation), then reset.
+
+        Call it before a control loop starts, not in its first period.
+        """
+        self.step_pose(q, self.group.fk(q, self.model.frames[self.fid].name), dt)
+        self.step_twist(q, np.zeros(6), True, dt)
+        self.step_twist(q, np.zeros(6), False, dt)
+        self.reset()
 
     def reset(self, qd: Optional[np.ndarray] = None) -> None:
         """Set the previous velocity (for the acceleration bound) [rad/s]."""
@@ -167,21 +183,21 @@ class Servo:
         _qp_terms.least_squares_cost(J_err, v_task, self.w2, c.damping + mu + c.posture_weight,
                                      posture, self._H, self._f)
         lo, hi = self._lo, self._hi
-        A, upper, lower, sense, clearance = self._constraints(q)
+        A, upper, lower, sense, clearance = self._constraints(q, dt)
         qd, _, flag, _ = daqp.solve(self._H, self._f, A, upper, lower, sense)
-        if flag != 1:  # infeasible or failed: hold (never a jump)
-            qd = np.zeros(self.group.n)
-        else:
-            qd = np.minimum(np.maximum(qd, lo), hi)  # daqp's round-off at an active bound
+        if flag != 1:  # infeasible or failed: the slowest velocity the box allows (a
+            qd = np.zeros(self.group.n)  # stop within the acceleration limit, never a jump)
+        qd = np.minimum(np.maximum(qd, lo), hi)  # and daqp's round-off at an active bound
         self.qd = qd
         return ServoStep(qd, q + qd * dt, math.nan, math.nan, relaxed, int(flag), clearance,
                          _qp_terms.manipulability(J_frame, self._task_rows))
 
-    def _constraints(self, q):
+    def _constraints(self, q, dt):
         """Return daqp's ``A, bupper, blower, sense`` (box first) and the clearance [m]."""
         if self._dampers is None:
             return self._A, self._hi, self._lo, self._sense, math.inf
-        rows, lower, clearance = self._dampers.rows(q)
+        rows, lower, clearance = self._dampers.rows(q, self.qd, dt,
+                                                    self.config.acceleration_limit)
         if not len(rows):
             return self._A, self._hi, self._lo, self._sense, clearance
         k = len(rows)

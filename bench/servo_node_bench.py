@@ -1,0 +1,226 @@
+"""The servo node on a simulated arm: achieved rate, period jitter, service responsiveness.
+
+Three processes on a private localhost-only ROS domain: ``ik_node`` (the Panda,
+panda.yaml, servo at 250 Hz on a forward position controller topic, collision avoidance
+on), ``node/fake_controller.py`` (takes the commands, publishes joint_states at 250 Hz,
+and stamps each command's arrival), and this script, which streams a circle target
+(0.1 m radius, 0.2 m/s) at 100 Hz and calls ComputeIK 20 times a second.
+
+Measured at the controller's end: the period between commands (median, p99, and the
+jitter |period - 4 ms|), the rate achieved; the tip's tracking error by our own FK of the
+arm's joint_states against the target sent; ComputeIK round trips during the run.
+Writes bench/results/servo_node.json and servo_node.md.  ``--quick``: 10 s.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT.parent / "ros2_ik"))
+sys.path.insert(0, str(ROOT.parent / "ros2_ik" / "test"))
+from machine import machine  # noqa: E402
+
+RESULTS = ROOT / "results"
+NS, RATE, TARGET_HZ, SERVICE_HZ = "servo_bench", 250.0, 100.0, 20.0
+COMMANDS = f"/{NS}/arm/commands"
+RADIUS, SPEED = 0.1, 0.2  # circle [m], [m/s]
+
+
+class Run:
+    """The client side: target stream, ComputeIK calls, and what the arm reports."""
+
+    def __init__(self, client, model):
+        from geometry_msgs.msg import PoseStamped
+        from sensor_msgs.msg import JointState
+        from std_msgs.msg import Float64
+        from std_srvs.srv import Trigger
+        from ros2_ik_interfaces.msg import ServoStatus
+        n = client.node
+        self.client, self.model = client, model
+        self.periods, self.states, self.statuses, self.targets = [], [], [], []
+        self.round_trips, self.codes = [], []
+        n.create_subscription(Float64, f"/{NS}/fake_controller/command_period",
+                              lambda m: self.periods.append(m.data), 1000)
+        n.create_subscription(JointState, f"/{NS}/joint_states", self._on_state, 1000)
+        n.create_subscription(ServoStatus, f"/{NS}/ik_node/servo/status",
+                              self.statuses.append, 100)
+        self.pose_pub = n.create_publisher(PoseStamped, f"/{NS}/ik_node/servo/target_pose", 10)
+        self.start_client = n.create_client(Trigger, f"/{NS}/ik_node/servo/start")
+
+    def _on_state(self, msg):
+        self.states.append((time.monotonic(), np.array(msg.position)))
+
+
+def _circle(T0, t):
+    import pinocchio as pin
+    w = SPEED / RADIUS
+    c = T0.translation - np.array([RADIUS, 0.0, 0.0])
+    return pin.SE3(T0.rotation, c + RADIUS * np.array([np.cos(w * t), np.sin(w * t), 0.0]))
+
+
+def _drive(run, seconds, T0, request, service_hz):
+    """Stream the circle and call ComputeIK for ``seconds``; one call in flight."""
+    from geometry_msgs.msg import PoseStamped
+    from ros2_ik.node.conversions import se3_to_pose
+    start = time.monotonic()
+    next_target = next_call = start
+    pending = None
+    while (now := time.monotonic()) < start + seconds:
+        if now >= next_target:
+            T = _circle(T0, now - start)
+            msg = PoseStamped()
+            msg.header.frame_id = "panda_link0"
+            msg.pose = se3_to_pose(T)
+            run.pose_pub.publish(msg)
+            run.targets.append((now, T))
+            next_target += 1.0 / TARGET_HZ
+        if service_hz > 0 and pending is None and now >= next_call:
+            pending = (time.monotonic(), run.client.ik.call_async(request))
+            next_call += 1.0 / service_hz
+        if pending is not None and pending[1].done():
+            run.round_trips.append(time.monotonic() - pending[0])
+            run.codes.append(pending[1].result().error_code.val)
+            pending = None
+        run.client.spin(0.001)
+
+
+def _tracking_rms(run, model, after_s):
+    """RMS distance [m] from the arm's tip (our FK) to the newest target sent before it.
+
+    After ``after_s`` of transient; it includes the servo's lag (speed / gain).
+    """
+    from panda_node import ARM, T_frame
+    t_targets = np.array([t for t, _ in run.targets])
+    t0 = t_targets[0] + after_s
+    errors = []
+    for t, q in run.states[::25]:
+        i = np.searchsorted(t_targets, t) - 1
+        if t < t0 or i < 0 or len(q) != 7:
+            continue
+        T = T_frame(model, ARM, q, "panda_hand", "panda_link0")
+        errors.append(np.linalg.norm(T.translation - run.targets[i][1].translation))
+    return float(np.sqrt(np.mean(np.square(errors)))) if errors else float("nan")
+
+
+def _row(run, model, seconds):
+    from ros2_ik_interfaces.msg import IKErrorCode
+    p = np.array(run.periods[RATE_WARMUP:]) * 1e3
+    jitter = np.abs(p - 1e3 / RATE)
+    rt = np.array(run.round_trips or [np.nan]) * 1e3
+    return {"robot": "panda", "solver": "ik_node servo", "mode": "node_position_250hz",
+            "seconds": seconds, "success_rate": float(np.mean(jitter <= 2.0)),
+            "median_ms": float(np.median(p)), "p95_ms": float(np.percentile(p, 95)),
+            "p99_ms": float(np.percentile(p, 99)), "max_ms": float(p.max()),
+            "jitter_p99_ms": float(np.percentile(jitter, 99)),
+            "rate_hz": float(1e3 / np.mean(p)), "commands": int(p.size),
+            "tracking_rms_m": _tracking_rms(run, model, 2.0),
+            "compute_ik_calls": int(rt.size),
+            "compute_ik_success_rate": float(np.mean(np.array(run.codes)
+                                                     == IKErrorCode.SUCCESS))
+            if run.codes else float("nan"),
+            "compute_ik_p50_ms": float(np.median(rt)),
+            "compute_ik_p99_ms": float(np.percentile(rt, 99)),
+            "halted_statuses": int(sum(s.state == 3 for s in run.statuses)),
+            **_node_side(run)}
+
+
+def _node_side(run):
+    """Return the node's own tick period from its status (1 s windows): p99 median, worst."""
+    p99 = np.array([s.period_p99 for s in run.statuses if s.ticks > 100]) * 1e3
+    med = np.array([s.period_median for s in run.statuses if s.ticks > 100]) * 1e3
+    if not p99.size:
+        return {}
+    return {"node_period_median_ms": float(np.median(med)),
+            "node_period_p99_ms_median_window": float(np.median(p99)),
+            "node_period_p99_ms_worst_window": float(p99.max())}
+
+
+RATE_WARMUP = 250  # commands dropped at the start (the loop's first second)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--quick", action="store_true", help="10 s instead of 60 s")
+    parser.add_argument("--no-collisions", action="store_true",
+                        help="servo_avoid_collisions:=false (no dampers)")
+    parser.add_argument("--service-hz", type=float, default=SERVICE_HZ,
+                        help="ComputeIK calls per second during the run (0: none)")
+    args = parser.parse_args()
+    seconds = 10.0 if args.quick else 60.0
+    import rclpy
+    from ros2_ik.node.harness import FakeControllerProcess, isolate_ros, wait_for
+    import panda_node
+    from panda_node import ARM, READY, T_frame, description
+    from ros2_ik.node.conversions import se3_to_pose
+    from ros2_ik_interfaces.srv import ComputeIK
+
+    isolate_ros()
+    rclpy.init()
+    model = description()[2]
+    node, client = panda_node.start(
+        NS, f"servo_command_topic:={COMMANDS}", f"servo_rate:={RATE}",
+        f"servo_avoid_collisions:={'false' if args.no_collisions else 'true'}", joints=False)
+    q0 = np.array(READY)
+    arm = FakeControllerProcess(NS, ARM, q0, COMMANDS, rate_hz=RATE)
+    try:
+        run = Run(client, model)
+        wait_for(lambda: len(run.states) > 5, 20.0, "joint_states", client.spin)
+        started = lambda: _start(run)  # noqa: E731
+        wait_for(started, 20.0, "the servo to start", client.spin)
+        T0 = T_frame(model, ARM, q0, "panda_hand", "panda_link0")
+        request = ComputeIK.Request()
+        request.target.header.frame_id = "panda_link0"
+        request.target.pose = se3_to_pose(T_frame(model, ARM, q0 + 0.1, "panda_hand",
+                                                  "panda_link0"))
+        request.timeout = 0.05
+        _drive(run, seconds, T0, request, args.service_hz)
+        row = _row(run, model, seconds)
+    finally:
+        arm.stop()
+        panda_node.stop(node, client)
+        rclpy.try_shutdown()
+    _write(row, args.quick)
+
+
+def _start(run):
+    from ros2_ik.node.harness import wait_for
+    from std_srvs.srv import Trigger
+    future = run.start_client.call_async(Trigger.Request())
+    wait_for(future.done, 10.0, "servo/start", run.client.spin)
+    return future.result().success
+
+
+def _write(row, quick):
+    RESULTS.mkdir(exist_ok=True)
+    name = "servo_node_quick" if quick else "servo_node"
+    out = {"machine": machine(), "rows": [row], "quick": quick,
+           "targets": {"rate_hz": RATE, "jitter_p99_ms_max": 2.0}}
+    (RESULTS / f"{name}.json").write_text(json.dumps(out, indent=1))
+    lines = ["| rate Hz | period median ms | p99 ms | max ms | jitter p99 ms | "
+             "tracking rms mm | ComputeIK p50 / p99 ms (success) |",
+             "|---|---|---|---|---|---|---|",
+             f"| {row['rate_hz']:.1f} | {row['median_ms']:.3f} | {row['p99_ms']:.3f} | "
+             f"{row['max_ms']:.2f} | {row['jitter_p99_ms']:.3f} | "
+             f"{1e3 * row['tracking_rms_m']:.2f} | {row['compute_ik_p50_ms']:.2f} / "
+             f"{row['compute_ik_p99_ms']:.2f} ({100 * row['compute_ik_success_rate']:.1f} %) |",
+             f"\nNode's own tick period: p99 {row.get('node_period_p99_ms_median_window', 0):.3f}"
+             f" ms in a median 1 s window, {row.get('node_period_p99_ms_worst_window', 0):.3f}"
+             " ms in the worst.",
+             f"\n{row['seconds']:.0f} s, {row['commands']} commands at the controller; load "
+             f"{out['machine']['load_average']}"]
+    (RESULTS / f"{name}.md").write_text("\n".join(lines) + "\n")
+    if not quick and (RESULTS / "servo.json").exists():
+        from servo_bench import merge_rows
+        merge_rows([row])  # one servo.json: the step's rows and the node's
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,294 @@
+"""``ik_node``'s servo mode: track a moving target at ``servo_rate`` and stream commands.
+
+Interfaces (under the node's name)::
+
+    ~/servo/start   std_srvs/Trigger    start from the measured joint_states
+    ~/servo/stop    std_srvs/Trigger    stop sending commands
+    ~/servo/pause   std_srvs/SetBool    true: hold position; false: resume
+    ~/servo/target_pose   geometry_msgs/PoseStamped   tip target (any known frame)
+    ~/servo/target_twist  geometry_msgs/TwistStamped  tip twist, axes of header.frame_id
+    ~/servo/status  ros2_ik_interfaces/ServoStatus    25 Hz and on every change
+
+Commands go to ``servo_command_topic`` as positions or velocities (Float64MultiArray) or
+one-point JointTrajectory messages.  The loop is a timer on the executor thread (see
+spinning.py); its tick runs ``node/servo_supervisor.py`` over ``core.servo.Servo``.
+"""
+from __future__ import annotations
+
+import math
+import time
+from collections import deque
+from typing import Optional
+
+import numpy as np
+from builtin_interfaces.msg import Duration
+from geometry_msgs.msg import PoseStamped, TwistStamped
+from std_msgs.msg import Float64MultiArray
+from std_srvs.srv import SetBool, Trigger
+from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+
+from ros2_ik.core.errors import IKError
+from ros2_ik.core.servo import Servo, ServoConfig
+from ros2_ik.node.compute_ik import RequestError, collision_checker, resolve_group
+from ros2_ik.node.conversions import pose_to_se3
+from ros2_ik.node.parameters import clean_list
+from ros2_ik.node.servo_supervisor import Limits, State, Supervisor, Target, TipJacobian
+from ros2_ik_interfaces.msg import ServoStatus
+
+#: Status messages at most this often [s] (and on every change of state or reason).
+STATUS_PERIOD_S = 0.04
+
+
+class ServoLoop:
+    """The servo's topics, services and timer on one node."""
+
+    def __init__(self, node, callback_group) -> None:
+        self.node, self.group_cb = node, callback_group
+        cfg = node.config
+        self.period_s = 1.0 / cfg.servo_rate
+        self.supervisor: Optional[Supervisor] = None
+        self.group = self.frame = None
+        self.group_name = ""
+        self._timer = None
+        self._ticks: deque = deque(maxlen=max(2, int(cfg.servo_rate)))
+        self._last_status = (-1.0, None)
+        kind = JointTrajectory if cfg.servo_output == "trajectory" else Float64MultiArray
+        self.command_pub = node.create_publisher(kind, cfg.servo_command_topic, 10)
+        self.status_pub = node.create_publisher(ServoStatus, "~/servo/status", 10)
+        for name, srv, cb in (("start", Trigger, self._on_start), ("stop", Trigger, self._on_stop),
+                              ("pause", SetBool, self._on_pause)):
+            node.create_service(srv, f"~/servo/{name}", cb, callback_group=callback_group)
+        node.create_subscription(PoseStamped, "~/servo/target_pose", self.on_pose, 10,
+                                 callback_group=callback_group)
+        node.create_subscription(TwistStamped, "~/servo/target_twist", self.on_twist, 10,
+                                 callback_group=callback_group)
+        self._autostart = (node.create_timer(0.2, self._try_autostart,
+                                             callback_group=callback_group)
+                           if cfg.servo_autostart else None)
+
+    @property
+    def active(self) -> bool:
+        """True while the servo runs, halts or pauses (not stopped)."""
+        return self.supervisor is not None and self.supervisor.report.state != State.STOPPED
+
+    # --- services ----------------------------------------------------------------------
+    def _on_start(self, _request, response):
+        response.message = self.start()
+        response.success = not response.message
+        if response.success:
+            response.message = f"servoing {self.frame} of group {self.group_name}"
+        return response
+
+    def _on_stop(self, _request, response):
+        self.stop("stopped on request")
+        response.success, response.message = True, "stopped"
+        return response
+
+    def _on_pause(self, request, response):
+        if self.supervisor is None:
+            response.success, response.message = False, "servo is stopped: call start first"
+            return response
+        response.message = self.supervisor.pause(bool(request.data))
+        response.success = not response.message
+        self._status(force=True)
+        return response
+
+    def _try_autostart(self) -> None:
+        """``servo_autostart``: start once the model and fresh joint_states are there."""
+        if self.node.robot.snapshot is None or self.start():
+            return
+        self.node.destroy_timer(self._autostart)
+        self._autostart = None
+        self.node.get_logger().info(f"servo started (servo_autostart): {self.frame}")
+
+    def start(self) -> str:
+        """Build the servo on the current model and start it; returns why not, or ''."""
+        node, cfg = self.node, self.node.config
+        snapshot = node.robot.snapshot
+        if snapshot is None:
+            return f"no robot model: {node.robot.error or 'waiting for robot_description'}"
+        try:
+            group, tip = resolve_group(snapshot, cfg, cfg.servo_group, "", "")
+            frame = cfg.servo_frame or tip
+            checker = collision_checker(snapshot, cfg) if cfg.servo_avoid_collisions else None
+            servo = self._make_servo(group, frame, checker)
+        except (RequestError, IKError, ValueError, KeyError) as exc:
+            return f"cannot servo: {exc}"
+        supervisor = Supervisor(servo, self._limits(group, servo), cfg.servo_target_timeout,
+                                cfg.servo_clearance if cfg.servo_avoid_collisions else 0.0,
+                                TipJacobian(group, frame))
+        q = self._measured(group)
+        if q is not None:
+            servo.warm_up(np.clip(q, group.lower, group.upper), self.period_s)
+        problem = supervisor.start(q)
+        if problem:
+            return f"cannot start: {problem}"
+        self.supervisor, self.group, self.frame = supervisor, group, frame
+        self.group_name = cfg.servo_group or cfg.default_group_name
+        self._snapshot, self._config = snapshot, cfg
+        self._output_map(group)
+        if self._timer is None:
+            self._timer = node.create_timer(self.period_s, self.tick,
+                                            callback_group=self.group_cb)
+        self._status(force=True)
+        return ""
+
+    def stop(self, reason: str) -> None:
+        """Stop sending commands (the controller keeps the last one)."""
+        if self._timer is not None:
+            self.node.destroy_timer(self._timer)
+            self._timer = None
+        if self.supervisor is not None:
+            self.supervisor.stop(reason)
+            self._status(force=True)
+
+    def _reconfigure(self) -> None:
+        """Apply changed parameters to the running servo (same group and frame)."""
+        cfg, sup = self.node.config, self.supervisor
+        self._config = cfg
+        try:
+            servo = self._make_servo(self.group, self.frame, sup.servo.checker)
+        except (IKError, ValueError, KeyError) as exc:
+            self.stop(f"new parameters refused: {exc}")
+            return
+        servo.reset(sup.qd)
+        sup.servo, sup.limits = servo, self._limits(self.group, servo)
+        sup.target_timeout_s = cfg.servo_target_timeout
+        sup.clearance_m = cfg.servo_clearance if sup.servo.checker is not None else 0.0
+
+    def _make_servo(self, group, frame: str, checker) -> Servo:
+        cfg = self.node.config
+        config = ServoConfig(gain=cfg.servo_gain, velocity_scale=cfg.servo_velocity_scaling,
+                             acceleration_limit=cfg.servo_acceleration_limit,
+                             **self._collision_fields(cfg))
+        return Servo(group, frame, config, checker=checker)
+
+    @staticmethod
+    def _collision_fields(cfg) -> dict:
+        return {"clearance_m": cfg.servo_clearance,
+                "influence_m": max(cfg.servo_influence_distance, cfg.servo_clearance + 0.01)}
+
+    def _limits(self, group, servo: Servo) -> Limits:
+        cfg = self.node.config
+        return Limits(np.array(group.lower), np.array(group.upper), np.array(servo.vmax),
+                      cfg.servo_acceleration_limit, tuple(group.joint_names),
+                      cfg.servo_max_tracking_error)
+
+    def _output_map(self, group) -> None:
+        """Map the controller joint order to group indices (-1: not in the group, held)."""
+        cfg = self.node.config
+        self._order = list(clean_list(cfg.controller_joints)) or list(group.joint_names)
+        index = {name: i for i, name in enumerate(group.joint_names)}
+        self._index = np.array([index.get(n, -1) for n in self._order])
+        latest = self.node.joints.latest()
+        self._held = np.array([latest.get(n, math.nan) for n in self._order])
+
+    def _measured(self, group) -> Optional[np.ndarray]:
+        cfg = self.node.config
+        current = self.node.joints.fresh(group.joint_names, cfg.servo_joint_state_timeout)
+        if current is None:
+            return None
+        return np.fromiter(current.values(), float, len(current))
+
+    # --- targets -----------------------------------------------------------------------
+    def on_pose(self, msg: PoseStamped) -> None:
+        """Take a pose target T_frame_target (frame: header.frame_id, '' = world)."""
+        sup = self.supervisor
+        if sup is None or sup.q_cmd is None:
+            return
+        try:
+            T = pose_to_se3(msg.pose, "target_pose.pose")
+            ref = msg.header.frame_id
+            T_world = self.group.fk(sup.q_cmd, ref) * T if ref else T
+        except (IKError, ValueError, KeyError) as exc:
+            self._reject(f"target_pose: {exc}")
+            return
+        sup.set_target(Target(time.monotonic(), pose=T_world))
+
+    def on_twist(self, msg: TwistStamped) -> None:
+        """Take a twist of the tip [m/s, rad/s], axes of header.frame_id ('' = world)."""
+        sup = self.supervisor
+        if sup is None or sup.q_cmd is None:
+            return
+        t = msg.twist
+        twist = np.array([t.linear.x, t.linear.y, t.linear.z,
+                          t.angular.x, t.angular.y, t.angular.z])
+        ref = msg.header.frame_id
+        if not np.isfinite(twist).all():
+            self._reject("target_twist.twist: values must be finite")
+            return
+        if ref == self.frame:
+            sup.set_target(Target(time.monotonic(), twist=twist, twist_in_world=False))
+            return
+        try:
+            R = self.group.fk(sup.q_cmd, ref).rotation if ref else np.eye(3)
+        except (ValueError, KeyError) as exc:
+            self._reject(f"target_twist.header.frame_id: {exc}")
+            return
+        world = np.concatenate([R @ twist[:3], R @ twist[3:]])
+        sup.set_target(Target(time.monotonic(), twist=world, twist_in_world=True))
+
+    def _reject(self, why: str) -> None:
+        self.node.get_logger().warning(f"servo target ignored: {why}",
+                                       throttle_duration_sec=1.0)
+
+    # --- the loop ----------------------------------------------------------------------
+    def tick(self) -> None:
+        """One control period; an error stops the servo (and says why), never the node."""
+        try:
+            self._tick()
+        except Exception as exc:  # noqa: BLE001 - the node keeps serving
+            self.node.get_logger().error(f"servo stopped: {type(exc).__name__}: {exc}")
+            self.stop(f"internal error: {type(exc).__name__}: {exc}")
+
+    def _tick(self) -> None:
+        """Step, publish the command, publish the status now and then."""
+        now = time.monotonic()
+        self._ticks.append(now)
+        if self.node.robot.snapshot is not self._snapshot:
+            self.stop("the robot model changed: call ~/servo/start again")
+            return
+        if self.node.config is not self._config:
+            self._reconfigure()
+        command = self.supervisor.tick(now, self._measured(self.group), self.period_s)
+        if command is not None:
+            self.command_pub.publish(self._message(command))
+        self._status()
+
+    def _message(self, command):
+        mode = self.node.config.servo_output
+        source = command.qd if mode == "velocity" else command.q
+        held = 0.0 if mode == "velocity" else self._held
+        values = np.where(self._index >= 0, source[self._index], held)
+        if mode != "trajectory":
+            return Float64MultiArray(data=values.tolist())
+        msg = JointTrajectory(joint_names=self._order)
+        vel = np.where(self._index >= 0, command.qd[self._index], 0.0)
+        msg.points = [JointTrajectoryPoint(
+            positions=values.tolist(), velocities=vel.tolist(),
+            time_from_start=Duration(nanosec=int(self.period_s * 1e9)))]
+        return msg
+
+    def _status(self, force: bool = False) -> None:
+        rep = self.supervisor.report
+        now = time.monotonic()
+        key = (rep.state, rep.reason)
+        if not force and key == self._last_status[1] and now - self._last_status[0] < \
+                STATUS_PERIOD_S:
+            return
+        self._last_status = (now, key)
+        self.status_pub.publish(self._status_msg(rep))
+
+    def _status_msg(self, rep) -> ServoStatus:
+        msg = ServoStatus(state=int(rep.state), reason=rep.reason,
+                          group=self.group_name, frame=self.frame or "")
+        msg.header.stamp = self.node.get_clock().now().to_msg()
+        msg.position_error, msg.orientation_error = rep.position_error, rep.orientation_error
+        msg.clearance, msg.manipulability = rep.clearance, rep.manipulability
+        ticks = np.array(self._ticks)
+        recent = np.diff(ticks[ticks > ticks[-1] - 1.0]) if len(ticks) > 2 else np.zeros(0)
+        if recent.size:
+            msg.period_median = float(np.median(recent))
+            msg.period_p99 = float(np.percentile(recent, 99))
+        msg.ticks = int(recent.size)
+        return msg
