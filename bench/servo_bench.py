@@ -200,16 +200,18 @@ def _plot(runs, group, path):
         import matplotlib.pyplot as plt
     except ImportError:
         return
-    fig, axes = plt.subplots(1, len(runs), figsize=(5 * len(runs), 5))
-    for ax, (kind, (targets, _, qs, _, _)) in zip(np.atleast_1d(axes), runs.items()):
+    views = [(kind, (0, 1)) for kind in runs] + [("scene", (0, 2))]  # + the scene's side
+    fig, axes = plt.subplots(1, len(views), figsize=(5 * len(views), 5))
+    for ax, (kind, (i, j)) in zip(np.atleast_1d(axes), views):
+        targets, _, qs, _, _ = runs[kind]
         tgt = np.array([T.translation for T in targets])
-        ax.plot(tgt[:, 0], tgt[:, 1], "k--", label="target")
+        ax.plot(tgt[:, i], tgt[:, j], "k--", label="target")
         for name, q in qs.items():
             p = np.array([group.fk(x, TIP).translation for x in q[::5]])
-            ax.plot(p[:, 0], p[:, 1], label=name)
-        ax.set_title(f"{kind}: tip path (top view)")
+            ax.plot(p[:, i], p[:, j], label=name)
+        ax.set_title(f"{kind}: tip path ({'top' if j == 1 else 'side'} view)")
         ax.set_xlabel("x [m]")
-        ax.set_ylabel("y [m]")
+        ax.set_ylabel("y [m]" if j == 1 else "z [m]")
         ax.axis("equal")
         ax.legend()
     fig.tight_layout()

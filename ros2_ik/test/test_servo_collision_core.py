@@ -130,13 +130,44 @@ def test_manipulability_matches_numpy(panda):
     assert stretched < Servo(group, TIP).step_twist(q0, np.zeros(6), True, DT).manipulability
 
 
-def test_continuous_joints_with_checker():
-    """PR2's right arm (two continuous joints, torso and the rest locked) in a live scene."""
+@pytest.fixture(scope="module")
+def pr2():
     robot, group = robots.load_group("pr2_right")
-    assert group.continuous.any()
     scene = PlanningScene.for_model(robot.model)
     checker = CollisionChecker.from_urdf(robot.model, robots.urdf_text("pr2_right"),
                                          robots.srdf_text("pr2_right"), scene)
+    return group, scene, checker
+
+
+def test_self_collision_damped(pr2):
+    """PR2's gripper driven back into its own shoulder: a robot-robot pair keeps the bound."""
+    group, scene, checker = pr2
+    scene.clear()
+    twist = np.array([-0.3, 0.0, 0.0, 0.0, 0.0, 0.0])  # toward the torso [m/s]
+    config = ServoConfig(acceleration_limit=ACC)
+    for use in (None, checker):
+        servo, q = Servo(group, group.tip, config, checker=use), group.mid_configuration()
+        distances, holds = [], 0
+        for k in range(500):
+            step = servo.step_twist(q, twist, True, DT)
+            holds += step.flag != 1  # met at speed, pairs are braked: no hold
+            q = step.q_next
+            if use is not None or k % 5 == 0:
+                distances.append(checker.min_distance(group.to_full_q(q)))
+        nearest = min(distances, key=lambda r: r.distance_m)
+        assert nearest.pair[0].startswith("r_") and nearest.pair[1].startswith("r_")
+        if use is None:
+            assert nearest.distance_m < 0.0  # blind, the gripper hits the shoulder
+        else:
+            assert config.clearance_m <= nearest.distance_m < config.clearance_m + 0.005
+        assert holds == 0
+
+
+def test_continuous_joints_with_checker(pr2):
+    """PR2's right arm (two continuous joints, torso and the rest locked) in a live scene."""
+    group, scene, checker = pr2
+    scene.clear()
+    assert group.continuous.any()
     q = group.mid_configuration()
     rolls = group.continuous
     q[rolls] = math.pi + 0.2  # angles beyond pi (cos/sin in the full model)
