@@ -126,7 +126,7 @@ class ServoLoop:
             return f"cannot servo: {exc}"
         supervisor = Supervisor(servo, self._limits(group, servo), cfg.servo_target_timeout,
                                 cfg.servo_clearance if cfg.servo_avoid_collisions else 0.0,
-                                TipJacobian(group, frame))
+                                TipJacobian(group, frame), cfg.servo_output == "velocity")
         q = self._measured(group)
         if q is not None:
             servo.warm_up(np.clip(q, group.lower, group.upper), self.period_s)

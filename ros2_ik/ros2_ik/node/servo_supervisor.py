@@ -6,7 +6,9 @@ checks the command independently against the joint limits, the scaled velocity l
 and the acceleration limit, and returns what to send.  The command, not the measured
 state, is the integration base (the controller's lag and the sensors' noise do not feed
 back into the next command); the measured state is checked against it, and a servo that
-starts or resumes from a stop takes the measured state as its base.
+starts or resumes from a stop takes the measured state as its base.  With velocity
+commands (``rebase``) the arm integrates them itself, so each step starts from the
+measured state instead (the arm's drift from the servo's own sum is corrected).
 
 Halts hold position without a jump: each joint's velocity goes to zero within the
 acceleration limit, then the held command is repeated.
@@ -111,14 +113,17 @@ class Supervisor:
 
     def __init__(self, servo, limits: Limits, target_timeout_s: float,
                  clearance_m: float = 0.0,
-                 tip_jacobian: Optional[Callable[[np.ndarray, bool], np.ndarray]] = None
-                 ) -> None:
+                 tip_jacobian: Optional[Callable[[np.ndarray, bool], np.ndarray]] = None,
+                 rebase: bool = False) -> None:
         """Supervise ``servo``; targets older than ``target_timeout_s`` [s] are stale.
 
         ``tip_jacobian(q, in_world)`` (e.g. :class:`TipJacobian`) lets a twist that drives
-        a joint past its limit halt instead of wandering on the other joints.
+        a joint past its limit halt instead of wandering on the other joints.  ``rebase``:
+        step from the measured state each period (for velocity commands, which the arm
+        integrates itself: its drift from the servo's own sum is then corrected).
         """
         self.servo, self.limits, self.tip_jacobian = servo, limits, tip_jacobian
+        self.rebase = rebase
         self._refused_twist: Optional[Tuple[np.ndarray, str]] = None
         self.target_timeout_s, self.clearance_m = target_timeout_s, clearance_m
         self.report = Report()
@@ -171,6 +176,9 @@ class Supervisor:
             return self._hold(dt, State.PAUSED, self.report.reason)
         if reason:
             return self._hold(dt, State.HALTED, reason)
+        if self.rebase:  # velocity output: the arm integrates; step from where it is
+            self.q_cmd = np.clip(np.asarray(q_measured, dtype=float), self.limits.lower,
+                                 self.limits.upper)
         return self._follow(dt)
 
     def _halt_reason(self, now: float, q_measured: Optional[np.ndarray]) -> str:
