@@ -152,6 +152,8 @@ RATE_WARMUP = 250  # commands dropped at the start (the loop's first second)
 def main():
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="10 s instead of 60 s")
+    parser.add_argument("--priority", type=int, default=0,
+                        help="servo_thread_priority (SCHED_FIFO 1-99; 0: normal)")
     parser.add_argument("--no-collisions", action="store_true",
                         help="servo_avoid_collisions:=false (no dampers)")
     parser.add_argument("--service-hz", type=float, default=SERVICE_HZ,
@@ -170,7 +172,8 @@ def main():
     model = description()[2]
     node, client = panda_node.start(
         NS, f"servo_command_topic:={COMMANDS}", f"servo_rate:={RATE}",
-        f"servo_avoid_collisions:={'false' if args.no_collisions else 'true'}", joints=False)
+        f"servo_avoid_collisions:={'false' if args.no_collisions else 'true'}",
+        f"servo_thread_priority:={args.priority}", joints=False)
     q0 = np.array(READY)
     arm = FakeControllerProcess(NS, ARM, q0, COMMANDS, rate_hz=RATE)
     try:

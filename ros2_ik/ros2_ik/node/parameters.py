@@ -47,6 +47,10 @@ def _rate(value: Any) -> Optional[str]:
     return None if 1.0 <= value <= 2000.0 else "must be in [1, 2000] Hz"
 
 
+def _priority(value: Any) -> Optional[str]:
+    return None if 0 <= value <= 99 else "must be in [0, 99]"
+
+
 def _fraction(value: Any) -> Optional[str]:
     return None if 0 < value <= 1 else "must be in (0, 1]"
 
@@ -167,6 +171,10 @@ SCHEMA: Tuple[ParamSpec, ...] = (
     ParamSpec("servo_autostart", False, "Start servoing as soon as the model and fresh "
               "joint_states are there (else call ~/servo/start).", read_only=True),
     ParamSpec("servo_rate", 250.0, "Servo loop rate [Hz].", _rate, read_only=True),
+    ParamSpec("servo_thread_priority", 0, "SCHED_FIFO priority (1-99) of the servo's "
+              "loop thread, as for ros2_control's real-time threads (needs the rtprio "
+              "permission; refused: a warning, normal scheduling). 0: normal scheduling.",
+              _priority, read_only=True),
     ParamSpec("servo_group", "", "Group the servo moves ('' : the default group); read "
               "at ~/servo/start."),
     ParamSpec("servo_frame", "", "Frame the servo drives ('' : the group's tip); read at "

@@ -7,20 +7,33 @@ wait is the servo period's jitter.  On its own thread a tick waits at most for t
 
 Deadlines are absolute (start + k * period), so lateness does not accumulate; a tick
 that falls more than one period behind skips the missed deadlines instead of bursting.
+Optionally real-time (SCHED_FIFO), against the other processes of the machine.
 """
 from __future__ import annotations
 
+import os
 import threading
 import time
 from typing import Callable
+
+#: Shortest wait between two ticks [s], even when late.
+MIN_SLEEP_S = 1e-4
 
 
 class PeriodicThread:
     """Calls ``tick()`` every ``period_s`` [s] on a daemon thread until :meth:`stop`."""
 
-    def __init__(self, period_s: float, tick: Callable[[], None], name: str) -> None:
-        """Start calling ``tick`` now; exceptions are the caller's to catch inside it."""
-        self.period_s = period_s
+    def __init__(self, period_s: float, tick: Callable[[], None], name: str,
+                 priority: int = 0) -> None:
+        """Start calling ``tick`` now; exceptions are the caller's to catch inside it.
+
+        ``priority`` 1-99: run the thread under SCHED_FIFO at that priority (needs the
+        rtprio permission, as ros2_control's real-time threads do); :attr:`priority_error`
+        says why it could not be set.  0: normal scheduling.
+        """
+        self.period_s, self.priority = period_s, priority
+        self.priority_error = ""
+        self._priority_set = threading.Event()
         self._tick = tick
         self._stop = threading.Event()
         self.skipped = 0  # deadlines dropped because a tick ran more than a period late
@@ -38,7 +51,20 @@ class PeriodicThread:
         """True until :meth:`stop` was called."""
         return not self._stop.is_set()
 
+    def wait_started(self, timeout_s: float = 1.0) -> None:
+        """Wait until the thread tried to set its priority (then read priority_error)."""
+        self._priority_set.wait(timeout_s)
+
+    def _set_priority(self) -> None:
+        if self.priority > 0:
+            try:
+                os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(self.priority))
+            except (OSError, AttributeError) as exc:
+                self.priority_error = f"SCHED_FIFO {self.priority} refused ({exc})"
+        self._priority_set.set()
+
     def _run(self) -> None:
+        self._set_priority()
         deadline = time.monotonic()
         while not self._stop.is_set():
             self._tick()
@@ -48,5 +74,7 @@ class PeriodicThread:
                 missed = int((now - deadline) // self.period_s)
                 self.skipped += missed
                 deadline += missed * self.period_s
-            if self._stop.wait(max(0.0, deadline - time.monotonic())):
+            # At least a little sleep: a real-time thread that ran late must still let the
+            # executor thread (ComputeIK, joint_states) run.
+            if self._stop.wait(max(MIN_SLEEP_S, deadline - time.monotonic())):
                 return

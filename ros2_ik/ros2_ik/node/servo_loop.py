@@ -138,7 +138,12 @@ class ServoLoop:
         self._snapshot, self._config = snapshot, cfg
         self._output_map(group)
         if self._loop is None:
-            self._loop = PeriodicThread(self.period_s, self.tick, "servo")
+            self._loop = PeriodicThread(self.period_s, self.tick, "servo",
+                                        cfg.servo_thread_priority)
+            self._loop.wait_started()
+            if self._loop.priority_error:
+                node.get_logger().warning(f"servo_thread_priority: "
+                                          f"{self._loop.priority_error}; normal scheduling")
         self._status(force=True)
         return ""
 
