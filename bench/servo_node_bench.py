@@ -3,11 +3,13 @@
 Three processes on a private localhost-only ROS domain: ``ik_node`` (the Panda,
 panda.yaml, servo at 250 Hz on a forward position controller topic, collision avoidance
 on), ``node/fake_controller.py`` (takes the commands, publishes joint_states at 250 Hz,
-and stamps each command's arrival), and this script, which streams a circle target
-(0.1 m radius, 0.2 m/s) at 100 Hz and calls ComputeIK 20 times a second.
+and records each command's publication, reception and callback times), and this script,
+which streams a circle target (0.1 m radius, 0.2 m/s) at 100 Hz and calls ComputeIK 20
+times a second.
 
 Measured at the controller's end: the period between commands (median, p99, and the
-jitter |period - 4 ms|; the arm sends them in batches once a second), the rate achieved;
+jitter |period - 4 ms|; the arm sends them in batches once a second) by the three clocks,
+the target judged on the middleware's reception (see ``CLOCKS``), the rate achieved;
 the tip's tracking error by our own FK of the arm's state (sampled every 40 ms) against the
 target sent; ComputeIK round trips during the run.  Also the node's own tick period, from
 its status.
@@ -32,6 +34,12 @@ from machine import machine  # noqa: E402
 RESULTS = ROOT / "results"
 NS, RATE, TARGET_HZ, SERVICE_HZ = "servo_bench", 250.0, 100.0, 20.0
 COMMANDS = f"/{NS}/arm/commands"
+# The command periods by three clocks (node/fake_controller.py): when the servo published,
+# when the controller's middleware received, when its Python callback ran.  The headline is
+# the reception: what a ros2_control controller's real-time buffer sees; the callback clock
+# adds this Python stand-in's own executor latency, which a C++ controller does not have.
+CLOCKS = ("sent", "received", "callback")
+HEADLINE_CLOCK = "received"
 RADIUS, SPEED = 0.1, 0.2  # circle [m], [m/s]
 
 
@@ -46,16 +54,23 @@ class Run:
         from ros2_ik_interfaces.msg import ServoStatus
         n = client.node
         self.client, self.model = client, model
-        self.periods, self.states, self.statuses, self.targets = [], [], [], []
+        self.periods = {clock: [] for clock in CLOCKS}
+        self.states, self.statuses, self.targets = [], [], []
         self.round_trips, self.codes = [], []
         n.create_subscription(Float64MultiArray, f"/{NS}/fake_controller/command_periods",
-                              lambda m: self.periods.extend(m.data), 10)
+                              self._on_periods, 10)
         n.create_subscription(JointState, f"/{NS}/fake_controller/state_sample",
                               self._on_state, 10)
         n.create_subscription(ServoStatus, f"/{NS}/ik_node/servo/status",
                               self.statuses.append, 100)
         self.pose_pub = n.create_publisher(PoseStamped, f"/{NS}/ik_node/servo/target_pose", 10)
         self.start_client = n.create_client(Trigger, f"/{NS}/ik_node/servo/start")
+
+    def _on_periods(self, msg):
+        assert msg.layout.dim[0].label == ",".join(CLOCKS), msg.layout.dim[0].label
+        rows = np.reshape(msg.data, (len(CLOCKS), -1))
+        for clock, row in zip(CLOCKS, rows):
+            self.periods[clock].extend(row)
 
     def _on_state(self, msg):
         self.states.append((time.monotonic(), np.array(msg.position)))
@@ -113,17 +128,25 @@ def _tracking_rms(run, model, after_s):
     return float(np.sqrt(np.mean(np.square(errors)))) if errors else float("nan")
 
 
-def _row(run, model, seconds):
-    from ros2_ik_interfaces.msg import IKErrorCode
-    p = np.array(run.periods[RATE_WARMUP:]) * 1e3
+def _period_stats(periods):
+    """Return period median/p95/p99/max [ms], jitter p99 |period - 4 ms| [ms], rate [Hz]."""
+    p = np.array(periods[RATE_WARMUP:]) * 1e3
     jitter = np.abs(p - 1e3 / RATE)
-    rt = np.array(run.round_trips or [np.nan]) * 1e3
-    return {"robot": "panda", "solver": "ik_node servo", "mode": "node_position_250hz",
-            "seconds": seconds, "success_rate": float(np.mean(jitter <= 2.0)),
+    return {"success_rate": float(np.mean(jitter <= 2.0)),
             "median_ms": float(np.median(p)), "p95_ms": float(np.percentile(p, 95)),
             "p99_ms": float(np.percentile(p, 99)), "max_ms": float(p.max()),
             "jitter_p99_ms": float(np.percentile(jitter, 99)),
-            "rate_hz": float(1e3 / np.mean(p)), "commands": int(p.size),
+            "rate_hz": float(1e3 / np.mean(p)), "commands": int(p.size)}
+
+
+def _row(run, model, seconds):
+    from ros2_ik_interfaces.msg import IKErrorCode
+    rt = np.array(run.round_trips or [np.nan]) * 1e3
+    by_clock = {clock: _period_stats(run.periods[clock]) for clock in CLOCKS}
+    return {"robot": "panda", "solver": "ik_node servo", "mode": "node_position_250hz",
+            "seconds": seconds, "period_clock": HEADLINE_CLOCK, **by_clock[HEADLINE_CLOCK],
+            **{f"{clock}_{key}": value for clock, stats in by_clock.items()
+               for key, value in stats.items() if clock != HEADLINE_CLOCK},
             "tracking_rms_m": _tracking_rms(run, model, 2.0),
             "compute_ik_calls": int(rt.size),
             "compute_ik_success_rate": float(np.mean(np.array(run.codes)
@@ -152,8 +175,9 @@ RATE_WARMUP = 250  # commands dropped at the start (the loop's first second)
 def main():
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="10 s instead of 60 s")
-    parser.add_argument("--priority", type=int, default=0,
-                        help="servo_thread_priority (SCHED_FIFO 1-99; 0: normal)")
+    parser.add_argument("--priority", type=int, default=None,
+                        help="servo_thread_priority (SCHED_FIFO 1-99; 0: normal; "
+                        "default: the node's)")
     parser.add_argument("--no-collisions", action="store_true",
                         help="servo_avoid_collisions:=false (no dampers)")
     parser.add_argument("--service-hz", type=float, default=SERVICE_HZ,
@@ -173,7 +197,8 @@ def main():
     node, client = panda_node.start(
         NS, f"servo_command_topic:={COMMANDS}", f"servo_rate:={RATE}",
         f"servo_avoid_collisions:={'false' if args.no_collisions else 'true'}",
-        f"servo_thread_priority:={args.priority}", joints=False)
+        *([] if args.priority is None else [f"servo_thread_priority:={args.priority}"]),
+        joints=False)
     q0 = np.array(READY)
     arm = FakeControllerProcess(NS, ARM, q0, COMMANDS, rate_hz=RATE)
     try:
@@ -212,19 +237,23 @@ def _write(row, quick):
     (RESULTS / f"{name}.json").write_text(json.dumps(out, indent=1))
     lines = [f"ik_node's servo loop, {row['seconds']:.0f} s at 250 Hz on the simulated arm "
              "(node/fake_controller.py), a circle streamed at 100 Hz, ComputeIK at 20 Hz; "
-             "periods where the controller receives the commands:", "",
-             "| rate Hz | period median ms | p99 ms | max ms | jitter p99 ms | "
-             "tracking rms mm | ComputeIK p50 / p99 ms (success) |",
-             "|---|---|---|---|---|---|---|",
-             f"| {row['rate_hz']:.1f} | {row['median_ms']:.3f} | {row['p99_ms']:.3f} | "
-             f"{row['max_ms']:.2f} | {row['jitter_p99_ms']:.3f} | "
-             f"{1e3 * row['tracking_rms_m']:.2f} | {row['compute_ik_p50_ms']:.2f} / "
-             f"{row['compute_ik_p99_ms']:.2f} ({100 * row['compute_ik_success_rate']:.1f} %) |",
-             f"\nNode's own tick period: p99 {row.get('node_period_p99_ms_median_window', 0):.3f}"
-             f" ms in a median 1 s window, {row.get('node_period_p99_ms_worst_window', 0):.3f}"
-             " ms in the worst.",
-             f"\n{row['seconds']:.0f} s, {row['commands']} commands at the controller; load "
-             f"{out['machine']['load_average']}"]
+             "command periods by the publisher's stamp (sent), the controller's middleware "
+             "reception (received: the target's clock) and the controller's Python callback:",
+             "", "| clock | rate Hz | period median ms | p99 ms | max ms | jitter p99 ms |",
+             "|---|---|---|---|---|---|"]
+    for clock in CLOCKS:
+        k = "" if clock == HEADLINE_CLOCK else f"{clock}_"
+        lines.append(f"| {clock} | {row[k + 'rate_hz']:.1f} | {row[k + 'median_ms']:.3f} | "
+                     f"{row[k + 'p99_ms']:.3f} | {row[k + 'max_ms']:.2f} | "
+                     f"{row[k + 'jitter_p99_ms']:.3f} |")
+    lines += ["", "| tracking rms mm | ComputeIK p50 / p99 ms (success) |", "|---|---|",
+              f"| {1e3 * row['tracking_rms_m']:.2f} | {row['compute_ik_p50_ms']:.2f} / "
+              f"{row['compute_ik_p99_ms']:.2f} ({100 * row['compute_ik_success_rate']:.1f} %) |",
+              f"\nNode's own tick period: p99 {row.get('node_period_p99_ms_median_window', 0):.3f}"
+              f" ms in a median 1 s window, {row.get('node_period_p99_ms_worst_window', 0):.3f}"
+              " ms in the worst.",
+              f"\n{row['seconds']:.0f} s, {row['commands']} commands at the controller; load "
+              f"{out['machine']['load_average']}"]
     (RESULTS / f"{name}.md").write_text("\n".join(lines) + "\n")
     if not quick and (RESULTS / "servo.json").exists():
         from servo_bench import merge_rows

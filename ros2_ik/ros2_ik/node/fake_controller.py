@@ -5,9 +5,13 @@ controller (``std_msgs/Float64MultiArray``, joint order = ``joints``) or a
 JointTrajectoryController (``trajectory_msgs/JointTrajectory``, first point), and
 publishes ``joint_states`` at ``rate`` [Hz]: positions follow position commands at once,
 velocity commands are integrated over the elapsed time.  For monitoring without a 250 Hz
-subscription: every second, ``~/command_periods`` (``std_msgs/Float64MultiArray``) holds
-the seconds between consecutive commands as they arrived (the servo's period as the
-controller sees it), and every 40 ms ``~/state_sample`` repeats the current joint state.
+subscription: every second, ``~/command_periods`` (``std_msgs/Float64MultiArray``, a 3 x n
+array, rows labelled in its layout) holds the seconds between consecutive commands by
+three clocks: ``sent`` (the publisher's source timestamp: the servo's own period),
+``received`` (the middleware's reception timestamp in this process: the period as a
+controller's real-time buffer sees it) and ``callback`` (when this Python callback ran:
+adds this process's executor latency); every 40 ms ``~/state_sample`` repeats the current
+joint state.
 
 Run: ``python -m ros2_ik.node.fake_controller --ros-args -p joints:=[a,b] -p
 positions:=[0.0,0.1] -p mode:=position -p command_topic:=/x/commands``.
@@ -20,11 +24,14 @@ import numpy as np
 import rclpy
 from rclpy.node import Node
 from sensor_msgs.msg import JointState
-from std_msgs.msg import Float64MultiArray
+from std_msgs.msg import Float64MultiArray, MultiArrayDimension
 from trajectory_msgs.msg import JointTrajectory
 
 from ros2_ik.node.lifecycle import exit_with_parent
-from ros2_ik.node.spinning import make_executor, spin
+from ros2_ik.node.spinning import spin
+
+
+PERIOD_CLOCKS = "sent,received,callback"  # the rows of ~/command_periods
 
 
 class FakeController(Node):
@@ -46,18 +53,20 @@ class FakeController(Node):
         self.state_pub = self.create_publisher(JointState, "joint_states", 10)
         self.sample_pub = self.create_publisher(JointState, "~/state_sample", 10)
         self.period_pub = self.create_publisher(Float64MultiArray, "~/command_periods", 10)
-        self._periods = []
+        self._periods = ([], [], [])  # sent, received, callback [s]
         kind = JointTrajectory if self.mode == "trajectory" else Float64MultiArray
         self.create_subscription(kind, topic, self._on_command, 10)
         self.create_timer(1.0 / rate, self._tick)
         self.create_timer(1.0, self._publish_periods)
         self.create_timer(0.04, lambda: self.sample_pub.publish(self._state()))
 
-    def _on_command(self, msg) -> None:
-        now = time.monotonic()
+    def _on_command(self, msg, info) -> None:
+        stamps = (info["source_timestamp"] * 1e-9, info["received_timestamp"] * 1e-9,
+                  time.monotonic())
         if self._last_command is not None:
-            self._periods.append(now - self._last_command)
-        self._last_command = now
+            for periods, now, last in zip(self._periods, stamps, self._last_command):
+                periods.append(now - last)
+        self._last_command = stamps
         if self.mode == "trajectory":
             values = msg.points[0].positions if msg.points else []
         else:
@@ -85,9 +94,13 @@ class FakeController(Node):
         return msg
 
     def _publish_periods(self) -> None:
-        if self._periods:
-            self.period_pub.publish(Float64MultiArray(data=self._periods))
-            self._periods = []
+        n = len(self._periods[0])
+        if n:
+            msg = Float64MultiArray(data=[p for row in self._periods for p in row])
+            msg.layout.dim = [MultiArrayDimension(label=PERIOD_CLOCKS, size=3, stride=3 * n),
+                              MultiArrayDimension(label="command", size=n, stride=n)]
+            self.period_pub.publish(msg)
+            self._periods = ([], [], [])
 
 
 def main(args=None) -> None:
@@ -95,7 +108,9 @@ def main(args=None) -> None:
     exit_with_parent()  # a test that crashes must not leave a publishing arm behind
     rclpy.init(args=args)
     node = FakeController()
-    executor = make_executor()
+    # Not the EventsExecutor: in this rclpy (9.1) it cannot pass a callback the
+    # MessageInfo (SystemError: null argument), and the reception stamps need it.
+    executor = rclpy.executors.SingleThreadedExecutor()
     executor.add_node(node)
     try:
         spin(executor)

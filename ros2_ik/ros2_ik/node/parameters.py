@@ -171,9 +171,10 @@ SCHEMA: Tuple[ParamSpec, ...] = (
     ParamSpec("servo_autostart", False, "Start servoing as soon as the model and fresh "
               "joint_states are there (else call ~/servo/start).", read_only=True),
     ParamSpec("servo_rate", 250.0, "Servo loop rate [Hz].", _rate, read_only=True),
-    ParamSpec("servo_thread_priority", 0, "SCHED_FIFO priority [1-99] of the servo's "
-              "loop thread, as for ros2_control's real-time threads (needs the rtprio "
-              "permission; refused: a warning, normal scheduling). 0: normal scheduling.",
+    ParamSpec("servo_thread_priority", 40, "SCHED_FIFO priority [1-99] of the servo's "
+              "loop thread, as MoveIt Servo's thread_priority (40, under ros2_control's "
+              "50); needs the rtprio permission (refused: a warning, normal scheduling). "
+              "0: normal scheduling.",
               _priority, read_only=True),
     ParamSpec("servo_group", "", "Group the servo moves ('' : the default group); read "
               "at ~/servo/start."),
