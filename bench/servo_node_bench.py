@@ -213,12 +213,19 @@ def main():
                                                   "panda_link0"))
         request.timeout = 0.05
         _drive(run, seconds, T0, request, args.service_hz)
-        row = _row(run, model, seconds)
+        row = {**_row(run, model, seconds), "thread_priority": _priority(args.priority)}
     finally:
         arm.stop()
         panda_node.stop(node, client)
         rclpy.try_shutdown()
     _write(row, args.quick)
+
+
+def _priority(asked):
+    """Return the servo_thread_priority the node ran with (``asked``, else the default)."""
+    from ros2_ik.node.parameters import SCHEMA
+    default = next(spec.default for spec in SCHEMA if spec.name == "servo_thread_priority")
+    return default if asked is None else asked
 
 
 def _start(run):
@@ -238,7 +245,8 @@ def _write(row, quick):
     lines = [f"ik_node's servo loop, {row['seconds']:.0f} s at 250 Hz on the simulated arm "
              "(node/fake_controller.py), a circle streamed at 100 Hz, ComputeIK at 20 Hz; "
              "command periods by the publisher's stamp (sent), the controller's middleware "
-             "reception (received: the target's clock) and the controller's Python callback:",
+             "reception (received: the target's clock) and the controller's Python callback; "
+             f"servo_thread_priority {row['thread_priority']}:",
              "", "| clock | rate Hz | period median ms | p99 ms | max ms | jitter p99 ms |",
              "|---|---|---|---|---|---|"]
     for clock in CLOCKS:
