@@ -75,6 +75,36 @@ def test_follows_a_target_then_halts_smoothly_when_it_goes_stale(group):
     assert 0.0 < moved[0] < 0.2
 
 
+def test_a_stop_while_moving_decelerates_to_rest_then_stops(group):
+    """request_stop: no jump from speed to a held command; the last command is at rest."""
+    sup = _supervisor(group)
+    q = _q0(group)
+    sup.start(q)
+    T0 = group.fk(q, TIP)
+    sup.set_target(Target(0.0, pose=pin.SE3(T0.rotation, T0.translation + [0.2, 0, 0])))
+    qs, t = [q], 0.0
+    for _ in range(50):
+        t += DT
+        qs.append(sup.tick(t, qs[-1], DT).q)
+    speed = np.abs(sup.qd).max()
+    assert speed > 0.1
+    sup.request_stop("stopped on request")
+    assert sup.report.state == State.HALTED and sup.report.reason.startswith("stopping")
+    ticks = 0
+    while (command := sup.tick(t, qs[-1], DT)) is not None:
+        t += DT
+        ticks += 1
+        qs.append(command.q)
+        assert ticks < 1000
+    assert sup.report.state == State.STOPPED and sup.report.reason == "stopped on request"
+    assert ticks >= math.floor(speed / (ACC * DT))  # it took the braking time
+    assert np.abs(_accelerations(qs)).max() <= ACC + 1e-6
+    np.testing.assert_array_equal(qs[-1], qs[-2])  # the last command: at rest
+    sup.start(qs[-1])
+    sup.request_stop()  # at rest: at once
+    assert sup.report.state == State.STOPPED and sup.tick(t, qs[-1], DT) is None
+
+
 def test_halts_when_the_arm_does_not_follow(group):
     sup = _supervisor(group)
     q = _q0(group)

@@ -43,6 +43,11 @@ from ros2_ik_interfaces.msg import ServoStatus
 STATUS_PERIOD_S = 0.04
 
 
+def _read_at_start(cfg) -> tuple:
+    """Return the parameters a running servo cannot take (a start rebuilds it for them)."""
+    return cfg.servo_group, cfg.servo_frame, cfg.servo_avoid_collisions
+
+
 class ServoLoop:
     """The servo's topics, services and loop thread on one node."""
 
@@ -85,8 +90,7 @@ class ServoLoop:
         return response
 
     def _on_stop(self, _request, response):
-        self.stop("stopped on request")
-        response.success, response.message = True, "stopped"
+        response.success, response.message = True, self.stop_smoothly("stopped on request")
         return response
 
     def _on_pause(self, request, response):
@@ -117,6 +121,11 @@ class ServoLoop:
         snapshot = node.robot.snapshot
         if snapshot is None:
             return f"no robot model: {node.robot.error or 'waiting for robot_description'}"
+        if self.active and self._loop is not None and snapshot is self._snapshot \
+                and _read_at_start(cfg) == _read_at_start(self._config):
+            self.supervisor.cancel_stop()  # already servoing: go on (a rebuild would jump)
+            self._status(force=True)
+            return ""
         try:
             group, tip = resolve_group(snapshot, cfg, cfg.servo_group, "", "")
             frame = cfg.servo_frame or tip
@@ -156,6 +165,17 @@ class ServoLoop:
                 self._status(force=True)
         if loop is not None:
             loop.stop()  # outside the lock: the loop's last tick may be waiting for it
+
+    def stop_smoothly(self, reason: str) -> str:
+        """Stop once the arm is at rest (decelerating within the limit); say which."""
+        with self._lock:
+            sup = self.supervisor
+            if sup is None or self._loop is None or not np.any(sup.qd):
+                self.stop(reason)
+                return "stopped"
+            sup.request_stop(reason)
+            self._status(force=True)
+        return "stopping: decelerating to rest within the acceleration limit"
 
     def _reconfigure(self) -> None:
         """Apply changed parameters to the running servo (same group and frame)."""
@@ -255,6 +275,9 @@ class ServoLoop:
         command = self.supervisor.tick(now, self._measured(self.group), self.period_s)
         if command is not None:
             self.command_pub.publish(self._message(command))
+        if self.supervisor.report.state == State.STOPPED:  # a controlled stop's end
+            self.stop(self.supervisor.report.reason)
+            return
         self._status()
 
     def _message(self, command):

@@ -130,6 +130,7 @@ class Supervisor:
         self.target: Optional[Target] = None
         self.q_cmd: Optional[np.ndarray] = None
         self.qd = np.zeros(len(limits.lower))
+        self._stopping = ""  # a controlled stop's reason while it decelerates
 
     # --- user requests -----------------------------------------------------------------
     def start(self, q_measured: Optional[np.ndarray]) -> str:
@@ -140,14 +141,40 @@ class Supervisor:
         self.q_cmd = np.clip(np.asarray(q_measured, dtype=float), lim.lower, lim.upper)
         self.qd = np.zeros_like(self.q_cmd)
         self.servo.reset()
-        self.target = None
+        self.target, self._stopping = None, ""
         self._set(State.HALTED, "waiting for a target")
         return ""
 
     def stop(self, reason: str = "stopped on request") -> None:
-        """Stop servoing: nothing more is sent."""
-        self.q_cmd, self.target = None, None
+        """Stop servoing at once: nothing more is sent (the arm keeps the last command)."""
+        self.q_cmd, self.target, self._stopping = None, None, ""
         self._set(State.STOPPED, reason)
+
+    @property
+    def stopping(self) -> bool:
+        """True while a controlled stop decelerates."""
+        return bool(self._stopping)
+
+    def cancel_stop(self) -> None:
+        """Go on servoing from where a controlled stop has braked to (no jump)."""
+        if self._stopping:
+            self._stopping = ""
+            self._set(State.HALTED, "restarted: waiting for a fresh target")
+
+    def request_stop(self, reason: str = "stopped on request") -> None:
+        """Stop after decelerating to rest within the acceleration limit (a moving arm).
+
+        The ticks hold (as a halt does) until every joint is at rest, send that command,
+        then stop: a position controller is never left holding a command that the arm was
+        passing through at speed.  At rest already: stops at once.
+        """
+        if self.report.state == State.STOPPED:
+            return
+        if not np.any(self.qd):
+            self.stop(reason)
+            return
+        self._stopping = reason
+        self._set(State.HALTED, f"stopping: {reason}")
 
     def pause(self, paused: bool) -> str:
         """Pause (hold position, ignore targets) or resume; returns why not, or ''."""
@@ -171,6 +198,8 @@ class Supervisor:
         state = self.report.state
         if state == State.STOPPED:
             return None
+        if self._stopping:
+            return self._brake_to_stop(dt)
         reason = self._halt_reason(now, q_measured)
         if state == State.PAUSED:
             return self._hold(dt, State.PAUSED, self.report.reason)
@@ -264,6 +293,14 @@ class Supervisor:
         self.q_cmd, self.qd = q_next, qd
         self._set(state, reason)
         return Command(self.q_cmd.copy(), self.qd.copy())
+
+    def _brake_to_stop(self, dt: float) -> Command:
+        """One period of a controlled stop; the command at rest ends it."""
+        reason = self._stopping
+        command = self._hold(dt, State.HALTED, f"stopping: {reason}")
+        if not np.any(command.qd):
+            self.stop(reason)
+        return command
 
     def _accept(self, step, state: State, reason: str) -> Command:
         self.q_cmd, self.qd = np.array(step.q_next), np.array(step.qd)
