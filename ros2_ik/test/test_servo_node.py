@@ -354,7 +354,8 @@ def test_stays_clear_of_an_obstacle_in_the_path(rig, model):
     assert _set_param(rig, "servo_avoid_collisions", True).successful
     assert _set_param(rig, "servo_clearance", 0.02).successful
     try:
-        assert rig.call("start").success
+        response = rig.call("start")
+        assert response.success, response.message
         first = len(rig.states)
         rig.go_to(model, T_goal, 2e-3, "the tip past the ball")
         scene = PlanningScene.for_model(model)

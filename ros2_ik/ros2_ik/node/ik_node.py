@@ -32,6 +32,7 @@ from ros2_ik.node.diagnostics import Diagnostics
 from ros2_ik.node.conversions import pose_to_se3
 from ros2_ik.node.outputs import Outputs
 from ros2_ik.node.error_codes import CODE_NAMES
+from ros2_ik.node.long_solves import INLINE_SOLVE_MAX_S, LongSolves, budget_s
 from ros2_ik.node.moveit_scene import follow_monitored_scene
 from ros2_ik.node.parameters import (
     SCHEMA, GroupConfig, NodeConfig, check_value, clean_list, group_specs)
@@ -66,7 +67,8 @@ class IKNode(Node):
         self._model_group = MutuallyExclusiveCallbackGroup()
         self.diagnostics = Diagnostics(self, self._model_group)
         self._subscribe()
-        self.create_service(ComputeIK, "compute_ik", self._on_compute_ik,
+        self.long_solves = LongSolves(self, self.solve_group)
+        self.create_service(ComputeIK, "compute_ik", self._on_compute_ik_request,
                             qos_profile=SERVICE_QOS, callback_group=self.solve_group)
         self.action_server = ConstrainedIKServer(self, self.solve_group)
         self.outputs = Outputs(self)
@@ -202,6 +204,14 @@ class IKNode(Node):
         self.diagnostics.joint_states.tick()
         self.joints.update(msg.name, msg.position)
 
+    async def _on_compute_ik_request(self, request: ComputeIK.Request,
+                                     response: ComputeIK.Response) -> ComputeIK.Response:
+        """Reply inline, or from the long-solve thread past INLINE_SOLVE_MAX_S (long_solves)."""
+        cfg = self.config
+        if budget_s(request.timeout, cfg.timeout, cfg.max_timeout) <= INLINE_SOLVE_MAX_S:
+            return self._on_compute_ik(request, response)
+        return await self.long_solves.run(self._on_compute_ik, request, response)
+
     def _on_compute_ik(self, request: ComputeIK.Request,
                        response: ComputeIK.Response) -> ComputeIK.Response:
         answer = compute_ik(self.robot.snapshot, self.robot.error, self.config,
@@ -232,7 +242,7 @@ class IKNode(Node):
             except Exception as exc:  # noqa: BLE001 - a display failure must not stop us
                 self.get_logger().error(f"{job.__name__}: {type(exc).__name__}: {exc}",
                                         throttle_duration_sec=1.0)
-        if self.executor is None:
+        if self.executor is None or self.long_solves.on_worker():
             run()
         else:
             self.executor.create_task(run)
@@ -284,6 +294,7 @@ class IKNode(Node):
     def destroy_node(self) -> None:
         """Stop the servo loop and the action's worker (ending a solve) before the node goes."""
         self.servo.stop("ik_node shutting down")
+        self.long_solves.stop()
         self.action_server.destroy()
         super().destroy_node()
 

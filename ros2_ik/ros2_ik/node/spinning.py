@@ -1,6 +1,7 @@
 """How ``ik_node`` runs its callbacks: one executor thread and one goal worker.
 
-The executor thread runs every callback: ComputeIK (solved inline, no hand-off),
+The executor thread runs every callback: ComputeIK (solved inline, no hand-off, when its
+budget is at most 50 ms; longer ones on their own thread, see long_solves.py),
 joint_states, timers, parameters, scene input and the action's goal/cancel/result
 requests.  Long ConstrainedIK solves run on :class:`GoalWorker` (see action_server.py),
 so they never hold up a service reply, and a cancel is taken at once by the executor
