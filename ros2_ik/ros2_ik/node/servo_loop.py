@@ -128,6 +128,9 @@ class ServoLoop:
             return ""
         try:
             group, tip = resolve_group(snapshot, cfg, cfg.servo_group, "", "")
+            # Measured before the build: building the collision model holds this (the
+            # executor) thread, so joint_states read after it would look stale.
+            q = self._measured(group)
             frame = cfg.servo_frame or tip
             checker = collision_checker(snapshot, cfg) if cfg.servo_avoid_collisions else None
             servo = self._make_servo(group, frame, checker)
@@ -136,7 +139,6 @@ class ServoLoop:
         supervisor = Supervisor(servo, self._limits(group, servo), cfg.servo_target_timeout,
                                 cfg.servo_clearance if cfg.servo_avoid_collisions else 0.0,
                                 TipJacobian(group, frame), cfg.servo_output == "velocity")
-        q = self._measured(group)
         if q is not None:
             servo.warm_up(np.clip(q, group.lower, group.upper), self.period_s)
         problem = supervisor.start(q)
