@@ -99,6 +99,31 @@ def test_exact_seed_shortcut_equals_the_general_path(arm):
         C.seed_for(arm, nan, joints, cfg)
 
 
+def test_group_resolution_is_cached_per_model_and_config():
+    from ros2_ik.node.robot_source import RobotSource
+    source = RobotSource()
+    source.set_srdf(robots.srdf_text("panda"))
+    source.set_urdf(robots.urdf_text("panda"))
+    snapshot, cfg = source.snapshot, _config()
+    group, tip = C.resolve_group(snapshot, cfg, "", "", "")
+    assert (group, tip) == C.resolve_group(snapshot, cfg, "", "", "")
+    assert tip == "panda_hand" and snapshot.resolved[("", "", "")][0] is cfg
+    # A parameter change is a new config: resolved again under it (here a new tip).
+    values = {spec.name: spec.default for spec in SCHEMA}
+    other = NodeConfig(values, {"arm": GroupConfig("arm", "panda_link0", "panda_link7")})
+    assert C.resolve_group(snapshot, other, "", "", "")[1] == "panda_link7"
+    with pytest.raises(C.RequestError, match="unknown group"):  # errors are not cached
+        C.resolve_group(snapshot, cfg, "leg", "", "")
+    assert ("leg", "", "") not in snapshot.resolved
+
+
+def test_status_codes_by_member_and_by_name_agree():
+    from ros2_ik.core.result import IKStatus
+    from ros2_ik.node.error_codes import code_for_status
+    for status in IKStatus:
+        assert code_for_status(status) == code_for_status(status.name)
+
+
 def test_joint_state_fills_a_given_message():
     msg = JointState()
     out = joint_state(("a", "b"), np.array([1.0, -2.5]), msg=msg)
