@@ -160,3 +160,27 @@ def test_load_report_checks_each_target():
         "4 clients: round trip p50 [ms]": True,
         "cancel -> result p99 [ms]": False,
         "soak: RSS growth after warm-up [%]": True}
+
+
+def test_load_report_shows_the_floors():
+    from load_report import markdown
+    ms = {"p50": 0.5, "p90": 0.6, "p99": 0.9, "max": 1.0}
+    one = {"answered": 10, "lost": 0, "round_trip_ms": dict(ms, p50=0.8),
+           "reply_solve_time_ms": dict(ms, p50=0.25), "in_process_solve_ms": dict(ms, p50=0.1),
+           "in_process_compute_ik_ms": ms, "get_parameters_round_trip_ms": ms,
+           "empty_service_round_trip_ms": dict(ms, p50=0.3),
+           "echo_compute_ik_round_trip_ms": dict(ms, p50=0.45),
+           "message_conversions_node_ms": dict(ms, p50=0.08),
+           "message_conversions_client_ms": dict(ms, p50=0.04)}
+    text = markdown({"machine": {}, "date_utc": "now", "single_client": one, "targets": []})
+    assert "ComputeIK echo of a bare rclpy server" in text
+    assert "node side 0.080 / 0.900, client side 0.040 / 0.900" in text
+    assert "ComputeIK, with no work, in 0.450 ms" in text and "0.350 ms above the echo" in text
+
+
+def test_message_conversions_are_timed_on_both_sides():
+    from load_floor import _reply, conversions_s
+    from ros2_ik_interfaces.srv import ComputeIK
+    times = conversions_s(ComputeIK.Request(), _reply())
+    assert set(times) == {"node_conversions_s", "client_conversions_s"}
+    assert all(t > 0 for t in times.values())
