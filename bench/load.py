@@ -8,8 +8,9 @@ part is bounded in count and in time and the script stops by itself.
 1. ``single_client``: one client, one call in flight.  Per request: the round trip,
    the reply's ``solve_time``, and in the client process, right after, the same
    request solved in-process: the core's ``solve()`` alone (the reference) and the
-   node's whole ``compute_ik`` without ROS; then one ``get_parameters`` call to the
-   node (executor + DDS + client with next to no work: the floor).
+   node's whole ``compute_ik`` without ROS; then the floors (bench/load_floor.py):
+   the node's ``get_parameters``, an Empty service and an echo ComputeIK of a bare
+   server, and rclpy's message conversions of the call, timed in-process.
 2. ``four_clients``: 4 clients x 2,500 calls, one in flight each: lost (no answer in
    10 s), failed (not SUCCESS), round trip.
 3. ``action``: reachable pose goals one after another: goal sent -> result received.
@@ -47,6 +48,7 @@ PARTS = "single_client,four_clients,action,with_joint_states,cancel,soak"
 from load_clients import (  # noqa: E402
     action_worker, cancel_worker, diagnostics_worker, percentiles, service_worker,
     stream_worker)
+from load_floor import floor_process  # noqa: E402
 from load_report import evaluate, markdown, update_readme  # noqa: E402
 from machine import machine  # noqa: E402
 
@@ -95,7 +97,18 @@ def spawn(target, *args):
 
 def run_workers(count_each: int, clients: int, deadline: float, node_pid: int = 0,
                 sample_rss: bool = False, in_process: bool = False) -> dict:
-    """``clients`` service workers, ``count_each`` calls each; merged figures."""
+    """``clients`` service workers, ``count_each`` calls each; merged figures.
+
+    ``in_process``: with the in-process references and the floors (a bare server runs).
+    """
+    if in_process:
+        with floor_process():
+            return _run_workers(count_each, clients, deadline, node_pid, sample_rss, True)
+    return _run_workers(count_each, clients, deadline, node_pid, sample_rss, False)
+
+
+def _run_workers(count_each: int, clients: int, deadline: float, node_pid: int,
+                 sample_rss: bool, in_process: bool) -> dict:
     ctx = mp.get_context("spawn")
     progress, results = ctx.Value("q", 0), ctx.Queue()
     procs = [spawn(service_worker, i, count_each, 100 + i, progress, results, deadline,
@@ -134,16 +147,31 @@ def merge(parts, elapsed_s, curve) -> dict:
            "stopped_by_deadline": any(p["stopped_by_deadline"] for p in parts)}
     core = np.concatenate([p["core_s"] for p in parts])
     if len(core) == len(rtt) and len(core):
-        node_path = np.concatenate([p["node_path_s"] for p in parts])
-        floor = np.concatenate([p["floor_s"] for p in parts])
-        out.update(in_process_solve_ms=percentiles(core * 1e3),
-                   in_process_compute_ik_ms=percentiles(node_path * 1e3),
-                   round_trip_minus_in_process_solve_ms=percentiles((rtt - core) * 1e3),
-                   empty_service_round_trip_ms=percentiles(floor[np.isfinite(floor)] * 1e3))
+        out.update(floor_figures(parts, rtt, solve, core))
     if curve:
         out["rss_curve"] = [{"requests": n, "t_s": t, "rss_mb": round(kb / 1024, 1)}
                             for n, t, kb in curve]
     return out
+
+
+def floor_figures(parts, rtt, solve, core) -> dict:
+    """Return the one client's in-process references and floors (load_floor.py) [ms]."""
+    def ms(key):
+        values = np.concatenate([p[key] for p in parts])
+        return values[np.isfinite(values)] * 1e3
+    echo = np.concatenate([p["echo_compute_ik_s"] for p in parts])
+    return {"in_process_solve_ms": percentiles(core * 1e3),
+            "in_process_compute_ik_ms": percentiles(ms("node_path_s")),
+            "round_trip_minus_in_process_solve_ms": percentiles((rtt - core) * 1e3),
+            "get_parameters_round_trip_ms": percentiles(ms("get_parameters_s")),
+            "empty_service_round_trip_ms": percentiles(ms("empty_s")),
+            "echo_compute_ik_round_trip_ms": percentiles(ms("echo_compute_ik_s")),
+            # Call by call: what the node adds over a server that answers at once.
+            "round_trip_minus_echo_ms": percentiles((rtt - echo)[np.isfinite(echo)] * 1e3),
+            "round_trip_minus_echo_minus_solve_time_ms": percentiles(
+                (rtt - echo - solve)[np.isfinite(echo)] * 1e3),
+            "message_conversions_node_ms": percentiles(ms("node_conversions_s")),
+            "message_conversions_client_ms": percentiles(ms("client_conversions_s"))}
 
 
 def rss_growth(curve, warmup_fraction: float = 0.1) -> dict:

@@ -14,6 +14,8 @@ from collections import Counter
 
 import numpy as np
 
+from load_floor import Floors, conversions_s
+
 ARM = [f"panda_joint{i}" for i in range(1, 8)]
 READY = np.array([0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785])
 LOST_AFTER_S = 10.0
@@ -110,11 +112,11 @@ def service_worker(domain_id: str, namespace: str, index: int, count: int, seed:
         raise TimeoutError("compute_ik did not appear")
     make = request_maker(seed)
     local = InProcess() if in_process else None
-    floor = EmptyCall(node, namespace) if in_process else None
-    warmup_retries = warm_up(executor, client, make, local, floor)
+    floors = Floors(node, namespace) if in_process else None
+    warmup_retries = warm_up(executor, client, make, local, floors)
     requests = [make() for _ in range(count)]
-    out = {"rtt_s": [], "solve_s": [], "core_s": [], "node_path_s": [], "floor_s": [],
-           "lost_at": []}
+    out = {key: [] for key in ("rtt_s", "solve_s", "core_s", "node_path_s", "lost_at",
+                               "node_conversions_s", "client_conversions_s") + Floors.KEYS}
     codes, sent, stopped = Counter(), 0, False
     first = time.perf_counter()
     try:
@@ -136,7 +138,9 @@ def service_worker(domain_id: str, namespace: str, index: int, count: int, seed:
             if local is not None:
                 out["core_s"].append(local.core_s(req))
                 out["node_path_s"].append(local.node_path_s(req))
-                out["floor_s"].append(floor.round_trip_s(executor))
+                for key, value in dict(floors.round_trips_s(executor, req),
+                                       **conversions_s(req, res)).items():
+                    out[key].append(value)
             with progress.get_lock():
                 progress.value += 1
     finally:
@@ -149,13 +153,13 @@ def service_worker(domain_id: str, namespace: str, index: int, count: int, seed:
         rclpy.shutdown()
 
 
-def warm_up(executor, client, make, local=None, floor=None, calls: int = 50,
+def warm_up(executor, client, make, local=None, floors=None, calls: int = 50,
             attempts: int = 5) -> int:
     """Call until one answer arrives, then ``calls`` more; the retries needed at first.
 
     ``wait_for_service`` can return before the server has matched this client's
     response reader; a response sent in that window is lost by DDS (a discovery race,
-    not load).  The extra calls warm both sides (and ``local``, ``floor``) before timing.
+    not load).  The extra calls warm both sides (and ``local``, ``floors``) before timing.
     """
     retries = 0
     for retries in range(attempts):
@@ -171,33 +175,9 @@ def warm_up(executor, client, make, local=None, floor=None, calls: int = 50,
         if local is not None:
             local.core_s(req)
             local.node_path_s(req)
-            if floor is not None:
-                floor.round_trip_s(executor)
+            if floors is not None:
+                floors.round_trips_s(executor, req)
     return retries
-
-
-class EmptyCall:
-    """The node's ``get_parameters`` with one name: a round trip with almost no work.
-
-    What the executor, DDS and this client cost without a solve or big messages.
-    """
-
-    def __init__(self, node, namespace: str) -> None:
-        from rcl_interfaces.srv import GetParameters
-        self._request = GetParameters.Request(names=["timeout"])
-        self._client = node.create_client(
-            GetParameters, f"{namespace.rstrip('/')}/ik_node/get_parameters")
-        if not self._client.wait_for_service(timeout_sec=60):
-            raise TimeoutError("get_parameters did not appear")
-
-    def round_trip_s(self, executor) -> float:
-        """Time [s] of one call (nan when unanswered)."""
-        t0 = time.perf_counter()
-        future = self._client.call_async(self._request)
-        if not _spin_until(executor, future, LOST_AFTER_S):
-            self._client.remove_pending_request(future)
-            return float("nan")
-        return time.perf_counter() - t0
 
 
 class InProcess:

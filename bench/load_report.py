@@ -93,9 +93,38 @@ def _latency_rows(part: dict, when: str) -> List[str]:
 
 def _floor_rows(part: dict, when: str) -> List[str]:
     one = part.get("single_client") or {}
-    floor = one.get("empty_service_round_trip_ms")
-    return [f"| {when}`get_parameters` of the node (the floor), after each call | "
-            f"{_p(floor)} | - | - | - | - |"] if floor else []
+    rows = [("`get_parameters` of the node", "get_parameters_round_trip_ms"),
+            ("Empty service of a bare rclpy server (executor + DDS floor)",
+             "empty_service_round_trip_ms"),
+            ("ComputeIK echo of a bare rclpy server (this interface's floor)",
+             "echo_compute_ik_round_trip_ms")]
+    out = [f"| {when}{text}, after each call | {_p(one[key])} | - | - | - | - |"
+           for text, key in rows if one.get(key)]
+    node, client = one.get("message_conversions_node_ms"), one.get(
+        "message_conversions_client_ms")
+    if node and client:
+        out.append(f"| {when}rclpy message conversions of each call, in-process: node side "
+                   f"{_p(node)}, client side {_p(client)} | - | - | - | - | - |")
+    return out
+
+
+def floor_note(part: dict) -> str:
+    """How far the one client's round trip is above the floors, in words [ms, p50]."""
+    one = part.get("single_client") or {}
+    if not one.get("echo_compute_ik_round_trip_ms") or not one.get("in_process_solve_ms"):
+        return ""
+    echo, empty = one["echo_compute_ik_round_trip_ms"]["p50"], \
+        one["empty_service_round_trip_ms"]["p50"]
+    core, rtt = one["in_process_solve_ms"]["p50"], one["round_trip_ms"]["p50"]
+    conv = one["message_conversions_node_ms"]["p50"] + \
+        one["message_conversions_client_ms"]["p50"]
+    return (f"Floors (p50): a bare rclpy server answers Empty in {empty:.3f} ms and "
+            f"ComputeIK, with no work, in {echo:.3f} ms (its messages' conversions "
+            f"alone: {conv:.3f} ms in-process, both sides); so even a node adding nothing "
+            f"to the core's {core:.3f} ms solve would be {echo:.3f} ms above it, against "
+            f"the {ADDED_P50_MS} ms target. The node's round trip is {rtt:.3f} ms: "
+            f"{rtt - echo:.3f} ms above the echo, of which the reply's solve_time "
+            f"{one['reply_solve_time_ms']['p50']:.3f} ms.")
 
 
 def _other_rows(report: dict) -> List[str]:
@@ -131,6 +160,8 @@ def markdown(report: dict) -> str:
         lines += _latency_rows(stream, "joint_states 1 kHz: ")
         lines += _floor_rows(stream, "joint_states 1 kHz: ")
     lines += _other_rows(report)
+    note = floor_note(report)
+    lines += ["", note] if note else []
     lines += ["", "| target (issue 11) | limit | measured | met |", "|---|---|---|---|"]
     lines += [f"| {t['target']} | {t['text']} | {t['measured']:g} | "
               f"{'yes' if t['met'] else '**no**'} |" for t in report["targets"]]

@@ -99,6 +99,31 @@ def test_exact_seed_shortcut_equals_the_general_path(arm):
         C.seed_for(arm, nan, joints, cfg)
 
 
+def test_group_resolution_is_cached_per_model_and_config():
+    from ros2_ik.node.robot_source import RobotSource
+    source = RobotSource()
+    source.set_srdf(robots.srdf_text("panda"))
+    source.set_urdf(robots.urdf_text("panda"))
+    snapshot, cfg = source.snapshot, _config()
+    group, tip = C.resolve_group(snapshot, cfg, "", "", "")
+    assert (group, tip) == C.resolve_group(snapshot, cfg, "", "", "")
+    assert tip == "panda_hand" and snapshot.resolved[("", "", "")][0] is cfg
+    # A parameter change is a new config: resolved again under it (here a new tip).
+    values = {spec.name: spec.default for spec in SCHEMA}
+    other = NodeConfig(values, {"arm": GroupConfig("arm", "panda_link0", "panda_link7")})
+    assert C.resolve_group(snapshot, other, "", "", "")[1] == "panda_link7"
+    with pytest.raises(C.RequestError, match="unknown group"):  # errors are not cached
+        C.resolve_group(snapshot, cfg, "leg", "", "")
+    assert ("leg", "", "") not in snapshot.resolved
+
+
+def test_status_codes_by_member_and_by_name_agree():
+    from ros2_ik.core.result import IKStatus
+    from ros2_ik.node.error_codes import code_for_status
+    for status in IKStatus:
+        assert code_for_status(status) == code_for_status(status.name)
+
+
 def test_joint_state_fills_a_given_message():
     msg = JointState()
     out = joint_state(("a", "b"), np.array([1.0, -2.5]), msg=msg)
@@ -135,3 +160,27 @@ def test_load_report_checks_each_target():
         "4 clients: round trip p50 [ms]": True,
         "cancel -> result p99 [ms]": False,
         "soak: RSS growth after warm-up [%]": True}
+
+
+def test_load_report_shows_the_floors():
+    from load_report import markdown
+    ms = {"p50": 0.5, "p90": 0.6, "p99": 0.9, "max": 1.0}
+    one = {"answered": 10, "lost": 0, "round_trip_ms": dict(ms, p50=0.8),
+           "reply_solve_time_ms": dict(ms, p50=0.25), "in_process_solve_ms": dict(ms, p50=0.1),
+           "in_process_compute_ik_ms": ms, "get_parameters_round_trip_ms": ms,
+           "empty_service_round_trip_ms": dict(ms, p50=0.3),
+           "echo_compute_ik_round_trip_ms": dict(ms, p50=0.45),
+           "message_conversions_node_ms": dict(ms, p50=0.08),
+           "message_conversions_client_ms": dict(ms, p50=0.04)}
+    text = markdown({"machine": {}, "date_utc": "now", "single_client": one, "targets": []})
+    assert "ComputeIK echo of a bare rclpy server" in text
+    assert "node side 0.080 / 0.900, client side 0.040 / 0.900" in text
+    assert "ComputeIK, with no work, in 0.450 ms" in text and "0.350 ms above the echo" in text
+
+
+def test_message_conversions_are_timed_on_both_sides():
+    from load_floor import _reply, conversions_s
+    from ros2_ik_interfaces.srv import ComputeIK
+    times = conversions_s(ComputeIK.Request(), _reply())
+    assert set(times) == {"node_conversions_s", "client_conversions_s"}
+    assert all(t > 0 for t in times.values())

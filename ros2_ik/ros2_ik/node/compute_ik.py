@@ -33,7 +33,22 @@ SEED_LIMIT_TOLERANCE = 1e-3
 
 def resolve_group(snapshot: RobotSnapshot, cfg: NodeConfig, group_name: str,
                   base_link: str, tip_link: str):
-    """Return the core group of a request: by name, by base/tip, or the default group."""
+    """Return the core group of a request and its tip: by name, by base/tip, or the default.
+
+    Resolved once per model, configuration and names (``snapshot.resolved``): a parameter
+    change makes a new ``cfg``, which resolves again.  Errors are not cached.
+    """
+    key = (group_name, base_link, tip_link)
+    known = snapshot.resolved.get(key)
+    if known is not None and known[0] is cfg:
+        return known[1], known[2]
+    group, tip = _resolve_group(snapshot, cfg, group_name, base_link, tip_link)
+    snapshot.resolved[key] = (cfg, group, tip)
+    return group, tip
+
+
+def _resolve_group(snapshot: RobotSnapshot, cfg: NodeConfig, group_name: str,
+                   base_link: str, tip_link: str):
     if not group_name and not base_link:
         group_name = cfg.default_group_name
         if not group_name:
@@ -99,8 +114,8 @@ def _exact_seed(group, seed_msg) -> Optional[np.ndarray]:
     """
     if tuple(seed_msg.name) != group.joint_names:
         return None
-    q = np.array(seed_msg.position, dtype=float)
-    return q if math.isfinite(q.sum()) else None
+    position = seed_msg.position  # an array('d'): a float sum beats numpy's on 7 values
+    return np.array(position, dtype=float) if math.isfinite(sum(position)) else None
 
 
 def _within_limits(group, q: np.ndarray) -> np.ndarray:
@@ -282,11 +297,12 @@ def _fill(response, group, target: PoseTarget, result, data, constraints=(),
     response.iterations = int(result.iterations)
     response.restarts = int(result.restarts)
     response.random_seed = int(result.random_seed)
-    code = code_for_status(result.status.name)
+    code = code_for_status(result.status)
     message = result.message
     if result.q is not None and len(result.q):
-        q = np.asarray(result.q, dtype=float)
-        joint_state(result.joint_names, q, msg=response.solution)
+        joint_state(result.joint_names, result.q, msg=response.solution)
+        # Checked on the reply's own array (a read-only view, no copy): exactly what is sent.
+        q = np.frombuffer(response.solution.position, dtype=float)
         ok, pos_err, rot_err, reason, _ = check(group, target.compile(group), q,
                                                 tuple(constraints), data, tolerance)
         response.position_error, response.orientation_error = pos_err, rot_err

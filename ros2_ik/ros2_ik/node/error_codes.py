@@ -1,9 +1,10 @@
 """Map core exceptions and statuses to ``IKErrorCode`` values (only the node knows them)."""
 from __future__ import annotations
 
-from typing import Tuple, Type
+from typing import Tuple, Type, Union
 
 from ros2_ik.core import errors
+from ros2_ik.core.result import IKStatus
 from ros2_ik_interfaces.msg import IKErrorCode
 
 # Most specific first: InvalidSeed is an InvalidArgument.
@@ -26,6 +27,9 @@ _STATUS_CODES = {
     "JUMP_TOO_LARGE": IKErrorCode.JUMP_TOO_LARGE,
     "IN_COLLISION": IKErrorCode.IN_COLLISION,
 }
+# The members too: ``status.name`` costs an enum property lookup on every reply.
+_STATUS_CODES.update({s: _STATUS_CODES.get(s.name, IKErrorCode.NO_SOLUTION)
+                      for s in IKStatus})
 
 CODE_NAMES = {
     getattr(IKErrorCode, name): name
@@ -52,6 +56,6 @@ def code_for_exception(exc: BaseException) -> int:
     return IKErrorCode.INTERNAL_ERROR
 
 
-def code_for_status(status_name: str) -> int:
-    """Return the error code of a core ``IKStatus`` (by name)."""
-    return _STATUS_CODES.get(status_name, IKErrorCode.NO_SOLUTION)
+def code_for_status(status: Union[IKStatus, str]) -> int:
+    """Return the error code of a core ``IKStatus`` (the member or its name)."""
+    return _STATUS_CODES.get(status, IKErrorCode.NO_SOLUTION)

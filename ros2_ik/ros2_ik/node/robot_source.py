@@ -32,6 +32,10 @@ class RobotSnapshot:
     srdf: str
     scene: PlanningScene = field(default_factory=PlanningScene)
     _groups: Dict[Tuple, object] = field(default_factory=dict)
+    #: What a request's (group_name, base_link, tip_link) resolved to, with the config
+    #: it was resolved under: ``(cfg, group, tip)`` (see ``compute_ik.resolve_group``).
+    resolved: Dict[Tuple[str, str, str], Tuple[object, object, str]] = \
+        field(default_factory=dict)
     _checker: Optional[CollisionChecker] = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _checker_lock: threading.Lock = field(default_factory=threading.Lock)
