@@ -67,6 +67,26 @@ def _run(T, workers, pool, seed, use_ray=False) -> dict:
             "times_ms": res.solve_time_s * 1e3}
 
 
+#: Iterations of the pure-interpreter loop (~0.4 s on one core here).
+CPU_LOOP_N = 8_000_000
+
+
+def _cpu_loop(n: int) -> float:
+    """Return the seconds a pure-interpreter loop of ``n`` steps takes (no memory traffic)."""
+    start, s = time.perf_counter(), 0
+    for i in range(n):
+        s += i * i
+    return time.perf_counter() - start
+
+
+def _machine_ratio(pool) -> float:
+    """2-process / 1-process throughput of :func:`_cpu_loop`: this machine's own ceiling."""
+    one = _cpu_loop(CPU_LOOP_N)
+    start = time.perf_counter()
+    list(pool.map(_cpu_loop, [CPU_LOOP_N] * 2))
+    return 2.0 * one / (time.perf_counter() - start)
+
+
 def throughput(count: int, repeats: int) -> dict:
     """Alternate 1- and 2-worker runs, then 2 workers and 2 Ray actors; medians per kind.
 
@@ -77,11 +97,13 @@ def throughput(count: int, repeats: int) -> dict:
     """
     T = _targets(count, seed=11)
     runs = {"local 1": [], "local 2": []}
+    machine_ratios = []
     with worker_pool(PANDA, 2) as pool:
         solve_batch(PANDA, T[:64], workers=2, executor=pool, chunk_size=8)  # start both
         for r in range(repeats):
             runs["local 1"].append(_run(T, 1, None, r))
             runs["local 2"].append(_run(T, 2, pool, r))
+            machine_ratios.append(_machine_ratio(pool))
         if _start_ray():
             runs["ray 2"], runs["local 2 (ray phase)"] = [], []
             try:
@@ -92,7 +114,9 @@ def throughput(count: int, repeats: int) -> dict:
             finally:
                 import ray
                 ray.shutdown()
-    return {kind: _summary(v) for kind, v in runs.items()}
+    out = {kind: _summary(v) for kind, v in runs.items()}
+    out["machine_ratio_2_over_1"] = statistics.median(machine_ratios)
+    return out
 
 
 def _summary(v) -> dict:
@@ -164,6 +188,8 @@ def _markdown(rows, cmap, info) -> str:
               f"{r['false_success']} | {r['median_ms']:.2f} | {r['p95_ms']:.2f} |" for r in rows]
     lines += ["", f"2 workers / 1 worker throughput: {info['ratio_2_over_1']:.2f}x "
               f"(median of {info['repeats']} alternating runs, {info['targets']} targets each)",
+              "", "The machine's own 2 / 1 in the same runs (a pure-Python loop, no memory "
+              f"traffic, on the same pool): {info['machine_ratio_2_over_1']:.2f}x",
               "", "Ray (2 actors kept across calls, local ray.init) / local 2 workers, "
               "alternating after the 1-vs-2 runs: "
               + (f"{info['ratio_ray_over_local']:.2f}x" if info["ratio_ray_over_local"]
@@ -193,6 +219,7 @@ def main() -> None:
     count, repeats, res_m, checks = (400, 3, 0.1, 200) if args.quick else (6000, 7, 0.05, 1000)
     load_before = list(os.getloadavg())
     tp = throughput(count, repeats)
+    machine_ratio = tp.pop("machine_ratio_2_over_1")
     with_ray = "ray 2" in tp
     RESULTS.mkdir(exist_ok=True)
     cmap = capability_map(res_m, 2, checks)
@@ -200,6 +227,7 @@ def main() -> None:
              "workers": 1 if kind == "local 1" else 2, **v} for kind, v in tp.items()]
     info = {"quick": args.quick, "targets": count, "repeats": repeats,
             "ratio_2_over_1": tp["local 2"]["solves_per_s"] / tp["local 1"]["solves_per_s"],
+            "machine_ratio_2_over_1": machine_ratio,
             "ratio_ray_over_local": (tp["ray 2"]["solves_per_s"]
                                      / tp["local 2 (ray phase)"]["solves_per_s"]
                                      if with_ray else None),
