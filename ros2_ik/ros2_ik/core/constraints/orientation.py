@@ -78,6 +78,8 @@ class OrientationConstraint(BoundedConstraint):
         theta = math.sqrt(float(w @ w))
         if theta <= bound_rad:
             return _ZERO3, np.zeros((3, J_w_AB.shape[1]))
+        if theta < 1e-12:  # beyond a bound below 0 (a bound of 0, shrunk): no axis yet
+            return _ZERO3, J_w_AB  # the derivative of w at R_AB = I
         u = w / theta
         s = 1.0 - bound_rad / theta
         J_log = pin.Jlog3(R_AB) @ (R_AB.T @ J_w_AB)

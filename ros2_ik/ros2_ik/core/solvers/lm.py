@@ -40,7 +40,8 @@ from scipy.linalg.lapack import dposv
 
 from ros2_ik.core import errors
 from ros2_ik.core.problem import Problem
-from ros2_ik.core.solvers import active_set, chain_kernel, clearance_last, polish
+from ros2_ik.core.solvers import (active_set, chain_kernel, clearance_last,
+                                  constraint_kernel, polish)
 from ros2_ik.core.solvers.base import LocalResult, Solver
 from ros2_ik.core.solvers.budget import Budget
 from ros2_ik.core.solvers.residuals import Residuals
@@ -279,6 +280,10 @@ class LevenbergMarquardt(Solver):
     #: Run full-pose attempts compiled (:mod:`chain_kernel`) when numba is installed and
     #: the tip hangs on revolute and prismatic joints: the same iterations, ~15x cheaper.
     compiled = True
+    #: Run constraint attempts compiled (:mod:`constraint_kernel`) when numba is installed,
+    #: there is no pose target and every constraint is one the kernel computes: the same
+    #: iterations, ~20x cheaper.
+    compiled_constraints = True
     #: Names of the constraints for which an attempt solves the pose alone first (see the
     #: module docstring); a problem with any other constraint uses the stacked loop only.
     pose_first_constraints = ("minimum_distance",)
@@ -299,6 +304,11 @@ class LevenbergMarquardt(Solver):
         if clearance_last.ClearanceLastState.applies(problem, self.pose_first_constraints):
             return clearance_last.ClearanceLastState(problem, self.pose_first_constraints,
                                                      self.options.constraint_tolerance)
+        compiled = constraint_kernel.compile_problem(
+            problem, self.options.constraint_tolerance) if self.compiled_constraints else None
+        if compiled is not None:
+            return constraint_kernel.KernelState(compiled, problem,
+                                                 self.options.constraint_tolerance)
         return Residuals(problem, exact=False, tolerance=self.options.constraint_tolerance)
 
     @classmethod
@@ -329,6 +339,8 @@ class LevenbergMarquardt(Solver):
             return self._attempt_fast(state, q0, budget)
         if isinstance(state, _PoseFirstState):
             return self._attempt_pose_first(state, q0, budget)
+        if isinstance(state, constraint_kernel.KernelState):
+            return LocalResult(*self._attempt_kernel(state, q0, budget))
         if isinstance(state, clearance_last.ClearanceLastState):
             return LocalResult(*clearance_last.attempt(state, q0, budget,
                                                        self._attempt_generic))
@@ -458,6 +470,26 @@ class LevenbergMarquardt(Solver):
             q, steps = polish.polish(res, q, budget, lambda x: self._restore(res, x, budget))
             it += steps
         return q, it, done, merit
+
+    def _attempt_kernel(self, state, q: np.ndarray, budget: Budget) -> _Attempt:
+        """:meth:`_attempt_generic` with the compiled attempt (polishing stays in Python)."""
+        q, it, done, merit = self._kernel(state, q, self.max_iterations_constrained)
+        if done and state.problem.costs:
+            q, steps = polish.polish(state.residuals, q, budget,
+                                     lambda x: self._kernel_restore(state, x))
+            it += steps
+        return q, it, done, merit
+
+    def _kernel(self, state, q: np.ndarray, iterations: int) -> _Attempt:
+        settings = constraint_kernel.Settings(self.damping_scale, self.bias, self.stall_ratio,
+                                              bool(self.active_set))
+        return constraint_kernel.attempt(state.compiled, q, state.lower, state.upper,
+                                         settings, iterations)
+
+    def _kernel_restore(self, state, q: np.ndarray):
+        """:meth:`_restore` compiled: ``(q, feasible)``."""
+        q, _, done, _ = self._kernel(state, q, self.restore_iterations)
+        return q, done
 
     def _restore(self, res: Residuals, q: np.ndarray, budget: Budget):
         """Run a few active-set iterations back onto the constraints: ``(q, feasible)``."""
