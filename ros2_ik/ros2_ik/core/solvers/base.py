@@ -72,7 +72,7 @@ class Search:
         self.problem, self.group, self.options = problem, problem.group, options
         self.seed = seed
         self._rng: Optional[np.random.Generator] = None
-        self._library: Optional[np.ndarray] = None  # constraint problems' starts
+        self._library: Optional[List[np.ndarray]] = None  # constraint problems' starts
         self._pose_library: Optional[seed_library.LibraryStarts] = None
         self.budget = Budget(options.timeout_s, options.cancel,
                              self._send_feedback if options.feedback else None)
@@ -115,19 +115,21 @@ class Search:
     def _constraint_start(self) -> Optional[np.ndarray]:
         """Return the next start of a problem without a pose target, or None.
 
-        The seed and the library samples ranked by their constraint violation
-        (:func:`seed_library.constraint_starts`), then None (random starts).  With costs
-        the seed goes first on its own: its basin is the local optimum a user expects
-        (and Drake's), where the sample nearest to the constraints may lie in another.
+        The seed first (its basin is the local answer a user expects, Drake's start, and
+        one attempt costs less than ranking the library: the seed alone solved 73-96 % of
+        the benchmark's problems from mid-limits), then the library samples ranked by
+        their constraint violation (:func:`seed_library.constraint_starts`, ranked when
+        the seed's attempt has failed), then None (random starts).
         """
-        if self.attempts == 0 and (self.problem.costs or not self.options.library_starts):
-            return self.seed.copy()  # with costs, the seed's basin first (as Drake's start)
-        if self._library is None and self.options.library_starts:
-            self._library = seed_library.constraint_starts(
+        if self.attempts == 0 or not self.options.library_starts:
+            return self.seed.copy() if self.attempts == 0 else None
+        if self._library is None:
+            ranked = seed_library.constraint_starts(
                 self.group, self.problem.constraints, self.options.library_starts,
                 self.seed, self.options.max_joint_jump_rad)
-        k = self.attempts - (1 if self.problem.costs else 0)  # after the seed's attempt
-        if self._library is not None and k < len(self._library):
+            self._library = [q for q in ranked if not np.array_equal(q, self.seed)]
+        k = self.attempts - 1  # after the seed's attempt
+        if k < len(self._library):
             return self._library[k].copy()
         return None
 
