@@ -26,6 +26,7 @@ import numpy as np
 import pinocchio as pin
 
 from ros2_ik.core import constraints as C
+from ros2_ik.core.constraints._frames import perpendicular
 from ros2_ik.core.problem import Problem
 from ros2_ik.core.solvers import chain_kernel
 from ros2_ik.core.solvers.residuals import Residuals, _shrunk
@@ -176,40 +177,50 @@ class _Frames:
         return self.index[fid]
 
 
+_EYE4 = np.eye(4).ravel().tolist()
+
+
+def _floats(*arrays) -> list:
+    """Return the entries of ``arrays`` (any shapes, C order) as one list of floats."""
+    out: list = []
+    for a in arrays:
+        out += np.ravel(a).tolist()
+    return out
+
+
 def _position(c, frames) -> Tuple[int, int, int, list]:
-    X = np.eye(4) if c._X_AbarA is None else c._X_AbarA.homogeneous
-    return 0, frames(c._fid_A), frames(c._fid_B), [X.ravel(), c._p_BQ]
+    X = _EYE4 if c._X_AbarA is None else c._X_AbarA.homogeneous
+    return 0, frames(c._fid_A), frames(c._fid_B), _floats(X, c._p_BQ)
 
 
 def _orientation(c, frames, tolerance: ConstraintTolerance):
     bound = c.physical_bounds[1][0] - 0.25 * tolerance.rad  # as Residuals' excess rows
-    prm = [c._R_AbarA.ravel(), c._R_BbarB.ravel(), [bound]]
-    return 1, frames(c._fid_Abar), frames(c._fid_Bbar), prm
+    return 1, frames(c._fid_Abar), frames(c._fid_Bbar), _floats(c._R_AbarA, c._R_BbarB,
+                                                                bound)
 
 
 def _gaze(c, frames):
-    from ros2_ik.core.constraints._frames import perpendicular
-    return 2, frames(c._fid_A), frames(c._fid_B), [c._p_BT, c._p_AS, c._n_A,
-                                                   perpendicular(c._n_A)]
+    return 2, frames(c._fid_A), frames(c._fid_B), _floats(c._p_BT, c._p_AS, c._n_A,
+                                                          perpendicular(c._n_A))
 
 
 def _angle(c, frames):
-    return 3, frames(c._fid_A), frames(c._fid_B), [c._a_A, c._b_B]
+    return 3, frames(c._fid_A), frames(c._fid_B), _floats(c._a_A, c._b_B)
 
 
 def _point_to_point(c, frames):
-    return 4, frames(c._fid_2), frames(c._fid_1), [c._p_B1P1, c._p_B2P2]
+    return 4, frames(c._fid_2), frames(c._fid_1), _floats(c._p_B1P1, c._p_B2P2)
 
 
 def _point_to_line(c, frames):
-    return 5, frames(c._fid_line), frames(c._fid_point), [
-        c._p_B1P, c._p_B2Q, c._projection.ravel(), c._away]
+    return 5, frames(c._fid_line), frames(c._fid_point), _floats(
+        c._p_B1P, c._p_B2Q, c._projection, c._away)
 
 
 def _polyhedron(c, frames):
     p_GP, A = c._p_GP, c._A
-    return 6, frames(c._fid_F), frames(c._fid_G), [
-        [p_GP.shape[1], A.shape[0]], p_GP.T.ravel(), A.ravel(), c._inv_norms]
+    return 6, frames(c._fid_F), frames(c._fid_G), _floats(
+        (p_GP.shape[1], A.shape[0]), p_GP.T, A, c._inv_norms)
 
 
 #: Encoders by exact class (a subclass may compute other rows: the Python loop runs).
@@ -228,7 +239,7 @@ def compile_problem(problem: Problem, tolerance: ConstraintTolerance) -> Optiona
     if tree is None:
         return None
     frames = _Frames(problem.group.robot.model)
-    encoded, bounds, n_excess = [], [], 0
+    encoded, bounds, n_excess = [], ([], [], []), 0
     for c in problem.constraints:
         kind = type(c)
         if kind is C.OrientationConstraint:
@@ -236,20 +247,20 @@ def compile_problem(problem: Problem, tolerance: ConstraintTolerance) -> Optiona
             n_excess += 1
         elif kind in _ENCODERS:
             encoded.append(_ENCODERS[kind](c, frames))
-            bounds.append(_shrunk(c, tolerance))
+            for out, rows in zip(bounds, _shrunk(c, tolerance)[1:]):
+                out += rows
         else:
             return None
-    params = [np.concatenate([np.ravel(np.asarray(p, dtype=float)) for p in e[3]])
-              for e in encoded]
-    coff = np.concatenate(([0], np.cumsum([p.shape[0] for p in params]))).astype(np.int64)
-    lo, hi, margin = (np.array([v for b in bounds for v in b[k]], dtype=float)
-                      for k in (1, 2, 3))
+    types, fa, fb, params = zip(*encoded)
+    coff = [0]
+    for p in params:
+        coff.append(coff[-1] + len(p))
     return Compiled(
-        tree, np.array(frames.parent, dtype=np.int64), np.ascontiguousarray(frames.place),
-        np.array([e[0] for e in encoded], dtype=np.int64),
-        np.array([e[1] for e in encoded], dtype=np.int64),
-        np.array([e[2] for e in encoded], dtype=np.int64), coff, np.concatenate(params),
-        lo, hi, margin, n_excess, 0.25 * tolerance.rad)
+        tree, np.array(frames.parent, dtype=np.int64), np.array(frames.place),
+        np.array(types, dtype=np.int64), np.array(fa, dtype=np.int64),
+        np.array(fb, dtype=np.int64), np.array(coff, dtype=np.int64),
+        np.array([v for p in params for v in p]), *(np.array(b, dtype=float) for b in bounds),
+        n_excess, 0.25 * tolerance.rad)
 
 
 class KernelState:
