@@ -311,6 +311,10 @@ class LevenbergMarquardt(Solver):
                                                  self.options.constraint_tolerance)
         return Residuals(problem, exact=False, tolerance=self.options.constraint_tolerance)
 
+    def cheap_attempts(self, state: Any) -> bool:
+        """Return True for the compiled constraint attempt (~50 us, the ranking ~0.3-1 ms)."""
+        return isinstance(state, constraint_kernel.KernelState)
+
     @classmethod
     def _kernel_settings(cls) -> chain_kernel.Settings:
         """Return the compiled attempt's constants (cached per class: class attributes)."""
