@@ -304,14 +304,26 @@ class LevenbergMarquardt(Solver):
             return _PoseFirstState(self._fast_state(problem), problem,
                                    self.options.constraint_tolerance)
         if clearance_last.ClearanceLastState.applies(problem, self.pose_first_constraints):
-            return clearance_last.ClearanceLastState(problem, self.pose_first_constraints,
-                                                     self.options.constraint_tolerance)
+            return self._clearance_last(problem)
         compiled = constraint_kernel.compile_problem(
             problem, self.options.constraint_tolerance) if self.compiled_constraints else None
         if compiled is not None:
             return constraint_kernel.KernelState(compiled, problem,
                                                  self.options.constraint_tolerance)
         return Residuals(problem, exact=False, tolerance=self.options.constraint_tolerance)
+
+    def _clearance_last(self, problem: Problem) -> clearance_last.ClearanceLastState:
+        """Clearance-last state; its first stage compiled when the kernel takes it."""
+        tolerance = self.options.constraint_tolerance
+        state = clearance_last.ClearanceLastState(problem, self.pose_first_constraints,
+                                                  tolerance)
+        first = state.first.problem
+        compiled = constraint_kernel.compile_problem(first, tolerance) \
+            if self.compiled_constraints else None
+        if compiled is not None:
+            kernel = constraint_kernel.KernelState(compiled, first, tolerance)
+            state.run_first = lambda q, budget: self._attempt_kernel(kernel, q, budget)
+        return state
 
     def cheap_attempts(self, state: Any) -> bool:
         """Return True for the compiled constraint attempt (~50 us, the ranking ~0.3-1 ms)."""
