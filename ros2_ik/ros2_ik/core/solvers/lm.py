@@ -46,6 +46,7 @@ from ros2_ik.core.solvers import (active_set, chain_kernel, clearance_last,
                                   constraint_kernel, polish)
 from ros2_ik.core.solvers.base import LocalResult, Solver
 from ros2_ik.core.solvers.budget import Budget
+from ros2_ik.core.solvers.lm_compiled import CompiledConstraints
 from ros2_ik.core.solvers.residuals import Residuals
 
 LWA = pin.ReferenceFrame.LOCAL_WORLD_ALIGNED
@@ -239,7 +240,7 @@ class _PoseFirstState:
         return all(c.holds(self.model, self.data, q_full) for c in self.problem.constraints)
 
 
-class LevenbergMarquardt(Solver):
+class LevenbergMarquardt(CompiledConstraints, Solver):
     """Default pose solver: Chan-damped LM, clamped to limits, many short restarts."""
 
     name = "lm"
@@ -282,10 +283,6 @@ class LevenbergMarquardt(Solver):
     #: Run full-pose attempts compiled (:mod:`chain_kernel`) when numba is installed and
     #: the tip hangs on revolute and prismatic joints: the same iterations, ~15x cheaper.
     compiled = True
-    #: Run constraint attempts compiled (:mod:`constraint_kernel`) when numba is installed,
-    #: there is no pose target and every constraint is one the kernel computes: the same
-    #: iterations, ~20x cheaper.
-    compiled_constraints = True
     #: Names of the constraints for which an attempt solves the pose alone first (see the
     #: module docstring); a problem with any other constraint uses the stacked loop only.
     pose_first_constraints = ("minimum_distance",)
@@ -305,29 +302,10 @@ class LevenbergMarquardt(Solver):
                                    self.options.constraint_tolerance)
         if clearance_last.ClearanceLastState.applies(problem, self.pose_first_constraints):
             return self._clearance_last(problem)
-        compiled = constraint_kernel.compile_problem(
-            problem, self.options.constraint_tolerance) if self.compiled_constraints else None
-        if compiled is not None:
-            return constraint_kernel.KernelState(compiled, problem,
-                                                 self.options.constraint_tolerance)
+        kernel = self._kernel_state(problem)
+        if kernel is not None:
+            return kernel
         return Residuals(problem, exact=False, tolerance=self.options.constraint_tolerance)
-
-    def _clearance_last(self, problem: Problem) -> clearance_last.ClearanceLastState:
-        """Clearance-last state; its first stage compiled when the kernel takes it."""
-        tolerance = self.options.constraint_tolerance
-        state = clearance_last.ClearanceLastState(problem, self.pose_first_constraints,
-                                                  tolerance)
-        first = state.first.problem
-        compiled = constraint_kernel.compile_problem(first, tolerance) \
-            if self.compiled_constraints else None
-        if compiled is not None:
-            kernel = constraint_kernel.KernelState(compiled, first, tolerance)
-            state.run_first = lambda q, budget: self._attempt_kernel(kernel, q, budget)
-        return state
-
-    def cheap_attempts(self, state: Any) -> bool:
-        """Return True for the compiled constraint attempt (~50 us, the ranking ~0.3-1 ms)."""
-        return isinstance(state, constraint_kernel.KernelState)
 
     @classmethod
     def _kernel_settings(cls) -> chain_kernel.Settings:
@@ -488,26 +466,6 @@ class LevenbergMarquardt(Solver):
             q, steps = polish.polish(res, q, budget, lambda x: self._restore(res, x, budget))
             it += steps
         return q, it, done, merit
-
-    def _attempt_kernel(self, state, q: np.ndarray, budget: Budget) -> _Attempt:
-        """:meth:`_attempt_generic` with the compiled attempt (polishing stays in Python)."""
-        q, it, done, merit = self._kernel(state, q, self.max_iterations_constrained)
-        if done and state.problem.costs:
-            q, steps = polish.polish(state.residuals, q, budget,
-                                     lambda x: self._kernel_restore(state, x))
-            it += steps
-        return q, it, done, merit
-
-    def _kernel(self, state, q: np.ndarray, iterations: int) -> _Attempt:
-        settings = constraint_kernel.Settings(self.damping_scale, self.bias, self.stall_ratio,
-                                              bool(self.active_set))
-        return constraint_kernel.attempt(state.compiled, q, state.lower, state.upper,
-                                         settings, iterations)
-
-    def _kernel_restore(self, state, q: np.ndarray):
-        """:meth:`_restore` compiled: ``(q, feasible)``."""
-        q, _, done, _ = self._kernel(state, q, self.restore_iterations)
-        return q, done
 
     def _restore(self, res: Residuals, q: np.ndarray, budget: Budget):
         """Run a few active-set iterations back onto the constraints: ``(q, feasible)``."""
