@@ -29,7 +29,7 @@ from ros2_ik.core import constraints as C
 from ros2_ik.core.constraints._frames import perpendicular
 from ros2_ik.core.problem import Problem
 from ros2_ik.core.solvers import chain_kernel
-from ros2_ik.core.solvers.residuals import Residuals, _shrunk
+from ros2_ik.core.solvers.residuals import Residuals
 from ros2_ik.core.verify import ConstraintTolerance
 
 #: Whether :func:`warm_up` has run in this process.
@@ -161,19 +161,28 @@ def _joint_axis(joint) -> Optional[tuple]:
     return chain_kernel._axis(joint)
 
 
+_FRAME_ROWS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
 class _Frames:
     """The frames a problem's constraints name, in the order first named."""
 
-    def __init__(self, model: pin.Model):
-        self.model, self.index, self.parent, self.place = model, {}, [], []
+    def __init__(self, group):
+        self.model, self.index, self.parent, self.place = group.robot.model, {}, [], []
+        self.known = _FRAME_ROWS.get(group)  # (parent tree joint, placement) per frame id
+        if self.known is None:
+            self.known = _FRAME_ROWS[group] = {}
 
     def __call__(self, fid: int) -> int:
         """Index of model frame ``fid`` among the kernel's frames (added if new)."""
         if fid not in self.index:
-            frame = self.model.frames[fid]
+            if fid not in self.known:  # model.frames[fid] copies the frame: ~2 us
+                frame = self.model.frames[fid]
+                self.known[fid] = (frame.parentJoint - 1, frame.placement.homogeneous)
+            parent, place = self.known[fid]
             self.index[fid] = len(self.parent)
-            self.parent.append(frame.parentJoint - 1)
-            self.place.append(frame.placement.homogeneous)
+            self.parent.append(parent)
+            self.place.append(place)
         return self.index[fid]
 
 
@@ -181,11 +190,32 @@ _EYE4 = np.eye(4).ravel().tolist()
 
 
 def _floats(*arrays) -> list:
-    """Return the entries of ``arrays`` (any shapes, C order) as one list of floats."""
+    """Return the entries of ``arrays`` (arrays in C order, tuples, floats) as one list."""
     out: list = []
     for a in arrays:
-        out += np.ravel(a).tolist()
+        if isinstance(a, np.ndarray):
+            out += a.ravel().tolist()
+        elif isinstance(a, (list, tuple)):
+            out += a
+        else:
+            out.append(float(a))
     return out
+
+
+def _row_bounds(c, tolerance: ConstraintTolerance, out: tuple) -> None:
+    """Append ``c``'s shrunk physical bounds and margins to ``out`` (lists), as ``_shrunk``.
+
+    Python floats: the same IEEE sums as ``Residuals``' numpy arrays, ~5x cheaper here.
+    """
+    lower, upper = c.physical_bounds
+    lower, upper = lower.tolist(), upper.tolist()
+    units = tuple(c.units)
+    if len(units) != len(lower):  # a constraint whose measure has other rows
+        units = units[:1] * len(lower)
+    margins = [0.25 * tolerance.of(u) for u in units]
+    out[0].extend(a + m for a, m in zip(lower, margins))
+    out[1].extend(b - m for b, m in zip(upper, margins))
+    out[2].extend(margins)
 
 
 def _position(c, frames) -> Tuple[int, int, int, list]:
@@ -238,7 +268,7 @@ def compile_problem(problem: Problem, tolerance: ConstraintTolerance) -> Optiona
     tree = tree_of(problem.group)
     if tree is None:
         return None
-    frames = _Frames(problem.group.robot.model)
+    frames = _Frames(problem.group)
     encoded, bounds, n_excess = [], ([], [], []), 0
     for c in problem.constraints:
         kind = type(c)
@@ -247,8 +277,7 @@ def compile_problem(problem: Problem, tolerance: ConstraintTolerance) -> Optiona
             n_excess += 1
         elif kind in _ENCODERS:
             encoded.append(_ENCODERS[kind](c, frames))
-            for out, rows in zip(bounds, _shrunk(c, tolerance)[1:]):
-                out += rows
+            _row_bounds(c, tolerance, bounds)
         else:
             return None
     types, fa, fb, params = zip(*encoded)
