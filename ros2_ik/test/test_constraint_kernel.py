@@ -213,3 +213,28 @@ def test_locked_joints_fold_into_the_tree():
         fid = model.getFrameId(name)
         np.testing.assert_allclose(ck.evaluate(compiled, q)[0],
                                    data.oMf[fid].translation, atol=1e-12)
+
+
+def test_compiled_problems_try_the_seed_before_ranking_the_library():
+    """Cheap attempts: the seed first, then the ranked library without the seed again."""
+    from ros2_ik.core import seed_library
+    from ros2_ik.core.solvers.base import Search, SolveOptions
+    group = robots.load_group("panda")[1]
+    spec = fam.generate("a", "panda", group, 1, seed=2)[0]
+    problem = build(spec, group)
+    lm = LevenbergMarquardt()
+    lm.options = SolveOptions(constraint_tolerance=TOL)
+    assert lm.cheap_attempts(lm.setup(problem))
+    assert not lm.cheap_attempts(Residuals(problem))
+    search = Search(problem, spec.seed, lm.options)
+    search.seed_first = True
+    starts = []
+    for _ in range(4):
+        starts.append(search.next_start())
+        search.attempts += 1
+    ranked = [q for q in seed_library.constraint_starts(group, problem.constraints, 32,
+                                                        spec.seed)
+              if not np.array_equal(q, spec.seed)]
+    np.testing.assert_array_equal(starts[0], spec.seed)
+    for got, expected in zip(starts[1:], ranked):
+        np.testing.assert_array_equal(got, expected)

@@ -28,7 +28,7 @@ def frame_id(model: pin.Model, name: str) -> int:
 
     The first frame of that name, as Robot.frame_id: a joint and its child link may share
     a name, and pinocchio's getFrameId then raises instead of choosing.  Looked up in a
-    table per model (~0.3 us instead of ~8 us for a scan of its frames).
+    table per model (~2 us instead of ~12 us for a scan of its frames).
     """
     ids = _FRAME_IDS.get(model)
     if ids is None or ids[0] != model.nframes:
