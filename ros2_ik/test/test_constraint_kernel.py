@@ -174,8 +174,62 @@ def test_attempts_equal_the_python_loop(arm):
     assert same >= 0.95 * total, (same, total)  # rounding may flip a stall test
 
 
+def _with_pose(spec, group, weights=(1.0,) * 6, offset_m=0.02):
+    """The problem of ``spec`` plus a pose target: the tip at ``q_star``, moved by ``offset_m``.
+
+    Moved (the default), the target contradicts the family's box: attempts run to their end.
+    """
+    from ros2_ik.core.pose import PoseTarget
+    T = group.fk(spec.q_star, group.tip)
+    T.translation = T.translation + offset_m
+    problem = build(spec, group)
+    return Problem(group, PoseTarget(group.tip, T, weights=weights), problem.constraints)
+
+
+@pytest.mark.parametrize("weights", [(1.0,) * 6, (1.0, 1.0, 1.0, 0.3, 0.3, 0.0)])
+def test_pose_rows_equal_the_python_ones(weights):
+    """Pose + constraints: the six weighted pose rows first, as Residuals.pose_rows."""
+    group = robots.load_group("panda")[1]
+    rng = np.random.default_rng(3)
+    for family in "adf":
+        for spec in fam.generate(family, "panda", group, 4, seed=5):
+            problem = _with_pose(spec, group, weights)
+            compiled = ck.compile_problem(problem, TOL)
+            res = Residuals(problem, exact=False, tolerance=TOL)
+            for _ in range(3):
+                q = group.random_configuration(rng)
+                g, J, xe, xJ = _rows(res, q)
+                pe, pJ, _ = res.pose_rows()
+                got = ck.evaluate(compiled, q)
+                np.testing.assert_allclose(got[0], g, atol=1e-9)
+                np.testing.assert_allclose(got[1], J, atol=1e-9)
+                np.testing.assert_allclose(got[2][:6], pe, atol=1e-9)
+                np.testing.assert_allclose(got[3][:6], pJ, atol=1e-9)
+                np.testing.assert_allclose(got[2][6:], xe, atol=1e-9)
+
+
+def test_pose_attempts_equal_the_python_loop():
+    """Pose + constraints: same iterations, verdict and end point as active_set.attempt."""
+    group = robots.load_group("xarm7")[1]
+    lm = LevenbergMarquardt()
+    settings = ck.Settings(lm.damping_scale, lm.bias, lm.stall_ratio, True)
+    same = total = 0
+    for family in "abcdef":
+        for spec in fam.generate(family, "xarm7", group, 5, seed=3):
+            problem = _with_pose(spec, group)
+            state = ck.KernelState(ck.compile_problem(problem, TOL), problem, TOL)
+            py = active_set.attempt(state.residuals, spec.seed, Budget(10.0), _lm_step, lm)
+            q, it, done, _ = ck.attempt(state.compiled, spec.seed, state.lower, state.upper,
+                                        settings, lm.max_iterations_constrained)
+            total += 1
+            if it == py[1] and done == py[2]:
+                same += 1
+                assert np.abs(q - py[0]).max() < 1e-6, (family, spec.index)
+    assert same >= 0.9 * total, (same, total)
+
+
 def test_unsupported_problems_run_the_python_loop():
-    """A pose target, joint bounds or a subclass: no compiled form; lm still solves."""
+    """Joint bounds or a subclass: no compiled form; lm still solves."""
     group = robots.load_group("panda")[1]
     model = group.robot.model
     box = C.PositionConstraint(model, group.base, [0.3, -0.1, 0.3], [0.5, 0.1, 0.6],

@@ -1,18 +1,18 @@
 """The compiled LM attempt of :mod:`constraint_kernel`: ``active_set.attempt`` in numba.
 
 The same iteration as the Python loop: hinge rows outside their shrunk bounds, the
-orientation excesses always in the system, a predicted active set (rows the step would
-carry outside join as equalities, at most ``PREDICTIONS`` re-solves), joints on a limit
-pushed outward dropped, Chan's damping, the stall test, clamping into the limits.
-The normal system is solved in joint space (``(J^T J + damping I) dq = -J^T e``, a
-Cholesky factorisation; the Python loop picks the smaller of the two equivalent
-systems: the same step to rounding).
+pose rows (when there is a target) and the orientation excesses always in the system, a
+predicted active set (rows the step would carry outside join as equalities, at most
+``PREDICTIONS`` re-solves), joints on a limit pushed outward dropped, Chan's damping,
+the stall test, clamping into the limits.  The normal system is solved in joint space
+(``(J^T J + damping I) dq = -J^T e``, a Cholesky factorisation; the Python loop picks the
+smaller of the two equivalent systems: the same step to rounding).
 """
 import math
 
 import numpy as np
 
-from ros2_ik.core.solvers._chain_jit import _jit
+from ros2_ik.core.solvers._chain_jit import _compose, _jit, _log3
 from ros2_ik.core.solvers._constraint_jit import kinematics, rows
 from ros2_ik.core.solvers.active_set import PREDICTIONS
 from ros2_ik.core.solvers.residuals import DONE_FRACTION
@@ -118,28 +118,62 @@ def _pushed_out(q, dq, lower, upper, keep):  # pragma: no cover - compiled
 
 
 @_jit
+def _pose_rows(oMf, Jf, pose, e, J, w, T):  # pragma: no cover - compiled
+    """Weighted pose rows into ``e`` (6,), ``J`` (6, n), as ``Residuals.pose_rows``.
+
+    ``pose``: the pose frame's index, ``T_target_world`` (16), ``R6`` (36), sqrt weights
+    (6), inverse tolerances (6).  ``e = [t, log3(R)]`` of ``T_target_world T_world_frame``,
+    ``J = R6 J_frame`` (LOCAL_WORLD_ALIGNED, without Jlog3).  Returns the scaled squared
+    error (<= 1: the pose is within tolerance).
+    """
+    fp = int(pose[0])
+    _compose(pose[1:17].reshape(4, 4), oMf[fp], T)
+    _log3(T[:3, :3], w)
+    R6, sw, inv_tol = pose[17:53].reshape(6, 6), pose[53:59], pose[59:65]
+    scaled = 0.0
+    for r in range(6):
+        v = T[r, 3] if r < 3 else w[r - 3]
+        scaled += (v * inv_tol[r]) ** 2
+        e[r] = v * sw[r]
+        for c in range(J.shape[1]):
+            s = 0.0
+            for k in range(6):
+                s += R6[r, k] * Jf[fp, k, c]
+            J[r, c] = s * sw[r]
+    return scaled
+
+
+@_jit
 def attempt(parents, placements, kinds, axes, columns, fparent, fplace, ctype, cfa, cfb,
-            coff, params, n_rows, n_excess, q, lower, upper, lo, hi, margin, x_margin,
+            coff, params, pose, n_rows, n_excess, q, lower, upper, lo, hi, margin, x_margin,
             scale, bias, stall, last, active_set):  # pragma: no cover - compiled
-    """Run ``active_set.attempt`` (no pose target) in place on ``q``: ``(it, done, E)``."""
+    """Run ``active_set.attempt`` in place on ``q``: ``(it, done, E)``.
+
+    ``pose``: empty without a pose target, else :func:`_pose_rows`' parameters; its six
+    rows stand before the excess rows, always in the system.
+    """
     n, k, f = q.shape[0], parents.shape[0], fparent.shape[0]
     oMi, oMf, Jf = np.empty((k, 4, 4)), np.empty((f, 4, 4)), np.empty((f, 6, n))
     N, Rm, waxes, eye4 = np.empty((4, 4)), np.empty((3, 3)), np.empty((k, 3)), np.eye(4)
     g, Jg, r, e = np.empty(n_rows), np.empty((n_rows, n)), np.empty(n_rows), np.empty(n_rows)
-    xe, xJ = np.empty(3 * n_excess), np.empty((3 * n_excess, n))
-    A, b, dq = np.empty((n, n)), np.empty(n), np.empty(n)
+    p6 = 6 if pose.shape[0] else 0
+    xe, xJ = np.empty(p6 + 3 * n_excess), np.empty((p6 + 3 * n_excess, n))
+    A, b, dq, w, T = np.empty((n, n)), np.empty(n), np.empty(n), np.empty(3), np.empty((4, 4))
     keep, active = np.ones(n, dtype=np.bool_), np.empty(n_rows, dtype=np.bool_)
     E_prev, stalls = np.inf, 0
     for it in range(1, last + 1):
         kinematics(parents, placements, kinds, axes, columns, q, fparent, fplace, oMi, oMf,
                    Jf, N, Rm, waxes)
-        x_max = rows(ctype, cfa, cfb, coff, params, oMf, Jf, g, Jg, xe, xJ, eye4)
+        pose_done = True
+        if p6:
+            pose_done = _pose_rows(oMf, Jf, pose, xe[:6], xJ[:6], w, T) <= 1.0
+        x_max = rows(ctype, cfa, cfb, coff, params, oMf, Jf, g, Jg, xe[p6:], xJ[p6:], eye4)
         x_worst = 0.25 * x_max / x_margin - 0.25 if n_excess else 0.0
         rr, worst_rows = _hinge(g, lo, hi, margin, r)
         E = rr
         for i in range(xe.shape[0]):
             E += xe[i] * xe[i]
-        if max(0.25 * worst_rows - 0.25, x_worst) <= DONE_FRACTION:
+        if pose_done and max(0.25 * worst_rows - 0.25, x_worst) <= DONE_FRACTION:
             return it, True, E
         stalls = stalls + 1 if E > stall * E_prev else 0
         if it == last or stalls >= 3 or not math.isfinite(E):
@@ -158,11 +192,18 @@ def attempt(parents, placements, kinds, axes, columns, fparent, fplace, ctype, c
 
 @_jit
 def evaluate(parents, placements, kinds, axes, columns, fparent, fplace, ctype, cfa, cfb,
-             coff, params, q, g, Jg, xe, xJ):  # pragma: no cover - compiled
-    """Every row at ``q`` into ``g``, ``Jg``, ``xe``, ``xJ`` (the tests' and the ranking's)."""
+             coff, params, pose, q, g, Jg, xe, xJ):  # pragma: no cover - compiled
+    """Every row at ``q`` into ``g``, ``Jg``, ``xe``, ``xJ`` (the tests').
+
+    With a pose target its six rows come first in ``xe``, ``xJ``.  Returns the largest
+    excess norm [rad].
+    """
     n, k, f = q.shape[0], parents.shape[0], fparent.shape[0]
     oMi, oMf, Jf = np.empty((k, 4, 4)), np.empty((f, 4, 4)), np.empty((f, 6, n))
     N, Rm, waxes = np.empty((4, 4)), np.empty((3, 3)), np.empty((k, 3))
     kinematics(parents, placements, kinds, axes, columns, q, fparent, fplace, oMi, oMf, Jf,
                N, Rm, waxes)
-    return rows(ctype, cfa, cfb, coff, params, oMf, Jf, g, Jg, xe, xJ, np.eye(4))
+    p6 = 6 if pose.shape[0] else 0
+    if p6:
+        _pose_rows(oMf, Jf, pose, xe[:6], xJ[:6], np.empty(3), np.empty((4, 4)))
+    return rows(ctype, cfa, cfb, coff, params, oMf, Jf, g, Jg, xe[p6:], xJ[p6:], np.eye(4))

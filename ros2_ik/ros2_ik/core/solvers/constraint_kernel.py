@@ -8,12 +8,13 @@ revolute (continuous ones as angles) or prismatic, every other joint is folded i
 fixed placement at its locked position (any joint type), and the kernel computes the
 placements and ``LOCAL_WORLD_ALIGNED`` Jacobians of the frames the constraints name.
 Each constraint's physical rows [m or rad] are those of its ``evaluate_physical``
-(orientation bounds: ``evaluate_excess``), tested against the Python classes and finite
-differences (``test/test_constraint_kernel.py``).
+(orientation bounds: ``evaluate_excess``), a pose target's those of
+``Residuals.pose_rows``, tested against the Python classes and finite differences
+(``test/test_constraint_kernel.py``).
 
-:func:`compile_problem` returns None, and the Python loop runs, when numba is absent,
-the problem has a pose target, a constraint is of another type (a subclass, the
-minimum distance, joint bounds) or a group joint is of another kind.  Every answer is
+:func:`compile_problem` returns None, and the Python loop runs, when numba is absent, a
+constraint is of another type (a subclass, the minimum distance, joint bounds) or a
+group joint is of another kind.  Every answer is
 still verified outside, on the full pinocchio model, by the driver.
 """
 from __future__ import annotations
@@ -64,7 +65,9 @@ class Compiled(NamedTuple):
     Constraints: ``ctype``, ``cfa``, ``cfb`` (frame indices), ``coff`` (c + 1,) offsets
     into ``params``.  Rows: ``lo``, ``hi``, ``margin`` (m,) shrunk bounds [m or rad] of
     the row constraints in order (as ``Residuals.row_lower``), ``n_excess`` orientation
-    bounds (3 rows each) and their margin ``x_margin`` [rad].
+    bounds (3 rows each) and their margin ``x_margin`` [rad].  ``pose`` (65,): the pose
+    target's frame index, ``T_target_world`` (16), ``R6`` (36), sqrt weights (6), inverse
+    tolerances (6); empty without a target.
     """
 
     tree: Tree
@@ -80,6 +83,7 @@ class Compiled(NamedTuple):
     margin: np.ndarray
     n_excess: int
     x_margin: float
+    pose: np.ndarray
 
     @property
     def n_rows(self) -> int:
@@ -262,8 +266,8 @@ _ENCODERS = {C.PositionConstraint: _position, C.GazeTargetConstraint: _gaze,
 
 
 def compile_problem(problem: Problem, tolerance: ConstraintTolerance) -> Optional[Compiled]:
-    """Return the kernel's form of ``problem`` (constraints only, no pose target), or None."""
-    if problem.pose is not None or not problem.constraints or lm() is None:
+    """Return the kernel's form of ``problem`` (constraints, a pose target or not), or None."""
+    if not problem.constraints or lm() is None:
         return None
     tree = tree_of(problem.group)
     if tree is None:
@@ -281,6 +285,7 @@ def compile_problem(problem: Problem, tolerance: ConstraintTolerance) -> Optiona
         else:
             return None
     types, fa, fb, params = zip(*encoded)
+    pose = _pose(problem.pose, frames)  # before the frame arrays: it may add a frame
     coff = [0]
     for p in params:
         coff.append(coff[-1] + len(p))
@@ -289,7 +294,15 @@ def compile_problem(problem: Problem, tolerance: ConstraintTolerance) -> Optiona
         np.array(types, dtype=np.int64), np.array(fa, dtype=np.int64),
         np.array(fb, dtype=np.int64), np.array(coff, dtype=np.int64),
         np.array([v for p in params for v in p]), *(np.array(b, dtype=float) for b in bounds),
-        n_excess, 0.25 * tolerance.rad)
+        n_excess, 0.25 * tolerance.rad, pose)
+
+
+def _pose(pose, frames) -> np.ndarray:
+    """Return the pose target's parameters for the kernel (see :class:`Compiled`)."""
+    if pose is None:
+        return np.zeros(0)
+    return np.array(_floats(float(frames(pose.frame_id)), pose.T_target_world.homogeneous,
+                            pose.R6, pose.sqrt_w, pose.inv_tol))
 
 
 class KernelState:
@@ -332,24 +345,28 @@ def attempt(compiled: Compiled, q0: np.ndarray, lower: np.ndarray, upper: np.nda
     it, done, E = _LM.attempt(
         t.parents, t.placements, t.kinds, t.axes, t.columns, compiled.fparent,
         compiled.fplace, compiled.ctype, compiled.cfa, compiled.cfb, compiled.coff,
-        compiled.params, compiled.n_rows, compiled.n_excess, q, lower, upper, compiled.lo,
-        compiled.hi, compiled.margin, compiled.x_margin, settings.damping_scale,
+        compiled.params, compiled.pose, compiled.n_rows, compiled.n_excess, q, lower, upper,
+        compiled.lo, compiled.hi, compiled.margin, compiled.x_margin, settings.damping_scale,
         settings.bias, settings.stall_ratio, int(max_iterations), settings.active_set)
     return q, int(it), bool(done), float(E)
 
 
 def evaluate(compiled: Compiled, q: np.ndarray):
-    """Rows at group vector ``q``: ``(g (m,), J (m, n), excess (3x,), its J, largest)``.
+    """Rows at group vector ``q``: ``(g (m,), J (m, n), always (k,), its J, largest)``.
 
-    ``g`` in the order of the row constraints, ``excess`` of the orientation bounds.
+    ``g`` in the order of the row constraints; ``always``: the weighted pose rows (6, with
+    a target) then the orientation bounds' excesses (3 each), ``largest`` their largest
+    excess norm [rad].
     """
     q = np.array(q, dtype=float)
     n, t = q.shape[0], compiled.tree
     g, J = np.empty(compiled.n_rows), np.empty((compiled.n_rows, n))
-    xe, xJ = np.empty(3 * compiled.n_excess), np.empty((3 * compiled.n_excess, n))
+    k = 3 * compiled.n_excess + (6 if compiled.pose.shape[0] else 0)
+    xe, xJ = np.empty(k), np.empty((k, n))
     worst = _LM.evaluate(t.parents, t.placements, t.kinds, t.axes, t.columns,
                          compiled.fparent, compiled.fplace, compiled.ctype, compiled.cfa,
-                         compiled.cfb, compiled.coff, compiled.params, q, g, J, xe, xJ)
+                         compiled.cfb, compiled.coff, compiled.params, compiled.pose, q, g, J,
+                         xe, xJ)
     return g, J, xe, xJ, float(worst)
 
 
@@ -366,7 +383,9 @@ def warm_up() -> bool:
                         np.array([0, 0]), np.array([0, 0]), np.array([0, 19, 38]),
                         np.concatenate((np.eye(4).ravel(), np.zeros(3), np.eye(3).ravel(),
                                         np.eye(3).ravel(), [0.1])),
-                        np.full(3, -1.0), np.full(3, 1.0), np.full(3, 1e-5), 1, 1e-5)
+                        np.full(3, -1.0), np.full(3, 1.0), np.full(3, 1e-5), 1, 1e-5,
+                        np.concatenate(([0.0], np.eye(4).ravel(), np.eye(6).ravel(),
+                                        np.ones(12))))
     attempt(compiled, np.zeros(2), np.full(2, -1.0), np.full(2, 1.0),
             Settings(0.01, 1e-6, 0.995, True), 3)
     evaluate(compiled, np.zeros(2))

@@ -12,8 +12,8 @@ more than the local method.
 Pose-only problems run on the group's reduced model (three pinocchio calls per
 iteration, ``dsyrk`` + ``dposv`` for the 6x6 normal system); problems with constraints
 stack their hinge rows (:mod:`residuals`) on the full model, compiled
-(:mod:`constraint_kernel`) when there is no pose target and the kernel computes every
-constraint; such a problem tries the seed before ranking the library.
+(:mod:`constraint_kernel`, :mod:`lm_compiled`) when the kernel computes every constraint;
+without a pose target such a problem tries the seed before ranking the library.
 
 Pose first, clearance second: when every constraint is usually inactive at a pose
 solution (``pose_first_constraints``: the minimum-distance constraint), an attempt runs

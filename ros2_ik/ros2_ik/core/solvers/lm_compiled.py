@@ -2,10 +2,10 @@
 
 A mixin of :class:`~ros2_ik.core.solvers.lm.LevenbergMarquardt`: it reads the solver's
 ``damping_scale``, ``bias``, ``stall_ratio``, ``active_set``,
-``max_iterations_constrained``, ``restore_iterations`` and ``options``.  Problems without
-a pose target whose constraints the kernel computes run their attempts compiled (costs
-are then polished in Python, :mod:`polish`, restored compiled); a clearance-last problem
-runs its first stage compiled.
+``max_iterations_constrained``, ``restore_iterations`` and ``options``.  Problems (with
+or without a pose target) whose constraints the kernel computes run their attempts
+compiled (costs are then polished in Python, :mod:`polish`, restored compiled); a
+clearance-last problem runs its first stage compiled.
 """
 from __future__ import annotations
 
@@ -23,9 +23,9 @@ _Attempt = Tuple[np.ndarray, int, bool, float]  # (q, iterations, converged, mer
 class CompiledConstraints:
     """Compiled attempts for constraint problems (see the module docstring)."""
 
-    #: Run constraint attempts compiled (:mod:`constraint_kernel`) when numba is installed,
-    #: there is no pose target and every constraint is one the kernel computes: the same
-    #: iterations, ~4 us each instead of ~100 us.
+    #: Run constraint attempts compiled (:mod:`constraint_kernel`) when numba is installed
+    #: and every constraint is one the kernel computes: the same iterations, ~4 us each
+    #: instead of ~100 us.
     compiled_constraints = True
 
     def _kernel_state(self, problem: Problem) -> Optional[constraint_kernel.KernelState]:
