@@ -14,6 +14,7 @@ from ros2_ik.core.collision import (
 from ros2_ik.core.pose import PoseTarget
 from ros2_ik.core.problem import Problem
 from ros2_ik.core.robot import Robot
+from ros2_ik.core.solvers import chain_kernel
 from ros2_ik.core.solvers.base import SolveOptions
 from ros2_ik.core.solvers.lm import LevenbergMarquardt
 from ros2_ik.core.solvers.residuals import Residuals
@@ -145,7 +146,10 @@ def test_constraint_problems_solve_the_clearance_last(panda, offset):
     constraints = _box_and_bound(panda) + [MinimumDistanceConstraint(checker, MIN_DISTANCE_M,
                                                                      0.05)]
     problem = Problem(group, None, constraints)
-    assert isinstance(LevenbergMarquardt().setup(problem), ClearanceLastState)
+    state = LevenbergMarquardt().setup(problem)
+    assert isinstance(state, ClearanceLastState)
+    # the box and the bound run compiled (numba installed), the clearance in Python
+    assert (state.run_first is not None) == chain_kernel.available()
     result = LevenbergMarquardt().solve(problem, READY.copy(),
                                         SolveOptions(timeout_s=0.5, random_seed=1))
     assert result.success, result.message

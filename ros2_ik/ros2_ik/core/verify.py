@@ -103,7 +103,9 @@ def constraint_violations(model: pin.Model, data: pin.Data, q_full: np.ndarray,
     """
     out = []
     for c in constraints:
-        if c.holds(model, data, q_full):  # cheap when clear (no Jacobian, fewer pairs)
+        # A constraint with its own holds() (the minimum distance: fewer pairs) is asked
+        # first; the others' measure() is the cheaper test (holds() would evaluate rows).
+        if type(c).holds is not terms.Constraint.holds and c.holds(model, data, q_full):
             continue
         rows = np.asarray(c.measure(model, data, q_full), dtype=float)
         units = c.units

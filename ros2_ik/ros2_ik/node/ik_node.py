@@ -187,15 +187,15 @@ class IKNode(Node):
     def _warm_up(self) -> None:
         """Build the default group and its restart library, load the default solver: now.
 
-        Not in the first solve: the library costs ~25 ms, loading the compiled pose attempt
-        ~0.5 s (compiling it, the first time on a machine, ~8 s).
+        Not in the first solve: the library costs ~25 ms, loading the compiled pose and
+        constraint attempts ~0.7 s (compiling them, the first time on a machine, ~50 s).
         """
         cfg = self.config
         try:
             if cfg.default_group_name:
                 group, tip = resolve_group(self.robot.snapshot, cfg, cfg.default_group_name,
                                            "", "")
-                prepare(group, tip)
+                prepare(group, tip, constrained=True)
             registry.solver_class(cfg.solver)
         except Exception as exc:  # noqa: BLE001 - a request will report the same error
             self.get_logger().warning(f"default group/solver not usable: {exc}")

@@ -11,7 +11,7 @@ from . import _checks as check
 from . import _samples as samples
 from ._base import BoundedConstraint
 from ._frames import (frame_id, relative_rotation, rotation_angle,
-                      rotation_angle_and_gradient, trace_and_gradient)
+                      rotation_angle_and_gradient, rotation_between, trace_and_gradient)
 
 
 _ZERO3 = np.zeros(3)
@@ -78,6 +78,8 @@ class OrientationConstraint(BoundedConstraint):
         theta = math.sqrt(float(w @ w))
         if theta <= bound_rad:
             return _ZERO3, np.zeros((3, J_w_AB.shape[1]))
+        if theta < 1e-12:  # beyond a bound below 0 (a bound of 0, shrunk): no axis yet
+            return _ZERO3, J_w_AB  # the derivative of w at R_AB = I
         u = w / theta
         s = 1.0 - bound_rad / theta
         J_log = pin.Jlog3(R_AB) @ (R_AB.T @ J_w_AB)
@@ -103,8 +105,8 @@ class OrientationConstraint(BoundedConstraint):
 
     def measure(self, model: pin.Model, data: pin.Data, q: np.ndarray) -> np.ndarray:
         """``[max(theta - theta_bound, 0)]`` [rad], theta from ``R_AB``'s entries."""
-        R_AB, _ = relative_rotation(model, data, self._fid_Abar, self._R_AbarA,
-                                    self._fid_Bbar, self._R_BbarB)
+        R_AB = rotation_between(data, self._fid_Abar, self._R_AbarA, self._fid_Bbar,
+                                self._R_BbarB)
         return np.array([max(rotation_angle(R_AB) - self.theta_bound, 0.0)])
 
     def sample_violation(self, frames) -> np.ndarray:

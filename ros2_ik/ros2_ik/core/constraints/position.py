@@ -39,6 +39,13 @@ class PositionConstraint(BoundedConstraint):
         """``p_AQ`` (3,) [m] and its Jacobian ``(3, nv)``."""
         return point_in_frame(model, data, self._fid_A, self._X_AbarA, self._fid_B, self._p_BQ)
 
+    def value(self, model: pin.Model, data: pin.Data, q: np.ndarray) -> np.ndarray:
+        """``p_AQ`` (3,) [m] alone (no Jacobian): the verification's figure."""
+        X_WA = data.oMf[self._fid_A]
+        if self._X_AbarA is not None:
+            X_WA = X_WA * self._X_AbarA
+        return X_WA.actInv(data.oMf[self._fid_B].act(self._p_BQ))
+
     def sample_violation(self, frames) -> np.ndarray:
         """Squared distance [m^2] of each sample's ``p_AQ`` outside the box."""
         p_WQ = samples.point_world(frames.placement(self._fid_B), self._p_BQ)

@@ -35,6 +35,9 @@ class ClearanceLastState:
         self.first = Residuals(Problem(problem.group, problem.target, others),
                                exact=False, tolerance=tolerance)
         self.full = Residuals(problem, exact=False, tolerance=tolerance)
+        #: The first stage as one call ``(q0, budget) -> (q, iterations, done, merit)``
+        #: when the solver has a faster form of it (lm: the compiled attempt), else None.
+        self.run_first = None
 
     @staticmethod
     def applies(problem: Problem, clearance_names) -> bool:
@@ -54,7 +57,10 @@ class ClearanceLastState:
 def attempt(state: ClearanceLastState, q0: np.ndarray, budget: Budget,
             run: Callable[[Residuals, np.ndarray, Budget], _Attempt]) -> _Attempt:
     """Other constraints, then clearance (see the module docstring); ``run`` is one attempt."""
-    q, it, done, merit = run(state.first, q0, budget)
+    if state.run_first is not None:
+        q, it, done, merit = state.run_first(q0, budget)
+    else:
+        q, it, done, merit = run(state.first, q0, budget)
     if not done or state.clear(q):
         return q, it, done, merit
     q, more, done, merit = run(state.full, q, budget)

@@ -11,7 +11,9 @@ more than the local method.
 
 Pose-only problems run on the group's reduced model (three pinocchio calls per
 iteration, ``dsyrk`` + ``dposv`` for the 6x6 normal system); problems with constraints
-stack their hinge rows (:mod:`residuals`) on the full model.
+stack their hinge rows (:mod:`residuals`) on the full model, compiled
+(:mod:`constraint_kernel`, :mod:`lm_compiled`) when the kernel computes every constraint;
+without a pose target such a problem tries the seed before ranking the library.
 
 Pose first, clearance second: when every constraint is usually inactive at a pose
 solution (``pose_first_constraints``: the minimum-distance constraint), an attempt runs
@@ -40,9 +42,11 @@ from scipy.linalg.lapack import dposv
 
 from ros2_ik.core import errors
 from ros2_ik.core.problem import Problem
-from ros2_ik.core.solvers import active_set, chain_kernel, clearance_last, polish
+from ros2_ik.core.solvers import (active_set, chain_kernel, clearance_last,
+                                  constraint_kernel, polish)
 from ros2_ik.core.solvers.base import LocalResult, Solver
 from ros2_ik.core.solvers.budget import Budget
+from ros2_ik.core.solvers.lm_compiled import CompiledConstraints
 from ros2_ik.core.solvers.residuals import Residuals
 
 LWA = pin.ReferenceFrame.LOCAL_WORLD_ALIGNED
@@ -236,7 +240,7 @@ class _PoseFirstState:
         return all(c.holds(self.model, self.data, q_full) for c in self.problem.constraints)
 
 
-class LevenbergMarquardt(Solver):
+class LevenbergMarquardt(CompiledConstraints, Solver):
     """Default pose solver: Chan-damped LM, clamped to limits, many short restarts."""
 
     name = "lm"
@@ -297,8 +301,10 @@ class LevenbergMarquardt(Solver):
             return _PoseFirstState(self._fast_state(problem), problem,
                                    self.options.constraint_tolerance)
         if clearance_last.ClearanceLastState.applies(problem, self.pose_first_constraints):
-            return clearance_last.ClearanceLastState(problem, self.pose_first_constraints,
-                                                     self.options.constraint_tolerance)
+            return self._clearance_last(problem)
+        kernel = self._kernel_state(problem)
+        if kernel is not None:
+            return kernel
         return Residuals(problem, exact=False, tolerance=self.options.constraint_tolerance)
 
     @classmethod
@@ -329,6 +335,8 @@ class LevenbergMarquardt(Solver):
             return self._attempt_fast(state, q0, budget)
         if isinstance(state, _PoseFirstState):
             return self._attempt_pose_first(state, q0, budget)
+        if isinstance(state, constraint_kernel.KernelState):
+            return LocalResult(*self._attempt_kernel(state, q0, budget))
         if isinstance(state, clearance_last.ClearanceLastState):
             return LocalResult(*clearance_last.attempt(state, q0, budget,
                                                        self._attempt_generic))

@@ -52,6 +52,8 @@ def polish(res: Residuals, q: np.ndarray, budget: Budget,
     constraints back onto them (``(q, feasible)``): the linearised constraints are only
     right to first order.
     """
+    if budget.expired():  # the feasible answer in hand now, not a polished one too late
+        return q, 0
     cost, state = _evaluate(res, q)
     if state is None:  # not feasible after all (the attempt's test is its own)
         return q, 0

@@ -1,0 +1,209 @@
+"""The compiled LM attempt of :mod:`constraint_kernel`: ``active_set.attempt`` in numba.
+
+The same iteration as the Python loop: hinge rows outside their shrunk bounds, the
+pose rows (when there is a target) and the orientation excesses always in the system, a
+predicted active set (rows the step would carry outside join as equalities, at most
+``PREDICTIONS`` re-solves), joints on a limit pushed outward dropped, Chan's damping,
+the stall test, clamping into the limits.  The normal system is solved in joint space
+(``(J^T J + damping I) dq = -J^T e``, a Cholesky factorisation; the Python loop picks the
+smaller of the two equivalent systems: the same step to rounding).
+"""
+import math
+
+import numpy as np
+
+from ros2_ik.core.solvers._chain_jit import _compose, _jit, _log3
+from ros2_ik.core.solvers._constraint_jit import kinematics, rows
+from ros2_ik.core.solvers.active_set import PREDICTIONS
+from ros2_ik.core.solvers.residuals import DONE_FRACTION
+
+
+@_jit
+def _solve(xJ, xe, Jg, e, active, keep, lam, A, b, dq):  # pragma: no cover - compiled
+    """``dq`` minimising ``|M dq + e|^2 + lam |dq|^2`` over the excess and active rows.
+
+    Columns with ``keep`` False are left out (their ``dq`` is 0).
+    """
+    n = dq.shape[0]
+    A[:, :] = 0.0
+    b[:] = 0.0
+    for i in range(xJ.shape[0]):
+        _accumulate(xJ[i], xe[i], keep, A, b)
+    for i in range(Jg.shape[0]):
+        if active[i]:
+            _accumulate(Jg[i], e[i], keep, A, b)
+    for r in range(n):
+        A[r, r] += lam
+    for r in range(n):  # Cholesky, in place: the lower triangle becomes L
+        for c in range(r + 1):
+            s = A[r, c]
+            for k in range(c):
+                s -= A[r, k] * A[c, k]
+            A[r, c] = math.sqrt(s) if r == c else s / A[c, c]
+    for r in range(n):  # L y = -b
+        s = -b[r]
+        for c in range(r):
+            s -= A[r, c] * dq[c]
+        dq[r] = s / A[r, r]
+    for r in range(n - 1, -1, -1):  # L^T x = y
+        s = dq[r]
+        for c in range(r + 1, n):
+            s -= A[c, r] * dq[c]
+        dq[r] = s / A[r, r]
+
+
+@_jit
+def _accumulate(row, e, keep, A, b):  # pragma: no cover - compiled
+    """Add ``row^T row`` to ``A`` (lower triangle) and ``row^T e`` to ``b`` (kept columns)."""
+    n = row.shape[0]
+    for r in range(n):
+        if keep[r]:
+            x = row[r]
+            b[r] += x * e
+            for c in range(r + 1):
+                if keep[c]:
+                    A[r, c] += x * row[c]
+
+
+@_jit
+def _predicted(xJ, xe, g, Jg, r, lo, hi, lam, keep, active, e, A, b, dq):  # pragma: no cover
+    """Solve the step on the violated rows, re-solved with the rows it would carry outside."""
+    for i in range(g.shape[0]):
+        active[i] = r[i] != 0.0
+        e[i] = r[i]
+    for _ in range(PREDICTIONS + 1):
+        _solve(xJ, xe, Jg, e, active, keep, lam, A, b, dq)
+        new = False
+        for i in range(g.shape[0]):
+            if active[i]:
+                continue
+            p = g[i]
+            for c in range(dq.shape[0]):
+                p += Jg[i, c] * dq[c]
+            if p < lo[i]:
+                e[i], active[i], new = g[i] - lo[i], True, True
+            elif p > hi[i]:
+                e[i], active[i], new = g[i] - hi[i], True, True
+        if not new:
+            return
+
+
+@_jit
+def _hinge(g, lo, hi, margin, r):  # pragma: no cover - compiled
+    """Rows outside their bounds into ``r``; returns ``(sum r^2, max |r| / margin)``."""
+    rr, worst = 0.0, 0.0
+    for i in range(g.shape[0]):
+        v = g[i]
+        if v < lo[i]:
+            x = v - lo[i]
+        elif v > hi[i]:
+            x = v - hi[i]
+        else:
+            x = 0.0 if v == v else np.inf
+        r[i] = x
+        rr += x * x
+        worst = max(worst, abs(x) / margin[i])
+    return rr, worst
+
+
+@_jit
+def _pushed_out(q, dq, lower, upper, keep):  # pragma: no cover - compiled
+    """Clear ``keep`` for the joints on a limit that ``dq`` pushes outward; True if any."""
+    any_out = False
+    for j in range(q.shape[0]):
+        out = (q[j] <= lower[j] and dq[j] < 0.0) or (q[j] >= upper[j] and dq[j] > 0.0)
+        keep[j] = not out
+        any_out = any_out or out
+    return any_out
+
+
+@_jit
+def _pose_rows(oMf, Jf, pose, e, J, w, T):  # pragma: no cover - compiled
+    """Weighted pose rows into ``e`` (6,), ``J`` (6, n), as ``Residuals.pose_rows``.
+
+    ``pose``: the pose frame's index, ``T_target_world`` (16), ``R6`` (36), sqrt weights
+    (6), inverse tolerances (6).  ``e = [t, log3(R)]`` of ``T_target_world T_world_frame``,
+    ``J = R6 J_frame`` (LOCAL_WORLD_ALIGNED, without Jlog3).  Returns the scaled squared
+    error (<= 1: the pose is within tolerance).
+    """
+    fp = int(pose[0])
+    _compose(pose[1:17].reshape(4, 4), oMf[fp], T)
+    _log3(T[:3, :3], w)
+    R6, sw, inv_tol = pose[17:53].reshape(6, 6), pose[53:59], pose[59:65]
+    scaled = 0.0
+    for r in range(6):
+        v = T[r, 3] if r < 3 else w[r - 3]
+        scaled += (v * inv_tol[r]) ** 2
+        e[r] = v * sw[r]
+        for c in range(J.shape[1]):
+            s = 0.0
+            for k in range(6):
+                s += R6[r, k] * Jf[fp, k, c]
+            J[r, c] = s * sw[r]
+    return scaled
+
+
+@_jit
+def attempt(parents, placements, kinds, axes, columns, fparent, fplace, ctype, cfa, cfb,
+            coff, params, pose, n_rows, n_excess, q, lower, upper, lo, hi, margin, x_margin,
+            scale, bias, stall, last, active_set):  # pragma: no cover - compiled
+    """Run ``active_set.attempt`` in place on ``q``: ``(it, done, E)``.
+
+    ``pose``: empty without a pose target, else :func:`_pose_rows`' parameters; its six
+    rows stand before the excess rows, always in the system.
+    """
+    n, k, f = q.shape[0], parents.shape[0], fparent.shape[0]
+    oMi, oMf, Jf = np.empty((k, 4, 4)), np.empty((f, 4, 4)), np.empty((f, 6, n))
+    N, Rm, waxes, eye4 = np.empty((4, 4)), np.empty((3, 3)), np.empty((k, 3)), np.eye(4)
+    g, Jg, r, e = np.empty(n_rows), np.empty((n_rows, n)), np.empty(n_rows), np.empty(n_rows)
+    p6 = 6 if pose.shape[0] else 0
+    xe, xJ = np.empty(p6 + 3 * n_excess), np.empty((p6 + 3 * n_excess, n))
+    A, b, dq, w, T = np.empty((n, n)), np.empty(n), np.empty(n), np.empty(3), np.empty((4, 4))
+    keep, active = np.ones(n, dtype=np.bool_), np.empty(n_rows, dtype=np.bool_)
+    E_prev, stalls = np.inf, 0
+    for it in range(1, last + 1):
+        kinematics(parents, placements, kinds, axes, columns, q, fparent, fplace, oMi, oMf,
+                   Jf, N, Rm, waxes)
+        pose_done = True
+        if p6:
+            pose_done = _pose_rows(oMf, Jf, pose, xe[:6], xJ[:6], w, T) <= 1.0
+        x_max = rows(ctype, cfa, cfb, coff, params, oMf, Jf, g, Jg, xe[p6:], xJ[p6:], eye4)
+        x_worst = 0.25 * x_max / x_margin - 0.25 if n_excess else 0.0
+        rr, worst_rows = _hinge(g, lo, hi, margin, r)
+        E = rr
+        for i in range(xe.shape[0]):
+            E += xe[i] * xe[i]
+        if pose_done and max(0.25 * worst_rows - 0.25, x_worst) <= DONE_FRACTION:
+            return it, True, E
+        stalls = stalls + 1 if E > stall * E_prev else 0
+        if it == last or stalls >= 3 or not math.isfinite(E):
+            return it, False, E
+        E_prev = E
+        lam = scale * E + bias
+        keep[:] = True
+        _predicted(xJ, xe, g, Jg, r, lo, hi, lam, keep, active, e, A, b, dq)
+        if active_set and _pushed_out(q, dq, lower, upper, keep):
+            _predicted(xJ, xe, g, Jg, r, lo, hi, lam, keep, active, e, A, b, dq)
+        for j in range(n):
+            x = q[j] + dq[j]
+            q[j] = lower[j] if x < lower[j] else (upper[j] if x > upper[j] else x)
+    return last, False, np.inf
+
+
+@_jit
+def evaluate(parents, placements, kinds, axes, columns, fparent, fplace, ctype, cfa, cfb,
+             coff, params, pose, q, g, Jg, xe, xJ):  # pragma: no cover - compiled
+    """Every row at ``q`` into ``g``, ``Jg``, ``xe``, ``xJ`` (the tests').
+
+    With a pose target its six rows come first in ``xe``, ``xJ``.  Returns the largest
+    excess norm [rad].
+    """
+    n, k, f = q.shape[0], parents.shape[0], fparent.shape[0]
+    oMi, oMf, Jf = np.empty((k, 4, 4)), np.empty((f, 4, 4)), np.empty((f, 6, n))
+    N, Rm, waxes = np.empty((4, 4)), np.empty((3, 3)), np.empty((k, 3))
+    kinematics(parents, placements, kinds, axes, columns, q, fparent, fplace, oMi, oMf, Jf,
+               N, Rm, waxes)
+    p6 = 6 if pose.shape[0] else 0
+    if p6:
+        _pose_rows(oMf, Jf, pose, xe[:6], xJ[:6], np.empty(3), np.empty((4, 4)))
+    return rows(ctype, cfa, cfb, coff, params, oMf, Jf, g, Jg, xe[p6:], xJ[p6:], np.eye(4))

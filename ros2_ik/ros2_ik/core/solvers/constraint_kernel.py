@@ -1,0 +1,393 @@
+"""The constrained LM attempt compiled with numba, for frame-based constraints.
+
+``active_set.attempt`` spends ~100 us per iteration in the interpreter (six to ten
+pinocchio and numpy calls per constraint, the stacking, the predicted active set); a
+solve needs ~5 iterations.  This module runs the same attempt in one compiled call
+(:mod:`_constraint_lm_jit`) on the model's own joint tree: the group's joints are
+revolute (continuous ones as angles) or prismatic, every other joint is folded into a
+fixed placement at its locked position (any joint type), and the kernel computes the
+placements and ``LOCAL_WORLD_ALIGNED`` Jacobians of the frames the constraints name.
+Each constraint's physical rows [m or rad] are those of its ``evaluate_physical``
+(orientation bounds: ``evaluate_excess``), a pose target's those of
+``Residuals.pose_rows``, tested against the Python classes and finite differences
+(``test/test_constraint_kernel.py``).
+
+:func:`compile_problem` returns None, and the Python loop runs, when numba is absent, a
+constraint is of another type (a subclass, the minimum distance, joint bounds) or a
+group joint is of another kind.  Every answer is
+still verified outside, on the full pinocchio model, by the driver.
+"""
+from __future__ import annotations
+
+import weakref
+from pathlib import Path
+from typing import NamedTuple, Optional, Tuple
+
+import numpy as np
+import pinocchio as pin
+
+from ros2_ik.core import constraints as C
+from ros2_ik.core.constraints._frames import perpendicular
+from ros2_ik.core.problem import Problem
+from ros2_ik.core.solvers import chain_kernel
+from ros2_ik.core.solvers.residuals import Residuals
+from ros2_ik.core.verify import ConstraintTolerance
+
+#: Whether :func:`warm_up` has run in this process.
+_WARM = False
+_LM = None
+#: The compiled modules, each calling into the ones before it.
+_JIT_SOURCES = ("_chain_jit", "_constraint_jit", "_constraint_lm_jit")
+_UNBOUNDED = {"JointModelRUBX": (1.0, 0.0, 0.0), "JointModelRUBY": (0.0, 1.0, 0.0),
+              "JointModelRUBZ": (0.0, 0.0, 1.0)}
+
+
+class Tree(NamedTuple):
+    """Every joint of the model (index = joint id - 1) as arrays for the kernel.
+
+    ``parents`` (k,) tree index of each joint's parent (-1: the world); ``placements``
+    (k, 4, 4) in the parent joint's frame (a locked joint's includes its motion);
+    ``kinds`` (k,) 0 fixed, 1 revolute, 2 prismatic; ``axes`` (k, 3) unit axes in the
+    joint frame; ``columns`` (k,) index in the group vector (0 for fixed joints).
+    """
+
+    parents: np.ndarray
+    placements: np.ndarray
+    kinds: np.ndarray
+    axes: np.ndarray
+    columns: np.ndarray
+
+
+class Compiled(NamedTuple):
+    """One problem for the kernel: the tree, its frames, its constraints, their bounds.
+
+    Frames: ``fparent`` (f,) tree joint (-1: the world), ``fplace`` (f, 4, 4).
+    Constraints: ``ctype``, ``cfa``, ``cfb`` (frame indices), ``coff`` (c + 1,) offsets
+    into ``params``.  Rows: ``lo``, ``hi``, ``margin`` (m,) shrunk bounds [m or rad] of
+    the row constraints in order (as ``Residuals.row_lower``), ``n_excess`` orientation
+    bounds (3 rows each) and their margin ``x_margin`` [rad].  ``pose`` (65,): the pose
+    target's frame index, ``T_target_world`` (16), ``R6`` (36), sqrt weights (6), inverse
+    tolerances (6); empty without a target.
+    """
+
+    tree: Tree
+    fparent: np.ndarray
+    fplace: np.ndarray
+    ctype: np.ndarray
+    cfa: np.ndarray
+    cfb: np.ndarray
+    coff: np.ndarray
+    params: np.ndarray
+    lo: np.ndarray
+    hi: np.ndarray
+    margin: np.ndarray
+    n_excess: int
+    x_margin: float
+    pose: np.ndarray
+
+    @property
+    def n_rows(self) -> int:
+        """Number of row-constraint rows ``m``."""
+        return int(self.lo.shape[0])
+
+
+def lm():
+    """Return the compiled attempt's module (imports numba the first time), or None."""
+    global _LM
+    if _LM is None and chain_kernel.jit() is not None:
+        _drop_stale_cache()
+        from ros2_ik.core.solvers import _constraint_lm_jit
+        _LM = _constraint_lm_jit
+    return _LM
+
+
+def _drop_stale_cache() -> None:
+    """Delete numba cache files of the kernel older than any of its three source files.
+
+    numba's cache checks the source file of the function it loads, not of the compiled
+    functions it calls from other files: after an edit of ``_chain_jit.py`` or
+    ``_constraint_jit.py`` alone, ``_constraint_lm_jit``'s cached attempt would still run
+    the old code.  Best effort: a cache elsewhere (``NUMBA_CACHE_DIR``) is not looked at.
+    """
+    here = Path(__file__).resolve().parent
+    sources = [here / f"{name}.py" for name in _JIT_SOURCES]
+    newest = max(p.stat().st_mtime for p in sources)
+    for name in _JIT_SOURCES[1:]:
+        for cached in (here / "__pycache__").glob(f"{name}.*.nb[ic]"):
+            try:
+                if cached.stat().st_mtime < newest:
+                    cached.unlink()
+            except OSError:  # another process removed it, or a read-only install
+                pass
+
+
+_TREES: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def tree_of(group) -> Optional[Tree]:
+    """Return the kernel's tree of ``group``'s full model, or None (an unknown group joint)."""
+    if group not in _TREES:
+        _TREES[group] = _build_tree(group)
+    return _TREES[group]
+
+
+def _build_tree(group) -> Optional[Tree]:
+    model = group.robot.model
+    data = model.createData()
+    pin.forwardKinematics(model, data, group.q_full_locked)  # liMi of the locked joints
+    column = {j: i for i, j in enumerate(group.joint_ids)}
+    k = model.njoints - 1
+    parents, kinds = np.full(k, -1, dtype=np.int64), np.zeros(k, dtype=np.int64)
+    placements, axes = np.empty((k, 4, 4)), np.zeros((k, 3))
+    columns = np.zeros(k, dtype=np.int64)
+    for j in range(1, model.njoints):
+        parents[j - 1] = model.parents[j] - 1
+        if j not in column:
+            placements[j - 1] = data.liMi[j].homogeneous
+            continue
+        axis = _joint_axis(model.joints[j])
+        if axis is None:
+            return None
+        kinds[j - 1] = 2 if axis[0] else 1
+        axes[j - 1], columns[j - 1] = axis[1], column[j]
+        placements[j - 1] = model.jointPlacements[j].homogeneous
+    return Tree(parents, np.ascontiguousarray(placements), kinds, axes, columns)
+
+
+def _joint_axis(joint) -> Optional[tuple]:
+    """(prismatic, unit axis) of a 1-DoF revolute, continuous or prismatic joint, or None."""
+    name = joint.shortname()
+    if name in _UNBOUNDED:
+        return False, _UNBOUNDED[name]
+    if name == "JointModelRevoluteUnboundedUnaligned":
+        a = np.asarray(joint.extract().axis, dtype=float)
+        return False, tuple(a / np.linalg.norm(a))
+    return chain_kernel._axis(joint)
+
+
+_FRAME_ROWS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+class _Frames:
+    """The frames a problem's constraints name, in the order first named."""
+
+    def __init__(self, group):
+        self.model, self.index, self.parent, self.place = group.robot.model, {}, [], []
+        self.known = _FRAME_ROWS.get(group)  # (parent tree joint, placement) per frame id
+        if self.known is None:
+            self.known = _FRAME_ROWS[group] = {}
+
+    def __call__(self, fid: int) -> int:
+        """Index of model frame ``fid`` among the kernel's frames (added if new)."""
+        if fid not in self.index:
+            if fid not in self.known:  # model.frames[fid] copies the frame: ~2 us
+                frame = self.model.frames[fid]
+                self.known[fid] = (frame.parentJoint - 1, frame.placement.homogeneous)
+            parent, place = self.known[fid]
+            self.index[fid] = len(self.parent)
+            self.parent.append(parent)
+            self.place.append(place)
+        return self.index[fid]
+
+
+_EYE4 = np.eye(4).ravel().tolist()
+
+
+def _floats(*arrays) -> list:
+    """Return the entries of ``arrays`` (arrays in C order, tuples, floats) as one list."""
+    out: list = []
+    for a in arrays:
+        if isinstance(a, np.ndarray):
+            out += a.ravel().tolist()
+        elif isinstance(a, (list, tuple)):
+            out += a
+        else:
+            out.append(float(a))
+    return out
+
+
+def _row_bounds(c, tolerance: ConstraintTolerance, out: tuple) -> None:
+    """Append ``c``'s shrunk physical bounds and margins to ``out`` (lists), as ``_shrunk``.
+
+    Python floats: the same IEEE sums as ``Residuals``' numpy arrays, ~5x cheaper here.
+    """
+    lower, upper = c.physical_bounds
+    lower, upper = lower.tolist(), upper.tolist()
+    units = tuple(c.units)
+    if len(units) != len(lower):  # a constraint whose measure has other rows
+        units = units[:1] * len(lower)
+    margins = [0.25 * tolerance.of(u) for u in units]
+    out[0].extend(a + m for a, m in zip(lower, margins))
+    out[1].extend(b - m for b, m in zip(upper, margins))
+    out[2].extend(margins)
+
+
+def _position(c, frames) -> Tuple[int, int, int, list]:
+    X = _EYE4 if c._X_AbarA is None else c._X_AbarA.homogeneous
+    return 0, frames(c._fid_A), frames(c._fid_B), _floats(X, c._p_BQ)
+
+
+def _orientation(c, frames, tolerance: ConstraintTolerance):
+    bound = c.physical_bounds[1][0] - 0.25 * tolerance.rad  # as Residuals' excess rows
+    return 1, frames(c._fid_Abar), frames(c._fid_Bbar), _floats(c._R_AbarA, c._R_BbarB,
+                                                                bound)
+
+
+def _gaze(c, frames):
+    return 2, frames(c._fid_A), frames(c._fid_B), _floats(c._p_BT, c._p_AS, c._n_A,
+                                                          perpendicular(c._n_A))
+
+
+def _angle(c, frames):
+    return 3, frames(c._fid_A), frames(c._fid_B), _floats(c._a_A, c._b_B)
+
+
+def _point_to_point(c, frames):
+    return 4, frames(c._fid_2), frames(c._fid_1), _floats(c._p_B1P1, c._p_B2P2)
+
+
+def _point_to_line(c, frames):
+    return 5, frames(c._fid_line), frames(c._fid_point), _floats(
+        c._p_B1P, c._p_B2Q, c._projection, c._away)
+
+
+def _polyhedron(c, frames):
+    p_GP, A = c._p_GP, c._A
+    return 6, frames(c._fid_F), frames(c._fid_G), _floats(
+        (p_GP.shape[1], A.shape[0]), p_GP.T, A, c._inv_norms)
+
+
+#: Encoders by exact class (a subclass may compute other rows: the Python loop runs).
+_ENCODERS = {C.PositionConstraint: _position, C.GazeTargetConstraint: _gaze,
+             C.AngleBetweenVectorsConstraint: _angle,
+             C.PointToPointDistanceConstraint: _point_to_point,
+             C.PointToLineDistanceConstraint: _point_to_line,
+             C.PolyhedronConstraint: _polyhedron}
+
+
+def compile_problem(problem: Problem, tolerance: ConstraintTolerance) -> Optional[Compiled]:
+    """Return the kernel's form of ``problem`` (constraints, a pose target or not), or None."""
+    if not problem.constraints or lm() is None:
+        return None
+    tree = tree_of(problem.group)
+    if tree is None:
+        return None
+    frames = _Frames(problem.group)
+    encoded, bounds, n_excess = [], ([], [], []), 0
+    for c in problem.constraints:
+        kind = type(c)
+        if kind is C.OrientationConstraint:
+            encoded.append(_orientation(c, frames, tolerance))
+            n_excess += 1
+        elif kind in _ENCODERS:
+            encoded.append(_ENCODERS[kind](c, frames))
+            _row_bounds(c, tolerance, bounds)
+        else:
+            return None
+    types, fa, fb, params = zip(*encoded)
+    pose = _pose(problem.pose, frames)  # before the frame arrays: it may add a frame
+    coff = [0]
+    for p in params:
+        coff.append(coff[-1] + len(p))
+    return Compiled(
+        tree, np.array(frames.parent, dtype=np.int64), np.array(frames.place),
+        np.array(types, dtype=np.int64), np.array(fa, dtype=np.int64),
+        np.array(fb, dtype=np.int64), np.array(coff, dtype=np.int64),
+        np.array([v for p in params for v in p]), *(np.array(b, dtype=float) for b in bounds),
+        n_excess, 0.25 * tolerance.rad, pose)
+
+
+def _pose(pose, frames) -> np.ndarray:
+    """Return the pose target's parameters for the kernel (see :class:`Compiled`)."""
+    if pose is None:
+        return np.zeros(0)
+    return np.array(_floats(float(frames(pose.frame_id)), pose.T_target_world.homogeneous,
+                            pose.R6, pose.sqrt_w, pose.inv_tol))
+
+
+class KernelState:
+    """A problem solved by the compiled attempt; Python residuals only for polishing costs."""
+
+    __slots__ = ("compiled", "problem", "tolerance", "lower", "upper", "_residuals")
+
+    def __init__(self, compiled: Compiled, problem: Problem, tolerance: ConstraintTolerance):
+        """Writable copies of the search limits (a read-only array is another numba type)."""
+        self.compiled, self.problem, self.tolerance = compiled, problem, tolerance
+        self.lower = np.array(problem.group.search_lower, dtype=float)
+        self.upper = np.array(problem.group.search_upper, dtype=float)
+        self._residuals: Optional[Residuals] = None
+
+    @property
+    def residuals(self) -> Residuals:
+        """Stacked Python residuals on the full model (built when first needed)."""
+        if self._residuals is None:
+            self._residuals = Residuals(self.problem, exact=False, tolerance=self.tolerance)
+        return self._residuals
+
+
+class Settings(NamedTuple):
+    """The attempt's constants (those of ``LevenbergMarquardt``)."""
+
+    damping_scale: float
+    bias: float
+    stall_ratio: float
+    active_set: bool
+
+
+def attempt(compiled: Compiled, q0: np.ndarray, lower: np.ndarray, upper: np.ndarray,
+            settings: Settings, max_iterations: int):
+    """One compiled attempt from group vector ``q0``: ``(q, iterations, converged, E)``.
+
+    ``lower``/``upper``: the search limits (+-inf where a joint wraps), writable arrays.
+    """
+    q = np.array(q0, dtype=float)  # a fresh C-contiguous copy: the attempt writes it
+    t = compiled.tree
+    it, done, E = _LM.attempt(
+        t.parents, t.placements, t.kinds, t.axes, t.columns, compiled.fparent,
+        compiled.fplace, compiled.ctype, compiled.cfa, compiled.cfb, compiled.coff,
+        compiled.params, compiled.pose, compiled.n_rows, compiled.n_excess, q, lower, upper,
+        compiled.lo, compiled.hi, compiled.margin, compiled.x_margin, settings.damping_scale,
+        settings.bias, settings.stall_ratio, int(max_iterations), settings.active_set)
+    return q, int(it), bool(done), float(E)
+
+
+def evaluate(compiled: Compiled, q: np.ndarray):
+    """Rows at group vector ``q``: ``(g (m,), J (m, n), always (k,), its J, largest)``.
+
+    ``g`` in the order of the row constraints; ``always``: the weighted pose rows (6, with
+    a target) then the orientation bounds' excesses (3 each), ``largest`` their largest
+    excess norm [rad].
+    """
+    q = np.array(q, dtype=float)
+    n, t = q.shape[0], compiled.tree
+    g, J = np.empty(compiled.n_rows), np.empty((compiled.n_rows, n))
+    k = 3 * compiled.n_excess + (6 if compiled.pose.shape[0] else 0)
+    xe, xJ = np.empty(k), np.empty((k, n))
+    worst = _LM.evaluate(t.parents, t.placements, t.kinds, t.axes, t.columns,
+                         compiled.fparent, compiled.fplace, compiled.ctype, compiled.cfa,
+                         compiled.cfb, compiled.coff, compiled.params, compiled.pose, q, g, J,
+                         xe, xJ)
+    return g, J, xe, xJ, float(worst)
+
+
+def warm_up() -> bool:
+    """Compile or load the kernel now (once per process); False when numba is absent."""
+    global _WARM
+    if _WARM:
+        return True
+    if lm() is None:
+        return False
+    tree = Tree(np.array([-1, 0]), np.repeat(np.eye(4)[None], 2, axis=0),
+                np.array([1, 2]), np.array([[0.0, 0, 1], [1, 0, 0]]), np.array([0, 1]))
+    compiled = Compiled(tree, np.array([1]), np.eye(4)[None], np.array([0, 1]),
+                        np.array([0, 0]), np.array([0, 0]), np.array([0, 19, 38]),
+                        np.concatenate((np.eye(4).ravel(), np.zeros(3), np.eye(3).ravel(),
+                                        np.eye(3).ravel(), [0.1])),
+                        np.full(3, -1.0), np.full(3, 1.0), np.full(3, 1e-5), 1, 1e-5,
+                        np.concatenate(([0.0], np.eye(4).ravel(), np.eye(6).ravel(),
+                                        np.ones(12))))
+    attempt(compiled, np.zeros(2), np.full(2, -1.0), np.full(2, 1.0),
+            Settings(0.01, 1e-6, 0.995, True), 3)
+    evaluate(compiled, np.zeros(2))
+    _WARM = True
+    return True

@@ -1,0 +1,71 @@
+"""The Levenberg-Marquardt solver's compiled constraint attempts (:mod:`constraint_kernel`).
+
+A mixin of :class:`~ros2_ik.core.solvers.lm.LevenbergMarquardt`: it reads the solver's
+``damping_scale``, ``bias``, ``stall_ratio``, ``active_set``,
+``max_iterations_constrained``, ``restore_iterations`` and ``options``.  Problems (with
+or without a pose target) whose constraints the kernel computes run their attempts
+compiled (costs are then polished in Python, :mod:`polish`, restored compiled); a
+clearance-last problem runs its first stage compiled.
+"""
+from __future__ import annotations
+
+from typing import Any, Optional, Tuple
+
+import numpy as np
+
+from ros2_ik.core.problem import Problem
+from ros2_ik.core.solvers import clearance_last, constraint_kernel, polish
+from ros2_ik.core.solvers.budget import Budget
+
+_Attempt = Tuple[np.ndarray, int, bool, float]  # (q, iterations, converged, merit)
+
+
+class CompiledConstraints:
+    """Compiled attempts for constraint problems (see the module docstring)."""
+
+    #: Run constraint attempts compiled (:mod:`constraint_kernel`) when numba is installed
+    #: and every constraint is one the kernel computes: the same iterations, ~4 us each
+    #: instead of ~100 us.
+    compiled_constraints = True
+
+    def _kernel_state(self, problem: Problem) -> Optional[constraint_kernel.KernelState]:
+        """Return the compiled form of ``problem``, or None (the Python loop runs)."""
+        if not self.compiled_constraints:
+            return None
+        tolerance = self.options.constraint_tolerance
+        compiled = constraint_kernel.compile_problem(problem, tolerance)
+        return None if compiled is None else constraint_kernel.KernelState(
+            compiled, problem, tolerance)
+
+    def _clearance_last(self, problem: Problem) -> clearance_last.ClearanceLastState:
+        """Clearance-last state; its first stage compiled when the kernel takes it."""
+        state = clearance_last.ClearanceLastState(problem, self.pose_first_constraints,
+                                                  self.options.constraint_tolerance)
+        kernel = self._kernel_state(state.first.problem)
+        if kernel is not None:
+            state.run_first = lambda q, budget: self._attempt_kernel(kernel, q, budget)
+        return state
+
+    def cheap_attempts(self, state: Any) -> bool:
+        """Return True for the compiled constraint attempt (~50 us, the ranking ~0.3-1 ms)."""
+        return isinstance(state, constraint_kernel.KernelState)
+
+    def _attempt_kernel(self, state, q: np.ndarray, budget: Budget) -> _Attempt:
+        """One compiled attempt from ``q``, then polishing when there are costs."""
+        q, it, done, merit = self._kernel(state, q, self.max_iterations_constrained)
+        if done and state.problem.costs:
+            q, steps = polish.polish(state.residuals, q, budget,
+                                     lambda x: self._kernel_restore(state, x))
+            it += steps
+        return q, it, done, merit
+
+    def _kernel(self, state, q: np.ndarray, iterations: int) -> _Attempt:
+        settings = constraint_kernel.Settings(self.damping_scale, self.bias, self.stall_ratio,
+                                              bool(self.active_set))
+        return constraint_kernel.attempt(state.compiled, q, state.lower, state.upper,
+                                         settings, iterations)
+
+    def _kernel_restore(self, state, q: np.ndarray):
+        """Bring ``q`` back onto the constraints, compiled: ``(q, feasible)``."""
+        q, _, done, _ = self._kernel(state, q, self.restore_iterations)
+        return q, done
