@@ -46,8 +46,41 @@ def run_ray(spec, options, T: np.ndarray, seeds: np.ndarray, random_seeds: np.nd
     if not ray.is_initialized():
         ray.init(address=address or None, log_to_driver=False)
     pool = _actors(ray, spec, actors)
-    return list(ray.util.ActorPool(pool).map(
-        lambda a, s: a.solve.remote(options, T[s], seeds[s], random_seeds[s]), parts))
+    options_ref = ray.put(options)
+    return _pipelined(ray, pool, lambda a, s: a.solve.remote(
+        options_ref, T[s], seeds[s], random_seeds[s]), parts)
+
+
+#: Chunks queued on each actor: one running, the next already there when it ends.
+QUEUE_DEPTH = 2
+
+
+def _pipelined(ray, pool: list, call, parts: Sequence[slice]) -> List[Tuple]:
+    """Run ``call(actor, part)`` for every part, ``QUEUE_DEPTH`` per actor; results in order.
+
+    An actor runs its tasks one after another, so with a second chunk queued it starts
+    it at once instead of idling for the result's trip to the driver and the next
+    submission (``ActorPool.map`` keeps one task per actor: Ray / local 2 workers was
+    0.79x with one, 1.03x with two, medians of 7 alternating runs of 6000 Panda targets).
+    """
+    results: List = [None] * len(parts)
+    pending: Dict = {}
+    following = iter(range(len(parts)))
+
+    def submit(actor) -> None:
+        index = next(following, None)
+        if index is not None:
+            pending[call(actor, parts[index])] = (index, actor)
+
+    for actor in pool:
+        for _ in range(QUEUE_DEPTH):
+            submit(actor)
+    while pending:
+        done, _ = ray.wait(list(pending), num_returns=1)
+        index, actor = pending.pop(done[0])
+        results[index] = ray.get(done[0])
+        submit(actor)
+    return results
 
 
 _ACTORS: Dict[tuple, list] = {}
