@@ -206,8 +206,9 @@ def _markdown(rows, cmap, info) -> str:
               + (", ".join(f"method {d['method']} map {d['map_solved']} 50 ms "
                            f"{d['generous_solved']}" for d in cmap["disagreements"]) or "none")
               + ").", "",
-              f"Load average at the end (1/5/15 min): {info['machine']['load_average']}; "
-              "measured with other jobs sharing the 2 cores."]
+              f"Load average (1/5/15 min) at the start {info['load_average_before']}, "
+              f"at the end {info['machine']['load_average']} (the benchmark's own "
+              "processes count: 2 workers, or Ray's, load 2 cores to about 2)."]
     return "\n".join(lines) + "\n"
 
 
