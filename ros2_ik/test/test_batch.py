@@ -50,6 +50,8 @@ def test_seeds_depend_on_batch_seed_and_index_only():
     np.testing.assert_array_equal(a[4:], target_seeds(5, np.arange(4, 10)))
     assert len(set(a.tolist())) == 10
     assert not np.array_equal(a, target_seeds(6, np.arange(10)))
+    big = target_seeds(2 ** 64 - 1, np.arange(100_000))
+    assert big.max() < 2 ** 63 and len(np.unique(big)) == len(big)
 
 
 def test_pose_targets_list_is_accepted():
@@ -86,6 +88,9 @@ def test_bad_frame_workers_and_seed():
         solve_batch(PANDA, T, workers=0)
     with pytest.raises(errors.InvalidSeed, match="seed"):
         solve_batch(PANDA, T, seed=np.zeros((2, 7)))
+    for bad in (-1, 2 ** 64, 1.5, True, "3"):
+        with pytest.raises(errors.InvalidArgument, match="batch_seed"):
+            solve_batch(PANDA, T, batch_seed=bad)
 
 
 def test_ray_path_gives_the_local_answers():

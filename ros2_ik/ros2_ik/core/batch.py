@@ -103,7 +103,8 @@ class BatchResult:
 
     ``q`` (N, n) [rad or m] in ``joint_names`` order; ``status`` (N,) int8 indices
     into :data:`STATUS_CODES`; ``position_error_m``, ``orientation_error_rad``,
-    ``solve_time_s`` (N,); ``random_seed`` (N,) uint64, the seed each target used.
+    ``solve_time_s`` (N,); ``random_seed`` (N,) uint64, the seed each target used;
+    ``wall_time_s`` [s] the whole :func:`solve_batch` call (set-up and hand-overs too).
     """
 
     q: np.ndarray
@@ -121,11 +122,24 @@ class BatchResult:
         return self.status == SUCCESS_CODE
 
 
+def _splitmix64(x: np.ndarray) -> np.ndarray:
+    """SplitMix64's finaliser on uint64 arrays (wrapping arithmetic): a bijective mix."""
+    with np.errstate(over="ignore"):
+        z = x + np.uint64(0x9E3779B97F4A7C15)
+        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return z ^ (z >> np.uint64(31))
+
+
 def target_seeds(batch_seed: int, indices: np.ndarray) -> np.ndarray:
-    """(len(indices),) uint64 seeds, each a function of (batch_seed, index) only."""
-    return np.array([np.random.SeedSequence([int(batch_seed), int(i)]).generate_state(
-        2, dtype=np.uint32).view(np.uint64)[0] >> np.uint64(1) for i in indices],
-        dtype=np.uint64)
+    """(len(indices),) uint64 seeds below 2**63, each a function of (batch_seed, index) only.
+
+    Vectorised (SplitMix64 of the index keyed by a mix of the batch seed): ~0.1 ms for
+    6000 targets, where one ``SeedSequence`` per target took ~120 ms of the caller's time.
+    """
+    key = _splitmix64(np.array([batch_seed], dtype=np.uint64))
+    mixed = _splitmix64(key ^ _splitmix64(np.asarray(indices, dtype=np.uint64)))
+    return mixed >> np.uint64(1)
 
 
 def _as_poses(targets) -> np.ndarray:
@@ -291,10 +305,15 @@ def solve_batch(group_spec: GroupSpec, targets: Union[np.ndarray, Sequence[PoseT
     ``template`` (:class:`ProblemTemplate`), ``targets`` is an (N, k) array of rows, each
     made a constraint problem by the template (pose errors NaN without a pose target).
     """
+    start = time.perf_counter()  # the caller's whole wait counts
     if not isinstance(workers, int) or workers < 1:
         raise errors.InvalidArgument(f"workers: must be an integer >= 1, got {workers!r}")
     if not isinstance(chunk_size, int) or chunk_size < 1:
         raise errors.InvalidArgument(f"chunk_size: must be an integer >= 1, got {chunk_size!r}")
+    if isinstance(batch_seed, bool) or not isinstance(batch_seed, (int, np.integer)) or \
+            not 0 <= batch_seed < 2 ** 64:
+        raise errors.InvalidArgument(f"batch_seed: must be an integer in [0, 2**64), got "
+                                     f"{batch_seed!r}")
     T = _as_poses(targets) if template is None else _as_rows(targets)
     robot, group = group_spec.build()
     options = _options_from(targets, BatchOptions(
@@ -305,7 +324,6 @@ def solve_batch(group_spec: GroupSpec, targets: Union[np.ndarray, Sequence[PoseT
     seeds = _seeds(group, seed, len(T))
     rseeds = target_seeds(batch_seed, first_index + np.arange(len(T)))
     _WORKER.setdefault(group_spec, group)
-    start = time.perf_counter()
     if use_ray or ray_address:
         from ros2_ik.core.batch_ray import run_ray
         parts = run_ray(group_spec, options, T, seeds, rseeds,
