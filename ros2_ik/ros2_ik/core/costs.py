@@ -133,6 +133,10 @@ class PostureCost(_NamedCost):
             raise InvalidGoal(f"weights must be >= 0, got {weights.tolist()}")
         return weights
 
+    def preferred_configuration(self) -> Optional[np.ndarray]:
+        """``q_nominal`` (nq,) [rad or m], where this cost is 0; None when every weight is 0."""
+        return self._q_nominal if self._weights.any() else None
+
     def gauss_newton(self, model: pin.Model, data: pin.Data, q: np.ndarray
                      ) -> Tuple[np.ndarray, np.ndarray]:
         """``r = sqrt(w) dq`` (nv,) and its Jacobian ``(nv, nv)``."""

@@ -148,3 +148,11 @@ class Cost(ABC):
         (the default) leaves it to the solver's own curvature estimate.
         """
         return None
+
+    def preferred_configuration(self) -> Optional[np.ndarray]:
+        """Return a full configuration (nq,) where this cost is lowest, or None (the default).
+
+        A solver may start from it besides the seed (:meth:`Solver.first_attempt`): the
+        local optimum nearest the seed's is not always the lowest one.
+        """
+        return None

@@ -141,6 +141,25 @@ class Search:
             return self._library[k].copy()
         return None
 
+    def cost_starts(self) -> List[np.ndarray]:
+        """Group vectors where a cost is lowest (:meth:`Cost.preferred_configuration`).
+
+        Clamped into the limits and the jump box; the seed and repeats left out.
+        """
+        group, seed, jump = self.group, self.seed, self.options.max_joint_jump_rad
+        starts: List[np.ndarray] = []
+        for cost in self.problem.costs:
+            q_full = cost.preferred_configuration()
+            if q_full is None:
+                continue
+            # Not unwrapped near the seed: 2 pi away, a posture cost is another.
+            q = group.clamp(group.from_reduced_q(np.asarray(q_full)[group.iq_full]))
+            if self._limit_jump:
+                q = np.minimum(np.maximum(q, seed - jump), seed + jump)
+            if all(np.abs(q - other).max() > DISTINCT_TOLERANCE for other in starts + [seed]):
+                starts.append(q)
+        return starts
+
     def finished(self) -> bool:
         """Return True when enough solutions, attempts exhausted, timed out or cancelled."""
         opts = self.options
@@ -175,7 +194,9 @@ class Search:
 
     def _check(self, q: np.ndarray) -> bool:
         group = self.group
-        q = group.unwrap_near(q, self.seed)  # a fresh array, owned here
+        # Unwrapped near the seed (a fresh array, owned here); not with costs, which the
+        # solver minimised at q: 2 pi away a posture cost is another.
+        q = np.array(q, dtype=float) if self.problem.costs else group.unwrap_near(q, self.seed)
         if not group.within_limits(q):  # solvers clamp already: usually inside
             q = group.clamp(q)
         q.setflags(write=False)  # the Solution and the IKResult keep it as it is
@@ -303,7 +324,11 @@ class Solver(ABC):
         search.seed_first = self.cheap_attempts(state)
         while not search.finished():
             q0 = search.next_start()
-            search.consider(self.local_solve(state, q0, search.budget))
+            if search.attempts == 0 and problem.costs:
+                search.consider(self.first_attempt(state, [q0] + search.cost_starts(),
+                                                   search.budget))
+            else:
+                search.consider(self.local_solve(state, q0, search.budget))
         return search.result(self.name)
 
     @abstractmethod
@@ -317,6 +342,16 @@ class Solver(ABC):
         False, rank first).
         """
         return False
+
+    def first_attempt(self, state: Any, starts: List[np.ndarray], budget: Budget
+                      ) -> LocalResult:
+        """Make the first attempt of a problem with costs, from one of ``starts``.
+
+        ``starts``: the seed, then the costs' preferred configurations
+        (:meth:`Search.cost_starts`).  A solver that can tell cheaply which start leads
+        lower may choose; the default attempts from the seed alone.
+        """
+        return self.local_solve(state, starts[0], budget)
 
     @abstractmethod
     def local_solve(self, state: Any, q0: np.ndarray, budget: Budget) -> LocalResult:

@@ -33,7 +33,7 @@ import threading
 import weakref
 from functools import lru_cache
 from operator import ge as _ge, le as _le
-from typing import Any, Tuple
+from typing import Any, List, Tuple
 
 import numpy as np
 import pinocchio as pin
@@ -454,6 +454,19 @@ class LevenbergMarquardt(CompiledConstraints, Solver):
             if s.bounded:
                 q = np.minimum(np.maximum(q, lower), upper)
         raise AssertionError("unreachable")
+
+    def first_attempt(self, state: Any, starts: List[np.ndarray], budget: Budget
+                      ) -> LocalResult:
+        """Project every start (no polishing), polish the feasible one of lowest costs."""
+        if len(starts) > 1 and isinstance(state, constraint_kernel.KernelState):
+            return LocalResult(*self._first_kernel(state, starts, budget))
+        if len(starts) > 1 and isinstance(state, Residuals):
+            return LocalResult(*polish.from_best_start(
+                state, starts, lambda q: active_set.attempt(state, q, budget, _lm_step, self),
+                lambda q: polish.polish(state, q, budget,
+                                        lambda x: self._restore(state, x, budget)),
+                budget))
+        return self.local_solve(state, starts[0], budget)
 
     def _attempt_generic(self, res: Residuals, q: np.ndarray, budget: Budget) -> _Attempt:
         """Pose rows + constraint rows on the full model, with a predicted active set.

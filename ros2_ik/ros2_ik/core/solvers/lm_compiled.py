@@ -9,7 +9,7 @@ clearance-last problem runs its first stage compiled.
 """
 from __future__ import annotations
 
-from typing import Any, Optional, Tuple
+from typing import Any, List, Optional, Tuple
 
 import numpy as np
 
@@ -54,10 +54,20 @@ class CompiledConstraints:
         """One compiled attempt from ``q``, then polishing when there are costs."""
         q, it, done, merit = self._kernel(state, q, self.max_iterations_constrained)
         if done and state.problem.costs:
-            q, steps = polish.polish(state.residuals, q, budget,
-                                     lambda x: self._kernel_restore(state, x))
+            q, steps = self._polish_kernel(state, q, budget)
             it += steps
         return q, it, done, merit
+
+    def _first_kernel(self, state, starts: List[np.ndarray], budget: Budget) -> _Attempt:
+        """Compiled projections of ``starts``; the lowest-cost one polished."""
+        return polish.from_best_start(
+            state.residuals, starts,
+            lambda q: self._kernel(state, q, self.max_iterations_constrained),
+            lambda q: self._polish_kernel(state, q, budget), budget)
+
+    def _polish_kernel(self, state, q: np.ndarray, budget: Budget) -> Tuple[np.ndarray, int]:
+        return polish.polish(state.residuals, q, budget,
+                             lambda x: self._kernel_restore(state, x))
 
     def _kernel(self, state, q: np.ndarray, iterations: int) -> _Attempt:
         settings = constraint_kernel.Settings(self.damping_scale, self.bias, self.stall_ratio,
