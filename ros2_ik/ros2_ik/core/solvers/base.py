@@ -3,9 +3,10 @@
 A solver subclasses :class:`Solver` and implements ``setup`` (per-problem state,
 its own ``pin.Data``) and ``local_solve`` (one attempt from a start configuration).
 The driver (:class:`Search`) draws starts (the seed first, then the library samples
-nearest to the pose target, then uniform random in the limits), unwraps, clamps and
-independently verifies every candidate, keeps distinct solutions and builds the frozen
-:class:`IKResult`.
+nearest to the pose target, then uniform random in the limits; with costs, the first
+attempt also gets the costs' preferred configurations, :meth:`Solver.first_attempt`),
+unwraps near the seed (not with costs), clamps and independently verifies every
+candidate, keeps distinct solutions and builds the frozen :class:`IKResult`.
 """
 from __future__ import annotations
 
