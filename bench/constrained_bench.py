@@ -11,7 +11,9 @@ the problem, restarts within it), Drake's
 problem, building the problem / program included, failures included.  Success is decided
 by ``constrained_check.py`` alone (1e-4 m, 1e-4 rad, joint limits exactly, min distance by
 coal), and an answer after the budget is a failure ("late").  For family g the objective
-of each verified answer is re-evaluated there and compared with Drake SNOPT's.
+of each verified answer is re-evaluated there and compared with Drake SNOPT's, and with
+SNOPT started from the posture cost's ``q_nominal`` (``drake_snopt_nominal``, run on
+problems with costs only): lm tries that start too, so this is the anchor at its best.
 
     python bench/constrained_bench.py            # N=500 per family and arm (~5-12 min)
     python bench/constrained_bench.py --quick    # N=10
@@ -41,7 +43,9 @@ from machine import machine  # noqa: E402
 from ros2_ik.core import errors, robots  # noqa: E402
 
 OURS = ("lm", "sqp", "bfgs", "dls")
-DRAKE = ("drake_snopt", "drake_ipopt")
+DRAKE = ("drake_snopt", "drake_ipopt", "drake_snopt_nominal")
+#: Solvers run only on problems with costs (started from the posture cost's nominal).
+COSTS_ONLY = ("drake_snopt_nominal",)
 SCENE = HERE / "panda_scene.yaml"
 RESULTS = HERE / "results"
 
@@ -132,6 +136,8 @@ def run_cell(arm: Arm, family: str, solvers, n: int, seed: int, budget_s: float)
     """Every problem of one (family, arm) through every solver, interleaved; the rows."""
     specs = fam.generate(family, arm.name, arm.group, n + 1, seed,
                          clearance=arm.clearance if family == "h" else None)
+    if not specs[0].costs:
+        solvers = [s for s in solvers if s not in COSTS_ONLY]
     for solver in solvers:  # warm-up on an extra problem (imports, caches): not counted
         run_one(arm, specs[-1], solver, budget_s)
     records = {s: [] for s in solvers}

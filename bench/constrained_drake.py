@@ -44,6 +44,18 @@ from pydrake.solvers import IpoptSolver, SnoptSolver, SolverOptions
 from pydrake.systems.framework import DiagramBuilder
 
 SOLVERS = {"drake_snopt": SnoptSolver, "drake_ipopt": IpoptSolver}
+#: Suffix of a solver name started from the posture cost's ``q_nominal`` instead of the
+#: seed (``drake_snopt_nominal``): the anchor given the start ros2_ik's lm also tries.
+NOMINAL_START = "_nominal"
+
+
+def start_of(spec, solver: str) -> np.ndarray:
+    """Return the first initial guess (group vector) of ``solver`` on ``spec``."""
+    if solver.endswith(NOMINAL_START):
+        for term in spec.costs:
+            if term.kind == "posture":
+                return np.asarray(dict(term.args)["q_nominal"], dtype=float)
+    return spec.seed
 
 
 def root_link(urdf_xml: str) -> str:
@@ -160,12 +172,12 @@ class DrakeArm:
         """Restart until ``solver`` claims success or ``budget_s`` [s] is spent."""
         start = time.perf_counter()
         ik = self.program(spec)
-        engine = self.solvers[solver]
-        guess: Optional[np.ndarray] = self.to_drake(spec.seed)
+        engine = self.solvers[solver.replace(NOMINAL_START, "")]
+        guess: Optional[np.ndarray] = self.to_drake(start_of(spec, solver))
         attempts = 0
         while (left := budget_s - (time.perf_counter() - start)) > 0.0:
             options = SolverOptions()
-            if solver == "drake_snopt":
+            if solver.startswith("drake_snopt"):
                 options.SetOption(engine.solver_id(), "Major feasibility tolerance",
                                   FEASIBILITY_TOLERANCE)
             else:  # bound_relax_factor 0: IPOPT's answers honour the joint limits exactly
