@@ -260,3 +260,17 @@ def test_angle_between_vectors_for_any_vectors(a, b, q):
     value, _ = evaluate_at(term, model, np.array([q, 0.3]))
     a, b = np.array(a), np.array(b)
     assert value[0] == pytest.approx(a @ b / np.linalg.norm(a) / np.linalg.norm(b), abs=1e-12)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from([-math.inf, -2.0, -0.5, 0.0, 0.5, 2.0, math.inf, math.nan]),
+                min_size=3, max_size=3),
+       st.lists(st.floats(-1.0, 1.0), min_size=3, max_size=3))
+def test_violation_is_the_distance_outside_the_bounds(value, half_width):
+    """Per row max(lower - v, v - upper, 0), NaN where numpy's formula gives NaN."""
+    lower = np.array([-1.0, -math.inf, -0.25])
+    upper = np.array([1.0, 0.5, math.inf])
+    c = PositionConstraint(planar_2r(), "universe", lower, upper, "universe", np.zeros(3))
+    v = np.array(value) + np.array(half_width)
+    expected = np.maximum(np.maximum(lower - v, v - upper), 0.0)
+    np.testing.assert_array_equal(c.violation(v), expected)

@@ -17,6 +17,8 @@ threads, each of which owns its ``Data``.
 """
 from __future__ import annotations
 
+import math
+
 from abc import ABC, abstractmethod
 from typing import Optional, Tuple
 
@@ -68,6 +70,11 @@ class Constraint(ABC):
 
     def violation(self, value: np.ndarray) -> np.ndarray:
         """Per-row distance outside the bounds, shape ``(m,)``, zero when satisfied."""
+        value = np.asarray(value, dtype=float)
+        values = value.tolist()
+        if len(values) <= 8 and math.isfinite(sum(values)):  # floats: ~3x cheaper here
+            return np.array([max(lo - v, v - hi, 0.0) for v, lo, hi in zip(
+                values, self.lower_bound.tolist(), self.upper_bound.tolist())])
         below = self.lower_bound - value
         above = value - self.upper_bound
         return np.maximum(np.maximum(below, above), 0.0)

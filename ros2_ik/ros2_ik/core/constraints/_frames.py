@@ -148,9 +148,9 @@ def rotation_angle(R: np.ndarray) -> float:
     ``2 sin(theta) = |(R32 - R23, R13 - R31, R21 - R12)|``, ``2 cos(theta) = tr(R) - 1``:
     accurate near 0 and pi, unlike ``arccos`` of the trace.
     """
-    r = (R[2, 1] - R[1, 2], R[0, 2] - R[2, 0], R[1, 0] - R[0, 1])
-    return math.atan2(0.5 * math.sqrt(r[0] ** 2 + r[1] ** 2 + r[2] ** 2),
-                      0.5 * (R[0, 0] + R[1, 1] + R[2, 2] - 1.0))
+    (a, b, c), (d, e, f), (g, h, i) = R.tolist()  # floats: ~3x cheaper than indexing
+    x, y, z = h - f, c - g, d - b
+    return math.atan2(0.5 * math.sqrt(x * x + y * y + z * z), 0.5 * (a + e + i - 1.0))
 
 
 def cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
