@@ -147,7 +147,7 @@ def _try(res: Residuals, q_new: np.ndarray, restore):
     q_new, feasible = restore(q_new)
     if not feasible:
         return q_new, math.inf, None
-    cost_new, state_new = _evaluate(res, q_new)
+    cost_new, state_new = _evaluate(res, q_new, restored=True)
     return q_new, cost_new, state_new
 
 
@@ -165,18 +165,20 @@ def _bfgs(B: np.ndarray, s: np.ndarray, y: np.ndarray) -> np.ndarray:
     return B + np.outer(y, y) / sy - np.outer(Bs, Bs) / sBs
 
 
-def _evaluate(res: Residuals, q: np.ndarray):
-    """Costs at ``q`` and the linearisation there, or (inf, None) when ``q`` is infeasible."""
+def _evaluate(res: Residuals, q: np.ndarray, restored: bool = False):
+    """Costs at ``q`` and the linearisation there, or (inf, None) when ``q`` is infeasible.
+
+    ``restored``: ``q`` is a restoration's end that met its done test, the same bounds as
+    the test here (every row within ``DONE_FRACTION`` of the margin beyond the shrunk
+    bounds, the pose within tolerance): not tested again.
+    """
     q_full = res.update(q)
     pe = pJ = None
     if res.pose is not None:
         pe, pJ, scaled = res.pose_rows()
-        if scaled > 1.0:
+        if scaled > 1.0 and not restored:
             return math.inf, None
-    g, J = res.physical_rows(q_full)
-    lo, hi = res.physical_lower, res.physical_upper
-    outside = np.maximum(np.maximum(lo - g, g - hi), 0.0)  # beyond the shrunk bounds
-    if outside.size and not np.all(outside <= (1.0 + 4.0 * DONE_FRACTION) * res.physical_margin):
+    if not restored and not _feasible(res, q_full):
         return math.inf, None
     cost, grad, hessian = res.cost_model(q_full)
     values, rows, lower, upper = res.linearised_rows(q_full)
@@ -189,6 +191,15 @@ def _evaluate(res: Residuals, q: np.ndarray):
         lower = np.concatenate((lower, np.zeros(equalities)))
         upper = np.concatenate((upper, np.zeros(equalities)))
     return cost, _State(rows, values, lower, upper, equalities, grad, hessian)
+
+
+def _feasible(res: Residuals, q_full: np.ndarray) -> bool:
+    """Whether every physical row lies within the polishing's bounds (kinematics updated)."""
+    g, _ = res.physical_rows(q_full)
+    lo, hi = res.physical_lower, res.physical_upper
+    outside = np.maximum(np.maximum(lo - g, g - hi), 0.0)  # beyond the shrunk bounds
+    return not outside.size or bool(
+        np.all(outside <= (1.0 + 4.0 * DONE_FRACTION) * res.physical_margin))
 
 
 def _qp_step(res: Residuals, q: np.ndarray, state: _State, B: np.ndarray, radius: float):
