@@ -4,6 +4,7 @@ import math
 import numpy as np
 import pytest
 
+from ros2_ik.core.costs import PostureCost
 from ros2_ik.core.pose import PoseTarget
 from ros2_ik.core.result import IKStatus
 from ros2_ik.core.robot import Robot
@@ -63,3 +64,28 @@ def test_unwrap_stays_in_limits(group):
 def test_seed_from_joint_state(group):
     q = group.seed_from(["wide", "spin"], [0.5, 7.0])
     np.testing.assert_allclose(q, [7.0, 0.5])
+
+
+@pytest.mark.parametrize("solver", ["lm", "bfgs"])  # sqp: no solution here (~1 cm off)
+@pytest.mark.parametrize("seed_spin", [3.0, 9.3, -12.0])
+def test_with_a_posture_cost_only_revolute_joints_keep_the_minimised_value(
+        group, solver, seed_spin):
+    """The continuous joint's cost is periodic: unwrapped near the seed as without costs.
+
+    The wide revolute joint's is not: lm, which also starts from the cost's nominal,
+    answers at the nominal's -0.18 rad, not at the seed's equivalent 6.1 rad.
+    """
+    seed = np.array([seed_spin, 5.9])
+    q_goal = seed + np.array([0.15, 0.2])
+    nominal = np.array([q_goal[0], q_goal[1] - 2 * math.pi])
+    target = PoseTarget("tip", group.fk(q_goal, "tip"))
+    posture = PostureCost(group.robot.model, group.to_full_q(nominal))
+    result = solve(group, target, seed, solver=solver, timeout_s=2.0, random_seed=4,
+                   costs=[posture])
+    assert result.status is IKStatus.SUCCESS, result.message
+    assert abs(result.q[0] - seed[0]) < math.pi
+    assert group.lower[1] <= result.q[1] <= group.upper[1]
+    if solver == "lm":
+        assert abs(result.q[1] - nominal[1]) < 1e-3, result.q
+    T = group.fk(result.q, "tip")
+    assert np.linalg.norm(T.translation - target.T_ref_target.translation) <= 1e-4

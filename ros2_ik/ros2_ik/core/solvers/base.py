@@ -195,9 +195,7 @@ class Search:
 
     def _check(self, q: np.ndarray) -> bool:
         group = self.group
-        # Unwrapped near the seed (a fresh array, owned here); not with costs, which the
-        # solver minimised at q: 2 pi away a posture cost is another.
-        q = np.array(q, dtype=float) if self.problem.costs else group.unwrap_near(q, self.seed)
+        q = self._unwrapped(q)  # a fresh array, owned here
         if not group.within_limits(q):  # solvers clamp already: usually inside
             q = group.clamp(q)
         q.setflags(write=False)  # the Solution and the IKResult keep it as it is
@@ -214,6 +212,19 @@ class Search:
                 self.best = cand
             return False
         return self._add_solution(cand)
+
+    def _unwrapped(self, q: np.ndarray) -> np.ndarray:
+        """``q`` with wrapping joints shifted by 2 pi to the equivalent nearest the seed.
+
+        With costs, a revolute joint inside its limits keeps the value the solver
+        minimised: 2 pi away a posture cost is another (a continuous joint's is the same).
+        """
+        unwrapped = self.group.unwrap_near(q, self.seed)
+        if not self.problem.costs:
+            return unwrapped
+        group = self.group
+        keep = ~group.continuous & (q >= group.lower) & (q <= group.upper)
+        return np.where(keep, q, unwrapped)
 
     def _score(self, pos: float, ori: float, viol) -> float:
         pose = self.problem.pose
