@@ -155,3 +155,27 @@ def test_constraint_problems_solve_the_clearance_last(panda, offset):
     assert result.success, result.message
     assert clearance(panda, checker, result.q) >= MIN_DISTANCE_M - 1e-4
     assert verify_pose(group, None, result.q, constraints[:2])[0]
+
+
+def test_clearance_last_pushes_out_every_nth_rejection_only():
+    """Colliding first-stage solutions restart at once; every n-th is pushed out, once."""
+    from types import SimpleNamespace
+
+    from ros2_ik.core.solvers import clearance_last
+    from ros2_ik.core.solvers.budget import Budget
+    calls = []
+    state = SimpleNamespace(first="first", full="full", rejected=0, clear=lambda q: False,
+                            run_first=lambda q, b: (q + 1.0, 3, True, 0.0))
+
+    def push(res, q, budget):
+        calls.append((res, q.copy()))
+        return q + 10.0, 4, True, 0.0
+
+    results = [clearance_last.attempt(state, np.zeros(2), Budget(1.0), None, push, 3)
+               for _ in range(6)]
+    assert [done for _, _, done, _ in results] == [False, False, True] * 2
+    assert len(calls) == 2 and all(res == "full" for res, _ in calls)
+    # pushed out from the first stage's solution, not from the attempt's start
+    assert all(np.array_equal(q, np.ones(2)) for _, q in calls)
+    assert results[2][1] == 3 + 4  # iterations of both stages
+    assert state.rejected == 6

@@ -269,6 +269,12 @@ class LevenbergMarquardt(CompiledConstraints, Solver):
     max_iterations_constrained = 15
     #: Iterations that bring a polishing step back onto the constraints (:mod:`polish`).
     restore_iterations = 4
+    #: Constraint problems with a clearance (:mod:`clearance_last`): of the attempts whose
+    #: solution of the other constraints collides, every ``clearance_push_every``-th is
+    #: pushed out for at most ``clearance_push_iterations``; the others restart at once.
+    #: Measurements in :mod:`clearance_last`'s docstring.
+    clearance_push_every = 3
+    clearance_push_iterations = 4
     #: Constant added to the damping (keeps steps finite at singularities) [m^2].
     bias = 1e-6
     #: Damping = damping_scale * E + bias.  Chan & Lawrence use 1; with E in m^2 + rad^2,
@@ -338,8 +344,9 @@ class LevenbergMarquardt(CompiledConstraints, Solver):
         if isinstance(state, constraint_kernel.KernelState):
             return LocalResult(*self._attempt_kernel(state, q0, budget))
         if isinstance(state, clearance_last.ClearanceLastState):
-            return LocalResult(*clearance_last.attempt(state, q0, budget,
-                                                       self._attempt_generic))
+            return LocalResult(*clearance_last.attempt(
+                state, q0, budget, self._attempt_generic, self._push_out,
+                self.clearance_push_every))
         return LocalResult(*self._attempt_generic(state, q0, budget))
 
     def _attempt_fast(self, state: _FastState, q0: np.ndarray, budget: Budget) -> LocalResult:
@@ -479,6 +486,10 @@ class LevenbergMarquardt(CompiledConstraints, Solver):
             q, steps = polish.polish(res, q, budget, lambda x: self._restore(res, x, budget))
             it += steps
         return q, it, done, merit
+
+    def _push_out(self, res: Residuals, q: np.ndarray, budget: Budget) -> _Attempt:
+        """Run a short stacked attempt that moves a colliding solution clear (clearance last)."""
+        return active_set.attempt(res, q, budget, _lm_step, self, self.clearance_push_iterations)
 
     def _restore(self, res: Residuals, q: np.ndarray, budget: Budget):
         """Run a few active-set iterations back onto the constraints: ``(q, feasible)``."""
