@@ -16,6 +16,7 @@ from ros2_ik.core.problem import Problem
 from ros2_ik.core.robot import Robot
 from ros2_ik.core.solvers import chain_kernel
 from ros2_ik.core.solvers.base import SolveOptions
+from ros2_ik.core.solvers.budget import Budget
 from ros2_ik.core.solvers.lm import LevenbergMarquardt
 from ros2_ik.core.solvers.residuals import Residuals
 from ros2_ik.core.terms import Constraint
@@ -78,8 +79,7 @@ def test_a_colliding_pose_answer_is_pushed_out_in_the_same_attempt(panda):
     _, _, _, group, target, plain = panda
     checker = checker_with_ball(panda, np.array([0.0, 0.0, 0.075]))  # grazes the elbow
     assert clearance(panda, checker, plain.q) < 0.0
-    solver = LevenbergMarquardt()
-    solver.pose_first_fallback = False  # the repair alone, not the stacked loop from READY
+    solver = LevenbergMarquardt()  # one attempt allowed: its colliding answer is pushed out
     constraint = MinimumDistanceConstraint(checker, MIN_DISTANCE_M, 0.05)
     result = one_attempt(solver, Problem(group, target, [constraint]))
     assert result.success, result.message
@@ -87,13 +87,32 @@ def test_a_colliding_pose_answer_is_pushed_out_in_the_same_attempt(panda):
     assert clearance(panda, checker, result.q) >= MIN_DISTANCE_M - 1e-4
 
 
-def test_deep_collisions_fall_back_to_the_stacked_loop_from_the_start(panda):
+def test_a_colliding_pose_answer_restarts_before_any_push_out(panda):
+    """Unlimited attempts: the first two colliding pose answers are dropped, not repaired."""
+    _, _, _, group, target, plain = panda
+    checker = checker_with_ball(panda, np.array([0.0, 0.0, 0.075]))
+    constraint = MinimumDistanceConstraint(checker, MIN_DISTANCE_M, 0.05)
+    solver = LevenbergMarquardt()
+    problem = Problem(group, target, [constraint])
+    solver.options = SolveOptions(timeout_s=0.5, random_seed=1)  # max_attempts=0: no limit
+    state = solver.setup(problem)
+    first = solver.local_solve(state, READY.copy(), Budget(0.5))
+    assert not first.converged and first.iterations == plain.iterations
+    np.testing.assert_allclose(first.q, plain.q, atol=1e-12)  # the pose answer, as it was
+    solver.local_solve(state, READY.copy(), Budget(0.5))
+    third = solver.local_solve(state, READY.copy(), Budget(0.5))  # pushed out, 4 its at most
+    assert state.rejected == 3
+    assert plain.iterations < third.iterations <= plain.iterations + 4
+
+
+def test_deep_collisions_are_left_for_another_start(panda):
     _, _, _, group, target, plain = panda
     checker = checker_with_ball(panda, np.zeros(3))  # the ball swallows the elbow
     constraint = MinimumDistanceConstraint(checker, MIN_DISTANCE_M, 0.05)
-    result = one_attempt(LevenbergMarquardt(), Problem(group, target, [constraint]))
+    result = LevenbergMarquardt().solve(Problem(group, target, [constraint]), READY.copy(),
+                                        SolveOptions(timeout_s=0.5, random_seed=1))
     assert result.success, result.message
-    assert result.restarts == 0
+    assert result.restarts >= 1
     assert clearance(panda, checker, result.q) >= MIN_DISTANCE_M - 1e-4
 
 
@@ -167,7 +186,7 @@ def test_clearance_last_pushes_out_every_nth_rejection_only():
     state = SimpleNamespace(first="first", full="full", rejected=0, clear=lambda q: False,
                             run_first=lambda q, b: (q + 1.0, 3, True, 0.0))
 
-    def push(res, q, budget):
+    def push(res, q, q0, budget):
         calls.append((res, q.copy()))
         return q + 10.0, 4, True, 0.0
 

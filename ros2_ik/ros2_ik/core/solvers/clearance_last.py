@@ -22,8 +22,8 @@ p95 / p99 [ms], 100 % solved in both::
 
 Pushing out the first rejection and every third after it was slower (panda 4 cm p95 3.3
 against 2.0); rejections alone did about as well on these scenes, but an arm whose every
-posture grazes an obstacle needs the push-out.  A solve limited to one or two attempts
-never pushes out.
+posture grazes an obstacle needs the push-out.  A solve limited to fewer attempts than
+``push_every`` pushes out each rejection, as far as it can (the solver's choice).
 """
 from __future__ import annotations
 
@@ -74,12 +74,13 @@ class ClearanceLastState:
 
 def attempt(state: ClearanceLastState, q0: np.ndarray, budget: Budget,
             run: Callable[[Residuals, np.ndarray, Budget], _Attempt],
-            push: Callable[[Residuals, np.ndarray, Budget], _Attempt],
+            push: Callable[[Residuals, np.ndarray, np.ndarray, Budget], _Attempt],
             push_every: int = 1) -> _Attempt:
     """Other constraints, then clearance (see the module docstring).
 
-    ``run`` is one attempt (the first stage when ``state.run_first`` is None); ``push`` is
-    the push-out attempt, run on every ``push_every``-th rejected first-stage solution.
+    ``run`` is one attempt (the first stage when ``state.run_first`` is None);
+    ``push(residuals, q, q0, budget)`` the push-out from the first stage's ``q``, run on
+    every ``push_every``-th rejected first-stage solution.
     """
     if state.run_first is not None:
         q, it, done, merit = state.run_first(q0, budget)
@@ -90,5 +91,5 @@ def attempt(state: ClearanceLastState, q0: np.ndarray, budget: Budget,
     state.rejected += 1
     if state.rejected % max(int(push_every), 1):
         return q, it, False, merit  # rejected: the driver's next start
-    q, more, done, merit = push(state.full, q, budget)
+    q, more, done, merit = push(state.full, q, q0, budget)
     return q, it + more, done, merit

@@ -19,13 +19,18 @@ Pose first, clearance second: when every constraint is usually inactive at a pos
 solution (``pose_first_constraints``: the minimum-distance constraint), an attempt runs
 the pose-only loop first; once it converges, a value-only test (``Constraint.holds``: for
 the minimum distance, only the pairs whose lower bound is under ``min_distance_m``, no
-Jacobians, no gradients) returns the pose solution when the constraints hold; otherwise
-the stacked loop starts from there and pushes the configuration out of collision while
-keeping the pose (in-solve, not a restart); if that stalls, the stacked loop runs from the
-attempt's start as before.  A stacked iteration costs ~10x a pose-only one (the checker's
-distances and gradients), so the clear majority of attempts, collision-free at their pose
-solution, pay one clearance test instead.  Measured (bench/collision_bench.py,
-Panda scene, 1000 collision-free targets, 20 ms): see bench/results/collision.md.
+Jacobians, no gradients) returns the pose solution when the constraints hold.  A colliding
+pose solution is dropped for the next start, and every ``clearance_push_every``-th is pushed
+out instead: at most ``clearance_push_iterations`` of the stacked loop from there, keeping
+the pose, as :mod:`clearance_last` does without a pose target (its docstring has the
+measurements).  A stacked iteration costs ~10x a pose-only one (the checker's distances
+and gradients), so the clear majority of attempts pay one clearance test, and a deep
+collision costs a restart, not 15-30 stacked iterations.  The panda scene of
+bench/collision_bench.py, 1000 collision-free targets, 100 ms budget, against pushing out
+every colliding pose answer for up to 15 iterations and then again from the attempt's
+start: p99 2.4 -> 0.8 ms (ur5 in the same scene 36 -> 5.1 ms, xarm7 8.5 -> 0.9 ms), all
+solved either way; with 20 ms, 99.8 -> 100 %.  The benchmark's own figures:
+bench/results/collision.md.
 """
 from __future__ import annotations
 
@@ -216,7 +221,7 @@ def _check_data(group) -> pin.Data:
 class _PoseFirstState:
     """A constrained problem solved pose first: the pose-only loop, then the stacked one."""
 
-    __slots__ = ("fast", "problem", "tolerance", "model", "data", "_stacked")
+    __slots__ = ("fast", "problem", "tolerance", "model", "data", "_stacked", "rejected")
 
     def __init__(self, fast: _FastState, problem: Problem, tolerance):
         """Cheap: the stacked residuals are built by the first attempt that needs them."""
@@ -224,6 +229,8 @@ class _PoseFirstState:
         self.model = problem.group.robot.model
         self.data = _check_data(problem.group)
         self._stacked = None
+        #: Pose solutions of this solve that the constraints' test rejected.
+        self.rejected = 0
 
     @property
     def stacked(self) -> Residuals:
@@ -272,7 +279,9 @@ class LevenbergMarquardt(CompiledConstraints, Solver):
     #: Constraint problems with a clearance (:mod:`clearance_last`): of the attempts whose
     #: solution of the other constraints collides, every ``clearance_push_every``-th is
     #: pushed out for at most ``clearance_push_iterations``; the others restart at once.
-    #: Measurements in :mod:`clearance_last`'s docstring.
+    #: Measurements in :mod:`clearance_last`'s docstring.  A solve limited to fewer
+    #: attempts (``max_attempts``) pushes out each colliding solution, for a whole attempt
+    #: and then from the attempt's start (:meth:`_push_out`).
     clearance_push_every = 3
     clearance_push_iterations = 4
     #: Constant added to the damping (keeps steps finite at singularities) [m^2].
@@ -292,9 +301,6 @@ class LevenbergMarquardt(CompiledConstraints, Solver):
     #: Names of the constraints for which an attempt solves the pose alone first (see the
     #: module docstring); a problem with any other constraint uses the stacked loop only.
     pose_first_constraints = ("minimum_distance",)
-    #: When the stacked loop cannot clear the pose solution (deep in an obstacle), run it
-    #: again from the attempt's start (the behaviour before pose first) in the same attempt.
-    pose_first_fallback = True
 
     def setup(self, problem: Problem) -> Any:
         """Reduced-model state for pose-only problems, stacked residuals otherwise."""
@@ -346,7 +352,7 @@ class LevenbergMarquardt(CompiledConstraints, Solver):
         if isinstance(state, clearance_last.ClearanceLastState):
             return LocalResult(*clearance_last.attempt(
                 state, q0, budget, self._attempt_generic, self._push_out,
-                self.clearance_push_every))
+                self._push_every()))
         return LocalResult(*self._attempt_generic(state, q0, budget))
 
     def _attempt_fast(self, state: _FastState, q0: np.ndarray, budget: Budget) -> LocalResult:
@@ -362,18 +368,15 @@ class LevenbergMarquardt(CompiledConstraints, Solver):
 
     def _attempt_pose_first(self, state: _PoseFirstState, q0: np.ndarray,
                             budget: Budget) -> LocalResult:
-        """Pose alone, then the stacked loop from its answer, else from ``q0`` as before."""
+        """Pose alone; a colliding answer restarts or, every few, is pushed out (module doc)."""
         pose = self._attempt_fast(state.fast, q0, budget)
         if not pose.converged or state.holds(pose.q):
             return pose  # clear: no Jacobians, no gradients, no pairs out to the influence
-        q, it, done, merit = self._attempt_generic(state.stacked, pose.q, budget)
-        it += pose.iterations
-        if done or not self.pose_first_fallback or budget.expired():
-            return LocalResult(q, it, done, merit)
-        # Deep in an obstacle the pushed-out pose solution can stall (a ball around the
-        # elbow): the stacked loop from the attempt's start goes around it instead.
-        q, more, done, merit = self._attempt_generic(state.stacked, q0, budget)
-        return LocalResult(q, it + more, done, merit)
+        state.rejected += 1
+        if state.rejected % self._push_every():
+            return LocalResult(pose.q, pose.iterations, False, pose.merit)
+        q, it, done, merit = self._push_out(state.stacked, pose.q, q0, budget)
+        return LocalResult(q, it + pose.iterations, done, merit)
 
     def _attempt_log6(self, s: _FastState, q: np.ndarray, budget: Budget) -> _Attempt:
         """Full isotropic pose: e = log6(T_target^-1 T) and the LOCAL frame Jacobian.
@@ -487,9 +490,34 @@ class LevenbergMarquardt(CompiledConstraints, Solver):
             it += steps
         return q, it, done, merit
 
-    def _push_out(self, res: Residuals, q: np.ndarray, budget: Budget) -> _Attempt:
-        """Run a short stacked attempt that moves a colliding solution clear (clearance last)."""
-        return active_set.attempt(res, q, budget, _lm_step, self, self.clearance_push_iterations)
+    def _push_every(self) -> int:
+        """Return which colliding solutions are pushed out: every n-th of the solve.
+
+        A solve limited to fewer attempts than ``clearance_push_every`` pushes out each one
+        (a local repair near the seed is then what was asked for).
+        """
+        limit = self.options.max_attempts
+        if limit and limit < self.clearance_push_every:
+            return 1
+        return max(int(self.clearance_push_every), 1)
+
+    def _push_out(self, res: Residuals, q: np.ndarray, q0: np.ndarray,
+                  budget: Budget) -> _Attempt:
+        """Run the stacked loop from colliding ``q`` to move it clear, holding the rest.
+
+        ``clearance_push_iterations`` at most.  A solve limited to fewer attempts than
+        ``clearance_push_every`` has no restart to leave a deep collision to: a whole
+        attempt from ``q``, then, if that stalls, one from the attempt's start ``q0``.
+        """
+        limit = self.options.max_attempts
+        if not limit or limit >= self.clearance_push_every:
+            return active_set.attempt(res, q, budget, _lm_step, self,
+                                      self.clearance_push_iterations)
+        q, it, done, merit = self._attempt_generic(res, q, budget)
+        if done or budget.expired():
+            return q, it, done, merit
+        q, more, done, merit = self._attempt_generic(res, q0, budget)
+        return q, it + more, done, merit
 
     def _restore(self, res: Residuals, q: np.ndarray, budget: Budget):
         """Run a few active-set iterations back onto the constraints: ``(q, feasible)``."""
