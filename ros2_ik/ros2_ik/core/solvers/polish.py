@@ -77,7 +77,7 @@ def polish(res: Residuals, q: np.ndarray, budget: Budget,
             return q, step  # first-order optimal within the linearisation
         q_new, cost_new, state_new = _try(res, q + dq, restore)
         if state_new is None or not cost_new < cost:
-            radius = 0.25 * float(np.max(np.abs(dq), initial=radius))
+            radius = 0.25 * min(radius, float(np.max(np.abs(dq), initial=0.0)))
             continue
         B = _bfgs(B, q_new - q, state_new.lagrangian_gradient(lam)
                   - state.lagrangian_gradient(lam))
