@@ -39,8 +39,11 @@ def test_a_late_tick_skips_deadlines_instead_of_bursting():
     _wait(lambda: len(ticks) >= 8)
     loop.stop()
     assert loop.skipped >= 10
-    gaps = [b - a for a, b in zip(ticks[3:], ticks[4:8])]
-    assert min(gaps) > 0.001  # no burst of catch-up ticks after the late one
+    # The late tick keeps the grid: the next tick runs at once and may fall just before
+    # the next deadline (one short gap, ~2 ms minus the wake-up latency: 0.42 ms seen on
+    # a loaded CI machine). A burst of catch-up ticks would make several gaps short.
+    gaps = sorted(b - a for a, b in zip(ticks[3:], ticks[4:8]))
+    assert gaps[1] > 0.001, gaps
 
 
 def test_priority_is_set_or_the_refusal_said():
