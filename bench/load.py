@@ -1,7 +1,10 @@
 """``make load``: latency, load and soak figures of ``ik_node`` over DDS on loopback.
 
-One ``ik_node`` process (the Panda, panda.yaml), on a private ROS domain with
-localhost-only discovery.  Clients run in separate processes (spawned), so they do
+One ``ik_node`` process (the Panda, panda.yaml), on a private ROS domain with ROS's
+default discovery range (SUBNET): as a user runs it, so the node's Fast DDS participant is
+on UDPv4 alone (node/transport.py), while the clients and the joint_states driver keep
+Fast DDS's defaults (shared memory + UDPv4).  ``--discovery-range LOCALHOST`` runs all on
+shared memory, as the tests do.  Clients run in separate processes (spawned), so they do
 not share a GIL with each other, with the node or with the measuring parent.  Every
 part is bounded in count and in time and the script stops by itself.
 
@@ -261,6 +264,8 @@ def parse_args():
     parser.add_argument("--budget-s", type=float, default=900.0, help="whole-run bound")
     parser.add_argument("--quick", action="store_true", help="a small smoke run")
     parser.add_argument("--parts", default=PARTS, help="comma-separated subset to run")
+    parser.add_argument("--discovery-range", default="SUBNET", choices=("SUBNET", "LOCALHOST"),
+                        help="ROS_AUTOMATIC_DISCOVERY_RANGE of every process (see above)")
     parser.add_argument("--node-source", default="",
                         help="folder holding another ros2_ik package to run the node from")
     parser.add_argument("--output", default="", help="JSON path (default: bench/results/"
@@ -293,7 +298,7 @@ def main() -> int:
     args = parse_args()
     parts = args.parts.split(",")
     from ros2_ik.node.harness import isolate_ros
-    isolate_ros()
+    isolate_ros(discovery_range=args.discovery_range)
     import rclpy
     rclpy.init()
     deadline = time.time() + args.budget_s

@@ -150,8 +150,9 @@ def markdown(report: dict) -> str:
              f"(`bench/load_clients.request_maker`); {m.get('cpu', '?')}, "
              f"{m.get('cores', '?')} cores shared with other work (1-min load average "
              f"{load:.2f} at start, {end:.2f} at end); clients in their own processes "
-             "(rclpy EventsExecutor). Milliseconds, p50 / p99; the in-process columns time "
-             "the same requests in the client process right after each call.", "",
+             "(rclpy EventsExecutor); " + _transport_text(report) + ". Milliseconds, p50 / "
+             "p99; the in-process columns time the same requests in the client process right "
+             "after each call.", "",
              "| part | round trip | reply solve_time | in-process compute_ik "
              "| in-process solve() | lost |", "|---|---|---|---|---|---|"]
     lines += _latency_rows(report, "") + _floor_rows(report, "")
@@ -173,6 +174,14 @@ def markdown(report: dict) -> str:
                   f"{js['node_callbacks_per_s_median']:g} callbacks/s, at least "
                   f"{js['node_callbacks_per_s_min']} in any 1-s window."]
     return "\n".join(lines)
+
+
+def _transport_text(report: dict) -> str:
+    discovery_range = report.get("args", {}).get("discovery_range", "LOCALHOST")
+    if discovery_range == "LOCALHOST":
+        return "discovery LOCALHOST: every process on Fast DDS shared memory + UDPv4"
+    return (f"discovery {discovery_range} (ROS's default): the node on UDPv4 "
+            "(node/transport.py), clients and driver on Fast DDS's shared memory + UDPv4")
 
 
 def update_readme(readme: pathlib.Path, table: str) -> None:

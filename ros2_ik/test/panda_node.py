@@ -22,10 +22,11 @@ def description() -> Tuple[str, str, pin.Model]:
     return urdf, robots.srdf_text("panda"), pin.buildModelFromXML(urdf)
 
 
-def start(namespace: str, *params: str, joints=True):
+def start(namespace: str, *params: str, joints=True, env=None):
     """ik_node with config/panda.yaml under ``/namespace``, fed the Panda's description.
 
-    Returns (NodeProcess, Client) once the node answers with a model.
+    ``env``: variables added to the node's environment.  Returns (NodeProcess, Client)
+    once the node answers with a model.
     """
     from ament_index_python.packages import get_package_share_directory
     from ros2_ik.node.harness import Client, NodeProcess
@@ -35,7 +36,7 @@ def start(namespace: str, *params: str, joints=True):
     args = ["--params-file", config, "-r", f"__ns:=/{namespace}"]
     for param in params:
         args += ["-p", param]
-    node = NodeProcess(extra_args=args)
+    node = NodeProcess(extra_args=args, env=env)
     client = Client(f"{namespace}_client", namespace=f"/{namespace}")
     try:
         urdf, srdf, _ = description()

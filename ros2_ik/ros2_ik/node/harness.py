@@ -1,7 +1,7 @@
 """Start ``ik_node`` as a real process and talk to it over real DDS with rclpy.
 
-Each harness isolates itself: its own ``ROS_DOMAIN_ID`` and localhost-only discovery,
-set before rclpy initialises.  Waits are on conditions with deadlines, never fixed
+Each harness isolates itself: its own ``ROS_DOMAIN_ID`` and (by default) localhost-only
+discovery, set before rclpy initialises.  Waits are on conditions with deadlines, never fixed
 sleeps.  Used by the node tests and by ``make demo``.
 """
 from __future__ import annotations
@@ -29,14 +29,26 @@ LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
                      durability=DurabilityPolicy.TRANSIENT_LOCAL)
 
 
-def isolate_ros(domain_id: Optional[int] = None) -> int:
-    """Put this process on a private DDS domain reachable only on localhost."""
+def isolate_ros(domain_id: Optional[int] = None,
+                discovery_range: Optional[str] = None) -> int:
+    """Put this process (and its children) on a private DDS domain; return its id.
+
+    ``discovery_range``: ``LOCALHOST`` (the default) or ``SUBNET``, ROS's own default,
+    under which the node's Fast DDS participant runs on UDPv4 alone (node/transport.py;
+    rmw_fastrtps forces shared memory on LOCALHOST).  A child calling with None keeps
+    the range its parent chose.
+    """
     if domain_id is None:
         domain_id = 10 + os.getpid() % 90
+    chosen = discovery_range or os.environ.get(_RANGE_CHOSEN, "LOCALHOST")
     os.environ["ROS_DOMAIN_ID"] = str(domain_id)
-    os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
+    os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = os.environ[_RANGE_CHOSEN] = chosen
     os.environ.pop("ROS_LOCALHOST_ONLY", None)
     return domain_id
+
+
+#: Where :func:`isolate_ros` leaves its range for the children that call it again.
+_RANGE_CHOSEN = "ROS2_IK_ISOLATED_RANGE"
 
 
 def node_executable() -> str:

@@ -13,6 +13,7 @@ from rclpy.executors import ExternalShutdownException
 from ros2_ik.node.ik_node import IKNode
 from ros2_ik.node.lifecycle import exit_with_parent
 from ros2_ik.node.spinning import make_executor, spin
+from ros2_ik.node.transport import choose_transport
 
 
 def main(args=None) -> int:
@@ -21,6 +22,7 @@ def main(args=None) -> int:
     Threads: see node/spinning.py; the parent watch: node/lifecycle.py.  The last line
     the node logs is "ik_node shutting down".
 
+    The node's DDS transport (UDPv4 under Fast DDS unless configured): node/transport.py.
     ``kill -USR1 <pid>`` prints every thread's Python stack (to diagnose a stuck solve).
     """
     faulthandler.register(signal.SIGUSR1, all_threads=True)
@@ -28,6 +30,7 @@ def main(args=None) -> int:
     # Hand the GIL over every 0.5 ms (default 5 ms) so that the executor thread (service,
     # joint_states) is not held up behind the action's solving thread (make load).
     sys.setswitchinterval(0.0005)
+    transport_note = choose_transport()  # before the DDS participant exists
     try:
         with rclpy.init(args=args):
             try:
@@ -40,6 +43,8 @@ def main(args=None) -> int:
                     raise
                 rclpy.logging.get_logger("ik_node").info("ik_node shutting down")
                 return 0
+            if transport_note:
+                node.get_logger().info(transport_note)
             executor = make_executor()
             executor.add_node(node)
             try:
