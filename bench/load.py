@@ -98,6 +98,16 @@ def spawn(target, *args):
     return proc
 
 
+def finish(proc, timeout_s: float = 30.0) -> None:
+    """Join a worker; kill it if it hangs in DDS teardown (see ``load_clients.send``)."""
+    proc.join(timeout_s)
+    if proc.is_alive():
+        print(f"   worker {proc.pid} hung after sending its figures (DDS teardown); killed",
+              flush=True)
+        proc.kill()
+        proc.join(5)
+
+
 def run_workers(count_each: int, clients: int, deadline: float, node_pid: int = 0,
                 sample_rss: bool = False, in_process: bool = False) -> dict:
     """``clients`` service workers, ``count_each`` calls each; merged figures.
@@ -124,7 +134,7 @@ def _run_workers(count_each: int, clients: int, deadline: float, node_pid: int,
         time.sleep(1.0 if sample_rss else 0.1)
     parts = [results.get(timeout=120) for _ in procs]
     for p in procs:
-        p.join(30)
+        finish(p)
     if sample_rss:
         curve.append((progress.value, round(time.monotonic() - started, 1), rss_kb(node_pid)))
     return merge(parts, time.monotonic() - started, curve)
@@ -194,7 +204,7 @@ def action_latency(goals: int, deadline: float) -> dict:
     results = mp.get_context("spawn").Queue()
     proc = spawn(action_worker, goals, 7, results, deadline)
     out = results.get(timeout=max(60.0, deadline - time.time() + 60))
-    proc.join(30)
+    finish(proc)
     return out
 
 
@@ -216,8 +226,8 @@ def with_joint_states(args, deadline: float) -> dict:
     time.sleep(1.5)  # one more full diagnostics window with the stream alone
     stop.set()
     stream_stats, windows = stream_out.get(timeout=60), diag_out.get(timeout=60)
-    stream.join(30)
-    diag.join(30)
+    finish(stream)
+    finish(diag)
     counts = [w["messages"] for w in windows]
     live = [i for i, c in enumerate(counts) if c > 0]
     inner = windows[live[1]:live[-1]] if len(live) > 2 else windows  # minus partial ends
@@ -240,7 +250,7 @@ def cancel_latency(cancels: int, deadline: float) -> dict:
     results = mp.get_context("spawn").Queue()
     proc = spawn(cancel_worker, cancels, results, deadline)
     out = results.get(timeout=max(60.0, deadline - time.time() + 60))
-    proc.join(30)
+    finish(proc)
     return out
 
 

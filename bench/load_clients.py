@@ -80,6 +80,20 @@ def _spin_until(executor, future, timeout_s: float) -> bool:
     return True
 
 
+def send(results, value) -> None:
+    """Put ``value`` on ``results`` and flush it to the pipe before DDS is torn down.
+
+    Fast DDS 3.2 can deadlock deleting a participant while another participant leaves
+    (seen once in ~17 ``make load`` runs: ``destroy_node`` spinning in
+    ``DomainParticipant::set_listener`` with the GIL held); the queue's feeder thread then
+    never runs, and the parent would miss the figures.  The parent kills a worker that
+    hangs so (``load.finish``).
+    """
+    results.put(value)
+    results.close()
+    results.join_thread()
+
+
 def service_client(node, namespace: str):
     """Return a compute_ik client whose response history holds 1000 answers, not 10.
 
@@ -144,10 +158,10 @@ def service_worker(domain_id: str, namespace: str, index: int, count: int, seed:
             with progress.get_lock():
                 progress.value += 1
     finally:
-        results.put(dict({k: np.array(v) for k, v in out.items() if k != "lost_at"},
-                         sent=sent, lost=len(out["lost_at"]), lost_at=out["lost_at"],
-                         codes=dict(codes), stopped_by_deadline=stopped,
-                         warmup_retries=warmup_retries, busy_s=time.perf_counter() - first))
+        send(results, dict({k: np.array(v) for k, v in out.items() if k != "lost_at"},
+                           sent=sent, lost=len(out["lost_at"]), lost_at=out["lost_at"],
+                           codes=dict(codes), stopped_by_deadline=stopped,
+                           warmup_retries=warmup_retries, busy_s=time.perf_counter() - first))
         node.destroy_node()
         executor.shutdown()
         rclpy.shutdown()
@@ -263,9 +277,9 @@ def action_worker(domain_id: str, namespace: str, goals: int, seed: int, results
         rtts.append(answer[0])
         solves.append(answer[1].solve_time)
         codes[str(answer[1].error_code.val)] += 1
-    results.put({"goals": len(rtts), "lost": lost, "codes": dict(codes),
-                 "goal_to_result_ms": percentiles(np.array(rtts) * 1e3),
-                 "result_solve_time_ms": percentiles(np.array(solves) * 1e3)})
+    send(results, {"goals": len(rtts), "lost": lost, "codes": dict(codes),
+                   "goal_to_result_ms": percentiles(np.array(rtts) * 1e3),
+                   "result_solve_time_ms": percentiles(np.array(solves) * 1e3)})
     _close_action_client(executor, node, action)
 
 
@@ -292,7 +306,7 @@ def stream_worker(domain_id: str, namespace: str, rate_hz: float, stop, results)
             worst = max(worst, now - last)
         last, sent = now, sent + 1
         next_t = max(next_t + period, now - 10 * period)  # no burst after a stall
-    results.put({"sent": sent, "worst_send_gap_s": worst})
+    send(results, {"sent": sent, "worst_send_gap_s": worst})
     node.destroy_node()
     rclpy.shutdown()
 
@@ -311,7 +325,7 @@ def diagnostics_worker(domain_id: str, namespace: str, stop, results) -> None:
     executor.add_node(node)
     while not stop.is_set():
         executor.spin_once(timeout_sec=0.1)
-    results.put(windows)
+    send(results, windows)
     node.destroy_node()
     executor.shutdown()
     rclpy.shutdown()
@@ -353,9 +367,9 @@ def cancel_worker(domain_id: str, namespace: str, cancels: int, results,
         to_result.append(time.perf_counter() - t0)
         status = result.result().status if result.done() else -1
         statuses["CANCELED" if status == GoalStatus.STATUS_CANCELED else str(status)] += 1
-    results.put({"cancels": len(to_result), "statuses": dict(statuses),
-                 "cancel_to_result_ms": percentiles(np.array(to_result) * 1e3),
-                 "cancel_to_response_ms": percentiles(np.array(to_response) * 1e3)})
+    send(results, {"cancels": len(to_result), "statuses": dict(statuses),
+                   "cancel_to_result_ms": percentiles(np.array(to_result) * 1e3),
+                   "cancel_to_response_ms": percentiles(np.array(to_response) * 1e3)})
     _close_action_client(executor, node, action)
 
 
