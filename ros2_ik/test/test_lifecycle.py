@@ -78,3 +78,33 @@ def test_ik_node_shuts_down_cleanly_on_a_signal(ros_context, sig):
         assert node.output().rstrip().splitlines()[-1].endswith(SHUTDOWN_LINE), node.output()
     finally:
         node.stop()
+
+
+HANGING_TEARDOWN = """
+import sys, time
+from ros2_ik.node import ik_node, lifecycle
+lifecycle.TEARDOWN_LIMIT_S = 1.0
+def destroy_node(self):  # stands in for Fast DDS's deadlock in destroy_participant
+    time.sleep(60)
+ik_node.IKNode.destroy_node = destroy_node
+from ros2_ik.node.main import main
+sys.exit(main())
+"""
+
+
+def test_a_teardown_that_hangs_ends_the_process_at_its_limit(ros_context):
+    log = tempfile.NamedTemporaryFile(prefix="ik_node_hang_", suffix=".log", delete=False)
+    env = dict(os.environ, RCUTILS_LOGGING_BUFFERED_STREAM="0", PYTHONUNBUFFERED="1")
+    proc = subprocess.Popen([sys.executable, "-c", HANGING_TEARDOWN, "--ros-args"],
+                            stdout=log, stderr=subprocess.STDOUT, env=env)
+    try:
+        wait_for(lambda: "robot_description" in _read(log.name), 60, "ik_node to start")
+        proc.send_signal(signal.SIGINT)
+        t0 = time.monotonic()
+        proc.wait(20)  # not the 60 s of the hang
+        assert time.monotonic() - t0 < 10
+        assert proc.returncode == 1, _read(log.name)  # faulthandler's exit, not a clean 0
+        assert "destroy_node" in _read(log.name)  # every thread's stack, for the report
+    finally:
+        if proc.poll() is None:
+            proc.kill()

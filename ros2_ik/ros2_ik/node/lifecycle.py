@@ -11,11 +11,19 @@ its shutdown line):
   ``PARENT_POLL_S`` [s] (any parent, any platform with getppid).
 
 A node started by PID 1 itself (a container's entry point) has no parent to follow.
+
+And its teardown is bounded (:func:`limit_teardown`): Fast DDS 3.2 can deadlock deleting a
+participant while another participant leaves.  A ``make load`` worker hung so: rmw's
+``destroy_participant`` spinning in ``DomainParticipant::set_listener`` with the GIL held,
+its receive threads blocked in discovery callbacks of a participant that was leaving.  A
+launch stops every node at once, which is when that happens; the node would then wait for
+the launch's SIGKILL.
 """
 from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import faulthandler
 import os
 import signal
 import threading
@@ -23,6 +31,8 @@ from typing import Optional
 
 #: How often the watchdog looks at the parent [s].
 PARENT_POLL_S = 0.5
+#: Longest teardown (executor, node, DDS participant) [s] before the process exits anyway.
+TEARDOWN_LIMIT_S = 3.0
 _PR_SET_PDEATHSIG = 1
 
 
@@ -56,3 +66,13 @@ def _watch(parent: int, poll_s: float) -> None:
         if os.getppid() != parent:
             os.kill(os.getpid(), signal.SIGTERM)
             return
+
+
+def limit_teardown(limit_s: float = 0.0) -> None:
+    """Exit with code 1 (every thread's stack on stderr) if the process still runs in ``limit_s``.
+
+    Call when the teardown starts (default :data:`TEARDOWN_LIMIT_S`); a normal exit ends
+    the timer.  faulthandler's timer is a C thread that needs no GIL, so it fires even when
+    the teardown is stuck in C++ holding it.
+    """
+    faulthandler.dump_traceback_later(limit_s or TEARDOWN_LIMIT_S, exit=True)

@@ -11,7 +11,7 @@ from rclpy.exceptions import ParameterException
 from rclpy.executors import ExternalShutdownException
 
 from ros2_ik.node.ik_node import IKNode
-from ros2_ik.node.lifecycle import exit_with_parent
+from ros2_ik.node.lifecycle import exit_with_parent, limit_teardown
 from ros2_ik.node.spinning import make_executor, spin
 from ros2_ik.node.transport import choose_transport
 
@@ -50,11 +50,13 @@ def main(args=None) -> int:
             try:
                 spin(executor)
             finally:
+                limit_teardown()  # a Fast DDS deadlock must not outlive a launch's stop
                 executor.shutdown()
                 node.destroy_node()  # first: its /rosout publisher died with the context
                 rclpy.logging.get_logger("ik_node").info("ik_node shutting down")
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
+    faulthandler.cancel_dump_traceback_later()
     return 0
 
 
