@@ -32,7 +32,7 @@ from typing import Optional
 #: How often the watchdog looks at the parent [s].
 PARENT_POLL_S = 0.5
 #: Longest teardown (executor, node, DDS participant) [s] before the process exits anyway.
-TEARDOWN_LIMIT_S = 3.0
+TEARDOWN_LIMIT_S = 5.0
 _PR_SET_PDEATHSIG = 1
 
 
