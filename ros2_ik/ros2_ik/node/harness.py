@@ -29,6 +29,10 @@ LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
                      durability=DurabilityPolicy.TRANSIENT_LOCAL)
 
 
+#: Where :func:`isolate_ros` leaves its range for the children that call it again.
+_RANGE_CHOSEN = "ROS2_IK_ISOLATED_RANGE"
+
+
 def isolate_ros(domain_id: Optional[int] = None,
                 discovery_range: Optional[str] = None) -> int:
     """Put this process (and its children) on a private DDS domain; return its id.
@@ -45,10 +49,6 @@ def isolate_ros(domain_id: Optional[int] = None,
     os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = os.environ[_RANGE_CHOSEN] = chosen
     os.environ.pop("ROS_LOCALHOST_ONLY", None)
     return domain_id
-
-
-#: Where :func:`isolate_ros` leaves its range for the children that call it again.
-_RANGE_CHOSEN = "ROS2_IK_ISOLATED_RANGE"
 
 
 def node_executable() -> str:

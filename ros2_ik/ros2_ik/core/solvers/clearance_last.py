@@ -88,8 +88,17 @@ def attempt(state: ClearanceLastState, q0: np.ndarray, budget: Budget,
         q, it, done, merit = run(state.first, q0, budget)
     if not done or state.clear(q):
         return q, it, done, merit
-    state.rejected += 1
-    if state.rejected % max(int(push_every), 1):
+    if not push_now(state, push_every):
         return q, it, False, merit  # rejected: the driver's next start
     q, more, done, merit = push(state.full, q, q0, budget)
     return q, it + more, done, merit
+
+
+def push_now(state, push_every: int) -> bool:
+    """Count a rejected colliding solution on ``state``: True for every ``push_every``-th.
+
+    ``state``: anything with a ``rejected`` count of its solve (this module's state, lm's
+    pose-first one).  The others restart at once.
+    """
+    state.rejected += 1
+    return state.rejected % max(int(push_every), 1) == 0

@@ -372,8 +372,7 @@ class LevenbergMarquardt(CompiledConstraints, Solver):
         pose = self._attempt_fast(state.fast, q0, budget)
         if not pose.converged or state.holds(pose.q):
             return pose  # clear: no Jacobians, no gradients, no pairs out to the influence
-        state.rejected += 1
-        if state.rejected % self._push_every():
+        if not clearance_last.push_now(state, self._push_every()):
             return LocalResult(pose.q, pose.iterations, False, pose.merit)
         q, it, done, merit = self._push_out(state.stacked, pose.q, q0, budget)
         return LocalResult(q, it + pose.iterations, done, merit)
@@ -496,10 +495,12 @@ class LevenbergMarquardt(CompiledConstraints, Solver):
         A solve limited to fewer attempts than ``clearance_push_every`` pushes out each one
         (a local repair near the seed is then what was asked for).
         """
+        return 1 if self._few_attempts() else self.clearance_push_every
+
+    def _few_attempts(self) -> bool:
+        """Return whether the solve may make fewer attempts than ``clearance_push_every``."""
         limit = self.options.max_attempts
-        if limit and limit < self.clearance_push_every:
-            return 1
-        return max(int(self.clearance_push_every), 1)
+        return bool(limit) and limit < self.clearance_push_every
 
     def _push_out(self, res: Residuals, q: np.ndarray, q0: np.ndarray,
                   budget: Budget) -> _Attempt:
@@ -509,8 +510,7 @@ class LevenbergMarquardt(CompiledConstraints, Solver):
         ``clearance_push_every`` has no restart to leave a deep collision to: a whole
         attempt from ``q``, then, if that stalls, one from the attempt's start ``q0``.
         """
-        limit = self.options.max_attempts
-        if not limit or limit >= self.clearance_push_every:
+        if not self._few_attempts():
             return active_set.attempt(res, q, budget, _lm_step, self,
                                       self.clearance_push_iterations)
         q, it, done, merit = self._attempt_generic(res, q, budget)
