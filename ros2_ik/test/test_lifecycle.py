@@ -15,7 +15,8 @@ import pytest
 
 pytest.importorskip("rclpy")
 
-from ros2_ik.node.harness import NodeProcess, node_executable, wait_for  # noqa: E402
+from ros2_ik.node.harness import Client, NodeProcess, node_executable, wait_for  # noqa: E402
+from ros2_ik_interfaces.srv import ComputeIK  # noqa: E402
 
 SHUTDOWN_LINE = "ik_node shutting down"
 PARENT = """
@@ -95,10 +96,13 @@ sys.exit(main())
 def test_a_teardown_that_hangs_ends_the_process_at_its_limit(ros_context):
     log = tempfile.NamedTemporaryFile(prefix="ik_node_hang_", suffix=".log", delete=False)
     env = dict(os.environ, RCUTILS_LOGGING_BUFFERED_STREAM="0", PYTHONUNBUFFERED="1")
-    proc = subprocess.Popen([sys.executable, "-c", HANGING_TEARDOWN, "--ros-args"],
+    proc = subprocess.Popen([sys.executable, "-c", HANGING_TEARDOWN, "--ros-args",
+                             "-r", "__ns:=/teardown_hang"],
                             stdout=log, stderr=subprocess.STDOUT, env=env)
+    client = Client("teardown_hang_client", namespace="/teardown_hang")
     try:
-        wait_for(lambda: "robot_description" in _read(log.name), 60, "ik_node to start")
+        client.wait_for_service(60)
+        client.call(ComputeIK.Request())  # answered (no model yet): the node is spinning
         proc.send_signal(signal.SIGINT)
         t0 = time.monotonic()
         proc.wait(20)  # not the 60 s of the hang
@@ -106,5 +110,6 @@ def test_a_teardown_that_hangs_ends_the_process_at_its_limit(ros_context):
         assert proc.returncode == 1, _read(log.name)  # faulthandler's exit, not a clean 0
         assert "destroy_node" in _read(log.name)  # every thread's stack, for the report
     finally:
+        client.close()
         if proc.poll() is None:
             proc.kill()
