@@ -23,9 +23,10 @@ def compiled_attempt():
     """
     from ros2_ik.core import robots
     from ros2_ik.core.servo import Servo
-    from ros2_ik.core.solvers import chain_kernel, constraint_kernel
+    from ros2_ik.core.solvers import chain_kernel, constraint_kernel, polish_kernel
 
     chain_kernel.warm_up()
     constraint_kernel.warm_up()
+    polish_kernel.warm_up()
     group = robots.load_group("panda")[1]
     Servo(group, group.tip).warm_up(group.mid_configuration(), 0.004)

@@ -13,7 +13,7 @@ from ros2_ik.core.group import Group
 from ros2_ik.core.pose import PoseTarget
 from ros2_ik.core.problem import Problem
 from ros2_ik.core.result import IKResult, Progress
-from ros2_ik.core.solvers import chain_kernel, constraint_kernel, registry
+from ros2_ik.core.solvers import chain_kernel, constraint_kernel, polish_kernel, registry
 from ros2_ik.core.solvers.base import SolveOptions
 from ros2_ik.core.verify import CONSTRAINT_TOLERANCE_M, CONSTRAINT_TOLERANCE_RAD, \
     ConstraintTolerance
@@ -78,10 +78,10 @@ def prepare(group: Group, frame: Optional[str] = None, constrained: bool = False
 
     Builds ``group``'s seed library (for ``frame``'s placements when given: ~25 ms) and
     loads the compiled pose attempt (~0.5 s once per process; ~8 s the first time on a
-    machine); with ``constrained``, the compiled constraint attempt too (~0.2 s once per
-    process; ~40 s the first time on a machine).  ``solve`` calls it before starting its
-    clock, so a first solve is slow but not cut short; a node calls it at start-up.  Cheap
-    once done (~1 us).
+    machine); with ``constrained``, the compiled constraint attempt and polishing model
+    too (~0.3 s once per process; ~60 s the first time on a machine).  ``solve`` calls it
+    before starting its clock, so a first solve is slow but not cut short; a node calls it
+    at start-up.  Cheap once done (~1 us).
     """
     if frame is None:
         seed_library.library(group)
@@ -90,6 +90,7 @@ def prepare(group: Group, frame: Optional[str] = None, constrained: bool = False
     chain_kernel.warm_up()
     if constrained:
         constraint_kernel.warm_up()
+        polish_kernel.warm_up()
 
 
 def _problem(group, target_or_problem, constraints, costs) -> Problem:

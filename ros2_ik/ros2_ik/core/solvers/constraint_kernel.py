@@ -27,6 +27,7 @@ import numpy as np
 import pinocchio as pin
 
 from ros2_ik.core import constraints as C
+from ros2_ik.core import costs as K
 from ros2_ik.core.constraints._frames import perpendicular
 from ros2_ik.core.problem import Problem
 from ros2_ik.core.solvers import chain_kernel
@@ -37,7 +38,7 @@ from ros2_ik.core.verify import ConstraintTolerance
 _WARM = False
 _LM = None
 #: The compiled modules, each calling into the ones before it.
-_JIT_SOURCES = ("_chain_jit", "_constraint_jit", "_constraint_lm_jit")
+_JIT_SOURCES = ("_chain_jit", "_constraint_jit", "_constraint_lm_jit", "_polish_jit")
 _UNBOUNDED = {"JointModelRUBX": (1.0, 0.0, 0.0), "JointModelRUBY": (0.0, 1.0, 0.0),
               "JointModelRUBZ": (0.0, 0.0, 1.0)}
 
@@ -67,7 +68,8 @@ class Compiled(NamedTuple):
     the row constraints in order (as ``Residuals.row_lower``), ``n_excess`` orientation
     bounds (3 rows each) and their margin ``x_margin`` [rad].  ``pose`` (65,): the pose
     target's frame index, ``T_target_world`` (16), ``R6`` (36), sqrt weights (6), inverse
-    tolerances (6); empty without a target.
+    tolerances (6); empty without a target.  ``frames``: the kernel frame index of each
+    model frame id named (the costs' frames too, for polishing); None when not kept.
     """
 
     tree: Tree
@@ -84,6 +86,7 @@ class Compiled(NamedTuple):
     n_excess: int
     x_margin: float
     pose: np.ndarray
+    frames: Optional[dict] = None
 
     @property
     def n_rows(self) -> int:
@@ -286,6 +289,9 @@ def compile_problem(problem: Problem, tolerance: ConstraintTolerance) -> Optiona
             return None
     types, fa, fb, params = zip(*encoded)
     pose = _pose(problem.pose, frames)  # before the frame arrays: it may add a frame
+    for cost in problem.costs:  # frames of the compiled polishing (polish_kernel)
+        if type(cost) is K.PositionCost:
+            frames(cost._fid_A), frames(cost._fid_B)
     coff = [0]
     for p in params:
         coff.append(coff[-1] + len(p))
@@ -294,7 +300,7 @@ def compile_problem(problem: Problem, tolerance: ConstraintTolerance) -> Optiona
         np.array(types, dtype=np.int64), np.array(fa, dtype=np.int64),
         np.array(fb, dtype=np.int64), np.array(coff, dtype=np.int64),
         np.array([v for p in params for v in p]), *(np.array(b, dtype=float) for b in bounds),
-        n_excess, 0.25 * tolerance.rad, pose)
+        n_excess, 0.25 * tolerance.rad, pose, frames.index)
 
 
 def _pose(pose, frames) -> np.ndarray:
@@ -308,7 +314,8 @@ def _pose(pose, frames) -> np.ndarray:
 class KernelState:
     """A problem solved by the compiled attempt; Python residuals only for polishing costs."""
 
-    __slots__ = ("compiled", "problem", "tolerance", "lower", "upper", "_residuals")
+    __slots__ = ("compiled", "problem", "tolerance", "lower", "upper", "_residuals",
+                 "polish_model")
 
     def __init__(self, compiled: Compiled, problem: Problem, tolerance: ConstraintTolerance):
         """Writable copies of the search limits (a read-only array is another numba type)."""
@@ -316,6 +323,8 @@ class KernelState:
         self.lower = np.array(problem.group.search_lower, dtype=float)
         self.upper = np.array(problem.group.search_upper, dtype=float)
         self._residuals: Optional[Residuals] = None
+        #: Polishing's model of the problem, made when first needed (``lm_compiled``).
+        self.polish_model = None
 
     @property
     def residuals(self) -> Residuals:
@@ -377,17 +386,22 @@ def warm_up() -> bool:
         return True
     if lm() is None:
         return False
-    tree = Tree(np.array([-1, 0]), np.repeat(np.eye(4)[None], 2, axis=0),
-                np.array([1, 2]), np.array([[0.0, 0, 1], [1, 0, 0]]), np.array([0, 1]))
-    compiled = Compiled(tree, np.array([1]), np.eye(4)[None], np.array([0, 1]),
-                        np.array([0, 0]), np.array([0, 0]), np.array([0, 19, 38]),
-                        np.concatenate((np.eye(4).ravel(), np.zeros(3), np.eye(3).ravel(),
-                                        np.eye(3).ravel(), [0.1])),
-                        np.full(3, -1.0), np.full(3, 1.0), np.full(3, 1e-5), 1, 1e-5,
-                        np.concatenate(([0.0], np.eye(4).ravel(), np.eye(6).ravel(),
-                                        np.ones(12))))
+    compiled = tiny_problem()
     attempt(compiled, np.zeros(2), np.full(2, -1.0), np.full(2, 1.0),
             Settings(0.01, 1e-6, 0.995, True), 3)
     evaluate(compiled, np.zeros(2))
     _WARM = True
     return True
+
+
+def tiny_problem() -> Compiled:
+    """Return a two-joint problem with a position and an orientation bound (warm-ups)."""
+    tree = Tree(np.array([-1, 0]), np.repeat(np.eye(4)[None], 2, axis=0),
+                np.array([1, 2]), np.array([[0.0, 0, 1], [1, 0, 0]]), np.array([0, 1]))
+    return Compiled(tree, np.array([1]), np.eye(4)[None], np.array([0, 1]),
+                    np.array([0, 0]), np.array([0, 0]), np.array([0, 19, 38]),
+                    np.concatenate((np.eye(4).ravel(), np.zeros(3), np.eye(3).ravel(),
+                                    np.eye(3).ravel(), [0.1])),
+                    np.full(3, -1.0), np.full(3, 1.0), np.full(3, 1e-5), 1, 1e-5,
+                    np.concatenate(([0.0], np.eye(4).ravel(), np.eye(6).ravel(),
+                                    np.ones(12))))

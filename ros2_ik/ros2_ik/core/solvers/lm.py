@@ -470,9 +470,10 @@ class LevenbergMarquardt(CompiledConstraints, Solver):
         if len(starts) > 1 and isinstance(state, constraint_kernel.KernelState):
             return LocalResult(*self._first_kernel(state, starts, budget))
         if len(starts) > 1 and isinstance(state, Residuals):
+            model = polish.ResidualsModel(state)
             return LocalResult(*polish.from_best_start(
-                state, starts, lambda q: active_set.attempt(state, q, budget, _lm_step, self),
-                lambda q: polish.polish(state, q, budget,
+                model, starts, lambda q: active_set.attempt(state, q, budget, _lm_step, self),
+                lambda q: polish.polish(model, q, budget,
                                         lambda x: self._restore(state, x, budget)),
                 budget))
         return self.local_solve(state, starts[0], budget)
@@ -485,7 +486,8 @@ class LevenbergMarquardt(CompiledConstraints, Solver):
         """
         q, it, done, merit = active_set.attempt(res, q, budget, _lm_step, self)
         if done and res.problem.costs:
-            q, steps = polish.polish(res, q, budget, lambda x: self._restore(res, x, budget))
+            q, steps = polish.polish(polish.ResidualsModel(res), q, budget,
+                                     lambda x: self._restore(res, x, budget))
             it += steps
         return q, it, done, merit
 

@@ -14,7 +14,7 @@ from typing import Any, List, Optional, Tuple
 import numpy as np
 
 from ros2_ik.core.problem import Problem
-from ros2_ik.core.solvers import clearance_last, constraint_kernel, polish
+from ros2_ik.core.solvers import clearance_last, constraint_kernel, polish, polish_kernel
 from ros2_ik.core.solvers.budget import Budget
 
 _Attempt = Tuple[np.ndarray, int, bool, float]  # (q, iterations, converged, merit)
@@ -61,13 +61,20 @@ class CompiledConstraints:
     def _first_kernel(self, state, starts: List[np.ndarray], budget: Budget) -> _Attempt:
         """Compiled projections of ``starts``; the lowest-cost one polished."""
         return polish.from_best_start(
-            state.residuals, starts,
+            self._polish_model(state), starts,
             lambda q: self._kernel(state, q, self.max_iterations_constrained),
             lambda q: self._polish_kernel(state, q, budget), budget)
 
     def _polish_kernel(self, state, q: np.ndarray, budget: Budget) -> Tuple[np.ndarray, int]:
-        return polish.polish(state.residuals, q, budget,
+        return polish.polish(self._polish_model(state), q, budget,
                              lambda x: self._kernel_restore(state, x))
+
+    @staticmethod
+    def _polish_model(state):
+        """Polishing's model of ``state`` (compiled when it applies), made once per solve."""
+        if state.polish_model is None:
+            state.polish_model = polish_kernel.model_for(state)
+        return state.polish_model
 
     def _kernel(self, state, q: np.ndarray, iterations: int) -> _Attempt:
         settings = constraint_kernel.Settings(self.damping_scale, self.bias, self.stall_ratio,

@@ -18,13 +18,17 @@ crawls.  A step that ends outside the constraints is brought back onto them; it 
 only when the costs decrease and every constraint holds in physical units, otherwise
 the trust radius shrinks.  Stops when a step, or the QP's prediction, no longer lowers the
 costs by more than ``RELATIVE_DECREASE`` of them.
+
+The costs and rows at each configuration come from a :class:`Model`: the Python
+:class:`ResidualsModel` (any problem), or for problems the constraint kernel takes the
+compiled one of :mod:`polish_kernel` (the same figures in one call, ~10x cheaper).
 """
 from __future__ import annotations
 
 import math
 import time
 from ctypes import c_int
-from typing import Callable, NamedTuple, Sequence, Tuple
+from typing import Callable, NamedTuple, Optional, Protocol, Sequence, Tuple
 
 import daqp
 import numpy as np
@@ -45,17 +49,18 @@ _EQUALITY = 5  # daqp's sense flag of an equality row
 _Attempt = Tuple[np.ndarray, int, bool, float]  # (q, iterations, converged, merit)
 
 
-def polish(res: Residuals, q: np.ndarray, budget: Budget,
+def polish(res: "Model", q: np.ndarray, budget: Budget,
            restore: Callable[[np.ndarray], Tuple[np.ndarray, bool]]) -> Tuple[np.ndarray, int]:
     """Lower the costs from feasible group vector ``q``; returns ``(q, steps)``.
 
-    ``restore(q)`` brings a configuration that a step carried just outside the
-    constraints back onto them (``(q, feasible)``): the linearised constraints are only
-    right to first order.
+    ``res``: the problem's model (:class:`ResidualsModel`, or the compiled one of
+    :mod:`polish_kernel`).  ``restore(q)`` brings a configuration that a step carried just
+    outside the constraints back onto them (``(q, feasible)``): the linearised
+    constraints are only right to first order.
     """
     if budget.expired():  # the feasible answer in hand now, not a polished one too late
         return q, 0
-    cost, state = _evaluate(res, q)
+    cost, state = res.evaluate(q)
     if state is None:  # not feasible after all (the attempt's test is its own)
         return q, 0
     B = state.hessian + MU * np.eye(q.shape[0])
@@ -89,7 +94,7 @@ def polish(res: Residuals, q: np.ndarray, budget: Budget,
     return q, MAX_STEPS
 
 
-def from_best_start(res: Residuals, starts: Sequence[np.ndarray],
+def from_best_start(res: "Model", starts: Sequence[np.ndarray],
                     project: Callable[[np.ndarray], _Attempt],
                     polish_from: Callable[[np.ndarray], Tuple[np.ndarray, int]],
                     budget: Budget) -> _Attempt:
@@ -107,7 +112,7 @@ def from_best_start(res: Residuals, starts: Sequence[np.ndarray],
         q, it, done, merit = project(q0)
         iterations += it
         if done:
-            cost = res.costs(res.update(q))[0]
+            cost = res.cost(q)
             if best is None or cost < best[0]:
                 best = (cost, q, merit)
         elif fallback is None or merit < fallback[1]:
@@ -120,7 +125,7 @@ def from_best_start(res: Residuals, starts: Sequence[np.ndarray],
     return q, iterations + steps, True, best[2]
 
 
-class _State(NamedTuple):
+class State(NamedTuple):
     """The linearisation at one feasible configuration."""
 
     rows: np.ndarray      # (k, n): constraint linearisation rows, then the pose rows
@@ -138,16 +143,34 @@ class _State(NamedTuple):
         return self.grad + lam @ self.rows
 
 
-def _try(res: Residuals, q_new: np.ndarray, restore):
+class Model(Protocol):
+    """What :func:`polish` asks of a problem: :class:`ResidualsModel` or the compiled one.
+
+    ``lower``/``upper``: the search limits (n,); :meth:`evaluate` as
+    :meth:`ResidualsModel.evaluate`; :meth:`cost` the costs' sum at a group vector.
+    """
+
+    lower: np.ndarray
+    upper: np.ndarray
+
+    def evaluate(self, q: np.ndarray, restored: bool = False
+                 ) -> Tuple[float, Optional[State]]:
+        """Costs and linearisation at ``q`` (see :meth:`ResidualsModel.evaluate`)."""
+
+    def cost(self, q: np.ndarray) -> float:
+        """Sum of the costs at group vector ``q``."""
+
+
+def _try(res: "Model", q_new: np.ndarray, restore):
     """Clamp, restore onto the constraints (a no-op when inside) and evaluate.
 
     Returns ``(q, cost, state)``, state None when the restoration failed.
     """
-    q_new = np.minimum(np.maximum(q_new, res.group.search_lower), res.group.search_upper)
+    q_new = np.minimum(np.maximum(q_new, res.lower), res.upper)
     q_new, feasible = restore(q_new)
     if not feasible:
         return q_new, math.inf, None
-    cost_new, state_new = _evaluate(res, q_new, restored=True)
+    cost_new, state_new = res.evaluate(q_new, restored=True)
     return q_new, cost_new, state_new
 
 
@@ -165,32 +188,49 @@ def _bfgs(B: np.ndarray, s: np.ndarray, y: np.ndarray) -> np.ndarray:
     return B + np.outer(y, y) / sy - np.outer(Bs, Bs) / sBs
 
 
-def _evaluate(res: Residuals, q: np.ndarray, restored: bool = False):
-    """Costs at ``q`` and the linearisation there, or (inf, None) when ``q`` is infeasible.
+class ResidualsModel:
+    """Polishing's model on Python residuals: any constraint, cost and pose target.
 
-    ``restored``: ``q`` is a restoration's end that met its done test, the same bounds as
-    the test here (every row within ``DONE_FRACTION`` of the margin beyond the shrunk
-    bounds, the pose within tolerance): not tested again.
+    What :func:`polish` asks of a model: the search limits ``lower``/``upper`` (n,),
+    :meth:`evaluate` and :meth:`cost` (the compiled one: :mod:`polish_kernel`).
     """
-    q_full = res.update(q)
-    pe = pJ = None
-    if res.pose is not None:
-        pe, pJ, scaled = res.pose_rows()
-        if scaled > 1.0 and not restored:
+
+    def __init__(self, res: Residuals):
+        """Evaluate on ``res`` (its own ``pin.Data``)."""
+        self.res = res
+        self.lower, self.upper = res.group.search_lower, res.group.search_upper
+
+    def evaluate(self, q: np.ndarray, restored: bool = False):
+        """Costs at ``q`` and the linearisation there, or (inf, None) when ``q`` is infeasible.
+
+        ``restored``: ``q`` is a restoration's end that met its done test, the same bounds
+        as the test here (every row within ``DONE_FRACTION`` of the margin beyond the
+        shrunk bounds, the pose within tolerance): not tested again.
+        """
+        res = self.res
+        q_full = res.update(q)
+        pe = pJ = None
+        if res.pose is not None:
+            pe, pJ, scaled = res.pose_rows()
+            if scaled > 1.0 and not restored:
+                return math.inf, None
+        if not restored and not _feasible(res, q_full):
             return math.inf, None
-    if not restored and not _feasible(res, q_full):
-        return math.inf, None
-    cost, grad, hessian = res.cost_model(q_full)
-    values, rows, lower, upper = res.linearised_rows(q_full)
-    equalities = 0
-    if pe is not None:
-        mask = res.pose.mask
-        equalities = int(mask.sum())
-        rows = np.vstack((rows, pJ[mask]))
-        values = np.concatenate((values, pe[mask]))
-        lower = np.concatenate((lower, np.zeros(equalities)))
-        upper = np.concatenate((upper, np.zeros(equalities)))
-    return cost, _State(rows, values, lower, upper, equalities, grad, hessian)
+        cost, grad, hessian = res.cost_model(q_full)
+        values, rows, lower, upper = res.linearised_rows(q_full)
+        equalities = 0
+        if pe is not None:
+            mask = res.pose.mask
+            equalities = int(mask.sum())
+            rows = np.vstack((rows, pJ[mask]))
+            values = np.concatenate((values, pe[mask]))
+            lower = np.concatenate((lower, np.zeros(equalities)))
+            upper = np.concatenate((upper, np.zeros(equalities)))
+        return cost, State(rows, values, lower, upper, equalities, grad, hessian)
+
+    def cost(self, q: np.ndarray) -> float:
+        """Sum of the costs at group vector ``q``."""
+        return self.res.costs(self.res.update(q))[0]
 
 
 def _feasible(res: Residuals, q_full: np.ndarray) -> bool:
@@ -202,15 +242,15 @@ def _feasible(res: Residuals, q_full: np.ndarray) -> bool:
         np.all(outside <= (1.0 + 4.0 * DONE_FRACTION) * res.physical_margin))
 
 
-def _qp_step(res: Residuals, q: np.ndarray, state: _State, B: np.ndarray, radius: float):
+def _qp_step(res: "Model", q: np.ndarray, state: State, B: np.ndarray, radius: float):
     """Return the QP step and the rows' multipliers (see the module docstring), or None."""
     n, k = q.shape[0], state.values.shape[0]
     sense = np.zeros(n + k, dtype=c_int)
     if state.equalities:
         sense[n + k - state.equalities:] = _EQUALITY
-    b_hi = np.concatenate((np.minimum(res.group.search_upper - q, radius),
+    b_hi = np.concatenate((np.minimum(res.upper - q, radius),
                            state.upper - state.values))
-    b_lo = np.concatenate((np.maximum(res.group.search_lower - q, -radius),
+    b_lo = np.concatenate((np.maximum(res.lower - q, -radius),
                            state.lower - state.values))
     b_lo = np.minimum(b_lo, b_hi)  # a row already outside its shrunk bound: no worse
     dq, _, flag, info = daqp.solve(B, state.grad, state.rows, b_hi, b_lo, sense)

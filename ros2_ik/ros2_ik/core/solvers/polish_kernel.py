@@ -1,0 +1,163 @@
+"""Polishing's model compiled: QP rows, feasibility and costs in one numba call.
+
+:mod:`polish` evaluates, at each trial configuration, the costs' value, gradient and
+Gauss-Newton curvature and every constraint's ``linearisation`` rows; in Python that is
+~25 pinocchio and numpy calls (~0.2-0.4 ms on a 7-joint arm, most of a polishing step).
+:class:`CompiledModel` computes the same on the kernel's joint tree
+(:mod:`constraint_kernel`) in one call of :func:`_polish_jit.model`.  It applies to
+problems the constraint kernel takes, without a pose target, whose costs are exactly
+:class:`~ros2_ik.core.costs.PostureCost` and :class:`~ros2_ik.core.costs.PositionCost`;
+:func:`model_for` returns the Python model (:class:`polish.ResidualsModel`) otherwise.
+The rows and costs are tested against the Python classes
+(``test/test_polish_kernel.py``), and every answer is still verified outside.
+"""
+from __future__ import annotations
+
+import math
+from typing import Optional, Tuple
+
+import numpy as np
+import pinocchio as pin
+
+from ros2_ik.core import constraints as C
+from ros2_ik.core import costs as K
+from ros2_ik.core.solvers import constraint_kernel, polish
+from ros2_ik.core.solvers.residuals import DONE_FRACTION
+
+_JIT = None
+#: Whether :func:`warm_up` has run in this process.
+_WARM = False
+#: ``polish._feasible``'s slack: a physical row may lie this many margins beyond its
+#: shrunk bound.
+_SLACK = 1.0 + 4.0 * DONE_FRACTION
+
+
+def jit():
+    """Return the compiled module (imports numba and compiles or loads it), or None."""
+    global _JIT
+    if _JIT is None and constraint_kernel.lm() is not None:
+        from ros2_ik.core.solvers import _polish_jit
+        _JIT = _polish_jit
+    return _JIT
+
+
+def warm_up() -> bool:
+    """Compile or load the model now (once per process); False when numba is absent."""
+    global _WARM
+    if not _WARM and jit() is not None:
+        c = constraint_kernel.tiny_problem()
+        t, n, k = c.tree, 2, 7
+        costs = (np.array([0, 1]), np.zeros(2, dtype=np.int64), np.zeros(2, dtype=np.int64),
+                 np.array([0, 8, 23]), np.concatenate((np.zeros(8), np.zeros(6),
+                                                       np.eye(3).ravel())))
+        _JIT.model(t.parents, t.placements, t.kinds, t.axes, t.columns, c.fparent, c.fplace,
+                   c.ctype, c.cfa, c.cfb, c.coff, c.params, np.zeros(2, dtype=np.bool_), c.lo,
+                   c.hi, c.margin, c.x_margin, *costs, np.zeros(n), _SLACK, np.empty(k),
+                   np.empty((k, n)), np.empty(k), np.empty(k), np.empty(k), np.empty(n),
+                   np.empty((n, n)))
+        _WARM = True
+    return _WARM
+
+
+def model_for(state: constraint_kernel.KernelState):
+    """Return the compiled model of ``state``'s problem, or the Python one."""
+    compiled = CompiledModel.create(state) if jit() is not None else None
+    return compiled if compiled is not None else polish.ResidualsModel(state.residuals)
+
+
+def _rows_of(c) -> Tuple[int, bool]:
+    """Return (linearisation rows, cube rows added) of constraint ``c`` (kernel types)."""
+    kind = type(c)
+    if kind is C.OrientationConstraint or kind is C.GazeTargetConstraint:
+        return 4, True
+    if kind is C.AngleBetweenVectorsConstraint:
+        cube = not (c.angle_lower > 0.0 or c.angle_upper >= math.pi / 2)
+        return (4 if cube else 1), cube
+    return len(c.physical_bounds[0]), False
+
+
+def _posture(c: K.PostureCost, group) -> Tuple[list, float]:
+    """Per group column (continuous, nominal or its cos, its sin or 0, weight); constant.
+
+    The constant is the cost of the joints outside the group, which stay locked.
+    """
+    q_nom, w, model = c._q_nominal, c._weights, group.robot.model
+    params: list = []
+    for j, joint in enumerate(group.joint_ids):
+        iq, iv = model.idx_qs[joint], model.idx_vs[joint]
+        second = q_nom[iq + 1] if group.continuous[j] else 0.0
+        params += [float(group.continuous[j]), float(q_nom[iq]), float(second), float(w[iv])]
+    d = pin.difference(model, q_nom, group.q_full_locked)
+    outside = np.ones(model.nv, dtype=bool)
+    outside[group.iv_full] = False
+    return params, 0.5 * float(np.sum(w[outside] * d[outside] ** 2))
+
+
+class CompiledModel:
+    """:class:`polish.ResidualsModel`'s interface, computed by :func:`_polish_jit.model`."""
+
+    __slots__ = ("lower", "upper", "_compiled", "_costs", "_cube", "_constant", "_k")
+
+    def __init__(self, state: constraint_kernel.KernelState, costs: tuple, cube: np.ndarray,
+                 constant: float, k: int):
+        """Use :meth:`create`."""
+        self.lower, self.upper = state.problem.group.search_lower, \
+            state.problem.group.search_upper
+        self._compiled, self._costs, self._cube = state.compiled, costs, cube
+        self._constant, self._k = constant, k
+
+    @classmethod
+    def create(cls, state: constraint_kernel.KernelState) -> Optional["CompiledModel"]:
+        """Return the model of ``state``'s problem, or None (see the module docstring)."""
+        problem, compiled = state.problem, state.compiled
+        if problem.pose is not None or compiled.frames is None:
+            return None
+        types, fa, fb, params, constant = [], [], [], [], 0.0
+        for c in problem.costs:
+            if type(c) is K.PostureCost:
+                p, extra = _posture(c, problem.group)
+                types.append(0)
+                fa.append(0)
+                fb.append(0)
+                constant += extra
+            elif type(c) is K.PositionCost:
+                p = np.concatenate((c._p_AP, c._p_BQ, c._Lt.ravel())).tolist()
+                types.append(1)
+                fa.append(compiled.frames[c._fid_A])
+                fb.append(compiled.frames[c._fid_B])
+            else:
+                return None
+            params.append(p)
+        rows = [_rows_of(c) for c in problem.constraints]
+        off = np.cumsum([0] + [len(p) for p in params])
+        costs = (np.array(types, dtype=np.int64), np.array(fa, dtype=np.int64),
+                 np.array(fb, dtype=np.int64), off.astype(np.int64),
+                 np.array([v for p in params for v in p], dtype=float))
+        return cls(state, costs, np.array([r[1] for r in rows], dtype=np.bool_), constant,
+                   sum(r[0] for r in rows))
+
+    def evaluate(self, q: np.ndarray, restored: bool = False):
+        """``(cost, polish._State)`` at group vector ``q``; ``(inf, None)`` when infeasible.
+
+        ``restored``: ``q`` met the restoration's done test; feasibility is not tested.
+        """
+        ok, cost, state = self._run(q)
+        if not ok and not restored:
+            return math.inf, None
+        return cost, state
+
+    def cost(self, q: np.ndarray) -> float:
+        """Sum of the costs at group vector ``q``."""
+        return self._run(q)[1]
+
+    def _run(self, q: np.ndarray):
+        c, t = self._compiled, self._compiled.tree
+        q = np.array(q, dtype=float)
+        n, k = q.shape[0], self._k
+        g, J, lo, hi, gm = np.empty(k), np.empty((k, n)), np.empty(k), np.empty(k), np.empty(k)
+        grad, H = np.empty(n), np.empty((n, n))
+        ok, cost = _JIT.model(t.parents, t.placements, t.kinds, t.axes, t.columns, c.fparent,
+                              c.fplace, c.ctype, c.cfa, c.cfb, c.coff, c.params, self._cube,
+                              c.lo, c.hi, c.margin, c.x_margin, *self._costs, q, _SLACK,
+                              g, J, lo, hi, gm, grad, H)
+        return ok, cost + self._constant, polish.State(J, g, lo, hi, 0, grad, H)

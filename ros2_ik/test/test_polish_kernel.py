@@ -1,0 +1,150 @@
+"""Polishing's compiled model against the Python one (``polish.ResidualsModel``).
+
+At random configurations, on arms with revolute, continuous, unaligned, prismatic and
+locked joints: the QP rows (every frame-based constraint's ``linearisation``), their
+bounds, the feasibility verdict, the costs (posture with per-joint weights, position
+with a full PSD matrix), their gradient and curvature; the costs' gradient against
+finite differences; problems it cannot take get the Python model; whole solves reach
+the same objectives.
+"""
+import dataclasses
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from ros2_ik.core import costs as K
+from ros2_ik.core import robots
+from ros2_ik.core.pose import PoseTarget
+from ros2_ik.core.problem import Problem
+from ros2_ik.core.solvers import chain_kernel, constraint_kernel as ck, polish, polish_kernel
+from ros2_ik.core.solvers.residuals import Residuals
+
+BENCH = Path(__file__).resolve().parents[2] / "bench"
+sys.path.insert(0, str(BENCH))
+import constrained_problems as fam  # noqa: E402
+from constrained_ours import build, solve_spec  # noqa: E402
+from constrained_random import RandomProblems  # noqa: E402
+from test_constraint_kernel import FRAME_KINDS, GROUPS, TOL  # noqa: E402
+
+pytestmark = pytest.mark.skipif(not chain_kernel.available(), reason="numba not installed")
+
+
+def _costs(gen: RandomProblems, rng, q):
+    """A posture cost (a weight per joint) and a position cost (a full PSD matrix)."""
+    group = gen.group
+    model = group.robot.model
+    lo = np.where(group.continuous, -np.pi, group.lower)
+    hi = np.where(group.continuous, np.pi, group.upper)
+    nominal = group.to_full_q(lo + (hi - lo) * rng.random(group.n))
+    posture = K.PostureCost(model, nominal, rng.uniform(0.0, 2.0, model.nv))
+    A, B, _ = gen._frames(rng, q)
+    M = rng.normal(size=(3, 3))
+    position = K.PositionCost(model, A, rng.normal(scale=0.3, size=3), B,
+                              rng.normal(scale=0.05, size=3), M @ M.T)
+    return [posture, position][:int(rng.integers(1, 3))] if rng.random() < 0.5 \
+        else [position, posture]
+
+
+def _problems(name, group, count, seed):
+    """(problem, q_star) of frame-based constraints and costs on random links of ``group``."""
+    gen, rng, out = RandomProblems(name, group), np.random.default_rng(seed), []
+    while len(out) < count:
+        spec = gen.problem(rng, len(out))
+        terms = tuple(t for t in spec.constraints if t.kind in FRAME_KINDS)
+        if not terms:
+            continue
+        problem = build(dataclasses.replace(spec, constraints=terms, costs=()), group)
+        costs = _costs(gen, rng, spec.q_star)
+        out.append((Problem(group, None, problem.constraints, costs), spec.q_star))
+    return out
+
+
+def _models(problem):
+    state = ck.KernelState(ck.compile_problem(problem, TOL), problem, TOL)
+    compiled = polish_kernel.model_for(state)
+    assert isinstance(compiled, polish_kernel.CompiledModel)
+    return compiled, polish.ResidualsModel(Residuals(problem, exact=False, tolerance=TOL))
+
+
+@pytest.mark.parametrize("name,group", GROUPS, ids=[g[0] for g in GROUPS])
+def test_rows_costs_and_verdicts_equal_the_python_model(name, group):
+    rng = np.random.default_rng(7)
+    for problem, q_star in _problems(name, group, 30, seed=3):
+        compiled, python = _models(problem)
+        for q in (q_star, group.random_configuration(rng), group.random_configuration(rng)):
+            (c1, s1), (c2, s2) = compiled.evaluate(q, True), python.evaluate(q, True)
+            np.testing.assert_allclose(c1, c2, rtol=1e-12, atol=1e-12)
+            for field in ("grad", "hessian", "values", "rows", "lower", "upper"):
+                a, b = getattr(s1, field), getattr(s2, field)
+                np.testing.assert_allclose(a, b, rtol=0, atol=1e-9, err_msg=field)
+            assert s1.equalities == s2.equalities == 0
+            assert (compiled.evaluate(q)[1] is None) == (python.evaluate(q)[1] is None)
+            assert compiled.cost(q) == pytest.approx(python.cost(q), rel=1e-12, abs=1e-12)
+
+
+def test_feasible_verdicts_are_both_kinds():
+    """Feasible and infeasible configurations both met (else the verdict test is idle)."""
+    name, group = GROUPS[0]
+    verdicts = set()
+    rng = np.random.default_rng(1)
+    for problem, q_star in _problems(name, group, 30, seed=4):
+        compiled, _ = _models(problem)
+        for q in (q_star, group.random_configuration(rng)):
+            verdicts.add(compiled.evaluate(q)[1] is None)
+    assert verdicts == {True, False}
+
+
+@pytest.mark.parametrize("name,group", GROUPS[:3], ids=[g[0] for g in GROUPS[:3]])
+def test_cost_gradient_matches_finite_differences(name, group):
+    rng = np.random.default_rng(9)
+    h = 1e-6
+    for problem, _ in _problems(name, group, 10, seed=5):
+        compiled, _ = _models(problem)
+        q = group.random_configuration(rng)
+        grad = compiled.evaluate(q, True)[1].grad
+        for k in range(group.n):
+            dq = np.zeros(group.n)
+            dq[k] = h
+            fd = (compiled.cost(q + dq) - compiled.cost(q - dq)) / (2 * h)
+            assert abs(fd - grad[k]) < 1e-5 * max(1.0, abs(fd)), (k, fd, grad[k])
+
+
+def test_problems_it_cannot_take_get_the_python_model():
+    group = robots.load_group("panda")[1]
+    spec = fam.generate("g", "panda", group, 1, seed=0)[0]
+    problem = build(spec, group)
+    model = group.robot.model
+    other_cost = Problem(group, None, problem.constraints,
+                         [K.OrientationCost(model, "panda_link0", np.eye(3), "panda_hand",
+                                            np.eye(3), 1.0)])
+    with_pose = Problem(group, PoseTarget(group.tip, group.fk(spec.q_star, group.tip)),
+                        problem.constraints, problem.costs)
+    for p in (other_cost, with_pose):
+        state = ck.KernelState(ck.compile_problem(p, TOL), p, TOL)
+        assert isinstance(polish_kernel.model_for(state), polish.ResidualsModel)
+
+
+def test_solves_reach_the_python_models_objectives(monkeypatch):
+    """Family g solved with either model: both verified, objectives within 1e-6."""
+    group = robots.load_group("panda")[1]
+    specs = fam.generate("g", "panda", group, 12, seed=2)
+
+    def objectives():
+        out = []
+        for spec in specs:
+            problem = build(spec, group)
+            result = solve_spec(group, problem, spec.seed, "lm", 1.0, spec.index,
+                                max_attempts=1)
+            assert result.success
+            res = Residuals(problem, exact=False, tolerance=TOL)
+            out.append(res.costs(res.update(result.q))[0])
+        return np.array(out)
+
+    compiled = objectives()
+    monkeypatch.setattr(polish_kernel, "model_for",
+                        lambda state: polish.ResidualsModel(state.residuals))
+    python = objectives()
+    close = np.abs(compiled - python) <= 1e-6 * np.maximum(1.0, np.abs(python))
+    assert close.mean() >= 0.9, (compiled, python)
