@@ -35,8 +35,7 @@ class PositionCost(_NamedCost):
         self._fid_B = frame_id(model, frame_B)
         self._p_AP = check.vector3(p_AP, "p_AP")
         self._p_BQ = check.vector3(p_BQ, "p_BQ")
-        self._C = check.psd_matrix3(C, "C")
-        eigenvalues, vectors = np.linalg.eigh(self._C)  # C = L L^T, L^T = sqrt(l) V^T
+        self._C, eigenvalues, vectors = check.psd_matrix3(C, "C")  # C = V l V^T
         self._Lt = check.read_only(
             np.sqrt(2.0 * np.maximum(eigenvalues, 0.0))[:, None] * vectors.T)
         self.name = check.term_name(name, f"position_cost({frame_B})")
@@ -121,7 +120,8 @@ class PostureCost(_NamedCost):
                               "quaternion parts of its unbounded joints must have norm 1")
         self._q_nominal = check.read_only(q_nominal)
         self._weights = check.read_only(self._read_weights(model, weights))
-        self._identity = all(joint.nv == 1 for joint in model.joints[1:])
+        # Every joint has nv >= 1: all have nv = 1 when they add up to one per joint.
+        self._identity = model.nv == model.njoints - 1
         self.name = check.term_name(name, "posture")
 
     @staticmethod

@@ -6,7 +6,7 @@ parameters of a constraint or cost are part of the goal a user states.
 from __future__ import annotations
 
 import math
-from typing import Optional
+from typing import Optional, Tuple
 
 import numpy as np
 import pinocchio as pin
@@ -131,14 +131,19 @@ def transform(value: Optional[object], arg: str) -> pin.SE3:
     return pin.SE3(rotation(matrix[:3, :3], f"{arg} rotation"), matrix[:3, 3].copy())
 
 
-def psd_matrix3(value, arg: str) -> np.ndarray:
-    """Return the symmetric part of a 3x3 matrix, which must be positive semidefinite."""
+def psd_matrix3(value, arg: str) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Return the symmetric part of a 3x3 matrix, which must be positive semidefinite.
+
+    Also its eigenvalues (3,) and eigenvectors (columns, 3x3): ``numpy.linalg.eigh``'s,
+    computed for the test anyway.
+    """
     matrix = array_of_shape(value, (3, 3), arg)
     symmetric = 0.5 * (matrix + matrix.T)
     scale = max(1.0, float(np.abs(symmetric).max()))
-    if np.linalg.eigvalsh(symmetric).min() < -1e-12 * scale:
+    eigenvalues, vectors = np.linalg.eigh(symmetric)
+    if eigenvalues[0] < -1e-12 * scale:  # ascending
         raise InvalidGoal(f"{arg} must be positive semidefinite, got {matrix.tolist()}")
-    return read_only(symmetric)
+    return read_only(symmetric), eigenvalues, vectors
 
 
 def term_name(name: Optional[str], default: str) -> str:
