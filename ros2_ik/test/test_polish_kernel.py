@@ -3,15 +3,17 @@
 At random configurations, on arms with revolute, continuous, unaligned, prismatic and
 locked joints: the QP rows (every frame-based constraint's ``linearisation``), their
 bounds, the feasibility verdict, the costs (posture with per-joint weights, position
-with a full PSD matrix), their gradient and curvature; the costs' gradient against
-finite differences; problems it cannot take get the Python model; whole solves reach
-the same objectives.
+with a full PSD matrix, orientation, angle between vectors), their gradient and
+curvature; the costs' gradient against finite differences; with and without a pose
+target; problems it cannot take get the Python model; whole solves reach the same
+objectives.
 """
 import dataclasses
 import sys
 from pathlib import Path
 
 import numpy as np
+import pinocchio as pin
 import pytest
 
 from ros2_ik.core import costs as K
@@ -32,7 +34,7 @@ pytestmark = pytest.mark.skipif(not chain_kernel.available(), reason="numba not 
 
 
 def _costs(gen: RandomProblems, rng, q):
-    """A posture cost (a weight per joint) and a position cost (a full PSD matrix)."""
+    """Some of: posture (a weight per joint), position (a full PSD matrix), orientation, angle."""
     group = gen.group
     model = group.robot.model
     lo = np.where(group.continuous, -np.pi, group.lower)
@@ -43,12 +45,25 @@ def _costs(gen: RandomProblems, rng, q):
     M = rng.normal(size=(3, 3))
     position = K.PositionCost(model, A, rng.normal(scale=0.3, size=3), B,
                               rng.normal(scale=0.05, size=3), M @ M.T)
-    return [posture, position][:int(rng.integers(1, 3))] if rng.random() < 0.5 \
-        else [position, posture]
+    A, B, _ = gen._frames(rng, q)
+    orientation = K.OrientationCost(model, A, pin.exp3(rng.normal(size=3)), B,
+                                    pin.exp3(rng.normal(size=3)), rng.uniform(0.0, 3.0))
+    A, B, _ = gen._frames(rng, q)
+    angle = K.AngleBetweenVectorsCost(model, A, rng.normal(size=3), B, rng.normal(size=3),
+                                      rng.uniform(0.0, 3.0))
+    costs = [posture, position, orientation, angle]
+    return [costs[i] for i in rng.permutation(4)[:int(rng.integers(1, 5))]]
+
+
+#: Pose weights of the problems with a target: full, position only, some axes free.
+WEIGHTS = ((1.0,) * 6, (1.0, 1.0, 1.0, 0.0, 0.0, 0.0), (1.0, 0.0, 1.0, 0.3, 0.3, 0.0))
 
 
 def _problems(name, group, count, seed):
-    """(problem, q_star) of frame-based constraints and costs on random links of ``group``."""
+    """(problem, q_star) of frame-based constraints and costs on random links of ``group``.
+
+    Every third has a pose target too: the tip where it is at ``q_star``.
+    """
     gen, rng, out = RandomProblems(name, group), np.random.default_rng(seed), []
     while len(out) < count:
         spec = gen.problem(rng, len(out))
@@ -57,7 +72,11 @@ def _problems(name, group, count, seed):
             continue
         problem = build(dataclasses.replace(spec, constraints=terms, costs=()), group)
         costs = _costs(gen, rng, spec.q_star)
-        out.append((Problem(group, None, problem.constraints, costs), spec.q_star))
+        target = None
+        if len(out) % 3 == 2:
+            target = PoseTarget(group.tip, group.fk(spec.q_star, group.tip),
+                                weights=WEIGHTS[len(out) % len(WEIGHTS)])
+        out.append((Problem(group, target, problem.constraints, costs), spec.q_star))
     return out
 
 
@@ -79,7 +98,7 @@ def test_rows_costs_and_verdicts_equal_the_python_model(name, group):
             for field in ("grad", "hessian", "values", "rows", "lower", "upper"):
                 a, b = getattr(s1, field), getattr(s2, field)
                 np.testing.assert_allclose(a, b, rtol=0, atol=1e-9, err_msg=field)
-            assert s1.equalities == s2.equalities == 0
+            assert s1.equalities == s2.equalities
             assert (compiled.evaluate(q)[1] is None) == (python.evaluate(q)[1] is None)
             assert compiled.cost(q) == pytest.approx(python.cost(q), rel=1e-12, abs=1e-12)
 
@@ -116,18 +135,19 @@ def test_problems_it_cannot_take_get_the_python_model():
     spec = fam.generate("g", "panda", group, 1, seed=0)[0]
     problem = build(spec, group)
     model = group.robot.model
+
+    class OwnPosture(K.PostureCost):  # a subclass may compute another cost
+        pass
+
     other_cost = Problem(group, None, problem.constraints,
-                         [K.OrientationCost(model, "panda_link0", np.eye(3), "panda_hand",
-                                            np.eye(3), 1.0)])
-    with_pose = Problem(group, PoseTarget(group.tip, group.fk(spec.q_star, group.tip)),
-                        problem.constraints, problem.costs)
-    for p in (other_cost, with_pose):
-        state = ck.KernelState(ck.compile_problem(p, TOL), p, TOL)
-        assert isinstance(polish_kernel.model_for(state), polish.ResidualsModel)
+                         [OwnPosture(model, group.to_full_q(spec.q_star))])
+    state = ck.KernelState(ck.compile_problem(other_cost, TOL), other_cost, TOL)
+    assert isinstance(polish_kernel.model_for(state), polish.ResidualsModel)
 
 
-def test_solves_reach_the_python_models_objectives(monkeypatch):
-    """Family g solved with either model: both verified, objectives within 1e-6."""
+@pytest.mark.parametrize("with_pose", [False, True])
+def test_solves_reach_the_python_models_objectives(monkeypatch, with_pose):
+    """Family g (+ a pose target) with either model: both verified, objectives within 1e-6."""
     group = robots.load_group("panda")[1]
     specs = fam.generate("g", "panda", group, 12, seed=2)
 
@@ -135,6 +155,10 @@ def test_solves_reach_the_python_models_objectives(monkeypatch):
         out = []
         for spec in specs:
             problem = build(spec, group)
+            if with_pose:  # the hand where it is at q_star, turning about its axis free
+                target = PoseTarget(group.tip, group.fk(spec.q_star, group.tip),
+                                    weights=(1.0, 1.0, 1.0, 1.0, 1.0, 0.0))
+                problem = Problem(group, target, problem.constraints, problem.costs)
             result = solve_spec(group, problem, spec.seed, "lm", 1.0, spec.index,
                                 max_attempts=1)
             assert result.success
@@ -142,7 +166,12 @@ def test_solves_reach_the_python_models_objectives(monkeypatch):
             out.append(res.costs(res.update(result.q))[0])
         return np.array(out)
 
+    calls = []
+    evaluate = polish_kernel.CompiledModel.evaluate
+    monkeypatch.setattr(polish_kernel.CompiledModel, "evaluate",
+                        lambda self, *a, **k: calls.append(1) or evaluate(self, *a, **k))
     compiled = objectives()
+    assert len(calls) >= len(specs)  # the compiled model polished them
     monkeypatch.setattr(polish_kernel, "model_for",
                         lambda state: polish.ResidualsModel(state.residuals))
     python = objectives()

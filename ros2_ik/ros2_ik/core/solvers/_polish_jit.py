@@ -3,21 +3,22 @@
 At one configuration: the kinematics of :mod:`_constraint_jit`, every constraint's
 ``linearisation`` rows (as the Python classes compute them: the physical rows within
 their shrunk bounds, plus the cube rows of the angle bounds), whether the physical rows
-hold (``polish._feasible``'s test) and the costs' value, gradient and Gauss-Newton
-curvature (``Residuals.cost_model``) for the posture and position costs.
+hold (``polish._feasible``'s test), a pose target's rows (``Residuals.pose_rows``) and
+the costs' value, gradient and Gauss-Newton curvature (``Residuals.cost_model``).
 """
 import math
 
 import numpy as np
 
 from ros2_ik.core.solvers._chain_jit import _jit, _log3
+from ros2_ik.core.solvers._constraint_lm_jit import _pose_rows
 from ros2_ik.core.solvers._constraint_jit import (ANGLE, GAZE, ORIENTATION, POLYHEDRON,
                                                   POSITION, _angle, _point_row, _polyhedron,
                                                   _relative_rotation, _rotate, jlog3,
                                                   kinematics, point_in_frame)
 
 #: Cost type codes (``polish_kernel``'s encoders).
-POSTURE, POSITION_COST = range(2)
+POSTURE, POSITION_COST, ORIENTATION_COST, ANGLE_COST = range(4)
 
 
 @_jit
@@ -170,6 +171,9 @@ def costs(ktype, kfa, kfb, koff, kparams, oMf, Jf, q, grad, H):  # pragma: no co
     Posture (per group column: continuous flag, nominal value or its (cos, sin),
     weight): ``1/2 w d^2`` with ``d`` pinocchio's difference.  Position (``p_AP`` (3),
     ``p_BQ`` (3), ``L^T`` (9) with ``C = L L^T / 2``): ``1/2 |L^T (p_AP - p_AQ)|^2``.
+    These two add their Gauss-Newton curvature to ``H``; the orientation cost
+    (``R_AbarA`` (9), ``R_BbarB`` (9), ``c``): ``c/2 (3 - tr R_AB)`` and the angle cost
+    (``a_A`` (3), ``b_B`` (3), ``c``): ``c (1 - a . b)`` add their gradient only.
     """
     n = q.shape[0]
     grad[:] = 0.0
@@ -190,6 +194,10 @@ def costs(ktype, kfa, kfb, koff, kparams, oMf, Jf, q, grad, H):  # pragma: no co
                 total += 0.5 * w * d * d
                 grad[j] += w * d
                 H[j, j] += w
+        elif ktype[i] == ORIENTATION_COST:
+            total += _orientation_cost(oMf, Jf, kfa[i], kfb[i], prm, grad)
+        elif ktype[i] == ANGLE_COST:
+            total += _angle_cost(oMf, Jf, kfa[i], kfb[i], prm, grad)
         else:
             point_in_frame(oMf, Jf, kfa[i], eye4, kfb[i], prm[3:6], p, Jp, W, TA)
             Lt = prm[6:15].reshape(3, 3)
@@ -209,13 +217,44 @@ def costs(ktype, kfa, kfb, koff, kparams, oMf, Jf, q, grad, H):  # pragma: no co
 
 
 @_jit
-def model(parents, placements, kinds, axes, columns, fparent, fplace, ctype, cfa, cfb,
-          coff, params, cube, lo, hi, margin, x_margin, ktype, kfa, kfb, koff, kparams,
-          q, slack, g, J, glo, ghi, gm, grad, H):  # pragma: no cover - compiled
-    """Kinematics at ``q``, the rows (:func:`linearise`), then the costs when feasible.
+def _orientation_cost(oMf, Jf, fa, fb, prm, grad):  # pragma: no cover - compiled
+    """``OrientationCost``: returns ``c/2 (3 - tr R_AB)``, adds its gradient to ``grad``."""
+    n = grad.shape[0]
+    R, J_w = np.empty((3, 3)), np.empty((3, n))
+    _relative_rotation(oMf, Jf, fa, prm[0:9].reshape(3, 3), fb, prm[9:18].reshape(3, 3),
+                       R, J_w)
+    half_c = 0.5 * prm[18]
+    r0, r1, r2 = R[1, 2] - R[2, 1], R[2, 0] - R[0, 2], R[0, 1] - R[1, 0]
+    for c in range(n):
+        grad[c] -= half_c * (r0 * J_w[0, c] + r1 * J_w[1, c] + r2 * J_w[2, c])
+    return half_c * (3.0 - (R[0, 0] + R[1, 1] + R[2, 2]))
 
-    Returns ``(feasible, cost)``; ``feasible`` as :func:`feasible` with ``slack``; the
-    costs (``grad``, ``H``) are computed either way.
+
+@_jit
+def _angle_cost(oMf, Jf, fa, fb, prm, grad):  # pragma: no cover - compiled
+    """``AngleBetweenVectorsCost``: returns ``c (1 - a . b)``, adds its gradient."""
+    a, b = _rotate(oMf[fa], prm[0:3]), _rotate(oMf[fb], prm[3:6])
+    axb = np.cross(a, b)
+    c = prm[6]
+    for col in range(grad.shape[0]):
+        d = 0.0
+        for k in range(3):
+            d += axb[k] * (Jf[fa, 3 + k, col] - Jf[fb, 3 + k, col])
+        grad[col] -= c * d
+    return c * (1.0 - (a[0] * b[0] + a[1] * b[1] + a[2] * b[2]))
+
+
+@_jit
+def model(parents, placements, kinds, axes, columns, fparent, fplace, ctype, cfa, cfb,
+          coff, params, cube, lo, hi, margin, x_margin, pose, pose_rows, ktype, kfa, kfb,
+          koff, kparams, q, slack, g, J, glo, ghi, gm, grad, H):  # pragma: no cover
+    """Kinematics at ``q``, the rows (:func:`linearise`), the pose rows, the costs.
+
+    ``pose``: the pose target's parameters (``_constraint_lm_jit._pose_rows``; empty
+    without one); its weighted rows ``pose_rows`` (indices into the six) follow the
+    constraints' as equalities (bounds 0, margin 0).  Returns ``(feasible, cost)``:
+    every physical row within ``slack`` margins of its bounds (:func:`feasible`) and
+    the pose within its tolerances; the costs (``grad``, ``H``) are computed either way.
     """
     n, k, f = q.shape[0], parents.shape[0], fparent.shape[0]
     oMi, oMf, Jf = np.empty((k, 4, 4)), np.empty((f, 4, 4)), np.empty((f, 6, n))
@@ -224,4 +263,12 @@ def model(parents, placements, kinds, axes, columns, fparent, fplace, ctype, cfa
     linearise(ctype, cfa, cfb, coff, params, cube, lo, hi, margin, x_margin, oMf, Jf,
               g, J, glo, ghi, gm)
     ok = feasible(g, glo, ghi, gm, slack)
+    if pose.shape[0]:
+        e, Je = np.empty(6), np.empty((6, n))
+        ok = _pose_rows(oMf, Jf, pose, e, Je, np.empty(3), np.empty((4, 4))) <= 1.0 and ok
+        first = g.shape[0] - pose_rows.shape[0]
+        for i in range(pose_rows.shape[0]):
+            g[first + i] = e[pose_rows[i]]
+            J[first + i, :] = Je[pose_rows[i]]
+            glo[first + i], ghi[first + i], gm[first + i] = 0.0, 0.0, 0.0
     return ok, costs(ktype, kfa, kfb, koff, kparams, oMf, Jf, q, grad, H)

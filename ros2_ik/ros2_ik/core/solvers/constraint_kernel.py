@@ -290,7 +290,9 @@ def compile_problem(problem: Problem, tolerance: ConstraintTolerance) -> Optiona
     types, fa, fb, params = zip(*encoded)
     pose = _pose(problem.pose, frames)  # before the frame arrays: it may add a frame
     for cost in problem.costs:  # frames of the compiled polishing (polish_kernel)
-        if type(cost) is K.PositionCost:
+        if type(cost) is K.OrientationCost:
+            frames(cost._fid_Abar), frames(cost._fid_Bbar)
+        elif type(cost) in (K.PositionCost, K.AngleBetweenVectorsCost):
             frames(cost._fid_A), frames(cost._fid_B)
     coff = [0]
     for p in params:

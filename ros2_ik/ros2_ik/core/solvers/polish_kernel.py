@@ -5,8 +5,8 @@ Gauss-Newton curvature and every constraint's ``linearisation`` rows; in Python 
 ~25 pinocchio and numpy calls (~0.2-0.4 ms on a 7-joint arm, most of a polishing step).
 :class:`CompiledModel` computes the same on the kernel's joint tree
 (:mod:`constraint_kernel`) in one call of :func:`_polish_jit.model`.  It applies to
-problems the constraint kernel takes, without a pose target, whose costs are exactly
-:class:`~ros2_ik.core.costs.PostureCost` and :class:`~ros2_ik.core.costs.PositionCost`;
+problems the constraint kernel takes (with or without a pose target) whose costs are of
+the four classes of :mod:`ros2_ik.core.costs` (exactly: a subclass may compute another);
 :func:`model_for` returns the Python model (:class:`polish.ResidualsModel`) otherwise.
 The rows and costs are tested against the Python classes
 (``test/test_polish_kernel.py``), and every answer is still verified outside.
@@ -46,13 +46,14 @@ def warm_up() -> bool:
     global _WARM
     if not _WARM and jit() is not None:
         c = constraint_kernel.tiny_problem()
-        t, n, k = c.tree, 2, 7
+        t, n, k = c.tree, 2, 13  # 3 + 4 constraint rows, 6 pose rows
         costs = (np.array([0, 1]), np.zeros(2, dtype=np.int64), np.zeros(2, dtype=np.int64),
                  np.array([0, 8, 23]), np.concatenate((np.zeros(8), np.zeros(6),
                                                        np.eye(3).ravel())))
         _JIT.model(t.parents, t.placements, t.kinds, t.axes, t.columns, c.fparent, c.fplace,
                    c.ctype, c.cfa, c.cfb, c.coff, c.params, np.zeros(2, dtype=np.bool_), c.lo,
-                   c.hi, c.margin, c.x_margin, *costs, np.zeros(n), _SLACK, np.empty(k),
+                   c.hi, c.margin, c.x_margin, c.pose, np.arange(6, dtype=np.intp), *costs,
+                   np.zeros(n), _SLACK, np.empty(k),
                    np.empty((k, n)), np.empty(k), np.empty(k), np.empty(k), np.empty(n),
                    np.empty((n, n)))
         _WARM = True
@@ -76,6 +77,17 @@ def _rows_of(c) -> Tuple[int, bool]:
     return len(c.physical_bounds[0]), False
 
 
+#: Encoders of the costs on frames: (type code, (frame ids A, B), parameters).
+_FRAME_COSTS = {
+    K.PositionCost: lambda c: (1, (c._fid_A, c._fid_B),
+                               np.concatenate((c._p_AP, c._p_BQ, c._Lt.ravel())).tolist()),
+    K.OrientationCost: lambda c: (2, (c._fid_Abar, c._fid_Bbar), np.concatenate(
+        (c._R_AbarA.ravel(), c._R_BbarB.ravel(), [c.c])).tolist()),
+    K.AngleBetweenVectorsCost: lambda c: (3, (c._fid_A, c._fid_B),
+                                          np.concatenate((c._a_A, c._b_B, [c.c])).tolist()),
+}
+
+
 def _posture(c: K.PostureCost, group) -> Tuple[list, float]:
     """Per group column (continuous, nominal or its cos, its sin or 0, weight); constant.
 
@@ -96,21 +108,25 @@ def _posture(c: K.PostureCost, group) -> Tuple[list, float]:
 class CompiledModel:
     """:class:`polish.ResidualsModel`'s interface, computed by :func:`_polish_jit.model`."""
 
-    __slots__ = ("lower", "upper", "_compiled", "_costs", "_cube", "_constant", "_k")
+    __slots__ = ("lower", "upper", "_compiled", "_costs", "_cube", "_constant", "_k",
+                 "_pose_rows")
 
     def __init__(self, state: constraint_kernel.KernelState, costs: tuple, cube: np.ndarray,
                  constant: float, k: int):
         """Use :meth:`create`."""
+        pose = state.problem.pose
         self.lower, self.upper = state.problem.group.search_lower, \
             state.problem.group.search_upper
         self._compiled, self._costs, self._cube = state.compiled, costs, cube
-        self._constant, self._k = constant, k
+        self._pose_rows = np.flatnonzero(pose.mask) if pose is not None else \
+            np.zeros(0, dtype=np.intp)
+        self._constant, self._k = constant, k + self._pose_rows.shape[0]
 
     @classmethod
     def create(cls, state: constraint_kernel.KernelState) -> Optional["CompiledModel"]:
         """Return the model of ``state``'s problem, or None (see the module docstring)."""
         problem, compiled = state.problem, state.compiled
-        if problem.pose is not None or compiled.frames is None:
+        if compiled.frames is None:
             return None
         types, fa, fb, params, constant = [], [], [], [], 0.0
         for c in problem.costs:
@@ -120,11 +136,11 @@ class CompiledModel:
                 fa.append(0)
                 fb.append(0)
                 constant += extra
-            elif type(c) is K.PositionCost:
-                p = np.concatenate((c._p_AP, c._p_BQ, c._Lt.ravel())).tolist()
-                types.append(1)
-                fa.append(compiled.frames[c._fid_A])
-                fb.append(compiled.frames[c._fid_B])
+            elif type(c) in _FRAME_COSTS:
+                code, (a, b), p = _FRAME_COSTS[type(c)](c)
+                types.append(code)
+                fa.append(compiled.frames[a])
+                fb.append(compiled.frames[b])
             else:
                 return None
             params.append(p)
@@ -158,6 +174,7 @@ class CompiledModel:
         grad, H = np.empty(n), np.empty((n, n))
         ok, cost = _JIT.model(t.parents, t.placements, t.kinds, t.axes, t.columns, c.fparent,
                               c.fplace, c.ctype, c.cfa, c.cfb, c.coff, c.params, self._cube,
-                              c.lo, c.hi, c.margin, c.x_margin, *self._costs, q, _SLACK,
-                              g, J, lo, hi, gm, grad, H)
-        return ok, cost + self._constant, polish.State(J, g, lo, hi, 0, grad, H)
+                              c.lo, c.hi, c.margin, c.x_margin, c.pose, self._pose_rows,
+                              *self._costs, q, _SLACK, g, J, lo, hi, gm, grad, H)
+        return ok, cost + self._constant, polish.State(J, g, lo, hi, self._pose_rows.shape[0],
+                                                       grad, H)
