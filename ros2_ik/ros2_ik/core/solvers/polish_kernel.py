@@ -14,6 +14,7 @@ The rows and costs are tested against the Python classes
 from __future__ import annotations
 
 import math
+import weakref
 from typing import Optional, Tuple
 
 import numpy as np
@@ -88,21 +89,38 @@ _FRAME_COSTS = {
 }
 
 
+_COLUMNS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def _columns(group) -> tuple:
+    """(first q index, second q index or -1, v index) per group column; v indices outside.
+
+    Cached per group.
+    """
+    if group not in _COLUMNS:
+        model = group.robot.model
+        first = np.array([model.idx_qs[j] for j in group.joint_ids], dtype=np.intp)
+        second = np.where(group.continuous, first + 1, -1)
+        outside = np.ones(model.nv, dtype=bool)
+        outside[group.iv_full] = False
+        _COLUMNS[group] = (first, second, np.asarray(group.iv_full), np.flatnonzero(outside))
+    return _COLUMNS[group]
+
+
 def _posture(c: K.PostureCost, group) -> Tuple[list, float]:
     """Per group column (continuous, nominal or its cos, its sin or 0, weight); constant.
 
     The constant is the cost of the joints outside the group, which stay locked.
     """
-    q_nom, w, model = c._q_nominal, c._weights, group.robot.model
-    params: list = []
-    for j, joint in enumerate(group.joint_ids):
-        iq, iv = model.idx_qs[joint], model.idx_vs[joint]
-        second = q_nom[iq + 1] if group.continuous[j] else 0.0
-        params += [float(group.continuous[j]), float(q_nom[iq]), float(second), float(w[iv])]
-    d = pin.difference(model, q_nom, group.q_full_locked)
-    outside = np.ones(model.nv, dtype=bool)
-    outside[group.iv_full] = False
-    return params, 0.5 * float(np.sum(w[outside] * d[outside] ** 2))
+    q_nom, w = c._q_nominal, c._weights
+    first, second, iv, outside = _columns(group)
+    params = np.column_stack((group.continuous.astype(float), q_nom[first],
+                              np.where(second >= 0, q_nom[second], 0.0), w[iv]))
+    constant = 0.0
+    if outside.size:
+        d = pin.difference(group.robot.model, q_nom, group.q_full_locked)[outside]
+        constant = 0.5 * float(np.sum(w[outside] * d * d))
+    return params.ravel().tolist(), constant
 
 
 class CompiledModel:
