@@ -108,6 +108,26 @@ def test_log6_is_pinocchios_near_zero_and_near_pi():
             np.testing.assert_allclose(e, ref, atol=1e-9)
 
 
+def test_nan_ends_an_attempt_instead_of_raising():
+    """A diverged attempt (NaN in the kinematics) ends unconverged; nothing raises.
+
+    ``make fuzz`` found ``solve()`` raising ZeroDivisionError out of ``_log3`` (numba's
+    Python error model) on a target ~1e150 m away, once in ~5,000 requests.
+    """
+    w = np.empty(3)
+    for R in (np.full((3, 3), np.nan), np.diag([np.inf, -np.inf, np.inf])):
+        assert math.isnan(chain_kernel.jit()._log3(R, w)) and np.isnan(w).all()
+    group = robots.load_group("panda")[1]
+    lm = LevenbergMarquardt()
+    state = _FastState(Problem(group, PoseTarget(group.tip, pin.SE3.Identity())))
+    chain, lower, upper = state.chain
+    for q0 in (np.full(group.n, np.nan), np.full(group.n, np.inf)):
+        q, it, done, E = chain_kernel.attempt(
+            chain, q0, state.T_target_inv_h, lower, upper, state.bounded, 1.0,
+            state.pos_tol2, state.ori_tol2, state.near2, lm._kernel_settings())
+        assert not done and it <= 3, (q0[0], it, E)
+
+
 @pytest.mark.parametrize("name,group", groups(), ids=lambda v: v if isinstance(v, str) else "")
 def test_compiled_attempt_is_the_python_attempt(name, group):
     lm, seed = LevenbergMarquardt(), group.mid_configuration()

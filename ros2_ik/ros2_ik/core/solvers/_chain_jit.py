@@ -10,7 +10,14 @@ import numpy as np
 
 
 def _jit(function):
-    return numba.njit(cache=True, nogil=True)(function)
+    """Compile ``function`` with IEEE division (``error_model="numpy"``), as numpy divides.
+
+    numba's default ("python") raises ZeroDivisionError on a zero divisor: a NaN reaching
+    a kernel (an attempt diverging on a target 1e300 m away) then made ``_log3`` divide by
+    a zero norm and ``solve()`` raise instead of ending the attempt (found by
+    ``make fuzz``).  With NaN and inf the attempt ends unconverged and the driver moves on.
+    """
+    return numba.njit(cache=True, nogil=True, error_model="numpy")(function)
 
 
 @_jit
@@ -26,8 +33,14 @@ def _rotation(axis, angle, out):  # pragma: no cover - compiled
 
 @_jit
 def _log3(R, w):  # pragma: no cover - compiled
-    """Rotation vector of ``R`` into ``w`` (3,); returns the angle [rad] (robust near pi)."""
+    """Rotation vector of ``R`` into ``w`` (3,); returns the angle [rad] (robust near pi).
+
+    A ``R`` with NaN or inf entries gives NaN (an attempt that diverged).
+    """
     tr = R[0, 0] + R[1, 1] + R[2, 2]
+    if not math.isfinite(tr + R[2, 1] + R[1, 2] + R[0, 2] + R[2, 0] + R[1, 0] + R[0, 1]):
+        w[0], w[1], w[2] = math.nan, math.nan, math.nan
+        return math.nan
     c = min(1.0, max(-1.0, 0.5 * (tr - 1.0)))
     theta = math.acos(c)
     vx, vy, vz = R[2, 1] - R[1, 2], R[0, 2] - R[2, 0], R[1, 0] - R[0, 1]
@@ -208,7 +221,7 @@ def attempt(placements, prismatic, axes, columns, tip, q, Tti, lower, upper, bou
             if t2 <= pos_tol2 and _log3(Terr[:3, :3], w) ** 2 <= ori_tol2:
                 return it, True, E
         stalls = stalls + 1 if E > stall * E_prev else 0
-        if it == last or stalls >= 3 or E > bounds[it]:
+        if it == last or stalls >= 3 or not E <= bounds[it]:  # NaN: diverged
             return it, False, E
         E_prev = E
         if sw != 1.0:
