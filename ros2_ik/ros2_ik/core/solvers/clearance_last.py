@@ -27,6 +27,8 @@ posture grazes an obstacle needs the push-out.  A solve limited to fewer attempt
 """
 from __future__ import annotations
 
+import threading
+import weakref
 from typing import Callable, Tuple
 
 import numpy as np
@@ -38,24 +40,55 @@ from ros2_ik.core.solvers.residuals import Residuals
 from ros2_ik.core.verify import ConstraintTolerance
 
 _Attempt = Tuple[np.ndarray, int, bool, float]  # (q, iterations, converged, merit)
+_CHECK_DATA = threading.local()
+
+
+def check_data(group) -> pin.Data:
+    """Return this thread's full-model Data for the clearance test (not the verify Data)."""
+    cache = getattr(_CHECK_DATA, "by_group", None)
+    if cache is None:
+        cache = _CHECK_DATA.by_group = weakref.WeakKeyDictionary()
+    data = cache.get(group)
+    if data is None:
+        data = cache[group] = group.robot.model.createData()
+    return data
 
 
 class ClearanceLastState:
     """Residuals without and with the clearance constraints of one problem."""
 
     def __init__(self, problem: Problem, clearance_names, tolerance: ConstraintTolerance):
-        """Split ``problem``'s constraints by name (``clearance_names``)."""
+        """Split ``problem``'s constraints by name (``clearance_names``).
+
+        Cheap: the residuals are built by the first attempt that needs them (~90 us
+        each; the compiled first stage and the clearance test need neither).
+        """
+        self.problem, self.tolerance = problem, tolerance
         self.clearance = [c for c in problem.constraints
                           if getattr(c, "name", None) in clearance_names]
         others = [c for c in problem.constraints if c not in self.clearance]
-        self.first = Residuals(Problem(problem.group, problem.target, others),
-                               exact=False, tolerance=tolerance)
-        self.full = Residuals(problem, exact=False, tolerance=tolerance)
+        #: The first stage's problem: every constraint but the clearance.
+        self.first_problem = Problem(problem.group, problem.target, others)
+        self._first = self._full = None
         #: The first stage as one call ``(q0, budget) -> (q, iterations, done, merit)``
         #: when the solver has a faster form of it (lm: the compiled attempt), else None.
         self.run_first = None
         #: First-stage solutions of this solve that the clearance test rejected.
         self.rejected = 0
+
+    @property
+    def first(self) -> Residuals:
+        """Residuals of :attr:`first_problem` (own Data)."""
+        if self._first is None:
+            self._first = Residuals(self.first_problem, exact=False, tolerance=self.tolerance)
+        return self._first
+
+    @property
+    def full(self) -> Residuals:
+        """Residuals of the whole problem, clearance included (own Data)."""
+        if self._full is None:
+            self._full = Residuals(self.problem, exact=False, tolerance=self.tolerance)
+        return self._full
 
     @staticmethod
     def applies(problem: Problem, clearance_names) -> bool:
@@ -65,11 +98,12 @@ class ClearanceLastState:
 
     def clear(self, q: np.ndarray) -> bool:
         """Whether every clearance constraint holds at group vector ``q`` (values only)."""
-        res = self.full
-        q_full = res.group.to_full_q(q)
-        pin.computeJointJacobians(res.model, res.data, q_full)
-        pin.updateFramePlacements(res.model, res.data)
-        return all(c.holds(res.model, res.data, q_full) for c in self.clearance)
+        group = self.problem.group
+        model, data = group.robot.model, check_data(group)
+        q_full = group.to_full_q(q)
+        pin.computeJointJacobians(model, data, q_full)  # what terms expect: ~1 us
+        pin.updateFramePlacements(model, data)
+        return all(c.holds(model, data, q_full) for c in self.clearance)
 
 
 def attempt(state: ClearanceLastState, q0: np.ndarray, budget: Budget,

@@ -34,7 +34,6 @@ bench/results/collision.md.
 """
 from __future__ import annotations
 
-import threading
 import weakref
 from functools import lru_cache
 from operator import ge as _ge, le as _le
@@ -204,20 +203,6 @@ def _chain(group, model: pin.Model, fid: int):
     return chains[fid]
 
 
-_CHECK_DATA = threading.local()
-
-
-def _check_data(group) -> pin.Data:
-    """Return this thread's full-model Data for the clearance test (not the verify Data)."""
-    cache = getattr(_CHECK_DATA, "by_group", None)
-    if cache is None:
-        cache = _CHECK_DATA.by_group = weakref.WeakKeyDictionary()
-    data = cache.get(group)
-    if data is None:
-        data = cache[group] = group.robot.model.createData()
-    return data
-
-
 class _PoseFirstState:
     """A constrained problem solved pose first: the pose-only loop, then the stacked one."""
 
@@ -227,7 +212,7 @@ class _PoseFirstState:
         """Cheap: the stacked residuals are built by the first attempt that needs them."""
         self.fast, self.problem, self.tolerance = fast, problem, tolerance
         self.model = problem.group.robot.model
-        self.data = _check_data(problem.group)
+        self.data = clearance_last.check_data(problem.group)
         self._stacked = None
         #: Pose solutions of this solve that the constraints' test rejected.
         self.rejected = 0

@@ -41,7 +41,7 @@ class CompiledConstraints:
         """Clearance-last state; its first stage compiled when the kernel takes it."""
         state = clearance_last.ClearanceLastState(problem, self.pose_first_constraints,
                                                   self.options.constraint_tolerance)
-        kernel = self._kernel_state(state.first.problem)
+        kernel = self._kernel_state(state.first_problem)
         if kernel is not None:
             state.run_first = lambda q, budget: self._attempt_kernel(kernel, q, budget)
         return state
