@@ -57,10 +57,15 @@ class AngleBetweenVectorsConstraint(BoundedConstraint):
             model, data, self._fid_A, self._a_A, self._fid_B, self._b_B)
         return np.array([angle]), gradient[np.newaxis, :]
 
+    @property
+    def cube_rows(self) -> bool:
+        """Whether :meth:`linearisation` adds the cube rows (a bound from 0 below pi/2)."""
+        return not (self.angle_lower > 0.0 or self.angle_upper >= math.pi / 2)
+
     def linearisation(self, model: pin.Model, data: pin.Data, q: np.ndarray, margin: float):
         """Return rows for a QP step ``(g, J, lower, upper)``.
 
-        The angle within its bounds shrunk by ``margin`` and, when ``angle_lower`` is 0,
+        The angle within its bounds shrunk by ``margin`` and, with :attr:`cube_rows`,
         ``a x b`` (3) within a cube of half-side ``sin(angle_upper - margin)`` (the angle
         alone is flat in the directions that turn ``b`` around ``a``).
         """
@@ -68,7 +73,7 @@ class AngleBetweenVectorsConstraint(BoundedConstraint):
             model, data, self._fid_A, self._a_A, self._fid_B, self._b_B)
         g, J = np.array([angle]), gradient[np.newaxis, :]
         lower, upper = [self.angle_lower + margin], [self.angle_upper - margin]
-        if self.angle_lower > 0.0 or self.angle_upper >= math.pi / 2:
+        if not self.cube_rows:
             return g, J, np.array(lower), np.array(upper)
         a = data.oMf[self._fid_A].rotation @ self._a_A
         b = data.oMf[self._fid_B].rotation @ self._b_B

@@ -268,6 +268,19 @@ _ENCODERS = {C.PositionConstraint: _position, C.GazeTargetConstraint: _gaze,
              C.PolyhedronConstraint: _polyhedron}
 
 
+def cost_frames(cost) -> Tuple[int, ...]:
+    """Model frame ids (A, B) of a cost of the four classes of ``costs`` on frames, else ().
+
+    By exact class, as the constraints' encoders: a subclass may use other frames.
+    """
+    kind = type(cost)
+    if kind is K.OrientationCost:
+        return cost._fid_Abar, cost._fid_Bbar
+    if kind is K.PositionCost or kind is K.AngleBetweenVectorsCost:
+        return cost._fid_A, cost._fid_B
+    return ()
+
+
 def compile_problem(problem: Problem, tolerance: ConstraintTolerance) -> Optional[Compiled]:
     """Return the kernel's form of ``problem`` (constraints, a pose target or not), or None."""
     if not problem.constraints or lm() is None:
@@ -290,10 +303,8 @@ def compile_problem(problem: Problem, tolerance: ConstraintTolerance) -> Optiona
     types, fa, fb, params = zip(*encoded)
     pose = _pose(problem.pose, frames)  # before the frame arrays: it may add a frame
     for cost in problem.costs:  # frames of the compiled polishing (polish_kernel)
-        if type(cost) is K.OrientationCost:
-            frames(cost._fid_Abar), frames(cost._fid_Bbar)
-        elif type(cost) in (K.PositionCost, K.AngleBetweenVectorsCost):
-            frames(cost._fid_A), frames(cost._fid_B)
+        for fid in cost_frames(cost):
+            frames(fid)
     coff = [0]
     for p in params:
         coff.append(coff[-1] + len(p))

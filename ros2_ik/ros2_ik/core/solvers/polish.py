@@ -47,21 +47,24 @@ RELATIVE_DECREASE = 1e-4
 MU = 1e-6
 _EQUALITY = 5  # daqp's sense flag of an equality row
 _SENSE = np.dtype(c_int)  # resolved once: dtype=c_int costs ~3 us per array
+#: A trial point is feasible when every physical row lies within this many of its margins
+#: beyond its shrunk bound (the restoration's done test, with room for rounding).
+FEASIBLE_SLACK = 1.0 + 4.0 * DONE_FRACTION
 _Attempt = Tuple[np.ndarray, int, bool, float]  # (q, iterations, converged, merit)
 
 
-def polish(res: "Model", q: np.ndarray, budget: Budget,
+def polish(model: "Model", q: np.ndarray, budget: Budget,
            restore: Callable[[np.ndarray], Tuple[np.ndarray, bool]]) -> Tuple[np.ndarray, int]:
     """Lower the costs from feasible group vector ``q``; returns ``(q, steps)``.
 
-    ``res``: the problem's model (:class:`ResidualsModel`, or the compiled one of
+    ``model``: the problem's model (:class:`ResidualsModel`, or the compiled one of
     :mod:`polish_kernel`).  ``restore(q)`` brings a configuration that a step carried just
     outside the constraints back onto them (``(q, feasible)``): the linearised
     constraints are only right to first order.
     """
     if budget.expired():  # the feasible answer in hand now, not a polished one too late
         return q, 0
-    cost, state = res.evaluate(q)
+    cost, state = model.evaluate(q)
     if state is None:  # not feasible after all (the attempt's test is its own)
         return q, 0
     B = state.hessian + MU * np.eye(q.shape[0])
@@ -73,7 +76,7 @@ def polish(res: "Model", q: np.ndarray, budget: Budget,
         if budget.expired() or radius < MIN_RADIUS or \
                 now + 1.5 * (now - started) / step > budget.deadline:
             return q, step
-        found = _qp_step(res, q, state, B, radius)
+        found = _qp_step(model, q, state, B, radius)
         if found is None:
             radius *= 0.25
             continue
@@ -81,7 +84,7 @@ def polish(res: "Model", q: np.ndarray, budget: Budget,
         predicted = -(state.grad @ dq + 0.5 * dq @ B @ dq)
         if predicted <= RELATIVE_DECREASE * abs(cost) + 1e-12:
             return q, step  # first-order optimal within the linearisation
-        q_new, cost_new, state_new = _try(res, q + dq, restore)
+        q_new, cost_new, state_new = _try(model, q + dq, restore)
         if state_new is None or not cost_new < cost:
             radius = 0.25 * min(radius, float(np.abs(dq).max()))
             continue
@@ -95,7 +98,7 @@ def polish(res: "Model", q: np.ndarray, budget: Budget,
     return q, MAX_STEPS
 
 
-def from_best_start(res: "Model", starts: Sequence[np.ndarray],
+def from_best_start(model: "Model", starts: Sequence[np.ndarray],
                     project: Callable[[np.ndarray], _Attempt],
                     polish_from: Callable[[np.ndarray], Tuple[np.ndarray, int]],
                     budget: Budget) -> _Attempt:
@@ -113,7 +116,7 @@ def from_best_start(res: "Model", starts: Sequence[np.ndarray],
         q, it, done, merit = project(q0)
         iterations += it
         if done:
-            cost = res.cost(q)
+            cost = model.cost(q)
             if best is None or cost < best[0]:
                 best = (cost, q, merit)
         elif fallback is None or merit < fallback[1]:
@@ -162,16 +165,16 @@ class Model(Protocol):
         """Sum of the costs at group vector ``q``."""
 
 
-def _try(res: "Model", q_new: np.ndarray, restore):
+def _try(model: "Model", q_new: np.ndarray, restore):
     """Clamp, restore onto the constraints (a no-op when inside) and evaluate.
 
     Returns ``(q, cost, state)``, state None when the restoration failed.
     """
-    q_new = np.minimum(np.maximum(q_new, res.lower), res.upper)
+    q_new = np.minimum(np.maximum(q_new, model.lower), model.upper)
     q_new, feasible = restore(q_new)
     if not feasible:
         return q_new, math.inf, None
-    cost_new, state_new = res.evaluate(q_new, restored=True)
+    cost_new, state_new = model.evaluate(q_new, restored=True)
     return q_new, cost_new, state_new
 
 
@@ -240,18 +243,18 @@ def _feasible(res: Residuals, q_full: np.ndarray) -> bool:
     lo, hi = res.physical_lower, res.physical_upper
     outside = np.maximum(np.maximum(lo - g, g - hi), 0.0)  # beyond the shrunk bounds
     return not outside.size or bool(
-        np.all(outside <= (1.0 + 4.0 * DONE_FRACTION) * res.physical_margin))
+        np.all(outside <= FEASIBLE_SLACK * res.physical_margin))
 
 
-def _qp_step(res: "Model", q: np.ndarray, state: State, B: np.ndarray, radius: float):
+def _qp_step(model: "Model", q: np.ndarray, state: State, B: np.ndarray, radius: float):
     """Return the QP step and the rows' multipliers (see the module docstring), or None."""
     n, k = q.shape[0], state.values.shape[0]
     sense = np.zeros(n + k, dtype=_SENSE)
     if state.equalities:
         sense[n + k - state.equalities:] = _EQUALITY
-    b_hi = np.concatenate((np.minimum(res.upper - q, radius),
+    b_hi = np.concatenate((np.minimum(model.upper - q, radius),
                            state.upper - state.values))
-    b_lo = np.concatenate((np.maximum(res.lower - q, -radius),
+    b_lo = np.concatenate((np.maximum(model.lower - q, -radius),
                            state.lower - state.values))
     b_lo = np.minimum(b_lo, b_hi)  # a row already outside its shrunk bound: no worse
     dq, _, flag, info = daqp.solve(B, state.grad, state.rows, b_hi, b_lo, sense)

@@ -23,14 +23,10 @@ import pinocchio as pin
 from ros2_ik.core import constraints as C
 from ros2_ik.core import costs as K
 from ros2_ik.core.solvers import constraint_kernel, polish
-from ros2_ik.core.solvers.residuals import DONE_FRACTION
 
 _JIT = None
 #: Whether :func:`warm_up` has run in this process.
 _WARM = False
-#: ``polish._feasible``'s slack: a physical row may lie this many margins beyond its
-#: shrunk bound.
-_SLACK = 1.0 + 4.0 * DONE_FRACTION
 
 
 def jit():
@@ -46,19 +42,29 @@ def warm_up() -> bool:
     """Compile or load the model now (once per process); False when numba is absent."""
     global _WARM
     if not _WARM and jit() is not None:
-        c = constraint_kernel.tiny_problem()
-        t, n, k = c.tree, 2, 13  # 3 + 4 constraint rows, 6 pose rows
         costs = (np.array([0, 1]), np.zeros(2, dtype=np.int64), np.zeros(2, dtype=np.int64),
                  np.array([0, 8, 23]), np.concatenate((np.zeros(8), np.zeros(6),
                                                        np.eye(3).ravel())))
-        _JIT.model(t.parents, t.placements, t.kinds, t.axes, t.columns, c.fparent, c.fplace,
-                   c.ctype, c.cfa, c.cfb, c.coff, c.params, np.zeros(2, dtype=np.bool_), c.lo,
-                   c.hi, c.margin, c.x_margin, c.pose, np.arange(6, dtype=np.intp), *costs,
-                   np.zeros(n), _SLACK, np.empty(k),
-                   np.empty((k, n)), np.empty(k), np.empty(k), np.empty(k), np.empty(n),
-                   np.empty((n, n)))
+        _call(constraint_kernel.tiny_problem(), np.zeros(2, dtype=np.bool_),
+              np.arange(6, dtype=np.intp), costs, np.zeros(2), 13)  # 3 + 4 rows, 6 pose rows
         _WARM = True
     return _WARM
+
+
+def _call(c: constraint_kernel.Compiled, cube: np.ndarray, pose_rows: np.ndarray,
+          costs: tuple, q: np.ndarray, k: int):
+    """Run :func:`_polish_jit.model` at group vector ``q`` (``k`` QP rows).
+
+    Returns ``(feasible, cost, g, J, lower, upper, grad, H)``.
+    """
+    t, n = c.tree, q.shape[0]
+    g, J, lo, hi, gm = np.empty(k), np.empty((k, n)), np.empty(k), np.empty(k), np.empty(k)
+    grad, H = np.empty(n), np.empty((n, n))
+    ok, cost = _JIT.model(t.parents, t.placements, t.kinds, t.axes, t.columns, c.fparent,
+                          c.fplace, c.ctype, c.cfa, c.cfb, c.coff, c.params, cube, c.lo, c.hi,
+                          c.margin, c.x_margin, c.pose, pose_rows, *costs, q,
+                          polish.FEASIBLE_SLACK, g, J, lo, hi, gm, grad, H)
+    return ok, cost, g, J, lo, hi, grad, H
 
 
 def model_for(state: constraint_kernel.KernelState):
@@ -73,19 +79,17 @@ def _rows_of(c) -> Tuple[int, bool]:
     if kind is C.OrientationConstraint or kind is C.GazeTargetConstraint:
         return 4, True
     if kind is C.AngleBetweenVectorsConstraint:
-        cube = not (c.angle_lower > 0.0 or c.angle_upper >= math.pi / 2)
-        return (4 if cube else 1), cube
+        return (4 if c.cube_rows else 1), c.cube_rows
     return len(c.physical_bounds[0]), False
 
 
-#: Encoders of the costs on frames: (type code, (frame ids A, B), parameters).
+#: Encoders of the costs on frames (``constraint_kernel.cost_frames``): (type code,
+#: parameters).
 _FRAME_COSTS = {
-    K.PositionCost: lambda c: (1, (c._fid_A, c._fid_B),
-                               np.concatenate((c._p_AP, c._p_BQ, c._Lt.ravel())).tolist()),
-    K.OrientationCost: lambda c: (2, (c._fid_Abar, c._fid_Bbar), np.concatenate(
-        (c._R_AbarA.ravel(), c._R_BbarB.ravel(), [c.c])).tolist()),
-    K.AngleBetweenVectorsCost: lambda c: (3, (c._fid_A, c._fid_B),
-                                          np.concatenate((c._a_A, c._b_B, [c.c])).tolist()),
+    K.PositionCost: lambda c: (1, np.concatenate((c._p_AP, c._p_BQ, c._Lt.ravel()))),
+    K.OrientationCost: lambda c: (2, np.concatenate((c._R_AbarA.ravel(),
+                                                     c._R_BbarB.ravel(), [c.c]))),
+    K.AngleBetweenVectorsCost: lambda c: (3, np.concatenate((c._a_A, c._b_B, [c.c]))),
 }
 
 
@@ -155,10 +159,12 @@ class CompiledModel:
                 fb.append(0)
                 constant += extra
             elif type(c) in _FRAME_COSTS:
-                code, (a, b), p = _FRAME_COSTS[type(c)](c)
+                code, p = _FRAME_COSTS[type(c)](c)
+                a, b = constraint_kernel.cost_frames(c)
                 types.append(code)
                 fa.append(compiled.frames[a])
                 fb.append(compiled.frames[b])
+                p = p.tolist()
             else:
                 return None
             params.append(p)
@@ -171,7 +177,7 @@ class CompiledModel:
                    sum(r[0] for r in rows))
 
     def evaluate(self, q: np.ndarray, restored: bool = False):
-        """``(cost, polish._State)`` at group vector ``q``; ``(inf, None)`` when infeasible.
+        """``(cost, polish.State)`` at group vector ``q``; ``(inf, None)`` when infeasible.
 
         ``restored``: ``q`` met the restoration's done test; feasibility is not tested.
         """
@@ -185,14 +191,7 @@ class CompiledModel:
         return self._run(q)[1]
 
     def _run(self, q: np.ndarray):
-        c, t = self._compiled, self._compiled.tree
-        q = np.array(q, dtype=float)
-        n, k = q.shape[0], self._k
-        g, J, lo, hi, gm = np.empty(k), np.empty((k, n)), np.empty(k), np.empty(k), np.empty(k)
-        grad, H = np.empty(n), np.empty((n, n))
-        ok, cost = _JIT.model(t.parents, t.placements, t.kinds, t.axes, t.columns, c.fparent,
-                              c.fplace, c.ctype, c.cfa, c.cfb, c.coff, c.params, self._cube,
-                              c.lo, c.hi, c.margin, c.x_margin, c.pose, self._pose_rows,
-                              *self._costs, q, _SLACK, g, J, lo, hi, gm, grad, H)
+        ok, cost, g, J, lo, hi, grad, H = _call(self._compiled, self._cube, self._pose_rows,
+                                                self._costs, np.array(q, dtype=float), self._k)
         return ok, cost + self._constant, polish.State(J, g, lo, hi, self._pose_rows.shape[0],
                                                        grad, H)
