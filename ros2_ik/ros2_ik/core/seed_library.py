@@ -26,11 +26,12 @@ from __future__ import annotations
 
 import math
 import threading
-import weakref
 from typing import Dict, Optional, Tuple
 
 import numpy as np
 import pinocchio as pin
+
+from ros2_ik.core.per_object import PerObject
 
 #: Library size per (group, frame): 8000 samples cost ~25 ms to build and ~40 us to rank.
 SAMPLES = 8000
@@ -154,7 +155,7 @@ class _Ranking:
         return np.zeros(rows.shape[1])
 
 
-_LIBRARIES: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+_LIBRARIES: PerObject = PerObject()
 _LIBRARIES_LOCK = threading.Lock()
 
 

@@ -22,14 +22,14 @@ world frame, ``J_x`` the WORLD-frame joint Jacobian, (6, nv), of the body of sid
 """
 from __future__ import annotations
 
-import weakref
 from typing import Tuple
 
 import numpy as np
 import pinocchio as pin
 
-from ..errors import InvalidArgument
 from ..constraints._base import BoundedConstraint
+from ..errors import InvalidArgument
+from ..per_object import PerObject
 from .checker import CollisionChecker, PairDistances
 
 FORMULATIONS = ("pairs", "smooth")
@@ -45,7 +45,7 @@ def _cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.einsum("ijk,nj,nk->ni", _LEVI_CIVITA, a, b)
 
 
-_SUPPORT_MASKS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+_SUPPORT_MASKS: PerObject = PerObject()
 
 
 def support_masks(model: pin.Model) -> np.ndarray:

@@ -8,19 +8,19 @@ frame origin, rows 3-5 the angular velocity, both expressed in the world frame W
 from __future__ import annotations
 
 import math
-import weakref
 from typing import Optional, Tuple
 
 import numpy as np
 import pinocchio as pin
 
 from ..errors import InvalidFrame
+from ..per_object import PerObject
 
 _LWA = pin.ReferenceFrame.LOCAL_WORLD_ALIGNED
 
 
 #: Per model: (number of frames, {name: first frame id}); rebuilt when frames are added.
-_FRAME_IDS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+_FRAME_IDS: PerObject = PerObject()
 
 
 def frame_id(model: pin.Model, name: str) -> int:

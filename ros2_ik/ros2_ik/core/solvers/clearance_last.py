@@ -28,12 +28,12 @@ posture grazes an obstacle needs the push-out.  A solve limited to fewer attempt
 from __future__ import annotations
 
 import threading
-import weakref
 from typing import Callable, Tuple
 
 import numpy as np
 import pinocchio as pin
 
+from ros2_ik.core.per_object import PerObject
 from ros2_ik.core.problem import Problem
 from ros2_ik.core.solvers.budget import Budget
 from ros2_ik.core.solvers.residuals import Residuals
@@ -47,7 +47,7 @@ def check_data(group) -> pin.Data:
     """Return this thread's full-model Data for the clearance test (not the verify Data)."""
     cache = getattr(_CHECK_DATA, "by_group", None)
     if cache is None:
-        cache = _CHECK_DATA.by_group = weakref.WeakKeyDictionary()
+        cache = _CHECK_DATA.by_group = PerObject()
     data = cache.get(group)
     if data is None:
         data = cache[group] = group.robot.model.createData()

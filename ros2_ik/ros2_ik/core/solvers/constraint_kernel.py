@@ -19,7 +19,6 @@ still verified outside, on the full pinocchio model, by the driver.
 """
 from __future__ import annotations
 
-import weakref
 from pathlib import Path
 from typing import NamedTuple, Optional, Tuple
 
@@ -29,6 +28,7 @@ import pinocchio as pin
 from ros2_ik.core import constraints as C
 from ros2_ik.core import costs as K
 from ros2_ik.core.constraints._frames import perpendicular
+from ros2_ik.core.per_object import PerObject
 from ros2_ik.core.problem import Problem
 from ros2_ik.core.solvers import chain_kernel
 from ros2_ik.core.solvers.residuals import Residuals
@@ -124,7 +124,7 @@ def _drop_stale_cache() -> None:
                 pass
 
 
-_TREES: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+_TREES: PerObject = PerObject()
 
 
 def tree_of(group) -> Optional[Tree]:
@@ -168,7 +168,7 @@ def _joint_axis(joint) -> Optional[tuple]:
     return chain_kernel._axis(joint)
 
 
-_FRAME_ROWS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+_FRAME_ROWS: PerObject = PerObject()
 
 
 class _Frames:

@@ -34,7 +34,6 @@ bench/results/collision.md.
 """
 from __future__ import annotations
 
-import weakref
 from functools import lru_cache
 from operator import ge as _ge, le as _le
 from typing import Any, List, Tuple
@@ -45,6 +44,7 @@ from scipy.linalg.blas import dsyrk
 from scipy.linalg.lapack import dposv
 
 from ros2_ik.core import errors
+from ros2_ik.core.per_object import PerObject
 from ros2_ik.core.problem import Problem
 from ros2_ik.core.solvers import (active_set, chain_kernel, clearance_last,
                                   constraint_kernel, polish)
@@ -84,7 +84,7 @@ def _bounds(schedule: Tuple[Tuple[int, float], ...], last: int) -> Tuple[float, 
                  for it in range(last + 1))
 
 
-_GROUP_ARRAYS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+_GROUP_ARRAYS: PerObject = PerObject()
 
 
 def _copy(q: np.ndarray) -> np.ndarray:
@@ -183,7 +183,7 @@ class _FastState:
         return any(map(_ge, self.lower_list, values)) or any(map(_le, self.upper_list, values))
 
 
-_CHAINS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+_CHAINS: PerObject = PerObject()
 
 
 def _chain(group, model: pin.Model, fid: int):

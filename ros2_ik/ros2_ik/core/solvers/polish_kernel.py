@@ -14,7 +14,6 @@ The rows and costs are tested against the Python classes
 from __future__ import annotations
 
 import math
-import weakref
 from typing import Optional, Tuple
 
 import numpy as np
@@ -22,6 +21,7 @@ import pinocchio as pin
 
 from ros2_ik.core import constraints as C
 from ros2_ik.core import costs as K
+from ros2_ik.core.per_object import PerObject
 from ros2_ik.core.solvers import constraint_kernel, polish
 
 _JIT = None
@@ -93,7 +93,7 @@ _FRAME_COSTS = {
 }
 
 
-_COLUMNS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+_COLUMNS: PerObject = PerObject()
 
 
 def _columns(group) -> tuple:
