@@ -26,6 +26,7 @@ from ros2_ik.core.constraints import (
     PositionConstraint,
     update_kinematics,
 )
+from ros2_ik.core.constraints._frames import perpendicular, projection_off
 
 
 def _tip(q1, q2):
@@ -274,3 +275,17 @@ def test_violation_is_the_distance_outside_the_bounds(value, half_width):
     v = np.array(value) + np.array(half_width)
     expected = np.maximum(np.maximum(lower - v, v - upper), 0.0)
     np.testing.assert_array_equal(c.violation(v), expected)
+
+
+@settings(max_examples=200, deadline=None)
+@given(n=_unit)
+def test_perpendicular_and_projection_of_any_direction(n):
+    """perpendicular(n) is a unit vector normal to n; projection_off(n) is I - n n^T."""
+    n = np.array(n) / np.linalg.norm(n)
+    p = perpendicular(n)
+    assert abs(p @ n) <= 1e-12 and abs(np.linalg.norm(p) - 1.0) <= 1e-12
+    np.testing.assert_allclose(projection_off(n), np.eye(3) - np.outer(n, n), atol=1e-15)
+    for axis in np.eye(3):  # on an axis, and between two (ties choose the first axis)
+        for m in (axis, -axis, (axis + np.roll(axis, 1)) / math.sqrt(2.0)):
+            p = perpendicular(m)
+            assert abs(p @ m) <= 1e-12 and abs(np.linalg.norm(p) - 1.0) <= 1e-12

@@ -45,6 +45,7 @@ class Violation(NamedTuple):
 
 
 DEFAULT_TOLERANCE = ConstraintTolerance()
+_BASE_HOLDS = terms.Constraint.holds
 
 
 def verify_pose(group: Group, target: Optional[Union[PoseTarget, CompiledPose]],
@@ -102,12 +103,15 @@ def constraint_violations(model: pin.Model, data: pin.Data, q_full: np.ndarray,
     unit's tolerance).
     """
     out = []
+    smallest = min(tol.m, tol.rad)
     for c in constraints:
         # A constraint with its own holds() (the minimum distance: fewer pairs) is asked
         # first; the others' measure() is the cheaper test (holds() would evaluate rows).
-        if type(c).holds is not terms.Constraint.holds and c.holds(model, data, q_full):
+        if type(c).holds is not _BASE_HOLDS and c.holds(model, data, q_full):
             continue
         rows = np.asarray(c.measure(model, data, q_full), dtype=float)
+        if all(v <= smallest for v in rows.tolist()):  # the usual case (NaN: not here)
+            continue
         units = c.units
         over = [k for k, (v, u) in enumerate(zip(rows.tolist(), units))
                 if not v <= tol.of(u)]  # NaN counts as violated

@@ -168,12 +168,29 @@ def vector_angle(a: np.ndarray, b: np.ndarray) -> float:
 
 
 def perpendicular(n: np.ndarray) -> np.ndarray:
-    """Return a unit vector perpendicular to the non-zero 3-vector ``n``."""
-    k = int(np.argmin(np.abs(n)))
-    e = np.zeros(3)
-    e[k] = 1.0
-    v = cross(n, e)
-    return v / math.sqrt(float(v @ v))
+    """Return a unit vector perpendicular to the non-zero 3-vector ``n``.
+
+    ``n x e`` with ``e`` the axis of ``n``'s smallest component (the first of equal ones),
+    normalised; in floats (~5x cheaper than the numpy form here).
+    """
+    x, y, z = n.tolist()
+    ax, ay, az = abs(x), abs(y), abs(z)
+    if ax <= ay and ax <= az:
+        v = (0.0, z, -y)  # n x e_x
+    elif ay <= az:
+        v = (-z, 0.0, x)  # n x e_y
+    else:
+        v = (y, -x, 0.0)  # n x e_z
+    norm = math.sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2])
+    return np.array((v[0] / norm, v[1] / norm, v[2] / norm))
+
+
+def projection_off(n: np.ndarray) -> np.ndarray:
+    """Return ``I - n n^T`` (3, 3) of the unit 3-vector ``n``: projection onto its normal plane."""
+    x, y, z = n.tolist()
+    return np.array(((1.0 - x * x, -(x * y), -(x * z)),
+                     (-(y * x), 1.0 - y * y, -(y * z)),
+                     (-(z * x), -(z * y), 1.0 - z * z)))
 
 
 def vectors_angle_and_gradient(

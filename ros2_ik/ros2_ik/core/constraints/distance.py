@@ -19,7 +19,7 @@ import pinocchio as pin
 from . import _checks as check
 from . import _samples as samples
 from ._base import BoundedConstraint
-from ._frames import cross, frame_id, perpendicular, point_in_frame
+from ._frames import cross, frame_id, perpendicular, point_in_frame, projection_off
 
 _X = np.array([1.0, 0.0, 0.0])
 
@@ -115,7 +115,7 @@ class PointToLineDistanceConstraint(BoundedConstraint):
         n = check.unit_vector3(n_B2, "n_B2")
         self._n_B2 = n
         self._away = check.read_only(perpendicular(n))
-        self._projection = check.read_only(np.eye(3) - np.outer(n, n))
+        self._projection = check.read_only(projection_off(n))
         self.distance_lower, self.distance_upper = _distance_bounds(distance_lower,
                                                                     distance_upper)
         default = f"point_to_line({frame_point},{frame_line})"
