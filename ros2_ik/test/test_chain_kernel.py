@@ -160,3 +160,22 @@ def test_unsupported_joints_or_no_numba_fall_back(monkeypatch):
     monkeypatch.setattr(chain_kernel, "available", lambda: False)
     monkeypatch.setattr(chain_kernel, "_JIT", None)
     assert chain_kernel.chain_of(group.angle_model, fid) is None
+
+
+def test_warm_up_loads_forward_many_for_the_seed_libraries_arrays():
+    """After warm_up, the seed library's read-only samples need no new compiled signature.
+
+    (Loading one from numba's cache inside a solve cost ~30 ms: a first constraint
+    ranking came back after a 20 ms budget.)
+    """
+    from ros2_ik.core import robots, seed_library
+    from ros2_ik.core.solvers import _chain_jit
+    chain_kernel.warm_up()
+    before = list(_chain_jit.forward_many.signatures)
+    _, group = robots.load_group("ur5")
+    lib = seed_library.library(group)
+    assert not lib.q.flags.writeable
+    chain = chain_kernel.chain_of(group.angle_model, group.reduced_frame_id(group.tip))
+    chain_kernel.forward_many(chain, lib.q[:10])
+    chain_kernel.forward_many(chain, np.array(lib.q[:10]))
+    assert list(_chain_jit.forward_many.signatures) == before

@@ -33,15 +33,20 @@ def independent_fk(arm: str, group, q: np.ndarray, frame: str) -> pin.SE3:
     return data.oMf[model.getFrameId(frame)]
 
 
-@pytest.mark.parametrize("arm", ["panda", "kinova"])  # kinova: continuous joints
-def test_placements_are_the_forward_kinematics_of_the_samples(arm):
+@pytest.mark.parametrize("arm, frame", [
+    ("panda", None), ("kinova", None),  # kinova: continuous joints
+    ("panda", "panda_link4"),  # mid-chain
+    ("panda", "panda_link0"),  # fixed in the world: pinocchio, not the compiled chain
+    ("pr2_right", None)])  # a whole robot: continuous joints, the rest locked
+def test_placements_are_the_forward_kinematics_of_the_samples(arm, frame):
     _, group = robots.load_group(arm)
+    frame = frame or group.tip
     lib = seed_library.library(group)
-    p, R = lib.placements(group, group.tip)
+    p, R = lib.placements(group, frame)
     assert lib.q.shape == (seed_library.SAMPLES, group.n) and p.shape == (seed_library.SAMPLES, 3)
     for i in np.random.default_rng(4).choice(seed_library.SAMPLES, 25, replace=False):
         assert np.all(lib.q[i] >= group.search_lower) and np.all(lib.q[i] <= group.search_upper)
-        T = independent_fk(arm, group, lib.q[i], group.tip)
+        T = independent_fk(arm, group, lib.q[i], frame)
         np.testing.assert_allclose(p[i], T.translation, atol=1e-12)
         np.testing.assert_allclose(R[i].reshape(3, 3), T.rotation, atol=1e-12)
 

@@ -160,5 +160,11 @@ def warm_up() -> bool:
                   np.array([0, 1], dtype=np.int64), np.eye(4))
     attempt(chain, np.zeros(2), np.eye(4), np.full(2, -1.0), np.full(2, 1.0), True, 1.0,
             1e-8, 1e-6, 1e-6, Settings(0.01, 1e-6, 0.995, np.full(21, np.inf), True))
+    # Writable (workspace) and read-only (the seed libraries' samples) arrays are two
+    # numba signatures: loading one in a solve costs ~30 ms.
+    for writeable in (True, False):
+        qs = np.zeros((1, 2))
+        qs.setflags(write=writeable)
+        forward_many(chain, qs)
     _WARM = True
     return True
