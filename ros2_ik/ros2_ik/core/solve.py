@@ -76,7 +76,7 @@ def solve(group: Group, target_or_problem: Union[PoseTarget, Problem], seed: np.
 def prepare(group: Group, frame: Optional[str] = None, constrained: bool = False) -> None:
     """Do now the one-time work of a first solve, outside any solve's time budget.
 
-    Builds ``group``'s seed library (for ``frame``'s placements when given: ~25 ms) and
+    Builds ``group``'s seed library (for ``frame``'s placements when given: ~10 ms) and
     loads the compiled pose attempt (~0.5 s once per process; ~8 s the first time on a
     machine); with ``constrained``, the compiled constraint attempt and polishing model
     too (~0.3 s once per process; ~60 s the first time on a machine).  ``solve`` calls it
