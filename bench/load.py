@@ -174,6 +174,8 @@ def floor_figures(parts, rtt, solve, core) -> dict:
         return values[np.isfinite(values)] * 1e3
     echo = np.concatenate([p["echo_compute_ik_s"] for p in parts])
     return {"in_process_solve_ms": percentiles(core * 1e3),
+            # The same solve after sleeping one round trip: the idle gap the node has.
+            "in_process_solve_after_idle_ms": percentiles(ms("core_after_idle_s")),
             "in_process_compute_ik_ms": percentiles(ms("node_path_s")),
             "round_trip_minus_in_process_solve_ms": percentiles((rtt - core) * 1e3),
             "get_parameters_round_trip_ms": percentiles(ms("get_parameters_s")),

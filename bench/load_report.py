@@ -124,7 +124,19 @@ def floor_note(part: dict) -> str:
             f"to the core's {core:.3f} ms solve would be {echo:.3f} ms above it, against "
             f"the {ADDED_P50_MS} ms target. The node's round trip is {rtt:.3f} ms: "
             f"{rtt - echo:.3f} ms above the echo, of which the reply's solve_time "
-            f"{one['reply_solve_time_ms']['p50']:.3f} ms.")
+            f"{one['reply_solve_time_ms']['p50']:.3f} ms.{_idle_note(one)}")
+
+
+def _idle_note(one: dict) -> str:
+    """The in-process solve after an idle gap of one round trip, against the reply's [ms]."""
+    idle = one.get("in_process_solve_after_idle_ms")
+    if not idle:
+        return ""
+    core, reply = one["in_process_solve_ms"]["p50"], one["reply_solve_time_ms"]["p50"]
+    return (f" The same in-process solve after sleeping one round trip first (the idle "
+            f"gap the node has between one client's calls) takes {idle['p50']:.3f} ms "
+            f"({idle['p50'] / core:.2f}x the back-to-back {core:.3f} ms); the reply's "
+            f"solve_time is {reply / idle['p50']:.2f}x that.")
 
 
 def _other_rows(report: dict) -> List[str]:
