@@ -128,7 +128,7 @@ def floor_note(part: dict) -> str:
 
 
 def _idle_note(one: dict) -> str:
-    """The in-process solve after an idle gap of one round trip, against the reply's [ms]."""
+    """Compare the in-process solve after one round trip idle with the reply's [ms]."""
     idle = one.get("in_process_solve_after_idle_ms")
     if not idle:
         return ""
