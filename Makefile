@@ -20,7 +20,9 @@ demo: build
 
 # Benchmarks (not timed tests): figures go to bench/results/.
 # ik_bench.py rewrites results/latest.json; collision_bench.py then adds its panda_scene rows;
-# constrained_bench.py (our solvers vs Drake SNOPT / IPOPT) writes results/constrained.*;
+# constrained_bench.py (our solvers vs Drake SNOPT / IPOPT) writes results/constrained.*, and
+# with --other-arms (lm vs SNOPT on 7 arms the families were not built on)
+# results/constrained_other_arms/;
 # servo_bench.py (the servo step vs Pink, ~1 min) results/servo.*; servo_node_bench.py
 # (the node's loop, 60 s) results/servo_node.*.
 bench: build
@@ -28,7 +30,9 @@ bench: build
 		-r bench/requirements-collision.txt -r bench/requirements-servo.txt 2>&1 \
 		| { grep -v "is ignored" || true; } \
 	&& python bench/ik_bench.py $(BENCH_ARGS) && python bench/collision_bench.py $(BENCH_ARGS) \
-	&& python bench/constrained_bench.py $(BENCH_ARGS) && python bench/servo_bench.py $(BENCH_ARGS) \
+	&& python bench/constrained_bench.py $(BENCH_ARGS) \
+	&& python bench/constrained_bench.py --other-arms $(BENCH_ARGS) \
+	&& python bench/servo_bench.py $(BENCH_ARGS) \
 	&& python bench/servo_node_bench.py $(BENCH_ARGS) && python tools/bench_readme.py
 
 bench-quick: BENCH_ARGS += --quick

@@ -17,6 +17,7 @@ problems with costs only): lm tries that start too, so this is the anchor at its
 
     python bench/constrained_bench.py            # N=500 per family and arm (~5-12 min)
     python bench/constrained_bench.py --quick    # N=10
+    python bench/constrained_bench.py --other-arms   # a-g on 7 other arms, lm vs SNOPT
 """
 from __future__ import annotations
 
@@ -48,6 +49,9 @@ DRAKE = ("drake_snopt", "drake_ipopt", "drake_snopt_nominal")
 COSTS_ONLY = ("drake_snopt_nominal",)
 SCENE = HERE / "panda_scene.yaml"
 RESULTS = HERE / "results"
+#: ``--other-arms``: arms the families were not developed on (example-robot-data; whole
+#: robots load with every other joint locked), lm against Drake SNOPT, 300 problems.
+OTHER_ARMS = ("z1", "ur10", "so101", "baxter_left", "pr2_right", "tiago", "g1_left")
 
 
 def parse_args(argv=None) -> argparse.Namespace:
@@ -59,8 +63,18 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--solvers", default=",".join(OURS + DRAKE), help="comma list")
     p.add_argument("--budget-ms", type=float, default=20.0, help="budget per problem [ms]")
     p.add_argument("--seed", type=int, default=0, help="numpy seed of the problems")
-    p.add_argument("--out", default=str(RESULTS), help="results folder")
-    return p.parse_args(argv)
+    p.add_argument("--out", default=None, help="results folder (bench/results)")
+    p.add_argument("--other-arms", action="store_true",
+                   help="families a-g on OTHER_ARMS, lm and Drake SNOPT, N=300, into "
+                   "bench/results/constrained_other_arms")
+    args = p.parse_args(argv)
+    if args.other_arms:
+        args.arms, args.families = ",".join(OTHER_ARMS), "abcdefg"
+        args.solvers = "lm,drake_snopt,drake_snopt_nominal"
+        args.n = args.n or (None if args.quick else 300)
+        args.out = args.out or str(RESULTS / "constrained_other_arms")
+    args.out = args.out or str(RESULTS)
+    return args
 
 
 class Arm:

@@ -3,7 +3,8 @@
 Run ``python tools/bench_readme.py`` after the benchmarks (make bench does).  Each table
 goes between its markers: ``<!-- bench:begin/end -->`` the IK and collision tables,
 ``<!-- constrained:begin/end -->`` the constrained-IK summary (constrained.md up to its
-per-solver details, which stay in bench/results/constrained.md), ``<!-- servo:begin/end
+per-solver details, which stay in bench/results/constrained.md), ``<!-- constrained-other:
+begin/end -->`` the same of the ``--other-arms`` run, ``<!-- servo:begin/end
 -->`` servo.md and servo_node.md, ``<!-- batch:begin/end -->`` batch.md.
 """
 import pathlib
@@ -23,14 +24,18 @@ def tables() -> str:
     return "\n\n".join(parts)
 
 
-def constrained() -> str:
-    """Return the summary part of the latest constrained-IK benchmark ('' when absent)."""
-    path = RESULTS / "constrained.md"
+def constrained(folder: str = "") -> str:
+    """Return the summary part of a constrained-IK benchmark ('' when absent).
+
+    ``folder``: under bench/results (``constrained_other_arms``: the ``--other-arms`` run).
+    """
+    name = f"{folder}/constrained.md" if folder else "constrained.md"
+    path = RESULTS / name
     if not path.is_file():
         return ""
     return path.read_text().split(DETAILS)[0].strip() \
         + "\n\nPer solver (claimed success, false SUCCESS, p95, objective ratios): " \
-        "[bench/results/constrained.md](bench/results/constrained.md)."
+        f"[bench/results/{name}](bench/results/{name})."
 
 
 def replace(text: str, name: str, body: str) -> str:
@@ -61,4 +66,5 @@ if __name__ == "__main__":
     text = replace(readme.read_text(), "bench", tables())
     text = replace(text, "servo", servo())
     text = replace(text, "batch", batch())
+    text = replace(text, "constrained-other", constrained("constrained_other_arms"))
     readme.write_text(replace(text, "constrained", constrained()))
