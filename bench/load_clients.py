@@ -360,15 +360,15 @@ def cancel_worker(domain_id: str, namespace: str, cancels: int, results,
         pose.target.pose.position.x, pose.target.pose.orientation.w = 3.0, 1.0
         goal.pose_goals = [pose]
         first_feedback = Future()
-        send = action.send_goal_async(
+        sent = action.send_goal_async(
             goal, feedback_callback=lambda _: first_feedback.done()
             or first_feedback.set_result(True))
-        if not (_spin_until(executor, send, LOST_AFTER_S)
+        if not (_spin_until(executor, sent, LOST_AFTER_S)
                 and _spin_until(executor, first_feedback, LOST_AFTER_S)):
             raise TimeoutError("no goal acceptance or feedback")
-        result = send.result().get_result_async()
+        result = sent.result().get_result_async()
         t0 = time.perf_counter()
-        cancel = send.result().cancel_goal_async()
+        cancel = sent.result().cancel_goal_async()
         _spin_until(executor, cancel, LOST_AFTER_S)
         to_response.append(time.perf_counter() - t0)
         _spin_until(executor, result, LOST_AFTER_S)

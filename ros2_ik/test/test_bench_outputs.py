@@ -99,3 +99,27 @@ def test_constrained_bench_writes_rows_markdown_and_plot(tmp_path):
     assert table.startswith("Constrained IK") and "<!-- constrained-details -->" in table
     if (tmp_path / "constrained.png").exists():
         assert (tmp_path / "constrained.png").stat().st_size > 1000
+
+
+def test_load_bench_quick_run_writes_its_parts(tmp_path):
+    """make load's one-client, action and cancel parts against a real node (not timed).
+
+    Its cancel part raised TypeError before it wrote anything (a local variable hid the
+    function that sends the figures) and nothing ran it between full ``make load`` runs.
+    """
+    out = tmp_path / "load_quick.json"
+    done = subprocess.run([sys.executable, str(BENCH / "load.py"), "--quick", "--parts",
+                           "single_client,action,cancel", "--output", str(out)],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    report = json.loads(out.read_text())
+    one = report["single_client"]
+    assert one["answered"] == one["requests"] > 0 and one["lost"] == 0
+    for key in ("round_trip_ms", "reply_solve_time_ms", "in_process_solve_ms",
+                "in_process_solve_after_idle_ms", "echo_compute_ik_round_trip_ms"):
+        assert 0.0 < one[key]["p50"] <= one[key]["p99"], key
+    assert report["action"]["goals"] > 0 and report["action"]["lost"] == 0
+    cancel = report["cancel"]
+    assert cancel["cancels"] > 0 and cancel["statuses"] == {"CANCELED": cancel["cancels"]}
+    assert {t["target"] for t in report["targets"]} >= {"cancel -> result p99 [ms]"}
+    assert report["node_alive"]
