@@ -135,7 +135,8 @@ def _idle_note(one: dict) -> str:
     core, reply = one["in_process_solve_ms"]["p50"], one["reply_solve_time_ms"]["p50"]
     return (f" The same in-process solve after sleeping one round trip first (the idle "
             f"gap the node has between one client's calls) takes {idle['p50']:.3f} ms "
-            f"({idle['p50'] / core:.2f}x the back-to-back {core:.3f} ms); the reply's "
+            f"({idle['p50'] / core:.2f}x the {core:.3f} ms timed right after each call); "
+            f"the reply's "
             f"solve_time is {reply / idle['p50']:.2f}x that.")
 
 
