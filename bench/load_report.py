@@ -136,8 +136,7 @@ def _idle_note(one: dict) -> str:
     return (f" The same in-process solve after sleeping one round trip first (the idle "
             f"gap the node has between one client's calls) takes {idle['p50']:.3f} ms "
             f"({idle['p50'] / core:.2f}x the {core:.3f} ms timed right after each call); "
-            f"the reply's "
-            f"solve_time is {reply / idle['p50']:.2f}x that.")
+            f"the reply's solve_time is {reply / idle['p50']:.2f}x that.")
 
 
 def _other_rows(report: dict) -> List[str]:
