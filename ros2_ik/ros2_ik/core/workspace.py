@@ -17,9 +17,8 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
-import pinocchio as pin
 
-from ros2_ik.core.solvers import chain_kernel
+from ros2_ik.core import seed_library
 
 #: Samples binned per round (memory ~ 200 B each).
 CHUNK = 200_000
@@ -66,16 +65,7 @@ class Hits(NamedTuple):
 
 def tip_poses(group, qs: np.ndarray) -> np.ndarray:
     """``T_world_tip`` (S, 4, 4) at group vectors ``qs`` (S, n): compiled when possible."""
-    chain = chain_kernel.chain_of(group.angle_model, group.reduced_frame_id(group.tip))
-    if chain is not None:
-        return chain_kernel.forward_many(chain, qs)
-    model = group.reduced_model
-    data, fid = model.createData(), group.reduced_frame_id(group.tip)
-    out = np.empty((len(qs), 4, 4))
-    for s, q in enumerate(group.to_reduced_qs(qs)):
-        pin.forwardKinematics(model, data, q)
-        out[s] = pin.updateFramePlacement(model, data, fid).homogeneous
-    return out
+    return seed_library.frame_poses(group, group.reduced_frame_id(group.tip), qs)
 
 
 def sample_hits(group, voxels: np.ndarray, rotations: np.ndarray, center, pitch: float,

@@ -139,8 +139,12 @@ def attempt(chain: Chain, q0: np.ndarray, T_target_inv: np.ndarray, lower: np.nd
 
 
 def forward_many(chain: Chain, qs: np.ndarray) -> np.ndarray:
-    """Tip placements ``T_world_tip`` (S, 4, 4) of group vectors ``qs`` (S, n), compiled."""
-    qs = np.ascontiguousarray(qs, dtype=float)
+    """Tip placements ``T_world_tip`` (S, 4, 4) of group vectors ``qs`` (S, n), compiled.
+
+    ``qs`` is copied when read-only (the seed libraries' samples): a read-only array is
+    another numba signature, whose loading cost ~30 ms inside a solve.
+    """
+    qs = np.require(qs, dtype=float, requirements=("C", "W"))
     out = np.empty((qs.shape[0], 4, 4))
     _JIT.forward_many(chain.placements, chain.prismatic, chain.axes, chain.columns,
                       chain.tip, qs, out)
@@ -160,11 +164,6 @@ def warm_up() -> bool:
                   np.array([0, 1], dtype=np.int64), np.eye(4))
     attempt(chain, np.zeros(2), np.eye(4), np.full(2, -1.0), np.full(2, 1.0), True, 1.0,
             1e-8, 1e-6, 1e-6, Settings(0.01, 1e-6, 0.995, np.full(21, np.inf), True))
-    # Writable (workspace) and read-only (the seed libraries' samples) arrays are two
-    # numba signatures: loading one in a solve costs ~30 ms.
-    for writeable in (True, False):
-        qs = np.zeros((1, 2))
-        qs.setflags(write=writeable)
-        forward_many(chain, qs)
+    forward_many(chain, np.zeros((1, 2)))  # the seed libraries' placements, in a solve
     _WARM = True
     return True
