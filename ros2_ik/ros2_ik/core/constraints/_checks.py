@@ -57,6 +57,35 @@ def unit_vector3(value, arg: str) -> np.ndarray:
     return read_only(vector / norm)
 
 
+def vectors3(values, args, units=()) -> tuple:
+    """:func:`vector3` of each of ``values`` (:func:`unit_vector3` of those at ``units``).
+
+    The usual case (finite 3-vectors, the unit ones non-zero) in one or two array
+    constructions; anything else through the checks one by one, whose errors name the
+    argument (``args``).
+    """
+    try:
+        rows = np.array(values, dtype=float)
+    except (TypeError, ValueError):
+        rows = None
+    if rows is not None and rows.shape == (len(values), 3):
+        flat = rows.tolist()
+        if math.isfinite(sum(x + y + z for x, y, z in flat)):
+            for k in units:
+                x, y, z = flat[k]
+                norm = math.sqrt(x * x + y * y + z * z)  # as unit_vector3
+                if norm < ZERO_VECTOR_NORM:
+                    break
+                flat[k] = [x / norm, y / norm, z / norm]
+            else:
+                if units:
+                    rows = np.array(flat)
+                rows.setflags(write=False)  # its rows are read-only views
+                return tuple(rows)
+    return tuple(unit_vector3(v, a) if k in units else vector3(v, a)
+                 for k, (v, a) in enumerate(zip(values, args)))
+
+
 def scalar(value, arg: str, allow_inf: bool = False) -> float:
     """Return a real number (not NaN; finite unless ``allow_inf``)."""
     try:
@@ -102,6 +131,27 @@ def box_bounds(lower, upper, lower_arg: str, upper_arg: str):
     if any(a > b for a, b in zip(lo_list, hi_list)):
         raise InvalidGoal(f"{lower_arg} {lo_list} must be <= {upper_arg} {hi_list} elementwise")
     return read_only(lo), read_only(hi)
+
+
+def box_and_point(lower, upper, point, lower_arg: str, upper_arg: str, point_arg: str):
+    """:func:`box_bounds` of ``lower``, ``upper`` and :func:`vector3` of ``point``.
+
+    The usual case (three 3-vectors, the box ordered, free axes allowed) in one array
+    construction; anything else through the two checks, whose errors name the argument.
+    """
+    try:
+        rows = np.array((lower, upper, point), dtype=float)
+    except (TypeError, ValueError):
+        rows = None
+    if rows is not None and rows.shape == (3, 3):
+        (l0, l1, l2), (u0, u1, u2), (p0, p1, p2) = rows.tolist()
+        if math.isfinite(p0 + p1 + p2) and all(
+                lo <= hi and lo < math.inf and hi > -math.inf  # False with a NaN
+                for lo, hi in ((l0, u0), (l1, u1), (l2, u2))):
+            rows.setflags(write=False)  # its rows are read-only views
+            return rows[0], rows[1], rows[2]
+    lo, hi = box_bounds(lower, upper, lower_arg, upper_arg)
+    return lo, hi, vector3(point, point_arg)
 
 
 def rotation(value, arg: str) -> np.ndarray:

@@ -31,8 +31,7 @@ class AngleBetweenVectorsConstraint(BoundedConstraint):
     ):
         self._fid_A = frame_id(model, frame_A)
         self._fid_B = frame_id(model, frame_B)
-        self._a_A = check.unit_vector3(a_A, "a_A")
-        self._b_B = check.unit_vector3(b_B, "b_B")
+        self._a_A, self._b_B = check.vectors3((a_A, b_B), ("a_A", "b_B"), units=(0, 1))
         self.angle_lower = check.angle(angle_lower, "angle_lower")
         self.angle_upper = check.angle(angle_upper, "angle_upper")
         check.ordered(self.angle_lower, self.angle_upper, "angle_lower", "angle_upper")

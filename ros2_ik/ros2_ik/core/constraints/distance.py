@@ -55,8 +55,7 @@ class PointToPointDistanceConstraint(BoundedConstraint):
     ):
         self._fid_1 = frame_id(model, frame1)
         self._fid_2 = frame_id(model, frame2)
-        self._p_B1P1 = check.vector3(p_B1P1, "p_B1P1")
-        self._p_B2P2 = check.vector3(p_B2P2, "p_B2P2")
+        self._p_B1P1, self._p_B2P2 = check.vectors3((p_B1P1, p_B2P2), ("p_B1P1", "p_B2P2"))
         self.distance_lower, self.distance_upper = _distance_bounds(distance_lower,
                                                                     distance_upper)
         default = f"point_to_point({frame1},{frame2})"
@@ -110,9 +109,8 @@ class PointToLineDistanceConstraint(BoundedConstraint):
     ):
         self._fid_point = frame_id(model, frame_point)
         self._fid_line = frame_id(model, frame_line)
-        self._p_B1P = check.vector3(p_B1P, "p_B1P")
-        self._p_B2Q = check.vector3(p_B2Q, "p_B2Q")
-        n = check.unit_vector3(n_B2, "n_B2")
+        self._p_B1P, self._p_B2Q, n = check.vectors3(
+            (p_B1P, p_B2Q, n_B2), ("p_B1P", "p_B2Q", "n_B2"), units=(2,))
         self._n_B2 = n
         self._away = check.read_only(perpendicular(n))
         self._projection = check.read_only(projection_off(n))

@@ -38,9 +38,8 @@ class GazeTargetConstraint(BoundedConstraint):
     ):
         self._fid_A = frame_id(model, frame_A)
         self._fid_B = frame_id(model, frame_B)
-        self._p_AS = check.vector3(p_AS, "p_AS")
-        self._n_A = check.unit_vector3(n_A, "n_A")
-        self._p_BT = check.vector3(p_BT, "p_BT")
+        self._p_AS, self._n_A, self._p_BT = check.vectors3(
+            (p_AS, n_A, p_BT), ("p_AS", "n_A", "p_BT"), units=(1,))
         self.cone_half_angle = check.angle(
             cone_half_angle, "cone_half_angle", math.pi / 2, "pi/2")
         self._cos2 = math.cos(self.cone_half_angle) ** 2

@@ -27,10 +27,12 @@ class PositionConstraint(BoundedConstraint):
     ):
         self._fid_A = frame_id(model, frame_A)
         self._fid_B = frame_id(model, frame_B)
-        lower, upper = check.box_bounds(p_AQ_lower, p_AQ_upper, "p_AQ_lower", "p_AQ_upper")
-        self._p_BQ = check.vector3(p_BQ, "p_BQ")
-        X_AbarA = check.transform(X_AbarA, "X_AbarA")
-        self._X_AbarA = None if X_AbarA.isIdentity() else X_AbarA
+        lower, upper, self._p_BQ = check.box_and_point(
+            p_AQ_lower, p_AQ_upper, p_BQ, "p_AQ_lower", "p_AQ_upper", "p_BQ")
+        self._X_AbarA = None
+        if X_AbarA is not None:
+            X_AbarA = check.transform(X_AbarA, "X_AbarA")
+            self._X_AbarA = None if X_AbarA.isIdentity() else X_AbarA
         super().__init__(check.term_name(name, f"position({frame_B})"), lower, upper)
 
     def evaluate(

@@ -171,26 +171,53 @@ def _joint_axis(joint) -> Optional[tuple]:
 _FRAME_ROWS: PerObject = PerObject()
 
 
-class _Frames:
-    """The frames a problem's constraints name, in the order first named."""
+def _frame_arrays(group, fids) -> Tuple[np.ndarray, np.ndarray]:
+    """``fparent`` (f,) and ``fplace`` (f, 4, 4) of model frames ``fids``, in that order."""
+    known = _FRAME_ROWS.get(group)  # (parent tree joint, placement) per frame id
+    if known is None:
+        known = _FRAME_ROWS[group] = {}
+    model = group.robot.model
+    for fid in fids:
+        if fid not in known:  # model.frames[fid] copies the frame: ~2 us
+            frame = model.frames[fid]
+            known[fid] = (frame.parentJoint - 1, frame.placement.homogeneous)
+    return (np.array([known[f][0] for f in fids], dtype=np.int64),
+            np.array([known[f][1] for f in fids]).reshape(len(fids), 4, 4))
 
-    def __init__(self, group):
-        self.model, self.index, self.parent, self.place = group.robot.model, {}, [], []
-        self.known = _FRAME_ROWS.get(group)  # (parent tree joint, placement) per frame id
-        if self.known is None:
-            self.known = _FRAME_ROWS[group] = {}
 
-    def __call__(self, fid: int) -> int:
-        """Index of model frame ``fid`` among the kernel's frames (added if new)."""
-        if fid not in self.index:
-            if fid not in self.known:  # model.frames[fid] copies the frame: ~2 us
-                frame = self.model.frames[fid]
-                self.known[fid] = (frame.parentJoint - 1, frame.placement.homogeneous)
-            parent, place = self.known[fid]
-            self.index[fid] = len(self.parent)
-            self.parent.append(parent)
-            self.place.append(place)
-        return self.index[fid]
+#: Per group: {shape key: (fparent, fplace, ctype, cfa, cfb, coff, frames)}, the fields
+#: of :class:`Compiled` that depend on the problem's shape alone, shared by the problems
+#: of that shape (read-only to the kernels).  A node meets few shapes (the same frames
+#: and constraint types in each request); building them costs ~6 array constructions.
+_LAYOUTS: PerObject = PerObject()
+_MAX_LAYOUTS = 256
+
+
+def _layout(group, key: tuple, encoded: list, extra_fids) -> tuple:
+    """Return the shape's arrays of ``encoded`` ``(type, fid_a, fid_b, params)`` (cached)."""
+    cache = _LAYOUTS.get(group)
+    if cache is None:
+        cache = _LAYOUTS[group] = {}
+    layout = cache.get(key)
+    if layout is None:
+        index: dict = {}
+        for _, a, b, _ in encoded:
+            index.setdefault(a, len(index))
+            index.setdefault(b, len(index))
+        for fid in extra_fids:
+            index.setdefault(fid, len(index))
+        coff = [0]
+        for e in encoded:
+            coff.append(coff[-1] + len(e[3]))
+        fparent, fplace = _frame_arrays(group, list(index))
+        layout = (fparent, fplace, np.array([e[0] for e in encoded], dtype=np.int64),
+                  np.array([index[e[1]] for e in encoded], dtype=np.int64),
+                  np.array([index[e[2]] for e in encoded], dtype=np.int64),
+                  np.array(coff, dtype=np.int64), index)
+        if len(cache) >= _MAX_LAYOUTS:
+            cache.clear()
+        cache[key] = layout
+    return layout
 
 
 _EYE4 = np.eye(4).ravel().tolist()
@@ -225,39 +252,37 @@ def _row_bounds(c, tolerance: ConstraintTolerance, out: tuple) -> None:
     out[2].extend(margins)
 
 
-def _position(c, frames) -> Tuple[int, int, int, list]:
+# Encoders: (type code, model frame id A, model frame id B, parameters).
+def _position(c) -> Tuple[int, int, int, list]:
     X = _EYE4 if c._X_AbarA is None else c._X_AbarA.homogeneous
-    return 0, frames(c._fid_A), frames(c._fid_B), _floats(X, c._p_BQ)
+    return 0, c._fid_A, c._fid_B, _floats(X, c._p_BQ)
 
 
-def _orientation(c, frames, tolerance: ConstraintTolerance):
+def _orientation(c, tolerance: ConstraintTolerance):
     bound = c.physical_bounds[1][0] - 0.25 * tolerance.rad  # as Residuals' excess rows
-    return 1, frames(c._fid_Abar), frames(c._fid_Bbar), _floats(c._R_AbarA, c._R_BbarB,
-                                                                bound)
+    return 1, c._fid_Abar, c._fid_Bbar, _floats(c._R_AbarA, c._R_BbarB, bound)
 
 
-def _gaze(c, frames):
-    return 2, frames(c._fid_A), frames(c._fid_B), _floats(c._p_BT, c._p_AS, c._n_A,
-                                                          perpendicular(c._n_A))
+def _gaze(c):
+    return 2, c._fid_A, c._fid_B, _floats(c._p_BT, c._p_AS, c._n_A, perpendicular(c._n_A))
 
 
-def _angle(c, frames):
-    return 3, frames(c._fid_A), frames(c._fid_B), _floats(c._a_A, c._b_B)
+def _angle(c):
+    return 3, c._fid_A, c._fid_B, _floats(c._a_A, c._b_B)
 
 
-def _point_to_point(c, frames):
-    return 4, frames(c._fid_2), frames(c._fid_1), _floats(c._p_B1P1, c._p_B2P2)
+def _point_to_point(c):
+    return 4, c._fid_2, c._fid_1, _floats(c._p_B1P1, c._p_B2P2)
 
 
-def _point_to_line(c, frames):
-    return 5, frames(c._fid_line), frames(c._fid_point), _floats(
-        c._p_B1P, c._p_B2Q, c._projection, c._away)
+def _point_to_line(c):
+    return 5, c._fid_line, c._fid_point, _floats(c._p_B1P, c._p_B2Q, c._projection, c._away)
 
 
-def _polyhedron(c, frames):
+def _polyhedron(c):
     p_GP, A = c._p_GP, c._A
-    return 6, frames(c._fid_F), frames(c._fid_G), _floats(
-        (p_GP.shape[1], A.shape[0]), p_GP.T, A, c._inv_norms)
+    return 6, c._fid_F, c._fid_G, _floats((p_GP.shape[1], A.shape[0]), p_GP.T, A,
+                                          c._inv_norms)
 
 
 #: Encoders by exact class (a subclass may compute other rows: the Python loop runs).
@@ -282,46 +307,61 @@ def cost_frames(cost) -> Tuple[int, ...]:
 
 
 def compile_problem(problem: Problem, tolerance: ConstraintTolerance) -> Optional[Compiled]:
-    """Return the kernel's form of ``problem`` (constraints, a pose target or not), or None."""
+    """Return the kernel's form of ``problem`` (constraints, a pose target or not), or None.
+
+    A problem of a shape met before costs one array construction: its integer arrays are
+    the shape's (shared, only read by the kernels), every float is in one array, sliced.
+    """
     if not problem.constraints or lm() is None:
         return None
     tree = tree_of(problem.group)
     if tree is None:
         return None
-    frames = _Frames(problem.group)
     encoded, bounds, n_excess = [], ([], [], []), 0
     for c in problem.constraints:
         kind = type(c)
         if kind is C.OrientationConstraint:
-            encoded.append(_orientation(c, frames, tolerance))
+            encoded.append(_orientation(c, tolerance))
             n_excess += 1
         elif kind in _ENCODERS:
-            encoded.append(_ENCODERS[kind](c, frames))
+            encoded.append(_ENCODERS[kind](c))
             _row_bounds(c, tolerance, bounds)
         else:
             return None
-    types, fa, fb, params = zip(*encoded)
-    pose = _pose(problem.pose, frames)  # before the frame arrays: it may add a frame
-    for cost in problem.costs:  # frames of the compiled polishing (polish_kernel)
-        for fid in cost_frames(cost):
-            frames(fid)
-    coff = [0]
-    for p in params:
-        coff.append(coff[-1] + len(p))
-    return Compiled(
-        tree, np.array(frames.parent, dtype=np.int64), np.array(frames.place),
-        np.array(types, dtype=np.int64), np.array(fa, dtype=np.int64),
-        np.array(fb, dtype=np.int64), np.array(coff, dtype=np.int64),
-        np.array([v for p in params for v in p]), *(np.array(b, dtype=float) for b in bounds),
-        n_excess, 0.25 * tolerance.rad, pose, frames.index)
+    pose = problem.pose
+    extra = ([pose.frame_id] if pose is not None else []) + [
+        fid for cost in problem.costs for fid in cost_frames(cost)]  # polishing's frames
+    key = (tuple((e[0], e[1], e[2], len(e[3])) for e in encoded), tuple(extra))
+    fparent, fplace, ctype, cfa, cfb, coff, index = _layout(problem.group, key, encoded,
+                                                            extra)
+    floats = [v for e in encoded for v in e[3]]
+    ends = [len(floats)]
+    for b in bounds:
+        floats += b
+        ends.append(len(floats))
+    if pose is not None:
+        floats += _floats(float(index[pose.frame_id]), pose.T_target_world.homogeneous,
+                          pose.R6, pose.sqrt_w, pose.inv_tol)
+    values = np.array(floats, dtype=float)
+    a, b, c, d = ends
+    return Compiled(tree, fparent, fplace, ctype, cfa, cfb, coff, values[:a], values[a:b],
+                    values[b:c], values[c:d], n_excess, 0.25 * tolerance.rad, values[d:],
+                    index)
 
 
-def _pose(pose, frames) -> np.ndarray:
-    """Return the pose target's parameters for the kernel (see :class:`Compiled`)."""
-    if pose is None:
-        return np.zeros(0)
-    return np.array(_floats(float(frames(pose.frame_id)), pose.T_target_world.homogeneous,
-                            pose.R6, pose.sqrt_w, pose.inv_tol))
+_SEARCH_LIMITS: PerObject = PerObject()
+
+
+def search_limits(group) -> Tuple[np.ndarray, np.ndarray]:
+    """Writable copies of ``group``'s search limits (a read-only array is another numba type).
+
+    Shared by every solve of the group: the kernels only read them.
+    """
+    limits = _SEARCH_LIMITS.get(group)
+    if limits is None:
+        limits = _SEARCH_LIMITS[group] = (np.array(group.search_lower, dtype=float),
+                                          np.array(group.search_upper, dtype=float))
+    return limits
 
 
 class KernelState:
@@ -331,10 +371,9 @@ class KernelState:
                  "polish_model")
 
     def __init__(self, compiled: Compiled, problem: Problem, tolerance: ConstraintTolerance):
-        """Writable copies of the search limits (a read-only array is another numba type)."""
+        """Keep the problem; the search limits are :func:`search_limits`' (only read)."""
         self.compiled, self.problem, self.tolerance = compiled, problem, tolerance
-        self.lower = np.array(problem.group.search_lower, dtype=float)
-        self.upper = np.array(problem.group.search_upper, dtype=float)
+        self.lower, self.upper = search_limits(problem.group)
         self._residuals: Optional[Residuals] = None
         #: Polishing's model of the problem, made when first needed (``lm_compiled``).
         self.polish_model = None
