@@ -123,3 +123,32 @@ def test_load_bench_quick_run_writes_its_parts(tmp_path):
     assert cancel["cancels"] > 0 and cancel["statuses"] == {"CANCELED": cancel["cancels"]}
     assert {t["target"] for t in report["targets"]} >= {"cancel -> result p99 [ms]"}
     assert report["node_alive"]
+
+
+def test_constrained_report_sets_warm_medians_beside_the_interleaved_ones(tmp_path):
+    """Synthetic records: the warm columns come from the warm times, the targets do not."""
+    sys.path.insert(0, str(BENCH))
+    import constrained_report as report
+
+    def recs(times):
+        return [{"ok": True, "t": t, "claimed": True, "why": "ok", "objective": None,
+                 "note": ""} for t in times]
+    records = {"lm": recs([1e-3, 2e-3, 3e-3]), "drake_snopt": recs([6e-3, 6e-3, 9e-3])}
+    warm = {"lm": [4e-4, 5e-4, 6e-4], "drake_snopt": [5e-3, 5e-3, 5e-3]}
+    rows = report.summarise_rows("panda", "a", records, 0.02, warm)
+    lm, snopt = rows
+    assert lm["median_ms"] == pytest.approx(2.0) and lm["median_warm_ms"] == pytest.approx(0.5)
+    assert snopt["median_warm_ms"] == pytest.approx(5.0)
+    assert lm["speedup_vs_drake_snopt"] == pytest.approx(3.0)
+    assert lm["speedup_vs_drake_snopt_warm"] == pytest.approx(10.0)
+    assert lm["targets"] == "NOT met: 5x median"  # judged on the interleaved medians
+    meta = {"date": "d", "n": 3, "budget_s": 0.02, "families": {"a": "t"},
+            "machine": {"cpu": "c", "cores": 2, "load_average": [0.0],
+                        "load_average_end": [0.0]}, "seconds": 1.0}
+    report.write_markdown(tmp_path / "c.md", rows, meta, [])
+    text = (tmp_path / "c.md").read_text()
+    assert "| a | panda | 2.00 | 0.50 | 6.00 | 5.00 | 3.0x | 10.0x |" in text
+    without = report.summarise_rows("panda", "a", records, 0.02)
+    assert "median_warm_ms" not in without[0]
+    report.write_markdown(tmp_path / "d.md", without, meta, [])
+    assert "lm warm" not in (tmp_path / "d.md").read_text()
