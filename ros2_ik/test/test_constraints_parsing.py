@@ -139,3 +139,19 @@ def test_the_layout_cache_stays_bounded(panda, monkeypatch):
     for name in frames:
         ck.compile_problem(_problem(group, [0.1, 0.1, 0.1], name), ConstraintTolerance())
         assert len(ck._LAYOUTS[group]) <= 3
+
+
+def test_a_subclass_may_give_bounds_as_numbers_tuples_or_writable_arrays():
+    from ros2_ik.core.constraints._base import BoundedConstraint
+
+    class Mine(BoundedConstraint):
+        def evaluate(self, model, data, q):
+            raise NotImplementedError
+
+    for lower, upper in ((0.0, 1.0), ((0.0, 1.0), (2.0, 3.0)), (np.zeros(2), np.ones(2))):
+        c = Mine("mine", lower, upper)
+        assert c.lower_bound.tolist() == np.atleast_1d(lower).astype(float).tolist()
+        assert c.upper_bound.tolist() == np.atleast_1d(upper).astype(float).tolist()
+        assert not c.lower_bound.flags.writeable and c.physical_bounds[1] is c.upper_bound
+    given = np.zeros(2)
+    assert Mine("mine", given, given + 1).lower_bound is not given  # a copy, read-only

@@ -17,7 +17,7 @@ def _bounds(values) -> np.ndarray:
 
 def _all_bounds(parts) -> tuple:
     """:func:`_bounds` of each of ``parts``: one array construction for lists of one length."""
-    if type(parts[0]) is not np.ndarray and len(set(map(len, parts))) == 1:
+    if all(type(p) is list for p in parts) and len(set(map(len, parts))) == 1:
         rows = np.array(parts, dtype=float)
         if rows.ndim == 2:
             rows.setflags(write=False)  # its rows are read-only views
