@@ -57,6 +57,15 @@ def unit_vector3(value, arg: str) -> np.ndarray:
     return read_only(vector / norm)
 
 
+def _stacked(values, shape) -> Optional[np.ndarray]:
+    """``values`` as one float array when that has ``shape``, else None (to check one by one)."""
+    try:
+        rows = np.array(values, dtype=float)
+    except (TypeError, ValueError):
+        return None
+    return rows if rows.shape == shape else None
+
+
 def vectors3(values, args, units=()) -> tuple:
     """:func:`vector3` of each of ``values`` (:func:`unit_vector3` of those at ``units``).
 
@@ -64,11 +73,8 @@ def vectors3(values, args, units=()) -> tuple:
     constructions; anything else through the checks one by one, whose errors name the
     argument (``args``).
     """
-    try:
-        rows = np.array(values, dtype=float)
-    except (TypeError, ValueError):
-        rows = None
-    if rows is not None and rows.shape == (len(values), 3):
+    rows = _stacked(values, (len(values), 3))
+    if rows is not None:
         flat = rows.tolist()
         if math.isfinite(sum(x + y + z for x, y, z in flat)):
             for k in units:
@@ -139,11 +145,8 @@ def box_and_point(lower, upper, point, lower_arg: str, upper_arg: str, point_arg
     The usual case (three 3-vectors, the box ordered, free axes allowed) in one array
     construction; anything else through the two checks, whose errors name the argument.
     """
-    try:
-        rows = np.array((lower, upper, point), dtype=float)
-    except (TypeError, ValueError):
-        rows = None
-    if rows is not None and rows.shape == (3, 3):
+    rows = _stacked((lower, upper, point), (3, 3))
+    if rows is not None:
         (l0, l1, l2), (u0, u1, u2), (p0, p1, p2) = rows.tolist()
         if math.isfinite(p0 + p1 + p2) and all(
                 lo <= hi and lo < math.inf and hi > -math.inf  # False with a NaN
@@ -169,16 +172,20 @@ def rotation(value, arg: str) -> np.ndarray:
     return read_only(matrix)
 
 
-def transform(value: Optional[object], arg: str) -> pin.SE3:
-    """Return a ``pin.SE3`` from a ``pin.SE3``, a 4x4 homogeneous matrix or ``None`` (identity)."""
+def transform(value: Optional[object], arg: str) -> Optional[pin.SE3]:
+    """Return a ``pin.SE3`` from a ``pin.SE3`` or a 4x4 homogeneous matrix; None for the identity.
+
+    ``None`` stands for the identity too (no ``pin.SE3`` is built for it).
+    """
     if value is None:
-        return pin.SE3.Identity()
+        return None
     if isinstance(value, pin.SE3):
         value = value.homogeneous
     matrix = array_of_shape(value, (4, 4), arg)
     if np.abs(matrix[3] - [0.0, 0.0, 0.0, 1.0]).max() > ROTATION_TOLERANCE:
         raise InvalidGoal(f"{arg} must be homogeneous: last row [0, 0, 0, 1]")
-    return pin.SE3(rotation(matrix[:3, :3], f"{arg} rotation"), matrix[:3, 3].copy())
+    X = pin.SE3(rotation(matrix[:3, :3], f"{arg} rotation"), matrix[:3, 3].copy())
+    return None if X.isIdentity() else X
 
 
 def psd_matrix3(value, arg: str) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -29,10 +29,7 @@ class PositionConstraint(BoundedConstraint):
         self._fid_B = frame_id(model, frame_B)
         lower, upper, self._p_BQ = check.box_and_point(
             p_AQ_lower, p_AQ_upper, p_BQ, "p_AQ_lower", "p_AQ_upper", "p_BQ")
-        self._X_AbarA = None
-        if X_AbarA is not None:
-            X_AbarA = check.transform(X_AbarA, "X_AbarA")
-            self._X_AbarA = None if X_AbarA.isIdentity() else X_AbarA
+        self._X_AbarA = check.transform(X_AbarA, "X_AbarA")  # None: the identity
         super().__init__(check.term_name(name, f"position({frame_B})"), lower, upper)
 
     def evaluate(

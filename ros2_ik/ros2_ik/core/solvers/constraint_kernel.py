@@ -168,21 +168,14 @@ def _joint_axis(joint) -> Optional[tuple]:
     return chain_kernel._axis(joint)
 
 
-_FRAME_ROWS: PerObject = PerObject()
+def _frame_arrays(model: pin.Model, fids) -> Tuple[np.ndarray, np.ndarray]:
+    """``fparent`` (f,) and ``fplace`` (f, 4, 4) of model frames ``fids``, in that order.
 
-
-def _frame_arrays(group, fids) -> Tuple[np.ndarray, np.ndarray]:
-    """``fparent`` (f,) and ``fplace`` (f, 4, 4) of model frames ``fids``, in that order."""
-    known = _FRAME_ROWS.get(group)  # (parent tree joint, placement) per frame id
-    if known is None:
-        known = _FRAME_ROWS[group] = {}
-    model = group.robot.model
-    for fid in fids:
-        if fid not in known:  # model.frames[fid] copies the frame: ~2 us
-            frame = model.frames[fid]
-            known[fid] = (frame.parentJoint - 1, frame.placement.homogeneous)
-    return (np.array([known[f][0] for f in fids], dtype=np.int64),
-            np.array([known[f][1] for f in fids]).reshape(len(fids), 4, 4))
+    Once per problem shape (:func:`_layout` keeps the arrays).
+    """
+    frames = [model.frames[fid] for fid in fids]  # each a copy: ~2 us
+    return (np.array([f.parentJoint - 1 for f in frames], dtype=np.int64),
+            np.array([f.placement.homogeneous for f in frames]).reshape(len(fids), 4, 4))
 
 
 #: Per group: {shape key: (fparent, fplace, ctype, cfa, cfb, coff, frames)}, the fields
@@ -209,7 +202,7 @@ def _layout(group, key: tuple, encoded: list, extra_fids) -> tuple:
         coff = [0]
         for e in encoded:
             coff.append(coff[-1] + len(e[3]))
-        fparent, fplace = _frame_arrays(group, list(index))
+        fparent, fplace = _frame_arrays(group.robot.model, list(index))
         layout = (fparent, fplace, np.array([e[0] for e in encoded], dtype=np.int64),
                   np.array([index[e[1]] for e in encoded], dtype=np.int64),
                   np.array([index[e[2]] for e in encoded], dtype=np.int64),
