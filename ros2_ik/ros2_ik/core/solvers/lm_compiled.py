@@ -47,7 +47,13 @@ class CompiledConstraints:
         return state
 
     def cheap_attempts(self, state: Any) -> bool:
-        """Return True for the compiled constraint attempt (~50 us, the ranking ~0.3-1 ms)."""
+        """Return True for the compiled constraint attempt (~50 us, the ranking ~0.3-1 ms).
+
+        Also for a clearance-last state whose first stage runs compiled: an attempt is
+        then that stage and a value-only clearance test (~0.1 + ~0.2 ms).
+        """
+        if isinstance(state, clearance_last.ClearanceLastState):
+            return state.run_first is not None
         return isinstance(state, constraint_kernel.KernelState)
 
     def _attempt_kernel(self, state, q: np.ndarray, budget: Budget) -> _Attempt:
