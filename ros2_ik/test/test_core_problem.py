@@ -76,3 +76,17 @@ def test_constraints_only_solution_has_nan_pose_errors(panda):
                    random_seed=0)
     assert result.status is IKStatus.SUCCESS
     assert np.isnan(result.position_error_m) and np.isnan(result.solutions[0].position_error_m)
+
+
+def test_with_terms_copies_only_when_terms_are_added(panda):
+    # solve() passes a Problem through with_terms(): with nothing to add, the same problem
+    # (no second validation of its terms, no second compilation of a pose target).
+    robot, group = panda
+    problem = box_problem(robot, group)
+    assert problem.with_terms() is problem
+    assert problem.with_terms([], iter(())) is problem
+    extra = C.PositionConstraint(robot.model, "panda_link0", [-1, -1, 0], [1, 1, 1],
+                                 "panda_link4", np.zeros(3))
+    more = problem.with_terms([extra])
+    assert more is not problem and more.constraints == problem.constraints + (extra,)
+    assert problem.constraints == (problem.constraints[0],)  # the original is unchanged

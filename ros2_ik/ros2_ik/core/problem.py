@@ -40,9 +40,12 @@ class Problem:
 
     def with_terms(self, constraints: Iterable[terms.Constraint] = (),
                    costs: Iterable[terms.Cost] = ()) -> "Problem":
-        """Return a copy with extra constraints and costs appended."""
-        return Problem(self.group, self.target, self.constraints + tuple(constraints),
-                       self.costs + tuple(costs))
+        """Return a copy with extra constraints and costs appended (``self`` when none are)."""
+        constraints, costs = tuple(constraints), tuple(costs)
+        if not constraints and not costs:  # nothing to add: no copy to validate again
+            return self
+        return Problem(self.group, self.target, self.constraints + constraints,
+                       self.costs + costs)
 
     @property
     def pose_only(self) -> bool:
