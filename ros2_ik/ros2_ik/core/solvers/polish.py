@@ -80,16 +80,14 @@ def polish(model: "Model", q: np.ndarray, budget: Budget,
         if found is None:
             radius *= 0.25
             continue
-        dq, lam = found
-        predicted = -(state.grad @ dq + 0.5 * dq @ B @ dq)
+        dq, lam, predicted = found
         if predicted <= RELATIVE_DECREASE * abs(cost) + 1e-12:
             return q, step  # first-order optimal within the linearisation
         q_new, cost_new, state_new = _try(model, q + dq, restore)
         if state_new is None or not cost_new < cost:
             radius = 0.25 * min(radius, float(np.abs(dq).max()))
             continue
-        B = _bfgs(B, q_new - q, state_new.lagrangian_gradient(lam)
-                  - state.lagrangian_gradient(lam))
+        B = _bfgs(B, q_new - q, state_new.lagrangian_change(state, lam))
         decrease = cost - cost_new
         q, cost, state = q_new, cost_new, state_new
         if decrease <= RELATIVE_DECREASE * abs(cost) + 1e-12:
@@ -140,11 +138,15 @@ class State(NamedTuple):
     grad: np.ndarray      # (n,) of the costs
     hessian: np.ndarray   # (n, n) the costs' Gauss-Newton curvature
 
-    def lagrangian_gradient(self, lam: np.ndarray) -> np.ndarray:
-        """``grad + rows^T lam`` (n,) (``lam`` of the same rows, as daqp signs them)."""
-        if lam.shape[0] != self.rows.shape[0]:  # a linearisation changed its row count
-            return self.grad
-        return self.grad + lam @ self.rows
+    def lagrangian_change(self, before: "State", lam: np.ndarray) -> np.ndarray:
+        """Change (n,) of ``grad + rows^T lam`` from ``before`` to here, at fixed ``lam``.
+
+        ``lam``: the multipliers of ``before``'s rows, as daqp signs them.  Only the
+        costs' gradients when a linearisation changed its row count.
+        """
+        if lam.shape[0] != self.rows.shape[0]:
+            return self.grad - before.grad
+        return self.grad - before.grad + lam @ (self.rows - before.rows)
 
 
 class Model(Protocol):
@@ -247,7 +249,10 @@ def _feasible(res: Residuals, q_full: np.ndarray) -> bool:
 
 
 def _qp_step(model: "Model", q: np.ndarray, state: State, B: np.ndarray, radius: float):
-    """Return the QP step and the rows' multipliers (see the module docstring), or None."""
+    """Return the QP step, the rows' multipliers and the decrease the QP predicts, or None.
+
+    The predicted decrease is ``-(grad^T dq + 1/2 dq^T B dq)``: daqp's objective value.
+    """
     n, k = q.shape[0], state.values.shape[0]
     sense = np.zeros(n + k, dtype=_SENSE)
     if state.equalities:
@@ -257,7 +262,7 @@ def _qp_step(model: "Model", q: np.ndarray, state: State, B: np.ndarray, radius:
     b_lo = np.concatenate((np.maximum(model.lower - q, -radius),
                            state.lower - state.values))
     b_lo = np.minimum(b_lo, b_hi)  # a row already outside its shrunk bound: no worse
-    dq, _, flag, info = daqp.solve(B, state.grad, state.rows, b_hi, b_lo, sense)
+    dq, objective, flag, info = daqp.solve(B, state.grad, state.rows, b_hi, b_lo, sense)
     if flag < 1 or not math.isfinite(sum(dq.tolist())):  # NaN or inf anywhere
         return None
-    return np.asarray(dq), np.asarray(info["lam"])[n:]
+    return np.asarray(dq), np.asarray(info["lam"])[n:], -objective
