@@ -251,7 +251,7 @@ def _feasible(res: Residuals, q_full: np.ndarray) -> bool:
 def _qp_step(model: "Model", q: np.ndarray, state: State, B: np.ndarray, radius: float):
     """Return the QP step, the rows' multipliers and the decrease the QP predicts, or None.
 
-    The predicted decrease is ``-(grad^T dq + 1/2 dq^T B dq)``: daqp's objective value.
+    The predicted decrease ``-(grad^T dq + 1/2 dq^T B dq)`` is daqp's objective value negated.
     """
     n, k = q.shape[0], state.values.shape[0]
     sense = np.zeros(n + k, dtype=_SENSE)
