@@ -115,6 +115,36 @@ def test_feasible_verdicts_are_both_kinds():
     assert verdicts == {True, False}
 
 
+def test_verdict_does_not_read_the_output_buffers_before_writing_them():
+    """The pose rows' entries hold anything on entry (``np.empty``): the verdict is the same.
+
+    It was not: the physical rows' test ran before the pose rows were written, and read
+    their margins from whatever memory the buffers had.
+    """
+    name, group = GROUPS[0]
+    seen = 0
+    for problem, q_star in _problems(name, group, 30, seed=3):
+        if problem.pose is None:
+            continue
+        compiled, python = _models(problem)
+        c, k, n = compiled._compiled, compiled._k, group.n
+        verdicts = set()
+        for value, bound, margin in ((0.0, 0.0, 0.0), (1.0, 0.0, 1e-9), (np.nan, 1.0, 1.0)):
+            g, J, lo, hi, gm = (np.full(k, value), np.full((k, n), value), np.full(k, bound),
+                                np.full(k, bound), np.full(k, margin))
+            t = c.tree
+            ok, _ = polish_kernel._JIT.model(
+                t.parents, t.placements, t.kinds, t.axes, t.columns, c.fparent, c.fplace,
+                c.ctype, c.cfa, c.cfb, c.coff, c.params, compiled._cube, c.lo, c.hi,
+                c.margin, c.x_margin, c.pose, compiled._pose_rows, *compiled._costs,
+                np.array(q_star, dtype=float), polish.FEASIBLE_SLACK, g, J, lo, hi, gm,
+                np.empty(n), np.empty((n, n)))
+            verdicts.add(ok)
+        assert verdicts == {python.evaluate(q_star)[1] is not None}
+        seen += 1
+    assert seen >= 5
+
+
 @pytest.mark.parametrize("name,group", GROUPS[:3], ids=[g[0] for g in GROUPS[:3]])
 def test_cost_gradient_matches_finite_differences(name, group):
     rng = np.random.default_rng(9)

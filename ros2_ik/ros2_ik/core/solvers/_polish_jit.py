@@ -262,13 +262,16 @@ def model(parents, placements, kinds, axes, columns, fparent, fplace, ctype, cfa
                np.empty((4, 4)), np.empty((3, 3)), np.empty((k, 3)))
     linearise(ctype, cfa, cfb, coff, params, cube, lo, hi, margin, x_margin, oMf, Jf,
               g, J, glo, ghi, gm)
-    ok = feasible(g, glo, ghi, gm, slack)
+    ok = True
     if pose.shape[0]:
         e, Je = np.empty(6), np.empty((6, n))
-        ok = _pose_rows(oMf, Jf, pose, e, Je, np.empty(3), np.empty((4, 4))) <= 1.0 and ok
+        ok = _pose_rows(oMf, Jf, pose, e, Je, np.empty(3), np.empty((4, 4))) <= 1.0
         first = g.shape[0] - pose_rows.shape[0]
         for i in range(pose_rows.shape[0]):
             g[first + i] = e[pose_rows[i]]
             J[first + i, :] = Je[pose_rows[i]]
             glo[first + i], ghi[first + i], gm[first + i] = 0.0, 0.0, 0.0
-    return ok, costs(ktype, kfa, kfb, koff, kparams, oMf, Jf, q, grad, H)
+    # After the pose rows are written: ``feasible`` reads every row's margin (the pose
+    # rows' 0 leaves them out; read before, they were uninitialised memory).
+    total = costs(ktype, kfa, kfb, koff, kparams, oMf, Jf, q, grad, H)
+    return ok and feasible(g, glo, ghi, gm, slack), total
