@@ -19,11 +19,16 @@ from constrained_ours import build, solve_spec  # noqa: E402
 
 from ros2_ik.core import robots  # noqa: E402
 from ros2_ik.core.solvers import polish  # noqa: E402
+from ros2_ik.core.solvers.lm import LevenbergMarquardt  # noqa: E402
 
 
 @pytest.fixture
 def spy(monkeypatch):
-    """Record ('qp', radius, |dq|) and ('try', cost) events of every polishing step."""
+    """Record ('qp', radius, |dq|) and ('try', cost) events of every polishing step.
+
+    Of the Python loop (the compiled one takes the same steps: ``test_polish_loop.py``).
+    """
+    monkeypatch.setattr(LevenbergMarquardt, "compiled_polish", False)
     events = []
     qp_step, attempt = polish._qp_step, polish._try
 

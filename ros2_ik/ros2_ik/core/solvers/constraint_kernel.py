@@ -38,7 +38,8 @@ from ros2_ik.core.verify import ConstraintTolerance
 _WARM = False
 _LM = None
 #: The compiled modules, each calling into the ones before it.
-_JIT_SOURCES = ("_chain_jit", "_constraint_jit", "_constraint_lm_jit", "_polish_jit")
+_JIT_SOURCES = ("_chain_jit", "_constraint_jit", "_constraint_lm_jit", "_polish_jit",
+                "_polish_loop_jit")
 _UNBOUNDED = {"JointModelRUBX": (1.0, 0.0, 0.0), "JointModelRUBY": (0.0, 1.0, 0.0),
               "JointModelRUBZ": (0.0, 0.0, 1.0)}
 

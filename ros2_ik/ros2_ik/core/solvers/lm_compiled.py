@@ -27,6 +27,9 @@ class CompiledConstraints:
     #: and every constraint is one the kernel computes: the same iterations, ~4 us each
     #: instead of ~100 us.
     compiled_constraints = True
+    #: Polish with the compiled loop (:meth:`polish_kernel.CompiledModel.polish`) when the
+    #: compiled model applies: the same steps as :func:`polish.polish`, ~5x cheaper.
+    compiled_polish = True
 
     def _kernel_state(self, problem: Problem) -> Optional[constraint_kernel.KernelState]:
         """Return the compiled form of ``problem``, or None (the Python loop runs)."""
@@ -72,8 +75,11 @@ class CompiledConstraints:
             lambda q: self._polish_kernel(state, q, budget), budget)
 
     def _polish_kernel(self, state, q: np.ndarray, budget: Budget) -> Tuple[np.ndarray, int]:
-        return polish.polish(self._polish_model(state), q, budget,
-                             lambda x: self._kernel_restore(state, x))
+        """Polish from feasible ``q``: the compiled loop on the compiled model, else Python."""
+        model = self._polish_model(state)
+        if self.compiled_polish and type(model) is polish_kernel.CompiledModel:
+            return model.polish(q, budget, self._settings(), self.restore_iterations)
+        return polish.polish(model, q, budget, lambda x: self._kernel_restore(state, x))
 
     @staticmethod
     def _polish_model(state):
@@ -82,11 +88,13 @@ class CompiledConstraints:
             state.polish_model = polish_kernel.model_for(state)
         return state.polish_model
 
+    def _settings(self) -> constraint_kernel.Settings:
+        return constraint_kernel.Settings(self.damping_scale, self.bias, self.stall_ratio,
+                                          bool(self.active_set))
+
     def _kernel(self, state, q: np.ndarray, iterations: int) -> _Attempt:
-        settings = constraint_kernel.Settings(self.damping_scale, self.bias, self.stall_ratio,
-                                              bool(self.active_set))
         return constraint_kernel.attempt(state.compiled, q, state.lower, state.upper,
-                                         settings, iterations)
+                                         self._settings(), iterations)
 
     def _kernel_restore(self, state, q: np.ndarray):
         """Bring ``q`` back onto the constraints, compiled: ``(q, feasible)``."""

@@ -10,9 +10,12 @@ the four classes of :mod:`ros2_ik.core.costs` (exactly: a subclass may compute a
 :func:`model_for` returns the Python model (:class:`polish.ResidualsModel`) otherwise.
 The rows and costs are tested against the Python classes
 (``test/test_polish_kernel.py``), and every answer is still verified outside.
+:meth:`CompiledModel.polish` runs :func:`polish.polish`'s loop compiled as well
+(:mod:`_polish_loop_jit`, tested step for step against the Python loop).
 """
 from __future__ import annotations
 
+import ctypes
 import math
 from typing import Optional, Tuple
 
@@ -23,8 +26,16 @@ from ros2_ik.core import constraints as C
 from ros2_ik.core import costs as K
 from ros2_ik.core.per_object import PerObject
 from ros2_ik.core.solvers import constraint_kernel, polish
+from ros2_ik.core.solvers.budget import Budget
 
 _JIT = None
+_LOOP = None
+#: daqp's default ``DAQPSettings`` (filled by its ``daqp_default_settings``; 136 bytes in
+#: daqp 0.11, room for more).
+_DAQP_SETTINGS = None
+#: :func:`polish.polish`'s constants, in the order of :func:`_polish_loop_jit.polish`.
+_CONSTANTS = (polish.MAX_STEPS, polish.RADIUS, polish.MIN_RADIUS, polish.RELATIVE_DECREASE,
+              polish.MU, polish.FEASIBLE_SLACK)
 #: Whether :func:`warm_up` has run in this process.
 _WARM = False
 
@@ -38,15 +49,33 @@ def jit():
     return _JIT
 
 
+def loop():
+    """Return the compiled polishing loop's module (loads it the first time), or None."""
+    global _LOOP, _DAQP_SETTINGS
+    if _LOOP is None and jit() is not None:
+        import daqp
+        from ros2_ik.core.solvers import _polish_loop_jit
+        settings = np.zeros(64, dtype=np.int64)
+        defaults = ctypes.CDLL(daqp.__file__).daqp_default_settings
+        defaults.argtypes, defaults.restype = [ctypes.c_void_p], None
+        defaults(settings.ctypes.data)
+        _DAQP_SETTINGS, _LOOP = settings, _polish_loop_jit
+    return _LOOP
+
+
 def warm_up() -> bool:
     """Compile or load the model now (once per process); False when numba is absent."""
     global _WARM
-    if not _WARM and jit() is not None:
+    if not _WARM and loop() is not None:
         costs = (np.array([0, 1]), np.zeros(2, dtype=np.int64), np.zeros(2, dtype=np.int64),
                  np.array([0, 8, 23]), np.concatenate((np.zeros(8), np.zeros(6),
                                                        np.eye(3).ravel())))
-        _call(constraint_kernel.tiny_problem(), np.zeros(2, dtype=np.bool_),
-              np.arange(6, dtype=np.intp), costs, np.zeros(2), 13)  # 3 + 4 rows, 6 pose rows
+        cube, pose_rows = np.zeros(2, dtype=np.bool_), np.arange(6, dtype=np.intp)
+        tiny = constraint_kernel.tiny_problem()
+        _call(tiny, cube, pose_rows, costs, np.zeros(2), 13)  # 3 + 4 rows, 6 pose rows
+        limits = (np.full(2, -1.0), np.full(2, 1.0))
+        _polish(tiny, cube, pose_rows, costs, 0.0, limits, np.zeros(2), 13, 0.0,
+                constraint_kernel.Settings(0.01, 1e-6, 0.995, True), 3)
         _WARM = True
     return _WARM
 
@@ -67,9 +96,23 @@ def _call(c: constraint_kernel.Compiled, cube: np.ndarray, pose_rows: np.ndarray
     return ok, cost, g, J, lo, hi, grad, H
 
 
+def _polish(c: constraint_kernel.Compiled, cube: np.ndarray, pose_rows: np.ndarray,
+            costs: tuple, constant: float, limits: tuple, q: np.ndarray, k: int,
+            deadline: float, settings: constraint_kernel.Settings, iterations: int) -> int:
+    """Run :func:`_polish_loop_jit.polish` on ``q`` (in place); returns the steps."""
+    t = c.tree
+    return _LOOP.polish(
+        (t.parents, t.placements, t.kinds, t.axes, t.columns),
+        (c.fparent, c.fplace, c.ctype, c.cfa, c.cfb, c.coff, c.params, c.pose),
+        (c.lo, c.hi, c.margin, c.x_margin, c.n_rows, c.n_excess), (cube, pose_rows, *costs),
+        (settings.damping_scale, settings.bias, settings.stall_ratio, iterations,
+         settings.active_set), limits, q, k, _CONSTANTS + (constant,), deadline,
+        _DAQP_SETTINGS)
+
+
 def model_for(state: constraint_kernel.KernelState):
     """Return the compiled model of ``state``'s problem, or the Python one."""
-    compiled = CompiledModel.create(state) if jit() is not None else None
+    compiled = CompiledModel.create(state) if loop() is not None else None
     return compiled if compiled is not None else polish.ResidualsModel(state.residuals)
 
 
@@ -97,17 +140,19 @@ _COLUMNS: PerObject = PerObject()
 
 
 def _columns(group) -> tuple:
-    """(first q index, second q index or -1, v index) per group column; v indices outside.
+    """Per group column: q index, second q index or -1, v index, continuous (lists).
 
-    Cached per group.
+    Also the v indices outside the group (an array).  Cached per group.
     """
     if group not in _COLUMNS:
         model = group.robot.model
-        first = np.array([model.idx_qs[j] for j in group.joint_ids], dtype=np.intp)
-        second = np.where(group.continuous, first + 1, -1)
+        first = [model.idx_qs[j] for j in group.joint_ids]
+        second = [f + 1 if c else -1 for f, c in zip(first, group.continuous.tolist())]
         outside = np.ones(model.nv, dtype=bool)
         outside[group.iv_full] = False
-        _COLUMNS[group] = (first, second, np.asarray(group.iv_full), np.flatnonzero(outside))
+        _COLUMNS[group] = (first, second, [int(v) for v in group.iv_full],
+                           [float(c) for c in group.continuous.tolist()],
+                           np.flatnonzero(outside))
     return _COLUMNS[group]
 
 
@@ -116,22 +161,23 @@ def _posture(c: K.PostureCost, group) -> Tuple[list, float]:
 
     The constant is the cost of the joints outside the group, which stay locked.
     """
-    q_nom, w = c._q_nominal, c._weights
-    first, second, iv, outside = _columns(group)
-    params = np.column_stack((group.continuous.astype(float), q_nom[first],
-                              np.where(second >= 0, q_nom[second], 0.0), w[iv]))
+    q_nom, w = c._q_nominal.tolist(), c._weights.tolist()
+    first, second, iv, continuous, outside = _columns(group)
+    params: list = []
+    for a, b, v, cont in zip(first, second, iv, continuous):
+        params += (cont, q_nom[a], q_nom[b] if b >= 0 else 0.0, w[v])
     constant = 0.0
     if outside.size:
-        d = pin.difference(group.robot.model, q_nom, group.q_full_locked)[outside]
-        constant = 0.5 * float(np.sum(w[outside] * d * d))
-    return params.ravel().tolist(), constant
+        d = pin.difference(group.robot.model, c._q_nominal, group.q_full_locked)[outside]
+        constant = 0.5 * float(np.sum(c._weights[outside] * d * d))
+    return params, constant
 
 
 class CompiledModel:
     """:class:`polish.ResidualsModel`'s interface, computed by :func:`_polish_jit.model`."""
 
     __slots__ = ("lower", "upper", "_compiled", "_costs", "_cube", "_constant", "_k",
-                 "_pose_rows")
+                 "_pose_rows", "_limits")
 
     def __init__(self, state: constraint_kernel.KernelState, costs: tuple, cube: np.ndarray,
                  constant: float, k: int):
@@ -143,6 +189,7 @@ class CompiledModel:
         self._pose_rows = np.flatnonzero(pose.mask) if pose is not None else \
             np.zeros(0, dtype=np.intp)
         self._constant, self._k = constant, k + self._pose_rows.shape[0]
+        self._limits = (state.lower, state.upper)  # writable: the compiled loop's type
 
     @classmethod
     def create(cls, state: constraint_kernel.KernelState) -> Optional["CompiledModel"]:
@@ -169,9 +216,11 @@ class CompiledModel:
                 return None
             params.append(p)
         rows = [_rows_of(c) for c in problem.constraints]
-        off = np.cumsum([0] + [len(p) for p in params])
+        off = [0]
+        for p in params:
+            off.append(off[-1] + len(p))
         costs = (np.array(types, dtype=np.int64), np.array(fa, dtype=np.int64),
-                 np.array(fb, dtype=np.int64), off.astype(np.int64),
+                 np.array(fb, dtype=np.int64), np.array(off, dtype=np.int64),
                  np.array([v for p in params for v in p], dtype=float))
         return cls(state, costs, np.array([r[1] for r in rows], dtype=np.bool_), constant,
                    sum(r[0] for r in rows))
@@ -189,6 +238,23 @@ class CompiledModel:
     def cost(self, q: np.ndarray) -> float:
         """Sum of the costs at group vector ``q``."""
         return self._run(q)[1]
+
+    def polish(self, q: np.ndarray, budget: Budget, settings: constraint_kernel.Settings,
+               iterations: int) -> Tuple[np.ndarray, int]:
+        """:func:`polish.polish` from feasible group vector ``q``, compiled: ``(q, steps)``.
+
+        The restoration is the compiled attempt with ``settings``, at most ``iterations``
+        iterations.  The loop stops at ``budget.deadline``; a cancel request is seen at
+        the budget's next poll after it (the loop is at most ``polish.MAX_STEPS`` steps,
+        ~1 ms).
+        """
+        if budget.expired():  # the feasible answer in hand now, not a polished one too late
+            return q, 0
+        q = np.array(q, dtype=float)
+        steps = _polish(self._compiled, self._cube, self._pose_rows, self._costs,
+                        self._constant, self._limits, q, self._k, budget.deadline, settings,
+                        int(iterations))
+        return q, int(steps)
 
     def _run(self, q: np.ndarray):
         ok, cost, g, J, lo, hi, grad, H = _call(self._compiled, self._cube, self._pose_rows,
