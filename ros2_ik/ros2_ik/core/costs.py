@@ -5,6 +5,7 @@ space.  Names are resolved and arguments validated once in ``__init__``.
 """
 from __future__ import annotations
 
+import math
 from typing import Optional, Tuple
 
 import numpy as np
@@ -115,7 +116,8 @@ class PostureCost(_NamedCost):
     def __init__(self, model: pin.Model, q_nominal, weights=1.0,
                  *, name: Optional[str] = None):
         q_nominal = check.array_of_shape(q_nominal, (model.nq,), "q_nominal")
-        if not pin.isNormalized(model, q_nominal, 1e-6):
+        # nq = nv: no joint has (cos, sin) or quaternion parts, every vector is normalised.
+        if model.nq != model.nv and not pin.isNormalized(model, q_nominal, 1e-6):
             raise InvalidGoal("q_nominal is not a valid configuration: the (cos, sin) or "
                               "quaternion parts of its unbounded joints must have norm 1")
         self._q_nominal = check.read_only(q_nominal)
@@ -126,6 +128,8 @@ class PostureCost(_NamedCost):
 
     @staticmethod
     def _read_weights(model: pin.Model, weights) -> np.ndarray:
+        if type(weights) is float and weights >= 0.0 and weights != math.inf:  # usual case
+            return np.full(model.nv, weights)
         if np.ndim(weights) == 0:
             weights = np.full(model.nv, check.scalar(weights, "weights"))
         weights = check.array_of_shape(weights, (model.nv,), "weights")

@@ -10,6 +10,7 @@ from typing import Optional, Tuple
 
 import numpy as np
 import pinocchio as pin
+from scipy.linalg.lapack import dsyev
 
 from ..errors import InvalidGoal
 
@@ -197,7 +198,9 @@ def psd_matrix3(value, arg: str) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
     matrix = array_of_shape(value, (3, 3), arg)
     symmetric = 0.5 * (matrix + matrix.T)
     scale = max(1.0, float(np.abs(symmetric).max()))
-    eigenvalues, vectors = np.linalg.eigh(symmetric)
+    eigenvalues, vectors, info = dsyev(symmetric)  # LAPACK's, as eigh: ~4 us, not ~25 us
+    if info != 0:  # not converged (not met on finite input): numpy's driver decides
+        eigenvalues, vectors = np.linalg.eigh(symmetric)
     if eigenvalues[0] < -1e-12 * scale:  # ascending
         raise InvalidGoal(f"{arg} must be positive semidefinite, got {matrix.tolist()}")
     return read_only(symmetric), eigenvalues, vectors
