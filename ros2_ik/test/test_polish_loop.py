@@ -176,7 +176,7 @@ def test_deadline_stops_the_loop(loop):
     q_out = q.copy()
     c = state.compiled
     steps = polish_kernel._polish(c, model._cube, model._pose_rows, model._costs,
-                                  model._constant, model._limits, q_out, model._k,
+                                  model._constant, (model.lower, model.upper), q_out, model._k,
                                   time.perf_counter(), lm._settings(), lm.restore_iterations)
     assert steps == 1 and np.array_equal(q_out, q)  # stopped before its first step
     budget = Budget(10.0)

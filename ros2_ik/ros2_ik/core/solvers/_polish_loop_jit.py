@@ -18,16 +18,17 @@ from numba import types
 from ros2_ik.core.solvers._chain_jit import _jit
 from ros2_ik.core.solvers._constraint_lm_jit import attempt
 from ros2_ik.core.solvers._polish_jit import model
+from ros2_ik.core.solvers.polish import _EQUALITY
 
 # The extension module's C symbols, visible to the compiled code by name (so the
 # compiled loop can be cached: no address is baked into it).
 llvmlite.binding.load_library_permanently(daqp.__file__)
 _quadprog = types.ExternalFunction(
     "daqp_quadprog", types.void(types.voidptr, types.voidptr, types.voidptr))
+_default_settings = types.ExternalFunction("daqp_default_settings", types.void(types.voidptr))
 _clock_gettime = types.ExternalFunction(
     "clock_gettime", types.int32(types.int32, types.voidptr))
 _CLOCK_MONOTONIC = 1
-_EQUALITY = 5  # daqp's sense flag of an equality row
 
 
 @_jit
@@ -38,13 +39,19 @@ def now(ts):  # pragma: no cover - compiled
 
 
 @_jit
+def default_settings(settings):  # pragma: no cover - compiled
+    """Fill ``settings`` (int64 (64,), room for daqp's ``DAQPSettings``) with daqp's defaults."""
+    _default_settings(settings.ctypes)
+
+
+@_jit
 def quadprog(H, f, A, bupper, blower, sense, x, lam, problem, result,
              settings):  # pragma: no cover - compiled
     """Run daqp on ``min 1/2 x'Hx + f'x``, ``blower <= [x; A x] <= bupper``: ``(fval, exitflag)``.
 
     ``problem`` int64 (10,) and ``result`` int64 (8,): scratch for daqp's ``DAQPProblem``
     and ``DAQPResult`` structs (x86-64 layout); ``settings``: a ``DAQPSettings`` filled
-    by ``daqp_default_settings``.  ``x`` (n,) and ``lam`` (n + k,) receive the solution.
+    by :func:`default_settings`.  ``x`` (n,) and ``lam`` (n + k,) receive the solution.
     """
     p32 = problem.view(np.int32)
     n, m = H.shape[0], bupper.shape[0]

@@ -15,7 +15,6 @@ The rows and costs are tested against the Python classes
 """
 from __future__ import annotations
 
-import ctypes
 import math
 from typing import Optional, Tuple
 
@@ -30,7 +29,7 @@ from ros2_ik.core.solvers.budget import Budget
 
 _JIT = None
 _LOOP = None
-#: daqp's default ``DAQPSettings`` (filled by its ``daqp_default_settings``; 136 bytes in
+#: daqp's default ``DAQPSettings`` (``_polish_loop_jit.default_settings``; 136 bytes in
 #: daqp 0.11, room for more).
 _DAQP_SETTINGS = None
 #: :func:`polish.polish`'s constants, in the order of :func:`_polish_loop_jit.polish`.
@@ -53,12 +52,9 @@ def loop():
     """Return the compiled polishing loop's module (loads it the first time), or None."""
     global _LOOP, _DAQP_SETTINGS
     if _LOOP is None and jit() is not None:
-        import daqp
         from ros2_ik.core.solvers import _polish_loop_jit
         settings = np.zeros(64, dtype=np.int64)
-        defaults = ctypes.CDLL(daqp.__file__).daqp_default_settings
-        defaults.argtypes, defaults.restype = [ctypes.c_void_p], None
-        defaults(settings.ctypes.data)
+        _polish_loop_jit.default_settings(settings)
         _DAQP_SETTINGS, _LOOP = settings, _polish_loop_jit
     return _LOOP
 
@@ -177,19 +173,18 @@ class CompiledModel:
     """:class:`polish.ResidualsModel`'s interface, computed by :func:`_polish_jit.model`."""
 
     __slots__ = ("lower", "upper", "_compiled", "_costs", "_cube", "_constant", "_k",
-                 "_pose_rows", "_limits")
+                 "_pose_rows")
 
     def __init__(self, state: constraint_kernel.KernelState, costs: tuple, cube: np.ndarray,
                  constant: float, k: int):
         """Use :meth:`create`."""
         pose = state.problem.pose
-        self.lower, self.upper = state.problem.group.search_lower, \
-            state.problem.group.search_upper
+        # The search limits as the kernel takes them (writable: the compiled loop's type).
+        self.lower, self.upper = state.lower, state.upper
         self._compiled, self._costs, self._cube = state.compiled, costs, cube
         self._pose_rows = np.flatnonzero(pose.mask) if pose is not None else \
             np.zeros(0, dtype=np.intp)
         self._constant, self._k = constant, k + self._pose_rows.shape[0]
-        self._limits = (state.lower, state.upper)  # writable: the compiled loop's type
 
     @classmethod
     def create(cls, state: constraint_kernel.KernelState) -> Optional["CompiledModel"]:
@@ -252,8 +247,8 @@ class CompiledModel:
             return q, 0
         q = np.array(q, dtype=float)
         steps = _polish(self._compiled, self._cube, self._pose_rows, self._costs,
-                        self._constant, self._limits, q, self._k, budget.deadline, settings,
-                        int(iterations))
+                        self._constant, (self.lower, self.upper), q, self._k,
+                        budget.deadline, settings, int(iterations))
         return q, int(steps)
 
     def _run(self, q: np.ndarray):
