@@ -211,13 +211,22 @@ def test_an_angle_bound_is_verified_in_radians(panda):
 
 
 def test_violations_are_reported_with_their_unit(panda):
-    term, q_star = _orientation_problem(panda, bound=0.0)
+    """Two 0.1 rad cones 0.5 rad apart cannot both hold: the best is reported in rad.
+
+    The problem is infeasible whatever the machine's speed (a short deadline made the
+    old version end TIMED_OUT, with nothing evaluated, under CI's load).
+    """
+    term, q_star = _orientation_problem(panda, bound=0.1)
+    R_other = panda.fk(q_star, panda.tip).rotation @ pin.utils.rpyToMatrix(0.5, 0.0, 0.0)
+    other = C.OrientationConstraint(panda.robot.model, "panda_link0", R_other, panda.tip,
+                                    np.eye(3), 0.1)
     far = panda.mid_configuration() - 0.4
-    result = solve(panda, Problem(panda, None, [term]), far, max_attempts=1,
-                   library_starts=0, timeout_s=1e-9 + 1e-3)
-    if result.status is not IKStatus.SUCCESS:
-        name, amount, unit = result.violations[0]
-        assert unit == "rad" and amount > 1e-4
+    result = solve(panda, Problem(panda, None, [term, other]), far, max_attempts=2,
+                   library_starts=0, timeout_s=30.0)
+    assert result.status is IKStatus.NO_SOLUTION, result.message
+    assert [unit for _, _, unit in result.violations] == ["rad", "rad"]
+    # The cones' axes are 0.5 rad apart: the two angles sum to >= 0.5, the excesses to >= 0.3.
+    assert sum(amount for _, amount, _ in result.violations) >= 0.3 - 1e-9
 
 
 @pytest.mark.parametrize("solver", ["lm", "dls", "bfgs", "sqp"])
