@@ -4,7 +4,11 @@
 Protocol: the families of ``constrained_problems.py`` (a-g on panda, ur5, kinova, xarm7;
 h on the panda in ``panda_scene.yaml``), N problems each built from a uniform random
 configuration, seed at mid-limits, a 20 ms budget per problem.  Per problem every solver
-runs back to back (interleaved: a slow phase of the shared machine hits all alike):
+runs back to back (interleaved: a slow phase of the shared machine hits all alike), in an
+order drawn at random per problem (seeded), so that each solver follows each other alike:
+what ran just before sets the caches a solve starts with (with a fixed order, lm always
+followed Drake IPOPT, whose run left it ~35 % slower than after dls or SNOPT, measured on
+panda a and d; SNOPT's time varied ~3 % with its predecessor):
 ours through ``ros2_ik.core.solve.solve`` (``timeout_s`` = the budget left after building
 the problem, restarts within it), Drake's
 ``InverseKinematics`` with restarts (``constrained_drake.py``).  Times are wall-clock per
@@ -160,10 +164,11 @@ def run_cell(arm: Arm, family: str, solvers, n: int, seed: int, budget_s: float)
     for solver in solvers:  # warm-up on an extra problem (imports, caches): not counted
         run_one(arm, specs[-1], solver, budget_s)
     records = {s: [] for s in solvers}
+    order = np.random.default_rng(seed)  # the solvers' order per problem (module doc)
     started = time.perf_counter()
     for spec in specs[:-1]:
-        for solver in solvers:
-            records[solver].append(run_one(arm, spec, solver, budget_s))
+        for k in order.permutation(len(solvers)):
+            records[solvers[k]].append(run_one(arm, spec, solvers[k], budget_s))
     rows = summarise_rows(arm.name, family, records, budget_s, _warm_pass(arm, specs[:-1],
                                                                           solvers, budget_s))
     line = "  ".join(f"{r['solver']} {_pct(r)}" for r in rows)

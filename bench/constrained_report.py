@@ -133,7 +133,8 @@ def write_markdown(path: Path, rows: list, meta: dict, skipped: list) -> None:
              f"and arm from uniform random configurations, seed mid-limits, budget "
              f"{1e3 * meta['budget_s']:g} ms, every answer checked by `bench/constrained_check"
              f".py` (1e-4 m, 1e-4 rad, joint limits; a late answer fails); solvers interleaved "
-             f"per problem; {m['cpu']}, {m['cores']} cores shared with other jobs (1-min load "
+             f"per problem, in a random order per problem; {m['cpu']}, {m['cores']} cores "
+             f"shared with other jobs (1-min load "
              f"{m['load_average'][0]:.2f} at start, {m['load_average_end'][0]:.2f} at end), "
              f"{meta['seconds']:.0f} s in all."
              + (f" Drake {drake['version']}, SNOPT major feasibility tolerance "
@@ -216,10 +217,10 @@ def _warm_lines(rows: list) -> List[str]:
         return []
     snopt = {(r["family"], r["robot"]): r for r in rows if r["solver"] == REFERENCE}
     lines = ["", "Cold and warm starts (not the targets' figures): the medians above come "
-             "from solvers interleaved per problem, so each starts with caches the others "
-             "have filled, as a request to an idle node does. Below, beside them, the "
-             "median of solving each problem again at once (warm caches, same seeds, same "
-             "work). Medians in ms.", "",
+             "from solvers interleaved per problem in a random order, so each starts with "
+             "caches the others have filled, as a request to an idle node does. Below, "
+             "beside them, the median of solving each problem again at once (warm caches, "
+             "same seeds, same work). Medians in ms.", "",
              "| family | arm | lm | lm warm | SNOPT | SNOPT warm | SNOPT / lm | "
              "SNOPT / lm warm |", "|---|---|---|---|---|---|---|---|"]
     for r in judged:
