@@ -7,7 +7,7 @@ configuration, seed at mid-limits, a 20 ms budget per problem.  Per problem ever
 runs back to back (interleaved: a slow phase of the shared machine hits all alike), in an
 order drawn at random per problem (seeded), so that each solver follows each other alike:
 what ran just before sets the caches a solve starts with (with a fixed order, lm always
-followed Drake IPOPT, whose run left it 10-35 % slower than after dls or SNOPT, while
+followed Drake IPOPT, whose run left it 5-37 % slower than after dls or SNOPT, while
 SNOPT, which followed dls, took about as long after either; ``constrained_order.py``):
 ours through ``ros2_ik.core.solve.solve`` (``timeout_s`` = the budget left after building
 the problem, restarts within it), Drake's
