@@ -13,7 +13,7 @@ from ros2_ik.core import errors  # noqa: E402
 from ros2_ik.core.batch import GroupSpec  # noqa: E402
 from ros2_ik.core.capability import MapSettings, build_map, load_map  # noqa: E402
 from ros2_ik.node.capability_markers import LATCHED, markers  # noqa: E402
-from ros2_ik.node.harness import wait_for  # noqa: E402
+from ros2_ik.node.harness import call_resending, wait_for  # noqa: E402
 from panda_node import start, stop  # noqa: E402
 
 SMALL = MapSettings(resolution_m=0.2, radius_m=0.6, center_m=(0.0, 0.0, 0.333), directions=3,
@@ -69,9 +69,7 @@ def test_node_publishes_the_map_and_reloads_on_a_parameter_change(ros_context, m
             req = SetParameters.Request(parameters=[Parameter(
                 name="capability_map_file", value=ParameterValue(
                     type=ParameterType.PARAMETER_STRING, string_value=str(path)))])
-            future = setter.call_async(req)
-            wait_for(future.done, 10, "set_parameters", client.spin)
-            assert future.result().results[0].successful
+            assert call_resending(setter, req, client.spin).results[0].successful
         (tmp_path / "bad.npz").write_bytes(b"not a map")
         count = len(got)
         set_file(tmp_path / "bad.npz")

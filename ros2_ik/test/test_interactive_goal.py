@@ -260,7 +260,7 @@ def test_no_default_group_means_no_marker_and_a_warning(model):
 def test_dragging_over_dds(ros_context, model):
     pytest.importorskip("interactive_markers", reason="interactive_markers is not installed")
     from ament_index_python.packages import get_package_share_directory
-    from ros2_ik.node.harness import Client, NodeProcess, wait_for
+    from ros2_ik.node.harness import Client, NodeProcess, call_resending, wait_for
     from sensor_msgs.msg import JointState
     from visualization_msgs.srv import GetInteractiveMarkers
 
@@ -282,9 +282,8 @@ def test_dragging_over_dds(ros_context, model):
 
         def at_the_hand():
             client.publish_joints(ARM, READY)
-            future = markers.call_async(GetInteractiveMarkers.Request())
-            wait_for(future.done, 10, "get_interactive_markers", client.spin)
-            return [m for m in future.result().markers if np.allclose(
+            response = call_resending(markers, GetInteractiveMarkers.Request(), client.spin)
+            return [m for m in response.markers if np.allclose(
                 [m.pose.position.x, m.pose.position.y, m.pose.position.z],
                 fk(model, READY).translation, atol=1e-6)]
         wait_for(at_the_hand, 30, "the goal marker at the hand", client.spin)

@@ -9,7 +9,7 @@ from geometry_msgs.msg import PoseStamped  # noqa: E402
 from rcl_interfaces.msg import Parameter, ParameterType, ParameterValue  # noqa: E402
 from rcl_interfaces.srv import SetParameters  # noqa: E402
 from ros2_ik.node.conversions import se3_to_pose  # noqa: E402
-from ros2_ik.node.harness import NodeProcess, wait_for  # noqa: E402
+from ros2_ik.node.harness import NodeProcess, call_resending, wait_for  # noqa: E402
 from ros2_ik_interfaces.msg import IKErrorCode  # noqa: E402
 from ros2_ik_interfaces.srv import ComputeIK  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
@@ -130,9 +130,8 @@ def set_param(client, name, value):
         pv.type, pv.string_value = ParameterType.PARAMETER_STRING, value
     else:
         pv.type, pv.double_value = ParameterType.PARAMETER_DOUBLE, float(value)
-    future = srv.call_async(SetParameters.Request(parameters=[Parameter(name=name, value=pv)]))
-    wait_for(future.done, 10, "set_parameters", client.spin)
-    return future.result().results[0]
+    request = SetParameters.Request(parameters=[Parameter(name=name, value=pv)])
+    return call_resending(srv, request, client.spin).results[0]
 
 
 def test_param_set_takes_effect_on_next_solve(trajectory_node, model):

@@ -127,7 +127,7 @@ def test_node_refuses_to_start_on_a_bad_value(ros_context):
 def test_node_exposes_the_schema_descriptions(ros_context):
     import rclpy
     from rcl_interfaces.srv import DescribeParameters
-    from ros2_ik.node.harness import NodeProcess, wait_for
+    from ros2_ik.node.harness import NodeProcess, call_resending
     node = NodeProcess(extra_args=["--params-file", str(CONFIG / "ros2_ik.yaml"),
                                    "-r", "__ns:=/params"])
     client_node = rclpy.create_node("params_client")
@@ -135,11 +135,10 @@ def test_node_exposes_the_schema_descriptions(ros_context):
         client = client_node.create_client(DescribeParameters,
                                            "/params/ik_node/describe_parameters")
         assert client.wait_for_service(timeout_sec=30), node.output()
-        future = client.call_async(DescribeParameters.Request(
-            names=[spec.name for spec in SCHEMA]))
-        wait_for(future.done, 30, "describe_parameters",
-                 lambda t: rclpy.spin_once(client_node, timeout_sec=t))
-        described = {d.name: d for d in future.result().descriptors}
+        response = call_resending(
+            client, DescribeParameters.Request(names=[spec.name for spec in SCHEMA]),
+            lambda t: rclpy.spin_once(client_node, timeout_sec=t))
+        described = {d.name: d for d in response.descriptors}
         for spec in SCHEMA:
             assert described[spec.name].description == spec.description
             assert described[spec.name].read_only == spec.read_only

@@ -21,7 +21,7 @@ from std_srvs.srv import SetBool, Trigger  # noqa: E402
 import panda_node  # noqa: E402
 from panda_node import ARM, T_frame, description, start, stop  # noqa: E402
 from ros2_ik.node.conversions import se3_to_pose  # noqa: E402
-from ros2_ik.node.harness import FakeControllerProcess, wait_for  # noqa: E402
+from ros2_ik.node.harness import FakeControllerProcess, call_resending, wait_for  # noqa: E402
 from ros2_ik_interfaces.msg import CollisionObject, ServoStatus  # noqa: E402
 
 NS = "servo"
@@ -298,9 +298,8 @@ def _set_param(rig, name, value):
     pv = (ParameterValue(type=ParameterType.PARAMETER_BOOL, bool_value=value)
           if isinstance(value, bool) else
           ParameterValue(type=ParameterType.PARAMETER_DOUBLE, double_value=float(value)))
-    future = srv.call_async(SetParameters.Request(parameters=[Parameter(name=name, value=pv)]))
-    wait_for(future.done, 10, "set_parameters", rig.client.spin)
-    return future.result().results[0]
+    request = SetParameters.Request(parameters=[Parameter(name=name, value=pv)])
+    return call_resending(srv, request, rig.client.spin).results[0]
 
 
 def test_a_lower_velocity_scaling_applies_while_moving(rig, model):

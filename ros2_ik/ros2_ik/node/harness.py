@@ -69,6 +69,30 @@ def wait_for(condition: Callable[[], bool], timeout_s: float, what: str,
             time.sleep(0.01)
 
 
+def call_resending(client, request, spin: Callable[[float], None], timeout_s: float = 30.0,
+                   resend_after_s: float = 3.0):
+    """Call an idempotent service, sending the request again while it goes unanswered.
+
+    The first response to a new client can be dropped by the middleware: wait_for_service
+    returns once the server is discovered, and Fast DDS then waits only 100 ms for the
+    client's response reader to match before giving the response up ("client will not
+    receive response", ros2/rmw_fastrtps#390 and #467), which a loaded machine misses.
+    Only for requests that may be served twice (queries, setting a parameter to a value).
+    """
+    deadline = time.monotonic() + timeout_s
+    while True:
+        future = client.call_async(request)
+        left = deadline - time.monotonic()
+        try:
+            wait_for(future.done, max(0.1, min(resend_after_s, left)),
+                     f"a response from {client.srv_name}", spin)
+            return future.result()
+        except TimeoutError:
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"no response from {client.srv_name} in {timeout_s} s "
+                                   f"(re-sent every {resend_after_s} s)") from None
+
+
 class NodeProcess:
     """``ik_node`` running as a child process with ``--ros-args`` parameters."""
 
@@ -183,23 +207,13 @@ class Client:
                        no_model_code: int = -6, resend_after_s: float = 3.0):
         """Call until the node has a model (answer other than NO_ROBOT_MODEL).
 
-        A probe unanswered after ``resend_after_s`` is sent again until ``timeout_s``: the
-        first response to a new client can be dropped by the middleware.  wait_for_service
-        returns once the server is discovered; Fast DDS then waits only 100 ms for the
-        client's response reader to match before giving the response up ("client will not
-        receive response", ros2/rmw_fastrtps#390 and #467), which a loaded machine misses.
-        Seen once in ~10 full test runs as a 30 s timeout on a node start-up probe.
+        Probes go through :func:`call_resending`: the first response to a new client can be
+        lost (seen once in ~10 full test runs as a 30 s timeout on a start-up probe).
         """
         deadline = time.monotonic() + timeout_s
         while True:
-            left = deadline - time.monotonic()
-            try:
-                response = self.call(request, timeout_s=max(0.1, min(resend_after_s, left)))
-            except TimeoutError:
-                if time.monotonic() > deadline:
-                    raise TimeoutError(f"no compute_ik response in {timeout_s} s "
-                                       f"(probes re-sent every {resend_after_s} s)") from None
-                continue
+            left = max(0.1, deadline - time.monotonic())
+            response = call_resending(self.ik, request, self.spin, left, resend_after_s)
             if response.error_code.val != no_model_code:
                 return response
             if time.monotonic() > deadline:
