@@ -13,7 +13,8 @@ from ros2_ik.core.group import Group
 from ros2_ik.core.pose import PoseTarget
 from ros2_ik.core.problem import Problem
 from ros2_ik.core.result import IKResult, Progress
-from ros2_ik.core.solvers import chain_kernel, constraint_kernel, polish_kernel, registry
+from ros2_ik.core.solvers import chain_kernel, constraint_kernel, kernel_check, polish_kernel, \
+    registry
 from ros2_ik.core.solvers.base import SolveOptions
 from ros2_ik.core.verify import CONSTRAINT_TOLERANCE_M, CONSTRAINT_TOLERANCE_RAD, \
     ConstraintTolerance
@@ -90,6 +91,7 @@ def prepare(group: Group, frame: Optional[str] = None, constrained: bool = False
     chain_kernel.warm_up()
     if constrained:
         constraint_kernel.warm_up()
+        kernel_check.warm_up()
         polish_kernel.warm_up()
 
 

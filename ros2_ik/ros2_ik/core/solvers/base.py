@@ -88,6 +88,9 @@ class Search:
         #: Constraint problems: the seed's attempt before ranking the library (the solver
         #: sets it, :meth:`Solver.cheap_attempts`).
         self.seed_first = False
+        #: A cheaper check of candidates than :func:`verify.check`, when the solver has one
+        #: (:meth:`Solver.quick_check`): ``holds(q)`` True accepts, False asks ``check``.
+        self.quick_check: Optional[Any] = None
 
     # ---------------------------------------------------------------- starts
     def next_start(self) -> np.ndarray:
@@ -199,9 +202,12 @@ class Search:
         if not group.within_limits(q):  # solvers clamp already: usually inside
             q = group.clamp(q)
         q.setflags(write=False)  # the Solution and the IKResult keep it as it is
-        ok, pos, ori, _, viol = check(group, self.problem.pose, q,
-                                      self.problem.constraints, self.data,
-                                      self.options.constraint_tolerance)
+        if self.quick_check is not None and self.quick_check.holds(q):
+            ok, pos, ori, viol = True, math.nan, math.nan, []
+        else:
+            ok, pos, ori, _, viol = check(group, self.problem.pose, q,
+                                          self.problem.constraints, self.data,
+                                          self.options.constraint_tolerance)
         cand = _Candidate(q, pos, ori, self._score(pos, ori, viol), viol)
         if ok and self._limit_jump and self._jump(q) > self.options.max_joint_jump_rad:
             if self.rejected_jump is None or self._jump(q) < self._jump(self.rejected_jump.q):
@@ -334,6 +340,7 @@ class Solver(ABC):
         search = Search(problem, seed, options)
         state = self.setup(problem)
         search.seed_first = self.cheap_attempts(state)
+        search.quick_check = self.quick_check(state, search.data)
         while not search.finished():
             q0 = search.next_start()
             if search.attempts == 0 and problem.costs:
@@ -354,6 +361,15 @@ class Solver(ABC):
         False, rank first).
         """
         return False
+
+    def quick_check(self, state: Any, data: Any) -> Optional[Any]:
+        """Return a check of candidates cheaper than :func:`verify.check`, or None (default).
+
+        An object with ``holds(q) -> bool`` for group vectors within the limits, True only
+        when ``check`` would accept ``q`` (measured independently of the solver's rows, in
+        [m] and [rad]); ``data``: the driver's full-model ``pin.Data``, for its use.
+        """
+        return None
 
     def first_attempt(self, state: Any, starts: List[np.ndarray], budget: Budget
                       ) -> LocalResult:

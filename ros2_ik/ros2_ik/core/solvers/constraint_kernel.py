@@ -39,7 +39,7 @@ _WARM = False
 _LM = None
 #: The compiled modules, each calling into the ones before it.
 _JIT_SOURCES = ("_chain_jit", "_constraint_jit", "_constraint_lm_jit", "_polish_jit",
-                "_polish_loop_jit")
+                "_polish_loop_jit", "_measure_jit")
 _UNBOUNDED = {"JointModelRUBX": (1.0, 0.0, 0.0), "JointModelRUBY": (0.0, 1.0, 0.0),
               "JointModelRUBZ": (0.0, 0.0, 1.0)}
 

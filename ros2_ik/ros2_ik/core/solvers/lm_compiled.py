@@ -14,7 +14,8 @@ from typing import Any, List, Optional, Tuple
 import numpy as np
 
 from ros2_ik.core.problem import Problem
-from ros2_ik.core.solvers import clearance_last, constraint_kernel, polish, polish_kernel
+from ros2_ik.core.solvers import clearance_last, constraint_kernel, kernel_check, polish, \
+    polish_kernel
 from ros2_ik.core.solvers.budget import Budget
 
 _Attempt = Tuple[np.ndarray, int, bool, float]  # (q, iterations, converged, merit)
@@ -48,6 +49,10 @@ class CompiledConstraints:
         if kernel is not None:
             state.run_first = lambda q, budget: self._attempt_kernel(kernel, q, budget)
         return state
+
+    def quick_check(self, state: Any, data: Any) -> Optional[kernel_check.KernelCheck]:
+        """Return the compiled check of a kernel problem without a pose target, or None."""
+        return kernel_check.KernelCheck.of(state, data)
 
     def cheap_attempts(self, state: Any) -> bool:
         """Return True for the compiled constraint attempt (~50 us, the ranking ~0.3-1 ms).

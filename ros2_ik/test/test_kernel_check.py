@@ -1,0 +1,131 @@
+"""The compiled check of candidates against the constraints' own ``measure`` and ``check``.
+
+Each constraint's violation [m or rad] by :class:`kernel_check.KernelCheck` against the
+Python class's ``measure`` (largest row), on random problems of every frame-based
+constraint type over arms with revolute, continuous, prismatic and locked joints, at
+random configurations and at configurations where the constraints are tight; its
+yes/no against :func:`verify.check`; and a solve that uses it still reports only
+answers the independent check accepts.
+"""
+import math
+
+import numpy as np
+import pytest
+
+from ros2_ik.core import constraints as C
+from ros2_ik.core.problem import Problem
+from ros2_ik.core.solve import solve
+from ros2_ik.core.solvers import chain_kernel, constraint_kernel as ck
+from ros2_ik.core.solvers import _measure_jit, kernel_check
+from ros2_ik.core.verify import ConstraintTolerance, check
+from test_constraint_kernel import GROUPS, _random_specs, build  # noqa: F401
+
+pytestmark = pytest.mark.skipif(not chain_kernel.available(), reason="numba not installed")
+TOL = ConstraintTolerance(1e-4, 1e-4)
+
+
+def _check_of(problem):
+    compiled = ck.compile_problem(problem, TOL)
+    assert compiled is not None
+    state = ck.KernelState(compiled, problem, TOL)
+    checker = kernel_check.KernelCheck.of(state, problem.group.robot.model.createData())
+    assert checker is not None
+    return checker
+
+
+def _python_amounts(problem, q):
+    group = problem.group
+    model = group.robot.model
+    data = model.createData()
+    q_full = group.to_full_q(q)
+    import pinocchio as pin
+    pin.framesForwardKinematics(model, data, q_full)
+    return np.array([np.max(np.asarray(c.measure(model, data, q_full))) for c in
+                     problem.constraints])
+
+
+def test_units_are_those_of_the_classes():
+    by_code = {0: C.PositionConstraint, 1: C.OrientationConstraint, 2: C.GazeTargetConstraint,
+               3: C.AngleBetweenVectorsConstraint, 4: C.PointToPointDistanceConstraint,
+               5: C.PointToLineDistanceConstraint, 6: C.PolyhedronConstraint}
+    for code, kind in by_code.items():
+        assert ("rad" if _measure_jit.RADIANS[code] else "m") == kind.unit, kind
+
+
+@pytest.mark.parametrize("name,group", GROUPS, ids=[n for n, _ in GROUPS])
+def test_amounts_match_the_classes_measure(name, group):
+    rng = np.random.default_rng(7)
+    seen = set()
+    for spec in _random_specs(name, group, 40, seed=5):
+        problem = build(spec, group)
+        checker = _check_of(problem)
+        seen.update(type(c).__name__ for c in problem.constraints)
+        for _ in range(5):
+            q = group.random_configuration(rng)
+            np.testing.assert_allclose(checker.measure(q), _python_amounts(problem, q),
+                                       rtol=1e-9, atol=1e-12)
+    assert len(seen) == 7, seen  # every type the kernel encodes was compared
+
+
+@pytest.mark.parametrize("name,group", GROUPS[:2], ids=[n for n, _ in GROUPS[:2]])
+def test_yes_and_no_agree_with_check_at_tight_configurations(name, group):
+    """Bounds placed at the measured values +-0.5 and +-2 tolerances: the verdict flips."""
+    rng = np.random.default_rng(3)
+    verdicts = set()
+    for spec in _random_specs(name, group, 30, seed=9):
+        problem = build(spec, group)
+        q = group.random_configuration(rng)
+        tight = _tightened(problem, q, rng)
+        if tight is None:
+            continue
+        checker = _check_of(tight)
+        data = group.robot.model.createData()
+        expected = check(group, None, q, tight.constraints, data, TOL)[0]
+        assert checker.holds(q) == expected
+        verdicts.add(expected)
+    assert verdicts == {True, False}
+
+
+def _tightened(problem, q, rng):
+    """Distance constraints of ``problem`` rebuilt with bounds just around their value at q."""
+    group, model = problem.group, problem.group.robot.model
+    import pinocchio as pin
+    data = model.createData()
+    pin.framesForwardKinematics(model, data, group.to_full_q(q))
+    out = []
+    for c in problem.constraints:
+        if type(c) is not C.PointToPointDistanceConstraint:
+            continue
+        p1 = data.oMf[c._fid_1].act(c._p_B1P1)
+        p2 = data.oMf[c._fid_2].act(c._p_B2P2)
+        d = float(np.linalg.norm(p1 - p2))
+        off = float(rng.choice([-2.0, -0.5, 0.5, 2.0])) * TOL.m
+        lower = max(d - off, 0.0) if off > 0 else d + abs(off)  # +: holds, -: violated
+        out.append(C.PointToPointDistanceConstraint(
+            model, model.frames[c._fid_1].name, c._p_B1P1, model.frames[c._fid_2].name,
+            c._p_B2P2, lower, max(lower, d + max(off, 0.0))))
+    return Problem(group, None, out) if out else None
+
+
+def test_nan_configurations_are_not_accepted():
+    name, group = GROUPS[0]
+    problem = build(_random_specs(name, group, 1, seed=1)[0], group)
+    checker = _check_of(problem)
+    q = group.mid_configuration()
+    q[0] = math.nan
+    assert not checker.holds(q)
+
+
+def test_solve_with_the_compiled_check_reports_only_verified_answers():
+    """Every SUCCESS passes verify.check; a NO_SOLUTION still names its violations."""
+    name, group = GROUPS[0]
+    for spec in _random_specs(name, group, 60, seed=21):
+        problem = build(spec, group)
+        result = solve(group, problem, np.asarray(spec.seed), timeout_s=1.0, max_attempts=4,
+                       random_seed=1, constraint_tolerance_m=1e-4,
+                       constraint_tolerance_rad=1e-4)
+        ok = check(group, None, result.q, problem.constraints,
+                   group.robot.model.createData(), TOL)[0]
+        assert ok == (result.status.name == "SUCCESS")
+        if not ok:
+            assert result.violations
