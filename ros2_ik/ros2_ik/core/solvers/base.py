@@ -42,6 +42,20 @@ class SolveOptions:
     library_starts: int = 32
 
 
+class Begun(NamedTuple):
+    """A solve whose first attempt, from the seed, was made before the driver started.
+
+    ``start``: when the solve began (``time.perf_counter()``); ``state``: the solver's
+    :meth:`Solver.setup` state; ``quick_check``: :meth:`Solver.quick_check`'s; ``local``:
+    the attempt's end.  The driver counts the attempt and goes on from the next start.
+    """
+
+    start: float
+    state: Any
+    quick_check: Any
+    local: "LocalResult"
+
+
 class LocalResult(NamedTuple):
     """End of one attempt: group vector ``q`` (n,), iterations, and the solver's view.
 
@@ -68,15 +82,16 @@ class _Candidate:
 class Search:
     """State of one solve: budget, random starts, best candidate, solutions."""
 
-    def __init__(self, problem: Problem, seed: np.ndarray, options: SolveOptions):
-        """Start the budget now."""
+    def __init__(self, problem: Problem, seed: np.ndarray, options: SolveOptions,
+                 start: Optional[float] = None):
+        """Start the budget now, or at ``start`` (``time.perf_counter()``)."""
         self.problem, self.group, self.options = problem, problem.group, options
         self.seed = seed
         self._rng: Optional[np.random.Generator] = None
         self._library: Optional[List[np.ndarray]] = None  # constraint problems' starts
         self._pose_library: Optional[seed_library.LibraryStarts] = None
         self.budget = Budget(options.timeout_s, options.cancel,
-                             self._send_feedback if options.feedback else None)
+                             self._send_feedback if options.feedback else None, start)
         self.data = self.group.full_data()
         self.attempts = self.iterations = 0
         self.best: Optional[_Candidate] = None
@@ -273,28 +288,27 @@ class Search:
     # ---------------------------------------------------------------- result
     def result(self, solver_name: str) -> IKResult:
         """Build the frozen IKResult, its status chosen as documented on IKStatus."""
-        if not self.solutions:
-            self._check_unchecked()
-        sols = tuple(sorted(self.solutions, key=lambda s: s.distance_to_seed))
-        status, cand, message = self._outcome(sols)
+        if self.solutions:
+            return solved(self.group, tuple(sorted(self.solutions,
+                                                   key=lambda s: s.distance_to_seed)),
+                          self.attempts, self.iterations, self.budget.elapsed(),
+                          self.options.random_seed, solver_name)
+        self._check_unchecked()
+        status, cand, message = self._outcome()
         if cand is None:
             q, pos, ori, viol = self.seed, math.nan, math.nan, []
         else:
             q, pos, ori, viol = cand.q, cand.pos, cand.ori, cand.violations
-        if sols:
-            q, pos, ori, viol = sols[0].q, sols[0].position_error_m, \
-                sols[0].orientation_error_rad, []
         return IKResult(
             q=q, joint_names=self.group.joint_names, status=status,
             iterations=self.iterations, restarts=max(self.attempts - 1, 0),
             position_error_m=pos, orientation_error_rad=ori,
             solve_time_s=self.budget.elapsed(), random_seed=self.options.random_seed,
-            violations=tuple(viol), solutions=sols, message=message, solver=solver_name)
+            violations=tuple(viol), message=message, solver=solver_name)
 
-    def _outcome(self, sols) -> Tuple[IKStatus, Optional[_Candidate], str]:
+    def _outcome(self) -> Tuple[IKStatus, Optional[_Candidate], str]:
+        """Status, candidate and message of a search without solutions."""
         n = self.attempts
-        if sols:
-            return IKStatus.SUCCESS, None, f"{len(sols)} solution(s) after {n} attempt(s)"
         if self.budget.cancelled:
             return IKStatus.CANCELLED, self.best, f"cancelled after {n} attempt(s)"
         if self.rejected_jump is not None:
@@ -310,6 +324,20 @@ class Search:
         return IKStatus.NO_SOLUTION, self.best, (
             f"no solution within tolerance after {n} attempt(s) ({why}); best available "
             f"{_describe(self.best, self.problem.pose is not None)}")
+
+
+def solved(group, solutions: Tuple[Solution, ...], attempts: int, iterations: int,
+           elapsed_s: float, random_seed: int, solver_name: str) -> IKResult:
+    """Return the SUCCESS result of verified ``solutions``, the nearest to the seed first."""
+    best = solutions[0]
+    return IKResult(
+        q=best.q, joint_names=group.joint_names, status=IKStatus.SUCCESS,
+        iterations=iterations, restarts=max(attempts - 1, 0),
+        position_error_m=best.position_error_m,
+        orientation_error_rad=best.orientation_error_rad, solve_time_s=elapsed_s,
+        random_seed=random_seed, violations=(), solutions=solutions,
+        message=f"{len(solutions)} solution(s) after {attempts} attempt(s)",
+        solver=solver_name)
 
 
 def _describe(cand: _Candidate, has_pose: bool) -> str:
@@ -334,13 +362,22 @@ class Solver(ABC):
     #: The options of the solve in progress (set by :meth:`solve` before ``setup``).
     options: SolveOptions = SolveOptions()
 
-    def solve(self, problem: Problem, seed: np.ndarray, options: SolveOptions) -> IKResult:
-        """Restart ``local_solve`` until the budget, attempts or solutions run out."""
+    def solve(self, problem: Problem, seed: np.ndarray, options: SolveOptions,
+              begun: Optional[Begun] = None) -> IKResult:
+        """Restart ``local_solve`` until the budget, attempts or solutions run out.
+
+        ``begun``: the seed's attempt made already (a solver's shortcut that did not
+        answer), counted as the first attempt.
+        """
         self.options = options
-        search = Search(problem, seed, options)
-        state = self.setup(problem)
+        search = Search(problem, seed, options, begun.start if begun else None)
+        state = begun.state if begun else self.setup(problem)
         search.seed_first = self.cheap_attempts(state)
-        search.quick_check = self.quick_check(state, search.data)
+        if begun is None:
+            search.quick_check = self.quick_check(state, search.data)
+        else:
+            search.quick_check = begun.quick_check
+            search.consider(begun.local)  # the seed's attempt
         while not search.finished():
             q0 = search.next_start()
             if search.attempts == 0 and problem.costs:

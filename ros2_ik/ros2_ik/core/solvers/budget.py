@@ -12,9 +12,12 @@ class Budget:
     """Cheap ``expired()`` for inner loops: one clock read until the next poll time."""
 
     def __init__(self, timeout_s: float, cancel: Optional[Callable[[], bool]] = None,
-                 feedback: Optional[Callable[[], None]] = None):
-        """Start the clock now; ``feedback`` is a no-argument hook called every ~10 ms."""
-        self.start = time.perf_counter()
+                 feedback: Optional[Callable[[], None]] = None, start: Optional[float] = None):
+        """Start the clock now, or at ``start`` (``time.perf_counter()``, an earlier time).
+
+        ``feedback`` is a no-argument hook called every ~10 ms.
+        """
+        self.start = time.perf_counter() if start is None else start
         self.deadline = self.start + timeout_s
         self._cancel = cancel
         self._feedback = feedback

@@ -14,8 +14,10 @@ from typing import Any, List, Optional, Tuple
 import numpy as np
 
 from ros2_ik.core.problem import Problem
+from ros2_ik.core.result import IKResult
 from ros2_ik.core.solvers import clearance_last, constraint_kernel, kernel_check, polish, \
-    polish_kernel
+    polish_kernel, seed_request
+from ros2_ik.core.solvers.base import Begun, SolveOptions
 from ros2_ik.core.solvers.budget import Budget
 
 _Attempt = Tuple[np.ndarray, int, bool, float]  # (q, iterations, converged, merit)
@@ -49,6 +51,21 @@ class CompiledConstraints:
         if kernel is not None:
             state.run_first = lambda q, budget: self._attempt_kernel(kernel, q, budget)
         return state
+
+    def solve(self, problem: Problem, seed: np.ndarray, options: SolveOptions,
+              begun: Optional[Begun] = None) -> IKResult:
+        """Answer from the seed's attempt when it is verified (:mod:`seed_request`).
+
+        Otherwise the restart driver, the attempt counted already.
+        """
+        if begun is None and self.compiled_constraints and seed_request.applies(problem,
+                                                                                options):
+            self.options = options
+            answer = seed_request.answer(self, problem, seed, options)
+            if isinstance(answer, IKResult):
+                return answer
+            begun = answer
+        return super().solve(problem, seed, options, begun)
 
     def quick_check(self, state: Any, data: Any) -> Optional[kernel_check.KernelCheck]:
         """Return the compiled check of a kernel problem without a pose target, or None."""

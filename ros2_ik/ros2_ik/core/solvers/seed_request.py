@@ -1,0 +1,66 @@
+"""A constraint request answered from its seed without the restart driver.
+
+Most constraint problems without a pose target are solved by the attempt from the seed
+(85-97 % in ``bench/constrained_bench.py``).  For those, the driver (:class:`base.Search`:
+starts, candidates, the result's assembly) cost as much as the compiled attempt itself:
+on panda family d, with the caches cold from another solver as in the benchmark, the
+request took ~300 us of which ~85 us after the attempt and its check.  :func:`answer`
+makes that attempt, unwraps and clamps its end point and checks it as the driver does
+(:class:`kernel_check.KernelCheck`: the constraints' own measures on pinocchio's
+kinematics, in [m] and [rad]); a verified end point is the answer, built as the driver
+builds one (:func:`base.solved`).  Anything else goes to the driver with the attempt
+already counted (:class:`base.Begun`), so it is made once either way.
+"""
+from __future__ import annotations
+
+import math
+import time
+from typing import Union
+
+import numpy as np
+
+from ros2_ik.core.problem import Problem
+from ros2_ik.core.result import IKResult, Solution
+from ros2_ik.core.solvers import constraint_kernel
+from ros2_ik.core.solvers.base import Begun, LocalResult, SolveOptions, solved
+from ros2_ik.core.solvers.kernel_check import KernelCheck
+
+
+def applies(problem: Problem, options: SolveOptions) -> bool:
+    """Return True for the requests :func:`answer` takes.
+
+    Constraints without a pose target or costs, one solution asked, no joint jump limit:
+    the driver would then try the seed first and stop at its first verified solution.
+    """
+    return (problem.pose is None and not problem.costs and bool(problem.constraints)
+            and options.num_solutions == 1 and math.isinf(options.max_joint_jump_rad))
+
+
+def answer(solver, problem: Problem, seed: np.ndarray, options: SolveOptions
+           ) -> Union[IKResult, Begun, None]:
+    """Return the result when the seed's attempt is verified; else the attempt begun, or None.
+
+    ``solver``: a :class:`lm_compiled.CompiledConstraints` (its attempt and settings);
+    None when the kernel does not take the problem (the driver runs as usual).
+    """
+    start = time.perf_counter()
+    tolerance = options.constraint_tolerance
+    compiled = constraint_kernel.compile_problem(problem, tolerance)
+    if compiled is None:
+        return None
+    state = constraint_kernel.KernelState(compiled, problem, tolerance)
+    q, iterations, converged, merit = solver._kernel(state, seed,
+                                                     solver.max_iterations_constrained)
+    group = problem.group
+    check = KernelCheck(compiled, problem, tolerance, group.full_data())
+    if converged and math.isfinite(sum(q.tolist())):
+        q_out = group.unwrap_near(q, seed)
+        if not group.within_limits(q_out):
+            q_out = group.clamp(q_out)
+        q_out.setflags(write=False)
+        if check.holds(q_out):
+            d = q_out - seed
+            solution = Solution(q_out, math.nan, math.nan, math.sqrt(d @ d))
+            return solved(group, (solution,), 1, iterations, time.perf_counter() - start,
+                          options.random_seed, solver.name)
+    return Begun(start, state, check, LocalResult(q, iterations, converged, merit))

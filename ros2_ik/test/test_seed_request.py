@@ -1,0 +1,96 @@
+"""The seed's attempt answered without the driver (seed_request) gives the driver's answer.
+
+Same problems, same options: ``lm``'s ``solve`` (which tries :mod:`seed_request` first)
+against the restart driver alone (``Solver.solve``), for requests the seed answers and
+for requests it does not (the driver then goes on, the attempt counted once); every
+SUCCESS verified by :func:`verify.check`.
+"""
+import math
+import time
+
+import numpy as np
+import pytest
+
+from ros2_ik.core import costs as K
+from ros2_ik.core.problem import Problem
+from ros2_ik.core.pose import PoseTarget
+from ros2_ik.core.solve import prepare
+from ros2_ik.core.solvers import chain_kernel, registry, seed_request
+from ros2_ik.core.solvers.base import SolveOptions, Solver
+from ros2_ik.core.solvers.budget import Budget
+from ros2_ik.core.verify import ConstraintTolerance, check
+from test_constraint_kernel import GROUPS, _random_specs, build  # noqa: F401
+
+pytestmark = pytest.mark.skipif(not chain_kernel.available(), reason="numba not installed")
+TOL = ConstraintTolerance(1e-4, 1e-4)
+
+
+def _both(problem, seed, max_attempts):
+    options = SolveOptions(timeout_s=10.0, max_attempts=max_attempts, random_seed=4,
+                           constraint_tolerance=TOL)
+    shortcut = registry.create("lm").solve(problem, seed, options)
+    driver = Solver.solve(registry.create("lm"), problem, seed, options)
+    return shortcut, driver
+
+
+@pytest.mark.parametrize("name,group", GROUPS[:3], ids=[n for n, _ in GROUPS[:3]])
+def test_answers_are_the_drivers(name, group):
+    prepare(group, None, constrained=True)
+    kinds = set()
+    for spec in _random_specs(name, group, 60, seed=13):
+        problem, seed = build(spec, group), np.asarray(spec.seed, dtype=float)
+        shortcut, driver = _both(problem, seed, max_attempts=3)
+        assert shortcut.status == driver.status
+        np.testing.assert_array_equal(shortcut.q, driver.q)
+        assert (shortcut.restarts, shortcut.iterations) == (driver.restarts, driver.iterations)
+        assert shortcut.message == driver.message
+        assert [v.name for v in shortcut.violations] == [v.name for v in driver.violations]
+        ok = check(group, None, shortcut.q, problem.constraints,
+                   group.robot.model.createData(), TOL)[0]
+        assert ok == shortcut.success
+        kinds.add((shortcut.success, shortcut.restarts))
+    assert (True, 0) in kinds  # answered from the seed
+    assert any(r > 0 for _, r in kinds)  # and went on to the driver
+
+
+def test_seed_answer_is_one_attempt_and_reports_its_time():
+    name, group = GROUPS[0]
+    prepare(group, None, constrained=True)
+    for spec in _random_specs(name, group, 40, seed=2):
+        problem, seed = build(spec, group), np.asarray(spec.seed, dtype=float)
+        t0 = time.perf_counter()
+        result = registry.create("lm").solve(problem, seed, SolveOptions(
+            timeout_s=1.0, random_seed=1, constraint_tolerance=TOL))
+        wall = time.perf_counter() - t0
+        if result.success and result.restarts == 0:
+            assert result.message == "1 solution(s) after 1 attempt(s)"
+            assert len(result.solutions) == 1 and result.solutions[0].q is result.q
+            assert math.isnan(result.position_error_m) and not result.q.flags.writeable
+            assert result.solutions[0].distance_to_seed == pytest.approx(
+                float(np.linalg.norm(result.q - seed)))
+            assert 0 < result.solve_time_s <= wall
+            return
+    pytest.fail("no request was answered from its seed")
+
+
+def test_applies_only_where_the_driver_would_stop_at_the_seed():
+    name, group = GROUPS[0]
+    problem = build(_random_specs(name, group, 1, seed=1)[0], group)
+    base = SolveOptions(constraint_tolerance=TOL)
+    assert seed_request.applies(problem, base)
+    assert not seed_request.applies(problem, SolveOptions(num_solutions=2))
+    assert not seed_request.applies(problem, SolveOptions(max_joint_jump_rad=0.5))
+    model = group.robot.model
+    with_cost = Problem(group, None, problem.constraints,
+                        [K.PostureCost(model, group.to_full_q(group.mid_configuration()))])
+    assert not seed_request.applies(with_cost, base)
+    target = PoseTarget(group.tip, group.fk(group.mid_configuration(), group.tip))
+    assert not seed_request.applies(Problem(group, target, problem.constraints), base)
+
+
+def test_a_budget_started_earlier_counts_the_time_before():
+    earlier = time.perf_counter() - 0.5
+    budget = Budget(1.0, start=earlier)
+    assert budget.elapsed() >= 0.5
+    assert not budget.expired()
+    assert Budget(0.2, start=earlier).expired()
