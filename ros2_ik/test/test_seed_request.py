@@ -53,6 +53,27 @@ def test_answers_are_the_drivers(name, group):
     assert any(r > 0 for _, r in kinds)  # and went on to the driver
 
 
+@pytest.mark.parametrize("arm", ["panda", "ur5"])
+def test_answers_with_costs_are_the_drivers(arm):
+    """Family g of the benchmark (bounds + posture and position costs): same answers."""
+    import constrained_problems as fam
+    from ros2_ik.core import robots
+    group = robots.load_group(arm)[1]
+    prepare(group, None, constrained=True)
+    restarts = set()
+    for spec in fam.generate("g", arm, group, 40, 3):
+        problem, seed = build(spec, group), np.asarray(spec.seed, dtype=float)
+        shortcut, driver = _both(problem, seed, max_attempts=3)
+        assert shortcut.status == driver.status
+        np.testing.assert_array_equal(shortcut.q, driver.q)
+        assert (shortcut.restarts, shortcut.iterations) == (driver.restarts, driver.iterations)
+        ok = check(group, None, shortcut.q, problem.constraints,
+                   group.robot.model.createData(), TOL)[0]
+        assert ok == shortcut.success
+        restarts.add(shortcut.restarts)
+    assert 0 in restarts
+
+
 def test_seed_answer_is_one_attempt_and_reports_its_time():
     name, group = GROUPS[0]
     prepare(group, None, constrained=True)
@@ -83,7 +104,9 @@ def test_applies_only_where_the_driver_would_stop_at_the_seed():
     model = group.robot.model
     with_cost = Problem(group, None, problem.constraints,
                         [K.PostureCost(model, group.to_full_q(group.mid_configuration()))])
-    assert not seed_request.applies(with_cost, base)
+    assert seed_request.applies(with_cost, base)
+    assert not seed_request.applies(with_cost, SolveOptions(feedback=lambda progress: None))
+    assert seed_request.applies(problem, SolveOptions(feedback=lambda progress: None))
     target = PoseTarget(group.tip, group.fk(group.mid_configuration(), group.tip))
     assert not seed_request.applies(Problem(group, target, problem.constraints), base)
 

@@ -161,23 +161,8 @@ class Search:
         return None
 
     def cost_starts(self) -> List[np.ndarray]:
-        """Group vectors where a cost is lowest (:meth:`Cost.preferred_configuration`).
-
-        Clamped into the limits and the jump box; the seed and repeats left out.
-        """
-        group, seed, jump = self.group, self.seed, self.options.max_joint_jump_rad
-        starts: List[np.ndarray] = []
-        for cost in self.problem.costs:
-            q_full = cost.preferred_configuration()
-            if q_full is None:
-                continue
-            # Not unwrapped near the seed: 2 pi away, a posture cost is another.
-            q = group.clamp(group.from_reduced_q(np.asarray(q_full)[group.iq_full]))
-            if self._limit_jump:
-                q = np.minimum(np.maximum(q, seed - jump), seed + jump)
-            if all(np.abs(q - other).max() > DISTINCT_TOLERANCE for other in starts + [seed]):
-                starts.append(q)
-        return starts
+        """:func:`cost_starts` of this search's problem, seed and jump limit."""
+        return cost_starts(self.problem, self.seed, self.options.max_joint_jump_rad)
 
     def finished(self) -> bool:
         """Return True when enough solutions, attempts exhausted, timed out or cancelled."""
@@ -235,17 +220,7 @@ class Search:
         return self._add_solution(cand)
 
     def _unwrapped(self, q: np.ndarray) -> np.ndarray:
-        """``q`` with wrapping joints shifted by 2 pi to the equivalent nearest the seed.
-
-        With costs, a revolute joint inside its limits keeps the value the solver
-        minimised: 2 pi away a posture cost is another (a continuous joint's is the same).
-        """
-        unwrapped = self.group.unwrap_near(q, self.seed)
-        if not self.problem.costs:
-            return unwrapped
-        group = self.group
-        keep = ~group.continuous & (q >= group.lower) & (q <= group.upper)
-        return np.where(keep, q, unwrapped)
+        return unwrapped(self.problem, q, self.seed)
 
     def _score(self, pos: float, ori: float, viol) -> float:
         pose = self.problem.pose
@@ -324,6 +299,41 @@ class Search:
         return IKStatus.NO_SOLUTION, self.best, (
             f"no solution within tolerance after {n} attempt(s) ({why}); best available "
             f"{_describe(self.best, self.problem.pose is not None)}")
+
+
+def cost_starts(problem: Problem, seed: np.ndarray, jump: float) -> List[np.ndarray]:
+    """Group vectors where a cost is lowest (:meth:`Cost.preferred_configuration`).
+
+    Clamped into the limits and the box of ``jump`` [rad or m] around ``seed``; the seed
+    and repeats left out.
+    """
+    group = problem.group
+    starts: List[np.ndarray] = []
+    for cost in problem.costs:
+        q_full = cost.preferred_configuration()
+        if q_full is None:
+            continue
+        # Not unwrapped near the seed: 2 pi away, a posture cost is another.
+        q = group.clamp(group.from_reduced_q(np.asarray(q_full)[group.iq_full]))
+        if math.isfinite(jump):
+            q = np.minimum(np.maximum(q, seed - jump), seed + jump)
+        if all(np.abs(q - other).max() > DISTINCT_TOLERANCE for other in starts + [seed]):
+            starts.append(q)
+    return starts
+
+
+def unwrapped(problem: Problem, q: np.ndarray, seed: np.ndarray) -> np.ndarray:
+    """``q`` with wrapping joints shifted by 2 pi to the equivalent nearest ``seed`` (a copy).
+
+    With costs, a revolute joint inside its limits keeps the value the solver
+    minimised: 2 pi away a posture cost is another (a continuous joint's is the same).
+    """
+    group = problem.group
+    shifted = group.unwrap_near(q, seed)
+    if not problem.costs:
+        return shifted
+    keep = ~group.continuous & (q >= group.lower) & (q <= group.upper)
+    return np.where(keep, q, shifted)
 
 
 def solved(group, solutions: Tuple[Solution, ...], attempts: int, iterations: int,

@@ -5,7 +5,9 @@ Most constraint problems without a pose target are solved by the attempt from th
 starts, candidates, the result's assembly) cost as much as the compiled attempt itself:
 on panda family d, with the caches cold from another solver as in the benchmark, the
 request took ~300 us of which ~85 us after the attempt and its check.  :func:`answer`
-makes that attempt, unwraps and clamps its end point and checks it as the driver does
+makes that attempt (with costs, the driver's first: the seed and the costs' preferred
+configurations projected, the best polished), unwraps and clamps its end point and
+checks it as the driver does
 (:class:`kernel_check.KernelCheck`: the constraints' own measures on pinocchio's
 kinematics, in [m] and [rad]); a verified end point is the answer, built as the driver
 builds one (:func:`base.solved`).  Anything else goes to the driver with the attempt
@@ -22,18 +24,24 @@ import numpy as np
 from ros2_ik.core.problem import Problem
 from ros2_ik.core.result import IKResult, Solution
 from ros2_ik.core.solvers import constraint_kernel
-from ros2_ik.core.solvers.base import Begun, LocalResult, SolveOptions, solved
+from ros2_ik.core.solvers.base import (Begun, LocalResult, SolveOptions, cost_starts, solved,
+                                       unwrapped)
+from ros2_ik.core.solvers.budget import Budget
 from ros2_ik.core.solvers.kernel_check import KernelCheck
 
 
 def applies(problem: Problem, options: SolveOptions) -> bool:
     """Return True for the requests :func:`answer` takes.
 
-    Constraints without a pose target or costs, one solution asked, no joint jump limit:
-    the driver would then try the seed first and stop at its first verified solution.
+    Constraints (and costs) without a pose target, one solution asked, no joint jump
+    limit: the driver would then try the seed first (with costs, the seed and the costs'
+    preferred configurations, :meth:`Solver.first_attempt`) and stop at its first
+    verified solution.  Not with costs and a ``feedback`` callback: polishing may last
+    past the driver's first feedback (~10 ms).
     """
-    return (problem.pose is None and not problem.costs and bool(problem.constraints)
-            and options.num_solutions == 1 and math.isinf(options.max_joint_jump_rad))
+    return (problem.pose is None and bool(problem.constraints)
+            and options.num_solutions == 1 and math.isinf(options.max_joint_jump_rad)
+            and not (problem.costs and options.feedback is not None))
 
 
 def answer(solver, problem: Problem, seed: np.ndarray, options: SolveOptions
@@ -49,12 +57,17 @@ def answer(solver, problem: Problem, seed: np.ndarray, options: SolveOptions
     if compiled is None:
         return None
     state = constraint_kernel.KernelState(compiled, problem, tolerance)
-    q, iterations, converged, merit = solver._kernel(state, seed,
-                                                     solver.max_iterations_constrained)
+    if problem.costs:  # the driver's first attempt of a problem with costs
+        budget = Budget(options.timeout_s, options.cancel, None, start)
+        local = solver.first_attempt(state, [seed] + cost_starts(problem, seed, math.inf),
+                                     budget)
+    else:
+        local = LocalResult(*solver._kernel(state, seed, solver.max_iterations_constrained))
+    q, iterations, converged = local.q, local.iterations, local.converged
     group = problem.group
     check = KernelCheck(compiled, problem, tolerance, group.full_data())
     if converged and math.isfinite(sum(q.tolist())):
-        q_out = group.unwrap_near(q, seed)
+        q_out = unwrapped(problem, q, seed)
         if not group.within_limits(q_out):
             q_out = group.clamp(q_out)
         q_out.setflags(write=False)
@@ -63,4 +76,4 @@ def answer(solver, problem: Problem, seed: np.ndarray, options: SolveOptions
             solution = Solution(q_out, math.nan, math.nan, math.sqrt(d @ d))
             return solved(group, (solution,), 1, iterations, time.perf_counter() - start,
                           options.random_seed, solver.name)
-    return Begun(start, state, check, LocalResult(q, iterations, converged, merit))
+    return Begun(start, state, check, local)
