@@ -328,6 +328,9 @@ def _apply_scene(rig, objects):
     from ros2_ik_interfaces.srv import ApplyPlanningScene
     srv = rig.client.node.create_client(ApplyPlanningScene, f"/{NS}/apply_planning_scene")
     assert srv.wait_for_service(timeout_sec=10)
+    # An empty batch (changes nothing) until answered: a new client's first response can
+    # be lost (call_resending); the batch itself, a REMOVE among them, is sent once.
+    assert call_resending(srv, ApplyPlanningScene.Request(), rig.client.spin).success
     future = srv.call_async(ApplyPlanningScene.Request(objects=objects))
     wait_for(future.done, 10, "apply_planning_scene", rig.client.spin)
     assert future.result().success, future.result().message

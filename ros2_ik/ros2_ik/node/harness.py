@@ -173,6 +173,8 @@ class Client:
         self.joint_pub = self.node.create_publisher(JointState, f"{ns}/joint_states", 10)
         self.ik = self.node.create_client(ComputeIK, f"{ns}/compute_ik")
         self.action = ActionClient(self.node, ConstrainedIK, f"{ns}/constrained_ik")
+        #: Whether compute_ik has answered this client once (its responses then arrive).
+        self._answered = False
 
     def spin(self, timeout_s: float) -> None:
         """Process callbacks for at most ``timeout_s``."""
@@ -198,10 +200,21 @@ class Client:
             raise TimeoutError("compute_ik service did not appear")
 
     def call(self, request: ComputeIK.Request, timeout_s: float = 30.0):
-        """Call compute_ik and wait for the response."""
-        future = self.ik.call_async(request)
-        wait_for(future.done, timeout_s, "the compute_ik response", self.spin)
-        return future.result()
+        """Call compute_ik and wait for the response.
+
+        Until a first response has arrived, an unanswered request is sent again
+        (:func:`call_resending`, after 3 s plus the request's own timeout): the first
+        response to a new client can be lost.
+        """
+        if not self._answered:
+            response = call_resending(self.ik, request, self.spin, timeout_s,
+                                      3.0 + max(request.timeout, 0.0))
+        else:
+            future = self.ik.call_async(request)
+            wait_for(future.done, timeout_s, "the compute_ik response", self.spin)
+            response = future.result()
+        self._answered = True
+        return response
 
     def wait_for_model(self, request: ComputeIK.Request, timeout_s: float = 30.0,
                        no_model_code: int = -6, resend_after_s: float = 3.0):
@@ -214,6 +227,7 @@ class Client:
         while True:
             left = max(0.1, deadline - time.monotonic())
             response = call_resending(self.ik, request, self.spin, left, resend_after_s)
+            self._answered = True
             if response.error_code.val != no_model_code:
                 return response
             if time.monotonic() > deadline:
