@@ -332,7 +332,7 @@ def test_get_position_ik_over_dds(ros_context, model):
     pytest.importorskip("moveit_msgs.srv", reason="moveit_msgs is not installed")
     from ament_index_python.packages import get_package_share_directory
     from moveit_msgs.srv import GetPositionIK
-    from ros2_ik.node.harness import Client, NodeProcess, wait_for
+    from ros2_ik.node.harness import Client, NodeProcess, call_resending, wait_for
     from ros2_ik_interfaces.srv import ComputeIK
 
     config = os.path.join(get_package_share_directory("ros2_ik"), "config", "panda.yaml")
@@ -354,6 +354,8 @@ def test_get_position_ik_over_dds(ros_context, model):
         request.ik_request.robot_state.joint_state = stand_in.robot_state.joint_state
         request.ik_request.timeout.nanosec = 500_000_000
         client.wait_for_model(ComputeIK.Request(group_name="panda_arm", target=stamped(T)))
+        # Answered once first: a new client's first response can be lost (call_resending).
+        call_resending(moveit, request, client.spin)
         # A long ComputeIK (unreachable, 3 s) runs meanwhile: GetPositionIK has its own
         # callback group, so it is answered without waiting for it.
         slow = ComputeIK.Request(group_name="panda_arm", timeout=3.0)
