@@ -71,6 +71,9 @@ class Compiled(NamedTuple):
     target's frame index, ``T_target_world`` (16), ``R6`` (36), sqrt weights (6), inverse
     tolerances (6); empty without a target.  ``frames``: the kernel frame index of each
     model frame id named (the costs' frames too, for polishing); None when not kept.
+    ``phys``, ``poff`` (c + 1,): what each constraint's own ``measure`` needs beyond
+    ``params`` (:func:`measure_bounds`), for :mod:`kernel_check`; ``fids``: the model frame
+    ids in kernel order.
     """
 
     tree: Tree
@@ -88,6 +91,9 @@ class Compiled(NamedTuple):
     x_margin: float
     pose: np.ndarray
     frames: Optional[dict] = None
+    phys: Optional[np.ndarray] = None
+    poff: Optional[np.ndarray] = None
+    fids: Optional[list] = None
 
     @property
     def n_rows(self) -> int:
@@ -204,10 +210,14 @@ def _layout(group, key: tuple, encoded: list, extra_fids) -> tuple:
         for e in encoded:
             coff.append(coff[-1] + len(e[3]))
         fparent, fplace = _frame_arrays(group.robot.model, list(index))
+        poff = [0]
+        for k in key[0]:
+            poff.append(poff[-1] + k[4])
         layout = (fparent, fplace, np.array([e[0] for e in encoded], dtype=np.int64),
                   np.array([index[e[1]] for e in encoded], dtype=np.int64),
                   np.array([index[e[2]] for e in encoded], dtype=np.int64),
-                  np.array(coff, dtype=np.int64), index)
+                  np.array(coff, dtype=np.int64), index, np.array(poff, dtype=np.int64),
+                  list(index))
         if len(cache) >= _MAX_LAYOUTS:
             cache.clear()
         cache[key] = layout
@@ -311,7 +321,7 @@ def compile_problem(problem: Problem, tolerance: ConstraintTolerance) -> Optiona
     tree = tree_of(problem.group)
     if tree is None:
         return None
-    encoded, bounds, n_excess = [], ([], [], []), 0
+    encoded, bounds, n_excess, phys, n_phys = [], ([], [], []), 0, [], []
     for c in problem.constraints:
         kind = type(c)
         if kind is C.OrientationConstraint:
@@ -322,12 +332,16 @@ def compile_problem(problem: Problem, tolerance: ConstraintTolerance) -> Optiona
             _row_bounds(c, tolerance, bounds)
         else:
             return None
+        extra_values = measure_bounds(c)
+        phys += extra_values
+        n_phys.append(len(extra_values))
     pose = problem.pose
     extra = ([pose.frame_id] if pose is not None else []) + [
         fid for cost in problem.costs for fid in cost_frames(cost)]  # polishing's frames
-    key = (tuple((e[0], e[1], e[2], len(e[3])) for e in encoded), tuple(extra))
-    fparent, fplace, ctype, cfa, cfb, coff, index = _layout(problem.group, key, encoded,
-                                                            extra)
+    key = (tuple((e[0], e[1], e[2], len(e[3]), k) for e, k in zip(encoded, n_phys)),
+           tuple(extra))
+    fparent, fplace, ctype, cfa, cfb, coff, index, poff, fids = _layout(
+        problem.group, key, encoded, extra)
     floats = [v for e in encoded for v in e[3]]
     ends = [len(floats)]
     for b in bounds:
@@ -336,11 +350,34 @@ def compile_problem(problem: Problem, tolerance: ConstraintTolerance) -> Optiona
     if pose is not None:
         floats += _floats(float(index[pose.frame_id]), pose.T_target_world.homogeneous,
                           pose.R6, pose.sqrt_w, pose.inv_tol)
-    values = np.array(floats, dtype=float)
+    e = len(floats)
+    values = np.array(floats + phys, dtype=float)
     a, b, c, d = ends
     return Compiled(tree, fparent, fplace, ctype, cfa, cfb, coff, values[:a], values[a:b],
-                    values[b:c], values[c:d], n_excess, 0.25 * tolerance.rad, values[d:],
-                    index)
+                    values[b:c], values[c:d], n_excess, 0.25 * tolerance.rad, values[d:e],
+                    index, values[e:], poff, fids)
+
+
+def measure_bounds(c) -> list:
+    """Return what constraint ``c``'s own ``measure`` needs beyond its kernel parameters.
+
+    Its physical bounds [m or rad] as ``measure`` reads them (a point-to-line constraint's
+    unit line direction first), for :mod:`kernel_check`.
+    """
+    kind = type(c)
+    if kind is C.PositionConstraint:
+        return c.lower_bound.tolist() + c.upper_bound.tolist()
+    if kind is C.PolyhedronConstraint:
+        return c.upper_bound.tolist()
+    if kind is C.OrientationConstraint:
+        return [c.theta_bound]
+    if kind is C.GazeTargetConstraint:
+        return [c.cone_half_angle]
+    if kind is C.AngleBetweenVectorsConstraint:
+        return [c.angle_lower, c.angle_upper]
+    if kind is C.PointToLineDistanceConstraint:
+        return c._n_B2.tolist() + [c.distance_lower, c.distance_upper]
+    return [c.distance_lower, c.distance_upper]  # point to point
 
 
 _SEARCH_LIMITS: PerObject = PerObject()

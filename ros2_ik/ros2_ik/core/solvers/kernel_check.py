@@ -11,13 +11,11 @@ the violations.
 """
 from __future__ import annotations
 
-from typing import List, Optional
+from typing import Optional
 
 import numpy as np
 import pinocchio as pin
 
-from ros2_ik.core import constraints as C
-from ros2_ik.core.problem import Problem
 from ros2_ik.core.solvers import constraint_kernel
 from ros2_ik.core.verify import ConstraintTolerance
 
@@ -45,50 +43,28 @@ def warm_up() -> bool:
     return True
 
 
-def _physical(c) -> List[float]:
-    """Return what constraint ``c``'s measure needs beyond the kernel's parameters [m or rad]."""
-    kind = type(c)
-    if kind is C.PositionConstraint or kind is C.PolyhedronConstraint:
-        lower = c.lower_bound.tolist() if kind is C.PositionConstraint else []
-        return lower + c.upper_bound.tolist()
-    if kind is C.OrientationConstraint:
-        return [c.theta_bound]
-    if kind is C.GazeTargetConstraint:
-        return [c.cone_half_angle]
-    if kind is C.AngleBetweenVectorsConstraint:
-        return [c.angle_lower, c.angle_upper]
-    if kind is C.PointToLineDistanceConstraint:
-        return c._n_B2.tolist() + [c.distance_lower, c.distance_upper]
-    return [c.distance_lower, c.distance_upper]  # point to point
-
-
 class KernelCheck:
     """``holds(q)``: every constraint of the problem within tolerance at group vector ``q``."""
 
-    __slots__ = ("compiled", "group", "data", "fids", "phys", "poff", "amounts", "tol")
+    __slots__ = ("compiled", "group", "data", "amounts", "tol")
 
-    def __init__(self, compiled: constraint_kernel.Compiled, problem: Problem,
+    def __init__(self, compiled: constraint_kernel.Compiled, group,
                  tolerance: ConstraintTolerance, data: pin.Data):
-        """Keep ``compiled``'s parameters; ``data``: the full model's, the driver's own."""
-        self.compiled, self.group, self.data, self.tol = compiled, problem.group, data, \
-            tolerance
-        self.fids = list(compiled.frames)  # in the kernel's frame order
-        phys, poff = [], [0]
-        for c in problem.constraints:
-            phys += _physical(c)
-            poff.append(len(phys))
-        self.phys = np.array(phys, dtype=float)
-        self.poff = np.array(poff, dtype=np.int64)
-        self.amounts = np.empty(len(problem.constraints))
+        """Check ``compiled`` (made by ``compile_problem``) of ``group``'s problem.
+
+        ``data``: the full model's, the driver's own.
+        """
+        _jit()
+        self.compiled, self.group, self.data, self.tol = compiled, group, data, tolerance
+        self.amounts = np.empty(compiled.ctype.shape[0])
 
     @classmethod
     def of(cls, state, data: pin.Data) -> Optional["KernelCheck"]:
         """Return the check of a :class:`constraint_kernel.KernelState` without a pose target."""
         if not isinstance(state, constraint_kernel.KernelState) or \
-                state.problem.pose is not None or state.compiled.frames is None:
+                state.problem.pose is not None or state.compiled.phys is None:
             return None
-        _jit()
-        return cls(state.compiled, state.problem, state.tolerance, data)
+        return cls(state.compiled, state.problem.group, state.tolerance, data)
 
     def holds(self, q: np.ndarray) -> bool:
         """Return True when every constraint is within the tolerance of its unit at ``q``.
@@ -98,9 +74,9 @@ class KernelCheck:
         data, c = self.data, self.compiled
         pin.framesForwardKinematics(self.group.robot.model, data, self.group.to_full_q(q))
         oMf = data.oMf
-        W = np.array([oMf[f].homogeneous for f in self.fids])
-        return bool(_M.measure(c.ctype, c.cfa, c.cfb, c.coff, c.params, self.poff,
-                               self.phys, W, self.amounts, self.tol.m, self.tol.rad))
+        W = np.array([oMf[f].homogeneous for f in c.fids])
+        return bool(_M.measure(c.ctype, c.cfa, c.cfb, c.coff, c.params, c.poff, c.phys, W,
+                               self.amounts, self.tol.m, self.tol.rad))
 
     def measure(self, q: np.ndarray) -> np.ndarray:
         """Each constraint's violation [m or rad] at group vector ``q`` (a reused array)."""

@@ -65,7 +65,7 @@ def answer(solver, problem: Problem, seed: np.ndarray, options: SolveOptions
         local = LocalResult(*solver._kernel(state, seed, solver.max_iterations_constrained))
     q, iterations, converged = local.q, local.iterations, local.converged
     group = problem.group
-    check = KernelCheck(compiled, problem, tolerance, group.full_data())
+    check = KernelCheck(compiled, group, tolerance, group.full_data())
     if converged and math.isfinite(sum(q.tolist())):
         q_out = unwrapped(problem, q, seed)
         if not group.within_limits(q_out):
