@@ -292,3 +292,20 @@ def test_compiled_problems_try_the_seed_before_ranking_the_library():
     np.testing.assert_array_equal(starts[0], spec.seed)
     for got, expected in zip(starts[1:], ranked):
         np.testing.assert_array_equal(got, expected)
+
+
+def test_the_tree_keeps_only_the_joints_that_move_the_frames():
+    """A whole robot loaded for one arm: rows and Jacobians as on the full tree."""
+    group = robots.load_group("tiago")[1]
+    model = group.robot.model
+    full = ck.tree_of(group)
+    rng = np.random.default_rng(4)
+    for spec in _random_specs("tiago", group, 20, seed=8):
+        problem = build(spec, group)
+        compiled = ck.compile_problem(problem, TOL)
+        assert len(compiled.tree.parents) < len(full.parents)
+        fparent = np.array([model.frames[f].parentJoint - 1 for f in compiled.fids])
+        unpruned = compiled._replace(tree=full, fparent=fparent)
+        q = group.random_configuration(rng)
+        for a, b in zip(ck.evaluate(compiled, q), ck.evaluate(unpruned, q)):
+            np.testing.assert_array_equal(a, b)

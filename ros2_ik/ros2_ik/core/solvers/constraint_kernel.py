@@ -175,6 +175,30 @@ def _joint_axis(joint) -> Optional[tuple]:
     return chain_kernel._axis(joint)
 
 
+def _pruned(tree: Tree, fparent: np.ndarray) -> Tuple[Tree, np.ndarray]:
+    """The joints that move frames on tree joints ``fparent`` (f,), and ``fparent`` in it.
+
+    Their supports, in tree order (a parent before its children): the kinematics of a
+    whole robot loaded for one arm (a mobile manipulator's 48 joints, 8 of them under the
+    hand) then computes only those, with the same placements and Jacobians.
+    """
+    parents = tree.parents.tolist()
+    needed: set = set()
+    for j in fparent.tolist():
+        while j >= 0 and j not in needed:
+            needed.add(j)
+            j = parents[j]
+    keep = sorted(needed)
+    new = {old: i for i, old in enumerate(keep)}
+    rows = np.array(keep, dtype=np.int64)
+    pruned = Tree(np.array([new[parents[j]] if parents[j] >= 0 else -1 for j in keep],
+                           dtype=np.int64),
+                  np.ascontiguousarray(tree.placements[rows]), tree.kinds[rows],
+                  np.ascontiguousarray(tree.axes[rows]), tree.columns[rows])
+    return pruned, np.array([new[j] if j >= 0 else -1 for j in fparent.tolist()],
+                            dtype=np.int64)
+
+
 def _frame_arrays(model: pin.Model, fids) -> Tuple[np.ndarray, np.ndarray]:
     """``fparent`` (f,) and ``fplace`` (f, 4, 4) of model frames ``fids``, in that order.
 
@@ -210,6 +234,7 @@ def _layout(group, key: tuple, encoded: list, extra_fids) -> tuple:
         for e in encoded:
             coff.append(coff[-1] + len(e[3]))
         fparent, fplace = _frame_arrays(group.robot.model, list(index))
+        tree, fparent = _pruned(tree_of(group), fparent)
         poff = [0]
         for k in key[0]:
             poff.append(poff[-1] + k[4])
@@ -217,7 +242,7 @@ def _layout(group, key: tuple, encoded: list, extra_fids) -> tuple:
                   np.array([index[e[1]] for e in encoded], dtype=np.int64),
                   np.array([index[e[2]] for e in encoded], dtype=np.int64),
                   np.array(coff, dtype=np.int64), index, np.array(poff, dtype=np.int64),
-                  list(index))
+                  list(index), tree)
         if len(cache) >= _MAX_LAYOUTS:
             cache.clear()
         cache[key] = layout
@@ -318,8 +343,7 @@ def compile_problem(problem: Problem, tolerance: ConstraintTolerance) -> Optiona
     """
     if not problem.constraints or lm() is None:
         return None
-    tree = tree_of(problem.group)
-    if tree is None:
+    if tree_of(problem.group) is None:
         return None
     encoded, bounds, n_excess, phys, n_phys = [], ([], [], []), 0, [], []
     for c in problem.constraints:
@@ -340,7 +364,7 @@ def compile_problem(problem: Problem, tolerance: ConstraintTolerance) -> Optiona
         fid for cost in problem.costs for fid in cost_frames(cost)]  # polishing's frames
     key = (tuple((e[0], e[1], e[2], len(e[3]), k) for e, k in zip(encoded, n_phys)),
            tuple(extra))
-    fparent, fplace, ctype, cfa, cfb, coff, index, poff, fids = _layout(
+    fparent, fplace, ctype, cfa, cfb, coff, index, poff, fids, tree = _layout(
         problem.group, key, encoded, extra)
     floats = [v for e in encoded for v in e[3]]
     ends = [len(floats)]
