@@ -176,7 +176,7 @@ def _joint_axis(joint) -> Optional[tuple]:
 
 
 def _pruned(tree: Tree, fparent: np.ndarray) -> Tuple[Tree, np.ndarray]:
-    """The joints that move frames on tree joints ``fparent`` (f,), and ``fparent`` in it.
+    """Return the joints that move frames on tree joints ``fparent`` (f,), and ``fparent`` in it.
 
     Their supports, in tree order (a parent before its children): the kinematics of a
     whole robot loaded for one arm (a mobile manipulator's 48 joints, 8 of them under the
