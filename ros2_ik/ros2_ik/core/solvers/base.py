@@ -198,10 +198,7 @@ class Search:
 
     def _check(self, q: np.ndarray) -> bool:
         group = self.group
-        q = self._unwrapped(q)  # a fresh array, owned here
-        if not group.within_limits(q):  # solvers clamp already: usually inside
-            q = group.clamp(q)
-        q.setflags(write=False)  # the Solution and the IKResult keep it as it is
+        q = returned_q(self.problem, q, self.seed)
         if self.quick_check is not None and self.quick_check.holds(q):
             ok, pos, ori, viol = True, math.nan, math.nan, []
         else:
@@ -218,9 +215,6 @@ class Search:
                 self.best = cand
             return False
         return self._add_solution(cand)
-
-    def _unwrapped(self, q: np.ndarray) -> np.ndarray:
-        return unwrapped(self.problem, q, self.seed)
 
     def _score(self, pos: float, ori: float, viol) -> float:
         pose = self.problem.pose
@@ -320,6 +314,19 @@ def cost_starts(problem: Problem, seed: np.ndarray, jump: float) -> List[np.ndar
         if all(np.abs(q - other).max() > DISTINCT_TOLERANCE for other in starts + [seed]):
             starts.append(q)
     return starts
+
+
+def returned_q(problem: Problem, q: np.ndarray, seed: np.ndarray) -> np.ndarray:
+    """``q`` as the driver checks and returns it: :func:`unwrapped`, clamped, read-only.
+
+    A fresh array (solvers clamp already: usually inside the limits); the Solution and
+    the IKResult keep it as it is.
+    """
+    q = unwrapped(problem, q, seed)
+    if not problem.group.within_limits(q):
+        q = problem.group.clamp(q)
+    q.setflags(write=False)
+    return q
 
 
 def unwrapped(problem: Problem, q: np.ndarray, seed: np.ndarray) -> np.ndarray:

@@ -7,8 +7,8 @@ on panda family d, with the caches cold from another solver as in the benchmark,
 request took ~300 us of which ~85 us after the attempt and its check.  :func:`answer`
 makes that attempt (with costs, the driver's first: the seed and the costs' preferred
 configurations projected, the best polished), unwraps and clamps its end point and
-checks it as the driver does
-(:class:`kernel_check.KernelCheck`: the constraints' own measures on pinocchio's
+checks it as the driver does (:func:`base.returned_q`, then
+:class:`kernel_check.KernelCheck`: the constraints' own measures on pinocchio's
 kinematics, in [m] and [rad]); a verified end point is the answer, built as the driver
 builds one (:func:`base.solved`).  Anything else goes to the driver with the attempt
 already counted (:class:`base.Begun`), so it is made once either way.
@@ -24,10 +24,9 @@ import numpy as np
 from ros2_ik.core.problem import Problem
 from ros2_ik.core.result import IKResult, Solution
 from ros2_ik.core.solvers import constraint_kernel
-from ros2_ik.core.solvers.base import (Begun, LocalResult, SolveOptions, cost_starts, solved,
-                                       unwrapped)
+from ros2_ik.core.solvers.base import (Begun, LocalResult, SolveOptions, cost_starts,
+                                       returned_q, solved)
 from ros2_ik.core.solvers.budget import Budget
-from ros2_ik.core.solvers.kernel_check import KernelCheck
 
 
 def applies(problem: Problem, options: SolveOptions) -> bool:
@@ -65,12 +64,9 @@ def answer(solver, problem: Problem, seed: np.ndarray, options: SolveOptions
         local = LocalResult(*solver._kernel(state, seed, solver.max_iterations_constrained))
     q, iterations, converged = local.q, local.iterations, local.converged
     group = problem.group
-    check = KernelCheck(compiled, group, tolerance, group.full_data())
+    check = solver.quick_check(state, group.full_data())
     if converged and math.isfinite(sum(q.tolist())):
-        q_out = unwrapped(problem, q, seed)
-        if not group.within_limits(q_out):
-            q_out = group.clamp(q_out)
-        q_out.setflags(write=False)
+        q_out = returned_q(problem, q, seed)
         if check.holds(q_out):
             d = q_out - seed
             solution = Solution(q_out, math.nan, math.nan, math.sqrt(d @ d))
