@@ -27,6 +27,15 @@ def _mul3(A, B, out):  # pragma: no cover - compiled
 
 
 @_jit
+def _mul3p(A, prm, off, out):  # pragma: no cover - compiled
+    """``out = A[:3, :3] @ R`` for ``R`` (3, 3) stored row by row at ``prm[off:off + 9]``."""
+    for r in range(3):
+        a0, a1, a2 = A[r, 0], A[r, 1], A[r, 2]
+        for c in range(3):
+            out[r, c] = a0 * prm[off + c] + a1 * prm[off + 3 + c] + a2 * prm[off + 6 + c]
+
+
+@_jit
 def _rotate(R, v):  # pragma: no cover - compiled
     """Return ``R[:3, :3] @ v`` (3,)."""
     out = np.empty(3)
@@ -46,20 +55,24 @@ def kinematics(parents, placements, kinds, axes, columns, q, fparent, fplace, oM
     """
     for i in range(parents.shape[0]):
         if parents[i] < 0:
-            N[:, :] = placements[i]
+            for r in range(4):
+                for c in range(4):
+                    N[r, c] = placements[i, r, c]
         else:
             _compose(oMi[parents[i]], placements[i], N)
         kind = kinds[i]
-        a = axes[i]
+        a0, a1, a2 = axes[i, 0], axes[i, 1], axes[i, 2]
         for r in range(3):
-            waxes[i, r] = N[r, 0] * a[0] + N[r, 1] * a[1] + N[r, 2] * a[2]
-        oMi[i, :, :] = N
+            waxes[i, r] = N[r, 0] * a0 + N[r, 1] * a1 + N[r, 2] * a2
+        for r in range(4):
+            for c in range(4):
+                oMi[i, r, c] = N[r, c]
         if kind == PRISMATIC:
             v = q[columns[i]]
             for r in range(3):
                 oMi[i, r, 3] += waxes[i, r] * v
         elif kind == REVOLUTE:
-            _rotation(a, q[columns[i]], Rm)
+            _rotation(axes[i], q[columns[i]], Rm)
             for r in range(3):
                 for c in range(3):
                     oMi[i, r, c] = N[r, 0] * Rm[0, c] + N[r, 1] * Rm[1, c] + N[r, 2] * Rm[2, c]
@@ -70,9 +83,13 @@ def kinematics(parents, placements, kinds, axes, columns, q, fparent, fplace, oM
 @_jit
 def _frame(parents, kinds, columns, oMi, waxes, p, place, T, J):  # pragma: no cover
     """Placement ``T`` (4, 4) of a frame on tree joint ``p`` (-1: the world), Jacobian ``J``."""
-    J[:, :] = 0.0
+    for r in range(6):
+        for c in range(J.shape[1]):
+            J[r, c] = 0.0
     if p < 0:
-        T[:, :] = place
+        for r in range(4):
+            for c in range(4):
+                T[r, c] = place[r, c]
         return
     _compose(oMi[p], place, T)
     j = p
@@ -90,9 +107,9 @@ def _frame(parents, kinds, columns, oMi, waxes, p, place, T, J):  # pragma: no c
 
 
 @_jit
-def _point_jacobian_add(J, T, p, sign, out):  # pragma: no cover - compiled
+def _point_jacobian_add(J, T, px, py, pz, sign, out):  # pragma: no cover - compiled
     """``out += sign * (v + w x (p - origin))`` of frame Jacobian ``J`` (6, n) at point p."""
-    rx, ry, rz = p[0] - T[0, 3], p[1] - T[1, 3], p[2] - T[2, 3]
+    rx, ry, rz = px - T[0, 3], py - T[1, 3], pz - T[2, 3]
     for c in range(J.shape[1]):
         wx, wy, wz = J[3, c], J[4, c], J[5, c]
         out[0, c] += sign * (J[0, c] + wy * rz - wz * ry)
@@ -110,10 +127,9 @@ def point_in_frame(oMf, Jf, fa, XA, fb, pB, p_out, J_out, W, TA):  # pragma: no 
     px = TB[0, 0] * pB[0] + TB[0, 1] * pB[1] + TB[0, 2] * pB[2] + TB[0, 3]
     py = TB[1, 0] * pB[0] + TB[1, 1] * pB[1] + TB[1, 2] * pB[2] + TB[1, 3]
     pz = TB[2, 0] * pB[0] + TB[2, 1] * pB[1] + TB[2, 2] * pB[2] + TB[2, 3]
-    pw = np.array((px, py, pz))
     W[:, :] = 0.0
-    _point_jacobian_add(Jf[fb], TB, pw, 1.0, W)
-    _point_jacobian_add(Jf[fa], oMf[fa], pw, -1.0, W)  # zero when A is fixed in the world
+    _point_jacobian_add(Jf[fb], TB, px, py, pz, 1.0, W)
+    _point_jacobian_add(Jf[fa], oMf[fa], px, py, pz, -1.0, W)  # zero when A is world-fixed
     _compose(oMf[fa], XA, TA)
     for r in range(3):  # R_WA^T (p_WQ - p_WA), R_WA^T W
         p_out[r] = (TA[0, r] * (px - TA[0, 3]) + TA[1, r] * (py - TA[1, 3])
@@ -165,15 +181,20 @@ def _relative_rotation(oMf, Jf, fa, RA, fb, RB, R_AB, J_w):  # pragma: no cover 
 
 
 @_jit
-def orientation_excess(oMf, Jf, fa, fb, prm, e, Je):  # pragma: no cover - compiled
+def orientation_excess(oMf, Jf, fa, fb, prm, e, Je, S):  # pragma: no cover - compiled
     """``OrientationConstraint.evaluate_excess``: rotation beyond the bound (3,) [rad], (3, n).
 
-    ``prm``: ``R_AbarA`` (9), ``R_BbarB`` (9), the bound [rad].  Returns ``|e|`` [rad].
+    ``prm``: ``R_AbarA`` (9), ``R_BbarB`` (9), the bound [rad].  ``S`` (6, 3, 3) is
+    scratch (``S[5, 0]`` receives ``w``).  Returns ``|e|`` [rad].  The Jacobian of
+    ``w = log3(R_AB)`` is ``Jlog3 R_AB^T R_WA^T (w_B - w_A)`` (world angular velocities):
+    one 3x3 map ``M`` applied column by column, no (3, n) temporaries.
     """
-    n = Je.shape[1]
-    R_AB, J_w, w = np.empty((3, 3)), np.empty((3, n)), np.empty(3)
-    _relative_rotation(oMf, Jf, fa, prm[0:9].reshape(3, 3), fb, prm[9:18].reshape(3, 3),
-                       R_AB, J_w)
+    RWA, RWB, R_AB, Jl, M, w = S[0], S[1], S[2], S[3], S[4], S[5, 0]
+    _mul3p(oMf[fa], prm, 0, RWA)
+    _mul3p(oMf[fb], prm, 9, RWB)
+    for r in range(3):
+        for c in range(3):
+            R_AB[r, c] = RWA[0, r] * RWB[0, c] + RWA[1, r] * RWB[1, c] + RWA[2, r] * RWB[2, c]
     bound = prm[18]
     _log3(R_AB, w)
     theta = math.sqrt(w[0] * w[0] + w[1] * w[1] + w[2] * w[2])
@@ -182,67 +203,93 @@ def orientation_excess(oMf, Jf, fa, fb, prm, e, Je):  # pragma: no cover - compi
         Je[:, :] = 0.0
         return 0.0
     if theta < 1e-12:  # beyond a bound below 0 (a bound of 0, shrunk): no axis yet
-        Je[:, :] = J_w  # the derivative of w at R_AB = I
+        M[:, :] = RWA.T  # the derivative of w at R_AB = I
+    else:
+        jlog3(R_AB, w, theta, Jl)
+        for r in range(3):  # M = Jlog3 R_AB^T R_WA^T
+            for c in range(3):
+                RWB[r, c] = Jl[r, 0] * R_AB[c, 0] + Jl[r, 1] * R_AB[c, 1] + Jl[r, 2] * R_AB[c, 2]
+        for r in range(3):
+            for c in range(3):
+                M[r, c] = RWB[r, 0] * RWA[c, 0] + RWB[r, 1] * RWA[c, 1] + RWB[r, 2] * RWA[c, 2]
+    JA, JB = Jf[fa], Jf[fb]
+    if theta < 1e-12:
+        for c in range(Je.shape[1]):
+            d0, d1, d2 = JB[3, c] - JA[3, c], JB[4, c] - JA[4, c], JB[5, c] - JA[5, c]
+            for r in range(3):
+                Je[r, c] = M[r, 0] * d0 + M[r, 1] * d1 + M[r, 2] * d2
         return 0.0
-    Jl = np.empty((3, 3))
-    jlog3(R_AB, w, theta, Jl)
-    M, J_log = np.empty((3, 3)), np.empty((3, n))
-    _mul3(Jl, R_AB.T, M)
-    _mul3(M, J_w, J_log)
     s = 1.0 - bound / theta
+    ux, uy, uz = w[0] / theta, w[1] / theta, w[2] / theta
     for r in range(3):
         e[r] = w[r] * s
-    for c in range(n):
-        proj = (w[0] * J_log[0, c] + w[1] * J_log[1, c] + w[2] * J_log[2, c]) / theta
-        for r in range(3):
-            Je[r, c] = s * J_log[r, c] + (1.0 - s) * (w[r] / theta) * proj
+    for c in range(Je.shape[1]):
+        d0, d1, d2 = JB[3, c] - JA[3, c], JB[4, c] - JA[4, c], JB[5, c] - JA[5, c]
+        l0 = M[0, 0] * d0 + M[0, 1] * d1 + M[0, 2] * d2
+        l1 = M[1, 0] * d0 + M[1, 1] * d1 + M[1, 2] * d2
+        l2 = M[2, 0] * d0 + M[2, 1] * d1 + M[2, 2] * d2
+        proj = (1.0 - s) * (ux * l0 + uy * l1 + uz * l2)
+        Je[0, c] = s * l0 + ux * proj
+        Je[1, c] = s * l1 + uy * proj
+        Je[2, c] = s * l2 + uz * proj
     return math.sqrt(e[0] * e[0] + e[1] * e[1] + e[2] * e[2])
 
 
 @_jit
-def _perpendicular(n, out):  # pragma: no cover - compiled
-    """Write a unit vector perpendicular to ``n`` into ``out``, as ``_frames.perpendicular``."""
-    k = 0
-    for i in range(1, 3):
-        if abs(n[i]) < abs(n[k]):
-            k = i
-    e = np.zeros(3)
-    e[k] = 1.0
-    v = np.cross(n, e)
-    out[:] = v / math.sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2])
+def _perpendicular(x, y, z):  # pragma: no cover - compiled
+    """Return a unit vector perpendicular to ``(x, y, z)``, as ``_frames.perpendicular``.
+
+    ``(x, y, z) x e_k`` for the axis ``e_k`` of its smallest entry, normalised.
+    """
+    if abs(y) < abs(x) and abs(y) <= abs(z):
+        vx, vy, vz = -z, 0.0, x  # x e_y
+    elif abs(z) < abs(x) and abs(z) < abs(y):
+        vx, vy, vz = y, -x, 0.0  # x e_z
+    else:
+        vx, vy, vz = 0.0, z, -y  # x e_x
+    norm = math.sqrt(vx * vx + vy * vy + vz * vz)
+    return vx / norm, vy / norm, vz / norm
 
 
 @_jit
-def _row_from(grad, J, g_row):  # pragma: no cover - compiled
-    """``g_row = grad @ J`` for ``grad`` (3,) and ``J`` (3, n)."""
+def _row_from(gx, gy, gz, J, r0, g_row):  # pragma: no cover - compiled
+    """``g_row = (gx, gy, gz) @ J[r0:r0 + 3]`` for ``J`` (k, n)."""
     for c in range(J.shape[1]):
-        g_row[c] = grad[0] * J[0, c] + grad[1] * J[1, c] + grad[2] * J[2, c]
+        g_row[c] = gx * J[r0, c] + gy * J[r0 + 1, c] + gz * J[r0 + 2, c]
 
 
 @_jit
-def _norm_row(d, J, away, Jrow):  # pragma: no cover - compiled
-    """``|d|`` [m] and its row ``(d / |d|) @ J`` (``away`` at d = 0)."""
-    norm = math.sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2])
-    direction = d / norm if norm > 1e-12 else away
-    _row_from(direction, J, Jrow)
+def _norm_row(dx, dy, dz, J, ax, ay, az, Jrow):  # pragma: no cover - compiled
+    """``|d|`` [m] and its row ``(d / |d|) @ J`` (``a`` at d = 0)."""
+    norm = math.sqrt(dx * dx + dy * dy + dz * dz)
+    if norm > 1e-12:
+        _row_from(dx / norm, dy / norm, dz / norm, J, 0, Jrow)
+    else:
+        _row_from(ax, ay, az, J, 0, Jrow)
     return norm
 
 
 @_jit
 def _gaze(p, J, prm, Jrow):  # pragma: no cover - compiled
-    """``GazeTargetConstraint.evaluate_physical`` from ``p_AT`` (3,), (3, n)."""
-    pv = p - prm[0:3]
-    n = prm[3:6]
-    pxn = np.cross(pv, n)
-    s = math.sqrt(pxn[0] ** 2 + pxn[1] ** 2 + pxn[2] ** 2)
-    c, pp = pv[0] * n[0] + pv[1] * n[1] + pv[2] * n[2], pv[0] ** 2 + pv[1] ** 2 + pv[2] ** 2
+    """``GazeTargetConstraint.evaluate_physical`` from ``p_AT`` (3,), (3, n).
+
+    ``prm``: ``p_AS`` (3), ``n_A`` (3), a unit vector perpendicular to it (3).
+    """
+    vx, vy, vz = p[0] - prm[0], p[1] - prm[1], p[2] - prm[2]
+    nx, ny, nz = prm[3], prm[4], prm[5]
+    cx, cy, cz = vy * nz - vz * ny, vz * nx - vx * nz, vx * ny - vy * nx  # v x n
+    s = math.sqrt(cx * cx + cy * cy + cz * cz)
+    c, pp = vx * nx + vy * ny + vz * nz, vx * vx + vy * vy + vz * vz
     alpha = math.atan2(s, c)
     if pp < 1e-24:
         Jrow[:] = 0.0
     elif s > 1e-12 * math.sqrt(pp):
-        _row_from((c * np.cross(n, pxn) / s - s * n) / pp, J, Jrow)
+        mx, my, mz = ny * cz - nz * cy, nz * cx - nx * cz, nx * cy - ny * cx  # n x (v x n)
+        _row_from((c * mx / s - s * nx) / pp, (c * my / s - s * ny) / pp,
+                  (c * mz / s - s * nz) / pp, J, 0, Jrow)
     elif c < 0.0:
-        _row_from(-prm[6:9] / math.sqrt(pp), J, Jrow)
+        root = math.sqrt(pp)
+        _row_from(-prm[6] / root, -prm[7] / root, -prm[8] / root, J, 0, Jrow)
     else:
         Jrow[:] = 0.0
     return alpha
@@ -251,17 +298,26 @@ def _gaze(p, J, prm, Jrow):  # pragma: no cover - compiled
 @_jit
 def _angle(oMf, Jf, fa, fb, prm, Jrow):  # pragma: no cover - compiled
     """``AngleBetweenVectorsConstraint.evaluate_physical``: the angle [rad], its row."""
-    a, b = _rotate(oMf[fa], prm[0:3]), _rotate(oMf[fb], prm[3:6])
-    J_w = Jf[fa, 3:6, :] - Jf[fb, 3:6, :]
-    axb = np.cross(a, b)
-    s = math.sqrt(axb[0] ** 2 + axb[1] ** 2 + axb[2] ** 2)
-    c = a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
+    A, B = oMf[fa], oMf[fb]
+    a0 = A[0, 0] * prm[0] + A[0, 1] * prm[1] + A[0, 2] * prm[2]
+    a1 = A[1, 0] * prm[0] + A[1, 1] * prm[1] + A[1, 2] * prm[2]
+    a2 = A[2, 0] * prm[0] + A[2, 1] * prm[1] + A[2, 2] * prm[2]
+    b0 = B[0, 0] * prm[3] + B[0, 1] * prm[4] + B[0, 2] * prm[5]
+    b1 = B[1, 0] * prm[3] + B[1, 1] * prm[4] + B[1, 2] * prm[5]
+    b2 = B[2, 0] * prm[3] + B[2, 1] * prm[4] + B[2, 2] * prm[5]
+    x0, x1, x2 = a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0  # a x b
+    s = math.sqrt(x0 * x0 + x1 * x1 + x2 * x2)
+    c = a0 * b0 + a1 * b1 + a2 * b2
     if s > 1e-9:
-        _row_from(axb * (-1.0 / s), J_w, Jrow)
+        gx, gy, gz = -x0 / s, -x1 / s, -x2 / s
     else:
-        e = np.empty(3)
-        _perpendicular(a, e)
-        _row_from(e if c > 0.0 else -e, J_w, Jrow)
+        gx, gy, gz = _perpendicular(a0, a1, a2)
+        if not c > 0.0:
+            gx, gy, gz = -gx, -gy, -gz
+    JA, JB = Jf[fa], Jf[fb]
+    for col in range(Jrow.shape[0]):  # the row on w_A - w_B
+        Jrow[col] = (gx * (JA[3, col] - JB[3, col]) + gy * (JA[4, col] - JB[4, col])
+                     + gz * (JA[5, col] - JB[5, col]))
     return math.atan2(s, c)
 
 
@@ -272,41 +328,43 @@ def _polyhedron(oMf, Jf, fa, fb, prm, g, Jg, row, eye4):  # pragma: no cover - c
     ``prm``: N, k, ``p_GP`` (3N, point by point), ``A`` (k, 3N), 1/|A_i| (k).
     """
     n_pts, k, n = int(prm[0]), int(prm[1]), Jg.shape[1]
-    pts, A, inv = prm[2:2 + 3 * n_pts], prm[2 + 3 * n_pts:2 + 3 * n_pts + 3 * k * n_pts], \
-        prm[2 + 3 * n_pts + 3 * k * n_pts:2 + 3 * n_pts + 3 * k * n_pts + k]
-    pos, J = np.empty(3 * n_pts), np.empty((3 * n_pts, n))
+    a0, i0 = 2 + 3 * n_pts, 2 + 3 * n_pts + 3 * k * n_pts
     p3, J3, W, TA = np.empty(3), np.empty((3, n)), np.empty((3, n)), np.empty((4, 4))
+    g[row:row + k] = 0.0
+    Jg[row:row + k, :] = 0.0
     for i in range(n_pts):
-        point_in_frame(oMf, Jf, fa, eye4, fb, pts[3 * i:3 * i + 3], p3, J3, W, TA)
-        pos[3 * i:3 * i + 3] = p3
-        J[3 * i:3 * i + 3, :] = J3
+        point_in_frame(oMf, Jf, fa, eye4, fb, prm[2 + 3 * i:5 + 3 * i], p3, J3, W, TA)
+        for r in range(k):
+            at = a0 + r * 3 * n_pts + 3 * i
+            x, y, z = prm[at], prm[at + 1], prm[at + 2]
+            g[row + r] += x * p3[0] + y * p3[1] + z * p3[2]
+            for c in range(n):
+                Jg[row + r, c] += x * J3[0, c] + y * J3[1, c] + z * J3[2, c]
     for r in range(k):
-        s = 0.0
-        for j in range(3 * n_pts):
-            s += A[r * 3 * n_pts + j] * pos[j]
-        g[row + r] = s * inv[r]
+        inv = prm[i0 + r]
+        g[row + r] *= inv
         for c in range(n):
-            s = 0.0
-            for j in range(3 * n_pts):
-                s += A[r * 3 * n_pts + j] * J[j, c]
-            Jg[row + r, c] = s * inv[r]
+            Jg[row + r, c] *= inv
 
 
 @_jit
-def rows(ctype, cfa, cfb, coff, params, oMf, Jf, g, Jg, xe, xJ, eye4):  # pragma: no cover
+def rows(ctype, cfa, cfb, coff, params, oMf, Jf, g, Jg, xe, xJ, eye4, S33, S44,
+         Sn):  # pragma: no cover - compiled
     """Every constraint's physical rows into ``g`` (m,), ``Jg`` (m, n); excesses into ``xe``.
 
     Row constraints fill ``g`` in order; orientation bounds fill ``xe`` (3 per bound), ``xJ``.
-    Returns the largest excess norm [rad] (0 without orientation bounds).
+    Returns the largest excess norm [rad] (0 without orientation bounds).  ``S33``
+    (6, 3, 3), ``S44`` (2, 4, 4) and ``Sn`` (2, 3, n) are scratch (:func:`scratch`): an
+    iteration allocates nothing.
     """
-    n = Jg.shape[1]
-    p3, J3, W, TA = np.empty(3), np.empty((3, n)), np.empty((3, n)), np.empty((4, 4))
+    p3, J3, W, TA, X = S33[5, 1], Sn[0], Sn[1], S44[0], S44[1]
     row, xrow, worst = 0, 0, 0.0
     for i in range(ctype.shape[0]):
-        t, fa, fb, prm = ctype[i], cfa[i], cfb[i], params[coff[i]:coff[i + 1]]
+        t, fa, fb, o = ctype[i], cfa[i], cfb[i], coff[i]
+        prm = params[o:coff[i + 1]]
         if t == ORIENTATION:
             x = orientation_excess(oMf, Jf, fa, fb, prm, xe[xrow:xrow + 3],
-                                   xJ[xrow:xrow + 3])
+                                   xJ[xrow:xrow + 3], S33)
             worst = max(worst, x)
             xrow += 3
         elif t == ANGLE:
@@ -316,8 +374,11 @@ def rows(ctype, cfa, cfb, coff, params, oMf, Jf, g, Jg, xe, xJ, eye4):  # pragma
             _polyhedron(oMf, Jf, fa, fb, prm, g, Jg, row, eye4)
             row += int(prm[1])
         elif t == POSITION:
-            point_in_frame(oMf, Jf, fa, prm[0:16].reshape(4, 4), fb, prm[16:19],
-                           g[row:row + 3], Jg[row:row + 3], W, TA)
+            for r in range(4):
+                for c in range(4):
+                    X[r, c] = prm[4 * r + c]
+            point_in_frame(oMf, Jf, fa, X, fb, prm[16:19], g[row:row + 3], Jg[row:row + 3],
+                           W, TA)
             row += 3
         else:  # one row from a point seen in frame fa
             point_in_frame(oMf, Jf, fa, eye4, fb, prm[0:3], p3, J3, W, TA)
@@ -327,13 +388,29 @@ def rows(ctype, cfa, cfb, coff, params, oMf, Jf, g, Jg, xe, xJ, eye4):  # pragma
 
 
 @_jit
+def scratch(n):  # pragma: no cover - compiled
+    """Return the scratch arrays of :func:`rows` for ``n`` joints."""
+    return np.empty((6, 3, 3)), np.empty((2, 4, 4)), np.empty((2, 3, n))
+
+
+@_jit
 def _point_row(t, p, J, prm, Jrow):  # pragma: no cover - compiled
     """Return the row [m or rad] of a gaze or distance constraint at point ``p`` (3,)."""
     if t == GAZE:
         return _gaze(p, J, prm[3:], Jrow)
+    dx, dy, dz = p[0] - prm[3], p[1] - prm[4], p[2] - prm[5]
     if t == POINT_TO_POINT:
-        return _norm_row(p - prm[3:6], J, np.array((1.0, 0.0, 0.0)), Jrow)
-    P = prm[6:15].reshape(3, 3)  # point to line: the projection off the line
-    PJ = np.empty_like(J)
-    _mul3(P, J, PJ)
-    return _norm_row(_rotate(P, p - prm[3:6]), PJ, prm[15:18], Jrow)
+        return _norm_row(dx, dy, dz, J, 1.0, 0.0, 0.0, Jrow)
+    P = prm[6:15]  # point to line: the projection off the line (3, 3, row by row)
+    ux = P[0] * dx + P[1] * dy + P[2] * dz
+    uy = P[3] * dx + P[4] * dy + P[5] * dz
+    uz = P[6] * dx + P[7] * dy + P[8] * dz
+    norm = math.sqrt(ux * ux + uy * uy + uz * uz)
+    if norm > 1e-12:
+        ux, uy, uz = ux / norm, uy / norm, uz / norm
+    else:
+        ux, uy, uz = prm[15], prm[16], prm[17]
+    # (u @ P) @ J: the row of |P d| along u
+    _row_from(ux * P[0] + uy * P[3] + uz * P[6], ux * P[1] + uy * P[4] + uz * P[7],
+              ux * P[2] + uy * P[5] + uz * P[8], J, 0, Jrow)
+    return norm

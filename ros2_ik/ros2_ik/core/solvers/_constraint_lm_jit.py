@@ -13,7 +13,7 @@ import math
 import numpy as np
 
 from ros2_ik.core.solvers._chain_jit import _compose, _jit, _log3
-from ros2_ik.core.solvers._constraint_jit import kinematics, rows
+from ros2_ik.core.solvers._constraint_jit import kinematics, rows, scratch
 from ros2_ik.core.solvers.active_set import PREDICTIONS
 from ros2_ik.core.solvers.residuals import DONE_FRACTION
 
@@ -160,6 +160,7 @@ def attempt(parents, placements, kinds, axes, columns, fparent, fplace, ctype, c
     xe, xJ = np.empty(p6 + 3 * n_excess), np.empty((p6 + 3 * n_excess, n))
     A, b, dq, w, T = np.empty((n, n)), np.empty(n), np.empty(n), np.empty(3), np.empty((4, 4))
     keep, active = np.ones(n, dtype=np.bool_), np.empty(n_rows, dtype=np.bool_)
+    S33, S44, Sn = scratch(n)
     E_prev, stalls = np.inf, 0
     for it in range(1, last + 1):
         kinematics(parents, placements, kinds, axes, columns, q, fparent, fplace, oMi, oMf,
@@ -167,7 +168,8 @@ def attempt(parents, placements, kinds, axes, columns, fparent, fplace, ctype, c
         pose_done = True
         if p6:
             pose_done = _pose_rows(oMf, Jf, pose, xe[:6], xJ[:6], w, T) <= 1.0
-        x_max = rows(ctype, cfa, cfb, coff, params, oMf, Jf, g, Jg, xe[p6:], xJ[p6:], eye4)
+        x_max = rows(ctype, cfa, cfb, coff, params, oMf, Jf, g, Jg, xe[p6:], xJ[p6:], eye4,
+                     S33, S44, Sn)
         x_worst = 0.25 * x_max / x_margin - 0.25 if n_excess else 0.0
         rr, worst_rows = _hinge(g, lo, hi, margin, r)
         E = rr
@@ -206,4 +208,6 @@ def evaluate(parents, placements, kinds, axes, columns, fparent, fplace, ctype, 
     p6 = 6 if pose.shape[0] else 0
     if p6:
         _pose_rows(oMf, Jf, pose, xe[:6], xJ[:6], np.empty(3), np.empty((4, 4)))
-    return rows(ctype, cfa, cfb, coff, params, oMf, Jf, g, Jg, xe[p6:], xJ[p6:], np.eye(4))
+    S33, S44, Sn = scratch(n)
+    return rows(ctype, cfa, cfb, coff, params, oMf, Jf, g, Jg, xe[p6:], xJ[p6:], np.eye(4),
+                S33, S44, Sn)
