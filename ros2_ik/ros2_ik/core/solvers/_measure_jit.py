@@ -11,40 +11,44 @@ import numpy as np
 
 from ros2_ik.core.solvers._chain_jit import _jit
 from ros2_ik.core.solvers._constraint_jit import (ANGLE, GAZE, ORIENTATION, POINT_TO_LINE,
-                                                  POINT_TO_POINT, POLYHEDRON, POSITION,
-                                                  _rotate)
+                                                  POINT_TO_POINT, POLYHEDRON, POSITION)
 
 #: Unit of each constraint type's violation: 0 metres, 1 radians (index = type code).
 RADIANS = np.array([0, 1, 1, 1, 0, 0, 0], dtype=np.int64)
 
 
 @_jit
-def _act(T, p):  # pragma: no cover - compiled
-    """Return ``T p`` (3,) for a placement ``T`` (4, 4) and a point ``p`` (3,)."""
-    out = np.empty(3)
-    for r in range(3):
-        out[r] = T[r, 0] * p[0] + T[r, 1] * p[1] + T[r, 2] * p[2] + T[r, 3]
-    return out
+def _act(T, p, o):  # pragma: no cover - compiled
+    """Return ``T p`` (three floats) for a placement ``T`` (4, 4) and ``p = p[o:o + 3]``."""
+    x, y, z = p[o], p[o + 1], p[o + 2]
+    return (T[0, 0] * x + T[0, 1] * y + T[0, 2] * z + T[0, 3],
+            T[1, 0] * x + T[1, 1] * y + T[1, 2] * z + T[1, 3],
+            T[2, 0] * x + T[2, 1] * y + T[2, 2] * z + T[2, 3])
 
 
 @_jit
-def _act_inv(T, p):  # pragma: no cover - compiled
-    """Return ``T^-1 p`` (3,): ``R^T (p - t)``."""
-    out = np.empty(3)
-    for c in range(3):
-        out[c] = (T[0, c] * (p[0] - T[0, 3]) + T[1, c] * (p[1] - T[1, 3])
-                  + T[2, c] * (p[2] - T[2, 3]))
-    return out
+def _act_inv(T, x, y, z):  # pragma: no cover - compiled
+    """Return ``T^-1 p`` (three floats): ``R^T (p - t)``."""
+    x, y, z = x - T[0, 3], y - T[1, 3], z - T[2, 3]
+    return (T[0, 0] * x + T[1, 0] * y + T[2, 0] * z,
+            T[0, 1] * x + T[1, 1] * y + T[2, 1] * z,
+            T[0, 2] * x + T[1, 2] * y + T[2, 2] * z)
 
 
 @_jit
-def _vector_angle(a, b):  # pragma: no cover - compiled
+def _seen_from(Wa, Wb, p, o):  # pragma: no cover - compiled
+    """Return point ``p[o:o + 3]`` of frame B seen in frame A (three floats) [m]."""
+    x, y, z = _act(Wb, p, o)
+    return _act_inv(Wa, x, y, z)
+
+
+@_jit
+def _vector_angle(a0, a1, a2, b0, b1, b2):  # pragma: no cover - compiled
     """Angle [rad] between 3-vectors in ``[0, pi]``: ``atan2(|a x b|, a . b)``."""
-    x = a[1] * b[2] - a[2] * b[1]
-    y = a[2] * b[0] - a[0] * b[2]
-    z = a[0] * b[1] - a[1] * b[0]
-    return math.atan2(math.sqrt(x * x + y * y + z * z),
-                      a[0] * b[0] + a[1] * b[1] + a[2] * b[2])
+    x = a1 * b2 - a2 * b1
+    y = a2 * b0 - a0 * b2
+    z = a0 * b1 - a1 * b0
+    return math.atan2(math.sqrt(x * x + y * y + z * z), a0 * b0 + a1 * b1 + a2 * b2)
 
 
 @_jit
@@ -57,14 +61,15 @@ def _outside(v, lower, upper):  # pragma: no cover - compiled
 
 @_jit
 def _position(Wa, Wb, prm, phys):  # pragma: no cover - compiled
-    """Largest distance [m] of ``p_AQ`` outside its box, per axis."""
-    X = prm[0:16].reshape(4, 4)
-    X_WA = np.empty((4, 4))
-    for r in range(4):
-        for c in range(4):
-            X_WA[r, c] = (Wa[r, 0] * X[0, c] + Wa[r, 1] * X[1, c] + Wa[r, 2] * X[2, c]
-                          + Wa[r, 3] * X[3, c])
-    p = _act_inv(X_WA, _act(Wb, prm[16:19]))
+    """Largest distance [m] of ``p_AQ`` outside its box, per axis.
+
+    A is frame A-bar (``Wa``) offset by ``X_AbarA`` (``prm[0:16]``, row by row):
+    ``p_AQ = X_AbarA^-1 (W_a^-1 p_WQ)``.
+    """
+    x, y, z = _seen_from(Wa, Wb, prm, 16)
+    x, y, z = x - prm[3], y - prm[7], z - prm[11]
+    p = (prm[0] * x + prm[4] * y + prm[8] * z, prm[1] * x + prm[5] * y + prm[9] * z,
+         prm[2] * x + prm[6] * y + prm[10] * z)
     worst = 0.0
     for k in range(3):
         v = _outside(p[k], phys[k], phys[3 + k])
@@ -74,21 +79,29 @@ def _position(Wa, Wb, prm, phys):  # pragma: no cover - compiled
 
 
 @_jit
-def _orientation(Wa, Wb, prm, theta_bound):  # pragma: no cover - compiled
-    """Angle [rad] of ``R_AB`` beyond ``theta_bound``, from its entries (atan2)."""
-    RA, RB = prm[0:9].reshape(3, 3), prm[9:18].reshape(3, 3)
-    R_WA, R_WB = np.empty((3, 3)), np.empty((3, 3))
+def _rotation_in_world(W, prm, o, r, c):  # pragma: no cover - compiled
+    """Entry ``(r, c)`` of ``W[:3, :3] R`` for ``R`` (3, 3) at ``prm[o:o + 9]`` row by row."""
+    return W[r, 0] * prm[o + c] + W[r, 1] * prm[o + 3 + c] + W[r, 2] * prm[o + 6 + c]
+
+
+@_jit
+def _orientation(Wa, Wb, prm, theta_bound, R):  # pragma: no cover - compiled
+    """Angle [rad] of ``R_AB`` beyond ``theta_bound``, from its entries (atan2).
+
+    ``R`` (3, 3, 3) is scratch: ``R_WA``, ``R_WB``, ``R_AB = R_WA^T R_WB``.
+    """
+    R_WA, R_WB, R_AB = R[0], R[1], R[2]
     for r in range(3):
         for c in range(3):
-            R_WA[r, c] = Wa[r, 0] * RA[0, c] + Wa[r, 1] * RA[1, c] + Wa[r, 2] * RA[2, c]
-            R_WB[r, c] = Wb[r, 0] * RB[0, c] + Wb[r, 1] * RB[1, c] + Wb[r, 2] * RB[2, c]
-    R = np.empty((3, 3))  # R_AB = R_WA^T R_WB
+            R_WA[r, c] = _rotation_in_world(Wa, prm, 0, r, c)
+            R_WB[r, c] = _rotation_in_world(Wb, prm, 9, r, c)
     for r in range(3):
         for c in range(3):
-            R[r, c] = R_WA[0, r] * R_WB[0, c] + R_WA[1, r] * R_WB[1, c] + R_WA[2, r] * R_WB[2, c]
-    x, y, z = R[2, 1] - R[1, 2], R[0, 2] - R[2, 0], R[1, 0] - R[0, 1]
+            R_AB[r, c] = (R_WA[0, r] * R_WB[0, c] + R_WA[1, r] * R_WB[1, c]
+                          + R_WA[2, r] * R_WB[2, c])
+    x, y, z = R_AB[2, 1] - R_AB[1, 2], R_AB[0, 2] - R_AB[2, 0], R_AB[1, 0] - R_AB[0, 1]
     theta = math.atan2(0.5 * math.sqrt(x * x + y * y + z * z),
-                       0.5 * (R[0, 0] + R[1, 1] + R[2, 2] - 1.0))
+                       0.5 * (R_AB[0, 0] + R_AB[1, 1] + R_AB[2, 2] - 1.0))
     if theta != theta:
         return theta
     return max(theta - theta_bound, 0.0)
@@ -97,20 +110,44 @@ def _orientation(Wa, Wb, prm, theta_bound):  # pragma: no cover - compiled
 @_jit
 def _gaze(Wa, Wb, prm, cone):  # pragma: no cover - compiled
     """Angle [rad] of the gaze direction beyond the cone's half angle."""
-    p = _act_inv(Wa, _act(Wb, prm[0:3])) - prm[3:6]
-    alpha = _vector_angle(p, prm[6:9])
+    x, y, z = _seen_from(Wa, Wb, prm, 0)
+    alpha = _vector_angle(x - prm[3], y - prm[4], z - prm[5], prm[6], prm[7], prm[8])
     if alpha != alpha:
         return alpha
     return max(alpha - cone, 0.0)
 
 
 @_jit
+def _angle(Wa, Wb, prm, lower, upper):  # pragma: no cover - compiled
+    """Distance [rad] of the angle between ``R_WA a_A`` and ``R_WB b_B`` outside the bounds."""
+    a, b = prm[0:3], prm[3:6]
+    angle = _vector_angle(
+        Wa[0, 0] * a[0] + Wa[0, 1] * a[1] + Wa[0, 2] * a[2],
+        Wa[1, 0] * a[0] + Wa[1, 1] * a[1] + Wa[1, 2] * a[2],
+        Wa[2, 0] * a[0] + Wa[2, 1] * a[1] + Wa[2, 2] * a[2],
+        Wb[0, 0] * b[0] + Wb[0, 1] * b[1] + Wb[0, 2] * b[2],
+        Wb[1, 0] * b[0] + Wb[1, 1] * b[1] + Wb[1, 2] * b[2],
+        Wb[2, 0] * b[0] + Wb[2, 1] * b[1] + Wb[2, 2] * b[2])
+    return _outside(angle, lower, upper)
+
+
+@_jit
+def _point_to_point(Wa, Wb, prm, lower, upper):  # pragma: no cover - compiled
+    """Distance [m] of ``|p_P1P2|`` outside the bounds (frame a: P2's, frame b: P1's)."""
+    x1, y1, z1 = _act(Wb, prm, 0)
+    x2, y2, z2 = _act(Wa, prm, 3)
+    x, y, z = x1 - x2, y1 - y2, z1 - z2
+    return _outside(math.sqrt(x * x + y * y + z * z), lower, upper)
+
+
+@_jit
 def _point_to_line(Wa, Wb, prm, n, lower, upper):  # pragma: no cover - compiled
     """Distance [m] of ``dist(P, line)`` outside the bounds, as ``|u x n|``."""
-    u = _act_inv(Wa, _act(Wb, prm[0:3])) - prm[3:6]
-    x = u[1] * n[2] - u[2] * n[1]
-    y = u[2] * n[0] - u[0] * n[2]
-    z = u[0] * n[1] - u[1] * n[0]
+    x, y, z = _seen_from(Wa, Wb, prm, 0)
+    u0, u1, u2 = x - prm[3], y - prm[4], z - prm[5]
+    x = u1 * n[2] - u2 * n[1]
+    y = u2 * n[0] - u0 * n[2]
+    z = u0 * n[1] - u1 * n[0]
     return _outside(math.sqrt(x * x + y * y + z * z), lower, upper)
 
 
@@ -118,18 +155,16 @@ def _point_to_line(Wa, Wb, prm, n, lower, upper):  # pragma: no cover - compiled
 def _polyhedron(Wa, Wb, prm, upper):  # pragma: no cover - compiled
     """Largest distance [m] of a point of G outside a half-space of F."""
     n_pts, n_rows = int(prm[0]), int(prm[1])
-    pts = prm[2:2 + 3 * n_pts]
-    A = prm[2 + 3 * n_pts:2 + 3 * n_pts + n_rows * 3 * n_pts]
-    inv = prm[2 + 3 * n_pts + n_rows * 3 * n_pts:]
-    p = np.empty(3 * n_pts)
-    for k in range(n_pts):
-        p[3 * k:3 * k + 3] = _act_inv(Wa, _act(Wb, pts[3 * k:3 * k + 3]))
+    a0 = 2 + 3 * n_pts
+    i0 = a0 + n_rows * 3 * n_pts
     worst = 0.0
     for r in range(n_rows):
         s = 0.0
-        for j in range(3 * n_pts):
-            s += A[r * 3 * n_pts + j] * p[j]
-        v = (s - upper[r]) * inv[r]
+        for k in range(n_pts):
+            x, y, z = _seen_from(Wa, Wb, prm, 2 + 3 * k)
+            at = a0 + r * 3 * n_pts + 3 * k
+            s += prm[at] * x + prm[at + 1] * y + prm[at + 2] * z
+        v = (s - upper[r]) * prm[i0 + r]
         v = v if v != v else max(v, 0.0)
         if not v <= worst:
             worst = v
@@ -155,22 +190,20 @@ def measure(ctype, cfa, cfb, coff, params, poff, phys, W, out, tol_m,
     constraint ``i``'s physical bounds (and a point-to-line's unit direction first).
     Returns True when every violation is within the tolerance of its unit [m or rad].
     """
+    R = np.empty((3, 3, 3))
     for i in range(ctype.shape[0]):
         t, Wa, Wb = ctype[i], W[cfa[i]], W[cfb[i]]
         prm, ph = params[coff[i]:coff[i + 1]], phys[poff[i]:poff[i + 1]]
         if t == POSITION:
             out[i] = _position(Wa, Wb, prm, ph)
         elif t == ORIENTATION:
-            out[i] = _orientation(Wa, Wb, prm, ph[0])
+            out[i] = _orientation(Wa, Wb, prm, ph[0], R)
         elif t == GAZE:
             out[i] = _gaze(Wa, Wb, prm, ph[0])
         elif t == ANGLE:
-            angle = _vector_angle(_rotate(Wa, prm[0:3]), _rotate(Wb, prm[3:6]))
-            out[i] = _outside(angle, ph[0], ph[1])
-        elif t == POINT_TO_POINT:  # frame a: frame 2 (P2), frame b: frame 1 (P1)
-            d = _act(Wb, prm[0:3]) - _act(Wa, prm[3:6])
-            out[i] = _outside(math.sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]),
-                              ph[0], ph[1])
+            out[i] = _angle(Wa, Wb, prm, ph[0], ph[1])
+        elif t == POINT_TO_POINT:
+            out[i] = _point_to_point(Wa, Wb, prm, ph[0], ph[1])
         elif t == POINT_TO_LINE:
             out[i] = _point_to_line(Wa, Wb, prm, ph[0:3], ph[3], ph[4])
         elif t == POLYHEDRON:

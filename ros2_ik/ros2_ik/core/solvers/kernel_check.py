@@ -71,10 +71,9 @@ class KernelCheck:
 
         :attr:`amounts` then holds each constraint's violation [m or rad] at ``q``.
         """
-        data, c = self.data, self.compiled
-        pin.framesForwardKinematics(self.group.robot.model, data, self.group.to_full_q(q))
-        oMf = data.oMf
-        W = np.array([oMf[f].homogeneous for f in c.fids])
+        data, c, model = self.data, self.compiled, self.group.robot.model
+        pin.forwardKinematics(model, data, self.group.to_full_q(q))  # then only our frames
+        W = np.array([pin.updateFramePlacement(model, data, f).homogeneous for f in c.fids])
         return bool(_M.measure(c.ctype, c.cfa, c.cfb, c.coff, c.params, c.poff, c.phys, W,
                                self.amounts, self.tol.m, self.tol.rad))
 
