@@ -275,3 +275,18 @@ def model(parents, placements, kinds, axes, columns, fparent, fplace, ctype, cfa
     # rows' 0 leaves them out; read before, they were uninitialised memory).
     total = costs(ktype, kfa, kfb, koff, kparams, oMf, Jf, q, grad, H)
     return ok and feasible(g, glo, ghi, gm, slack), total
+
+
+@_jit
+def cost_at(parents, placements, kinds, axes, columns, fparent, fplace, ktype, kfa, kfb,
+            koff, kparams, q):  # pragma: no cover - compiled
+    """The costs' sum at group vector ``q`` alone (:func:`costs` after the kinematics).
+
+    What choosing among projected starts needs (``polish.from_best_start``), without the
+    rows, bounds and curvature :func:`model` also computes.
+    """
+    n, k, f = q.shape[0], parents.shape[0], fparent.shape[0]
+    oMi, oMf, Jf = np.empty((k, 4, 4)), np.empty((f, 4, 4)), np.empty((f, 6, n))
+    kinematics(parents, placements, kinds, axes, columns, q, fparent, fplace, oMi, oMf, Jf,
+               np.empty((4, 4)), np.empty((3, 3)), np.empty((k, 3)))
+    return costs(ktype, kfa, kfb, koff, kparams, oMf, Jf, q, np.empty(n), np.empty((n, n)))

@@ -69,6 +69,9 @@ def warm_up() -> bool:
         cube, pose_rows = np.zeros(2, dtype=np.bool_), np.arange(6, dtype=np.intp)
         tiny = constraint_kernel.tiny_problem()
         _call(tiny, cube, pose_rows, costs, np.zeros(2), 13)  # 3 + 4 rows, 6 pose rows
+        t = tiny.tree
+        _JIT.cost_at(t.parents, t.placements, t.kinds, t.axes, t.columns, tiny.fparent,
+                     tiny.fplace, *costs, np.zeros(2))
         limits = (np.full(2, -1.0), np.full(2, 1.0))
         _polish(tiny, cube, pose_rows, costs, 0.0, limits, np.zeros(2), 13, 0.0,
                 constraint_kernel.Settings(0.01, 1e-6, 0.995, True), 3)
@@ -231,8 +234,11 @@ class CompiledModel:
         return cost, state
 
     def cost(self, q: np.ndarray) -> float:
-        """Sum of the costs at group vector ``q``."""
-        return self._run(q)[1]
+        """Sum of the costs at group vector ``q`` (:func:`_polish_jit.cost_at`)."""
+        c, t = self._compiled, self._compiled.tree
+        return _JIT.cost_at(t.parents, t.placements, t.kinds, t.axes, t.columns, c.fparent,
+                            c.fplace, *self._costs, np.array(q, dtype=float)) \
+            + self._constant
 
     def polish(self, q: np.ndarray, budget: Budget, settings: constraint_kernel.Settings,
                iterations: int) -> Tuple[np.ndarray, int]:
