@@ -146,7 +146,7 @@ class MinimumDistanceConstraint(BoundedConstraint):
         pairs, near = self._near(model, data)
         distances = pairs.distances_m[near]
         if self.formulation == "pairs":
-            value = np.full(len(self._lower), self.influence_distance_m)
+            value = np.full(len(self.lower_bound), self.influence_distance_m)
             value[:min(len(near), len(value))] = distances[:len(value)]
             return value
         span = self.influence_distance_m - self.min_distance_m
@@ -161,14 +161,14 @@ class MinimumDistanceConstraint(BoundedConstraint):
         bounds and a few pairs (no gradients, no pairs out to the influence distance).
         """
         if self.formulation != "pairs":
-            return bool(self.value(model, data, q)[0] <= self._upper[0])
+            return bool(self.value(model, data, q)[0] <= self.upper_bound[0])
         self._check_model(model)
         return self.checker.clear_from_data(data, self.min_distance_m)
 
     @property
     def units(self):
         """Every row of :meth:`measure` is in [m]."""
-        return ("m",) * len(self._lower) if self.formulation == "pairs" else ("m",)
+        return ("m",) * len(self.lower_bound) if self.formulation == "pairs" else ("m",)
 
     def measure(self, model: pin.Model, data: pin.Data, q: np.ndarray) -> np.ndarray:
         """Return by how much [m] the nearest pairs are closer than ``min_distance_m``.
@@ -194,7 +194,7 @@ class MinimumDistanceConstraint(BoundedConstraint):
         return pairs, near[np.argsort(pairs.distances_m[near], kind="stable")]
 
     def _pair_rows(self, model, data, pairs: PairDistances, near: np.ndarray):
-        rows = len(self._lower)
+        rows = len(self.lower_bound)
         near = near[:rows]
         value = np.full(rows, self.influence_distance_m)
         jacobian = np.zeros((rows, model.nv))

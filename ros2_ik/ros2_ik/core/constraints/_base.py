@@ -1,6 +1,8 @@
 """A constraint with fixed bounds, the common shape of every constraint here."""
 from __future__ import annotations
 
+from typing import Optional, Tuple
+
 import numpy as np
 
 from ..terms import Constraint
@@ -25,30 +27,66 @@ def _all_bounds(parts) -> tuple:
     return tuple(_bounds(p) for p in parts)
 
 
+def _floats(values) -> list:
+    """Return ``values`` (a list of floats, or a 1-D array) as a list of floats."""
+    return values if type(values) is list else np.asarray(values, dtype=float).tolist()
+
+
 class BoundedConstraint(Constraint):
-    """Stores ``lower_bound`` / ``upper_bound`` once, read-only."""
+    """Stores ``lower_bound`` / ``upper_bound`` once, read-only.
+
+    The arrays are made when first read: a compiled solver reads the bounds as floats
+    (:meth:`bound_lists`, :meth:`physical_lists`) and never needs them, and making them
+    was ~3 us of each constructor.
+    """
 
     def __init__(self, name: str, lower, upper, physical=None):
-        """``physical``: ``(lower, upper)`` of the physical rows when they differ."""
+        """``physical``: ``(lower, upper)`` of the physical rows when they differ.
+
+        Bounds: lists of floats or 1-D float arrays, already checked by the subclass.
+        """
         self.name = name
-        bounds = _all_bounds((lower, upper) if physical is None else (lower, upper, *physical))
-        self._lower, self._upper = bounds[:2]
-        self._physical = bounds[:2] if physical is None else bounds[2:]
+        self._given = (lower, upper) if physical is None else (lower, upper, *physical)
+        self._arrays: Optional[tuple] = None
+
+    def _bound_arrays(self) -> tuple:
+        """``(lower, upper, (physical lower, physical upper))``, made on first use."""
+        arrays = self._arrays
+        if arrays is None:  # two threads may both make them: equal arrays, either kept
+            bounds = _all_bounds(self._given)
+            arrays = self._arrays = (bounds[0], bounds[1],
+                                     bounds[:2] if len(bounds) == 2 else bounds[2:])
+        return arrays
 
     @property
     def lower_bound(self) -> np.ndarray:
         """Lower bounds, shape ``(m,)`` (read-only)."""
-        return self._lower
+        return self._bound_arrays()[0]
 
     @property
     def upper_bound(self) -> np.ndarray:
         """Upper bounds, shape ``(m,)`` (read-only)."""
-        return self._upper
+        return self._bound_arrays()[1]
 
     @property
     def physical_bounds(self):
         """Bounds ``(lower, upper)`` of the physical rows [m or rad] (read-only)."""
-        return self._physical
+        return self._bound_arrays()[2]
+
+    @property
+    def num_constraints(self) -> int:
+        """Number of scalar rows ``m`` (without making the arrays)."""
+        return len(self._given[0])
+
+    def bound_lists(self) -> Tuple[list, list]:
+        """:attr:`lower_bound` and :attr:`upper_bound` as lists of floats."""
+        return _floats(self._given[0]), _floats(self._given[1])
+
+    def physical_lists(self) -> Tuple[list, list]:
+        """:attr:`physical_bounds` as two lists of floats [m or rad]."""
+        given = self._given
+        return (_floats(given[0]), _floats(given[1])) if len(given) == 2 else \
+            (_floats(given[2]), _floats(given[3]))
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(name={self.name!r})"

@@ -280,7 +280,7 @@ def model(parents, placements, kinds, axes, columns, fparent, fplace, ctype, cfa
 @_jit
 def cost_at(parents, placements, kinds, axes, columns, fparent, fplace, ktype, kfa, kfb,
             koff, kparams, q):  # pragma: no cover - compiled
-    """The costs' sum at group vector ``q`` alone (:func:`costs` after the kinematics).
+    """Return the costs' sum at group vector ``q`` alone (:func:`costs` after kinematics).
 
     What choosing among projected starts needs (``polish.from_best_start``), without the
     rows, bounds and curvature :func:`model` also computes.

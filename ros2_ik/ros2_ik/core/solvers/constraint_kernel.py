@@ -270,8 +270,7 @@ def _row_bounds(c, tolerance: ConstraintTolerance, out: tuple) -> None:
 
     Python floats: the same IEEE sums as ``Residuals``' numpy arrays, ~5x cheaper here.
     """
-    lower, upper = c.physical_bounds
-    lower, upper = lower.tolist(), upper.tolist()
+    lower, upper = c.physical_lists()
     units = tuple(c.units)
     if len(units) != len(lower):  # a constraint whose measure has other rows
         units = units[:1] * len(lower)
@@ -288,7 +287,7 @@ def _position(c) -> Tuple[int, int, int, list]:
 
 
 def _orientation(c, tolerance: ConstraintTolerance):
-    bound = c.physical_bounds[1][0] - 0.25 * tolerance.rad  # as Residuals' excess rows
+    bound = c.theta_bound - 0.25 * tolerance.rad  # as Residuals' excess rows
     return 1, c._fid_Abar, c._fid_Bbar, _floats(c._R_AbarA, c._R_BbarB, bound)
 
 
@@ -390,9 +389,10 @@ def measure_bounds(c) -> list:
     """
     kind = type(c)
     if kind is C.PositionConstraint:
-        return c.lower_bound.tolist() + c.upper_bound.tolist()
+        lower, upper = c.bound_lists()
+        return lower + upper
     if kind is C.PolyhedronConstraint:
-        return c.upper_bound.tolist()
+        return list(c.bound_lists()[1])
     if kind is C.OrientationConstraint:
         return [c.theta_bound]
     if kind is C.GazeTargetConstraint:

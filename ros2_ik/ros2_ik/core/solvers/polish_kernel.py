@@ -122,7 +122,7 @@ def _rows_of(c) -> Tuple[int, bool]:
         return 4, True
     if kind is C.AngleBetweenVectorsConstraint:
         return (4 if c.cube_rows else 1), c.cube_rows
-    return len(c.physical_bounds[0]), False
+    return len(c.physical_lists()[0]), False
 
 
 #: Encoders of the costs on frames (``constraint_kernel.cost_frames``): (type code,
