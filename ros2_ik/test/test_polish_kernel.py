@@ -207,3 +207,34 @@ def test_solves_reach_the_python_models_objectives(monkeypatch, with_pose):
     python = objectives()
     close = np.abs(compiled - python) <= 1e-6 * np.maximum(1.0, np.abs(python))
     assert close.mean() >= 0.9, (compiled, python)
+
+
+@pytest.mark.parametrize("tip", ["tool", "l2"])
+def test_posture_constant_of_the_locked_joints_is_pinocchios(tip):
+    """The locked joints' posture cost, as floats (one-number joints) or by pin.difference.
+
+    To ``tool`` only a revolute joint is locked (the float sum); to ``l2`` a continuous
+    one is too (pinocchio's difference on its (cos, sin)).
+    """
+    from ros2_ik.core.robot import Robot
+    from test_chain_kernel import MIXED_URDF
+    group = Robot.from_urdf(MIXED_URDF).group("base", tip)
+    model = group.robot.model
+    assert (polish_kernel._columns(group)[5] is None) == (tip == "l2")
+    rng = np.random.default_rng(5)
+    outside = np.ones(model.nv, dtype=bool)
+    outside[group.iv_full] = False
+    for _ in range(20):
+        nominal = pin.neutral(model)
+        for j in range(1, model.njoints):
+            i = model.idx_qs[j]
+            if model.nqs[j] == 2:
+                a = rng.uniform(-np.pi, np.pi)
+                nominal[i:i + 2] = np.cos(a), np.sin(a)
+            else:
+                nominal[i] = rng.uniform(-1.0, 1.0)
+        weights = rng.uniform(0.0, 2.0, model.nv)
+        d = pin.difference(model, nominal, group.q_full_locked)
+        expected = 0.5 * float(np.sum((weights * d * d)[outside]))
+        constant = polish_kernel._posture(K.PostureCost(model, nominal, weights), group)[1]
+        assert constant == pytest.approx(expected, rel=1e-12, abs=1e-15)

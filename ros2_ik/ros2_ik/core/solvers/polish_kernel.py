@@ -128,20 +128,25 @@ def _rows_of(c) -> Tuple[int, bool]:
 #: Encoders of the costs on frames (``constraint_kernel.cost_frames``): (type code,
 #: parameters).
 _FRAME_COSTS = {
-    K.PositionCost: lambda c: (1, np.concatenate((c._p_AP, c._p_BQ, c._Lt.ravel()))),
-    K.OrientationCost: lambda c: (2, np.concatenate((c._R_AbarA.ravel(),
-                                                     c._R_BbarB.ravel(), [c.c]))),
-    K.AngleBetweenVectorsCost: lambda c: (3, np.concatenate((c._a_A, c._b_B, [c.c]))),
+    K.PositionCost: lambda c: (1, c._p_AP.tolist() + c._p_BQ.tolist() + c._Lt.ravel().tolist()),
+    K.OrientationCost: lambda c: (2, c._R_AbarA.ravel().tolist() + c._R_BbarB.ravel().tolist()
+                                  + [float(c.c)]),
+    K.AngleBetweenVectorsCost: lambda c: (3, c._a_A.tolist() + c._b_B.tolist() + [float(c.c)]),
 }
 
 
 _COLUMNS: PerObject = PerObject()
+#: A problem without a pose target has no pose rows (shared: it has no entry to change).
+_NO_POSE_ROWS = np.zeros(0, dtype=np.intp)
 
 
 def _columns(group) -> tuple:
     """Per group column: q index, second q index or -1, v index, continuous (lists).
 
-    Also the v indices outside the group (an array).  Cached per group.
+    Also the v indices outside the group (an array), and ``(q index, v index)`` of each
+    of them when every joint outside the group has one coordinate and one velocity
+    (revolute or prismatic: pinocchio's difference is then ``q1 - q0``), else None.
+    Cached per group.
     """
     if group not in _COLUMNS:
         model = group.robot.model
@@ -149,9 +154,14 @@ def _columns(group) -> tuple:
         second = [f + 1 if c else -1 for f, c in zip(first, group.continuous.tolist())]
         outside = np.ones(model.nv, dtype=bool)
         outside[group.iv_full] = False
+        inside = set(group.joint_ids)
+        others = [j for j in range(1, model.njoints) if j not in inside]
+        simple = None
+        if all(model.nqs[j] == 1 and model.nvs[j] == 1 for j in others):
+            simple = [(model.idx_qs[j], model.idx_vs[j]) for j in others]
         _COLUMNS[group] = (first, second, [int(v) for v in group.iv_full],
                            [float(c) for c in group.continuous.tolist()],
-                           np.flatnonzero(outside))
+                           np.flatnonzero(outside), simple)
     return _COLUMNS[group]
 
 
@@ -161,12 +171,18 @@ def _posture(c: K.PostureCost, group) -> Tuple[list, float]:
     The constant is the cost of the joints outside the group, which stay locked.
     """
     q_nom, w = c._q_nominal.tolist(), c._weights.tolist()
-    first, second, iv, continuous, outside = _columns(group)
+    first, second, iv, continuous, outside, simple = _columns(group)
     params: list = []
     for a, b, v, cont in zip(first, second, iv, continuous):
         params += (cont, q_nom[a], q_nom[b] if b >= 0 else 0.0, w[v])
     constant = 0.0
-    if outside.size:
+    if simple is not None:  # floats, as pin.difference for one-number joints
+        locked = group.q_full_locked
+        for iq, v in simple:
+            d = float(locked[iq]) - q_nom[iq]
+            constant += w[v] * d * d
+        constant *= 0.5
+    elif outside.size:
         d = pin.difference(group.robot.model, c._q_nominal, group.q_full_locked)[outside]
         constant = 0.5 * float(np.sum(c._weights[outside] * d * d))
     return params, constant
@@ -185,8 +201,7 @@ class CompiledModel:
         # The search limits as the kernel takes them (writable: the compiled loop's type).
         self.lower, self.upper = state.lower, state.upper
         self._compiled, self._costs, self._cube = state.compiled, costs, cube
-        self._pose_rows = np.flatnonzero(pose.mask) if pose is not None else \
-            np.zeros(0, dtype=np.intp)
+        self._pose_rows = np.flatnonzero(pose.mask) if pose is not None else _NO_POSE_ROWS
         self._constant, self._k = constant, k + self._pose_rows.shape[0]
 
     @classmethod
@@ -209,7 +224,6 @@ class CompiledModel:
                 types.append(code)
                 fa.append(compiled.frames[a])
                 fb.append(compiled.frames[b])
-                p = p.tolist()
             else:
                 return None
             params.append(p)
