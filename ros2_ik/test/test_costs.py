@@ -68,6 +68,21 @@ def test_position_cost_value():
     assert value == pytest.approx(0.75)
 
 
+@pytest.mark.parametrize("C", [C_PSD, np.diag([1.0, 0.0, 3.0]), np.diag([2.0, 2.0, 2.0])],
+                         ids=["full", "diagonal", "isotropic"])
+def test_position_cost_gauss_newton_residual_is_sqrt_two_C(C):
+    """``|r|^2 = 2 e^T C e`` (the value) at random configurations, diagonal C or not."""
+    model = planar_2r()
+    cost = PositionCost(model, "universe", [1.5, 0.2, 0.1], "tip", [0.1, 0, 0], C)
+    data = model.createData()
+    for q in np.random.default_rng(3).uniform(-3.0, 3.0, (10, model.nq)):
+        update_kinematics(model, data, q)
+        r, J = cost.gauss_newton(model, data, q)
+        value, gradient = cost.evaluate(model, data, q)
+        assert float(r @ r) == pytest.approx(2.0 * value, rel=1e-12, abs=1e-15)
+        np.testing.assert_allclose(2.0 * r @ J, 2.0 * gradient, atol=1e-12)
+
+
 def test_position_cost_keeps_the_symmetric_part_of_C():
     asymmetric = np.array([[1.0, 2.0, 0], [0.0, 1.0, 0], [0, 0, 1.0]])
     a = PositionCost(planar_2r(), "universe", [1.5, 0, 0], "tip", [0, 0, 0], asymmetric)
