@@ -67,6 +67,8 @@ class Group:
         self._wrap_indices = np.flatnonzero(self.wraps)
         self._lower_list, self._upper_list = self.lower.tolist(), self.upper.tolist()
         self._wrap_list = self._wrap_indices.tolist()
+        #: Whether any joint wraps (continuous, or revolute with a range >= 2 pi).
+        self.has_wrapping = bool(self._wrap_list)
         self._continuous_list = self.continuous.tolist()
         # Box of random_configuration (continuous joints: [-pi, pi]).
         self._sample_lo = np.where(self.continuous, -math.pi, self.lower)

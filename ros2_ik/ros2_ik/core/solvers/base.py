@@ -337,7 +337,7 @@ def unwrapped(problem: Problem, q: np.ndarray, seed: np.ndarray) -> np.ndarray:
     """
     group = problem.group
     shifted = group.unwrap_near(q, seed)
-    if not problem.costs:
+    if not problem.costs or not group.has_wrapping:  # nothing was shifted: no choice
         return shifted
     keep = ~group.continuous & (q >= group.lower) & (q <= group.upper)
     return np.where(keep, q, shifted)
