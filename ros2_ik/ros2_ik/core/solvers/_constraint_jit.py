@@ -19,29 +19,12 @@ FIXED, REVOLUTE, PRISMATIC = 0, 1, 2
 
 
 @_jit
-def _mul3(A, B, out):  # pragma: no cover - compiled
-    """``out = A @ B`` for ``A`` (3, 3) and ``B`` (3, k) (numba's ``@`` calls BLAS)."""
-    for r in range(3):
-        for c in range(B.shape[1]):
-            out[r, c] = A[r, 0] * B[0, c] + A[r, 1] * B[1, c] + A[r, 2] * B[2, c]
-
-
-@_jit
 def _mul3p(A, prm, off, out):  # pragma: no cover - compiled
     """``out = A[:3, :3] @ R`` for ``R`` (3, 3) stored row by row at ``prm[off:off + 9]``."""
     for r in range(3):
         a0, a1, a2 = A[r, 0], A[r, 1], A[r, 2]
         for c in range(3):
             out[r, c] = a0 * prm[off + c] + a1 * prm[off + 3 + c] + a2 * prm[off + 6 + c]
-
-
-@_jit
-def _rotate(R, v):  # pragma: no cover - compiled
-    """Return ``R[:3, :3] @ v`` (3,)."""
-    out = np.empty(3)
-    for r in range(3):
-        out[r] = R[r, 0] * v[0] + R[r, 1] * v[1] + R[r, 2] * v[2]
-    return out
 
 
 @_jit
@@ -160,24 +143,6 @@ def jlog3(R, w, theta, out):  # pragma: no cover - compiled
     out[1, 2] -= 0.5 * w[0]
     out[2, 0] -= 0.5 * w[1]
     out[2, 1] += 0.5 * w[0]
-
-
-@_jit
-def _relative_rotation(oMf, Jf, fa, RA, fb, RB, R_AB, J_w):  # pragma: no cover - compiled
-    """``R_AB`` (3, 3) and ``J_w`` (3, n): the Jacobian of ``w_AB`` expressed in A."""
-    RWA, RWB = np.empty((3, 3)), np.empty((3, 3))
-    _mul3(oMf[fa], RA, RWA)
-    _mul3(oMf[fb], RB, RWB)
-    for r in range(3):
-        for c in range(3):
-            R_AB[r, c] = RWA[0, r] * RWB[0, c] + RWA[1, r] * RWB[1, c] + RWA[2, r] * RWB[2, c]
-    JA, JB = Jf[fa], Jf[fb]
-    for r in range(3):
-        for c in range(J_w.shape[1]):
-            s = 0.0
-            for k in range(3):
-                s += RWA[k, r] * (JB[3 + k, c] - JA[3 + k, c])
-            J_w[r, c] = s
 
 
 @_jit

@@ -144,23 +144,47 @@ def _pose_rows(oMf, Jf, pose, e, J, w, T):  # pragma: no cover - compiled
 
 
 @_jit
+def work(n, k, f, n_rows, n_always):  # pragma: no cover - compiled
+    """Return the arrays an attempt writes (:func:`attempt_in`), for ``n`` group joints.
+
+    ``k`` tree joints, ``f`` frames, ``n_rows`` row-constraint rows, ``n_always`` rows
+    always in the system (the pose's six, three per orientation bound).
+    """
+    S33, S44, Sn = scratch(n)
+    return (np.empty((k, 4, 4)), np.empty((f, 4, 4)), np.empty((f, 6, n)), np.empty((4, 4)),
+            np.empty((3, 3)), np.empty((k, 3)), np.eye(4), np.empty(n_rows),
+            np.empty((n_rows, n)), np.empty(n_rows), np.empty(n_rows), np.empty(n_always),
+            np.empty((n_always, n)), np.empty((n, n)), np.empty(n), np.empty(n), np.empty(3),
+            np.empty((4, 4)), np.ones(n, dtype=np.bool_), np.empty(n_rows, dtype=np.bool_),
+            S33, S44, Sn)
+
+
+@_jit
 def attempt(parents, placements, kinds, axes, columns, fparent, fplace, ctype, cfa, cfb,
             coff, params, pose, n_rows, n_excess, q, lower, upper, lo, hi, margin, x_margin,
             scale, bias, stall, last, active_set):  # pragma: no cover - compiled
-    """Run ``active_set.attempt`` in place on ``q``: ``(it, done, E)``.
+    """Run ``active_set.attempt`` in place on ``q``: ``(it, done, E)`` (:func:`attempt_in`)."""
+    p6 = 6 if pose.shape[0] else 0
+    arrays = work(q.shape[0], parents.shape[0], fparent.shape[0], n_rows, p6 + 3 * n_excess)
+    return attempt_in(arrays, parents, placements, kinds, axes, columns, fparent, fplace,
+                      ctype, cfa, cfb, coff, params, pose, q, lower, upper, lo, hi, margin,
+                      x_margin, scale, bias, stall, last, active_set)
+
+
+@_jit
+def attempt_in(arrays, parents, placements, kinds, axes, columns, fparent, fplace, ctype,
+               cfa, cfb, coff, params, pose, q, lower, upper, lo, hi, margin, x_margin,
+               scale, bias, stall, last, active_set):  # pragma: no cover - compiled
+    """Run ``active_set.attempt`` in place on ``q`` with :func:`work`'s ``arrays``.
 
     ``pose``: empty without a pose target, else :func:`_pose_rows`' parameters; its six
-    rows stand before the excess rows, always in the system.
+    rows stand before the excess rows, always in the system.  Returns ``(it, done, E)``;
+    allocates nothing (a polishing step restores with it, ~10 times per polish).
     """
-    n, k, f = q.shape[0], parents.shape[0], fparent.shape[0]
-    oMi, oMf, Jf = np.empty((k, 4, 4)), np.empty((f, 4, 4)), np.empty((f, 6, n))
-    N, Rm, waxes, eye4 = np.empty((4, 4)), np.empty((3, 3)), np.empty((k, 3)), np.eye(4)
-    g, Jg, r, e = np.empty(n_rows), np.empty((n_rows, n)), np.empty(n_rows), np.empty(n_rows)
-    p6 = 6 if pose.shape[0] else 0
-    xe, xJ = np.empty(p6 + 3 * n_excess), np.empty((p6 + 3 * n_excess, n))
-    A, b, dq, w, T = np.empty((n, n)), np.empty(n), np.empty(n), np.empty(3), np.empty((4, 4))
-    keep, active = np.ones(n, dtype=np.bool_), np.empty(n_rows, dtype=np.bool_)
-    S33, S44, Sn = scratch(n)
+    (oMi, oMf, Jf, N, Rm, waxes, eye4, g, Jg, r, e, xe, xJ, A, b, dq, w, T, keep, active,
+     S33, S44, Sn) = arrays
+    n, p6 = q.shape[0], 6 if pose.shape[0] else 0
+    excess = xe.shape[0] > p6  # orientation bounds
     E_prev, stalls = np.inf, 0
     for it in range(1, last + 1):
         kinematics(parents, placements, kinds, axes, columns, q, fparent, fplace, oMi, oMf,
@@ -170,7 +194,7 @@ def attempt(parents, placements, kinds, axes, columns, fparent, fplace, ctype, c
             pose_done = _pose_rows(oMf, Jf, pose, xe[:6], xJ[:6], w, T) <= 1.0
         x_max = rows(ctype, cfa, cfb, coff, params, oMf, Jf, g, Jg, xe[p6:], xJ[p6:], eye4,
                      S33, S44, Sn)
-        x_worst = 0.25 * x_max / x_margin - 0.25 if n_excess else 0.0
+        x_worst = 0.25 * x_max / x_margin - 0.25 if excess else 0.0
         rr, worst_rows = _hinge(g, lo, hi, margin, r)
         E = rr
         for i in range(xe.shape[0]):

@@ -13,74 +13,113 @@ import numpy as np
 from ros2_ik.core.solvers._chain_jit import _jit, _log3
 from ros2_ik.core.solvers._constraint_lm_jit import _pose_rows
 from ros2_ik.core.solvers._constraint_jit import (ANGLE, GAZE, ORIENTATION, POLYHEDRON,
-                                                  POSITION, _angle, _point_row, _polyhedron,
-                                                  _relative_rotation, _rotate, jlog3,
-                                                  kinematics, point_in_frame)
+                                                  POSITION, _angle, _mul3p, _point_row,
+                                                  _polyhedron, jlog3, kinematics,
+                                                  point_in_frame)
 
 #: Cost type codes (``polish_kernel``'s encoders).
 POSTURE, POSITION_COST, ORIENTATION_COST, ANGLE_COST = range(4)
 
 
 @_jit
-def _orientation_rows(oMf, Jf, fa, fb, prm, g, J, out):  # pragma: no cover - compiled
-    """``OrientationConstraint.linearisation``: ``w`` (3) then ``theta`` into rows ``out..``."""
-    n = J.shape[1]
-    R_AB, J_w, w, Jl = np.empty((3, 3)), np.empty((3, n)), np.empty(3), np.empty((3, 3))
-    _relative_rotation(oMf, Jf, fa, prm[0:9].reshape(3, 3), fb, prm[9:18].reshape(3, 3),
-                       R_AB, J_w)
-    _log3(R_AB, w)
-    theta = math.sqrt(w[0] * w[0] + w[1] * w[1] + w[2] * w[2])
-    jlog3(R_AB, w, theta, Jl)
-    for r in range(3):  # Jlog3 R_AB^T J_w
-        g[out + r] = w[r]
-        for c in range(n):
-            s = 0.0
-            for k in range(3):
-                s += (Jl[r, 0] * R_AB[k, 0] + Jl[r, 1] * R_AB[k, 1]
-                      + Jl[r, 2] * R_AB[k, 2]) * J_w[k, c]
-            J[out + r, c] = s
-    g[out + 3] = theta
-    for c in range(n):
-        J[out + 3, c] = ((w[0] * J_w[0, c] + w[1] * J_w[1, c] + w[2] * J_w[2, c]) / theta
-                         if theta > 1e-12 else 0.0)
+def _rotations(oMf, fa, fb, prm, S):  # pragma: no cover - compiled
+    """``R_WA``, ``R_WB`` and ``R_AB`` into ``S[0:3]`` (``prm``: ``R_AbarA``, ``R_BbarB``)."""
+    RWA, RWB, R_AB = S[0], S[1], S[2]
+    _mul3p(oMf[fa], prm, 0, RWA)
+    _mul3p(oMf[fb], prm, 9, RWB)
+    for r in range(3):
+        for c in range(3):
+            R_AB[r, c] = RWA[0, r] * RWB[0, c] + RWA[1, r] * RWB[1, c] + RWA[2, r] * RWB[2, c]
 
 
 @_jit
-def _gaze_cube(p, Jp, prm, g, J, out):  # pragma: no cover - compiled
+def _orientation_rows(oMf, Jf, fa, fb, prm, g, J, out, S):  # pragma: no cover - compiled
+    """``OrientationConstraint.linearisation``: ``w`` (3) then ``theta`` into rows ``out..``.
+
+    ``S`` (6, 3, 3): scratch.  The rows of ``w`` are ``Jlog3 R_AB^T R_WA^T (w_B - w_A)``,
+    one 3x3 map ``M`` applied column by column; ``theta``'s is ``w . J_w / theta``.
+    """
+    _rotations(oMf, fa, fb, prm, S)
+    RWA, RWB, R_AB, Jl, M, w = S[0], S[1], S[2], S[3], S[4], S[5, 0]
+    _log3(R_AB, w)
+    theta = math.sqrt(w[0] * w[0] + w[1] * w[1] + w[2] * w[2])
+    jlog3(R_AB, w, theta, Jl)
+    for r in range(3):  # M = Jlog3 R_AB^T R_WA^T (RWB: scratch from here)
+        for c in range(3):
+            RWB[r, c] = Jl[r, 0] * R_AB[c, 0] + Jl[r, 1] * R_AB[c, 1] + Jl[r, 2] * R_AB[c, 2]
+    for r in range(3):
+        for c in range(3):
+            M[r, c] = RWB[r, 0] * RWA[c, 0] + RWB[r, 1] * RWA[c, 1] + RWB[r, 2] * RWA[c, 2]
+    for r in range(3):
+        g[out + r] = w[r]
+    g[out + 3] = theta
+    JA, JB = Jf[fa], Jf[fb]
+    for c in range(J.shape[1]):
+        d0, d1, d2 = JB[3, c] - JA[3, c], JB[4, c] - JA[4, c], JB[5, c] - JA[5, c]
+        for r in range(3):
+            J[out + r, c] = M[r, 0] * d0 + M[r, 1] * d1 + M[r, 2] * d2
+        if theta > 1e-12:  # J_w = R_WA^T (w_B - w_A)
+            j0 = RWA[0, 0] * d0 + RWA[1, 0] * d1 + RWA[2, 0] * d2
+            j1 = RWA[0, 1] * d0 + RWA[1, 1] * d1 + RWA[2, 1] * d2
+            j2 = RWA[0, 2] * d0 + RWA[1, 2] * d1 + RWA[2, 2] * d2
+            J[out + 3, c] = (w[0] * j0 + w[1] * j1 + w[2] * j2) / theta
+        else:
+            J[out + 3, c] = 0.0
+
+
+@_jit
+def _gaze_cube(p, Jp, prm, g, J, out, S):  # pragma: no cover - compiled
     """``n x p / |p|`` (3) and its rows ``(3, n)`` at ``out``; inert rows when ``p`` = 0.
 
-    ``prm``: ``p_AS`` (3), ``n_A`` (3).  Returns False when the rows are inert
-    (``|p| < 1e-12``; the caller writes the bounds).
+    ``prm``: ``p_AS`` (3), ``n_A`` (3).  ``S`` (6, 3, 3): scratch.  Returns False when
+    the rows are inert (``|p| < 1e-12``; the caller writes the bounds).
     """
-    v = p - prm[0:3]
+    v0, v1, v2 = p[0] - prm[0], p[1] - prm[1], p[2] - prm[2]
     nx, ny, nz = prm[3], prm[4], prm[5]
-    norm = math.sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2])
+    norm = math.sqrt(v0 * v0 + v1 * v1 + v2 * v2)
     if norm < 1e-12:
-        g[out:out + 3] = 0.0
-        J[out:out + 3, :] = 0.0
+        for r in range(3):
+            g[out + r] = 0.0
+            for c in range(J.shape[1]):
+                J[out + r, c] = 0.0
         return False
-    u = v / norm
-    S = np.array(((0.0, -nz, ny), (nz, 0.0, -nx), (-ny, nx, 0.0)))
-    P = np.empty((3, 3))
+    u, K, P = S[5, 0], S[0], S[1]
+    u[0], u[1], u[2] = v0 / norm, v1 / norm, v2 / norm
+    K[0, 0], K[0, 1], K[0, 2] = 0.0, -nz, ny  # skew(n)
+    K[1, 0], K[1, 1], K[1, 2] = nz, 0.0, -nx
+    K[2, 0], K[2, 1], K[2, 2] = -ny, nx, 0.0
     for r in range(3):  # skew(n) (I - u u^T) / |p|
+        Ku = K[r, 0] * u[0] + K[r, 1] * u[1] + K[r, 2] * u[2]
+        g[out + r] = Ku
         for c in range(3):
-            P[r, c] = (S[r, c] - (S[r, 0] * u[0] + S[r, 1] * u[1] + S[r, 2] * u[2]) * u[c]) \
-                / norm
+            P[r, c] = (K[r, c] - Ku * u[c]) / norm
     for r in range(3):
-        g[out + r] = S[r, 0] * u[0] + S[r, 1] * u[1] + S[r, 2] * u[2]
         for c in range(J.shape[1]):
             J[out + r, c] = P[r, 0] * Jp[0, c] + P[r, 1] * Jp[1, c] + P[r, 2] * Jp[2, c]
     return True
 
 
 @_jit
-def _angle_cube(oMf, Jf, fa, fb, prm, g, J, out):  # pragma: no cover - compiled
-    """Write ``a x b`` (3) and ``(a b^T - c I) J_A + (c I - b a^T) J_B`` at rows ``out..``."""
-    a, b = _rotate(oMf[fa], prm[0:3]), _rotate(oMf[fb], prm[3:6])
-    c = a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
-    axb = np.cross(a, b)
+def _world_vectors(oMf, fa, fb, prm, S):  # pragma: no cover - compiled
+    """Write ``a = R_WA a_A`` into ``S[5, 0]``, ``b = R_WB b_B`` into ``S[5, 1]``; return a . b."""
+    a, b, A, B = S[5, 0], S[5, 1], oMf[fa], oMf[fb]
     for r in range(3):
-        g[out + r] = axb[r]
+        a[r] = A[r, 0] * prm[0] + A[r, 1] * prm[1] + A[r, 2] * prm[2]
+        b[r] = B[r, 0] * prm[3] + B[r, 1] * prm[4] + B[r, 2] * prm[5]
+    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
+
+
+@_jit
+def _angle_cube(oMf, Jf, fa, fb, prm, g, J, out, S):  # pragma: no cover - compiled
+    """Write ``a x b`` (3) and ``(a b^T - c I) J_A + (c I - b a^T) J_B`` at rows ``out..``.
+
+    ``S`` (6, 3, 3): scratch.
+    """
+    c = _world_vectors(oMf, fa, fb, prm, S)
+    a, b = S[5, 0], S[5, 1]
+    g[out], g[out + 1], g[out + 2] = (a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2],
+                                      a[0] * b[1] - a[1] * b[0])
+    for r in range(3):
         for col in range(J.shape[1]):
             s = -c * Jf[fa, 3 + r, col] + c * Jf[fb, 3 + r, col]
             for k in range(3):
@@ -104,27 +143,29 @@ def _cube_bounds(half, glo, ghi, gm, out):  # pragma: no cover - compiled
 
 @_jit
 def linearise(ctype, cfa, cfb, coff, params, cube, lo, hi, margin, x_margin, oMf, Jf,
-              g, J, glo, ghi, gm):  # pragma: no cover - compiled
+              g, J, glo, ghi, gm, S33, S44, Sn):  # pragma: no cover - compiled
     """Every constraint's linearisation rows into ``g``, ``J``, bounds ``glo``, ``ghi``.
 
     ``gm``: each row's margin [m or rad] when it is a physical row (its constraint's
     ``evaluate_physical``, ``polish._feasible``'s rows), 0 for the cube rows.  ``cube``
     (c,): whether an angle bound adds its cube rows.  Kinematics must be computed.
+    ``S33``, ``S44``, ``Sn``: :func:`work`'s scratch.
     """
-    n = J.shape[1]
-    p3, J3, W, TA, eye4 = (np.empty(3), np.empty((3, n)), np.empty((3, n)),
-                           np.empty((4, 4)), np.eye(4))
+    p3, J3, W, TA, X, eye4 = S33[5, 2], Sn[0], Sn[1], S44[0], S44[1], S44[2]
     row, out = 0, 0
     for i in range(ctype.shape[0]):
         t, fa, fb, prm = ctype[i], cfa[i], cfb[i], params[coff[i]:coff[i + 1]]
         if t == ORIENTATION:
-            _orientation_rows(oMf, Jf, fa, fb, prm, g, J, out)
+            _orientation_rows(oMf, Jf, fa, fb, prm, g, J, out, S33)
             _cube_bounds(prm[18], glo, ghi, gm, out)
             glo[out + 3], ghi[out + 3], gm[out + 3] = -np.inf, prm[18], x_margin
             out += 4
         elif t == POSITION:
-            point_in_frame(oMf, Jf, fa, prm[0:16].reshape(4, 4), fb, prm[16:19],
-                           g[out:out + 3], J[out:out + 3], W, TA)
+            for r in range(4):
+                for c in range(4):
+                    X[r, c] = prm[4 * r + c]
+            point_in_frame(oMf, Jf, fa, X, fb, prm[16:19], g[out:out + 3], J[out:out + 3], W,
+                           TA)
             _bound_rows(lo, hi, margin, row, 3, glo, ghi, gm, out)
             row, out = row + 3, out + 3
         elif t == POLYHEDRON:
@@ -134,7 +175,7 @@ def linearise(ctype, cfa, cfb, coff, params, cube, lo, hi, margin, x_margin, oMf
             row, out = row + k, out + k
         elif t == ANGLE:
             if cube[i]:
-                _angle_cube(oMf, Jf, fa, fb, prm, g, J, out)
+                _angle_cube(oMf, Jf, fa, fb, prm, g, J, out, S33)
                 _cube_bounds(math.sin(hi[row]), glo, ghi, gm, out)
                 out += 3
             g[out] = _angle(oMf, Jf, fa, fb, prm, J[out])
@@ -143,7 +184,7 @@ def linearise(ctype, cfa, cfb, coff, params, cube, lo, hi, margin, x_margin, oMf
         else:  # one row from a point seen in frame fa (gaze: after its cube rows)
             point_in_frame(oMf, Jf, fa, eye4, fb, prm[0:3], p3, J3, W, TA)
             if t == GAZE:
-                if _gaze_cube(p3, J3, prm[3:9], g, J, out):
+                if _gaze_cube(p3, J3, prm[3:9], g, J, out, S33):
                     _cube_bounds(math.sin(hi[row]), glo, ghi, gm, out)
                 else:  # |p| = 0: rows 0 dq within [-1, 1], always met
                     _cube_bounds(1.0, glo, ghi, gm, out)
@@ -165,7 +206,8 @@ def feasible(g, glo, ghi, gm, slack):  # pragma: no cover - compiled
 
 
 @_jit
-def costs(ktype, kfa, kfb, koff, kparams, oMf, Jf, q, grad, H):  # pragma: no cover
+def costs(ktype, kfa, kfb, koff, kparams, oMf, Jf, q, grad, H, S33, S44,
+          Sn):  # pragma: no cover - compiled
     """Costs at group vector ``q``: returns the sum; gradient ``grad`` (n,), curvature ``H``.
 
     Posture (per group column: continuous flag, nominal value or its (cos, sin),
@@ -174,13 +216,13 @@ def costs(ktype, kfa, kfb, koff, kparams, oMf, Jf, q, grad, H):  # pragma: no co
     These two add their Gauss-Newton curvature to ``H``; the orientation cost
     (``R_AbarA`` (9), ``R_BbarB`` (9), ``c``): ``c/2 (3 - tr R_AB)`` and the angle cost
     (``a_A`` (3), ``b_B`` (3), ``c``): ``c (1 - a . b)`` add their gradient only.
+    ``S33``, ``S44``, ``Sn``: :func:`work`'s scratch.
     """
     n = q.shape[0]
     grad[:] = 0.0
     H[:, :] = 0.0
     total = 0.0
-    p, Jp, W, TA, eye4 = np.empty(3), np.empty((3, n)), np.empty((3, n)), np.empty((4, 4)), \
-        np.eye(4)
+    p, r, Jp, W, Jr, TA, eye4 = S33[5, 2], S33[5, 1], Sn[0], Sn[1], Sn[2], S44[0], S44[2]
     for i in range(ktype.shape[0]):
         prm = kparams[koff[i]:koff[i + 1]]
         if ktype[i] == POSTURE:
@@ -195,18 +237,16 @@ def costs(ktype, kfa, kfb, koff, kparams, oMf, Jf, q, grad, H):  # pragma: no co
                 grad[j] += w * d
                 H[j, j] += w
         elif ktype[i] == ORIENTATION_COST:
-            total += _orientation_cost(oMf, Jf, kfa[i], kfb[i], prm, grad)
+            total += _orientation_cost(oMf, Jf, kfa[i], kfb[i], prm, grad, S33)
         elif ktype[i] == ANGLE_COST:
-            total += _angle_cost(oMf, Jf, kfa[i], kfb[i], prm, grad)
+            total += _angle_cost(oMf, Jf, kfa[i], kfb[i], prm, grad, S33)
         else:
             point_in_frame(oMf, Jf, kfa[i], eye4, kfb[i], prm[3:6], p, Jp, W, TA)
-            Lt = prm[6:15].reshape(3, 3)
-            r, Jr = np.empty(3), np.empty((3, n))
-            for k in range(3):
-                r[k] = (Lt[k, 0] * (prm[0] - p[0]) + Lt[k, 1] * (prm[1] - p[1])
-                        + Lt[k, 2] * (prm[2] - p[2]))
+            for k in range(3):  # L^T rows at prm[6 + 3 k]
+                L0, L1, L2 = prm[6 + 3 * k], prm[7 + 3 * k], prm[8 + 3 * k]
+                r[k] = L0 * (prm[0] - p[0]) + L1 * (prm[1] - p[1]) + L2 * (prm[2] - p[2])
                 for c in range(n):
-                    Jr[k, c] = -(Lt[k, 0] * Jp[0, c] + Lt[k, 1] * Jp[1, c] + Lt[k, 2] * Jp[2, c])
+                    Jr[k, c] = -(L0 * Jp[0, c] + L1 * Jp[1, c] + L2 * Jp[2, c])
             total += 0.5 * (r[0] * r[0] + r[1] * r[1] + r[2] * r[2])
             for a_ in range(n):
                 grad[a_] += Jr[0, a_] * r[0] + Jr[1, a_] * r[1] + Jr[2, a_] * r[2]
@@ -217,37 +257,72 @@ def costs(ktype, kfa, kfb, koff, kparams, oMf, Jf, q, grad, H):  # pragma: no co
 
 
 @_jit
-def _orientation_cost(oMf, Jf, fa, fb, prm, grad):  # pragma: no cover - compiled
-    """``OrientationCost``: returns ``c/2 (3 - tr R_AB)``, adds its gradient to ``grad``."""
-    n = grad.shape[0]
-    R, J_w = np.empty((3, 3)), np.empty((3, n))
-    _relative_rotation(oMf, Jf, fa, prm[0:9].reshape(3, 3), fb, prm[9:18].reshape(3, 3),
-                       R, J_w)
+def _orientation_cost(oMf, Jf, fa, fb, prm, grad, S):  # pragma: no cover - compiled
+    """``OrientationCost``: returns ``c/2 (3 - tr R_AB)``, adds its gradient to ``grad``.
+
+    ``S`` (6, 3, 3): scratch; the gradient on ``J_w = R_WA^T (w_B - w_A)``.
+    """
+    _rotations(oMf, fa, fb, prm, S)
+    RWA, R = S[0], S[2]
     half_c = 0.5 * prm[18]
     r0, r1, r2 = R[1, 2] - R[2, 1], R[2, 0] - R[0, 2], R[0, 1] - R[1, 0]
-    for c in range(n):
-        grad[c] -= half_c * (r0 * J_w[0, c] + r1 * J_w[1, c] + r2 * J_w[2, c])
+    JA, JB = Jf[fa], Jf[fb]
+    for c in range(grad.shape[0]):
+        d0, d1, d2 = JB[3, c] - JA[3, c], JB[4, c] - JA[4, c], JB[5, c] - JA[5, c]
+        j0 = RWA[0, 0] * d0 + RWA[1, 0] * d1 + RWA[2, 0] * d2
+        j1 = RWA[0, 1] * d0 + RWA[1, 1] * d1 + RWA[2, 1] * d2
+        j2 = RWA[0, 2] * d0 + RWA[1, 2] * d1 + RWA[2, 2] * d2
+        grad[c] -= half_c * (r0 * j0 + r1 * j1 + r2 * j2)
     return half_c * (3.0 - (R[0, 0] + R[1, 1] + R[2, 2]))
 
 
 @_jit
-def _angle_cost(oMf, Jf, fa, fb, prm, grad):  # pragma: no cover - compiled
-    """``AngleBetweenVectorsCost``: returns ``c (1 - a . b)``, adds its gradient."""
-    a, b = _rotate(oMf[fa], prm[0:3]), _rotate(oMf[fb], prm[3:6])
-    axb = np.cross(a, b)
+def _angle_cost(oMf, Jf, fa, fb, prm, grad, S):  # pragma: no cover - compiled
+    """``AngleBetweenVectorsCost``: returns ``c (1 - a . b)``, adds its gradient.
+
+    ``S`` (6, 3, 3): scratch.
+    """
+    dot = _world_vectors(oMf, fa, fb, prm, S)
+    a, b = S[5, 0], S[5, 1]
+    x0, x1, x2 = a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]
     c = prm[6]
     for col in range(grad.shape[0]):
-        d = 0.0
-        for k in range(3):
-            d += axb[k] * (Jf[fa, 3 + k, col] - Jf[fb, 3 + k, col])
+        d = (x0 * (Jf[fa, 3, col] - Jf[fb, 3, col]) + x1 * (Jf[fa, 4, col] - Jf[fb, 4, col])
+             + x2 * (Jf[fa, 5, col] - Jf[fb, 5, col]))
         grad[col] -= c * d
-    return c * (1.0 - (a[0] * b[0] + a[1] * b[1] + a[2] * b[2]))
+    return c * (1.0 - dot)
+
+
+@_jit
+def work(n, k, f):  # pragma: no cover - compiled
+    """Return the arrays :func:`model_in` writes: ``k`` tree joints, ``f`` frames, ``n`` columns.
+
+    The kinematics', the rows' scratch (``S44[2]`` the identity), the pose rows'.
+    """
+    S33, S44, Sn = np.empty((6, 3, 3)), np.empty((3, 4, 4)), np.empty((3, 3, n))
+    S44[2] = np.eye(4)
+    return (np.empty((k, 4, 4)), np.empty((f, 4, 4)), np.empty((f, 6, n)), np.empty((4, 4)),
+            np.empty((3, 3)), np.empty((k, 3)), S33, S44, Sn, np.empty(6), np.empty((6, n)),
+            np.empty(3), np.empty((4, 4)))
 
 
 @_jit
 def model(parents, placements, kinds, axes, columns, fparent, fplace, ctype, cfa, cfb,
           coff, params, cube, lo, hi, margin, x_margin, pose, pose_rows, ktype, kfa, kfb,
           koff, kparams, q, slack, g, J, glo, ghi, gm, grad, H):  # pragma: no cover
+    """:func:`model_in` with its own :func:`work` arrays."""
+    arrays = work(q.shape[0], parents.shape[0], fparent.shape[0])
+    return model_in(arrays, parents, placements, kinds, axes, columns, fparent, fplace,
+                    ctype, cfa, cfb, coff, params, cube, lo, hi, margin, x_margin, pose,
+                    pose_rows, ktype, kfa, kfb, koff, kparams, q, slack, g, J, glo, ghi, gm,
+                    grad, H)
+
+
+@_jit
+def model_in(arrays, parents, placements, kinds, axes, columns, fparent, fplace, ctype, cfa,
+             cfb, coff, params, cube, lo, hi, margin, x_margin, pose, pose_rows, ktype, kfa,
+             kfb, koff, kparams, q, slack, g, J, glo, ghi, gm, grad,
+             H):  # pragma: no cover - compiled
     """Kinematics at ``q``, the rows (:func:`linearise`), the pose rows, the costs.
 
     ``pose``: the pose target's parameters (``_constraint_lm_jit._pose_rows``; empty
@@ -255,25 +330,25 @@ def model(parents, placements, kinds, axes, columns, fparent, fplace, ctype, cfa
     constraints' as equalities (bounds 0, margin 0).  Returns ``(feasible, cost)``:
     every physical row within ``slack`` margins of its bounds (:func:`feasible`) and
     the pose within its tolerances; the costs (``grad``, ``H``) are computed either way.
+    ``arrays``: :func:`work`'s (nothing is allocated: a polishing step calls it).
     """
-    n, k, f = q.shape[0], parents.shape[0], fparent.shape[0]
-    oMi, oMf, Jf = np.empty((k, 4, 4)), np.empty((f, 4, 4)), np.empty((f, 6, n))
+    oMi, oMf, Jf, N, Rm, waxes, S33, S44, Sn, e, Je, w3, T = arrays
     kinematics(parents, placements, kinds, axes, columns, q, fparent, fplace, oMi, oMf, Jf,
-               np.empty((4, 4)), np.empty((3, 3)), np.empty((k, 3)))
+               N, Rm, waxes)
     linearise(ctype, cfa, cfb, coff, params, cube, lo, hi, margin, x_margin, oMf, Jf,
-              g, J, glo, ghi, gm)
+              g, J, glo, ghi, gm, S33, S44, Sn)
     ok = True
     if pose.shape[0]:
-        e, Je = np.empty(6), np.empty((6, n))
-        ok = _pose_rows(oMf, Jf, pose, e, Je, np.empty(3), np.empty((4, 4))) <= 1.0
+        ok = _pose_rows(oMf, Jf, pose, e, Je, w3, T) <= 1.0
         first = g.shape[0] - pose_rows.shape[0]
         for i in range(pose_rows.shape[0]):
             g[first + i] = e[pose_rows[i]]
-            J[first + i, :] = Je[pose_rows[i]]
+            for c in range(J.shape[1]):
+                J[first + i, c] = Je[pose_rows[i], c]
             glo[first + i], ghi[first + i], gm[first + i] = 0.0, 0.0, 0.0
     # After the pose rows are written: ``feasible`` reads every row's margin (the pose
     # rows' 0 leaves them out; read before, they were uninitialised memory).
-    total = costs(ktype, kfa, kfb, koff, kparams, oMf, Jf, q, grad, H)
+    total = costs(ktype, kfa, kfb, koff, kparams, oMf, Jf, q, grad, H, S33, S44, Sn)
     return ok and feasible(g, glo, ghi, gm, slack), total
 
 
@@ -285,8 +360,10 @@ def cost_at(parents, placements, kinds, axes, columns, fparent, fplace, ktype, k
     What choosing among projected starts needs (``polish.from_best_start``), without the
     rows, bounds and curvature :func:`model` also computes.
     """
-    n, k, f = q.shape[0], parents.shape[0], fparent.shape[0]
-    oMi, oMf, Jf = np.empty((k, 4, 4)), np.empty((f, 4, 4)), np.empty((f, 6, n))
+    n = q.shape[0]
+    arrays = work(n, parents.shape[0], fparent.shape[0])
+    oMi, oMf, Jf, N, Rm, waxes, S33, S44, Sn = arrays[:9]
     kinematics(parents, placements, kinds, axes, columns, q, fparent, fplace, oMi, oMf, Jf,
-               np.empty((4, 4)), np.empty((3, 3)), np.empty((k, 3)))
-    return costs(ktype, kfa, kfb, koff, kparams, oMf, Jf, q, np.empty(n), np.empty((n, n)))
+               N, Rm, waxes)
+    return costs(ktype, kfa, kfb, koff, kparams, oMf, Jf, q, np.empty(n), np.empty((n, n)),
+                 S33, S44, Sn)

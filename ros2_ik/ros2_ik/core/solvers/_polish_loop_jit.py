@@ -16,8 +16,9 @@ import numpy as np
 from numba import types
 
 from ros2_ik.core.solvers._chain_jit import _jit
-from ros2_ik.core.solvers._constraint_lm_jit import attempt
-from ros2_ik.core.solvers._polish_jit import model
+from ros2_ik.core.solvers._constraint_lm_jit import attempt_in, work
+from ros2_ik.core.solvers._polish_jit import model_in
+from ros2_ik.core.solvers._polish_jit import work as model_work
 from ros2_ik.core.solvers.polish import _EQUALITY
 
 # The extension module's C symbols, visible to the compiled code by name (so the
@@ -119,9 +120,11 @@ def polish(tree, problem, kernel, costs, restore, limits, q, k, constants, deadl
     g2, J2, glo2, ghi2, gm2 = (np.empty(k), np.empty((k, n)), np.empty(k), np.empty(k),
                                np.empty(k))
     grad2, H2 = np.empty(n), np.empty((n, n))
-    ok, cost = model(parents, placements, kinds, axes, columns, fparent, fplace, ctype, cfa,
-                     cfb, coff, params, cube, lo, hi, margin, x_margin, pose, pose_rows,
-                     ktype, kfa, kfb, koff, kparams, q, slack, g, J, glo, ghi, gm, grad, H)
+    modelling = model_work(n, parents.shape[0], fparent.shape[0])  # the model's arrays
+    ok, cost = model_in(modelling, parents, placements, kinds, axes, columns, fparent, fplace,
+                        ctype, cfa, cfb, coff, params, cube, lo, hi, margin, x_margin, pose,
+                        pose_rows, ktype, kfa, kfb, koff, kparams, q, slack, g, J, glo, ghi,
+                        gm, grad, H)
     cost += constant
     if not ok:  # not feasible after all (the attempt's test is its own)
         return 0
@@ -134,6 +137,8 @@ def polish(tree, problem, kernel, costs, restore, limits, q, k, constants, deadl
     s, y, Bs, q_new = np.empty(n), np.empty(n), np.empty(n), np.empty(n)
     qp_problem, qp_result, ts = (np.zeros(10, dtype=np.int64), np.zeros(8, dtype=np.int64),
                                  np.zeros(2, dtype=np.int64))
+    restoring = work(n, parents.shape[0], fparent.shape[0], n_rows,  # restorations' arrays
+                     (6 if pose.shape[0] else 0) + 3 * n_excess)
     radius, started = radius_max, now(ts)
     for step in range(1, max_steps + 1):
         t = now(ts)
@@ -161,17 +166,17 @@ def polish(tree, problem, kernel, costs, restore, limits, q, k, constants, deadl
             return step  # first-order optimal within the linearisation
         for i in range(n):  # clamp, then restore onto the constraints
             q_new[i] = min(max(q[i] + dq[i], lower[i]), upper[i])
-        _, done, _ = attempt(parents, placements, kinds, axes, columns, fparent, fplace,
-                             ctype, cfa, cfb, coff, params, pose, n_rows, n_excess, q_new,
-                             lower, upper, lo, hi, margin, x_margin, scale, bias, stall,
-                             restore_iterations, active_set)
+        _, done, _ = attempt_in(restoring, parents, placements, kinds, axes, columns,
+                                fparent, fplace, ctype, cfa, cfb, coff, params, pose, q_new,
+                                lower, upper, lo, hi, margin, x_margin, scale, bias, stall,
+                                restore_iterations, active_set)
         if not done:
             radius = 0.25 * min(radius, largest)
             continue
-        _, cost_new = model(parents, placements, kinds, axes, columns, fparent, fplace,
-                            ctype, cfa, cfb, coff, params, cube, lo, hi, margin, x_margin,
-                            pose, pose_rows, ktype, kfa, kfb, koff, kparams, q_new, slack,
-                            g2, J2, glo2, ghi2, gm2, grad2, H2)
+        _, cost_new = model_in(modelling, parents, placements, kinds, axes, columns,
+                               fparent, fplace, ctype, cfa, cfb, coff, params, cube, lo, hi,
+                               margin, x_margin, pose, pose_rows, ktype, kfa, kfb, koff,
+                               kparams, q_new, slack, g2, J2, glo2, ghi2, gm2, grad2, H2)
         cost_new += constant
         if not cost_new < cost:
             radius = 0.25 * min(radius, largest)
