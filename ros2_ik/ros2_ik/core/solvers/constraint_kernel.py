@@ -19,6 +19,7 @@ still verified outside, on the full pinocchio model, by the driver.
 """
 from __future__ import annotations
 
+from operator import add, sub
 from pathlib import Path
 from typing import NamedTuple, Optional, Tuple
 
@@ -271,12 +272,13 @@ def _row_bounds(c, tolerance: ConstraintTolerance, out: tuple) -> None:
     Python floats: the same IEEE sums as ``Residuals``' numpy arrays, ~5x cheaper here.
     """
     lower, upper = c.physical_lists()
-    units = tuple(c.units)
-    if len(units) != len(lower):  # a constraint whose measure has other rows
-        units = units[:1] * len(lower)
-    margins = [0.25 * tolerance.of(u) for u in units]
-    out[0].extend(a + m for a, m in zip(lower, margins))
-    out[1].extend(b - m for b, m in zip(upper, margins))
+    units = c.units
+    if len(units) != len(lower) or units.count(units[0]) == len(units):  # one unit
+        margins = [0.25 * tolerance.of(units[0])] * len(lower)
+    else:
+        margins = [0.25 * tolerance.of(u) for u in units]
+    out[0].extend(map(add, lower, margins))
+    out[1].extend(map(sub, upper, margins))
     out[2].extend(margins)
 
 
@@ -365,7 +367,9 @@ def compile_problem(problem: Problem, tolerance: ConstraintTolerance) -> Optiona
            tuple(extra))
     fparent, fplace, ctype, cfa, cfb, coff, index, poff, fids, tree = _layout(
         problem.group, key, encoded, extra)
-    floats = [v for e in encoded for v in e[3]]
+    floats: list = []
+    for e in encoded:
+        floats += e[3]
     ends = [len(floats)]
     for b in bounds:
         floats += b
