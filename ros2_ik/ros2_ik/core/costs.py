@@ -122,6 +122,7 @@ class PostureCost(_NamedCost):
                               "quaternion parts of its unbounded joints must have norm 1")
         self._q_nominal = check.read_only(q_nominal)
         self._weights = check.read_only(self._read_weights(model, weights))
+        self._pulls = any(self._weights.tolist())  # some weight > 0 (all are >= 0)
         # Every joint has nv >= 1: all have nv = 1 when they add up to one per joint.
         self._identity = model.nv == model.njoints - 1
         self.name = check.term_name(name, "posture")
@@ -139,7 +140,7 @@ class PostureCost(_NamedCost):
 
     def preferred_configuration(self) -> Optional[np.ndarray]:
         """``q_nominal`` (nq,) [rad or m], where this cost is 0; None when every weight is 0."""
-        return self._q_nominal if self._weights.any() else None
+        return self._q_nominal if self._pulls else None
 
     def gauss_newton(self, model: pin.Model, data: pin.Data, q: np.ndarray
                      ) -> Tuple[np.ndarray, np.ndarray]:
