@@ -130,7 +130,7 @@ class PostureCost(_NamedCost):
     @staticmethod
     def _read_weights(model: pin.Model, weights) -> np.ndarray:
         if type(weights) is float and weights >= 0.0 and weights != math.inf:  # usual case
-            return np.full(model.nv, weights)
+            return np.array([weights] * model.nv)  # np.full is Python-level: dearer cold
         if np.ndim(weights) == 0:
             weights = np.full(model.nv, check.scalar(weights, "weights"))
         weights = check.array_of_shape(weights, (model.nv,), "weights")

@@ -18,6 +18,8 @@ from ..errors import InvalidGoal
 ZERO_VECTOR_NORM = 1e-9
 #: Tolerance on ``R^T R = I`` and ``det R = 1`` for rotation matrices.
 ROTATION_TOLERANCE = 1e-6
+_EYE3 = np.eye(3)
+_EYE3.setflags(write=False)
 
 
 def read_only(array: np.ndarray) -> np.ndarray:
@@ -199,7 +201,7 @@ def psd_matrix3(value, arg: str) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
     matrix = array_of_shape(value, (3, 3), arg)
     (a, b, c), (d, e, f), (g, h, i) = matrix.tolist()
     if b == c == d == f == g == h == 0.0 and min(a, e, i) >= 0.0:  # diagonal: C = I diag I
-        return read_only(matrix), np.array([a, e, i]), np.eye(3)
+        return read_only(matrix), np.array([a, e, i]), _EYE3
     symmetric = 0.5 * (matrix + matrix.T)
     scale = max(1.0, float(np.abs(symmetric).max()))
     eigenvalues, vectors, info = dsyev(symmetric)  # LAPACK's, as eigh: ~4 us, not ~25 us
