@@ -289,3 +289,21 @@ def test_perpendicular_and_projection_of_any_direction(n):
         for m in (axis, -axis, (axis + np.roll(axis, 1)) / math.sqrt(2.0)):
             p = perpendicular(m)
             assert abs(p @ m) <= 1e-12 and abs(np.linalg.norm(p) - 1.0) <= 1e-12
+
+
+def test_frame_id_sees_frames_added_later_and_keeps_the_first_of_a_name():
+    """The per-model table answers known names without asking the model; added frames count."""
+    from ros2_ik.core.constraints._frames import frame_id
+    from ros2_ik.core.errors import InvalidFrame
+    model = planar_2r()
+    tip = frame_id(model, "tip")
+    with pytest.raises(InvalidFrame):
+        frame_id(model, "added")
+    parent = model.frames[tip].parentJoint
+    added = model.addFrame(pin.Frame("added", parent, tip, pin.SE3.Identity(),
+                                     pin.FrameType.OP_FRAME))
+    assert frame_id(model, "added") == added
+    model.addFrame(pin.Frame("tip", parent, tip, pin.SE3.Identity(), pin.FrameType.OP_FRAME))
+    assert frame_id(model, "tip") == tip  # the first frame of that name, as before
+    with pytest.raises(InvalidFrame):
+        frame_id(model, "missing")

@@ -14,6 +14,7 @@ import pinocchio as pin
 from .constraints import _checks as check
 from .constraints._frames import frame_id, point_in_frame, trace_and_gradient, vectors_dot
 from .errors import InvalidGoal
+from .per_object import PerObject
 from .terms import Cost
 
 
@@ -105,6 +106,20 @@ class AngleBetweenVectorsCost(_NamedCost):
         return self.c * (1.0 - cosine), -self.c * gradient
 
 
+_SIZES: PerObject = PerObject()
+
+
+def _sizes(model: pin.Model) -> Tuple[int, int, int]:
+    """``(nq, nv, njoints)`` of ``model``, kept per model (a loaded model's joints are fixed).
+
+    Each read of a pinocchio attribute is a boost.python call (~7 us with cold caches).
+    """
+    sizes = _SIZES.get(model)
+    if sizes is None:
+        sizes = _SIZES[model] = (model.nq, model.nv, model.njoints)
+    return sizes
+
+
 class PostureCost(_NamedCost):
     """``1/2 sum_i w_i dq_i^2`` with ``dq = pin.difference(model, q_nominal, q)`` (nv,).
 
@@ -115,25 +130,26 @@ class PostureCost(_NamedCost):
 
     def __init__(self, model: pin.Model, q_nominal, weights=1.0,
                  *, name: Optional[str] = None):
-        q_nominal = check.array_of_shape(q_nominal, (model.nq,), "q_nominal")
+        nq, nv, njoints = _sizes(model)
+        q_nominal = check.array_of_shape(q_nominal, (nq,), "q_nominal")
         # nq = nv: no joint has (cos, sin) or quaternion parts, every vector is normalised.
-        if model.nq != model.nv and not pin.isNormalized(model, q_nominal, 1e-6):
+        if nq != nv and not pin.isNormalized(model, q_nominal, 1e-6):
             raise InvalidGoal("q_nominal is not a valid configuration: the (cos, sin) or "
                               "quaternion parts of its unbounded joints must have norm 1")
         self._q_nominal = check.read_only(q_nominal)
-        self._weights = check.read_only(self._read_weights(model, weights))
+        self._weights = check.read_only(self._read_weights(nv, weights))
         self._pulls = any(self._weights.tolist())  # some weight > 0 (all are >= 0)
         # Every joint has nv >= 1: all have nv = 1 when they add up to one per joint.
-        self._identity = model.nv == model.njoints - 1
+        self._identity = nv == njoints - 1
         self.name = check.term_name(name, "posture")
 
     @staticmethod
-    def _read_weights(model: pin.Model, weights) -> np.ndarray:
+    def _read_weights(nv: int, weights) -> np.ndarray:
         if type(weights) is float and weights >= 0.0 and weights != math.inf:  # usual case
-            return np.array([weights] * model.nv)  # np.full is Python-level: dearer cold
+            return np.array([weights] * nv)  # np.full is Python-level: dearer cold
         if np.ndim(weights) == 0:
-            weights = np.full(model.nv, check.scalar(weights, "weights"))
-        weights = check.array_of_shape(weights, (model.nv,), "weights")
+            weights = np.full(nv, check.scalar(weights, "weights"))
+        weights = check.array_of_shape(weights, (nv,), "weights")
         if (weights < 0.0).any():
             raise InvalidGoal(f"weights must be >= 0, got {weights.tolist()}")
         return weights
