@@ -151,6 +151,30 @@ def test_jlog3_equals_pinocchios():
         np.testing.assert_allclose(out, pin.Jlog3(R), atol=1e-9)
 
 
+def test_orientation_bound_of_zero_at_no_rotation_equals_the_python_rows():
+    """An orientation bound of 0 (shrunk below 0) where ``R_AB = I`` on two moving frames.
+
+    The excess has no axis there: its rows are 0 and its Jacobian the derivative of
+    ``log3`` at the identity, ``R_WA^T (w_B - w_A)``, not zero.
+    """
+    group = robots.load_group("panda")[1]
+    model, data = group.robot.model, group.robot.model.createData()
+    q = group.clamp(np.array([0.3, -0.2, 0.1, -1.5, 0.2, 1.2, 0.4]))
+    pin.framesForwardKinematics(model, data, group.to_full_q(q))
+    fa, fb = model.getFrameId("panda_link3"), model.getFrameId("panda_link8")
+    R_AbarA = data.oMf[fa].rotation.T @ data.oMf[fb].rotation  # R_AB = I at q
+    problem = Problem(group, None, [
+        C.OrientationConstraint(model, "panda_link3", R_AbarA, "panda_link8", np.eye(3), 0.0),
+        C.PositionConstraint(model, "universe", [-1, -1, -1], [1, 1, 1], "panda_link8",
+                             [0, 0, 0])])
+    _, _, xe, xJ, worst = ck.evaluate(ck.compile_problem(problem, TOL), q)
+    res = Residuals(problem, exact=False, tolerance=TOL)
+    e, J, _ = res.excess_rows(res.update(q))
+    assert worst == 0.0 and np.abs(J).max() > 0.5
+    np.testing.assert_array_equal(xe, e)
+    np.testing.assert_allclose(xJ, J, atol=1e-12)
+
+
 @pytest.mark.parametrize("arm", fam.ARMS)
 def test_attempts_equal_the_python_loop(arm):
     """Same iterations, verdict and end point as active_set.attempt on the families."""

@@ -168,7 +168,8 @@ def orientation_excess(oMf, Jf, fa, fb, prm, e, Je, S):  # pragma: no cover - co
         Je[:, :] = 0.0
         return 0.0
     if theta < 1e-12:  # beyond a bound below 0 (a bound of 0, shrunk): no axis yet
-        M[:, :] = RWA.T  # the derivative of w at R_AB = I
+        M[:, :] = RWA.T  # the derivative of w at R_AB = I; e stays 0
+        s, ux, uy, uz = 1.0, 0.0, 0.0, 0.0
     else:
         jlog3(R_AB, w, theta, Jl)
         for r in range(3):  # M = Jlog3 R_AB^T R_WA^T
@@ -177,18 +178,12 @@ def orientation_excess(oMf, Jf, fa, fb, prm, e, Je, S):  # pragma: no cover - co
         for r in range(3):
             for c in range(3):
                 M[r, c] = RWB[r, 0] * RWA[c, 0] + RWB[r, 1] * RWA[c, 1] + RWB[r, 2] * RWA[c, 2]
+        s = 1.0 - bound / theta
+        ux, uy, uz = w[0] / theta, w[1] / theta, w[2] / theta
+        for r in range(3):
+            e[r] = w[r] * s
     JA, JB = Jf[fa], Jf[fb]
-    if theta < 1e-12:
-        for c in range(Je.shape[1]):
-            d0, d1, d2 = JB[3, c] - JA[3, c], JB[4, c] - JA[4, c], JB[5, c] - JA[5, c]
-            for r in range(3):
-                Je[r, c] = M[r, 0] * d0 + M[r, 1] * d1 + M[r, 2] * d2
-        return 0.0
-    s = 1.0 - bound / theta
-    ux, uy, uz = w[0] / theta, w[1] / theta, w[2] / theta
-    for r in range(3):
-        e[r] = w[r] * s
-    for c in range(Je.shape[1]):
+    for c in range(Je.shape[1]):  # (s (I - u u^T) + u u^T) M (w_B - w_A)
         d0, d1, d2 = JB[3, c] - JA[3, c], JB[4, c] - JA[4, c], JB[5, c] - JA[5, c]
         l0 = M[0, 0] * d0 + M[0, 1] * d1 + M[0, 2] * d2
         l1 = M[1, 0] * d0 + M[1, 1] * d1 + M[1, 2] * d2
@@ -325,8 +320,7 @@ def rows(ctype, cfa, cfb, coff, params, oMf, Jf, g, Jg, xe, xJ, eye4, S33, S44,
     p3, J3, W, TA, X = S33[5, 1], Sn[0], Sn[1], S44[0], S44[1]
     row, xrow, worst = 0, 0, 0.0
     for i in range(ctype.shape[0]):
-        t, fa, fb, o = ctype[i], cfa[i], cfb[i], coff[i]
-        prm = params[o:coff[i + 1]]
+        t, fa, fb, prm = ctype[i], cfa[i], cfb[i], params[coff[i]:coff[i + 1]]
         if t == ORIENTATION:
             x = orientation_excess(oMf, Jf, fa, fb, prm, xe[xrow:xrow + 3],
                                    xJ[xrow:xrow + 3], S33)
