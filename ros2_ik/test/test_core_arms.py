@@ -118,3 +118,32 @@ def test_locked_joints_stay_locked():
     model = robot.model
     assert full[model.idx_qs[model.getJointId("panda_joint3")]] == 0.3
     assert full[model.idx_qs[model.getJointId("panda_joint5")]] == -0.2
+
+
+@pytest.mark.parametrize("arm", ["panda", "ur5", "tiago", "pr2_right", "mixed"])
+def test_to_full_q_places_each_joint_at_its_pinocchio_index(arm):
+    """Group vector -> full configuration, by joint name and idx_qs (continuous: cos, sin).
+
+    Whole robots with locked joints and a continuous joint too; the slice fast path and
+    the indexed one alike.
+    """
+    if arm == "mixed":
+        from test_chain_kernel import MIXED_URDF
+        from ros2_ik.core.robot import Robot
+        group = Robot.from_urdf(MIXED_URDF).group("base", "tool")
+    else:
+        group = robots.load_group(arm)[1]
+    model = group.robot.model
+    rng = np.random.default_rng(2)
+    for _ in range(5):
+        q = group.clamp(rng.uniform(-3.0, 3.0, group.n))
+        expected = group.q_full_locked.copy()
+        for name, value in zip(group.joint_names, q.tolist()):
+            j = model.getJointId(name)
+            iq = model.idx_qs[j]
+            if model.nqs[j] == 2:
+                expected[iq], expected[iq + 1] = np.cos(value), np.sin(value)
+            else:
+                expected[iq] = value
+        np.testing.assert_array_equal(group.to_full_q(q), expected)
+        np.testing.assert_array_equal(group.to_full_q(q.tolist()), expected)

@@ -69,6 +69,11 @@ class Group:
         self._wrap_list = self._wrap_indices.tolist()
         #: Whether any joint wraps (continuous, or revolute with a range >= 2 pi).
         self.has_wrapping = bool(self._wrap_list)
+        # The group's coordinates in the full configuration as one slice, when they are a
+        # block and the group vector is them (no (cos, sin) pair): to_full_q's fast path.
+        iq = self.iq_full.tolist()
+        self._iq_slice = slice(iq[0], iq[-1] + 1) if (
+            not self.has_continuous and iq and iq == list(range(iq[0], iq[-1] + 1))) else None
         self._continuous_list = self.continuous.tolist()
         # Box of random_configuration (continuous joints: [-pi, pi]).
         self._sample_lo = np.where(self.continuous, -math.pi, self.lower)
@@ -168,7 +173,10 @@ class Group:
     def to_full_q(self, q: np.ndarray) -> np.ndarray:
         """Group vector (n,) -> full pinocchio configuration (nq,), others locked."""
         q_full = self.q_full_locked.copy()
-        q_full[self.iq_full] = self.to_reduced_q(np.asarray(q, dtype=float))
+        if self._iq_slice is not None:  # one slice assignment: ~3x cheaper than indexing
+            q_full[self._iq_slice] = q
+        else:
+            q_full[self.iq_full] = self.to_reduced_q(np.asarray(q, dtype=float))
         return q_full
 
     def reduced_to_full_q(self, q_red: np.ndarray) -> np.ndarray:

@@ -46,7 +46,7 @@ def warm_up() -> bool:
 class KernelCheck:
     """``holds(q)``: every constraint of the problem within tolerance at group vector ``q``."""
 
-    __slots__ = ("compiled", "group", "data", "amounts", "tol")
+    __slots__ = ("compiled", "group", "data", "amounts", "tol", "_W")
 
     def __init__(self, compiled: constraint_kernel.Compiled, group,
                  tolerance: ConstraintTolerance, data: pin.Data):
@@ -57,6 +57,7 @@ class KernelCheck:
         _jit()
         self.compiled, self.group, self.data, self.tol = compiled, group, data, tolerance
         self.amounts = np.empty(compiled.ctype.shape[0])
+        self._W = np.empty((len(compiled.fids), 4, 4))  # the frames' world placements
 
     @classmethod
     def of(cls, state, data: pin.Data) -> Optional["KernelCheck"]:
@@ -71,9 +72,10 @@ class KernelCheck:
 
         :attr:`amounts` then holds each constraint's violation [m or rad] at ``q``.
         """
-        data, c, model = self.data, self.compiled, self.group.robot.model
+        data, c, model, W = self.data, self.compiled, self.group.robot.model, self._W
         pin.forwardKinematics(model, data, self.group.to_full_q(q))  # then only our frames
-        W = np.array([pin.updateFramePlacement(model, data, f).homogeneous for f in c.fids])
+        for i, f in enumerate(c.fids):
+            W[i] = pin.updateFramePlacement(model, data, f).homogeneous
         return bool(_M.measure(c.ctype, c.cfa, c.cfb, c.coff, c.params, c.poff, c.phys, W,
                                self.amounts, self.tol.m, self.tol.rad))
 
