@@ -22,6 +22,7 @@ from ros2_ik.core.solve import solve
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 from bench_arms import catalogue, chain_alone, random_family  # noqa: E402
 from random_arms import random_arm  # noqa: E402
+from test_core_arms import by_name  # noqa: E402
 
 #: Random arms of the tests: seeds 100.. (the benchmark runs 0..19).
 TEST_RANDOM = random_family(8, first=100)
@@ -35,15 +36,9 @@ def independent_fk(urdf: str, names, values, frame: str, locked=None) -> pin.SE3
     """
     model = pin.buildModelFromXML(urdf)
     data = model.createData()
-    q = pin.neutral(model)
-    pairs = list((locked or {}).items()) + list(zip(names, values))
-    for name, value in pairs:
-        j = model.getJointId(name)
-        iq = model.idx_qs[j]
-        if model.nqs[j] == 2:
-            q[iq], q[iq + 1] = np.cos(value), np.sin(value)
-        else:
-            q[iq] = value
+    locked = locked or {}
+    q = by_name(model, list(locked) + list(names), list(locked.values()) + list(values),
+                pin.neutral(model))
     pin.framesForwardKinematics(model, data, q)
     return pin.SE3(data.oMf[model.getFrameId(frame)])
 

@@ -11,6 +11,18 @@ from ros2_ik.core.solve import solve
 ARMS = ["panda", "ur5", "kinova"]
 
 
+def by_name(model: pin.Model, names, values, q: np.ndarray) -> np.ndarray:
+    """``q`` (nq,) with joint ``names`` at ``values`` (a continuous joint's as cos, sin)."""
+    for name, value in zip(names, values):
+        j = model.getJointId(name)
+        iq = model.idx_qs[j]
+        if model.nqs[j] == 2:
+            q[iq], q[iq + 1] = np.cos(value), np.sin(value)
+        else:
+            q[iq] = value
+    return q
+
+
 class IndependentFK:
     """A second model built from the same URDF, with its own Data and name mapping."""
 
@@ -19,14 +31,7 @@ class IndependentFK:
         self.data = self.model.createData()
 
     def placement(self, names, values, frame: str) -> pin.SE3:
-        q = pin.neutral(self.model)
-        for name, value in zip(names, values):
-            j = self.model.getJointId(name)
-            iq = self.model.idx_qs[j]
-            if self.model.nqs[j] == 2:
-                q[iq], q[iq + 1] = np.cos(value), np.sin(value)
-            else:
-                q[iq] = value
+        q = by_name(self.model, names, values, pin.neutral(self.model))
         pin.framesForwardKinematics(self.model, self.data, q)
         return pin.SE3(self.data.oMf[self.model.getFrameId(frame)])
 
@@ -137,13 +142,6 @@ def test_to_full_q_places_each_joint_at_its_pinocchio_index(arm):
     rng = np.random.default_rng(2)
     for _ in range(5):
         q = group.clamp(rng.uniform(-3.0, 3.0, group.n))
-        expected = group.q_full_locked.copy()
-        for name, value in zip(group.joint_names, q.tolist()):
-            j = model.getJointId(name)
-            iq = model.idx_qs[j]
-            if model.nqs[j] == 2:
-                expected[iq], expected[iq + 1] = np.cos(value), np.sin(value)
-            else:
-                expected[iq] = value
+        expected = by_name(model, group.joint_names, q.tolist(), group.q_full_locked.copy())
         np.testing.assert_array_equal(group.to_full_q(q), expected)
         np.testing.assert_array_equal(group.to_full_q(q.tolist()), expected)
