@@ -233,8 +233,7 @@ class Search:
         for sol in self.solutions:
             if np.abs(sol.q - cand.q).max() <= DISTINCT_TOLERANCE:
                 return False
-        d = cand.q - self.seed
-        dist = math.sqrt(d @ d)
+        dist = math.dist(cand.q.tolist(), self.seed.tolist())  # [rad or m], as floats
         self.solutions.append(Solution(cand.q, cand.pos, cand.ori, dist))
         return True
 

@@ -68,8 +68,8 @@ def answer(solver, problem: Problem, seed: np.ndarray, options: SolveOptions
     if converged and math.isfinite(sum(q.tolist())):
         q_out = returned_q(problem, q, seed)
         if check.holds(q_out):
-            d = q_out - seed
-            solution = Solution(q_out, math.nan, math.nan, math.sqrt(d @ d))
+            solution = Solution(q_out, math.nan, math.nan,
+                                math.dist(q_out.tolist(), seed.tolist()))
             return solved(group, (solution,), 1, iterations, time.perf_counter() - start,
                           options.random_seed, solver.name)
     return Begun(start, state, check, local)
