@@ -10,6 +10,7 @@ In physical units (what solvers drive and verification reports) the row is the d
 """
 from __future__ import annotations
 
+import functools
 import math
 from typing import Optional, Tuple
 
@@ -112,14 +113,22 @@ class PointToLineDistanceConstraint(BoundedConstraint):
         self._p_B1P, self._p_B2Q, n = check.vectors3(
             (p_B1P, p_B2Q, n_B2), ("p_B1P", "p_B2Q", "n_B2"), units=(2,))
         self._n_B2 = n
-        self._away = check.read_only(perpendicular(n))
-        self._projection = check.read_only(projection_off(n))
         self.distance_lower, self.distance_upper = _distance_bounds(distance_lower,
                                                                     distance_upper)
         default = f"point_to_line({frame_point},{frame_line})"
         super().__init__(check.term_name(name, default),
                          [self.distance_lower ** 2], [self.distance_upper ** 2],
                          physical=([self.distance_lower], [self.distance_upper]))
+
+    @functools.cached_property
+    def _away(self) -> np.ndarray:
+        """A unit direction perpendicular to the line: the slope's direction at distance 0."""
+        return check.read_only(perpendicular(self._n_B2))
+
+    @functools.cached_property
+    def _projection(self) -> np.ndarray:
+        """``I - n n^T`` (3, 3): projection off the line (made when first used)."""
+        return check.read_only(projection_off(self._n_B2))
 
     def _projected(self, model: pin.Model, data: pin.Data):
         p_B2P, J = point_in_frame(model, data, self._fid_line, None,

@@ -28,7 +28,7 @@ import pinocchio as pin
 
 from ros2_ik.core import constraints as C
 from ros2_ik.core import costs as K
-from ros2_ik.core.constraints._frames import perpendicular
+from ros2_ik.core.constraints._frames import perpendicular_floats, projection_off_floats
 from ros2_ik.core.per_object import PerObject
 from ros2_ik.core.problem import Problem
 from ros2_ik.core.solvers import chain_kernel
@@ -294,7 +294,8 @@ def _orientation(c, tolerance: ConstraintTolerance):
 
 
 def _gaze(c):
-    return 2, c._fid_A, c._fid_B, _floats(c._p_BT, c._p_AS, c._n_A, perpendicular(c._n_A))
+    return 2, c._fid_A, c._fid_B, (c._p_BT.tolist() + c._p_AS.tolist() + c._n_A.tolist()
+                                   + list(perpendicular_floats(c._n_A)))
 
 
 def _angle(c):
@@ -306,7 +307,10 @@ def _point_to_point(c):
 
 
 def _point_to_line(c):
-    return 5, c._fid_line, c._fid_point, _floats(c._p_B1P, c._p_B2Q, c._projection, c._away)
+    n = c._n_B2.tolist()
+    return 5, c._fid_line, c._fid_point, (c._p_B1P.tolist() + c._p_B2Q.tolist()
+                                          + projection_off_floats(n)
+                                          + list(perpendicular_floats(n)))
 
 
 def _polyhedron(c):
