@@ -307,3 +307,20 @@ def test_frame_id_sees_frames_added_later_and_keeps_the_first_of_a_name():
     assert frame_id(model, "tip") == tip  # the first frame of that name, as before
     with pytest.raises(InvalidFrame):
         frame_id(model, "missing")
+
+
+def test_bounded_constraint_takes_numbers_lists_and_arrays_as_bounds():
+    """A subclass may give one-row bounds as numbers; the arrays and lists agree."""
+    from ros2_ik.core.constraints._base import BoundedConstraint
+
+    class Row(BoundedConstraint):
+        def evaluate(self, model, data, q):
+            return np.zeros(self.num_constraints), np.zeros((self.num_constraints, 1))
+
+    for lower, upper in ((-1.0, 2.0), ([-1.0], [2.0]), (np.array([-1.0]), np.array([2.0]))):
+        row = Row("row", lower, upper)
+        assert row.num_constraints == 1
+        assert row.bound_lists() == ([-1.0], [2.0])
+        assert row.physical_lists() == ([-1.0], [2.0])
+        np.testing.assert_array_equal(row.lower_bound, [-1.0])
+        assert not row.upper_bound.flags.writeable

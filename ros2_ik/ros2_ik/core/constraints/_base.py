@@ -28,8 +28,9 @@ def _all_bounds(parts) -> tuple:
 
 
 def _floats(values) -> list:
-    """Return ``values`` (a list of floats, or a 1-D array) as a list of floats."""
-    return values if type(values) is list else np.asarray(values, dtype=float).tolist()
+    """Return ``values`` (a list of floats, a 1-D array, a number) as a list of floats."""
+    return values if type(values) is list else \
+        np.asarray(values, dtype=float).reshape(-1).tolist()
 
 
 class BoundedConstraint(Constraint):
@@ -75,8 +76,9 @@ class BoundedConstraint(Constraint):
 
     @property
     def num_constraints(self) -> int:
-        """Number of scalar rows ``m`` (without making the arrays)."""
-        return len(self._given[0])
+        """Number of scalar rows ``m`` (without making the arrays for lists of bounds)."""
+        lower = self._given[0]
+        return len(lower) if type(lower) is list else int(self.lower_bound.shape[0])
 
     def bound_lists(self) -> Tuple[list, list]:
         """:attr:`lower_bound` and :attr:`upper_bound` as lists of floats."""
