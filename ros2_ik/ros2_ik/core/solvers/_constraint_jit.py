@@ -18,6 +18,43 @@ POSITION, ORIENTATION, GAZE, ANGLE, POINT_TO_POINT, POINT_TO_LINE, POLYHEDRON = 
 FIXED, REVOLUTE, PRISMATIC = 0, 1, 2
 
 
+#: Entries before the arrays in a packed problem's integers (:func:`unpack`): tree
+#: joints k, frames f, constraints c, rows m, orientation bounds, parameters, pose
+#: parameters (0 or 65), physical bounds.
+HEADER = 8
+
+
+@_jit
+def unpack(ints, consts, values):  # pragma: no cover - compiled
+    """Return the views of a packed problem (``constraint_kernel.Layout``, its values).
+
+    ``ints``: :data:`HEADER` then parents, kinds, columns (k each), fparent (f), ctype,
+    cfa, cfb (c each), coff, poff (c + 1 each); ``consts``: placements (k, 4, 4), axes
+    (k, 3), fplace (f, 4, 4); ``values``: x_margin, params, lo, hi, margin (m each), pose,
+    phys.  Returns ``(parents, placements, kinds, axes, columns, fparent, fplace, ctype,
+    cfa, cfb, coff, poff, params, lo, hi, margin, pose, phys, x_margin)``.
+    """
+    k, f, c, m, npar, npose = ints[0], ints[1], ints[2], ints[3], ints[5], ints[6]
+    o = HEADER
+    parents, kinds, columns = ints[o:o + k], ints[o + k:o + 2 * k], ints[o + 2 * k:o + 3 * k]
+    o += 3 * k
+    fparent = ints[o:o + f]
+    o += f
+    ctype, cfa, cfb = ints[o:o + c], ints[o + c:o + 2 * c], ints[o + 2 * c:o + 3 * c]
+    o += 3 * c
+    coff, poff = ints[o:o + c + 1], ints[o + c + 1:o + 2 * c + 2]
+    placements = consts[:16 * k].reshape((k, 4, 4))
+    axes = consts[16 * k:19 * k].reshape((k, 3))
+    fplace = consts[19 * k:19 * k + 16 * f].reshape((f, 4, 4))
+    v = 1 + npar
+    params, lo, hi, margin = values[1:v], values[v:v + m], values[v + m:v + 2 * m], \
+        values[v + 2 * m:v + 3 * m]
+    v += 3 * m
+    return (parents, placements, kinds, axes, columns, fparent, fplace, ctype, cfa, cfb,
+            coff, poff, params, lo, hi, margin, values[v:v + npose], values[v + npose:],
+            values[0])
+
+
 @_jit
 def _mul3p(A, prm, off, out):  # pragma: no cover - compiled
     """``out = A[:3, :3] @ R`` for ``R`` (3, 3) stored row by row at ``prm[off:off + 9]``."""

@@ -13,7 +13,7 @@ import math
 import numpy as np
 
 from ros2_ik.core.solvers._chain_jit import _compose, _jit, _log3
-from ros2_ik.core.solvers._constraint_jit import kinematics, rows, scratch
+from ros2_ik.core.solvers._constraint_jit import kinematics, rows, scratch, unpack
 from ros2_ik.core.solvers.active_set import PREDICTIONS
 from ros2_ik.core.solvers.residuals import DONE_FRACTION
 
@@ -169,6 +169,21 @@ def attempt(parents, placements, kinds, axes, columns, fparent, fplace, ctype, c
     return attempt_in(arrays, parents, placements, kinds, axes, columns, fparent, fplace,
                       ctype, cfa, cfb, coff, params, pose, q, lower, upper, lo, hi, margin,
                       x_margin, scale, bias, stall, last, active_set)
+
+
+@_jit
+def attempt_packed(ints, consts, values, q, lower, upper, scale, bias, stall, last,
+                   active_set):  # pragma: no cover - compiled
+    """:func:`attempt` on a packed problem (:func:`_constraint_jit.unpack`).
+
+    Six arrays instead of twenty: each array argument costs the call ~0.3 us to unbox,
+    ~1 us with cold caches.
+    """
+    u = unpack(ints, consts, values)
+    arrays = work(q.shape[0], ints[0], ints[1], ints[3], (6 if ints[6] else 0) + 3 * ints[4])
+    return attempt_in(arrays, u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9],
+                      u[10], u[12], u[16], q, lower, upper, u[13], u[14], u[15], u[18],
+                      scale, bias, stall, last, active_set)
 
 
 @_jit

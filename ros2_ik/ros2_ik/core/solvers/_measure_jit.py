@@ -11,7 +11,7 @@ import numpy as np
 
 from ros2_ik.core.solvers._chain_jit import _jit
 from ros2_ik.core.solvers._constraint_jit import (ANGLE, GAZE, ORIENTATION, POINT_TO_LINE,
-                                                  POINT_TO_POINT, POLYHEDRON, POSITION)
+                                                  POINT_TO_POINT, POLYHEDRON, POSITION, unpack)
 
 #: Unit of each constraint type's violation: 0 metres, 1 radians (index = type code).
 RADIANS = np.array([0, 1, 1, 1, 0, 0, 0], dtype=np.int64)
@@ -211,3 +211,10 @@ def measure(ctype, cfa, cfb, coff, params, poff, phys, W, out, tol_m,
         else:  # a type this check does not know: never accepted
             out[i] = math.nan
     return within(ctype, out, tol_m, tol_rad)
+
+
+@_jit
+def measure_packed(ints, consts, values, W, out, tol_m, tol_rad):  # pragma: no cover
+    """:func:`measure` on a packed problem (:func:`_constraint_jit.unpack`)."""
+    u = unpack(ints, consts, values)
+    return measure(u[7], u[8], u[9], u[10], u[12], u[11], u[17], W, out, tol_m, tol_rad)

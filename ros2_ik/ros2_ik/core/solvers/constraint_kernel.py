@@ -61,20 +61,17 @@ class Tree(NamedTuple):
     columns: np.ndarray
 
 
-class Compiled(NamedTuple):
-    """One problem for the kernel: the tree, its frames, its constraints, their bounds.
+class Layout(NamedTuple):
+    """The arrays of one problem shape, shared by the problems of that shape.
 
     Frames: ``fparent`` (f,) tree joint (-1: the world), ``fplace`` (f, 4, 4).
     Constraints: ``ctype``, ``cfa``, ``cfb`` (frame indices), ``coff`` (c + 1,) offsets
-    into ``params``.  Rows: ``lo``, ``hi``, ``margin`` (m,) shrunk bounds [m or rad] of
-    the row constraints in order (as ``Residuals.row_lower``), ``n_excess`` orientation
-    bounds (3 rows each) and their margin ``x_margin`` [rad].  ``pose`` (65,): the pose
-    target's frame index, ``T_target_world`` (16), ``R6`` (36), sqrt weights (6), inverse
-    tolerances (6); empty without a target.  ``frames``: the kernel frame index of each
-    model frame id named (the costs' frames too, for polishing); None when not kept.
-    ``phys``, ``poff`` (c + 1,): what each constraint's own ``measure`` needs beyond
-    ``params`` (:func:`measure_bounds`), for :mod:`kernel_check`; ``fids``: the model frame
-    ids in kernel order.
+    into ``Compiled.params``, ``poff`` (c + 1,) into ``Compiled.phys``.  ``frames``: the
+    kernel frame index of each model frame id named (the costs' frames too, for
+    polishing); ``fids``: the model frame ids in kernel order.  ``n_rows`` row-constraint
+    rows, ``n_excess`` orientation bounds, ``n_pose`` pose parameters (65 or 0).
+    ``ints``, ``consts``: all of it packed for the kernels (:func:`_constraint_jit.unpack`).
+    Only read, by the kernels as by Python.
     """
 
     tree: Tree
@@ -84,22 +81,86 @@ class Compiled(NamedTuple):
     cfa: np.ndarray
     cfb: np.ndarray
     coff: np.ndarray
-    params: np.ndarray
-    lo: np.ndarray
-    hi: np.ndarray
-    margin: np.ndarray
+    poff: np.ndarray
+    frames: dict
+    fids: list
+    n_rows: int
     n_excess: int
-    x_margin: float
-    pose: np.ndarray
-    frames: Optional[dict] = None
-    phys: Optional[np.ndarray] = None
-    poff: Optional[np.ndarray] = None
-    fids: Optional[list] = None
+    n_pose: int
+    ints: np.ndarray
+    consts: np.ndarray
+
+    def with_tree(self, tree: Tree, fparent: np.ndarray) -> "Layout":
+        """Return this layout on another tree (``fparent``: the frames' joints in it)."""
+        return packed(tree, fparent, *self[2:13])
+
+
+def packed(tree: Tree, fparent: np.ndarray, fplace: np.ndarray, ctype: np.ndarray,
+           cfa: np.ndarray, cfb: np.ndarray, coff: np.ndarray, poff: np.ndarray,
+           frames: dict, fids: list, n_rows: int, n_excess: int, n_pose: int) -> Layout:
+    """Return the :class:`Layout` of these arrays, with their packed ``ints`` and ``consts``."""
+    header = [len(tree.parents), len(fparent), len(ctype), n_rows, n_excess, int(coff[-1]),
+              n_pose, int(poff[-1])]
+    ints = np.concatenate((np.array(header, dtype=np.int64), tree.parents, tree.kinds,
+                           tree.columns, fparent, ctype, cfa, cfb, coff, poff)).astype(np.int64)
+    consts = np.concatenate((tree.placements.ravel(), tree.axes.ravel(), fplace.ravel()))
+    return Layout(tree, fparent, fplace, ctype, cfa, cfb, coff, poff, frames, fids, n_rows,
+                  n_excess, n_pose, ints, consts.astype(float))
+
+
+def _field(name: str) -> property:
+    return property(lambda self: getattr(self.layout, name),
+                    doc=f"The layout's ``{name}`` (:class:`Layout`).")
+
+
+class Compiled:
+    """One problem for the kernel: its shape's :class:`Layout` and its numbers.
+
+    ``values``: every float of the problem in one array, as the kernels read it
+    (:func:`_constraint_jit.unpack`): ``x_margin`` [rad] (the orientation bounds'
+    margin), ``params`` (the constraints' parameters), ``lo``, ``hi``, ``margin`` (m,)
+    shrunk bounds [m or rad] of the row constraints in order (as
+    ``Residuals.row_lower``), ``pose`` (65,): the pose target's frame index,
+    ``T_target_world`` (16), ``R6`` (36), sqrt weights (6), inverse tolerances (6), empty
+    without a target; ``phys``: what each constraint's own ``measure`` needs beyond
+    ``params`` (:func:`measure_bounds`), for :mod:`kernel_check`.  Those are views of
+    ``values``, made when Python first reads one (the kernels take the packed arrays).
+    """
+
+    __slots__ = ("layout", "values", "_views")
+
+    def __init__(self, layout: Layout, values: np.ndarray):
+        """Keep ``layout`` and ``values`` (see the class docstring)."""
+        self.layout, self.values, self._views = layout, values, None
+
+    tree, fparent, fplace, ctype, cfa, cfb, coff, poff, frames, fids, n_excess = map(
+        _field, ("tree", "fparent", "fplace", "ctype", "cfa", "cfb", "coff", "poff",
+                 "frames", "fids", "n_excess"))
 
     @property
     def n_rows(self) -> int:
         """Number of row-constraint rows ``m``."""
-        return int(self.lo.shape[0])
+        return self.layout.n_rows
+
+    @property
+    def x_margin(self) -> float:
+        """The orientation bounds' margin [rad]."""
+        return float(self.values[0])
+
+    def _view(self, i: int) -> np.ndarray:
+        views = self._views
+        if views is None:
+            m, v = self.layout.n_rows, 1 + int(self.layout.coff[-1])
+            e = v + 3 * m + self.layout.n_pose
+            values = self.values
+            views = self._views = (values[1:v], values[v:v + m], values[v + m:v + 2 * m],
+                                   values[v + 2 * m:v + 3 * m], values[v + 3 * m:e],
+                                   values[e:])
+        return views[i]
+
+    params, lo, hi, margin, pose, phys = (
+        property(lambda self, i=i: self._view(i), doc=f"``values``' {name} (a view).")
+        for i, name in enumerate(("params", "lo", "hi", "margin", "pose", "phys")))
 
 
 def lm():
@@ -210,16 +271,20 @@ def _frame_arrays(model: pin.Model, fids) -> Tuple[np.ndarray, np.ndarray]:
             np.array([f.placement.homogeneous for f in frames]).reshape(len(fids), 4, 4))
 
 
-#: Per group: {shape key: (fparent, fplace, ctype, cfa, cfb, coff, frames)}, the fields
-#: of :class:`Compiled` that depend on the problem's shape alone, shared by the problems
-#: of that shape (read-only to the kernels).  A node meets few shapes (the same frames
-#: and constraint types in each request); building them costs ~6 array constructions.
+#: Per group: {shape key: Layout}, the arrays that depend on the problem's shape alone,
+#: shared by the problems of that shape (read-only to the kernels).  A node meets few
+#: shapes (the same frames and constraint types in each request); building them costs
+#: ~8 array constructions.
 _LAYOUTS: PerObject = PerObject()
 _MAX_LAYOUTS = 256
 
 
-def _layout(group, key: tuple, encoded: list, extra_fids) -> tuple:
-    """Return the shape's arrays of ``encoded`` ``(type, fid_a, fid_b, params)`` (cached)."""
+def _layout(group, key: tuple, encoded: list, extra_fids) -> Layout:
+    """Return the shape's :class:`Layout` of ``encoded`` ``(type, fid_a, fid_b, params)``.
+
+    ``key``: ``(constraints, extra_fids, pose parameters, rows)``, see
+    :func:`compile_problem` (cached by it).
+    """
     cache = _LAYOUTS.get(group)
     if cache is None:
         cache = _LAYOUTS[group] = {}
@@ -239,11 +304,13 @@ def _layout(group, key: tuple, encoded: list, extra_fids) -> tuple:
         poff = [0]
         for k in key[0]:
             poff.append(poff[-1] + k[4])
-        layout = (fparent, fplace, np.array([e[0] for e in encoded], dtype=np.int64),
-                  np.array([index[e[1]] for e in encoded], dtype=np.int64),
-                  np.array([index[e[2]] for e in encoded], dtype=np.int64),
-                  np.array(coff, dtype=np.int64), index, np.array(poff, dtype=np.int64),
-                  list(index), tree)
+        layout = packed(tree, fparent, fplace,
+                        np.array([e[0] for e in encoded], dtype=np.int64),
+                        np.array([index[e[1]] for e in encoded], dtype=np.int64),
+                        np.array([index[e[2]] for e in encoded], dtype=np.int64),
+                        np.array(coff, dtype=np.int64), np.array(poff, dtype=np.int64),
+                        index, list(index), key[3],
+                        sum(1 for e in encoded if e[0] == 1), key[2])  # 1: orientation
         if len(cache) >= _MAX_LAYOUTS:
             cache.clear()
         cache[key] = layout
@@ -350,12 +417,11 @@ def compile_problem(problem: Problem, tolerance: ConstraintTolerance) -> Optiona
         return None
     if tree_of(problem.group) is None:
         return None
-    encoded, bounds, n_excess, phys, n_phys = [], ([], [], []), 0, [], []
+    encoded, bounds, phys, n_phys = [], ([], [], []), [], []
     for c in problem.constraints:
         kind = type(c)
         if kind is C.OrientationConstraint:
             encoded.append(_orientation(c, tolerance))
-            n_excess += 1
         elif kind in _ENCODERS:
             encoded.append(_ENCODERS[kind](c))
             _row_bounds(c, tolerance, bounds)
@@ -368,25 +434,18 @@ def compile_problem(problem: Problem, tolerance: ConstraintTolerance) -> Optiona
     extra = ([pose.frame_id] if pose is not None else []) + [
         fid for cost in problem.costs for fid in cost_frames(cost)]  # polishing's frames
     key = (tuple((e[0], e[1], e[2], len(e[3]), k) for e, k in zip(encoded, n_phys)),
-           tuple(extra))
-    fparent, fplace, ctype, cfa, cfb, coff, index, poff, fids, tree = _layout(
-        problem.group, key, encoded, extra)
-    floats: list = []
+           tuple(extra), 0 if pose is None else 65, len(bounds[0]))
+    layout = _layout(problem.group, key, encoded, extra)
+    floats = [0.25 * tolerance.rad]
     for e in encoded:
         floats += e[3]
-    ends = [len(floats)]
     for b in bounds:
         floats += b
-        ends.append(len(floats))
     if pose is not None:
-        floats += _floats(float(index[pose.frame_id]), pose.T_target_world.homogeneous,
-                          pose.R6, pose.sqrt_w, pose.inv_tol)
-    e = len(floats)
-    values = np.array(floats + phys, dtype=float)
-    a, b, c, d = ends
-    return Compiled(tree, fparent, fplace, ctype, cfa, cfb, coff, values[:a], values[a:b],
-                    values[b:c], values[c:d], n_excess, 0.25 * tolerance.rad, values[d:e],
-                    index, values[e:], poff, fids)
+        floats += _floats(float(layout.frames[pose.frame_id]),
+                          pose.T_target_world.homogeneous, pose.R6, pose.sqrt_w,
+                          pose.inv_tol)
+    return Compiled(layout, np.array(floats + phys, dtype=float))
 
 
 def measure_bounds(c) -> list:
@@ -465,12 +524,9 @@ def attempt(compiled: Compiled, q0: np.ndarray, lower: np.ndarray, upper: np.nda
     ``lower``/``upper``: the search limits (+-inf where a joint wraps), writable arrays.
     """
     q = np.array(q0, dtype=float)  # a fresh C-contiguous copy: the attempt writes it
-    t = compiled.tree
-    it, done, E = _LM.attempt(
-        t.parents, t.placements, t.kinds, t.axes, t.columns, compiled.fparent,
-        compiled.fplace, compiled.ctype, compiled.cfa, compiled.cfb, compiled.coff,
-        compiled.params, compiled.pose, compiled.n_rows, compiled.n_excess, q, lower, upper,
-        compiled.lo, compiled.hi, compiled.margin, compiled.x_margin, settings.damping_scale,
+    layout = compiled.layout
+    it, done, E = _LM.attempt_packed(
+        layout.ints, layout.consts, compiled.values, q, lower, upper, settings.damping_scale,
         settings.bias, settings.stall_ratio, int(max_iterations), settings.active_set)
     return q, int(it), bool(done), float(E)
 
@@ -513,10 +569,10 @@ def tiny_problem() -> Compiled:
     """Return a two-joint problem with a position and an orientation bound (warm-ups)."""
     tree = Tree(np.array([-1, 0]), np.repeat(np.eye(4)[None], 2, axis=0),
                 np.array([1, 2]), np.array([[0.0, 0, 1], [1, 0, 0]]), np.array([0, 1]))
-    return Compiled(tree, np.array([1]), np.eye(4)[None], np.array([0, 1]),
-                    np.array([0, 0]), np.array([0, 0]), np.array([0, 19, 38]),
-                    np.concatenate((np.eye(4).ravel(), np.zeros(3), np.eye(3).ravel(),
-                                    np.eye(3).ravel(), [0.1])),
-                    np.full(3, -1.0), np.full(3, 1.0), np.full(3, 1e-5), 1, 1e-5,
-                    np.concatenate(([0.0], np.eye(4).ravel(), np.eye(6).ravel(),
-                                    np.ones(12))))
+    layout = packed(tree, np.array([1]), np.eye(4)[None], np.array([0, 1]), np.array([0, 0]),
+                    np.array([0, 0]), np.array([0, 19, 38]), np.array([0, 6, 7]), {0: 0},
+                    [0], 3, 1, 65)
+    return Compiled(layout, np.concatenate((
+        [1e-5], np.eye(4).ravel(), np.zeros(3), np.eye(3).ravel(), np.eye(3).ravel(), [0.1],
+        np.full(3, -1.0), np.full(3, 1.0), np.full(3, 1e-5), [0.0], np.eye(4).ravel(),
+        np.eye(6).ravel(), np.ones(12), [-1.0, -1, -1, 1, 1, 1, 0.1])))

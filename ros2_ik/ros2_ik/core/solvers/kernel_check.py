@@ -37,9 +37,8 @@ def warm_up() -> bool:
         return False
     if _M is None:
         c = constraint_kernel.tiny_problem()  # a position and an orientation bound
-        _jit().measure(c.ctype, c.cfa, c.cfb, c.coff, c.params, np.array([0, 6, 7]),
-                       np.array([-1.0, -1, -1, 1, 1, 1, 0.1]), np.eye(4)[None], np.empty(2),
-                       1e-4, 1e-4)
+        _jit().measure_packed(c.layout.ints, c.layout.consts, c.values, np.eye(4)[None],
+                              np.empty(2), 1e-4, 1e-4)
     return True
 
 
@@ -56,14 +55,15 @@ class KernelCheck:
         """
         _jit()
         self.compiled, self.group, self.data, self.tol = compiled, group, data, tolerance
-        self.amounts = np.empty(compiled.ctype.shape[0])
-        self._W = np.empty((len(compiled.fids), 4, 4))  # the frames' world placements
+        layout = compiled.layout
+        self.amounts = np.empty(len(layout.ctype))
+        self._W = np.empty((len(layout.fids), 4, 4))  # the frames' world placements
 
     @classmethod
     def of(cls, state, data: pin.Data) -> Optional["KernelCheck"]:
         """Return the check of a :class:`constraint_kernel.KernelState` without a pose target."""
         if not isinstance(state, constraint_kernel.KernelState) or \
-                state.problem.pose is not None or state.compiled.phys is None:
+                state.problem.pose is not None:
             return None
         return cls(state.compiled, state.problem.group, state.tolerance, data)
 
@@ -74,10 +74,11 @@ class KernelCheck:
         """
         data, c, model, W = self.data, self.compiled, self.group.robot.model, self._W
         pin.forwardKinematics(model, data, self.group.to_full_q(q))  # then only our frames
-        for i, f in enumerate(c.fids):
+        for i, f in enumerate(c.layout.fids):
             W[i] = pin.updateFramePlacement(model, data, f).homogeneous
-        return bool(_M.measure(c.ctype, c.cfa, c.cfb, c.coff, c.params, c.poff, c.phys, W,
-                               self.amounts, self.tol.m, self.tol.rad))
+        layout = c.layout
+        return bool(_M.measure_packed(layout.ints, layout.consts, c.values, W, self.amounts,
+                                      self.tol.m, self.tol.rad))
 
     def measure(self, q: np.ndarray) -> np.ndarray:
         """Each constraint's violation [m or rad] at group vector ``q`` (a reused array)."""
