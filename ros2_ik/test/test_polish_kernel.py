@@ -136,7 +136,8 @@ def test_verdict_does_not_read_the_output_buffers_before_writing_them():
             ok, _ = polish_kernel._JIT.model(
                 t.parents, t.placements, t.kinds, t.axes, t.columns, c.fparent, c.fplace,
                 c.ctype, c.cfa, c.cfb, c.coff, c.params, compiled._cube, c.lo, c.hi,
-                c.margin, c.x_margin, c.pose, compiled._pose_rows, *compiled._costs,
+                c.margin, c.x_margin, c.pose, compiled._pose_rows,
+                *polish_kernel._unpacked(compiled._costs),
                 np.array(q_star, dtype=float), polish.FEASIBLE_SLACK, g, J, lo, hi, gm,
                 np.empty(n), np.empty((n, n)))
             verdicts.add(ok)

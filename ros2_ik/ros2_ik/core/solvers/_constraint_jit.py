@@ -25,16 +25,15 @@ HEADER = 8
 
 
 @_jit
-def unpack(ints, consts, values):  # pragma: no cover - compiled
-    """Return the views of a packed problem (``constraint_kernel.Layout``, its values).
+def layout_views(ints, consts):  # pragma: no cover - compiled
+    """Return the views of a packed layout (``constraint_kernel.Layout``).
 
     ``ints``: :data:`HEADER` then parents, kinds, columns (k each), fparent (f), ctype,
     cfa, cfb (c each), coff, poff (c + 1 each); ``consts``: placements (k, 4, 4), axes
-    (k, 3), fplace (f, 4, 4); ``values``: x_margin, params, lo, hi, margin (m each), pose,
-    phys.  Returns ``(parents, placements, kinds, axes, columns, fparent, fplace, ctype,
-    cfa, cfb, coff, poff, params, lo, hi, margin, pose, phys, x_margin)``.
+    (k, 3), fplace (f, 4, 4).  Returns ``(parents, placements, kinds, axes, columns,
+    fparent, fplace, ctype, cfa, cfb, coff, poff)``.
     """
-    k, f, c, m, npar, npose = ints[0], ints[1], ints[2], ints[3], ints[5], ints[6]
+    k, f, c = ints[0], ints[1], ints[2]
     o = HEADER
     parents, kinds, columns = ints[o:o + k], ints[o + k:o + 2 * k], ints[o + 2 * k:o + 3 * k]
     o += 3 * k
@@ -42,17 +41,24 @@ def unpack(ints, consts, values):  # pragma: no cover - compiled
     o += f
     ctype, cfa, cfb = ints[o:o + c], ints[o + c:o + 2 * c], ints[o + 2 * c:o + 3 * c]
     o += 3 * c
-    coff, poff = ints[o:o + c + 1], ints[o + c + 1:o + 2 * c + 2]
-    placements = consts[:16 * k].reshape((k, 4, 4))
-    axes = consts[16 * k:19 * k].reshape((k, 3))
-    fplace = consts[19 * k:19 * k + 16 * f].reshape((f, 4, 4))
+    return (parents, consts[:16 * k].reshape((k, 4, 4)), kinds,
+            consts[16 * k:19 * k].reshape((k, 3)), columns, fparent,
+            consts[19 * k:19 * k + 16 * f].reshape((f, 4, 4)), ctype, cfa, cfb,
+            ints[o:o + c + 1], ints[o + c + 1:o + 2 * c + 2])
+
+
+@_jit
+def value_views(ints, values):  # pragma: no cover - compiled
+    """Return the views of a problem's packed floats (``constraint_kernel.Compiled``).
+
+    ``values``: x_margin, params, lo, hi, margin (m each), pose, phys.  Returns
+    ``(params, lo, hi, margin, pose, phys, x_margin)``.
+    """
+    m, npar, npose = ints[3], ints[5], ints[6]
     v = 1 + npar
-    params, lo, hi, margin = values[1:v], values[v:v + m], values[v + m:v + 2 * m], \
-        values[v + 2 * m:v + 3 * m]
-    v += 3 * m
-    return (parents, placements, kinds, axes, columns, fparent, fplace, ctype, cfa, cfb,
-            coff, poff, params, lo, hi, margin, values[v:v + npose], values[v + npose:],
-            values[0])
+    e = v + 3 * m
+    return (values[1:v], values[v:v + m], values[v + m:v + 2 * m], values[v + 2 * m:e],
+            values[e:e + npose], values[e + npose:], values[0])
 
 
 @_jit

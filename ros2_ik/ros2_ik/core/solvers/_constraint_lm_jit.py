@@ -13,7 +13,8 @@ import math
 import numpy as np
 
 from ros2_ik.core.solvers._chain_jit import _compose, _jit, _log3
-from ros2_ik.core.solvers._constraint_jit import kinematics, rows, scratch, unpack
+from ros2_ik.core.solvers._constraint_jit import (kinematics, layout_views, rows, scratch,
+                                                  value_views)
 from ros2_ik.core.solvers.active_set import PREDICTIONS
 from ros2_ik.core.solvers.residuals import DONE_FRACTION
 
@@ -174,16 +175,16 @@ def attempt(parents, placements, kinds, axes, columns, fparent, fplace, ctype, c
 @_jit
 def attempt_packed(ints, consts, values, q, lower, upper, scale, bias, stall, last,
                    active_set):  # pragma: no cover - compiled
-    """:func:`attempt` on a packed problem (:func:`_constraint_jit.unpack`).
+    """:func:`attempt` on a packed problem (:func:`_constraint_jit.layout_views`).
 
     Six arrays instead of twenty: each array argument costs the call ~0.3 us to unbox,
     ~1 us with cold caches.
     """
-    u = unpack(ints, consts, values)
+    t, v = layout_views(ints, consts), value_views(ints, values)
     arrays = work(q.shape[0], ints[0], ints[1], ints[3], (6 if ints[6] else 0) + 3 * ints[4])
-    return attempt_in(arrays, u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9],
-                      u[10], u[12], u[16], q, lower, upper, u[13], u[14], u[15], u[18],
-                      scale, bias, stall, last, active_set)
+    return attempt_in(arrays, t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7], t[8], t[9],
+                      t[10], v[0], v[4], q, lower, upper, v[1], v[2], v[3], v[6], scale, bias,
+                      stall, last, active_set)
 
 
 @_jit

@@ -11,7 +11,8 @@ import numpy as np
 
 from ros2_ik.core.solvers._chain_jit import _jit
 from ros2_ik.core.solvers._constraint_jit import (ANGLE, GAZE, ORIENTATION, POINT_TO_LINE,
-                                                  POINT_TO_POINT, POLYHEDRON, POSITION, unpack)
+                                                  POINT_TO_POINT, POLYHEDRON, POSITION,
+                                                  layout_views, value_views)
 
 #: Unit of each constraint type's violation: 0 metres, 1 radians (index = type code).
 RADIANS = np.array([0, 1, 1, 1, 0, 0, 0], dtype=np.int64)
@@ -215,6 +216,6 @@ def measure(ctype, cfa, cfb, coff, params, poff, phys, W, out, tol_m,
 
 @_jit
 def measure_packed(ints, consts, values, W, out, tol_m, tol_rad):  # pragma: no cover
-    """:func:`measure` on a packed problem (:func:`_constraint_jit.unpack`)."""
-    u = unpack(ints, consts, values)
-    return measure(u[7], u[8], u[9], u[10], u[12], u[11], u[17], W, out, tol_m, tol_rad)
+    """:func:`measure` on a packed problem (:func:`_constraint_jit.layout_views`)."""
+    t, v = layout_views(ints, consts), value_views(ints, values)
+    return measure(t[7], t[8], t[9], t[10], v[0], t[11], v[5], W, out, tol_m, tol_rad)

@@ -15,7 +15,7 @@ from ros2_ik.core.solvers._constraint_lm_jit import _pose_rows
 from ros2_ik.core.solvers._constraint_jit import (ANGLE, GAZE, ORIENTATION, POLYHEDRON,
                                                   POSITION, _angle, _mul3p, _point_row,
                                                   _polyhedron, jlog3, kinematics,
-                                                  point_in_frame)
+                                                  layout_views, point_in_frame)
 
 #: Cost type codes (``polish_kernel``'s encoders).
 POSTURE, POSITION_COST, ORIENTATION_COST, ANGLE_COST = range(4)
@@ -367,3 +367,23 @@ def cost_at(parents, placements, kinds, axes, columns, fparent, fplace, ktype, k
                N, Rm, waxes)
     return costs(ktype, kfa, kfb, koff, kparams, oMf, Jf, q, np.empty(n), np.empty((n, n)),
                  S33, S44, Sn)
+
+
+@_jit
+def unpack_costs(kints):  # pragma: no cover - compiled
+    """Return the views ``(ktype, kfa, kfb, koff)`` of packed costs.
+
+    ``kints``: their count ``c``, then ``c`` types, ``c`` frames A, ``c`` frames B, ``c + 1``
+    offsets into the parameters.
+    """
+    c = kints[0]
+    return kints[1:1 + c], kints[1 + c:1 + 2 * c], kints[1 + 2 * c:1 + 3 * c], \
+        kints[1 + 3 * c:2 + 4 * c]
+
+
+@_jit
+def cost_at_packed(ints, consts, kints, kparams, q):  # pragma: no cover - compiled
+    """:func:`cost_at` on a packed layout and packed costs (:func:`unpack_costs`)."""
+    t, k = layout_views(ints, consts), unpack_costs(kints)
+    return cost_at(t[0], t[1], t[2], t[3], t[4], t[5], t[6], k[0], k[1], k[2], k[3], kparams,
+                   q)

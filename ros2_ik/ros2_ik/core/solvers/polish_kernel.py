@@ -63,15 +63,13 @@ def warm_up() -> bool:
     """Compile or load the model now (once per process); False when numba is absent."""
     global _WARM
     if not _WARM and loop() is not None:
-        costs = (np.array([0, 1]), np.zeros(2, dtype=np.int64), np.zeros(2, dtype=np.int64),
-                 np.array([0, 8, 23]), np.concatenate((np.zeros(8), np.zeros(6),
-                                                       np.eye(3).ravel())))
+        costs = _packed_costs([0, 1], [0, 0], [0, 0],  # a posture and a position cost
+                              [[0.0] * 8, [0.0] * 6 + np.eye(3).ravel().tolist()])
         cube, pose_rows = np.zeros(2, dtype=np.bool_), np.arange(6, dtype=np.intp)
         tiny = constraint_kernel.tiny_problem()
-        _call(tiny, cube, pose_rows, costs, np.zeros(2), 13)  # 3 + 4 rows, 6 pose rows
-        t = tiny.tree
-        _JIT.cost_at(t.parents, t.placements, t.kinds, t.axes, t.columns, tiny.fparent,
-                     tiny.fplace, *costs, np.zeros(2))
+        _call(tiny, cube, pose_rows, _unpacked(costs), np.zeros(2), 13)  # 3 + 4 rows, 6 pose
+        layout = tiny.layout
+        _JIT.cost_at_packed(layout.ints, layout.consts, *costs, np.zeros(2))
         limits = (np.full(2, -1.0), np.full(2, 1.0))
         _polish(tiny, cube, pose_rows, costs, 0.0, limits, np.zeros(2), 13, 0.0,
                 constraint_kernel.Settings(0.01, 1e-6, 0.995, True), 3)
@@ -98,15 +96,38 @@ def _call(c: constraint_kernel.Compiled, cube: np.ndarray, pose_rows: np.ndarray
 def _polish(c: constraint_kernel.Compiled, cube: np.ndarray, pose_rows: np.ndarray,
             costs: tuple, constant: float, limits: tuple, q: np.ndarray, k: int,
             deadline: float, settings: constraint_kernel.Settings, iterations: int) -> int:
-    """Run :func:`_polish_loop_jit.polish` on ``q`` (in place); returns the steps."""
-    t = c.tree
-    return _LOOP.polish(
-        (t.parents, t.placements, t.kinds, t.axes, t.columns),
-        (c.fparent, c.fplace, c.ctype, c.cfa, c.cfb, c.coff, c.params, c.pose),
-        (c.lo, c.hi, c.margin, c.x_margin, c.n_rows, c.n_excess), (cube, pose_rows, *costs),
+    """Run :func:`_polish_loop_jit.polish` on ``q`` (in place); returns the steps.
+
+    ``costs``: packed, ``(kints, kparams)`` (:func:`_packed_costs`).
+    """
+    layout = c.layout
+    return _LOOP.polish_packed(
+        layout.ints, layout.consts, c.values, cube, pose_rows, costs[0], costs[1],
         (settings.damping_scale, settings.bias, settings.stall_ratio, iterations,
-         settings.active_set), limits, q, k, _CONSTANTS + (constant,), deadline,
+         settings.active_set), limits[0], limits[1], q, k, _CONSTANTS + (constant,), deadline,
         _DAQP_SETTINGS)
+
+
+def _packed_costs(types: list, fa: list, fb: list, params: list) -> tuple:
+    """Return the costs packed, ``(kints, kparams)``.
+
+    ``kints``: their integers as :func:`_polish_jit.unpack_costs` reads them; ``kparams``:
+    their parameters (``params``: one list per cost) in one array.
+    """
+    off, flat = [0], []
+    for p in params:
+        flat += p
+        off.append(len(flat))
+    return (np.array([len(types)] + types + fa + fb + off, dtype=np.int64),
+            np.array(flat, dtype=float))
+
+
+def _unpacked(costs: tuple) -> tuple:
+    """Return ``(ktype, kfa, kfb, koff, kparams)`` of packed ``costs`` (views)."""
+    kints, kparams = costs
+    c = int(kints[0])
+    return (kints[1:1 + c], kints[1 + c:1 + 2 * c], kints[1 + 2 * c:1 + 3 * c],
+            kints[1 + 3 * c:2 + 4 * c], kparams)
 
 
 def model_for(state: constraint_kernel.KernelState):
@@ -228,13 +249,8 @@ class CompiledModel:
                 return None
             params.append(p)
         rows = [_rows_of(c) for c in problem.constraints]
-        off = [0]
-        for p in params:
-            off.append(off[-1] + len(p))
-        costs = (np.array(types, dtype=np.int64), np.array(fa, dtype=np.int64),
-                 np.array(fb, dtype=np.int64), np.array(off, dtype=np.int64),
-                 np.array([v for p in params for v in p], dtype=float))
-        return cls(state, costs, np.array([r[1] for r in rows], dtype=np.bool_), constant,
+        return cls(state, _packed_costs(types, fa, fb, params),
+                   np.array([r[1] for r in rows], dtype=np.bool_), constant,
                    sum(r[0] for r in rows))
 
     def evaluate(self, q: np.ndarray, restored: bool = False):
@@ -249,10 +265,9 @@ class CompiledModel:
 
     def cost(self, q: np.ndarray) -> float:
         """Sum of the costs at group vector ``q`` (:func:`_polish_jit.cost_at`)."""
-        c, t = self._compiled, self._compiled.tree
-        return _JIT.cost_at(t.parents, t.placements, t.kinds, t.axes, t.columns, c.fparent,
-                            c.fplace, *self._costs, np.array(q, dtype=float)) \
-            + self._constant
+        layout, (kints, kparams) = self._compiled.layout, self._costs
+        return _JIT.cost_at_packed(layout.ints, layout.consts, kints, kparams,
+                                   np.array(q, dtype=float)) + self._constant
 
     def polish(self, q: np.ndarray, budget: Budget, settings: constraint_kernel.Settings,
                iterations: int) -> Tuple[np.ndarray, int]:
@@ -273,6 +288,7 @@ class CompiledModel:
 
     def _run(self, q: np.ndarray):
         ok, cost, g, J, lo, hi, grad, H = _call(self._compiled, self._cube, self._pose_rows,
-                                                self._costs, np.array(q, dtype=float), self._k)
+                                                _unpacked(self._costs),
+                                                np.array(q, dtype=float), self._k)
         return ok, cost + self._constant, polish.State(J, g, lo, hi, self._pose_rows.shape[0],
                                                        grad, H)
