@@ -143,21 +143,23 @@ def box_bounds(lower, upper, lower_arg: str, upper_arg: str):
 
 
 def box_and_point(lower, upper, point, lower_arg: str, upper_arg: str, point_arg: str):
-    """:func:`box_bounds` of ``lower``, ``upper`` and :func:`vector3` of ``point``.
+    """:func:`box_bounds` of ``lower``, ``upper`` (as lists) and :func:`vector3` of ``point``.
 
     The usual case (three 3-vectors, the box ordered, free axes allowed) in one array
     construction; anything else through the two checks, whose errors name the argument.
+    The bounds are lists of floats, what ``BoundedConstraint`` keeps (its arrays are made
+    when read: a compiled solver reads the lists).
     """
     rows = _stacked((lower, upper, point), (3, 3))
     if rows is not None:
-        (l0, l1, l2), (u0, u1, u2), (p0, p1, p2) = rows.tolist()
+        lower_list, upper_list, (p0, p1, p2) = rows.tolist()
         if math.isfinite(p0 + p1 + p2) and all(
                 lo <= hi and lo < math.inf and hi > -math.inf  # False with a NaN
-                for lo, hi in ((l0, u0), (l1, u1), (l2, u2))):
+                for lo, hi in zip(lower_list, upper_list)):
             rows.setflags(write=False)  # its rows are read-only views
-            return rows[0], rows[1], rows[2]
+            return lower_list, upper_list, rows[2]
     lo, hi = box_bounds(lower, upper, lower_arg, upper_arg)
-    return lo, hi, vector3(point, point_arg)
+    return lo.tolist(), hi.tolist(), vector3(point, point_arg)
 
 
 def rotation(value, arg: str) -> np.ndarray:
