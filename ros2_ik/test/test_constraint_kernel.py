@@ -94,6 +94,10 @@ def test_rows_and_jacobians_equal_the_python_constraints(name, group):
         res = Residuals(problem, exact=False, tolerance=TOL)
         np.testing.assert_array_equal(compiled.lo, res.row_lower)
         np.testing.assert_array_equal(compiled.hi, res.row_upper)
+        lo, hi, margin = ck.lm().shrunk(compiled.layout.ints, compiled.values)  # the kernels'
+        np.testing.assert_array_equal(lo, res.row_lower)
+        np.testing.assert_array_equal(hi, res.row_upper)
+        np.testing.assert_array_equal(margin, compiled.margin)
         for _ in range(3):
             q = group.random_configuration(rng)
             expected = _rows(res, q)

@@ -29,7 +29,8 @@ def layout_views(ints, consts):  # pragma: no cover - compiled
     """Return the views of a packed layout (``constraint_kernel.Layout``).
 
     ``ints``: :data:`HEADER` then parents, kinds, columns (k each), fparent (f), ctype,
-    cfa, cfb (c each), coff, poff (c + 1 each); ``consts``: placements (k, 4, 4), axes
+    cfa, cfb (c each), coff, poff (c + 1 each), each row's unit (m: 1 for [rad], 0 for
+    [m]); ``consts``: placements (k, 4, 4), axes
     (k, 3), fplace (f, 4, 4).  Returns ``(parents, placements, kinds, axes, columns,
     fparent, fplace, ctype, cfa, cfb, coff, poff)``.
     """
@@ -51,14 +52,32 @@ def layout_views(ints, consts):  # pragma: no cover - compiled
 def value_views(ints, values):  # pragma: no cover - compiled
     """Return the views of a problem's packed floats (``constraint_kernel.Compiled``).
 
-    ``values``: x_margin, params, lo, hi, margin (m each), pose, phys.  Returns
-    ``(params, lo, hi, margin, pose, phys, x_margin)``.
+    ``values``: the orientation bounds' margin [rad], the rows' margin in metres [m],
+    params, the row constraints' physical lower and upper bounds (m each), pose, phys.
+    Returns ``(params, lower, upper, pose, phys, margin_rad, margin_m)``.
     """
     m, npar, npose = ints[3], ints[5], ints[6]
-    v = 1 + npar
-    e = v + 3 * m
-    return (values[1:v], values[v:v + m], values[v + m:v + 2 * m], values[v + 2 * m:e],
-            values[e:e + npose], values[e + npose:], values[0])
+    v = 2 + npar
+    e = v + 2 * m
+    return (values[2:v], values[v:v + m], values[v + m:e], values[e:e + npose],
+            values[e + npose:], values[0], values[1])
+
+
+@_jit
+def shrunk(ints, values):  # pragma: no cover - compiled
+    """Return the row constraints' shrunk bounds and margins ``(lo, hi, margin)`` (m,) each.
+
+    Each row's bounds moved inward by its margin, the packed margin of its unit (the
+    layout's unit flags, after ``poff``: 1 for [rad]), as ``Residuals.row_lower``.
+    """
+    m = ints[3]
+    units = ints[ints.shape[0] - m:]
+    _, lower, upper, _, _, margin_rad, margin_m = value_views(ints, values)
+    lo, hi, margin = np.empty(m), np.empty(m), np.empty(m)
+    for i in range(m):
+        g = margin_rad if units[i] else margin_m
+        lo[i], hi[i], margin[i] = lower[i] + g, upper[i] - g, g
+    return lo, hi, margin
 
 
 @_jit

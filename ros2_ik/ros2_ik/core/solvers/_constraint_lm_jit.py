@@ -14,7 +14,7 @@ import numpy as np
 
 from ros2_ik.core.solvers._chain_jit import _compose, _jit, _log3
 from ros2_ik.core.solvers._constraint_jit import (kinematics, layout_views, rows, scratch,
-                                                  value_views)
+                                                  shrunk, value_views)
 from ros2_ik.core.solvers.active_set import PREDICTIONS
 from ros2_ik.core.solvers.residuals import DONE_FRACTION
 
@@ -181,9 +181,10 @@ def attempt_packed(ints, consts, values, q, lower, upper, scale, bias, stall, la
     ~1 us with cold caches.
     """
     t, v = layout_views(ints, consts), value_views(ints, values)
+    lo, hi, margin = shrunk(ints, values)
     arrays = work(q.shape[0], ints[0], ints[1], ints[3], (6 if ints[6] else 0) + 3 * ints[4])
     return attempt_in(arrays, t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7], t[8], t[9],
-                      t[10], v[0], v[4], q, lower, upper, v[1], v[2], v[3], v[6], scale, bias,
+                      t[10], v[0], v[3], q, lower, upper, lo, hi, margin, v[5], scale, bias,
                       stall, last, active_set)
 
 

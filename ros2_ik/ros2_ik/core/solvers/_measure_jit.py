@@ -218,4 +218,4 @@ def measure(ctype, cfa, cfb, coff, params, poff, phys, W, out, tol_m,
 def measure_packed(ints, consts, values, W, out, tol_m, tol_rad):  # pragma: no cover
     """:func:`measure` on a packed problem (:func:`_constraint_jit.layout_views`)."""
     t, v = layout_views(ints, consts), value_views(ints, values)
-    return measure(t[7], t[8], t[9], t[10], v[0], t[11], v[5], W, out, tol_m, tol_rad)
+    return measure(t[7], t[8], t[9], t[10], v[0], t[11], v[4], W, out, tol_m, tol_rad)

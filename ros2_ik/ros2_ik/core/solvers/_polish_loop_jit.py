@@ -16,7 +16,7 @@ import numpy as np
 from numba import types
 
 from ros2_ik.core.solvers._chain_jit import _jit
-from ros2_ik.core.solvers._constraint_jit import layout_views, value_views
+from ros2_ik.core.solvers._constraint_jit import layout_views, shrunk, value_views
 from ros2_ik.core.solvers._constraint_lm_jit import attempt_in, work
 from ros2_ik.core.solvers._polish_jit import model_in, unpack_costs
 from ros2_ik.core.solvers._polish_jit import work as model_work
@@ -209,7 +209,8 @@ def polish_packed(ints, consts, values, cube, pose_rows, kints, kparams, restore
     Eleven arrays instead of twenty-seven: each costs the call ~1 us with cold caches.
     """
     t, v, c = layout_views(ints, consts), value_views(ints, values), unpack_costs(kints)
-    return polish(t[:5], (t[5], t[6], t[7], t[8], t[9], t[10], v[0], v[4]),
-                  (v[1], v[2], v[3], v[6], ints[3], ints[4]),
+    lo, hi, margin = shrunk(ints, values)
+    return polish(t[:5], (t[5], t[6], t[7], t[8], t[9], t[10], v[0], v[3]),
+                  (lo, hi, margin, v[5], ints[3], ints[4]),
                   (cube, pose_rows, c[0], c[1], c[2], c[3], kparams), restore,
                   (lower, upper), q, k, constants, deadline, settings)

@@ -19,7 +19,6 @@ still verified outside, on the full pinocchio model, by the driver.
 """
 from __future__ import annotations
 
-from operator import add, sub
 from pathlib import Path
 from typing import NamedTuple, Optional, Tuple
 
@@ -68,8 +67,9 @@ class Layout(NamedTuple):
     Constraints: ``ctype``, ``cfa``, ``cfb`` (frame indices), ``coff`` (c + 1,) offsets
     into ``Compiled.params``, ``poff`` (c + 1,) into ``Compiled.phys``.  ``frames``: the
     kernel frame index of each model frame id named (the costs' frames too, for
-    polishing); ``fids``: the model frame ids in kernel order.  ``n_rows`` row-constraint
-    rows, ``n_excess`` orientation bounds, ``n_pose`` pose parameters (65 or 0).
+    polishing); ``fids``: the model frame ids in kernel order.  ``radians`` (m,): which
+    row-constraint rows are in [rad] (the others in [m]), ``n_excess`` orientation bounds,
+    ``n_pose`` pose parameters (65 or 0).
     ``ints``, ``consts``: all of it packed for the kernels (:func:`_constraint_jit.unpack`).
     Only read, by the kernels as by Python.
     """
@@ -84,7 +84,7 @@ class Layout(NamedTuple):
     poff: np.ndarray
     frames: dict
     fids: list
-    n_rows: int
+    radians: np.ndarray
     n_excess: int
     n_pose: int
     ints: np.ndarray
@@ -97,15 +97,20 @@ class Layout(NamedTuple):
 
 def packed(tree: Tree, fparent: np.ndarray, fplace: np.ndarray, ctype: np.ndarray,
            cfa: np.ndarray, cfb: np.ndarray, coff: np.ndarray, poff: np.ndarray,
-           frames: dict, fids: list, n_rows: int, n_excess: int, n_pose: int) -> Layout:
-    """Return the :class:`Layout` of these arrays, with their packed ``ints`` and ``consts``."""
-    header = [len(tree.parents), len(fparent), len(ctype), n_rows, n_excess, int(coff[-1]),
-              n_pose, int(poff[-1])]
+           frames: dict, fids: list, radians: np.ndarray, n_excess: int,
+           n_pose: int) -> Layout:
+    """Return the :class:`Layout` of these arrays, with their packed ``ints`` and ``consts``.
+
+    ``radians`` (m,): 1 where a row constraint's row is in [rad], 0 in [m].
+    """
+    header = [len(tree.parents), len(fparent), len(ctype), len(radians), n_excess,
+              int(coff[-1]), n_pose, int(poff[-1])]
     ints = np.concatenate((np.array(header, dtype=np.int64), tree.parents, tree.kinds,
-                           tree.columns, fparent, ctype, cfa, cfb, coff, poff)).astype(np.int64)
+                           tree.columns, fparent, ctype, cfa, cfb, coff, poff,
+                           radians)).astype(np.int64)
     consts = np.concatenate((tree.placements.ravel(), tree.axes.ravel(), fplace.ravel()))
-    return Layout(tree, fparent, fplace, ctype, cfa, cfb, coff, poff, frames, fids, n_rows,
-                  n_excess, n_pose, ints, consts.astype(float))
+    return Layout(tree, fparent, fplace, ctype, cfa, cfb, coff, poff, frames, fids,
+                  np.asarray(radians, dtype=bool), n_excess, n_pose, ints, consts.astype(float))
 
 
 def _field(name: str) -> property:
@@ -117,14 +122,15 @@ class Compiled:
     """One problem for the kernel: its shape's :class:`Layout` and its numbers.
 
     ``values``: every float of the problem in one array, as the kernels read it
-    (:func:`_constraint_jit.unpack`): ``x_margin`` [rad] (the orientation bounds'
-    margin), ``params`` (the constraints' parameters), ``lo``, ``hi``, ``margin`` (m,)
-    shrunk bounds [m or rad] of the row constraints in order (as
-    ``Residuals.row_lower``), ``pose`` (65,): the pose target's frame index,
-    ``T_target_world`` (16), ``R6`` (36), sqrt weights (6), inverse tolerances (6), empty
-    without a target; ``phys``: what each constraint's own ``measure`` needs beyond
-    ``params`` (:func:`measure_bounds`), for :mod:`kernel_check`.  Those are views of
-    ``values``, made when Python first reads one (the kernels take the packed arrays).
+    (:func:`_constraint_jit.value_views`): the margins in [rad] (``x_margin``, also the
+    orientation bounds') and in [m], ``params`` (the constraints' parameters), the row
+    constraints' physical bounds [m or rad] (m each), ``pose`` (65,): the pose target's
+    frame index, ``T_target_world`` (16), ``R6`` (36), sqrt weights (6), inverse
+    tolerances (6), empty without a target; ``phys``: what each constraint's own
+    ``measure`` needs beyond ``params`` (:func:`measure_bounds`), for :mod:`kernel_check`.
+    ``lo``, ``hi``, ``margin`` (m,): the rows' bounds shrunk by their unit's margin (as
+    ``Residuals.row_lower``; the kernels make them, :func:`_constraint_jit.shrunk`).
+    Those are made when Python first reads one (the kernels take the packed arrays).
     """
 
     __slots__ = ("layout", "values", "_views")
@@ -140,7 +146,7 @@ class Compiled:
     @property
     def n_rows(self) -> int:
         """Number of row-constraint rows ``m``."""
-        return self.layout.n_rows
+        return len(self.layout.radians)
 
     @property
     def x_margin(self) -> float:
@@ -150,12 +156,13 @@ class Compiled:
     def _view(self, i: int) -> np.ndarray:
         views = self._views
         if views is None:
-            m, v = self.layout.n_rows, 1 + int(self.layout.coff[-1])
-            e = v + 3 * m + self.layout.n_pose
-            values = self.values
-            views = self._views = (values[1:v], values[v:v + m], values[v + m:v + 2 * m],
-                                   values[v + 2 * m:v + 3 * m], values[v + 3 * m:e],
-                                   values[e:])
+            layout, values = self.layout, self.values
+            m, v = len(layout.radians), 2 + int(layout.coff[-1])
+            e = v + 2 * m + layout.n_pose
+            margin = np.where(layout.radians, values[0], values[1])  # as _constraint_jit.shrunk
+            views = self._views = (values[2:v], values[v:v + m] + margin,
+                                   values[v + m:v + 2 * m] - margin, margin,
+                                   values[v + 2 * m:e], values[e:])
         return views[i]
 
     params, lo, hi, margin, pose, phys = (
@@ -279,11 +286,13 @@ _LAYOUTS: PerObject = PerObject()
 _MAX_LAYOUTS = 256
 
 
-def _layout(group, key: tuple, encoded: list, extra_fids) -> Layout:
+def _layout(group, key: tuple, encoded: list, extra_fids, constraints) -> Layout:
     """Return the shape's :class:`Layout` of ``encoded`` ``(type, fid_a, fid_b, params)``.
 
     ``key``: ``(constraints, extra_fids, pose parameters, rows)``, see
-    :func:`compile_problem` (cached by it).
+    :func:`compile_problem` (cached by it); ``constraints``: the problem's, whose units
+    the row constraints' rows have (the same for every problem of the shape: the kernel
+    takes exact classes, each with its units).
     """
     cache = _LAYOUTS.get(group)
     if cache is None:
@@ -309,8 +318,13 @@ def _layout(group, key: tuple, encoded: list, extra_fids) -> Layout:
                         np.array([index[e[1]] for e in encoded], dtype=np.int64),
                         np.array([index[e[2]] for e in encoded], dtype=np.int64),
                         np.array(coff, dtype=np.int64), np.array(poff, dtype=np.int64),
-                        index, list(index), key[3],
+                        index, list(index),
+                        np.array([u == "rad" for c in constraints
+                                  if type(c) is not C.OrientationConstraint
+                                  for u in c.units], dtype=np.int64),
                         sum(1 for e in encoded if e[0] == 1), key[2])  # 1: orientation
+        if len(layout.radians) != key[3]:
+            raise ValueError("a constraint's units do not match its physical rows")
         if len(cache) >= _MAX_LAYOUTS:
             cache.clear()
         cache[key] = layout
@@ -331,22 +345,6 @@ def _floats(*arrays) -> list:
         else:
             out.append(float(a))
     return out
-
-
-def _row_bounds(c, tolerance: ConstraintTolerance, out: tuple) -> None:
-    """Append ``c``'s shrunk physical bounds and margins to ``out`` (lists), as ``_shrunk``.
-
-    Python floats: the same IEEE sums as ``Residuals``' numpy arrays, ~5x cheaper here.
-    """
-    lower, upper = c.physical_lists()
-    units = c.units
-    if len(units) != len(lower) or units.count(units[0]) == len(units):  # one unit
-        margins = [0.25 * tolerance.of(units[0])] * len(lower)
-    else:
-        margins = [0.25 * tolerance.of(u) for u in units]
-    out[0].extend(map(add, lower, margins))
-    out[1].extend(map(sub, upper, margins))
-    out[2].extend(margins)
 
 
 # Encoders: (type code, model frame id A, model frame id B, parameters).
@@ -417,14 +415,16 @@ def compile_problem(problem: Problem, tolerance: ConstraintTolerance) -> Optiona
         return None
     if tree_of(problem.group) is None:
         return None
-    encoded, bounds, phys, n_phys = [], ([], [], []), [], []
+    encoded, lower, upper, phys, n_phys = [], [], [], [], []
     for c in problem.constraints:
         kind = type(c)
         if kind is C.OrientationConstraint:
             encoded.append(_orientation(c, tolerance))
         elif kind in _ENCODERS:
             encoded.append(_ENCODERS[kind](c))
-            _row_bounds(c, tolerance, bounds)
+            below, above = c.physical_lists()  # shrunk by the kernel (``shrunk``)
+            lower += below
+            upper += above
         else:
             return None
         extra_values = measure_bounds(c)
@@ -434,13 +434,13 @@ def compile_problem(problem: Problem, tolerance: ConstraintTolerance) -> Optiona
     extra = ([pose.frame_id] if pose is not None else []) + [
         fid for cost in problem.costs for fid in cost_frames(cost)]  # polishing's frames
     key = (tuple((e[0], e[1], e[2], len(e[3]), k) for e, k in zip(encoded, n_phys)),
-           tuple(extra), 0 if pose is None else 65, len(bounds[0]))
-    layout = _layout(problem.group, key, encoded, extra)
-    floats = [0.25 * tolerance.rad]
+           tuple(extra), 0 if pose is None else 65, len(lower))
+    layout = _layout(problem.group, key, encoded, extra, problem.constraints)
+    floats = [0.25 * tolerance.rad, 0.25 * tolerance.m]  # the margins, as Residuals'
     for e in encoded:
         floats += e[3]
-    for b in bounds:
-        floats += b
+    floats += lower
+    floats += upper
     if pose is not None:
         floats += _floats(float(layout.frames[pose.frame_id]),
                           pose.T_target_world.homogeneous, pose.R6, pose.sqrt_w,
@@ -571,8 +571,8 @@ def tiny_problem() -> Compiled:
                 np.array([1, 2]), np.array([[0.0, 0, 1], [1, 0, 0]]), np.array([0, 1]))
     layout = packed(tree, np.array([1]), np.eye(4)[None], np.array([0, 1]), np.array([0, 0]),
                     np.array([0, 0]), np.array([0, 19, 38]), np.array([0, 6, 7]), {0: 0},
-                    [0], 3, 1, 65)
+                    [0], np.zeros(3, dtype=np.int64), 1, 65)
     return Compiled(layout, np.concatenate((
-        [1e-5], np.eye(4).ravel(), np.zeros(3), np.eye(3).ravel(), np.eye(3).ravel(), [0.1],
-        np.full(3, -1.0), np.full(3, 1.0), np.full(3, 1e-5), [0.0], np.eye(4).ravel(),
+        [1e-5, 1e-5], np.eye(4).ravel(), np.zeros(3), np.eye(3).ravel(), np.eye(3).ravel(),
+        [0.1], np.full(3, -1.0), np.full(3, 1.0), [0.0], np.eye(4).ravel(),
         np.eye(6).ravel(), np.ones(12), [-1.0, -1, -1, 1, 1, 1, 0.1])))
