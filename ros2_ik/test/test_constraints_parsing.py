@@ -1,8 +1,9 @@
-"""The one-construction argument checks agree with the checks one by one (_checks.py).
+"""The list-making argument checks agree with the checks on arrays (_checks.py).
 
-``vectors3`` and ``box_and_point`` parse several arguments in one array construction
-when they are well formed and hand anything else to ``vector3`` / ``unit_vector3`` /
-``box_bounds``; constraints keep their bounds read-only whichever way they came.
+``vector_lists``, ``box_and_point`` and ``rotation_list`` read well-formed arguments as
+floats without an array and hand anything else to ``vector3`` / ``unit_vector3`` /
+``box_bounds`` / ``array_of_shape``; terms keep those floats and make their arrays, and
+their bounds' arrays, read-only when first read, whichever way they came.
 """
 import math
 
@@ -10,6 +11,7 @@ import numpy as np
 import pytest
 
 from ros2_ik.core import constraints as C
+from ros2_ik.core import costs as K
 from ros2_ik.core import robots
 from ros2_ik.core.constraints import _checks as check
 from ros2_ik.core.errors import InvalidGoal
@@ -34,7 +36,7 @@ def _same(a: np.ndarray, b: np.ndarray) -> bool:
 
 
 @pytest.mark.parametrize("units", [(), (0,), (1,), (0, 2), (0, 1, 2)])
-def test_vectors3_equals_the_checks_one_by_one_bit_for_bit(units):
+def test_vector_lists_equal_the_checks_one_by_one_bit_for_bit(units):
     rng = np.random.default_rng(len(units))
     for _ in range(200):
         values = [rng.normal(size=3) * rng.choice([1e-3, 1.0, 1e3]) for _ in range(3)]
@@ -42,22 +44,71 @@ def test_vectors3_equals_the_checks_one_by_one_bit_for_bit(units):
         if 0 in units and not np.any(values[0]):
             values[0][0] = 1.0
         for forms in zip(*(list(_forms(v))[:3] for v in values)):
-            got = check.vectors3(forms, ("a", "b", "c"), units=units)
+            got = check.vector_lists(forms, ("a", "b", "c"), units=units)
             want = [check.unit_vector3(v, "x") if k in units else check.vector3(v, "x")
                     for k, v in enumerate(forms)]
-            assert all(_same(g, w) for g, w in zip(got, want))
-            assert not any(g.flags.writeable for g in got)
+            assert all(type(g) is list and _same(np.array(g), w) for g, w in zip(got, want))
 
 
 @pytest.mark.parametrize("bad,arg", [
     ((1.0, 2.0), "b"), ((math.nan, 0, 0), "b"), ((0, INF, 0), "b"),
-    ("xyz", "b"), ([[1, 2, 3]], "b"), ((0, 0, 0), "c"),
+    ("xyz", "b"), ([[1, 2, 3]], "b"), ((0, 0, 0), "c"), (np.zeros(3, dtype=np.float32), "c"),
+    (np.array([1.0, math.nan, 0.0]), "b"),
 ])
-def test_vectors3_names_the_bad_argument(bad, arg):
+def test_vector_lists_name_the_bad_argument(bad, arg):
     values = [[1.0, 0, 0], [0, 1.0, 0], [0, 0, 1.0]]
     values["abc".index(arg)] = bad
     with pytest.raises(InvalidGoal, match=rf"^{arg} "):
-        check.vectors3(values, ("a", "b", "c"), units=(2,))
+        check.vector_lists(values, ("a", "b", "c"), units=(2,))
+
+
+def test_other_arrays_are_read_as_the_array_checks_read_them():
+    for value in (np.array([1, 2, 3]), np.array([0.5, 1.5, 2.5], dtype=np.float32),
+                  np.array([[1.0], [2.0], [3.0]]).ravel(), np.arange(6.0)[::2]):
+        (got,) = check.vector_lists((value,), ("a",))
+        assert _same(np.array(got), check.vector3(value, "a"))
+
+
+def test_rotation_list_equals_rotation_and_names_the_argument():
+    rng = np.random.default_rng(3)
+    for _ in range(50):
+        R = np.linalg.qr(rng.normal(size=(3, 3)))[0]
+        R *= np.sign(np.linalg.det(R))
+        for form in (R, R.tolist(), np.asfortranarray(R)):
+            got = check.rotation_list(form, "R")
+            want = check.array_of_shape(R, (3, 3), "R")
+            assert type(got) is list and _same(np.array(got).reshape(3, 3), want)
+    for bad, message in ((np.full((3, 3), math.nan), "contains NaN"), (-np.eye(3), "determinant"),
+                         (2 * np.eye(3), "orthonormal"), (np.eye(2), "shape")):
+        with pytest.raises(InvalidGoal, match=rf"^R .*{message}"):
+            check.rotation_list(bad, "R")
+
+
+def test_terms_make_their_arrays_when_first_read_read_only(panda):
+    _, group = panda
+    model = group.robot.model
+    R = np.array([[0.0, -1, 0], [1, 0, 0], [0, 0, 1]])
+    terms = [
+        (C.GazeTargetConstraint(model, "universe", [0, 0, 0.5], (0, 0, 2), "panda_hand",
+                                np.array([0, 0, 0.1]), 0.2),
+         {"_p_AS": [0, 0, 0.5], "_n_A": [0, 0, 1], "_p_BT": [0, 0, 0.1]}),
+        (C.OrientationConstraint(model, "universe", R, "panda_hand", R.T.tolist(), 0.3),
+         {"_R_AbarA": R, "_R_BbarB": R.T}),
+        (C.PointToLineDistanceConstraint(model, "panda_hand", [0, 0, 0.1], "universe",
+                                         [1, 2, 3], [0, 3, 4], 0.0, 0.1),
+         {"_p_B1P": [0, 0, 0.1], "_p_B2Q": [1, 2, 3], "_n_B2": [0, 0.6, 0.8]}),
+        (K.PositionCost(model, "universe", [0, 0, 1], "panda_hand", [0, 0, 0.1],
+                        np.diag([1.0, 4.0, 0.0])),
+         {"_p_AP": [0, 0, 1], "_Lt": np.diag([math.sqrt(2), math.sqrt(8), 0.0])}),
+        (K.AngleBetweenVectorsCost(model, "universe", [0, 0, 3], "panda_hand", [2, 0, 0], 1.0),
+         {"_a_A": [0, 0, 1], "_b_B": [1, 0, 0]}),
+    ]
+    for term, arrays in terms:
+        for name, want in arrays.items():
+            assert name not in vars(term)  # not made by the constructor
+            got = getattr(term, name)
+            assert got is getattr(term, name) and not got.flags.writeable
+            np.testing.assert_allclose(got, want, rtol=0, atol=1e-15)
 
 
 @pytest.mark.parametrize("lower,upper", [
@@ -68,10 +119,9 @@ def test_box_and_point_equals_box_bounds_and_vector3(lower, upper):
     point = [0.0, 0.0, 0.1]
     lo, hi, p = check.box_and_point(lower, upper, point, "lo", "hi", "p")
     want_lo, want_hi = check.box_bounds(lower, upper, "lo", "hi")
-    assert type(lo) is list and type(hi) is list
+    assert type(lo) is list and type(hi) is list and type(p) is list
     assert _same(np.array(lo), want_lo) and _same(np.array(hi), want_hi)
-    assert _same(p, check.vector3(point, "p"))
-    assert not p.flags.writeable
+    assert _same(np.array(p), check.vector3(point, "p"))
 
 
 @pytest.mark.parametrize("lower,upper,point,arg", [

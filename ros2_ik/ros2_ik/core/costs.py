@@ -31,15 +31,20 @@ class PositionCost(_NamedCost):
     (only its symmetric part matters and is kept).
     """
 
+    _p_AP = check.lazy_array("_p_AP_list")
+    _p_BQ = check.lazy_array("_p_BQ_list")
+    _Lt = check.lazy_array("_Lt_list", (3, 3))
+
     def __init__(self, model: pin.Model, frame_A: str, p_AP, frame_B: str, p_BQ, C,
                  *, name: Optional[str] = None):
         self._fid_A = frame_id(model, frame_A)
         self._fid_B = frame_id(model, frame_B)
-        self._p_AP = check.vector3(p_AP, "p_AP")
-        self._p_BQ = check.vector3(p_BQ, "p_BQ")
+        self._p_AP_list, self._p_BQ_list = check.vector_lists((p_AP, p_BQ), ("p_AP", "p_BQ"))
         self._C, eigenvalues, vectors = check.psd_matrix3(C, "C")  # C = V l V^T
-        self._Lt = check.read_only(
-            np.sqrt(2.0 * np.maximum(eigenvalues, 0.0))[:, None] * vectors.T)
+        #: ``L^T`` (3, 3) row by row, ``C = L L^T`` [sqrt of C's units]: its rows are the
+        #: eigenvectors scaled by ``sqrt(2 l)``.
+        self._Lt_list = [math.sqrt(2.0 * max(w, 0.0)) * v for w, row in
+                         zip(eigenvalues.tolist(), vectors.T.tolist()) for v in row]
         self.name = check.term_name(name, f"position_cost({frame_B})")
 
     def gauss_newton(self, model: pin.Model, data: pin.Data, q: np.ndarray
@@ -66,12 +71,15 @@ class OrientationCost(_NamedCost):
     ``cos(theta) = (tr(R_AB) - 1) / 2``.  ``c >= 0``.
     """
 
+    _R_AbarA = check.lazy_array("_R_AbarA_list", (3, 3))
+    _R_BbarB = check.lazy_array("_R_BbarB_list", (3, 3))
+
     def __init__(self, model: pin.Model, frame_Abar: str, R_AbarA, frame_Bbar: str, R_BbarB,
                  c: float, *, name: Optional[str] = None):
         self._fid_Abar = frame_id(model, frame_Abar)
         self._fid_Bbar = frame_id(model, frame_Bbar)
-        self._R_AbarA = check.rotation(R_AbarA, "R_AbarA")
-        self._R_BbarB = check.rotation(R_BbarB, "R_BbarB")
+        self._R_AbarA_list = check.rotation_list(R_AbarA, "R_AbarA")
+        self._R_BbarB_list = check.rotation_list(R_BbarB, "R_BbarB")
         self.c = check.non_negative(c, "c")
         self.name = check.term_name(name, f"orientation_cost({frame_Abar},{frame_Bbar})")
 
@@ -89,12 +97,15 @@ class AngleBetweenVectorsCost(_NamedCost):
     The vectors must be non-zero (they are normalised).  ``c >= 0``.
     """
 
+    _a_A = check.lazy_array("_a_A_list")
+    _b_B = check.lazy_array("_b_B_list")
+
     def __init__(self, model: pin.Model, frame_A: str, a_A, frame_B: str, b_B, c: float,
                  *, name: Optional[str] = None):
         self._fid_A = frame_id(model, frame_A)
         self._fid_B = frame_id(model, frame_B)
-        self._a_A = check.unit_vector3(a_A, "a_A")
-        self._b_B = check.unit_vector3(b_B, "b_B")
+        self._a_A_list, self._b_B_list = check.vector_lists((a_A, b_B), ("a_A", "b_B"),
+                                                            units=(0, 1))
         self.c = check.non_negative(c, "c")
         self.name = check.term_name(name, f"angle_cost({frame_A},{frame_B})")
 

@@ -5,6 +5,7 @@ parameters of a constraint or cost are part of the goal a user states.
 """
 from __future__ import annotations
 
+import functools
 import math
 from typing import Optional, Tuple
 
@@ -26,6 +27,20 @@ def read_only(array: np.ndarray) -> np.ndarray:
     """Return ``array`` marked read-only (arrays a term hands out are immutable)."""
     array.setflags(write=False)
     return array
+
+
+def lazy_array(source: str, shape: Optional[tuple] = None) -> functools.cached_property:
+    """Return a read-only array attribute made from the floats in ``source`` when first read.
+
+    Terms keep the floats they parsed (what the compiled solver reads); the arrays the
+    Python rows use are made only when those run (~2-3 us each with cold caches).
+    """
+    def array(self) -> np.ndarray:
+        values = np.array(getattr(self, source))
+        return read_only(values if shape is None else values.reshape(shape).copy())
+
+    array.__doc__ = f"``{source}`` as a read-only array (made when first read)."
+    return functools.cached_property(array)
 
 
 def array_of_shape(value, shape, arg: str, allow_inf: bool = False) -> np.ndarray:
@@ -60,38 +75,44 @@ def unit_vector3(value, arg: str) -> np.ndarray:
     return read_only(vector / norm)
 
 
-def _stacked(values, shape) -> Optional[np.ndarray]:
-    """``values`` as one float array when that has ``shape``, else None (to check one by one)."""
-    try:
-        rows = np.array(values, dtype=float)
-    except (TypeError, ValueError):
-        return None
-    return rows if rows.shape == shape else None
+_F64 = np.dtype(np.float64)
 
 
-def vectors3(values, args, units=()) -> tuple:
+def _plain3(value) -> Optional[list]:
+    """``value`` as three floats when it plainly is a 3-vector, else None (check it fully).
+
+    A float64 array of shape (3,), or a list or tuple of three numbers: what the checks on
+    an array would read, without making one (~2-3 us each with cold caches).
+    """
+    if type(value) is np.ndarray:
+        return value.tolist() if value.shape == (3,) and value.dtype is _F64 else None
+    if type(value) in (list, tuple) and len(value) == 3:
+        try:
+            return [float(value[0]), float(value[1]), float(value[2])]
+        except (TypeError, ValueError):
+            return None
+    return None
+
+
+def vector_lists(values, args, units=()) -> tuple:
     """:func:`vector3` of each of ``values`` (:func:`unit_vector3` of those at ``units``).
 
-    The usual case (finite 3-vectors, the unit ones non-zero) in one or two array
-    constructions; anything else through the checks one by one, whose errors name the
-    argument (``args``).
+    As lists of three floats: what constraints keep (their arrays are made when first
+    read).  The usual case (finite 3-vectors, the unit ones non-zero) without an array;
+    anything else through the checks one by one, whose errors name the argument
+    (``args``).
     """
-    rows = _stacked(values, (len(values), 3))
-    if rows is not None:
-        flat = rows.tolist()
-        if math.isfinite(sum(x + y + z for x, y, z in flat)):
-            for k in units:
-                x, y, z = flat[k]
-                norm = math.sqrt(x * x + y * y + z * z)  # as unit_vector3
-                if norm < ZERO_VECTOR_NORM:
-                    break
-                flat[k] = [x / norm, y / norm, z / norm]
-            else:
-                if units:
-                    rows = np.array(flat)
-                rows.setflags(write=False)  # its rows are read-only views
-                return tuple(rows)
-    return tuple(unit_vector3(v, a) if k in units else vector3(v, a)
+    flat = [_plain3(v) for v in values]
+    if all(flat) and math.isfinite(sum(x + y + z for x, y, z in flat)):
+        for k in units:
+            x, y, z = flat[k]
+            norm = math.sqrt(x * x + y * y + z * z)  # as unit_vector3
+            if norm < ZERO_VECTOR_NORM:
+                break
+            flat[k] = [x / norm, y / norm, z / norm]
+        else:
+            return tuple(flat)
+    return tuple((unit_vector3(v, a) if k in units else vector3(v, a)).tolist()
                  for k, (v, a) in enumerate(zip(values, args)))
 
 
@@ -143,29 +164,37 @@ def box_bounds(lower, upper, lower_arg: str, upper_arg: str):
 
 
 def box_and_point(lower, upper, point, lower_arg: str, upper_arg: str, point_arg: str):
-    """:func:`box_bounds` of ``lower``, ``upper`` (as lists) and :func:`vector3` of ``point``.
+    """:func:`box_bounds` of ``lower``, ``upper`` and :func:`vector3` of ``point``, as lists.
 
-    The usual case (three 3-vectors, the box ordered, free axes allowed) in one array
-    construction; anything else through the two checks, whose errors name the argument.
-    The bounds are lists of floats, what ``BoundedConstraint`` keeps (its arrays are made
-    when read: a compiled solver reads the lists).
+    Lists of floats, what ``PositionConstraint`` keeps (its arrays are made when first
+    read: a compiled solver reads the lists).  The usual case (three 3-vectors, the box
+    ordered, free axes allowed) without an array; anything else through the two checks,
+    whose errors name the argument.
     """
-    rows = _stacked((lower, upper, point), (3, 3))
-    if rows is not None:
-        lower_list, upper_list, (p0, p1, p2) = rows.tolist()
-        if math.isfinite(p0 + p1 + p2) and all(
-                lo <= hi and lo < math.inf and hi > -math.inf  # False with a NaN
-                for lo, hi in zip(lower_list, upper_list)):
-            rows.setflags(write=False)  # its rows are read-only views
-            return lower_list, upper_list, rows[2]
+    lower_list, upper_list, point_list = rows = [_plain3(v) for v in (lower, upper, point)]
+    if all(rows) and math.isfinite(sum(point_list)) and all(
+            lo <= hi and lo < math.inf and hi > -math.inf  # False with a NaN
+            for lo, hi in zip(lower_list, upper_list)):
+        return lower_list, upper_list, point_list
     lo, hi = box_bounds(lower, upper, lower_arg, upper_arg)
-    return lo.tolist(), hi.tolist(), vector3(point, point_arg)
+    return lo.tolist(), hi.tolist(), vector3(point, point_arg).tolist()
 
 
 def rotation(value, arg: str) -> np.ndarray:
     """Return a 3x3 rotation matrix (orthonormal, det +1 within ``ROTATION_TOLERANCE``)."""
-    matrix = array_of_shape(value, (3, 3), arg)
-    (a, b, c), (d, e, f), (g, h, i) = matrix.tolist()  # floats: ~4x cheaper than numpy
+    return read_only(np.array(rotation_list(value, arg)).reshape(3, 3))
+
+
+def rotation_list(value, arg: str) -> list:
+    """:func:`rotation` of ``value`` as nine floats, row by row (no array for an array)."""
+    flat = None
+    if type(value) is np.ndarray and value.shape == (3, 3) and value.dtype is _F64:
+        flat = value.ravel().tolist()
+        if not math.isfinite(sum(flat)):
+            flat = None
+    if flat is None:
+        flat = array_of_shape(value, (3, 3), arg).ravel().tolist()  # its errors name arg
+    a, b, c, d, e, f, g, h, i = flat  # floats: ~4x cheaper than numpy
     gram = (a * a + d * d + g * g - 1.0, b * b + e * e + h * h - 1.0,  # R^T R - I
             c * c + f * f + i * i - 1.0, a * b + d * e + g * h, a * c + d * f + g * i,
             b * c + e * f + h * i)
@@ -174,7 +203,7 @@ def rotation(value, arg: str) -> np.ndarray:
     if abs(a * (e * i - f * h) - b * (d * i - f * g) + c * (d * h - e * g) - 1.0) \
             > ROTATION_TOLERANCE:
         raise InvalidGoal(f"{arg} must have determinant +1 (a proper rotation, no reflection)")
-    return read_only(matrix)
+    return flat
 
 
 def transform(value: Optional[object], arg: str) -> Optional[pin.SE3]:

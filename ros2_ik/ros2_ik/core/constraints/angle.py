@@ -25,13 +25,17 @@ class AngleBetweenVectorsConstraint(BoundedConstraint):
 
     unit = "rad"
 
+    _a_A = check.lazy_array("_a_A_list")
+    _b_B = check.lazy_array("_b_B_list")
+
     def __init__(
         self, model: pin.Model, frame_A: str, a_A, frame_B: str, b_B,
         angle_lower: float, angle_upper: float, *, name: Optional[str] = None,
     ):
         self._fid_A = frame_id(model, frame_A)
         self._fid_B = frame_id(model, frame_B)
-        self._a_A, self._b_B = check.vectors3((a_A, b_B), ("a_A", "b_B"), units=(0, 1))
+        self._a_A_list, self._b_B_list = check.vector_lists((a_A, b_B), ("a_A", "b_B"),
+                                                            units=(0, 1))
         self.angle_lower = check.angle(angle_lower, "angle_lower")
         self.angle_upper = check.angle(angle_upper, "angle_upper")
         check.ordered(self.angle_lower, self.angle_upper, "angle_lower", "angle_upper")

@@ -50,13 +50,17 @@ class PointToPointDistanceConstraint(BoundedConstraint):
     ``0 <= distance_lower <= distance_upper`` in [m] (``distance_upper`` may be ``inf``).
     """
 
+    _p_B1P1 = check.lazy_array("_p_B1P1_list")
+    _p_B2P2 = check.lazy_array("_p_B2P2_list")
+
     def __init__(
         self, model: pin.Model, frame1: str, p_B1P1, frame2: str, p_B2P2,
         distance_lower: float, distance_upper: float, *, name: Optional[str] = None,
     ):
         self._fid_1 = frame_id(model, frame1)
         self._fid_2 = frame_id(model, frame2)
-        self._p_B1P1, self._p_B2P2 = check.vectors3((p_B1P1, p_B2P2), ("p_B1P1", "p_B2P2"))
+        self._p_B1P1_list, self._p_B2P2_list = check.vector_lists((p_B1P1, p_B2P2),
+                                                                  ("p_B1P1", "p_B2P2"))
         self.distance_lower, self.distance_upper = _distance_bounds(distance_lower,
                                                                     distance_upper)
         default = f"point_to_point({frame1},{frame2})"
@@ -104,15 +108,18 @@ class PointToLineDistanceConstraint(BoundedConstraint):
     with direction ``n_B2`` (non-zero), both fixed in ``frame_line``.  Bounds in [m].
     """
 
+    _p_B1P = check.lazy_array("_p_B1P_list")
+    _p_B2Q = check.lazy_array("_p_B2Q_list")
+    _n_B2 = check.lazy_array("_n_B2_list")
+
     def __init__(
         self, model: pin.Model, frame_point: str, p_B1P, frame_line: str, p_B2Q, n_B2,
         distance_lower: float, distance_upper: float, *, name: Optional[str] = None,
     ):
         self._fid_point = frame_id(model, frame_point)
         self._fid_line = frame_id(model, frame_line)
-        self._p_B1P, self._p_B2Q, n = check.vectors3(
+        self._p_B1P_list, self._p_B2Q_list, self._n_B2_list = check.vector_lists(
             (p_B1P, p_B2Q, n_B2), ("p_B1P", "p_B2Q", "n_B2"), units=(2,))
-        self._n_B2 = n
         self.distance_lower, self.distance_upper = _distance_bounds(distance_lower,
                                                                     distance_upper)
         default = f"point_to_line({frame_point},{frame_line})"

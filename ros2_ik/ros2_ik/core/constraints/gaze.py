@@ -32,13 +32,17 @@ class GazeTargetConstraint(BoundedConstraint):
 
     unit = "rad"
 
+    _p_AS = check.lazy_array("_p_AS_list")
+    _n_A = check.lazy_array("_n_A_list")
+    _p_BT = check.lazy_array("_p_BT_list")
+
     def __init__(
         self, model: pin.Model, frame_A: str, p_AS, n_A, frame_B: str, p_BT,
         cone_half_angle: float, *, name: Optional[str] = None,
     ):
         self._fid_A = frame_id(model, frame_A)
         self._fid_B = frame_id(model, frame_B)
-        self._p_AS, self._n_A, self._p_BT = check.vectors3(
+        self._p_AS_list, self._n_A_list, self._p_BT_list = check.vector_lists(
             (p_AS, n_A, p_BT), ("p_AS", "n_A", "p_BT"), units=(1,))
         self.cone_half_angle = check.angle(
             cone_half_angle, "cone_half_angle", math.pi / 2, "pi/2")

@@ -32,14 +32,17 @@ class OrientationConstraint(BoundedConstraint):
 
     unit = "rad"
 
+    _R_AbarA = check.lazy_array("_R_AbarA_list", (3, 3))
+    _R_BbarB = check.lazy_array("_R_BbarB_list", (3, 3))
+
     def __init__(
         self, model: pin.Model, frame_Abar: str, R_AbarA, frame_Bbar: str, R_BbarB,
         theta_bound: float, *, name: Optional[str] = None,
     ):
         self._fid_Abar = frame_id(model, frame_Abar)
         self._fid_Bbar = frame_id(model, frame_Bbar)
-        self._R_AbarA = check.rotation(R_AbarA, "R_AbarA")
-        self._R_BbarB = check.rotation(R_BbarB, "R_BbarB")
+        self._R_AbarA_list = check.rotation_list(R_AbarA, "R_AbarA")
+        self._R_BbarB_list = check.rotation_list(R_BbarB, "R_BbarB")
         self.theta_bound = check.angle(theta_bound, "theta_bound")
         lower = 2.0 * math.cos(self.theta_bound) + 1.0
         default = f"orientation({frame_Abar},{frame_Bbar})"

@@ -21,13 +21,15 @@ class PositionConstraint(BoundedConstraint):
     ``-inf`` / ``+inf`` bounds to leave an axis free.
     """
 
+    _p_BQ = check.lazy_array("_p_BQ_list")
+
     def __init__(
         self, model: pin.Model, frame_A: str, p_AQ_lower, p_AQ_upper,
         frame_B: str, p_BQ, X_AbarA=None, *, name: Optional[str] = None,
     ):
         self._fid_A = frame_id(model, frame_A)
         self._fid_B = frame_id(model, frame_B)
-        lower, upper, self._p_BQ = check.box_and_point(
+        lower, upper, self._p_BQ_list = check.box_and_point(
             p_AQ_lower, p_AQ_upper, p_BQ, "p_AQ_lower", "p_AQ_upper", "p_BQ")
         self._X_AbarA = check.transform(X_AbarA, "X_AbarA")  # None: the identity
         super().__init__(check.term_name(name, f"position({frame_B})"), lower, upper)

@@ -349,31 +349,31 @@ def _floats(*arrays) -> list:
 
 # Encoders: (type code, model frame id A, model frame id B, parameters).
 def _position(c) -> Tuple[int, int, int, list]:
-    X = _EYE4 if c._X_AbarA is None else c._X_AbarA.homogeneous
-    return 0, c._fid_A, c._fid_B, _floats(X, c._p_BQ)
+    X = _EYE4 if c._X_AbarA is None else c._X_AbarA.homogeneous.ravel().tolist()
+    return 0, c._fid_A, c._fid_B, X + c._p_BQ_list
 
 
 def _orientation(c, tolerance: ConstraintTolerance):
     bound = c.theta_bound - 0.25 * tolerance.rad  # as Residuals' excess rows
-    return 1, c._fid_Abar, c._fid_Bbar, _floats(c._R_AbarA, c._R_BbarB, bound)
+    return 1, c._fid_Abar, c._fid_Bbar, c._R_AbarA_list + c._R_BbarB_list + [bound]
 
 
 def _gaze(c):
-    return 2, c._fid_A, c._fid_B, (c._p_BT.tolist() + c._p_AS.tolist() + c._n_A.tolist()
-                                   + list(perpendicular_floats(c._n_A)))
+    return 2, c._fid_A, c._fid_B, (c._p_BT_list + c._p_AS_list + c._n_A_list
+                                   + list(perpendicular_floats(c._n_A_list)))
 
 
 def _angle(c):
-    return 3, c._fid_A, c._fid_B, _floats(c._a_A, c._b_B)
+    return 3, c._fid_A, c._fid_B, c._a_A_list + c._b_B_list
 
 
 def _point_to_point(c):
-    return 4, c._fid_2, c._fid_1, _floats(c._p_B1P1, c._p_B2P2)
+    return 4, c._fid_2, c._fid_1, c._p_B1P1_list + c._p_B2P2_list
 
 
 def _point_to_line(c):
-    n = c._n_B2.tolist()
-    return 5, c._fid_line, c._fid_point, (c._p_B1P.tolist() + c._p_B2Q.tolist()
+    n = c._n_B2_list
+    return 5, c._fid_line, c._fid_point, (c._p_B1P_list + c._p_B2Q_list
                                           + projection_off_floats(n)
                                           + list(perpendicular_floats(n)))
 
@@ -467,7 +467,7 @@ def measure_bounds(c) -> list:
     if kind is C.AngleBetweenVectorsConstraint:
         return [c.angle_lower, c.angle_upper]
     if kind is C.PointToLineDistanceConstraint:
-        return c._n_B2.tolist() + [c.distance_lower, c.distance_upper]
+        return c._n_B2_list + [c.distance_lower, c.distance_upper]
     return [c.distance_lower, c.distance_upper]  # point to point
 
 

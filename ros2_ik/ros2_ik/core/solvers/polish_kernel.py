@@ -149,10 +149,9 @@ def _rows_of(c) -> Tuple[int, bool]:
 #: Encoders of the costs on frames (``constraint_kernel.cost_frames``): (type code,
 #: parameters).
 _FRAME_COSTS = {
-    K.PositionCost: lambda c: (1, c._p_AP.tolist() + c._p_BQ.tolist() + c._Lt.ravel().tolist()),
-    K.OrientationCost: lambda c: (2, c._R_AbarA.ravel().tolist() + c._R_BbarB.ravel().tolist()
-                                  + [float(c.c)]),
-    K.AngleBetweenVectorsCost: lambda c: (3, c._a_A.tolist() + c._b_B.tolist() + [float(c.c)]),
+    K.PositionCost: lambda c: (1, c._p_AP_list + c._p_BQ_list + c._Lt_list),
+    K.OrientationCost: lambda c: (2, c._R_AbarA_list + c._R_BbarB_list + [float(c.c)]),
+    K.AngleBetweenVectorsCost: lambda c: (3, c._a_A_list + c._b_B_list + [float(c.c)]),
 }
 
 
