@@ -71,9 +71,11 @@ class Group:
         self.has_wrapping = bool(self._wrap_list)
         # The group's coordinates in the full configuration as one slice, when they are a
         # block and the group vector is them (no (cos, sin) pair): to_full_q's fast path.
+        # A block with (cos, sin) pairs takes the reduced coordinates (to_full_q's second
+        # fast path: a list, no index array).
         iq = self.iq_full.tolist()
         self._iq_slice = slice(iq[0], iq[-1] + 1) if (
-            not self.has_continuous and iq and iq == list(range(iq[0], iq[-1] + 1))) else None
+            iq and iq == list(range(iq[0], iq[-1] + 1))) else None
         self._continuous_list = self.continuous.tolist()
         # Box of random_configuration (continuous joints: [-pi, pi]).
         self._sample_lo = np.where(self.continuous, -math.pi, self.lower)
@@ -148,13 +150,17 @@ class Group:
         """Group vector (n,) -> reduced-model configuration (nq_reduced,)."""
         if not self.has_continuous:
             return np.array(q, dtype=float)
+        return np.array(self._reduced_list(q))
+
+    def _reduced_list(self, q: np.ndarray) -> list:
+        """:meth:`to_reduced_q` as a list of floats."""
         out: list = []  # reduced layout = group order, a (cos, sin) pair per continuous joint
         for v, cont in zip(np.asarray(q, dtype=float).tolist(), self._continuous_list):
             if cont:
                 out += (math.cos(v), math.sin(v))
             else:
                 out.append(v)
-        return np.array(out)
+        return out
 
     def from_reduced_q(self, q_red: np.ndarray) -> np.ndarray:
         """Reduced-model configuration -> group vector (angles in (-pi, pi] if continuous)."""
@@ -174,7 +180,7 @@ class Group:
         """Group vector (n,) -> full pinocchio configuration (nq,), others locked."""
         q_full = self.q_full_locked.copy()
         if self._iq_slice is not None:  # one slice assignment: ~3x cheaper than indexing
-            q_full[self._iq_slice] = q
+            q_full[self._iq_slice] = self._reduced_list(q) if self.has_continuous else q
         else:
             q_full[self.iq_full] = self.to_reduced_q(np.asarray(q, dtype=float))
         return q_full
@@ -198,9 +204,8 @@ class Group:
 
     def within_limits(self, q: np.ndarray) -> bool:
         """Return True when every joint is inside its limits (exactly; nan is outside)."""
-        values = np.asarray(q, dtype=float).tolist()  # floats: ~2x cheaper than numpy here
-        return all(map(_le, self._lower_list, values)) \
-            and all(map(_le, values, self._upper_list))
+        # floats: ~2x cheaper than numpy here
+        return self.within_limits_values(np.asarray(q, dtype=float).tolist())
 
     def unwrap_near(self, q: np.ndarray, reference: np.ndarray) -> np.ndarray:
         """Shift wrapping joints by multiples of 2 pi to the equivalent nearest ``reference``.
@@ -215,14 +220,28 @@ class Group:
         if not w.size:
             return out
         ref = np.asarray(reference, dtype=float)
-        values, ref_values = out.tolist(), ref.tolist()
-        if math.isfinite(sum(values) + sum(ref_values)):
-            for i in self._wrap_list:  # floats: ~3x cheaper than numpy for a few joints
-                values[i] = _unwrap_one(values[i], ref_values[i], self._lower_list[i],
-                                        self._upper_list[i])
+        values = self.unwrap_values(out.tolist(), ref.tolist())
+        if values is not None:
             return np.array(values)
         out[w] = self._unwrap(out[w], ref[w], self.lower[w], self.upper[w])
         return out
+
+    def unwrap_values(self, values: list, reference: list) -> Optional[list]:
+        """:meth:`unwrap_near` on lists of floats (``values`` changed in place), or None.
+
+        None when a value is not finite (:meth:`unwrap_near` then takes numpy's way).
+        """
+        if not math.isfinite(sum(values) + sum(reference)):
+            return None
+        for i in self._wrap_list:  # floats: ~3x cheaper than numpy for a few joints
+            values[i] = _unwrap_one(values[i], reference[i], self._lower_list[i],
+                                    self._upper_list[i])
+        return values
+
+    def within_limits_values(self, values: list) -> bool:
+        """:meth:`within_limits` of a list of floats."""
+        return all(map(_le, self._lower_list, values)) \
+            and all(map(_le, values, self._upper_list))
 
     @staticmethod
     def _unwrap(x: np.ndarray, ref: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:

@@ -321,11 +321,22 @@ def returned_q(problem: Problem, q: np.ndarray, seed: np.ndarray) -> np.ndarray:
     """``q`` as the driver checks and returns it: :func:`unwrapped`, clamped, read-only.
 
     A fresh array (solvers clamp already: usually inside the limits); the Solution and
-    the IKResult keep it as it is.
+    the IKResult keep it as it is.  Without a choice to make (no costs or no wrapping
+    joint) on lists of floats: one array made, not three.
     """
-    q = unwrapped(problem, q, seed)
-    if not problem.group.within_limits(q):
-        q = problem.group.clamp(q)
+    group = problem.group
+    values = None
+    if not (problem.costs and group.has_wrapping):
+        values = q.tolist()
+        if group.has_wrapping:
+            values = group.unwrap_values(values, seed.tolist())
+    if values is None:  # a choice to make, or a value not finite
+        q = unwrapped(problem, q, seed)
+        inside = group.within_limits(q)
+    else:
+        q, inside = np.array(values), group.within_limits_values(values)
+    if not inside:
+        q = group.clamp(q)
     q.setflags(write=False)
     return q
 
