@@ -129,8 +129,9 @@ class Compiled:
     tolerances (6), empty without a target; ``phys``: what each constraint's own
     ``measure`` needs beyond ``params`` (:func:`measure_bounds`), for :mod:`kernel_check`.
     ``lo``, ``hi``, ``margin`` (m,): the rows' bounds shrunk by their unit's margin (as
-    ``Residuals.row_lower``; the kernels make them, :func:`_constraint_jit.shrunk`).
-    Those are made when Python first reads one (the kernels take the packed arrays).
+    ``Residuals.row_lower``).  Those are made when Python first reads one, by the
+    kernels' own :func:`_constraint_jit.value_views` and :func:`_constraint_jit.shrunk`
+    (the kernels take the packed arrays).
     """
 
     __slots__ = ("layout", "values", "_views")
@@ -155,14 +156,11 @@ class Compiled:
 
     def _view(self, i: int) -> np.ndarray:
         views = self._views
-        if views is None:
-            layout, values = self.layout, self.values
-            m, v = len(layout.radians), 2 + int(layout.coff[-1])
-            e = v + 2 * m + layout.n_pose
-            margin = np.where(layout.radians, values[0], values[1])  # as _constraint_jit.shrunk
-            views = self._views = (values[2:v], values[v:v + m] + margin,
-                                   values[v + m:v + 2 * m] - margin, margin,
-                                   values[v + 2 * m:e], values[e:])
+        if views is None:  # the kernels' own unpacking and shrinking, called from Python
+            ints, values = self.layout.ints, self.values
+            params, _, _, pose, phys, _, _ = _LM.value_views(ints, values)
+            lo, hi, margin = _LM.shrunk(ints, values)
+            views = self._views = (params, lo, hi, margin, pose, phys)
         return views[i]
 
     params, lo, hi, margin, pose, phys = (
