@@ -123,11 +123,12 @@ def _packed_costs(types: list, fa: list, fb: list, params: list) -> tuple:
 
 
 def _unpacked(costs: tuple) -> tuple:
-    """Return ``(ktype, kfa, kfb, koff, kparams)`` of packed ``costs`` (views)."""
+    """Return ``(ktype, kfa, kfb, koff, kparams)`` of packed ``costs`` (views).
+
+    The kernels' own :func:`_polish_jit.unpack_costs`, called from Python.
+    """
     kints, kparams = costs
-    c = int(kints[0])
-    return (kints[1:1 + c], kints[1 + c:1 + 2 * c], kints[1 + 2 * c:1 + 3 * c],
-            kints[1 + 3 * c:2 + 4 * c], kparams)
+    return (*_JIT.unpack_costs(kints), kparams)
 
 
 def model_for(state: constraint_kernel.KernelState):
