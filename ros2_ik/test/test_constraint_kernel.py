@@ -33,6 +33,7 @@ from constrained_ours import build  # noqa: E402
 from constrained_random import RandomProblems  # noqa: E402
 from random_arms import random_arm  # noqa: E402
 from test_chain_kernel import MIXED_URDF  # noqa: E402
+from test_core_angle_model import UNALIGNED_URDF  # noqa: E402
 
 pytestmark = pytest.mark.skipif(not chain_kernel.available(), reason="numba not installed")
 TOL = ConstraintTolerance(1e-4, 1e-4)
@@ -47,6 +48,8 @@ def _groups():
         arm = random_arm(seed)
         out.append((arm.name, Robot.from_urdf(arm.urdf).group(arm.base, arm.tip)))
     out.append(("mixed", Robot.from_urdf(MIXED_URDF).group("base", "tool")))
+    # A continuous joint about an unaligned axis (its model binding has no ``axis``).
+    out.append(("unaligned", Robot.from_urdf(UNALIGNED_URDF).group("base", "tip")))
     return out
 
 

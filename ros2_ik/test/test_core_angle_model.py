@@ -57,3 +57,29 @@ def test_unaligned_continuous_axis_keeps_cos_sin(solver):
     result = solve(group, target, group.mid_configuration(), solver=solver, timeout_s=1.0,
                    random_seed=1)
     assert result.status is IKStatus.SUCCESS, result.message
+
+
+def test_unaligned_continuous_axis_takes_constraints():
+    """Constraint problems on that arm: verified answers, no exception (its binding lacks axis).
+
+    The constraint kernel reads the joint's axis; pinocchio's binding of an unbounded
+    unaligned revolute joint has none, which raised AttributeError out of ``solve``.
+    """
+    from ros2_ik.core import constraints as C
+    from ros2_ik.core.problem import Problem
+    from ros2_ik.core.robot import Robot
+    from ros2_ik.core.solve import solve
+    from ros2_ik.core.verify import ConstraintTolerance, check
+
+    group = Robot.from_urdf(UNALIGNED_URDF).group(base="base", tip="tip")
+    model = group.robot.model
+    rng = np.random.default_rng(5)
+    for _ in range(10):
+        p = group.fk(group.random_configuration(rng), "tip").translation
+        box = C.PositionConstraint(model, "base", p - 1e-3, p + 1e-3, "tip", np.zeros(3))
+        problem = Problem(group, None, [box])
+        result = solve(group, problem, group.mid_configuration(), timeout_s=0.5,
+                       random_seed=1)
+        assert result.status.name == "SUCCESS", result.message
+        assert check(group, None, result.q, [box], model.createData(),
+                     ConstraintTolerance(1e-4, 1e-4))[0]

@@ -237,9 +237,20 @@ def _joint_axis(joint) -> Optional[tuple]:
     if name in _UNBOUNDED:
         return False, _UNBOUNDED[name]
     if name == "JointModelRevoluteUnboundedUnaligned":
-        a = np.asarray(joint.extract().axis, dtype=float)
-        return False, tuple(a / np.linalg.norm(a))
+        a = _unbounded_unaligned_axis(joint.extract())
+        norm = float(np.linalg.norm(a))
+        return (False, tuple(a / norm)) if norm > 0.0 else None
     return chain_kernel._axis(joint)
+
+
+def _unbounded_unaligned_axis(joint) -> np.ndarray:
+    """Axis (3,) of a continuous joint about an unaligned axis: its motion subspace's angular part.
+
+    This pinocchio's binding of that joint model has no ``axis`` (its bounded twin has).
+    """
+    data = joint.createData()
+    joint.calc(data, np.array([1.0, 0.0]))  # (cos, sin): the subspace is the same at any q
+    return np.asarray(data.S, dtype=float).reshape(-1)[3:6]
 
 
 def _pruned(tree: Tree, fparent: np.ndarray) -> Tuple[Tree, np.ndarray]:
