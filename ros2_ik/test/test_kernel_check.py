@@ -7,18 +7,21 @@ random configurations and at configurations where the constraints are tight; its
 yes/no against :func:`verify.check`; and a solve that uses it still reports only
 answers the independent check accepts.
 """
+import dataclasses
 import math
 
 import numpy as np
 import pytest
 
 from ros2_ik.core import constraints as C
+from ros2_ik.core import robots
 from ros2_ik.core.problem import Problem
 from ros2_ik.core.solve import solve
 from ros2_ik.core.solvers import chain_kernel, constraint_kernel as ck
 from ros2_ik.core.solvers import _measure_jit, kernel_check
 from ros2_ik.core.verify import ConstraintTolerance, check
-from test_constraint_kernel import GROUPS, _random_specs, build  # noqa: F401
+from test_constraint_kernel import (FRAME_KINDS, GROUPS, RandomProblems,  # noqa: F401
+                                    _random_specs, build)
 
 pytestmark = pytest.mark.skipif(not chain_kernel.available(), reason="numba not installed")
 TOL = ConstraintTolerance(1e-4, 1e-4)
@@ -28,7 +31,7 @@ def _check_of(problem):
     compiled = ck.compile_problem(problem, TOL)
     assert compiled is not None
     state = ck.KernelState(compiled, problem, TOL)
-    checker = kernel_check.KernelCheck.of(state, problem.group.robot.model.createData())
+    checker = kernel_check.KernelCheck.of(state)
     assert checker is not None
     return checker
 
@@ -65,6 +68,35 @@ def test_amounts_match_the_classes_measure(name, group):
             np.testing.assert_allclose(checker.measure(q), _python_amounts(problem, q),
                                        rtol=1e-9, atol=1e-12)
     assert len(seen) == 7, seen  # every type the kernel encodes was compared
+
+
+@pytest.mark.parametrize("name", ["pr2_right", "unaligned"])
+def test_amounts_off_the_chain_match_the_full_models(name):
+    """The check moves the group's angle model; the measures match the full model's.
+
+    pr2: a whole robot (locked joints, continuous ones), constraints on frames the group
+    does not move (the other arm, the head, the world) too; unaligned: a continuous
+    joint without a plain twin, the reduced model's (cos, sin) pairs (``angle_q`` False).
+    """
+    group = robots.load_group(name)[1] if name == "pr2_right" else dict(GROUPS)[name]
+    rng = np.random.default_rng(11)
+    gen = RandomProblems(name, group)
+    import pinocchio as pin
+    names = [f.name for f in group.robot.model.frames if f.type == pin.FrameType.BODY]
+    gen.links = gen.links + [str(n) for n in rng.choice(names, size=min(8, len(names)),
+                                                        replace=False)]
+    assert group.angle_q == (name != "unaligned")
+    for _ in range(30):
+        spec = gen.problem(rng, 0)
+        terms = tuple(t for t in spec.constraints if t.kind in FRAME_KINDS)
+        if not terms:
+            continue
+        problem = build(dataclasses.replace(spec, constraints=terms, costs=()), group)
+        checker = _check_of(problem)
+        for _ in range(3):
+            q = group.random_configuration(rng)
+            np.testing.assert_allclose(checker.measure(q), _python_amounts(problem, q),
+                                       rtol=1e-9, atol=1e-12)
 
 
 @pytest.mark.parametrize("name,group", GROUPS[:2], ids=[n for n, _ in GROUPS[:2]])

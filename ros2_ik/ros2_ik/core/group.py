@@ -127,6 +127,10 @@ class Group:
         # there is no continuous joint.
         self.angle_model = (_angle_model(red, self.continuous) if self.has_continuous
                             else None) or red
+        #: Whether :attr:`angle_model`'s configuration is the group vector itself (False:
+        #: a continuous joint without a plain twin, the reduced model's (cos, sin) pairs).
+        self.angle_q = not (self.has_continuous and self.angle_model is red)
+        self._angle_fids: Dict[tuple, tuple] = {}
 
     # ------------------------------------------------------------ conversions
     @property
@@ -334,11 +338,32 @@ class Group:
             self._reduced_frame_ids[name] = fid
         return fid
 
+    def angle_frame_ids(self, fids: Sequence[int]) -> tuple:
+        """Ids in :attr:`angle_model` (the reduced model's) of the full model's frames ``fids``.
+
+        By name and type, as :meth:`reduced_frame_id`; cached per tuple of ids.
+        """
+        key = tuple(fids)
+        out = self._angle_fids.get(key)
+        if out is None:
+            frames = self.robot.model.frames
+            out = self._angle_fids[key] = tuple(
+                int(self.reduced_model.getFrameId(frames[f].name, frames[f].type))
+                for f in key)
+        return out
+
     def angle_data(self) -> pin.Data:
         """Return this thread's ``Data`` of :attr:`angle_model` (reused across solves)."""
         data = getattr(self._local, "angle", None)
         if data is None:
             data = self._local.angle = self.angle_model.createData()
+        return data
+
+    def check_data(self) -> pin.Data:
+        """Return this thread's second ``Data`` of :attr:`angle_model`, a check's."""
+        data = getattr(self._local, "check", None)
+        if data is None:
+            data = self._local.check = self.angle_model.createData()
         return data
 
     def reduced_data(self) -> pin.Data:

@@ -83,7 +83,7 @@ class Servo:
         ``checker``: a :class:`ros2_ik.core.collision.checker.CollisionChecker` on the
         group's full model, or None (no collision avoidance); see :meth:`set_checker`.
         """
-        if group.has_continuous and group.angle_model is group.reduced_model:
+        if not group.angle_q:
             raise ValueError("group: continuous joints without a plain-angle model are not "
                              "supported by the servo yet")
         self.group, self.config = group, config or ServoConfig()

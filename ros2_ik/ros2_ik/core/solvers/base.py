@@ -408,7 +408,7 @@ class Solver(ABC):
         state = begun.state if begun else self.setup(problem)
         search.seed_first = self.cheap_attempts(state)
         if begun is None:
-            search.quick_check = self.quick_check(state, search.data)
+            search.quick_check = self.quick_check(state)
         else:
             search.quick_check = begun.quick_check
             search.consider(begun.local)  # the seed's attempt
@@ -433,12 +433,12 @@ class Solver(ABC):
         """
         return False
 
-    def quick_check(self, state: Any, data: Any) -> Optional[Any]:
+    def quick_check(self, state: Any) -> Optional[Any]:
         """Return a check of candidates cheaper than :func:`verify.check`, or None (default).
 
         An object with ``holds(q) -> bool`` for group vectors within the limits, True only
         when ``check`` would accept ``q`` (measured independently of the solver's rows, in
-        [m] and [rad]); ``data``: the driver's full-model ``pin.Data``, for its use.
+        [m] and [rad]).
         """
         return None
 

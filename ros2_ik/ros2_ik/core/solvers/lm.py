@@ -101,7 +101,7 @@ def _group_arrays(group) -> tuple:
     """
     g = _GROUP_ARRAYS.get(group)
     if g is None:
-        if group.has_continuous and group.angle_model is group.reduced_model:
+        if not group.angle_q:
             lower, upper = group.reduced_lower, group.reduced_upper
             q_simple = group.iq_reduced_simple
             g = (group.reduced_model, lower, upper, group.reduced_bounded, True, q_simple,

@@ -67,9 +67,9 @@ class CompiledConstraints:
             begun = answer
         return super().solve(problem, seed, options, begun)
 
-    def quick_check(self, state: Any, data: Any) -> Optional[kernel_check.KernelCheck]:
+    def quick_check(self, state: Any) -> Optional[kernel_check.KernelCheck]:
         """Return the compiled check of a kernel problem without a pose target, or None."""
-        return kernel_check.KernelCheck.of(state, data)
+        return kernel_check.KernelCheck.of(state)
 
     def cheap_attempts(self, state: Any) -> bool:
         """Return True for the compiled constraint attempt (~50 us, the ranking ~0.3-1 ms).

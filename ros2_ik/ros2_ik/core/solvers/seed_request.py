@@ -64,7 +64,7 @@ def answer(solver, problem: Problem, seed: np.ndarray, options: SolveOptions
         local = LocalResult(*solver._kernel(state, seed, solver.max_iterations_constrained))
     q, iterations, converged = local.q, local.iterations, local.converged
     group = problem.group
-    check = solver.quick_check(state, group.full_data())
+    check = solver.quick_check(state)
     if converged and math.isfinite(sum(q.tolist())):
         q_out = returned_q(problem, q, seed)
         if check.holds(q_out):
