@@ -309,6 +309,21 @@ def test_lm_lowers_a_posture_cost_and_keeps_the_constraints(panda):
     assert compared >= 4
 
 
+@pytest.mark.parametrize("max_jump", [math.inf, 1.0])
+def test_constraint_starts_without_the_seed_are_the_same_samples(panda, max_jump):
+    """``with_seed=False`` (the seed tried already): the ranked samples, in order, no seed."""
+    rng = np.random.default_rng(8)
+    for family in ("orientation", "gaze", "angle"):
+        constraints = _family(panda, rng, family)
+        seed = panda.random_configuration(rng)
+        full = seed_library.constraint_starts(panda, constraints, 6, seed, max_jump)
+        samples = seed_library.constraint_starts(panda, constraints, 6, seed, max_jump,
+                                                 with_seed=False)
+        expected = [q for q in full if not np.array_equal(q, seed)]
+        assert len(samples) == len(expected) == (6 if math.isinf(max_jump) else len(full) - 1)
+        np.testing.assert_array_equal(samples, expected)
+
+
 def test_constraint_starts_put_a_satisfying_seed_first(panda):
     rng = np.random.default_rng(5)
     constraints = _family(panda, rng, "orientation")

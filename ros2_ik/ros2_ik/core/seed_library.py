@@ -295,24 +295,29 @@ def _ranking(group, lib: SeedLibrary, constraints, seed: Optional[np.ndarray]) -
 
 
 def constraint_starts(group, constraints, count: int, seed: np.ndarray,
-                      max_jump: float = math.inf) -> np.ndarray:
+                      max_jump: float = math.inf, with_seed: bool = True) -> np.ndarray:
     """Return the seed and up to ``count`` library samples, nearest to the constraints first.
 
     The distance of a configuration is the sum of the constraints' squared physical
     violations there (``Constraint.sample_violation``: [m^2], radians weighed as in the
     pose ranking; a constraint that cannot rank adds 0).  The seed's distance is halved:
     it goes first unless a sample is markedly nearer, and is always among the starts.
-    Shape ``(k, n)``, ``k <= count + 1``.
+    Shape ``(k, n)``, ``k <= count + 1``.  ``with_seed`` False (the seed was tried
+    already): the same samples in the same order, without the seed (nor its kinematics).
     """
     lib = library(group)
-    # index 0: the seed (first among equals), then the samples
-    d = np.concatenate((0.5 * _ranking(group, lib, constraints, seed),
-                        _ranking(group, lib, constraints, None)))
+    d = _ranking(group, lib, constraints, None)
     if math.isfinite(max_jump):
-        d[1:][np.abs(lib.q[:CONSTRAINT_SAMPLES] - seed).max(axis=1) > max_jump] = np.inf
-    count = min(count + 1, int(np.isfinite(d).sum()))
+        d[np.abs(lib.q[:CONSTRAINT_SAMPLES] - seed).max(axis=1) > max_jump] = np.inf
+    if with_seed:  # index 0: the seed (first among equals), then the samples
+        d = np.concatenate((0.5 * _ranking(group, lib, constraints, seed), d))
+    count = min(count + with_seed, int(np.isfinite(d).sum()))
+    if count == 0:
+        return np.empty((0, group.n))
     idx = np.argpartition(d, count - 1)[:count]
     idx = idx[np.argsort(d[idx], kind="stable")]
+    if not with_seed:
+        return lib.q[idx]
     if 0 not in idx:  # the seed is tried after the nearer samples
         idx = np.append(idx[:count - 1], 0)
     return np.array([seed if i == 0 else lib.q[i - 1] for i in idx.tolist()])

@@ -149,12 +149,9 @@ class Search:
         if self.attempts == 0 and (first_alone or not self.options.library_starts):
             return self.seed.copy()
         if self._library is None and self.options.library_starts:
-            ranked = seed_library.constraint_starts(
+            self._library = list(seed_library.constraint_starts(
                 self.group, self.problem.constraints, self.options.library_starts,
-                self.seed, self.options.max_joint_jump_rad)
-            if first_alone:  # tried already
-                ranked = [q for q in ranked if not np.array_equal(q, self.seed)]
-            self._library = list(ranked)
+                self.seed, self.options.max_joint_jump_rad, with_seed=not first_alone))
         k = self.attempts - (1 if first_alone else 0)  # after the seed's attempt
         if self._library is not None and k < len(self._library):
             return self._library[k].copy()
