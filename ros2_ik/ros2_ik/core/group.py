@@ -311,14 +311,24 @@ class Group:
 
     def check_vector(self, q: np.ndarray, what: str = "seed") -> np.ndarray:
         """Validate a group vector: shape (n,), finite.  Returns a float copy."""
+        return self._checked(q, what)[0]
+
+    def clamped_seed(self, q: np.ndarray, what: str = "seed") -> np.ndarray:
+        """:meth:`check_vector`, then projected into the limits when outside (a float copy)."""
+        arr, values = self._checked(q, what)
+        return arr if self.within_limits_values(values) else self.clamp(arr)
+
+    def _checked(self, q: np.ndarray, what: str) -> Tuple[np.ndarray, list]:
+        """:meth:`check_vector`'s array and its values as a list of floats."""
         arr = np.array(q, dtype=float).reshape(-1)
         if arr.shape != (self.n,):
             raise errors.InvalidSeed(
                 f"{what} has {arr.size} values, group has {self.n}: {list(self.joint_names)}")
+        values = arr.tolist()
         # The sum of finite values is finite but for overflow: one cheap test first.
-        if not math.isfinite(sum(arr.tolist())) and not np.isfinite(arr).all():
-            raise errors.InvalidSeed(f"{what} has non-finite values: {arr.tolist()}")
-        return arr
+        if not math.isfinite(sum(values)) and not np.isfinite(arr).all():
+            raise errors.InvalidSeed(f"{what} has non-finite values: {values}")
+        return arr, values
 
     def fk(self, q: np.ndarray, frame: str) -> pin.SE3:
         """``T_world_frame`` at group vector ``q`` (fresh Data on the full model)."""

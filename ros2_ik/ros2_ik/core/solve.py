@@ -53,9 +53,7 @@ def solve(group: Group, target_or_problem: Union[PoseTarget, Problem], seed: np.
     problem = _problem(group, target_or_problem, constraints, costs)
     prepare(group, problem.pose.target.frame if problem.pose is not None else None,
             constrained=bool(problem.constraints))
-    seed_q = problem.group.check_vector(seed, "seed")
-    if not problem.group.within_limits(seed_q):
-        seed_q = problem.group.clamp(seed_q)
+    seed_q = problem.group.clamped_seed(seed)
     options = SolveOptions(
         timeout_s=_positive("timeout_s", timeout_s),
         max_attempts=_count("max_attempts", max_attempts, minimum=0),

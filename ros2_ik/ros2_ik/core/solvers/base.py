@@ -27,9 +27,12 @@ from ros2_ik.core.verify import DEFAULT_TOLERANCE, ConstraintTolerance, Violatio
 DISTINCT_TOLERANCE = 1e-2
 
 
-@dataclass(frozen=True)
-class SolveOptions:
-    """Knobs of one solve (see :func:`ros2_ik.core.solve.solve`)."""
+class SolveOptions(NamedTuple):
+    """Knobs of one solve (see :func:`ros2_ik.core.solve.solve`).
+
+    Immutable; a named tuple rather than a frozen dataclass: made once per request, in
+    ~1/3 of the time (a frozen dataclass sets each field through ``object.__setattr__``).
+    """
 
     timeout_s: float = 0.005
     max_attempts: int = 0
