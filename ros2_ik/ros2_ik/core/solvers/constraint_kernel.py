@@ -30,13 +30,16 @@ from ros2_ik.core import costs as K
 from ros2_ik.core.constraints._frames import perpendicular_floats, projection_off_floats
 from ros2_ik.core.per_object import PerObject
 from ros2_ik.core.problem import Problem
-from ros2_ik.core.solvers import chain_kernel
+from ros2_ik.core.solvers import chain_kernel, direct_call
 from ros2_ik.core.solvers.residuals import Residuals
 from ros2_ik.core.verify import ConstraintTolerance
 
 #: Whether :func:`warm_up` has run in this process.
 _WARM = False
 _LM = None
+#: ``attempt_packed``'s compiled entry for :func:`attempt`'s argument types (set by
+#: :func:`warm_up`; the dispatcher until then), :mod:`direct_call`.
+_ATTEMPT = None
 #: The compiled modules, each calling into the ones before it.
 _JIT_SOURCES = ("_chain_jit", "_constraint_jit", "_constraint_lm_jit", "_polish_jit",
                 "_polish_loop_jit", "_measure_jit")
@@ -533,11 +536,18 @@ def attempt(compiled: Compiled, q0: np.ndarray, lower: np.ndarray, upper: np.nda
     ``lower``/``upper``: the search limits (+-inf where a joint wraps), writable arrays.
     """
     q = np.array(q0, dtype=float)  # a fresh C-contiguous copy: the attempt writes it
-    layout = compiled.layout
-    it, done, E = _LM.attempt_packed(
-        layout.ints, layout.consts, compiled.values, q, lower, upper, settings.damping_scale,
-        settings.bias, settings.stall_ratio, int(max_iterations), settings.active_set)
+    it, done, E = (_ATTEMPT or _LM.attempt_packed)(*_attempt_args(
+        compiled, q, lower, upper, settings, max_iterations))
     return q, int(it), bool(done), float(E)
+
+
+def _attempt_args(compiled: Compiled, q: np.ndarray, lower: np.ndarray, upper: np.ndarray,
+                  settings: Settings, max_iterations: int) -> tuple:
+    """``attempt_packed``'s arguments, each of the one type its compiled entry takes."""
+    layout = compiled.layout
+    return (layout.ints, layout.consts, compiled.values, q, lower, upper,
+            float(settings.damping_scale), float(settings.bias), float(settings.stall_ratio),
+            int(max_iterations), bool(settings.active_set))
 
 
 def evaluate(compiled: Compiled, q: np.ndarray):
@@ -566,9 +576,11 @@ def warm_up() -> bool:
         return True
     if lm() is None:
         return False
+    global _ATTEMPT
     compiled = tiny_problem()
-    attempt(compiled, np.zeros(2), np.full(2, -1.0), np.full(2, 1.0),
-            Settings(0.01, 1e-6, 0.995, True), 3)
+    _ATTEMPT = direct_call.entry_point(_LM.attempt_packed, *_attempt_args(
+        compiled, np.zeros(2), np.full(2, -1.0), np.full(2, 1.0),
+        Settings(0.01, 1e-6, 0.995, True), 3))
     evaluate(compiled, np.zeros(2))
     _WARM = True
     return True

@@ -20,10 +20,13 @@ from typing import Optional
 import numpy as np
 import pinocchio as pin
 
-from ros2_ik.core.solvers import constraint_kernel
+from ros2_ik.core.solvers import constraint_kernel, direct_call
 from ros2_ik.core.verify import ConstraintTolerance
 
 _M = None
+#: ``measure_packed``'s compiled entry for :meth:`KernelCheck.holds`' argument types (set
+#: by :func:`warm_up`; the dispatcher until then), :mod:`direct_call`.
+_MEASURE = None
 
 
 def _jit():
@@ -39,11 +42,19 @@ def warm_up() -> bool:
     """Compile or load the measures now (once per process); False when numba is absent."""
     if constraint_kernel.lm() is None:
         return False
-    if _M is None:
+    global _MEASURE
+    if _MEASURE is None:
         c = constraint_kernel.tiny_problem()  # a position and an orientation bound
-        _jit().measure_packed(c.layout.ints, c.layout.consts, c.values, np.eye(4)[None],
-                              np.empty(2), 1e-4, 1e-4)
+        _MEASURE = direct_call.entry_point(_jit().measure_packed, *_measure_args(
+            c, np.empty((1, 4, 4)), np.empty(2), ConstraintTolerance(1e-4, 1e-4)))
     return True
+
+
+def _measure_args(c: constraint_kernel.Compiled, W: np.ndarray, amounts: np.ndarray,
+                  tol: ConstraintTolerance) -> tuple:
+    """``measure_packed``'s arguments, each of the one type its compiled entry takes."""
+    layout = c.layout
+    return layout.ints, layout.consts, c.values, W, amounts, float(tol.m), float(tol.rad)
 
 
 class KernelCheck:
@@ -79,10 +90,8 @@ class KernelCheck:
         pin.forwardKinematics(model, data, q if group.angle_q else group.to_reduced_q(q))
         for i, f in enumerate(self.fids):  # then only our frames
             W[i] = pin.updateFramePlacement(model, data, f).homogeneous
-        c = self.compiled
-        layout = c.layout
-        return bool(_M.measure_packed(layout.ints, layout.consts, c.values, W, self.amounts,
-                                      self.tol.m, self.tol.rad))
+        return bool((_MEASURE or _M.measure_packed)(*_measure_args(
+            self.compiled, W, self.amounts, self.tol)))
 
     def measure(self, q: np.ndarray) -> np.ndarray:
         """Each constraint's violation [m or rad] at group vector ``q`` (a reused array)."""

@@ -1,0 +1,87 @@
+"""The compiled entries called without numba's dispatch get arguments of their own types.
+
+:func:`direct_call.entry_point`'s function checks nothing: an argument of another dtype,
+dimension or layout would be read as if it had the signature's.  Every call of the
+attempt and of the check during solves of every benchmark family (costs, polishing,
+restarts, a pose target with constraints) on arms with revolute, continuous and locked
+joints is recorded; each argument's numba type must be the entry's, and the entries'
+answers equal the dispatchers'.
+"""
+import numpy as np
+import pytest
+
+from ros2_ik.core import robots
+from ros2_ik.core.pose import PoseTarget
+from ros2_ik.core.solve import prepare, solve
+from ros2_ik.core.solvers import chain_kernel, constraint_kernel, direct_call, kernel_check
+from test_constraint_kernel import fam, build  # noqa: F401
+
+pytestmark = pytest.mark.skipif(not chain_kernel.available(), reason="numba not installed")
+ARMS = ("panda", "kinova", "pr2_right")
+
+
+def _entries():
+    """``(module, attribute, dispatcher)`` of each direct entry, warmed up."""
+    group = robots.load_group("panda")[1]
+    prepare(group, None, constrained=True)
+    return [(constraint_kernel, "_ATTEMPT", constraint_kernel.lm().attempt_packed),
+            (kernel_check, "_MEASURE", kernel_check._jit().measure_packed)]
+
+
+def _signature_of(dispatcher, entry):
+    found = [sig for sig, res in dispatcher.overloads.items() if res.entry_point is entry]
+    assert len(found) == 1
+    return found[0]
+
+
+def test_every_call_passes_the_entry_types(monkeypatch):
+    calls = {}
+    for module, name, dispatcher in _entries():
+        entry = getattr(module, name)
+        assert entry is not None, name
+        expected = _signature_of(dispatcher, entry)
+
+        def recorder(*args, _entry=entry, _d=dispatcher, _name=name, _expected=expected):
+            assert direct_call.signature(_d, args) == _expected, _name
+            calls[_name] = calls.get(_name, 0) + 1
+            return _entry(*args)
+        monkeypatch.setattr(module, name, recorder)
+    for arm in ARMS:
+        group = robots.load_group(arm)[1]
+        for family in ("a", "b", "c", "d", "e", "f", "g"):
+            for spec in fam.generate(family, arm, group, 3, seed=4):
+                problem = build(spec, group)
+                solve(group, problem, spec.seed, timeout_s=0.05, random_seed=1,
+                      constraint_tolerance_m=1e-4, constraint_tolerance_rad=1e-4)
+                # a far seed: restarts, the ranked starts
+                solve(group, problem, group.random_configuration(np.random.default_rng(1)),
+                      timeout_s=0.05, max_attempts=3, random_seed=2)
+        spec = fam.generate("a", arm, group, 1, seed=5)[0]
+        target = PoseTarget(group.tip, group.fk(spec.q_star, group.tip))
+        solve(group, target, spec.seed, constraints=build(spec, group).constraints,
+              timeout_s=0.05, random_seed=1)
+    assert calls.get("_ATTEMPT", 0) > 50 and calls.get("_MEASURE", 0) > 50, calls
+
+
+def test_the_entries_answer_as_the_dispatchers():
+    entries = _entries()
+    group = robots.load_group("kinova")[1]
+    for spec in fam.generate("d", "kinova", group, 5, seed=2):
+        state = constraint_kernel.KernelState(
+            constraint_kernel.compile_problem(build(spec, group), kernel_check.ConstraintTolerance(
+                1e-4, 1e-4)), build(spec, group), kernel_check.ConstraintTolerance(1e-4, 1e-4))
+        settings = constraint_kernel.Settings(0.01, 1e-6, 0.995, True)
+        for (module, name, dispatcher), args in zip(entries, (
+                constraint_kernel._attempt_args(state.compiled, np.array(spec.seed),
+                                                state.lower, state.upper, settings, 15),
+                kernel_check._measure_args(state.compiled,
+                                           np.random.default_rng(0).random((
+                                               len(state.compiled.fids), 4, 4)),
+                                           np.empty(len(state.compiled.layout.ctype)),
+                                           state.tolerance))):
+            copies = [np.array(a) if isinstance(a, np.ndarray) else a for a in args]
+            assert np.all(np.asarray(getattr(module, name)(*args), dtype=float)
+                          == np.asarray(dispatcher(*copies), dtype=float))
+            for a, b in zip(args, copies):  # what each wrote (q, amounts) is the same
+                if isinstance(a, np.ndarray):
+                    np.testing.assert_array_equal(a, b)
