@@ -24,7 +24,7 @@ import pinocchio as pin
 from ros2_ik.core import constraints as C
 from ros2_ik.core import costs as K
 from ros2_ik.core.per_object import PerObject
-from ros2_ik.core.solvers import constraint_kernel, polish
+from ros2_ik.core.solvers import constraint_kernel, direct_call, polish
 from ros2_ik.core.solvers.budget import Budget
 
 _JIT = None
@@ -37,6 +37,10 @@ _CONSTANTS = (polish.MAX_STEPS, polish.RADIUS, polish.MIN_RADIUS, polish.RELATIV
               polish.MU, polish.FEASIBLE_SLACK)
 #: Whether :func:`warm_up` has run in this process.
 _WARM = False
+#: Compiled entries of ``polish_packed`` and ``cost_at_packed`` for :func:`_polish_args`'
+#: and :func:`_cost_args`' types (set by :func:`warm_up`), :mod:`direct_call`.
+_POLISH = None
+_COST_AT = None
 
 
 def jit():
@@ -61,18 +65,19 @@ def loop():
 
 def warm_up() -> bool:
     """Compile or load the model now (once per process); False when numba is absent."""
-    global _WARM
+    global _WARM, _POLISH, _COST_AT
     if not _WARM and loop() is not None:
         costs = _packed_costs([0, 1], [0, 0], [0, 0],  # a posture and a position cost
                               [[0.0] * 8, [0.0] * 6 + np.eye(3).ravel().tolist()])
         cube, pose_rows = np.zeros(2, dtype=np.bool_), np.arange(6, dtype=np.intp)
         tiny = constraint_kernel.tiny_problem()
         _call(tiny, cube, pose_rows, _unpacked(costs), np.zeros(2), 13)  # 3 + 4 rows, 6 pose
-        layout = tiny.layout
-        _JIT.cost_at_packed(layout.ints, layout.consts, *costs, np.zeros(2))
+        _COST_AT = direct_call.entry_point(_JIT.cost_at_packed,
+                                           *_cost_args(tiny, costs, np.zeros(2)))
         limits = (np.full(2, -1.0), np.full(2, 1.0))
-        _polish(tiny, cube, pose_rows, costs, 0.0, limits, np.zeros(2), 13, 0.0,
-                constraint_kernel.Settings(0.01, 1e-6, 0.995, True), 3)
+        _POLISH = direct_call.entry_point(_LOOP.polish_packed, *_polish_args(
+            tiny, cube, pose_rows, costs, 0.0, limits, np.zeros(2), 13, 0.0,
+            constraint_kernel.Settings(0.01, 1e-6, 0.995, True), 3))
         _WARM = True
     return _WARM
 
@@ -100,12 +105,27 @@ def _polish(c: constraint_kernel.Compiled, cube: np.ndarray, pose_rows: np.ndarr
 
     ``costs``: packed, ``(kints, kparams)`` (:func:`_packed_costs`).
     """
+    return (_POLISH or _LOOP.polish_packed)(*_polish_args(
+        c, cube, pose_rows, costs, constant, limits, q, k, deadline, settings, iterations))
+
+
+def _polish_args(c: constraint_kernel.Compiled, cube: np.ndarray, pose_rows: np.ndarray,
+                 costs: tuple, constant: float, limits: tuple, q: np.ndarray, k: int,
+                 deadline: float, settings: constraint_kernel.Settings,
+                 iterations: int) -> tuple:
+    """``polish_packed``'s arguments, each of the one type its compiled entry takes."""
     layout = c.layout
-    return _LOOP.polish_packed(
-        layout.ints, layout.consts, c.values, cube, pose_rows, costs[0], costs[1],
-        (settings.damping_scale, settings.bias, settings.stall_ratio, iterations,
-         settings.active_set), limits[0], limits[1], q, k, _CONSTANTS + (constant,), deadline,
-        _DAQP_SETTINGS)
+    return (layout.ints, layout.consts, c.values, cube, pose_rows, costs[0], costs[1],
+            (float(settings.damping_scale), float(settings.bias),
+             float(settings.stall_ratio), int(iterations), bool(settings.active_set)),
+            limits[0], limits[1], q, int(k), _CONSTANTS + (float(constant),),
+            float(deadline), _DAQP_SETTINGS)
+
+
+def _cost_args(c: constraint_kernel.Compiled, costs: tuple, q: np.ndarray) -> tuple:
+    """``cost_at_packed``'s arguments at group vector ``q`` (a float copy of it)."""
+    layout = c.layout
+    return layout.ints, layout.consts, costs[0], costs[1], np.array(q, dtype=float)
 
 
 def _packed_costs(types: list, fa: list, fb: list, params: list) -> tuple:
@@ -265,9 +285,8 @@ class CompiledModel:
 
     def cost(self, q: np.ndarray) -> float:
         """Sum of the costs at group vector ``q`` (:func:`_polish_jit.cost_at`)."""
-        layout, (kints, kparams) = self._compiled.layout, self._costs
-        return _JIT.cost_at_packed(layout.ints, layout.consts, kints, kparams,
-                                   np.array(q, dtype=float)) + self._constant
+        return (_COST_AT or _JIT.cost_at_packed)(
+            *_cost_args(self._compiled, self._costs, q)) + self._constant
 
     def polish(self, q: np.ndarray, budget: Budget, settings: constraint_kernel.Settings,
                iterations: int) -> Tuple[np.ndarray, int]:
