@@ -31,8 +31,11 @@ class IKStatus(enum.Enum):
     INVALID = "invalid"
 
 
+_F64 = np.dtype(float)
+
+
 def _frozen(values) -> np.ndarray:
-    if type(values) is np.ndarray and values.dtype == float and not values.flags.writeable:
+    if type(values) is np.ndarray and values.dtype is _F64 and not values.flags.writeable:
         return values  # read-only already: nobody can change it (a solution's q)
     arr = np.array(values, dtype=float)
     arr.setflags(write=False)
