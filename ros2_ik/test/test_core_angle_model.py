@@ -83,3 +83,44 @@ def test_unaligned_continuous_axis_takes_constraints():
         assert result.status.name == "SUCCESS", result.message
         assert check(group, None, result.q, [box], model.createData(),
                      ConstraintTolerance(1e-4, 1e-4))[0]
+
+
+@pytest.mark.parametrize("arm", ["panda", "pr2_right", "tiago"])
+def test_every_frame_has_its_reduced_twin(arm):
+    """A locked joint's frame becomes a fixed joint's in the reduced model: still found.
+
+    Searched by name and type, it was not, and pinocchio answered ``nframes``: a pose
+    target on panda_finger_joint1 raised IndexError, and the compiled check read past the
+    end of the frames.  Every frame's id: in range, the same name, the same placement.
+    """
+    _, group = robots.load_group(arm)
+    model, reduced = group.robot.model, group.angle_model
+    data, d_red = model.createData(), reduced.createData()
+    q = group.random_configuration(np.random.default_rng(2))
+    pin.framesForwardKinematics(model, data, group.to_full_q(q))
+    pin.framesForwardKinematics(reduced, d_red, q if group.angle_q else group.to_reduced_q(q))
+    names = {f.name for f in model.frames}
+    for name in names:
+        fid, rid = group.robot.frame_id(name), group.reduced_frame_id(name)
+        assert rid < reduced.nframes and reduced.frames[rid].name == name
+        assert group.angle_frame_ids([fid]) == (rid,)
+        np.testing.assert_allclose(d_red.oMf[rid].homogeneous, data.oMf[fid].homogeneous,
+                                   atol=1e-12)
+
+
+def test_a_pose_target_on_a_locked_joints_frame_is_solved():
+    from ros2_ik.core import constraints as C
+    from ros2_ik.core.pose import PoseTarget
+    from ros2_ik.core.problem import Problem
+    from ros2_ik.core.solve import solve
+
+    _, group = robots.load_group("panda")
+    T = group.fk(group.mid_configuration(), "panda_finger_joint1")  # no group joint moves it
+    result = solve(group, PoseTarget("panda_finger_joint1", T), group.mid_configuration(),
+                   timeout_s=0.1, random_seed=1)
+    assert result.status.name == "SUCCESS", result.message
+    box = C.PositionConstraint(group.robot.model, "panda_finger_joint1", [-0.2] * 3,
+                               [0.2] * 3, group.tip, np.zeros(3))
+    result = solve(group, Problem(group, None, [box]), group.mid_configuration(),
+                   timeout_s=0.1, random_seed=1)
+    assert result.status.name == "SUCCESS", result.message

@@ -90,7 +90,16 @@ def _break_pose(draw, target, options, group):
 
 
 def _break_frame(draw, target, options, group):
-    target["frame"] = draw(st.one_of(st.sampled_from(["", "nowhere", group.base]), st.text()))
+    target["frame"] = draw(st.one_of(st.sampled_from(["", "nowhere", group.base]
+                                                     + _locked_joint_frames(group)),
+                                     st.text()))
+
+
+def _locked_joint_frames(group) -> list:
+    """Frames of the joints outside the group (fixed frames in the reduced model)."""
+    model = group.robot.model
+    return [f.name for f in model.frames
+            if f.type == pin.FrameType.JOINT and f.parentJoint not in group.joint_ids]
 
 
 def _break_weights(draw, target, options, group):

@@ -37,7 +37,7 @@ any_float = st.floats(allow_nan=True, allow_infinity=True, width=64)
 BAD_NUMBERS = st.one_of(any_float, st.sampled_from(
     [0.0, -1.0, math.nan, math.inf, -math.inf, 1e300, -1e-300, 5e-324]))
 NAMES = st.one_of(st.sampled_from(["", "nowhere", "panda_link0", "panda_hand", "panda_link3",
-                                   "panda_joint1", "universe"]),
+                                   "panda_joint1", "panda_finger_joint1", "universe"]),
                   st.text(alphabet=st.characters(min_codepoint=32, max_codepoint=126),
                           max_size=30))
 

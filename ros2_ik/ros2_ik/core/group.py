@@ -342,24 +342,35 @@ class Group:
         """Id of frame ``name`` in the reduced model (InvalidFrame if absent)."""
         fid = self._reduced_frame_ids.get(name)
         if fid is None:
-            frame = self.robot.model.frames[self.robot.frame_id(name)]
-            # By name and type: names may repeat (a joint and its child link).
-            fid = int(self.reduced_model.getFrameId(name, frame.type))
-            self._reduced_frame_ids[name] = fid
+            fid = self._reduced_frame_ids[name] = self._reduced_id(self.robot.frame_id(name))
         return fid
+
+    def _reduced_id(self, fid: int) -> int:
+        """Id in the reduced model of the full model's frame ``fid``.
+
+        ``buildReducedModel`` keeps the frames in their order (a locked joint's frame
+        becomes a FIXED_JOINT one, so a search by name and type misses it and pinocchio
+        answers ``nframes``, an index past the end): the same index when the name there
+        agrees, else by name, as the frame's type or as a fixed joint's.
+        """
+        full, red = self.robot.model.frames[fid], self.reduced_model
+        if fid < red.nframes and red.frames[fid].name == full.name:
+            return fid
+        for kind in (full.type, pin.FrameType.FIXED_JOINT):
+            rid = int(red.getFrameId(full.name, kind))
+            if rid < red.nframes:
+                return rid
+        raise errors.InvalidFrame(full.name, [f.name for f in red.frames])
 
     def angle_frame_ids(self, fids: Sequence[int]) -> tuple:
         """Ids in :attr:`angle_model` (the reduced model's) of the full model's frames ``fids``.
 
-        By name and type, as :meth:`reduced_frame_id`; cached per tuple of ids.
+        As :meth:`reduced_frame_id`; cached per tuple of ids.
         """
         key = tuple(fids)
         out = self._angle_fids.get(key)
         if out is None:
-            frames = self.robot.model.frames
-            out = self._angle_fids[key] = tuple(
-                int(self.reduced_model.getFrameId(frames[f].name, frames[f].type))
-                for f in key)
+            out = self._angle_fids[key] = tuple(self._reduced_id(f) for f in key)
         return out
 
     def angle_data(self) -> pin.Data:
