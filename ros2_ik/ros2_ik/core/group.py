@@ -342,10 +342,11 @@ class Group:
         """Id of frame ``name`` in the reduced model (InvalidFrame if absent)."""
         fid = self._reduced_frame_ids.get(name)
         if fid is None:
-            fid = self._reduced_frame_ids[name] = self._reduced_id(self.robot.frame_id(name))
+            fid = self.reduced_frame_of(self.robot.frame_id(name))
+            self._reduced_frame_ids[name] = fid
         return fid
 
-    def _reduced_id(self, fid: int) -> int:
+    def reduced_frame_of(self, fid: int) -> int:
         """Id in the reduced model of the full model's frame ``fid``.
 
         ``buildReducedModel`` keeps the frames in their order (a locked joint's frame
@@ -370,7 +371,7 @@ class Group:
         key = tuple(fids)
         out = self._angle_fids.get(key)
         if out is None:
-            out = self._angle_fids[key] = tuple(self._reduced_id(f) for f in key)
+            out = self._angle_fids[key] = tuple(self.reduced_frame_of(f) for f in key)
         return out
 
     def angle_data(self) -> pin.Data:

@@ -85,11 +85,10 @@ class SeedLibrary:
         """Return the placements of the full model's frame ``full_fid``, transposed.
 
         ``p`` (3, CONSTRAINT_SAMPLES) [m], ``R`` (9, CONSTRAINT_SAMPLES); one column for a
-        frame fixed in the world.  The frame is found in the reduced model by name *and*
-        type (a joint and its child link may share a name).
+        frame fixed in the world.  The frame in the reduced model:
+        :meth:`Group.reduced_frame_of`.
         """
-        frame = group.robot.model.frames[full_fid]
-        fid = int(group.reduced_model.getFrameId(frame.name, frame.type))
+        fid = group.reduced_frame_of(full_fid)
         found = self._columns.get(fid)
         if found is None:
             # The prefix only (a quarter of the FK of a frame the pose ranking never reads).
