@@ -131,6 +131,7 @@ class Group:
         #: a continuous joint without a plain twin, the reduced model's (cos, sin) pairs).
         self.angle_q = not (self.has_continuous and self.angle_model is red)
         self._angle_fids: Dict[tuple, tuple] = {}
+        self._reduced_fids: Dict[int, int] = {}
 
     # ------------------------------------------------------------ conversions
     @property
@@ -354,6 +355,12 @@ class Group:
         answers ``nframes``, an index past the end): the same index when the name there
         agrees, else by name, as the frame's type or as a fixed joint's.
         """
+        rid = self._reduced_fids.get(fid)
+        if rid is None:
+            rid = self._reduced_fids[fid] = self._find_reduced(fid)
+        return rid
+
+    def _find_reduced(self, fid: int) -> int:
         full, red = self.robot.model.frames[fid], self.reduced_model
         if fid < red.nframes and red.frames[fid].name == full.name:
             return fid
