@@ -20,7 +20,10 @@ SNOPT started from the posture cost's ``q_nominal`` (``drake_snopt_nominal``, ru
 problems with costs only): lm tries that start too, so this is the anchor at its best.
 Then lm and SNOPT solve each problem twice more, back to back, and the second time is
 kept (``median_warm_ms``): how much of the interleaved median is a cold start, reported
-beside it, not judged.
+beside it, not judged.  Before each cell's timed problems the process collects its garbage
+and exempts what is alive from later collections (``gc.freeze``), as ``ik_node`` does
+after loading a model: a full collection of the ~160k objects Drake and the arms leave
+took ~26 ms, more than the budget, and made one answer in 300 late in two runs.
 
     python bench/constrained_bench.py            # N=500 per family and arm (~5-12 min)
     python bench/constrained_bench.py --quick    # N=10
@@ -30,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import gc
 import importlib.util
 import json
 import logging
@@ -163,6 +167,8 @@ def run_cell(arm: Arm, family: str, solvers, n: int, seed: int, budget_s: float)
         solvers = [s for s in solvers if s not in COSTS_ONLY]
     for solver in solvers:  # warm-up on an extra problem (imports, caches): not counted
         run_one(arm, specs[-1], solver, budget_s)
+    gc.collect()  # as ik_node.settle_memory (module doc)
+    gc.freeze()
     records = {s: [] for s in solvers}
     order = np.random.default_rng(seed)  # the solvers' order per problem (module doc)
     started = time.perf_counter()
