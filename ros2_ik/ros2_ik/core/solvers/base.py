@@ -255,13 +255,18 @@ class Search:
 
     # ---------------------------------------------------------------- result
     def result(self, solver_name: str) -> IKResult:
-        """Build the frozen IKResult, its status chosen as documented on IKStatus."""
+        """Build the frozen IKResult, its status chosen as documented on IKStatus.
+
+        Without a solution, the best unconverged end point is checked first: it may hold
+        within the tolerances (the attempts' own test is stricter), and is then a solution.
+        """
+        if not self.solutions:
+            self._check_unchecked()
         if self.solutions:
             return solved(self.group, tuple(sorted(self.solutions,
                                                    key=lambda s: s.distance_to_seed)),
                           self.attempts, self.iterations, self.budget.elapsed(),
                           self.options.random_seed, solver_name)
-        self._check_unchecked()
         status, cand, message = self._outcome()
         if cand is None:
             q, pos, ori, viol = self.seed, math.nan, math.nan, []
