@@ -383,30 +383,25 @@ class Group:
 
     def angle_data(self) -> pin.Data:
         """Return this thread's ``Data`` of :attr:`angle_model` (reused across solves)."""
-        data = getattr(self._local, "angle", None)
-        if data is None:
-            data = self._local.angle = self.angle_model.createData()
-        return data
+        return self._thread_data("angle", self.angle_model)
 
     def check_data(self) -> pin.Data:
         """Return this thread's second ``Data`` of :attr:`angle_model`, a check's."""
-        data = getattr(self._local, "check", None)
-        if data is None:
-            data = self._local.check = self.angle_model.createData()
-        return data
+        return self._thread_data("check", self.angle_model)
 
     def reduced_data(self) -> pin.Data:
         """Return this thread's ``Data`` of the reduced model (reused across solves)."""
-        data = getattr(self._local, "reduced", None)
-        if data is None:
-            data = self._local.reduced = self.reduced_model.createData()
-        return data
+        return self._thread_data("reduced", self.reduced_model)
 
     def full_data(self) -> pin.Data:
         """Return this thread's ``Data`` of the full model (reused across solves)."""
-        data = getattr(self._local, "full", None)
+        return self._thread_data("full", self.robot.model)
+
+    def _thread_data(self, key: str, model: pin.Model) -> pin.Data:
+        data = getattr(self._local, key, None)
         if data is None:
-            data = self._local.full = self.robot.model.createData()
+            data = model.createData()
+            setattr(self._local, key, data)
         return data
 
     def locked_placement(self, frame_id: int) -> pin.SE3:
