@@ -103,7 +103,7 @@ def test_every_frame_has_its_reduced_twin(arm):
     for name in names:
         fid, rid = group.robot.frame_id(name), group.reduced_frame_id(name)
         assert rid < reduced.nframes and reduced.frames[rid].name == name
-        assert group.angle_frame_ids([fid]) == (rid,)
+        assert group.reduced_frame_of(fid) == rid
         np.testing.assert_allclose(d_red.oMf[rid].homogeneous, data.oMf[fid].homogeneous,
                                    atol=1e-12)
 

@@ -130,7 +130,6 @@ class Group:
         #: Whether :attr:`angle_model`'s configuration is the group vector itself (False:
         #: a continuous joint without a plain twin, the reduced model's (cos, sin) pairs).
         self.angle_q = not (self.has_continuous and self.angle_model is red)
-        self._angle_fids: Dict[tuple, tuple] = {}
         self._reduced_fids: Dict[int, int] = {}
 
     # ------------------------------------------------------------ conversions
@@ -369,17 +368,6 @@ class Group:
             if rid < red.nframes:
                 return rid
         raise errors.InvalidFrame(full.name, [f.name for f in red.frames])
-
-    def angle_frame_ids(self, fids: Sequence[int]) -> tuple:
-        """Ids in :attr:`angle_model` (the reduced model's) of the full model's frames ``fids``.
-
-        As :meth:`reduced_frame_id`; cached per tuple of ids.
-        """
-        key = tuple(fids)
-        out = self._angle_fids.get(key)
-        if out is None:
-            out = self._angle_fids[key] = tuple(self.reduced_frame_of(f) for f in key)
-        return out
 
     def angle_data(self) -> pin.Data:
         """Return this thread's ``Data`` of :attr:`angle_model` (reused across solves)."""

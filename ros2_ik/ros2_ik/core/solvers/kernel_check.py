@@ -69,7 +69,8 @@ class KernelCheck:
         self.compiled, self.group, self.tol = compiled, group, tolerance
         self.model, self.data = group.angle_model, group.check_data()
         layout = compiled.layout
-        self.fids = group.angle_frame_ids(layout.fids)  # the frames, in kernel order
+        # The frames, in kernel order, in the angle model (the reduced model's ids).
+        self.fids = tuple(map(group.reduced_frame_of, layout.fids))
         self.amounts = np.empty(len(layout.ctype))
         self._W = np.empty((len(layout.fids), 4, 4))  # the frames' world placements
 
