@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 
-from ros2_ik.core.solvers._chain_jit import _compose, _jit, _log3, _rotation
+from ros2_ik.core.solvers._chain_jit import _jit, _log3
 
 #: Constraint type codes (the order of ``constraint_kernel.TYPES``).
 POSITION, ORIENTATION, GAZE, ANGLE, POINT_TO_POINT, POINT_TO_LINE, POLYHEDRON = range(7)
@@ -91,96 +91,127 @@ def _mul3p(A, prm, off, out):  # pragma: no cover - compiled
 
 @_jit
 def kinematics(parents, placements, kinds, axes, columns, q, fparent, fplace, oMi, oMf,
-               Jf, N, Rm, waxes):  # pragma: no cover - compiled
+               Jf, waxes):  # pragma: no cover - compiled
     """Joint placements ``oMi`` (k, 4, 4), frame placements ``oMf`` (f, 4, 4), Jacobians.
 
     ``Jf`` (f, 6, n): LOCAL_WORLD_ALIGNED (linear velocity of the frame origin, angular
-    velocity, world axes) in group columns.  ``N`` (4, 4), ``Rm`` (3, 3) are scratch,
-    ``waxes`` (k, 3) receives the joints' world axes.
+    velocity, world axes) in group columns.  ``waxes`` (k, 3) receives the joints' world
+    axes.  Written out by index, frames included, without helper calls or array views:
+    in numba each call passes its arrays as structs and each view counts a reference,
+    and this ran ~3x slower as one call per joint and per frame (~1.0 us against ~0.35
+    us on 8 joints and 3 frames, every iteration of every attempt).
     """
     for i in range(parents.shape[0]):
-        if parents[i] < 0:
-            for r in range(4):
+        p = parents[i]
+        for r in range(3):  # oMi[i] = oMi[p] @ placements[i] (the placement at the root)
+            if p < 0:
                 for c in range(4):
-                    N[r, c] = placements[i, r, c]
-        else:
-            _compose(oMi[parents[i]], placements[i], N)
-        kind = kinds[i]
-        a0, a1, a2 = axes[i, 0], axes[i, 1], axes[i, 2]
+                    oMi[i, r, c] = placements[i, r, c]
+            else:
+                a0, a1, a2 = oMi[p, r, 0], oMi[p, r, 1], oMi[p, r, 2]
+                for c in range(4):
+                    oMi[i, r, c] = (a0 * placements[i, 0, c] + a1 * placements[i, 1, c]
+                                    + a2 * placements[i, 2, c])
+                oMi[i, r, 3] += oMi[p, r, 3]
+        oMi[i, 3, 0], oMi[i, 3, 1], oMi[i, 3, 2], oMi[i, 3, 3] = 0.0, 0.0, 0.0, 1.0
+        x, y, z = axes[i, 0], axes[i, 1], axes[i, 2]
         for r in range(3):
-            waxes[i, r] = N[r, 0] * a0 + N[r, 1] * a1 + N[r, 2] * a2
-        for r in range(4):
-            for c in range(4):
-                oMi[i, r, c] = N[r, c]
+            waxes[i, r] = oMi[i, r, 0] * x + oMi[i, r, 1] * y + oMi[i, r, 2] * z
+        kind = kinds[i]
         if kind == PRISMATIC:
             v = q[columns[i]]
             for r in range(3):
                 oMi[i, r, 3] += waxes[i, r] * v
-        elif kind == REVOLUTE:
-            _rotation(axes[i], q[columns[i]], Rm)
+        elif kind == REVOLUTE:  # the rotation times Rodrigues' (as _chain_jit._rotation)
+            v = q[columns[i]]
+            c, s = math.cos(v), math.sin(v)
+            t = 1.0 - c
+            R00, R01, R02 = c + t * x * x, t * x * y - s * z, t * x * z + s * y
+            R10, R11, R12 = t * x * y + s * z, c + t * y * y, t * y * z - s * x
+            R20, R21, R22 = t * x * z - s * y, t * y * z + s * x, c + t * z * z
             for r in range(3):
-                for c in range(3):
-                    oMi[i, r, c] = N[r, 0] * Rm[0, c] + N[r, 1] * Rm[1, c] + N[r, 2] * Rm[2, c]
-    for f in range(fparent.shape[0]):
-        _frame(parents, kinds, columns, oMi, waxes, fparent[f], fplace[f], oMf[f], Jf[f])
-
-
-@_jit
-def _frame(parents, kinds, columns, oMi, waxes, p, place, T, J):  # pragma: no cover
-    """Placement ``T`` (4, 4) of a frame on tree joint ``p`` (-1: the world), Jacobian ``J``."""
-    for r in range(6):
-        for c in range(J.shape[1]):
-            J[r, c] = 0.0
-    if p < 0:
-        for r in range(4):
-            for c in range(4):
-                T[r, c] = place[r, c]
-        return
-    _compose(oMi[p], place, T)
-    j = p
-    while j >= 0:
-        if kinds[j] != FIXED:
-            c = columns[j]
-            ax, ay, az = waxes[j, 0], waxes[j, 1], waxes[j, 2]
-            if kinds[j] == PRISMATIC:
-                J[0, c], J[1, c], J[2, c] = ax, ay, az
+                n0, n1, n2 = oMi[i, r, 0], oMi[i, r, 1], oMi[i, r, 2]
+                oMi[i, r, 0] = n0 * R00 + n1 * R10 + n2 * R20
+                oMi[i, r, 1] = n0 * R01 + n1 * R11 + n2 * R21
+                oMi[i, r, 2] = n0 * R02 + n1 * R12 + n2 * R22
+    for f in range(fparent.shape[0]):  # the frames on tree joint p (-1: the world)
+        p = fparent[f]
+        for r in range(6):
+            for c in range(Jf.shape[2]):
+                Jf[f, r, c] = 0.0
+        for r in range(3):  # oMf[f] = oMi[p] @ fplace[f]
+            if p < 0:
+                for c in range(4):
+                    oMf[f, r, c] = fplace[f, r, c]
             else:
-                dx, dy, dz = T[0, 3] - oMi[j, 0, 3], T[1, 3] - oMi[j, 1, 3], T[2, 3] - oMi[j, 2, 3]
-                J[0, c], J[1, c], J[2, c] = ay * dz - az * dy, az * dx - ax * dz, ax * dy - ay * dx
-                J[3, c], J[4, c], J[5, c] = ax, ay, az
-        j = parents[j]
+                a0, a1, a2 = oMi[p, r, 0], oMi[p, r, 1], oMi[p, r, 2]
+                for c in range(4):
+                    oMf[f, r, c] = (a0 * fplace[f, 0, c] + a1 * fplace[f, 1, c]
+                                    + a2 * fplace[f, 2, c])
+                oMf[f, r, 3] += oMi[p, r, 3]
+        oMf[f, 3, 0], oMf[f, 3, 1], oMf[f, 3, 2], oMf[f, 3, 3] = 0.0, 0.0, 0.0, 1.0
+        tx, ty, tz = oMf[f, 0, 3], oMf[f, 1, 3], oMf[f, 2, 3]
+        j = p
+        while j >= 0:  # the joints between the frame and the root: the Jacobian's columns
+            kind = kinds[j]
+            if kind != FIXED:
+                c = columns[j]
+                ax, ay, az = waxes[j, 0], waxes[j, 1], waxes[j, 2]
+                if kind == PRISMATIC:
+                    Jf[f, 0, c], Jf[f, 1, c], Jf[f, 2, c] = ax, ay, az
+                else:
+                    dx, dy, dz = tx - oMi[j, 0, 3], ty - oMi[j, 1, 3], tz - oMi[j, 2, 3]
+                    Jf[f, 0, c] = ay * dz - az * dy
+                    Jf[f, 1, c] = az * dx - ax * dz
+                    Jf[f, 2, c] = ax * dy - ay * dx
+                    Jf[f, 3, c], Jf[f, 4, c], Jf[f, 5, c] = ax, ay, az
+            j = parents[j]
 
 
 @_jit
-def _point_jacobian_add(J, T, px, py, pz, sign, out):  # pragma: no cover - compiled
-    """``out += sign * (v + w x (p - origin))`` of frame Jacobian ``J`` (6, n) at point p."""
-    rx, ry, rz = px - T[0, 3], py - T[1, 3], pz - T[2, 3]
-    for c in range(J.shape[1]):
-        wx, wy, wz = J[3, c], J[4, c], J[5, c]
-        out[0, c] += sign * (J[0, c] + wy * rz - wz * ry)
-        out[1, c] += sign * (J[1, c] + wz * rx - wx * rz)
-        out[2, c] += sign * (J[2, c] + wx * ry - wy * rx)
+def point_in_frame(oMf, Jf, fa, fb, prm, xo, po, p_out, J_out, r0):  # pragma: no cover
+    """``p_AQ`` [m] of Q fixed in frame ``fb`` at ``prm[po:po + 3]``, seen in A, its Jacobian.
 
-
-@_jit
-def point_in_frame(oMf, Jf, fa, XA, fb, pB, p_out, J_out, W, TA):  # pragma: no cover
-    """``p_AQ`` (3,) [m] of Q fixed in frame ``fb`` at ``pB``, seen in A, and ``(3, n)``.
-
-    A is frame ``fa`` offset by ``XA`` (4, 4).  ``W`` (3, n) and ``TA`` (4, 4) are scratch.
+    Into ``p_out[r0:r0 + 3]`` and ``J_out[r0:r0 + 3]`` (3, n).  A is frame ``fa`` offset
+    by the (4, 4) stored row by row at ``prm[xo:xo + 16]`` (``xo < 0``: no offset).
+    ``J = R_WA^T (v_Q_B - v_Q_A)``: the velocity of Q fixed in B minus that of the point
+    of A at Q (zero when A is fixed in the world), each ``v + w x (p_WQ - p_WF)``.  By
+    index, without scratch arrays or views (:func:`kinematics`).
     """
-    TB = oMf[fb]
-    px = TB[0, 0] * pB[0] + TB[0, 1] * pB[1] + TB[0, 2] * pB[2] + TB[0, 3]
-    py = TB[1, 0] * pB[0] + TB[1, 1] * pB[1] + TB[1, 2] * pB[2] + TB[1, 3]
-    pz = TB[2, 0] * pB[0] + TB[2, 1] * pB[1] + TB[2, 2] * pB[2] + TB[2, 3]
-    W[:, :] = 0.0
-    _point_jacobian_add(Jf[fb], TB, px, py, pz, 1.0, W)
-    _point_jacobian_add(Jf[fa], oMf[fa], px, py, pz, -1.0, W)  # zero when A is world-fixed
-    _compose(oMf[fa], XA, TA)
-    for r in range(3):  # R_WA^T (p_WQ - p_WA), R_WA^T W
-        p_out[r] = (TA[0, r] * (px - TA[0, 3]) + TA[1, r] * (py - TA[1, 3])
-                    + TA[2, r] * (pz - TA[2, 3]))
-        for c in range(W.shape[1]):
-            J_out[r, c] = TA[0, r] * W[0, c] + TA[1, r] * W[1, c] + TA[2, r] * W[2, c]
+    bx, by, bz = prm[po], prm[po + 1], prm[po + 2]
+    px = oMf[fb, 0, 0] * bx + oMf[fb, 0, 1] * by + oMf[fb, 0, 2] * bz + oMf[fb, 0, 3]
+    py = oMf[fb, 1, 0] * bx + oMf[fb, 1, 1] * by + oMf[fb, 1, 2] * bz + oMf[fb, 1, 3]
+    pz = oMf[fb, 2, 0] * bx + oMf[fb, 2, 1] * by + oMf[fb, 2, 2] * bz + oMf[fb, 2, 3]
+    R00, R01, R02 = oMf[fa, 0, 0], oMf[fa, 0, 1], oMf[fa, 0, 2]  # R_WA, p_WA: frame fa,
+    R10, R11, R12 = oMf[fa, 1, 0], oMf[fa, 1, 1], oMf[fa, 1, 2]  # then its offset
+    R20, R21, R22 = oMf[fa, 2, 0], oMf[fa, 2, 1], oMf[fa, 2, 2]
+    tx, ty, tz = oMf[fa, 0, 3], oMf[fa, 1, 3], oMf[fa, 2, 3]
+    if xo >= 0:
+        X = prm[xo:xo + 16]
+        tx, ty, tz = (tx + R00 * X[3] + R01 * X[7] + R02 * X[11],
+                      ty + R10 * X[3] + R11 * X[7] + R12 * X[11],
+                      tz + R20 * X[3] + R21 * X[7] + R22 * X[11])
+        R00, R01, R02 = (R00 * X[0] + R01 * X[4] + R02 * X[8], R00 * X[1] + R01 * X[5]
+                         + R02 * X[9], R00 * X[2] + R01 * X[6] + R02 * X[10])
+        R10, R11, R12 = (R10 * X[0] + R11 * X[4] + R12 * X[8], R10 * X[1] + R11 * X[5]
+                         + R12 * X[9], R10 * X[2] + R11 * X[6] + R12 * X[10])
+        R20, R21, R22 = (R20 * X[0] + R21 * X[4] + R22 * X[8], R20 * X[1] + R21 * X[5]
+                         + R22 * X[9], R20 * X[2] + R21 * X[6] + R22 * X[10])
+    dx, dy, dz = px - tx, py - ty, pz - tz
+    p_out[r0] = R00 * dx + R10 * dy + R20 * dz
+    p_out[r0 + 1] = R01 * dx + R11 * dy + R21 * dz
+    p_out[r0 + 2] = R02 * dx + R12 * dy + R22 * dz
+    bx, by, bz = px - oMf[fb, 0, 3], py - oMf[fb, 1, 3], pz - oMf[fb, 2, 3]  # Q - B, Q - A
+    ax, ay, az = px - oMf[fa, 0, 3], py - oMf[fa, 1, 3], pz - oMf[fa, 2, 3]
+    for c in range(Jf.shape[2]):
+        wx, wy, wz = Jf[fb, 3, c], Jf[fb, 4, c], Jf[fb, 5, c]
+        ux, uy, uz = Jf[fa, 3, c], Jf[fa, 4, c], Jf[fa, 5, c]
+        w0 = Jf[fb, 0, c] + wy * bz - wz * by - (Jf[fa, 0, c] + uy * az - uz * ay)
+        w1 = Jf[fb, 1, c] + wz * bx - wx * bz - (Jf[fa, 1, c] + uz * ax - ux * az)
+        w2 = Jf[fb, 2, c] + wx * by - wy * bx - (Jf[fa, 2, c] + ux * ay - uy * ax)
+        J_out[r0, c] = R00 * w0 + R10 * w1 + R20 * w2
+        J_out[r0 + 1, c] = R01 * w0 + R11 * w1 + R21 * w2
+        J_out[r0 + 2, c] = R02 * w0 + R12 * w1 + R22 * w2
 
 
 @_jit
@@ -344,18 +375,18 @@ def _angle(oMf, Jf, fa, fb, prm, Jrow):  # pragma: no cover - compiled
 
 
 @_jit
-def _polyhedron(oMf, Jf, fa, fb, prm, g, Jg, row, eye4):  # pragma: no cover - compiled
+def _polyhedron(oMf, Jf, fa, fb, prm, g, Jg, row, p3, J3):  # pragma: no cover - compiled
     """``PolyhedronConstraint.evaluate_physical`` into rows ``row..row+k`` of ``g``, ``Jg``.
 
-    ``prm``: N, k, ``p_GP`` (3N, point by point), ``A`` (k, 3N), 1/|A_i| (k).
+    ``prm``: N, k, ``p_GP`` (3N, point by point), ``A`` (k, 3N), 1/|A_i| (k).  ``p3``
+    (3,), ``J3`` (3, n): scratch.
     """
     n_pts, k, n = int(prm[0]), int(prm[1]), Jg.shape[1]
     a0, i0 = 2 + 3 * n_pts, 2 + 3 * n_pts + 3 * k * n_pts
-    p3, J3, W, TA = np.empty(3), np.empty((3, n)), np.empty((3, n)), np.empty((4, 4))
     g[row:row + k] = 0.0
     Jg[row:row + k, :] = 0.0
     for i in range(n_pts):
-        point_in_frame(oMf, Jf, fa, eye4, fb, prm[2 + 3 * i:5 + 3 * i], p3, J3, W, TA)
+        point_in_frame(oMf, Jf, fa, fb, prm, -1, 2 + 3 * i, p3, J3, 0)
         for r in range(k):
             at = a0 + r * 3 * n_pts + 3 * i
             x, y, z = prm[at], prm[at + 1], prm[at + 2]
@@ -370,16 +401,16 @@ def _polyhedron(oMf, Jf, fa, fb, prm, g, Jg, row, eye4):  # pragma: no cover - c
 
 
 @_jit
-def rows(ctype, cfa, cfb, coff, params, oMf, Jf, g, Jg, xe, xJ, eye4, S33, S44,
-         Sn):  # pragma: no cover - compiled
+def rows(ctype, cfa, cfb, coff, params, oMf, Jf, g, Jg, xe, xJ, S33,
+         J3):  # pragma: no cover - compiled
     """Every constraint's physical rows into ``g`` (m,), ``Jg`` (m, n); excesses into ``xe``.
 
     Row constraints fill ``g`` in order; orientation bounds fill ``xe`` (3 per bound), ``xJ``.
     Returns the largest excess norm [rad] (0 without orientation bounds).  ``S33``
-    (6, 3, 3), ``S44`` (2, 4, 4) and ``Sn`` (2, 3, n) are scratch (:func:`scratch`): an
-    iteration allocates nothing.
+    (6, 3, 3) and ``J3`` (3, n) are scratch (:func:`scratch`): an iteration allocates
+    nothing.
     """
-    p3, J3, W, TA, X = S33[5, 1], Sn[0], Sn[1], S44[0], S44[1]
+    p3 = S33[5, 1]
     row, xrow, worst = 0, 0, 0.0
     for i in range(ctype.shape[0]):
         t, fa, fb, prm = ctype[i], cfa[i], cfb[i], params[coff[i]:coff[i + 1]]
@@ -392,17 +423,13 @@ def rows(ctype, cfa, cfb, coff, params, oMf, Jf, g, Jg, xe, xJ, eye4, S33, S44,
             g[row] = _angle(oMf, Jf, fa, fb, prm, Jg[row])
             row += 1
         elif t == POLYHEDRON:
-            _polyhedron(oMf, Jf, fa, fb, prm, g, Jg, row, eye4)
+            _polyhedron(oMf, Jf, fa, fb, prm, g, Jg, row, p3, J3)
             row += int(prm[1])
-        elif t == POSITION:
-            for r in range(4):
-                for c in range(4):
-                    X[r, c] = prm[4 * r + c]
-            point_in_frame(oMf, Jf, fa, X, fb, prm[16:19], g[row:row + 3], Jg[row:row + 3],
-                           W, TA)
+        elif t == POSITION:  # the offset of A (16), then p_BQ
+            point_in_frame(oMf, Jf, fa, fb, prm, 0, 16, g, Jg, row)
             row += 3
         else:  # one row from a point seen in frame fa
-            point_in_frame(oMf, Jf, fa, eye4, fb, prm[0:3], p3, J3, W, TA)
+            point_in_frame(oMf, Jf, fa, fb, prm, -1, 0, p3, J3, 0)
             g[row] = _point_row(t, p3, J3, prm, Jg[row])
             row += 1
     return worst
@@ -410,8 +437,8 @@ def rows(ctype, cfa, cfb, coff, params, oMf, Jf, g, Jg, xe, xJ, eye4, S33, S44,
 
 @_jit
 def scratch(n):  # pragma: no cover - compiled
-    """Return the scratch arrays of :func:`rows` for ``n`` joints."""
-    return np.empty((6, 3, 3)), np.empty((2, 4, 4)), np.empty((2, 3, n))
+    """Return the scratch arrays of :func:`rows` for ``n`` joints: ``S33``, ``J3``."""
+    return np.empty((6, 3, 3)), np.empty((3, n))
 
 
 @_jit

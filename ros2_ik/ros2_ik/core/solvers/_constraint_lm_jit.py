@@ -23,16 +23,29 @@ from ros2_ik.core.solvers.residuals import DONE_FRACTION
 def _solve(xJ, xe, Jg, e, active, keep, lam, A, b, dq):  # pragma: no cover - compiled
     """``dq`` minimising ``|M dq + e|^2 + lam |dq|^2`` over the excess and active rows.
 
-    Columns with ``keep`` False are left out (their ``dq`` is 0).
+    Columns with ``keep`` False are left out (their ``dq`` is 0).  By index, without row
+    views or helper calls (``_constraint_jit.kinematics``: ~2x faster in numba).
     """
     n = dq.shape[0]
-    A[:, :] = 0.0
-    b[:] = 0.0
-    for i in range(xJ.shape[0]):
-        _accumulate(xJ[i], xe[i], keep, A, b)
-    for i in range(Jg.shape[0]):
-        if active[i]:
-            _accumulate(Jg[i], e[i], keep, A, b)
+    for r in range(n):  # the lower triangle of J^T J and J^T e, kept columns
+        b[r] = 0.0
+        for c in range(r + 1):
+            A[r, c] = 0.0
+        if not keep[r]:
+            continue
+        for i in range(xJ.shape[0]):
+            x = xJ[i, r]
+            b[r] += x * xe[i]
+            for c in range(r + 1):
+                if keep[c]:
+                    A[r, c] += x * xJ[i, c]
+        for i in range(Jg.shape[0]):
+            if active[i]:
+                x = Jg[i, r]
+                b[r] += x * e[i]
+                for c in range(r + 1):
+                    if keep[c]:
+                        A[r, c] += x * Jg[i, c]
     for r in range(n):
         A[r, r] += lam
     for r in range(n):  # Cholesky, in place: the lower triangle becomes L
@@ -51,19 +64,6 @@ def _solve(xJ, xe, Jg, e, active, keep, lam, A, b, dq):  # pragma: no cover - co
         for c in range(r + 1, n):
             s -= A[c, r] * dq[c]
         dq[r] = s / A[r, r]
-
-
-@_jit
-def _accumulate(row, e, keep, A, b):  # pragma: no cover - compiled
-    """Add ``row^T row`` to ``A`` (lower triangle) and ``row^T e`` to ``b`` (kept columns)."""
-    n = row.shape[0]
-    for r in range(n):
-        if keep[r]:
-            x = row[r]
-            b[r] += x * e
-            for c in range(r + 1):
-                if keep[c]:
-                    A[r, c] += x * row[c]
 
 
 @_jit
@@ -151,13 +151,13 @@ def work(n, k, f, n_rows, n_always):  # pragma: no cover - compiled
     ``k`` tree joints, ``f`` frames, ``n_rows`` row-constraint rows, ``n_always`` rows
     always in the system (the pose's six, three per orientation bound).
     """
-    S33, S44, Sn = scratch(n)
-    return (np.empty((k, 4, 4)), np.empty((f, 4, 4)), np.empty((f, 6, n)), np.empty((4, 4)),
-            np.empty((3, 3)), np.empty((k, 3)), np.eye(4), np.empty(n_rows),
+    S33, J3 = scratch(n)
+    return (np.empty((k, 4, 4)), np.empty((f, 4, 4)), np.empty((f, 6, n)),
+            np.empty((k, 3)), np.empty(n_rows),
             np.empty((n_rows, n)), np.empty(n_rows), np.empty(n_rows), np.empty(n_always),
             np.empty((n_always, n)), np.empty((n, n)), np.empty(n), np.empty(n), np.empty(3),
             np.empty((4, 4)), np.ones(n, dtype=np.bool_), np.empty(n_rows, dtype=np.bool_),
-            S33, S44, Sn)
+            S33, J3)
 
 
 @_jit
@@ -198,19 +198,19 @@ def attempt_in(arrays, parents, placements, kinds, axes, columns, fparent, fplac
     rows stand before the excess rows, always in the system.  Returns ``(it, done, E)``;
     allocates nothing (a polishing step restores with it, ~10 times per polish).
     """
-    (oMi, oMf, Jf, N, Rm, waxes, eye4, g, Jg, r, e, xe, xJ, A, b, dq, w, T, keep, active,
-     S33, S44, Sn) = arrays
+    (oMi, oMf, Jf, waxes, g, Jg, r, e, xe, xJ, A, b, dq, w, T, keep, active, S33,
+     J3) = arrays
     n, p6 = q.shape[0], 6 if pose.shape[0] else 0
     excess = xe.shape[0] > p6  # orientation bounds
     E_prev, stalls = np.inf, 0
     for it in range(1, last + 1):
         kinematics(parents, placements, kinds, axes, columns, q, fparent, fplace, oMi, oMf,
-                   Jf, N, Rm, waxes)
+                   Jf, waxes)
         pose_done = True
         if p6:
             pose_done = _pose_rows(oMf, Jf, pose, xe[:6], xJ[:6], w, T) <= 1.0
-        x_max = rows(ctype, cfa, cfb, coff, params, oMf, Jf, g, Jg, xe[p6:], xJ[p6:], eye4,
-                     S33, S44, Sn)
+        x_max = rows(ctype, cfa, cfb, coff, params, oMf, Jf, g, Jg, xe[p6:], xJ[p6:], S33,
+                     J3)
         x_worst = 0.25 * x_max / x_margin - 0.25 if excess else 0.0
         rr, worst_rows = _hinge(g, lo, hi, margin, r)
         E = rr
@@ -243,12 +243,11 @@ def evaluate(parents, placements, kinds, axes, columns, fparent, fplace, ctype, 
     """
     n, k, f = q.shape[0], parents.shape[0], fparent.shape[0]
     oMi, oMf, Jf = np.empty((k, 4, 4)), np.empty((f, 4, 4)), np.empty((f, 6, n))
-    N, Rm, waxes = np.empty((4, 4)), np.empty((3, 3)), np.empty((k, 3))
+    waxes = np.empty((k, 3))
     kinematics(parents, placements, kinds, axes, columns, q, fparent, fplace, oMi, oMf, Jf,
-               N, Rm, waxes)
+               waxes)
     p6 = 6 if pose.shape[0] else 0
     if p6:
         _pose_rows(oMf, Jf, pose, xe[:6], xJ[:6], np.empty(3), np.empty((4, 4)))
-    S33, S44, Sn = scratch(n)
-    return rows(ctype, cfa, cfb, coff, params, oMf, Jf, g, Jg, xe[p6:], xJ[p6:], np.eye(4),
-                S33, S44, Sn)
+    S33, J3 = scratch(n)
+    return rows(ctype, cfa, cfb, coff, params, oMf, Jf, g, Jg, xe[p6:], xJ[p6:], S33, J3)

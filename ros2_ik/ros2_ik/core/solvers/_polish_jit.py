@@ -143,15 +143,15 @@ def _cube_bounds(half, glo, ghi, gm, out):  # pragma: no cover - compiled
 
 @_jit
 def linearise(ctype, cfa, cfb, coff, params, cube, lo, hi, margin, x_margin, oMf, Jf,
-              g, J, glo, ghi, gm, S33, S44, Sn):  # pragma: no cover - compiled
+              g, J, glo, ghi, gm, S33, Sn):  # pragma: no cover - compiled
     """Every constraint's linearisation rows into ``g``, ``J``, bounds ``glo``, ``ghi``.
 
     ``gm``: each row's margin [m or rad] when it is a physical row (its constraint's
     ``evaluate_physical``, ``polish._feasible``'s rows), 0 for the cube rows.  ``cube``
     (c,): whether an angle bound adds its cube rows.  Kinematics must be computed.
-    ``S33``, ``S44``, ``Sn``: :func:`work`'s scratch.
+    ``S33``, ``Sn``: :func:`work`'s scratch.
     """
-    p3, J3, W, TA, X, eye4 = S33[5, 2], Sn[0], Sn[1], S44[0], S44[1], S44[2]
+    p3, J3 = S33[5, 2], Sn[0]
     row, out = 0, 0
     for i in range(ctype.shape[0]):
         t, fa, fb, prm = ctype[i], cfa[i], cfb[i], params[coff[i]:coff[i + 1]]
@@ -160,17 +160,13 @@ def linearise(ctype, cfa, cfb, coff, params, cube, lo, hi, margin, x_margin, oMf
             _cube_bounds(prm[18], glo, ghi, gm, out)
             glo[out + 3], ghi[out + 3], gm[out + 3] = -np.inf, prm[18], x_margin
             out += 4
-        elif t == POSITION:
-            for r in range(4):
-                for c in range(4):
-                    X[r, c] = prm[4 * r + c]
-            point_in_frame(oMf, Jf, fa, X, fb, prm[16:19], g[out:out + 3], J[out:out + 3], W,
-                           TA)
+        elif t == POSITION:  # the offset of A (16), then p_BQ
+            point_in_frame(oMf, Jf, fa, fb, prm, 0, 16, g, J, out)
             _bound_rows(lo, hi, margin, row, 3, glo, ghi, gm, out)
             row, out = row + 3, out + 3
         elif t == POLYHEDRON:
             k = int(prm[1])
-            _polyhedron(oMf, Jf, fa, fb, prm, g, J, out, eye4)
+            _polyhedron(oMf, Jf, fa, fb, prm, g, J, out, p3, J3)
             _bound_rows(lo, hi, margin, row, k, glo, ghi, gm, out)
             row, out = row + k, out + k
         elif t == ANGLE:
@@ -182,7 +178,7 @@ def linearise(ctype, cfa, cfb, coff, params, cube, lo, hi, margin, x_margin, oMf
             _bound_rows(lo, hi, margin, row, 1, glo, ghi, gm, out)
             row, out = row + 1, out + 1
         else:  # one row from a point seen in frame fa (gaze: after its cube rows)
-            point_in_frame(oMf, Jf, fa, eye4, fb, prm[0:3], p3, J3, W, TA)
+            point_in_frame(oMf, Jf, fa, fb, prm, -1, 0, p3, J3, 0)
             if t == GAZE:
                 if _gaze_cube(p3, J3, prm[3:9], g, J, out, S33):
                     _cube_bounds(math.sin(hi[row]), glo, ghi, gm, out)
@@ -206,7 +202,7 @@ def feasible(g, glo, ghi, gm, slack):  # pragma: no cover - compiled
 
 
 @_jit
-def costs(ktype, kfa, kfb, koff, kparams, oMf, Jf, q, grad, H, S33, S44,
+def costs(ktype, kfa, kfb, koff, kparams, oMf, Jf, q, grad, H, S33,
           Sn):  # pragma: no cover - compiled
     """Costs at group vector ``q``: returns the sum; gradient ``grad`` (n,), curvature ``H``.
 
@@ -216,13 +212,13 @@ def costs(ktype, kfa, kfb, koff, kparams, oMf, Jf, q, grad, H, S33, S44,
     These two add their Gauss-Newton curvature to ``H``; the orientation cost
     (``R_AbarA`` (9), ``R_BbarB`` (9), ``c``): ``c/2 (3 - tr R_AB)`` and the angle cost
     (``a_A`` (3), ``b_B`` (3), ``c``): ``c (1 - a . b)`` add their gradient only.
-    ``S33``, ``S44``, ``Sn``: :func:`work`'s scratch.
+    ``S33``, ``Sn``: :func:`work`'s scratch.
     """
     n = q.shape[0]
     grad[:] = 0.0
     H[:, :] = 0.0
     total = 0.0
-    p, r, Jp, W, Jr, TA, eye4 = S33[5, 2], S33[5, 1], Sn[0], Sn[1], Sn[2], S44[0], S44[2]
+    p, r, Jp, Jr = S33[5, 2], S33[5, 1], Sn[0], Sn[1]
     for i in range(ktype.shape[0]):
         prm = kparams[koff[i]:koff[i + 1]]
         if ktype[i] == POSTURE:
@@ -241,7 +237,7 @@ def costs(ktype, kfa, kfb, koff, kparams, oMf, Jf, q, grad, H, S33, S44,
         elif ktype[i] == ANGLE_COST:
             total += _angle_cost(oMf, Jf, kfa[i], kfb[i], prm, grad, S33)
         else:
-            point_in_frame(oMf, Jf, kfa[i], eye4, kfb[i], prm[3:6], p, Jp, W, TA)
+            point_in_frame(oMf, Jf, kfa[i], kfb[i], prm, -1, 3, p, Jp, 0)
             for k in range(3):  # L^T rows at prm[6 + 3 k]
                 L0, L1, L2 = prm[6 + 3 * k], prm[7 + 3 * k], prm[8 + 3 * k]
                 r[k] = L0 * (prm[0] - p[0]) + L1 * (prm[1] - p[1]) + L2 * (prm[2] - p[2])
@@ -297,13 +293,11 @@ def _angle_cost(oMf, Jf, fa, fb, prm, grad, S):  # pragma: no cover - compiled
 def work(n, k, f):  # pragma: no cover - compiled
     """Return the arrays :func:`model_in` writes: ``k`` tree joints, ``f`` frames, ``n`` columns.
 
-    The kinematics', the rows' scratch (``S44[2]`` the identity), the pose rows'.
+    The kinematics', the rows' scratch, the pose rows'.
     """
-    S33, S44, Sn = np.empty((6, 3, 3)), np.empty((3, 4, 4)), np.empty((3, 3, n))
-    S44[2] = np.eye(4)
-    return (np.empty((k, 4, 4)), np.empty((f, 4, 4)), np.empty((f, 6, n)), np.empty((4, 4)),
-            np.empty((3, 3)), np.empty((k, 3)), S33, S44, Sn, np.empty(6), np.empty((6, n)),
-            np.empty(3), np.empty((4, 4)))
+    S33, Sn = np.empty((6, 3, 3)), np.empty((2, 3, n))
+    return (np.empty((k, 4, 4)), np.empty((f, 4, 4)), np.empty((f, 6, n)), np.empty((k, 3)),
+            S33, Sn, np.empty(6), np.empty((6, n)), np.empty(3), np.empty((4, 4)))
 
 
 @_jit
@@ -332,11 +326,11 @@ def model_in(arrays, parents, placements, kinds, axes, columns, fparent, fplace,
     the pose within its tolerances; the costs (``grad``, ``H``) are computed either way.
     ``arrays``: :func:`work`'s (nothing is allocated: a polishing step calls it).
     """
-    oMi, oMf, Jf, N, Rm, waxes, S33, S44, Sn, e, Je, w3, T = arrays
+    oMi, oMf, Jf, waxes, S33, Sn, e, Je, w3, T = arrays
     kinematics(parents, placements, kinds, axes, columns, q, fparent, fplace, oMi, oMf, Jf,
-               N, Rm, waxes)
+               waxes)
     linearise(ctype, cfa, cfb, coff, params, cube, lo, hi, margin, x_margin, oMf, Jf,
-              g, J, glo, ghi, gm, S33, S44, Sn)
+              g, J, glo, ghi, gm, S33, Sn)
     ok = True
     if pose.shape[0]:
         ok = _pose_rows(oMf, Jf, pose, e, Je, w3, T) <= 1.0
@@ -348,7 +342,7 @@ def model_in(arrays, parents, placements, kinds, axes, columns, fparent, fplace,
             glo[first + i], ghi[first + i], gm[first + i] = 0.0, 0.0, 0.0
     # After the pose rows are written: ``feasible`` reads every row's margin (the pose
     # rows' 0 leaves them out; read before, they were uninitialised memory).
-    total = costs(ktype, kfa, kfb, koff, kparams, oMf, Jf, q, grad, H, S33, S44, Sn)
+    total = costs(ktype, kfa, kfb, koff, kparams, oMf, Jf, q, grad, H, S33, Sn)
     return ok and feasible(g, glo, ghi, gm, slack), total
 
 
@@ -362,11 +356,11 @@ def cost_at(parents, placements, kinds, axes, columns, fparent, fplace, ktype, k
     """
     n = q.shape[0]
     arrays = work(n, parents.shape[0], fparent.shape[0])
-    oMi, oMf, Jf, N, Rm, waxes, S33, S44, Sn = arrays[:9]
+    oMi, oMf, Jf, waxes, S33, Sn = arrays[:6]
     kinematics(parents, placements, kinds, axes, columns, q, fparent, fplace, oMi, oMf, Jf,
-               N, Rm, waxes)
+               waxes)
     return costs(ktype, kfa, kfb, koff, kparams, oMf, Jf, q, np.empty(n), np.empty((n, n)),
-                 S33, S44, Sn)
+                 S33, Sn)
 
 
 @_jit
