@@ -33,44 +33,50 @@ def _rotation(axis, angle, out):  # pragma: no cover - compiled
 
 @_jit
 def _log3(R, w):  # pragma: no cover - compiled
-    """Rotation vector of ``R`` into ``w`` (3,); returns the angle [rad] (robust near pi).
+    """Rotation vector of ``R`` into ``w`` (3,); returns the angle [rad] (:func:`log3_of`)."""
+    w[0], w[1], w[2], theta = log3_of(R[0, 0], R[0, 1], R[0, 2], R[1, 0], R[1, 1], R[1, 2],
+                                      R[2, 0], R[2, 1], R[2, 2])
+    return theta
 
-    A ``R`` with NaN or inf entries gives NaN (an attempt that diverged).
+
+@_jit
+def log3_of(r00, r01, r02, r10, r11, r12, r20, r21, r22):  # pragma: no cover - compiled
+    """Rotation vector ``(wx, wy, wz)`` and angle [rad] of ``R`` given by its entries.
+
+    Robust near pi.  A ``R`` with NaN or inf entries gives NaN (an attempt that
+    diverged).  On floats, not arrays: a numba call with array arguments passes each as
+    a struct (``_constraint_jit.kinematics``).
     """
-    tr = R[0, 0] + R[1, 1] + R[2, 2]
-    if not math.isfinite(tr + R[2, 1] + R[1, 2] + R[0, 2] + R[2, 0] + R[1, 0] + R[0, 1]):
-        w[0], w[1], w[2] = math.nan, math.nan, math.nan
-        return math.nan
+    tr = r00 + r11 + r22
+    if not math.isfinite(tr + r21 + r12 + r02 + r20 + r10 + r01):
+        return math.nan, math.nan, math.nan, math.nan
     c = min(1.0, max(-1.0, 0.5 * (tr - 1.0)))
     theta = math.acos(c)
-    vx, vy, vz = R[2, 1] - R[1, 2], R[0, 2] - R[2, 0], R[1, 0] - R[0, 1]
+    vx, vy, vz = r21 - r12, r02 - r20, r10 - r01
     if theta < 1e-4:
         f = 0.5 + theta * theta / 12.0
-        w[0], w[1], w[2] = f * vx, f * vy, f * vz
-        return theta
+        return f * vx, f * vy, f * vz, theta
     if theta < math.pi - 1e-3:
         f = theta / (2.0 * math.sin(theta))
-        w[0], w[1], w[2] = f * vx, f * vy, f * vz
-        return theta
+        return f * vx, f * vy, f * vz, theta
     # near pi: the axis from the diagonal, signs from the symmetric and skew parts
     d = 1.0 - c
-    ax = math.sqrt(max(0.0, (R[0, 0] - c) / d))
-    ay = math.sqrt(max(0.0, (R[1, 1] - c) / d))
-    az = math.sqrt(max(0.0, (R[2, 2] - c) / d))
+    ax = math.sqrt(max(0.0, (r00 - c) / d))
+    ay = math.sqrt(max(0.0, (r11 - c) / d))
+    az = math.sqrt(max(0.0, (r22 - c) / d))
     if ax >= ay and ax >= az:
-        ay = math.copysign(ay, R[0, 1] + R[1, 0])
-        az = math.copysign(az, R[0, 2] + R[2, 0])
+        ay = math.copysign(ay, r01 + r10)
+        az = math.copysign(az, r02 + r20)
     elif ay >= az:
-        ax = math.copysign(ax, R[0, 1] + R[1, 0])
-        az = math.copysign(az, R[1, 2] + R[2, 1])
+        ax = math.copysign(ax, r01 + r10)
+        az = math.copysign(az, r12 + r21)
     else:
-        ax = math.copysign(ax, R[0, 2] + R[2, 0])
-        ay = math.copysign(ay, R[1, 2] + R[2, 1])
+        ax = math.copysign(ax, r02 + r20)
+        ay = math.copysign(ay, r12 + r21)
     if ax * vx + ay * vy + az * vz < 0.0:
         ax, ay, az = -ax, -ay, -az
     norm = math.sqrt(ax * ax + ay * ay + az * az)
-    w[0], w[1], w[2] = theta * ax / norm, theta * ay / norm, theta * az / norm
-    return theta
+    return theta * ax / norm, theta * ay / norm, theta * az / norm, theta
 
 
 @_jit

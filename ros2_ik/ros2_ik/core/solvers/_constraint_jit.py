@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 
-from ros2_ik.core.solvers._chain_jit import _jit, _log3
+from ros2_ik.core.solvers._chain_jit import _jit, log3_of
 
 #: Constraint type codes (the order of ``constraint_kernel.TYPES``).
 POSITION, ORIENTATION, GAZE, ANGLE, POINT_TO_POINT, POINT_TO_LINE, POLYHEDRON = range(7)
@@ -78,15 +78,6 @@ def shrunk(ints, values):  # pragma: no cover - compiled
         g = margin_rad if units[i] else margin_m
         lo[i], hi[i], margin[i] = lower[i] + g, upper[i] - g, g
     return lo, hi, margin
-
-
-@_jit
-def _mul3p(A, prm, off, out):  # pragma: no cover - compiled
-    """``out = A[:3, :3] @ R`` for ``R`` (3, 3) stored row by row at ``prm[off:off + 9]``."""
-    for r in range(3):
-        a0, a1, a2 = A[r, 0], A[r, 1], A[r, 2]
-        for c in range(3):
-            out[r, c] = a0 * prm[off + c] + a1 * prm[off + 3 + c] + a2 * prm[off + 6 + c]
 
 
 @_jit
@@ -215,8 +206,8 @@ def point_in_frame(oMf, Jf, fa, fb, prm, xo, po, p_out, J_out, r0):  # pragma: n
 
 
 @_jit
-def jlog3(R, w, theta, out):  # pragma: no cover - compiled
-    """Pinocchio's ``Jlog3(R)`` (3, 3) into ``out``; ``w`` = log3(R), ``theta`` = |w|."""
+def jlog3(wx, wy, wz, theta, out, k):  # pragma: no cover - compiled
+    """Pinocchio's ``Jlog3(R)`` (3, 3) into ``out[k]``; ``w`` = log3(R), ``theta`` = |w|."""
     t2 = theta * theta
     if theta < 1e-4:
         alpha = 1.0 / 12.0 + t2 / 720.0
@@ -226,66 +217,95 @@ def jlog3(R, w, theta, out):  # pragma: no cover - compiled
         st_1mct = st / (1.0 - ct)
         alpha = 1.0 / t2 - st_1mct / (2.0 * theta)
         diag = 0.5 * theta * st_1mct
-    for r in range(3):
-        for c in range(3):
-            out[r, c] = alpha * w[r] * w[c]
-        out[r, r] += diag
-    out[0, 1] -= 0.5 * w[2]
-    out[0, 2] += 0.5 * w[1]
-    out[1, 0] += 0.5 * w[2]
-    out[1, 2] -= 0.5 * w[0]
-    out[2, 0] -= 0.5 * w[1]
-    out[2, 1] += 0.5 * w[0]
+    out[k, 0, 0] = alpha * wx * wx + diag
+    out[k, 0, 1] = alpha * wx * wy - 0.5 * wz
+    out[k, 0, 2] = alpha * wx * wz + 0.5 * wy
+    out[k, 1, 0] = alpha * wy * wx + 0.5 * wz
+    out[k, 1, 1] = alpha * wy * wy + diag
+    out[k, 1, 2] = alpha * wy * wz - 0.5 * wx
+    out[k, 2, 0] = alpha * wz * wx - 0.5 * wy
+    out[k, 2, 1] = alpha * wz * wy + 0.5 * wx
+    out[k, 2, 2] = alpha * wz * wz + diag
 
 
 @_jit
-def orientation_excess(oMf, Jf, fa, fb, prm, e, Je, S):  # pragma: no cover - compiled
-    """``OrientationConstraint.evaluate_excess``: rotation beyond the bound (3,) [rad], (3, n).
+def rotations(oMf, fa, fb, prm, S):  # pragma: no cover - compiled
+    """``R_WA``, ``R_WB`` and ``R_AB = R_WA^T R_WB`` into ``S[0]``, ``S[1]``, ``S[2]``.
 
-    ``prm``: ``R_AbarA`` (9), ``R_BbarB`` (9), the bound [rad].  ``S`` (6, 3, 3) is
-    scratch (``S[5, 0]`` receives ``w``).  Returns ``|e|`` [rad].  The Jacobian of
-    ``w = log3(R_AB)`` is ``Jlog3 R_AB^T R_WA^T (w_B - w_A)`` (world angular velocities):
-    one 3x3 map ``M`` applied column by column, no (3, n) temporaries.
+    ``prm``: ``R_AbarA`` then ``R_BbarB`` (9 each, row by row), the offsets of A and B
+    from frames ``fa`` and ``fb``.  By index (:func:`kinematics`).
     """
-    RWA, RWB, R_AB, Jl, M, w = S[0], S[1], S[2], S[3], S[4], S[5, 0]
-    _mul3p(oMf[fa], prm, 0, RWA)
-    _mul3p(oMf[fb], prm, 9, RWB)
     for r in range(3):
         for c in range(3):
-            R_AB[r, c] = RWA[0, r] * RWB[0, c] + RWA[1, r] * RWB[1, c] + RWA[2, r] * RWB[2, c]
+            S[0, r, c] = (oMf[fa, r, 0] * prm[c] + oMf[fa, r, 1] * prm[3 + c]
+                          + oMf[fa, r, 2] * prm[6 + c])
+            S[1, r, c] = (oMf[fb, r, 0] * prm[9 + c] + oMf[fb, r, 1] * prm[12 + c]
+                          + oMf[fb, r, 2] * prm[15 + c])
+    for r in range(3):
+        for c in range(3):
+            S[2, r, c] = (S[0, 0, r] * S[1, 0, c] + S[0, 1, r] * S[1, 1, c]
+                          + S[0, 2, r] * S[1, 2, c])
+
+
+@_jit
+def log3_at(S, k):  # pragma: no cover - compiled
+    """``log3`` of ``S[k]`` (3, 3): ``(wx, wy, wz, theta)``."""
+    return log3_of(S[k, 0, 0], S[k, 0, 1], S[k, 0, 2], S[k, 1, 0], S[k, 1, 1], S[k, 1, 2],
+                   S[k, 2, 0], S[k, 2, 1], S[k, 2, 2])
+
+
+@_jit
+def orientation_excess(oMf, Jf, fa, fb, prm, xe, xJ, r0, S):  # pragma: no cover - compiled
+    """``OrientationConstraint.evaluate_excess``: rotation beyond the bound [rad] and (3, n).
+
+    Into rows ``r0..r0+2`` of ``xe``, ``xJ``.  ``prm``: ``R_AbarA`` (9), ``R_BbarB`` (9),
+    the bound [rad].  ``S`` (6, 3, 3) is scratch.  Returns ``|e|`` [rad].  The Jacobian
+    of ``w = log3(R_AB)`` is ``Jlog3 R_AB^T R_WA^T (w_B - w_A)`` (world angular
+    velocities): one 3x3 map ``M`` (``S[4]``) applied column by column, no (3, n)
+    temporaries.  By index (:func:`kinematics`).
+    """
+    rotations(oMf, fa, fb, prm, S)
     bound = prm[18]
-    _log3(R_AB, w)
-    theta = math.sqrt(w[0] * w[0] + w[1] * w[1] + w[2] * w[2])
-    e[:] = 0.0
+    wx, wy, wz, _ = log3_at(S, 2)
+    theta = math.sqrt(wx * wx + wy * wy + wz * wz)
+    n = xJ.shape[1]
+    for r in range(r0, r0 + 3):
+        xe[r] = 0.0
     if theta <= bound:
-        Je[:, :] = 0.0
+        for r in range(r0, r0 + 3):
+            for c in range(n):
+                xJ[r, c] = 0.0
         return 0.0
     if theta < 1e-12:  # beyond a bound below 0 (a bound of 0, shrunk): no axis yet
-        M[:, :] = RWA.T  # the derivative of w at R_AB = I; e stays 0
+        for r in range(3):  # the derivative of w at R_AB = I: R_WA^T; e stays 0
+            for c in range(3):
+                S[4, r, c] = S[0, c, r]
         s, ux, uy, uz = 1.0, 0.0, 0.0, 0.0
     else:
-        jlog3(R_AB, w, theta, Jl)
-        for r in range(3):  # M = Jlog3 R_AB^T R_WA^T
+        jlog3(wx, wy, wz, theta, S, 3)
+        for r in range(3):  # M = Jlog3 R_AB^T R_WA^T (S[1] is scratch from here)
             for c in range(3):
-                RWB[r, c] = Jl[r, 0] * R_AB[c, 0] + Jl[r, 1] * R_AB[c, 1] + Jl[r, 2] * R_AB[c, 2]
+                S[1, r, c] = (S[3, r, 0] * S[2, c, 0] + S[3, r, 1] * S[2, c, 1]
+                              + S[3, r, 2] * S[2, c, 2])
         for r in range(3):
             for c in range(3):
-                M[r, c] = RWB[r, 0] * RWA[c, 0] + RWB[r, 1] * RWA[c, 1] + RWB[r, 2] * RWA[c, 2]
+                S[4, r, c] = (S[1, r, 0] * S[0, c, 0] + S[1, r, 1] * S[0, c, 1]
+                              + S[1, r, 2] * S[0, c, 2])
         s = 1.0 - bound / theta
-        ux, uy, uz = w[0] / theta, w[1] / theta, w[2] / theta
-        for r in range(3):
-            e[r] = w[r] * s
-    JA, JB = Jf[fa], Jf[fb]
-    for c in range(Je.shape[1]):  # (s (I - u u^T) + u u^T) M (w_B - w_A)
-        d0, d1, d2 = JB[3, c] - JA[3, c], JB[4, c] - JA[4, c], JB[5, c] - JA[5, c]
-        l0 = M[0, 0] * d0 + M[0, 1] * d1 + M[0, 2] * d2
-        l1 = M[1, 0] * d0 + M[1, 1] * d1 + M[1, 2] * d2
-        l2 = M[2, 0] * d0 + M[2, 1] * d1 + M[2, 2] * d2
+        ux, uy, uz = wx / theta, wy / theta, wz / theta
+        xe[r0], xe[r0 + 1], xe[r0 + 2] = wx * s, wy * s, wz * s
+    for c in range(n):  # (s (I - u u^T) + u u^T) M (w_B - w_A)
+        d0 = Jf[fb, 3, c] - Jf[fa, 3, c]
+        d1 = Jf[fb, 4, c] - Jf[fa, 4, c]
+        d2 = Jf[fb, 5, c] - Jf[fa, 5, c]
+        l0 = S[4, 0, 0] * d0 + S[4, 0, 1] * d1 + S[4, 0, 2] * d2
+        l1 = S[4, 1, 0] * d0 + S[4, 1, 1] * d1 + S[4, 1, 2] * d2
+        l2 = S[4, 2, 0] * d0 + S[4, 2, 1] * d1 + S[4, 2, 2] * d2
         proj = (1.0 - s) * (ux * l0 + uy * l1 + uz * l2)
-        Je[0, c] = s * l0 + ux * proj
-        Je[1, c] = s * l1 + uy * proj
-        Je[2, c] = s * l2 + uz * proj
-    return math.sqrt(e[0] * e[0] + e[1] * e[1] + e[2] * e[2])
+        xJ[r0, c] = s * l0 + ux * proj
+        xJ[r0 + 1, c] = s * l1 + uy * proj
+        xJ[r0 + 2, c] = s * l2 + uz * proj
+    return math.sqrt(xe[r0] * xe[r0] + xe[r0 + 1] * xe[r0 + 1] + xe[r0 + 2] * xe[r0 + 2])
 
 
 @_jit
@@ -415,8 +435,7 @@ def rows(ctype, cfa, cfb, coff, params, oMf, Jf, g, Jg, xe, xJ, S33,
     for i in range(ctype.shape[0]):
         t, fa, fb, prm = ctype[i], cfa[i], cfb[i], params[coff[i]:coff[i + 1]]
         if t == ORIENTATION:
-            x = orientation_excess(oMf, Jf, fa, fb, prm, xe[xrow:xrow + 3],
-                                   xJ[xrow:xrow + 3], S33)
+            x = orientation_excess(oMf, Jf, fa, fb, prm, xe, xJ, xrow, S33)
             worst = max(worst, x)
             xrow += 3
         elif t == ANGLE:

@@ -10,26 +10,15 @@ import math
 
 import numpy as np
 
-from ros2_ik.core.solvers._chain_jit import _jit, _log3
+from ros2_ik.core.solvers._chain_jit import _jit
 from ros2_ik.core.solvers._constraint_lm_jit import _pose_rows
 from ros2_ik.core.solvers._constraint_jit import (ANGLE, GAZE, ORIENTATION, POLYHEDRON,
-                                                  POSITION, _angle, _mul3p, _point_row,
-                                                  _polyhedron, jlog3, kinematics,
-                                                  layout_views, point_in_frame)
+                                                  POSITION, _angle, _point_row, _polyhedron,
+                                                  jlog3, kinematics, layout_views, log3_at,
+                                                  point_in_frame, rotations)
 
 #: Cost type codes (``polish_kernel``'s encoders).
 POSTURE, POSITION_COST, ORIENTATION_COST, ANGLE_COST = range(4)
-
-
-@_jit
-def _rotations(oMf, fa, fb, prm, S):  # pragma: no cover - compiled
-    """``R_WA``, ``R_WB`` and ``R_AB`` into ``S[0:3]`` (``prm``: ``R_AbarA``, ``R_BbarB``)."""
-    RWA, RWB, R_AB = S[0], S[1], S[2]
-    _mul3p(oMf[fa], prm, 0, RWA)
-    _mul3p(oMf[fb], prm, 9, RWB)
-    for r in range(3):
-        for c in range(3):
-            R_AB[r, c] = RWA[0, r] * RWB[0, c] + RWA[1, r] * RWB[1, c] + RWA[2, r] * RWB[2, c]
 
 
 @_jit
@@ -39,11 +28,11 @@ def _orientation_rows(oMf, Jf, fa, fb, prm, g, J, out, S):  # pragma: no cover -
     ``S`` (6, 3, 3): scratch.  The rows of ``w`` are ``Jlog3 R_AB^T R_WA^T (w_B - w_A)``,
     one 3x3 map ``M`` applied column by column; ``theta``'s is ``w . J_w / theta``.
     """
-    _rotations(oMf, fa, fb, prm, S)
+    rotations(oMf, fa, fb, prm, S)
     RWA, RWB, R_AB, Jl, M, w = S[0], S[1], S[2], S[3], S[4], S[5, 0]
-    _log3(R_AB, w)
+    w[0], w[1], w[2], _ = log3_at(S, 2)
     theta = math.sqrt(w[0] * w[0] + w[1] * w[1] + w[2] * w[2])
-    jlog3(R_AB, w, theta, Jl)
+    jlog3(w[0], w[1], w[2], theta, S, 3)
     for r in range(3):  # M = Jlog3 R_AB^T R_WA^T (RWB: scratch from here)
         for c in range(3):
             RWB[r, c] = Jl[r, 0] * R_AB[c, 0] + Jl[r, 1] * R_AB[c, 1] + Jl[r, 2] * R_AB[c, 2]
@@ -258,7 +247,7 @@ def _orientation_cost(oMf, Jf, fa, fb, prm, grad, S):  # pragma: no cover - comp
 
     ``S`` (6, 3, 3): scratch; the gradient on ``J_w = R_WA^T (w_B - w_A)``.
     """
-    _rotations(oMf, fa, fb, prm, S)
+    rotations(oMf, fa, fb, prm, S)
     RWA, R = S[0], S[2]
     half_c = 0.5 * prm[18]
     r0, r1, r2 = R[1, 2] - R[2, 1], R[2, 0] - R[0, 2], R[0, 1] - R[1, 0]
