@@ -161,3 +161,32 @@ def test_solve_with_the_compiled_check_reports_only_verified_answers():
         assert ok == (result.status.name == "SUCCESS")
         if not ok:
             assert result.violations
+
+
+def test_frames_the_group_does_not_move_are_placed_once():
+    """pr2's torso (its joint locked) seen from the base: no frame moves, no FK per check.
+
+    Such frames' placements are the angle model's, read once per layout; the figures still
+    match the full model's, for a box that holds and one that does not.
+    """
+    group = robots.load_group("pr2_right")[1]
+    model = group.robot.model
+    data = model.createData()
+    import pinocchio as pin
+    pin.framesForwardKinematics(model, data, group.to_full_q(group.mid_configuration()))
+    base, torso = model.getFrameId("base_link"), model.getFrameId("torso_lift_link")
+    p = data.oMf[base].actInv(data.oMf[torso].translation)
+    q = group.random_configuration(np.random.default_rng(2))
+    for shift, holds in ((0.0, True), (0.03, False)):
+        box = C.PositionConstraint(model, "base_link", p - 0.01 + shift, p + 0.01 + shift,
+                                   "torso_lift_link", [0.0, 0.0, 0.0])
+        problem = Problem(group, None, [box])
+        checker = _check_of(problem)
+        assert checker.moving == ()
+        assert checker.holds(q) is holds
+        np.testing.assert_allclose(checker.measure(q), _python_amounts(problem, q),
+                                   rtol=1e-9, atol=1e-12)
+    arm = C.PositionConstraint(model, "base_link", p - 9.0, p + 9.0, "r_gripper_tool_frame",
+                               [0.0, 0.0, 0.0])
+    checker = _check_of(Problem(group, None, [box, arm]))
+    assert [row for row, _ in checker.moving] == [2]  # base, torso fixed; the gripper moves
