@@ -171,11 +171,11 @@ def box_and_point(lower, upper, point, lower_arg: str, upper_arg: str, point_arg
     ordered, free axes allowed) without an array; anything else through the two checks,
     whose errors name the argument.
     """
-    lower_list, upper_list, point_list = rows = [_plain3(v) for v in (lower, upper, point)]
-    if all(rows) and math.isfinite(sum(point_list)) and all(
-            lo <= hi and lo < math.inf and hi > -math.inf  # False with a NaN
-            for lo, hi in zip(lower_list, upper_list)):
-        return lower_list, upper_list, point_list
+    lo, hi, p = _plain3(lower), _plain3(upper), _plain3(point)
+    if lo and hi and p and math.isfinite(p[0] + p[1] + p[2]) and lo[0] <= hi[0] \
+            and lo[1] <= hi[1] and lo[2] <= hi[2] and math.inf not in lo \
+            and -math.inf not in hi:  # written out: ~2x cheaper; False with a NaN
+        return lo, hi, p
     lo, hi = box_bounds(lower, upper, lower_arg, upper_arg)
     return lo.tolist(), hi.tolist(), vector3(point, point_arg).tolist()
 
