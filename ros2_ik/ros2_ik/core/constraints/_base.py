@@ -82,13 +82,16 @@ class BoundedConstraint(Constraint):
 
     def bound_lists(self) -> Tuple[list, list]:
         """:attr:`lower_bound` and :attr:`upper_bound` as lists of floats."""
-        return _floats(self._given[0]), _floats(self._given[1])
+        lower, upper = self._given[0], self._given[1]
+        if type(lower) is list and type(upper) is list:  # the usual case: no call
+            return lower, upper
+        return _floats(lower), _floats(upper)
 
     def physical_lists(self) -> Tuple[list, list]:
         """:attr:`physical_bounds` as two lists of floats [m or rad]."""
         given = self._given
-        return (_floats(given[0]), _floats(given[1])) if len(given) == 2 else \
-            (_floats(given[2]), _floats(given[3]))
+        return self.bound_lists() if len(given) == 2 else (_floats(given[2]),
+                                                           _floats(given[3]))
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(name={self.name!r})"

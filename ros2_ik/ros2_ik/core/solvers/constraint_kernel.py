@@ -204,11 +204,16 @@ def _drop_stale_cache() -> None:
 _TREES: PerObject = PerObject()
 
 
+#: :func:`tree_of`'s marker of a group not looked at yet (its tree may be None).
+_UNKNOWN = object()
+
+
 def tree_of(group) -> Optional[Tree]:
     """Return the kernel's tree of ``group``'s full model, or None (an unknown group joint)."""
-    if group not in _TREES:
-        _TREES[group] = _build_tree(group)
-    return _TREES[group]
+    tree = _TREES.get(group, _UNKNOWN)
+    if tree is _UNKNOWN:
+        tree = _TREES[group] = _build_tree(group)
+    return tree
 
 
 def _build_tree(group) -> Optional[Tree]:
