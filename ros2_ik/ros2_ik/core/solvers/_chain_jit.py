@@ -9,15 +9,18 @@ import numba
 import numpy as np
 
 
-def _jit(function):
+def _jit(function=None, *, inline: str = "never"):
     """Compile ``function`` with IEEE division (``error_model="numpy"``), as numpy divides.
 
     numba's default ("python") raises ZeroDivisionError on a zero divisor: a NaN reaching
     a kernel (an attempt diverging on a target 1e300 m away) then made ``_log3`` divide by
     a zero norm and ``solve()`` raise instead of ending the attempt (found by
     ``make fuzz``).  With NaN and inf the attempt ends unconverged and the driver moves on.
+    ``@_jit(inline="always")``: numba inlines the function into its callers (its array
+    arguments then cost no call, ``_constraint_jit.kinematics``).
     """
-    return numba.njit(cache=True, nogil=True, error_model="numpy")(function)
+    decorate = numba.njit(cache=True, nogil=True, error_model="numpy", inline=inline)
+    return decorate if function is None else decorate(function)
 
 
 @_jit

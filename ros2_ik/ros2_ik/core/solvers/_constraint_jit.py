@@ -80,6 +80,21 @@ def shrunk(ints, values):  # pragma: no cover - compiled
     return lo, hi, margin
 
 
+@_jit(inline="always")
+def _placed(oMi, p, local, i, out):  # pragma: no cover - compiled
+    """``out[i] = oMi[p] @ local[i]`` (``local[i]`` when ``p < 0``: on the world), by index."""
+    for r in range(3):
+        if p < 0:
+            for c in range(4):
+                out[i, r, c] = local[i, r, c]
+        else:
+            a0, a1, a2 = oMi[p, r, 0], oMi[p, r, 1], oMi[p, r, 2]
+            for c in range(4):
+                out[i, r, c] = a0 * local[i, 0, c] + a1 * local[i, 1, c] + a2 * local[i, 2, c]
+            out[i, r, 3] += oMi[p, r, 3]
+    out[i, 3, 0], out[i, 3, 1], out[i, 3, 2], out[i, 3, 3] = 0.0, 0.0, 0.0, 1.0
+
+
 @_jit
 def kinematics(parents, placements, kinds, axes, columns, q, fparent, fplace, oMi, oMf,
                Jf, waxes):  # pragma: no cover - compiled
@@ -87,24 +102,14 @@ def kinematics(parents, placements, kinds, axes, columns, q, fparent, fplace, oM
 
     ``Jf`` (f, 6, n): LOCAL_WORLD_ALIGNED (linear velocity of the frame origin, angular
     velocity, world axes) in group columns.  ``waxes`` (k, 3) receives the joints' world
-    axes.  Written out by index, frames included, without helper calls or array views:
-    in numba each call passes its arrays as structs and each view counts a reference,
-    and this ran ~3x slower as one call per joint and per frame (~1.0 us against ~0.35
-    us on 8 joints and 3 frames, every iteration of every attempt).
+    axes.  Written out by index, frames included, without array views or calls (but
+    :func:`_placed`, inlined): in numba each call passes its arrays as structs and each
+    view counts a reference, and this ran ~3x slower as one call per joint and per frame
+    (~1.0 us against ~0.35 us on 8 joints and 3 frames, every iteration of every
+    attempt).
     """
     for i in range(parents.shape[0]):
-        p = parents[i]
-        for r in range(3):  # oMi[i] = oMi[p] @ placements[i] (the placement at the root)
-            if p < 0:
-                for c in range(4):
-                    oMi[i, r, c] = placements[i, r, c]
-            else:
-                a0, a1, a2 = oMi[p, r, 0], oMi[p, r, 1], oMi[p, r, 2]
-                for c in range(4):
-                    oMi[i, r, c] = (a0 * placements[i, 0, c] + a1 * placements[i, 1, c]
-                                    + a2 * placements[i, 2, c])
-                oMi[i, r, 3] += oMi[p, r, 3]
-        oMi[i, 3, 0], oMi[i, 3, 1], oMi[i, 3, 2], oMi[i, 3, 3] = 0.0, 0.0, 0.0, 1.0
+        _placed(oMi, parents[i], placements, i, oMi)
         x, y, z = axes[i, 0], axes[i, 1], axes[i, 2]
         for r in range(3):
             waxes[i, r] = oMi[i, r, 0] * x + oMi[i, r, 1] * y + oMi[i, r, 2] * z
@@ -130,17 +135,7 @@ def kinematics(parents, placements, kinds, axes, columns, q, fparent, fplace, oM
         for r in range(6):
             for c in range(Jf.shape[2]):
                 Jf[f, r, c] = 0.0
-        for r in range(3):  # oMf[f] = oMi[p] @ fplace[f]
-            if p < 0:
-                for c in range(4):
-                    oMf[f, r, c] = fplace[f, r, c]
-            else:
-                a0, a1, a2 = oMi[p, r, 0], oMi[p, r, 1], oMi[p, r, 2]
-                for c in range(4):
-                    oMf[f, r, c] = (a0 * fplace[f, 0, c] + a1 * fplace[f, 1, c]
-                                    + a2 * fplace[f, 2, c])
-                oMf[f, r, 3] += oMi[p, r, 3]
-        oMf[f, 3, 0], oMf[f, 3, 1], oMf[f, 3, 2], oMf[f, 3, 3] = 0.0, 0.0, 0.0, 1.0
+        _placed(oMi, p, fplace, f, oMf)
         tx, ty, tz = oMf[f, 0, 3], oMf[f, 1, 3], oMf[f, 2, 3]
         j = p
         while j >= 0:  # the joints between the frame and the root: the Jacobian's columns
