@@ -63,7 +63,6 @@ class Group:
         self._build_full_maps(model, locked)
         self._build_reduced(model)
         self._local = threading.local()
-        self._reduced_frame_ids: Dict[str, int] = {}
         self._wrap_indices = np.flatnonzero(self.wraps)
         self._lower_list, self._upper_list = self.lower.tolist(), self.upper.tolist()
         self._wrap_list = self._wrap_indices.tolist()
@@ -340,11 +339,7 @@ class Group:
 
     def reduced_frame_id(self, name: str) -> int:
         """Id of frame ``name`` in the reduced model (InvalidFrame if absent)."""
-        fid = self._reduced_frame_ids.get(name)
-        if fid is None:
-            fid = self.reduced_frame_of(self.robot.frame_id(name))
-            self._reduced_frame_ids[name] = fid
-        return fid
+        return self.reduced_frame_of(self.robot.frame_id(name))
 
     def reduced_frame_of(self, fid: int) -> int:
         """Id in the reduced model of the full model's frame ``fid``.
