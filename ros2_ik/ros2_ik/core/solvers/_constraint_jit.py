@@ -249,6 +249,25 @@ def log3_at(S, k):  # pragma: no cover - compiled
                    S[k, 2, 0], S[k, 2, 1], S[k, 2, 2])
 
 
+@_jit(inline="always")
+def log_map(wx, wy, wz, theta, S):  # pragma: no cover - compiled
+    """``M = Jlog3 R_AB^T R_WA^T`` into ``S[4]``: ``w = log3(R_AB)``'s rate from world ones.
+
+    ``d w = M (w_B - w_A)`` with world angular velocities.  Reads ``R_WA`` (``S[0]``) and
+    ``R_AB`` (``S[2]``) of :func:`rotations`; ``S[3]`` receives ``Jlog3``, ``S[1]`` is
+    overwritten.  By index (:func:`kinematics`).
+    """
+    jlog3(wx, wy, wz, theta, S, 3)
+    for r in range(3):
+        for c in range(3):
+            S[1, r, c] = (S[3, r, 0] * S[2, c, 0] + S[3, r, 1] * S[2, c, 1]
+                          + S[3, r, 2] * S[2, c, 2])
+    for r in range(3):
+        for c in range(3):
+            S[4, r, c] = (S[1, r, 0] * S[0, c, 0] + S[1, r, 1] * S[0, c, 1]
+                          + S[1, r, 2] * S[0, c, 2])
+
+
 @_jit
 def orientation_excess(oMf, Jf, fa, fb, prm, xe, xJ, r0, S):  # pragma: no cover - compiled
     """``OrientationConstraint.evaluate_excess``: rotation beyond the bound [rad] and (3, n).
@@ -277,15 +296,7 @@ def orientation_excess(oMf, Jf, fa, fb, prm, xe, xJ, r0, S):  # pragma: no cover
                 S[4, r, c] = S[0, c, r]
         s, ux, uy, uz = 1.0, 0.0, 0.0, 0.0
     else:
-        jlog3(wx, wy, wz, theta, S, 3)
-        for r in range(3):  # M = Jlog3 R_AB^T R_WA^T (S[1] is scratch from here)
-            for c in range(3):
-                S[1, r, c] = (S[3, r, 0] * S[2, c, 0] + S[3, r, 1] * S[2, c, 1]
-                              + S[3, r, 2] * S[2, c, 2])
-        for r in range(3):
-            for c in range(3):
-                S[4, r, c] = (S[1, r, 0] * S[0, c, 0] + S[1, r, 1] * S[0, c, 1]
-                              + S[1, r, 2] * S[0, c, 2])
+        log_map(wx, wy, wz, theta, S)
         s = 1.0 - bound / theta
         ux, uy, uz = wx / theta, wy / theta, wz / theta
         xe[r0], xe[r0 + 1], xe[r0 + 2] = wx * s, wy * s, wz * s

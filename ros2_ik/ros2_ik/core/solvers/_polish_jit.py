@@ -14,7 +14,7 @@ from ros2_ik.core.solvers._chain_jit import _jit
 from ros2_ik.core.solvers._constraint_lm_jit import _pose_rows
 from ros2_ik.core.solvers._constraint_jit import (ANGLE, GAZE, ORIENTATION, POLYHEDRON,
                                                   POSITION, _angle, _point_row, _polyhedron,
-                                                  jlog3, kinematics, layout_views, log3_at,
+                                                  kinematics, layout_views, log3_at, log_map,
                                                   point_in_frame, rotations)
 
 #: Cost type codes (``polish_kernel``'s encoders).
@@ -29,16 +29,10 @@ def _orientation_rows(oMf, Jf, fa, fb, prm, g, J, out, S):  # pragma: no cover -
     one 3x3 map ``M`` applied column by column; ``theta``'s is ``w . J_w / theta``.
     """
     rotations(oMf, fa, fb, prm, S)
-    RWA, RWB, R_AB, Jl, M, w = S[0], S[1], S[2], S[3], S[4], S[5, 0]
+    RWA, M, w = S[0], S[4], S[5, 0]
     w[0], w[1], w[2], _ = log3_at(S, 2)
     theta = math.sqrt(w[0] * w[0] + w[1] * w[1] + w[2] * w[2])
-    jlog3(w[0], w[1], w[2], theta, S, 3)
-    for r in range(3):  # M = Jlog3 R_AB^T R_WA^T (RWB: scratch from here)
-        for c in range(3):
-            RWB[r, c] = Jl[r, 0] * R_AB[c, 0] + Jl[r, 1] * R_AB[c, 1] + Jl[r, 2] * R_AB[c, 2]
-    for r in range(3):
-        for c in range(3):
-            M[r, c] = RWB[r, 0] * RWA[c, 0] + RWB[r, 1] * RWA[c, 1] + RWB[r, 2] * RWA[c, 2]
+    log_map(w[0], w[1], w[2], theta, S)
     for r in range(3):
         g[out + r] = w[r]
     g[out + 3] = theta
