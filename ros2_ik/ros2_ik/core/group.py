@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import threading
+from collections import Counter
 from operator import le as _le
 from typing import Dict, Mapping, Optional, Protocol, Sequence, Tuple
 
@@ -108,7 +109,7 @@ class Group:
     def _build_reduced(self, model: pin.Model) -> None:
         keep = set(self.joint_ids)
         lock_ids = [j for j in range(1, model.njoints) if j not in keep]
-        self.reduced_model = pin.buildReducedModel(model, lock_ids, self.q_full_locked)
+        self.reduced_model = _reduced_model(model, lock_ids, self.q_full_locked)
         red = self.reduced_model
         self.iq_reduced_cos = np.array(
             [red.idx_qs[i + 1] for i, c in enumerate(self.continuous) if c], dtype=np.intp)
@@ -409,6 +410,28 @@ class Group:
     def __repr__(self) -> str:
         """Short description."""
         return f"Group(base={self.base!r}, tip={self.tip!r}, joints={list(self.joint_names)})"
+
+
+def _reduced_model(model: pin.Model, lock_ids: Sequence[int], q_full: np.ndarray) -> pin.Model:
+    """``pin.buildReducedModel`` that also works when frames share a name.
+
+    A URDF may name a link like a joint (SO-100's ``gripper``, anymal's ``LF_HAA``):
+    pinocchio then refuses, "several frames match the filter".  The model is reduced
+    with those frames (all but the joints' own) renamed uniquely, and their names are
+    given back: ``buildReducedModel`` keeps the frames and their order.
+    """
+    counts = Counter(f.name for f in model.frames)
+    clashes = [i for i, f in enumerate(model.frames)
+               if counts[f.name] > 1 and f.type != pin.FrameType.JOINT]
+    if not clashes:
+        return pin.buildReducedModel(model, list(lock_ids), q_full)
+    renamed = pin.Model(model)
+    for i in clashes:
+        renamed.frames[i].name = f"{model.frames[i].name}\x00{i}"
+    reduced = pin.buildReducedModel(renamed, list(lock_ids), q_full)
+    for i in clashes:
+        reduced.frames[i].name = model.frames[i].name
+    return reduced
 
 
 _PLAIN_REVOLUTE = {"JointModelRUBX": pin.JointModelRX, "JointModelRUBY": pin.JointModelRY,

@@ -20,6 +20,7 @@ import numpy as np
 import pinocchio as pin
 
 from ..errors import InvalidArgument, InvalidFrame
+from ..constraints._frames import frame_id
 from .bounds import BoundTables, build_bound_tables
 from .pairs import geometry_link_name
 from .robot_geometry import mesh_hull
@@ -75,7 +76,7 @@ def _frame_of(model: pin.Model, obj: SceneObject) -> Tuple[int, pin.SE3]:
         return 0, pin.SE3.Identity()
     if not model.existFrame(obj.frame_id):
         raise InvalidFrame(obj.frame_id, [f.name for f in model.frames] + [WORLD_FRAME])
-    frame = model.frames[model.getFrameId(obj.frame_id)]
+    frame = model.frames[frame_id(model, obj.frame_id)]  # the first of its name
     if not obj.attached and frame.parentJoint != 0:
         raise InvalidArgument(
             f"world object '{obj.name}' is in frame '{obj.frame_id}' that moves with the "
