@@ -19,6 +19,7 @@ from ros2_ik.core import constraints as C
 from ros2_ik.core import robots
 from ros2_ik.core.problem import Problem
 from ros2_ik.core.robot import Robot
+from ros2_ik.core.solve import solve
 from ros2_ik.core.solvers import active_set, chain_kernel, constraint_kernel as ck
 from ros2_ik.core.solvers.budget import Budget
 from ros2_ik.core.solvers.lm import LevenbergMarquardt, _lm_step
@@ -260,12 +261,13 @@ def test_pose_attempts_equal_the_python_loop():
 
 
 def test_unsupported_problems_run_the_python_loop():
-    """Joint bounds or a subclass: no compiled form; lm still solves."""
+    """Bounds of a joint outside the group, bounds alone or a subclass: no compiled form."""
     group = robots.load_group("panda")[1]
     model = group.robot.model
     box = C.PositionConstraint(model, group.base, [0.3, -0.1, 0.3], [0.5, 0.1, 0.6],
                                group.tip, np.zeros(3))
-    bounds = C.JointBoundsConstraint(model, {group.joint_names[0]: (-0.5, 0.5)})
+    bounds = C.JointBoundsConstraint(model, {"panda_finger_joint1": (0.0, 0.01)})
+    window = C.JointBoundsConstraint(model, {group.joint_names[0]: (-0.5, 0.5)})
 
     class Shifted(C.PositionConstraint):
         pass
@@ -273,10 +275,30 @@ def test_unsupported_problems_run_the_python_loop():
     shifted = Shifted(model, group.base, [0.3, -0.1, 0.3], [0.5, 0.1, 0.6], group.tip,
                       np.zeros(3))
     assert ck.compile_problem(Problem(group, None, [box]), TOL) is not None
-    for terms in ([box, bounds], [shifted]):
+    for terms in ([box, bounds], [shifted], [window]):
         problem = Problem(group, None, terms)
         assert ck.compile_problem(problem, TOL) is None
         assert not isinstance(LevenbergMarquardt().setup(problem), ck.KernelState)
+
+
+def test_joint_windows_are_the_compiled_attempts_limits():
+    """Bounds of group joints are no rows: the attempt is projected into them."""
+    group = robots.load_group("panda")[1]
+    model = group.robot.model
+    box = C.PositionConstraint(model, group.base, [0.3, -0.1, 0.3], [0.5, 0.1, 0.6],
+                               group.tip, np.zeros(3))
+    window = C.JointBoundsConstraint(model, {group.joint_names[0]: (-0.5, 0.5),
+                                             group.joint_names[3]: (-2.0, -1.9)})
+    problem = Problem(group, None, [box, window])
+    state = LevenbergMarquardt().setup(problem)
+    assert isinstance(state, ck.KernelState)
+    assert problem.row_constraints == (box,) and problem.folded == (window,)
+    assert state.lower[0] == -0.5 and state.upper[0] == 0.5
+    assert state.lower[3] == -2.0 and state.upper[3] == -1.9
+    assert state.lower[1] == group.lower[1] and state.upper[6] == group.upper[6]
+    result = solve(group, problem, group.mid_configuration(), timeout_s=1.0, random_seed=2)
+    assert result.status.name == "SUCCESS", result.message
+    assert -0.5 <= result.q[0] <= 0.5 and -2.0 <= result.q[3] <= -1.9
 
 
 def test_locked_joints_fold_into_the_tree():

@@ -89,3 +89,50 @@ def test_with_a_posture_cost_only_revolute_joints_keep_the_minimised_value(
         assert abs(result.q[1] - nominal[1]) < 1e-3, result.q
     T = group.fk(result.q, "tip")
     assert np.linalg.norm(T.translation - target.T_ref_target.translation) <= 1e-4
+
+
+def test_unwrap_chooses_the_equivalent_inside_a_window(group):
+    seed = np.array([0.0, 0.0])
+    # 4.0 rad is inside the window [3.95, 4.05]; its equivalent nearest the seed is not.
+    q = group.unwrap_near(np.array([0.0, 4.0 - 2 * math.pi]), seed,
+                          ([-math.inf, 3.95], [math.inf, 4.05]))
+    assert q[1] == pytest.approx(4.0)
+    # two turns away from the window
+    q = group.unwrap_near(np.array([0.0, 4.0 - 4 * math.pi]), seed,
+                          ([-math.inf, 3.95], [math.inf, 4.05]))
+    assert q[1] == pytest.approx(4.0)
+    # no equivalent inside the window: kept as it is
+    q = group.unwrap_near(np.array([0.0, 1.0]), seed, ([-math.inf, 3.95], [math.inf, 4.05]))
+    assert q[1] == 1.0
+    # without windows: the equivalent nearest the seed inside the limits
+    assert group.unwrap_near(np.array([12.0, 6.0]), seed)[0] == pytest.approx(12.0 - 4 * math.pi)
+
+
+@pytest.mark.parametrize("solver", ["lm", "sqp"])
+def test_windows_on_wide_range_joints_are_kept(solver):
+    """UR3 (joints +-2 pi): a 1 mm position box and two joints held within +-0.05 rad.
+
+    Checked outside the solver: the joint values and full-model FK of the tool.
+    """
+    from ros2_ik.core import Problem, robots
+    from ros2_ik.core.constraints import JointBoundsConstraint, PositionConstraint
+
+    urdf = (robots.data_dir() / "ur_description" / "urdf" / "ur3_robot.urdf").read_text()
+    robot = Robot.from_urdf(urdf)
+    group = robot.group(tip="tool0")
+    rng = np.random.default_rng(3)
+    names = group.joint_names
+    for k in range(12):
+        q_star = group.random_configuration(rng)
+        p = group.fk(q_star, "tool0").translation
+        windows = {names[0]: (q_star[0] - 0.05, q_star[0] + 0.05),
+                   names[-1]: (q_star[-1] - 0.05, q_star[-1] + 0.05)}
+        problem = Problem(group, None, [
+            PositionConstraint(robot.model, "world", p - 1e-3, p + 1e-3, "tool0", np.zeros(3)),
+            JointBoundsConstraint(robot.model, windows)])
+        result = solve(group, problem, group.mid_configuration(), solver=solver,
+                       timeout_s=1.0, random_seed=k)
+        assert result.status is IKStatus.SUCCESS, result.message
+        for i in (0, -1):
+            assert abs(result.q[i] - q_star[i]) <= 0.05 + 1e-4
+        assert np.abs(group.fk(result.q, "tool0").translation - p).max() <= 1e-3 + 1e-4

@@ -202,6 +202,11 @@ class Group:
                      + np.where(self.continuous, 0.0, self.upper))
         return mid
 
+    @property
+    def limit_lists(self) -> Tuple[list, list]:
+        """:attr:`lower` and :attr:`upper` as lists of floats (shared: do not change them)."""
+        return self._lower_list, self._upper_list
+
     def clamp(self, q: np.ndarray) -> np.ndarray:
         """Project ``q`` into the joint limits."""
         return np.minimum(np.maximum(q, self.lower), self.upper)
@@ -211,50 +216,33 @@ class Group:
         # floats: ~2x cheaper than numpy here
         return self.within_limits_values(np.asarray(q, dtype=float).tolist())
 
-    def unwrap_near(self, q: np.ndarray, reference: np.ndarray) -> np.ndarray:
+    def unwrap_near(self, q: np.ndarray, reference: np.ndarray,
+                    windows: Optional[Tuple[list, list]] = None) -> np.ndarray:
         """Shift wrapping joints by multiples of 2 pi to the equivalent nearest ``reference``.
 
         Wrapping joints are continuous ones and revolute ones with a range >= 2 pi.
-
-        Stays inside the limits: for a revolute joint wider than 2 pi the nearest
-        equivalent that is inside its limits is chosen.
+        The equivalent chosen lies inside the joint's limits and, when given, inside
+        ``windows`` (lists of lower and upper bounds per group joint [rad], e.g.
+        :attr:`Problem.windows`); a joint without such an equivalent keeps its value.
+        Non-finite values are kept as they are.
         """
-        out = np.array(q, dtype=float)
-        w = self._wrap_indices
-        if not w.size:
-            return out
-        ref = np.asarray(reference, dtype=float)
-        values = self.unwrap_values(out.tolist(), ref.tolist())
-        if values is not None:
-            return np.array(values)
-        out[w] = self._unwrap(out[w], ref[w], self.lower[w], self.upper[w])
-        return out
+        values = self.unwrap_values(np.asarray(q, dtype=float).tolist(),
+                                    np.asarray(reference, dtype=float).tolist(), windows)
+        return np.array(values, dtype=float)
 
-    def unwrap_values(self, values: list, reference: list) -> Optional[list]:
-        """:meth:`unwrap_near` on lists of floats (``values`` changed in place), or None.
-
-        None when a value is not finite (:meth:`unwrap_near` then takes numpy's way).
-        """
-        if not math.isfinite(sum(values) + sum(reference)):
-            return None
+    def unwrap_values(self, values: list, reference: list,
+                      windows: Optional[Tuple[list, list]] = None) -> list:
+        """:meth:`unwrap_near` on lists of floats (``values`` changed in place and returned)."""
+        lower, upper = windows if windows is not None else (self._lower_list,
+                                                            self._upper_list)
         for i in self._wrap_list:  # floats: ~3x cheaper than numpy for a few joints
-            values[i] = _unwrap_one(values[i], reference[i], self._lower_list[i],
-                                    self._upper_list[i])
+            values[i] = _unwrap_one(values[i], reference[i], lower[i], upper[i])
         return values
 
     def within_limits_values(self, values: list) -> bool:
         """:meth:`within_limits` of a list of floats."""
         return all(map(_le, self._lower_list, values)) \
             and all(map(_le, values, self._upper_list))
-
-    @staticmethod
-    def _unwrap(x: np.ndarray, ref: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
-        cand = x + np.round((ref - x) * (1.0 / TWO_PI)) * TWO_PI   # nearest to the reference
-        bad = (cand < lo) | (cand > hi)
-        if bad.any():  # range >= 2 pi: one shift of 2 pi brings it inside
-            cand = np.where(cand < lo, cand + TWO_PI, np.where(cand > hi, cand - TWO_PI, cand))
-            cand = np.where((cand >= lo) & (cand <= hi), cand, x)
-        return cand
 
     def random_configuration(self, rng: np.random.Generator,
                              center: Optional[np.ndarray] = None,
@@ -477,12 +465,17 @@ def _same_kinematics(red: pin.Model, angles: pin.Model, continuous: np.ndarray) 
 
 
 def _unwrap_one(x: float, ref: float, lo: float, hi: float) -> float:
-    """:meth:`Group._unwrap` on one joint (same rounding: half to even)."""
+    """``x + 2 pi k`` inside ``[lo, hi]`` nearest ``ref``; ``x`` when there is none.
+
+    Rounding half to even; ``x`` itself when it or ``ref`` is not finite.
+    """
+    if not (math.isfinite(x) and math.isfinite(ref)):
+        return x
     cand = x + round((ref - x) * (1.0 / TWO_PI)) * TWO_PI
     if cand < lo:
-        cand += TWO_PI
+        cand += math.ceil((lo - cand) * (1.0 / TWO_PI)) * TWO_PI
     elif cand > hi:
-        cand -= TWO_PI
+        cand -= math.ceil((cand - hi) * (1.0 / TWO_PI)) * TWO_PI
     return cand if lo <= cand <= hi else x
 
 

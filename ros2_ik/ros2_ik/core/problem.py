@@ -3,7 +3,10 @@ from __future__ import annotations
 
 from typing import Iterable, Optional, Tuple
 
+import numpy as np
+
 from ros2_ik.core import errors, terms
+from ros2_ik.core.constraints.joints import JointBoundsConstraint
 from ros2_ik.core.group import Group
 from ros2_ik.core.pose import CompiledPose, PoseTarget
 
@@ -37,6 +40,18 @@ class Problem:
         if target is None and not self.constraints and not self.costs:
             raise errors.InvalidGoal("problem has no target, no constraint and no cost")
         self.pose: Optional[CompiledPose] = target.compile(group) if target else None
+        names = set(group.joint_names)
+        #: The joint-bounds constraints on group joints only: bounds of the variables, which
+        #: a compiled attempt keeps by projection (:attr:`search_bounds`), not rows.
+        self.folded: Tuple[JointBoundsConstraint, ...] = tuple(
+            c for c in self.constraints if isinstance(c, JointBoundsConstraint)
+            and names.issuperset(c.joint_names))
+        #: The other constraints: rows for the solvers (every one is still verified).
+        self.row_constraints: Tuple[terms.Constraint, ...] = tuple(
+            c for c in self.constraints if c not in self.folded) if self.folded \
+            else self.constraints
+        self._windows: Optional[Tuple[list, list]] = None
+        self._search_bounds: Optional[Tuple[np.ndarray, np.ndarray]] = None
 
     def with_terms(self, constraints: Iterable[terms.Constraint] = (),
                    costs: Iterable[terms.Cost] = ()) -> "Problem":
@@ -48,6 +63,52 @@ class Problem:
                        self.costs + costs)
 
     @property
+    def windows(self) -> Tuple[list, list]:
+        """Per group joint, the bounds every returned value must keep [rad or m].
+
+        The joint limits, narrowed by each joint-bounds constraint on a group joint (a
+        joint window such as a UR wrist held within +-0.05 rad): lists ``(lower, upper)``
+        in group order.  Unwrapping chooses the 2 pi equivalent inside them
+        (:meth:`Group.unwrap_near`).
+        """
+        if self._windows is None:
+            self._windows = joint_windows(self.group, self.folded)
+        return self._windows
+
+    @property
+    def search_bounds(self) -> Tuple[np.ndarray, np.ndarray]:
+        """Bounds (n,) a solver projects group vectors into [rad or m] (writable copies).
+
+        The group's search limits (none on wrapping joints: they are unwrapped at the
+        end), narrowed to the :attr:`windows` of the joints a folded constraint bounds.
+        """
+        if self._search_bounds is None:
+            lower = np.array(self.group.search_lower, dtype=float)
+            upper = np.array(self.group.search_upper, dtype=float)
+            if self.folded:
+                index = {name: i for i, name in enumerate(self.group.joint_names)}
+                rows = [index[n] for c in self.folded for n in c.joint_names]
+                lower[rows] = np.array(self.windows[0])[rows]
+                upper[rows] = np.array(self.windows[1])[rows]
+            self._search_bounds = (lower, upper)
+        return self._search_bounds
+
+    @property
     def pose_only(self) -> bool:
         """True when the problem is a pose target and nothing else."""
         return self.pose is not None and not self.constraints and not self.costs
+
+
+def joint_windows(group: Group, constraints: Iterable[terms.Constraint]) -> Tuple[list, list]:
+    """Return ``group``'s limits narrowed by the joint-bounds ``constraints`` on its joints."""
+    bounds = [c for c in constraints if isinstance(c, JointBoundsConstraint)]
+    if not bounds:
+        return group.limit_lists
+    lower, upper = list(group.limit_lists[0]), list(group.limit_lists[1])
+    index = {name: i for i, name in enumerate(group.joint_names)}
+    for c in bounds:
+        for name, lo, hi in zip(c.joint_names, *c.bound_lists()):
+            i = index.get(name)
+            if i is not None:
+                lower[i], upper[i] = max(lower[i], lo), min(upper[i], hi)
+    return lower, upper

@@ -326,21 +326,11 @@ def returned_q(problem: Problem, q: np.ndarray, seed: np.ndarray) -> np.ndarray:
     """``q`` as the driver checks and returns it: :func:`unwrapped`, clamped, read-only.
 
     A fresh array (solvers clamp already: usually inside the limits); the Solution and
-    the IKResult keep it as it is.  Without a choice to make (no costs or no wrapping
-    joint) on lists of floats: one array made, not three.
+    the IKResult keep it as it is.
     """
     group = problem.group
-    values = None
-    if not (problem.costs and group.has_wrapping):
-        values = q.tolist()
-        if group.has_wrapping:
-            values = group.unwrap_values(values, seed.tolist())
-    if values is None:  # a choice to make, or a value not finite
-        q = unwrapped(problem, q, seed)
-        inside = group.within_limits(q)
-    else:
-        q, inside = np.array(values), group.within_limits_values(values)
-    if not inside:
+    q = unwrapped(problem, q, seed) if group.has_wrapping else np.array(q, dtype=float)
+    if not group.within_limits_values(q.tolist()):
         q = group.clamp(q)
     q.setflags(write=False)
     return q
@@ -349,14 +339,17 @@ def returned_q(problem: Problem, q: np.ndarray, seed: np.ndarray) -> np.ndarray:
 def unwrapped(problem: Problem, q: np.ndarray, seed: np.ndarray) -> np.ndarray:
     """``q`` with wrapping joints shifted by 2 pi to the equivalent nearest ``seed`` (a copy).
 
-    With costs, a revolute joint inside its limits keeps the value the solver
-    minimised: 2 pi away a posture cost is another (a continuous joint's is the same).
+    The equivalent chosen keeps the joint limits and the problem's joint windows
+    (:attr:`Problem.windows`).  With costs, a revolute joint already inside them keeps
+    the value the solver minimised: 2 pi away a posture cost is another (a continuous
+    joint's is the same).
     """
-    group = problem.group
-    shifted = group.unwrap_near(q, seed)
-    if not problem.costs or not group.has_wrapping:  # nothing was shifted: no choice
+    group, windows = problem.group, problem.windows
+    shifted = group.unwrap_near(q, seed, windows)
+    if not problem.costs:
         return shifted
-    keep = ~group.continuous & (q >= group.lower) & (q <= group.upper)
+    lower, upper = np.array(windows[0]), np.array(windows[1])
+    keep = ~group.continuous & (q >= lower) & (q <= upper)
     return np.where(keep, q, shifted)
 
 

@@ -430,10 +430,12 @@ def compile_problem(problem: Problem, tolerance: ConstraintTolerance) -> Optiona
     """
     if not problem.constraints or lm() is None:
         return None
+    if not problem.row_constraints and problem.pose is None:  # joint bounds alone: no rows
+        return None
     if tree_of(problem.group) is None:
         return None
     encoded, lower, upper, phys, n_phys = [], [], [], [], []
-    for c in problem.constraints:
+    for c in problem.row_constraints:  # joint windows are the attempt's limits instead
         kind = type(c)
         if kind is C.OrientationConstraint:
             encoded.append(_orientation(c, tolerance))
@@ -452,7 +454,7 @@ def compile_problem(problem: Problem, tolerance: ConstraintTolerance) -> Optiona
         fid for cost in problem.costs for fid in cost_frames(cost)]  # polishing's frames
     key = (tuple((e[0], e[1], e[2], len(e[3]), k) for e, k in zip(encoded, n_phys)),
            tuple(extra), 0 if pose is None else 65, len(lower))
-    layout = _layout(problem.group, key, encoded, extra, problem.constraints)
+    layout = _layout(problem.group, key, encoded, extra, problem.row_constraints)
     floats = [0.25 * tolerance.rad, 0.25 * tolerance.m]  # the margins, as Residuals'
     for e in encoded:
         floats += e[3]
@@ -510,9 +512,14 @@ class KernelState:
                  "polish_model")
 
     def __init__(self, compiled: Compiled, problem: Problem, tolerance: ConstraintTolerance):
-        """Keep the problem; the search limits are :func:`search_limits`' (only read)."""
+        """Keep the problem; the search limits are :func:`search_limits`' (only read).
+
+        A problem with joint windows (:attr:`Problem.folded`) is searched inside them
+        (:attr:`Problem.search_bounds`).
+        """
         self.compiled, self.problem, self.tolerance = compiled, problem, tolerance
-        self.lower, self.upper = search_limits(problem.group)
+        self.lower, self.upper = problem.search_bounds if problem.folded \
+            else search_limits(problem.group)
         self._residuals: Optional[Residuals] = None
         #: Polishing's model of the problem, made when first needed (``lm_compiled``).
         self.polish_model = None

@@ -107,9 +107,13 @@ class KernelCheck:
 
     @classmethod
     def of(cls, state) -> Optional["KernelCheck"]:
-        """Return the check of a :class:`constraint_kernel.KernelState` without a pose target."""
+        """Return the check of a :class:`constraint_kernel.KernelState` without a pose target.
+
+        None with joint windows too: they are not rows of the kernel, so the driver's
+        :func:`verify.check` measures them.
+        """
         if not isinstance(state, constraint_kernel.KernelState) or \
-                state.problem.pose is not None:
+                state.problem.pose is not None or state.problem.folded:
             return None
         return cls(state.compiled, state.problem.group, state.tolerance)
 

@@ -268,7 +268,7 @@ class CompiledModel:
             else:
                 return None
             params.append(p)
-        rows = [_rows_of(c) for c in problem.constraints]
+        rows = [_rows_of(c) for c in problem.row_constraints]
         return cls(state, _packed_costs(types, fa, fb, params),
                    np.array([r[1] for r in rows], dtype=np.bool_), constant,
                    sum(r[0] for r in rows))
