@@ -1,6 +1,7 @@
 """A problem: a group, an optional pose target, constraints and costs (Drake-style)."""
 from __future__ import annotations
 
+from operator import le
 from typing import Iterable, Optional, Tuple
 
 import numpy as np
@@ -40,12 +41,10 @@ class Problem:
         if target is None and not self.constraints and not self.costs:
             raise errors.InvalidGoal("problem has no target, no constraint and no cost")
         self.pose: Optional[CompiledPose] = target.compile(group) if target else None
-        names = set(group.joint_names)
         #: The joint-bounds constraints on group joints only: bounds of the variables, which
-        #: a compiled attempt keeps by projection (:attr:`search_bounds`), not rows.
-        self.folded: Tuple[JointBoundsConstraint, ...] = tuple(
-            c for c in self.constraints if isinstance(c, JointBoundsConstraint)
-            and names.issuperset(c.joint_names))
+        #: the solvers keep by projection (:attr:`search_bounds`), not rows.  None when
+        #: they leave a joint no value (disjoint windows): rows then, which fail as rows do.
+        self.folded: Tuple[JointBoundsConstraint, ...] = _foldable(group, self.constraints)
         #: The other constraints: rows for the solvers (every one is still verified).
         self.row_constraints: Tuple[terms.Constraint, ...] = tuple(
             c for c in self.constraints if c not in self.folded) if self.folded \
@@ -112,3 +111,14 @@ def joint_windows(group: Group, constraints: Iterable[terms.Constraint]) -> Tupl
             if i is not None:
                 lower[i], upper[i] = max(lower[i], lo), min(upper[i], hi)
     return lower, upper
+
+
+def _foldable(group: Group, constraints: Tuple[terms.Constraint, ...]
+              ) -> Tuple[JointBoundsConstraint, ...]:
+    """:attr:`Problem.folded` of ``constraints``: () when their windows are empty."""
+    names = set(group.joint_names)
+    folded = tuple(c for c in constraints if isinstance(c, JointBoundsConstraint)
+                   and names.issuperset(c.joint_names))
+    if folded and not all(map(le, *joint_windows(group, folded))):
+        return ()
+    return folded

@@ -36,7 +36,7 @@ def attempt(res: Residuals, q: np.ndarray, budget: Budget, step, params,
     ``bias``, ``stall_ratio``, ``max_iterations_constrained`` and ``active_set``;
     ``max_iterations`` > 0 overrides the last.
     """
-    lower, upper = res.group.search_lower, res.group.search_upper
+    lower, upper = res.lower, res.upper
     lo, hi, margin = res.row_lower, res.row_upper, res.row_margin
     # Python floats: a handful of rows and joints, where numpy calls cost more.
     lo_list, hi_list, margin_list = lo.tolist(), hi.tolist(), margin.tolist()

@@ -116,8 +116,16 @@ class Search:
 
         Library samples: :mod:`ros2_ik.core.seed_library` (``options.library_starts`` of
         them, within the jump box when one is set); random: uniform in the limits, or in
-        the jump box.
+        the jump box.  Each projected into the problem's joint windows, if it has any
+        (:attr:`Problem.search_bounds`).
         """
+        start = self._next_start()
+        if self.problem.folded:
+            lower, upper = self.problem.search_bounds
+            start = np.minimum(np.maximum(start, lower), upper)
+        return start
+
+    def _next_start(self) -> np.ndarray:
         if self.problem.pose is None and self.problem.constraints:
             start = self._constraint_start()
             if start is not None:

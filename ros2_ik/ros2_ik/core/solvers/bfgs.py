@@ -31,7 +31,7 @@ class _Stop(Exception):
 def bounds_of(res: Residuals):
     """Return scipy bounds from the group's search limits (None where unbounded)."""
     return [(None if not np.isfinite(lo) else lo, None if not np.isfinite(hi) else hi)
-            for lo, hi in zip(res.group.search_lower, res.group.search_upper)]
+            for lo, hi in zip(res.lower, res.upper)]
 
 
 class ScipySolver(Solver):

@@ -77,7 +77,7 @@ class DampedLeastSquares(Solver):
         raise AssertionError("unreachable")
 
     def _run_generic(self, res: Residuals, q: np.ndarray, budget: Budget) -> Tuple:
-        lower, upper = res.group.search_lower, res.group.search_upper
+        lower, upper = res.lower, res.upper
         for it in range(1, self.max_iterations + 1):
             e, J, done = res.evaluate(q)
             E = e @ e

@@ -204,7 +204,7 @@ class ResidualsModel:
     def __init__(self, res: Residuals):
         """Evaluate on ``res`` (its own ``pin.Data``)."""
         self.res = res
-        self.lower, self.upper = res.group.search_lower, res.group.search_upper
+        self.lower, self.upper = res.lower, res.upper
 
     def evaluate(self, q: np.ndarray, restored: bool = False):
         """Costs at ``q`` and the linearisation there, or (inf, None) when ``q`` is infeasible.

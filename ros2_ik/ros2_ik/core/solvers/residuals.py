@@ -73,6 +73,9 @@ class Residuals:
         self.problem = problem
         self.exact = exact
         self.group = group = problem.group
+        #: Bounds (n,) the solvers project group vectors into: the search limits,
+        #: narrowed by joint windows (:attr:`Problem.search_bounds`).
+        self.lower, self.upper = problem.search_bounds
         self.pose = problem.pose
         self.penalty = penalty
         self.R6 = self.pose.R6 if self.pose is not None else None
@@ -92,14 +95,14 @@ class Residuals:
         self.data = self.model.createData()
         # Constraints with a vector excess (an orientation bound) stack it instead of rows.
         self._excess = [(c, c.physical_bounds[1][0] - 0.25 * tolerance.rad)
-                        for c in problem.constraints if hasattr(c, "evaluate_excess")]
+                        for c in problem.row_constraints if hasattr(c, "evaluate_excess")]
         self._excess_margin = 0.25 * tolerance.rad
-        shrunk = [_shrunk(c, tolerance) for c in problem.constraints]
+        shrunk = [_shrunk(c, tolerance) for c in problem.row_constraints]
         self._bounds = [b for b in shrunk if not hasattr(b[0], "evaluate_excess")]
         self._row_constraints = [b[0] for b in self._bounds]
         self.empty_jacobian = np.zeros((0, group.n))
         self._qp_margins = [0.25 * tolerance.of(c.units[0]) if len(c.units) else 0.0
-                            for c in problem.constraints]
+                            for c in problem.row_constraints]
         #: Every constraint's physical rows stacked (:meth:`physical_rows`): shrunk bounds.
         self.physical_lower = np.array([v for b in shrunk for v in b[1]])
         self.physical_upper = np.array([v for b in shrunk for v in b[2]])
@@ -168,7 +171,7 @@ class Residuals:
 
         In the order of :attr:`physical_lower`; kinematics must be updated.
         """
-        return self._stacked_physical(self.problem.constraints, q_full)
+        return self._stacked_physical(self.problem.row_constraints, q_full)
 
     def _stacked_physical(self, constraints, q_full: np.ndarray):
         values, jacobians = [], []
@@ -186,7 +189,7 @@ class Residuals:
         The margin is a quarter of each constraint's tolerance.
         """
         parts = [c.linearisation(self.model, self.data, q_full, margin)
-                 for c, margin in zip(self.problem.constraints, self._qp_margins)]
+                 for c, margin in zip(self.problem.row_constraints, self._qp_margins)]
         if not parts:
             return _EMPTY, self.empty_jacobian, _EMPTY, _EMPTY
         g, J, lower, upper = (np.concatenate([p[k] for p in parts]) if k != 1 else

@@ -56,7 +56,7 @@ class _Evaluation:
                 out["eq"].append(r[mask])
                 out["eq_J"].append(J[mask])
             out["done"] = scaled <= 1.0
-        for c in res.problem.constraints:
+        for c in res.problem.row_constraints:  # joint windows: the bounds instead
             g, Jg = c.evaluate(res.model, res.data, q_full)
             g, Jg = np.asarray(g, float), np.asarray(Jg)[:, res.iv]
             lo, hi = c.lower_bound, c.upper_bound
