@@ -4,7 +4,7 @@ SHELL := /bin/bash
 ENV := source tools/env.sh &&
 PYTEST_ARGS ?=
 
-.PHONY: setup build test demo bench bench-quick servo-bench bench-batch fuzz load clean
+.PHONY: setup build test demo bench bench-quick servo-bench bench-batch fuzz completeness load clean
 
 setup:
 	@bash tools/setup.sh
@@ -51,9 +51,19 @@ servo-bench: build
 bench-batch: build
 	@$(ENV) python bench/batch_bench.py $(BATCH_ARGS)
 
-# >= 10,000 generated requests against the core and the running node.
+# >= 10,000 generated requests against the core and the running node (soundness), then the
+# completeness fuzz: 5,000 feasible problems on ~110 robots, lm beside Drake SNOPT
+# (results/completeness.*). FUZZ_ARGS=--quick for a smoke run of both.
 fuzz: build
-	@$(ENV) python bench/fuzz.py $(FUZZ_ARGS)
+	@$(ENV) pip install --quiet -r bench/requirements-collision.txt 2>&1 \
+		| { grep -v "is ignored" || true; } \
+	&& python bench/fuzz.py $(FUZZ_ARGS) && python bench/completeness.py $(filter --quick,$(FUZZ_ARGS))
+
+# The completeness fuzz alone (COMPLETENESS_ARGS=--quick: 600 problems).
+completeness: build
+	@$(ENV) pip install --quiet -r bench/requirements-collision.txt 2>&1 \
+		| { grep -v "is ignored" || true; } \
+	&& python bench/completeness.py $(COMPLETENESS_ARGS)
 
 # Latency, load and soak on loopback, bounded in count and time (~8 min; LOAD_ARGS=--quick
 # for a smoke run): bench/results/load.json, load.md and the README table.

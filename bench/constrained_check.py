@@ -123,6 +123,8 @@ class Checker:
         """(violation of one constraint [m or rad], |log3 - arccos| [rad] for orientation)."""
         a = term.args
         kind = term.kind
+        if kind == "pose":
+            return self._pose(a), 0.0
         if kind == "position":
             p = self.frame(a["frame_A"]).actInv(self.frame(a["frame_B"]).act(
                 np.asarray(a["p_BQ"], float)))
@@ -135,6 +137,22 @@ class Checker:
             by_cos = math.acos(min(1.0, max(-1.0, (float(np.trace(R)) - 1.0) / 2.0)))
             return max(0.0, max(by_log, by_cos) - a["theta_bound"]), abs(by_log - by_cos)
         return self._other(kind, a, q, q_full), 0.0
+
+    def _pose(self, a) -> float:
+        """Return a ``pose`` term's max(position error [m], orientation error [rad]).
+
+        The position error in the target frame's axes (the free one left out), as a
+        Euclidean norm; the orientation error as the angle of ``R_target^T R``.
+        """
+        T_target = pin.SE3(np.asarray(a["T"], dtype=float))
+        T = self.frame(a["frame"])
+        e = T_target.rotation.T @ (T.translation - T_target.translation)
+        if a["free_axis"] >= 0:
+            e[a["free_axis"]] = 0.0
+        position = float(np.linalg.norm(e))
+        if a["position_only"]:
+            return position
+        return max(position, float(np.linalg.norm(pin.log3(T_target.rotation.T @ T.rotation))))
 
     def _other(self, kind: str, a, q, q_full) -> float:
         if kind == "gaze":

@@ -36,7 +36,7 @@ from typing import Optional
 import numpy as np
 
 from drake_ik import FEASIBILITY_TOLERANCE, DrakeAttempt, drake_urdf
-from pydrake.math import RotationMatrix
+from pydrake.math import RigidTransform, RotationMatrix
 from pydrake.multibody.inverse_kinematics import InverseKinematics
 from pydrake.multibody.parsing import Parser
 from pydrake.multibody.plant import AddMultibodyPlantSceneGraph
@@ -147,11 +147,39 @@ class DrakeArm:
         elif kind == "polyhedron":
             ik.AddPolyhedronConstraint(f(a["frame_F"]), f(a["frame_G"]), v(a["p_GP"]),
                                        v(a["A"]), v(a["b"]))
+        elif kind == "pose":
+            self._pose(ik, a)
+        elif kind in ("joint_bounds", "locked"):
+            bounds = a["bounds"] if kind == "joint_bounds" else {
+                name: (value, value) for name, value in a["positions"].items()}
+            index = [self.plant.GetJointByName(name).position_start() for name in bounds]
+            lower, upper = (np.array([b[k] for b in bounds.values()]) for k in (0, 1))
+            ik.prog().AddBoundingBoxConstraint(lower, upper, ik.q()[index])
         elif kind == "min_distance":
             ik.AddMinimumDistanceLowerBoundConstraint(
                 a["min_distance_m"], a["influence_distance_m"] - a["min_distance_m"])
         else:
             raise ValueError(f"no Drake mapping for constraint kind {kind!r}")
+
+    def _pose(self, ik: InverseKinematics, a) -> None:
+        """Add a ``pose`` term as position constraints in the target frame (a free axis open).
+
+        The frame's origin at the target's; unless ``position_only``, also two points 10 cm
+        along its x and y axes at theirs. Three points fix the orientation as accurately as
+        the positions; SNOPT's orientation bound of 0 rad (the trace form) only holds to
+        ~1e-4 rad, the check's tolerance.
+        """
+        T = np.asarray(a["T"], dtype=float)
+        world, frame = self.plant.world_frame(), self._frame(a["frame"])
+        X_world_target = RigidTransform(RotationMatrix(T[:3, :3]), T[:3, 3])
+        free = np.zeros(3)
+        if a["free_axis"] >= 0:
+            free[a["free_axis"]] = np.inf
+        points = [np.zeros(3)]
+        if not a["position_only"]:
+            points += [0.1 * np.eye(3)[0], 0.1 * np.eye(3)[1]]
+        for p in points:
+            ik.AddPositionConstraint(frame, p, world, X_world_target, p - free, p + free)
 
     def _cost(self, ik: InverseKinematics, kind: str, a) -> None:
         if kind == "posture":

@@ -7,10 +7,12 @@ from __future__ import annotations
 
 
 import numpy as np
+import pinocchio as pin
 
 from ros2_ik.core import constraints as C
 from ros2_ik.core import costs as K
 from ros2_ik.core import robots
+from ros2_ik.core.pose import PoseTarget
 from ros2_ik.core.problem import Problem
 from ros2_ik.core.solve import solve
 
@@ -49,11 +51,30 @@ def build_term(model, term, group, collision=None):
 
 
 def build(spec, group, collision=None) -> Problem:
-    """``Problem(group, None, constraints, costs)`` of ``spec``."""
+    """``Problem(group, target, constraints, costs)`` of ``spec``.
+
+    A ``pose`` term (``completeness_problems``) is the target: a :class:`PoseTarget` in
+    the world frame with the 1e-4 m / 1e-4 rad tolerances, one position axis of the target
+    frame free (weight 0) when ``free_axis`` >= 0.
+    """
     model = group.robot.model
-    return Problem(group, None,
-                   [build_term(model, t, group, collision) for t in spec.constraints],
+    poses = [t for t in spec.constraints if t.kind == "pose"]
+    target = pose_target(poses[0]) if poses else None
+    return Problem(group, target,
+                   [build_term(model, t, group, collision) for t in spec.constraints
+                    if t.kind != "pose"],
                    [build_term(model, t, group, collision) for t in spec.costs])
+
+
+def pose_target(term) -> PoseTarget:
+    """Return the :class:`PoseTarget` of a ``pose`` term."""
+    a = term.args
+    weights = [1.0] * 6
+    if a["free_axis"] >= 0:
+        weights[a["free_axis"]] = 0.0
+    return PoseTarget(a["frame"], pin.SE3(np.asarray(a["T"], dtype=float)),
+                      weights=tuple(weights), position_tolerance_m=TOL_M,
+                      orientation_tolerance_rad=TOL_RAD, position_only=a["position_only"])
 
 
 def solve_spec(group, problem: Problem, seed: np.ndarray, solver: str, timeout_s: float,

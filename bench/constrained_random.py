@@ -26,8 +26,7 @@ KINDS = ("position", "orientation", "gaze", "angle", "point_to_point", "point_to
          "polyhedron", "joint_bounds", "locked")
 
 
-def _mode(rng) -> str:
-    return rng.choice(["feasible", "feasible", "arbitrary", "degenerate"])
+MODES = ("feasible", "feasible", "arbitrary", "degenerate")
 
 
 def _point(rng) -> np.ndarray:
@@ -43,8 +42,9 @@ def _slack(rng, mode: str, scale: float) -> float:
 class RandomProblems:
     """Generator of arbitrary problems on one group (deterministic from an rng)."""
 
-    def __init__(self, arm: str, group, with_min_distance: bool = False):
-        self.arm, self.group = arm, group
+    def __init__(self, arm: str, group, with_min_distance: bool = False, modes=MODES):
+        """``modes``: the ways bounds are drawn, chosen uniformly (repeats weigh more)."""
+        self.arm, self.group, self.modes = arm, group, tuple(modes)
         self.kin = Kinematics(group)
         self.links = moving_links(group) + [group.base]
         self.with_min_distance = with_min_distance
@@ -52,16 +52,21 @@ class RandomProblems:
     def problem(self, rng: np.random.Generator, index: int) -> ProblemSpec:
         """Draw one arbitrary problem, as the module docstring describes."""
         q = self.group.random_configuration(rng)
-        kinds = rng.choice(KINDS, size=int(rng.integers(1, 5)))
-        constraints = [getattr(self, "_" + kind)(rng, q, _mode(rng)) for kind in kinds]
+        constraints = self.problem_terms(rng, q, int(rng.integers(1, 5)))
         if self.with_min_distance and rng.random() < 0.3:
             constraints.append(Term("min_distance", dict(
                 min_distance_m=float(rng.choice([0.0, 0.005, 0.02])),
                 influence_distance_m=0.05)))
-        costs = self._costs(rng, q) if rng.random() < 0.2 else ()
+        costs = self.costs(rng, q) if rng.random() < 0.2 else ()
         seed = self.group.mid_configuration() if rng.random() < 0.5 \
             else self.group.random_configuration(rng)
         return ProblemSpec("random", self.arm, index, q, seed, tuple(constraints), costs)
+
+    def problem_terms(self, rng: np.random.Generator, q: np.ndarray, count: int) -> List[Term]:
+        """``count`` constraints of random kinds, each with bounds drawn in a random mode."""
+        kinds = rng.choice(KINDS, size=count)
+        return [getattr(self, "_" + kind)(rng, q, str(rng.choice(self.modes)))
+                for kind in kinds]
 
     def _frames(self, rng, q):
         A, B = (str(x) for x in rng.choice(self.links, size=2))
@@ -177,7 +182,8 @@ class RandomProblems:
                      for i in idx[:int(rng.integers(1, 3))]}
         return Term("locked", dict(positions=positions))
 
-    def _costs(self, rng, q):
+    def costs(self, rng: np.random.Generator, q: np.ndarray) -> tuple:
+        """Return a posture cost and/or a position cost (random nominal and target)."""
         g, out = self.group, []
         if rng.random() < 0.7:
             lo = np.where(g.continuous, -math.pi, g.lower)

@@ -42,6 +42,7 @@ from typing import Dict, FrozenSet, Iterable, List, Optional, Sequence, Tuple
 
 import coal
 import numpy as np
+import pinocchio as pin
 from scipy.spatial import ConvexHull
 
 from pydrake.geometry import (Box, CollisionFilterDeclaration, Cylinder, GeometrySet,
@@ -93,6 +94,26 @@ def write_hull_obj(stl_path: str, out_path: Path) -> int:
     return len(points)
 
 
+def _fold_into_origin(joint: ET.Element, value: float) -> None:
+    """Give a joint locked at ``value`` [rad or m] the origin of its child at that value."""
+    origin = joint.find("origin")
+    if origin is None:
+        origin = ET.SubElement(joint, "origin")
+    xyz = np.array([float(v) for v in origin.get("xyz", "0 0 0").split()])
+    rpy = np.array([float(v) for v in origin.get("rpy", "0 0 0").split()])
+    axis_el = joint.find("axis")
+    axis = np.array([float(v) for v in (axis_el.get("xyz") if axis_el is not None
+                                        else "1 0 0").split()])
+    axis /= np.linalg.norm(axis)
+    if joint.get("type") == "prismatic":
+        motion = pin.SE3(np.eye(3), value * axis)
+    else:
+        motion = pin.SE3(pin.exp3(value * axis), np.zeros(3))
+    T = pin.SE3(pin.rpy.rpyToMatrix(*rpy), xyz) * motion
+    origin.set("xyz", " ".join(f"{v:.12g}" for v in T.translation))
+    origin.set("rpy", " ".join(f"{v:.12g}" for v in pin.rpy.matrixToRpy(T.rotation)))
+
+
 def drake_urdf(urdf_xml: str, resolve, locked: Dict[str, float], tmp: Path) -> Tuple[str, list]:
     """Return the URDF text Drake parses (see module docstring) and its geometry list.
 
@@ -117,12 +138,14 @@ def drake_urdf(urdf_xml: str, resolve, locked: Dict[str, float], tmp: Path) -> T
             ET.SubElement(mesh, f"{{{DRAKE_NS}}}declare_convex")
             used.append((link.get("name"), "convex hull .obj", {"vertices": n}))
     for joint in root.iter("joint"):
-        for child in joint.findall("safety_controller"):  # Drake warns and ignores it
+        # Drake warns and ignores safety_controller; pinocchio (as ros2_ik builds models)
+        # reads no mimic element: each such joint is a joint of its own on both sides.
+        for child in joint.findall("safety_controller") + joint.findall("mimic"):
             joint.remove(child)
         name = joint.get("name")
         if name in locked:
-            if abs(locked[name]) > 0.0:
-                raise ValueError(f"locked joint {name} at {locked[name]} != 0: not supported")
+            if locked[name] != 0.0:
+                _fold_into_origin(joint, locked[name])
             joint.set("type", "fixed")
             for tag in ("limit", "mimic", "dynamics", "axis"):
                 for child in joint.findall(tag):

@@ -80,10 +80,25 @@ def _limits(rng: np.random.Generator):
     return (-float(rng.uniform(0.5, math.pi)), float(rng.uniform(0.5, math.pi)))
 
 
-def random_arm(seed: int, n_joints: int = 0) -> RandomArm:
-    """Return random arm number ``seed`` (``n_joints`` 0: drawn in 4..8)."""
+def _mixed_joint(rng: np.random.Generator, kind: str, limits):
+    """Return a mixed arm's joint: prismatic one time in five, unaligned one in five."""
+    if rng.random() < 0.2:
+        kind, limits = "prismatic", (-float(rng.uniform(0.0, 0.3)), float(rng.uniform(0.05, 0.3)))
+    axis = "0 0 1"
+    if rng.random() < 0.2:
+        v = rng.normal(size=3)
+        axis = " ".join(f"{x:.6f}" for x in v / np.linalg.norm(v))
+    return kind, limits, axis
+
+
+def random_arm(seed: int, n_joints: int = 0, mixed: bool = False) -> RandomArm:
+    """Return random arm number ``seed`` (``n_joints`` 0: drawn in 4..8).
+
+    ``mixed``: also prismatic joints (one in five) and unaligned axes (any unit vector,
+    one in five), 3..8 joints; a different family of arms (named ``mixed<seed>``).
+    """
     rng = np.random.default_rng(seed)
-    n = int(n_joints) if n_joints else int(rng.integers(4, 9))
+    n = int(n_joints) if n_joints else int(rng.integers(3 if mixed else 4, 9))
     parts = [_link("world_link", inertial=False), _link("torso_link"),
              _joint("lift_joint", "prismatic", "world_link", "torso_link", [0, 0, 0.3],
                     [0, 0, 0], "0 0 1", (0.0, 0.4))]
@@ -102,8 +117,11 @@ def random_arm(seed: int, n_joints: int = 0) -> RandomArm:
         kind = "continuous" if limits is None else "revolute"
         xyz = _offset(rng) if i > 1 else [0.0, 0.0, float(rng.uniform(0.05, 0.3))]
         rpy = [_twist(rng), 0.0, 0.0] if i > 1 else [0.0, 0.0, 0.0]
+        axis = "0 0 1"
+        if mixed:
+            kind, limits, axis = _mixed_joint(rng, kind, limits)
         parts += [_link(f"link_{i}"),
-                  _joint(f"joint_{i}", kind, parent, f"link_{i}", xyz, rpy, limits=limits)]
+                  _joint(f"joint_{i}", kind, parent, f"link_{i}", xyz, rpy, axis, limits)]
         parent = f"link_{i}"
     tool = [float(rng.uniform(-0.05, 0.05)), 0.0, float(rng.uniform(0.0, 0.15))]
     parts += [_link("tool_link"),
@@ -111,6 +129,6 @@ def random_arm(seed: int, n_joints: int = 0) -> RandomArm:
               _link("finger_link"),
               _joint("finger_joint", "prismatic", "tool_link", "finger_link", [0, 0, 0.02],
                      [0, 0, 0], "0 1 0", (0.0, 0.04))]
-    name = f"random{seed}"
+    name = f"mixed{seed}" if mixed else f"random{seed}"
     urdf = f'<?xml version="1.0"?><robot name="{name}">' + "".join(parts) + "</robot>"
     return RandomArm(name, urdf, "arm_base_link", "tool_link", n)

@@ -1,0 +1,232 @@
+"""Completeness fuzz (issue 38): feasible problems on unseen robots, lm against Drake SNOPT.
+
+Every problem is feasible by construction (``completeness_problems``); Drake's
+InverseKinematics with SNOPT and random restarts solves the same problem with the same
+budget, interleaved (which goes first alternates), and ``constrained_check`` judges both
+answers in metres and radians, outside either solver. Per cell (robot class x
+combination): verified success of both, false failures (a feasible problem answered
+without SUCCESS; among them those Drake solved), exceptions, false SUCCESS, median times.
+
+``python bench/completeness.py [--quick] [--problems N] [--budget S]`` writes
+``bench/results/completeness.{json,md,png}`` and exits 1 on an exception or a false SUCCESS.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import math
+import pathlib
+import time
+import traceback
+from collections import defaultdict
+from typing import Dict, List, Optional
+
+import numpy as np
+
+from completeness_problems import COMBOS, FeasibleProblems, robot_cases
+from constrained_check import checker_for
+from constrained_ours import build, solve_spec
+from machine import machine, pyplot
+from ros2_ik.core import Robot
+
+RESULTS = pathlib.Path(__file__).resolve().parent / "results"
+
+
+class Arm:
+    """One robot case: its group, generator, checker and (when Drake loads it) Drake plant."""
+
+    def __init__(self, case):
+        self.case = case
+        robot = Robot.from_urdf(case.urdf)
+        self.group = robot.group(base=case.base, tip=case.tip)
+        self.problems = FeasibleProblems(case, self.group)
+        self.checker = checker_for(self.group, case.urdf)
+        self.drake, self.drake_error = None, ""
+        try:
+            from constrained_drake import DrakeArm
+            self.drake = DrakeArm(case.urdf, self.group)
+        except Exception as exc:  # noqa: BLE001 - a URDF Drake refuses: ours still runs
+            self.drake_error = f"{type(exc).__name__}: {str(exc)[:200]}"
+        self.warm_up()
+
+    def warm_up(self) -> None:
+        """One untimed problem through both sides: per-group set-up is not a request's."""
+        spec = self.problems.problem(np.random.default_rng(12345), -1, "pose")
+        run_ours(self, spec, 1.0)
+        run_drake(self, spec, 0.05)
+
+
+def run_ours(arm: Arm, spec, budget_s: float) -> dict:
+    """Run lm on ``spec``: status, the check's verdict and the time [s] (build included)."""
+    start = time.perf_counter()
+    try:
+        result = solve_spec(arm.group, build(spec, arm.group), spec.seed, "lm", budget_s,
+                            random_seed=spec.index)
+    except Exception as exc:  # noqa: BLE001 - counted, never expected
+        return {"status": "EXCEPTION", "ok": False, "time_s": time.perf_counter() - start,
+                "message": "".join(traceback.format_exception_only(exc)).strip()[:300]}
+    elapsed = time.perf_counter() - start
+    verdict = arm.checker.check(result.q, spec)
+    return {"status": result.status.name, "ok": verdict.ok, "time_s": elapsed,
+            "message": result.message[:300], "reason": verdict.reason}
+
+
+def run_drake(arm: Arm, spec, budget_s: float) -> Optional[dict]:
+    """Drake SNOPT with restarts on ``spec`` (None when Drake cannot load the robot)."""
+    if arm.drake is None:
+        return None
+    start = time.perf_counter()
+    try:
+        attempt = arm.drake.solve(spec, "drake_snopt", budget_s,
+                                  np.random.default_rng(spec.index))
+    except Exception as exc:  # noqa: BLE001 - e.g. a frame Drake names otherwise
+        return {"ok": False, "time_s": time.perf_counter() - start,
+                "error": f"{type(exc).__name__}: {str(exc)[:200]}"}
+    elapsed = time.perf_counter() - start
+    verdict = arm.checker.check(attempt.q, spec)
+    return {"ok": verdict.ok and elapsed <= 1.5 * budget_s, "time_s": elapsed,
+            "attempts": attempt.attempts, "reason": verdict.reason}
+
+
+def outcomes(arms: List[Arm], count: int, budget_s: float, seed: int,
+             combos=COMBOS) -> List[dict]:
+    """``count`` problems cycling over arms and combinations; one record per problem."""
+    rng = np.random.default_rng(seed)
+    records = []
+    for i in range(count):
+        arm = arms[i % len(arms)]
+        combo = combos[(i + i // len(arms)) % len(combos)]
+        spec = arm.problems.problem(rng, i, combo)
+        pair = [lambda: run_ours(arm, spec, budget_s), lambda: run_drake(arm, spec, budget_s)]
+        if i % 2:
+            drake, ours = pair[1](), pair[0]()
+        else:
+            ours, drake = pair[0](), pair[1]()
+        records.append({"robot": arm.case.name, "robot_kind": arm.case.kind, "combo": combo,
+                        "index": i, "ours": ours, "drake": drake})
+        if (i + 1) % 100 == 0:
+            print(f"  {i + 1}/{count} problems", flush=True)
+    return records
+
+
+def cell_summary(records: List[dict]) -> dict:
+    """Figures of one cell (or of all problems)."""
+    n = len(records)
+    ours_ok = sum(r["ours"]["ok"] for r in records)
+    with_drake = [r for r in records if r["drake"] is not None]
+    drake_ok = sum(r["drake"]["ok"] for r in with_drake)
+    false_failures = [r for r in records if not r["ours"]["ok"]
+                      and r["ours"]["status"] != "SUCCESS"]
+    return {
+        "problems": n, "problems_with_drake": len(with_drake),
+        "ours_verified_success": ours_ok / n if n else math.nan,
+        "drake_verified_success": drake_ok / len(with_drake) if with_drake else math.nan,
+        "ours_verified_success_on_drake_problems":
+            sum(r["ours"]["ok"] for r in with_drake) / len(with_drake) if with_drake
+            else math.nan,
+        "false_failures": len(false_failures),
+        "false_failures_drake_solved": sum(1 for r in false_failures
+                                           if r["drake"] and r["drake"]["ok"]),
+        "exceptions": sum(r["ours"]["status"] == "EXCEPTION" for r in records),
+        "false_successes": sum(r["ours"]["status"] == "SUCCESS" and not r["ours"]["ok"]
+                               for r in records),
+        "ours_median_ms": 1e3 * float(np.median([r["ours"]["time_s"] for r in records])),
+        "drake_median_ms": 1e3 * float(np.median([r["drake"]["time_s"] for r in with_drake]))
+        if with_drake else math.nan,
+    }
+
+
+def summarise(records: List[dict]) -> dict:
+    """Per cell (robot kind x combination), per combination and overall."""
+    cells: Dict[str, List[dict]] = defaultdict(list)
+    for r in records:
+        cells[f"{r['robot_kind']} / {r['combo']}"].append(r)
+        cells[f"all / {r['combo']}"].append(r)
+    out = {name: cell_summary(rs) for name, rs in sorted(cells.items())}
+    out["all / all"] = cell_summary(records)
+    return out
+
+
+def write(summary: dict, records: List[dict], arms: List[Arm], args, elapsed: float) -> None:
+    """JSON, markdown table and PNG under bench/results/."""
+    RESULTS.mkdir(exist_ok=True)
+    failures = [r for r in records if not r["ours"]["ok"]][:60]
+    drake_failures = [r for r in records if r["drake"] and not r["drake"]["ok"]][:60]
+    stem = RESULTS / ("completeness_quick" if args.quick else "completeness")
+    doc = {"machine": machine(), "budget_s": args.budget, "problems": len(records),
+           "robots": len(arms), "robot_names": [a.case.name for a in arms],
+           "drake_unavailable": {a.case.name: a.drake_error for a in arms if a.drake is None},
+           "seconds": round(elapsed, 1), "cells": summary, "failures": failures,
+           "drake_failures": drake_failures}
+    stem.with_suffix(".json").write_text(json.dumps(doc, indent=1, default=float))
+    stem.with_suffix(".md").write_text(markdown(doc))
+    plot(summary, stem.with_suffix(".png"))
+
+
+def markdown(doc: dict) -> str:
+    """Return the table of ``doc['cells']``."""
+    lines = [f"Completeness fuzz: {doc['problems']} feasible problems on {doc['robots']} robots, "
+             f"budget {doc['budget_s']} s each, lm vs Drake SNOPT with restarts, interleaved; "
+             f"{doc['machine']['cpu']}, {doc['machine']['cores']} cores.", "",
+             "| cell | problems | lm verified | SNOPT verified | false failures (SNOPT solved) "
+             "| exceptions | false SUCCESS | lm median ms | SNOPT median ms |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for name, c in doc["cells"].items():
+        lines.append(
+            f"| {name} | {c['problems']} | {100 * c['ours_verified_success']:.2f} % | "
+            f"{100 * c['drake_verified_success']:.2f} % | {c['false_failures']} "
+            f"({c['false_failures_drake_solved']}) | {c['exceptions']} | "
+            f"{c['false_successes']} | {c['ours_median_ms']:.2f} | {c['drake_median_ms']:.2f} |")
+    return "\n".join(lines) + "\n"
+
+
+def plot(summary: dict, path: pathlib.Path) -> None:
+    """Plot verified success per combination, lm beside SNOPT."""
+    plt = pyplot()
+    if plt is None:
+        return
+    names = [n for n in summary if n.startswith("all /")]
+    x = np.arange(len(names))
+    fig, ax = plt.subplots(figsize=(9, 4))
+    ax.bar(x - 0.2, [100 * summary[n]["ours_verified_success"] for n in names], 0.4,
+           label="ros2_ik lm")
+    ax.bar(x + 0.2, [100 * summary[n]["drake_verified_success"] for n in names], 0.4,
+           label="Drake SNOPT + restarts")
+    ax.set_xticks(x, [n.split(" / ")[1] for n in names], rotation=20)
+    ax.set_ylabel("verified success [%]")
+    ax.set_ylim(min(80, ax.get_ylim()[0]), 100.5)
+    ax.legend(loc="lower left")
+    ax.set_title("Feasible-by-construction problems on unseen robots")
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+
+
+def main() -> int:
+    """Run the fuzz; exit 1 on an exception or a false SUCCESS."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="600 problems (default 5000)")
+    parser.add_argument("--problems", type=int, default=0, help="number of problems")
+    parser.add_argument("--random-arms", type=int, default=12, help="generated arms")
+    parser.add_argument("--budget", type=float, default=0.1, help="per problem and solver [s]")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--combos", default=",".join(COMBOS), help="comma-separated")
+    parser.add_argument("--robots", default="", help="only robots whose name contains this")
+    args = parser.parse_args()
+    logging.getLogger("drake").setLevel(logging.ERROR)  # URDF attributes it ignores
+    count = args.problems or (600 if args.quick else 5000)
+    started = time.perf_counter()
+    arms = [Arm(case) for case in robot_cases(args.random_arms) if args.robots in case.name]
+    print(f"{len(arms)} robots ({sum(a.drake is None for a in arms)} without Drake), "
+          f"{count} problems, budget {args.budget} s")
+    records = outcomes(arms, count, args.budget, args.seed, args.combos.split(","))
+    summary = summarise(records)
+    write(summary, records, arms, args, time.perf_counter() - started)
+    print(markdown({"problems": count, "robots": len(arms), "budget_s": args.budget,
+                    "machine": machine(), "cells": summary}))
+    total = summary["all / all"]
+    return 1 if total["exceptions"] or total["false_successes"] else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

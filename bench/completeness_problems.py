@@ -1,0 +1,157 @@
+"""Problems feasible by construction on robots nobody tuned for (issue 38).
+
+Robots (:func:`robot_cases`): chains of every example-robot-data URDF that pinocchio and
+Drake both load (root link -> a leaf link with 3 or more joints, up to two chains per
+URDF), and generated arms (``random_arms.random_arm(seed, mixed=True)``: 3-8 joints,
+revolute, continuous and prismatic, unaligned axes, narrow and +-2 pi limits, on a body
+whose other joints are locked).
+
+Problems (:class:`FeasibleProblems`): each from a uniform configuration ``q_star`` that
+satisfies every term by construction, one of the combinations of :data:`COMBOS`:
+
+pose        the tip's pose (1e-4 m, 1e-4 rad)
+position    the tip's position only, or the pose with one position axis of the
+            target frame free (per-axis weights)
+windows     a 1 mm box on the tip + joint windows of +-0.05 rad (or m) on up to two
+            joints, wide-range (>= 2 pi) and continuous ones first
+constraints 1-3 constraints of random kinds (every kind of ``constrained_random``, bounds
+            drawn around ``q_star``) on random links
+two_frames  a box on a mid-chain link + the tip's pose
+costs       ``constraints`` + a posture and a position cost (feasibility is judged)
+
+Terms are :class:`constrained_problems.Term`; the pose is a ``pose`` term (frame,
+``T_world_target`` as a 4x4 array, the free position axis or -1, position only) that
+``constrained_ours``, ``constrained_drake`` and ``constrained_check`` all read.
+"""
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import List, NamedTuple
+
+import numpy as np
+import pinocchio as pin
+
+from constrained_problems import Kinematics, ProblemSpec, Term
+from constrained_random import RandomProblems
+from random_arms import random_arm
+from ros2_ik.core import Robot, robots
+
+COMBOS = ("pose", "position", "windows", "constraints", "two_frames", "costs")
+
+
+class RobotCase(NamedTuple):
+    """One robot of the fuzz: ``kind`` is its cell's robot class."""
+
+    name: str
+    kind: str
+    urdf: str
+    base: str
+    tip: str
+
+
+def root_link_of(model: pin.Model) -> str:
+    """Return the first BODY frame (the URDF's root link)."""
+    return next(f.name for f in model.frames if f.type == pin.FrameType.BODY)
+
+
+def _chains(path: Path, per_urdf: int) -> List[RobotCase]:
+    text = path.read_text()
+    try:
+        model = Robot.from_urdf(text).model
+    except Exception:  # noqa: BLE001 - test_every_chain checks the reason
+        return []
+    parents = {model.parents[j] for j in range(1, model.njoints)}
+    leaves = [f for f in model.frames if f.type == pin.FrameType.BODY and f.parentJoint > 0
+              and f.parentJoint not in parents]
+    out, seen = [], set()
+    for frame in leaves:
+        joints = tuple(j for j in model.supports[frame.parentJoint] if model.nvs[j] == 1)
+        if len(joints) < 3 or joints in seen or any(model.nvs[j] > 1 for j in
+                                                    model.supports[frame.parentJoint]):
+            continue
+        seen.add(joints)
+        out.append(RobotCase(f"{path.parent.parent.name}/{path.stem}:{frame.name}",
+                             "example-robot-data", text, root_link_of(model), frame.name))
+    step = max(1, len(out) // per_urdf)
+    return out[::step][:per_urdf]
+
+
+def robot_cases(random_count: int, per_urdf: int = 2) -> List[RobotCase]:
+    """example-robot-data chains, then ``random_count`` generated (mixed) arms."""
+    cases: List[RobotCase] = []
+    for path in sorted(robots.data_dir().rglob("*.urdf")):
+        cases += _chains(path, per_urdf)
+    for seed in range(random_count):
+        arm = random_arm(seed, mixed=True)
+        cases.append(RobotCase(arm.name, "random", arm.urdf, "world_link", arm.tip))
+    return cases
+
+
+def pose_term(kin: Kinematics, q: np.ndarray, frame: str, free_axis: int = -1,
+              position_only: bool = False) -> Term:
+    """Return the pose of ``frame`` at ``q`` (world frame), optionally one axis free."""
+    return Term("pose", dict(frame=frame, T=kin.placement(q, frame).homogeneous,
+                             free_axis=free_axis, position_only=position_only))
+
+
+def box_term(kin: Kinematics, q: np.ndarray, root: str, frame: str, half_m: float) -> Term:
+    """Return a box of half-width ``half_m`` [m] about ``frame``'s origin, in the root frame."""
+    p = kin.relative(q, root, frame).translation
+    return Term("position", dict(frame_A=root, frame_B=frame, p_BQ=np.zeros(3),
+                                 p_AQ_lower=p - half_m, p_AQ_upper=p + half_m))
+
+
+class FeasibleProblems:
+    """Problems of one robot's group, each feasible at its ``q_star`` (module docstring)."""
+
+    def __init__(self, case: RobotCase, group):
+        self.case, self.group = case, group
+        self.kin = Kinematics(group)
+        self.random = RandomProblems(case.name, group, modes=("feasible",))
+        self.root = root_link_of(group.robot.model)
+        self.links = [n for n in self.random.links if n != group.tip] or [group.tip]
+
+    def problem(self, rng: np.random.Generator, index: int, combo: str) -> ProblemSpec:
+        """One problem of ``combo`` (see :data:`COMBOS`)."""
+        g = self.group
+        q = g.random_configuration(rng)
+        constraints, costs = getattr(self, "_" + combo)(rng, q)
+        seed = g.mid_configuration() if rng.random() < 0.5 else g.random_configuration(rng)
+        return ProblemSpec(combo, self.case.name, index, q, seed, tuple(constraints),
+                           tuple(costs), meta={"robot_kind": self.case.kind})
+
+    def _pose(self, rng, q):
+        return [pose_term(self.kin, q, self.group.tip)], []
+
+    def _position(self, rng, q):
+        if rng.random() < 0.5:
+            return [pose_term(self.kin, q, self.group.tip, position_only=True)], []
+        return [pose_term(self.kin, q, self.group.tip, free_axis=int(rng.integers(3)))], []
+
+    def _windows(self, rng, q):
+        g = self.group
+        wide = [i for i in range(g.n) if g.wraps[i]]
+        rest = [i for i in range(g.n) if not g.wraps[i]]
+        picked = (list(rng.permutation(wide)) + list(rng.permutation(rest)))[:2]
+        value = np.where(g.continuous, (q + math.pi) % (2 * math.pi) - math.pi, q)
+        bounds = {}
+        for i in picked:
+            lo, hi = value[i] - 0.05, value[i] + 0.05
+            if g.continuous[i]:
+                lo, hi = max(lo, -math.pi), min(hi, math.pi)
+            bounds[g.joint_names[i]] = (float(max(lo, g.lower[i])), float(min(hi, g.upper[i])))
+        return [box_term(self.kin, q, self.root, g.tip, 1e-3),
+                Term("joint_bounds", dict(bounds=bounds))], []
+
+    def _constraints(self, rng, q):
+        return list(self.random.problem_terms(rng, q, int(rng.integers(1, 4)))), []
+
+    def _two_frames(self, rng, q):
+        mid = str(rng.choice(self.links))
+        return [box_term(self.kin, q, self.root, mid, 0.01),
+                pose_term(self.kin, q, self.group.tip)], []
+
+    def _costs(self, rng, q):
+        constraints, _ = self._constraints(rng, q)
+        return constraints, list(self.random.costs(rng, q))
