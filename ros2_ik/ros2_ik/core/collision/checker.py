@@ -52,9 +52,33 @@ def _configure_requests(geom_data: pin.GeometryData) -> None:
     with warnings.catch_warnings():  # the flag is deprecated but still honoured in coal 3
         warnings.simplefilter("ignore", DeprecationWarning)
         for request in geom_data.distanceRequests:
-            request.gjk_tolerance = _GJK_TOLERANCE
-            request.enable_cached_gjk_guess = False
-            request.gjk_initial_guess = coal.GJKInitialGuess.DefaultGuess
+            _configure(request)
+
+
+def _configure(request: coal.DistanceRequest) -> coal.DistanceRequest:
+    request.gjk_tolerance = _GJK_TOLERANCE
+    request.enable_cached_gjk_guess = False
+    request.gjk_initial_guess = coal.GJKInitialGuess.DefaultGuess
+    return request
+
+
+def distance_request() -> coal.DistanceRequest:
+    """Return a coal distance request set as the checker's own (for a direct coal call)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        return _configure(coal.DistanceRequest())
+
+
+def clamp_depths(raw_m: np.ndarray, names_of) -> np.ndarray:
+    """Return coal's distances (k,) [m] with penetrations clamped to ``_MAX_DEPTH_M``.
+
+    ``names_of(mask)`` names the pairs of the (k,) boolean ``mask``, for the warning.
+    """
+    if raw_m.size and raw_m.min() < -_MAX_DEPTH_M:
+        _LOG.warning("coal returned a penetration deeper than %.1f m (EPA failure?) for "
+                     "%s; clamped", _MAX_DEPTH_M, names_of(raw_m < -_MAX_DEPTH_M))
+        return np.maximum(raw_m, -_MAX_DEPTH_M)
+    return raw_m
 
 
 def _check_padding(model, geom_model, padding_m: float, link_padding_m: Mapping) -> None:
@@ -261,12 +285,9 @@ class CollisionChecker:
         # cheaper than flagging the active pairs of a (G, G) matrix for computeDistances.
         distance, model = pin.computeDistance, compiled.geom_model
         raw = np.array([distance(model, geom_data, k).min_distance for k in pairs.tolist()])
-        if raw.min() < -_MAX_DEPTH_M:
-            _LOG.warning("coal returned a penetration deeper than %.1f m (EPA failure?) for "
-                         "%s; clamped", _MAX_DEPTH_M,
-                         [compiled.pair_names[k] for k in pairs[raw < -_MAX_DEPTH_M]])
-            raw = np.maximum(raw, -_MAX_DEPTH_M)
-        out[pairs] = raw - compiled.padding_m[pairs]
+        names = compiled.pair_names
+        out[pairs] = clamp_depths(raw, lambda deep: [names[k] for k in pairs[deep]]) \
+            - compiled.padding_m[pairs]
 
     def distances(self, q: np.ndarray, threshold_m: float = np.inf) -> PairDistances:
         """Signed padded distances at ``q`` (nq,); see :meth:`distances_from_data`."""
@@ -276,28 +297,41 @@ class CollisionChecker:
         return self.distances_from_data(data, threshold_m)
 
     def min_distance(self, q: np.ndarray) -> DistanceReport:
-        """Return the closest pair at ``q``: signed padded distance [m], names, witnesses.
-
-        Exact: the pairs with the smallest lower bounds are computed first, then every
-        pair whose lower bound is below the best distance found.
-        """
+        """Return the closest pair at ``q``: signed padded distance [m], names, witnesses."""
         q = self._check_q(q)
         data = self._own_data()
         pin.forwardKinematics(self.model, data, q)
-        compiled, geom_data = self._thread_state()
-        if compiled.num_pairs == 0:
+        pairs, k = self.nearest_from_data(data)
+        if k < 0:
             nan = np.full(3, np.nan)
             return DistanceReport(float("inf"), ("", ""), nan, nan)
-        pin.updateGeometryPlacements(self.model, data, compiled.geom_model, geom_data)
+        _, p_a, p_b = pairs.witness(k)
+        return DistanceReport(float(pairs.distances_m[k]), pairs.compiled.pair_names[k], p_a, p_b)
+
+    def nearest_from_data(self, data: pin.Data) -> Tuple[PairDistances, int]:
+        """Distances with the nearest pair computed exactly, and its index (-1: no pair).
+
+        The pairs with the smallest lower bounds are computed first, then every pair whose
+        lower bound is below the best distance found; the others read ``inf``.
+        Precondition: ``data.oMi`` is valid (forward kinematics).
+        """
+        compiled, geom_data = self.placed_from_data(data)
+        distances = np.full(compiled.num_pairs, np.inf)
+        pairs = PairDistances(compiled, geom_data, distances)
+        if compiled.num_pairs == 0:
+            return pairs, -1
         bounds = self._lower_bounds(compiled, data)
         order = np.argsort(bounds)
-        distances = np.full(compiled.num_pairs, np.inf)
         self._compute(compiled, geom_data, order[:_FIRST_PAIRS], distances)
         rest = order[_FIRST_PAIRS:]
         self._compute(compiled, geom_data, rest[bounds[rest] < distances.min()], distances)
-        k = int(np.argmin(distances))
-        _, p_a, p_b = PairDistances(compiled, geom_data, distances).witness(k)
-        return DistanceReport(float(distances[k]), compiled.pair_names[k], p_a, p_b)
+        return pairs, int(np.argmin(distances))
+
+    def placed_from_data(self, data: pin.Data) -> Tuple[CompiledScene, pin.GeometryData]:
+        """Return this thread's compiled scene and geometry data, placed at ``data.oMi``."""
+        compiled, geom_data = self._thread_state()
+        pin.updateGeometryPlacements(self.model, data, compiled.geom_model, geom_data)
+        return compiled, geom_data
 
     def in_collision(self, q: np.ndarray, margin_m: float = 0.0) -> bool:
         """Return whether some pair is closer than ``margin_m`` (0: touching or penetrating)."""
