@@ -228,3 +228,19 @@ def test_panda_hand_over_the_low_box_in_the_bench_scene(panda_scene, solver):
     assert 0.01 - TOL_M <= d <= 0.03 + TOL_M, d
     nearest = all_pair_distances(checker, q_full).min()
     assert 0.005 - TOL_M <= nearest <= 0.03 + TOL_M, nearest
+
+
+def test_verification_measures_the_violation_in_metres():
+    """verify_pose rejects a configuration outside the bounds by the coal distance's excess."""
+    from ros2_ik.core.verify import verify_pose
+    _, checker, group = planar()
+    q = np.array([-2.0, 0.5])
+    d = planar_tip_to_ball(q)
+    far = DistanceConstraint(checker, "tip", "ball", 0.0, 0.1, name="near_ball")
+    ok, _, _, reason = verify_pose(group, None, q, [far])
+    assert not ok and f"near_ball by {d - 0.1:.3g} m" in reason
+    touch = MinimumDistanceUpperBoundConstraint(checker, d - 0.01)
+    ok, _, _, reason = verify_pose(group, None, q, [touch])
+    assert not ok and "minimum_distance_upper_bound by 0.01 m" in reason
+    assert verify_pose(group, None, q, [DistanceConstraint(checker, "tip", "ball", d - 1e-3,
+                                                           d + 1e-3)])[0]
