@@ -2,9 +2,12 @@
 
 Gradients against central differences; values against a closed form (a sphere on a planar
 2R arm and a scene sphere); solves by every built-in solver, each answer checked with
-coal called here on placements of our own forward kinematics (not the checker's code).
+coal called on placements of our own forward kinematics (here, and in the panda scene by
+``bench/constrained_distances.py``, the fuzz's measure), not the checker's code.
 """
 import math
+import sys
+from pathlib import Path
 
 import coal
 import numpy as np
@@ -27,6 +30,9 @@ from ros2_ik.core.robot import Robot
 from ros2_ik.core.solve import solve
 from test_collision_constraint import BENCH_SCENE, kinematics, tiny_checker
 from test_collision_distances import panda_files
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+from constrained_distances import named_distance, pair_distances  # noqa: E402
 
 L1, L2, TIP_R, BALL_R = 0.4, 0.3, 0.05, 0.1
 BALL_AT = np.array([0.5, 0.4, 0.0])
@@ -186,31 +192,6 @@ def panda_scene():
     return robot, group, checker
 
 
-def all_pair_distances(checker, q_full) -> np.ndarray:
-    """Every checked pair's distance by pinocchio's brute-force pass (no bounds, no pruning)."""
-    compiled = checker.compiled()
-    data, geom_data = checker.model.createData(), pin.GeometryData(compiled.geom_model)
-    pin.computeDistances(checker.model, data, compiled.geom_model, geom_data, q_full)
-    return np.array([r.min_distance for r in geom_data.distanceResults])
-
-
-def named_distance(checker, q_full, name_a, name_b) -> float:
-    """Smallest coal distance between the shapes named ``name_a`` and ``name_b``."""
-    compiled = checker.compiled()
-    data = checker.model.createData()
-    pin.forwardKinematics(checker.model, data, q_full)
-    objects = compiled.geom_model.geometryObjects
-
-    def placed(i):
-        g = objects[i]
-        return g.geometry, data.oMi[g.parentJoint] * g.placement
-
-    side_a = [i for i, n in enumerate(compiled.geometry_names) if n == name_a]
-    side_b = [i for i, n in enumerate(compiled.geometry_names) if n == name_b]
-    assert side_a and side_b
-    return min(coal_distance(*placed(i), *placed(j)) for i in side_a for j in side_b)
-
-
 @pytest.mark.parametrize("solver", SOLVERS)
 def test_panda_hand_over_the_low_box_in_the_bench_scene(panda_scene, solver):
     """The hand 1-3 cm from the low box while the arm keeps 5 mm from everything else."""
@@ -226,7 +207,7 @@ def test_panda_hand_over_the_low_box_in_the_bench_scene(panda_scene, solver):
     q_full = group.to_full_q(np.asarray(result.q))
     d = named_distance(checker, q_full, "panda_hand", "box_low")
     assert 0.01 - TOL_M <= d <= 0.03 + TOL_M, d
-    nearest = all_pair_distances(checker, q_full).min()
+    nearest = pair_distances(checker, q_full).min()
     assert 0.005 - TOL_M <= nearest <= 0.03 + TOL_M, nearest
 
 
