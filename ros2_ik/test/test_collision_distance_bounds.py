@@ -225,3 +225,25 @@ def test_verification_measures_the_violation_in_metres():
     assert not ok and "minimum_distance_upper_bound by 0.01 m" in reason
     assert verify_pose(group, None, q, [DistanceConstraint(checker, "tip", "ball", d - 1e-3,
                                                            d + 1e-3)])[0]
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
+def test_pose_target_with_an_elbow_distance_band(panda_scene, solver):
+    """A hand pose plus the elbow's distance to the wall in a 1 cm band: the null space."""
+    from ros2_ik.core.pose import PoseTarget
+    robot, group, checker = panda_scene
+    q_star = np.array([1.33, -1.14, 2.1, -1.45, -1.16, 1.58, -2.73])  # elbow 14 cm off
+    d_star = named_distance(checker, group.to_full_q(q_star), "panda_link4", "wall")
+    target = PoseTarget("panda_hand_tcp", group.fk(q_star, "panda_hand_tcp"))
+    seed = group.mid_configuration()
+    plain = solve(group, Problem(group, target), seed, solver="lm", timeout_s=1.0,
+                  random_seed=3)
+    d_plain = named_distance(checker, group.to_full_q(np.asarray(plain.q)), "panda_link4",
+                             "wall")
+    assert plain.success and abs(d_plain - d_star) > 0.02  # the band is not free
+    band = DistanceConstraint(checker, "panda_link4", "wall", d_star - 0.005, d_star + 0.005)
+    result = solve(group, Problem(group, target, [band]), seed, solver=solver, timeout_s=2.0,
+                   random_seed=3, constraint_tolerance_m=TOL_M)
+    assert result.success, result.message
+    d = named_distance(checker, group.to_full_q(np.asarray(result.q)), "panda_link4", "wall")
+    assert d_star - 0.005 - TOL_M <= d <= d_star + 0.005 + TOL_M
