@@ -145,6 +145,24 @@ def test_unknown_or_static_names_are_rejected_with_the_valid_ones():
         MinimumDistanceUpperBoundConstraint(checker, math.nan)
 
 
+def test_scene_changes_are_followed():
+    """A moved ball, an object added before it (its shapes' indices shift), then removed."""
+    model, checker, _ = planar()
+    constraint = DistanceConstraint(checker, "tip", "ball", 0.0, 0.1)
+    q = np.array([0.3, -0.4])
+    data = kinematics(model, q)
+    assert constraint.value(model, data, q)[0] == pytest.approx(analytic_distance(q)[0],
+                                                                abs=1e-7)
+    checker.scene.add(SceneObject("a_sphere", [Sphere(0.3)]))  # sorts first: indices shift
+    checker.scene.move("ball", pose_from_xyz_quat((BALL_AT + [0.0, 0.0, 0.2]).tolist()))
+    p, _ = tip_centre(q)
+    moved = float(np.linalg.norm(p - BALL_AT - [0, 0, 0.2])) - TIP_R - BALL_R
+    assert constraint.value(model, data, q)[0] == pytest.approx(moved, abs=1e-7)
+    checker.scene.remove("ball")
+    with pytest.raises(InvalidGeometry, match="geometry_b: unknown geometry 'ball'"):
+        constraint.value(model, data, q)
+
+
 # ----------------------------------------------------------- solves, checked with coal here
 def coal_distance(shape_a, X_world_a, shape_b, X_world_b) -> float:
     """Signed distance [m] of two coal shapes placed in the world, by coal itself."""

@@ -135,6 +135,9 @@ def geometry_distances(compiled: CompiledScene, geom_data: pin.GeometryData,
 class DistanceConstraint(BoundedConstraint):
     """``distance_lower <= d(geometry_a, geometry_b) <= distance_upper`` (module docstring).
 
+    The names are looked up in each scene version the checker compiles: a name the scene
+    no longer has raises ``InvalidGeometry`` at the next evaluation.
+
     Args:
         checker: the robot's collision checker; its current scene must know both names.
         geometry_a, geometry_b: a robot link with collision geometry or a scene object.
