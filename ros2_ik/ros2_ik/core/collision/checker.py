@@ -3,8 +3,9 @@
 No broadphase structure: every candidate pair first gets a cheap numpy lower bound
 (:mod:`.bounds`); the pairs that may be closer than the caller's threshold then go through
 ``pin.computeDistance`` one by one (GJK/EPA on convex shapes, signed: negative =
-penetration depth).  Padding inflates each robot geometry by a ball of ``padding_m``
-(exactly ``d - pad_a - pad_b`` on convex shapes).
+penetration depth; request settings and depth clamp in :mod:`.coal_calls`).  Padding
+inflates each robot geometry by a ball of ``padding_m`` (exactly ``d - pad_a - pad_b`` on
+convex shapes).
 
 Thread model: the checker is shared; each thread lazily gets its own ``pin.Data`` and
 ``pin.GeometryData`` (``threading.local``), rebuilt when the scene version changes.  The
@@ -12,73 +13,23 @@ compiled geometry of a scene version is built once under a lock and shared read-
 """
 from __future__ import annotations
 
-import logging
 import threading
-import warnings
 from dataclasses import dataclass
 from typing import Mapping, Optional, Sequence, Tuple
 
-import coal
 import numpy as np
 import pinocchio as pin
 
 from ..errors import InvalidArgument, InvalidFrame
 from .bounds import ensure_local_aabb, lower_bounds, reach_squared, squared_gaps
+from .coal_calls import clamp_depths, configure_requests
 from .compiled import CompiledScene, compile_scene
 from .meshes import MeshResolver
 from .pairs import candidate_self_pairs
 from .robot_geometry import build_robot_geometry
 from .scene import PlanningScene
 
-_LOG = logging.getLogger(__name__)
 _FIRST_PAIRS = 8  # min_distance: pairs computed before the lower bounds prune the rest
-# GJK stopping tolerance [m]: coal's 1e-6 default makes finite differences of distances
-# noisy and costs nothing measurable to tighten.  EPA keeps its default: at 1e-9 it fails
-# to converge on some hull/cylinder penetrations and returns -DBL_MAX.
-_GJK_TOLERANCE = 1e-8
-# Penetration depths are clamped here: coal signals an EPA failure with -DBL_MAX, which a
-# QP would turn into inf/NaN.  Never seen with the default EPA tolerance (1500 random
-# Panda configurations in the bench scene), but a solver must not be handed -1.8e308.
-_MAX_DEPTH_M = 1.0
-
-
-def _configure_requests(geom_data: pin.GeometryData) -> None:
-    """Set a tight GJK tolerance and no warm start on every distance request.
-
-    A cached GJK guess makes witness points (and so the constraint Jacobian, up to ~5e-5)
-    depend on what the thread computed before, so the same solve could differ between
-    threads; without it results are bit-identical.
-    """
-    with warnings.catch_warnings():  # the flag is deprecated but still honoured in coal 3
-        warnings.simplefilter("ignore", DeprecationWarning)
-        for request in geom_data.distanceRequests:
-            _configure(request)
-
-
-def _configure(request: coal.DistanceRequest) -> coal.DistanceRequest:
-    request.gjk_tolerance = _GJK_TOLERANCE
-    request.enable_cached_gjk_guess = False
-    request.gjk_initial_guess = coal.GJKInitialGuess.DefaultGuess
-    return request
-
-
-def distance_request() -> coal.DistanceRequest:
-    """Return a coal distance request set as the checker's own (for a direct coal call)."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)
-        return _configure(coal.DistanceRequest())
-
-
-def clamp_depths(raw_m: np.ndarray, names_of) -> np.ndarray:
-    """Return coal's distances (k,) [m] with penetrations clamped to ``_MAX_DEPTH_M``.
-
-    ``names_of(mask)`` names the pairs of the (k,) boolean ``mask``, for the warning.
-    """
-    if raw_m.size and raw_m.min() < -_MAX_DEPTH_M:
-        _LOG.warning("coal returned a penetration deeper than %.1f m (EPA failure?) for "
-                     "%s; clamped", _MAX_DEPTH_M, names_of(raw_m < -_MAX_DEPTH_M))
-        return np.maximum(raw_m, -_MAX_DEPTH_M)
-    return raw_m
 
 
 def _check_padding(model, geom_model, padding_m: float, link_padding_m: Mapping) -> None:
@@ -211,7 +162,7 @@ class CollisionChecker:
         local = self._local
         if getattr(local, "compiled", None) is not compiled:
             local.geom_data = pin.GeometryData(compiled.geom_model)
-            _configure_requests(local.geom_data)
+            configure_requests(local.geom_data)
             local.compiled = compiled
         return compiled, local.geom_data
 

@@ -25,16 +25,16 @@ gradients by :func:`.constraint.distance_gradients`.  Like every term they hold 
 from __future__ import annotations
 
 import math
-from typing import NamedTuple, Optional, Tuple
+from typing import Optional, Tuple
 
-import coal
 import numpy as np
 import pinocchio as pin
 
 from ..constraints import _checks as check
 from ..constraints._base import BoundedConstraint
 from ..errors import InvalidGeometry, InvalidGoal
-from .checker import CollisionChecker, PairDistances, clamp_depths, distance_request
+from .checker import CollisionChecker, PairDistances
+from .coal_calls import geometry_distances
 from .compiled import CompiledScene
 from .constraint import check_model, distance_gradients, pair_gradients
 
@@ -75,15 +75,6 @@ class MinimumDistanceUpperBoundConstraint(BoundedConstraint):
         return self.checker.nearest_from_data(data)
 
 
-class GeometryDistances(NamedTuple):
-    """Signed padded distances (k,) [m] of k geometry pairs, witnesses in the world frame."""
-
-    distances_m: np.ndarray
-    normals: np.ndarray    # (k, 3) unit, from side a to side b
-    p_world_a: np.ndarray  # (k, 3) on the padded surface of side a [m]
-    p_world_b: np.ndarray  # (k, 3)
-
-
 def geometry_pairs(compiled: CompiledScene, name_a: str, name_b: str) -> np.ndarray:
     """Geometry index pairs (k, 2) between the shapes named ``name_a`` and ``name_b``.
 
@@ -102,34 +93,6 @@ def geometry_pairs(compiled: CompiledScene, name_a: str, name_b: str) -> np.ndar
         raise InvalidGoal(f"geometry_a '{name_a}' and geometry_b '{name_b}' are on one rigid "
                           "body: no configuration changes their distance")
     return np.array(pairs, dtype=np.int64)
-
-
-def geometry_distances(compiled: CompiledScene, geom_data: pin.GeometryData,
-                       pairs: np.ndarray) -> GeometryDistances:
-    """Coal's signed padded distances of geometry index ``pairs`` (k, 2), placed already.
-
-    Precondition: ``geom_data.oMg`` is placed (:meth:`.CollisionChecker.placed_from_data`).
-    """
-    request, objects, placed = distance_request(), compiled.geom_model.geometryObjects, \
-        geom_data.oMg
-    raw, normals, p_a, p_b = [], [], [], []
-    for i, j in pairs.tolist():
-        result = coal.DistanceResult()
-        raw.append(coal.distance(
-            objects[i].geometry, coal.Transform3s(placed[i].rotation, placed[i].translation),
-            objects[j].geometry, coal.Transform3s(placed[j].rotation, placed[j].translation),
-            request, result))
-        normals.append(result.normal)
-        p_a.append(result.getNearestPoint1())
-        p_b.append(result.getNearestPoint2())
-    names = compiled.geometry_names
-    raw_m = clamp_depths(np.array(raw), lambda deep: [
-        (names[i], names[j]) for i, j in pairs[deep].tolist()])
-    pad_a = compiled.geometry_padding_m[pairs[:, 0]]
-    pad_b = compiled.geometry_padding_m[pairs[:, 1]]
-    n = np.array(normals)
-    return GeometryDistances(raw_m - pad_a - pad_b, n, np.array(p_a) + pad_a[:, None] * n,
-                             np.array(p_b) - pad_b[:, None] * n)
 
 
 class DistanceConstraint(BoundedConstraint):
