@@ -15,6 +15,8 @@ distances  |P1 - P2| or the distance of P to the line, outside the bounds      m
 polyhedron ``max(A p - b)``, rows of A with unit norm -> m                      m
 joints     bound or lock violation of the joint position (continuous: atan2)   rad/m
 min dist.  min_distance_m - (signed distance by coal, ros2_ik CollisionChecker)  m
+upper b.   nearest checked pair (pinocchio's brute-force pass) - bound_m         m
+distance   a named pair's coal distance outside [distance_lower, distance_upper] m
 ========== =================================================================== ======
 
 An answer is verified when it is finite, inside the joint limits exactly, and every
@@ -30,6 +32,8 @@ from typing import Dict, List, Sequence, Tuple
 
 import numpy as np
 import pinocchio as pin
+
+import constrained_distances as distances
 
 TOL_M, TOL_RAD = 1e-4, 1e-4
 RADIAN_KINDS = ("orientation", "gaze", "angle")
@@ -185,6 +189,8 @@ class Checker:
         if kind == "min_distance":
             checker, to_full = self.collision
             return max(0.0, a["min_distance_m"] - checker.min_distance(to_full(q)).distance_m)
+        if kind in ("min_distance_upper", "distance"):
+            return distances.violation(kind, a, self.collision, q)
         raise ValueError(f"unknown constraint kind {kind!r}")
 
     def _distance(self, kind: str, a) -> float:

@@ -10,8 +10,12 @@ same filtered pairs).  Frames are looked up by link name.
 Each term maps to Drake's own constraint (AddPositionConstraint, AddOrientationConstraint,
 AddGazeTargetConstraint, AddAngleBetweenVectorsConstraint, AddPointToPointDistance-
 Constraint, AddPointToLineDistanceConstraint, AddPolyhedronConstraint,
-AddMinimumDistanceLowerBoundConstraint(bound, influence - bound)); the posture cost to
-``prog.AddQuadraticErrorCost(diag(w) / 2, q_nominal, q)`` (our PostureCost is
+AddMinimumDistanceLowerBoundConstraint(bound, influence - bound),
+AddMinimumDistanceUpperBoundConstraint(bound, ``UPPER_BOUND_INFLUENCE_M``),
+AddDistanceConstraint on the proximity geometries of the two names: a link's (body name) or
+a scene object's (``object/k``), one pair, or one per pair when there is no upper bound (our
+distance of a name of several shapes is the smallest: Drake has no union)); the posture
+cost to ``prog.AddQuadraticErrorCost(diag(w) / 2, q_nominal, q)`` (our PostureCost is
 ``1/2 sum w dq^2``), the position cost to ``AddPositionCost``; joint limits on.
 
 Restarts: the seed first, then uniform random in the limits (continuous joints in
@@ -31,11 +35,12 @@ import tempfile
 import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
-from typing import Optional
+from typing import Dict, List, Optional
 
 import numpy as np
 
 from drake_ik import FEASIBILITY_TOLERANCE, DrakeAttempt, drake_urdf
+from pydrake.geometry import Role
 from pydrake.math import RigidTransform, RotationMatrix
 from pydrake.multibody.inverse_kinematics import InverseKinematics
 from pydrake.multibody.parsing import Parser
@@ -44,6 +49,10 @@ from pydrake.solvers import IpoptSolver, SnoptSolver, SolverOptions
 from pydrake.systems.framework import DiagramBuilder
 
 SOLVERS = {"drake_snopt": SnoptSolver, "drake_ipopt": IpoptSolver}
+#: ``influence_distance_offset`` [m] of AddMinimumDistanceUpperBoundConstraint: its row is
+#: flat (no gradient) once every pair is farther than the bound plus this; 1 m, Drake's
+#: default offset of AddMinimumDistanceConstraint, keeps a gradient across the arm's reach.
+UPPER_BOUND_INFLUENCE_M = 1.0
 #: Suffix of a solver name started from the posture cost's ``q_nominal`` instead of the
 #: seed (``drake_snopt_nominal``): the anchor given the start ros2_ik's lm also tries.
 NOMINAL_START = "_nominal"
@@ -70,9 +79,11 @@ class DrakeArm:
     """One Drake plant of an arm's group, for many problems (see module docstring)."""
 
     def __init__(self, urdf_xml: str, group, plant_from=None):
+        self.scene_graph, self._shape_ids = None, None
         if plant_from is not None:  # a drake_ik.DrakeMinDistanceIK (panda + scene)
             self.plant, self.plant_context = plant_from.plant, plant_from.plant_context
             self.index = plant_from.index
+            self.scene_graph = plant_from.scene_graph
         else:
             self._build(urdf_xml, group)
         lower = self.plant.GetPositionLowerLimits()
@@ -158,6 +169,10 @@ class DrakeArm:
         elif kind == "min_distance":
             ik.AddMinimumDistanceLowerBoundConstraint(
                 a["min_distance_m"], a["influence_distance_m"] - a["min_distance_m"])
+        elif kind == "min_distance_upper":
+            ik.AddMinimumDistanceUpperBoundConstraint(a["bound_m"], UPPER_BOUND_INFLUENCE_M)
+        elif kind == "distance":
+            self._distance(ik, a)
         else:
             raise ValueError(f"no Drake mapping for constraint kind {kind!r}")
 
@@ -180,6 +195,32 @@ class DrakeArm:
             points += [0.1 * np.eye(3)[0], 0.1 * np.eye(3)[1]]
         for p in points:
             ik.AddPositionConstraint(frame, p, world, X_world_target, p - free, p + free)
+
+    def _distance(self, ik: InverseKinematics, a) -> None:
+        """Add Drake's distance constraint on the geometry pair of two names (module doc)."""
+        shapes = self._shapes()
+        pairs = [(i, j) for i in shapes.get(a["geometry_a"], ())
+                 for j in shapes.get(a["geometry_b"], ())]
+        if not pairs or (len(pairs) > 1 and math.isfinite(a["distance_upper"])):
+            raise ValueError(f"Drake takes one geometry pair: {a['geometry_a']!r} and "
+                             f"{a['geometry_b']!r} have {len(pairs)}")
+        for i, j in pairs:  # several only with no upper bound: each pair >= lower
+            ik.AddDistanceConstraint((i, j), a["distance_lower"], a["distance_upper"])
+
+    def _shapes(self) -> Dict[str, List]:
+        """Proximity geometry ids by our name: the link's, or the scene object's (``obj/k``)."""
+        if self._shape_ids is None:
+            if self.scene_graph is None:
+                raise ValueError("no collision geometry on this plant (family without scene)")
+            inspector = self.scene_graph.model_inspector()
+            world = self.plant.world_body().index()
+            self._shape_ids = {}
+            for gid in inspector.GetAllGeometryIds(Role.kProximity):
+                body = self.plant.GetBodyFromFrameId(inspector.GetFrameId(gid))
+                name = body.name() if body.index() != world else \
+                    inspector.GetName(gid).split("::")[-1].split("/")[0]
+                self._shape_ids.setdefault(name, []).append(gid)
+        return self._shape_ids
 
     def _cost(self, ik: InverseKinematics, kind: str, a) -> None:
         if kind == "posture":

@@ -35,8 +35,9 @@ class Arms:
                 collision = scene_checker(arm, robot, group, str(SCENE), str(SCENE.parent))
             self.checkers[arm] = checker_for(group, robots.urdf_text(arm), collision
                                              if arm == "panda" else None)
-            self.generators.append(RandomProblems(arm, group, with_min_distance=(
-                arm == "panda" and collision is not None)))
+            scene = arm == "panda" and collision is not None
+            self.generators.append(RandomProblems(arm, group, with_min_distance=scene,
+                                                  collision=collision if scene else None))
         self.collision = collision[0] if collision else None
 
     def problems(self, count: int, seed: int = 0):

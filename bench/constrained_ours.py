@@ -47,6 +47,12 @@ def build_term(model, term, group, collision=None):
         from ros2_ik.core.collision import MinimumDistanceConstraint
         return MinimumDistanceConstraint(collision, a["min_distance_m"],
                                          a["influence_distance_m"])
+    if kind == "min_distance_upper":
+        from ros2_ik.core.collision import MinimumDistanceUpperBoundConstraint
+        return MinimumDistanceUpperBoundConstraint(collision, a["bound_m"])
+    if kind == "distance":
+        from ros2_ik.core.collision import DistanceConstraint
+        return DistanceConstraint(collision, **a)
     raise ValueError(f"unknown term kind {kind!r}")
 
 

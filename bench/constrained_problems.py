@@ -55,7 +55,8 @@ class Term:
     """One constraint or cost: ``kind`` and its arguments (frames, [m], [rad], unit vectors).
 
     Kinds: position, orientation, gaze, angle, point_to_point, point_to_line, polyhedron,
-    joint_bounds, locked, min_distance (constraints); posture, position_cost (costs).
+    joint_bounds, locked, min_distance, min_distance_upper, distance (constraints);
+    posture, position_cost (costs).
     The argument names are those of the ros2_ik constructors.
     """
 

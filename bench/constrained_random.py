@@ -3,7 +3,9 @@
 Each problem: one of several arms, a uniform configuration ``q_star``, one to four
 constraints of random kinds (every kind of ros2_ik: position, orientation, gaze, angle,
 point-to-point, point-to-line, polyhedron, joint bounds, locked joints; minimum distance
-on the panda with the scene when a collision checker is given), on random links of the
+on the panda with the scene when a collision checker is given, and then the upper bound on
+the nearest pair and one named pair's distance: :mod:`constrained_distances`), on random
+links of the
 group (its moving links and its base), and sometimes costs.  Bounds are drawn three
 ways: around ``q_star`` with random slack (feasible), arbitrary (often infeasible), or
 degenerate (theta_bound 0, cone half-angle pi/2 or 0, distance 0, equal angle bounds,
@@ -20,6 +22,7 @@ from typing import List
 import numpy as np
 import pinocchio as pin
 
+import constrained_distances as distances
 from constrained_problems import Kinematics, ProblemSpec, Term, moving_links, tilt, unit
 
 KINDS = ("position", "orientation", "gaze", "angle", "point_to_point", "point_to_line",
@@ -42,12 +45,17 @@ def _slack(rng, mode: str, scale: float) -> float:
 class RandomProblems:
     """Generator of arbitrary problems on one group (deterministic from an rng)."""
 
-    def __init__(self, arm: str, group, with_min_distance: bool = False, modes=MODES):
-        """``modes``: the ways bounds are drawn, chosen uniformly (repeats weigh more)."""
+    def __init__(self, arm: str, group, with_min_distance: bool = False, collision=None,
+                 modes=MODES):
+        """``collision``: (checker, to_full_q) to draw the two other distance kinds as well.
+
+        ``modes``: the ways bounds are drawn, chosen uniformly (repeats weigh more).
+        """
         self.arm, self.group, self.modes = arm, group, tuple(modes)
         self.kin = Kinematics(group)
         self.links = moving_links(group) + [group.base]
         self.with_min_distance = with_min_distance
+        self.collision = collision
 
     def problem(self, rng: np.random.Generator, index: int) -> ProblemSpec:
         """Draw one arbitrary problem, as the module docstring describes."""
@@ -57,6 +65,9 @@ class RandomProblems:
             constraints.append(Term("min_distance", dict(
                 min_distance_m=float(rng.choice([0.0, 0.005, 0.02])),
                 influence_distance_m=0.05)))
+        if self.collision is not None and rng.random() < 0.3:
+            constraints.append(distances.draw(rng, self.collision, q,
+                                              str(rng.choice(self.modes))))
         costs = self.costs(rng, q) if rng.random() < 0.2 else ()
         seed = self.group.mid_configuration() if rng.random() < 0.5 \
             else self.group.random_configuration(rng)

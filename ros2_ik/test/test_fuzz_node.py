@@ -7,7 +7,9 @@ non-success code with a non-empty message; INTERNAL_ERROR counts as a crash.
 """
 import math
 import os
+import sys
 from collections import Counter
+from pathlib import Path
 
 import numpy as np
 import pinocchio as pin
@@ -16,6 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 pytest.importorskip("rclpy")
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 
 from ament_index_python.packages import get_package_share_directory  # noqa: E402
 from panda_node import ARM, READY, stop  # noqa: E402
@@ -24,7 +27,9 @@ from ros2_ik.node.conversions import se3_to_pose  # noqa: E402
 from ros2_ik.node.error_codes import CODE_NAMES  # noqa: E402
 from ros2_ik.node.harness import Client, NodeProcess, wait_for  # noqa: E402
 from ros2_ik_interfaces.action import ConstrainedIK  # noqa: E402
-from ros2_ik_interfaces.msg import IKErrorCode, PoseGoal, PositionConstraint  # noqa: E402
+from ros2_ik_interfaces.msg import (  # noqa: E402
+    DistanceConstraint, IKErrorCode, MinimumDistanceUpperBoundConstraint, PoseGoal,
+    PositionConstraint)
 from ros2_ik_interfaces.srv import ComputeIK  # noqa: E402
 
 #: Node defaults the check falls back to (ros2_ik.yaml) and the fuzz node's caps.
@@ -42,16 +47,31 @@ NAMES = st.one_of(st.sampled_from(["", "nowhere", "panda_link0", "panda_hand", "
                           max_size=30))
 
 
+SHAPES = ["panda_hand", "panda_link0", "panda_link2", "panda_link5", "panda_link7"]
+GEOMETRY = st.one_of(st.sampled_from(SHAPES), NAMES)
+DISTANCE = st.one_of(st.floats(-0.05, 0.6), BAD_NUMBERS)
+
+
 class Panda:
     """The Panda model rebuilt from its URDF, for the independent check."""
 
     model = None
+    checker = None
 
     @classmethod
     def get(cls):
         if cls.model is None:
             cls.model = pin.buildModelFromXML(robots.urdf_text("panda"))
         return cls.model
+
+    @classmethod
+    def collision(cls):
+        """Its collision shapes (the core's hulls), measured by ``constrained_distances``."""
+        if cls.checker is None:
+            from ros2_ik.core.collision import CollisionChecker
+            cls.checker = CollisionChecker.from_urdf(
+                cls.get(), robots.urdf_text("panda"), robots.srdf_text("panda"))
+        return cls.checker
 
 
 def fk(names, positions):
@@ -187,7 +207,8 @@ def constrained_goals(draw):
     goal.num_solutions = draw(st.integers(0, 2))
     goal.solver = draw(st.sampled_from(["", "lm", "sqp"]))
     for _ in range(draw(st.sampled_from([0, 0, 0, 1, 1, 2]))):
-        kind = draw(st.sampled_from(["pose", "seed", "box", "locked", "names", "many"]))
+        kind = draw(st.sampled_from(["pose", "seed", "box", "locked", "names", "many",
+                                     "distance"]))
         if kind == "pose":
             _break_pose(draw, pg.target.pose)
         elif kind == "seed":
@@ -203,6 +224,13 @@ def constrained_goals(draw):
             setattr(goal, field, draw(NAMES))
         elif kind == "many":
             goal.pose_goals = [pg] * draw(st.integers(0, 40))
+        elif kind == "distance":  # robot shapes (no scene here), names and numbers drawn
+            goal.distance_constraints = [DistanceConstraint(
+                geometry_a=draw(GEOMETRY), geometry_b=draw(GEOMETRY),
+                distance_lower=draw(DISTANCE), distance_upper=draw(DISTANCE))]
+            goal.minimum_distance_upper_bound_constraints = [
+                MinimumDistanceUpperBoundConstraint(bound=draw(DISTANCE))] \
+                if draw(st.booleans()) else []
     return goal
 
 
@@ -268,10 +296,31 @@ def check_goal(client, node, goal) -> int:
             hi = np.array([box.upper.x, box.upper.y, box.upper.z]) + 1e-4
             if not (np.all(p >= lo) and np.all(p <= hi)):
                 why = why or f"hand {p} outside the box"
+        why = why or distance_violation(js.name, js.position, goal)
         if why:
             STATS["false_success"] += 1
             raise AssertionError(f"false SUCCESS (action): {why}")
     return res.error_code.val
+
+
+def distance_violation(names, positions, goal) -> str:
+    """Why the goal's distance constraints do not hold at the joint values, or ''."""
+    if not (goal.distance_constraints or goal.minimum_distance_upper_bound_constraints):
+        return ""
+    from constrained_distances import named_distance, pair_distances
+    checker, model = Panda.collision(), Panda.get()
+    q = pin.neutral(model)
+    for name, value in zip(names, positions):
+        q[model.joints[model.getJointId(name)].idx_q] = value
+    for m in goal.distance_constraints:
+        d = named_distance(checker, q, m.geometry_a, m.geometry_b)
+        if not m.distance_lower - 1e-4 <= d <= m.distance_upper + 1e-4:
+            return f"{m.geometry_a}-{m.geometry_b} at {d} m"
+    for m in goal.minimum_distance_upper_bound_constraints:
+        nearest = float(pair_distances(checker, q).min())
+        if not nearest <= m.bound + 1e-4:
+            return f"nearest pair at {nearest} m > {m.bound}"
+    return ""
 
 
 def start_node(namespace="fuzz"):

@@ -7,9 +7,9 @@ Typical use::
     group = robot.group(base="panda_link0", tip="panda_hand")
     result = solve(group, PoseTarget("panda_hand", T_ref_target), group.mid_configuration())
 """
-from ros2_ik.core.errors import (IKError, InvalidArgument, InvalidFrame, InvalidGoal,
-                                 InvalidGroup, InvalidJoint, InvalidSeed, RobotModelError,
-                                 UnknownSolver)
+from ros2_ik.core.errors import (IKError, InvalidArgument, InvalidFrame, InvalidGeometry,
+                                 InvalidGoal, InvalidGroup, InvalidJoint, InvalidSeed,
+                                 RobotModelError, UnknownSolver)
 from ros2_ik.core.group import Group
 from ros2_ik.core.pose import PoseTarget
 from ros2_ik.core.problem import Problem
@@ -21,7 +21,7 @@ from ros2_ik.core.verify import verify_pose
 
 __all__ = [
     "Group", "IKError", "IKResult", "IKStatus", "InvalidArgument", "InvalidFrame",
-    "InvalidGoal", "InvalidGroup", "InvalidJoint", "InvalidSeed", "PoseTarget", "Problem",
-    "Progress", "Robot", "RobotModelError", "Solution", "UnknownSolver", "available_solvers",
-    "solve", "verify_pose",
+    "InvalidGeometry", "InvalidGoal", "InvalidGroup", "InvalidJoint", "InvalidSeed",
+    "PoseTarget", "Problem", "Progress", "Robot", "RobotModelError", "Solution",
+    "UnknownSolver", "available_solvers", "solve", "verify_pose",
 ]

@@ -40,10 +40,12 @@ def _choices(valid: Iterable[str], limit: int = 40) -> str:
 class _UnknownName(IKError, KeyError):
     kind = "name"
 
-    def __init__(self, name: str, valid: Iterable[str]):
+    def __init__(self, name: str, valid: Iterable[str], argument: str = ""):
+        """``argument``: the argument that named it, put first in the message when given."""
         self.name = name
         self.valid = sorted(set(valid))
-        super().__init__(f"unknown {self.kind} '{name}'; valid: {_choices(self.valid)}")
+        where = f"{argument}: " if argument else ""
+        super().__init__(f"{where}unknown {self.kind} '{name}'; valid: {_choices(self.valid)}")
 
     def __str__(self) -> str:  # KeyError would repr() the message
         return str(self.args[0])
@@ -59,6 +61,12 @@ class InvalidJoint(_UnknownName):
     """A joint name is not in the model (or not in the group)."""
 
     kind = "joint"
+
+
+class InvalidGeometry(_UnknownName):
+    """A collision geometry name (a link with collision geometry, a scene object) is unknown."""
+
+    kind = "geometry"
 
 
 class InvalidGroup(_UnknownName):

@@ -17,14 +17,17 @@ from ros2_ik.core import constraints as C
 from ros2_ik.core.problem import Problem
 from ros2_ik.core.result import Progress
 from ros2_ik.core.solve import solve
-from ros2_ik.core.collision import MinimumDistanceConstraint
+from ros2_ik.core.collision import (
+    DistanceConstraint, MinimumDistanceConstraint, MinimumDistanceUpperBoundConstraint)
 from ros2_ik.core.verify import ConstraintTolerance, check
 from ros2_ik.node.compute_ik import (
     collision_checker, minimum_distance, resolve_group, seed_for, solve_options)
 from ros2_ik.node.conversions import finite_or, joint_state
 from ros2_ik.node.error_codes import (
     CODE_NAMES, RequestError, code_for_exception, code_for_status)
-from ros2_ik.node.goal_terms import constraints_of, costs_of, count_terms, pose_goals
+from ros2_ik.node.goal_terms import (
+    constraints_of, costs_of, count_terms, distance_constraints_of, pose_goals,
+    scene_constraints)
 from ros2_ik.node.parameters import NodeConfig
 from ros2_ik.node.robot_source import JointStateCache, RobotSnapshot
 from ros2_ik_interfaces.action import ConstrainedIK
@@ -84,11 +87,12 @@ def build_problem(snapshot: RobotSnapshot, cfg: NodeConfig, joints: JointStateCa
     model = snapshot.robot.model
     q_seed_full = group.to_full_q(seed)
     terms = constraints_of(model, goal) + _pose_constraints(model, targets[1:])
-    if goal.minimum_distance_constraints:
+    if scene_constraints(goal):
         checker = collision_checker(snapshot, cfg)
         terms += [minimum_distance(checker, cfg, m.minimum_distance, m.influence_distance,
                                    tolerance.m)
                   for m in goal.minimum_distance_constraints]
+        terms += distance_constraints_of(checker, goal)
     costs = costs_of(model, goal, q_seed_full, _set_joint(model))
     problem = Problem(group, targets[0] if targets else None,
                       terms + list(extra_constraints), costs)
@@ -191,6 +195,11 @@ def _fill(result: ConstrainedIK.Result, problem: Problem, core, locked,
         result.message = "solver claimed success but the independent check failed"
 
 
+#: The constraints on a collision checker: a solution then reports the nearest pair.
+_ON_CHECKER = (MinimumDistanceConstraint, MinimumDistanceUpperBoundConstraint,
+               DistanceConstraint)
+
+
 def _solution(problem: Problem, q: np.ndarray, data,
               tolerance: ConstraintTolerance) -> IKSolution:
     ok, pos, ori, reason, violations = check(problem.group, problem.pose, q,
@@ -203,8 +212,7 @@ def _solution(problem: Problem, q: np.ndarray, data,
     sol.violated_constraints = [v.name for v in violations]
     sol.violations = [float(v.amount) for v in violations]
     sol.violation_units = [v.unit for v in violations]
-    checkers = [c.checker for c in problem.constraints
-                if isinstance(c, MinimumDistanceConstraint)]
+    checkers = [c.checker for c in problem.constraints if isinstance(c, _ON_CHECKER)]
     sol.min_distance = (checkers[0].min_distance(problem.group.to_full_q(q)).distance_m
                         if checkers else math.nan)
     return sol

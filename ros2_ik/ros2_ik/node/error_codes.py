@@ -11,6 +11,7 @@ from ros2_ik_interfaces.msg import IKErrorCode
 _EXCEPTION_CODES: Tuple[Tuple[Type[BaseException], int], ...] = (
     (errors.InvalidFrame, IKErrorCode.FRAME_NOT_FOUND),
     (errors.InvalidGroup, IKErrorCode.INVALID_GROUP),
+    (errors.InvalidGeometry, IKErrorCode.INVALID_GOAL),
     (errors.UnknownSolver, IKErrorCode.INVALID_SOLVER),
     (errors.InvalidSeed, IKErrorCode.INVALID_SEED),
     (errors.InvalidJoint, IKErrorCode.INVALID_SEED),

@@ -6,17 +6,19 @@ means the model's root frame (``universe``).
 """
 from __future__ import annotations
 
-from typing import List, Sequence, Tuple
+from typing import Callable, List, Sequence, Tuple
 
 import numpy as np
 import pinocchio as pin
 
 from ros2_ik.core import constraints as C
 from ros2_ik.core import costs as K
-from ros2_ik.core.errors import InvalidGoal
+from ros2_ik.core.collision import DistanceConstraint, MinimumDistanceUpperBoundConstraint
+from ros2_ik.core.errors import IKError, InvalidGoal
 from ros2_ik.core.pose import PoseTarget
 from ros2_ik.node.conversions import (
     finite_or, pose_to_se3, quaternion_to_rotation, weights_array)
+from ros2_ik.node.error_codes import RequestError, code_for_exception
 
 ROOT = "universe"
 
@@ -41,7 +43,7 @@ def _name(msg) -> dict:
 
 
 def constraints_of(model: pin.Model, goal) -> List:
-    """Every constraint of a goal except the minimum-distance ones (need the scene)."""
+    """Every constraint of a goal except the distance ones (need the scene: see below)."""
     out: List = []
     out += [C.PositionConstraint(model, _f(m.frame_a), _v(m.lower), _v(m.upper),
                                  _f(m.frame_b), _v(m.p_bq), _offset(m.x_abar_a), **_name(m))
@@ -68,6 +70,37 @@ def constraints_of(model: pin.Model, goal) -> List:
     out += [_polyhedron(model, m) for m in goal.polyhedron_constraints]
     out += _joint_bounds(model, goal.joint_bounds)
     return out
+
+
+def scene_constraints(goal) -> bool:
+    """Whether the goal has constraints that need the collision checker."""
+    return bool(goal.minimum_distance_constraints
+                or goal.minimum_distance_upper_bound_constraints or goal.distance_constraints)
+
+
+def distance_constraints_of(checker, goal) -> List:
+    """Return the goal's upper-bound and named-pair distance constraints on ``checker``.
+
+    An error names the message field first (``distance_constraints[1]: geometry_a: ...``)
+    and keeps the core error's code.
+    """
+    out: List = []
+    for i, m in enumerate(goal.minimum_distance_upper_bound_constraints):
+        out.append(_field(f"minimum_distance_upper_bound_constraints[{i}]",
+                          lambda m=m: MinimumDistanceUpperBoundConstraint(
+                              checker, m.bound, **_name(m))))
+    for i, m in enumerate(goal.distance_constraints):
+        out.append(_field(f"distance_constraints[{i}]", lambda m=m: DistanceConstraint(
+            checker, m.geometry_a, m.geometry_b, m.distance_lower, m.distance_upper,
+            **_name(m))))
+    return out
+
+
+def _field(field: str, make: Callable):
+    try:
+        return make()
+    except IKError as exc:
+        raise RequestError(code_for_exception(exc), f"{field}: {exc}") from exc
 
 
 def _polyhedron(model: pin.Model, m):
@@ -150,6 +183,7 @@ def count_terms(goal) -> int:
     fields = ("pose_goals", "position_constraints", "orientation_constraints",
               "gaze_constraints", "angle_constraints", "point_distance_constraints",
               "line_distance_constraints", "polyhedron_constraints",
-              "minimum_distance_constraints", "position_costs", "orientation_costs",
+              "minimum_distance_constraints", "minimum_distance_upper_bound_constraints",
+              "distance_constraints", "position_costs", "orientation_costs",
               "angle_costs", "posture_costs")
     return sum(len(getattr(goal, f)) for f in fields) + len(goal.joint_bounds.joint_names)

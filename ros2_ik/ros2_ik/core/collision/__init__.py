@@ -1,4 +1,4 @@
-"""ROS-free collision core: robot geometry, planning scene, distances, minimum-distance terms.
+"""ROS-free collision core: robot geometry, planning scene, distances, distance terms.
 
 Typical use (all inputs are text or arrays; no ROS)::
 
@@ -25,6 +25,7 @@ data); scene changes (``scene.add/move/remove/clear``) are picked up at the next
 """
 from .checker import CollisionChecker, DistanceReport, PairDistances
 from .constraint import MinimumDistanceConstraint
+from .distance_bounds import DistanceConstraint, MinimumDistanceUpperBoundConstraint
 from .cost import MinimumDistanceCost
 from .meshes import MeshNotFoundError, MeshResolver, PathNotAllowed, check_allowed_path
 from .pairs import candidate_self_pairs, srdf_disabled_link_pairs
@@ -46,12 +47,14 @@ __all__ = [
     "Box",
     "CollisionChecker",
     "Cylinder",
+    "DistanceConstraint",
     "DistanceReport",
     "Mesh",
     "MeshNotFoundError",
     "MeshResolver",
     "MinimumDistanceConstraint",
     "MinimumDistanceCost",
+    "MinimumDistanceUpperBoundConstraint",
     "PairDistances",
     "PathNotAllowed",
     "PlanningScene",

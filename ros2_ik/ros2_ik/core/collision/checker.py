@@ -3,8 +3,9 @@
 No broadphase structure: every candidate pair first gets a cheap numpy lower bound
 (:mod:`.bounds`); the pairs that may be closer than the caller's threshold then go through
 ``pin.computeDistance`` one by one (GJK/EPA on convex shapes, signed: negative =
-penetration depth).  Padding inflates each robot geometry by a ball of ``padding_m``
-(exactly ``d - pad_a - pad_b`` on convex shapes).
+penetration depth; request settings and depth clamp in :mod:`.coal_calls`).  Padding
+inflates each robot geometry by a ball of ``padding_m`` (exactly ``d - pad_a - pad_b`` on
+convex shapes).
 
 Thread model: the checker is shared; each thread lazily gets its own ``pin.Data`` and
 ``pin.GeometryData`` (``threading.local``), rebuilt when the scene version changes.  The
@@ -12,49 +13,23 @@ compiled geometry of a scene version is built once under a lock and shared read-
 """
 from __future__ import annotations
 
-import logging
 import threading
-import warnings
 from dataclasses import dataclass
 from typing import Mapping, Optional, Sequence, Tuple
 
-import coal
 import numpy as np
 import pinocchio as pin
 
 from ..errors import InvalidArgument, InvalidFrame
 from .bounds import ensure_local_aabb, lower_bounds, reach_squared, squared_gaps
+from .coal_calls import clamp_depths, configure_requests
 from .compiled import CompiledScene, compile_scene
 from .meshes import MeshResolver
 from .pairs import candidate_self_pairs
 from .robot_geometry import build_robot_geometry
 from .scene import PlanningScene
 
-_LOG = logging.getLogger(__name__)
 _FIRST_PAIRS = 8  # min_distance: pairs computed before the lower bounds prune the rest
-# GJK stopping tolerance [m]: coal's 1e-6 default makes finite differences of distances
-# noisy and costs nothing measurable to tighten.  EPA keeps its default: at 1e-9 it fails
-# to converge on some hull/cylinder penetrations and returns -DBL_MAX.
-_GJK_TOLERANCE = 1e-8
-# Penetration depths are clamped here: coal signals an EPA failure with -DBL_MAX, which a
-# QP would turn into inf/NaN.  Never seen with the default EPA tolerance (1500 random
-# Panda configurations in the bench scene), but a solver must not be handed -1.8e308.
-_MAX_DEPTH_M = 1.0
-
-
-def _configure_requests(geom_data: pin.GeometryData) -> None:
-    """Set a tight GJK tolerance and no warm start on every distance request.
-
-    A cached GJK guess makes witness points (and so the constraint Jacobian, up to ~5e-5)
-    depend on what the thread computed before, so the same solve could differ between
-    threads; without it results are bit-identical.
-    """
-    with warnings.catch_warnings():  # the flag is deprecated but still honoured in coal 3
-        warnings.simplefilter("ignore", DeprecationWarning)
-        for request in geom_data.distanceRequests:
-            request.gjk_tolerance = _GJK_TOLERANCE
-            request.enable_cached_gjk_guess = False
-            request.gjk_initial_guess = coal.GJKInitialGuess.DefaultGuess
 
 
 def _check_padding(model, geom_model, padding_m: float, link_padding_m: Mapping) -> None:
@@ -187,7 +162,7 @@ class CollisionChecker:
         local = self._local
         if getattr(local, "compiled", None) is not compiled:
             local.geom_data = pin.GeometryData(compiled.geom_model)
-            _configure_requests(local.geom_data)
+            configure_requests(local.geom_data)
             local.compiled = compiled
         return compiled, local.geom_data
 
@@ -261,12 +236,9 @@ class CollisionChecker:
         # cheaper than flagging the active pairs of a (G, G) matrix for computeDistances.
         distance, model = pin.computeDistance, compiled.geom_model
         raw = np.array([distance(model, geom_data, k).min_distance for k in pairs.tolist()])
-        if raw.min() < -_MAX_DEPTH_M:
-            _LOG.warning("coal returned a penetration deeper than %.1f m (EPA failure?) for "
-                         "%s; clamped", _MAX_DEPTH_M,
-                         [compiled.pair_names[k] for k in pairs[raw < -_MAX_DEPTH_M]])
-            raw = np.maximum(raw, -_MAX_DEPTH_M)
-        out[pairs] = raw - compiled.padding_m[pairs]
+        names = compiled.pair_names
+        out[pairs] = clamp_depths(raw, lambda deep: [names[k] for k in pairs[deep]]) \
+            - compiled.padding_m[pairs]
 
     def distances(self, q: np.ndarray, threshold_m: float = np.inf) -> PairDistances:
         """Signed padded distances at ``q`` (nq,); see :meth:`distances_from_data`."""
@@ -276,28 +248,41 @@ class CollisionChecker:
         return self.distances_from_data(data, threshold_m)
 
     def min_distance(self, q: np.ndarray) -> DistanceReport:
-        """Return the closest pair at ``q``: signed padded distance [m], names, witnesses.
-
-        Exact: the pairs with the smallest lower bounds are computed first, then every
-        pair whose lower bound is below the best distance found.
-        """
+        """Return the closest pair at ``q``: signed padded distance [m], names, witnesses."""
         q = self._check_q(q)
         data = self._own_data()
         pin.forwardKinematics(self.model, data, q)
-        compiled, geom_data = self._thread_state()
-        if compiled.num_pairs == 0:
+        pairs, k = self.nearest_from_data(data)
+        if k < 0:
             nan = np.full(3, np.nan)
             return DistanceReport(float("inf"), ("", ""), nan, nan)
-        pin.updateGeometryPlacements(self.model, data, compiled.geom_model, geom_data)
+        _, p_a, p_b = pairs.witness(k)
+        return DistanceReport(float(pairs.distances_m[k]), pairs.compiled.pair_names[k], p_a, p_b)
+
+    def nearest_from_data(self, data: pin.Data) -> Tuple[PairDistances, int]:
+        """Distances with the nearest pair computed exactly, and its index (-1: no pair).
+
+        The pairs with the smallest lower bounds are computed first, then every pair whose
+        lower bound is below the best distance found; the others read ``inf``.
+        Precondition: ``data.oMi`` is valid (forward kinematics).
+        """
+        compiled, geom_data = self.placed_from_data(data)
+        distances = np.full(compiled.num_pairs, np.inf)
+        pairs = PairDistances(compiled, geom_data, distances)
+        if compiled.num_pairs == 0:
+            return pairs, -1
         bounds = self._lower_bounds(compiled, data)
         order = np.argsort(bounds)
-        distances = np.full(compiled.num_pairs, np.inf)
         self._compute(compiled, geom_data, order[:_FIRST_PAIRS], distances)
         rest = order[_FIRST_PAIRS:]
         self._compute(compiled, geom_data, rest[bounds[rest] < distances.min()], distances)
-        k = int(np.argmin(distances))
-        _, p_a, p_b = PairDistances(compiled, geom_data, distances).witness(k)
-        return DistanceReport(float(distances[k]), compiled.pair_names[k], p_a, p_b)
+        return pairs, int(np.argmin(distances))
+
+    def placed_from_data(self, data: pin.Data) -> Tuple[CompiledScene, pin.GeometryData]:
+        """Return this thread's compiled scene and geometry data, placed at ``data.oMi``."""
+        compiled, geom_data = self._thread_state()
+        pin.updateGeometryPlacements(self.model, data, compiled.geom_model, geom_data)
+        return compiled, geom_data
 
     def in_collision(self, q: np.ndarray, margin_m: float = 0.0) -> bool:
         """Return whether some pair is closer than ``margin_m`` (0: touching or penetrating)."""

@@ -41,6 +41,11 @@ class CompiledScene:
     pair_a: np.ndarray                       # geometry index of side a
     pair_b: np.ndarray
     bounds: BoundTables
+    #: Per geometry (G,), robot geometries first: the link or object name it belongs to,
+    #: its padding [m] and its parent joint (0: fixed in the world).
+    geometry_names: Tuple[str, ...]
+    geometry_padding_m: np.ndarray
+    geometry_joint: np.ndarray
 
     @property
     def num_pairs(self) -> int:
@@ -164,4 +169,7 @@ def _tables(version, geom_model, sides: List[_Side], pairs) -> CompiledScene:
         pair_a=_frozen([i for i, _ in pairs], np.int64),
         pair_b=_frozen([j for _, j in pairs], np.int64),
         bounds=build_bound_tables(geom_model, pairs),
+        geometry_names=tuple(side.name for side in sides),
+        geometry_padding_m=_frozen([side.padding_m for side in sides], float),
+        geometry_joint=_frozen([side.joint for side in sides], np.int64),
     )

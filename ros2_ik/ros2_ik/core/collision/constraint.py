@@ -79,12 +79,31 @@ def pair_gradients(
     if ks.size == 0:
         return np.zeros((0, model.nv))
     normals, p_a, p_b = pairs.witnesses(ks)
+    return distance_gradients(model, data, normals, p_a, p_b, pairs.compiled.joint_a[ks],
+                              pairs.compiled.joint_b[ks])
+
+
+def distance_gradients(model: pin.Model, data: pin.Data, normals: np.ndarray,
+                       p_a: np.ndarray, p_b: np.ndarray, joint_a: np.ndarray,
+                       joint_b: np.ndarray) -> np.ndarray:
+    """Gradients (k, nv) of k signed distances (the module docstring's formula).
+
+    ``normals`` (k, 3): unit normals from witness ``p_a`` (k, 3) to ``p_b`` (k, 3), world
+    frame [m]; ``joint_a`` / ``joint_b`` (k,): the parent joints of the two sides (0: fixed
+    in the world).  Precondition: ``pin.computeJointJacobians`` at the distances' ``q``.
+    """
     masks = support_masks(model)
     J = data.J
     f_a = np.concatenate((normals, _cross(p_a, normals)), axis=1)  # (k, 6) wrench-like
     f_b = np.concatenate((normals, _cross(p_b, normals)), axis=1)
-    return ((f_b @ J) * masks[pairs.compiled.joint_b[ks]]
-            - (f_a @ J) * masks[pairs.compiled.joint_a[ks]])
+    return (f_b @ J) * masks[joint_b] - (f_a @ J) * masks[joint_a]
+
+
+def check_model(checker: CollisionChecker, model: pin.Model) -> None:
+    """Raise unless ``model`` is the checker's (same tangent size)."""
+    if model.nv != checker.model.nv:
+        raise InvalidArgument(f"model has nv={model.nv}, the checker's model "
+                              f"nv={checker.model.nv}")
 
 
 def smoothed_hinge(x: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
@@ -162,7 +181,7 @@ class MinimumDistanceConstraint(BoundedConstraint):
         """
         if self.formulation != "pairs":
             return bool(self.value(model, data, q)[0] <= self.upper_bound[0])
-        self._check_model(model)
+        check_model(self.checker, model)
         return self.checker.clear_from_data(data, self.min_distance_m)
 
     @property
@@ -181,14 +200,9 @@ class MinimumDistanceConstraint(BoundedConstraint):
         out[:len(distances)] = np.maximum(self.min_distance_m - distances, 0.0)
         return out
 
-    def _check_model(self, model: pin.Model) -> None:
-        if model.nv != self.checker.model.nv:
-            raise InvalidArgument(f"model has nv={model.nv}, the checker's model "
-                                  f"nv={self.checker.model.nv}")
-
     def _near(self, model: pin.Model, data: pin.Data) -> Tuple[PairDistances, np.ndarray]:
         """Distances and the indices (k,) of the pairs within influence, nearest first."""
-        self._check_model(model)
+        check_model(self.checker, model)
         pairs = self.checker.distances_from_data(data, self.influence_distance_m)
         near = np.flatnonzero(pairs.distances_m < self.influence_distance_m)
         return pairs, near[np.argsort(pairs.distances_m[near], kind="stable")]
