@@ -52,6 +52,26 @@ def random_family(count: int, first: int = 0) -> List[BenchArm]:
     return out
 
 
+def mixed_family(count: int) -> List[BenchArm]:
+    """The first ``count`` mixed random arms with 2+ continuous or 1+ prismatic joints.
+
+    :func:`random_arms.random_arm` with ``mixed``: the joint kinds whose arms were slower
+    than TRAC-IK (continuous) or not generated before (prismatic), family "mixed".
+    """
+    from ros2_ik.core import Robot
+
+    out, seed = [], 0
+    while len(out) < count:
+        arm = random_arm(seed, mixed=True)
+        group = Robot.from_urdf(arm.urdf).group(arm.base, arm.tip)
+        prismatic = sum(group.robot.model.joints[j].shortname().startswith("JointModelP")
+                        for j in group.joint_ids)
+        if group.continuous.sum() >= 2 or prismatic:
+            out.append(BenchArm(arm.name, arm.urdf, arm.base, arm.tip, "mixed"))
+        seed += 1
+    return out
+
+
 def chain_alone(arm: BenchArm) -> BenchArm:
     """Return the base -> tip chain of ``arm`` as a URDF of its own (base link as root).
 

@@ -31,7 +31,8 @@ import pinocchio as pin
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from adapters import SOLVERS, missing_dependency  # noqa: E402
-from bench_arms import BenchArm, catalogue, chain_alone, random_family  # noqa: E402
+from bench_arms import (BenchArm, catalogue, chain_alone, mixed_family,  # noqa: E402
+                        random_family)
 from ik_report import write_markdown, write_plot  # noqa: E402
 from machine import machine  # noqa: E402
 
@@ -51,6 +52,8 @@ def parse_args(argv=None) -> argparse.Namespace:
                    help=f"comma list from {sorted(robots.ARMS)} ('' for none)")
     p.add_argument("--random-arms", type=int, default=None,
                    help="random arms 0..K-1 (default 20, 5 with --quick)")
+    p.add_argument("--mixed-arms", type=int, default=0,
+                   help="mixed random arms with 2+ continuous or prismatic joints (default 0)")
     p.add_argument("--solvers", default="lm,trac_ik",
                    help=f"comma list from {list(SOLVERS)}")
     p.add_argument("--chain-arms", default=None,
@@ -248,7 +251,7 @@ def main(argv=None) -> int:
     if repeat < 1:
         raise SystemExit("--repeat must be >= 1")
     names = [a for a in args.arms.split(",") if a]
-    arms = catalogue(names) + random_family(n_random)
+    arms = catalogue(names) + random_family(n_random) + mixed_family(args.mixed_arms)
     chain_names = names if args.chain_arms is None else \
         [a for a in args.chain_arms.split(",") if a]
     out = Path(args.out)
