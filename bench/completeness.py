@@ -24,17 +24,20 @@ from typing import Dict, List, Optional
 
 import numpy as np
 
-from completeness_problems import COMBOS, FeasibleProblems, robot_cases
+from completeness_problems import (COMBOS, SCENE_COMBO, FeasibleProblems, RobotCase,
+                                   SceneProblems, robot_cases)
 from constrained_check import checker_for
 from constrained_ours import build, solve_spec
 from machine import machine, pyplot
-from ros2_ik.core import Robot
+from ros2_ik.core import Robot, robots
 
 RESULTS = pathlib.Path(__file__).resolve().parent / "results"
 
 
 class Arm:
     """One robot case: its group, generator, checker and (when Drake loads it) Drake plant."""
+
+    collision = None  # (checker, to_full_q) of a robot in a scene
 
     def __init__(self, case):
         self.case = case
@@ -50,6 +53,10 @@ class Arm:
             self.drake_error = f"{type(exc).__name__}: {str(exc)[:200]}"
         self.warm_up()
 
+    def combos(self, combos):
+        """The combinations this robot is asked (all of ``combos``)."""
+        return combos
+
     def warm_up(self) -> None:
         """One untimed problem through both sides: per-group set-up is not a request's."""
         spec = self.problems.problem(np.random.default_rng(12345), -1, "pose")
@@ -57,11 +64,30 @@ class Arm:
         run_drake(self, spec, 0.05)
 
 
+class SceneArm(Arm):
+    """The Panda in ``bench/panda_scene.yaml`` (constrained_bench's), the ``scene`` cell."""
+
+    def __init__(self):
+        from constrained_bench import Arm as BenchArm
+        bench = BenchArm("panda", need_drake=True, need_scene=True)
+        self.case = RobotCase("panda+scene", "scene", robots.urdf_text("panda"),
+                              bench.group.base, bench.group.tip)
+        self.group, self.checker, self.collision = bench.group, bench.checker, bench.collision
+        self.problems = SceneProblems(self.case, self.group, self.collision)
+        self.drake, self.drake_error = bench.drake_scene, ""
+        self.warm_up()
+
+    def combos(self, combos):
+        """Only ``scene`` (when the run asks it)."""
+        return [SCENE_COMBO] if SCENE_COMBO in combos else []
+
+
 def run_ours(arm: Arm, spec, budget_s: float) -> dict:
     """Run lm on ``spec``: status, the check's verdict and the time [s] (build included)."""
     start = time.perf_counter()
     try:
-        result = solve_spec(arm.group, build(spec, arm.group), spec.seed, "lm", budget_s,
+        problem = build(spec, arm.group, arm.collision and arm.collision[0])
+        result = solve_spec(arm.group, problem, spec.seed, "lm", budget_s,
                             random_seed=spec.index)
     except Exception as exc:  # noqa: BLE001 - counted, never expected
         return {"status": "EXCEPTION", "ok": False, "time_s": time.perf_counter() - start,
@@ -94,9 +120,11 @@ def outcomes(arms: List[Arm], count: int, budget_s: float, seed: int,
     """``count`` problems cycling over arms and combinations; one record per problem."""
     rng = np.random.default_rng(seed)
     records = []
+    arms = [arm for arm in arms if arm.combos(combos)]
     for i in range(count):
         arm = arms[i % len(arms)]
-        combo = combos[(i + i // len(arms)) % len(combos)]
+        mine = arm.combos(combos)
+        combo = mine[(i + i // len(arms)) % len(mine)]
         spec = arm.problems.problem(rng, i, combo)
         pair = [lambda: run_ours(arm, spec, budget_s), lambda: run_drake(arm, spec, budget_s)]
         if i % 2:
@@ -210,13 +238,16 @@ def main() -> int:
     parser.add_argument("--random-arms", type=int, default=12, help="generated arms")
     parser.add_argument("--budget", type=float, default=0.1, help="per problem and solver [s]")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--combos", default=",".join(COMBOS), help="comma-separated")
+    parser.add_argument("--combos", default=",".join(COMBOS + (SCENE_COMBO,)),
+                        help="comma-separated")
     parser.add_argument("--robots", default="", help="only robots whose name contains this")
     args = parser.parse_args()
     logging.getLogger("drake").setLevel(logging.ERROR)  # URDF attributes it ignores
     count = args.problems or (600 if args.quick else 5000)
     started = time.perf_counter()
     arms = [Arm(case) for case in robot_cases(args.random_arms) if args.robots in case.name]
+    if args.robots in "panda+scene":
+        arms.append(SceneArm())
     print(f"{len(arms)} robots ({sum(a.drake is None for a in arms)} without Drake), "
           f"{count} problems, budget {args.budget} s")
     records = outcomes(arms, count, args.budget, args.seed, args.combos.split(","))

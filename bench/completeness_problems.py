@@ -18,6 +18,10 @@ constraints 1-3 constraints of random kinds (every kind of ``constrained_random`
             drawn around ``q_star``) on random links
 two_frames  a box on a mid-chain link + the tip's pose
 costs       ``constraints`` + a posture and a position cost (feasibility is judged)
+scene       (the Panda in ``bench/panda_scene.yaml`` only) a 5 mm box on the tip + one of
+            a minimum distance (lower bound <= the clearance at ``q_star``), Drake's
+            minimum-distance upper bound, or a named pair's distance band
+            (``constrained_distances.draw``)
 
 Terms are :class:`constrained_problems.Term`; the pose is a ``pose`` term (frame,
 ``T_world_target`` as a 4x4 array, the free position axis or -1, position only) that
@@ -32,12 +36,15 @@ from typing import List, NamedTuple
 import numpy as np
 import pinocchio as pin
 
+import constrained_distances as distances
 from constrained_problems import Kinematics, ProblemSpec, Term
 from constrained_random import RandomProblems
 from random_arms import random_arm
 from ros2_ik.core import Robot, robots
 
 COMBOS = ("pose", "position", "windows", "constraints", "two_frames", "costs")
+#: The combination of the scene robot (:class:`SceneProblems`).
+SCENE_COMBO = "scene"
 
 
 class RobotCase(NamedTuple):
@@ -155,3 +162,30 @@ class FeasibleProblems:
     def _costs(self, rng, q):
         constraints, _ = self._constraints(rng, q)
         return constraints, list(self.random.costs(rng, q))
+
+
+class SceneProblems(FeasibleProblems):
+    """``scene`` problems of the Panda in its bench scene (``collision``: (checker, to_full_q))."""
+
+    def __init__(self, case: RobotCase, group, collision):
+        super().__init__(case, group)
+        self.collision = collision
+
+    def problem(self, rng: np.random.Generator, index: int, combo: str) -> ProblemSpec:
+        """A ``scene`` problem whatever ``combo`` (the cell is this robot's)."""
+        checker, to_full = self.collision
+        while True:  # q_star clear of the scene and itself: a lower bound can hold there
+            q = self.group.random_configuration(rng)
+            clearance = checker.min_distance(to_full(q)).distance_m
+            if clearance > 1e-3:
+                break
+        terms = [box_term(self.kin, q, self.root, self.group.tip, 5e-3)]
+        if rng.random() < 1 / 3:
+            terms.append(Term("min_distance", dict(
+                min_distance_m=float(min(0.01, clearance - 5e-4)),
+                influence_distance_m=0.05)))
+        else:
+            terms.append(distances.draw(rng, self.collision, q, "feasible"))
+        seed = self.group.mid_configuration()
+        return ProblemSpec("scene", self.case.name, index, q, seed, tuple(terms), (),
+                           meta={"robot_kind": self.case.kind})
