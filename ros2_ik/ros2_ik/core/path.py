@@ -1,0 +1,335 @@
+"""IK along a Cartesian path: one continuous joint path, chosen over every solution branch.
+
+``solve_path(group, waypoints, seed, max_joint_step)`` samples several distinct solutions
+of the first waypoint and follows each branch along the path (:mod:`path_ladder`), joins
+the candidates with dynamic programming minimising joint motion, picks for each wrapping
+joint the 2 pi equivalent that keeps the whole path inside its limits without winding it,
+and checks the answer independently (:func:`ros2_ik.core.verify.check` at every waypoint
+and every interior point, :mod:`path_segments`; no joint moving more than its step).
+Where no continuous path exists, the result is the longest feasible prefix, the fraction
+reached and why it stops (the waypoint, the joint or the constraint).
+"""
+from __future__ import annotations
+
+import enum
+import math
+import time
+from dataclasses import dataclass
+from typing import Iterable, Optional, Sequence, Tuple, Union
+
+import numpy as np
+
+from ros2_ik.core import errors, terms
+from ros2_ik.core.group import TWO_PI, Group
+from ros2_ik.core.path_ladder import Ladder
+from ros2_ik.core.path_segments import Failure, Segments, wrapped_difference
+from ros2_ik.core.pose import PoseTarget
+from ros2_ik.core.problem import Problem
+from ros2_ik.core.result import IKResult
+from ros2_ik.core.solve import solve
+from ros2_ik.core.verify import CONSTRAINT_TOLERANCE_M, CONSTRAINT_TOLERANCE_RAD, \
+    ConstraintTolerance
+
+
+class PathStatus(enum.Enum):
+    """Outcome of :func:`solve_path` (bad input raises instead, :mod:`errors`).
+
+    COMPLETE: every waypoint reached.  PARTIAL: a prefix of at least one waypoint.
+    NO_PATH: not even the first waypoint.  TIMED_OUT: ``timeout_s`` ended the search
+    (the prefix found so far is returned).
+    """
+
+    COMPLETE = "complete"
+    PARTIAL = "partial"
+    NO_PATH = "no_path"
+    TIMED_OUT = "timed_out"
+
+
+@dataclass(frozen=True)
+class PathResult:
+    """What :func:`solve_path` returns.
+
+    ``q_path`` (m, n), read-only: one group vector per reached waypoint, the first ``m``
+    of them, in ``joint_names`` order ([rad] or [m]; wrapping joints continuous, possibly
+    beyond +-pi).  ``position_errors_m`` / ``orientation_errors_rad`` (m,): each reached
+    waypoint's pose error by forward kinematics.  ``fraction`` = m / waypoints.
+    ``failed_waypoint``: index of the first waypoint not reached (-1: none), and
+    ``failed_joint`` / ``failed_constraint`` the joint or constraint that stops the path
+    there ('' when none is to blame); ``message`` says why in words.
+    """
+
+    q_path: np.ndarray
+    joint_names: Tuple[str, ...]
+    status: PathStatus
+    fraction: float
+    position_errors_m: np.ndarray
+    orientation_errors_rad: np.ndarray
+    waypoints: int
+    failed_waypoint: int = -1
+    failed_joint: str = ""
+    failed_constraint: str = ""
+    message: str = ""
+    solve_time_s: float = 0.0
+
+    @property
+    def complete(self) -> bool:
+        """True when every waypoint was reached."""
+        return self.status is PathStatus.COMPLETE
+
+
+@dataclass(frozen=True)
+class PathOptions:
+    """Knobs of :func:`solve_path` (see there); validated by :func:`path_options`."""
+
+    step: np.ndarray
+    start_at_seed: bool = False
+    path_tolerance_m: float = 1e-3
+    path_tolerance_rad: float = 1e-2
+    check_step_m: float = 5e-3
+    check_step_rad: float = 5e-2
+    num_solutions: int = 8
+    beam: int = 8
+    recovery_attempts: int = 16
+    start_timeout_s: float = 0.02
+    timeout_s: float = math.inf
+    solver: str = "lm"
+    random_seed: int = 0
+    tolerance: ConstraintTolerance = ConstraintTolerance()
+
+
+def solve_path(group: Group, waypoints: Sequence[PoseTarget], seed: np.ndarray,
+               max_joint_step: Union[float, Sequence[float]], *,
+               constraints: Iterable[terms.Constraint] = (), start_at_seed: bool = False,
+               path_tolerance_m: float = 1e-3, path_tolerance_rad: float = 1e-2,
+               check_step_m: float = 5e-3, check_step_rad: float = 5e-2,
+               num_solutions: int = 8, timeout_s: float = math.inf,
+               solver: str = "lm", random_seed: int = 0,
+               constraint_tolerance_m: float = CONSTRAINT_TOLERANCE_M,
+               constraint_tolerance_rad: float = CONSTRAINT_TOLERANCE_RAD) -> PathResult:
+    """One continuous joint path through ``waypoints`` (pose targets, in order).
+
+    ``seed`` (n,): the current configuration; the path nearest to it (joint motion from
+    it counted in the cost) is preferred, and with ``start_at_seed`` the first waypoint
+    must be one step from it.  ``max_joint_step`` [rad or m]: the largest move of any
+    joint between consecutive waypoints, one value or one per group joint.  Between
+    waypoints the joints move linearly and the tip must stay within
+    ``path_tolerance_m`` [m] / ``path_tolerance_rad`` [rad] of the straight Cartesian
+    segment, checked every ``check_step_m`` [m] / ``check_step_rad`` [rad] of it.
+    ``constraints`` (joint windows, orientation bounds, a collision clearance, ...) hold at
+    every waypoint and every check, within ``constraint_tolerance_m`` / ``_rad``.
+    ``num_solutions``: distinct branches sampled at the first waypoint (and followed).
+    ``timeout_s`` [s]: budget for the whole path.
+    """
+    started = time.perf_counter()
+    targets = _waypoints(waypoints)
+    opts = path_options(group, seed, max_joint_step, start_at_seed, path_tolerance_m,
+                        path_tolerance_rad, check_step_m, check_step_rad, num_solutions,
+                        timeout_s, solver, random_seed, constraint_tolerance_m,
+                        constraint_tolerance_rad)
+    seed_q = group.clamped_seed(seed)
+    problems = [Problem(group, t, constraints) for t in targets]
+    segments = Segments(group, [p.pose for p in problems], problems[0].constraints,
+                        opts.tolerance, opts.path_tolerance_m, opts.path_tolerance_rad,
+                        opts.check_step_m, opts.check_step_rad)
+    data = group.robot.model.createData()
+    ladder = Ladder(group, segments, opts.step, opts.beam,
+                    _solver_calls(group, problems, opts), data)
+    failure = _build(ladder, len(problems), seed_q, opts, started)
+    q_path, ladder_failure = ladder.best_path()
+    q_path, unwind_failure = unwind(group, q_path, seed_q)
+    q_path, errors_m, errors_rad, check_failure = _verified(segments, q_path, seed_q, opts,
+                                                            data)
+    failure = check_failure if check_failure.reason else (
+        unwind_failure if unwind_failure.reason else (failure or ladder_failure))
+    return _result(group, q_path, errors_m, errors_rad, len(problems), failure,
+                   time.perf_counter() - started)
+
+
+def path_options(group: Group, seed, max_joint_step, start_at_seed, path_tolerance_m,
+                 path_tolerance_rad, check_step_m, check_step_rad, num_solutions, timeout_s,
+                 solver, random_seed, constraint_tolerance_m, constraint_tolerance_rad
+                 ) -> PathOptions:
+    """Validate the knobs (raises :class:`errors.InvalidArgument` naming the field)."""
+    group.check_vector(seed, "seed")
+    for name, value in (("path_tolerance_m", path_tolerance_m),
+                        ("path_tolerance_rad", path_tolerance_rad),
+                        ("check_step_m", check_step_m), ("check_step_rad", check_step_rad),
+                        ("constraint_tolerance_m", constraint_tolerance_m),
+                        ("constraint_tolerance_rad", constraint_tolerance_rad)):
+        _positive(name, value)
+    if not (timeout_s == math.inf or _positive("timeout_s", timeout_s)):
+        raise errors.InvalidArgument(f"timeout_s must be > 0, got {timeout_s!r}")
+    if isinstance(num_solutions, bool) or not isinstance(num_solutions, int) \
+            or num_solutions < 1:
+        raise errors.InvalidArgument(f"num_solutions must be an integer >= 1, "
+                                     f"got {num_solutions!r}")
+    return PathOptions(
+        step=joint_steps(group, max_joint_step), start_at_seed=bool(start_at_seed),
+        path_tolerance_m=float(path_tolerance_m), path_tolerance_rad=float(path_tolerance_rad),
+        check_step_m=float(check_step_m), check_step_rad=float(check_step_rad),
+        num_solutions=num_solutions, beam=num_solutions, timeout_s=float(timeout_s),
+        solver=solver, random_seed=int(random_seed),
+        tolerance=ConstraintTolerance(float(constraint_tolerance_m),
+                                      float(constraint_tolerance_rad)))
+
+
+def joint_steps(group: Group, max_joint_step) -> np.ndarray:
+    """``max_joint_step`` as (n,) [rad or m]: one value for all joints or one per joint."""
+    try:
+        step = np.array(max_joint_step, dtype=float).reshape(-1)
+    except (TypeError, ValueError):
+        raise errors.InvalidArgument(
+            f"max_joint_step must be numbers, got {max_joint_step!r}") from None
+    if step.size == 1:
+        step = np.full(group.n, step[0])
+    if step.shape != (group.n,) or not np.all(np.isfinite(step)) or not np.all(step > 0):
+        raise errors.InvalidArgument(
+            f"max_joint_step must be one value or {group.n} (one per joint "
+            f"{list(group.joint_names)}), each > 0 and finite [rad or m], got "
+            f"{np.asarray(max_joint_step).tolist()}")
+    step.setflags(write=False)
+    return step
+
+
+def _positive(name: str, value) -> bool:
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.floating)) \
+            or not 0 < value < math.inf:
+        raise errors.InvalidArgument(f"{name} must be > 0 and finite, got {value!r}")
+    return True
+
+
+def _waypoints(waypoints: Sequence[PoseTarget]) -> Tuple[PoseTarget, ...]:
+    targets = tuple(waypoints)
+    if not targets:
+        raise errors.InvalidGoal("waypoints: empty path (give at least one pose)")
+    for k, target in enumerate(targets):
+        if not isinstance(target, PoseTarget):
+            raise errors.InvalidGoal(f"waypoints[{k}] must be a PoseTarget, got "
+                                     f"{type(target).__name__}")
+    return targets
+
+
+def _solver_calls(group: Group, problems, opts: PathOptions):
+    """Return the ladder's solve: layer 0 by restarts, later layers from their seeds."""
+    jump = float(np.max(opts.step))
+
+    def solve_from(i: int, seed: np.ndarray, attempts: int, solutions: int) -> IKResult:
+        first = i == 0
+        return solve(group, problems[i], seed, solver=opts.solver,
+                     timeout_s=opts.start_timeout_s if first or attempts > 1 else 0.005,
+                     max_attempts=attempts, random_seed=opts.random_seed + i,
+                     max_joint_jump_rad=jump if attempts > 1 and not first else math.inf,
+                     num_solutions=solutions,
+                     constraint_tolerance_m=opts.tolerance.m,
+                     constraint_tolerance_rad=opts.tolerance.rad)
+    return solve_from
+
+
+def _build(ladder: Ladder, count: int, seed: np.ndarray, opts: PathOptions,
+           started: float) -> Optional[Failure]:
+    """Fill the ladder until a layer has no live candidate; a Failure on timeout."""
+    layer = ladder.start(seed, opts.num_solutions, opts.start_at_seed)
+    for i in range(1, count):
+        if not len(layer.live):
+            return None
+        if time.perf_counter() - started > opts.timeout_s:
+            return Failure(f"waypoint {i}: timed out after {opts.timeout_s:g} s")
+        layer = ladder.extend(i, opts.recovery_attempts)
+    return None
+
+
+def unwind(group: Group, q_path: np.ndarray, seed: np.ndarray) -> Tuple[np.ndarray, Failure]:
+    """Make wrapping joints continuous along ``q_path`` (m, n) and place them in the limits.
+
+    Each wrapping joint's curve (consecutive differences taken modulo 2 pi) is shifted as a
+    whole by a multiple of 2 pi: inside the joint's limits for the longest prefix, then
+    nearest to ``seed``.  A joint never winds: the path does not jump to another
+    equivalent.  Returns the (possibly shortened) path and why it was shortened.
+    """
+    if not len(q_path) or not group.has_wrapping:
+        return q_path, Failure("")
+    out = q_path[:1] + np.vstack([np.zeros((1, group.n)), np.cumsum(
+        wrapped_difference(group, q_path[1:], q_path[:-1]), axis=0)])
+    out[:, ~group.wraps] = q_path[:, ~group.wraps]
+    keep, failure = len(out), Failure("")
+    for j in np.flatnonzero(group.wraps):
+        curve, fits = _placed(out[:, j], seed[j], group.lower[j], group.upper[j])
+        out[:, j] = curve
+        if fits < keep:
+            name = group.joint_names[j]
+            keep, failure = fits, Failure(
+                f"waypoint {fits}: joint {name} would leave its limits [{group.lower[j]:.3g}"
+                f", {group.upper[j]:.3g}] (the path turns it by more than its range)",
+                joint=name)
+    return out[:keep], failure
+
+
+def _placed(curve: np.ndarray, seed: float, lower: float, upper: float
+            ) -> Tuple[np.ndarray, int]:
+    """``curve`` shifted by 2 pi k: longest prefix inside [lower, upper], then nearest seed."""
+    if not (math.isfinite(lower) and math.isfinite(upper)):
+        return curve + round((seed - curve[0]) / TWO_PI) * TWO_PI, len(curve)
+    best = (-1, math.inf, curve)
+    k_lo = math.floor((lower - curve[0]) / TWO_PI) - 1
+    for k in range(k_lo, math.ceil((upper - curve[0]) / TWO_PI) + 2):
+        shifted = curve + k * TWO_PI
+        outside = np.flatnonzero((shifted < lower) | (shifted > upper))
+        fits = int(outside[0]) if len(outside) else len(curve)
+        score = (fits, -abs(shifted[0] - seed))
+        if score > (best[0], -best[1]):
+            best = (fits, abs(shifted[0] - seed), shifted)
+    return best[2], best[0]
+
+
+def _verified(segments: Segments, q_path: np.ndarray, seed: np.ndarray, opts: PathOptions,
+              data) -> Tuple[np.ndarray, np.ndarray, np.ndarray, Failure]:
+    """Check the path independently; cut it before the first waypoint that fails.
+
+    Every waypoint by :meth:`Segments.waypoint`, every step against ``max_joint_step``
+    (plain differences: exactly what is returned), every segment's interior points.
+    """
+    errors_m, errors_rad = [], []
+    names = segments.group.joint_names
+    for i, q in enumerate(q_path):
+        previous = q_path[i - 1] if i else (seed if opts.start_at_seed else None)
+        failure = Failure("")
+        if previous is not None:
+            over = np.flatnonzero(np.abs(q - previous) > opts.step)
+            if len(over):
+                failure = Failure(f"waypoint {i}: joint {names[over[0]]} moves "
+                                  f"{abs(q[over[0]] - previous[over[0]]):.3g}, above "
+                                  f"max_joint_step {opts.step[over[0]]:.3g}",
+                                  joint=names[over[0]])
+        if not failure.reason and i:
+            failure = segments.segment(i, q_path[i - 1], q, data)
+        if not failure.reason:
+            pos, ori, failure = segments.waypoint(i, q, data)
+            failure = failure._replace(reason=f"waypoint {i}: {failure.reason}") \
+                if failure.reason else failure
+        if failure.reason:
+            return (q_path[:i], np.array(errors_m), np.array(errors_rad), failure)
+        errors_m.append(pos)
+        errors_rad.append(ori)
+    return q_path, np.array(errors_m), np.array(errors_rad), Failure("")
+
+
+def _result(group: Group, q_path: np.ndarray, errors_m: np.ndarray, errors_rad: np.ndarray,
+            count: int, failure: Optional[Failure], elapsed_s: float) -> PathResult:
+    m = len(q_path)
+    for arr in (q_path, errors_m, errors_rad):
+        arr.setflags(write=False)
+    failure = failure if m < count and failure is not None else Failure("")
+    if m == count:
+        status = PathStatus.COMPLETE
+    elif "timed out" in failure.reason:
+        status = PathStatus.TIMED_OUT
+    else:
+        status = PathStatus.PARTIAL if m else PathStatus.NO_PATH
+    reason = failure.reason or (f"waypoint {m}: not reached" if m < count else "")
+    message = reason or f"all {count} waypoints reached"
+    return PathResult(q_path=q_path.reshape(m, group.n), joint_names=group.joint_names,
+                      status=status, fraction=m / count, position_errors_m=errors_m,
+                      orientation_errors_rad=errors_rad, waypoints=count,
+                      failed_waypoint=m if m < count else -1,
+                      failed_joint=failure.joint, failed_constraint=failure.constraint,
+                      message=message, solve_time_s=elapsed_s)
