@@ -142,8 +142,8 @@ class Segments:
             ok, _, _, reason, violations = check(self.group, pose, q, self.constraints, data,
                                                  self.tolerance)
             if not ok:
-                found = self._failure(i, f"between waypoints {i - 1} and {i} (t={t:.2f}): "
-                                      + reason, violations, q)
+                found = self._failure(i, f"waypoint {i}: on the way from waypoint {i - 1} "
+                                      f"(t={t:.2f}): " + reason, violations, q)
                 break
         self._cache[key] = found
         return found
