@@ -31,6 +31,10 @@ from ros2_ik.core.verify import CONSTRAINT_TOLERANCE_M, CONSTRAINT_TOLERANCE_RAD
     ConstraintTolerance
 
 
+#: Distinct branches sampled at the first waypoint and followed (``num_solutions``).
+DEFAULT_BRANCHES = 8
+
+
 class PathStatus(enum.Enum):
     """Outcome of :func:`solve_path` (bad input raises instead, :mod:`errors`).
 
@@ -87,8 +91,8 @@ class PathOptions:
     path_tolerance_rad: float = 1e-2
     check_step_m: float = 5e-3
     check_step_rad: float = 5e-2
-    num_solutions: int = 8
-    beam: int = 8
+    num_solutions: int = DEFAULT_BRANCHES
+    beam: int = DEFAULT_BRANCHES
     recovery_attempts: int = 16
     start_timeout_s: float = 0.02
     timeout_s: float = math.inf
@@ -102,7 +106,7 @@ def solve_path(group: Group, waypoints: Sequence[PoseTarget], seed: np.ndarray,
                constraints: Iterable[terms.Constraint] = (), start_at_seed: bool = False,
                path_tolerance_m: float = 1e-3, path_tolerance_rad: float = 1e-2,
                check_step_m: float = 5e-3, check_step_rad: float = 5e-2,
-               num_solutions: int = 8, timeout_s: float = math.inf,
+               num_solutions: int = DEFAULT_BRANCHES, timeout_s: float = math.inf,
                solver: str = "lm", random_seed: int = 0,
                constraint_tolerance_m: float = CONSTRAINT_TOLERANCE_M,
                constraint_tolerance_rad: float = CONSTRAINT_TOLERANCE_RAD) -> PathResult:

@@ -52,11 +52,20 @@ def distinct(group: Group, qs: List[np.ndarray], within: np.ndarray) -> np.ndarr
     ``within`` (n,) [rad or m]: two candidates closer than this on every joint (wrapping
     joints modulo 2 pi) would follow the same branch.
     """
-    kept: List[np.ndarray] = []
-    for q in qs:
-        if all(np.any(np.abs(wrapped_difference(group, q, other)) > within) for other in kept):
-            kept.append(np.asarray(q, dtype=float))
-    return np.array(kept).reshape(len(kept), group.n)
+    q = np.array(qs, dtype=float).reshape(len(qs), group.n)
+    if len(q) < 2:
+        return q
+    d = np.abs(wrapped_difference(group, q[:, None, :], q[None, :, :]))
+    same = np.all(d <= within, axis=2)
+    keep = [0]
+    for j in range(1, len(q)):
+        if not same[j, keep].any():
+            keep.append(j)
+    return q[keep]
+
+
+#: Two tracked candidates closer than this on every joint [rad or m] are one branch.
+MERGE_TOLERANCE = 1e-2
 
 
 class Ladder:
@@ -122,7 +131,7 @@ class Ladder:
                 qs.extend(s.q for s in result.solutions)
             else:
                 self.last_message = result.message
-        return distinct(self.group, qs, np.full(self.group.n, 1e-6))
+        return distinct(self.group, qs, np.full(self.group.n, MERGE_TOLERANCE))
 
     def _join(self, i: int, q: np.ndarray) -> Layer:
         """Each candidate's cheapest live predecessor whose edge holds."""
