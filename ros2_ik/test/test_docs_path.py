@@ -7,7 +7,7 @@ import numpy as np
 import pinocchio as pin
 import pytest
 import yaml
-from panda_node import T_frame, pose_errors
+from panda_node import T_frame, description, pose_errors, start, stop
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 DOC = (ROOT / "docs" / "path.md").read_text()
@@ -33,34 +33,25 @@ def test_python_block_runs_and_the_path_follows_the_poses():
 
 
 def test_service_call_example_succeeds(ros_context):
-    from ament_index_python.packages import get_package_share_directory
+    """The request as written, to the service of a Panda ik_node (in a namespace of its own,
+    so that tests running side by side do not answer each other)."""
     from rosidl_runtime_py import set_message_fields
-    from ros2_ik.core import robots
-    from ros2_ik.node.harness import Client, NodeProcess, call_resending
-    from ros2_ik_interfaces.srv import ComputeIK, ComputeIKPath
+    from ros2_ik.node.harness import call_resending
+    from ros2_ik_interfaces.srv import ComputeIKPath
 
     words = shlex.split(section("path-service-call").split("```bash", 1)[1].split("```")[0])
     assert words[:5] == ["ros2", "service", "call", "/compute_ik_path",
                          "ros2_ik_interfaces/srv/ComputeIKPath"]
     request = ComputeIKPath.Request()
     set_message_fields(request, yaml.safe_load(words[5]))  # as `ros2 service call` does
-    config = str(pathlib.Path(get_package_share_directory("ros2_ik")) / "config"
-                 / "panda.yaml")
-    node = NodeProcess(extra_args=["--params-file", config])
-    client = Client("docs_path_test")
+    node, client = start("docsp", joints=False)
     try:
-        urdf = robots.urdf_text("panda")
-        client.publish_description(urdf, robots.srdf_text("panda"))
-        client.wait_for_service()
-        probe = ComputeIK.Request()
-        probe.target.pose.position.x = 0.4
-        client.wait_for_model(probe)
-        path_client = client.node.create_client(ComputeIKPath, "/compute_ik_path")
+        path_client = client.node.create_client(ComputeIKPath, "/docsp" + words[3])
         assert path_client.wait_for_service(timeout_sec=30.0)
         res = call_resending(path_client, request, client.spin, 60.0, 10.0)
     finally:
-        client.close()
-        node.stop()
+        stop(node, client)
+    urdf = description()[0]
     assert res.error_code.val == 1, res.message
     assert res.fraction == pytest.approx(1.0)
     model = pin.buildModelFromXML(urdf)
