@@ -170,3 +170,31 @@ def test_bad_input_names_the_field(panda):
         PoseTarget(panda.tip, pin.SE3(np.eye(3), np.array([math.nan, 0.0, 0.0])))
     with pytest.raises(errors.InvalidArgument, match="max_step_m"):
         cartesian_waypoints(pin.SE3.Identity(), [pin.SE3.Identity()], 0.0, 0.1)
+
+
+def test_obstacle_on_the_line_stops_the_path_before_it():
+    """The hand goes down onto a ball: the path stops clear of it, naming the clearance."""
+    from ros2_ik.core.collision import (CollisionChecker, MinimumDistanceConstraint,
+                                        PlanningScene, SceneObject, Sphere,
+                                        pose_from_xyz_quat)
+    from test_lm_pose_first import READY, arm_and_target
+
+    robot, urdf, srdf, group, _ = arm_and_target()
+    T_a = group.fk(READY, group.tip)
+    T_b = pin.SE3(T_a.rotation, T_a.translation + np.array([0.0, 0.0, -0.2]))
+    poses = cartesian_waypoints(T_a, [T_b], 0.002, 0.02)
+    free = solve_path(group, targets(group, poses), READY, STEP, random_seed=0)
+    assert free.complete  # without the ball the whole line is feasible
+    scene = PlanningScene.for_model(robot.model)
+    scene.add(SceneObject("ball", [Sphere(0.05)],
+                          T_frame_object=pose_from_xyz_quat(T_b.translation)))
+    checker = CollisionChecker.from_urdf(robot.model, urdf, srdf, scene)
+    clearance_m = 0.005
+    constraint = MinimumDistanceConstraint(checker, clearance_m, 0.05)
+    result = solve_path(group, targets(group, poses), READY, STEP, constraints=[constraint],
+                        random_seed=0)
+    assert result.status is PathStatus.PARTIAL and 0.3 < result.fraction < 1.0
+    assert result.failed_constraint == constraint.name
+    assert_continuous_and_on_path(group, result, poses)
+    for q in result.q_path:
+        assert checker.min_distance(group.to_full_q(q)).distance_m >= clearance_m - 1e-4

@@ -64,6 +64,15 @@ def distinct(group: Group, qs: List[np.ndarray], within: np.ndarray) -> np.ndarr
     return q[keep]
 
 
+def no_solution(i: int, result: Optional[IKResult]) -> Failure:
+    """Say that waypoint ``i`` has no IK solution, naming the worst violated constraint."""
+    if result is None:
+        return Failure(f"waypoint {i}: no IK solution")
+    worst = max(result.violations, key=lambda v: v[1], default=None)
+    return Failure(f"waypoint {i}: no IK solution ({result.message})",
+                   constraint=worst[0] if worst else "")
+
+
 #: Two tracked candidates closer than this on every joint [rad or m] are one branch.
 MERGE_TOLERANCE = 1e-2
 
@@ -81,8 +90,8 @@ class Ladder:
         self.group, self.segments, self.step, self.beam = group, segments, step, beam
         self.solve_from, self.data = solve_from, data
         self.layers: List[Layer] = []
-        #: The last failed solve's message (why a waypoint had no candidate).
-        self.last_message = ""
+        #: Why the last failed solve failed (why a waypoint had no candidate).
+        self.last_failure: Optional[IKResult] = None
 
     # -------------------------------------------------------------- layers
     def start(self, seed: np.ndarray, starts: int, start_at_seed: bool) -> Layer:
@@ -95,7 +104,7 @@ class Ladder:
         qs = [s.q for s in result.solutions]
         layer = Layer(distinct(self.group, qs, self.step))
         if not len(layer.q):
-            layer.failure = Failure(f"waypoint 0: no IK solution ({result.message})")
+            layer.failure = no_solution(0, result)
         else:
             d = wrapped_difference(self.group, layer.q, seed)
             layer.cost = np.linalg.norm(d, axis=1)
@@ -130,7 +139,7 @@ class Ladder:
             if result.solutions:
                 qs.extend(s.q for s in result.solutions)
             else:
-                self.last_message = result.message
+                self.last_failure = result
         return distinct(self.group, qs, np.full(self.group.n, MERGE_TOLERANCE))
 
     def _join(self, i: int, q: np.ndarray) -> Layer:
@@ -138,7 +147,7 @@ class Ladder:
         layer, prev = Layer(q), self.layers[-1]
         live = prev.live[:self.beam]
         if not len(q) or not len(live):
-            layer.failure = Failure(f"waypoint {i}: no IK solution ({self.last_message})")
+            layer.failure = no_solution(i, self.last_failure)
             return layer
         d = wrapped_difference(self.group, q[:, None, :], prev.q[live][None, :, :])
         fits = np.all(np.abs(d) <= self.step, axis=2)
