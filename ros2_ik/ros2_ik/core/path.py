@@ -31,8 +31,11 @@ from ros2_ik.core.verify import CONSTRAINT_TOLERANCE_M, CONSTRAINT_TOLERANCE_RAD
     ConstraintTolerance
 
 
-#: Distinct branches sampled at the first waypoint and followed (``num_solutions``).
+#: Distinct branches sampled at the first waypoint (``num_solutions``).
 DEFAULT_BRANCHES = 8
+#: Branches followed at once: the cheapest ``BEAM`` first, the next ones only when those
+#: do not reach the end.
+BEAM = 4
 
 
 class PathStatus(enum.Enum):
@@ -92,7 +95,7 @@ class PathOptions:
     check_step_m: float = 5e-3
     check_step_rad: float = 5e-2
     num_solutions: int = DEFAULT_BRANCHES
-    beam: int = DEFAULT_BRANCHES
+    beam: int = BEAM
     recovery_attempts: int = 16
     start_timeout_s: float = 0.02
     timeout_s: float = math.inf
@@ -173,7 +176,7 @@ def path_options(group: Group, seed, max_joint_step, start_at_seed, path_toleran
         step=joint_steps(group, max_joint_step), start_at_seed=bool(start_at_seed),
         path_tolerance_m=float(path_tolerance_m), path_tolerance_rad=float(path_tolerance_rad),
         check_step_m=float(check_step_m), check_step_rad=float(check_step_rad),
-        num_solutions=num_solutions, beam=num_solutions, timeout_s=float(timeout_s),
+        num_solutions=num_solutions, beam=min(num_solutions, BEAM), timeout_s=float(timeout_s),
         solver=solver, random_seed=int(random_seed),
         tolerance=ConstraintTolerance(float(constraint_tolerance_m),
                                       float(constraint_tolerance_rad)))
@@ -233,8 +236,26 @@ def _solver_calls(group: Group, problems, opts: PathOptions):
 
 def _build(ladder: Ladder, count: int, seed: np.ndarray, opts: PathOptions,
            started: float) -> Optional[Failure]:
-    """Fill the ladder until a layer has no live candidate; a Failure on timeout."""
-    layer = ladder.start(seed, opts.num_solutions, opts.start_at_seed)
+    """Fill the ladder, following the first waypoint's candidates ``beam`` at a time.
+
+    The cheapest group first; the next group only when the path is not complete (the
+    layers of the group that reached farthest are kept).  A Failure on timeout.
+    """
+    ladder.start(seed, opts.num_solutions, opts.start_at_seed)
+    best: Tuple[int, list, Optional[Failure]] = (-2, ladder.layers, None)
+    for chosen in ladder.groups():
+        failure = _follow(ladder, ladder.rewind(chosen), count, opts, started)
+        if ladder.reach() > best[0]:
+            best = (ladder.reach(), ladder.layers, failure)
+        if ladder.reach() == count - 1 or failure is not None:
+            break
+    ladder.layers = best[1]
+    return best[2]
+
+
+def _follow(ladder: Ladder, layer, count: int, opts: PathOptions,
+            started: float) -> Optional[Failure]:
+    """Extend the ladder from ``layer`` until no candidate is live; a Failure on timeout."""
     for i in range(1, count):
         if not len(layer.live):
             return None

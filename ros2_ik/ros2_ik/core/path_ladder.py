@@ -81,7 +81,8 @@ class Ladder:
     """Builds the layers of one path and joins them (see the module docstring).
 
     ``step`` (n,): ``max_joint_step`` per joint; ``beam``: at most this many live
-    candidates are carried from a layer to the next (the cheapest).
+    candidates are carried from a layer to the next (the cheapest), and the first layer's
+    candidates are followed in groups of that many (:meth:`groups`, :meth:`rewind`).
     """
 
     def __init__(self, group: Group, segments: Segments, step: np.ndarray, beam: int,
@@ -90,6 +91,7 @@ class Ladder:
         self.group, self.segments, self.step, self.beam = group, segments, step, beam
         self.solve_from, self.data = solve_from, data
         self.layers: List[Layer] = []
+        self._first: Optional[Layer] = None  # layer 0 as sampled, before any rewind
         #: Why the last failed solve failed (why a waypoint had no candidate).
         self.last_failure: Optional[IKResult] = None
 
@@ -115,6 +117,25 @@ class Ladder:
                     layer.failure = self._jump_failure(0, d, "the seed")
         self.layers.append(layer)
         return layer
+
+    def groups(self) -> List[np.ndarray]:
+        """Return the first layer's live candidates, cheapest first, in groups of ``beam``."""
+        live = self.layers[0].live
+        return [live[k:k + self.beam] for k in range(0, len(live), self.beam)]
+
+    def rewind(self, chosen: np.ndarray) -> Layer:
+        """Drop every layer after the first; only its ``chosen`` candidates stay live."""
+        first = self._first if self._first is not None else self.layers[0]
+        self._first = first
+        layer = Layer(first.q)
+        layer.cost[chosen] = first.cost[chosen]
+        layer.failure = first.failure
+        self.layers = [layer]
+        return layer
+
+    def reach(self) -> int:
+        """Index of the farthest layer with a live candidate (-1: none)."""
+        return max((k for k, layer in enumerate(self.layers) if len(layer.live)), default=-1)
 
     def extend(self, i: int, recovery_attempts: int) -> Layer:
         """Layer ``i``: candidates tracked from layer ``i - 1``'s live ones, then joined.
@@ -190,7 +211,7 @@ class Ladder:
         Wrapping joints as the candidates hold them (each value within (-pi, pi] of its
         neighbour's, modulo 2 pi): :func:`unwind` makes them continuous.
         """
-        last = max((k for k, layer in enumerate(self.layers) if len(layer.live)), default=-1)
+        last = self.reach()
         failure = Failure("")
         if last + 1 < len(self.layers):
             failure = self.layers[last + 1].failure
