@@ -98,6 +98,15 @@ def test_line_is_solved_whole_and_timed(served, model):
     assert len(line.points) == len(q)
 
 
+def test_avoid_collisions_keeps_a_free_line(served, model):
+    """With the clearance checked at every waypoint, a line clear of the robot is whole."""
+    _, call = served
+    req = line_request(model, [0.0, 0.1, 0.0], 30, avoid_collisions=True)
+    res = call(req)
+    assert res.error_code.val == IKErrorCode.SUCCESS, res.message
+    check_reached(model, req, res)
+
+
 def test_unreachable_tail_returns_prefix(served, model):
     _, call = served
     req = line_request(model, [1.2, 0.0, 0.0], 40)
