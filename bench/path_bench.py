@@ -282,8 +282,16 @@ def main(argv=None) -> int:
     parser.add_argument("--branches", type=int, default=DEFAULT_BRANCHES,
                         help="solve_path's num_solutions (branches followed)")
     parser.add_argument("--no-baselines", action="store_true", help="only solve_path")
+    parser.add_argument("--paths-per-kind", type=int, default=0,
+                        help="geometric paths per kind and arm (0: 2 quick, 8 full)")
+    parser.add_argument("--joint-paths", type=int, default=0,
+                        help="joint-motion paths per arm (0: 10 quick, 30 full)")
+    parser.add_argument("--timing-lines", type=int, default=0,
+                        help="Panda lines timed (0: 10 quick, 30 full)")
+    parser.add_argument("--out", type=Path, default=OUT, help="output directory")
     args = parser.parse_args(argv)
-    per_kind, joint_paths = (2, 10) if args.quick else (8, 30)
+    per_kind = args.paths_per_kind or (2 if args.quick else 8)
+    joint_paths = args.joint_paths or (10 if args.quick else 30)
     records, curves = [], None
     for k, arm in enumerate(catalogue(args.arms)):
         rs, c = run_arm(arm, per_kind, joint_paths, 100 * k, args.branches,
@@ -291,18 +299,18 @@ def main(argv=None) -> int:
         records += rs
         if c is not None and (curves is None or c["jumps"] > curves["jumps"]):
             curves = c
-    timing = panda_timing(10 if args.quick else 30, args.branches)
+    timing = panda_timing(args.timing_lines or (10 if args.quick else 30), args.branches)
     info = machine()
     rows, goals = summary(records), targets(records)
     goals["panda_timing"] = timing
-    OUT.mkdir(exist_ok=True)
+    args.out.mkdir(parents=True, exist_ok=True)
     stem = ("path_quick" if args.quick else "path") + (
         "" if args.branches == DEFAULT_BRANCHES else f"_b{args.branches}")
-    (OUT / f"{stem}.json").write_text(json.dumps(dict(
+    (args.out / f"{stem}.json").write_text(json.dumps(dict(
         machine=info, max_joint_step=STEP, summary=rows, targets=goals, paths=records,
         curves=curves), indent=1))
-    write_markdown(OUT / f"{stem}.md", rows, goals, info)
-    plot(OUT / f"{stem}.png", curves)
+    write_markdown(args.out / f"{stem}.md", rows, goals, info)
+    plot(args.out / f"{stem}.png", curves)
     print(json.dumps(goals, indent=1))
     return 0
 
