@@ -198,3 +198,24 @@ def test_obstacle_on_the_line_stops_the_path_before_it():
     assert_continuous_and_on_path(group, result, poses)
     for q in result.q_path:
         assert checker.min_distance(group.to_full_q(q)).distance_m >= clearance_m - 1e-4
+
+
+def test_ur5_wrist_near_its_limit_starts_on_the_equivalent_that_fits(ur5):
+    """Wrist at 5.5 rad turning +1.5 rad would pass 2 pi: the path starts 2 pi lower."""
+    q_a = np.array([0.3, -1.2, 1.4, -1.8, -1.5, 5.5])
+    T_a = ur5.fk(q_a, ur5.tip)
+    poses = [T_a * pin.SE3(pin.exp3(np.array([0.0, 0.0, a])), np.zeros(3))
+             for a in np.linspace(0.0, 1.5, 40)]
+    result = solve_path(ur5, targets(ur5, poses), q_a, STEP, random_seed=0)
+    assert result.complete, result.message
+    assert_continuous_and_on_path(ur5, result, poses)
+    wrist = result.q_path[:, 5]
+    assert abs(wrist[0] - (5.5 - 2 * math.pi)) < 1e-3 and wrist[-1] <= ur5.upper[5]
+    # Starting where the arm is (5.5 rad), the wrist can only turn to its limit: the path
+    # stops there and names the joint.
+    held = solve_path(ur5, targets(ur5, poses), q_a, STEP, start_at_seed=True,
+                      random_seed=0)
+    assert held.status is PathStatus.PARTIAL, held.message
+    assert held.failed_joint == ur5.joint_names[5]
+    assert np.abs(held.q_path[0] - q_a).max() <= STEP
+    assert held.q_path[-1, 5] <= ur5.upper[5] and held.q_path[-1, 5] > 6.0

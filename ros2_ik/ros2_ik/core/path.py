@@ -145,7 +145,7 @@ def solve_path(group: Group, waypoints: Sequence[PoseTarget], seed: np.ndarray,
                     _solver_calls(group, problems, opts), data)
     failure = _build(ladder, len(problems), seed_q, opts, started)
     q_path, ladder_failure = ladder.best_path()
-    q_path, unwind_failure = unwind(group, q_path, seed_q)
+    q_path, unwind_failure = unwind(group, q_path, seed_q, opts.start_at_seed)
     q_path, errors_m, errors_rad, check_failure = _verified(segments, q_path, seed_q, opts,
                                                             data)
     failure = check_failure if check_failure.reason else (
@@ -265,13 +265,16 @@ def _follow(ladder: Ladder, layer, count: int, opts: PathOptions,
     return None
 
 
-def unwind(group: Group, q_path: np.ndarray, seed: np.ndarray) -> Tuple[np.ndarray, Failure]:
+def unwind(group: Group, q_path: np.ndarray, seed: np.ndarray, from_seed: bool = False
+           ) -> Tuple[np.ndarray, Failure]:
     """Make wrapping joints continuous along ``q_path`` (m, n) and place them in the limits.
 
     Each wrapping joint's curve (consecutive differences taken modulo 2 pi) is shifted as a
     whole by a multiple of 2 pi: inside the joint's limits for the longest prefix, then
-    nearest to ``seed``.  A joint never winds: the path does not jump to another
-    equivalent.  Returns the (possibly shortened) path and why it was shortened.
+    nearest to ``seed``; with ``from_seed``, starting nearest to ``seed`` (the arm is
+    there: the path cannot start on another equivalent).  A joint never winds: the path
+    does not jump to another equivalent.  Returns the (possibly shortened) path and why
+    it was shortened.
     """
     if not len(q_path) or not group.has_wrapping:
         return q_path, Failure("")
@@ -280,7 +283,8 @@ def unwind(group: Group, q_path: np.ndarray, seed: np.ndarray) -> Tuple[np.ndarr
     out[:, ~group.wraps] = q_path[:, ~group.wraps]
     keep, failure = len(out), Failure("")
     for j in np.flatnonzero(group.wraps):
-        curve, fits = _placed(out[:, j], seed[j], group.lower[j], group.upper[j])
+        curve, fits = _placed(out[:, j], seed[j], group.lower[j], group.upper[j],
+                              from_seed)
         out[:, j] = curve
         if fits < keep:
             name = group.joint_names[j]
@@ -291,11 +295,16 @@ def unwind(group: Group, q_path: np.ndarray, seed: np.ndarray) -> Tuple[np.ndarr
     return out[:keep], failure
 
 
-def _placed(curve: np.ndarray, seed: float, lower: float, upper: float
+def _placed(curve: np.ndarray, seed: float, lower: float, upper: float, from_seed: bool
             ) -> Tuple[np.ndarray, int]:
-    """``curve`` shifted by 2 pi k: longest prefix inside [lower, upper], then nearest seed."""
-    if not (math.isfinite(lower) and math.isfinite(upper)):
-        return curve + round((seed - curve[0]) / TWO_PI) * TWO_PI, len(curve)
+    """``curve`` shifted by 2 pi k: longest prefix inside [lower, upper], then nearest seed.
+
+    With ``from_seed`` (or no limits), the shift that starts nearest to the seed.
+    """
+    if from_seed or not (math.isfinite(lower) and math.isfinite(upper)):
+        shifted = curve + round((seed - curve[0]) / TWO_PI) * TWO_PI
+        outside = np.flatnonzero((shifted < lower) | (shifted > upper))
+        return shifted, int(outside[0]) if len(outside) else len(curve)
     best = (-1, math.inf, curve)
     k_lo = math.floor((lower - curve[0]) / TWO_PI) - 1
     for k in range(k_lo, math.ceil((upper - curve[0]) / TWO_PI) + 2):
