@@ -33,7 +33,8 @@ from bench_arms import catalogue
 from machine import machine, pyplot
 from path_cases import cases, line, start_configuration
 
-from ros2_ik.core.path import DEFAULT_BRANCHES, solve_path
+from ros2_ik.core.path import solve_path
+from ros2_ik.core.path_options import DEFAULT_BRANCHES
 from ros2_ik.core.pose import PoseTarget
 from ros2_ik.core.solve import prepare
 

@@ -19,23 +19,17 @@ from typing import Iterable, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
-from ros2_ik.core import errors, terms
-from ros2_ik.core.group import TWO_PI, Group
+from ros2_ik.core import terms
+from ros2_ik.core.group import Group
 from ros2_ik.core.path_ladder import Ladder
-from ros2_ik.core.path_segments import Failure, Segments, wrapped_difference
+from ros2_ik.core.path_options import DEFAULT_BRANCHES, PathOptions, path_options, \
+    waypoint_targets
+from ros2_ik.core.path_segments import Failure, Segments, unwind
 from ros2_ik.core.pose import PoseTarget
 from ros2_ik.core.problem import Problem
 from ros2_ik.core.result import IKResult
 from ros2_ik.core.solve import prepare, solve
-from ros2_ik.core.verify import CONSTRAINT_TOLERANCE_M, CONSTRAINT_TOLERANCE_RAD, \
-    ConstraintTolerance
-
-
-#: Distinct branches sampled at the first waypoint (``num_solutions``).
-DEFAULT_BRANCHES = 8
-#: Branches followed at once: the cheapest ``BEAM`` first, the next ones only when those
-#: do not reach the end.
-BEAM = 4
+from ros2_ik.core.verify import CONSTRAINT_TOLERANCE_M, CONSTRAINT_TOLERANCE_RAD
 
 
 class PathStatus(enum.Enum):
@@ -84,26 +78,6 @@ class PathResult:
         return self.status is PathStatus.COMPLETE
 
 
-@dataclass(frozen=True)
-class PathOptions:
-    """Knobs of :func:`solve_path` (see there); validated by :func:`path_options`."""
-
-    step: np.ndarray
-    start_at_seed: bool = False
-    path_tolerance_m: float = 1e-3
-    path_tolerance_rad: float = 1e-2
-    check_step_m: float = 5e-3
-    check_step_rad: float = 5e-2
-    num_solutions: int = DEFAULT_BRANCHES
-    beam: int = BEAM
-    recovery_attempts: int = 16
-    start_timeout_s: float = 0.02
-    timeout_s: float = math.inf
-    solver: str = "lm"
-    random_seed: int = 0
-    tolerance: ConstraintTolerance = ConstraintTolerance()
-
-
 def solve_path(group: Group, waypoints: Sequence[PoseTarget], seed: np.ndarray,
                max_joint_step: Union[float, Sequence[float]], *,
                constraints: Iterable[terms.Constraint] = (), start_at_seed: bool = False,
@@ -128,7 +102,7 @@ def solve_path(group: Group, waypoints: Sequence[PoseTarget], seed: np.ndarray,
     ``timeout_s`` [s]: budget for the whole path (the one-time work of a first solve,
     :func:`ros2_ik.core.solve.prepare`, is done before its clock starts).
     """
-    targets, constraints = _waypoints(waypoints), tuple(constraints)
+    targets, constraints = waypoint_targets(waypoints), tuple(constraints)
     prepare(group, targets[0].frame, constrained=bool(constraints))
     started = time.perf_counter()  # after the one-time work, as solve() starts its clock
     opts = path_options(group, seed, max_joint_step, start_at_seed, path_tolerance_m,
@@ -152,70 +126,6 @@ def solve_path(group: Group, waypoints: Sequence[PoseTarget], seed: np.ndarray,
         unwind_failure if unwind_failure.reason else (failure or ladder_failure))
     return _result(group, q_path, errors_m, errors_rad, len(problems), failure,
                    time.perf_counter() - started)
-
-
-def path_options(group: Group, seed, max_joint_step, start_at_seed, path_tolerance_m,
-                 path_tolerance_rad, check_step_m, check_step_rad, num_solutions, timeout_s,
-                 solver, random_seed, constraint_tolerance_m, constraint_tolerance_rad
-                 ) -> PathOptions:
-    """Validate the knobs (raises :class:`errors.InvalidArgument` naming the field)."""
-    group.check_vector(seed, "seed")
-    for name, value in (("path_tolerance_m", path_tolerance_m),
-                        ("path_tolerance_rad", path_tolerance_rad),
-                        ("check_step_m", check_step_m), ("check_step_rad", check_step_rad),
-                        ("constraint_tolerance_m", constraint_tolerance_m),
-                        ("constraint_tolerance_rad", constraint_tolerance_rad)):
-        _positive(name, value)
-    if not (timeout_s == math.inf or _positive("timeout_s", timeout_s)):
-        raise errors.InvalidArgument(f"timeout_s must be > 0, got {timeout_s!r}")
-    if isinstance(num_solutions, bool) or not isinstance(num_solutions, int) \
-            or num_solutions < 1:
-        raise errors.InvalidArgument(f"num_solutions must be an integer >= 1, "
-                                     f"got {num_solutions!r}")
-    return PathOptions(
-        step=joint_steps(group, max_joint_step), start_at_seed=bool(start_at_seed),
-        path_tolerance_m=float(path_tolerance_m), path_tolerance_rad=float(path_tolerance_rad),
-        check_step_m=float(check_step_m), check_step_rad=float(check_step_rad),
-        num_solutions=num_solutions, beam=min(num_solutions, BEAM), timeout_s=float(timeout_s),
-        solver=solver, random_seed=int(random_seed),
-        tolerance=ConstraintTolerance(float(constraint_tolerance_m),
-                                      float(constraint_tolerance_rad)))
-
-
-def joint_steps(group: Group, max_joint_step) -> np.ndarray:
-    """``max_joint_step`` as (n,) [rad or m]: one value for all joints or one per joint."""
-    try:
-        step = np.array(max_joint_step, dtype=float).reshape(-1)
-    except (TypeError, ValueError):
-        raise errors.InvalidArgument(
-            f"max_joint_step must be numbers, got {max_joint_step!r}") from None
-    if step.size == 1:
-        step = np.full(group.n, step[0])
-    if step.shape != (group.n,) or not np.all(np.isfinite(step)) or not np.all(step > 0):
-        raise errors.InvalidArgument(
-            f"max_joint_step must be one value or {group.n} (one per joint "
-            f"{list(group.joint_names)}), each > 0 and finite [rad or m], got "
-            f"{np.asarray(max_joint_step).tolist()}")
-    step.setflags(write=False)
-    return step
-
-
-def _positive(name: str, value) -> bool:
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.floating)) \
-            or not 0 < value < math.inf:
-        raise errors.InvalidArgument(f"{name} must be > 0 and finite, got {value!r}")
-    return True
-
-
-def _waypoints(waypoints: Sequence[PoseTarget]) -> Tuple[PoseTarget, ...]:
-    targets = tuple(waypoints)
-    if not targets:
-        raise errors.InvalidGoal("waypoints: empty path (give at least one pose)")
-    for k, target in enumerate(targets):
-        if not isinstance(target, PoseTarget):
-            raise errors.InvalidGoal(f"waypoints[{k}] must be a PoseTarget, got "
-                                     f"{type(target).__name__}")
-    return targets
 
 
 def _solver_calls(group: Group, problems, opts: PathOptions):
@@ -263,58 +173,6 @@ def _follow(ladder: Ladder, layer, count: int, opts: PathOptions,
             return Failure(f"waypoint {i}: timed out after {opts.timeout_s:g} s")
         layer = ladder.extend(i, opts.recovery_attempts)
     return None
-
-
-def unwind(group: Group, q_path: np.ndarray, seed: np.ndarray, from_seed: bool = False
-           ) -> Tuple[np.ndarray, Failure]:
-    """Make wrapping joints continuous along ``q_path`` (m, n) and place them in the limits.
-
-    Each wrapping joint's curve (consecutive differences taken modulo 2 pi) is shifted as a
-    whole by a multiple of 2 pi: inside the joint's limits for the longest prefix, then
-    nearest to ``seed``; with ``from_seed``, starting nearest to ``seed`` (the arm is
-    there: the path cannot start on another equivalent).  A joint never winds: the path
-    does not jump to another equivalent.  Returns the (possibly shortened) path and why
-    it was shortened.
-    """
-    if not len(q_path) or not group.has_wrapping:
-        return q_path, Failure("")
-    out = q_path[:1] + np.vstack([np.zeros((1, group.n)), np.cumsum(
-        wrapped_difference(group, q_path[1:], q_path[:-1]), axis=0)])
-    out[:, ~group.wraps] = q_path[:, ~group.wraps]
-    keep, failure = len(out), Failure("")
-    for j in np.flatnonzero(group.wraps):
-        curve, fits = _placed(out[:, j], seed[j], group.lower[j], group.upper[j],
-                              from_seed)
-        out[:, j] = curve
-        if fits < keep:
-            name = group.joint_names[j]
-            keep, failure = fits, Failure(
-                f"waypoint {fits}: joint {name} would leave its limits [{group.lower[j]:.3g}"
-                f", {group.upper[j]:.3g}] (the path turns it by more than its range)",
-                joint=name)
-    return out[:keep], failure
-
-
-def _placed(curve: np.ndarray, seed: float, lower: float, upper: float, from_seed: bool
-            ) -> Tuple[np.ndarray, int]:
-    """``curve`` shifted by 2 pi k: longest prefix inside [lower, upper], then nearest seed.
-
-    With ``from_seed`` (or no limits), the shift that starts nearest to the seed.
-    """
-    if from_seed or not (math.isfinite(lower) and math.isfinite(upper)):
-        shifted = curve + round((seed - curve[0]) / TWO_PI) * TWO_PI
-        outside = np.flatnonzero((shifted < lower) | (shifted > upper))
-        return shifted, int(outside[0]) if len(outside) else len(curve)
-    best = (-1, math.inf, curve)
-    k_lo = math.floor((lower - curve[0]) / TWO_PI) - 1
-    for k in range(k_lo, math.ceil((upper - curve[0]) / TWO_PI) + 2):
-        shifted = curve + k * TWO_PI
-        outside = np.flatnonzero((shifted < lower) | (shifted > upper))
-        fits = int(outside[0]) if len(outside) else len(curve)
-        score = (fits, -abs(shifted[0] - seed))
-        if score > (best[0], -best[1]):
-            best = (fits, abs(shifted[0] - seed), shifted)
-    return best[2], best[0]
 
 
 def _verified(segments: Segments, q_path: np.ndarray, seed: np.ndarray, opts: PathOptions,

@@ -161,3 +161,55 @@ class Segments:
                                                    self.group.lower, self.group.upper)
                          if not lo <= v <= hi)
         return Failure(reason, joint, constraint)
+
+
+def unwind(group: Group, q_path: np.ndarray, seed: np.ndarray, from_seed: bool = False
+           ) -> Tuple[np.ndarray, Failure]:
+    """Make wrapping joints continuous along ``q_path`` (m, n) and place them in the limits.
+
+    Each wrapping joint's curve (consecutive differences taken modulo 2 pi) is shifted as a
+    whole by a multiple of 2 pi: inside the joint's limits for the longest prefix, then
+    nearest to ``seed``; with ``from_seed``, starting nearest to ``seed`` (the arm is
+    there: the path cannot start on another equivalent).  A joint never winds: the path
+    does not jump to another equivalent.  Returns the (possibly shortened) path and why
+    it was shortened.
+    """
+    if not len(q_path) or not group.has_wrapping:
+        return q_path, Failure("")
+    out = q_path[:1] + np.vstack([np.zeros((1, group.n)), np.cumsum(
+        wrapped_difference(group, q_path[1:], q_path[:-1]), axis=0)])
+    out[:, ~group.wraps] = q_path[:, ~group.wraps]
+    keep, failure = len(out), Failure("")
+    for j in np.flatnonzero(group.wraps):
+        curve, fits = _placed(out[:, j], seed[j], group.lower[j], group.upper[j],
+                              from_seed)
+        out[:, j] = curve
+        if fits < keep:
+            name = group.joint_names[j]
+            keep, failure = fits, Failure(
+                f"waypoint {fits}: joint {name} would leave its limits [{group.lower[j]:.3g}"
+                f", {group.upper[j]:.3g}] (the path turns it by more than its range)",
+                joint=name)
+    return out[:keep], failure
+
+
+def _placed(curve: np.ndarray, seed: float, lower: float, upper: float, from_seed: bool
+            ) -> Tuple[np.ndarray, int]:
+    """``curve`` shifted by 2 pi k: longest prefix inside [lower, upper], then nearest seed.
+
+    With ``from_seed`` (or no limits), the shift that starts nearest to the seed.
+    """
+    if from_seed or not (math.isfinite(lower) and math.isfinite(upper)):
+        shifted = curve + round((seed - curve[0]) / TWO_PI) * TWO_PI
+        outside = np.flatnonzero((shifted < lower) | (shifted > upper))
+        return shifted, int(outside[0]) if len(outside) else len(curve)
+    best = (-1, math.inf, curve)
+    k_lo = math.floor((lower - curve[0]) / TWO_PI) - 1
+    for k in range(k_lo, math.ceil((upper - curve[0]) / TWO_PI) + 2):
+        shifted = curve + k * TWO_PI
+        outside = np.flatnonzero((shifted < lower) | (shifted > upper))
+        fits = int(outside[0]) if len(outside) else len(curve)
+        score = (fits, -abs(shifted[0] - seed))
+        if score > (best[0], -best[1]):
+            best = (fits, abs(shifted[0] - seed), shifted)
+    return best[2], best[0]
