@@ -219,3 +219,19 @@ def test_ur5_wrist_near_its_limit_starts_on_the_equivalent_that_fits(ur5):
     assert held.failed_joint == ur5.joint_names[5]
     assert np.abs(held.q_path[0] - q_a).max() <= STEP
     assert held.q_path[-1, 5] <= ur5.upper[5] and held.q_path[-1, 5] > 6.0
+
+
+def test_cartesian_waypoints_steps_are_bounded_and_end_on_the_goals():
+    T_a = pin.SE3(pin.exp3(np.array([0.1, 0.2, 0.3])), np.array([0.3, 0.0, 0.5]))
+    T_b = pin.SE3(pin.exp3(np.array([0.0, 1.0, 0.0])), np.array([0.3, 0.1, 0.4]))
+    T_c = pin.SE3(T_b.rotation, np.array([0.0, 0.1, 0.4]))
+    poses = cartesian_waypoints(T_a, [T_b, T_c], 0.004, 0.03)
+    assert np.allclose(poses[-1].homogeneous, T_c.homogeneous)
+    assert any(np.allclose(T.homogeneous, T_b.homogeneous) for T in poses)
+    for a, b in zip([T_a] + poses[:-1], poses):
+        assert np.linalg.norm(b.translation - a.translation) <= 0.004 + 1e-12
+        assert np.linalg.norm(pin.log3(a.rotation.T @ b.rotation)) <= 0.03 + 1e-12
+    # between T_b and T_c the orientation is constant: the path is a straight line
+    on_bc = [T for T in poses if T.translation[0] < 0.3 - 1e-9]
+    assert all(np.allclose(T.rotation, T_b.rotation) for T in on_bc)
+    assert all(abs(T.translation[1] - 0.1) < 1e-12 for T in on_bc)

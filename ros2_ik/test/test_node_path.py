@@ -115,6 +115,10 @@ def test_unreachable_tail_returns_prefix(served, model):
     q = check_reached(model, req, res)
     assert 0 < res.fraction < 1 and res.failed_waypoint == len(q)
     assert f"waypoint {len(q)}" in res.message
+    req.execute = True  # a partial path is never sent
+    res = call(req)
+    assert res.error_code.val == IKErrorCode.NO_SOLUTION
+    assert "not executed: the solution is not a SUCCESS" in res.message
 
 
 @pytest.mark.parametrize("field, change, code", [
@@ -126,6 +130,10 @@ def test_unreachable_tail_returns_prefix(served, model):
     ("max_joint_step", lambda r: setattr(r, "max_joint_step", []), IKErrorCode.INVALID_GOAL),
     ("header.frame_id", lambda r: setattr(r.header, "frame_id", "no_such_frame"),
      IKErrorCode.FRAME_NOT_FOUND),
+    ("tip_link", lambda r: setattr(r, "tip_link", "no_such_link"),
+     IKErrorCode.FRAME_NOT_FOUND),
+    ("path_position_tolerance", lambda r: setattr(r, "path_position_tolerance", math.nan),
+     IKErrorCode.INVALID_GOAL),
 ])
 def test_bad_input_names_the_field(served, model, field, change, code):
     _, call = served

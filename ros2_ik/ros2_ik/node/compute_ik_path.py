@@ -64,8 +64,11 @@ def _compute(snapshot, model_error, cfg, joints, request, response) -> PathAnswe
     started = time.perf_counter()
     if snapshot is None:
         return PathAnswer(_error(response, IKErrorCode.NO_ROBOT_MODEL, model_error))
-    group, tip = resolve_group(snapshot, cfg, request.group_name, request.base_link,
-                               request.tip_link)
+    try:
+        group, tip = resolve_group(snapshot, cfg, request.group_name, request.base_link,
+                                   request.tip_link)
+    except errors.InvalidFrame as exc:
+        raise RequestError(IKErrorCode.FRAME_NOT_FOUND, f"base_link/tip_link: {exc}") from exc
     waypoints = path_targets(snapshot, request, tip, cfg)
     if not len(request.max_joint_step):
         raise RequestError(IKErrorCode.INVALID_GOAL, "max_joint_step: required (> 0 [rad or "
