@@ -4,7 +4,8 @@ SHELL := /bin/bash
 ENV := source tools/env.sh &&
 PYTEST_ARGS ?=
 
-.PHONY: setup build test demo bench bench-quick servo-bench bench-batch fuzz completeness load clean
+.PHONY: setup build test demo bench bench-quick servo-bench bench-path bench-batch fuzz \
+	completeness load clean
 
 setup:
 	@bash tools/setup.sh
@@ -33,7 +34,8 @@ bench: build
 	&& python bench/constrained_bench.py $(BENCH_ARGS) \
 	&& python bench/constrained_bench.py --other-arms $(BENCH_ARGS) \
 	&& python bench/servo_bench.py $(BENCH_ARGS) \
-	&& python bench/servo_node_bench.py $(BENCH_ARGS) && python tools/bench_readme.py
+	&& python bench/servo_node_bench.py $(BENCH_ARGS) && python bench/path_bench.py $(BENCH_ARGS) \
+	&& python tools/bench_readme.py
 
 bench-quick: BENCH_ARGS += --quick
 bench-quick: bench
@@ -45,6 +47,12 @@ servo-bench: build
 	@$(ENV) pip install --quiet -r bench/requirements-servo.txt 2>&1 | { grep -v "is ignored" || true; } \
 	&& python bench/servo_bench.py $(BENCH_ARGS) && python bench/servo_node_bench.py $(BENCH_ARGS) \
 	&& python tools/bench_readme.py
+
+# IK along Cartesian paths (solve_path vs sequential per-pose IK, ours and TRAC-IK Distance):
+# results/path.{json,md,png}.  In make bench too.  BENCH_ARGS=--quick: a few paths per arm.
+bench-path: build
+	@$(ENV) pip install --quiet -r bench/requirements-bench.txt 2>&1 | { grep -v "is ignored" || true; } \
+	&& python bench/path_bench.py $(BENCH_ARGS)
 
 # Batch IK throughput (1 vs 2 worker processes) and a capability map: results/batch.*.
 # BATCH_ARGS=--quick for a one-minute run.

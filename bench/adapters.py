@@ -55,12 +55,16 @@ def urdf_path_elements(group, base: str, tip: str):
     return path[::-1]
 
 
-def trac_ik(arm, group, rng_seed: int) -> Adapter:
-    """TRAC-IK (C++, KDL + NLopt) through the pytracik wheel, Speed mode, 5 ms."""
+def trac_ik(arm, group, rng_seed: int, solve_type=None) -> Adapter:
+    """TRAC-IK (C++, KDL + NLopt) through the pytracik wheel, 5 ms, Speed mode by default.
+
+    ``solve_type``: a ``pytracik.SolveType`` (Distance: the solution nearest the seed).
+    """
     import pytracik
 
     solver = pytracik.TRAC_IK(arm.base, arm.tip, arm.urdf, BUDGET_S, 1e-5,
-                              pytracik.SolveType.Speed)
+                              solve_type if solve_type is not None
+                              else pytracik.SolveType.Speed)
     n = pytracik.get_num_joints(solver)
     if n != group.n:
         raise RuntimeError(f"TRAC-IK chain has {n} joints, group has {group.n}")

@@ -38,6 +38,19 @@ def refusal(succeeded: bool, names: Sequence[str], q: np.ndarray, lower: np.ndar
     return ""
 
 
+def note_outcome(response, reason: str, succeeded: bool, refused_code: int) -> None:
+    """Write an execution's outcome into a reply's ``message`` (and ``error_code.val``).
+
+    ``refused_code`` replaces the code of a success that was refused.
+    """
+    if reason:
+        response.message += f"; not executed: {reason}"
+        if succeeded:
+            response.error_code.val = refused_code
+    else:
+        response.message += "; sent to the controller"
+
+
 def duration_s(names: Sequence[str], q: np.ndarray, current: Mapping[str, float],
                velocity_limits: np.ndarray, scaling: float, minimum_s: float) -> float:
     """Time [s] for the slowest joint to reach ``q`` at ``scaling`` x its velocity limit."""

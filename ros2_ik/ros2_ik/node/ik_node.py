@@ -23,7 +23,7 @@ from std_msgs.msg import String
 
 from ros2_ik.node.action_server import ConstrainedIKServer
 from ros2_ik.node.capability_markers import CapabilityMapPublisher
-from ros2_ik.node import interactive_goal, moveit_bridge
+from ros2_ik.node import execution, interactive_goal, moveit_bridge
 from ros2_ik.core.errors import InvalidGoal
 from ros2_ik.core.solve import prepare
 from ros2_ik.core.solvers import registry
@@ -34,6 +34,7 @@ from ros2_ik.node.outputs import Outputs
 from ros2_ik.node.error_codes import CODE_NAMES
 from ros2_ik.node.long_solves import INLINE_SOLVE_MAX_S, LongSolves, budget_s
 from ros2_ik.node.moveit_scene import follow_monitored_scene
+from ros2_ik.node.path_server import PathServer
 from ros2_ik.node.parameters import (
     SCHEMA, GroupConfig, NodeConfig, check_value, clean_list, group_specs)
 from ros2_ik.node.robot_source import JointStateCache, RobotSource
@@ -71,6 +72,7 @@ class IKNode(Node):
         self.create_service(ComputeIK, "compute_ik", self._on_compute_ik_request,
                             qos_profile=SERVICE_QOS, callback_group=self.solve_group)
         self.action_server = ConstrainedIKServer(self, self.solve_group)
+        self.path_server = PathServer(self, self.solve_group, SERVICE_QOS)
         self.outputs = Outputs(self)
         self.scene = SceneServer(self, self._model_group)
         if follow_monitored_scene(self, self.scene, self._model_group):
@@ -272,12 +274,7 @@ class IKNode(Node):
         ok = answer.error_code.val == IKErrorCode.SUCCESS
         reason = self.outputs.execute(computed.group, answer.solution.name, q, ok,
                                       answer.error_code.val == IKErrorCode.IN_COLLISION)
-        if reason:
-            answer.message += f"; not executed: {reason}"
-            if ok:
-                answer.error_code.val = IKErrorCode.EXECUTION_REFUSED
-        else:
-            answer.message += "; sent to the controller"
+        execution.note_outcome(answer, reason, ok, IKErrorCode.EXECUTION_REFUSED)
 
     def _log_answer(self, answer: ComputeIK.Response) -> None:
         code = answer.error_code.val

@@ -70,6 +70,30 @@ class Outputs:
         self.controller_pub.publish(trajectory)
         return ""
 
+    def execute_path(self, group, trajectory: JointTrajectory, q_path: np.ndarray,
+                     succeeded: bool) -> str:
+        """Send a path (``q_path`` (m, n), timed in ``trajectory``) when safe; refusal or ''.
+
+        The first point is held to ``execute_max_joint_jump`` from fresh joint_states (as
+        one solution is), every point to the limits; position mode takes no path.
+        """
+        cfg = self._node.config
+        names = trajectory.joint_names
+        current = self._node.joints.fresh(names, cfg.joint_state_timeout)
+        reason = execution.refusal(succeeded, names, q_path[0], group.lower, group.upper,
+                                   current, cfg.execute_max_joint_jump)
+        if reason:
+            return reason
+        outside = [k for k, q in enumerate(q_path) if not group.within_limits(q)]
+        if outside:
+            return f"points {outside} are outside the joint limits"
+        if cfg.controller_mode == "position":
+            return "controller_mode 'position' takes one configuration, not a path"
+        if self.action_sender is not None:
+            return self.action_sender.send(trajectory)
+        self.controller_pub.publish(trajectory)
+        return ""
+
     def markers(self, frame: str, T_ref_target: pin.SE3, T_ref_reached: Optional[pin.SE3],
                 closest: Optional[Sequence[np.ndarray]] = None) -> None:
         """Target (green) and reached (blue) poses as axes arrows, closest pair (red)."""

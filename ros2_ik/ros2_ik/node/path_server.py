@@ -1,0 +1,90 @@
+"""The ``compute_ik_path`` service of ik_node: solve, then execute and draw when asked.
+
+Solved on the long-solve worker (a path takes longer than one pose, and would otherwise
+hold joint_states and the servo loop).  ``execute`` goes through the node's guarded
+execution (:meth:`Outputs.execute_path`); the tip path is drawn on ``~/markers``.
+"""
+from __future__ import annotations
+
+import numpy as np
+from geometry_msgs.msg import Point
+from visualization_msgs.msg import Marker, MarkerArray
+
+from ros2_ik.node import execution
+from ros2_ik.node.compute_ik_path import PathAnswer, compute_ik_path, path_times, \
+    trajectory_msg
+from ros2_ik.node.error_codes import CODE_NAMES
+from ros2_ik_interfaces.msg import IKErrorCode
+from ros2_ik_interfaces.srv import ComputeIKPath
+
+
+class PathServer:
+    """Serves ComputeIKPath on ``node`` (an IKNode: config, joints, outputs, long solves)."""
+
+    def __init__(self, node, callback_group, qos_profile) -> None:
+        """Create the service."""
+        self._node = node
+        node.create_service(ComputeIKPath, "compute_ik_path", self._on_request,
+                            qos_profile=qos_profile, callback_group=callback_group)
+
+    async def _on_request(self, request: ComputeIKPath.Request,
+                          response: ComputeIKPath.Response) -> ComputeIKPath.Response:
+        return await self._node.long_solves.run(self._answer, request)
+
+    def _answer(self, request: ComputeIKPath.Request) -> ComputeIKPath.Response:
+        node = self._node
+        answer = compute_ik_path(node.robot.snapshot, node.robot.error, node.config,
+                                 node.joints, request)
+        result = answer.result
+        if result is not None and len(result.q_path):
+            if request.execute:
+                self._execute(answer)
+            if node.outputs.wants_markers():
+                node.outputs.marker_pub.publish(self._markers(request, answer))
+        code = answer.response.error_code.val
+        if code < 0:
+            node.get_logger().warning(f"compute_ik_path: {CODE_NAMES.get(code, code)} "
+                                      f"{answer.response.message}", throttle_duration_sec=1.0)
+        return answer.response
+
+    def _execute(self, answer: PathAnswer) -> None:
+        """Send a complete path, timed at the configured velocity scaling, when safe."""
+        response, group, result = answer.response, answer.group, answer.result
+        cfg = self._node.config
+        current = self._node.joints.fresh(group.joint_names, cfg.joint_state_timeout)
+        times = None
+        if current is not None:
+            start = np.array([current[n] for n in group.joint_names])
+            times = path_times(result.q_path, start, group.velocity_limits,
+                               cfg.velocity_scaling)
+            times += max(0.0, cfg.min_trajectory_duration - times[-1])
+        trajectory = trajectory_msg(group.joint_names, result.q_path,
+                                    times if times is not None else
+                                    np.zeros(len(result.q_path)))
+        ok = response.error_code.val == IKErrorCode.SUCCESS
+        reason = self._node.outputs.execute_path(group, trajectory, result.q_path, ok)
+        execution.note_outcome(response, reason, ok, IKErrorCode.EXECUTION_REFUSED)
+
+    def _markers(self, request: ComputeIKPath.Request, answer: PathAnswer) -> MarkerArray:
+        """Draw the reached tip path (blue line) and the requested waypoints (green points)."""
+        group = answer.group
+        ref = request.header.frame_id or "universe"
+        stamp = self._node.get_clock().now().to_msg()
+        tip = group.tip if not request.tip_link else request.tip_link
+        reached = [group.fk(q, ref).actInv(group.fk(q, tip)).translation
+                   for q in answer.result.q_path]
+        asked = [(w.position.x, w.position.y, w.position.z) for w in request.waypoints]
+        return MarkerArray(markers=[
+            _line(ref, stamp, "path_reached", Marker.LINE_STRIP, reached, (0.1, 0.3, 0.9)),
+            _line(ref, stamp, "path_waypoints", Marker.POINTS, asked, (0.1, 0.9, 0.1))])
+
+
+def _line(frame: str, stamp, ns: str, kind: int, points, rgb) -> Marker:
+    marker = Marker(ns=ns, id=0, type=kind, action=Marker.ADD)
+    marker.header.frame_id, marker.header.stamp = frame, stamp
+    marker.pose.orientation.w = 1.0
+    marker.scale.x = marker.scale.y = 0.005
+    marker.color.r, marker.color.g, marker.color.b = rgb
+    marker.color.a = 1.0
+    marker.points = [Point(x=float(p[0]), y=float(p[1]), z=float(p[2])) for p in points]
+    return marker
