@@ -54,7 +54,7 @@ class Arm:
         self.warm_up()
 
     def combos(self, combos):
-        """The combinations this robot is asked (all of ``combos``)."""
+        """Return the combinations this robot is asked (all of ``combos``)."""
         return combos
 
     def warm_up(self) -> None:

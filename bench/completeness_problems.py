@@ -172,7 +172,7 @@ class SceneProblems(FeasibleProblems):
         self.collision = collision
 
     def problem(self, rng: np.random.Generator, index: int, combo: str) -> ProblemSpec:
-        """A ``scene`` problem whatever ``combo`` (the cell is this robot's)."""
+        """Return a ``scene`` problem whatever ``combo`` (the cell is this robot's)."""
         checker, to_full = self.collision
         while True:  # q_star clear of the scene and itself: a lower bound can hold there
             q = self.group.random_configuration(rng)
