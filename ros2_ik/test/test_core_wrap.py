@@ -136,3 +136,21 @@ def test_windows_on_wide_range_joints_are_kept(solver):
         for i in (0, -1):
             assert abs(result.q[i] - q_star[i]) <= 0.05 + 1e-4
         assert np.abs(group.fk(result.q, "tool0").translation - p).max() <= 1e-3 + 1e-4
+
+
+def test_a_window_that_holds_the_answer_back_is_named():
+    """A pose reachable only outside a joint window: the failure names the window."""
+    from ros2_ik.core import Problem, robots
+    from ros2_ik.core.constraints import JointBoundsConstraint
+
+    urdf = (robots.data_dir() / "ur_description" / "urdf" / "ur3_robot.urdf").read_text()
+    robot = Robot.from_urdf(urdf)
+    group = robot.group(tip="tool0")
+    q_star = np.array([0.3, -1.2, 1.4, -1.8, -1.5, 0.5])
+    name = group.joint_names[1]
+    window = JointBoundsConstraint(robot.model, {name: (-0.5, -0.4)}, name="shoulder_window")
+    problem = Problem(group, PoseTarget("tool0", group.fk(q_star, "tool0")), [window])
+    result = solve(group, problem, q_star, timeout_s=0.05, random_seed=0)
+    assert result.status is IKStatus.NO_SOLUTION
+    assert f"at the bound of shoulder_window ({name})" in result.message
+    assert -0.5 <= result.q[1] <= -0.4

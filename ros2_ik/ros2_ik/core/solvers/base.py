@@ -304,7 +304,8 @@ class Search:
         why = "timeout" if self.budget.timed_out else "max_attempts"
         return IKStatus.NO_SOLUTION, self.best, (
             f"no solution within tolerance after {n} attempt(s) ({why}); best available "
-            f"{_describe(self.best, self.problem.pose is not None)}")
+            f"{_describe(self.best, self.problem.pose is not None)}"
+            f"{_at_windows(self.problem, self.best.q)}")
 
 
 def cost_starts(problem: Problem, seed: np.ndarray, jump: float) -> List[np.ndarray]:
@@ -378,6 +379,27 @@ def solved(group, solutions: Tuple[Solution, ...], attempts: int, iterations: in
 
 #: :func:`solved`'s usual message, made once (formatting it cost ~1.5 us, caches cold).
 _ONE_FIRST_TIME = "1 solution(s) after 1 attempt(s)"
+
+
+def _at_windows(problem: Problem, q: np.ndarray) -> str:
+    """Name the joint windows ``q`` stands at the edge of: ``'; at the bound of ...'`` or ''.
+
+    Windows are the solvers' bounds (:attr:`Problem.folded`), never violated rows, so a
+    failure they cause shows as a pose or constraint error; this says which held it back.
+    """
+    if not problem.folded:
+        return ""
+    lower, upper = problem.windows
+    limits = problem.group.limit_lists
+    index = {name: i for i, name in enumerate(problem.group.joint_names)}
+    held = []
+    for c in problem.folded:
+        for name in c.joint_names:
+            i = index[name]
+            if (abs(q[i] - lower[i]) < 1e-6 and lower[i] > limits[0][i]) or \
+                    (abs(q[i] - upper[i]) < 1e-6 and upper[i] < limits[1][i]):
+                held.append(f"{c.name} ({name})")
+    return f"; at the bound of {', '.join(held)}" if held else ""
 
 
 def _describe(cand: _Candidate, has_pose: bool) -> str:
