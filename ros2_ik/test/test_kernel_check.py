@@ -190,3 +190,21 @@ def test_frames_the_group_does_not_move_are_placed_once():
                                [0.0, 0.0, 0.0])
     checker = _check_of(Problem(group, None, [box, arm]))
     assert [row for row, _ in checker.moving] == [2]  # base, torso fixed; the gripper moves
+
+
+def test_joint_windows_are_checked_as_verify_checks_them():
+    """Windows are no kernel rows: the check measures them by their class, as verify does."""
+    group = robots.load_group("ur5")[1]
+    model = group.robot.model
+    rng = np.random.default_rng(4)
+    for _ in range(40):
+        q_star = group.random_configuration(rng)
+        p = group.fk(q_star, group.tip).translation
+        box = C.PositionConstraint(model, "universe", p - 0.3, p + 0.3, group.tip, np.zeros(3))
+        window = C.JointBoundsConstraint(model, {group.joint_names[0]: (q_star[0] - 0.05,
+                                                                        q_star[0] + 0.05)})
+        problem = Problem(group, None, [box, window])
+        holds = _check_of(problem).holds
+        for q in (q_star, group.clamp(q_star + rng.uniform(-0.2, 0.2, group.n))):
+            expected = check(group, None, q, problem.constraints, group.full_data(), TOL)[0]
+            assert holds(q) == expected

@@ -21,7 +21,7 @@ import numpy as np
 import pinocchio as pin
 
 from ros2_ik.core.solvers import constraint_kernel, direct_call
-from ros2_ik.core.verify import ConstraintTolerance
+from ros2_ik.core.verify import ConstraintTolerance, constraint_violations
 
 _M = None
 #: Per layout (by identity, the layout kept so that its id is not reused): its
@@ -92,13 +92,18 @@ def _frames(layout: constraint_kernel.Layout, group) -> Tuple[tuple, np.ndarray]
 class KernelCheck:
     """``holds(q)``: every constraint of the problem within tolerance at group vector ``q``."""
 
-    __slots__ = ("compiled", "group", "model", "data", "moving", "amounts", "tol", "_W")
+    __slots__ = ("compiled", "group", "model", "data", "moving", "amounts", "tol", "_W",
+                 "folded")
 
     def __init__(self, compiled: constraint_kernel.Compiled, group,
-                 tolerance: ConstraintTolerance):
-        """Check ``compiled`` (made by ``compile_problem``) of ``group``'s problem."""
+                 tolerance: ConstraintTolerance, folded: tuple = ()):
+        """Check ``compiled`` (made by ``compile_problem``) of ``group``'s problem.
+
+        ``folded``: its joint windows (:attr:`Problem.folded`), no rows of the kernel:
+        measured by their own class, as :func:`verify.check` does.
+        """
         _jit()
-        self.compiled, self.group, self.tol = compiled, group, tolerance
+        self.compiled, self.group, self.tol, self.folded = compiled, group, tolerance, folded
         self.model, self.data = group.angle_model, group.check_data()
         layout = compiled.layout
         self.moving, W = _frames(layout, group)
@@ -107,15 +112,12 @@ class KernelCheck:
 
     @classmethod
     def of(cls, state) -> Optional["KernelCheck"]:
-        """Return the check of a :class:`constraint_kernel.KernelState` without a pose target.
-
-        None with joint windows too: they are not rows of the kernel, so the driver's
-        :func:`verify.check` measures them.
-        """
+        """Return the check of a :class:`constraint_kernel.KernelState` without a pose target."""
         if not isinstance(state, constraint_kernel.KernelState) or \
-                state.problem.pose is not None or state.problem.folded:
+                state.problem.pose is not None:
             return None
-        return cls(state.compiled, state.problem.group, state.tolerance)
+        return cls(state.compiled, state.problem.group, state.tolerance,
+                   state.problem.folded)
 
     def holds(self, q: np.ndarray) -> bool:
         """Return True when every constraint is within the tolerance of its unit at ``q``.
@@ -127,8 +129,12 @@ class KernelCheck:
             pin.forwardKinematics(model, data, q if group.angle_q else group.to_reduced_q(q))
             for i, f in self.moving:  # then only our frames that move
                 W[i] = pin.updateFramePlacement(model, data, f).homogeneous
-        return bool((_MEASURE or _M.measure_packed)(*_measure_args(
+        ok = bool((_MEASURE or _M.measure_packed)(*_measure_args(
             self.compiled, W, self.amounts, self.tol)))
+        if ok and self.folded:  # the windows, each measured by its own class
+            ok = not constraint_violations(group.robot.model, group.full_data(),
+                                           group.to_full_q(q), self.folded, self.tol)
+        return ok
 
     def measure(self, q: np.ndarray) -> np.ndarray:
         """Each constraint's violation [m or rad] at group vector ``q`` (a reused array)."""
