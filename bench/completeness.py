@@ -54,8 +54,8 @@ class Arm:
         self.warm_up()
 
     def combos(self, combos):
-        """Return the combinations this robot is asked (all of ``combos``)."""
-        return combos
+        """Return the combinations this robot is asked (all of ``combos`` but ``scene``)."""
+        return [c for c in combos if c != SCENE_COMBO]
 
     def warm_up(self) -> None:
         """One untimed problem through both sides: per-group set-up is not a request's."""
@@ -242,6 +242,7 @@ def main() -> int:
                         help="comma-separated")
     parser.add_argument("--robots", default="", help="only robots whose name contains this")
     args = parser.parse_args()
+    import constrained_drake  # noqa: F401 - pydrake sets up its logger on import
     logging.getLogger("drake").setLevel(logging.ERROR)  # URDF attributes it ignores
     count = args.problems or (600 if args.quick else 5000)
     started = time.perf_counter()

@@ -190,6 +190,7 @@ class RandomProblems:
         pick = value if mode != "arbitrary" else rng.uniform(lo + margin, hi - margin)
         positions = {self.group.joint_names[i]: float(np.clip(pick[i], lo[i] + margin,
                                                               hi[i] - margin))
+                     if hi[i] - lo[i] > 2 * margin else 0.5 * float(lo[i] + hi[i])
                      for i in idx[:int(rng.integers(1, 3))]}
         return Term("locked", dict(positions=positions))
 
