@@ -32,6 +32,7 @@ from machine import machine, pyplot
 from ros2_ik.core import Robot, robots
 
 RESULTS = pathlib.Path(__file__).resolve().parent / "results"
+DOCS = RESULTS.parents[1] / "docs" / "completeness.md"
 
 
 class Arm:
@@ -190,6 +191,19 @@ def write(summary: dict, records: List[dict], arms: List[Arm], args, elapsed: fl
     stem.with_suffix(".json").write_text(json.dumps(doc, indent=1, default=float))
     stem.with_suffix(".md").write_text(markdown(doc))
     plot(summary, stem.with_suffix(".png"))
+    if not args.quick and args.problems == 0 and not args.robots:
+        write_docs(markdown(doc))
+
+
+def write_docs(table: str) -> None:
+    """Put ``table`` between the completeness markers of ``docs/completeness.md``."""
+    if not DOCS.exists():
+        return
+    text = DOCS.read_text()
+    begin, end = "<!-- completeness:begin -->\n", "<!-- completeness:end -->"
+    head, rest = text.split(begin, 1)
+    DOCS.write_text(head + begin + table + "\n![lm and SNOPT per combination]"
+                    "(../bench/results/completeness.png)\n" + end + rest.split(end, 1)[1])
 
 
 def markdown(doc: dict) -> str:
@@ -206,7 +220,27 @@ def markdown(doc: dict) -> str:
             f"{100 * c['drake_verified_success']:.2f} % | {c['false_failures']} "
             f"({c['false_failures_drake_solved']}) | {c['exceptions']} | "
             f"{c['false_successes']} | {c['ours_median_ms']:.2f} | {c['drake_median_ms']:.2f} |")
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines + [""] + targets(doc["cells"])) + "\n"
+
+
+def targets(cells: dict) -> List[str]:
+    """Issue 38's targets, as met or not by ``cells``."""
+    total, windows = cells["all / all"], cells.get("all / windows")
+    behind = [name for name, c in cells.items()
+              if c["ours_verified_success"] < c["drake_verified_success"]]
+    out = [f"- lm verified success >= SNOPT's in every cell: "
+           f"{'yes' if not behind else 'no, behind in ' + ', '.join(behind)}",
+           f"- lm verified success overall: {100 * total['ours_verified_success']:.2f} % "
+           f"(target >= 99.5 %)",
+           f"- false failures: {total['false_failures']} of {total['problems']} "
+           f"({100 * total['false_failures'] / total['problems']:.2f} %, target <= 0.5 %); "
+           f"exceptions {total['exceptions']}, false SUCCESS {total['false_successes']}"]
+    if windows:
+        out.append(f"- joint windows: lm {100 * windows['ours_verified_success']:.2f} % at a "
+                   f"median of SNOPT's / "
+                   f"{windows['drake_median_ms'] / windows['ours_median_ms']:.1f}"
+                   f" (target >= 99.5 % at SNOPT's / 3)")
+    return out
 
 
 def plot(summary: dict, path: pathlib.Path) -> None:
