@@ -337,15 +337,18 @@ def srdf_only_config() -> NodeConfig:
     return NodeConfig(values, {})
 
 
-def plugin_request(model, group, base_frame, tips, targets, seed) -> Request:
+def plugin_request(model, group, base_frame, tips, targets, seed, request_type=Request):
     """GetPositionIK as MoveIt's srv_kinematics_plugin builds it (searchPositionIK).
 
     avoid_collisions true; robot_state: every joint of the robot (the group's at the
     seed, the others at 0 within their limits); each pose in the kinematics base frame;
     one tip: pose_stamped + ik_link_name, several: pose_stamped_vector + ik_link_names;
-    the timeout is never set (0).
+    the timeout is never set (0).  ``request_type``: the stand-in or the real
+    GetPositionIK.Request.
     """
-    req = PositionIKRequest(group_name=group, avoid_collisions=True)
+    request = request_type()
+    req = request.ik_request
+    req.group_name, req.avoid_collisions = group, True
     names = [model.names[j] for j in range(1, model.njoints) if model.joints[j].nq >= 1]
     values = {n: float(np.clip(0.0, model.lowerPositionLimit[model.joints[model.getJointId(
         n)].idx_q], model.upperPositionLimit[model.joints[model.getJointId(n)].idx_q]))
@@ -358,7 +361,7 @@ def plugin_request(model, group, base_frame, tips, targets, seed) -> Request:
         req.pose_stamped_vector, req.ik_link_names = poses, list(tips)
     else:
         req.pose_stamped, req.ik_link_name = poses[0], tips[0]
-    return Request(ik_request=req)
+    return request
 
 
 def assert_tip(model, response, frame, ref, T, tol_m=1e-4, tol_rad=1e-3):
@@ -526,6 +529,39 @@ def test_get_position_ik_over_dds(ros_context, model):
         T_reached = fk(model, state.name, state.position)
         assert np.linalg.norm(T_reached.translation - T.translation) <= 1e-4
         wait_for(slow_future.done, 30, "the slow ComputeIK", client.spin)
+    finally:
+        client.close()
+        assert node.stop() == 0, node.output()
+
+
+def test_srdf_group_and_kinematics_yaml_over_dds(ros_context, model):
+    """ik_node with no group of its own: the SRDF's panda_arm, kinematics.yaml's settings."""
+    pytest.importorskip("moveit_msgs.srv", reason="moveit_msgs is not installed")
+    from moveit_msgs.srv import GetPositionIK
+    from ros2_ik.node.harness import Client, NodeProcess, call_resending
+
+    prefix = "robot_description_kinematics.panda_arm."
+    node = NodeProcess(extra_args=["-r", "__ns:=/mvk", "-p", f"{prefix}position_only_ik:=true",
+                                   "-p", f"{prefix}kinematics_solver_timeout:=0.2"])
+    client = Client("moveit_kinematics_client", namespace="/mvk")
+    moveit = client.node.create_client(GetPositionIK, "/mvk/moveit/compute_ik")
+    srdf = robots.srdf_text("panda").replace("</robot>", MOVEIT_PANDA_GROUP + "</robot>")
+    try:
+        client.publish_description(robots.urdf_text("panda"), srdf)
+        assert moveit.wait_for_service(timeout_sec=30), node.output()
+        T = fk(model, ARM, np.array(READY) + 0.1, "panda_link8")
+        # An orientation the flange cannot take there: only position-only IK succeeds.
+        flipped = pin.SE3(pin.rpy.rpyToMatrix(np.pi, 0.0, 0.0) @ T.rotation, T.translation)
+        request = plugin_request(model, "panda_arm", BASE, ["panda_link8"], [flipped],
+                                 dict(zip(ARM, READY)), GetPositionIK.Request)
+        for _ in range(100):       # the URDF, then the SRDF: until the group exists
+            res = call_resending(moveit, request, client.spin)
+            if res.error_code.val != mb.MoveItCode.INVALID_GROUP_NAME and \
+                    res.error_code.val != mb.MoveItCode.FAILURE:
+                break
+            client.spin(0.1)
+        assert res.error_code.val == mb.MoveItCode.SUCCESS, res.error_code
+        assert_tip(model, res, "panda_link8", BASE, flipped, tol_rad=np.inf)
     finally:
         client.close()
         assert node.stop() == 0, node.output()
