@@ -95,7 +95,8 @@ python - <<'PY'
 import importlib.metadata as md
 import pathlib
 for dist in ("launch_testing", "launch_testing_ros"):
-    path = pathlib.Path(md.distribution(dist)._path) / "entry_points.txt"
+    path = pathlib.Path(next(f for f in md.distribution(dist).files
+                             if f.name == "entry_points.txt").locate())
     kept, skip = [], False
     for line in path.read_text().splitlines(keepends=True):
         if line.startswith("["):
