@@ -395,6 +395,16 @@ def test_panda_group_defined_only_in_the_srdf(model):
     assert_tip(model, res, "panda_link8", BASE, T)
 
 
+def test_without_any_configured_group_the_srdf_first_group_is_the_default(model):
+    snapshot = snapshot_of("panda", robots.srdf_text("panda"))   # groups arm, hand, ...
+    T = fk(model, ARM, np.array(READY) + 0.1, "panda_hand")
+    request = plugin_request(model, "", BASE, ["panda_hand"], [T], dict(zip(ARM, READY)))
+    res = call(snapshot, srdf_only_config(), request)
+    assert res.error_code.val == mb.MoveItCode.SUCCESS, res.error_code.message
+    assert_tip(model, res, "panda_hand", BASE, T)
+    assert set(ARM) <= set(res.solution.joint_state.name)
+
+
 def test_pr2_right_arm_defined_only_in_the_srdf(pr2):
     snapshot, model = pr2
     mid = snapshot.robot.group(base="torso_lift_link", tip="r_wrist_roll_link") \
