@@ -7,7 +7,8 @@
 #
 # The pure-Python packages go into .venv (pip --no-deps); the interface packages are built
 # with the venv's colcon, as tools/build.sh builds ros2_ik_interfaces, into a cache outside
-# the clone keyed by the tarballs' checksums, reused when present. tools/env.sh overlays it.
+# the clone keyed by the tarballs' checksums (and requirements.lock), reused when present.
+# tools/env.sh overlays it.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 src="${ROS2_IK_ROS_SRC:-$root/../shared/ros-src}"
@@ -22,7 +23,10 @@ source "$root/tools/env.sh"
 # shellcheck disable=SC1091
 source "$root/tools/cmake_exports.sh"
 
-key="$(cd "$src" && sha256sum ./*.tar.gz | sha256sum | cut -d' ' -f1)"
+# The tarballs' checksums, and the lock the interfaces are built against (the message
+# wheels, rosidl and the interpreter come from it).
+key="$( (cd "$src" && sha256sum ./*.tar.gz) | cat - "$root/requirements.lock" \
+  | sha256sum | cut -d' ' -f1)"
 cache="$(ros2_ik_ros_src_cache)/$key"
 stamp="$VIRTUAL_ENV/.ros2_ik_ros_src_stamp"
 if [[ -f "$cache/.complete" && -f "$stamp" && "$(cat "$stamp")" == "$key" ]]; then
