@@ -32,19 +32,15 @@ GetPositionIK never publishes to the controller: MoveIt calls IK while it sample
 """
 from __future__ import annotations
 
-import math
 from types import MappingProxyType
 from typing import Any, Mapping, Optional, Sequence, Tuple
 
-from geometry_msgs.msg import Quaternion, Vector3
 from rclpy.callback_groups import ReentrantCallbackGroup
 
 from ros2_ik.node.compute_ik import compute_ik
 from ros2_ik.node.constrained_ik import solve_goal
 from ros2_ik_interfaces.action import ConstrainedIK
-from ros2_ik_interfaces.msg import (
-    IKErrorCode, MinimumDistanceConstraint, OrientationConstraint, PoseGoal,
-    PositionConstraint)
+from ros2_ik_interfaces.msg import IKErrorCode, MinimumDistanceConstraint, PoseGoal
 from ros2_ik_interfaces.srv import ComputeIK
 
 
@@ -153,23 +149,13 @@ def to_constrained_goal(ik_request, cfg, frame_names: Sequence[str] = (),
     goal.tip_link = links[0]
     settings = cfg.kinematics.get(ik_request.group_name, {})
     position_only = bool(settings.get("position_only_ik", False))
-    goal.pose_goals = [PoseGoal(tip_link=links[0], target=poses[0],
-                                position_only=position_only)]
-    # The other tips: a box around the target point (in the target's axes) and an
-    # orientation bound, each met within the constraint tolerance: half the node's
-    # tolerance for the bound and half for the slack keep every tip within the node's.
+    # Poses after the first are constraints (constrained_ik._pose_constraints), met within
+    # their tolerance plus the constraint tolerance: half the node's tolerance for each
+    # keeps every tip within the node's.
     half_m, half_rad = cfg.position_tolerance / 2, cfg.orientation_tolerance / 2
-    box = Vector3(x=half_m / math.sqrt(3), y=half_m / math.sqrt(3), z=half_m / math.sqrt(3))
-    for pose, link in zip(poses[1:], links[1:]):
-        frame = pose.header.frame_id
-        goal.position_constraints.append(PositionConstraint(
-            name=f"pose_position({link})", frame_a=frame, x_abar_a=pose.pose,
-            lower=Vector3(x=-box.x, y=-box.y, z=-box.z), upper=box, frame_b=link))
-        if not position_only:
-            goal.orientation_constraints.append(OrientationConstraint(
-                name=f"pose_orientation({link})", frame_abar=frame,
-                r_abar_a=pose.pose.orientation, frame_bbar=link,
-                r_bbar_b=Quaternion(w=1.0), theta_bound=half_rad))
+    goal.pose_goals = [PoseGoal(tip_link=link, target=pose, position_only=position_only,
+                                position_tolerance=half_m, orientation_tolerance=half_rad)
+                       for pose, link in zip(poses, links)]
     goal.position_tolerance, goal.orientation_tolerance = half_m, half_rad
     seed = ik_request.robot_state.joint_state
     goal.seed.name = list(seed.name)
