@@ -29,6 +29,10 @@ key="$( (cd "$src" && sha256sum ./*.tar.gz) | cat - "$root/requirements.lock" \
   | sha256sum | cut -d' ' -f1)"
 cache="$(ros2_ik_ros_src_cache)/$key"
 stamp="$VIRTUAL_ENV/.ros2_ik_ros_src_stamp"
+# One run at a time per machine (two clones, or CI beside a developer, share the cache).
+mkdir -p "$(ros2_ik_ros_src_cache)"
+exec 9>"$(ros2_ik_ros_src_cache)/.lock"
+flock 9
 if [[ -f "$cache/.complete" && -f "$stamp" && "$(cat "$stamp")" == "$key" ]]; then
   echo "[ros-src] reusing $cache"
   exit 0
@@ -45,11 +49,11 @@ pip_install -c "$root/requirements.lock" ros-diagnostic-msgs==5.5.1 osrf-pycommo
   psutil==7.2.2 argcomplete==3.7.2
 fix_cmake_exports "$VIRTUAL_ENV"
 
-# The interface packages: moveit_msgs alone takes ~6 min on 2 cores, so build them in the
-# background (niced) while the pure-Python packages install.
+# The interface packages: moveit_msgs alone takes 6 min on 2 idle cores (13 min beside
+# other work), so build them in the background (niced) while the Python packages install.
 build_pid=
 if [[ ! -f "$cache/.complete" ]]; then
-  echo "[ros-src] building the interface packages into $cache (~6-9 min)"
+  echo "[ros-src] building the interface packages into $cache (~10 min)"
   rm -rf "$cache"
   mkdir -p "$cache/src" "$cache/log"
   for t in composition_interfaces object_recognition_msgs octomap_msgs moveit_msgs \
