@@ -119,6 +119,14 @@ def has_constraints(constraints) -> bool:
         "visibility_constraints"))
 
 
+def refuse_constraints(ik_request) -> None:
+    """Raise INVALID_GOAL_CONSTRAINTS when the request carries constraints (unsupported)."""
+    if has_constraints(ik_request.constraints):
+        raise MoveItRequestError(MoveItCode.INVALID_GOAL_CONSTRAINTS,
+                                 "PositionIKRequest.constraints are not supported by ros2_ik;"
+                                 " use the constrained_ik action")
+
+
 def checked_links(ik_request, frame_names: Sequence[str] = (),
                   group_tips: Sequence[str] = ()) -> Tuple[list, list]:
     """:func:`targets_and_links`, each link checked against the model's ``frame_names``."""
@@ -139,10 +147,7 @@ def kinematics_timeout_s(ik_request, settings: Mapping[str, Any]) -> float:
 def to_constrained_goal(ik_request, cfg, frame_names: Sequence[str] = (),
                         group_tips: Sequence[str] = ()) -> ConstrainedIK.Goal:
     """Our ConstrainedIK goal for a PositionIKRequest with several poses: one pose goal each."""
-    if has_constraints(ik_request.constraints):
-        raise MoveItRequestError(MoveItCode.INVALID_GOAL_CONSTRAINTS,
-                                 "PositionIKRequest.constraints are not supported by ros2_ik;"
-                                 " use the constrained_ik action")
+    refuse_constraints(ik_request)
     poses, links = checked_links(ik_request, frame_names, group_tips)
     goal = ConstrainedIK.Goal()
     goal.group_name = ik_request.group_name
@@ -178,10 +183,7 @@ def to_compute_ik(ik_request, frame_names: Sequence[str] = (),
     ``settings``: the group's kinematics.yaml keys (``NodeConfig.kinematics``).
     Raises :class:`MoveItRequestError` for requests refused before solving.
     """
-    if has_constraints(ik_request.constraints):
-        raise MoveItRequestError(MoveItCode.INVALID_GOAL_CONSTRAINTS,
-                                 "PositionIKRequest.constraints are not supported by ros2_ik;"
-                                 " use the constrained_ik action")
+    refuse_constraints(ik_request)
     (pose,), (link,) = checked_links(ik_request, frame_names)
     request = ComputeIK.Request()
     request.group_name = ik_request.group_name
