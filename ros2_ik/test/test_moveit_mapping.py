@@ -544,11 +544,23 @@ def test_get_position_ik_over_dds(ros_context, model):
         assert node.stop() == 0, node.output()
 
 
+def once_the_group_exists(moveit, request, client):
+    """Call GetPositionIK until the node has the URDF and then the SRDF (its groups)."""
+    from ros2_ik.node.harness import call_resending
+    for _ in range(100):
+        res = call_resending(moveit, request, client.spin)
+        if res.error_code.val not in (mb.MoveItCode.INVALID_GROUP_NAME,
+                                      mb.MoveItCode.FAILURE):        # FAILURE: no model
+            return res
+        client.spin(0.1)
+    return res
+
+
 def test_srdf_group_and_kinematics_yaml_over_dds(ros_context, model):
     """ik_node with no group of its own: the SRDF's panda_arm, kinematics.yaml's settings."""
     pytest.importorskip("moveit_msgs.srv", reason="moveit_msgs is not installed")
     from moveit_msgs.srv import GetPositionIK
-    from ros2_ik.node.harness import Client, NodeProcess, call_resending
+    from ros2_ik.node.harness import Client, NodeProcess
 
     prefix = "robot_description_kinematics.panda_arm."
     node = NodeProcess(extra_args=["-r", "__ns:=/mvk", "-p", f"{prefix}position_only_ik:=true",
@@ -564,14 +576,44 @@ def test_srdf_group_and_kinematics_yaml_over_dds(ros_context, model):
         flipped = pin.SE3(pin.rpy.rpyToMatrix(np.pi, 0.0, 0.0) @ T.rotation, T.translation)
         request = plugin_request(model, "panda_arm", BASE, ["panda_link8"], [flipped],
                                  dict(zip(ARM, READY)), GetPositionIK.Request)
-        for _ in range(100):       # the URDF, then the SRDF: until the group exists
-            res = call_resending(moveit, request, client.spin)
-            if res.error_code.val != mb.MoveItCode.INVALID_GROUP_NAME and \
-                    res.error_code.val != mb.MoveItCode.FAILURE:
-                break
-            client.spin(0.1)
+        res = once_the_group_exists(moveit, request, client)
         assert res.error_code.val == mb.MoveItCode.SUCCESS, res.error_code
         assert_tip(model, res, "panda_link8", BASE, flipped, tol_rad=np.inf)
+    finally:
+        client.close()
+        assert node.stop() == 0, node.output()
+
+
+def test_pr2_arms_two_poses_over_dds(ros_context, pr2):
+    """The real GetPositionIK of srv_kinematics_plugin for pr2's arms, on a node with no
+    group of its own; both tips checked by our FK."""
+    pytest.importorskip("moveit_msgs.srv", reason="moveit_msgs is not installed")
+    from moveit_msgs.srv import GetPositionIK
+    from ros2_ik.node.harness import Client, NodeProcess
+
+    snapshot, model = pr2
+    node = NodeProcess(extra_args=[
+        "-r", "__ns:=/mvpr2",
+        "-p", "robot_description_kinematics.arms.kinematics_solver_timeout:=1.0"])
+    client = Client("moveit_pr2_client", namespace="/mvpr2")
+    moveit = client.node.create_client(GetPositionIK, "/mvpr2/moveit/compute_ik")
+    tips = ["l_wrist_roll_link", "r_wrist_roll_link"]
+    left = snapshot.robot.group(base="torso_lift_link", tip=tips[0]).mid_configuration()
+    right = snapshot.robot.group(base="torso_lift_link", tip=tips[1]).mid_configuration()
+    names = PR2_LEFT + PR2_RIGHT
+    q = np.concatenate([left - 0.1, right + 0.1])
+    targets = [T_frame(model, names, q, tip, "base_footprint") for tip in tips]
+    request = plugin_request(model, "arms", "base_footprint", tips, targets,
+                             dict(zip(names, np.concatenate([left, right]))),
+                             GetPositionIK.Request)
+    try:
+        client.publish_description(robots.urdf_text("pr2_right"),
+                                   robots.srdf_text("pr2_right"))
+        assert moveit.wait_for_service(timeout_sec=30), node.output()
+        res = once_the_group_exists(moveit, request, client)
+        assert res.error_code.val == mb.MoveItCode.SUCCESS, res.error_code
+        for tip, T in zip(tips, targets):
+            assert_tip(model, res, tip, "base_footprint", T)
     finally:
         client.close()
         assert node.stop() == 0, node.output()
