@@ -23,15 +23,7 @@ echo "[setup] installing pinned packages (about 1.3 GB)"
   -r "$root/requirements.txt" -c "$root/requirements.lock" 2>&1 \
   | { grep -v "is ignored: it is neither a file nor a directory" || true; }
 
-# The message wheels were built in a manylinux container: their CMake exports name its
-# Python and numpy include dirs. Point them at this interpreter's.
-py_inc="$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["include"])')"
-np_inc="$("$venv/bin/python" -c 'import numpy; print(numpy.get_include())')"
-mapfile -t exports < <(grep -rl --include='*.cmake' '/opt/python/cp311-cp311' "$venv/share" || true)
-for f in "${exports[@]}"; do
-  sed -i \
-    -e "s#/opt/python/cp311-cp311/lib/python3.11/site-packages/numpy/_core/include#${np_inc}#g" \
-    -e "s#/opt/python/cp311-cp311/include/python3.11#${py_inc}#g" "$f"
-done
-echo "[setup] rewrote ${#exports[@]} CMake export files"
+# shellcheck disable=SC1091
+source "$root/tools/cmake_exports.sh"
+fix_cmake_exports "$venv"
 echo "$want" > "$stamp"

@@ -6,7 +6,8 @@
     # servo: add servo:=true servo_command_topic:=/forward_position_controller/commands
 
 Robot model: with ``urdf_file`` (a URDF or a xacro file; both go through ``xacro``, with
-``xacro_args``) the node gets the URDF as its ``robot_description`` parameter.  Without
+``xacro_args``, where xacro is installed; without xacro a plain URDF is read as it is)
+the node gets the URDF as its ``robot_description`` parameter.  Without
 it the node listens on the ``robot_description`` topic (in its namespace) that the arm's
 bringup already publishes with robot_state_publisher.  This file starts no
 robot_state_publisher: the bringup runs one, and a second would fight over /tf.
@@ -65,9 +66,20 @@ def input_problems(urdf_file: str, srdf_file: str, config_file: str,
     problems = [f"{arg}:={path}: no such file" for arg, path in
                 (("urdf_file", urdf_file), ("srdf_file", srdf_file),
                  ("config_file", config_file)) if path and not exists(path)]
-    if urdf_file and which("xacro") is None:
+    if urdf_file and needs_xacro(urdf_file) and which("xacro") is None:
         problems.append("urdf_file needs xacro, which is not installed")
     return problems
+
+
+def needs_xacro(urdf_file: str) -> bool:
+    """Return True for a xacro file (``*.xacro``): a plain URDF can be read without xacro."""
+    return urdf_file.endswith(".xacro")
+
+
+def description_source(urdf_file: str, which: Callable[[str], Optional[str]] = shutil.which
+                       ) -> str:
+    """How ``urdf_file`` becomes the URDF text: 'xacro' (where installed) or 'file'."""
+    return "xacro" if which("xacro") is not None or needs_xacro(urdf_file) else "file"
 
 
 def generate_launch_description():
@@ -92,7 +104,10 @@ def _launch_setup(context):
     if problems:  # before any process starts: a failed launch leaves nothing behind
         raise RuntimeError("ik.launch.py: " + "; ".join(problems))
     description = None
-    if urdf_file:
+    if urdf_file and description_source(urdf_file) == "file":
+        with open(urdf_file, encoding="utf-8") as f:
+            description = f.read()
+    elif urdf_file:
         description = ParameterValue(
             Command(["xacro ", urdf_file, " ", LaunchConfiguration("xacro_args")]),
             value_type=str)

@@ -2,7 +2,8 @@
 
 Writes an .npz (see :func:`ros2_ik.core.capability.build_map`) and, when matplotlib
 is installed, a PNG slice of the reachability index through the grid centre.
-Interrupt it and run the same command again to resume.  Exit status 2 on bad input.
+Interrupt it (Ctrl-C: exit status 130) and run the same command again to resume: every
+finished chunk is saved.  Exit status 2 on bad input.
 """
 from __future__ import annotations
 
@@ -20,7 +21,8 @@ from ros2_ik.core.dataset import write_dataset
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="reach", description=__doc__.split("\n")[0])
+    p = argparse.ArgumentParser(prog="reach", description=__doc__.split("\n")[0],
+                                formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     p.add_argument("--arm", default="panda", help="example-robot-data arm (ros2_ik.core.robots)")
     p.add_argument("--resolution", type=float, default=0.05, help="voxel pitch [m]")
     p.add_argument("--radius", type=float, default=0.0,
@@ -45,7 +47,7 @@ def _parser() -> argparse.ArgumentParser:
                    help="fk: random q and its tip pose; ik: IK solutions of random targets")
     p.add_argument("--seed", type=int, default=0, help="batch seed")
     p.add_argument("--out", default="reach_map.npz", help="output .npz")
-    p.add_argument("--png", default="", help="PNG slice (default: next to --out)")
+    p.add_argument("--png", default="", help="PNG slice; empty: next to --out")
     return p
 
 
@@ -61,6 +63,11 @@ def _progress():
         bar.n = done
         bar.refresh()
     return update, bar
+
+
+def _resuming(folder: Path, done: int, total: int) -> None:
+    print(f"reach: resuming {folder}: {done} of {total} voxels already done",
+          file=sys.stderr)
 
 
 def _check(args) -> None:
@@ -105,12 +112,16 @@ def main(argv: Optional[List[str]] = None) -> int:
                                samples=args.samples, scene_file=args.scene,
                                clearance_m=args.clearance)
         update, bar = _progress()
-        arrays = build_map(spec, Path(args.out), settings, args.workers, update)
+        arrays = build_map(spec, Path(args.out), settings, args.workers, update, _resuming)
         if bar is not None:
             bar.close()
     except errors.IKError as exc:
         print(f"reach: error: {exc}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print(f"\nreach: interrupted; every finished chunk is saved: run the same command "
+              f"again to resume ({args.out}.partial)", file=sys.stderr)
+        return 130
     png = Path(args.png or Path(args.out).with_suffix(".png"))
     wrote = save_slice_png(arrays, png)
     print(f"{len(arrays['voxels'])} voxels x {len(arrays['rotations'])} orientations; "

@@ -67,7 +67,11 @@ def T_frame(model: pin.Model, names: Sequence[str], positions: Sequence[float],
     data = model.createData()
     q = pin.neutral(model)
     for name, value in zip(names, positions):
-        q[model.joints[model.getJointId(name)].idx_q] = value
+        joint = model.joints[model.getJointId(name)]
+        if joint.nq == 2:  # continuous: (cos, sin)
+            q[joint.idx_q:joint.idx_q + 2] = (np.cos(value), np.sin(value))
+        else:
+            q[joint.idx_q] = value
     pin.framesForwardKinematics(model, data, q)
     T = data.oMf[model.getFrameId(frame)]
     return data.oMf[model.getFrameId(reference)].actInv(T) if reference else T

@@ -150,8 +150,10 @@ def test_unknown_frame_lists_the_valid_frames(factory, arg):
         factory(**{arg: "no_such_link"})
     message = str(error.value)
     assert "no_such_link" in message
-    for frame in ("tip", "link1", "universe", "joint2"):
-        assert frame in message
+    for frame in ("tip", "link1"):                # what a user names: links, frames
+        assert frame in error.value.valid
+    for frame in ("universe", "joint2"):             # the root and joint frames: not listed
+        assert frame not in error.value.valid
     assert error.value.name == "no_such_link"
 
 

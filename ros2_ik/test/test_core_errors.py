@@ -33,6 +33,9 @@ def test_unknown_frames_list_valid_names(arm):
     with pytest.raises(errors.InvalidFrame, match="panda_hand") as info:
         robot.group(base="panda_link0", tip="no_such_link")
     assert "panda_link7" in info.value.valid
+    # Links and added frames only: no joint frames, no universe (they still resolve).
+    assert "panda_joint1" not in info.value.valid and "universe" not in info.value.valid
+    assert "panda_hand_tcp" in info.value.valid
     with pytest.raises(errors.InvalidFrame):
         robot.group(base="nope", tip="panda_hand")
 

@@ -84,6 +84,42 @@ def test_feedback_is_called(panda):
     assert seen[-1].best_q is None or seen[-1].best_q.shape == (7,)
 
 
+def test_feedback_reports_the_violation_and_no_cost_without_costs(panda):
+    """An unreachable box: the violation is its worst axis by our FK; no costs, cost 0."""
+    from ros2_ik.core.constraints import PositionConstraint
+    model = panda.robot.model
+    lower, upper = np.array([2.0, -0.05, 0.3]), np.array([2.1, 0.05, 0.4])
+    box = PositionConstraint(model, panda.base, lower, upper, panda.tip, np.zeros(3))
+    seen = []
+    solve(panda, Problem(panda, None, [box]), panda.mid_configuration(), timeout_s=0.2,
+          feedback=seen.append, random_seed=0)
+    reported = [p for p in seen if p.best_q is not None]
+    assert reported
+    for progress in reported:
+        q = progress.best_q
+        p = panda.fk(q, panda.base).actInv(panda.fk(q, panda.tip)).translation
+        outside = np.max(np.maximum(np.maximum(lower - p, p - upper), 0.0))  # worst axis
+        assert progress.best_violation == pytest.approx(outside, abs=1e-9)
+        assert progress.best_cost == 0.0
+
+
+def test_feedback_cost_is_the_problems_cost(panda):
+    from ros2_ik.core.costs import PostureCost
+    model = panda.robot.model
+    q_nominal = panda.to_full_q(panda.mid_configuration() + 0.2)
+    cost = PostureCost(model, q_nominal, 1.0)
+    seen = []
+    solve(panda, Problem(panda, unreachable(panda), [], [cost]), panda.mid_configuration(),
+          timeout_s=0.2, feedback=seen.append, random_seed=0)
+    reported = [p for p in seen if p.best_q is not None]
+    assert reported
+    data = model.createData()
+    for progress in reported:
+        value = cost.evaluate(model, data, panda.to_full_q(progress.best_q))[0]
+        assert progress.best_cost == pytest.approx(value, rel=1e-12)
+        assert progress.best_violation == 0.0
+
+
 def test_jump_limit_rejects_far_solutions(panda):
     seed = panda.mid_configuration()
     q_far = seed.copy()

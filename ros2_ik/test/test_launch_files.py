@@ -311,3 +311,16 @@ def test_ik_launch_checks_its_files_before_starting():
     assert any("config_file:=/x/cfg.yaml" in p for p in found)
     assert any("xacro" in p and "not installed" in p for p in found)
     assert not any("srdf_file" in p for p in found)
+
+
+def test_ik_launch_reads_a_plain_urdf_without_xacro():
+    ik = load("ik.launch.py")
+    no_xacro, xacro = (lambda exe: None), (lambda exe: "/usr/bin/xacro")
+    assert ik.input_problems("/x/arm.urdf", "", "", exists=lambda p: True,
+                             which=no_xacro) == []
+    assert ik.description_source("/x/arm.urdf", which=no_xacro) == "file"
+    assert ik.description_source("/x/arm.urdf", which=xacro) == "xacro"
+    assert ik.description_source("/x/arm.urdf.xacro", which=no_xacro) == "xacro"
+    found = ik.input_problems("/x/arm.urdf.xacro", "", "", exists=lambda p: True,
+                              which=no_xacro)
+    assert found == ["urdf_file needs xacro, which is not installed"]

@@ -182,7 +182,7 @@ def test_vector_fields_win_over_the_single_ones():
     near, far = pin.SE3(np.eye(3), np.array([0.4, 0, 0.5])), pin.SE3(np.eye(3), np.ones(3))
     req = ik_request(far, ik_link_name="panda_link7", ik_link_names=["panda_hand"],
                      pose_stamped_vector=[stamped(near)]).ik_request
-    pose, link = mb.target_and_link(req)
+    (pose,), (link,) = mb.targets_and_links(req)
     assert link == "panda_hand" and pose.pose.position.x == pytest.approx(0.4)
 
 
@@ -265,7 +265,7 @@ def test_error_codes_of_every_moveit_msgs_version(snapshot, cfg):
     ("unknown group", mb.MoveItCode.INVALID_GROUP_NAME),
     ("unknown link", mb.MoveItCode.INVALID_LINK_NAME),
     ("unknown frame", mb.MoveItCode.FRAME_TRANSFORM_FAILURE),
-    ("two poses", mb.MoveItCode.FAILURE),
+    ("two poses, one link", mb.MoveItCode.INVALID_LINK_NAME),
     ("constraints", mb.MoveItCode.INVALID_GOAL_CONSTRAINTS),
     ("bad quaternion", mb.MoveItCode.INVALID_GOAL_CONSTRAINTS),
     ("seed lengths differ", mb.MoveItCode.INVALID_ROBOT_STATE),
@@ -281,9 +281,9 @@ def test_failures_map_to_moveit_codes(snapshot, cfg, case, expected):
         r.ik_link_name = "gripper_tool0"
     elif case == "unknown frame":
         r.pose_stamped.header.frame_id = "world_of_nowhere"
-    elif case == "two poses":
+    elif case == "two poses, one link":
         r.pose_stamped_vector = [stamped(T), stamped(T)]
-        r.ik_link_names = [TIP, "panda_link7"]
+        r.ik_link_names = [TIP]
     elif case == "constraints":
         r.constraints.joint_constraints.append(object())
     elif case == "bad quaternion":
@@ -311,6 +311,175 @@ def test_avoid_collisions_answers_collision_free_or_refuses(model, snapshot, cfg
                                   mb.MoveItCode.NO_IK_SOLUTION), res.error_code.message
     if res.error_code.val == mb.MoveItCode.SUCCESS:
         assert_reaches(model, res, T)
+
+
+# --- a MoveIt robot: groups from the SRDF, requests as srv_kinematics_plugin sends them ----
+#: MoveIt's panda_moveit_config names the arm "panda_arm", a chain to panda_link8.
+MOVEIT_PANDA_GROUP = ('<group name="panda_arm"><chain base_link="panda_link0" '
+                      'tip_link="panda_link8"/></group>')
+PR2_RIGHT = ["r_shoulder_pan_joint", "r_shoulder_lift_joint", "r_upper_arm_roll_joint",
+             "r_elbow_flex_joint", "r_forearm_roll_joint", "r_wrist_flex_joint",
+             "r_wrist_roll_joint"]
+PR2_LEFT = ["l" + name[1:] for name in PR2_RIGHT]
+
+
+def snapshot_of(arm: str, srdf: str):
+    source = RobotSource()
+    source.set_srdf(srdf)
+    source.set_urdf(robots.urdf_text(arm))
+    return source.snapshot
+
+
+def srdf_only_config() -> NodeConfig:
+    """No ros2_ik group at all (group_names empty): every group comes from the SRDF."""
+    values = {spec.name: spec.default for spec in SCHEMA}
+    values.update(group_names=[], default_group="")
+    return NodeConfig(values, {})
+
+
+def plugin_request(model, group, base_frame, tips, targets, seed, request_type=Request):
+    """GetPositionIK as MoveIt's srv_kinematics_plugin builds it (searchPositionIK).
+
+    avoid_collisions true; robot_state: every joint of the robot (the group's at the
+    seed, the others at 0 within their limits); each pose in the kinematics base frame;
+    one tip: pose_stamped + ik_link_name, several: pose_stamped_vector + ik_link_names;
+    the timeout is never set (0).  ``request_type``: the stand-in or the real
+    GetPositionIK.Request.
+    """
+    request = request_type()
+    req = request.ik_request
+    req.group_name, req.avoid_collisions = group, True
+    names = [model.names[j] for j in range(1, model.njoints) if model.joints[j].nq >= 1]
+    values = {n: float(np.clip(0.0, model.lowerPositionLimit[model.joints[model.getJointId(
+        n)].idx_q], model.upperPositionLimit[model.joints[model.getJointId(n)].idx_q]))
+        if model.joints[model.getJointId(n)].nq == 1 else 0.0 for n in names}
+    values.update(seed)
+    req.robot_state.joint_state.name = names
+    req.robot_state.joint_state.position = [values[n] for n in names]
+    poses = [stamped(T, base_frame) for T in targets]
+    if len(tips) > 1:
+        req.pose_stamped_vector, req.ik_link_names = poses, list(tips)
+    else:
+        req.pose_stamped, req.ik_link_name = poses[0], tips[0]
+    return request
+
+
+def assert_tip(model, response, frame, ref, T, tol_m=1e-4, tol_rad=1e-3):
+    """The returned state puts ``frame`` at ``T`` (in ``ref``), by our own FK."""
+    state = response.solution.joint_state
+    T_reached = T_frame(model, state.name, state.position, frame, ref)
+    assert np.linalg.norm(T_reached.translation - T.translation) <= tol_m
+    assert np.linalg.norm(pin.log3(T.rotation.T @ T_reached.rotation)) <= tol_rad
+
+
+@pytest.fixture(scope="module")
+def pr2():
+    snapshot = snapshot_of("pr2_right", robots.srdf_text("pr2_right"))
+    return snapshot, snapshot.robot.model
+
+
+def test_panda_group_defined_only_in_the_srdf(model):
+    srdf = robots.srdf_text("panda").replace("</robot>", MOVEIT_PANDA_GROUP + "</robot>")
+    snapshot = snapshot_of("panda", srdf)
+    q = np.array(READY) + 0.1
+    T = fk(model, ARM, q, "panda_link8")
+    request = plugin_request(model, "panda_arm", BASE, ["panda_link8"], [T],
+                             dict(zip(ARM, READY)))
+    res = call(snapshot, srdf_only_config(), request)
+    assert res.error_code.val == mb.MoveItCode.SUCCESS, res.error_code.message
+    assert_tip(model, res, "panda_link8", BASE, T)
+    # example-robot-data's own SRDF group "arm" (a joint list) serves as well.
+    request.ik_request.group_name = "arm"
+    res = call(snapshot, srdf_only_config(), request)
+    assert res.error_code.val == mb.MoveItCode.SUCCESS, res.error_code.message
+    assert_tip(model, res, "panda_link8", BASE, T)
+
+
+def test_without_any_configured_group_the_srdf_first_group_is_the_default(model):
+    snapshot = snapshot_of("panda", robots.srdf_text("panda"))   # groups arm, hand, ...
+    T = fk(model, ARM, np.array(READY) + 0.1, "panda_hand")
+    request = plugin_request(model, "", BASE, ["panda_hand"], [T], dict(zip(ARM, READY)))
+    res = call(snapshot, srdf_only_config(), request)
+    assert res.error_code.val == mb.MoveItCode.SUCCESS, res.error_code.message
+    assert_tip(model, res, "panda_hand", BASE, T)
+    assert set(ARM) <= set(res.solution.joint_state.name)
+
+
+def test_pr2_right_arm_defined_only_in_the_srdf(pr2):
+    snapshot, model = pr2
+    mid = snapshot.robot.group(base="torso_lift_link", tip="r_wrist_roll_link") \
+        .mid_configuration()
+    T = T_frame(model, PR2_RIGHT, mid + 0.15, "r_wrist_roll_link", "torso_lift_link")
+    request = plugin_request(model, "right_arm", "torso_lift_link", ["r_wrist_roll_link"],
+                             [T], dict(zip(PR2_RIGHT, mid)))
+    res = call(snapshot, srdf_only_config(), request)
+    assert res.error_code.val == mb.MoveItCode.SUCCESS, res.error_code.message
+    assert_tip(model, res, "r_wrist_roll_link", "torso_lift_link", T)
+
+
+def test_pr2_arms_two_poses_are_solved_together(pr2):
+    snapshot, model = pr2
+    tips = ["l_wrist_roll_link", "r_wrist_roll_link"]
+    right = snapshot.robot.group(base="torso_lift_link", tip="r_wrist_roll_link")
+    left = snapshot.robot.group(base="torso_lift_link", tip="l_wrist_roll_link")
+    q_left, q_right = left.mid_configuration() + 0.1, right.mid_configuration() - 0.1
+    names, q = PR2_LEFT + PR2_RIGHT, np.concatenate([q_left, q_right])
+    targets = [T_frame(model, names, q, tip, "base_footprint") for tip in tips]
+    seed = dict(zip(names, np.concatenate([left.mid_configuration(),
+                                           right.mid_configuration()])))
+    request = plugin_request(model, "arms", "base_footprint", tips, targets, seed)
+    # The plugin sends no timeout: the group's kinematics_solver_timeout applies.
+    cfg = srdf_only_config()
+    cfg = NodeConfig(cfg.values, {}, {"arms": {"kinematics_solver_timeout": 1.0}})
+    res = call(snapshot, cfg, request)
+    assert res.error_code.val == mb.MoveItCode.SUCCESS, res.error_code.message
+    for tip, T in zip(tips, targets):
+        assert_tip(model, res, tip, "base_footprint", T)
+    # Without ik_link_names the group's tips (the SRDF's order) are used.
+    request.ik_request.ik_link_names = []
+    res = call(snapshot, cfg, request)
+    assert res.error_code.val == mb.MoveItCode.SUCCESS, res.error_code.message
+    for tip, T in zip(tips, targets):
+        assert_tip(model, res, tip, "base_footprint", T)
+
+
+def test_kinematics_yaml_timeout_and_position_only(model, snapshot, cfg):
+    from ros2_ik.node.parameters import kinematics_parameter
+    assert kinematics_parameter("robot_description_kinematics.arm.position_only_ik") == \
+        ("arm", "position_only_ik")
+    assert kinematics_parameter("robot_description_kinematics.a.b.kinematics_solver_timeout") \
+        == ("a.b", "kinematics_solver_timeout")
+    assert kinematics_parameter("robot_description_kinematics.arm.kinematics_solver") is None
+    assert kinematics_parameter("timeout") is None
+    settings = {"kinematics_solver_timeout": 0.3, "position_only_ik": True}
+    req = ik_request(pin.SE3.Identity(), timeout=Duration()).ik_request
+    ours = mb.to_compute_ik(req, (), settings)
+    assert ours.timeout == pytest.approx(0.3) and ours.position_only
+    req.timeout = Duration(0, 100_000_000)          # the request's own timeout wins
+    assert mb.to_compute_ik(req, (), settings).timeout == pytest.approx(0.1)
+    assert not mb.to_compute_ik(req).position_only
+    # position_only_ik: a reachable point with an orientation the hand cannot take there.
+    T = reachable(model, np.random.default_rng(7))
+    flipped = pin.SE3(pin.rpy.rpyToMatrix(np.pi, 0.0, 0.0) @ T.rotation, T.translation)
+    kin = NodeConfig(cfg.values, cfg.groups, {"panda_arm": {"position_only_ik": True}})
+    res = call(snapshot, kin, ik_request(flipped))
+    assert res.error_code.val == mb.MoveItCode.SUCCESS, res.error_code.message
+    assert_reaches(model, res, flipped, tol_rad=np.inf)
+
+
+def test_ros2_ik_config_overrides_the_srdf_group(pr2):
+    snapshot, model = pr2
+    cfg = srdf_only_config()
+    tool = "r_gripper_tool_frame"
+    cfg = NodeConfig({**cfg.values, "group_names": ["right_arm"]},
+                     {"right_arm": GroupConfig("right_arm", "torso_lift_link", tool)})
+    mid = snapshot.robot.group(base="torso_lift_link", tip=tool).mid_configuration()
+    T = T_frame(model, PR2_RIGHT, mid + 0.1, tool, "torso_lift_link")
+    request = plugin_request(model, "right_arm", "torso_lift_link", [""], [T],
+                             dict(zip(PR2_RIGHT, mid)))
+    res = call(snapshot, cfg, request)          # no ik_link_name: the group's tip, ours
+    assert res.error_code.val == mb.MoveItCode.SUCCESS, res.error_code.message
+    assert_tip(model, res, tool, "torso_lift_link", T)
 
 
 # --- against the real moveit_msgs, where installed ----------------------------------------
@@ -370,6 +539,81 @@ def test_get_position_ik_over_dds(ros_context, model):
         T_reached = fk(model, state.name, state.position)
         assert np.linalg.norm(T_reached.translation - T.translation) <= 1e-4
         wait_for(slow_future.done, 30, "the slow ComputeIK", client.spin)
+    finally:
+        client.close()
+        assert node.stop() == 0, node.output()
+
+
+def once_the_group_exists(moveit, request, client):
+    """Call GetPositionIK until the node has the URDF and then the SRDF (its groups)."""
+    from ros2_ik.node.harness import call_resending
+    for _ in range(100):
+        res = call_resending(moveit, request, client.spin)
+        if res.error_code.val not in (mb.MoveItCode.INVALID_GROUP_NAME,
+                                      mb.MoveItCode.FAILURE):        # FAILURE: no model
+            return res
+        client.spin(0.1)
+    return res
+
+
+def test_srdf_group_and_kinematics_yaml_over_dds(ros_context, model):
+    """ik_node with no group of its own: the SRDF's panda_arm, kinematics.yaml's settings."""
+    pytest.importorskip("moveit_msgs.srv", reason="moveit_msgs is not installed")
+    from moveit_msgs.srv import GetPositionIK
+    from ros2_ik.node.harness import Client, NodeProcess
+
+    prefix = "robot_description_kinematics.panda_arm."
+    node = NodeProcess(extra_args=["-r", "__ns:=/mvk", "-p", f"{prefix}position_only_ik:=true",
+                                   "-p", f"{prefix}kinematics_solver_timeout:=0.2"])
+    client = Client("moveit_kinematics_client", namespace="/mvk")
+    moveit = client.node.create_client(GetPositionIK, "/mvk/moveit/compute_ik")
+    srdf = robots.srdf_text("panda").replace("</robot>", MOVEIT_PANDA_GROUP + "</robot>")
+    try:
+        client.publish_description(robots.urdf_text("panda"), srdf)
+        assert moveit.wait_for_service(timeout_sec=30), node.output()
+        T = fk(model, ARM, np.array(READY) + 0.1, "panda_link8")
+        # An orientation the flange cannot take there: only position-only IK succeeds.
+        flipped = pin.SE3(pin.rpy.rpyToMatrix(np.pi, 0.0, 0.0) @ T.rotation, T.translation)
+        request = plugin_request(model, "panda_arm", BASE, ["panda_link8"], [flipped],
+                                 dict(zip(ARM, READY)), GetPositionIK.Request)
+        res = once_the_group_exists(moveit, request, client)
+        assert res.error_code.val == mb.MoveItCode.SUCCESS, res.error_code
+        assert_tip(model, res, "panda_link8", BASE, flipped, tol_rad=np.inf)
+    finally:
+        client.close()
+        assert node.stop() == 0, node.output()
+
+
+def test_pr2_arms_two_poses_over_dds(ros_context, pr2):
+    """The real GetPositionIK of srv_kinematics_plugin for pr2's arms, on a node with no
+    group of its own; both tips checked by our FK."""
+    pytest.importorskip("moveit_msgs.srv", reason="moveit_msgs is not installed")
+    from moveit_msgs.srv import GetPositionIK
+    from ros2_ik.node.harness import Client, NodeProcess
+
+    snapshot, model = pr2
+    node = NodeProcess(extra_args=[
+        "-r", "__ns:=/mvpr2",
+        "-p", "robot_description_kinematics.arms.kinematics_solver_timeout:=1.0"])
+    client = Client("moveit_pr2_client", namespace="/mvpr2")
+    moveit = client.node.create_client(GetPositionIK, "/mvpr2/moveit/compute_ik")
+    tips = ["l_wrist_roll_link", "r_wrist_roll_link"]
+    left = snapshot.robot.group(base="torso_lift_link", tip=tips[0]).mid_configuration()
+    right = snapshot.robot.group(base="torso_lift_link", tip=tips[1]).mid_configuration()
+    names = PR2_LEFT + PR2_RIGHT
+    q = np.concatenate([left - 0.1, right + 0.1])
+    targets = [T_frame(model, names, q, tip, "base_footprint") for tip in tips]
+    request = plugin_request(model, "arms", "base_footprint", tips, targets,
+                             dict(zip(names, np.concatenate([left, right]))),
+                             GetPositionIK.Request)
+    try:
+        client.publish_description(robots.urdf_text("pr2_right"),
+                                   robots.srdf_text("pr2_right"))
+        assert moveit.wait_for_service(timeout_sec=30), node.output()
+        res = once_the_group_exists(moveit, request, client)
+        assert res.error_code.val == mb.MoveItCode.SUCCESS, res.error_code
+        for tip, T in zip(tips, targets):
+            assert_tip(model, res, tip, "base_footprint", T)
     finally:
         client.close()
         assert node.stop() == 0, node.output()

@@ -77,6 +77,19 @@ def test_execute_publishes_a_timed_trajectory(trajectory_node, model):
     assert {m.ns for m in markers[-1].markers} >= {"target", "reached"}
 
 
+def test_a_late_subscriber_learns_the_servo_is_stopped(trajectory_node):
+    from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+    from ros2_ik_interfaces.msg import ServoStatus
+    node, client = trajectory_node
+    latched = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
+                         durability=DurabilityPolicy.TRANSIENT_LOCAL)
+    statuses = []
+    client.node.create_subscription(ServoStatus, "/traj/ik_node/servo/status",
+                                    statuses.append, latched)
+    wait_for(lambda: statuses, 10, "the servo status", client.spin)
+    assert statuses[-1].state == ServoStatus.STOPPED
+
+
 def test_execution_refused_when_jump_too_large(trajectory_node, model):
     node, client = trajectory_node
     trajectories = collect(client, JointTrajectory, "/traj/arm_controller/joint_trajectory")

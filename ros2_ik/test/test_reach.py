@@ -1,4 +1,7 @@
 """Capability maps (core/capability.py) and the ``reach`` CLI on a tiny grid."""
+import json
+from dataclasses import asdict
+
 import numpy as np
 import pytest
 
@@ -44,7 +47,7 @@ def test_map_solutions_reach_their_targets(tmp_path):
             if ok:
                 T = group.fk(q.astype(float), group.tip)
                 assert np.linalg.norm(T.translation - v) < 1e-4 + 1e-5  # float32 q
-    assert not (tmp_path / "map.npz.partial.npz").exists()
+    assert not (tmp_path / "map.npz.partial").exists()
 
 
 def test_interrupted_map_resumes_without_recomputing(tmp_path):
@@ -57,18 +60,44 @@ def test_interrupted_map_resumes_without_recomputing(tmp_path):
 
     with pytest.raises(_Stop):
         build_map(PANDA, out, TINY, progress=stop_after_first)
-    partial = np.load(tmp_path / "map.npz.partial.npz")
-    assert not out.exists() and partial["done"].sum() == 3
-    resumed = []
-    arrays = build_map(PANDA, out, TINY, progress=lambda d, t: resumed.append(d))
+    partial = np.load(tmp_path / "map.npz.partial" / "chunk_00000000.npz")
+    assert not out.exists() and len(partial["solved"]) == 3
+    resumed, told = [], []
+    arrays = build_map(PANDA, out, TINY, progress=lambda d, t: resumed.append(d),
+                       resumed=lambda folder, done, total: told.append((done, total)))
     assert resumed[0] == 6 and 3 not in resumed  # the first chunk was not recomputed
-    np.testing.assert_array_equal(arrays["solved"][:3], partial["solved"][:3])
+    assert told == [(3, len(arrays["voxels"]))]
+    np.testing.assert_array_equal(arrays["solved"][:3], partial["solved"])
+
+
+def test_every_finished_chunk_is_saved(tmp_path):
+    """Stopped after the second chunk: both are on disk, the resume starts after them."""
+    out = tmp_path / "map.npz"
+
+    def stop_after_second(done, total):
+        if done == 6:
+            raise _Stop
+
+    with pytest.raises(_Stop):
+        build_map(PANDA, out, TINY, progress=stop_after_second)
+    resumed = []
+    build_map(PANDA, out, TINY, progress=lambda d, t: resumed.append(d))
+    assert resumed[0] > 6 and 6 not in resumed  # chunks 1 and 2 were not recomputed
 
 
 def test_corrupt_or_mismatched_resume_file_is_a_clear_error(tmp_path):
     out = tmp_path / "map.npz"
-    (tmp_path / "map.npz.partial.npz").write_bytes(b"not a zip")
+    partial = tmp_path / "map.npz.partial"
+    partial.mkdir()
+    (partial / "settings.json").write_text("{not json")
     with pytest.raises(errors.InvalidArgument, match="corrupt"):
+        build_map(PANDA, out, TINY)
+    (partial / "settings.json").write_text('{"resolution_m": 1.0}')
+    with pytest.raises(errors.InvalidArgument, match="other settings"):
+        build_map(PANDA, out, TINY)
+    (partial / "settings.json").write_text(json.dumps(asdict(TINY)))
+    (partial / "chunk_00000000.npz").write_bytes(b"not a zip")
+    with pytest.raises(errors.InvalidArgument, match="chunk_00000000.npz: corrupt"):
         build_map(PANDA, out, TINY)
     assert not out.exists()
 
@@ -89,6 +118,38 @@ def test_cli_bad_input_exits_2(tmp_path, capsys, argv, field):
     assert reach.main(argv + ["--out", str(tmp_path / "m.npz"), "--radius", "0.3"]) == 2
     assert field in capsys.readouterr().err
     assert not (tmp_path / "m.npz").exists()
+
+
+TINY_ARGS = ["--resolution", "0.25", "--radius", "0.3", "--center", "0.3", "0", "0.4",
+             "--directions", "3", "--rolls", "2", "--timeout-ms", "5", "--chunk-voxels", "3",
+             "--samples", "50000"]
+
+
+def test_cli_ctrl_c_is_one_line_and_the_next_run_resumes(tmp_path, capsys, monkeypatch):
+    out = str(tmp_path / "m.npz")
+
+    def interrupted_after_first_chunk():
+        def update(done, total):
+            raise KeyboardInterrupt
+        return update, None
+    monkeypatch.setattr(reach, "_progress", interrupted_after_first_chunk)
+    assert reach.main(TINY_ARGS + ["--out", out]) == 130
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and "interrupted" in err and "resume" in err
+    monkeypatch.setattr(reach, "_progress", lambda: (None, None))
+    assert reach.main(TINY_ARGS + ["--out", out]) == 0
+    err = capsys.readouterr().err
+    assert f"resuming {out}.partial: 3 of " in err, err
+
+
+def test_cli_help_shows_the_defaults(capsys):
+    with pytest.raises(SystemExit) as done:
+        reach.main(["--help"])
+    assert done.value.code == 0
+    text = " ".join(capsys.readouterr().out.split())
+    for default in ("voxel pitch [m] (default: 0.05)", "(default: 64)",
+                    "(default: reach_map.npz)", "(default: panda)"):
+        assert default in text, text
 
 
 def test_cli_writes_npz_png_and_a_progress_bar(tmp_path, capsys):

@@ -1,5 +1,9 @@
-"""FollowJointTrajectory outcome reporting (control_msgs is absent here: logic only),
-and the fallback to the topic when it is missing."""
+"""FollowJointTrajectory execution: outcome reporting, the fallback to the topic when
+control_msgs is missing, and, where control_msgs is installed, ik_node executing against
+a fake FollowJointTrajectory server over real DDS."""
+import sys
+
+import numpy as np
 import pytest
 
 pytest.importorskip("rclpy")
@@ -16,17 +20,104 @@ def test_outcomes_are_described_with_names():
     assert describe("/a", 99, -17, "") == "/a: status 99, error_code -17"
 
 
-def test_missing_control_msgs_falls_back_to_the_topic(ros_context):
+def test_missing_control_msgs_falls_back_to_the_topic(ros_context, monkeypatch):
     import rclpy
     from ros2_ik.node.trajectory_action import make_sender
-    try:
-        import control_msgs  # noqa: F401
-        pytest.skip("control_msgs is installed: the fallback path does not apply")
-    except ImportError:
-        pass
+    monkeypatch.setitem(sys.modules, "control_msgs", None)     # absent, installed or not
+    monkeypatch.setitem(sys.modules, "control_msgs.action", None)
     node = rclpy.create_node("fallback_test")
     try:
         assert make_sender(node, "", None) is None
         assert make_sender(node, "/arm/follow_joint_trajectory", None) is None
     finally:
         node.destroy_node()
+
+
+# --- ik_node against a fake FollowJointTrajectory server, where control_msgs is installed --
+@pytest.fixture(scope="module")
+def fjt_server(ros_context):
+    """A FollowJointTrajectory server: records goals, ends each as ``outcome`` says."""
+    pytest.importorskip("control_msgs.action", reason="control_msgs is not installed")
+    import rclpy
+    from control_msgs.action import FollowJointTrajectory
+    from rclpy.action import ActionServer
+
+    node = rclpy.create_node("fake_fjt_server")
+    state = {"goals": [], "outcome": ("succeed", 0, "")}
+
+    def execute(handle):
+        state["goals"].append(handle.request.trajectory)
+        how, code, text = state["outcome"]
+        getattr(handle, how)()
+        return FollowJointTrajectory.Result(error_code=code, error_string=text)
+
+    server = ActionServer(node, FollowJointTrajectory,
+                          "/fjt/arm_controller/follow_joint_trajectory", execute)
+    yield node, state
+    server.destroy()
+    node.destroy_node()
+
+
+@pytest.fixture(scope="module")
+def fjt_node(fjt_server):
+    from panda_node import start, stop
+    node, client = start(
+        "fjt", "controller_action:=/fjt/arm_controller/follow_joint_trajectory",
+        "controller_topic:=/fjt/arm_controller/joint_trajectory")
+    yield node, client
+    stop(node, client)
+
+
+@pytest.mark.parametrize("outcome,expected", [
+    (("succeed", 0, ""), "succeeded, SUCCESSFUL"),
+    (("abort", -4, "joint 3 off path"), "aborted, PATH_TOLERANCE_VIOLATED (joint 3 off path)"),
+])
+def test_execution_goes_to_the_follow_joint_trajectory_server(fjt_server, fjt_node, outcome,
+                                                              expected):
+    import rclpy
+    from panda_node import ARM, READY, T_frame, description
+    from ros2_ik.node.conversions import se3_to_pose
+    from ros2_ik.node.harness import wait_for
+    from ros2_ik_interfaces.msg import IKErrorCode
+    from ros2_ik_interfaces.srv import ComputeIK
+    from std_msgs.msg import String
+    from trajectory_msgs.msg import JointTrajectory
+
+    server_node, state = fjt_server
+    node, client = fjt_node
+    state["outcome"], goals_before = outcome, len(state["goals"])
+    results, on_topic = [], []
+    client.node.create_subscription(String, "/fjt/ik_node/execution_result",
+                                    results.append, 10)
+    client.node.create_subscription(JointTrajectory, "/fjt/arm_controller/joint_trajectory",
+                                    on_topic.append, 10)
+    model = description()[2]
+    q = np.array(READY) + np.array([0.1, -0.1, 0.05, 0.1, 0.0, 0.1, 0.0])
+    request = ComputeIK.Request(execute=True, timeout=0.5, random_seed=1)
+    request.target.header.frame_id = "panda_link0"
+    request.target.pose = se3_to_pose(T_frame(model, ARM, q, "panda_hand", "panda_link0"))
+    request.seed.name, request.seed.position = ARM, list(READY)
+
+    def spin(t):
+        client.spin(t / 2)
+        rclpy.spin_once(server_node, timeout_sec=t / 2)
+
+    responses = []
+
+    def executed():
+        """Ask (with fresh joint_states) until ik_node has found the server and sent."""
+        client.publish_joints(ARM, READY)
+        responses.append(client.call(request))
+        return "is not available" not in responses[-1].message
+    wait_for(executed, 30, "the FollowJointTrajectory server", spin)
+    assert responses[-1].error_code.val == IKErrorCode.SUCCESS, responses[-1].message
+    wait_for(lambda: results and len(state["goals"]) > goals_before, 30,
+             "the goal and its outcome", spin)
+    assert results[-1].data == f"/fjt/arm_controller/follow_joint_trajectory: {expected}"
+    trajectory = state["goals"][-1]
+    assert list(trajectory.joint_names) == ARM
+    T_reached = T_frame(model, ARM, trajectory.points[-1].positions, "panda_hand",
+                        "panda_link0")
+    T_target = T_frame(model, ARM, q, "panda_hand", "panda_link0")
+    assert np.linalg.norm(T_reached.translation - T_target.translation) <= 1e-4
+    assert on_topic == []                       # the action, not the topic

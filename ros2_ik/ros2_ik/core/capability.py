@@ -17,17 +17,17 @@ voxel, within ``max_angle_rad`` of the orientation) is solved from that sample w
 with a 50 ms budget; near cells 22.2 % with 4 attempts, 23.6 % with 50 ms; unmarked far
 cells 0 of 300 with 50 ms.  The benchmark checks the verdicts of a whole map the same way.
 
-Work is done in chunks of voxels; after the first chunk and then at most every
-``SAVE_PERIOD_S`` the partial map is rewritten atomically (temporary file +
-``os.replace``) next to the output, so an interrupted run resumes where it stopped and
-recomputes nothing already written (a 5 cm map's arrays are ~60 MB: rewriting them
-after every chunk cost more than the solves).
+Work is done in chunks of voxels; each finished chunk is saved at once, atomically
+(temporary file + ``os.replace``), as its own small file in a folder next to the output
+(``<out>.partial/``: ``settings.json`` and one ``chunk_<first voxel>.npz`` per chunk), so
+an interrupted run resumes where it stopped and recomputes no finished chunk.  (Rewriting
+a whole 5 cm map, ~60 MB, after every chunk cost more than the solves.)
 """
 from __future__ import annotations
 
 import json
 import os
-import time
+import shutil
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Callable, Dict, Optional
@@ -37,9 +37,8 @@ import numpy as np
 from ros2_ik.core import errors, map_scene, workspace
 from ros2_ik.core.batch import GroupSpec, solve_batch, worker_pool
 
-
-#: Longest time between two saves of the partial map [s].
-SAVE_PERIOD_S = 10.0
+#: The arrays a partial map saves per chunk (rows: the chunk's voxels).
+CHUNK_ARRAYS = ("reach_index", "q", "solved", "method")
 
 
 @dataclass(frozen=True)
@@ -121,7 +120,7 @@ def _targets(voxels: np.ndarray, R: np.ndarray) -> np.ndarray:
 
 
 def _partial_path(out: Path) -> Path:
-    return out.with_name(out.name + ".partial.npz")
+    return out.with_name(out.name + ".partial")
 
 
 def _save_atomic(path: Path, arrays: Dict[str, np.ndarray]) -> None:
@@ -130,20 +129,52 @@ def _save_atomic(path: Path, arrays: Dict[str, np.ndarray]) -> None:
     os.replace(tmp, path)
 
 
-def _load_resume(path: Path, settings: MapSettings, shape) -> Dict[str, np.ndarray]:
-    """Load and check a partial file; a corrupt or mismatched one is an error."""
+def _chunk_path(partial: Path, first: int) -> Path:
+    return partial / f"chunk_{first:08d}.npz"
+
+
+def _start_partial(partial: Path, settings: MapSettings) -> None:
+    """Create the partial folder with its settings (kept to check a resume against)."""
+    partial.mkdir()
+    (partial / "settings.json").write_text(json.dumps(asdict(settings)))
+
+
+def _save_chunk(partial: Path, data: Dict[str, np.ndarray], a: int, b: int) -> None:
+    _save_atomic(_chunk_path(partial, a), {k: data[k][a:b] for k in CHUNK_ARRAYS})
+
+
+def _load_resume(partial: Path, settings: MapSettings, data: Dict[str, np.ndarray],
+                 step: int) -> int:
+    """Fill ``data`` from a partial folder's chunks; returns the voxels already done.
+
+    A corrupt or mismatched folder is an error naming what to delete.
+    """
     try:
-        with np.load(path, allow_pickle=False) as f:
-            data = {k: f[k] for k in ("settings", "done", "reach_index", "q", "solved",
-                                      "method")}
-    except Exception as exc:  # zip, pickle or key errors: all mean corrupt
-        raise errors.InvalidArgument(f"resume file {path}: corrupt ({exc}); delete it") from exc
-    if json.loads(str(data["settings"])) != json.loads(json.dumps(asdict(settings))):
+        saved = json.loads((partial / "settings.json").read_text())
+    except (OSError, ValueError) as exc:
+        raise errors.InvalidArgument(f"resume folder {partial}: corrupt ({exc}); "
+                                     "delete it") from exc
+    if saved != json.loads(json.dumps(asdict(settings))):
         raise errors.InvalidArgument(
-            f"resume file {path}: made with other settings {data['settings']}; delete it")
-    if data["q"].shape != shape or data["done"].shape != (shape[0],):
-        raise errors.InvalidArgument(f"resume file {path}: corrupt (array shapes)")
-    return data
+            f"resume folder {partial}: made with other settings {saved}; delete it")
+    n = len(data["done"])
+    for path in sorted(partial.glob("chunk_*.npz")):
+        a = int(path.stem.split("_")[1])
+        b = min(a + step, n)
+        try:
+            with np.load(path, allow_pickle=False) as f:
+                chunk = {k: f[k] for k in CHUNK_ARRAYS}
+        except Exception as exc:  # zip, pickle or key errors: all mean corrupt
+            raise errors.InvalidArgument(f"resume file {path}: corrupt ({exc}); "
+                                         "delete it") from exc
+        if a % step or a >= n or any(chunk[k].shape != data[k][a:b].shape
+                                     for k in CHUNK_ARRAYS):
+            raise errors.InvalidArgument(f"resume file {path}: corrupt (array shapes); "
+                                         "delete it")
+        for k in CHUNK_ARRAYS:
+            data[k][a:b] = chunk[k]
+        data["done"][a:b] = True
+    return int(data["done"].sum())
 
 
 def _writable(out: Path) -> None:
@@ -154,13 +185,16 @@ def _writable(out: Path) -> None:
 
 
 def build_map(spec: GroupSpec, out: Path, settings: MapSettings, workers: int = 1,
-              progress: Optional[Callable[[int, int], None]] = None) -> Dict[str, np.ndarray]:
+              progress: Optional[Callable[[int, int], None]] = None,
+              resumed: Optional[Callable[[Path, int, int], None]] = None
+              ) -> Dict[str, np.ndarray]:
     """Compute (or resume) a map and write ``out`` (.npz); returns its arrays.
 
     Arrays: ``voxels`` (V, 3) [m] in the base frame, ``rotations`` (M, 3, 3),
     ``reach_index`` (V,) in [0, 1], ``solved`` (V, M) bool, ``q`` (V, M, n) float32
     (NaN where unsolved), ``settings`` (JSON text).  ``progress(done, total)`` is
-    called with voxel counts after each chunk.
+    called with voxel counts after each chunk; ``resumed(folder, done, total)`` once
+    when a partial map is picked up.
     """
     out = Path(out)
     _writable(out)
@@ -171,11 +205,16 @@ def build_map(spec: GroupSpec, out: Path, settings: MapSettings, workers: int = 
     R = orientations(settings.directions, settings.rolls)
     shape = (len(voxels), len(R), group.n)
     partial = _partial_path(out)
-    data = _load_resume(partial, settings, shape) if partial.exists() else {
-        "settings": np.array(json.dumps(asdict(settings))),
-        "done": np.zeros(len(voxels), bool), "reach_index": np.zeros(len(voxels)),
-        "q": np.full(shape, np.nan, np.float32), "solved": np.zeros(shape[:2], bool),
-        "method": np.zeros(shape[:2], np.int8)}
+    data = {"settings": np.array(json.dumps(asdict(settings))),
+            "done": np.zeros(len(voxels), bool), "reach_index": np.zeros(len(voxels)),
+            "q": np.full(shape, np.nan, np.float32), "solved": np.zeros(shape[:2], bool),
+            "method": np.zeros(shape[:2], np.int8)}
+    if partial.exists():
+        done = _load_resume(partial, settings, data, settings.chunk_voxels)
+        if resumed is not None:
+            resumed(partial, done, len(voxels))
+    else:
+        _start_partial(partial, settings)
     hits = workspace.sample_hits(group, voxels, R, settings.center_m, settings.resolution_m,
                                  settings.samples, settings.batch_seed, settings.max_angle_rad)
     near = workspace.near_voxels(voxels, hits.hit.any(axis=1), settings.center_m,
@@ -191,14 +230,13 @@ def build_map(spec: GroupSpec, out: Path, settings: MapSettings, workers: int = 
               "settings": data["settings"], "base_frame": np.array(group.base),
               "joint_names": np.array(group.joint_names)}
     _save_atomic(out, arrays)
-    partial.unlink()
+    shutil.rmtree(partial)
     return arrays
 
 
 def _fill(spec, voxels, R, settings, data, partial, pool, progress, marks) -> None:
     hits, near = marks
     step, M = settings.chunk_voxels, len(R)
-    saved = -np.inf
     for a in range(0, len(voxels), step):
         b = min(a + step, len(voxels))
         if data["done"][a:b].all():
@@ -222,9 +260,7 @@ def _fill(spec, voxels, R, settings, data, partial, pool, progress, marks) -> No
         data["method"][a:b] = method.reshape(b - a, M)
         data["reach_index"][a:b] = ok.reshape(b - a, M).mean(axis=1)
         data["done"][a:b] = True
-        if time.monotonic() - saved >= SAVE_PERIOD_S:
-            _save_atomic(partial, data)
-            saved = time.monotonic()
+        _save_chunk(partial, data, a, b)
         if progress is not None:
             progress(b, len(voxels))
 

@@ -75,7 +75,8 @@ class Progress:
     solutions_found: int
     #: The best candidate so far (group vector, read-only) or None before the first.
     best_q: Optional[np.ndarray] = None
-    #: Its largest constraint violation (constraint units) and its merit (solver's).
+    #: Its largest constraint violation (constraint units; 0 when it meets them all) and
+    #: the problem's costs summed there (0 without costs).
     best_violation: float = math.nan
     best_cost: float = math.nan
 

@@ -14,6 +14,7 @@ import numpy as np
 import pinocchio as pin
 
 from ros2_ik.core import errors
+from ros2_ik.core.frame_names import nameable_frames
 from ros2_ik.core.group import Group
 
 _LOG = logging.getLogger(__name__)
@@ -78,7 +79,7 @@ class Robot:
         """Id of frame ``name``; :class:`errors.InvalidFrame` lists valid names."""
         fid = self._frame_ids.get(name) if isinstance(name, str) else None
         if fid is None:
-            raise errors.InvalidFrame(str(name), self._frame_names)
+            raise errors.InvalidFrame(str(name), nameable_frames(self._model))
         return fid
 
     def joint_id(self, name: str) -> int:

@@ -21,7 +21,7 @@ from ros2_ik.core.verify import CONSTRAINT_TOLERANCE_M, ConstraintTolerance, che
 from ros2_ik.node.conversions import finite_or, joint_state, pose_to_se3, weights_array
 from ros2_ik.node.error_codes import (
     CODE_NAMES, RequestError, code_for_exception, code_for_status)
-from ros2_ik.node.parameters import NodeConfig, clean_list
+from ros2_ik.node.parameters import GroupConfig, NodeConfig, clean_list
 from ros2_ik.node.robot_source import JointStateCache, RobotSnapshot
 from ros2_ik_interfaces.msg import IKErrorCode
 from ros2_ik_interfaces.srv import ComputeIK
@@ -50,15 +50,12 @@ def resolve_group(snapshot: RobotSnapshot, cfg: NodeConfig, group_name: str,
 def _resolve_group(snapshot: RobotSnapshot, cfg: NodeConfig, group_name: str,
                    base_link: str, tip_link: str):
     if not group_name and not base_link:
-        group_name = cfg.default_group_name
+        group_name = cfg.default_group_name or next(iter(snapshot.srdf_groups), "")
         if not group_name:
             raise RequestError(IKErrorCode.INVALID_GROUP,
                                "no group_name or base_link given and no group is configured")
     if group_name:
-        group_cfg = cfg.groups.get(group_name)
-        if group_cfg is None:
-            raise RequestError(IKErrorCode.INVALID_GROUP,
-                               f"unknown group '{group_name}'; valid: {sorted(cfg.groups)}")
+        group_cfg = group_config(snapshot, cfg, group_name)
         base_link, joints = group_cfg.base_link, group_cfg.joints
         tip = tip_link or group_cfg.tip_link
         if not tip:
@@ -77,6 +74,21 @@ def _resolve_group(snapshot: RobotSnapshot, cfg: NodeConfig, group_name: str,
                               lambda: robot.group(base=base_link, tip=tip)), tip
     except errors.InvalidArgument as exc:  # no chain base -> tip, bad joint list
         raise RequestError(IKErrorCode.INVALID_GROUP, f"group: {exc}") from exc
+
+
+def group_config(snapshot: RobotSnapshot, cfg: NodeConfig, name: str) -> GroupConfig:
+    """Return group ``name``: ros2_ik's configuration of it, else the SRDF's.
+
+    An SRDF chain is a chain; any other SRDF group lists its joints, with its first tip.
+    """
+    group_cfg = cfg.groups.get(name)
+    if group_cfg is not None:
+        return group_cfg
+    srdf = snapshot.srdf_groups.get(name)
+    if srdf is None:
+        valid = sorted(set(cfg.groups) | set(snapshot.srdf_groups))
+        raise RequestError(IKErrorCode.INVALID_GROUP, f"unknown group '{name}'; valid: {valid}")
+    return GroupConfig(name, srdf.base_link, srdf.tips[0], () if srdf.chain else srdf.joints)
 
 
 def seed_for(group, seed_msg, joints: JointStateCache, cfg: NodeConfig,

@@ -139,17 +139,20 @@ def _set_joint(model):
 
 
 def _pose_constraints(model, targets) -> List:
-    """Pose goals after the first, as distance + orientation-bound constraints.
+    """Pose goals after the first, as position-box + orientation-bound constraints.
 
-    The position is a ball of radius ``position_tolerance`` [m] around the target point
-    (not a box, whose corners lie sqrt(3) times farther).
+    The position: a cube of half-width ``position_tolerance / sqrt(3)`` [m] in the
+    target's axes, so that a point inside it lies within ``position_tolerance`` of the
+    target (inside the ball of that radius).  A box, not the ball itself: its rows are
+    linear in the point and converge where the distance stalls near its bound (pr2's
+    two arms, a second wrist pose: one attempt instead of 17).
     """
     out: List = []
     for t in targets:
-        p, tol = t.T_ref_target.translation, t.position_tolerance_m
+        half = np.full(3, t.position_tolerance_m / math.sqrt(3.0))
         ref = t.reference_frame or "universe"
-        out.append(C.PointToPointDistanceConstraint(
-            model, t.frame, np.zeros(3), ref, p, 0.0, tol, name=f"pose_position({t.frame})"))
+        out.append(C.PositionConstraint(model, ref, -half, half, t.frame, np.zeros(3),
+                                        t.T_ref_target, name=f"pose_position({t.frame})"))
         if not t.position_only:
             out.append(C.OrientationConstraint(
                 model, ref, t.T_ref_target.rotation, t.frame, np.eye(3),

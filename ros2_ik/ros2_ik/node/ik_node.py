@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import gc
 import pathlib
-from typing import Dict, List
+from typing import Any, Dict, List
 
 import numpy as np
 from geometry_msgs.msg import PoseStamped
@@ -36,7 +36,8 @@ from ros2_ik.node.long_solves import INLINE_SOLVE_MAX_S, LongSolves, budget_s
 from ros2_ik.node.moveit_scene import follow_monitored_scene
 from ros2_ik.node.path_server import PathServer
 from ros2_ik.node.parameters import (
-    SCHEMA, GroupConfig, NodeConfig, check_value, clean_list, group_specs)
+    SCHEMA, GroupConfig, NodeConfig, check_value, clean_list, group_specs,
+    kinematics_parameter)
 from ros2_ik.node.robot_source import JointStateCache, RobotSource
 from ros2_ik.node.scene_server import SceneServer
 from ros2_ik.node.servo_loop import ServoLoop
@@ -97,6 +98,11 @@ class IKNode(Node):
         for group in self._group_names:
             for spec in group_specs(group):
                 self.declare_parameter(spec.name, spec.default, spec.descriptor())
+        # MoveIt's kinematics.yaml, where given: rclpy lists the overrides only here.
+        self._kinematics_names = [name for name in getattr(self, "_parameter_overrides", {})
+                                  if kinematics_parameter(name)]
+        for name in self._kinematics_names:
+            self.declare_parameter(name, self._parameter_overrides[name].value)
         self.config = self._read_config()
         problems = [f"{name} {problem}" for name, value in self.config.values.items()
                     if (problem := check_value(name, value))]
@@ -136,7 +142,11 @@ class IKNode(Node):
             get = lambda key: self.get_parameter(f"groups.{name}.{key}").value  # noqa: E731
             groups[name] = GroupConfig(name, get("base_link"), get("tip_link"),
                                        clean_list(get("joints")))
-        return NodeConfig(values, groups)
+        kinematics: Dict[str, Dict[str, Any]] = {}
+        for name in self._kinematics_names:
+            group, key = kinematics_parameter(name)
+            kinematics.setdefault(group, {})[key] = self.get_parameter(name).value
+        return NodeConfig(values, groups, kinematics)
 
     def _validate_parameters(self, params: List) -> SetParametersResult:
         for param in params:

@@ -9,16 +9,22 @@ attribute names), so it is unit-tested where moveit_msgs is not installed; only
 
 Mapping of ``PositionIKRequest``:
 
-- ``group_name``: one of our ``group_names`` (name them like the SRDF groups); empty:
-  the default group.  Unknown: INVALID_GROUP_NAME.
+- ``group_name``: one of our ``group_names``, else a group of the SRDF (chains, joint
+  lists, subgroups; core/srdf_groups.py); empty: the default group.  Unknown:
+  INVALID_GROUP_NAME.
 - ``robot_state.joint_state``: the seed (joints outside the group are ignored); empty:
   the latest ``joint_states``.  The answer is this joint state with the group joints
   replaced by the solution (group joints it lacks are appended).
 - ``pose_stamped_vector`` (when not empty, else ``pose_stamped``) with ``ik_link_names``
-  (when not empty, else ``ik_link_name``; empty: the group's tip).  ros2_ik solves one
-  tip per request: a vector with more than one pose is refused (FAILURE) rather than
-  answered with the other tips ignored.
-- ``avoid_collisions``, ``timeout`` (sec + nanosec; zero: the node's ``timeout``).
+  (when not empty, else ``ik_link_name``; empty: the group's tip).  Several poses (as
+  srv_kinematics_plugin sends for a multi-tip group such as pr2's ``arms``) are solved
+  as one problem with one pose goal per tip, as the ConstrainedIK action solves them;
+  without ``ik_link_names`` the tips are the group's, in the SRDF's order.
+- ``avoid_collisions``, ``timeout`` (sec + nanosec; zero, as srv_kinematics_plugin always
+  sends: the group's ``robot_description_kinematics.<group>.kinematics_solver_timeout``
+  where given, else the node's ``timeout``).
+- ``robot_description_kinematics.<group>.position_only_ik: true``: the orientation of
+  every pose is ignored, as MoveIt's own solvers do.
 - ``constraints``: not supported; non-empty constraints are refused
   (INVALID_GOAL_CONSTRAINTS) instead of being silently ignored.
 
@@ -26,12 +32,15 @@ GetPositionIK never publishes to the controller: MoveIt calls IK while it sample
 """
 from __future__ import annotations
 
-from typing import Optional, Sequence, Tuple
+from types import MappingProxyType
+from typing import Any, Mapping, Optional, Sequence, Tuple
 
 from rclpy.callback_groups import ReentrantCallbackGroup
 
 from ros2_ik.node.compute_ik import compute_ik
-from ros2_ik_interfaces.msg import IKErrorCode
+from ros2_ik.node.constrained_ik import solve_goal
+from ros2_ik_interfaces.action import ConstrainedIK
+from ros2_ik_interfaces.msg import IKErrorCode, MinimumDistanceConstraint, PoseGoal
 from ros2_ik_interfaces.srv import ComputeIK
 
 
@@ -85,17 +94,22 @@ def timeout_s(duration) -> float:
     return max(float(duration.sec) + float(duration.nanosec) * 1e-9, 0.0)
 
 
-def target_and_link(ik_request) -> Tuple[object, str]:
-    """Return the one (PoseStamped, link name) of a PositionIKRequest (link '' = group tip)."""
-    poses = list(ik_request.pose_stamped_vector)
+def targets_and_links(ik_request, group_tips: Sequence[str] = ()) -> Tuple[list, list]:
+    """Return the (PoseStamped, link name) pairs of a PositionIKRequest (link '' = group tip).
+
+    ``group_tips``: the group's tips, for several poses without ``ik_link_names``.
+    """
+    poses = list(ik_request.pose_stamped_vector) or [ik_request.pose_stamped]
     links = [name for name in ik_request.ik_link_names if name]
-    if len(poses) > 1 or len(links) > 1:
+    if not links:
+        links = [ik_request.ik_link_name] if len(poses) == 1 else list(group_tips)
+    if len(links) != len(poses):
         raise MoveItRequestError(
-            MoveItCode.FAILURE,
-            f"ros2_ik solves one tip per request; got {len(poses)} poses in "
-            f"pose_stamped_vector and ik_link_names {links}")
-    pose = poses[0] if poses else ik_request.pose_stamped
-    return pose, (links[0] if links else ik_request.ik_link_name)
+            MoveItCode.INVALID_LINK_NAME,
+            f"{len(poses)} poses in pose_stamped_vector but {len(links)} links "
+            f"(ik_link_names {list(ik_request.ik_link_names)}, group tips "
+            f"{list(group_tips)})")
+    return poses, links
 
 
 def has_constraints(constraints) -> bool:
@@ -105,21 +119,72 @@ def has_constraints(constraints) -> bool:
         "visibility_constraints"))
 
 
-def to_compute_ik(ik_request, frame_names: Sequence[str] = ()) -> ComputeIK.Request:
-    """Our ComputeIK request for a ``moveit_msgs/PositionIKRequest``.
-
-    ``frame_names``: the model's frames, to tell an unknown ik_link_name
-    (INVALID_LINK_NAME) from an unknown pose frame (FRAME_TRANSFORM_FAILURE).
-    Raises :class:`MoveItRequestError` for requests refused before solving.
-    """
+def refuse_constraints(ik_request) -> None:
+    """Raise INVALID_GOAL_CONSTRAINTS when the request carries constraints (unsupported)."""
     if has_constraints(ik_request.constraints):
         raise MoveItRequestError(MoveItCode.INVALID_GOAL_CONSTRAINTS,
                                  "PositionIKRequest.constraints are not supported by ros2_ik;"
                                  " use the constrained_ik action")
-    pose, link = target_and_link(ik_request)
-    if link and frame_names and link not in frame_names:
-        raise MoveItRequestError(MoveItCode.INVALID_LINK_NAME,
-                                 f"ik_link_name '{link}' is not a frame of the robot model")
+
+
+def checked_links(ik_request, frame_names: Sequence[str] = (),
+                  group_tips: Sequence[str] = ()) -> Tuple[list, list]:
+    """:func:`targets_and_links`, each link checked against the model's ``frame_names``."""
+    poses, links = targets_and_links(ik_request, group_tips)
+    for link in links:
+        if link and frame_names and link not in frame_names:
+            raise MoveItRequestError(MoveItCode.INVALID_LINK_NAME,
+                                     f"ik_link_name '{link}' is not a frame of the robot model")
+    return poses, links
+
+
+def kinematics_timeout_s(ik_request, settings: Mapping[str, Any]) -> float:
+    """Return the request's timeout [s], else the group's kinematics_solver_timeout, else 0."""
+    return timeout_s(ik_request.timeout) or max(
+        float(settings.get("kinematics_solver_timeout", 0.0)), 0.0)
+
+
+def to_constrained_goal(ik_request, cfg, frame_names: Sequence[str] = (),
+                        group_tips: Sequence[str] = ()) -> ConstrainedIK.Goal:
+    """Our ConstrainedIK goal for a PositionIKRequest with several poses: one pose goal each."""
+    refuse_constraints(ik_request)
+    poses, links = checked_links(ik_request, frame_names, group_tips)
+    goal = ConstrainedIK.Goal()
+    goal.group_name = ik_request.group_name
+    goal.tip_link = links[0]
+    settings = cfg.kinematics.get(ik_request.group_name, {})
+    position_only = bool(settings.get("position_only_ik", False))
+    # Poses after the first are constraints (constrained_ik._pose_constraints), met within
+    # their tolerance plus the constraint tolerance: half the node's tolerance for each
+    # keeps every tip within the node's.
+    half_m, half_rad = cfg.position_tolerance / 2, cfg.orientation_tolerance / 2
+    goal.pose_goals = [PoseGoal(tip_link=link, target=pose, position_only=position_only,
+                                position_tolerance=half_m, orientation_tolerance=half_rad)
+                       for pose, link in zip(poses, links)]
+    goal.position_tolerance, goal.orientation_tolerance = half_m, half_rad
+    seed = ik_request.robot_state.joint_state
+    goal.seed.name = list(seed.name)
+    goal.seed.position = [float(v) for v in seed.position]
+    if ik_request.avoid_collisions:
+        goal.minimum_distance_constraints = [
+            MinimumDistanceConstraint(name="avoid_collisions",
+                                      minimum_distance=float(cfg.minimum_distance))]
+    goal.timeout = kinematics_timeout_s(ik_request, settings)
+    goal.num_solutions = 1
+    return goal
+
+
+def to_compute_ik(ik_request, frame_names: Sequence[str] = (),
+                  settings: Mapping[str, Any] = MappingProxyType({})) -> ComputeIK.Request:
+    """Our ComputeIK request for a ``moveit_msgs/PositionIKRequest``.
+
+    ``frame_names``: the model's frames, to tell an unknown ik_link_name
+    (INVALID_LINK_NAME) from an unknown pose frame (FRAME_TRANSFORM_FAILURE).
+    ``settings``: the group's kinematics.yaml keys (``NodeConfig.kinematics``).
+    Raises :class:`MoveItRequestError` for requests refused before solving.
+    """
+    refuse_constraints(ik_request)
+    (pose,), (link,) = checked_links(ik_request, frame_names)
     request = ComputeIK.Request()
     request.group_name = ik_request.group_name
     request.tip_link = link
@@ -129,7 +194,8 @@ def to_compute_ik(ik_request, frame_names: Sequence[str] = ()) -> ComputeIK.Requ
     request.seed.name = list(seed.name)
     request.seed.position = [float(v) for v in seed.position]
     request.avoid_collisions = bool(ik_request.avoid_collisions)
-    request.timeout = timeout_s(ik_request.timeout)
+    request.timeout = kinematics_timeout_s(ik_request, settings)
+    request.position_only = bool(settings.get("position_only_ik", False))
     request.execute = False
     return request
 
@@ -173,12 +239,27 @@ def answer(snapshot, model_error: str, cfg, joints, request, response):
     ik_request = request.ik_request
     frames = snapshot.robot.frame_names if snapshot is not None else ()
     try:
-        ours = to_compute_ik(ik_request, frames)
+        if len(ik_request.pose_stamped_vector) > 1:
+            return _answer_poses(snapshot, model_error, cfg, joints, ik_request, response)
+        ours = to_compute_ik(ik_request, frames, cfg.kinematics.get(ik_request.group_name, {}))
     except MoveItRequestError as exc:
         return fill_response(response, exc.code, str(exc))
     result = compute_ik(snapshot, model_error, cfg, joints, ours).response
     return fill_response(response, moveit_code(result.error_code.val), result.message,
                          ik_request.robot_state.joint_state, result.solution)
+
+
+def _answer_poses(snapshot, model_error, cfg, joints, ik_request, response):
+    """Several poses: one ConstrainedIK problem; its first verified solution answers."""
+    srdf = snapshot.srdf_groups.get(ik_request.group_name) if snapshot is not None else None
+    goal = to_constrained_goal(ik_request, cfg,
+                               snapshot.robot.frame_names if snapshot is not None else (),
+                               srdf.tips if srdf is not None else ())
+    result = solve_goal(snapshot, model_error, cfg, joints, goal, lambda: False)
+    solution = next((s.joint_state for s in result.solutions
+                     if s.error_code.val == IKErrorCode.SUCCESS), None)
+    return fill_response(response, moveit_code(result.error_code.val), result.message,
+                         ik_request.robot_state.joint_state, solution)
 
 
 class MoveItBridge:

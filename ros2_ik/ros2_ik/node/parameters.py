@@ -5,6 +5,10 @@ Every ROS parameter is declared once, with a description, a unit and a validatio
 The node re-reads the snapshot on every solve, so ``ros2 param set`` on any value here
 takes effect on the next request.  Groups are declared from ``group_names``:
 ``groups.<name>.base_link``, ``groups.<name>.tip_link`` and ``groups.<name>.joints``.
+
+MoveIt's ``kinematics.yaml``, given to ik_node as move_group gets it
+(``robot_description_kinematics.<group>.<key>``), is read for the keys of
+:data:`KINEMATICS_KEYS`, where present; GetPositionIK honours them (moveit_bridge.py).
 """
 from __future__ import annotations
 
@@ -236,6 +240,20 @@ def group_specs(group: str) -> Tuple[ParamSpec, ...]:
     )
 
 
+#: Where MoveIt's kinematics.yaml puts a group's settings.
+KINEMATICS_PREFIX = "robot_description_kinematics."
+#: The kinematics.yaml keys ros2_ik honours: the solve budget [s] and position-only IK.
+KINEMATICS_KEYS = ("kinematics_solver_timeout", "position_only_ik")
+
+
+def kinematics_parameter(name: str) -> Optional[Tuple[str, str]]:
+    """(group, key) of a ``robot_description_kinematics.<group>.<key>`` name ros2_ik reads."""
+    if not name.startswith(KINEMATICS_PREFIX):
+        return None
+    group, _, key = name[len(KINEMATICS_PREFIX):].rpartition(".")
+    return (group, key) if group and key in KINEMATICS_KEYS else None
+
+
 def check_value(name: str, value: Any) -> Optional[str]:
     """Return why setting ``name`` to ``value`` is invalid, or None when it is valid."""
     spec = _BY_NAME.get(name)
@@ -260,6 +278,8 @@ class NodeConfig:
 
     values: Mapping[str, Any]
     groups: Mapping[str, GroupConfig] = field(default_factory=dict)
+    #: MoveIt's kinematics.yaml settings: group -> {key of KINEMATICS_KEYS: value}.
+    kinematics: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         """Copy the values into the instance: ``cfg.timeout`` is then a plain attribute.

@@ -17,6 +17,7 @@ import pinocchio as pin
 from ros2_ik.core.collision import CollisionChecker, MeshResolver, PlanningScene
 from ros2_ik.core.errors import IKError
 from ros2_ik.core.robot import Robot
+from ros2_ik.core.srdf_groups import SrdfGroup, srdf_groups
 
 
 @dataclass
@@ -40,6 +41,16 @@ class RobotSnapshot:
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _checker_lock: threading.Lock = field(default_factory=threading.Lock)
     _verification: threading.local = field(default_factory=threading.local)
+    _srdf_groups: Optional[Dict[str, SrdfGroup]] = None
+
+    @property
+    def srdf_groups(self) -> Dict[str, SrdfGroup]:
+        """The SRDF's groups on this model (core/srdf_groups.py), resolved on first use."""
+        if self._srdf_groups is None:
+            with self._lock:
+                if self._srdf_groups is None:
+                    self._srdf_groups = srdf_groups(self.robot, self.srdf)
+        return self._srdf_groups
 
     def group(self, key: Tuple, build) -> object:
         """Return the group cached under ``key``, built by ``build()`` on first use."""

@@ -7,7 +7,8 @@ Interfaces (under the node's name)::
     ~/servo/pause   std_srvs/SetBool    true: hold position; false: resume
     ~/servo/target_pose   geometry_msgs/PoseStamped   tip target (any known frame)
     ~/servo/target_twist  geometry_msgs/TwistStamped  tip twist, axes of header.frame_id
-    ~/servo/status  ros2_ik_interfaces/ServoStatus    25 Hz and on every change
+    ~/servo/status  ros2_ik_interfaces/ServoStatus    25 Hz and on every change;
+                    transient local (a late subscriber gets the latest, STOPPED at start)
 
 Commands go to ``servo_command_topic`` as positions or velocities (Float64MultiArray) or
 one-point JointTrajectory messages.  The loop runs on its own thread (node/periodic.py:
@@ -26,6 +27,7 @@ from typing import Optional
 import numpy as np
 from builtin_interfaces.msg import Duration
 from geometry_msgs.msg import PoseStamped, TwistStamped
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from std_msgs.msg import Float64MultiArray
 from std_srvs.srv import SetBool, Trigger
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
@@ -41,6 +43,10 @@ from ros2_ik_interfaces.msg import ServoStatus
 
 #: Status messages at most this often [s] (and on every change of state or reason).
 STATUS_PERIOD_S = 0.04
+#: ``~/servo/status``: kept for late subscribers, so that they learn the current state
+#: (STOPPED included: the loop then publishes nothing more).
+STATUS_QOS = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE,
+                        durability=DurabilityPolicy.TRANSIENT_LOCAL)
 
 
 def _read_at_start(cfg) -> tuple:
@@ -64,7 +70,10 @@ class ServoLoop:
         self._last_status = (-1.0, None)
         kind = JointTrajectory if cfg.servo_output == "trajectory" else Float64MultiArray
         self.command_pub = node.create_publisher(kind, cfg.servo_command_topic, 10)
-        self.status_pub = node.create_publisher(ServoStatus, "~/servo/status", 10)
+        self.status_pub = node.create_publisher(ServoStatus, "~/servo/status", STATUS_QOS)
+        stopped = ServoStatus(state=int(State.STOPPED), reason="not started")
+        stopped.header.stamp = node.get_clock().now().to_msg()
+        self.status_pub.publish(stopped)
         for name, srv, cb in (("start", Trigger, self._on_start), ("stop", Trigger, self._on_stop),
                               ("pause", SetBool, self._on_pause)):
             node.create_service(srv, f"~/servo/{name}", cb, callback_group=callback_group)

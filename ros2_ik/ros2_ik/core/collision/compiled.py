@@ -21,6 +21,7 @@ import pinocchio as pin
 
 from ..errors import InvalidArgument, InvalidFrame
 from ..constraints._frames import frame_id
+from ..frame_names import nameable_frames
 from .bounds import BoundTables, build_bound_tables
 from .pairs import geometry_link_name
 from .robot_geometry import mesh_hull
@@ -80,7 +81,7 @@ def _frame_of(model: pin.Model, obj: SceneObject) -> Tuple[int, pin.SE3]:
     if obj.frame_id == WORLD_FRAME and not model.existFrame(WORLD_FRAME):
         return 0, pin.SE3.Identity()
     if not model.existFrame(obj.frame_id):
-        raise InvalidFrame(obj.frame_id, [f.name for f in model.frames] + [WORLD_FRAME])
+        raise InvalidFrame(obj.frame_id, nameable_frames(model) + [WORLD_FRAME])
     frame = model.frames[frame_id(model, obj.frame_id)]  # the first of its name
     if not obj.attached and frame.parentJoint != 0:
         raise InvalidArgument(

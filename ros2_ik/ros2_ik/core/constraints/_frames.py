@@ -14,6 +14,7 @@ import numpy as np
 import pinocchio as pin
 
 from ..errors import InvalidFrame
+from ..frame_names import nameable_frames
 from ..per_object import PerObject
 
 _LWA = pin.ReferenceFrame.LOCAL_WORLD_ALIGNED
@@ -46,7 +47,7 @@ def frame_id(model: pin.Model, name: str) -> int:
         ids = _FRAME_IDS[model] = (model.nframes, names)
     fid = ids[1].get(name) if isinstance(name, str) else None
     if fid is None:
-        raise InvalidFrame(str(name), [frame.name for frame in model.frames])
+        raise InvalidFrame(str(name), nameable_frames(model))
     return fid
 
 

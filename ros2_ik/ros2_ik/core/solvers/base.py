@@ -247,19 +247,29 @@ class Search:
 
     def _send_feedback(self) -> None:
         best = self.best
-        best_q, violation, merit = None, math.nan, math.nan
+        if best is None and self._unchecked is not None:  # measured, not recorded
+            q = returned_q(self.problem, self._unchecked[1], self.seed)
+            _, pos, ori, _, viol = check(self.group, self.problem.pose, q,
+                                         self.problem.constraints, self.data,
+                                         self.options.constraint_tolerance)
+            best = _Candidate(q, pos, ori, math.nan, viol)
+        best_q, violation, cost = None, math.nan, math.nan
         if best is not None:
             best_q = best.q.copy()
-            violation = max((v.amount for v in best.violations), default=0.0)
-            merit = best.score
-        elif self._unchecked is not None:
-            merit, best_q = self._unchecked[0], self._unchecked[1].copy()
-        if best_q is not None:
             best_q.setflags(write=False)
+            violation = max((v.amount for v in best.violations), default=0.0)
+            cost = self._cost(best.q)
         self.options.feedback(Progress(
             self.budget.elapsed(), max(self.attempts - 1, 0), self.iterations,
             best.pos if best else math.nan, best.ori if best else math.nan,
-            len(self.solutions), best_q=best_q, best_violation=violation, best_cost=merit))
+            len(self.solutions), best_q=best_q, best_violation=violation, best_cost=cost))
+
+    def _cost(self, q: np.ndarray) -> float:
+        """Return the problem's costs summed at group vector ``q`` (0 without costs)."""
+        if not self.problem.costs:
+            return 0.0
+        q_full, model = self.group.to_full_q(q), self.group.robot.model
+        return float(sum(c.evaluate(model, self.data, q_full)[0] for c in self.problem.costs))
 
     # ---------------------------------------------------------------- result
     def result(self, solver_name: str) -> IKResult:
