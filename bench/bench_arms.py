@@ -53,7 +53,7 @@ def random_family(count: int, first: int = 0) -> List[BenchArm]:
 
 
 def mixed_family(count: int) -> List[BenchArm]:
-    """The first ``count`` mixed random arms with 2+ continuous or 1+ prismatic joints.
+    """Return the first ``count`` mixed random arms with 2+ continuous or prismatic joints.
 
     :func:`random_arms.random_arm` with ``mixed``: the joint kinds whose arms were slower
     than TRAC-IK (continuous) or not generated before (prismatic), family "mixed".
