@@ -4,7 +4,7 @@ SHELL := /bin/bash
 ENV := source tools/env.sh &&
 PYTEST_ARGS ?=
 
-.PHONY: setup build test demo bench bench-quick servo-bench bench-batch fuzz load clean
+.PHONY: setup build test lint demo bench bench-quick servo-bench bench-batch fuzz load clean
 
 setup:
 	@bash tools/setup.sh
@@ -14,6 +14,10 @@ build: setup
 
 test: build
 	@$(ENV) python -m pytest ros2_ik/test -q -p no:cacheprovider $(PYTEST_ARGS)
+
+# flake8 at 99 columns and pep257 docstrings, as ament_flake8 / ament_pep257 (tools/lint.sh).
+lint: setup
+	@$(ENV) bash tools/lint.sh
 
 demo: build
 	@$(ENV) "$$(python -c 'from ament_index_python.packages import get_package_prefix as g; print(g("ros2_ik"))')/lib/ros2_ik/ik_demo"
