@@ -4,7 +4,7 @@ SHELL := /bin/bash
 ENV := source tools/env.sh &&
 PYTEST_ARGS ?=
 
-.PHONY: setup build test lint demo bench bench-quick servo-bench bench-batch fuzz load clean
+.PHONY: setup build test lint docs demo bench bench-quick servo-bench bench-batch fuzz load clean
 
 setup:
 	@bash tools/setup.sh
@@ -18,6 +18,12 @@ test: build
 # flake8 at 99 columns and pep257 docstrings, as ament_flake8 / ament_pep257 (tools/lint.sh).
 lint: setup
 	@$(ENV) bash tools/lint.sh
+
+# The docs and the API reference (Sphinx, warnings as errors) into docs/_build/html.
+docs: build
+	@$(ENV) pip install --quiet --disable-pip-version-check -r docs/requirements.txt 2>&1 \
+		| { grep -v "is ignored" || true; } \
+	&& bash tools/docs.sh
 
 demo: build
 	@$(ENV) "$$(python -c 'from ament_index_python.packages import get_package_prefix as g; print(g("ros2_ik"))')/lib/ros2_ik/ik_demo"
