@@ -4,10 +4,15 @@ SHELL := /bin/bash
 ENV := source tools/env.sh &&
 PYTEST_ARGS ?=
 
-.PHONY: setup build test lint docs demo bench bench-quick servo-bench bench-batch fuzz load clean
+.PHONY: setup extras build test lint docs demo bench bench-quick servo-bench bench-batch fuzz load clean
 
 setup:
 	@bash tools/setup.sh
+
+# Optional features: ray (batch IK on Ray) and matplotlib (reach's PNG), pinned by the lock.
+extras: setup
+	@.venv/bin/python -m pip install --quiet --disable-pip-version-check \
+		-r requirements-extras.txt -c requirements.lock 2>&1 | { grep -v "is ignored" || true; }
 
 build: setup
 	@bash tools/build.sh
