@@ -4,7 +4,7 @@ SHELL := /bin/bash
 ENV := source tools/env.sh &&
 PYTEST_ARGS ?=
 
-.PHONY: setup extras build test lint docs demo bench bench-quick servo-bench bench-batch fuzz load clean
+.PHONY: setup extras build test test-long lint docs demo bench bench-quick servo-bench bench-batch fuzz load clean
 
 setup:
 	@bash tools/setup.sh
@@ -17,8 +17,14 @@ extras: setup
 build: setup
 	@bash tools/build.sh
 
+# Two workers, one test file each at a time (module fixtures start their node once); each
+# worker on its own DDS domain (test/conftest.py). test-long: the tests marked long.
+TEST := python -m pytest ros2_ik/test -q -p no:cacheprovider -n 2 --dist loadfile
 test: build
-	@$(ENV) python -m pytest ros2_ik/test -q -p no:cacheprovider $(PYTEST_ARGS)
+	@$(ENV) $(TEST) -m "not long" $(PYTEST_ARGS)
+
+test-long: build
+	@$(ENV) $(TEST) -m long $(PYTEST_ARGS)
 
 # flake8 at 99 columns and pep257 docstrings, as ament_flake8 / ament_pep257 (tools/lint.sh).
 lint: setup

@@ -10,6 +10,9 @@ import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
+#: The docs are not a feature of the package (make docs builds them in CI too): test-long.
+pytestmark = pytest.mark.long
+
 
 def test_docs_build_without_warnings(tmp_path):
     pytest.importorskip("sphinx", reason="make docs installs docs/requirements.txt")
