@@ -40,15 +40,9 @@ def ros_context():
 def compiled_attempt():
     """Compile (or load from numba's cache) the compiled attempts before any test.
 
-    As the node does at start-up: the first compilation (~8 s) must not land inside a
-    test's timed region or a node's readiness wait.
+    As the node does at start-up: a compilation must not land inside a test's timed
+    region or a node's readiness wait (make build has usually filled the cache).
     """
-    from ros2_ik.core import robots
-    from ros2_ik.core.servo import Servo
-    from ros2_ik.core.solvers import chain_kernel, constraint_kernel, polish_kernel
+    from ros2_ik.core.warm_up import warm_up
 
-    chain_kernel.warm_up()
-    constraint_kernel.warm_up()
-    polish_kernel.warm_up()
-    group = robots.load_group("panda")[1]
-    Servo(group, group.tip).warm_up(group.mid_configuration(), 0.004)
+    warm_up()
