@@ -75,10 +75,28 @@ def interface(name: str, kind: str):
     return getattr(module, type_name)
 
 
-def filled(message, text: str):
-    """Set ``message``'s fields from YAML as the ros2 CLI does (unknown fields raise)."""
-    from rosidl_runtime_py import set_message_fields
-    set_message_fields(message, yaml.safe_load(text) or {})
+def filled(message, values):
+    """Set ``message``'s fields from YAML text or a dict, as ``ros2 ... call/pub`` do.
+
+    An unknown field raises AttributeError; a list of dicts becomes a list of messages of
+    the field's element type; numbers go into float fields as floats.
+    """
+    values = (yaml.safe_load(values) or {}) if isinstance(values, str) else values
+    types = message.get_fields_and_field_types()
+    for key, value in values.items():
+        if key not in types:
+            raise AttributeError(f"{type(message).__name__} has no field {key!r}: {types}")
+        floats = "double" in types[key] or "float" in types[key]
+        if isinstance(value, dict):
+            filled(getattr(message, key), value)
+        elif isinstance(value, list) and value and isinstance(value[0], dict):
+            package, name = re.search(r"(\w+)/(\w+)", types[key]).groups()
+            element = getattr(importlib.import_module(f"{package}.msg"), name)
+            setattr(message, key, [filled(element(), v) for v in value])
+        elif isinstance(value, list) and floats:
+            setattr(message, key, [float(v) for v in value])
+        else:
+            setattr(message, key, float(value) if floats else value)
     return message
 
 
