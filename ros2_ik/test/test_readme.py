@@ -56,10 +56,15 @@ def commands(body: str) -> list:
 
 
 def ros2_commands(verb: str) -> list:
-    """pytest params of every ``ros2 <verb> ...`` command of the shell blocks."""
+    """pytest params of every ``ros2 <verb> ...`` command of the shell blocks.
+
+    ``ros2 run`` and ``ros2 launch`` of other packages (MoveIt's, a driver's) are not ours
+    to check and are left out.
+    """
     return [pytest.param(words, id=f"{page.relative_to(ROOT)}:{n}:{words[2]}")
             for page, n, lang, body in BLOCKS if lang == "bash"
-            for words in commands(body) if words[:2] == ["ros2", verb]]
+            for words in commands(body) if words[:2] == ["ros2", verb]
+            and (verb not in ("run", "launch") or words[2] == "ros2_ik")]
 
 
 def interface(name: str, kind: str):
@@ -127,14 +132,14 @@ def test_make_targets_exist(page, body):
 @pytest.mark.parametrize("words", ros2_commands("run"))
 def test_ros2_run_executables_exist(words):
     setup = (ROOT / "ros2_ik" / "setup.py").read_text()
-    assert words[2] == "ros2_ik" and re.search(rf'"{words[3]} = ', setup), words
+    assert re.search(rf'"{words[3]} = ', setup), words
 
 
 @pytest.mark.parametrize("words", ros2_commands("launch"))
 def test_ros2_launch_arguments_are_declared(words):
     from test_launch_files import declared_arguments
     path = ROOT / "ros2_ik" / "launch" / words[3]
-    assert words[2] == "ros2_ik" and path.is_file(), words
+    assert path.is_file(), words
     given = {w.split(":=")[0] for w in words[4:] if ":=" in w}
     assert given <= declared_arguments(ast.parse(path.read_text())), words
 
