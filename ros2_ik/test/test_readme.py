@@ -22,7 +22,7 @@ from panda_node import T_frame, pose_errors
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tools"))
-from doc_sections import pages, section  # noqa: E402
+from doc_sections import markers, pages, relative, section  # noqa: E402
 
 FENCE = re.compile(r"^```([^\n]*)\n(.*?)^```", re.M | re.S)
 BLOCKS = [(page, n, lang, body) for page in pages()
@@ -164,6 +164,28 @@ def test_topic_pub_fills_its_message(words):
     args = [w for w in words[3:] if not w.startswith("-")]
     args = args[1:] if args[0].isdigit() else args  # the value of -r
     filled(interface(args[1], "msg")(), args[2])
+
+
+#: Sections a generator writes (tools/bench_readme.py, param_table.py, bench/load.py) or a
+#: test reads.
+SECTIONS = ("params", "bench", "constrained", "constrained-other", "servo", "batch", "load",
+            "service-call", "setup")
+
+
+@pytest.mark.parametrize("name", SECTIONS)
+def test_each_section_is_on_exactly_one_page(name):
+    begin, end = markers(name)
+    holders = [page.name for page in pages() if begin in page.read_text()]
+    assert len(holders) == 1, (name, holders)
+    text = section(name)
+    assert end not in text and begin not in text and text.strip()
+
+
+def test_generated_links_are_relative_to_their_page():
+    body = "see [x](bench/results/x.md), [top](#top) and [web](https://example.org/a)"
+    assert relative(body, ROOT / "docs" / "benchmarks.md") == \
+        "see [x](../bench/results/x.md), [top](#top) and [web](https://example.org/a)"
+    assert relative(body, ROOT / "README.md") == body
 
 
 def test_parameter_table_matches_schema():
