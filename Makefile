@@ -4,17 +4,38 @@ SHELL := /bin/bash
 ENV := source tools/env.sh &&
 PYTEST_ARGS ?=
 
-.PHONY: setup build test demo bench bench-quick servo-bench bench-path bench-batch fuzz \
-	completeness load clean
+.PHONY: setup extras build test test-long lint docs demo bench bench-quick servo-bench \
+	bench-path bench-batch fuzz completeness load clean
 
 setup:
 	@bash tools/setup.sh
 
+# Optional features: ray (batch IK on Ray) and matplotlib (reach's PNG), pinned by the lock.
+extras: setup
+	@.venv/bin/python -m pip install --quiet --disable-pip-version-check \
+		-r requirements-extras.txt -c requirements.lock 2>&1 | { grep -v "is ignored" || true; }
+
 build: setup
 	@bash tools/build.sh
 
+# Two workers, one test file each at a time (module fixtures start their node once); each
+# worker on its own DDS domain (test/conftest.py). test-long: the tests marked long.
+TEST := python -m pytest ros2_ik/test -q -p no:cacheprovider -n 2 --dist loadfile
 test: build
-	@$(ENV) python -m pytest ros2_ik/test -q -p no:cacheprovider $(PYTEST_ARGS)
+	@$(ENV) $(TEST) -m "not long" $(PYTEST_ARGS)
+
+test-long: build
+	@$(ENV) $(TEST) -m long $(PYTEST_ARGS)
+
+# flake8 at 99 columns and pep257 docstrings, as ament_flake8 / ament_pep257 (tools/lint.sh).
+lint: setup
+	@$(ENV) bash tools/lint.sh
+
+# The docs and the API reference (Sphinx, warnings as errors) into docs/_build/html.
+docs: build
+	@$(ENV) pip install --quiet --disable-pip-version-check -r docs/requirements.txt 2>&1 \
+		| { grep -v "is ignored" || true; } \
+	&& bash tools/docs.sh
 
 demo: build
 	@$(ENV) "$$(python -c 'from ament_index_python.packages import get_package_prefix as g; print(g("ros2_ik"))')/lib/ros2_ik/ik_demo"

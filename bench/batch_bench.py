@@ -131,7 +131,7 @@ def _start_ray() -> bool:
     try:
         import ray
     except ImportError:
-        print("ray not installed: no Ray row (pip install -r bench/requirements-ray.txt)")
+        print("ray not installed: no Ray row (make extras, or pip install ray==2.60.0)")
         return False
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
     return True

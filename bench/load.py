@@ -27,7 +27,7 @@ part is bounded in count and in time and the script stops by itself.
 
 Targets (issue 11) are evaluated in ``targets``.  ``--quick`` runs a small smoke
 version into ``load_quick.json``; the full run writes ``load.json``, ``load.md`` and
-the README table (between ``<!-- load:begin -->`` and ``<!-- load:end -->``).
+the docs table (between ``<!-- load:begin -->`` and ``<!-- load:end -->``, docs/robustness.md).
 """
 from __future__ import annotations
 
@@ -44,6 +44,7 @@ import numpy as np
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
+sys.path.insert(0, str(ROOT / "tools"))
 RESULTS = ROOT / "bench" / "results"
 NAMESPACE = "/load"
 PARTS = "single_client,four_clients,action,with_joint_states,cancel,soak"
@@ -52,7 +53,8 @@ from load_clients import (  # noqa: E402
     action_worker, cancel_worker, diagnostics_worker, percentiles, service_worker,
     stream_worker)
 from load_floor import floor_process  # noqa: E402
-from load_report import evaluate, markdown, update_readme  # noqa: E402
+from doc_sections import write as write_section  # noqa: E402
+from load_report import evaluate, markdown  # noqa: E402
 from machine import machine  # noqa: E402
 
 
@@ -332,7 +334,7 @@ def main() -> int:
 
 
 def write(args, report: dict) -> None:
-    """load.json (and for a full run load.md and the README table)."""
+    """load.json (and for a full run load.md and the docs table)."""
     out = pathlib.Path(args.output)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(report, indent=1) + "\n")
@@ -342,8 +344,8 @@ def write(args, report: dict) -> None:
     if not args.quick and out.resolve() == (RESULTS / "load.json").resolve():
         table = markdown(report)
         (RESULTS / "load.md").write_text(table + "\n")
-        update_readme(ROOT / "README.md", table)
-        print("-> bench/results/load.md, README.md")
+        page = write_section("load", table)
+        print(f"-> bench/results/load.md, {page.relative_to(ROOT)}")
 
 
 def print_part(name: str, part: dict) -> None:

@@ -1,14 +1,12 @@
 """Targets and tables of ``bench/load.py`` (issue 11), from its report dict.
 
 ``evaluate`` checks each target on the measured figures; ``markdown`` writes the table
-that ``update_readme`` puts between ``<!-- load:begin -->`` and ``<!-- load:end -->``.
+that ``bench/load.py`` puts between ``<!-- load:begin -->`` and ``<!-- load:end -->``
+(``tools/doc_sections.py``: docs/robustness.md).
 """
 from __future__ import annotations
 
-import pathlib
 from typing import List, Optional
-
-BEGIN, END = "<!-- load:begin -->", "<!-- load:end -->"
 
 #: (reply solve_time / in-process solve) p50, and round trip over the in-process solve.
 SOLVE_TIME_RATIO = 1.3
@@ -154,7 +152,7 @@ def _other_rows(report: dict) -> List[str]:
 
 
 def markdown(report: dict) -> str:
-    """Return the README table of one full run: latencies, then the targets."""
+    """Return the docs table of one full run: latencies, then the targets."""
     m = report["machine"]
     load = m.get("load_average", [0.0])[0]
     end = m.get("load_average_at_end", [load])[0]
@@ -194,13 +192,3 @@ def _transport_text(report: dict) -> str:
         return "discovery LOCALHOST: every process on Fast DDS shared memory + UDPv4"
     return (f"discovery {discovery_range} (ROS's default): the node on UDPv4 "
             "(node/transport.py), clients and driver on Fast DDS's shared memory + UDPv4")
-
-
-def update_readme(readme: pathlib.Path, table: str) -> None:
-    """Replace the text between the load markers of ``readme`` with ``table``."""
-    text = readme.read_text()
-    if BEGIN not in text:
-        return
-    head, rest = text.split(BEGIN, 1)
-    tail = rest.split(END, 1)[1]
-    readme.write_text(f"{head}{BEGIN}\n{table}\n{END}{tail}")

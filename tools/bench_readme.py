@@ -1,13 +1,16 @@
-"""Copy the latest benchmark tables (bench/results/*.md) into README.md.
+"""Copy the latest benchmark tables (bench/results/*.md) into the docs.
 
 Run ``python tools/bench_readme.py`` after the benchmarks (make bench does).  Each table
-goes between its markers: ``<!-- bench:begin/end -->`` the IK and collision tables,
+goes between its markers, in whichever of README.md and docs/*.md holds them
+(``doc_sections``): ``<!-- bench:begin/end -->`` the IK and collision tables,
 ``<!-- constrained:begin/end -->`` the constrained-IK summary (constrained.md up to its
 per-solver details, which stay in bench/results/constrained.md), ``<!-- constrained-other:
 begin/end -->`` the same of the ``--other-arms`` run, ``<!-- servo:begin/end
 -->`` servo.md and servo_node.md, ``<!-- batch:begin/end -->`` batch.md.
 """
 import pathlib
+
+import doc_sections
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "bench" / "results"
@@ -38,16 +41,6 @@ def constrained(folder: str = "") -> str:
         f"[bench/results/{name}](bench/results/{name})."
 
 
-def replace(text: str, name: str, body: str) -> str:
-    """Put ``body`` between ``<!-- name:begin -->`` and ``<!-- name:end -->`` (if present)."""
-    begin, end = f"<!-- {name}:begin -->", f"<!-- {name}:end -->"
-    if begin not in text or not body:
-        return text
-    head, rest = text.split(begin, 1)
-    tail = rest.split(end, 1)[1]
-    return f"{head}{begin}\n{body}\n{end}{tail}"
-
-
 def servo() -> str:
     """Return servo.md (steps: ours and Pink) and servo_node.md (the node's loop), or ''."""
     parts = [(RESULTS / name).read_text().strip() for name in ("servo.md", "servo_node.md")
@@ -62,9 +55,9 @@ def batch() -> str:
 
 
 if __name__ == "__main__":
-    readme = ROOT / "README.md"
-    text = replace(readme.read_text(), "bench", tables())
-    text = replace(text, "servo", servo())
-    text = replace(text, "batch", batch())
-    text = replace(text, "constrained-other", constrained("constrained_other_arms"))
-    readme.write_text(replace(text, "constrained", constrained()))
+    sections = {"bench": tables(), "servo": servo(), "batch": batch(),
+                "constrained-other": constrained("constrained_other_arms"),
+                "constrained": constrained()}
+    for name, body in sections.items():
+        if body:
+            print(f"{name} -> {doc_sections.write(name, body).relative_to(ROOT)}")

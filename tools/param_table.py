@@ -1,18 +1,18 @@
-"""Print the README's parameter table from the one schema (ros2_ik/node/parameters.py).
+"""Print the parameter table of the docs from the one schema (ros2_ik/node/parameters.py).
 
     python tools/param_table.py            # print the table
-    python tools/param_table.py --write    # replace it in README.md and regenerate
+    python tools/param_table.py --write    # replace it between the params markers
+                                           # (docs/parameters.md) and regenerate
                                            # config/ros2_ik.yaml
-test_readme.py fails when README.md and the schema disagree.
+test_readme.py fails when the table and the schema disagree.
 """
 import pathlib
 import sys
 
+import doc_sections
 from param_yaml import render  # the one generator of config/ros2_ik.yaml
 from ros2_ik.node.parameters import SCHEMA
 
-BEGIN, END = "<!-- params:begin -->", "<!-- params:end -->"
-README = pathlib.Path(__file__).resolve().parents[1] / "README.md"
 CONFIG = pathlib.Path(__file__).resolve().parents[1] / "ros2_ik" / "config" / "ros2_ik.yaml"
 
 
@@ -27,15 +27,9 @@ def table() -> str:
     return "\n".join(rows)
 
 
-def with_table(text: str) -> str:
-    head, rest = text.split(BEGIN, 1)
-    _, tail = rest.split(END, 1)
-    return f"{head}{BEGIN}\n{table()}\n{END}{tail}"
-
-
 if __name__ == "__main__":
     if "--write" in sys.argv:
-        README.write_text(with_table(README.read_text()))
+        doc_sections.write("params", table())
         CONFIG.write_text(render())
     else:
         print(table())

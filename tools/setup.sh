@@ -17,7 +17,7 @@ if [[ ! -x "$venv/bin/python" ]]; then
   echo "[setup] creating $venv with $("$python" --version)"
   "$python" -m venv "$venv"
 fi
-echo "[setup] installing pinned packages (about 1.3 GB)"
+echo "[setup] installing pinned packages (about 1.5 GB; the extras: make extras)"
 # (grep drops the "Location ... is ignored" lines some pip configurations print per package)
 "$venv/bin/python" -m pip install --quiet --disable-pip-version-check \
   -r "$root/requirements.txt" -c "$root/requirements.lock" 2>&1 \

@@ -19,6 +19,10 @@ from ros2_ik.core.batch import GroupSpec
 from ros2_ik.core.capability import build_map, estimate_reach_m, MapSettings
 from ros2_ik.core.dataset import write_dataset
 
+#: What reach says instead of writing the PNG slice when matplotlib is missing.
+NO_MATPLOTLIB = ("matplotlib is not installed, an optional extra: pip install matplotlib==3.11.2 "
+                 "(or make extras in a clone)")
+
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="reach", description=__doc__.split("\n")[0],
@@ -126,7 +130,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     wrote = save_slice_png(arrays, png)
     print(f"{len(arrays['voxels'])} voxels x {len(arrays['rotations'])} orientations; "
           f"mean reachability {arrays['reach_index'].mean():.3f}; wrote {args.out}"
-          + (f" and {png}" if wrote else " (no PNG: matplotlib not installed)"))
+          + (f" and {png}" if wrote else f" (no PNG: {NO_MATPLOTLIB})"))
     return 0
 
 

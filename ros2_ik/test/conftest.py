@@ -1,5 +1,27 @@
 """Shared fixtures. ROS pieces are imported lazily so core tests never load rclpy."""
+import os
+
 import pytest
+
+#: node/harness.py's DOMAIN_CHOSEN (not imported: harness loads rclpy).
+DOMAIN_CHOSEN = "ROS2_IK_ISOLATED_DOMAIN"
+
+
+def pytest_configure(config):
+    """Give each pytest-xdist worker (make test: -n 2) a DDS domain of its own.
+
+    The workers of one run share their parent's pid, so ``10 + (ppid % (90 // n)) * n +
+    index`` differs between them by construction; every harness, node and demo a worker
+    starts inherits it (:func:`ros2_ik.node.harness.isolate_ros`).  Without workers the
+    harness's own choice (``10 + pid % 90``) stands.
+    """
+    config.addinivalue_line(
+        "markers", "long: slow and benchmark-like; make test-long runs them, make test not")
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    if worker:
+        count = int(os.environ["PYTEST_XDIST_WORKER_COUNT"])
+        slot = os.getppid() % max(1, 90 // count)
+        os.environ[DOMAIN_CHOSEN] = str(10 + slot * count + int(worker[2:]))
 
 
 @pytest.fixture(scope="session")
@@ -18,15 +40,9 @@ def ros_context():
 def compiled_attempt():
     """Compile (or load from numba's cache) the compiled attempts before any test.
 
-    As the node does at start-up: the first compilation (~8 s) must not land inside a
-    test's timed region or a node's readiness wait.
+    As the node does at start-up: a compilation must not land inside a test's timed
+    region or a node's readiness wait (make build has usually filled the cache).
     """
-    from ros2_ik.core import robots
-    from ros2_ik.core.servo import Servo
-    from ros2_ik.core.solvers import chain_kernel, constraint_kernel, polish_kernel
+    from ros2_ik.core.warm_up import warm_up
 
-    chain_kernel.warm_up()
-    constraint_kernel.warm_up()
-    polish_kernel.warm_up()
-    group = robots.load_group("panda")[1]
-    Servo(group, group.tip).warm_up(group.mid_configuration(), 0.004)
+    warm_up()

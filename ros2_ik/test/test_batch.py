@@ -95,7 +95,7 @@ def test_bad_frame_workers_and_seed():
 
 def test_ray_path_gives_the_local_answers():
     ray = pytest.importorskip(
-        "ray", reason="ray not installed (optional: pip install -r bench/requirements-ray.txt)")
+        "ray", reason="ray not installed (an extra: make extras)")
     T = _reachable_targets(6)
     kwargs = dict(timeout_s=5.0, max_attempts=6, batch_seed=7, chunk_size=2)
     local = solve_batch(PANDA, T, **kwargs)

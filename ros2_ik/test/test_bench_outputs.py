@@ -11,6 +11,9 @@ from pathlib import Path
 
 import pytest
 
+#: The benchmark scripts themselves (not a feature of the package): make test-long.
+pytestmark = pytest.mark.long
+
 BENCH = Path(__file__).resolve().parents[2] / "bench"
 ROW_KEYS = {"robot", "solver", "n", "success_rate", "median_ms", "p95_ms", "mean_ms", "date",
             "machine"}

@@ -63,6 +63,7 @@ def _urdf(arm):
     return robots.urdf_text(arm)
 
 
+@pytest.mark.long  # thousands of problems (~35 s): make test-long
 def test_no_false_success_and_no_exception(arms):
     stats, details = constrained_fuzz.run(arms, N_PROBLEMS, seed=2026)
     print(dict(sorted(stats.items())))

@@ -1,11 +1,11 @@
 """The Ray path of :func:`batch.solve_batch`: Ray actors each holding the group.
 
-``ray`` is optional (``pip install -r bench/requirements-ray.txt``).  With an address
-(``"ray://head:10001"`` or ``"auto"`` on a cluster node) the same chunks run on a
-cluster; without one a local Ray instance is started (or the one already running in
-this process is used).  Chunks and per-target seeds are those of the local path, so
-the answers are the same for the same batch seed.  The actors of a group are started
-on the first call and reused until ``ray.shutdown()``.
+``ray`` is an optional extra (``pip install -r requirements-extras.txt``, or ``make
+extras``). With an address (``"ray://head:10001"`` or ``"auto"`` on a cluster node) the
+same chunks run on a cluster; without one a local Ray instance is started (or the one
+already running in this process is used). Chunks and per-target seeds are those of the
+local path, so the answers are the same for the same batch seed. The actors of a group
+are started on the first call and reused until ``ray.shutdown()``.
 """
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ def _ray():
     except ImportError as exc:
         raise errors.InvalidArgument(
             "use_ray/ray_address: the 'ray' package is not installed "
-            "(pip install -r bench/requirements-ray.txt)") from exc
+            "(pip install ray==2.60.0, or make extras in a clone)") from exc
     return ray
 
 

@@ -29,8 +29,10 @@ LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
                      durability=DurabilityPolicy.TRANSIENT_LOCAL)
 
 
-#: Where :func:`isolate_ros` leaves its range for the children that call it again.
+#: Where :func:`isolate_ros` leaves its range and domain for the children that call it
+#: again (the tests' conftest.py sets the domain of each pytest-xdist worker here).
 _RANGE_CHOSEN = "ROS2_IK_ISOLATED_RANGE"
+DOMAIN_CHOSEN = "ROS2_IK_ISOLATED_DOMAIN"
 
 
 def isolate_ros(domain_id: Optional[int] = None,
@@ -40,12 +42,12 @@ def isolate_ros(domain_id: Optional[int] = None,
     ``discovery_range``: ``LOCALHOST`` (the default) or ``SUBNET``, ROS's own default,
     under which the node's Fast DDS participant runs on UDPv4 alone (node/transport.py;
     rmw_fastrtps forces shared memory on LOCALHOST).  A child calling with None keeps
-    the range its parent chose.
+    the range and the domain its parent chose (else the domain is ``10 + pid % 90``).
     """
     if domain_id is None:
-        domain_id = 10 + os.getpid() % 90
+        domain_id = int(os.environ.get(DOMAIN_CHOSEN, 10 + os.getpid() % 90))
     chosen = discovery_range or os.environ.get(_RANGE_CHOSEN, "LOCALHOST")
-    os.environ["ROS_DOMAIN_ID"] = str(domain_id)
+    os.environ["ROS_DOMAIN_ID"] = os.environ[DOMAIN_CHOSEN] = str(domain_id)
     os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = os.environ[_RANGE_CHOSEN] = chosen
     os.environ.pop("ROS_LOCALHOST_ONLY", None)
     return domain_id
