@@ -402,6 +402,14 @@ class Solver(ABC):
     #: The options of the solve in progress (set by :meth:`solve` before ``setup``).
     options: SolveOptions = SolveOptions()
 
+    @classmethod
+    def warm_up(cls, constrained: bool = False) -> None:
+        """Load now what the solver would compile or load in its first solve (default: none).
+
+        :func:`ros2_ik.core.solve.prepare` calls it outside any solve's time budget;
+        ``constrained``: also what problems with constraints need.  Cheap once done.
+        """
+
     def solve(self, problem: Problem, seed: np.ndarray, options: SolveOptions,
               begun: Optional[Begun] = None) -> IKResult:
         """Restart ``local_solve`` until the budget, attempts or solutions run out.

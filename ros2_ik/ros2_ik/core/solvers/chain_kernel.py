@@ -81,7 +81,7 @@ def chain_of(model: pin.Model, frame_id: int) -> Optional[Chain]:
     support = [j for j in model.supports[frame.parentJoint] if j > 0]
     placements, prismatic, axes, columns = [], [], [], []
     for j in support:
-        axis = _axis(model.joints[j])
+        axis = joint_axis(model.joints[j])
         if axis is None:
             return None
         placements.append(model.jointPlacements[j].homogeneous)
@@ -95,7 +95,7 @@ def chain_of(model: pin.Model, frame_id: int) -> Optional[Chain]:
                  np.ascontiguousarray(frame.placement.homogeneous))
 
 
-def _axis(joint) -> Optional[tuple]:
+def joint_axis(joint) -> Optional[tuple]:
     """(prismatic, unit axis) of a one-axis joint model, or None."""
     name = joint.shortname()
     if name in _REVOLUTE:

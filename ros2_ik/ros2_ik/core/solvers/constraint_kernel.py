@@ -248,7 +248,7 @@ def _joint_axis(joint) -> Optional[tuple]:
         a = _unbounded_unaligned_axis(joint.extract())
         norm = float(np.linalg.norm(a))
         return (False, tuple(a / norm)) if norm > 0.0 else None
-    return chain_kernel._axis(joint)
+    return chain_kernel.joint_axis(joint)
 
 
 def _unbounded_unaligned_axis(joint) -> np.ndarray:

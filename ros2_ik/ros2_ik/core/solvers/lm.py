@@ -35,7 +35,6 @@ bench/results/collision.md.
 from __future__ import annotations
 
 from functools import lru_cache
-from operator import ge as _ge, le as _le
 from typing import Any, List, Tuple
 
 import numpy as np
@@ -44,16 +43,15 @@ from scipy.linalg.blas import dsyrk
 from scipy.linalg.lapack import dposv
 
 from ros2_ik.core import errors
-from ros2_ik.core.per_object import PerObject
 from ros2_ik.core.problem import Problem
 from ros2_ik.core.solvers import (active_set, chain_kernel, clearance_last,
                                   constraint_kernel, polish)
 from ros2_ik.core.solvers.base import LocalResult, Solver
 from ros2_ik.core.solvers.budget import Budget
 from ros2_ik.core.solvers.lm_compiled import CompiledConstraints
-from ros2_ik.core.solvers.residuals import Residuals
+from ros2_ik.core.solvers.pose_state import PoseState
+from ros2_ik.core.solvers.residuals import LWA, Residuals
 
-LWA = pin.ReferenceFrame.LOCAL_WORLD_ALIGNED
 _EYE6 = np.eye(6)
 _Attempt = Tuple[np.ndarray, int, bool, float]  # (q, iterations, converged, merit)
 
@@ -84,131 +82,12 @@ def _bounds(schedule: Tuple[Tuple[int, float], ...], last: int) -> Tuple[float, 
                  for it in range(last + 1))
 
 
-_GROUP_ARRAYS: PerObject = PerObject()
-
-
-def _copy(q: np.ndarray) -> np.ndarray:
-    return np.array(q, dtype=float)
-
-
-def _group_arrays(group) -> tuple:
-    """Per-group inputs of the pose loops (read-only, shared by threads).
-
-    The loops run on ``group.angle_model`` (q = group vector, continuous joints as plain
-    angles) unless a continuous joint has no plain twin: then on the reduced model with
-    its cos/sin pairs, ``pin.integrate`` and conversions.  No bound method of ``group`` is
-    kept here: a value referring to its weak key would keep the group alive for ever.
-    """
-    g = _GROUP_ARRAYS.get(group)
-    if g is None:
-        if not group.angle_q:
-            lower, upper = group.reduced_lower, group.reduced_upper
-            q_simple = group.iq_reduced_simple
-            g = (group.reduced_model, lower, upper, group.reduced_bounded, True, q_simple,
-                 np.flatnonzero(~group.continuous), lower[q_simple], upper[q_simple],
-                 lower.tolist(), upper.tolist())
-        else:
-            lower, upper, idx = group.search_lower, group.search_upper, np.arange(group.n)
-            bounded = bool(np.isfinite(lower).any() or np.isfinite(upper).any())
-            g = (group.angle_model, lower, upper, bounded, False, idx, idx, lower, upper,
-                 lower.tolist(), upper.tolist())
-        _GROUP_ARRAYS[group] = g
-    return g
-
-
-class _FastState:
-    """What the reduced-model loops need for one pose target (built per solve)."""
-
-    __slots__ = ("group", "model", "data", "fid", "T_target_inv", "inv_tol", "sqrt_w",
-                 "R6", "log6", "lower", "upper", "bounded", "continuous", "pos_tol2",
-                 "ori_tol2", "near2", "q_simple", "v_simple", "lower_simple",
-                 "upper_simple", "lower_list", "upper_list", "to_q", "from_q", "chain",
-                 "T_target_inv_h")
-
-    def __init__(self, problem: Problem):
-        """Pick the loop (log6 for a full isotropic pose) and cache its inputs."""
-        group, pose = problem.group, problem.pose
-        self.group = group
-        g = _group_arrays(group)
-        (self.model, self.lower, self.upper, self.bounded, self.continuous, self.q_simple,
-         self.v_simple, self.lower_simple, self.upper_simple, self.lower_list,
-         self.upper_list) = g
-        if self.continuous:  # the reduced model's cos/sin layout
-            self.data, self.to_q, self.from_q = (group.reduced_data(), group.to_reduced_q,
-                                                 group.from_reduced_q)
-        else:
-            self.data, self.to_q, self.from_q = group.angle_data(), _copy, _copy
-        self.fid = pose.reduced_frame_id
-        self.T_target_inv = pose.T_target_world
-        self.inv_tol, self.sqrt_w = pose.inv_tol, pose.sqrt_w
-        self.log6 = pose.full_pose and pose.isotropic and pose.sqrt_w[0] == pose.sqrt_w[3]
-        self.R6 = None if self.log6 else pose.R6
-        pos_tol = pose.target.position_tolerance_m  # t * t: inf, not OverflowError,
-        ori_tol = pose.target.orientation_tolerance_rad  # for an absurd 1e200 tolerance
-        self.pos_tol2, self.ori_tol2 = pos_tol * pos_tol, ori_tol * ori_tol
-        # |log6|^2 below this: worth the exact test (|v| ~ |t| once the rotation is small).
-        self.near2 = 1.1 * (self.pos_tol2 + self.ori_tol2)
-        # The compiled attempt's chain (None: the Python loop), and the target it reads.
-        self.chain = _chain(group, self.model, self.fid) if self.log6 and not self.continuous \
-            else None
-        self.T_target_inv_h = np.ascontiguousarray(self.T_target_inv.homogeneous) \
-            if self.chain is not None else None
-
-    def pushed_out(self, q: np.ndarray, dq: np.ndarray):
-        """Mask (n,) of joints on a limit that ``q - dq`` would push beyond it, or None."""
-        if self.continuous:  # q holds cos/sin pairs: compare the 1-coordinate joints only
-            qb, dqb = q[self.q_simple], dq[self.v_simple]
-            hit = ((qb <= self.lower_simple) & (dqb > 0)) | ((qb >= self.upper_simple) & (dqb < 0))
-            if not hit.any():
-                return None
-            out = np.zeros(dq.shape[0], dtype=bool)
-            out[self.v_simple] = hit
-            return out
-        # Python floats: ~2x cheaper than the seven numpy calls for a few joints.
-        hit = [(x <= lo and d > 0.0) or (x >= hi and d < 0.0) for x, d, lo, hi
-               in zip(q.tolist(), dq.tolist(), self.lower_list, self.upper_list)]
-        return np.array(hit) if any(hit) else None
-
-    def within(self, T_target_frame: pin.SE3) -> bool:
-        """Exact tolerance test on ``T_target_frame`` (log6's v is not the position)."""
-        t = T_target_frame.translation
-        if t.dot(t) > self.pos_tol2:
-            return False
-        w = pin.log3(T_target_frame.rotation)
-        return w.dot(w) <= self.ori_tol2
-
-    def on_limit(self, q: np.ndarray) -> bool:
-        """Return True when some joint of reduced configuration ``q`` sits on a limit."""
-        values = q.tolist()  # Python floats: ~3x cheaper than the numpy test here
-        return any(map(_ge, self.lower_list, values)) or any(map(_le, self.upper_list, values))
-
-
-_CHAINS: PerObject = PerObject()
-
-
-def _chain(group, model: pin.Model, fid: int):
-    """``(chain, lower, upper)`` of the compiled attempt for ``group``'s frame ``fid``.
-
-    None when the Python loop runs.  Cached per group; the limits are writable copies
-    (a read-only array is another type to numba: a second compilation).
-    """
-    chains = _CHAINS.get(group)
-    if chains is None:
-        chains = _CHAINS[group] = {}
-    if fid not in chains:
-        chain = chain_kernel.chain_of(model, fid)
-        chains[fid] = None if chain is None else (
-            chain, np.array(group.search_lower, dtype=float),
-            np.array(group.search_upper, dtype=float))
-    return chains[fid]
-
-
 class _PoseFirstState:
     """A constrained problem solved pose first: the pose-only loop, then the stacked one."""
 
     __slots__ = ("fast", "problem", "tolerance", "model", "data", "_stacked", "rejected")
 
-    def __init__(self, fast: _FastState, problem: Problem, tolerance):
+    def __init__(self, fast: PoseState, problem: Problem, tolerance):
         """Cheap: the stacked residuals are built by the first attempt that needs them."""
         self.fast, self.problem, self.tolerance = fast, problem, tolerance
         self.model = problem.group.robot.model
@@ -287,6 +166,12 @@ class LevenbergMarquardt(CompiledConstraints, Solver):
     #: module docstring); a problem with any other constraint uses the stacked loop only.
     pose_first_constraints = ("minimum_distance",)
 
+    @classmethod
+    def warm_up(cls, constrained: bool = False) -> None:
+        """Load the compiled pose attempt; with ``constrained``, the constraint kernels too."""
+        chain_kernel.warm_up()
+        super().warm_up(constrained)
+
     def setup(self, problem: Problem) -> Any:
         """Reduced-model state for pose-only problems, stacked residuals otherwise."""
         if problem.costs and not self.supports_costs:
@@ -323,12 +208,12 @@ class LevenbergMarquardt(CompiledConstraints, Solver):
             for c in problem.constraints)
 
     @staticmethod
-    def _fast_state(problem: Problem) -> _FastState:
-        return _FastState(problem)
+    def _fast_state(problem: Problem) -> PoseState:
+        return PoseState(problem)
 
     def local_solve(self, state: Any, q0: np.ndarray, budget: Budget) -> LocalResult:
         """One attempt from group vector ``q0``."""
-        if isinstance(state, _FastState):
+        if isinstance(state, PoseState):
             return self._attempt_fast(state, q0, budget)
         if isinstance(state, _PoseFirstState):
             return self._attempt_pose_first(state, q0, budget)
@@ -340,7 +225,7 @@ class LevenbergMarquardt(CompiledConstraints, Solver):
                 self._push_every()))
         return LocalResult(*self._attempt_generic(state, q0, budget))
 
-    def _attempt_fast(self, state: _FastState, q0: np.ndarray, budget: Budget) -> LocalResult:
+    def _attempt_fast(self, state: PoseState, q0: np.ndarray, budget: Budget) -> LocalResult:
         if state.chain is not None and self.compiled:
             chain, lower, upper = state.chain
             return LocalResult(*chain_kernel.attempt(
@@ -362,7 +247,7 @@ class LevenbergMarquardt(CompiledConstraints, Solver):
         q, it, done, merit = self._push_out(state.stacked, pose.q, q0, budget)
         return LocalResult(q, it + pose.iterations, done, merit)
 
-    def _attempt_log6(self, s: _FastState, q: np.ndarray, budget: Budget) -> _Attempt:
+    def _attempt_log6(self, s: PoseState, q: np.ndarray, budget: Budget) -> _Attempt:
         """Full isotropic pose: e = log6(T_target^-1 T) and the LOCAL frame Jacobian.
 
         Three pinocchio calls per iteration (joint Jacobians, one frame placement, its
@@ -416,7 +301,7 @@ class LevenbergMarquardt(CompiledConstraints, Solver):
                 limited = active and q.tobytes() != free.tobytes()
         raise AssertionError("unreachable")
 
-    def _attempt_world(self, s: _FastState, q: np.ndarray, budget: Budget) -> _Attempt:
+    def _attempt_world(self, s: PoseState, q: np.ndarray, budget: Budget) -> _Attempt:
         """Weighted / partial targets: error in target axes, world-aligned Jacobian."""
         cfj, log3 = pin.computeFrameJacobian, pin.log3
         model, data, fid, lower, upper = s.model, s.data, s.fid, s.lower, s.upper

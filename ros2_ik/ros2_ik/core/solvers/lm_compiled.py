@@ -34,6 +34,15 @@ class CompiledConstraints:
     #: compiled model applies: the same steps as :func:`polish.polish`, ~5x cheaper.
     compiled_polish = True
 
+    @classmethod
+    def warm_up(cls, constrained: bool = False) -> None:
+        """With ``constrained``: load the compiled attempt, candidate check and polishing."""
+        super().warm_up(constrained)
+        if constrained:
+            constraint_kernel.warm_up()
+            kernel_check.warm_up()
+            polish_kernel.warm_up()
+
     def _kernel_state(self, problem: Problem) -> Optional[constraint_kernel.KernelState]:
         """Return the compiled form of ``problem``, or None (the Python loop runs)."""
         if not self.compiled_constraints:

@@ -45,7 +45,7 @@ RADIUS, MIN_RADIUS = 1.5, 1e-6
 RELATIVE_DECREASE = 1e-4
 #: Damping added to the curvature model (keeps the QP strictly convex).
 MU = 1e-6
-_EQUALITY = 5  # daqp's sense flag of an equality row
+EQUALITY = 5  # daqp's sense flag of an equality row
 _SENSE = np.dtype(c_int)  # resolved once: dtype=c_int costs ~3 us per array
 #: A trial point is feasible when every physical row lies within this many of its margins
 #: beyond its shrunk bound (the restoration's done test, with room for rounding).
@@ -256,7 +256,7 @@ def _qp_step(model: "Model", q: np.ndarray, state: State, B: np.ndarray, radius:
     n, k = q.shape[0], state.values.shape[0]
     sense = np.zeros(n + k, dtype=_SENSE)
     if state.equalities:
-        sense[n + k - state.equalities:] = _EQUALITY
+        sense[n + k - state.equalities:] = EQUALITY
     b_hi = np.concatenate((np.minimum(model.upper - q, radius),
                            state.upper - state.values))
     b_lo = np.concatenate((np.maximum(model.lower - q, -radius),
