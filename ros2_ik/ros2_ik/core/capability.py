@@ -12,15 +12,14 @@ budget proving nothing.  So the workspace is sampled first (:mod:`workspace`:
 voxel, within ``max_angle_rad`` of the orientation) is solved from that sample with
 ``marked_attempts`` attempts (``method`` 2); a cell of a voxel next to such a voxel gets
 ``near_attempts`` attempts from mid-limits (``method`` 1); the others are not solved
-(``method`` 0, unreachable).  Both are capped by ``timeout_s``.  Measured on the Panda at
-5 cm (1000 random cells of each kind): marked cells 85.7 % solved with 8 attempts, 86.0 %
-with a 50 ms budget; near cells 22.2 % with 4 attempts, 23.6 % with 50 ms; unmarked far
-cells 0 of 300 with 50 ms.  The benchmark checks the verdicts of a whole map the same way.
+(``method`` 0, unreachable).  Both are capped by ``timeout_s``.  A few attempts solve
+about as many cells as a whole time budget, and far unmarked cells stay unsolved with one
+(docs/design.md); the benchmark checks the verdicts of a whole map the same way.
 
 Work is done in chunks of voxels; after the first chunk and then at most every
 ``SAVE_PERIOD_S`` the partial map is rewritten atomically (temporary file +
 ``os.replace``) next to the output, so an interrupted run resumes where it stopped and
-recomputes nothing already written (a 5 cm map's arrays are ~60 MB: rewriting them
+recomputes nothing already written (a fine map's arrays are large: rewriting them
 after every chunk cost more than the solves).
 """
 from __future__ import annotations

@@ -1,7 +1,7 @@
-"""The numba-compiled functions of :mod:`chain_kernel` (imported on first use: numba ~0.3 s).
+"""The numba-compiled functions of :mod:`chain_kernel` (imported on first use: numba loads).
 
 Plain loops on preallocated arrays: numba's ``@`` on small matrices calls BLAS and
-allocates, ~5x slower per iteration than these loops.
+allocates, slower per iteration than these loops.
 """
 import math
 

@@ -24,7 +24,7 @@ def _solve(xJ, xe, Jg, e, active, keep, lam, A, b, dq):  # pragma: no cover - co
     """``dq`` minimising ``|M dq + e|^2 + lam |dq|^2`` over the excess and active rows.
 
     Columns with ``keep`` False are left out (their ``dq`` is 0).  By index, without row
-    views or helper calls (``_constraint_jit.kinematics``: ~2x faster in numba).
+    views or helper calls (faster in numba, as in ``_constraint_jit.kinematics``).
     """
     n = dq.shape[0]
     for r in range(n):  # the lower triangle of J^T J and J^T e, kept columns
@@ -151,8 +151,7 @@ def attempt_packed(ints, consts, values, q, lower, upper, scale, bias, stall, la
                    active_set):  # pragma: no cover - compiled
     """:func:`attempt` on a packed problem (:func:`_constraint_jit.layout_views`).
 
-    Six arrays instead of twenty: each array argument costs the call ~0.3 us to unbox,
-    ~1 us with cold caches.
+    Six arrays instead of twenty: each array argument costs the call its unboxing.
     """
     t, v = layout_views(ints, consts), value_views(ints, values)
     lo, hi, margin = shrunk(ints, values)
@@ -171,7 +170,7 @@ def attempt_in(arrays, parents, placements, kinds, axes, columns, fparent, fplac
     ``pose``: empty without a pose target, else the parameters of
     :func:`_constraint_jit.weighted_pose_rows`; its six rows stand before the excess
     rows, always in the system.  Returns ``(it, done, E)``;
-    allocates nothing (a polishing step restores with it, ~10 times per polish).
+    allocates nothing (a polishing step restores with it, several times per polish).
     """
     (oMi, oMf, Jf, waxes, g, Jg, r, e, xe, xJ, A, b, dq, w, T, keep, active, S33,
      J3) = arrays

@@ -5,8 +5,8 @@ QP solved by daqp's own C entry (``daqp_quadprog``, the function ``daqp.solve`` 
 with its default settings), the restoration by the compiled attempt
 (:func:`_constraint_lm_jit.attempt`), the damped BFGS update.  The clock is
 ``clock_gettime(CLOCK_MONOTONIC)``, the one ``time.perf_counter`` reads on Linux, so the
-deadline is the budget's own.  In Python a step cost ~150 us (six calls across the
-boundary, ~20 small numpy operations); here ~15-25 us.
+deadline is the budget's own.  In Python a step is mostly interpreter (six calls
+across the boundary, a score of small numpy operations).
 """
 import math
 
@@ -206,7 +206,8 @@ def polish_packed(ints, consts, values, cube, pose_rows, kints, kparams, restore
 
     ``ints``, ``consts``, ``values``: :func:`_constraint_jit.layout_views` and
     :func:`_constraint_jit.value_views`; ``kints``: :func:`_polish_jit.unpack_costs`.
-    Eleven arrays instead of twenty-seven: each costs the call ~1 us with cold caches.
+    Eleven arrays instead of twenty-seven: each array argument costs the call its
+    unboxing.
     """
     t, v, c = layout_views(ints, consts), value_views(ints, values), unpack_costs(kints)
     lo, hi, margin = shrunk(ints, values)

@@ -35,7 +35,7 @@ class DampedLeastSquares(Solver):
     name = "dls"
     #: Damping of the pseudo-inverse (the example uses 1e-12; 1e-6 survives singularities).
     damping = 1e-6
-    #: Step scale ``dt`` (the example uses 0.1; 0.5 converges ~5x faster here).
+    #: Step scale ``dt`` (the example uses 0.1; 0.5 converges in fewer iterations here).
     dt = 0.5
     #: Iterations of one attempt.
     max_iterations = 60

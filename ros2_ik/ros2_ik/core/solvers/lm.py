@@ -22,15 +22,11 @@ the minimum distance, only the pairs whose lower bound is under ``min_distance_m
 Jacobians, no gradients) returns the pose solution when the constraints hold.  A colliding
 pose solution is dropped for the next start, and every ``clearance_push_every``-th is pushed
 out instead: at most ``clearance_push_iterations`` of the stacked loop from there, keeping
-the pose, as :mod:`clearance_last` does without a pose target (its docstring has the
-measurements).  A stacked iteration costs ~10x a pose-only one (the checker's distances
-and gradients), so the clear majority of attempts pay one clearance test, and a deep
-collision costs a restart, not 15-30 stacked iterations.  The panda scene of
-bench/collision_bench.py, 1000 collision-free targets, 100 ms budget, against pushing out
-every colliding pose answer for up to 15 iterations and then again from the attempt's
-start: p99 2.4 -> 0.8 ms (ur5 in the same scene 36 -> 5.1 ms, xarm7 8.5 -> 0.9 ms), all
-solved either way; with 20 ms, 99.8 -> 100 %.  The benchmark's own figures:
-bench/results/collision.md.
+the pose, as :mod:`clearance_last` does without a pose target.  A stacked iteration
+costs far more than a pose-only one (the checker's distances and gradients), so the clear
+majority of attempts pay one clearance test, and a deep collision costs a restart, not
+many stacked iterations (the figures: docs/design.md; the benchmark's own:
+bench/results/collision.md).
 """
 from __future__ import annotations
 
@@ -98,7 +94,7 @@ class _PoseFirstState:
 
     @property
     def stacked(self) -> Residuals:
-        """Stacked residuals on the full model (own Data, ~25 us to build)."""
+        """Stacked residuals on the full model (own Data, built on first use)."""
         if self._stacked is None:
             self._stacked = Residuals(self.problem, exact=False, tolerance=self.tolerance)
         return self._stacked
@@ -106,7 +102,7 @@ class _PoseFirstState:
     def holds(self, q: np.ndarray) -> bool:
         """Whether every constraint holds at group vector ``q`` (no constraint Jacobian)."""
         q_full = self.problem.group.to_full_q(q)
-        pin.computeJointJacobians(self.model, self.data, q_full)  # what terms expect: ~1 us
+        pin.computeJointJacobians(self.model, self.data, q_full)  # what terms expect
         pin.updateFramePlacements(self.model, self.data)
         return all(c.holds(self.model, self.data, q_full) for c in self.problem.constraints)
 
@@ -123,44 +119,38 @@ class LevenbergMarquardt(CompiledConstraints, Solver):
     max_iterations = 20
     #: (iteration, E): give up an attempt whose squared pose error E [m^2 + rad^2] is
     #: still above E at that iteration.  Almost every failed attempt is a joint-limit
-    #: trap (99 % on panda and z1) that sits at E ~ 0.1-1 after 8 iterations, while a
-    #: converging attempt is below 1e-2 there.  Measured (1000 targets, no deadline,
-    #: iterations to the first verified solution, two target sets): against 14
-    #: iterations without a schedule, panda p95 50-52 -> 42-44 and p99.9 213-354 -> 159-241,
-    #: z1 p95 65-68 -> 48-51, p99.9 249-340 -> 192-208; ur5, kinova, xarm7 p95 within
-    #: +-3 iterations, their p99.9 lower or equal.  (5, 1.0) added after: E > 1 after 5
-    #: iterations is hopeless; p99.9 -5 to -20 % on all five arms, p95 within +-1 or lower.
+    #: trap that sits at E ~ 0.1-1 after 8 iterations, while a converging attempt is below
+    #: 1e-2 there; E > 1 after 5 iterations is hopeless.  Cutting those attempts early
+    #: leaves more restarts and shortens the tail of iterations to a first verified
+    #: solution (docs/design.md).
     progress_schedule = ((5, 1.0), (8, 1e-2), (12, 1e-4))
     #: Iterations of one attempt with constraint rows.  An attempt that has not settled by
     #: then is mostly held by a joint limit near a feasible point: a restart pays more than
-    #: more iterations.  Measured (position box +-5 mm with an orientation, gaze or angle
-    #: bound, 150 problems each, iterations to the first verified solution, no deadline):
-    #: panda p95 / p99 47 / 98 with 40 iterations, 24 / 51 with 15; ur5 27 / 87 -> 20 / 37;
-    #: medians 5 either way.
+    #: more iterations (docs/design.md).
     max_iterations_constrained = 15
     #: Iterations that bring a polishing step back onto the constraints (:mod:`polish`).
     restore_iterations = 4
     #: Constraint problems with a clearance (:mod:`clearance_last`): of the attempts whose
     #: solution of the other constraints collides, every ``clearance_push_every``-th is
     #: pushed out for at most ``clearance_push_iterations``; the others restart at once.
-    #: Measurements in :mod:`clearance_last`'s docstring.  A solve limited to fewer
-    #: attempts (``max_attempts``) pushes out each colliding solution, for a whole attempt
-    #: and then from the attempt's start (:meth:`_push_out`).
+    #: The figures: docs/design.md.  A solve limited to fewer attempts (``max_attempts``)
+    #: pushes out each colliding solution, for a whole attempt and then from the
+    #: attempt's start (:meth:`_push_out`).
     clearance_push_every = 3
     clearance_push_iterations = 4
     #: Constant added to the damping (keeps steps finite at singularities) [m^2].
     bias = 1e-6
     #: Damping = damping_scale * E + bias.  Chan & Lawrence use 1; with E in m^2 + rad^2,
-    #: 0.01 needed ~2x fewer iterations per success (measured on panda, ur5, kinova, z1,
-    #: xarm7, 1000 targets each: panda mean 14.5 / p95 52 vs 16.3 / 65 with 0.03, 1e-5).
+    #: 0.01 needs fewer iterations per success (docs/design.md).
     damping_scale = 0.01
     #: Give up an attempt when the error shrank by less than this factor 3 times in a row.
     stall_ratio = 0.995
-    #: Re-solve without the joints a step would push beyond their limits (measured:
-    #: panda iterations per success 35 -> 23, single-attempt success 42 % -> 49 %).
+    #: Re-solve without the joints a step would push beyond their limits: fewer
+    #: iterations per success, more attempts succeed alone (docs/design.md).
     active_set = True
     #: Run full-pose attempts compiled (:mod:`chain_kernel`) when numba is installed and
-    #: the tip hangs on revolute and prismatic joints: the same iterations, ~15x cheaper.
+    #: the tip hangs on revolute and prismatic joints: the same iterations, without the
+    #: interpreter around each pinocchio call.
     compiled = True
     #: Names of the constraints for which an attempt solves the pose alone first (see the
     #: module docstring); a problem with any other constraint uses the stacked loop only.
@@ -251,7 +241,7 @@ class LevenbergMarquardt(CompiledConstraints, Solver):
         """Full isotropic pose: e = log6(T_target^-1 T) and the LOCAL frame Jacobian.
 
         Three pinocchio calls per iteration (joint Jacobians, one frame placement, its
-        local Jacobian): ~2 us less than computeFrameJacobian + rotating the error.
+        local Jacobian): cheaper than computeFrameJacobian + rotating the error.
         """
         cjj, ufp, gfj = pin.computeJointJacobians, pin.updateFramePlacement, \
             pin.getFrameJacobian
@@ -297,7 +287,7 @@ class LevenbergMarquardt(CompiledConstraints, Solver):
             if s.bounded:
                 free = q
                 q = minimum(maximum(q, lower), upper)
-                # Byte comparison: ~1 us less than (q != free).any() on 7 floats.
+                # Byte comparison: cheaper than (q != free).any() on a few floats.
                 limited = active and q.tobytes() != free.tobytes()
         raise AssertionError("unreachable")
 

@@ -32,6 +32,6 @@ class ScipySolver(Solver):
     """Base of the solvers that drive scipy.optimize (bfgs, sqp)."""
 
     def solve(self, problem: Problem, seed: np.ndarray, options: SolveOptions) -> IKResult:
-        """Restart-drive with BLAS single-threaded (scipy is 100x slower threaded here)."""
+        """Restart-drive with BLAS single-threaded (:mod:`blas`: threads slow scipy here)."""
         with single_threaded():
             return super().solve(problem, seed, options)

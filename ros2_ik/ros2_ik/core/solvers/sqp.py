@@ -2,7 +2,7 @@
 
 Variables: the group vector, bounded by the joint limits.  The pose target (when
 any) is the least-squares objective ``1/2 |e_w(q)|^2`` when the problem has no costs
-(measured: 77-93 % in 5 ms vs 43-50 % as equalities), else a set of equality
+(more targets solved within a budget than as equalities), else a set of equality
 constraints ``e_i(q) = 0`` on its weighted axes (so costs cannot trade pose
 accuracy away); every
 :class:`terms.Constraint` row with a finite bound is an inequality with its
