@@ -16,6 +16,9 @@ from ros2_ik.core.solvers._chain_jit import compose, jit, log3, log3_of
 
 #: Constraint type codes (the order of ``constraint_kernel.TYPES``).
 POSITION, ORIENTATION, GAZE, ANGLE, POINT_TO_POINT, POINT_TO_LINE, POLYHEDRON = range(7)
+#: The error a kernel raises on a type code it has no formula for (an encoder and these
+#: codes disagree): never another type's rows in its place.
+UNKNOWN_TYPE = "unknown constraint type code in a compiled problem"
 FIXED, REVOLUTE, PRISMATIC = 0, 1, 2
 
 
@@ -432,7 +435,8 @@ def rows(ctype, cfa, cfb, coff, params, oMf, Jf, g, Jg, xe, xJ, S33,
     """Every constraint's physical rows into ``g`` (m,), ``Jg`` (m, n); excesses into ``xe``.
 
     Row constraints fill ``g`` in order; orientation bounds fill ``xe`` (3 per bound), ``xJ``.
-    Returns the largest excess norm [rad] (0 without orientation bounds).  ``S33``
+    Returns the largest excess norm [rad] (0 without orientation bounds); raises
+    ValueError (:data:`UNKNOWN_TYPE`) on a type code it does not know.  ``S33``
     (6, 3, 3) and ``J3`` (3, n) are scratch (:func:`scratch`): an iteration allocates
     nothing.
     """
@@ -453,10 +457,13 @@ def rows(ctype, cfa, cfb, coff, params, oMf, Jf, g, Jg, xe, xJ, S33,
         elif t == POSITION:  # the offset of A (16), then p_BQ
             point_in_frame(oMf, Jf, fa, fb, prm, 0, 16, g, Jg, row)
             row += 3
-        else:  # one row from a point seen in frame fa
+        elif t == GAZE or t == POINT_TO_POINT or t == POINT_TO_LINE:
+            # one row from a point seen in frame fa
             point_in_frame(oMf, Jf, fa, fb, prm, -1, 0, p3, J3, 0)
             g[row] = point_row(t, p3, J3, prm, Jg[row])
             row += 1
+        else:
+            raise ValueError(UNKNOWN_TYPE)
     return worst
 
 
@@ -494,9 +501,14 @@ def scratch(n):  # pragma: no cover - compiled
 
 @jit
 def point_row(t, p, J, prm, Jrow):  # pragma: no cover - compiled
-    """Return the row [m or rad] of a gaze or distance constraint at point ``p`` (3,)."""
+    """Return the row [m or rad] of a gaze or distance constraint at point ``p`` (3,).
+
+    Raises ValueError (:data:`UNKNOWN_TYPE`) for any other type code ``t``.
+    """
     if t == GAZE:
         return _gaze(p, J, prm[3:], Jrow)
+    if t != POINT_TO_POINT and t != POINT_TO_LINE:
+        raise ValueError(UNKNOWN_TYPE)
     dx, dy, dz = p[0] - prm[3], p[1] - prm[4], p[2] - prm[5]
     if t == POINT_TO_POINT:
         return _norm_row(dx, dy, dz, J, 1.0, 0.0, 0.0, Jrow)

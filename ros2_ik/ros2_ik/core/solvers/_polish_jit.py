@@ -11,11 +11,12 @@ import math
 import numpy as np
 
 from ros2_ik.core.solvers._chain_jit import jit
-from ros2_ik.core.solvers._constraint_jit import (ANGLE, GAZE, ORIENTATION, POLYHEDRON,
-                                                  POSITION, angle_row, kinematics, layout_views,
-                                                  log3_at, log_map, point_in_frame, point_row,
-                                                  polyhedron_rows, rotations,
-                                                  weighted_pose_rows)
+from ros2_ik.core.solvers._constraint_jit import (ANGLE, GAZE, ORIENTATION, POINT_TO_LINE,
+                                                  POINT_TO_POINT, POLYHEDRON, POSITION,
+                                                  UNKNOWN_TYPE, angle_row, kinematics,
+                                                  layout_views, log3_at, log_map,
+                                                  point_in_frame, point_row, polyhedron_rows,
+                                                  rotations, weighted_pose_rows)
 
 #: Cost type codes (``polish_kernel``'s encoders).
 POSTURE, POSITION_COST, ORIENTATION_COST, ANGLE_COST = range(4)
@@ -132,7 +133,8 @@ def linearise(ctype, cfa, cfb, coff, params, cube, lo, hi, margin, x_margin, oMf
     ``gm``: each row's margin [m or rad] when it is a physical row (its constraint's
     ``evaluate_physical``, ``polish._feasible``'s rows), 0 for the cube rows.  ``cube``
     (c,): whether an angle bound adds its cube rows.  Kinematics must be computed.
-    ``S33``, ``Sn``: :func:`work`'s scratch.
+    ``S33``, ``Sn``: :func:`work`'s scratch.  Raises ValueError
+    (:data:`_constraint_jit.UNKNOWN_TYPE`) on a type code it does not know.
     """
     p3, J3 = S33[5, 2], Sn[0]
     row, out = 0, 0
@@ -160,7 +162,8 @@ def linearise(ctype, cfa, cfb, coff, params, cube, lo, hi, margin, x_margin, oMf
             g[out] = angle_row(oMf, Jf, fa, fb, prm, J[out])
             _bound_rows(lo, hi, margin, row, 1, glo, ghi, gm, out)
             row, out = row + 1, out + 1
-        else:  # one row from a point seen in frame fa (gaze: after its cube rows)
+        elif t == GAZE or t == POINT_TO_POINT or t == POINT_TO_LINE:
+            # one row from a point seen in frame fa (gaze: after its cube rows)
             point_in_frame(oMf, Jf, fa, fb, prm, -1, 0, p3, J3, 0)
             if t == GAZE:
                 if _gaze_cube(p3, J3, prm[3:9], g, J, out, S33):
@@ -171,6 +174,8 @@ def linearise(ctype, cfa, cfb, coff, params, cube, lo, hi, margin, x_margin, oMf
             g[out] = point_row(t, p3, J3, prm, J[out])
             _bound_rows(lo, hi, margin, row, 1, glo, ghi, gm, out)
             row, out = row + 1, out + 1
+        else:
+            raise ValueError(UNKNOWN_TYPE)
 
 
 @jit
