@@ -3,7 +3,9 @@
 The algorithms (lm, dls, bfgs, sqp) share code through public names of shared modules
 (``pose_state``, ``scipy_solver``, ``residuals``, ...), never through another module's
 ``_name``; the driver (``solve.py``) warms a solver up through the solver's own
-``warm_up`` hook, not by naming its kernels.  Parsed with :mod:`ast`, nothing imported.
+``warm_up`` hook, not by naming its kernels.  The compiled ``_*_jit`` modules import
+public names of each other only along the edges listed in ``JIT_IMPORTS``.  Parsed with
+:mod:`ast`.
 """
 import ast
 import pathlib
@@ -17,6 +19,20 @@ PACKAGE = "ros2_ik.core.solvers"
 #: The algorithm modules: they may not import the package's private modules either
 #: (the compiled ``_*_jit`` modules are reached through their public wrappers).
 ALGORITHMS = {"lm", "dls", "bfgs", "sqp"}
+#: Which compiled modules import (public) names of which others, and why: numba calls
+#: a compiled function only through a direct reference, so a kernel's shared pieces are
+#: imported by name.  A new edge is a new dependency between kernels: add it here.
+JIT_IMPORTS = {
+    # the one ``jit`` decorator (on-disk cache, IEEE division) and compose / log3
+    ("_constraint_jit", "_chain_jit"), ("_constraint_lm_jit", "_chain_jit"),
+    ("_measure_jit", "_chain_jit"), ("_polish_jit", "_chain_jit"),
+    ("_polish_loop_jit", "_chain_jit"),
+    # the type codes, packed layout, tree kinematics, rows and pose rows of a problem
+    ("_constraint_lm_jit", "_constraint_jit"), ("_measure_jit", "_constraint_jit"),
+    ("_polish_jit", "_constraint_jit"), ("_polish_loop_jit", "_constraint_jit"),
+    # polishing's loop: restoration is the LM attempt, each step the polishing model
+    ("_polish_loop_jit", "_constraint_lm_jit"), ("_polish_loop_jit", "_polish_jit"),
+}
 
 
 def _private(name: str) -> bool:
@@ -104,3 +120,21 @@ def test_solve_names_no_solver_kernel():
             used |= {f"{node.module}.{a.name}" if node.module == PACKAGE else node.module
                      for a in node.names}
     assert used <= {f"{PACKAGE}.registry", f"{PACKAGE}.base"}, used
+
+
+def test_the_compiled_modules_depend_on_each_other_as_listed():
+    edges = set()
+    for module in _modules():
+        if not (module.startswith("_") and module.endswith("_jit")):
+            continue
+        for node in ast.walk(ast.parse((SOLVERS / f"{module}.py").read_text())):
+            if isinstance(node, ast.ImportFrom) and _absolute(node).startswith(PACKAGE + "._"):
+                edges.add((module, _absolute(node)[len(PACKAGE) + 1:]))
+    assert edges == JIT_IMPORTS
+
+
+def test_every_compiled_module_is_a_source_of_the_stale_cache_check():
+    """numba checks only a function's own file: the kernel drops caches older than these."""
+    from ros2_ik.core.solvers import constraint_kernel
+    compiled = {m for m in _modules() if m.startswith("_") and m.endswith("_jit")}
+    assert compiled == set(constraint_kernel._JIT_SOURCES)
