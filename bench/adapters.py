@@ -25,7 +25,7 @@ def ours(name: str) -> Callable:
     """Return factory for one of our solvers (plugin ``name``), 5 ms budget, restarts."""
     def build(arm, group, rng_seed: int) -> Adapter:
         counter = [rng_seed]
-        prepare(group, group.tip)  # one-time work, as a node warms up
+        prepare(group, group.tip, solver=name)  # one-time work, as a node warms up
 
         def run(T: pin.SE3, seed: np.ndarray) -> Optional[np.ndarray]:
             counter[0] += 1

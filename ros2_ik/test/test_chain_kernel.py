@@ -19,7 +19,8 @@ from ros2_ik.core.problem import Problem
 from ros2_ik.core.robot import Robot
 from ros2_ik.core.solvers import chain_kernel
 from ros2_ik.core.solvers.budget import Budget
-from ros2_ik.core.solvers.lm import LevenbergMarquardt, _FastState
+from ros2_ik.core.solvers.lm import LevenbergMarquardt
+from ros2_ik.core.solvers.pose_state import PoseState
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 from random_arms import random_arm  # noqa: E402
@@ -111,15 +112,15 @@ def test_log6_is_pinocchios_near_zero_and_near_pi():
 def test_nan_ends_an_attempt_instead_of_raising():
     """A diverged attempt (NaN in the kinematics) ends unconverged; nothing raises.
 
-    ``make fuzz`` found ``solve()`` raising ZeroDivisionError out of ``_log3`` (numba's
+    ``make fuzz`` found ``solve()`` raising ZeroDivisionError out of ``log3`` (numba's
     Python error model) on a target ~1e150 m away, once in ~5,000 requests.
     """
     w = np.empty(3)
     for R in (np.full((3, 3), np.nan), np.diag([np.inf, -np.inf, np.inf])):
-        assert math.isnan(chain_kernel.jit()._log3(R, w)) and np.isnan(w).all()
+        assert math.isnan(chain_kernel.jit().log3(R, w)) and np.isnan(w).all()
     group = robots.load_group("panda")[1]
     lm = LevenbergMarquardt()
-    state = _FastState(Problem(group, PoseTarget(group.tip, pin.SE3.Identity())))
+    state = PoseState(Problem(group, PoseTarget(group.tip, pin.SE3.Identity())))
     chain, lower, upper = state.chain
     for q0 in (np.full(group.n, np.nan), np.full(group.n, np.inf)):
         q, it, done, E = chain_kernel.attempt(
@@ -134,7 +135,7 @@ def test_compiled_attempt_is_the_python_attempt(name, group):
     same = 0
     for i in range(40):
         q_goal = group.random_configuration(np.random.default_rng(100 + i))
-        state = _FastState(Problem(group, PoseTarget(group.tip, group.fk(q_goal, group.tip))))
+        state = PoseState(Problem(group, PoseTarget(group.tip, group.fk(q_goal, group.tip))))
         assert state.chain is not None
         start = group.random_configuration(np.random.default_rng(i)) if i % 2 else seed
         runs = []

@@ -1,7 +1,9 @@
-"""solve.prepare does each group's one-time work once per (frame, constrained)."""
+"""solve.prepare does each group's one-time work once per (frame, constrained, solver)."""
 import importlib
 
 from ros2_ik.core import robots, seed_library
+from ros2_ik.core.pose import PoseTarget
+from ros2_ik.core.solvers import registry
 
 solve_module = importlib.import_module("ros2_ik.core.solve")
 
@@ -30,3 +32,21 @@ def test_a_new_group_is_prepared_again(monkeypatch):
         solve_module.prepare(group)
         solve_module.prepare(group)
     assert len(calls) == 2
+
+
+def test_each_solver_warms_itself_up_once(monkeypatch):
+    """prepare reaches a solver's compiled parts through its own warm_up hook."""
+    group = robots.load_group("ur5")[1]
+    calls = []
+    for name in ("lm", "dls"):
+        cls = registry.solver_class(name)
+        monkeypatch.setattr(cls, "warm_up", classmethod(
+            lambda c, constrained=False: calls.append((c.name, constrained))))
+    solve_module.prepare(group, group.tip, solver="dls")
+    solve_module.prepare(group, group.tip, solver="dls")
+    assert calls == [("dls", False)]
+    solve_module.prepare(group, group.tip, constrained=True, solver="lm")
+    solve_module.solve(group, PoseTarget(group.tip, group.fk(group.mid_configuration(),
+                                                             group.tip)),
+                       group.mid_configuration(), solver="lm", max_attempts=1)
+    assert calls == [("dls", False), ("lm", True), ("lm", False)]

@@ -134,8 +134,8 @@ def _splitmix64(x: np.ndarray) -> np.ndarray:
 def target_seeds(batch_seed: int, indices: np.ndarray) -> np.ndarray:
     """(len(indices),) uint64 seeds below 2**63, each a function of (batch_seed, index) only.
 
-    Vectorised (SplitMix64 of the index keyed by a mix of the batch seed): ~0.1 ms for
-    6000 targets, where one ``SeedSequence`` per target took ~120 ms of the caller's time.
+    Vectorised (SplitMix64 of the index keyed by a mix of the batch seed): one
+    ``SeedSequence`` per target cost the caller far more time.
     """
     key = _splitmix64(np.array([batch_seed], dtype=np.uint64))
     mixed = _splitmix64(key ^ _splitmix64(np.asarray(indices, dtype=np.uint64)))
@@ -292,9 +292,8 @@ def solve_batch(group_spec: GroupSpec, targets: Union[np.ndarray, Sequence[PoseT
 
     ``frame`` defaults to the group's tip, ``reference_frame`` to its base.  ``seed``
     (n,) for all targets or (N, n); None: mid-limits.  ``workers`` > 1 runs chunks of
-    up to ``chunk_size`` targets on that many spawned processes (256: ~40 ms of Panda
-    solves, so the hand-offs cost little; the last chunks shrink so the workers finish
-    together: 2 workers / 1, median of 4 alternating runs, 1.70x with 32 fixed, 1.87x).
+    up to ``chunk_size`` targets on that many spawned processes (enough solves that the
+    hand-offs cost little; the last chunks shrink so the workers finish together).
     Bad input raises :mod:`errors` naming the field; expected outcomes are per-target
     statuses.
     Target ``k`` uses the seed of index ``first_index + k`` (a caller splitting one

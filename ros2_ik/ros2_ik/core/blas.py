@@ -1,10 +1,9 @@
 """Keep BLAS single-threaded around scipy solvers.
 
-IK matrices are tiny (6 x 7); a multi-threaded OpenBLAS only adds thread hand-offs.
-Measured on a 2-core machine: scipy's L-BFGS-B took 3 ms per iteration with
-OpenBLAS threads and 30 us without.  ``single_threaded()`` limits every loaded
-OpenBLAS to one thread for the duration of a block and restores the previous
-count (threadpoolctl when installed, else OpenBLAS' own C API through ctypes).
+IK matrices are tiny (6 x 7); a multi-threaded OpenBLAS only adds thread hand-offs,
+which cost far more than the arithmetic (docs/design.md).  ``single_threaded()``
+limits every loaded OpenBLAS to one thread for the duration of a block and restores the
+previous count (threadpoolctl when installed, else OpenBLAS' own C API through ctypes).
 """
 from __future__ import annotations
 

@@ -12,16 +12,15 @@ budget proving nothing.  So the workspace is sampled first (:mod:`workspace`:
 voxel, within ``max_angle_rad`` of the orientation) is solved from that sample with
 ``marked_attempts`` attempts (``method`` 2); a cell of a voxel next to such a voxel gets
 ``near_attempts`` attempts from mid-limits (``method`` 1); the others are not solved
-(``method`` 0, unreachable).  Both are capped by ``timeout_s``.  Measured on the Panda at
-5 cm (1000 random cells of each kind): marked cells 85.7 % solved with 8 attempts, 86.0 %
-with a 50 ms budget; near cells 22.2 % with 4 attempts, 23.6 % with 50 ms; unmarked far
-cells 0 of 300 with 50 ms.  The benchmark checks the verdicts of a whole map the same way.
+(``method`` 0, unreachable).  Both are capped by ``timeout_s``.  A few attempts solve
+about as many cells as a whole time budget, and far unmarked cells stay unsolved with one
+(docs/design.md); the benchmark checks the verdicts of a whole map the same way.
 
 Work is done in chunks of voxels; each finished chunk is saved at once, atomically
 (temporary file + ``os.replace``), as its own small file in a folder next to the output
 (``<out>.partial/``: ``settings.json`` and one ``chunk_<first voxel>.npz`` per chunk), so
 an interrupted run resumes where it stopped and recomputes no finished chunk.  (Rewriting
-a whole 5 cm map, ~60 MB, after every chunk cost more than the solves.)
+a whole map after every chunk cost more than the solves: docs/design.md.)
 """
 from __future__ import annotations
 

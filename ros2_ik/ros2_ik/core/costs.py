@@ -123,7 +123,7 @@ _SIZES: PerObject = PerObject()
 def _sizes(model: pin.Model) -> Tuple[int, int, int]:
     """``(nq, nv, njoints)`` of ``model``, kept per model (a loaded model's joints are fixed).
 
-    Each read of a pinocchio attribute is a boost.python call (~7 us with cold caches).
+    Each read of a pinocchio attribute is a boost.python call.
     """
     sizes = _SIZES.get(model)
     if sizes is None:

@@ -34,7 +34,7 @@ _MAX_FLOAT = float(np.finfo(float).max)
 def _rotation_error(H: np.ndarray) -> float:
     """Return max |R R^T - I| of ``H``'s rotation block: -1 if det R < 0, nan if not finite.
 
-    On Python floats: ~4x cheaper than the numpy expression for a 3x3 block.
+    On Python floats: cheaper than the numpy expression for a 3x3 block.
     """
     (a, b, c, x), (d, e, f, y), (g, h, i, z), _ = H.tolist()
     if not math.isfinite(a + b + c + d + e + f + g + h + i + x + y + z + sum(_)):
@@ -89,7 +89,7 @@ class PoseTarget:
                                      "(normalise the quaternion)")
         if self.weights is not _UNIT_WEIGHTS:  # the default needs no check
             if type(self.weights) is tuple and self.weights == _UNIT_WEIGHTS:
-                object.__setattr__(self, "weights", _UNIT_WEIGHTS)  # no rebuild (~3 us)
+                object.__setattr__(self, "weights", _UNIT_WEIGHTS)  # no rebuild
             else:
                 self._check_weights()
                 object.__setattr__(self, "weights", tuple(float(x) for x in self.weights))

@@ -56,7 +56,7 @@ class Solution:
         """Store a read-only copy of ``q`` and the figures.
 
         One update of the instance's dict: the frozen dataclass's own ``__init__`` calls
-        ``object.__setattr__`` per field, ~2x dearer (a few us per solve with cold caches).
+        ``object.__setattr__`` per field, dearer on every solve.
         """
         self.__dict__.update(q=_frozen(q), position_error_m=position_error_m,
                              orientation_error_rad=orientation_error_rad,

@@ -1,9 +1,9 @@
 """Restart configurations whose tip is already near the target: a library of FK samples.
 
-When the seed's attempt fails, uniform random restarts converge from only ~40-60 % of
-starts on arms with narrow limits (panda, z1: the others end pinned at a limit), and the
-tail of the solve time is those restarts.  A start whose frame placement is already near
-the target usually lies in the basin of a solution inside the limits.  So each group keeps
+When the seed's attempt fails, uniform random restarts often end pinned at a limit on
+arms with narrow limits (panda, z1), and the tail of the solve time is those restarts.
+A start whose frame placement is already near the target usually lies in the basin of a
+solution inside the limits.  So each group keeps
 ``SAMPLES`` configurations drawn uniformly in its limits (fixed numpy seed: deterministic)
 with the world placement of the target frame, built once per (group, frame); a solve
 ranks them by::
@@ -17,10 +17,9 @@ frame's sample positions (mean squared distance to their centroid), so a 0.3 m a
 2 m arm weigh one radian alike relative to their size (the panda's ``w`` is ~0.04 m^2).
 
 The size of the library sets how often the nearest samples lie in the basin of the one
-or two solutions a 6-joint arm with narrow limits has: measured on random arms
-(bench/random_arms.py, 300 targets each, attempts to the first verified solution,
-no deadline), 2000 samples and 4 starts gave p99.9 16-62 attempts, 8000 samples and
-32 starts 8-17.  Ranking is one matrix-vector product on precomputed columns.
+or two solutions a 6-joint arm with narrow limits has: more samples and more library
+starts shorten the tail of attempts to a first verified solution (docs/design.md).
+Ranking is one matrix-vector product on precomputed columns.
 """
 from __future__ import annotations
 
@@ -33,13 +32,13 @@ import pinocchio as pin
 
 from ros2_ik.core.per_object import PerObject
 
-#: Library size per (group, frame): 8000 samples cost ~10 ms to build (compiled FK; ~50 ms
-#: with pinocchio per sample) and ~40 us to rank.
+#: Library size per (group, frame): built once (compiled FK), ranked by one product per
+#: solve (the costs: docs/design.md).
 SAMPLES = 8000
 #: Samples the constraint ranking reads (a prefix: its per-constraint cost grows with it).
 CONSTRAINT_SAMPLES = 2000
 #: The first ``QUICK_STARTS`` restarts come from the nearest of the first ``QUICK_SAMPLES``
-#: samples (a quarter of the ranking cost, ~20 us instead of ~80 us): most solves need
+#: samples (a quarter of the ranking cost): most solves need
 #: one library start; those that need more rank every sample (:class:`LibraryStarts`).
 QUICK_SAMPLES = 2000
 QUICK_STARTS = 4
@@ -113,8 +112,8 @@ class SeedLibrary:
                             count: int = SAMPLES) -> Tuple[np.ndarray, np.ndarray]:
         """``p`` (count, 3) [m] and row-major ``R`` (count, 9) of reduced frame ``fid``.
 
-        :func:`frame_poses`: compiled, ~1.4 us per sample here, where pinocchio
-        per sample (~6 us) made the first ranking of a frame cost ~14 ms inside a solve.
+        :func:`frame_poses`: compiled, as pinocchio per sample made the first ranking of
+        a frame a noticeable part of the solve that builds it.
         """
         T = frame_poses(group, fid, self.q[:count])
         p, R = np.ascontiguousarray(T[:, :3, 3]), T[:, :3, :3].reshape(count, 9)
@@ -127,7 +126,7 @@ def frame_poses(group, fid: int, qs: np.ndarray) -> np.ndarray:
     """``T_world_frame`` (S, 4, 4) of reduced-model frame ``fid`` at group vectors ``qs``.
 
     Compiled (:func:`chain_kernel.forward_many`) when the frame's chain is one the kernel
-    takes, else pinocchio per configuration (~3-7 us each); a frame fixed in the world
+    takes, else pinocchio per configuration; a frame fixed in the world
     is one placement, repeated.
     """
     from ros2_ik.core.solvers import chain_kernel  # not at import: solvers import us
@@ -151,8 +150,8 @@ class _Ranking:
 
     (The constant ``|p_t|^2 + 3 w`` is left out: it does not change the order.)  The
     product is numpy's einsum on (12, S) rows, not BLAS: an (S, 12) matrix-vector
-    product makes OpenBLAS wake its threads, which then spin and slowed every solve
-    after it ~2x on this 2-core machine.
+    product makes OpenBLAS wake its threads, which then spin and slow every solve
+    after it.
     """
 
     def __init__(self, p: np.ndarray, R: np.ndarray):

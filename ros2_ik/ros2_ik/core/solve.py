@@ -14,8 +14,7 @@ from ros2_ik.core.per_object import PerObject
 from ros2_ik.core.pose import PoseTarget
 from ros2_ik.core.problem import Problem
 from ros2_ik.core.result import IKResult, Progress
-from ros2_ik.core.solvers import chain_kernel, constraint_kernel, kernel_check, polish_kernel, \
-    registry
+from ros2_ik.core.solvers import registry
 from ros2_ik.core.solvers.base import SolveOptions
 from ros2_ik.core.verify import CONSTRAINT_TOLERANCE_M, CONSTRAINT_TOLERANCE_RAD, \
     ConstraintTolerance
@@ -52,7 +51,7 @@ def solve(group: Group, target_or_problem: Union[PoseTarget, Problem], seed: np.
     """
     problem = _problem(group, target_or_problem, constraints, costs)
     prepare(group, problem.pose.target.frame if problem.pose is not None else None,
-            constrained=bool(problem.constraints))
+            constrained=bool(problem.constraints), solver=solver)
     seed_q = problem.group.clamped_seed(seed)
     options = SolveOptions(
         timeout_s=_positive("timeout_s", timeout_s),
@@ -73,36 +72,33 @@ def solve(group: Group, target_or_problem: Union[PoseTarget, Problem], seed: np.
     return result
 
 
-def prepare(group: Group, frame: Optional[str] = None, constrained: bool = False) -> None:
+def prepare(group: Group, frame: Optional[str] = None, constrained: bool = False,
+            solver: str = "lm") -> None:
     """Do now the one-time work of a first solve, outside any solve's time budget.
 
-    Builds ``group``'s seed library (for ``frame``'s placements when given: ~10 ms) and
-    loads the compiled pose attempt (~0.5 s once per process; ~8 s the first time on a
-    machine); with ``constrained``, the compiled constraint attempt and polishing model
-    too (~0.3 s once per process; ~60 s the first time on a machine).  ``solve`` calls it
-    before starting its clock, so a first solve is slow but not cut short; a node calls it
-    at start-up.  Cheap once done (one lookup: each step's own check of being done cost
-    ~4 us together with cold caches).
+    Builds ``group``'s seed library (for ``frame``'s placements when given) and lets
+    ``solver`` load what it compiles (:meth:`~ros2_ik.core.solvers.base.Solver.warm_up`;
+    with ``constrained``, what problems with constraints need too: for ``lm``, the
+    compiled constraint attempt and polishing model).  Compiling happens once per machine
+    (numba's on-disk cache), loading once per process.  ``solve`` calls it before starting
+    its clock, so a first solve is slow but not cut short; a node calls it at start-up.
+    Cheap once done: one lookup, as a solve calls it every time.
     """
     done = _PREPARED.get(group)
-    if done is not None and (frame, constrained) in done:
+    if done is not None and (frame, constrained, solver) in done:
         return
     if frame is None:
         seed_library.library(group)
     else:
         seed_library.prepare(group, frame)
-    chain_kernel.warm_up()
-    if constrained:
-        constraint_kernel.warm_up()
-        kernel_check.warm_up()
-        polish_kernel.warm_up()
+    registry.solver_class(solver).warm_up(constrained)
     if done is None:
         done = _PREPARED[group] = set()
-    done.add((frame, constrained))
+    done.add((frame, constrained, solver))
 
 
-#: Per group, the ``(frame, constrained)`` that :func:`prepare` has done (libraries are
-#: kept as long as their group, the compiled code as long as the process).
+#: Per group, the ``(frame, constrained, solver)`` that :func:`prepare` has done
+#: (libraries are kept as long as their group, the compiled code as long as the process).
 _PREPARED: PerObject = PerObject()
 
 

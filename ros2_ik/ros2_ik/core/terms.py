@@ -72,7 +72,7 @@ class Constraint(ABC):
         """Per-row distance outside the bounds, shape ``(m,)``, zero when satisfied."""
         value = np.asarray(value, dtype=float)
         values = value.tolist()
-        if len(values) <= 8 and math.isfinite(sum(values)):  # floats: ~3x cheaper here
+        if len(values) <= 8 and math.isfinite(sum(values)):  # floats: cheaper here
             return np.array([max(lo - v, v - hi, 0.0) for v, lo, hi in zip(
                 values, self.lower_bound.tolist(), self.upper_bound.tolist())])
         below = self.lower_bound - value

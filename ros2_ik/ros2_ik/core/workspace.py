@@ -3,7 +3,7 @@
 A capability map asks, for every voxel centre and every orientation of a set, whether
 the tip can be placed there.  Most cells of a bounding sphere are out of reach, and an
 IK solve spends its whole budget proving nothing.  Sampling the forward kinematics first
-(configurations uniform in the limits, ~1 us each compiled) tells which cells some
+(configurations uniform in the limits, cheap compiled) tells which cells some
 configuration comes near: a cell (voxel ``v``, orientation ``k``) is *hit* by a sample
 whose tip lies in the voxel (within half a pitch along each axis) and whose rotation is
 nearer to orientation ``k`` than to any other and within ``max_angle_rad`` of it.  Each

@@ -207,7 +207,7 @@ class IKNode(Node):
             if cfg.default_group_name:
                 group, tip = resolve_group(self.robot.snapshot, cfg, cfg.default_group_name,
                                            "", "")
-                prepare(group, tip, constrained=True)
+                prepare(group, tip, constrained=True, solver=cfg.solver)
             registry.solver_class(cfg.solver)
         except Exception as exc:  # noqa: BLE001 - a request will report the same error
             self.get_logger().warning(f"default group/solver not usable: {exc}")

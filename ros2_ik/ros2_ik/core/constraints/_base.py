@@ -38,7 +38,7 @@ class BoundedConstraint(Constraint):
 
     The arrays are made when first read: a compiled solver reads the bounds as floats
     (:meth:`bound_lists`, :meth:`physical_lists`) and never needs them, and making them
-    was ~3 us of each constructor.
+    was a large part of each constructor.
     """
 
     def __init__(self, name: str, lower, upper, physical=None):

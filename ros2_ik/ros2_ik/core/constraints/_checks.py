@@ -33,7 +33,7 @@ def lazy_array(source: str, shape: Optional[tuple] = None) -> functools.cached_p
     """Return a read-only array attribute made from the floats in ``source`` when first read.
 
     Terms keep the floats they parsed (what the compiled solver reads); the arrays the
-    Python rows use are made only when those run (~2-3 us each with cold caches).
+    Python rows use are made only when those run (each array costs a constructor).
     """
     def array(self) -> np.ndarray:
         values = np.array(getattr(self, source))
@@ -51,7 +51,7 @@ def array_of_shape(value, shape, arg: str, allow_inf: bool = False) -> np.ndarra
         raise InvalidGoal(f"{arg} must be a numeric array of shape {shape}: {exc}") from None
     if array.shape != tuple(shape):
         raise InvalidGoal(f"{arg} must have shape {tuple(shape)}, got {array.shape}")
-    # No NaN, no inf: one sum (of floats for a few entries: ~6x cheaper than numpy's).
+    # No NaN, no inf: one sum (of floats for a few entries: cheaper than numpy's).
     if math.isfinite(sum(array.ravel().tolist()) if array.size <= 16 else float(array.sum())):
         return array
     if np.isnan(array).any():
@@ -82,7 +82,7 @@ def _plain3(value) -> Optional[list]:
     """``value`` as three floats when it plainly is a 3-vector, else None (check it fully).
 
     A float64 array of shape (3,), or a list or tuple of three numbers: what the checks on
-    an array would read, without making one (~2-3 us each with cold caches).
+    an array would read, without making one.
     """
     if type(value) is np.ndarray:
         return value.tolist() if value.shape == (3,) and value.dtype is _F64 else None
@@ -153,7 +153,7 @@ def box_bounds(lower, upper, lower_arg: str, upper_arg: str):
     """Two 3-vectors with ``lower <= upper``; ``-inf`` / ``+inf`` allowed for free axes."""
     lo = array_of_shape(lower, (3,), lower_arg, allow_inf=True)
     hi = array_of_shape(upper, (3,), upper_arg, allow_inf=True)
-    lo_list, hi_list = lo.tolist(), hi.tolist()  # floats: ~5x cheaper than numpy here
+    lo_list, hi_list = lo.tolist(), hi.tolist()  # floats: cheaper than numpy here
     if math.inf in lo_list:
         raise InvalidGoal(f"{lower_arg} cannot be +inf, got {lo_list}")
     if -math.inf in hi_list:
@@ -174,7 +174,7 @@ def box_and_point(lower, upper, point, lower_arg: str, upper_arg: str, point_arg
     lo, hi, p = _plain3(lower), _plain3(upper), _plain3(point)
     if lo and hi and p and math.isfinite(p[0] + p[1] + p[2]) and lo[0] <= hi[0] \
             and lo[1] <= hi[1] and lo[2] <= hi[2] and math.inf not in lo \
-            and -math.inf not in hi:  # written out: ~2x cheaper; False with a NaN
+            and -math.inf not in hi:  # written out: cheaper; False with a NaN
         return lo, hi, p
     lo, hi = box_bounds(lower, upper, lower_arg, upper_arg)
     return lo.tolist(), hi.tolist(), vector3(point, point_arg).tolist()
@@ -194,7 +194,7 @@ def rotation_list(value, arg: str) -> list:
             flat = None
     if flat is None:
         flat = array_of_shape(value, (3, 3), arg).ravel().tolist()  # its errors name arg
-    a, b, c, d, e, f, g, h, i = flat  # floats: ~4x cheaper than numpy
+    a, b, c, d, e, f, g, h, i = flat  # floats: cheaper than numpy
     gram = (a * a + d * d + g * g - 1.0, b * b + e * e + h * h - 1.0,  # R^T R - I
             c * c + f * f + i * i - 1.0, a * b + d * e + g * h, a * c + d * f + g * i,
             b * c + e * f + h * i)
@@ -235,7 +235,7 @@ def psd_matrix3(value, arg: str) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
         return read_only(matrix), np.array([a, e, i]), _EYE3
     symmetric = 0.5 * (matrix + matrix.T)
     scale = max(1.0, float(np.abs(symmetric).max()))
-    eigenvalues, vectors, info = dsyev(symmetric)  # LAPACK's, as eigh: ~4 us, not ~25 us
+    eigenvalues, vectors, info = dsyev(symmetric)  # LAPACK's, as eigh, without its wrapper
     if info != 0:  # not converged (not met on finite input): numpy's driver decides
         eigenvalues, vectors = np.linalg.eigh(symmetric)
     if eigenvalues[0] < -1e-12 * scale:  # ascending

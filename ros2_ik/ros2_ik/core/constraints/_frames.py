@@ -29,9 +29,9 @@ def frame_id(model: pin.Model, name: str) -> int:
 
     The first frame of that name, as Robot.frame_id: a joint and its child link may share
     a name, and pinocchio's getFrameId then raises instead of choosing.  Looked up in a
-    table per model (~2 us instead of ~12 us for a scan of its frames).  A name found
-    there is answered without asking the model anything (each pinocchio attribute read
-    is a boost.python call, ~7 us with cold caches): frames are only ever appended, so a
+    table per model (cheaper than a scan of its frames).  A name found there is answered
+    without asking the model anything (each pinocchio attribute read is a boost.python
+    call): frames are only ever appended, so a
     found id stays the first frame of its name; a name not found rebuilds the table when
     frames were added.
     """
@@ -131,7 +131,7 @@ def vectors_dot(
     a_W = data.oMf[fid_A].rotation @ a_A
     b_W = data.oMf[fid_B].rotation @ b_B
     J_w = frame_jacobian(model, data, fid_A)[3:] - frame_jacobian(model, data, fid_B)[3:]
-    return float(a_W @ b_W), (pin.skew(a_W) @ b_W) @ J_w  # np.cross costs ~20 us
+    return float(a_W @ b_W), (pin.skew(a_W) @ b_W) @ J_w  # not np.cross: dear on 3-vectors
 
 
 def rotation_angle_and_gradient(
@@ -157,13 +157,13 @@ def rotation_angle(R: np.ndarray) -> float:
     ``2 sin(theta) = |(R32 - R23, R13 - R31, R21 - R12)|``, ``2 cos(theta) = tr(R) - 1``:
     accurate near 0 and pi, unlike ``arccos`` of the trace.
     """
-    (a, b, c), (d, e, f), (g, h, i) = R.tolist()  # floats: ~3x cheaper than indexing
+    (a, b, c), (d, e, f), (g, h, i) = R.tolist()  # floats: cheaper than indexing
     x, y, z = h - f, c - g, d - b
     return math.atan2(0.5 * math.sqrt(x * x + y * y + z * z), 0.5 * (a + e + i - 1.0))
 
 
 def cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Return ``a x b`` of two 3-vectors (``np.cross`` costs ~20 us on 3-vectors)."""
+    """Return ``a x b`` of two 3-vectors (``np.cross`` is dear on 3-vectors)."""
     a0, a1, a2 = a.tolist()
     b0, b1, b2 = b.tolist()
     return np.array((a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0))
@@ -195,7 +195,7 @@ def perpendicular_floats(n) -> Tuple[float, float, float]:
 
 
 def perpendicular(n: np.ndarray) -> np.ndarray:
-    """Return :func:`perpendicular_floats` of ``n`` as an array (3,) (floats: ~5x cheaper)."""
+    """Return :func:`perpendicular_floats` of ``n`` as an array (3,) (floats: cheaper)."""
     return np.array(perpendicular_floats(n))
 
 

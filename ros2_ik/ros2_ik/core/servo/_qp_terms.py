@@ -1,8 +1,8 @@
 """The servo QP's small dense terms as plain loops, compiled by numba when it is installed.
 
-A servo step works on ~7-joint vectors, where each numpy operation costs ~1 us of
-interpreter and dispatch: the ~20 operations of the bounds and the cost took ~40 us of a
-~70 us step.  These loops do the same arithmetic in one compiled call each (~1 us).
+A servo step works on short joint vectors, where each numpy operation is mostly
+interpreter and dispatch: the operations of the bounds and the cost took over half of a
+step.  These loops do the same arithmetic in one compiled call each.
 Without numba the same functions run as Python (slower, same results).
 """
 import importlib.util

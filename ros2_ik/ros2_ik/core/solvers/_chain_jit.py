@@ -1,7 +1,7 @@
-"""The numba-compiled functions of :mod:`chain_kernel` (imported on first use: numba ~0.3 s).
+"""The numba-compiled functions of :mod:`chain_kernel` (imported on first use: numba loads).
 
 Plain loops on preallocated arrays: numba's ``@`` on small matrices calls BLAS and
-allocates, ~5x slower per iteration than these loops.
+allocates, slower per iteration than these loops.
 """
 import math
 
@@ -9,21 +9,21 @@ import numba
 import numpy as np
 
 
-def _jit(function=None, *, inline: str = "never"):
+def jit(function=None, *, inline: str = "never"):
     """Compile ``function`` with IEEE division (``error_model="numpy"``), as numpy divides.
 
     numba's default ("python") raises ZeroDivisionError on a zero divisor: a NaN reaching
-    a kernel (an attempt diverging on a target 1e300 m away) then made ``_log3`` divide by
+    a kernel (an attempt diverging on a target 1e300 m away) then made ``log3`` divide by
     a zero norm and ``solve()`` raise instead of ending the attempt (found by
     ``make fuzz``).  With NaN and inf the attempt ends unconverged and the driver moves on.
-    ``@_jit(inline="always")``: numba inlines the function into its callers (its array
+    ``@jit(inline="always")``: numba inlines the function into its callers (its array
     arguments then cost no call, ``_constraint_jit.kinematics``).
     """
     decorate = numba.njit(cache=True, nogil=True, error_model="numpy", inline=inline)
     return decorate if function is None else decorate(function)
 
 
-@_jit
+@jit
 def _rotation(axis, angle, out):  # pragma: no cover - compiled
     """Rodrigues: rotation of ``angle`` [rad] about unit ``axis`` into ``out`` (3, 3)."""
     x, y, z = axis[0], axis[1], axis[2]
@@ -34,15 +34,15 @@ def _rotation(axis, angle, out):  # pragma: no cover - compiled
     out[2, 0], out[2, 1], out[2, 2] = t * x * z - s * y, t * y * z + s * x, c + t * z * z
 
 
-@_jit
-def _log3(R, w):  # pragma: no cover - compiled
+@jit
+def log3(R, w):  # pragma: no cover - compiled
     """Rotation vector of ``R`` into ``w`` (3,); returns the angle [rad] (:func:`log3_of`)."""
     w[0], w[1], w[2], theta = log3_of(R[0, 0], R[0, 1], R[0, 2], R[1, 0], R[1, 1], R[1, 2],
                                       R[2, 0], R[2, 1], R[2, 2])
     return theta
 
 
-@_jit
+@jit
 def log3_of(r00, r01, r02, r10, r11, r12, r20, r21, r22):  # pragma: no cover - compiled
     """Rotation vector ``(wx, wy, wz)`` and angle [rad] of ``R`` given by its entries.
 
@@ -82,10 +82,10 @@ def log3_of(r00, r01, r02, r10, r11, r12, r20, r21, r22):  # pragma: no cover - 
     return theta * ax / norm, theta * ay / norm, theta * az / norm, theta
 
 
-@_jit
+@jit
 def _log6(R, p, e, w):  # pragma: no cover - compiled
     """``log6`` of (R, p) into ``e`` (6,): [v, w] as pinocchio's (uses scratch ``w``)."""
-    theta = _log3(R, w)
+    theta = log3(R, w)
     t2 = theta * theta
     if theta < 1e-4:
         alpha = 1.0 - t2 / 12.0
@@ -104,8 +104,8 @@ def _log6(R, p, e, w):  # pragma: no cover - compiled
     e[3], e[4], e[5] = w[0], w[1], w[2]
 
 
-@_jit
-def _compose(A, B, out):  # pragma: no cover - compiled
+@jit
+def compose(A, B, out):  # pragma: no cover - compiled
     """``out = A @ B`` for homogeneous (4, 4) transforms (last row taken as 0 0 0 1)."""
     for r in range(3):
         a0, a1, a2 = A[r, 0], A[r, 1], A[r, 2]
@@ -115,7 +115,7 @@ def _compose(A, B, out):  # pragma: no cover - compiled
     out[3, 0], out[3, 1], out[3, 2], out[3, 3] = 0.0, 0.0, 0.0, 1.0
 
 
-@_jit
+@jit
 def _forward(placements, prismatic, axes, columns, tip, q, T, origins, world_axes,
              M, N, Rm):  # pragma: no cover - compiled
     """Tip placement into ``T`` (4, 4); joint origins and world axes for the Jacobian.
@@ -126,7 +126,7 @@ def _forward(placements, prismatic, axes, columns, tip, q, T, origins, world_axe
     for r in range(4):
         M[r, r] = 1.0
     for i in range(placements.shape[0]):
-        _compose(M, placements[i], N)
+        compose(M, placements[i], N)
         a = axes[i]
         for r in range(3):
             world_axes[i, r] = N[r, 0] * a[0] + N[r, 1] * a[1] + N[r, 2] * a[2]
@@ -142,10 +142,10 @@ def _forward(placements, prismatic, axes, columns, tip, q, T, origins, world_axe
                     M[r, c] = N[r, 0] * Rm[0, c] + N[r, 1] * Rm[1, c] + N[r, 2] * Rm[2, c]
                 M[r, 3] = N[r, 3]
         origins[i, 0], origins[i, 1], origins[i, 2] = M[0, 3], M[1, 3], M[2, 3]
-    _compose(M, tip, T)
+    compose(M, tip, T)
 
 
-@_jit
+@jit
 def _jacobian(T, prismatic, columns, origins, world_axes, J):  # pragma: no cover - compiled
     """LOCAL Jacobian (6, n) of the tip frame ``T`` into ``J`` (zero columns off-chain)."""
     J[:, :] = 0.0
@@ -165,7 +165,7 @@ def _jacobian(T, prismatic, columns, origins, world_axes, J):  # pragma: no cove
             J[r + 3, c] += T[0, r] * wx + T[1, r] * wy + T[2, r] * wz
 
 
-@_jit
+@jit
 def _step(J, e, lam, A, y, dq):  # pragma: no cover - compiled
     """``dq = J^T (J J^T + lam I)^-1 e`` (Cholesky of the 6x6 system; ``A``, ``y`` scratch)."""
     n = J.shape[1]
@@ -199,7 +199,7 @@ def _step(J, e, lam, A, y, dq):  # pragma: no cover - compiled
         dq[k] = s
 
 
-@_jit
+@jit
 def attempt(placements, prismatic, axes, columns, tip, q, Tti, lower, upper, bounded, sw,
             pos_tol2, ori_tol2, near2, scale, bias, stall, bounds,
             active_set):  # pragma: no cover - compiled
@@ -219,7 +219,7 @@ def attempt(placements, prismatic, axes, columns, tip, q, Tti, lower, upper, bou
     for it in range(1, last + 1):
         _forward(placements, prismatic, axes, columns, tip, q, T, origins, world_axes, M, N,
                  Rm)
-        _compose(Tti, T, Terr)
+        compose(Tti, T, Terr)
         _jacobian(T, prismatic, columns, origins, world_axes, J)
         _log6(Terr[:3, :3], Terr[:3, 3], e, w)
         E = 0.0
@@ -227,7 +227,7 @@ def attempt(placements, prismatic, axes, columns, tip, q, Tti, lower, upper, bou
             E += e[r] * e[r]
         if E <= near2:  # exact test: the translation itself, the rotation's angle
             t2 = Terr[0, 3] ** 2 + Terr[1, 3] ** 2 + Terr[2, 3] ** 2
-            if t2 <= pos_tol2 and _log3(Terr[:3, :3], w) ** 2 <= ori_tol2:
+            if t2 <= pos_tol2 and log3(Terr[:3, :3], w) ** 2 <= ori_tol2:
                 return it, True, E
         stalls = stalls + 1 if E > stall * E_prev else 0
         if it == last or stalls >= 3 or not E <= bounds[it]:  # NaN: diverged
@@ -262,7 +262,7 @@ def attempt(placements, prismatic, axes, columns, tip, q, Tti, lower, upper, bou
     return last, False, np.inf
 
 
-@_jit
+@jit
 def forward_many(placements, prismatic, axes, columns, tip, qs, out):  # pragma: no cover
     """Tip placements (S, 4, 4) of the configurations ``qs`` (S, n) into ``out``."""
     k = placements.shape[0]

@@ -4,17 +4,21 @@ Kinematics on the joint tree of the whole model (locked joints folded into fixed
 placements), world placements and ``LOCAL_WORLD_ALIGNED`` Jacobians (6, n) of the few
 frames the constraints name, then each constraint's physical rows [m or rad] with their
 Jacobians, as the Python classes compute them (``evaluate_physical``; an orientation
-bound as its excess vector, ``evaluate_excess``).  Plain loops on small arrays, as in
+bound as its excess vector, ``evaluate_excess``), and a pose target's weighted rows
+(shared by the LM attempt and polishing).  Plain loops on small arrays, as in
 :mod:`_chain_jit`.  The LM attempt on these rows is in :mod:`_constraint_lm_jit`.
 """
 import math
 
 import numpy as np
 
-from ros2_ik.core.solvers._chain_jit import _jit, log3_of
+from ros2_ik.core.solvers._chain_jit import compose, jit, log3, log3_of
 
 #: Constraint type codes (the order of ``constraint_kernel.TYPES``).
 POSITION, ORIENTATION, GAZE, ANGLE, POINT_TO_POINT, POINT_TO_LINE, POLYHEDRON = range(7)
+#: The error a kernel raises on a type code it has no formula for (an encoder and these
+#: codes disagree): never another type's rows in its place.
+UNKNOWN_TYPE = "unknown constraint type code in a compiled problem"
 FIXED, REVOLUTE, PRISMATIC = 0, 1, 2
 
 
@@ -24,7 +28,7 @@ FIXED, REVOLUTE, PRISMATIC = 0, 1, 2
 HEADER = 8
 
 
-@_jit
+@jit
 def layout_views(ints, consts):  # pragma: no cover - compiled
     """Return the views of a packed layout (``constraint_kernel.Layout``).
 
@@ -48,7 +52,7 @@ def layout_views(ints, consts):  # pragma: no cover - compiled
             ints[o:o + c + 1], ints[o + c + 1:o + 2 * c + 2])
 
 
-@_jit
+@jit
 def value_views(ints, values):  # pragma: no cover - compiled
     """Return the views of a problem's packed floats (``constraint_kernel.Compiled``).
 
@@ -63,7 +67,7 @@ def value_views(ints, values):  # pragma: no cover - compiled
             values[e + npose:], values[0], values[1])
 
 
-@_jit
+@jit
 def shrunk(ints, values):  # pragma: no cover - compiled
     """Return the row constraints' shrunk bounds and margins ``(lo, hi, margin)`` (m,) each.
 
@@ -80,7 +84,7 @@ def shrunk(ints, values):  # pragma: no cover - compiled
     return lo, hi, margin
 
 
-@_jit(inline="always")
+@jit(inline="always")
 def _placed(oMi, p, local, i, out):  # pragma: no cover - compiled
     """``out[i] = oMi[p] @ local[i]`` (``local[i]`` when ``p < 0``: on the world), by index."""
     for r in range(3):
@@ -95,7 +99,7 @@ def _placed(oMi, p, local, i, out):  # pragma: no cover - compiled
     out[i, 3, 0], out[i, 3, 1], out[i, 3, 2], out[i, 3, 3] = 0.0, 0.0, 0.0, 1.0
 
 
-@_jit
+@jit
 def kinematics(parents, placements, kinds, axes, columns, q, fparent, fplace, oMi, oMf,
                Jf, waxes):  # pragma: no cover - compiled
     """Joint placements ``oMi`` (k, 4, 4), frame placements ``oMf`` (f, 4, 4), Jacobians.
@@ -104,9 +108,8 @@ def kinematics(parents, placements, kinds, axes, columns, q, fparent, fplace, oM
     velocity, world axes) in group columns.  ``waxes`` (k, 3) receives the joints' world
     axes.  Written out by index, frames included, without array views or calls (but
     :func:`_placed`, inlined): in numba each call passes its arrays as structs and each
-    view counts a reference, and this ran ~3x slower as one call per joint and per frame
-    (~1.0 us against ~0.35 us on 8 joints and 3 frames, every iteration of every
-    attempt).
+    view counts a reference, and this ran slower as one call per joint and per frame
+    (every iteration of every attempt calls it).
     """
     for i in range(parents.shape[0]):
         _placed(oMi, parents[i], placements, i, oMi)
@@ -154,7 +157,7 @@ def kinematics(parents, placements, kinds, axes, columns, q, fparent, fplace, oM
             j = parents[j]
 
 
-@_jit
+@jit
 def point_in_frame(oMf, Jf, fa, fb, prm, xo, po, p_out, J_out, r0):  # pragma: no cover
     """``p_AQ`` [m] of Q fixed in frame ``fb`` at ``prm[po:po + 3]``, seen in A, its Jacobian.
 
@@ -200,7 +203,7 @@ def point_in_frame(oMf, Jf, fa, fb, prm, xo, po, p_out, J_out, r0):  # pragma: n
         J_out[r0 + 2, c] = R02 * w0 + R12 * w1 + R22 * w2
 
 
-@_jit
+@jit
 def jlog3(wx, wy, wz, theta, out, k):  # pragma: no cover - compiled
     """Pinocchio's ``Jlog3(R)`` (3, 3) into ``out[k]``; ``w`` = log3(R), ``theta`` = |w|."""
     t2 = theta * theta
@@ -223,7 +226,7 @@ def jlog3(wx, wy, wz, theta, out, k):  # pragma: no cover - compiled
     out[k, 2, 2] = alpha * wz * wz + diag
 
 
-@_jit
+@jit
 def rotations(oMf, fa, fb, prm, S):  # pragma: no cover - compiled
     """``R_WA``, ``R_WB`` and ``R_AB = R_WA^T R_WB`` into ``S[0]``, ``S[1]``, ``S[2]``.
 
@@ -242,14 +245,14 @@ def rotations(oMf, fa, fb, prm, S):  # pragma: no cover - compiled
                           + S[0, 2, r] * S[1, 2, c])
 
 
-@_jit
+@jit
 def log3_at(S, k):  # pragma: no cover - compiled
     """``log3`` of ``S[k]`` (3, 3): ``(wx, wy, wz, theta)``."""
     return log3_of(S[k, 0, 0], S[k, 0, 1], S[k, 0, 2], S[k, 1, 0], S[k, 1, 1], S[k, 1, 2],
                    S[k, 2, 0], S[k, 2, 1], S[k, 2, 2])
 
 
-@_jit(inline="always")
+@jit(inline="always")
 def log_map(wx, wy, wz, theta, S):  # pragma: no cover - compiled
     """``M = Jlog3 R_AB^T R_WA^T`` into ``S[4]``: ``w = log3(R_AB)``'s rate from world ones.
 
@@ -268,7 +271,7 @@ def log_map(wx, wy, wz, theta, S):  # pragma: no cover - compiled
                           + S[1, r, 2] * S[0, c, 2])
 
 
-@_jit
+@jit
 def orientation_excess(oMf, Jf, fa, fb, prm, xe, xJ, r0, S):  # pragma: no cover - compiled
     """``OrientationConstraint.evaluate_excess``: rotation beyond the bound [rad] and (3, n).
 
@@ -314,7 +317,7 @@ def orientation_excess(oMf, Jf, fa, fb, prm, xe, xJ, r0, S):  # pragma: no cover
     return math.sqrt(xe[r0] * xe[r0] + xe[r0 + 1] * xe[r0 + 1] + xe[r0 + 2] * xe[r0 + 2])
 
 
-@_jit
+@jit
 def _perpendicular(x, y, z):  # pragma: no cover - compiled
     """Return a unit vector perpendicular to ``(x, y, z)``, as ``_frames.perpendicular``.
 
@@ -330,14 +333,14 @@ def _perpendicular(x, y, z):  # pragma: no cover - compiled
     return vx / norm, vy / norm, vz / norm
 
 
-@_jit
+@jit
 def _row_from(gx, gy, gz, J, r0, g_row):  # pragma: no cover - compiled
     """``g_row = (gx, gy, gz) @ J[r0:r0 + 3]`` for ``J`` (k, n)."""
     for c in range(J.shape[1]):
         g_row[c] = gx * J[r0, c] + gy * J[r0 + 1, c] + gz * J[r0 + 2, c]
 
 
-@_jit
+@jit
 def _norm_row(dx, dy, dz, J, ax, ay, az, Jrow):  # pragma: no cover - compiled
     """``|d|`` [m] and its row ``(d / |d|) @ J`` (``a`` at d = 0)."""
     norm = math.sqrt(dx * dx + dy * dy + dz * dz)
@@ -348,7 +351,7 @@ def _norm_row(dx, dy, dz, J, ax, ay, az, Jrow):  # pragma: no cover - compiled
     return norm
 
 
-@_jit
+@jit
 def _gaze(p, J, prm, Jrow):  # pragma: no cover - compiled
     """``GazeTargetConstraint.evaluate_physical`` from ``p_AT`` (3,), (3, n).
 
@@ -374,8 +377,8 @@ def _gaze(p, J, prm, Jrow):  # pragma: no cover - compiled
     return alpha
 
 
-@_jit
-def _angle(oMf, Jf, fa, fb, prm, Jrow):  # pragma: no cover - compiled
+@jit
+def angle_row(oMf, Jf, fa, fb, prm, Jrow):  # pragma: no cover - compiled
     """``AngleBetweenVectorsConstraint.evaluate_physical``: the angle [rad], its row."""
     A, B = oMf[fa], oMf[fb]
     a0 = A[0, 0] * prm[0] + A[0, 1] * prm[1] + A[0, 2] * prm[2]
@@ -400,8 +403,8 @@ def _angle(oMf, Jf, fa, fb, prm, Jrow):  # pragma: no cover - compiled
     return math.atan2(s, c)
 
 
-@_jit
-def _polyhedron(oMf, Jf, fa, fb, prm, g, Jg, row, p3, J3):  # pragma: no cover - compiled
+@jit
+def polyhedron_rows(oMf, Jf, fa, fb, prm, g, Jg, row, p3, J3):  # pragma: no cover - compiled
     """``PolyhedronConstraint.evaluate_physical`` into rows ``row..row+k`` of ``g``, ``Jg``.
 
     ``prm``: N, k, ``p_GP`` (3N, point by point), ``A`` (k, 3N), 1/|A_i| (k).  ``p3``
@@ -426,13 +429,14 @@ def _polyhedron(oMf, Jf, fa, fb, prm, g, Jg, row, p3, J3):  # pragma: no cover -
             Jg[row + r, c] *= inv
 
 
-@_jit
+@jit
 def rows(ctype, cfa, cfb, coff, params, oMf, Jf, g, Jg, xe, xJ, S33,
          J3):  # pragma: no cover - compiled
     """Every constraint's physical rows into ``g`` (m,), ``Jg`` (m, n); excesses into ``xe``.
 
     Row constraints fill ``g`` in order; orientation bounds fill ``xe`` (3 per bound), ``xJ``.
-    Returns the largest excess norm [rad] (0 without orientation bounds).  ``S33``
+    Returns the largest excess norm [rad] (0 without orientation bounds); raises
+    ValueError (:data:`UNKNOWN_TYPE`) on a type code it does not know.  ``S33``
     (6, 3, 3) and ``J3`` (3, n) are scratch (:func:`scratch`): an iteration allocates
     nothing.
     """
@@ -445,32 +449,66 @@ def rows(ctype, cfa, cfb, coff, params, oMf, Jf, g, Jg, xe, xJ, S33,
             worst = max(worst, x)
             xrow += 3
         elif t == ANGLE:
-            g[row] = _angle(oMf, Jf, fa, fb, prm, Jg[row])
+            g[row] = angle_row(oMf, Jf, fa, fb, prm, Jg[row])
             row += 1
         elif t == POLYHEDRON:
-            _polyhedron(oMf, Jf, fa, fb, prm, g, Jg, row, p3, J3)
+            polyhedron_rows(oMf, Jf, fa, fb, prm, g, Jg, row, p3, J3)
             row += int(prm[1])
         elif t == POSITION:  # the offset of A (16), then p_BQ
             point_in_frame(oMf, Jf, fa, fb, prm, 0, 16, g, Jg, row)
             row += 3
-        else:  # one row from a point seen in frame fa
+        elif t == GAZE or t == POINT_TO_POINT or t == POINT_TO_LINE:
+            # one row from a point seen in frame fa
             point_in_frame(oMf, Jf, fa, fb, prm, -1, 0, p3, J3, 0)
-            g[row] = _point_row(t, p3, J3, prm, Jg[row])
+            g[row] = point_row(t, p3, J3, prm, Jg[row])
             row += 1
+        else:
+            raise ValueError(UNKNOWN_TYPE)
     return worst
 
 
-@_jit
+@jit
+def weighted_pose_rows(oMf, Jf, pose, e, J, w, T):  # pragma: no cover - compiled
+    """Weighted pose rows into ``e`` (6,), ``J`` (6, n), as ``Residuals.pose_rows``.
+
+    ``pose``: the pose frame's index, ``T_target_world`` (16), ``R6`` (36), sqrt weights
+    (6), inverse tolerances (6).  ``e = [t, log3(R)]`` of ``T_target_world T_world_frame``,
+    ``J = R6 J_frame`` (LOCAL_WORLD_ALIGNED, without Jlog3).  Returns the scaled squared
+    error (<= 1: the pose is within tolerance).
+    """
+    fp = int(pose[0])
+    compose(pose[1:17].reshape(4, 4), oMf[fp], T)
+    log3(T[:3, :3], w)
+    R6, sw, inv_tol = pose[17:53].reshape(6, 6), pose[53:59], pose[59:65]
+    scaled = 0.0
+    for r in range(6):
+        v = T[r, 3] if r < 3 else w[r - 3]
+        scaled += (v * inv_tol[r]) ** 2
+        e[r] = v * sw[r]
+        for c in range(J.shape[1]):
+            s = 0.0
+            for k in range(6):
+                s += R6[r, k] * Jf[fp, k, c]
+            J[r, c] = s * sw[r]
+    return scaled
+
+
+@jit
 def scratch(n):  # pragma: no cover - compiled
     """Return the scratch arrays of :func:`rows` for ``n`` joints: ``S33``, ``J3``."""
     return np.empty((6, 3, 3)), np.empty((3, n))
 
 
-@_jit
-def _point_row(t, p, J, prm, Jrow):  # pragma: no cover - compiled
-    """Return the row [m or rad] of a gaze or distance constraint at point ``p`` (3,)."""
+@jit
+def point_row(t, p, J, prm, Jrow):  # pragma: no cover - compiled
+    """Return the row [m or rad] of a gaze or distance constraint at point ``p`` (3,).
+
+    Raises ValueError (:data:`UNKNOWN_TYPE`) for any other type code ``t``.
+    """
     if t == GAZE:
         return _gaze(p, J, prm[3:], Jrow)
+    if t != POINT_TO_POINT and t != POINT_TO_LINE:
+        raise ValueError(UNKNOWN_TYPE)
     dx, dy, dz = p[0] - prm[3], p[1] - prm[4], p[2] - prm[5]
     if t == POINT_TO_POINT:
         return _norm_row(dx, dy, dz, J, 1.0, 0.0, 0.0, Jrow)

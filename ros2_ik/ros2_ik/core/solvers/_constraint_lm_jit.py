@@ -12,19 +12,19 @@ import math
 
 import numpy as np
 
-from ros2_ik.core.solvers._chain_jit import _compose, _jit, _log3
+from ros2_ik.core.solvers._chain_jit import jit
 from ros2_ik.core.solvers._constraint_jit import (kinematics, layout_views, rows, scratch,
-                                                  shrunk, value_views)
+                                                  shrunk, value_views, weighted_pose_rows)
 from ros2_ik.core.solvers.active_set import PREDICTIONS
 from ros2_ik.core.solvers.residuals import DONE_FRACTION
 
 
-@_jit
+@jit
 def _solve(xJ, xe, Jg, e, active, keep, lam, A, b, dq):  # pragma: no cover - compiled
     """``dq`` minimising ``|M dq + e|^2 + lam |dq|^2`` over the excess and active rows.
 
     Columns with ``keep`` False are left out (their ``dq`` is 0).  By index, without row
-    views or helper calls (``_constraint_jit.kinematics``: ~2x faster in numba).
+    views or helper calls (faster in numba, as in ``_constraint_jit.kinematics``).
     """
     n = dq.shape[0]
     for r in range(n):  # the lower triangle of J^T J and J^T e, kept columns
@@ -66,7 +66,7 @@ def _solve(xJ, xe, Jg, e, active, keep, lam, A, b, dq):  # pragma: no cover - co
         dq[r] = s / A[r, r]
 
 
-@_jit
+@jit
 def _predicted(xJ, xe, g, Jg, r, lo, hi, lam, keep, active, e, A, b, dq):  # pragma: no cover
     """Solve the step on the violated rows, re-solved with the rows it would carry outside."""
     for i in range(g.shape[0]):
@@ -89,7 +89,7 @@ def _predicted(xJ, xe, g, Jg, r, lo, hi, lam, keep, active, e, A, b, dq):  # pra
             return
 
 
-@_jit
+@jit
 def _hinge(g, lo, hi, margin, r):  # pragma: no cover - compiled
     """Rows outside their bounds into ``r``; returns ``(sum r^2, max |r| / margin)``."""
     rr, worst = 0.0, 0.0
@@ -107,7 +107,7 @@ def _hinge(g, lo, hi, margin, r):  # pragma: no cover - compiled
     return rr, worst
 
 
-@_jit
+@jit
 def _pushed_out(q, dq, lower, upper, keep):  # pragma: no cover - compiled
     """Clear ``keep`` for the joints on a limit that ``dq`` pushes outward; True if any."""
     any_out = False
@@ -118,33 +118,7 @@ def _pushed_out(q, dq, lower, upper, keep):  # pragma: no cover - compiled
     return any_out
 
 
-@_jit
-def _pose_rows(oMf, Jf, pose, e, J, w, T):  # pragma: no cover - compiled
-    """Weighted pose rows into ``e`` (6,), ``J`` (6, n), as ``Residuals.pose_rows``.
-
-    ``pose``: the pose frame's index, ``T_target_world`` (16), ``R6`` (36), sqrt weights
-    (6), inverse tolerances (6).  ``e = [t, log3(R)]`` of ``T_target_world T_world_frame``,
-    ``J = R6 J_frame`` (LOCAL_WORLD_ALIGNED, without Jlog3).  Returns the scaled squared
-    error (<= 1: the pose is within tolerance).
-    """
-    fp = int(pose[0])
-    _compose(pose[1:17].reshape(4, 4), oMf[fp], T)
-    _log3(T[:3, :3], w)
-    R6, sw, inv_tol = pose[17:53].reshape(6, 6), pose[53:59], pose[59:65]
-    scaled = 0.0
-    for r in range(6):
-        v = T[r, 3] if r < 3 else w[r - 3]
-        scaled += (v * inv_tol[r]) ** 2
-        e[r] = v * sw[r]
-        for c in range(J.shape[1]):
-            s = 0.0
-            for k in range(6):
-                s += R6[r, k] * Jf[fp, k, c]
-            J[r, c] = s * sw[r]
-    return scaled
-
-
-@_jit
+@jit
 def work(n, k, f, n_rows, n_always):  # pragma: no cover - compiled
     """Return the arrays an attempt writes (:func:`attempt_in`), for ``n`` group joints.
 
@@ -160,7 +134,7 @@ def work(n, k, f, n_rows, n_always):  # pragma: no cover - compiled
             S33, J3)
 
 
-@_jit
+@jit
 def attempt(parents, placements, kinds, axes, columns, fparent, fplace, ctype, cfa, cfb,
             coff, params, pose, n_rows, n_excess, q, lower, upper, lo, hi, margin, x_margin,
             scale, bias, stall, last, active_set):  # pragma: no cover - compiled
@@ -172,13 +146,12 @@ def attempt(parents, placements, kinds, axes, columns, fparent, fplace, ctype, c
                       x_margin, scale, bias, stall, last, active_set)
 
 
-@_jit
+@jit
 def attempt_packed(ints, consts, values, q, lower, upper, scale, bias, stall, last,
                    active_set):  # pragma: no cover - compiled
     """:func:`attempt` on a packed problem (:func:`_constraint_jit.layout_views`).
 
-    Six arrays instead of twenty: each array argument costs the call ~0.3 us to unbox,
-    ~1 us with cold caches.
+    Six arrays instead of twenty: each array argument costs the call its unboxing.
     """
     t, v = layout_views(ints, consts), value_views(ints, values)
     lo, hi, margin = shrunk(ints, values)
@@ -188,15 +161,16 @@ def attempt_packed(ints, consts, values, q, lower, upper, scale, bias, stall, la
                       stall, last, active_set)
 
 
-@_jit
+@jit
 def attempt_in(arrays, parents, placements, kinds, axes, columns, fparent, fplace, ctype,
                cfa, cfb, coff, params, pose, q, lower, upper, lo, hi, margin, x_margin,
                scale, bias, stall, last, active_set):  # pragma: no cover - compiled
     """Run ``active_set.attempt`` in place on ``q`` with :func:`work`'s ``arrays``.
 
-    ``pose``: empty without a pose target, else :func:`_pose_rows`' parameters; its six
-    rows stand before the excess rows, always in the system.  Returns ``(it, done, E)``;
-    allocates nothing (a polishing step restores with it, ~10 times per polish).
+    ``pose``: empty without a pose target, else the parameters of
+    :func:`_constraint_jit.weighted_pose_rows`; its six rows stand before the excess
+    rows, always in the system.  Returns ``(it, done, E)``;
+    allocates nothing (a polishing step restores with it, several times per polish).
     """
     (oMi, oMf, Jf, waxes, g, Jg, r, e, xe, xJ, A, b, dq, w, T, keep, active, S33,
      J3) = arrays
@@ -208,7 +182,7 @@ def attempt_in(arrays, parents, placements, kinds, axes, columns, fparent, fplac
                    Jf, waxes)
         pose_done = True
         if p6:
-            pose_done = _pose_rows(oMf, Jf, pose, xe[:6], xJ[:6], w, T) <= 1.0
+            pose_done = weighted_pose_rows(oMf, Jf, pose, xe[:6], xJ[:6], w, T) <= 1.0
         x_max = rows(ctype, cfa, cfb, coff, params, oMf, Jf, g, Jg, xe[p6:], xJ[p6:], S33,
                      J3)
         x_worst = 0.25 * x_max / x_margin - 0.25 if excess else 0.0
@@ -233,7 +207,7 @@ def attempt_in(arrays, parents, placements, kinds, axes, columns, fparent, fplac
     return last, False, np.inf
 
 
-@_jit
+@jit
 def evaluate(parents, placements, kinds, axes, columns, fparent, fplace, ctype, cfa, cfb,
              coff, params, pose, q, g, Jg, xe, xJ):  # pragma: no cover - compiled
     """Every row at ``q`` into ``g``, ``Jg``, ``xe``, ``xJ`` (the tests').
@@ -248,6 +222,6 @@ def evaluate(parents, placements, kinds, axes, columns, fparent, fplace, ctype, 
                waxes)
     p6 = 6 if pose.shape[0] else 0
     if p6:
-        _pose_rows(oMf, Jf, pose, xe[:6], xJ[:6], np.empty(3), np.empty((4, 4)))
+        weighted_pose_rows(oMf, Jf, pose, xe[:6], xJ[:6], np.empty(3), np.empty((4, 4)))
     S33, J3 = scratch(n)
     return rows(ctype, cfa, cfb, coff, params, oMf, Jf, g, Jg, xe[p6:], xJ[p6:], S33, J3)

@@ -9,7 +9,7 @@ import math
 
 import numpy as np
 
-from ros2_ik.core.solvers._chain_jit import _jit
+from ros2_ik.core.solvers._chain_jit import jit
 from ros2_ik.core.solvers._constraint_jit import (ANGLE, GAZE, ORIENTATION, POINT_TO_LINE,
                                                   POINT_TO_POINT, POLYHEDRON, POSITION,
                                                   layout_views, value_views)
@@ -18,7 +18,7 @@ from ros2_ik.core.solvers._constraint_jit import (ANGLE, GAZE, ORIENTATION, POIN
 RADIANS = np.array([0, 1, 1, 1, 0, 0, 0], dtype=np.int64)
 
 
-@_jit
+@jit
 def _act(T, p, o):  # pragma: no cover - compiled
     """Return ``T p`` (three floats) for a placement ``T`` (4, 4) and ``p = p[o:o + 3]``."""
     x, y, z = p[o], p[o + 1], p[o + 2]
@@ -27,7 +27,7 @@ def _act(T, p, o):  # pragma: no cover - compiled
             T[2, 0] * x + T[2, 1] * y + T[2, 2] * z + T[2, 3])
 
 
-@_jit
+@jit
 def _act_inv(T, x, y, z):  # pragma: no cover - compiled
     """Return ``T^-1 p`` (three floats): ``R^T (p - t)``."""
     x, y, z = x - T[0, 3], y - T[1, 3], z - T[2, 3]
@@ -36,14 +36,14 @@ def _act_inv(T, x, y, z):  # pragma: no cover - compiled
             T[0, 2] * x + T[1, 2] * y + T[2, 2] * z)
 
 
-@_jit
+@jit
 def _seen_from(Wa, Wb, p, o):  # pragma: no cover - compiled
     """Return point ``p[o:o + 3]`` of frame B seen in frame A (three floats) [m]."""
     x, y, z = _act(Wb, p, o)
     return _act_inv(Wa, x, y, z)
 
 
-@_jit
+@jit
 def _vector_angle(a0, a1, a2, b0, b1, b2):  # pragma: no cover - compiled
     """Angle [rad] between 3-vectors in ``[0, pi]``: ``atan2(|a x b|, a . b)``."""
     x = a1 * b2 - a2 * b1
@@ -52,7 +52,7 @@ def _vector_angle(a0, a1, a2, b0, b1, b2):  # pragma: no cover - compiled
     return math.atan2(math.sqrt(x * x + y * y + z * z), a0 * b0 + a1 * b1 + a2 * b2)
 
 
-@_jit
+@jit
 def _outside(v, lower, upper):  # pragma: no cover - compiled
     """Distance of ``v`` outside ``[lower, upper]`` (NaN stays NaN)."""
     if v != v:
@@ -60,7 +60,7 @@ def _outside(v, lower, upper):  # pragma: no cover - compiled
     return max(lower - v, v - upper, 0.0)
 
 
-@_jit
+@jit
 def _position(Wa, Wb, prm, phys):  # pragma: no cover - compiled
     """Largest distance [m] of ``p_AQ`` outside its box, per axis.
 
@@ -79,13 +79,13 @@ def _position(Wa, Wb, prm, phys):  # pragma: no cover - compiled
     return worst
 
 
-@_jit
+@jit
 def _rotation_in_world(W, prm, o, r, c):  # pragma: no cover - compiled
     """Entry ``(r, c)`` of ``W[:3, :3] R`` for ``R`` (3, 3) at ``prm[o:o + 9]`` row by row."""
     return W[r, 0] * prm[o + c] + W[r, 1] * prm[o + 3 + c] + W[r, 2] * prm[o + 6 + c]
 
 
-@_jit
+@jit
 def _orientation(Wa, Wb, prm, theta_bound, R):  # pragma: no cover - compiled
     """Angle [rad] of ``R_AB`` beyond ``theta_bound``, from its entries (atan2).
 
@@ -108,7 +108,7 @@ def _orientation(Wa, Wb, prm, theta_bound, R):  # pragma: no cover - compiled
     return max(theta - theta_bound, 0.0)
 
 
-@_jit
+@jit
 def _gaze(Wa, Wb, prm, cone):  # pragma: no cover - compiled
     """Angle [rad] of the gaze direction beyond the cone's half angle."""
     x, y, z = _seen_from(Wa, Wb, prm, 0)
@@ -118,7 +118,7 @@ def _gaze(Wa, Wb, prm, cone):  # pragma: no cover - compiled
     return max(alpha - cone, 0.0)
 
 
-@_jit
+@jit
 def _angle(Wa, Wb, prm, lower, upper):  # pragma: no cover - compiled
     """Distance [rad] of the angle between ``R_WA a_A`` and ``R_WB b_B`` outside the bounds."""
     a, b = prm[0:3], prm[3:6]
@@ -132,7 +132,7 @@ def _angle(Wa, Wb, prm, lower, upper):  # pragma: no cover - compiled
     return _outside(angle, lower, upper)
 
 
-@_jit
+@jit
 def _point_to_point(Wa, Wb, prm, lower, upper):  # pragma: no cover - compiled
     """Distance [m] of ``|p_P1P2|`` outside the bounds (frame a: P2's, frame b: P1's)."""
     x1, y1, z1 = _act(Wb, prm, 0)
@@ -141,7 +141,7 @@ def _point_to_point(Wa, Wb, prm, lower, upper):  # pragma: no cover - compiled
     return _outside(math.sqrt(x * x + y * y + z * z), lower, upper)
 
 
-@_jit
+@jit
 def _point_to_line(Wa, Wb, prm, n, lower, upper):  # pragma: no cover - compiled
     """Distance [m] of ``dist(P, line)`` outside the bounds, as ``|u x n|``."""
     x, y, z = _seen_from(Wa, Wb, prm, 0)
@@ -152,7 +152,7 @@ def _point_to_line(Wa, Wb, prm, n, lower, upper):  # pragma: no cover - compiled
     return _outside(math.sqrt(x * x + y * y + z * z), lower, upper)
 
 
-@_jit
+@jit
 def _polyhedron(Wa, Wb, prm, upper):  # pragma: no cover - compiled
     """Largest distance [m] of a point of G outside a half-space of F."""
     n_pts, n_rows = int(prm[0]), int(prm[1])
@@ -172,7 +172,7 @@ def _polyhedron(Wa, Wb, prm, upper):  # pragma: no cover - compiled
     return worst
 
 
-@_jit
+@jit
 def within(ctype, amounts, tol_m, tol_rad):  # pragma: no cover - compiled
     """Return True when every amount is within its unit's tolerance (NaN is not)."""
     for i in range(ctype.shape[0]):
@@ -182,7 +182,7 @@ def within(ctype, amounts, tol_m, tol_rad):  # pragma: no cover - compiled
     return True
 
 
-@_jit
+@jit
 def measure(ctype, cfa, cfb, coff, params, poff, phys, W, out, tol_m,
             tol_rad):  # pragma: no cover - compiled
     """Each constraint's violation into ``out`` (c,) [m or rad, ``RADIANS``]; NaN: unknown.
@@ -214,7 +214,7 @@ def measure(ctype, cfa, cfb, coff, params, poff, phys, W, out, tol_m,
     return within(ctype, out, tol_m, tol_rad)
 
 
-@_jit
+@jit
 def measure_packed(ints, consts, values, W, out, tol_m, tol_rad):  # pragma: no cover
     """:func:`measure` on a packed problem (:func:`_constraint_jit.layout_views`)."""
     t, v = layout_views(ints, consts), value_views(ints, values)

@@ -10,18 +10,19 @@ import math
 
 import numpy as np
 
-from ros2_ik.core.solvers._chain_jit import _jit
-from ros2_ik.core.solvers._constraint_lm_jit import _pose_rows
-from ros2_ik.core.solvers._constraint_jit import (ANGLE, GAZE, ORIENTATION, POLYHEDRON,
-                                                  POSITION, _angle, _point_row, _polyhedron,
-                                                  kinematics, layout_views, log3_at, log_map,
-                                                  point_in_frame, rotations)
+from ros2_ik.core.solvers._chain_jit import jit
+from ros2_ik.core.solvers._constraint_jit import (ANGLE, GAZE, ORIENTATION, POINT_TO_LINE,
+                                                  POINT_TO_POINT, POLYHEDRON, POSITION,
+                                                  UNKNOWN_TYPE, angle_row, kinematics,
+                                                  layout_views, log3_at, log_map,
+                                                  point_in_frame, point_row, polyhedron_rows,
+                                                  rotations, weighted_pose_rows)
 
 #: Cost type codes (``polish_kernel``'s encoders).
 POSTURE, POSITION_COST, ORIENTATION_COST, ANGLE_COST = range(4)
 
 
-@_jit
+@jit
 def _orientation_rows(oMf, Jf, fa, fb, prm, g, J, out, S):  # pragma: no cover - compiled
     """``OrientationConstraint.linearisation``: ``w`` (3) then ``theta`` into rows ``out..``.
 
@@ -50,7 +51,7 @@ def _orientation_rows(oMf, Jf, fa, fb, prm, g, J, out, S):  # pragma: no cover -
             J[out + 3, c] = 0.0
 
 
-@_jit
+@jit
 def _gaze_cube(p, Jp, prm, g, J, out, S):  # pragma: no cover - compiled
     """``n x p / |p|`` (3) and its rows ``(3, n)`` at ``out``; inert rows when ``p`` = 0.
 
@@ -82,7 +83,7 @@ def _gaze_cube(p, Jp, prm, g, J, out, S):  # pragma: no cover - compiled
     return True
 
 
-@_jit
+@jit
 def _world_vectors(oMf, fa, fb, prm, S):  # pragma: no cover - compiled
     """Write ``a = R_WA a_A`` into ``S[5, 0]``, ``b = R_WB b_B`` into ``S[5, 1]``; return a . b."""
     a, b, A, B = S[5, 0], S[5, 1], oMf[fa], oMf[fb]
@@ -92,7 +93,7 @@ def _world_vectors(oMf, fa, fb, prm, S):  # pragma: no cover - compiled
     return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
 
 
-@_jit
+@jit
 def _angle_cube(oMf, Jf, fa, fb, prm, g, J, out, S):  # pragma: no cover - compiled
     """Write ``a x b`` (3) and ``(a b^T - c I) J_A + (c I - b a^T) J_B`` at rows ``out..``.
 
@@ -110,21 +111,21 @@ def _angle_cube(oMf, Jf, fa, fb, prm, g, J, out, S):  # pragma: no cover - compi
             J[out + r, col] = s
 
 
-@_jit
+@jit
 def _bound_rows(lo, hi, margin, row, k, glo, ghi, gm, out):  # pragma: no cover - compiled
     """Copy ``k`` physical rows' shrunk bounds and margins from ``row`` to ``out``."""
     for i in range(k):
         glo[out + i], ghi[out + i], gm[out + i] = lo[row + i], hi[row + i], margin[row + i]
 
 
-@_jit
+@jit
 def _cube_bounds(half, glo, ghi, gm, out):  # pragma: no cover - compiled
     """Bounds ``+-half`` of three cube rows (margin 0: not physical rows)."""
     for i in range(3):
         glo[out + i], ghi[out + i], gm[out + i] = -half, half, 0.0
 
 
-@_jit
+@jit
 def linearise(ctype, cfa, cfb, coff, params, cube, lo, hi, margin, x_margin, oMf, Jf,
               g, J, glo, ghi, gm, S33, Sn):  # pragma: no cover - compiled
     """Every constraint's linearisation rows into ``g``, ``J``, bounds ``glo``, ``ghi``.
@@ -132,7 +133,8 @@ def linearise(ctype, cfa, cfb, coff, params, cube, lo, hi, margin, x_margin, oMf
     ``gm``: each row's margin [m or rad] when it is a physical row (its constraint's
     ``evaluate_physical``, ``polish._feasible``'s rows), 0 for the cube rows.  ``cube``
     (c,): whether an angle bound adds its cube rows.  Kinematics must be computed.
-    ``S33``, ``Sn``: :func:`work`'s scratch.
+    ``S33``, ``Sn``: :func:`work`'s scratch.  Raises ValueError
+    (:data:`_constraint_jit.UNKNOWN_TYPE`) on a type code it does not know.
     """
     p3, J3 = S33[5, 2], Sn[0]
     row, out = 0, 0
@@ -149,7 +151,7 @@ def linearise(ctype, cfa, cfb, coff, params, cube, lo, hi, margin, x_margin, oMf
             row, out = row + 3, out + 3
         elif t == POLYHEDRON:
             k = int(prm[1])
-            _polyhedron(oMf, Jf, fa, fb, prm, g, J, out, p3, J3)
+            polyhedron_rows(oMf, Jf, fa, fb, prm, g, J, out, p3, J3)
             _bound_rows(lo, hi, margin, row, k, glo, ghi, gm, out)
             row, out = row + k, out + k
         elif t == ANGLE:
@@ -157,10 +159,11 @@ def linearise(ctype, cfa, cfb, coff, params, cube, lo, hi, margin, x_margin, oMf
                 _angle_cube(oMf, Jf, fa, fb, prm, g, J, out, S33)
                 _cube_bounds(math.sin(hi[row]), glo, ghi, gm, out)
                 out += 3
-            g[out] = _angle(oMf, Jf, fa, fb, prm, J[out])
+            g[out] = angle_row(oMf, Jf, fa, fb, prm, J[out])
             _bound_rows(lo, hi, margin, row, 1, glo, ghi, gm, out)
             row, out = row + 1, out + 1
-        else:  # one row from a point seen in frame fa (gaze: after its cube rows)
+        elif t == GAZE or t == POINT_TO_POINT or t == POINT_TO_LINE:
+            # one row from a point seen in frame fa (gaze: after its cube rows)
             point_in_frame(oMf, Jf, fa, fb, prm, -1, 0, p3, J3, 0)
             if t == GAZE:
                 if _gaze_cube(p3, J3, prm[3:9], g, J, out, S33):
@@ -168,12 +171,14 @@ def linearise(ctype, cfa, cfb, coff, params, cube, lo, hi, margin, x_margin, oMf
                 else:  # |p| = 0: rows 0 dq within [-1, 1], always met
                     _cube_bounds(1.0, glo, ghi, gm, out)
                 out += 3
-            g[out] = _point_row(t, p3, J3, prm, J[out])
+            g[out] = point_row(t, p3, J3, prm, J[out])
             _bound_rows(lo, hi, margin, row, 1, glo, ghi, gm, out)
             row, out = row + 1, out + 1
+        else:
+            raise ValueError(UNKNOWN_TYPE)
 
 
-@_jit
+@jit
 def feasible(g, glo, ghi, gm, slack):  # pragma: no cover - compiled
     """Whether every physical row (``gm`` > 0) lies within ``slack * gm`` of its bounds."""
     for i in range(g.shape[0]):
@@ -184,7 +189,7 @@ def feasible(g, glo, ghi, gm, slack):  # pragma: no cover - compiled
     return True
 
 
-@_jit
+@jit
 def costs(ktype, kfa, kfb, koff, kparams, oMf, Jf, q, grad, H, S33,
           Sn):  # pragma: no cover - compiled
     """Costs at group vector ``q``: returns the sum; gradient ``grad`` (n,), curvature ``H``.
@@ -235,7 +240,7 @@ def costs(ktype, kfa, kfb, koff, kparams, oMf, Jf, q, grad, H, S33,
     return total
 
 
-@_jit
+@jit
 def _orientation_cost(oMf, Jf, fa, fb, prm, grad, S):  # pragma: no cover - compiled
     """``OrientationCost``: returns ``c/2 (3 - tr R_AB)``, adds its gradient to ``grad``.
 
@@ -255,7 +260,7 @@ def _orientation_cost(oMf, Jf, fa, fb, prm, grad, S):  # pragma: no cover - comp
     return half_c * (3.0 - (R[0, 0] + R[1, 1] + R[2, 2]))
 
 
-@_jit
+@jit
 def _angle_cost(oMf, Jf, fa, fb, prm, grad, S):  # pragma: no cover - compiled
     """``AngleBetweenVectorsCost``: returns ``c (1 - a . b)``, adds its gradient.
 
@@ -272,7 +277,7 @@ def _angle_cost(oMf, Jf, fa, fb, prm, grad, S):  # pragma: no cover - compiled
     return c * (1.0 - dot)
 
 
-@_jit
+@jit
 def work(n, k, f):  # pragma: no cover - compiled
     """Return the arrays :func:`model_in` writes: ``k`` tree joints, ``f`` frames, ``n`` columns.
 
@@ -283,7 +288,7 @@ def work(n, k, f):  # pragma: no cover - compiled
             S33, Sn, np.empty(6), np.empty((6, n)), np.empty(3), np.empty((4, 4)))
 
 
-@_jit
+@jit
 def model(parents, placements, kinds, axes, columns, fparent, fplace, ctype, cfa, cfb,
           coff, params, cube, lo, hi, margin, x_margin, pose, pose_rows, ktype, kfa, kfb,
           koff, kparams, q, slack, g, J, glo, ghi, gm, grad, H):  # pragma: no cover
@@ -295,14 +300,14 @@ def model(parents, placements, kinds, axes, columns, fparent, fplace, ctype, cfa
                     grad, H)
 
 
-@_jit
+@jit
 def model_in(arrays, parents, placements, kinds, axes, columns, fparent, fplace, ctype, cfa,
              cfb, coff, params, cube, lo, hi, margin, x_margin, pose, pose_rows, ktype, kfa,
              kfb, koff, kparams, q, slack, g, J, glo, ghi, gm, grad,
              H):  # pragma: no cover - compiled
     """Kinematics at ``q``, the rows (:func:`linearise`), the pose rows, the costs.
 
-    ``pose``: the pose target's parameters (``_constraint_lm_jit._pose_rows``; empty
+    ``pose``: the pose target's parameters (``_constraint_jit.weighted_pose_rows``; empty
     without one); its weighted rows ``pose_rows`` (indices into the six) follow the
     constraints' as equalities (bounds 0, margin 0).  Returns ``(feasible, cost)``:
     every physical row within ``slack`` margins of its bounds (:func:`feasible`) and
@@ -316,7 +321,7 @@ def model_in(arrays, parents, placements, kinds, axes, columns, fparent, fplace,
               g, J, glo, ghi, gm, S33, Sn)
     ok = True
     if pose.shape[0]:
-        ok = _pose_rows(oMf, Jf, pose, e, Je, w3, T) <= 1.0
+        ok = weighted_pose_rows(oMf, Jf, pose, e, Je, w3, T) <= 1.0
         first = g.shape[0] - pose_rows.shape[0]
         for i in range(pose_rows.shape[0]):
             g[first + i] = e[pose_rows[i]]
@@ -329,7 +334,7 @@ def model_in(arrays, parents, placements, kinds, axes, columns, fparent, fplace,
     return ok and feasible(g, glo, ghi, gm, slack), total
 
 
-@_jit
+@jit
 def cost_at(parents, placements, kinds, axes, columns, fparent, fplace, ktype, kfa, kfb,
             koff, kparams, q):  # pragma: no cover - compiled
     """Return the costs' sum at group vector ``q`` alone (:func:`costs` after kinematics).
@@ -346,7 +351,7 @@ def cost_at(parents, placements, kinds, axes, columns, fparent, fplace, ktype, k
                  S33, Sn)
 
 
-@_jit
+@jit
 def unpack_costs(kints):  # pragma: no cover - compiled
     """Return the views ``(ktype, kfa, kfb, koff)`` of packed costs.
 
@@ -358,7 +363,7 @@ def unpack_costs(kints):  # pragma: no cover - compiled
         kints[1 + 3 * c:2 + 4 * c]
 
 
-@_jit
+@jit
 def cost_at_packed(ints, consts, kints, kparams, q):  # pragma: no cover - compiled
     """:func:`cost_at` on a packed layout and packed costs (:func:`unpack_costs`)."""
     t, k = layout_views(ints, consts), unpack_costs(kints)

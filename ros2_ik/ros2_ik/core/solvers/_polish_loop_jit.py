@@ -5,8 +5,8 @@ QP solved by daqp's own C entry (``daqp_quadprog``, the function ``daqp.solve`` 
 with its default settings), the restoration by the compiled attempt
 (:func:`_constraint_lm_jit.attempt`), the damped BFGS update.  The clock is
 ``clock_gettime(CLOCK_MONOTONIC)``, the one ``time.perf_counter`` reads on Linux, so the
-deadline is the budget's own.  In Python a step cost ~150 us (six calls across the
-boundary, ~20 small numpy operations); here ~15-25 us.
+deadline is the budget's own.  In Python a step is mostly interpreter (six calls
+across the boundary, a score of small numpy operations).
 """
 import math
 
@@ -15,12 +15,12 @@ import llvmlite.binding
 import numpy as np
 from numba import types
 
-from ros2_ik.core.solvers._chain_jit import _jit
+from ros2_ik.core.solvers._chain_jit import jit
 from ros2_ik.core.solvers._constraint_jit import layout_views, shrunk, value_views
 from ros2_ik.core.solvers._constraint_lm_jit import attempt_in, work
 from ros2_ik.core.solvers._polish_jit import model_in, unpack_costs
 from ros2_ik.core.solvers._polish_jit import work as model_work
-from ros2_ik.core.solvers.polish import _EQUALITY
+from ros2_ik.core.solvers.polish import EQUALITY
 
 # The extension module's C symbols, visible to the compiled code by name (so the
 # compiled loop can be cached: no address is baked into it).
@@ -33,20 +33,20 @@ _clock_gettime = types.ExternalFunction(
 _CLOCK_MONOTONIC = 1
 
 
-@_jit
+@jit
 def now(ts):  # pragma: no cover - compiled
     """``time.perf_counter()`` [s] (``ts``: an int64 (2,) scratch for the timespec)."""
     _clock_gettime(_CLOCK_MONOTONIC, ts.ctypes)
     return ts[0] + 1e-9 * ts[1]
 
 
-@_jit
+@jit
 def default_settings(settings):  # pragma: no cover - compiled
     """Fill ``settings`` (int64 (64,), room for daqp's ``DAQPSettings``) with daqp's defaults."""
     _default_settings(settings.ctypes)
 
 
-@_jit
+@jit
 def quadprog(H, f, A, bupper, blower, sense, x, lam, problem, result,
              settings):  # pragma: no cover - compiled
     """Run daqp on ``min 1/2 x'Hx + f'x``, ``blower <= [x; A x] <= bupper``: ``(fval, exitflag)``.
@@ -67,7 +67,7 @@ def quadprog(H, f, A, bupper, blower, sense, x, lam, problem, result,
     return result.view(np.float64)[2], result.view(np.int32)[8]
 
 
-@_jit
+@jit
 def _bfgs(B, s, y, Bs):  # pragma: no cover - compiled
     """``polish._bfgs`` in place on ``B`` (``y`` is overwritten; ``Bs`` scratch)."""
     n = s.shape[0]
@@ -94,7 +94,7 @@ def _bfgs(B, s, y, Bs):  # pragma: no cover - compiled
             B[i, j] += y[i] / sy * y[j] - Bs[i] / sBs * Bs[j]
 
 
-@_jit
+@jit
 def polish(tree, problem, kernel, costs, restore, limits, q, k, constants, deadline,
            settings):  # pragma: no cover - compiled
     """:func:`polish.polish` from feasible ``q`` (in place): returns the steps taken.
@@ -133,7 +133,7 @@ def polish(tree, problem, kernel, costs, restore, limits, q, k, constants, deadl
     for i in range(n):
         B[i, i] += mu
     sense = np.zeros(n + k, dtype=np.int32)
-    sense[n + k - eq:] = _EQUALITY
+    sense[n + k - eq:] = EQUALITY
     b_hi, b_lo, dq, lam = np.empty(n + k), np.empty(n + k), np.empty(n), np.empty(n + k)
     s, y, Bs, q_new = np.empty(n), np.empty(n), np.empty(n), np.empty(n)
     qp_problem, qp_result, ts = (np.zeros(10, dtype=np.int64), np.zeros(8, dtype=np.int64),
@@ -199,14 +199,15 @@ def polish(tree, problem, kernel, costs, restore, limits, q, k, constants, deadl
     return max_steps
 
 
-@_jit
+@jit
 def polish_packed(ints, consts, values, cube, pose_rows, kints, kparams, restore, lower,
                   upper, q, k, constants, deadline, settings):  # pragma: no cover - compiled
     """:func:`polish` on a packed problem and packed costs.
 
     ``ints``, ``consts``, ``values``: :func:`_constraint_jit.layout_views` and
     :func:`_constraint_jit.value_views`; ``kints``: :func:`_polish_jit.unpack_costs`.
-    Eleven arrays instead of twenty-seven: each costs the call ~1 us with cold caches.
+    Eleven arrays instead of twenty-seven: each array argument costs the call its
+    unboxing.
     """
     t, v, c = layout_views(ints, consts), value_views(ints, values), unpack_costs(kints)
     lo, hi, margin = shrunk(ints, values)

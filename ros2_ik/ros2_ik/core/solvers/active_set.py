@@ -6,10 +6,9 @@ tolerance (:class:`~ros2_ik.core.solvers.residuals.Residuals`).  A row outside i
 is a least-squares residual ``g - bound``; a row inside is left out, unless the step would
 carry it outside: then it joins as an equality at its bound and the step is solved again
 (at most ``PREDICTIONS`` times).  Without that prediction a hinge row leaves the system as
-soon as it is satisfied, the next step pushes it back out, and the iterates zig-zag (a
-position box and an orientation bound took ~20 iterations on a Panda, ~40 % of the attempts
-never settling).  Joints on a limit that the step pushes outward are dropped and the step
-solved again, as in the pose loops.
+soon as it is satisfied, the next step pushes it back out, and the iterates zig-zag
+(many iterations, and attempts that never settle).  Joints on a limit that the step
+pushes outward are dropped and the step solved again, as in the pose loops.
 """
 from __future__ import annotations
 

@@ -30,8 +30,8 @@ DISTINCT_TOLERANCE = 1e-2
 class SolveOptions(NamedTuple):
     """Knobs of one solve (see :func:`ros2_ik.core.solve.solve`).
 
-    Immutable; a named tuple rather than a frozen dataclass: made once per request, in
-    ~1/3 of the time (a frozen dataclass sets each field through ``object.__setattr__``).
+    Immutable; a named tuple rather than a frozen dataclass: made once per request, and
+    cheaper to make (a frozen dataclass sets each field through ``object.__setattr__``).
     """
 
     timeout_s: float = 0.005
@@ -140,7 +140,7 @@ class Search:
             start = self._pose_library.get(self.attempts - 1)
             if start is not None:
                 return start
-        if self._rng is None:  # created lazily: ~7 us, often not needed
+        if self._rng is None:  # created lazily: often not needed
             self._rng = np.random.default_rng(self.options.random_seed)
         return self.group.random_configuration(
             self._rng, self.seed, self.options.max_joint_jump_rad)
@@ -152,9 +152,9 @@ class Search:
         (:func:`seed_library.constraint_starts`), then None (random starts).  The seed
         goes first on its own, the ranking only after its attempt, with costs (its basin
         is the local optimum a user expects, and Drake's) and when :attr:`seed_first`
-        (the solver's attempts cost less than the ranking: the compiled lm's ~50 us
-        against ~0.3-1 ms; the seed from mid-limits alone solved 73-96 % of the
-        benchmark's problems).
+        (the solver's attempts cost less than the ranking, as the compiled lm's do; the
+        seed from mid-limits alone solves most of the benchmark's problems:
+        docs/design.md).
         """
         first_alone = self.seed_first or bool(self.problem.costs)
         if self.attempts == 0 and (first_alone or not self.options.library_starts):
@@ -334,7 +334,7 @@ def cost_starts(problem: Problem, seed: np.ndarray, jump: float) -> List[np.ndar
         q = group.clamp(group.from_reduced_q(np.asarray(q_full)[group.iq_full]))
         if math.isfinite(jump):
             q = np.minimum(np.maximum(q, seed - jump), seed + jump)
-        values = q.tolist()  # floats: numpy's max is a Python wrapper, ~4x dearer cold
+        values = q.tolist()  # floats: numpy's max is a Python wrapper, dearer
         if all(max(abs(a - b) for a, b in zip(values, other.tolist())) > DISTINCT_TOLERANCE
                for other in starts + [seed]):
             starts.append(q)
@@ -387,7 +387,7 @@ def solved(group, solutions: Tuple[Solution, ...], attempts: int, iterations: in
         solver=solver_name)
 
 
-#: :func:`solved`'s usual message, made once (formatting it cost ~1.5 us, caches cold).
+#: :func:`solved`'s usual message, made once (not formatted on every solve).
 _ONE_FIRST_TIME = "1 solution(s) after 1 attempt(s)"
 
 
@@ -434,6 +434,14 @@ class Solver(ABC):
     #: The options of the solve in progress (set by :meth:`solve` before ``setup``).
     options: SolveOptions = SolveOptions()
 
+    @classmethod
+    def warm_up(cls, constrained: bool = False) -> None:
+        """Load now what the solver would compile or load in its first solve (default: none).
+
+        :func:`ros2_ik.core.solve.prepare` calls it outside any solve's time budget;
+        ``constrained``: also what problems with constraints need.  Cheap once done.
+        """
+
     def solve(self, problem: Problem, seed: np.ndarray, options: SolveOptions,
               begun: Optional[Begun] = None) -> IKResult:
         """Restart ``local_solve`` until the budget, attempts or solutions run out.
@@ -464,7 +472,7 @@ class Solver(ABC):
         """Per-solve state (own ``pin.Data``, compiled targets); called once per solve."""
 
     def cheap_attempts(self, state: Any) -> bool:
-        """Return True when one attempt costs less than ranking the library (~0.3-1 ms).
+        """Return True when one attempt costs less than ranking the library.
 
         Problems without a pose target then try the seed before ranking (the default:
         False, rank first).

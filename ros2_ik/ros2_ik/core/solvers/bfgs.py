@@ -12,35 +12,11 @@ from typing import Any, Tuple
 import numpy as np
 from scipy.optimize import minimize
 
-from ros2_ik.core.blas import single_threaded
 from ros2_ik.core.problem import Problem
-from ros2_ik.core.result import IKResult
-from ros2_ik.core.solvers.base import LocalResult, SolveOptions, Solver
+from ros2_ik.core.solvers.base import LocalResult
 from ros2_ik.core.solvers.budget import Budget
 from ros2_ik.core.solvers.residuals import Residuals
-
-
-class _Stop(Exception):
-    """Raised inside the objective to end scipy's loop (converged or out of time)."""
-
-    def __init__(self, q: np.ndarray, converged: bool):
-        super().__init__()
-        self.q, self.converged = q, converged
-
-
-def bounds_of(res: Residuals):
-    """Return scipy bounds from the group's search limits (None where unbounded)."""
-    return [(None if not np.isfinite(lo) else lo, None if not np.isfinite(hi) else hi)
-            for lo, hi in zip(res.lower, res.upper)]
-
-
-class ScipySolver(Solver):
-    """Base of the solvers that drive scipy.optimize (bfgs, sqp)."""
-
-    def solve(self, problem: Problem, seed: np.ndarray, options: SolveOptions) -> IKResult:
-        """Restart-drive with BLAS single-threaded (scipy is 100x slower threaded here)."""
-        with single_threaded():
-            return super().solve(problem, seed, options)
+from ros2_ik.core.solvers.scipy_solver import ScipySolver, Stop, bounds_of
 
 
 class BFGSProjection(ScipySolver):
@@ -68,9 +44,9 @@ class BFGSProjection(ScipySolver):
             if f < best[0]:
                 best[0], best[1] = f, q.copy()
             if done:
-                raise _Stop(q.copy(), True)
+                raise Stop(q.copy(), True)
             if budget.expired():
-                raise _Stop(best[1], False)
+                raise Stop(best[1], False)
             return f, g
 
         try:
@@ -78,7 +54,7 @@ class BFGSProjection(ScipySolver):
                            options={"maxiter": self.max_iterations, "ftol": 0.0,
                                     "gtol": 0.0, "maxls": 20})
             q = out.x
-        except _Stop as stop:
+        except Stop as stop:
             q = stop.q
         # Attempts are expensive and the check is cheap: always ask for it.
         return LocalResult(q, calls[0], True, float(best[0]))

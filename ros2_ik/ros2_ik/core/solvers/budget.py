@@ -1,10 +1,12 @@
-"""Time budget of a solve: deadline, cancel polling (~1 ms), periodic feedback (~10 ms)."""
+"""Time budget of a solve: deadline, cancel polling, periodic feedback (periods below)."""
 from __future__ import annotations
 
 import time
 from typing import Callable, Optional
 
+#: Period of the cancel poll [s].
 POLL_PERIOD_S = 1e-3
+#: Period of the feedback hook [s].
 FEEDBACK_PERIOD_S = 10e-3
 
 
@@ -15,7 +17,7 @@ class Budget:
                  feedback: Optional[Callable[[], None]] = None, start: Optional[float] = None):
         """Start the clock now, or at ``start`` (``time.perf_counter()``, an earlier time).
 
-        ``feedback`` is a no-argument hook called every ~10 ms.
+        ``feedback`` is a no-argument hook called every ``FEEDBACK_PERIOD_S``.
         """
         self.start = time.perf_counter() if start is None else start
         self.deadline = self.start + timeout_s

@@ -1,8 +1,8 @@
-"""The pose-only LM attempt compiled with numba: one call per attempt, ~1 us per iteration.
+"""The pose-only LM attempt compiled with numba: one call per attempt.
 
-The Python loop (``LevenbergMarquardt._attempt_log6``) spends ~15-20 us per iteration,
-almost all of it in the interpreter around six pinocchio calls; a solve of a 6-joint arm
-needs ~7 iterations and a hard target tens of attempts.  This module runs the same
+The Python loop (``LevenbergMarquardt._attempt_log6``) spends almost all of an iteration
+in the interpreter around six pinocchio calls; a solve of a 6-joint arm needs a few
+iterations and a hard target tens of attempts.  This module runs the same
 attempt (Chan-damped LM on ``log6``, the LOCAL frame Jacobian, clamping, the predicted
 active set, the progress schedule, the stall test and the exact tolerance test) on the
 serial chain that carries the tip, with its own forward kinematics:
@@ -16,9 +16,9 @@ chain's data come from that model (:func:`chain_of`); a chain with another joint
 it does when numba is not installed.  Every answer is still verified outside, on the
 full pinocchio model, by the driver.
 
-Compiled once per machine (numba's on-disk cache): ~8 s the first time, then ~0.5 s per
-process to load; :func:`warm_up` does it outside a solve (the node calls it at start-up,
-the tests before the first test), else the first solve that needs it does.
+Compiled once per machine (numba's on-disk cache), then loaded once per process;
+:func:`warm_up` does it outside a solve (the node calls it at start-up, the tests before
+the first test), else the first solve that needs it does.
 """
 from __future__ import annotations
 
@@ -81,7 +81,7 @@ def chain_of(model: pin.Model, frame_id: int) -> Optional[Chain]:
     support = [j for j in model.supports[frame.parentJoint] if j > 0]
     placements, prismatic, axes, columns = [], [], [], []
     for j in support:
-        axis = _axis(model.joints[j])
+        axis = joint_axis(model.joints[j])
         if axis is None:
             return None
         placements.append(model.jointPlacements[j].homogeneous)
@@ -95,7 +95,7 @@ def chain_of(model: pin.Model, frame_id: int) -> Optional[Chain]:
                  np.ascontiguousarray(frame.placement.homogeneous))
 
 
-def _axis(joint) -> Optional[tuple]:
+def joint_axis(joint) -> Optional[tuple]:
     """(prismatic, unit axis) of a one-axis joint model, or None."""
     name = joint.shortname()
     if name in _REVOLUTE:
@@ -142,7 +142,7 @@ def forward_many(chain: Chain, qs: np.ndarray) -> np.ndarray:
     """Tip placements ``T_world_tip`` (S, 4, 4) of group vectors ``qs`` (S, n), compiled.
 
     ``qs`` is copied when read-only (the seed libraries' samples): a read-only array is
-    another numba signature, whose loading cost ~30 ms inside a solve.
+    another numba signature, which a solve would then load.
     """
     qs = np.require(qs, dtype=float, requirements=("C", "W"))
     out = np.empty((qs.shape[0], 4, 4))

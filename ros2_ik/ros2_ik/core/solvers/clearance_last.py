@@ -6,23 +6,15 @@ distances and witness-point gradients), and at most solutions of the other const
 arm is clear anyway.  So an attempt first solves every constraint but the clearance; when
 the end point is feasible, a value-only clearance test (``Constraint.holds``: only the pairs
 whose lower bound is under the bound) returns it.  A colliding end point is a rejection: the
-driver restarts from its next start (a first stage costs ~0.1 ms, the test ~0.2 ms).  Every
+driver restarts from its next start (a first stage and the test cost little).  Every
 ``push_every``-th rejection of a solve is pushed out instead: a short stacked attempt from
-there keeps the other constraints while it moves the arm clear.  A stacked iteration costs
-~0.5 ms (distances, witness gradients), and a push-out that has not cleared the arm within a
+there keeps the other constraints while it moves the arm clear.  A stacked iteration is
+dear (distances, witness gradients), and a push-out that has not cleared the arm within a
 few iterations rarely does: deep in an obstacle the arm needs another null-space posture,
-which the next start finds sooner.  Measured (family h of ``bench/constrained_bench.py``
-on problem seeds the benchmark does not use, 100 ms budget, 300-500 problems per row; before:
-every rejection pushed out for up to 15 iterations, then again from the attempt's start),
-p95 / p99 [ms], 100 % solved in both::
-
-    panda 1 cm   1.7 / 5.2  -> 1.5 / 2.0      kinova 1 cm   7.7 / 48.7 -> 6.1 / 6.8
-    panda 4 cm   8.4 / 38.8 -> 5.9 / 9.2      xarm7 1 cm    6.3 / 16.1 -> 6.0 / 6.5
-    ur5 1 cm    38.1 / 78.6 -> 6.0 / 10.1
-
-Pushing out the first rejection and every third after it was slower (panda 4 cm p95 3.3
-against 2.0); rejections alone did about as well on these scenes, but an arm whose every
-posture grazes an obstacle needs the push-out.  A solve limited to fewer attempts than
+which the next start finds sooner.  This cut the tail of solve times against pushing out
+every rejection (docs/design.md).  Pushing out the first rejection and every third after
+it was slower; rejections alone did about as well on the benchmark's scenes, but an arm
+whose every posture grazes an obstacle needs the push-out.  A solve limited to fewer attempts than
 ``push_every`` pushes out each rejection, as far as it can (the solver's choice).
 """
 from __future__ import annotations
@@ -60,8 +52,8 @@ class ClearanceLastState:
     def __init__(self, problem: Problem, clearance_names, tolerance: ConstraintTolerance):
         """Split ``problem``'s constraints by name (``clearance_names``).
 
-        Cheap: the residuals are built by the first attempt that needs them (~90 us
-        each; the compiled first stage and the clearance test need neither).
+        Cheap: the residuals are built by the first attempt that needs them (the
+        compiled first stage and the clearance test need neither).
         """
         self.problem, self.tolerance = problem, tolerance
         self.clearance = [c for c in problem.constraints
@@ -101,7 +93,7 @@ class ClearanceLastState:
         group = self.problem.group
         model, data = group.robot.model, check_data(group)
         q_full = group.to_full_q(q)
-        pin.computeJointJacobians(model, data, q_full)  # what terms expect: ~1 us
+        pin.computeJointJacobians(model, data, q_full)  # what terms expect
         pin.updateFramePlacements(model, data)
         return all(c.holds(model, data, q_full) for c in self.clearance)
 

@@ -1,8 +1,8 @@
 """The constrained LM attempt compiled with numba, for frame-based constraints.
 
-``active_set.attempt`` spends ~100 us per iteration in the interpreter (six to ten
+``active_set.attempt`` spends most of an iteration in the interpreter (six to ten
 pinocchio and numpy calls per constraint, the stacking, the predicted active set); a
-solve needs ~5 iterations.  This module runs the same attempt in one compiled call
+solve needs a few iterations.  This module runs the same attempt in one compiled call
 (:mod:`_constraint_lm_jit`) on the model's own joint tree: the group's joints are
 revolute (continuous ones as angles) or prismatic, every other joint is folded into a
 fixed placement at its locked position (any joint type), and the kernel computes the
@@ -248,7 +248,7 @@ def _joint_axis(joint) -> Optional[tuple]:
         a = _unbounded_unaligned_axis(joint.extract())
         norm = float(np.linalg.norm(a))
         return (False, tuple(a / norm)) if norm > 0.0 else None
-    return chain_kernel._axis(joint)
+    return chain_kernel.joint_axis(joint)
 
 
 def _unbounded_unaligned_axis(joint) -> np.ndarray:
@@ -290,7 +290,7 @@ def _frame_arrays(model: pin.Model, fids) -> Tuple[np.ndarray, np.ndarray]:
 
     Once per problem shape (:func:`_layout` keeps the arrays).
     """
-    frames = [model.frames[fid] for fid in fids]  # each a copy: ~2 us
+    frames = [model.frames[fid] for fid in fids]  # each a copy: read once
     return (np.array([f.parentJoint - 1 for f in frames], dtype=np.int64),
             np.array([f.placement.homogeneous for f in frames]).reshape(len(fids), 4, 4))
 
@@ -298,7 +298,7 @@ def _frame_arrays(model: pin.Model, fids) -> Tuple[np.ndarray, np.ndarray]:
 #: Per group: {shape key: Layout}, the arrays that depend on the problem's shape alone,
 #: shared by the problems of that shape (read-only to the kernels).  A node meets few
 #: shapes (the same frames and constraint types in each request); building them costs
-#: ~8 array constructions.
+#: several array constructions.
 _LAYOUTS: PerObject = PerObject()
 _MAX_LAYOUTS = 256
 

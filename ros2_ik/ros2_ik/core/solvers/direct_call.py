@@ -2,9 +2,8 @@
 
 A dispatcher's call works out the type of every argument, then looks up the compiled
 version for them.  With the caches cold (a request to an idle node, or after another
-solver ran) that costs ~4-6 us a call against ~1.5 us for the compiled version's own
-entry (measured after a Drake SNOPT solve: ``measure_packed`` 10.0 -> 4.0 us); warm,
-~0.3 us.  The hot calls of a constraint request (the attempt, the check) have arguments
+solver ran) that costs several times the compiled version's own entry (the figures:
+docs/design.md).  The hot calls of a constraint request (the attempt, the check) have arguments
 the solvers build themselves, always of the same types: :func:`entry_point` returns
 that version's entry once, for them.
 """

@@ -6,10 +6,9 @@ candidate, then each constraint's violation [m or rad] by the formula of its own
 ``measure`` (not the rows the attempt drives), against the request's tolerances.
 The kinematics are the group's ``angle_model`` (pinocchio's reduced model, the other
 joints locked; its configuration the group vector): no full configuration to assemble
-and only the group's joints to move, ~6 us of ~28 us of the check with cold caches on a
-6-joint arm, ~20 of ~40 on a whole-robot model (pr2).
+and only the group's joints to move, a large part of the check on a whole-robot model.
 The same figures as :func:`verify.check` (``test/test_kernel_check.py`` compares them on
-every constraint type), ~4x cheaper: the check was ~20-30 us of a ~100 us request.  It
+every constraint type), cheaper: the check was a large part of a short request.  It
 only says yes or no: a candidate it rejects goes to :func:`verify.check`, which names
 the violations.
 """
@@ -68,7 +67,7 @@ def _frames(layout: constraint_kernel.Layout, group) -> Tuple[tuple, np.ndarray]
     reduced model's ids); ``W`` (f, 4, 4), read-only: the world placements of the
     others, frames on the universe joint (a base, a torso whose joints are locked), which
     no configuration of the group moves.  Those cost no pinocchio call per check
-    (two each, ~2-4 us with cold caches).
+    (they would cost two each).
     """
     entry = _FRAMES.get(id(layout))
     if entry is not None and entry[0] is layout:

@@ -22,20 +22,15 @@ the minimum distance, only the pairs whose lower bound is under ``min_distance_m
 Jacobians, no gradients) returns the pose solution when the constraints hold.  A colliding
 pose solution is dropped for the next start, and every ``clearance_push_every``-th is pushed
 out instead: at most ``clearance_push_iterations`` of the stacked loop from there, keeping
-the pose, as :mod:`clearance_last` does without a pose target (its docstring has the
-measurements).  A stacked iteration costs ~10x a pose-only one (the checker's distances
-and gradients), so the clear majority of attempts pay one clearance test, and a deep
-collision costs a restart, not 15-30 stacked iterations.  The panda scene of
-bench/collision_bench.py, 1000 collision-free targets, 100 ms budget, against pushing out
-every colliding pose answer for up to 15 iterations and then again from the attempt's
-start: p99 2.4 -> 0.8 ms (ur5 in the same scene 36 -> 5.1 ms, xarm7 8.5 -> 0.9 ms), all
-solved either way; with 20 ms, 99.8 -> 100 %.  The benchmark's own figures:
-bench/results/collision.md.
+the pose, as :mod:`clearance_last` does without a pose target.  A stacked iteration
+costs far more than a pose-only one (the checker's distances and gradients), so the clear
+majority of attempts pay one clearance test, and a deep collision costs a restart, not
+many stacked iterations (the figures: docs/design.md; the benchmark's own:
+bench/results/collision.md).
 """
 from __future__ import annotations
 
 from functools import lru_cache
-from operator import ge as _ge, le as _le
 from typing import Any, List, Tuple
 
 import numpy as np
@@ -44,16 +39,15 @@ from scipy.linalg.blas import dsyrk
 from scipy.linalg.lapack import dposv
 
 from ros2_ik.core import errors
-from ros2_ik.core.per_object import PerObject
 from ros2_ik.core.problem import Problem
 from ros2_ik.core.solvers import (active_set, chain_kernel, clearance_last,
                                   constraint_kernel, polish)
 from ros2_ik.core.solvers.base import LocalResult, Solver
 from ros2_ik.core.solvers.budget import Budget
 from ros2_ik.core.solvers.lm_compiled import CompiledConstraints
-from ros2_ik.core.solvers.residuals import Residuals
+from ros2_ik.core.solvers.pose_state import PoseState
+from ros2_ik.core.solvers.residuals import LWA, Residuals
 
-LWA = pin.ReferenceFrame.LOCAL_WORLD_ALIGNED
 _EYE6 = np.eye(6)
 _Attempt = Tuple[np.ndarray, int, bool, float]  # (q, iterations, converged, merit)
 
@@ -84,131 +78,12 @@ def _bounds(schedule: Tuple[Tuple[int, float], ...], last: int) -> Tuple[float, 
                  for it in range(last + 1))
 
 
-_GROUP_ARRAYS: PerObject = PerObject()
-
-
-def _copy(q: np.ndarray) -> np.ndarray:
-    return np.array(q, dtype=float)
-
-
-def _group_arrays(group) -> tuple:
-    """Per-group inputs of the pose loops (read-only, shared by threads).
-
-    The loops run on ``group.angle_model`` (q = group vector, continuous joints as plain
-    angles) unless a continuous joint has no plain twin: then on the reduced model with
-    its cos/sin pairs, ``pin.integrate`` and conversions.  No bound method of ``group`` is
-    kept here: a value referring to its weak key would keep the group alive for ever.
-    """
-    g = _GROUP_ARRAYS.get(group)
-    if g is None:
-        if not group.angle_q:
-            lower, upper = group.reduced_lower, group.reduced_upper
-            q_simple = group.iq_reduced_simple
-            g = (group.reduced_model, lower, upper, group.reduced_bounded, True, q_simple,
-                 np.flatnonzero(~group.continuous), lower[q_simple], upper[q_simple],
-                 lower.tolist(), upper.tolist())
-        else:
-            lower, upper, idx = group.search_lower, group.search_upper, np.arange(group.n)
-            bounded = bool(np.isfinite(lower).any() or np.isfinite(upper).any())
-            g = (group.angle_model, lower, upper, bounded, False, idx, idx, lower, upper,
-                 lower.tolist(), upper.tolist())
-        _GROUP_ARRAYS[group] = g
-    return g
-
-
-class _FastState:
-    """What the reduced-model loops need for one pose target (built per solve)."""
-
-    __slots__ = ("group", "model", "data", "fid", "T_target_inv", "inv_tol", "sqrt_w",
-                 "R6", "log6", "lower", "upper", "bounded", "continuous", "pos_tol2",
-                 "ori_tol2", "near2", "q_simple", "v_simple", "lower_simple",
-                 "upper_simple", "lower_list", "upper_list", "to_q", "from_q", "chain",
-                 "T_target_inv_h")
-
-    def __init__(self, problem: Problem):
-        """Pick the loop (log6 for a full isotropic pose) and cache its inputs."""
-        group, pose = problem.group, problem.pose
-        self.group = group
-        g = _group_arrays(group)
-        (self.model, self.lower, self.upper, self.bounded, self.continuous, self.q_simple,
-         self.v_simple, self.lower_simple, self.upper_simple, self.lower_list,
-         self.upper_list) = g
-        if self.continuous:  # the reduced model's cos/sin layout
-            self.data, self.to_q, self.from_q = (group.reduced_data(), group.to_reduced_q,
-                                                 group.from_reduced_q)
-        else:
-            self.data, self.to_q, self.from_q = group.angle_data(), _copy, _copy
-        self.fid = pose.reduced_frame_id
-        self.T_target_inv = pose.T_target_world
-        self.inv_tol, self.sqrt_w = pose.inv_tol, pose.sqrt_w
-        self.log6 = pose.full_pose and pose.isotropic and pose.sqrt_w[0] == pose.sqrt_w[3]
-        self.R6 = None if self.log6 else pose.R6
-        pos_tol = pose.target.position_tolerance_m  # t * t: inf, not OverflowError,
-        ori_tol = pose.target.orientation_tolerance_rad  # for an absurd 1e200 tolerance
-        self.pos_tol2, self.ori_tol2 = pos_tol * pos_tol, ori_tol * ori_tol
-        # |log6|^2 below this: worth the exact test (|v| ~ |t| once the rotation is small).
-        self.near2 = 1.1 * (self.pos_tol2 + self.ori_tol2)
-        # The compiled attempt's chain (None: the Python loop), and the target it reads.
-        self.chain = _chain(group, self.model, self.fid) if self.log6 and not self.continuous \
-            else None
-        self.T_target_inv_h = np.ascontiguousarray(self.T_target_inv.homogeneous) \
-            if self.chain is not None else None
-
-    def pushed_out(self, q: np.ndarray, dq: np.ndarray):
-        """Mask (n,) of joints on a limit that ``q - dq`` would push beyond it, or None."""
-        if self.continuous:  # q holds cos/sin pairs: compare the 1-coordinate joints only
-            qb, dqb = q[self.q_simple], dq[self.v_simple]
-            hit = ((qb <= self.lower_simple) & (dqb > 0)) | ((qb >= self.upper_simple) & (dqb < 0))
-            if not hit.any():
-                return None
-            out = np.zeros(dq.shape[0], dtype=bool)
-            out[self.v_simple] = hit
-            return out
-        # Python floats: ~2x cheaper than the seven numpy calls for a few joints.
-        hit = [(x <= lo and d > 0.0) or (x >= hi and d < 0.0) for x, d, lo, hi
-               in zip(q.tolist(), dq.tolist(), self.lower_list, self.upper_list)]
-        return np.array(hit) if any(hit) else None
-
-    def within(self, T_target_frame: pin.SE3) -> bool:
-        """Exact tolerance test on ``T_target_frame`` (log6's v is not the position)."""
-        t = T_target_frame.translation
-        if t.dot(t) > self.pos_tol2:
-            return False
-        w = pin.log3(T_target_frame.rotation)
-        return w.dot(w) <= self.ori_tol2
-
-    def on_limit(self, q: np.ndarray) -> bool:
-        """Return True when some joint of reduced configuration ``q`` sits on a limit."""
-        values = q.tolist()  # Python floats: ~3x cheaper than the numpy test here
-        return any(map(_ge, self.lower_list, values)) or any(map(_le, self.upper_list, values))
-
-
-_CHAINS: PerObject = PerObject()
-
-
-def _chain(group, model: pin.Model, fid: int):
-    """``(chain, lower, upper)`` of the compiled attempt for ``group``'s frame ``fid``.
-
-    None when the Python loop runs.  Cached per group; the limits are writable copies
-    (a read-only array is another type to numba: a second compilation).
-    """
-    chains = _CHAINS.get(group)
-    if chains is None:
-        chains = _CHAINS[group] = {}
-    if fid not in chains:
-        chain = chain_kernel.chain_of(model, fid)
-        chains[fid] = None if chain is None else (
-            chain, np.array(group.search_lower, dtype=float),
-            np.array(group.search_upper, dtype=float))
-    return chains[fid]
-
-
 class _PoseFirstState:
     """A constrained problem solved pose first: the pose-only loop, then the stacked one."""
 
     __slots__ = ("fast", "problem", "tolerance", "model", "data", "_stacked", "rejected")
 
-    def __init__(self, fast: _FastState, problem: Problem, tolerance):
+    def __init__(self, fast: PoseState, problem: Problem, tolerance):
         """Cheap: the stacked residuals are built by the first attempt that needs them."""
         self.fast, self.problem, self.tolerance = fast, problem, tolerance
         self.model = problem.group.robot.model
@@ -219,7 +94,7 @@ class _PoseFirstState:
 
     @property
     def stacked(self) -> Residuals:
-        """Stacked residuals on the full model (own Data, ~25 us to build)."""
+        """Stacked residuals on the full model (own Data, built on first use)."""
         if self._stacked is None:
             self._stacked = Residuals(self.problem, exact=False, tolerance=self.tolerance)
         return self._stacked
@@ -227,7 +102,7 @@ class _PoseFirstState:
     def holds(self, q: np.ndarray) -> bool:
         """Whether every constraint holds at group vector ``q`` (no constraint Jacobian)."""
         q_full = self.problem.group.to_full_q(q)
-        pin.computeJointJacobians(self.model, self.data, q_full)  # what terms expect: ~1 us
+        pin.computeJointJacobians(self.model, self.data, q_full)  # what terms expect
         pin.updateFramePlacements(self.model, self.data)
         return all(c.holds(self.model, self.data, q_full) for c in self.problem.constraints)
 
@@ -244,48 +119,48 @@ class LevenbergMarquardt(CompiledConstraints, Solver):
     max_iterations = 20
     #: (iteration, E): give up an attempt whose squared pose error E [m^2 + rad^2] is
     #: still above E at that iteration.  Almost every failed attempt is a joint-limit
-    #: trap (99 % on panda and z1) that sits at E ~ 0.1-1 after 8 iterations, while a
-    #: converging attempt is below 1e-2 there.  Measured (1000 targets, no deadline,
-    #: iterations to the first verified solution, two target sets): against 14
-    #: iterations without a schedule, panda p95 50-52 -> 42-44 and p99.9 213-354 -> 159-241,
-    #: z1 p95 65-68 -> 48-51, p99.9 249-340 -> 192-208; ur5, kinova, xarm7 p95 within
-    #: +-3 iterations, their p99.9 lower or equal.  (5, 1.0) added after: E > 1 after 5
-    #: iterations is hopeless; p99.9 -5 to -20 % on all five arms, p95 within +-1 or lower.
+    #: trap that sits at E ~ 0.1-1 after 8 iterations, while a converging attempt is below
+    #: 1e-2 there; E > 1 after 5 iterations is hopeless.  Cutting those attempts early
+    #: leaves more restarts and shortens the tail of iterations to a first verified
+    #: solution (docs/design.md).
     progress_schedule = ((5, 1.0), (8, 1e-2), (12, 1e-4))
     #: Iterations of one attempt with constraint rows.  An attempt that has not settled by
     #: then is mostly held by a joint limit near a feasible point: a restart pays more than
-    #: more iterations.  Measured (position box +-5 mm with an orientation, gaze or angle
-    #: bound, 150 problems each, iterations to the first verified solution, no deadline):
-    #: panda p95 / p99 47 / 98 with 40 iterations, 24 / 51 with 15; ur5 27 / 87 -> 20 / 37;
-    #: medians 5 either way.
+    #: more iterations (docs/design.md).
     max_iterations_constrained = 15
     #: Iterations that bring a polishing step back onto the constraints (:mod:`polish`).
     restore_iterations = 4
     #: Constraint problems with a clearance (:mod:`clearance_last`): of the attempts whose
     #: solution of the other constraints collides, every ``clearance_push_every``-th is
     #: pushed out for at most ``clearance_push_iterations``; the others restart at once.
-    #: Measurements in :mod:`clearance_last`'s docstring.  A solve limited to fewer
-    #: attempts (``max_attempts``) pushes out each colliding solution, for a whole attempt
-    #: and then from the attempt's start (:meth:`_push_out`).
+    #: The figures: docs/design.md.  A solve limited to fewer attempts (``max_attempts``)
+    #: pushes out each colliding solution, for a whole attempt and then from the
+    #: attempt's start (:meth:`_push_out`).
     clearance_push_every = 3
     clearance_push_iterations = 4
     #: Constant added to the damping (keeps steps finite at singularities) [m^2].
     bias = 1e-6
     #: Damping = damping_scale * E + bias.  Chan & Lawrence use 1; with E in m^2 + rad^2,
-    #: 0.01 needed ~2x fewer iterations per success (measured on panda, ur5, kinova, z1,
-    #: xarm7, 1000 targets each: panda mean 14.5 / p95 52 vs 16.3 / 65 with 0.03, 1e-5).
+    #: 0.01 needs fewer iterations per success (docs/design.md).
     damping_scale = 0.01
     #: Give up an attempt when the error shrank by less than this factor 3 times in a row.
     stall_ratio = 0.995
-    #: Re-solve without the joints a step would push beyond their limits (measured:
-    #: panda iterations per success 35 -> 23, single-attempt success 42 % -> 49 %).
+    #: Re-solve without the joints a step would push beyond their limits: fewer
+    #: iterations per success, more attempts succeed alone (docs/design.md).
     active_set = True
     #: Run full-pose attempts compiled (:mod:`chain_kernel`) when numba is installed and
-    #: the tip hangs on revolute and prismatic joints: the same iterations, ~15x cheaper.
+    #: the tip hangs on revolute and prismatic joints: the same iterations, without the
+    #: interpreter around each pinocchio call.
     compiled = True
     #: Names of the constraints for which an attempt solves the pose alone first (see the
     #: module docstring); a problem with any other constraint uses the stacked loop only.
     pose_first_constraints = ("minimum_distance",)
+
+    @classmethod
+    def warm_up(cls, constrained: bool = False) -> None:
+        """Load the compiled pose attempt; with ``constrained``, the constraint kernels too."""
+        chain_kernel.warm_up()
+        super().warm_up(constrained)
 
     def setup(self, problem: Problem) -> Any:
         """Reduced-model state for pose-only problems, stacked residuals otherwise."""
@@ -323,12 +198,12 @@ class LevenbergMarquardt(CompiledConstraints, Solver):
             for c in problem.constraints)
 
     @staticmethod
-    def _fast_state(problem: Problem) -> _FastState:
-        return _FastState(problem)
+    def _fast_state(problem: Problem) -> PoseState:
+        return PoseState(problem)
 
     def local_solve(self, state: Any, q0: np.ndarray, budget: Budget) -> LocalResult:
         """One attempt from group vector ``q0``."""
-        if isinstance(state, _FastState):
+        if isinstance(state, PoseState):
             return self._attempt_fast(state, q0, budget)
         if isinstance(state, _PoseFirstState):
             return self._attempt_pose_first(state, q0, budget)
@@ -340,7 +215,7 @@ class LevenbergMarquardt(CompiledConstraints, Solver):
                 self._push_every()))
         return LocalResult(*self._attempt_generic(state, q0, budget))
 
-    def _attempt_fast(self, state: _FastState, q0: np.ndarray, budget: Budget) -> LocalResult:
+    def _attempt_fast(self, state: PoseState, q0: np.ndarray, budget: Budget) -> LocalResult:
         if state.chain is not None and self.compiled:
             chain, lower, upper = state.chain
             return LocalResult(*chain_kernel.attempt(
@@ -362,11 +237,11 @@ class LevenbergMarquardt(CompiledConstraints, Solver):
         q, it, done, merit = self._push_out(state.stacked, pose.q, q0, budget)
         return LocalResult(q, it + pose.iterations, done, merit)
 
-    def _attempt_log6(self, s: _FastState, q: np.ndarray, budget: Budget) -> _Attempt:
+    def _attempt_log6(self, s: PoseState, q: np.ndarray, budget: Budget) -> _Attempt:
         """Full isotropic pose: e = log6(T_target^-1 T) and the LOCAL frame Jacobian.
 
         Three pinocchio calls per iteration (joint Jacobians, one frame placement, its
-        local Jacobian): ~2 us less than computeFrameJacobian + rotating the error.
+        local Jacobian): cheaper than computeFrameJacobian + rotating the error.
         """
         cjj, ufp, gfj = pin.computeJointJacobians, pin.updateFramePlacement, \
             pin.getFrameJacobian
@@ -412,11 +287,11 @@ class LevenbergMarquardt(CompiledConstraints, Solver):
             if s.bounded:
                 free = q
                 q = minimum(maximum(q, lower), upper)
-                # Byte comparison: ~1 us less than (q != free).any() on 7 floats.
+                # Byte comparison: cheaper than (q != free).any() on a few floats.
                 limited = active and q.tobytes() != free.tobytes()
         raise AssertionError("unreachable")
 
-    def _attempt_world(self, s: _FastState, q: np.ndarray, budget: Budget) -> _Attempt:
+    def _attempt_world(self, s: PoseState, q: np.ndarray, budget: Budget) -> _Attempt:
         """Weighted / partial targets: error in target axes, world-aligned Jacobian."""
         cfj, log3 = pin.computeFrameJacobian, pin.log3
         model, data, fid, lower, upper = s.model, s.data, s.fid, s.lower, s.upper

@@ -9,7 +9,7 @@ hold, each polishing step solves the quadratic program::
             max(q_min - q, -radius) <= dq <= min(q_max - q, radius)
 
 (``g`` the constraints' linearisation rows [m or rad] within bounds shrunk by a quarter of
-the tolerance) with daqp, a dual active-set solver for small dense QPs (~5 us here).
+the tolerance) with daqp, a dual active-set solver for small dense QPs (cheap at these sizes).
 ``H`` models the curvature of the Lagrangian: it starts as the costs' Gauss-Newton
 curvature and learns the constraints' from each kept step by a damped BFGS update (as
 SLSQP does, with the QP's multipliers): without it, steps along a curved boundary (an
@@ -21,7 +21,7 @@ costs by more than ``RELATIVE_DECREASE`` of them.
 
 The costs and rows at each configuration come from a :class:`Model`: the Python
 :class:`ResidualsModel` (any problem), or for problems the constraint kernel takes the
-compiled one of :mod:`polish_kernel` (the same figures in one call, ~10x cheaper).
+compiled one of :mod:`polish_kernel` (the same figures in one call).
 """
 from __future__ import annotations
 
@@ -45,8 +45,8 @@ RADIUS, MIN_RADIUS = 1.5, 1e-6
 RELATIVE_DECREASE = 1e-4
 #: Damping added to the curvature model (keeps the QP strictly convex).
 MU = 1e-6
-_EQUALITY = 5  # daqp's sense flag of an equality row
-_SENSE = np.dtype(c_int)  # resolved once: dtype=c_int costs ~3 us per array
+EQUALITY = 5  # daqp's sense flag of an equality row
+_SENSE = np.dtype(c_int)  # resolved once, not per array
 #: A trial point is feasible when every physical row lies within this many of its margins
 #: beyond its shrunk bound (the restoration's done test, with room for rounding).
 FEASIBLE_SLACK = 1.0 + 4.0 * DONE_FRACTION
@@ -256,7 +256,7 @@ def _qp_step(model: "Model", q: np.ndarray, state: State, B: np.ndarray, radius:
     n, k = q.shape[0], state.values.shape[0]
     sense = np.zeros(n + k, dtype=_SENSE)
     if state.equalities:
-        sense[n + k - state.equalities:] = _EQUALITY
+        sense[n + k - state.equalities:] = EQUALITY
     b_hi = np.concatenate((np.minimum(model.upper - q, radius),
                            state.upper - state.values))
     b_lo = np.concatenate((np.maximum(model.lower - q, -radius),

@@ -2,7 +2,7 @@
 
 :mod:`polish` evaluates, at each trial configuration, the costs' value, gradient and
 Gauss-Newton curvature and every constraint's ``linearisation`` rows; in Python that is
-~25 pinocchio and numpy calls (~0.2-0.4 ms on a 7-joint arm, most of a polishing step).
+a score of pinocchio and numpy calls, most of a polishing step.
 :class:`CompiledModel` computes the same on the kernel's joint tree
 (:mod:`constraint_kernel`) in one call of :func:`_polish_jit.model`.  It applies to
 problems the constraint kernel takes (with or without a pose target) whose costs are of
@@ -294,8 +294,7 @@ class CompiledModel:
 
         The restoration is the compiled attempt with ``settings``, at most ``iterations``
         iterations.  The loop stops at ``budget.deadline``; a cancel request is seen at
-        the budget's next poll after it (the loop is at most ``polish.MAX_STEPS`` steps,
-        ~1 ms).
+        the budget's next poll after it (the loop is at most ``polish.MAX_STEPS`` steps).
         """
         if budget.expired():  # the feasible answer in hand now, not a polished one too late
             return q, 0

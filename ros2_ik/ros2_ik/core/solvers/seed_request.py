@@ -1,10 +1,9 @@
 """A constraint request answered from its seed without the restart driver.
 
 Most constraint problems without a pose target are solved by the attempt from the seed
-(85-97 % in ``bench/constrained_bench.py``).  For those, the driver (:class:`base.Search`:
-starts, candidates, the result's assembly) cost as much as the compiled attempt itself:
-on panda family d, with the caches cold from another solver as in the benchmark, the
-request took ~300 us of which ~85 us after the attempt and its check.  :func:`answer`
+(``bench/constrained_bench.py``).  For those, the driver (:class:`base.Search`: starts,
+candidates, the result's assembly) cost as much as the compiled attempt itself
+(docs/design.md).  :func:`answer`
 makes that attempt (with costs, the driver's first: the seed and the costs' preferred
 configurations projected, the best polished), unwraps and clamps its end point and
 checks it as the driver does (:func:`base.returned_q`, then
@@ -37,7 +36,7 @@ def applies(problem: Problem, options: SolveOptions) -> bool:
     limit: the driver would then try the seed first (with costs, the seed and the costs'
     preferred configurations, :meth:`Solver.first_attempt`) and stop at its first
     verified solution.  Not with costs and a ``feedback`` callback: polishing may last
-    past the driver's first feedback (~10 ms).
+    past the driver's first feedback (``budget.FEEDBACK_PERIOD_S``).
     """
     return (problem.pose is None and bool(problem.constraints)
             and options.num_solutions == 1 and math.isinf(options.max_joint_jump_rad)

@@ -1,0 +1,135 @@
+"""The pose-only loops' state for one full or weighted pose target (lm and dls).
+
+Built per solve from a :class:`Problem` without constraints: the model the loops run on
+(the group's angle model, or the reduced model with cos/sin pairs when a continuous
+joint has no plain twin), the target's inverse, tolerances, weights and limits, and the
+compiled attempt's chain when :mod:`chain_kernel` can run it.
+"""
+from __future__ import annotations
+
+from operator import ge as _ge, le as _le
+
+import numpy as np
+import pinocchio as pin
+
+from ros2_ik.core.per_object import PerObject
+from ros2_ik.core.problem import Problem
+from ros2_ik.core.solvers import chain_kernel
+
+_GROUP_ARRAYS: PerObject = PerObject()
+
+
+def _copy(q: np.ndarray) -> np.ndarray:
+    return np.array(q, dtype=float)
+
+
+def _group_arrays(group) -> tuple:
+    """Per-group inputs of the pose loops (read-only, shared by threads).
+
+    The loops run on ``group.angle_model`` (q = group vector, continuous joints as plain
+    angles) unless a continuous joint has no plain twin: then on the reduced model with
+    its cos/sin pairs, ``pin.integrate`` and conversions.  No bound method of ``group`` is
+    kept here: a value referring to its weak key would keep the group alive for ever.
+    """
+    g = _GROUP_ARRAYS.get(group)
+    if g is None:
+        if not group.angle_q:
+            lower, upper = group.reduced_lower, group.reduced_upper
+            q_simple = group.iq_reduced_simple
+            g = (group.reduced_model, lower, upper, group.reduced_bounded, True, q_simple,
+                 np.flatnonzero(~group.continuous), lower[q_simple], upper[q_simple],
+                 lower.tolist(), upper.tolist())
+        else:
+            lower, upper, idx = group.search_lower, group.search_upper, np.arange(group.n)
+            bounded = bool(np.isfinite(lower).any() or np.isfinite(upper).any())
+            g = (group.angle_model, lower, upper, bounded, False, idx, idx, lower, upper,
+                 lower.tolist(), upper.tolist())
+        _GROUP_ARRAYS[group] = g
+    return g
+
+
+class PoseState:
+    """What the reduced-model loops need for one pose target (built per solve)."""
+
+    __slots__ = ("group", "model", "data", "fid", "T_target_inv", "inv_tol", "sqrt_w",
+                 "R6", "log6", "lower", "upper", "bounded", "continuous", "pos_tol2",
+                 "ori_tol2", "near2", "q_simple", "v_simple", "lower_simple",
+                 "upper_simple", "lower_list", "upper_list", "to_q", "from_q", "chain",
+                 "T_target_inv_h")
+
+    def __init__(self, problem: Problem):
+        """Pick the loop (log6 for a full isotropic pose) and cache its inputs."""
+        group, pose = problem.group, problem.pose
+        self.group = group
+        g = _group_arrays(group)
+        (self.model, self.lower, self.upper, self.bounded, self.continuous, self.q_simple,
+         self.v_simple, self.lower_simple, self.upper_simple, self.lower_list,
+         self.upper_list) = g
+        if self.continuous:  # the reduced model's cos/sin layout
+            self.data, self.to_q, self.from_q = (group.reduced_data(), group.to_reduced_q,
+                                                 group.from_reduced_q)
+        else:
+            self.data, self.to_q, self.from_q = group.angle_data(), _copy, _copy
+        self.fid = pose.reduced_frame_id
+        self.T_target_inv = pose.T_target_world
+        self.inv_tol, self.sqrt_w = pose.inv_tol, pose.sqrt_w
+        self.log6 = pose.full_pose and pose.isotropic and pose.sqrt_w[0] == pose.sqrt_w[3]
+        self.R6 = None if self.log6 else pose.R6
+        pos_tol = pose.target.position_tolerance_m  # t * t: inf, not OverflowError,
+        ori_tol = pose.target.orientation_tolerance_rad  # for an absurd 1e200 tolerance
+        self.pos_tol2, self.ori_tol2 = pos_tol * pos_tol, ori_tol * ori_tol
+        # |log6|^2 below this: worth the exact test (|v| ~ |t| once the rotation is small).
+        self.near2 = 1.1 * (self.pos_tol2 + self.ori_tol2)
+        # The compiled attempt's chain (None: the Python loop), and the target it reads.
+        self.chain = _chain(group, self.model, self.fid) if self.log6 and not self.continuous \
+            else None
+        self.T_target_inv_h = np.ascontiguousarray(self.T_target_inv.homogeneous) \
+            if self.chain is not None else None
+
+    def pushed_out(self, q: np.ndarray, dq: np.ndarray):
+        """Mask (n,) of joints on a limit that ``q - dq`` would push beyond it, or None."""
+        if self.continuous:  # q holds cos/sin pairs: compare the 1-coordinate joints only
+            qb, dqb = q[self.q_simple], dq[self.v_simple]
+            hit = ((qb <= self.lower_simple) & (dqb > 0)) | ((qb >= self.upper_simple) & (dqb < 0))
+            if not hit.any():
+                return None
+            out = np.zeros(dq.shape[0], dtype=bool)
+            out[self.v_simple] = hit
+            return out
+        # Python floats: cheaper than the seven numpy calls for a few joints.
+        hit = [(x <= lo and d > 0.0) or (x >= hi and d < 0.0) for x, d, lo, hi
+               in zip(q.tolist(), dq.tolist(), self.lower_list, self.upper_list)]
+        return np.array(hit) if any(hit) else None
+
+    def within(self, T_target_frame: pin.SE3) -> bool:
+        """Exact tolerance test on ``T_target_frame`` (log6's v is not the position)."""
+        t = T_target_frame.translation
+        if t.dot(t) > self.pos_tol2:
+            return False
+        w = pin.log3(T_target_frame.rotation)
+        return w.dot(w) <= self.ori_tol2
+
+    def on_limit(self, q: np.ndarray) -> bool:
+        """Return True when some joint of reduced configuration ``q`` sits on a limit."""
+        values = q.tolist()  # Python floats: cheaper than the numpy test here
+        return any(map(_ge, self.lower_list, values)) or any(map(_le, self.upper_list, values))
+
+
+_CHAINS: PerObject = PerObject()
+
+
+def _chain(group, model: pin.Model, fid: int):
+    """``(chain, lower, upper)`` of the compiled attempt for ``group``'s frame ``fid``.
+
+    None when the Python loop runs.  Cached per group; the limits are writable copies
+    (a read-only array is another type to numba: a second compilation).
+    """
+    chains = _CHAINS.get(group)
+    if chains is None:
+        chains = _CHAINS[group] = {}
+    if fid not in chains:
+        chain = chain_kernel.chain_of(model, fid)
+        chains[fid] = None if chain is None else (
+            chain, np.array(group.search_lower, dtype=float),
+            np.array(group.search_upper, dtype=float))
+    return chains[fid]
