@@ -44,12 +44,12 @@ class Problem:
         #: The joint-bounds constraints on group joints only: bounds of the variables, which
         #: the solvers keep by projection (:attr:`search_bounds`), not rows.  None when
         #: they leave a joint no value (disjoint windows): rows then, which fail as rows do.
-        self.folded: Tuple[JointBoundsConstraint, ...] = _foldable(group, self.constraints)
+        self.folded: Tuple[JointBoundsConstraint, ...]
+        self.folded, self._windows = _folded(group, self.constraints)
         #: The other constraints: rows for the solvers (every one is still verified).
         self.row_constraints: Tuple[terms.Constraint, ...] = tuple(
             c for c in self.constraints if c not in self.folded) if self.folded \
             else self.constraints
-        self._windows: Optional[Tuple[list, list]] = None
         self._search_bounds: Optional[Tuple[np.ndarray, np.ndarray]] = None
 
     def with_terms(self, constraints: Iterable[terms.Constraint] = (),
@@ -70,8 +70,6 @@ class Problem:
         in group order.  Unwrapping chooses the 2 pi equivalent inside them
         (:meth:`Group.unwrap_near`).
         """
-        if self._windows is None:
-            self._windows = joint_windows(self.group, self.folded)
         return self._windows
 
     @property
@@ -98,27 +96,26 @@ class Problem:
         return self.pose is not None and not self.constraints and not self.costs
 
 
-def joint_windows(group: Group, constraints: Iterable[terms.Constraint]) -> Tuple[list, list]:
-    """Return ``group``'s limits narrowed by the joint-bounds ``constraints`` on its joints."""
-    bounds = [c for c in constraints if isinstance(c, JointBoundsConstraint)]
-    if not bounds:
-        return group.limit_lists
+def _folded(group: Group, constraints: Tuple[terms.Constraint, ...]
+            ) -> Tuple[Tuple[JointBoundsConstraint, ...], Tuple[list, list]]:
+    """:attr:`Problem.folded` of ``constraints`` and the :attr:`Problem.windows` they make.
+
+    No folded constraint (and the group's limits) when none bounds only group joints, or
+    when their windows leave a joint no value.
+    """
+    folded = ()
+    if any(isinstance(c, JointBoundsConstraint) for c in constraints):
+        names = set(group.joint_names)
+        folded = tuple(c for c in constraints if isinstance(c, JointBoundsConstraint)
+                       and names.issuperset(c.joint_names))
+    if not folded:
+        return (), group.limit_lists
     lower, upper = list(group.limit_lists[0]), list(group.limit_lists[1])
     index = {name: i for i, name in enumerate(group.joint_names)}
-    for c in bounds:
+    for c in folded:
         for name, lo, hi in zip(c.joint_names, *c.bound_lists()):
-            i = index.get(name)
-            if i is not None:
-                lower[i], upper[i] = max(lower[i], lo), min(upper[i], hi)
-    return lower, upper
-
-
-def _foldable(group: Group, constraints: Tuple[terms.Constraint, ...]
-              ) -> Tuple[JointBoundsConstraint, ...]:
-    """:attr:`Problem.folded` of ``constraints``: () when their windows are empty."""
-    names = set(group.joint_names)
-    folded = tuple(c for c in constraints if isinstance(c, JointBoundsConstraint)
-                   and names.issuperset(c.joint_names))
-    if folded and not all(map(le, *joint_windows(group, folded))):
-        return ()
-    return folded
+            i = index[name]
+            lower[i], upper[i] = max(lower[i], lo), min(upper[i], hi)
+    if not all(map(le, lower, upper)):
+        return (), group.limit_lists
+    return folded, (lower, upper)

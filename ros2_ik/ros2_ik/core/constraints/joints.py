@@ -10,41 +10,71 @@ rejected.
 from __future__ import annotations
 
 import math
-from typing import List, Mapping, Optional, Tuple
+from typing import List, Mapping, NamedTuple, Optional, Tuple
 
 import numpy as np
 import pinocchio as pin
 
 from ..errors import InvalidGoal, InvalidJoint
 from . import _checks as check
+from ..per_object import PerObject
 from ._base import BoundedConstraint
 
 
-def _joint(model: pin.Model, name: str):
-    if not isinstance(name, str) or not model.existJointName(name) or name == "universe":
+class _Joint(NamedTuple):
+    """What a joint bound needs of a 1-DoF joint, read from the model once."""
+
+    idx_q: int
+    idx_v: int
+    continuous: bool
+    unit: str
+    urdf_lower: float
+    urdf_upper: float
+
+
+#: Per model: {joint name: _Joint, or the InvalidGoal of a multi-DoF joint}.
+_JOINTS: PerObject = PerObject()
+
+
+def _joint(model: pin.Model, name: str) -> _Joint:
+    """The 1-DoF joint ``name`` (InvalidJoint lists the valid names; InvalidGoal: not 1-DoF)."""
+    table = _JOINTS.get(model)
+    if table is None:
+        table = _JOINTS[model] = {model.names[j]: _read_joint(model, j)
+                                  for j in range(1, model.njoints)}
+    joint = table.get(name) if isinstance(name, str) else None
+    if joint is None:
         raise InvalidJoint(str(name), [n for n in model.names[1:]])
-    joint = model.joints[model.getJointId(name)]
-    if joint.nv != 1 or joint.nq not in (1, 2):
-        raise InvalidGoal(
-            f"joint '{name}' has {joint.nv} degrees of freedom; joint bounds apply to "
-            f"1-DoF joints only (revolute, continuous, prismatic)")
+    if isinstance(joint, InvalidGoal):
+        raise joint
     return joint
 
 
-def _check_bounds(model: pin.Model, name: str, joint, lower, upper) -> Tuple[float, float]:
+def _read_joint(model: pin.Model, j: int):
+    joint, name = model.joints[j], model.names[j]
+    if joint.nv != 1 or joint.nq not in (1, 2):
+        return InvalidGoal(
+            f"joint '{name}' has {joint.nv} degrees of freedom; joint bounds apply to "
+            f"1-DoF joints only (revolute, continuous, prismatic)")
+    unit = "m" if "P" in joint.shortname().replace("JointModel", "") else "rad"
+    return _Joint(joint.idx_q, joint.idx_v, joint.nq == 2, unit,
+                  float(model.lowerPositionLimit[joint.idx_q]),
+                  float(model.upperPositionLimit[joint.idx_q]))
+
+
+def _check_bounds(name: str, joint: _Joint, lower, upper) -> Tuple[float, float]:
     lower = check.scalar(lower, f"lower bound of joint '{name}'")
     upper = check.scalar(upper, f"upper bound of joint '{name}'")
     check.ordered(lower, upper, f"lower bound of joint '{name}'", f"upper bound of '{name}'")
-    if joint.nq == 2:
+    if joint.continuous:
         if lower < -math.pi or upper > math.pi:
             raise InvalidGoal(f"bounds of continuous joint '{name}' must lie in [-pi, pi], "
                               f"got [{lower}, {upper}]")
         return lower, upper
-    urdf_lower = model.lowerPositionLimit[joint.idx_q]
-    urdf_upper = model.upperPositionLimit[joint.idx_q]
-    if upper < urdf_lower or lower > urdf_upper:
+    if upper < joint.urdf_lower or lower > joint.urdf_upper:
         raise InvalidGoal(f"bounds [{lower}, {upper}] of joint '{name}' lie outside its "
-                          f"URDF limits [{urdf_lower}, {urdf_upper}]: never satisfiable")
+                          f"URDF limits [{joint.urdf_lower}, {joint.urdf_upper}]: never "
+                          f"satisfiable")
     return lower, upper
 
 
@@ -60,10 +90,8 @@ class JointBoundsConstraint(BoundedConstraint):
         if not isinstance(bounds, Mapping) or not bounds:
             raise InvalidGoal("bounds must be a non-empty mapping joint name -> (lower, upper)")
         self.joint_names: Tuple[str, ...] = tuple(bounds)
-        self._idx_q: List[int] = []
-        self._idx_v: List[int] = []
-        self._continuous: List[bool] = []
-        self._units: List[str] = []
+        self._nv = model.nv
+        self._joints: List[_Joint] = []
         lowers, uppers = [], []
         for joint_name, pair in bounds.items():
             joint = _joint(model, joint_name)
@@ -72,36 +100,32 @@ class JointBoundsConstraint(BoundedConstraint):
             except (TypeError, ValueError):
                 raise InvalidGoal(f"bounds of joint '{joint_name}' must be a pair "
                                   f"(lower, upper), got {pair!r}") from None
-            lower, upper = _check_bounds(model, joint_name, joint, lower, upper)
+            lower, upper = _check_bounds(joint_name, joint, lower, upper)
             lowers.append(lower)
             uppers.append(upper)
-            self._idx_q.append(joint.idx_q)
-            self._idx_v.append(joint.idx_v)
-            self._continuous.append(joint.nq == 2)
-            self._units.append("m" if "P" in joint.shortname().replace("JointModel", "")
-                               else "rad")
-        selector = np.zeros((len(lowers), model.nv))
-        selector[np.arange(len(lowers)), self._idx_v] = 1.0
-        self._selector = check.read_only(selector)
+            self._joints.append(joint)
+        self._selector: Optional[np.ndarray] = None  # made when evaluate first needs it
         default = f"joint_bounds({','.join(self.joint_names)})"
         super().__init__(check.term_name(name, default), lowers, uppers)
 
     @property
     def units(self) -> Tuple[str, ...]:
         """Per row: [rad] for revolute and continuous joints, [m] for prismatic ones."""
-        return tuple(self._units)
+        return tuple(j.unit for j in self._joints)
 
     def joint_positions(self, q: np.ndarray) -> np.ndarray:
         """Joint positions (m,) [rad or m] of the named joints in configuration ``q``."""
-        values = np.empty(len(self._idx_q))
-        for row, (i, continuous) in enumerate(zip(self._idx_q, self._continuous)):
-            values[row] = math.atan2(q[i + 1], q[i]) if continuous else q[i]
-        return values
+        return np.array([math.atan2(q[j.idx_q + 1], q[j.idx_q]) if j.continuous
+                         else q[j.idx_q] for j in self._joints], dtype=float)
 
     def evaluate(
         self, model: pin.Model, data: pin.Data, q: np.ndarray
     ) -> Tuple[np.ndarray, np.ndarray]:
         """Joint positions (m,) and the Jacobian ``(m, nv)`` (one 1 per row)."""
+        if self._selector is None:
+            selector = np.zeros((len(self._joints), self._nv))
+            selector[np.arange(len(self._joints)), [j.idx_v for j in self._joints]] = 1.0
+            self._selector = check.read_only(selector)
         return self.joint_positions(q), self._selector.copy()
 
 
