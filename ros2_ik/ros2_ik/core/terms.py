@@ -68,13 +68,18 @@ class Constraint(ABC):
         """
         return bool(np.all(self.violation(self.value(model, data, q)) <= 0.0))  # NaN: no
 
+    def bound_lists(self) -> Tuple[list, list]:
+        """:attr:`lower_bound` and :attr:`upper_bound` as lists of floats."""
+        return self.lower_bound.tolist(), self.upper_bound.tolist()
+
     def violation(self, value: np.ndarray) -> np.ndarray:
         """Per-row distance outside the bounds, shape ``(m,)``, zero when satisfied."""
         value = np.asarray(value, dtype=float)
         values = value.tolist()
         if len(values) <= 8 and math.isfinite(sum(values)):  # floats: cheaper here
+            lower, upper = self.bound_lists()  # a bounded constraint's makes no array
             return np.array([max(lo - v, v - hi, 0.0) for v, lo, hi in zip(
-                values, self.lower_bound.tolist(), self.upper_bound.tolist())])
+                values, lower, upper)])
         below = self.lower_bound - value
         above = value - self.upper_bound
         return np.maximum(np.maximum(below, above), 0.0)

@@ -118,6 +118,10 @@ class JointBoundsConstraint(BoundedConstraint):
         return np.array([math.atan2(q[j.idx_q + 1], q[j.idx_q]) if j.continuous
                          else q[j.idx_q] for j in self._joints], dtype=float)
 
+    def value(self, model: pin.Model, data: pin.Data, q: np.ndarray) -> np.ndarray:
+        """Joint positions (m,) [rad or m]: :meth:`evaluate`'s rows without the Jacobian."""
+        return self.joint_positions(q)
+
     def evaluate(
         self, model: pin.Model, data: pin.Data, q: np.ndarray
     ) -> Tuple[np.ndarray, np.ndarray]:
