@@ -48,6 +48,8 @@ class Group:
         self.tip = tip
         self.joint_ids = tuple(int(j) for j in joint_ids)
         self.joint_names = tuple(model.names[j] for j in self.joint_ids)
+        #: Position of each group joint's name in :attr:`joint_names` (do not change it).
+        self.joint_index: Dict[str, int] = {name: i for i, name in enumerate(self.joint_names)}
         self.locked = {model.names[j]: v for j, v in locked.items()}
         self.continuous = np.array([model.nqs[j] == 2 for j in self.joint_ids])
         self.lower, self.upper = self._limits(model)

@@ -80,14 +80,13 @@ class Problem:
         end), narrowed to the :attr:`windows` of the joints a folded constraint bounds.
         """
         if self._search_bounds is None:
-            lower = np.array(self.group.search_lower, dtype=float)
-            upper = np.array(self.group.search_upper, dtype=float)
+            lower, upper = self.group.search_lower, self.group.search_upper
             if self.folded:
-                index = {name: i for i, name in enumerate(self.group.joint_names)}
-                rows = [index[n] for c in self.folded for n in c.joint_names]
-                lower[rows] = np.array(self.windows[0])[rows]
-                upper[rows] = np.array(self.windows[1])[rows]
-            self._search_bounds = (lower, upper)
+                lower, upper = lower.tolist(), upper.tolist()
+                index = self.group.joint_index
+                for i in (index[n] for c in self.folded for n in c.joint_names):
+                    lower[i], upper[i] = self._windows[0][i], self._windows[1][i]
+            self._search_bounds = (np.array(lower, dtype=float), np.array(upper, dtype=float))
         return self._search_bounds
 
     @property
@@ -103,15 +102,12 @@ def _folded(group: Group, constraints: Tuple[terms.Constraint, ...]
     No folded constraint (and the group's limits) when none bounds only group joints, or
     when their windows leave a joint no value.
     """
-    folded = ()
-    if any(isinstance(c, JointBoundsConstraint) for c in constraints):
-        names = set(group.joint_names)
-        folded = tuple(c for c in constraints if isinstance(c, JointBoundsConstraint)
-                       and names.issuperset(c.joint_names))
+    index = group.joint_index
+    folded = tuple(c for c in constraints if isinstance(c, JointBoundsConstraint)
+                   and all(name in index for name in c.joint_names))
     if not folded:
         return (), group.limit_lists
     lower, upper = list(group.limit_lists[0]), list(group.limit_lists[1])
-    index = {name: i for i, name in enumerate(group.joint_names)}
     for c in folded:
         for name, lo, hi in zip(c.joint_names, *c.bound_lists()):
             i = index[name]
