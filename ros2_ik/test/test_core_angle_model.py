@@ -44,19 +44,30 @@ UNALIGNED_URDF = """<robot name="r">
 
 
 @pytest.mark.parametrize("solver", ["lm", "dls"])
-def test_unaligned_continuous_axis_keeps_cos_sin(solver):
-    """No plain twin for an unaligned continuous joint: the loops keep cos/sin and work."""
+def test_unaligned_continuous_axis_gets_a_one_angle_twin(solver):
+    """An unaligned continuous joint's twin is an unaligned revolute one: q = angles.
+
+    So the compiled pose attempt takes such arms too (issue 38: they were slower than
+    TRAC-IK on the cos/sin loop); answers checked by the full model's FK.
+    """
     from ros2_ik.core.pose import PoseTarget
     from ros2_ik.core.result import IKStatus
     from ros2_ik.core.robot import Robot
     from ros2_ik.core.solve import solve
+    from ros2_ik.core.solvers import chain_kernel
 
     group = Robot.from_urdf(UNALIGNED_URDF).group(base="base", tip="tip")
-    assert group.angle_model is group.reduced_model
-    target = PoseTarget("tip", group.fk(np.array([2.5, 0.7, -2.9]), "tip"))
+    assert group.angle_model is not group.reduced_model and group.angle_q
+    assert group.angle_model.nq == group.n
+    fid = group.angle_model.getFrameId("tip")
+    assert chain_kernel.chain_of(group.angle_model, fid) is not None
+    q_star = np.array([2.5, 0.7, -2.9])
+    target = PoseTarget("tip", group.fk(q_star, "tip"))
     result = solve(group, target, group.mid_configuration(), solver=solver, timeout_s=1.0,
                    random_seed=1)
     assert result.status is IKStatus.SUCCESS, result.message
+    T = group.fk(result.q, "tip")
+    assert np.linalg.norm(T.translation - target.T_ref_target.translation) <= 1e-4
 
 
 def test_unaligned_continuous_axis_takes_constraints():

@@ -441,13 +441,25 @@ def _angle_model(red: pin.Model, continuous: np.ndarray) -> Optional[pin.Model]:
         name = jm.shortname()
         if name in _PLAIN_REVOLUTE:
             jm = _PLAIN_REVOLUTE[name]()
+        elif name == "JointModelRevoluteUnboundedUnaligned":
+            jm = pin.JointModelRevoluteUnaligned(unbounded_unaligned_axis(jm.extract()))
         elif red.nqs[j] != 1:
-            return None  # e.g. an unaligned continuous axis
+            return None  # a joint type without a one-angle twin
         out.addJoint(red.parents[j], jm, red.jointPlacements[j], red.names[j])
         out.appendBodyToJoint(j, red.inertias[j], pin.SE3.Identity())
     for f in list(red.frames)[1:]:  # frame 0 (universe) exists already
         out.addFrame(pin.Frame(f), False)
     return out if _same_kinematics(red, out, continuous) else None
+
+
+def unbounded_unaligned_axis(joint) -> np.ndarray:
+    """Axis (3,) of a continuous joint about an unaligned axis: its motion subspace's angular part.
+
+    This pinocchio's binding of that joint model has no ``axis`` (its bounded twin has).
+    """
+    data = joint.createData()
+    joint.calc(data, np.array([1.0, 0.0]))  # (cos, sin): the subspace is the same at any q
+    return np.asarray(data.S, dtype=float).reshape(-1)[3:6]
 
 
 def _same_kinematics(red: pin.Model, angles: pin.Model, continuous: np.ndarray) -> bool:

@@ -28,6 +28,7 @@ import pinocchio as pin
 from ros2_ik.core import constraints as C
 from ros2_ik.core import costs as K
 from ros2_ik.core.constraints._frames import perpendicular_floats, projection_off_floats
+from ros2_ik.core.group import unbounded_unaligned_axis
 from ros2_ik.core.per_object import PerObject
 from ros2_ik.core.problem import Problem
 from ros2_ik.core.solvers import chain_kernel, direct_call
@@ -245,20 +246,10 @@ def _joint_axis(joint) -> Optional[tuple]:
     if name in _UNBOUNDED:
         return False, _UNBOUNDED[name]
     if name == "JointModelRevoluteUnboundedUnaligned":
-        a = _unbounded_unaligned_axis(joint.extract())
+        a = unbounded_unaligned_axis(joint.extract())
         norm = float(np.linalg.norm(a))
         return (False, tuple(a / norm)) if norm > 0.0 else None
     return chain_kernel.joint_axis(joint)
-
-
-def _unbounded_unaligned_axis(joint) -> np.ndarray:
-    """Axis (3,) of a continuous joint about an unaligned axis: its motion subspace's angular part.
-
-    This pinocchio's binding of that joint model has no ``axis`` (its bounded twin has).
-    """
-    data = joint.createData()
-    joint.calc(data, np.array([1.0, 0.0]))  # (cos, sin): the subspace is the same at any q
-    return np.asarray(data.S, dtype=float).reshape(-1)[3:6]
 
 
 def _pruned(tree: Tree, fparent: np.ndarray) -> Tuple[Tree, np.ndarray]:
