@@ -20,7 +20,7 @@ build: setup
 
 # Two workers, one test file each at a time (module fixtures start their node once); each
 # worker on its own DDS domain (test/conftest.py). test-long: the tests marked long.
-TEST := python -m pytest ros2_ik/test -q -p no:cacheprovider -n 2 --dist loadfile
+TEST := python -m pytest ros2_ik/test -q -rs -p no:cacheprovider -n 2 --dist loadfile
 test: build
 	@$(ENV) $(TEST) -m "not long" $(PYTEST_ARGS)
 
