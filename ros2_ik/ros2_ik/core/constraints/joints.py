@@ -37,7 +37,7 @@ _JOINTS: PerObject = PerObject()
 
 
 def _joint(model: pin.Model, name: str) -> _Joint:
-    """The 1-DoF joint ``name`` (InvalidJoint lists the valid names; InvalidGoal: not 1-DoF)."""
+    """Return the 1-DoF joint ``name`` (InvalidJoint lists valid names; InvalidGoal: not 1-DoF)."""
     table = _JOINTS.get(model)
     if table is None:
         table = _JOINTS[model] = {model.names[j]: _read_joint(model, j)
