@@ -101,7 +101,7 @@ def run_arm(arm, per_kind: int, joint_paths: int, rng_seed: int, branches: int,
     robot, group = arm.group()
     prepare(group, group.tip)
     methods = {"seq_ours": ours("lm")(arm, group, rng_seed)} if baselines else {}
-    if baselines and missing_dependency("pytracik") is None:
+    if baselines and missing_dependency("trac_ik") is None:
         import pytracik
         methods["seq_tracik"] = trac_ik(arm, group, rng_seed,
                                         solve_type=pytracik.SolveType.Distance)
