@@ -6,7 +6,6 @@ import shlex
 import numpy as np
 import pinocchio as pin
 import pytest
-import yaml
 from panda_node import T_frame, description, pose_errors, start, stop
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -35,15 +34,15 @@ def test_python_block_runs_and_the_path_follows_the_poses():
 def test_service_call_example_succeeds(ros_context):
     """The request as written, to the service of a Panda ik_node (in a namespace of its own,
     so that tests running side by side do not answer each other)."""
-    from rosidl_runtime_py import set_message_fields
     from ros2_ik.node.harness import call_resending
+    from test_readme import filled  # as `ros2 service call` fills it; no rosidl_runtime_py
     from ros2_ik_interfaces.srv import ComputeIKPath
 
     words = shlex.split(section("path-service-call").split("```bash", 1)[1].split("```")[0])
     assert words[:5] == ["ros2", "service", "call", "/compute_ik_path",
                          "ros2_ik_interfaces/srv/ComputeIKPath"]
     request = ComputeIKPath.Request()
-    set_message_fields(request, yaml.safe_load(words[5]))  # as `ros2 service call` does
+    filled(request, words[5])
     node, client = start("docsp", joints=False)
     try:
         path_client = client.node.create_client(ComputeIKPath, "/docsp" + words[3])
