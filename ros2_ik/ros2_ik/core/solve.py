@@ -52,6 +52,7 @@ def solve(group: Group, target_or_problem: Union[PoseTarget, Problem], seed: np.
     problem = _problem(group, target_or_problem, constraints, costs)
     prepare(group, problem.pose.target.frame if problem.pose is not None else None,
             constrained=bool(problem.constraints), solver=solver)
+    group.full_data()  # this thread's Data of the full model, made once: not on the clock
     seed_q = problem.group.clamped_seed(seed)
     options = SolveOptions(
         timeout_s=_positive("timeout_s", timeout_s),
