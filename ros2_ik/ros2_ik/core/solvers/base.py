@@ -400,8 +400,7 @@ def _at_windows(problem: Problem, q: np.ndarray) -> str:
     if not problem.folded:
         return ""
     lower, upper = problem.windows
-    limits = problem.group.limit_lists
-    index = {name: i for i, name in enumerate(problem.group.joint_names)}
+    limits, index = problem.group.limit_lists, problem.group.joint_index
     held = []
     for c in problem.folded:
         for name in c.joint_names:

@@ -25,7 +25,6 @@ from ros2_ik.core.result import IKResult, Solution
 from ros2_ik.core.solvers import constraint_kernel
 from ros2_ik.core.solvers.base import (Begun, LocalResult, SolveOptions, cost_starts,
                                        returned_q, solved)
-from ros2_ik.core import verify
 from ros2_ik.core.solvers.budget import Budget
 
 
@@ -67,8 +66,7 @@ def answer(solver, problem: Problem, seed: np.ndarray, options: SolveOptions
     check = solver.quick_check(state)
     if converged and math.isfinite(sum(q.tolist())):
         q_out = returned_q(problem, q, seed)
-        if check.holds(q_out) if check is not None else verify.check(
-                group, None, q_out, problem.constraints, group.full_data(), tolerance)[0]:
+        if check.holds(q_out):
             solution = Solution(q_out, math.nan, math.nan,
                                 math.dist(q_out.tolist(), seed.tolist()))
             return solved(group, (solution,), 1, iterations, time.perf_counter() - start,
