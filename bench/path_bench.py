@@ -289,13 +289,16 @@ def main(argv=None) -> int:
                         help="joint-motion paths per arm (0: 10 quick, 30 full)")
     parser.add_argument("--timing-lines", type=int, default=0,
                         help="Panda lines timed (0: 10 quick, 30 full)")
+    parser.add_argument("--rng-seed", type=int, default=0,
+                        help="first arm's path generator seed (arm k: + 100 k); another "
+                        "value gives paths the method was not tuned on")
     parser.add_argument("--out", type=Path, default=OUT, help="output directory")
     args = parser.parse_args(argv)
     per_kind = args.paths_per_kind or (2 if args.quick else 8)
     joint_paths = args.joint_paths or (10 if args.quick else 30)
     records, curves = [], None
     for k, arm in enumerate(catalogue(args.arms)):
-        rs, c = run_arm(arm, per_kind, joint_paths, 100 * k, args.branches,
+        rs, c = run_arm(arm, per_kind, joint_paths, args.rng_seed + 100 * k, args.branches,
                         not args.no_baselines)
         records += rs
         if c is not None and (curves is None or c["jumps"] > curves["jumps"]):
@@ -306,7 +309,8 @@ def main(argv=None) -> int:
     goals["panda_timing"] = timing
     args.out.mkdir(parents=True, exist_ok=True)
     stem = ("path_quick" if args.quick else "path") + (
-        "" if args.branches == DEFAULT_BRANCHES else f"_b{args.branches}")
+        "" if args.branches == DEFAULT_BRANCHES else f"_b{args.branches}") + (
+        f"_rng{args.rng_seed}" if args.rng_seed else "")
     (args.out / f"{stem}.json").write_text(json.dumps(dict(
         machine=info, max_joint_step=STEP, summary=rows, targets=goals, paths=records,
         curves=curves), indent=1))

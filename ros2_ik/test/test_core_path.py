@@ -127,6 +127,22 @@ def test_branch_that_dies_is_bridged_from_the_far_waypoint(panda, random_seed):
     assert_continuous_and_on_path(panda, result, poses)
 
 
+def test_joint_with_a_range_of_exactly_two_pi_is_not_crossed_over(ur5):
+    """UR5's elbow has [-pi, pi]: a motion that ends at -pi completes, inside the limits.
+
+    Taking its +pi and -pi ends as one angle joined the last waypoint's +pi solution to
+    the path near -pi, a crossing no 2 pi shift places in the limits: the path stopped at
+    the last waypoint (held-out path benchmark paths, where both baselines completed).
+    """
+    q_a = np.array([3.3264, -0.6010, -2.3888, 2.2197, 4.4589, -0.7022])
+    q_b = np.array([3.3256, -0.2704, -math.pi, 1.6429, 5.4332, 0.0856])
+    poses = joint_motion_path(ur5, q_a, q_b, 101)
+    result = solve_path(ur5, targets(ur5, poses), ur5.mid_configuration(), STEP,
+                        random_seed=0)
+    assert result.complete, result.message
+    assert_continuous_and_on_path(ur5, result, poses)
+
+
 def test_unknown_frames_name_the_waypoint_field(panda):
     q = panda.mid_configuration()
     T = panda.fk(q, panda.tip)
