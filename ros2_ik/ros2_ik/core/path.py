@@ -4,9 +4,10 @@
 of the first waypoint and follows each branch along the path (:mod:`path_ladder`),
 bridges a waypoint that no followed branch reaches with solutions of it followed
 backwards (:mod:`path_bridge`), joins the candidates with dynamic programming minimising
-joint motion, picks for each wrapping joint the 2 pi equivalent that keeps the whole path inside its limits without winding it,
-and checks the answer independently (:func:`ros2_ik.core.verify.check` at every waypoint
-and every interior point, :mod:`path_segments`; no joint moving more than its step).
+joint motion, picks for each wrapping joint the 2 pi equivalent that keeps the whole path
+inside its limits without winding it, and checks the answer independently
+(:func:`ros2_ik.core.verify.check` at every waypoint and every interior point,
+:mod:`path_segments`; no joint moving more than its step).
 Where no continuous path exists, the result is the longest feasible prefix, the fraction
 reached and why it stops (the waypoint, the joint or the constraint).
 """
