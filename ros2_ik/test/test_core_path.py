@@ -110,6 +110,51 @@ def test_continuous_joint_arm_goes_beyond_pi():
     assert abs(result.q_path[-1, j] - result.q_path[0, j]) > math.pi
 
 
+@pytest.mark.parametrize("random_seed", [0, 1])
+def test_branch_that_dies_is_bridged_from_the_far_waypoint(panda, random_seed):
+    """A continuously feasible Panda motion whose sampled branches all stop at waypoint 70.
+
+    From the mid-limits seed, every branch followed forwards reaches the joint limits
+    there (the path benchmark's one case where sequential TRAC-IK reached farther);
+    solutions of waypoint 70 followed backwards join the ladder and the path completes.
+    """
+    q_a = np.array([1.2253, 0.7438, 0.2377, -2.3542, -0.5275, 1.2367, 2.1643])
+    q_b = np.array([1.5145, 1.5619, -0.1700, -2.4963, -0.3928, 0.9462, 2.0773])
+    poses = joint_motion_path(panda, q_a, q_b, 101)
+    result = solve_path(panda, targets(panda, poses), panda.mid_configuration(), STEP,
+                        random_seed=random_seed)
+    assert result.complete, result.message
+    assert_continuous_and_on_path(panda, result, poses)
+
+
+def test_joint_with_a_range_of_exactly_two_pi_is_not_crossed_over(ur5):
+    """UR5's elbow has [-pi, pi]: a motion that ends at -pi completes, inside the limits.
+
+    Taking its +pi and -pi ends as one angle joined the last waypoint's +pi solution to
+    the path near -pi, a crossing no 2 pi shift places in the limits: the path stopped at
+    the last waypoint (held-out path benchmark paths, where both baselines completed).
+    """
+    q_a = np.array([3.3264, -0.6010, -2.3888, 2.2197, 4.4589, -0.7022])
+    q_b = np.array([3.3256, -0.2704, -math.pi, 1.6429, 5.4332, 0.0856])
+    poses = joint_motion_path(ur5, q_a, q_b, 101)
+    result = solve_path(ur5, targets(ur5, poses), ur5.mid_configuration(), STEP,
+                        random_seed=0)
+    assert result.complete, result.message
+    assert_continuous_and_on_path(ur5, result, poses)
+
+
+def test_unknown_frames_name_the_waypoint_field(panda):
+    q = panda.mid_configuration()
+    T = panda.fk(q, panda.tip)
+    with pytest.raises(errors.InvalidFrame, match=r"waypoints\[0\]\.frame: unknown frame "
+                       "'no_such_frame'; valid: .*panda_hand"):
+        solve_path(panda, [PoseTarget("no_such_frame", T)], q, STEP)
+    good = PoseTarget(panda.tip, T)
+    with pytest.raises(errors.InvalidFrame,
+                       match=r"waypoints\[1\]\.reference_frame: unknown frame 'nowhere'"):
+        solve_path(panda, [good, PoseTarget(panda.tip, T, "nowhere")], q, STEP)
+
+
 def test_unreachable_tail_gives_prefix_fraction_and_waypoint(panda):
     q_a = panda.mid_configuration()
     T_a = panda.fk(q_a, panda.tip)
@@ -166,8 +211,12 @@ def test_bad_input_names_the_field(panda):
         solve_path(panda, one, q, STEP, check_step_m=0.0)
     with pytest.raises(errors.InvalidSeed):
         solve_path(panda, one, q[:3], STEP)
-    with pytest.raises(errors.InvalidGoal):
+    with pytest.raises(errors.InvalidGoal, match="T_ref_target has non-finite values"):
         PoseTarget(panda.tip, pin.SE3(np.eye(3), np.array([math.nan, 0.0, 0.0])))
+    with pytest.raises(errors.InvalidSeed, match="seed has non-finite values"):
+        solve_path(panda, one, np.full(panda.n, math.nan), STEP)
+    with pytest.raises(errors.InvalidArgument, match="path_tolerance_m"):
+        solve_path(panda, one, q, STEP, path_tolerance_m=math.nan)
     with pytest.raises(errors.InvalidArgument, match="max_step_m"):
         cartesian_waypoints(pin.SE3.Identity(), [pin.SE3.Identity()], 0.0, 0.1)
 

@@ -98,6 +98,30 @@ def test_line_is_solved_whole_and_timed(served, model):
     assert len(line.points) == len(q)
 
 
+def test_display_path_carries_the_returned_joint_path(served, model):
+    """With moveit_msgs installed, ~/display_path shows the reply's path from the seed."""
+    display = pytest.importorskip("moveit_msgs.msg")
+    client, call = served
+    shown = []
+    client.node.create_subscription(display.DisplayTrajectory, "/pathn/ik_node/display_path",
+                                    shown.append, 10)
+    req = line_request(model, [0.0, 0.1, 0.0], 30, start_at_seed=True)
+    req.seed.name, req.seed.position = list(ARM), [float(v) for v in READY]
+    res = call(req)
+    assert res.error_code.val == IKErrorCode.SUCCESS, res.message
+    q = check_reached(model, req, res)
+    wait_for(lambda: bool(shown), 10, "the DisplayTrajectory", client.spin)
+    msg = shown[-1]
+    assert msg.model_id == model.name and len(msg.trajectory) == 1
+    path = msg.trajectory[0].joint_trajectory
+    assert list(path.joint_names) == ARM
+    np.testing.assert_array_equal(positions(path), q)
+    assert list(msg.trajectory_start.joint_state.name) == ARM
+    np.testing.assert_allclose(msg.trajectory_start.joint_state.position, READY)
+    times = [p.time_from_start.sec + 1e-9 * p.time_from_start.nanosec for p in path.points]
+    assert times[-1] > 0.0 and np.all(np.diff(times) > 0.0)  # timed, each step moving
+
+
 def test_avoid_collisions_keeps_a_free_line(served, model):
     """With the clearance checked at every waypoint, a line clear of the robot is whole."""
     _, call = served
@@ -128,6 +152,12 @@ def test_unreachable_tail_returns_prefix(served, model):
     ("max_joint_step", lambda r: setattr(r, "max_joint_step", [0.0]),
      IKErrorCode.INVALID_GOAL),
     ("max_joint_step", lambda r: setattr(r, "max_joint_step", []), IKErrorCode.INVALID_GOAL),
+    ("max_joint_step", lambda r: setattr(r, "max_joint_step", [math.nan]),
+     IKErrorCode.INVALID_GOAL),
+    ("max_joint_step", lambda r: setattr(r, "max_joint_step", [0.1, 0.2]),
+     IKErrorCode.INVALID_GOAL),
+    ("waypoints[1]", lambda r: setattr(r.waypoints[1].orientation, "w", math.inf),
+     IKErrorCode.INVALID_GOAL),
     ("header.frame_id", lambda r: setattr(r.header, "frame_id", "no_such_frame"),
      IKErrorCode.FRAME_NOT_FOUND),
     ("tip_link", lambda r: setattr(r, "tip_link", "no_such_link"),

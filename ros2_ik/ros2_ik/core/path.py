@@ -1,11 +1,13 @@
 """IK along a Cartesian path: one continuous joint path, chosen over every solution branch.
 
 ``solve_path(group, waypoints, seed, max_joint_step)`` samples several distinct solutions
-of the first waypoint and follows each branch along the path (:mod:`path_ladder`), joins
-the candidates with dynamic programming minimising joint motion, picks for each wrapping
-joint the 2 pi equivalent that keeps the whole path inside its limits without winding it,
-and checks the answer independently (:func:`ros2_ik.core.verify.check` at every waypoint
-and every interior point, :mod:`path_segments`; no joint moving more than its step).
+of the first waypoint and follows each branch along the path (:mod:`path_ladder`),
+bridges a waypoint that no followed branch reaches with solutions of it followed
+backwards (:mod:`path_bridge`), joins the candidates with dynamic programming minimising
+joint motion, picks for each wrapping joint the 2 pi equivalent that keeps the whole path
+inside its limits without winding it, and checks the answer independently
+(:func:`ros2_ik.core.verify.check` at every waypoint and every interior point,
+:mod:`path_segments`; no joint moving more than its step).
 Where no continuous path exists, the result is the longest feasible prefix, the fraction
 reached and why it stops (the waypoint, the joint or the constraint).
 """
@@ -21,12 +23,12 @@ import numpy as np
 
 from ros2_ik.core import terms
 from ros2_ik.core.group import Group
+from ros2_ik.core.path_bridge import bridge
 from ros2_ik.core.path_ladder import Ladder
 from ros2_ik.core.path_options import DEFAULT_BRANCHES, PathOptions, path_options, \
-    waypoint_targets
+    waypoint_problems, waypoint_targets
 from ros2_ik.core.path_segments import Failure, Segments, unwind
 from ros2_ik.core.pose import PoseTarget
-from ros2_ik.core.problem import Problem
 from ros2_ik.core.result import IKResult
 from ros2_ik.core.solve import prepare, solve
 from ros2_ik.core.verify import CONSTRAINT_TOLERANCE_M, CONSTRAINT_TOLERANCE_RAD
@@ -103,6 +105,7 @@ def solve_path(group: Group, waypoints: Sequence[PoseTarget], seed: np.ndarray,
     :func:`ros2_ik.core.solve.prepare`, is done before its clock starts).
     """
     targets, constraints = waypoint_targets(waypoints), tuple(constraints)
+    waypoint_problems(group, targets[:1], constraints)  # a bad frame named before prepare
     prepare(group, targets[0].frame, constrained=bool(constraints))
     started = time.perf_counter()  # after the one-time work, as solve() starts its clock
     opts = path_options(group, seed, max_joint_step, start_at_seed, path_tolerance_m,
@@ -110,7 +113,7 @@ def solve_path(group: Group, waypoints: Sequence[PoseTarget], seed: np.ndarray,
                         timeout_s, solver, random_seed, constraint_tolerance_m,
                         constraint_tolerance_rad)
     seed_q = group.clamped_seed(seed)
-    problems = [Problem(group, t, constraints) for t in targets]
+    problems = waypoint_problems(group, targets, constraints)
     segments = Segments(group, [p.pose for p in problems], problems[0].constraints,
                         opts.tolerance, opts.path_tolerance_m, opts.path_tolerance_rad,
                         opts.check_step_m, opts.check_step_rad)
@@ -129,15 +132,22 @@ def solve_path(group: Group, waypoints: Sequence[PoseTarget], seed: np.ndarray,
 
 
 def _solver_calls(group: Group, problems, opts: PathOptions):
-    """Return the ladder's solve: layer 0 by restarts, later layers from their seeds."""
+    """Return the ladder's solve: layer 0 by restarts, later layers from their seeds.
+
+    ``anywhere``: restarts anywhere in the limits, ``attempts`` of them (0: until
+    ``start_timeout_s``; layer 0, and :func:`bridge`'s samples of an unreached waypoint).
+    Otherwise ``attempts`` 1 is one solve from the seed, more are restarts inside the step
+    box around it.
+    """
     jump = float(np.max(opts.step))
 
-    def solve_from(i: int, seed: np.ndarray, attempts: int, solutions: int) -> IKResult:
-        first = i == 0
+    def solve_from(i: int, seed: np.ndarray, attempts: int, solutions: int,
+                   anywhere: bool = False) -> IKResult:
+        anywhere = anywhere or i == 0
         return solve(group, problems[i], seed, solver=opts.solver,
-                     timeout_s=opts.start_timeout_s if first or attempts > 1 else 0.005,
+                     timeout_s=opts.start_timeout_s if anywhere or attempts > 1 else 0.005,
                      max_attempts=attempts, random_seed=opts.random_seed + i,
-                     max_joint_jump_rad=jump if attempts > 1 and not first else math.inf,
+                     max_joint_jump_rad=jump if attempts > 1 and not anywhere else math.inf,
                      num_solutions=solutions,
                      constraint_tolerance_m=opts.tolerance.m,
                      constraint_tolerance_rad=opts.tolerance.rad)
@@ -154,7 +164,7 @@ def _build(ladder: Ladder, count: int, seed: np.ndarray, opts: PathOptions,
     ladder.start(seed, opts.num_solutions, opts.start_at_seed)
     best: Tuple[int, list, Optional[Failure]] = (-2, ladder.layers, None)
     for chosen in ladder.groups():
-        failure = _follow(ladder, ladder.rewind(chosen), count, opts, started)
+        failure = _follow(ladder, ladder.rewind(chosen), count, seed, opts, started)
         if ladder.reach() > best[0]:
             best = (ladder.reach(), ladder.layers, failure)
         if ladder.reach() == count - 1 or failure is not None:
@@ -163,15 +173,26 @@ def _build(ladder: Ladder, count: int, seed: np.ndarray, opts: PathOptions,
     return best[2]
 
 
-def _follow(ladder: Ladder, layer, count: int, opts: PathOptions,
+def _follow(ladder: Ladder, layer, count: int, seed: np.ndarray, opts: PathOptions,
             started: float) -> Optional[Failure]:
-    """Extend the ladder from ``layer`` until no candidate is live; a Failure on timeout."""
+    """Extend the ladder from ``layer`` until no candidate is live; a Failure on timeout.
+
+    A waypoint that no live branch reaches is bridged (:func:`bridge`: solutions of it
+    followed backwards to the ladder), ``opts.bridges`` times at most.
+    """
+    bridges = opts.bridges
+
+    def expired() -> bool:
+        return time.perf_counter() - started > opts.timeout_s
     for i in range(1, count):
         if not len(layer.live):
             return None
-        if time.perf_counter() - started > opts.timeout_s:
+        if expired():
             return Failure(f"waypoint {i}: timed out after {opts.timeout_s:g} s")
         layer = ladder.extend(i, opts.recovery_attempts)
+        if not len(layer.live) and bridges:
+            bridges -= 1
+            bridge(ladder, i, seed, opts.start_at_seed, expired)
     return None
 
 

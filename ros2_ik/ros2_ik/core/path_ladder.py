@@ -21,8 +21,9 @@ from ros2_ik.core.group import Group
 from ros2_ik.core.path_segments import Failure, Segments, wrapped_difference
 from ros2_ik.core.result import IKResult
 
-#: A solve from a seed: ``(waypoint index, seed, attempts, solutions) -> IKResult``.
-SolveFrom = Callable[[int, np.ndarray, int, int], IKResult]
+#: A solve from a seed: ``(waypoint index, seed, attempts, solutions[, anywhere]) ->
+#: IKResult`` (see :func:`ros2_ik.core.path._solver_calls`).
+SolveFrom = Callable[..., IKResult]
 
 
 class Layer:
@@ -44,6 +45,13 @@ class Layer:
         """Indices of reached candidates, cheapest first."""
         idx = np.flatnonzero(np.isfinite(self.cost))
         return idx[np.argsort(self.cost[idx], kind="stable")]
+
+    def add(self, q: np.ndarray, cost: float, parent: int) -> int:
+        """Append candidate ``q`` (n,) reached at ``cost`` from ``parent``; return its index."""
+        self.q = np.vstack([self.q.reshape(-1, len(q)), q])
+        self.cost = np.append(self.cost, cost)
+        self.parent = np.append(self.parent, parent)
+        return len(self.q) - 1
 
 
 def distinct(group: Group, qs: List[np.ndarray], within: np.ndarray) -> np.ndarray:
@@ -188,6 +196,16 @@ class Ladder:
             layer.failure = segment_failure or self._jump_failure(
                 i, d.reshape(-1, self.group.n), f"waypoint {i - 1}")
         return layer
+
+    def edge(self, i: int, q_a: np.ndarray, q_b: np.ndarray) -> Optional[float]:
+        """Joint motion of the edge ``q_a`` (waypoint ``i - 1``) -> ``q_b`` (waypoint ``i``).
+
+        [rad or m]; None when a joint moves more than its step or the segment fails.
+        """
+        d = wrapped_difference(self.group, q_b, q_a)
+        if np.any(np.abs(d) > self.step) or self._segment(i, q_a, q_b, d).reason:
+            return None
+        return float(np.linalg.norm(d))
 
     def _segment(self, i: int, q_a: np.ndarray, q_b: np.ndarray, d: np.ndarray) -> Failure:
         if not self.segments.needs_checks(i):

@@ -7,13 +7,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Sequence, Tuple
+from typing import List, Sequence, Tuple
 
 import numpy as np
 
 from ros2_ik.core import errors
 from ros2_ik.core.group import Group
 from ros2_ik.core.pose import PoseTarget
+from ros2_ik.core.problem import Problem
 from ros2_ik.core.verify import ConstraintTolerance
 
 #: Distinct branches sampled at the first waypoint (``num_solutions``).
@@ -36,6 +37,7 @@ class PathOptions:
     num_solutions: int = DEFAULT_BRANCHES
     beam: int = BEAM
     recovery_attempts: int = 16
+    bridges: int = 2
     start_timeout_s: float = 0.02
     timeout_s: float = math.inf
     solver: str = "lm"
@@ -106,3 +108,20 @@ def waypoint_targets(waypoints: Sequence[PoseTarget]) -> Tuple[PoseTarget, ...]:
             raise errors.InvalidGoal(f"waypoints[{k}] must be a PoseTarget, got "
                                      f"{type(target).__name__}")
     return targets
+
+
+def waypoint_problems(group: Group, targets: Sequence[PoseTarget], constraints
+                      ) -> List[Problem]:
+    """One :class:`Problem` per waypoint; an unknown frame is named by its field.
+
+    Raises :class:`errors.InvalidFrame` with the argument ``waypoints[k].frame`` or
+    ``waypoints[k].reference_frame``.
+    """
+    problems = []
+    for k, target in enumerate(targets):
+        try:
+            problems.append(Problem(group, target, constraints))
+        except errors.InvalidFrame as e:
+            field = "frame" if e.name == target.frame else "reference_frame"
+            raise errors.InvalidFrame(e.name, e.valid, f"waypoints[{k}].{field}") from None
+    return problems

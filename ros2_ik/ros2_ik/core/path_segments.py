@@ -17,6 +17,7 @@ import pinocchio as pin
 
 from ros2_ik.core import errors, terms
 from ros2_ik.core.group import TWO_PI, Group
+from ros2_ik.core.per_object import PerObject
 from ros2_ik.core.pose import CompiledPose, PoseTarget
 from ros2_ik.core.verify import ConstraintTolerance, check
 
@@ -62,8 +63,28 @@ def cartesian_waypoints(T_start: pin.SE3, T_goals: Sequence[pin.SE3], max_step_m
     return out
 
 
+def path_wraps(group: Group) -> np.ndarray:
+    """Return the joints (n,) bool whose path may pass from an angle to its 2 pi equivalent.
+
+    Continuous joints and revolute joints with a range above 2 pi.  Not a range of
+    exactly 2 pi (``group.wraps`` counts it, e.g. a UR elbow in [-pi, pi]): only its two
+    ends are equivalents, so a path crossing from near +pi to near -pi cannot be placed
+    inside the limits; there the joint moves the plain difference, the long way round.
+    """
+    mask = _PATH_WRAPS.get(group)
+    if mask is None:
+        mask = group.continuous | ((group.upper - group.lower) > TWO_PI + 1e-6)
+        mask.setflags(write=False)
+        _PATH_WRAPS[group] = mask
+    return mask
+
+
+#: Per group, :func:`path_wraps`.
+_PATH_WRAPS: PerObject = PerObject()
+
+
 def wrapped_difference(group: Group, q_to: np.ndarray, q_from: np.ndarray) -> np.ndarray:
-    """``q_to - q_from`` with wrapping joints' differences taken into (-pi, pi].
+    """``q_to - q_from`` with the :func:`path_wraps` joints' differences taken into (-pi, pi].
 
     ``q_to`` may be (n,) or (k, n) and ``q_from`` (n,) or broadcastable: the joint motion
     between two configurations as the path counts it (a 2 pi equivalent is the same
@@ -71,7 +92,7 @@ def wrapped_difference(group: Group, q_to: np.ndarray, q_from: np.ndarray) -> np
     """
     d = np.asarray(q_to, dtype=float) - np.asarray(q_from, dtype=float)
     if group.has_wrapping:
-        w = group.wraps
+        w = path_wraps(group)
         d[..., w] -= np.round(d[..., w] * (1.0 / TWO_PI)) * TWO_PI
     return d
 
@@ -165,22 +186,23 @@ class Segments:
 
 def unwind(group: Group, q_path: np.ndarray, seed: np.ndarray, from_seed: bool = False
            ) -> Tuple[np.ndarray, Failure]:
-    """Make wrapping joints continuous along ``q_path`` (m, n) and place them in the limits.
+    """Make the :func:`path_wraps` joints continuous along ``q_path`` (m, n), in the limits.
 
-    Each wrapping joint's curve (consecutive differences taken modulo 2 pi) is shifted as a
+    Each such joint's curve (consecutive differences taken modulo 2 pi) is shifted as a
     whole by a multiple of 2 pi: inside the joint's limits for the longest prefix, then
     nearest to ``seed``; with ``from_seed``, starting nearest to ``seed`` (the arm is
     there: the path cannot start on another equivalent).  A joint never winds: the path
     does not jump to another equivalent.  Returns the (possibly shortened) path and why
     it was shortened.
     """
-    if not len(q_path) or not group.has_wrapping:
+    wraps = path_wraps(group)
+    if not len(q_path) or not wraps.any():
         return q_path, Failure("")
     out = q_path[:1] + np.vstack([np.zeros((1, group.n)), np.cumsum(
         wrapped_difference(group, q_path[1:], q_path[:-1]), axis=0)])
-    out[:, ~group.wraps] = q_path[:, ~group.wraps]
+    out[:, ~wraps] = q_path[:, ~wraps]
     keep, failure = len(out), Failure("")
-    for j in np.flatnonzero(group.wraps):
+    for j in np.flatnonzero(wraps):
         curve, fits = _placed(out[:, j], seed[j], group.lower[j], group.upper[j],
                               from_seed)
         out[:, j] = curve

@@ -83,7 +83,7 @@ class PoseTarget:
         H = self.T_ref_target.homogeneous
         bad = _rotation_error(H)
         if math.isnan(bad):
-            raise errors.InvalidGoal(f"target pose has non-finite values:\n{H}")
+            raise errors.InvalidGoal(f"T_ref_target has non-finite values:\n{H}")
         if bad > 1e-6 or bad < 0:
             raise errors.InvalidGoal("target rotation is not a rotation matrix "
                                      "(normalise the quaternion)")

@@ -2,7 +2,9 @@
 
 Solved on the long-solve worker (a path takes longer than one pose, and would otherwise
 hold joint_states and the servo loop).  ``execute`` goes through the node's guarded
-execution (:meth:`Outputs.execute_path`); the tip path is drawn on ``~/markers``.
+execution (:meth:`Outputs.execute_path`); the tip path is drawn on ``~/markers``, and
+the joint path is published as a ``moveit_msgs/DisplayTrajectory`` on ``~/display_path``
+when moveit_msgs is installed (rviz's MoveIt Trajectory display animates it).
 """
 from __future__ import annotations
 
@@ -26,6 +28,7 @@ class PathServer:
         self._node = node
         node.create_service(ComputeIKPath, "compute_ik_path", self._on_request,
                             qos_profile=qos_profile, callback_group=callback_group)
+        self._display = _display_publisher(node)
 
     async def _on_request(self, request: ComputeIKPath.Request,
                           response: ComputeIKPath.Response) -> ComputeIKPath.Response:
@@ -41,6 +44,8 @@ class PathServer:
                 self._execute(answer)
             if node.outputs.wants_markers():
                 node.outputs.marker_pub.publish(self._markers(request, answer))
+            if self._display is not None and self._display.get_subscription_count() > 0:
+                self._display.publish(self._display_msg(answer))
         code = answer.response.error_code.val
         if code < 0:
             node.get_logger().warning(f"compute_ik_path: {CODE_NAMES.get(code, code)} "
@@ -65,6 +70,22 @@ class PathServer:
         reason = self._node.outputs.execute_path(group, trajectory, result.q_path, ok)
         execution.note_outcome(response, reason, ok, IKErrorCode.EXECUTION_REFUSED)
 
+    def _display_msg(self, answer: PathAnswer):
+        """Return the path as a DisplayTrajectory, timed at the configured velocity scaling.
+
+        It starts at the request's seed (the arm's state when the path was solved).
+        """
+        from moveit_msgs.msg import DisplayTrajectory, RobotTrajectory
+        group, q_path = answer.group, answer.result.q_path
+        times = path_times(q_path, answer.seed, group.velocity_limits,
+                           self._node.config.velocity_scaling)
+        msg = DisplayTrajectory(model_id=group.robot.model.name)
+        msg.trajectory.append(RobotTrajectory(
+            joint_trajectory=trajectory_msg(group.joint_names, q_path, times)))
+        msg.trajectory_start.joint_state.name = list(group.joint_names)
+        msg.trajectory_start.joint_state.position = [float(v) for v in answer.seed]
+        return msg
+
     def _markers(self, request: ComputeIKPath.Request, answer: PathAnswer) -> MarkerArray:
         """Draw the reached tip path (blue line) and the requested waypoints (green points)."""
         group = answer.group
@@ -77,6 +98,15 @@ class PathServer:
         return MarkerArray(markers=[
             _line(ref, stamp, "path_reached", Marker.LINE_STRIP, reached, (0.1, 0.3, 0.9)),
             _line(ref, stamp, "path_waypoints", Marker.POINTS, asked, (0.1, 0.9, 0.1))])
+
+
+def _display_publisher(node):
+    """Return a DisplayTrajectory publisher on ``~/display_path`` (None without moveit_msgs)."""
+    try:
+        from moveit_msgs.msg import DisplayTrajectory
+    except ImportError:
+        return None
+    return node.create_publisher(DisplayTrajectory, "~/display_path", 10)
 
 
 def _line(frame: str, stamp, ns: str, kind: int, points, rgb) -> Marker:
