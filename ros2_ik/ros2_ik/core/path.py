@@ -33,6 +33,10 @@ from ros2_ik.core.result import IKResult
 from ros2_ik.core.solve import prepare, solve
 from ros2_ik.core.verify import CONSTRAINT_TOLERANCE_M, CONSTRAINT_TOLERANCE_RAD
 
+#: A solve's time cap [s] when the path has no ``timeout_s``: only a safety net, since
+#: attempt counts bound each solve (:func:`_solver_calls`).
+SOLVE_CAP_S = 10.0
+
 
 class PathStatus(enum.Enum):
     """Outcome of :func:`solve_path` (bad input raises instead, :mod:`errors`).
@@ -134,19 +138,23 @@ def solve_path(group: Group, waypoints: Sequence[PoseTarget], seed: np.ndarray,
 def _solver_calls(group: Group, problems, opts: PathOptions):
     """Return the ladder's solve: layer 0 by restarts, later layers from their seeds.
 
-    ``anywhere``: restarts anywhere in the limits, ``attempts`` of them (0: until
-    ``start_timeout_s``; layer 0, and :func:`bridge`'s samples of an unreached waypoint).
-    Otherwise ``attempts`` 1 is one solve from the seed, more are restarts inside the step
-    box around it.
+    ``anywhere``: restarts anywhere in the limits, ``attempts`` of them (0:
+    ``opts.start_attempts``; layer 0, and :func:`bridge`'s samples of an unreached
+    waypoint).  Otherwise ``attempts`` 1 is one solve from the seed, more are restarts
+    inside the step box around it.  Each solve is bounded by its attempts, never by a
+    clock of its own: under load a per-solve deadline could end a solve before its first
+    attempt and make the path depend on the machine.  The path's ``timeout_s`` still
+    bounds each solve (``SOLVE_CAP_S`` when the path has none).
     """
     jump = float(np.max(opts.step))
+    cap = opts.timeout_s if math.isfinite(opts.timeout_s) else SOLVE_CAP_S
 
     def solve_from(i: int, seed: np.ndarray, attempts: int, solutions: int,
                    anywhere: bool = False) -> IKResult:
         anywhere = anywhere or i == 0
-        return solve(group, problems[i], seed, solver=opts.solver,
-                     timeout_s=opts.start_timeout_s if anywhere or attempts > 1 else 0.005,
-                     max_attempts=attempts, random_seed=opts.random_seed + i,
+        return solve(group, problems[i], seed, solver=opts.solver, timeout_s=cap,
+                     max_attempts=attempts or opts.start_attempts,
+                     random_seed=opts.random_seed + i,
                      max_joint_jump_rad=jump if attempts > 1 and not anywhere else math.inf,
                      num_solutions=solutions,
                      constraint_tolerance_m=opts.tolerance.m,

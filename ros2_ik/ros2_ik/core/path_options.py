@@ -38,7 +38,10 @@ class PathOptions:
     beam: int = BEAM
     recovery_attempts: int = 16
     bridges: int = 2
-    start_timeout_s: float = 0.02
+    #: Restarts that sample a waypoint anywhere in the limits (layer 0) when fewer than
+    #: ``num_solutions`` distinct solutions exist.  Counts, not a clock: a path's answer
+    #: must not depend on the machine's load (``timeout_s`` is the path's only clock).
+    start_attempts: int = 400
     timeout_s: float = math.inf
     solver: str = "lm"
     random_seed: int = 0
