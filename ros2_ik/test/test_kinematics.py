@@ -10,6 +10,7 @@ Jacobians also against finite differences of the compiled FK.  The Lie helpers a
 pinocchio's near 0 and near pi.
 """
 import math
+import os
 import sys
 from pathlib import Path
 
@@ -221,3 +222,25 @@ def test_compose_is_the_product_of_transforms():
     A, B, out = pin.SE3.Random(), pin.SE3.Random(), np.empty((4, 4))
     _lie().compose(A.homogeneous, B.homogeneous, out)
     np.testing.assert_allclose(out, (A * B).homogeneous, atol=1e-14)
+
+
+def test_every_compiled_file_of_the_package_is_a_source_of_the_stale_cache_check():
+    """numba checks only a function's own file: the kernels drop caches older than these."""
+    from ros2_ik.core.kinematics import jit
+    folder = Path(jit.__file__).resolve().parent
+    compiled = {p for p in folder.glob("*.py") if "@jit" in p.read_text() or p.stem == "jit"}
+    assert compiled == set(jit.SOURCES)
+
+
+def test_a_cache_older_than_a_kinematics_source_is_dropped(tmp_path):
+    from ros2_ik.core.kinematics import jit
+    kernel, source = tmp_path / "_kernel_jit.py", tmp_path / "forward.py"
+    cache = tmp_path / "__pycache__"
+    cache.mkdir()
+    stale, fresh = cache / "_kernel_jit.attempt-1.py311.nbi", cache / "forward.f-1.py311.nbi"
+    for i, path in enumerate((stale, kernel, source, fresh)):
+        path.write_text("")
+        os.utime(path, (1000 + i, 1000 + i))
+    jit._drop([kernel], [kernel, source])  # source is newer than the kernel's cache
+    jit._drop([source], [source])  # forward's own cache is newer than it
+    assert not stale.exists() and fresh.exists()
