@@ -28,7 +28,6 @@ import pinocchio as pin
 from ros2_ik.core import constraints as C
 from ros2_ik.core import costs as K
 from ros2_ik.core.constraints._frames import perpendicular_floats, projection_off_floats
-from ros2_ik.core.kinematics.jit import drop_stale_cache
 from ros2_ik.core.kinematics.model import Tree, pruned, tree_of
 from ros2_ik.core.per_object import PerObject
 from ros2_ik.core.problem import Problem
@@ -161,6 +160,7 @@ def lm():
     """Return the compiled attempt's module (imports numba the first time), or None."""
     global _LM
     if _LM is None and chain_kernel.jit() is not None:
+        from ros2_ik.core.kinematics.jit import drop_stale_cache  # imports numba
         here = Path(__file__).resolve().parent
         drop_stale_cache([here / f"{name}.py" for name in _JIT_SOURCES[1:]])
         from ros2_ik.core.solvers import _constraint_lm_jit
