@@ -1,9 +1,9 @@
 """The compiled pose attempt against pinocchio and against the Python loop it replaces.
 
-Forward kinematics and the LOCAL Jacobian of the kernel's own chain are compared with
-pinocchio's on arms with revolute, continuous (as angles), unaligned and prismatic
-joints; ``log6`` with pinocchio's near 0 and near pi; whole attempts with the Python
-loop (same iterations, same end point).
+Forward kinematics and the LOCAL Jacobian of the kernel's chain (the compiled model,
+``test_kinematics.py``) are compared with pinocchio's on arms with revolute, continuous
+(as angles), unaligned and prismatic joints; whole attempts with the Python loop (same
+iterations, same end point).
 """
 import math
 import sys
@@ -60,14 +60,14 @@ def groups():
 
 
 def kernel_fk(chain, q):
-    k = chain.placements.shape[0]
-    T, origins, axes = np.empty((4, 4)), np.empty((k, 3)), np.empty((k, 3))
-    chain_kernel.jit()._forward(
-        chain.placements, chain.prismatic, chain.axes, chain.columns, chain.tip, q, T,
-        origins, axes, np.empty((4, 4)), np.empty((4, 4)), np.empty((3, 3)))
-    J = np.empty((6, q.shape[0]))
-    chain_kernel.jit()._jacobian(T, chain.prismatic, chain.columns, origins, axes, J)
-    return T, J
+    """The tip's placement and LOCAL Jacobian as the kernel computes them."""
+    from ros2_ik.core.kinematics import forward
+    k, n = chain.tree.parents.shape[0], q.shape[0]
+    oMi, waxes, oMf, Jf = np.empty((k, 4, 4)), np.empty((k, 3)), np.empty((1, 4, 4)), \
+        np.empty((1, 6, n))
+    forward.kinematics(*chain.tree, q, chain.fparent, chain.fplace, oMi, oMf, Jf, waxes)
+    forward.to_local(oMf, 0, Jf)
+    return oMf[0], Jf[0]
 
 
 @pytest.mark.parametrize("name,group", groups(), ids=lambda v: v if isinstance(v, str) else "")
@@ -87,26 +87,6 @@ def test_forward_kinematics_and_jacobian_are_pinocchios(name, group):
         np.testing.assert_allclose(J, J_pin, atol=1e-12)
         # and the full model, independently of the reduced one
         np.testing.assert_allclose(T, group.fk(q, group.tip).homogeneous, atol=1e-12)
-
-
-def test_log6_is_pinocchios_near_zero_and_near_pi():
-    rng = np.random.default_rng(2)
-    cases = [pin.SE3.Random() for _ in range(200)]
-    for angle in (0.0, 1e-9, 1e-5, 1e-3, math.pi - 1e-2, math.pi - 1e-4, math.pi - 1e-7,
-                  math.pi):
-        for _ in range(10):
-            axis = rng.normal(size=3)
-            axis /= np.linalg.norm(axis)
-            cases.append(pin.SE3(pin.exp3(angle * axis), rng.normal(size=3)))
-    e, w = np.empty(6), np.empty(3)
-    for M in cases:
-        chain_kernel.jit()._log6(np.ascontiguousarray(M.rotation), np.ascontiguousarray(
-            M.translation), e, w)
-        ref = pin.log6(M).vector
-        if np.linalg.norm(ref[3:]) > math.pi - 1e-6:  # +-pi: either sign is the same rotation
-            assert np.allclose(pin.exp6(pin.Motion(e)).homogeneous, M.homogeneous, atol=1e-6)
-        else:
-            np.testing.assert_allclose(e, ref, atol=1e-9)
 
 
 def test_nan_ends_an_attempt_instead_of_raising():

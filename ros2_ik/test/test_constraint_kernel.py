@@ -145,20 +145,6 @@ def test_jacobians_match_finite_differences(name, group):
                 assert ok.all(), (spec.constraints, k, fd, jac[:, k])
 
 
-def test_jlog3_equals_pinocchios():
-    """The kernel's Jlog3 near 0, in between and near pi."""
-    rng = np.random.default_rng(0)
-    out = np.empty((2, 3, 3))
-    for theta in (0.0, 1e-6, 1e-3, 0.5, 2.0, 3.1, 3.14159):
-        axis = rng.normal(size=3)
-        R = pin.exp3(theta * axis / np.linalg.norm(axis))
-        w = pin.log3(R)
-        ck.lm()  # imports the compiled modules
-        from ros2_ik.core.solvers import _constraint_jit
-        _constraint_jit.jlog3(w[0], w[1], w[2], float(np.linalg.norm(w)), out, 1)
-        np.testing.assert_allclose(out[1], pin.Jlog3(R), atol=1e-9)
-
-
 def test_orientation_bound_of_zero_at_no_rotation_equals_the_python_rows():
     """An orientation bound of 0 (shrunk below 0) where ``R_AB = I`` on two moving frames.
 

@@ -22,12 +22,10 @@ ALGORITHMS = {"lm", "dls", "bfgs", "sqp"}
 #: Which compiled modules import (public) names of which others, and why: numba calls
 #: a compiled function only through a direct reference, so a kernel's shared pieces are
 #: imported by name.  A new edge is a new dependency between kernels: add it here.
+#: (The one ``jit`` decorator, the kinematics and the Lie helpers every kernel imports
+#: from :mod:`ros2_ik.core.kinematics`, outside this package.)
 JIT_IMPORTS = {
-    # the one ``jit`` decorator (on-disk cache, IEEE division) and compose / log3
-    ("_constraint_jit", "_chain_jit"), ("_constraint_lm_jit", "_chain_jit"),
-    ("_measure_jit", "_chain_jit"), ("_polish_jit", "_chain_jit"),
-    ("_polish_loop_jit", "_chain_jit"),
-    # the type codes, packed layout, tree kinematics, rows and pose rows of a problem
+    # the type codes, packed layout, rows and pose rows of a problem
     ("_constraint_lm_jit", "_constraint_jit"), ("_measure_jit", "_constraint_jit"),
     ("_polish_jit", "_constraint_jit"), ("_polish_loop_jit", "_constraint_jit"),
     # polishing's loop: restoration is the LM attempt, each step the polishing model

@@ -1,25 +1,26 @@
-"""The numba-compiled functions of :mod:`constraint_kernel` (kinematics and rows).
+"""The numba-compiled functions of :mod:`constraint_kernel` (packed layout and rows).
 
-Kinematics on the joint tree of the whole model (locked joints folded into fixed
-placements), world placements and ``LOCAL_WORLD_ALIGNED`` Jacobians (6, n) of the few
-frames the constraints name, then each constraint's physical rows [m or rad] with their
-Jacobians, as the Python classes compute them (``evaluate_physical``; an orientation
-bound as its excess vector, ``evaluate_excess``), and a pose target's weighted rows
-(shared by the LM attempt and polishing).  Plain loops on small arrays, as in
-:mod:`_chain_jit`.  The LM attempt on these rows is in :mod:`_constraint_lm_jit`.
+On the world placements and ``LOCAL_WORLD_ALIGNED`` Jacobians (6, n) of the few frames
+the constraints name, which :func:`kinematics` (:mod:`ros2_ik.core.kinematics.forward`)
+computes on the joint tree of the whole model (locked joints folded into fixed
+placements): each constraint's physical rows [m or rad] with their Jacobians, as the
+Python classes compute them (``evaluate_physical``; an orientation bound as its excess
+vector, ``evaluate_excess``), and a pose target's weighted rows (shared by the LM attempt
+and polishing).  Plain loops on small arrays, as in :mod:`ros2_ik.core.kinematics.forward`.
+The LM attempt on these rows is in :mod:`_constraint_lm_jit`.
 """
 import math
 
 import numpy as np
 
-from ros2_ik.core.solvers._chain_jit import compose, jit, log3, log3_of
+from ros2_ik.core.kinematics.jit import jit
+from ros2_ik.core.kinematics.lie import compose, log3, log3_at, log_map
 
 #: Constraint type codes (the order of ``constraint_kernel.TYPES``).
 POSITION, ORIENTATION, GAZE, ANGLE, POINT_TO_POINT, POINT_TO_LINE, POLYHEDRON = range(7)
 #: The error a kernel raises on a type code it has no formula for (an encoder and these
 #: codes disagree): never another type's rows in its place.
 UNKNOWN_TYPE = "unknown constraint type code in a compiled problem"
-FIXED, REVOLUTE, PRISMATIC = 0, 1, 2
 
 
 #: Entries before the arrays in a packed problem's integers (:func:`unpack`): tree
@@ -84,79 +85,6 @@ def shrunk(ints, values):  # pragma: no cover - compiled
     return lo, hi, margin
 
 
-@jit(inline="always")
-def _placed(oMi, p, local, i, out):  # pragma: no cover - compiled
-    """``out[i] = oMi[p] @ local[i]`` (``local[i]`` when ``p < 0``: on the world), by index."""
-    for r in range(3):
-        if p < 0:
-            for c in range(4):
-                out[i, r, c] = local[i, r, c]
-        else:
-            a0, a1, a2 = oMi[p, r, 0], oMi[p, r, 1], oMi[p, r, 2]
-            for c in range(4):
-                out[i, r, c] = a0 * local[i, 0, c] + a1 * local[i, 1, c] + a2 * local[i, 2, c]
-            out[i, r, 3] += oMi[p, r, 3]
-    out[i, 3, 0], out[i, 3, 1], out[i, 3, 2], out[i, 3, 3] = 0.0, 0.0, 0.0, 1.0
-
-
-@jit
-def kinematics(parents, placements, kinds, axes, columns, q, fparent, fplace, oMi, oMf,
-               Jf, waxes):  # pragma: no cover - compiled
-    """Joint placements ``oMi`` (k, 4, 4), frame placements ``oMf`` (f, 4, 4), Jacobians.
-
-    ``Jf`` (f, 6, n): LOCAL_WORLD_ALIGNED (linear velocity of the frame origin, angular
-    velocity, world axes) in group columns.  ``waxes`` (k, 3) receives the joints' world
-    axes.  Written out by index, frames included, without array views or calls (but
-    :func:`_placed`, inlined): in numba each call passes its arrays as structs and each
-    view counts a reference, and this ran slower as one call per joint and per frame
-    (every iteration of every attempt calls it).
-    """
-    for i in range(parents.shape[0]):
-        _placed(oMi, parents[i], placements, i, oMi)
-        x, y, z = axes[i, 0], axes[i, 1], axes[i, 2]
-        for r in range(3):
-            waxes[i, r] = oMi[i, r, 0] * x + oMi[i, r, 1] * y + oMi[i, r, 2] * z
-        kind = kinds[i]
-        if kind == PRISMATIC:
-            v = q[columns[i]]
-            for r in range(3):
-                oMi[i, r, 3] += waxes[i, r] * v
-        elif kind == REVOLUTE:  # the rotation times Rodrigues' (as _chain_jit._rotation)
-            v = q[columns[i]]
-            c, s = math.cos(v), math.sin(v)
-            t = 1.0 - c
-            R00, R01, R02 = c + t * x * x, t * x * y - s * z, t * x * z + s * y
-            R10, R11, R12 = t * x * y + s * z, c + t * y * y, t * y * z - s * x
-            R20, R21, R22 = t * x * z - s * y, t * y * z + s * x, c + t * z * z
-            for r in range(3):
-                n0, n1, n2 = oMi[i, r, 0], oMi[i, r, 1], oMi[i, r, 2]
-                oMi[i, r, 0] = n0 * R00 + n1 * R10 + n2 * R20
-                oMi[i, r, 1] = n0 * R01 + n1 * R11 + n2 * R21
-                oMi[i, r, 2] = n0 * R02 + n1 * R12 + n2 * R22
-    for f in range(fparent.shape[0]):  # the frames on tree joint p (-1: the world)
-        p = fparent[f]
-        for r in range(6):
-            for c in range(Jf.shape[2]):
-                Jf[f, r, c] = 0.0
-        _placed(oMi, p, fplace, f, oMf)
-        tx, ty, tz = oMf[f, 0, 3], oMf[f, 1, 3], oMf[f, 2, 3]
-        j = p
-        while j >= 0:  # the joints between the frame and the root: the Jacobian's columns
-            kind = kinds[j]
-            if kind != FIXED:
-                c = columns[j]
-                ax, ay, az = waxes[j, 0], waxes[j, 1], waxes[j, 2]
-                if kind == PRISMATIC:
-                    Jf[f, 0, c], Jf[f, 1, c], Jf[f, 2, c] = ax, ay, az
-                else:
-                    dx, dy, dz = tx - oMi[j, 0, 3], ty - oMi[j, 1, 3], tz - oMi[j, 2, 3]
-                    Jf[f, 0, c] = ay * dz - az * dy
-                    Jf[f, 1, c] = az * dx - ax * dz
-                    Jf[f, 2, c] = ax * dy - ay * dx
-                    Jf[f, 3, c], Jf[f, 4, c], Jf[f, 5, c] = ax, ay, az
-            j = parents[j]
-
-
 @jit
 def point_in_frame(oMf, Jf, fa, fb, prm, xo, po, p_out, J_out, r0):  # pragma: no cover
     """``p_AQ`` [m] of Q fixed in frame ``fb`` at ``prm[po:po + 3]``, seen in A, its Jacobian.
@@ -204,29 +132,6 @@ def point_in_frame(oMf, Jf, fa, fb, prm, xo, po, p_out, J_out, r0):  # pragma: n
 
 
 @jit
-def jlog3(wx, wy, wz, theta, out, k):  # pragma: no cover - compiled
-    """Pinocchio's ``Jlog3(R)`` (3, 3) into ``out[k]``; ``w`` = log3(R), ``theta`` = |w|."""
-    t2 = theta * theta
-    if theta < 1e-4:
-        alpha = 1.0 / 12.0 + t2 / 720.0
-        diag = 0.5 * (2.0 - t2 / 6.0)
-    else:
-        st, ct = math.sin(theta), math.cos(theta)
-        st_1mct = st / (1.0 - ct)
-        alpha = 1.0 / t2 - st_1mct / (2.0 * theta)
-        diag = 0.5 * theta * st_1mct
-    out[k, 0, 0] = alpha * wx * wx + diag
-    out[k, 0, 1] = alpha * wx * wy - 0.5 * wz
-    out[k, 0, 2] = alpha * wx * wz + 0.5 * wy
-    out[k, 1, 0] = alpha * wy * wx + 0.5 * wz
-    out[k, 1, 1] = alpha * wy * wy + diag
-    out[k, 1, 2] = alpha * wy * wz - 0.5 * wx
-    out[k, 2, 0] = alpha * wz * wx - 0.5 * wy
-    out[k, 2, 1] = alpha * wz * wy + 0.5 * wx
-    out[k, 2, 2] = alpha * wz * wz + diag
-
-
-@jit
 def rotations(oMf, fa, fb, prm, S):  # pragma: no cover - compiled
     """``R_WA``, ``R_WB`` and ``R_AB = R_WA^T R_WB`` into ``S[0]``, ``S[1]``, ``S[2]``.
 
@@ -243,32 +148,6 @@ def rotations(oMf, fa, fb, prm, S):  # pragma: no cover - compiled
         for c in range(3):
             S[2, r, c] = (S[0, 0, r] * S[1, 0, c] + S[0, 1, r] * S[1, 1, c]
                           + S[0, 2, r] * S[1, 2, c])
-
-
-@jit
-def log3_at(S, k):  # pragma: no cover - compiled
-    """``log3`` of ``S[k]`` (3, 3): ``(wx, wy, wz, theta)``."""
-    return log3_of(S[k, 0, 0], S[k, 0, 1], S[k, 0, 2], S[k, 1, 0], S[k, 1, 1], S[k, 1, 2],
-                   S[k, 2, 0], S[k, 2, 1], S[k, 2, 2])
-
-
-@jit(inline="always")
-def log_map(wx, wy, wz, theta, S):  # pragma: no cover - compiled
-    """``M = Jlog3 R_AB^T R_WA^T`` into ``S[4]``: ``w = log3(R_AB)``'s rate from world ones.
-
-    ``d w = M (w_B - w_A)`` with world angular velocities.  Reads ``R_WA`` (``S[0]``) and
-    ``R_AB`` (``S[2]``) of :func:`rotations`; ``S[3]`` receives ``Jlog3``, ``S[1]`` is
-    overwritten.  By index (:func:`kinematics`).
-    """
-    jlog3(wx, wy, wz, theta, S, 3)
-    for r in range(3):
-        for c in range(3):
-            S[1, r, c] = (S[3, r, 0] * S[2, c, 0] + S[3, r, 1] * S[2, c, 1]
-                          + S[3, r, 2] * S[2, c, 2])
-    for r in range(3):
-        for c in range(3):
-            S[4, r, c] = (S[1, r, 0] * S[0, c, 0] + S[1, r, 1] * S[0, c, 1]
-                          + S[1, r, 2] * S[0, c, 2])
 
 
 @jit

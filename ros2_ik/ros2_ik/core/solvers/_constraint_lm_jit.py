@@ -12,9 +12,10 @@ import math
 
 import numpy as np
 
-from ros2_ik.core.solvers._chain_jit import jit
-from ros2_ik.core.solvers._constraint_jit import (kinematics, layout_views, rows, scratch,
-                                                  shrunk, value_views, weighted_pose_rows)
+from ros2_ik.core.kinematics.forward import kinematics
+from ros2_ik.core.kinematics.jit import jit
+from ros2_ik.core.solvers._constraint_jit import (layout_views, rows, scratch, shrunk,
+                                                  value_views, weighted_pose_rows)
 from ros2_ik.core.solvers.active_set import PREDICTIONS
 from ros2_ik.core.solvers.residuals import DONE_FRACTION
 
@@ -24,7 +25,7 @@ def _solve(xJ, xe, Jg, e, active, keep, lam, A, b, dq):  # pragma: no cover - co
     """``dq`` minimising ``|M dq + e|^2 + lam |dq|^2`` over the excess and active rows.
 
     Columns with ``keep`` False are left out (their ``dq`` is 0).  By index, without row
-    views or helper calls (faster in numba, as in ``_constraint_jit.kinematics``).
+    views or helper calls (faster in numba, as in ``kinematics.forward.kinematics``).
     """
     n = dq.shape[0]
     for r in range(n):  # the lower triangle of J^T J and J^T e, kept columns

@@ -3,13 +3,13 @@
 The formulas of the constraints' own ``measure`` (the verification's, not the rows the
 attempt drives), on world frame placements that pinocchio computed, so neither the
 kernel's kinematics nor its rows enter the check.  Plain loops on small arrays, as in
-:mod:`_chain_jit`.
+:mod:`ros2_ik.core.kinematics.forward`.
 """
 import math
 
 import numpy as np
 
-from ros2_ik.core.solvers._chain_jit import jit
+from ros2_ik.core.kinematics.jit import jit
 from ros2_ik.core.solvers._constraint_jit import (ANGLE, GAZE, ORIENTATION, POINT_TO_LINE,
                                                   POINT_TO_POINT, POLYHEDRON, POSITION,
                                                   layout_views, value_views)

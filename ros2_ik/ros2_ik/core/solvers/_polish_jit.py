@@ -1,20 +1,22 @@
 """The numba-compiled model of polishing (:mod:`polish_kernel`): QP rows and costs.
 
-At one configuration: the kinematics of :mod:`_constraint_jit`, every constraint's
-``linearisation`` rows (as the Python classes compute them: the physical rows within
-their shrunk bounds, plus the cube rows of the angle bounds), whether the physical rows
-hold (``polish._feasible``'s test), a pose target's rows (``Residuals.pose_rows``) and
-the costs' value, gradient and Gauss-Newton curvature (``Residuals.cost_model``).
+At one configuration: the kinematics (:mod:`ros2_ik.core.kinematics.forward`), every
+constraint's ``linearisation`` rows (as the Python classes compute them: the physical
+rows within their shrunk bounds, plus the cube rows of the angle bounds), whether the
+physical rows hold (``polish._feasible``'s test), a pose target's rows
+(``Residuals.pose_rows``) and the costs' value, gradient and Gauss-Newton curvature
+(``Residuals.cost_model``).
 """
 import math
 
 import numpy as np
 
-from ros2_ik.core.solvers._chain_jit import jit
+from ros2_ik.core.kinematics.forward import kinematics
+from ros2_ik.core.kinematics.jit import jit
+from ros2_ik.core.kinematics.lie import log3_at, log_map
 from ros2_ik.core.solvers._constraint_jit import (ANGLE, GAZE, ORIENTATION, POINT_TO_LINE,
                                                   POINT_TO_POINT, POLYHEDRON, POSITION,
-                                                  UNKNOWN_TYPE, angle_row, kinematics,
-                                                  layout_views, log3_at, log_map,
+                                                  UNKNOWN_TYPE, angle_row, layout_views,
                                                   point_in_frame, point_row, polyhedron_rows,
                                                   rotations, weighted_pose_rows)
 

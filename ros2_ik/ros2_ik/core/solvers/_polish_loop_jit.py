@@ -15,7 +15,7 @@ import llvmlite.binding
 import numpy as np
 from numba import types
 
-from ros2_ik.core.solvers._chain_jit import jit
+from ros2_ik.core.kinematics.jit import jit
 from ros2_ik.core.solvers._constraint_jit import layout_views, shrunk, value_views
 from ros2_ik.core.solvers._constraint_lm_jit import attempt_in, work
 from ros2_ik.core.solvers._polish_jit import model_in, unpack_costs

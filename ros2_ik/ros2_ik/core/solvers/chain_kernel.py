@@ -5,13 +5,10 @@ in the interpreter around six pinocchio calls; a solve of a 6-joint arm needs a 
 iterations and a hard target tens of attempts.  This module runs the same
 attempt (Chan-damped LM on ``log6``, the LOCAL frame Jacobian, clamping, the predicted
 active set, the progress schedule, the stall test and the exact tolerance test) on the
-serial chain that carries the tip, with its own forward kinematics:
-
-    T_world_joint_k = T_world_joint_(k-1) * placement_k * motion_k(q)
-
-(revolute: rotation about the joint's unit axis, prismatic: translation along it), the
-locked joints already folded into the placements by pinocchio's reduced model.  The
-chain's data come from that model (:func:`chain_of`); a chain with another joint type
+serial chain that carries the tip, on the compiled kinematic model
+(:mod:`ros2_ik.core.kinematics`: the chain is the model's tree pruned to the tip's
+supports), the locked joints already folded into the placements by pinocchio's reduced
+model.  The chain's data come from that model (:func:`chain_of`); a chain with another joint type
 (spherical, free flyer, mimic, ...) returns None and the Python loop runs instead, as
 it does when numba is not installed.  Every answer is still verified outside, on the
 full pinocchio model, by the driver.
@@ -23,36 +20,19 @@ the first test), else the first solve that needs it does.
 from __future__ import annotations
 
 import importlib.util
+from pathlib import Path
 from typing import NamedTuple, Optional
 
 import numpy as np
 import pinocchio as pin
 
+from ros2_ik.core.kinematics import model as kinematics_model
+from ros2_ik.core.kinematics.model import Chain, Tree
+
 #: The compiled module, once imported (numba is optional: without it the Python loop runs).
 _JIT = None
 #: Whether :func:`warm_up` has run in this process.
 _WARM = False
-
-_REVOLUTE = {"JointModelRX": (1.0, 0.0, 0.0), "JointModelRY": (0.0, 1.0, 0.0),
-             "JointModelRZ": (0.0, 0.0, 1.0)}
-_PRISMATIC = {"JointModelPX": (1.0, 0.0, 0.0), "JointModelPY": (0.0, 1.0, 0.0),
-              "JointModelPZ": (0.0, 0.0, 1.0)}
-
-
-class Chain(NamedTuple):
-    """The serial chain from the root to a frame, as arrays for the kernel.
-
-    ``placements`` (k, 4, 4): each joint's placement in its parent joint's frame;
-    ``prismatic`` (k,) bool; ``axes`` (k, 3) unit axes in the joint frame; ``columns``
-    (k,) index of each joint in the group vector; ``tip`` (4, 4): the frame in the last
-    joint's frame (identity-free: the frame may hang below a fixed link).
-    """
-
-    placements: np.ndarray
-    prismatic: np.ndarray
-    axes: np.ndarray
-    columns: np.ndarray
-    tip: np.ndarray
 
 
 def available() -> bool:
@@ -64,51 +44,19 @@ def jit():
     """Return the compiled functions' module (imports numba the first time), or None."""
     global _JIT
     if _JIT is None and available():
+        from ros2_ik.core.kinematics.jit import drop_stale_cache
+        drop_stale_cache([Path(__file__).resolve().parent / "_chain_jit.py"])
         from ros2_ik.core.solvers import _chain_jit
         _JIT = _chain_jit
     return _JIT
 
 
 def chain_of(model: pin.Model, frame_id: int) -> Optional[Chain]:
-    """Chain of ``model`` (q = group vector, nq = nv) carrying frame ``frame_id``, or None.
+    """Chain of ``model`` carrying frame ``frame_id`` (:func:`kinematics.model.chain_of`).
 
-    None when numba is absent, the model has cos/sin joints, or a joint on the path is
-    not a one-axis revolute or prismatic joint.
+    None also when numba is absent.
     """
-    if model.nq != model.nv or jit() is None:
-        return None
-    frame = model.frames[frame_id]
-    support = [j for j in model.supports[frame.parentJoint] if j > 0]
-    placements, prismatic, axes, columns = [], [], [], []
-    for j in support:
-        axis = joint_axis(model.joints[j])
-        if axis is None:
-            return None
-        placements.append(model.jointPlacements[j].homogeneous)
-        prismatic.append(axis[0])
-        axes.append(axis[1])
-        columns.append(model.idx_qs[j])
-    if not support:
-        return None
-    return Chain(np.ascontiguousarray(placements, dtype=float), np.array(prismatic),
-                 np.ascontiguousarray(axes, dtype=float), np.array(columns, dtype=np.int64),
-                 np.ascontiguousarray(frame.placement.homogeneous))
-
-
-def joint_axis(joint) -> Optional[tuple]:
-    """(prismatic, unit axis) of a one-axis joint model, or None."""
-    name = joint.shortname()
-    if name in _REVOLUTE:
-        return False, _REVOLUTE[name]
-    if name in _PRISMATIC:
-        return True, _PRISMATIC[name]
-    if name in ("JointModelRevoluteUnaligned", "JointModelPrismaticUnaligned"):
-        a = np.asarray(joint.extract().axis, dtype=float)
-        norm = float(np.linalg.norm(a))
-        if not norm > 0.0:
-            return None
-        return name == "JointModelPrismaticUnaligned", tuple(a / norm)
-    return None
+    return None if jit() is None else kinematics_model.chain_of(model, frame_id)
 
 
 class Settings(NamedTuple):
@@ -131,10 +79,9 @@ def attempt(chain: Chain, q0: np.ndarray, T_target_inv: np.ndarray, lower: np.nd
     """
     q = np.array(q0, dtype=float)  # a fresh C-contiguous copy: the attempt writes it
     it, done, E = _JIT.attempt(
-        chain.placements, chain.prismatic, chain.axes, chain.columns, chain.tip, q,
-        T_target_inv, lower, upper, bounded, sw, pos_tol2, ori_tol2, near2,
-        settings.damping_scale, settings.bias, settings.stall_ratio, settings.bounds,
-        settings.active_set)
+        *chain.tree, chain.fparent, chain.fplace, q, T_target_inv, lower, upper, bounded,
+        sw, pos_tol2, ori_tol2, near2, settings.damping_scale, settings.bias,
+        settings.stall_ratio, settings.bounds, settings.active_set)
     return q, int(it), bool(done), float(E)
 
 
@@ -146,8 +93,7 @@ def forward_many(chain: Chain, qs: np.ndarray) -> np.ndarray:
     """
     qs = np.require(qs, dtype=float, requirements=("C", "W"))
     out = np.empty((qs.shape[0], 4, 4))
-    _JIT.forward_many(chain.placements, chain.prismatic, chain.axes, chain.columns,
-                      chain.tip, qs, out)
+    _JIT.forward_many(*chain.tree, chain.fparent, chain.fplace, qs, out)
     return out
 
 
@@ -160,8 +106,9 @@ def warm_up() -> bool:
         return False
     placements = np.repeat(np.eye(4)[None], 2, axis=0)
     placements[1, 2, 3] = 0.3
-    chain = Chain(placements, np.array([False, False]), np.array([[0.0, 0, 1], [0, 1, 0]]),
-                  np.array([0, 1], dtype=np.int64), np.eye(4))
+    tree = Tree(np.array([-1, 0]), placements, np.array([1, 1]),
+                np.array([[0.0, 0, 1], [0, 1, 0]]), np.array([0, 1]))
+    chain = Chain(tree, np.array([1]), np.eye(4)[None])
     attempt(chain, np.zeros(2), np.eye(4), np.full(2, -1.0), np.full(2, 1.0), True, 1.0,
             1e-8, 1e-6, 1e-6, Settings(0.01, 1e-6, 0.995, np.full(21, np.inf), True))
     forward_many(chain, np.zeros((1, 2)))  # the seed libraries' placements, in a solve

@@ -28,7 +28,7 @@ import pinocchio as pin
 from ros2_ik.core import constraints as C
 from ros2_ik.core import costs as K
 from ros2_ik.core.constraints._frames import perpendicular_floats, projection_off_floats
-from ros2_ik.core.group import unbounded_unaligned_axis
+from ros2_ik.core.kinematics.model import Tree, pruned, tree_of
 from ros2_ik.core.per_object import PerObject
 from ros2_ik.core.problem import Problem
 from ros2_ik.core.solvers import chain_kernel, direct_call
@@ -41,27 +41,11 @@ _LM = None
 #: ``attempt_packed``'s compiled entry for :func:`attempt`'s argument types (set by
 #: :func:`warm_up`; the dispatcher until then), :mod:`direct_call`.
 _ATTEMPT = None
-#: The compiled modules, each calling into the ones before it.
+#: The compiled modules of :mod:`ros2_ik.core.solvers`: the pose kernel's, then the
+#: constraint kernels', each calling into the ones before it (and all into
+#: :mod:`ros2_ik.core.kinematics`).
 _JIT_SOURCES = ("_chain_jit", "_constraint_jit", "_constraint_lm_jit", "_polish_jit",
                 "_polish_loop_jit", "_measure_jit")
-_UNBOUNDED = {"JointModelRUBX": (1.0, 0.0, 0.0), "JointModelRUBY": (0.0, 1.0, 0.0),
-              "JointModelRUBZ": (0.0, 0.0, 1.0)}
-
-
-class Tree(NamedTuple):
-    """Every joint of the model (index = joint id - 1) as arrays for the kernel.
-
-    ``parents`` (k,) tree index of each joint's parent (-1: the world); ``placements``
-    (k, 4, 4) in the parent joint's frame (a locked joint's includes its motion);
-    ``kinds`` (k,) 0 fixed, 1 revolute, 2 prismatic; ``axes`` (k, 3) unit axes in the
-    joint frame; ``columns`` (k,) index in the group vector (0 for fixed joints).
-    """
-
-    parents: np.ndarray
-    placements: np.ndarray
-    kinds: np.ndarray
-    axes: np.ndarray
-    columns: np.ndarray
 
 
 class Layout(NamedTuple):
@@ -176,104 +160,12 @@ def lm():
     """Return the compiled attempt's module (imports numba the first time), or None."""
     global _LM
     if _LM is None and chain_kernel.jit() is not None:
-        _drop_stale_cache()
+        from ros2_ik.core.kinematics.jit import drop_stale_cache  # imports numba
+        here = Path(__file__).resolve().parent
+        drop_stale_cache([here / f"{name}.py" for name in _JIT_SOURCES[1:]])
         from ros2_ik.core.solvers import _constraint_lm_jit
         _LM = _constraint_lm_jit
     return _LM
-
-
-def _drop_stale_cache() -> None:
-    """Delete numba cache files of the kernel older than any of its three source files.
-
-    numba's cache checks the source file of the function it loads, not of the compiled
-    functions it calls from other files: after an edit of ``_chain_jit.py`` or
-    ``_constraint_jit.py`` alone, ``_constraint_lm_jit``'s cached attempt would still run
-    the old code.  Best effort: a cache elsewhere (``NUMBA_CACHE_DIR``) is not looked at.
-    """
-    here = Path(__file__).resolve().parent
-    sources = [here / f"{name}.py" for name in _JIT_SOURCES]
-    newest = max(p.stat().st_mtime for p in sources)
-    for name in _JIT_SOURCES[1:]:
-        for cached in (here / "__pycache__").glob(f"{name}.*.nb[ic]"):
-            try:
-                if cached.stat().st_mtime < newest:
-                    cached.unlink()
-            except OSError:  # another process removed it, or a read-only install
-                pass
-
-
-_TREES: PerObject = PerObject()
-
-
-#: :func:`tree_of`'s marker of a group not looked at yet (its tree may be None).
-_UNKNOWN = object()
-
-
-def tree_of(group) -> Optional[Tree]:
-    """Return the kernel's tree of ``group``'s full model, or None (an unknown group joint)."""
-    tree = _TREES.get(group, _UNKNOWN)
-    if tree is _UNKNOWN:
-        tree = _TREES[group] = _build_tree(group)
-    return tree
-
-
-def _build_tree(group) -> Optional[Tree]:
-    model = group.robot.model
-    data = model.createData()
-    pin.forwardKinematics(model, data, group.q_full_locked)  # liMi of the locked joints
-    column = {j: i for i, j in enumerate(group.joint_ids)}
-    k = model.njoints - 1
-    parents, kinds = np.full(k, -1, dtype=np.int64), np.zeros(k, dtype=np.int64)
-    placements, axes = np.empty((k, 4, 4)), np.zeros((k, 3))
-    columns = np.zeros(k, dtype=np.int64)
-    for j in range(1, model.njoints):
-        parents[j - 1] = model.parents[j] - 1
-        if j not in column:
-            placements[j - 1] = data.liMi[j].homogeneous
-            continue
-        axis = _joint_axis(model.joints[j])
-        if axis is None:
-            return None
-        kinds[j - 1] = 2 if axis[0] else 1
-        axes[j - 1], columns[j - 1] = axis[1], column[j]
-        placements[j - 1] = model.jointPlacements[j].homogeneous
-    return Tree(parents, np.ascontiguousarray(placements), kinds, axes, columns)
-
-
-def _joint_axis(joint) -> Optional[tuple]:
-    """(prismatic, unit axis) of a 1-DoF revolute, continuous or prismatic joint, or None."""
-    name = joint.shortname()
-    if name in _UNBOUNDED:
-        return False, _UNBOUNDED[name]
-    if name == "JointModelRevoluteUnboundedUnaligned":
-        a = unbounded_unaligned_axis(joint.extract())
-        norm = float(np.linalg.norm(a))
-        return (False, tuple(a / norm)) if norm > 0.0 else None
-    return chain_kernel.joint_axis(joint)
-
-
-def _pruned(tree: Tree, fparent: np.ndarray) -> Tuple[Tree, np.ndarray]:
-    """Return the joints that move frames on tree joints ``fparent`` (f,), and ``fparent`` in it.
-
-    Their supports, in tree order (a parent before its children): the kinematics of a
-    whole robot loaded for one arm (a mobile manipulator's 48 joints, 8 of them under the
-    hand) then computes only those, with the same placements and Jacobians.
-    """
-    parents = tree.parents.tolist()
-    needed: set = set()
-    for j in fparent.tolist():
-        while j >= 0 and j not in needed:
-            needed.add(j)
-            j = parents[j]
-    keep = sorted(needed)
-    new = {old: i for i, old in enumerate(keep)}
-    rows = np.array(keep, dtype=np.int64)
-    pruned = Tree(np.array([new[parents[j]] if parents[j] >= 0 else -1 for j in keep],
-                           dtype=np.int64),
-                  np.ascontiguousarray(tree.placements[rows]), tree.kinds[rows],
-                  np.ascontiguousarray(tree.axes[rows]), tree.columns[rows])
-    return pruned, np.array([new[j] if j >= 0 else -1 for j in fparent.tolist()],
-                            dtype=np.int64)
 
 
 def _frame_arrays(model: pin.Model, fids) -> Tuple[np.ndarray, np.ndarray]:
@@ -317,7 +209,7 @@ def _layout(group, key: tuple, encoded: list, extra_fids, constraints) -> Layout
         for e in encoded:
             coff.append(coff[-1] + len(e[3]))
         fparent, fplace = _frame_arrays(group.robot.model, list(index))
-        tree, fparent = _pruned(tree_of(group), fparent)
+        tree, fparent = pruned(tree_of(group), fparent)
         poff = [0]
         for k in key[0]:
             poff.append(poff[-1] + k[4])

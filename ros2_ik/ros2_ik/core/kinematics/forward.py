@@ -1,0 +1,121 @@
+"""Forward kinematics and frame Jacobians of the tree model (:mod:`.model`), compiled.
+
+Arrays of a :class:`~.model.Tree`: ``parents`` (k,) each joint's parent (-1: the world,
+a parent before its children), ``placements`` (k, 4, 4) ``T_parent_joint`` [m],
+``kinds`` (k,) fixed, revolute or prismatic (:data:`.model.FIXED`, ...), ``axes`` (k, 3)
+unit axes in the joint frame, ``columns`` (k,) index of the joint's value in the group
+vector ``q`` (n,) [rad or m].  Frames: ``fparent`` (f,) the joint carrying each frame
+(-1: the world), ``fplace`` (f, 4, 4) ``T_joint_frame``.  Jacobians are
+``LOCAL_WORLD_ALIGNED`` (the package's convention, :mod:`ros2_ik.core.kinematics`).
+
+Written out by index, without array views or calls but inlined ones: in numba each call
+passes its arrays as structs and each view counts a reference, and every iteration of
+every attempt calls :func:`kinematics`.
+"""
+import math
+
+from ros2_ik.core.kinematics.jit import jit
+from ros2_ik.core.kinematics.model import FIXED, PRISMATIC, REVOLUTE
+
+
+@jit(inline="always")
+def placed(oMi, p, local, i, out):  # pragma: no cover - compiled
+    """``out[i] = oMi[p] @ local[i]`` (``local[i]`` when ``p < 0``: on the world), by index."""
+    for r in range(3):
+        if p < 0:
+            for c in range(4):
+                out[i, r, c] = local[i, r, c]
+        else:
+            a0, a1, a2 = oMi[p, r, 0], oMi[p, r, 1], oMi[p, r, 2]
+            for c in range(4):
+                out[i, r, c] = a0 * local[i, 0, c] + a1 * local[i, 1, c] + a2 * local[i, 2, c]
+            out[i, r, 3] += oMi[p, r, 3]
+    out[i, 3, 0], out[i, 3, 1], out[i, 3, 2], out[i, 3, 3] = 0.0, 0.0, 0.0, 1.0
+
+
+@jit(inline="always")
+def joints(parents, placements, kinds, axes, columns, q, oMi,
+           waxes):  # pragma: no cover - compiled
+    """Joint placements ``T_world_joint`` into ``oMi`` (k, 4, 4), world axes into ``waxes``.
+
+    ``waxes`` (k, 3): each joint's unit axis in world axes (the same before and after the
+    joint's own motion).
+    """
+    for i in range(parents.shape[0]):
+        placed(oMi, parents[i], placements, i, oMi)
+        x, y, z = axes[i, 0], axes[i, 1], axes[i, 2]
+        for r in range(3):
+            waxes[i, r] = oMi[i, r, 0] * x + oMi[i, r, 1] * y + oMi[i, r, 2] * z
+        kind = kinds[i]
+        if kind == PRISMATIC:
+            v = q[columns[i]]
+            for r in range(3):
+                oMi[i, r, 3] += waxes[i, r] * v
+        elif kind == REVOLUTE:  # the rotation times Rodrigues' rotation of v about (x, y, z)
+            v = q[columns[i]]
+            c, s = math.cos(v), math.sin(v)
+            t = 1.0 - c
+            R00, R01, R02 = c + t * x * x, t * x * y - s * z, t * x * z + s * y
+            R10, R11, R12 = t * x * y + s * z, c + t * y * y, t * y * z - s * x
+            R20, R21, R22 = t * x * z - s * y, t * y * z + s * x, c + t * z * z
+            for r in range(3):
+                n0, n1, n2 = oMi[i, r, 0], oMi[i, r, 1], oMi[i, r, 2]
+                oMi[i, r, 0] = n0 * R00 + n1 * R10 + n2 * R20
+                oMi[i, r, 1] = n0 * R01 + n1 * R11 + n2 * R21
+                oMi[i, r, 2] = n0 * R02 + n1 * R12 + n2 * R22
+
+
+@jit(inline="always")
+def frame_jacobian(parents, kinds, columns, oMi, waxes, oMf, f, p,
+                   Jf):  # pragma: no cover - compiled
+    """``LOCAL_WORLD_ALIGNED`` Jacobian (6, n) of frame ``oMf[f]`` on joint ``p`` into ``Jf[f]``.
+
+    Column of a revolute joint: ``[a x (p_frame - p_joint), a]``, of a prismatic one
+    ``[a, 0]`` (``a`` its world axis); zero for the joints not between the frame and the
+    root.
+    """
+    for r in range(6):
+        for c in range(Jf.shape[2]):
+            Jf[f, r, c] = 0.0
+    tx, ty, tz = oMf[f, 0, 3], oMf[f, 1, 3], oMf[f, 2, 3]
+    j = p
+    while j >= 0:  # the joints between the frame and the root: the Jacobian's columns
+        kind = kinds[j]
+        if kind != FIXED:
+            c = columns[j]
+            ax, ay, az = waxes[j, 0], waxes[j, 1], waxes[j, 2]
+            if kind == PRISMATIC:
+                Jf[f, 0, c], Jf[f, 1, c], Jf[f, 2, c] = ax, ay, az
+            else:
+                dx, dy, dz = tx - oMi[j, 0, 3], ty - oMi[j, 1, 3], tz - oMi[j, 2, 3]
+                Jf[f, 0, c] = ay * dz - az * dy
+                Jf[f, 1, c] = az * dx - ax * dz
+                Jf[f, 2, c] = ax * dy - ay * dx
+                Jf[f, 3, c], Jf[f, 4, c], Jf[f, 5, c] = ax, ay, az
+        j = parents[j]
+
+
+@jit
+def kinematics(parents, placements, kinds, axes, columns, q, fparent, fplace, oMi, oMf,
+               Jf, waxes):  # pragma: no cover - compiled
+    """Joint placements ``oMi`` (k, 4, 4), frame placements ``oMf`` (f, 4, 4), Jacobians.
+
+    ``Jf`` (f, 6, n): each frame's ``LOCAL_WORLD_ALIGNED`` Jacobian (:func:`frame_jacobian`)
+    in group columns; ``waxes`` (k, 3) receives the joints' world axes.
+    """
+    joints(parents, placements, kinds, axes, columns, q, oMi, waxes)
+    for f in range(fparent.shape[0]):  # the frames on tree joint p (-1: the world)
+        p = fparent[f]
+        placed(oMi, p, fplace, f, oMf)
+        frame_jacobian(parents, kinds, columns, oMi, waxes, oMf, f, p, Jf)
+
+
+@jit(inline="always")
+def to_local(oMf, f, Jf):  # pragma: no cover - compiled
+    """Rotate ``Jf[f]`` into frame ``f``'s own axes in place: ``LOCAL`` (``R_WF^T`` per half)."""
+    for c in range(Jf.shape[2]):
+        lx, ly, lz = Jf[f, 0, c], Jf[f, 1, c], Jf[f, 2, c]
+        wx, wy, wz = Jf[f, 3, c], Jf[f, 4, c], Jf[f, 5, c]
+        for r in range(3):
+            Jf[f, r, c] = oMf[f, 0, r] * lx + oMf[f, 1, r] * ly + oMf[f, 2, r] * lz
+            Jf[f, r + 3, c] = oMf[f, 0, r] * wx + oMf[f, 1, r] * wy + oMf[f, 2, r] * wz

@@ -1,0 +1,163 @@
+"""The tree model of the compiled kinematics, built from a pinocchio model (no numba here).
+
+:class:`Tree`: the joints as arrays (:mod:`.forward` computes on them).  :func:`tree_of`
+is a group's whole robot (the group's joints move, every other joint is fixed at its
+locked position), :func:`pruned` that tree cut to the joints that move some frames, and
+:func:`chain_of` a serial chain: the tree of a model whose joints are all the group's,
+pruned to the supports of one frame, with that frame.
+"""
+from __future__ import annotations
+
+from typing import Mapping, NamedTuple, Optional, Sequence, Tuple
+
+import numpy as np
+import pinocchio as pin
+
+from ros2_ik.core.group import unbounded_unaligned_axis
+from ros2_ik.core.per_object import PerObject
+
+_REVOLUTE = {"JointModelRX": (1.0, 0.0, 0.0), "JointModelRY": (0.0, 1.0, 0.0),
+             "JointModelRZ": (0.0, 0.0, 1.0), "JointModelRUBX": (1.0, 0.0, 0.0),
+             "JointModelRUBY": (0.0, 1.0, 0.0), "JointModelRUBZ": (0.0, 0.0, 1.0)}
+_PRISMATIC = {"JointModelPX": (1.0, 0.0, 0.0), "JointModelPY": (0.0, 1.0, 0.0),
+              "JointModelPZ": (0.0, 0.0, 1.0)}
+#: Joint kinds, as :mod:`.forward` numbers them.
+FIXED, REVOLUTE, PRISMATIC = 0, 1, 2
+
+
+class Tree(NamedTuple):
+    """Joints as arrays for the kernels (a parent before its children).
+
+    ``parents`` (k,) tree index of each joint's parent (-1: the world); ``placements``
+    (k, 4, 4) ``T_parent_joint`` [m] (a locked joint's includes its motion); ``kinds``
+    (k,) 0 fixed, 1 revolute, 2 prismatic; ``axes`` (k, 3) unit axes in the joint frame;
+    ``columns`` (k,) index in the group vector (0 for fixed joints).
+    """
+
+    parents: np.ndarray
+    placements: np.ndarray
+    kinds: np.ndarray
+    axes: np.ndarray
+    columns: np.ndarray
+
+
+class Chain(NamedTuple):
+    """A serial chain and its tip frame: the kernels' tree with one frame.
+
+    ``tree``: the joints from the root to the tip; ``fparent`` (1,) the joint carrying
+    the tip (the last one), ``fplace`` (1, 4, 4) ``T_joint_tip`` (the tip may hang below a
+    fixed link).
+    """
+
+    tree: Tree
+    fparent: np.ndarray
+    fplace: np.ndarray
+
+
+def joint_axis(joint) -> Optional[tuple]:
+    """(prismatic, unit axis) of a 1-DoF revolute, continuous or prismatic joint, or None."""
+    name = joint.shortname()
+    if name in _REVOLUTE:
+        return False, _REVOLUTE[name]
+    if name in _PRISMATIC:
+        return True, _PRISMATIC[name]
+    if name == "JointModelRevoluteUnboundedUnaligned":
+        a = np.asarray(unbounded_unaligned_axis(joint.extract()), dtype=float)
+    elif name in ("JointModelRevoluteUnaligned", "JointModelPrismaticUnaligned"):
+        a = np.asarray(joint.extract().axis, dtype=float)
+    else:
+        return None
+    norm = float(np.linalg.norm(a))
+    if not norm > 0.0:
+        return None
+    return name == "JointModelPrismaticUnaligned", tuple(a / norm)
+
+
+def model_tree(model: pin.Model, joint_ids: Sequence[int], column: Mapping[int, int],
+               liMi=None) -> Optional[Tree]:
+    """Return the tree of ``model``'s joints ``joint_ids`` (each after its parent), or None.
+
+    ``column``: each moving joint's index in the group vector; the others are fixed at
+    ``liMi[j]`` (pinocchio ``Data.liMi`` at the locked configuration).  None when a
+    moving joint is not one-axis revolute or prismatic, or a fixed one has no ``liMi``.
+    """
+    index = {j: i for i, j in enumerate(joint_ids)}
+    k = len(index)
+    parents, kinds = np.full(k, -1, dtype=np.int64), np.zeros(k, dtype=np.int64)
+    placements, axes = np.empty((k, 4, 4)), np.zeros((k, 3))
+    columns = np.zeros(k, dtype=np.int64)
+    for i, j in enumerate(joint_ids):
+        parents[i] = index.get(model.parents[j], -1)
+        if j not in column:
+            if liMi is None:
+                return None
+            placements[i] = liMi[j].homogeneous
+            continue
+        axis = joint_axis(model.joints[j])
+        if axis is None:
+            return None
+        kinds[i] = PRISMATIC if axis[0] else REVOLUTE
+        axes[i], columns[i] = axis[1], column[j]
+        placements[i] = model.jointPlacements[j].homogeneous
+    return Tree(parents, np.ascontiguousarray(placements), kinds, axes, columns)
+
+
+def chain_of(model: pin.Model, frame_id: int) -> Optional[Chain]:
+    """Chain of ``model`` (q = group vector, nq = nv) carrying frame ``frame_id``, or None.
+
+    None when the model has cos/sin joints, the frame is on the world, or a joint on the
+    path is not a one-axis revolute or prismatic joint.
+    """
+    if model.nq != model.nv:
+        return None
+    frame = model.frames[frame_id]
+    support = [j for j in model.supports[frame.parentJoint] if j > 0]
+    if not support:
+        return None
+    tree = model_tree(model, support, {j: model.idx_qs[j] for j in support})
+    if tree is None:
+        return None
+    return Chain(tree, np.array([len(support) - 1], dtype=np.int64),
+                 np.ascontiguousarray(frame.placement.homogeneous)[None])
+
+
+_TREES: PerObject = PerObject()
+#: :func:`tree_of`'s marker of a group not looked at yet (its tree may be None).
+_UNKNOWN = object()
+
+
+def tree_of(group) -> Optional[Tree]:
+    """Return the tree of ``group``'s full model, or None (a group joint of another kind)."""
+    tree = _TREES.get(group, _UNKNOWN)
+    if tree is _UNKNOWN:
+        model = group.robot.model
+        data = model.createData()
+        pin.forwardKinematics(model, data, group.q_full_locked)  # liMi of the locked joints
+        tree = _TREES[group] = model_tree(
+            model, range(1, model.njoints), {j: i for i, j in enumerate(group.joint_ids)},
+            data.liMi)
+    return tree
+
+
+def pruned(tree: Tree, fparent: np.ndarray) -> Tuple[Tree, np.ndarray]:
+    """Return the joints that move frames on tree joints ``fparent`` (f,), and ``fparent`` in it.
+
+    Their supports, in tree order (a parent before its children): the kinematics of a
+    whole robot loaded for one arm (a mobile manipulator's 48 joints, 8 of them under the
+    hand) then computes only those, with the same placements and Jacobians.
+    """
+    parents = tree.parents.tolist()
+    needed: set = set()
+    for j in fparent.tolist():
+        while j >= 0 and j not in needed:
+            needed.add(j)
+            j = parents[j]
+    keep = sorted(needed)
+    new = {old: i for i, old in enumerate(keep)}
+    rows = np.array(keep, dtype=np.int64)
+    tree = Tree(np.array([new[parents[j]] if parents[j] >= 0 else -1 for j in keep],
+                         dtype=np.int64),
+                np.ascontiguousarray(tree.placements[rows]), tree.kinds[rows],
+                np.ascontiguousarray(tree.axes[rows]), tree.columns[rows])
+    return tree, np.array([new[j] if j >= 0 else -1 for j in fparent.tolist()],
+                          dtype=np.int64)
