@@ -146,13 +146,13 @@ class Revision:
                 "warm_up_s": round(getattr(self, "warm_up_s", float("nan")), 1)}
 
 
-def run_benchmark(rev: Revision, name: str, quick: bool, out: Path) -> List[dict]:
-    """One run of benchmark ``name`` on ``rev`` into ``out``; its rows (``ab_report``)."""
+def run_benchmark(rev: Revision, name: str, quick: bool, out: Path, k: int) -> List[dict]:
+    """Round ``k`` of benchmark ``name`` on ``rev`` into ``out``; its rows (``ab_report``)."""
     script, args, quick_args = SCRIPTS[name]
     cmd = [sys.executable, str(rev.path / "bench" / script), *args,
            *(quick_args if quick else []), "--out", str(out)]
     started = time.perf_counter()
-    rev.run(f"{name}_{out.name}", cmd)
+    rev.run(f"{name}_round{k + 1}", cmd)
     print(f"  {name:11s} {rev.label} {rev.sha[:7]}  {time.perf_counter() - started:6.1f} s",
           flush=True)
     return digest(name, out)
@@ -178,7 +178,7 @@ def run_rounds(revs: List[Revision], benchmarks: List[str], rounds: int, quick: 
         for name in benchmarks:
             for rev in (revs if k % 2 == 0 else revs[::-1]):
                 out = runs_dir / f"{name}_{rev.label}_round{k + 1}"
-                runs[name][rev.label].append(run_benchmark(rev, name, quick, out))
+                runs[name][rev.label].append(run_benchmark(rev, name, quick, out, k))
     return runs
 
 

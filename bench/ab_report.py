@@ -7,8 +7,9 @@ A *row* is one thing a benchmark times: a pose-benchmark arm (lm), a collision m
 constrained (arm, family, solver) cell.  Per row and round the ratio is
 ``new median [ms] / old median [ms]`` (both medians from runs made back to back, so a slow
 phase of the machine hits both); a row's figure is the median of its rounds' ratios, and a
-benchmark's figure the median of its rows' figures.  Speed verdict: that figure is at most
-:data:`SLOWER_LIMIT` (new no more than 5 % slower; faster passes).  Success counts are
+benchmark's figure per solver the median of that solver's rows' figures.  Speed verdict:
+each such figure is at most :data:`SLOWER_LIMIT` (new no more than 5 % slower; faster
+passes).  Success counts are
 pooled over the rounds; a row's success is "lower" only when the new rate is below the old
 by more than :data:`SUCCESS_SIGMAS` standard errors of the difference (success under a time
 budget moves a little from run to run).  False SUCCESS: a SUCCESS whose answer the
@@ -33,10 +34,10 @@ BENCHMARKS = ("pose", "constrained", "collision")
 COLLISION_WRONG = ("pose", "limits", "collision", "touching")
 
 
-def _digest(key: str, median_ms: float, n: int, success_rate: float,
+def _digest(key: str, solver: str, median_ms: float, n: int, success_rate: float,
             false_success: int) -> dict:
-    """One row of one run: median [ms], problems timed, successes, false SUCCESS."""
-    return {"key": key, "median_ms": float(median_ms), "n": int(n),
+    """One row of one run: its solver, median [ms], problems timed, successes, false SUCCESS."""
+    return {"key": key, "solver": solver, "median_ms": float(median_ms), "n": int(n),
             "successes": int(round(success_rate * n)), "false_success": int(false_success)}
 
 
@@ -52,22 +53,22 @@ def pose_digest(rows: List[dict], failures: List[dict], solver: str = "lm") -> L
             continue
         lies = sum(f["robot"] == r["robot"] and f["solver"] == solver
                    and f["status"] == "SUCCESS" for f in failures)
-        out.append(_digest(r["robot"], r["median_ms"], r["n"] * r.get("repeat", 1),
+        out.append(_digest(r["robot"], solver, r["median_ms"], r["n"] * r.get("repeat", 1),
                            r["success_rate"], lies))
     return out
 
 
 def collision_digest(rows: List[dict], methods: Iterable[str]) -> List[dict]:
     """Rows of ``collision_bench.py``'s collision.json for ``methods``, per method."""
-    return [_digest(r["solver"], r["median_ms"], r["n"], r["success_rate"],
+    return [_digest(r["solver"], r["solver"], r["median_ms"], r["n"], r["success_rate"],
                     sum(r["outcomes"].get(k, 0) for k in COLLISION_WRONG))
             for r in rows if r["solver"] in methods and not r.get("skipped")]
 
 
 def constrained_digest(doc: dict) -> List[dict]:
     """Rows of ``constrained_bench.py``'s constrained.json, per (arm, family, solver)."""
-    return [_digest(f"{r['robot']} {r['family']} {r['solver']}", r["median_ms"], r["n"],
-                    r["success_rate"], r["false_success"])
+    return [_digest(f"{r['robot']} {r['family']} {r['solver']}", r["solver"], r["median_ms"],
+                    r["n"], r["success_rate"], r["false_success"])
             for r in doc["rows"] if not r.get("skipped")]
 
 
@@ -100,7 +101,8 @@ def compare_row(old: List[dict], new: List[dict]) -> dict:
     ratios = [b / a for a, b in zip(old_ms, new_ms)]
     old_ok, new_ok = sum(d["successes"] for d in old), sum(d["successes"] for d in new)
     old_n, new_n = sum(d["n"] for d in old), sum(d["n"] for d in new)
-    return {"old_median_ms_per_round": old_ms, "new_median_ms_per_round": new_ms,
+    return {"solver": old[0]["solver"], "old_median_ms_per_round": old_ms,
+            "new_median_ms_per_round": new_ms,
             "ratio_new_old_per_round": ratios,
             "median_ratio_new_old": float(np.median(ratios)),
             "old_success_rate": old_ok / old_n, "new_success_rate": new_ok / new_n,
@@ -122,24 +124,34 @@ def compare_benchmark(old_runs: List[List[dict]], new_runs: List[List[dict]]) ->
     every = [set(run) for run in old + new]
     keys = sorted(set.intersection(*every)) if every else []
     rows = {k: compare_row([run[k] for run in old], [run[k] for run in new]) for k in keys}
-    ratios = [r["median_ratio_new_old"] for r in rows.values()]
-    figure = float(np.median(ratios)) if ratios else math.nan
+    solvers = {}
+    for r in rows.values():
+        solvers.setdefault(r["solver"], []).append(r)
+    per_solver = {s: _summary(rs) for s, rs in sorted(solvers.items())}
     return {
         "rows": rows,
         "rows_not_in_every_run": sorted(set.union(*every) - set(keys)) if every else [],
-        "median_of_row_ratios": figure,
-        "row_ratio_min": min(ratios, default=math.nan),
-        "row_ratio_max": max(ratios, default=math.nan),
-        "rows_slower_than_limit": [k for k, r in rows.items()
-                                   if r["median_ratio_new_old"] > SLOWER_LIMIT],
-        "rows_success_lower": [k for k, r in rows.items() if r["success_change"] == "lower"],
-        "old_false_success": sum(r["old_false_success"] for r in rows.values()),
-        "new_false_success": sum(r["new_false_success"] for r in rows.values()),
-        "verdict": {"median_within_limit": bool(figure <= SLOWER_LIMIT),
-                    "success_unchanged": not any(r["success_change"] == "lower"
-                                                 for r in rows.values()),
-                    "zero_false_success_new": all(r["new_false_success"] == 0
-                                                  for r in rows.values())}}
+        "solvers": per_solver,
+        "verdict": {"median_within_limit": all(s["median_within_limit"]
+                                               for s in per_solver.values()),
+                    "success_unchanged": not any(s["rows_success_lower"]
+                                                 for s in per_solver.values()),
+                    "zero_false_success_new": all(s["new_false_success"] == 0
+                                                  for s in per_solver.values())}}
+
+
+def _summary(rows: List[dict]) -> dict:
+    """One solver's rows of a benchmark: the median of their ratios and what missed."""
+    ratios = [r["median_ratio_new_old"] for r in rows]
+    figure = float(np.median(ratios))
+    return {"rows": len(rows), "median_of_row_ratios": figure,
+            "row_ratio_min": min(ratios), "row_ratio_max": max(ratios),
+            "median_within_limit": bool(figure <= SLOWER_LIMIT),
+            "rows_slower_than_limit": sum(r["median_ratio_new_old"] > SLOWER_LIMIT
+                                          for r in rows),
+            "rows_success_lower": sum(r["success_change"] == "lower" for r in rows),
+            "old_false_success": sum(r["old_false_success"] for r in rows),
+            "new_false_success": sum(r["new_false_success"] for r in rows)}
 
 
 def compare_completeness(old: dict, new: dict) -> dict:
@@ -182,18 +194,21 @@ def markdown(doc: dict) -> str:
         + " / ".join(f"{x:.2f}" for x in m["load_average_end"]) + f" at end; "
         f"{m['seconds']:.0f} s in all.", "",
         f"- medians within {100 * (SLOWER_LIMIT - 1):.0f} % (new / old <= {SLOWER_LIMIT:g}, "
-        f"median of the rows' median ratios): {_yes(v['medians_within_limit'])}",
+        f"per benchmark and solver the median of the rows' median ratios): "
+        f"{_yes(v['medians_within_limit'])}",
         f"- success rates unchanged (no row lower by more than {SUCCESS_SIGMAS:g} standard "
         f"errors): {_yes(v['success_unchanged'])}",
         f"- 0 false SUCCESS on the new commit: {_yes(v['zero_false_success_new'])}", "",
-        "| benchmark | rows | median of ratios new/old | row ratios min - max | rows > "
-        f"{SLOWER_LIMIT:g} | rows with lower success | false SUCCESS old / new |",
-        "|---|---|---|---|---|---|---|"]
+        "| benchmark | solver | rows | median of ratios new/old | row ratios min - max | "
+        f"rows > {SLOWER_LIMIT:g} | rows with lower success | false SUCCESS old / new |",
+        "|---|---|---|---|---|---|---|---|"]
     for name, b in doc["benchmarks"].items():
-        lines.append(f"| {name} | {len(b['rows'])} | {b['median_of_row_ratios']:.3f} | "
-                     f"{b['row_ratio_min']:.3f} - {b['row_ratio_max']:.3f} | "
-                     f"{len(b['rows_slower_than_limit'])} | {len(b['rows_success_lower'])} | "
-                     f"{b['old_false_success']} / {b['new_false_success']} |")
+        for solver, s in b["solvers"].items():
+            lines.append(f"| {name} | {solver} | {s['rows']} | "
+                         f"{s['median_of_row_ratios']:.3f} | "
+                         f"{s['row_ratio_min']:.3f} - {s['row_ratio_max']:.3f} | "
+                         f"{s['rows_slower_than_limit']} | {s['rows_success_lower']} | "
+                         f"{s['old_false_success']} / {s['new_false_success']} |")
     lines += _completeness_lines(doc.get("completeness"))
     lines += ["", f"Settings: {m['settings']}.", ""]
     if m.get("bench_files_changed"):
@@ -244,17 +259,23 @@ def write_plot(path: Path, doc: dict) -> None:
         return
     fig, axes = plt.subplots(1, len(benches), figsize=(4.5 * len(benches), 4), squeeze=False)
     for ax, (name, b) in zip(axes[0], benches):
+        colours = {solver: f"C{i}" for i, solver in enumerate(b["solvers"])}
         for i, r in enumerate(b["rows"].values()):
             ax.plot([i] * len(r["ratio_new_old_per_round"]), r["ratio_new_old_per_round"], ".",
-                    color="0.6")
-            ax.plot(i, r["median_ratio_new_old"], "o", color="C0", markersize=4)
+                    color="0.7")
+            ax.plot(i, r["median_ratio_new_old"], "o", color=colours[r["solver"]], markersize=4)
+        for solver, summary in b["solvers"].items():
+            ax.plot([], [], "o", color=colours[solver],
+                    label=f"{solver}: {summary['median_of_row_ratios']:.3f}")
         for y, style in ((1.0, "-"), (SLOWER_LIMIT, "--"), (2 - SLOWER_LIMIT, "--")):
-            ax.axhline(y, color="C3", linestyle=style, linewidth=0.8)
-        ax.set_title(f"{name}: median {b['median_of_row_ratios']:.3f}")
+            ax.axhline(y, color="k", linestyle=style, linewidth=0.6)
+        ax.set_yscale("log")
+        ax.set_title(name)
         ax.set_xlabel("row")
         ax.set_ylabel("median time new / old")
+        ax.legend(fontsize=7, title="median of rows", title_fontsize=7)
     fig.suptitle(f"{doc['meta']['old']['sha'][:7]} -> {doc['meta']['new']['sha'][:7]}, "
-                 f"{doc['meta']['rounds']} round(s) (grey: per round; blue: median)")
+                 f"{doc['meta']['rounds']} round(s) (grey: per round; colour: their median)")
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)

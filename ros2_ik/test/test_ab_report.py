@@ -31,8 +31,10 @@ def test_pose_digest_keeps_lm_pose_rows_and_counts_claimed_failures():
                 {"robot": "ur5", "solver": "lm", "status": "NO_SOLUTION"}]
     rows = report.pose_digest(_pose_rows(0.2, 0.1, panda_rate=0.98), failures)
     assert rows == [
-        {"key": "panda", "median_ms": 0.2, "n": 100, "successes": 98, "false_success": 1},
-        {"key": "ur5", "median_ms": 0.1, "n": 100, "successes": 100, "false_success": 0}]
+        {"key": "panda", "solver": "lm", "median_ms": 0.2, "n": 100, "successes": 98,
+         "false_success": 1},
+        {"key": "ur5", "solver": "lm", "median_ms": 0.1, "n": 100, "successes": 100,
+         "false_success": 0}]
 
 
 def test_collision_digest_counts_rejected_answers_as_false_success():
@@ -41,8 +43,8 @@ def test_collision_digest_counts_rejected_answers_as_false_success():
             {"solver": "drake_mindist", "n": 50, "median_ms": 3.0, "success_rate": 0.9,
              "outcomes": {"ok": 45, "pose": 5}}]
     assert report.collision_digest(rows, ("lm+collision",)) == [
-        {"key": "lm+collision", "median_ms": 0.3, "n": 50, "successes": 45,
-         "false_success": 2}]
+        {"key": "lm+collision", "solver": "lm+collision", "median_ms": 0.3, "n": 50,
+         "successes": 45, "false_success": 2}]
 
 
 def test_ratios_are_per_round_and_the_figure_is_their_median():
@@ -54,7 +56,7 @@ def test_ratios_are_per_round_and_the_figure_is_their_median():
     assert panda["ratio_new_old_per_round"] == pytest.approx([1.02, 1.10, 0.90])
     assert panda["median_ratio_new_old"] == pytest.approx(1.02)
     assert b["rows"]["ur5"]["median_ratio_new_old"] == pytest.approx(1.02)
-    assert b["median_of_row_ratios"] == pytest.approx(1.02)
+    assert b["solvers"]["lm"]["median_of_row_ratios"] == pytest.approx(1.02)
     assert b["verdict"] == {"median_within_limit": True, "success_unchanged": True,
                             "zero_false_success_new": True}
 
@@ -63,7 +65,7 @@ def test_a_benchmark_six_percent_slower_fails_the_speed_target_only():
     old = [report.pose_digest(_pose_rows(1.0, 1.0), [])]
     new = [report.pose_digest(_pose_rows(1.06, 1.06), [])]
     b = report.compare_benchmark(old, new)
-    assert b["rows_slower_than_limit"] == ["panda", "ur5"]
+    assert b["solvers"]["lm"]["rows_slower_than_limit"] == 2
     assert b["verdict"]["median_within_limit"] is False
     assert b["verdict"]["success_unchanged"] is True
     faster = report.compare_benchmark(new, old)  # 1 / 1.06: faster passes
@@ -80,7 +82,7 @@ def test_success_drop_beyond_two_standard_errors_is_lower_one_problem_is_noise()
     # 5 of 100: p = 0.975, 2 se = 0.0442 < 0.05
     b = report.compare_benchmark(old, five_less)
     assert b["rows"]["panda"]["success_change"] == "lower"
-    assert b["rows_success_lower"] == ["panda"]
+    assert b["solvers"]["lm"]["rows_success_lower"] == 1
     assert b["verdict"]["success_unchanged"] is False
     assert report.compare_benchmark(five_less, old)["rows"]["panda"]["success_change"] \
         == "higher"
@@ -102,7 +104,8 @@ def test_constrained_false_success_and_rows_missing_from_a_run():
     assert b["rows_not_in_every_run"] == ["panda a dls"]
     both = report.compare_benchmark([report.constrained_digest(doc(True))],
                                     [report.constrained_digest(doc(True))])
-    assert both["new_false_success"] == 1
+    assert both["solvers"]["dls"]["new_false_success"] == 1
+    assert both["solvers"]["lm"]["new_false_success"] == 0
     assert both["verdict"]["zero_false_success_new"] is False
 
 
@@ -139,7 +142,21 @@ def test_markdown_states_the_verdict_and_every_row():
            "benchmarks": benches, "completeness": None,
            "verdict": report.overall_verdict(benches, None)}
     text = report.markdown(doc)
-    assert "medians within 5 % (new / old <= 1.05, median of the rows' median ratios): **NO**" \
-        in text
-    assert "| pose | 2 | 1.200 | 1.200 - 1.200 | 2 | 0 | 0 / 0 |" in text
+    assert "medians within 5 % (new / old <= 1.05, per benchmark and solver the median of " \
+        "the rows' median ratios): **NO**" in text
+    assert "| pose | lm | 2 | 1.200 | 1.200 - 1.200 | 2 | 0 | 0 / 0 |" in text
     assert "| panda | 1.000 | 1.200 | 1.200 | 100.00 / 100.00 % (same) | 0 / 0 |" in text
+
+
+def test_each_solver_is_judged_on_its_own_rows():
+    def doc(dls_ms):
+        return {"rows": [{"robot": arm, "family": "a", "solver": solver, "n": 20,
+                          "median_ms": 1.0 if solver == "lm" else dls_ms, "success_rate": 1.0,
+                          "false_success": 0, "skipped": None}
+                         for arm in ("panda", "ur5", "kinova") for solver in ("lm", "dls")]}
+    b = report.compare_benchmark([report.constrained_digest(doc(2.0))],
+                                 [report.constrained_digest(doc(2.2))])
+    assert b["solvers"]["lm"]["median_of_row_ratios"] == pytest.approx(1.0)
+    assert b["solvers"]["dls"]["median_of_row_ratios"] == pytest.approx(1.1)
+    assert b["solvers"]["dls"]["median_within_limit"] is False
+    assert b["verdict"]["median_within_limit"] is False
