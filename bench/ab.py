@@ -35,7 +35,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Dict, List
+from typing import Dict, List, NamedTuple
 
 import ab_report as report
 from machine import machine
@@ -46,18 +46,34 @@ RESULTS = HERE / "results"
 LOGS = ROOT / "log" / "ab"
 OURS_CONSTRAINED = "lm,sqp,bfgs,dls"
 COLLISION_METHODS = ("lm+collision", "lm_reject_restart")
-#: Per benchmark: (script, arguments, arguments added by --quick).  --quick starts from each
-#: script's own quick sizes and doubles the smallest (medians of ~0.1 ms over 100 targets
-#: in one pass moved by more than the 5 % to be seen): ik_bench 200 targets per arm, the
-#: fastest of 2 passes, 5 random arms; constrained_bench 20 problems per cell;
-#: collision_bench 200 targets.
+#: constrained_bench.py's arms (constrained_problems.ARMS): one run per arm, old and new
+#: back to back, so the two runs of a pair are seconds apart rather than a whole benchmark.
+CONSTRAINED_ARMS = ("panda", "ur5", "kinova", "xarm7")
+
+
+class Script(NamedTuple):
+    """How ab.py runs one benchmark script: its arguments, ``--quick``'s, and its parts.
+
+    ``--quick`` starts from each script's own quick sizes and raises those whose medians,
+    1a1e2a7 against itself, moved by more than the 5 % to be seen: ik_bench 200 targets
+    per arm and the fastest of 2 passes (its own: 100, one pass), collision_bench 200
+    targets (100), constrained_bench 60 problems per cell (10).  Each part (arguments
+    added to one run) runs old then new before the next part starts.
+    """
+
+    file: str
+    args: List[str]
+    quick_args: List[str]
+    parts: List[List[str]] = [[]]
+
+
 SCRIPTS = {
-    "pose": ("ik_bench.py", ["--solvers", "lm", "--chain-arms", ""],
-             ["--quick", "-n", "200", "--repeat", "2"]),
-    "constrained": ("constrained_bench.py", ["--solvers", OURS_CONSTRAINED],
-                    ["--quick", "-n", "20"]),
-    "collision": ("collision_bench.py", ["--methods", ",".join(COLLISION_METHODS),
-                                         "--generous-ms", "0"], ["--quick", "-n", "200"]),
+    "pose": Script("ik_bench.py", ["--solvers", "lm", "--chain-arms", ""],
+                   ["--quick", "-n", "200", "--repeat", "2"]),
+    "constrained": Script("constrained_bench.py", ["--solvers", OURS_CONSTRAINED],
+                          ["--quick", "-n", "60"], [["--arms", a] for a in CONSTRAINED_ARMS]),
+    "collision": Script("collision_bench.py", ["--methods", ",".join(COLLISION_METHODS),
+                                               "--generous-ms", "0"], ["--quick", "-n", "200"]),
 }
 
 
@@ -146,15 +162,15 @@ class Revision:
                 "warm_up_s": round(getattr(self, "warm_up_s", float("nan")), 1)}
 
 
-def run_benchmark(rev: Revision, name: str, quick: bool, out: Path, k: int) -> List[dict]:
-    """Round ``k`` of benchmark ``name`` on ``rev`` into ``out``; its rows (``ab_report``)."""
-    script, args, quick_args = SCRIPTS[name]
-    cmd = [sys.executable, str(rev.path / "bench" / script), *args,
-           *(quick_args if quick else []), "--out", str(out)]
+def run_benchmark(rev: Revision, name: str, quick: bool, part: List[str], out: Path) -> List[dict]:
+    """One part of benchmark ``name`` on ``rev`` into ``out``; its rows (``ab_report``)."""
+    script = SCRIPTS[name]
+    cmd = [sys.executable, str(rev.path / "bench" / script.file), *script.args,
+           *(script.quick_args if quick else []), *part, "--out", str(out)]
     started = time.perf_counter()
-    rev.run(f"{name}_round{k + 1}", cmd)
-    print(f"  {name:11s} {rev.label} {rev.sha[:7]}  {time.perf_counter() - started:6.1f} s",
-          flush=True)
+    rev.run(out.name, cmd)
+    print(f"  {name:11s} {' '.join(part):14s} {rev.label} {rev.sha[:7]}  "
+          f"{time.perf_counter() - started:6.1f} s", flush=True)
     return digest(name, out)
 
 
@@ -176,9 +192,13 @@ def run_rounds(revs: List[Revision], benchmarks: List[str], rounds: int, quick: 
     for k in range(rounds):
         print(f"round {k + 1}/{rounds}", flush=True)
         for name in benchmarks:
-            for rev in (revs if k % 2 == 0 else revs[::-1]):
-                out = runs_dir / f"{name}_{rev.label}_round{k + 1}"
-                runs[name][rev.label].append(run_benchmark(rev, name, quick, out, k))
+            rows: Dict[str, List[dict]] = {r.label: [] for r in revs}
+            for j, part in enumerate(SCRIPTS[name].parts):
+                for rev in (revs if k % 2 == 0 else revs[::-1]):
+                    out = runs_dir / rev.label / f"{name}_round{k + 1}_part{j + 1}"
+                    rows[rev.label] += run_benchmark(rev, name, quick, part, out)
+            for label, found in rows.items():
+                runs[name][label].append(found)
     return runs
 
 
@@ -202,10 +222,13 @@ def run_completeness(rev: Revision, quick: bool) -> dict:
 
 def settings(args) -> str:
     """Return the scripts' command lines as run (for the markdown)."""
-    return "; ".join(f"{name}: `{SCRIPTS[name][0]} "
-                     + " ".join(a or "''" for a in SCRIPTS[name][1]
-                                + (SCRIPTS[name][2] if args.quick else [])) + "`"
-                     for name in args.benchmarks) + \
+    def line(name: str) -> str:
+        script = SCRIPTS[name]
+        words = script.args + (script.quick_args if args.quick else [])
+        parts = " | ".join(" ".join(p) for p in script.parts if p)
+        return f"{name}: `{script.file} " + " ".join(a or "''" for a in words) + "`" + \
+            (f" (one run each: {parts})" if parts else "")
+    return "; ".join(line(name) for name in args.benchmarks) + \
         ("" if args.no_completeness else
          "; completeness: `completeness.py" + (" --quick`" if args.quick else "`"))
 

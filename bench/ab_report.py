@@ -269,9 +269,8 @@ def write_plot(path: Path, doc: dict) -> None:
                     label=f"{solver}: {summary['median_of_row_ratios']:.3f}")
         for y, style in ((1.0, "-"), (SLOWER_LIMIT, "--"), (2 - SLOWER_LIMIT, "--")):
             ax.axhline(y, color="k", linestyle=style, linewidth=0.6)
-        ax.set_yscale("log")
+        _axes(ax, b["rows"])
         ax.set_title(name)
-        ax.set_xlabel("row")
         ax.set_ylabel("median time new / old")
         ax.legend(fontsize=7, title="median of rows", title_fontsize=7)
     fig.suptitle(f"{doc['meta']['old']['sha'][:7]} -> {doc['meta']['new']['sha'][:7]}, "
@@ -279,3 +278,18 @@ def write_plot(path: Path, doc: dict) -> None:
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)
+
+
+def _axes(ax, rows: Dict[str, dict]) -> None:
+    """Name the rows when few; a log scale of plain numbers when the ratios spread wide."""
+    if len(rows) <= 20:
+        ax.set_xticks(range(len(rows)), list(rows), rotation=90, fontsize=6)
+    else:
+        ax.set_xlabel("row")
+    every = [x for r in rows.values() for x in r["ratio_new_old_per_round"]]
+    if max(every) / min(every) > 1.5:
+        from matplotlib.ticker import FixedLocator, FormatStrFormatter, NullFormatter
+        ax.set_yscale("log")
+        ax.yaxis.set_major_locator(FixedLocator([0.25, 0.5, 0.8, 1.0, 1.25, 2.0, 4.0, 8.0]))
+        ax.yaxis.set_major_formatter(FormatStrFormatter("%.2f"))
+        ax.yaxis.set_minor_formatter(NullFormatter())
