@@ -87,6 +87,8 @@ def parse_args(argv=None) -> argparse.Namespace:
                    help=f"comma list from {list(report.BENCHMARKS)}")
     p.add_argument("--no-completeness", action="store_true", help="skip the completeness fuzz")
     p.add_argument("--out", default=str(RESULTS), help="folder of ab.json, ab.md, ab.png")
+    p.add_argument("--rejudge", metavar="AB_JSON",
+                   help="run nothing: the figures and verdict again from AB_JSON's runs")
     args = p.parse_args(argv)
     args.rounds = args.rounds or (1 if args.quick else 3)
     args.benchmarks = [b for b in args.benchmarks.split(",") if b]
@@ -235,6 +237,8 @@ def settings(args) -> str:
 
 def main(argv=None) -> int:
     args = parse_args(argv)
+    if args.rejudge:  # the figures and verdict again from a run's stored digests
+        return finish(report.judge(json.loads(Path(args.rejudge).read_text())), Path(args.out))
     started, load_start = time.perf_counter(), list(os.getloadavg())
     base = Path(tempfile.mkdtemp(prefix="ros2_ik_ab_"))
     revs = [Revision("old", args.old, base), Revision("new", args.new, base)]
@@ -249,10 +253,7 @@ def main(argv=None) -> int:
         for rev in revs:
             rev.remove()
         shutil.rmtree(base, ignore_errors=True)
-    benchmarks = {b: report.compare_benchmark(runs[b]["old"], runs[b]["new"])
-                  for b in args.benchmarks}
-    completeness = fuzz and report.compare_completeness(fuzz["old"], fuzz["new"])
-    doc = {"meta": {
+    doc = report.judge({"meta": {
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "old": revs[0].info(), "new": revs[1].info(), "rounds": args.rounds,
         "quick": args.quick, "order": "old new, then new old, alternating per round",
@@ -260,14 +261,13 @@ def main(argv=None) -> int:
         "machine": machine(), "load_average_start": load_start,
         "load_average_end": list(os.getloadavg()),
         "seconds": round(time.perf_counter() - started, 1)},
-        "benchmarks": benchmarks, "completeness": completeness,
-        "verdict": report.overall_verdict(benchmarks, completeness),
-        "runs": runs, "completeness_runs": fuzz}
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "ab.json").write_text(json.dumps(doc, indent=1))
-    (out / "ab.md").write_text(report.markdown(doc))
-    report.write_plot(out / "ab.png", doc)
+        "runs": runs, "completeness_runs": fuzz})
+    return finish(doc, Path(args.out))
+
+
+def finish(doc: dict, out: Path) -> int:
+    """Write ``doc`` into ``out``, print its summary; 0 when every target is met, else 1."""
+    report.write(out, doc)
     print(report.markdown(doc).split("\n## ")[0])
     print(f"wrote {out / 'ab.json'}, ab.md, ab.png")
     return 0 if all(doc["verdict"].values()) else 1
