@@ -82,7 +82,7 @@ bench-batch: build
 
 # Old commit against new (issue 39): the pose, constrained and collision benchmarks of both
 # revisions interleaved (each in a temporary git worktree), then the completeness fuzz on each:
-# results/ab.{json,md,png}. AB_ARGS=--quick: one round at small N (~10 min).
+# results/ab.{json,md,png}. AB_ARGS=--quick: one round at small N (~6 min), a smoke test.
 OLD ?= 1a1e2a7
 NEW ?= HEAD
 bench-ab: setup

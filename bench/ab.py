@@ -12,7 +12,7 @@ OLD NEW, NEW OLD, OLD NEW, ... (a drift of the machine's speed within a round hi
 alike).  Only our solvers run (no TRAC-IK, no Drake: they are the same on both sides):
 
   pose         ik_bench.py --solvers lm --chain-arms '' (catalogue and random arms)
-  constrained  constrained_bench.py --solvers lm,sqp,bfgs,dls (families a-h)
+  constrained  constrained_bench.py --solvers lm,sqp,bfgs,dls (families a-h), per arm
   collision    collision_bench.py --methods lm+collision,lm_reject_restart
 
 Then ``completeness.py`` (``--quick``: its 600 problems) once per revision, for lm's
@@ -21,7 +21,9 @@ JSON into ``bench/results/ab.{json,md,png}``: per row the old and new medians of
 round, the median of the ratios new/old, success rates and false SUCCESS, and the verdict.
 
     python bench/ab.py --old 1a1e2a7 --new HEAD            # R=3, the scripts' own N
-    python bench/ab.py --old 1a1e2a7 --new HEAD --quick    # R=1, small N (~10 min)
+    python bench/ab.py --old 1a1e2a7 --new HEAD --quick    # R=1, small N (~6 min)
+
+Revisions are commits: a worktree holds no uncommitted edit, so commit before comparing.
 """
 from __future__ import annotations
 
@@ -248,7 +250,8 @@ def main(argv=None) -> int:
         runs = run_rounds(revs, args.benchmarks, args.rounds, args.quick, base / "runs")
         fuzz = None if args.no_completeness else \
             {rev.label: run_completeness(rev, args.quick) for rev in revs}
-        changed = git("diff", "--name-only", revs[0].sha, revs[1].sha, "--", "bench")
+        changed = git("diff", "--name-only", revs[0].sha, revs[1].sha, "--", "bench",
+                      ":(exclude)bench/results")
     finally:
         for rev in revs:
             rev.remove()
