@@ -5,7 +5,7 @@ ENV := source tools/env.sh &&
 PYTEST_ARGS ?=
 
 .PHONY: setup extras build test test-long lint docs demo bench bench-quick servo-bench \
-	bench-path bench-batch fuzz completeness load clean
+	bench-path bench-batch bench-ab fuzz completeness load clean
 
 setup:
 	@bash tools/setup.sh
@@ -79,6 +79,16 @@ bench-path: build
 # BATCH_ARGS=--quick for a one-minute run.
 bench-batch: build
 	@$(ENV) python bench/batch_bench.py $(BATCH_ARGS)
+
+# Old commit against new (issue 39): the pose, constrained and collision benchmarks of both
+# revisions interleaved (each in a temporary git worktree), then the completeness fuzz on each:
+# results/ab.{json,md,png}. AB_ARGS=--quick: one round at small N (~6 min), a smoke test.
+OLD ?= 1a1e2a7
+NEW ?= HEAD
+bench-ab: setup
+	@$(ENV) pip install --quiet -r bench/requirements-collision.txt 2>&1 \
+		| { grep -v "is ignored" || true; } \
+	&& python bench/ab.py --old $(OLD) --new $(NEW) $(AB_ARGS)
 
 # >= 10,000 generated requests against the core and the running node (soundness), then the
 # completeness fuzz: 5,000 feasible problems on ~110 robots, lm beside Drake SNOPT
