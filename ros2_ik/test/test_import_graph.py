@@ -26,7 +26,11 @@ JIT_IMPORTS = {
     # the one ``jit`` decorator (on-disk cache, IEEE division) and compose / log3
     ("_constraint_jit", "_chain_jit"), ("_constraint_lm_jit", "_chain_jit"),
     ("_measure_jit", "_chain_jit"), ("_polish_jit", "_chain_jit"),
-    ("_polish_loop_jit", "_chain_jit"),
+    ("_polish_loop_jit", "_chain_jit"), ("_dispatch_jit", "_chain_jit"),
+    # each constraint type's rows, linearisation and measure, by type code (the types'
+    # functions are in their own files under core/constraints/)
+    ("_constraint_lm_jit", "_dispatch_jit"), ("_polish_jit", "_dispatch_jit"),
+    ("_measure_jit", "_dispatch_jit"),
     # the type codes, packed layout, tree kinematics, rows and pose rows of a problem
     ("_constraint_lm_jit", "_constraint_jit"), ("_measure_jit", "_constraint_jit"),
     ("_polish_jit", "_constraint_jit"), ("_polish_loop_jit", "_constraint_jit"),

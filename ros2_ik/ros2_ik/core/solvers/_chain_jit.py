@@ -5,22 +5,9 @@ allocates, slower per iteration than these loops.
 """
 import math
 
-import numba
 import numpy as np
 
-
-def jit(function=None, *, inline: str = "never"):
-    """Compile ``function`` with IEEE division (``error_model="numpy"``), as numpy divides.
-
-    numba's default ("python") raises ZeroDivisionError on a zero divisor: a NaN reaching
-    a kernel (an attempt diverging on a target 1e300 m away) then made ``log3`` divide by
-    a zero norm and ``solve()`` raise instead of ending the attempt (found by
-    ``make fuzz``).  With NaN and inf the attempt ends unconverged and the driver moves on.
-    ``@jit(inline="always")``: numba inlines the function into its callers (its array
-    arguments then cost no call, ``_constraint_jit.kinematics``).
-    """
-    decorate = numba.njit(cache=True, nogil=True, error_model="numpy", inline=inline)
-    return decorate if function is None else decorate(function)
+from ros2_ik.core.compiled import jit  # noqa: F401 - the kernels' one decorator
 
 
 @jit

@@ -1,181 +1,25 @@
 """The numba-compiled model of polishing (:mod:`polish_kernel`): QP rows and costs.
 
 At one configuration: the kinematics of :mod:`_constraint_jit`, every constraint's
-``linearisation`` rows (as the Python classes compute them: the physical rows within
-their shrunk bounds, plus the cube rows of the angle bounds), whether the physical rows
-hold (``polish._feasible``'s test), a pose target's rows (``Residuals.pose_rows``) and
-the costs' value, gradient and Gauss-Newton curvature (``Residuals.cost_model``).
+``linearisation`` rows (``_dispatch_jit.linearise``: each type's from its own file),
+whether the physical rows hold (``polish._feasible``'s test), a pose target's rows
+(``Residuals.pose_rows``) and the costs' value, gradient and Gauss-Newton curvature
+(``Residuals.cost_model``).
 """
 import math
 
 import numpy as np
 
+from ros2_ik.core.constraints._compiled import world_vectors
 from ros2_ik.core.solvers._chain_jit import jit
-from ros2_ik.core.solvers._constraint_jit import (ANGLE, GAZE, ORIENTATION, POINT_TO_LINE,
-                                                  POINT_TO_POINT, POLYHEDRON, POSITION,
-                                                  UNKNOWN_TYPE, angle_row, kinematics,
-                                                  layout_views, log3_at, log_map,
-                                                  point_in_frame, point_row, polyhedron_rows,
+from ros2_ik.core.solvers._constraint_jit import (kinematics, layout_views, point_in_frame,
                                                   rotations, weighted_pose_rows)
+from ros2_ik.core.solvers._dispatch_jit import linearise
 
 #: Cost type codes (``polish_kernel``'s encoders).
 POSTURE, POSITION_COST, ORIENTATION_COST, ANGLE_COST = range(4)
-
-
-@jit
-def _orientation_rows(oMf, Jf, fa, fb, prm, g, J, out, S):  # pragma: no cover - compiled
-    """``OrientationConstraint.linearisation``: ``w`` (3) then ``theta`` into rows ``out..``.
-
-    ``S`` (6, 3, 3): scratch.  The rows of ``w`` are ``Jlog3 R_AB^T R_WA^T (w_B - w_A)``,
-    one 3x3 map ``M`` applied column by column; ``theta``'s is ``w . J_w / theta``.
-    """
-    rotations(oMf, fa, fb, prm, S)
-    RWA, M, w = S[0], S[4], S[5, 0]
-    w[0], w[1], w[2], _ = log3_at(S, 2)
-    theta = math.sqrt(w[0] * w[0] + w[1] * w[1] + w[2] * w[2])
-    log_map(w[0], w[1], w[2], theta, S)
-    for r in range(3):
-        g[out + r] = w[r]
-    g[out + 3] = theta
-    JA, JB = Jf[fa], Jf[fb]
-    for c in range(J.shape[1]):
-        d0, d1, d2 = JB[3, c] - JA[3, c], JB[4, c] - JA[4, c], JB[5, c] - JA[5, c]
-        for r in range(3):
-            J[out + r, c] = M[r, 0] * d0 + M[r, 1] * d1 + M[r, 2] * d2
-        if theta > 1e-12:  # J_w = R_WA^T (w_B - w_A)
-            j0 = RWA[0, 0] * d0 + RWA[1, 0] * d1 + RWA[2, 0] * d2
-            j1 = RWA[0, 1] * d0 + RWA[1, 1] * d1 + RWA[2, 1] * d2
-            j2 = RWA[0, 2] * d0 + RWA[1, 2] * d1 + RWA[2, 2] * d2
-            J[out + 3, c] = (w[0] * j0 + w[1] * j1 + w[2] * j2) / theta
-        else:
-            J[out + 3, c] = 0.0
-
-
-@jit
-def _gaze_cube(p, Jp, prm, g, J, out, S):  # pragma: no cover - compiled
-    """``n x p / |p|`` (3) and its rows ``(3, n)`` at ``out``; inert rows when ``p`` = 0.
-
-    ``prm``: ``p_AS`` (3), ``n_A`` (3).  ``S`` (6, 3, 3): scratch.  Returns False when
-    the rows are inert (``|p| < 1e-12``; the caller writes the bounds).
-    """
-    v0, v1, v2 = p[0] - prm[0], p[1] - prm[1], p[2] - prm[2]
-    nx, ny, nz = prm[3], prm[4], prm[5]
-    norm = math.sqrt(v0 * v0 + v1 * v1 + v2 * v2)
-    if norm < 1e-12:
-        for r in range(3):
-            g[out + r] = 0.0
-            for c in range(J.shape[1]):
-                J[out + r, c] = 0.0
-        return False
-    u, K, P = S[5, 0], S[0], S[1]
-    u[0], u[1], u[2] = v0 / norm, v1 / norm, v2 / norm
-    K[0, 0], K[0, 1], K[0, 2] = 0.0, -nz, ny  # skew(n)
-    K[1, 0], K[1, 1], K[1, 2] = nz, 0.0, -nx
-    K[2, 0], K[2, 1], K[2, 2] = -ny, nx, 0.0
-    for r in range(3):  # skew(n) (I - u u^T) / |p|
-        Ku = K[r, 0] * u[0] + K[r, 1] * u[1] + K[r, 2] * u[2]
-        g[out + r] = Ku
-        for c in range(3):
-            P[r, c] = (K[r, c] - Ku * u[c]) / norm
-    for r in range(3):
-        for c in range(J.shape[1]):
-            J[out + r, c] = P[r, 0] * Jp[0, c] + P[r, 1] * Jp[1, c] + P[r, 2] * Jp[2, c]
-    return True
-
-
-@jit
-def _world_vectors(oMf, fa, fb, prm, S):  # pragma: no cover - compiled
-    """Write ``a = R_WA a_A`` into ``S[5, 0]``, ``b = R_WB b_B`` into ``S[5, 1]``; return a . b."""
-    a, b, A, B = S[5, 0], S[5, 1], oMf[fa], oMf[fb]
-    for r in range(3):
-        a[r] = A[r, 0] * prm[0] + A[r, 1] * prm[1] + A[r, 2] * prm[2]
-        b[r] = B[r, 0] * prm[3] + B[r, 1] * prm[4] + B[r, 2] * prm[5]
-    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
-
-
-@jit
-def _angle_cube(oMf, Jf, fa, fb, prm, g, J, out, S):  # pragma: no cover - compiled
-    """Write ``a x b`` (3) and ``(a b^T - c I) J_A + (c I - b a^T) J_B`` at rows ``out..``.
-
-    ``S`` (6, 3, 3): scratch.
-    """
-    c = _world_vectors(oMf, fa, fb, prm, S)
-    a, b = S[5, 0], S[5, 1]
-    g[out], g[out + 1], g[out + 2] = (a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2],
-                                      a[0] * b[1] - a[1] * b[0])
-    for r in range(3):
-        for col in range(J.shape[1]):
-            s = -c * Jf[fa, 3 + r, col] + c * Jf[fb, 3 + r, col]
-            for k in range(3):
-                s += a[r] * b[k] * Jf[fa, 3 + k, col] - b[r] * a[k] * Jf[fb, 3 + k, col]
-            J[out + r, col] = s
-
-
-@jit
-def _bound_rows(lo, hi, margin, row, k, glo, ghi, gm, out):  # pragma: no cover - compiled
-    """Copy ``k`` physical rows' shrunk bounds and margins from ``row`` to ``out``."""
-    for i in range(k):
-        glo[out + i], ghi[out + i], gm[out + i] = lo[row + i], hi[row + i], margin[row + i]
-
-
-@jit
-def _cube_bounds(half, glo, ghi, gm, out):  # pragma: no cover - compiled
-    """Bounds ``+-half`` of three cube rows (margin 0: not physical rows)."""
-    for i in range(3):
-        glo[out + i], ghi[out + i], gm[out + i] = -half, half, 0.0
-
-
-@jit
-def linearise(ctype, cfa, cfb, coff, params, cube, lo, hi, margin, x_margin, oMf, Jf,
-              g, J, glo, ghi, gm, S33, Sn):  # pragma: no cover - compiled
-    """Every constraint's linearisation rows into ``g``, ``J``, bounds ``glo``, ``ghi``.
-
-    ``gm``: each row's margin [m or rad] when it is a physical row (its constraint's
-    ``evaluate_physical``, ``polish._feasible``'s rows), 0 for the cube rows.  ``cube``
-    (c,): whether an angle bound adds its cube rows.  Kinematics must be computed.
-    ``S33``, ``Sn``: :func:`work`'s scratch.  Raises ValueError
-    (:data:`_constraint_jit.UNKNOWN_TYPE`) on a type code it does not know.
-    """
-    p3, J3 = S33[5, 2], Sn[0]
-    row, out = 0, 0
-    for i in range(ctype.shape[0]):
-        t, fa, fb, prm = ctype[i], cfa[i], cfb[i], params[coff[i]:coff[i + 1]]
-        if t == ORIENTATION:
-            _orientation_rows(oMf, Jf, fa, fb, prm, g, J, out, S33)
-            _cube_bounds(prm[18], glo, ghi, gm, out)
-            glo[out + 3], ghi[out + 3], gm[out + 3] = -np.inf, prm[18], x_margin
-            out += 4
-        elif t == POSITION:  # the offset of A (16), then p_BQ
-            point_in_frame(oMf, Jf, fa, fb, prm, 0, 16, g, J, out)
-            _bound_rows(lo, hi, margin, row, 3, glo, ghi, gm, out)
-            row, out = row + 3, out + 3
-        elif t == POLYHEDRON:
-            k = int(prm[1])
-            polyhedron_rows(oMf, Jf, fa, fb, prm, g, J, out, p3, J3)
-            _bound_rows(lo, hi, margin, row, k, glo, ghi, gm, out)
-            row, out = row + k, out + k
-        elif t == ANGLE:
-            if cube[i]:
-                _angle_cube(oMf, Jf, fa, fb, prm, g, J, out, S33)
-                _cube_bounds(math.sin(hi[row]), glo, ghi, gm, out)
-                out += 3
-            g[out] = angle_row(oMf, Jf, fa, fb, prm, J[out])
-            _bound_rows(lo, hi, margin, row, 1, glo, ghi, gm, out)
-            row, out = row + 1, out + 1
-        elif t == GAZE or t == POINT_TO_POINT or t == POINT_TO_LINE:
-            # one row from a point seen in frame fa (gaze: after its cube rows)
-            point_in_frame(oMf, Jf, fa, fb, prm, -1, 0, p3, J3, 0)
-            if t == GAZE:
-                if _gaze_cube(p3, J3, prm[3:9], g, J, out, S33):
-                    _cube_bounds(math.sin(hi[row]), glo, ghi, gm, out)
-                else:  # |p| = 0: rows 0 dq within [-1, 1], always met
-                    _cube_bounds(1.0, glo, ghi, gm, out)
-                out += 3
-            g[out] = point_row(t, p3, J3, prm, J[out])
-            _bound_rows(lo, hi, margin, row, 1, glo, ghi, gm, out)
-            row, out = row + 1, out + 1
-        else:
-            raise ValueError(UNKNOWN_TYPE)
+#: The error :func:`costs` raises on a cost type code it has no formula for.
+UNKNOWN_COST = "unknown cost type code in a compiled problem"
 
 
 @jit
@@ -200,7 +44,8 @@ def costs(ktype, kfa, kfb, koff, kparams, oMf, Jf, q, grad, H, S33,
     These two add their Gauss-Newton curvature to ``H``; the orientation cost
     (``R_AbarA`` (9), ``R_BbarB`` (9), ``c``): ``c/2 (3 - tr R_AB)`` and the angle cost
     (``a_A`` (3), ``b_B`` (3), ``c``): ``c (1 - a . b)`` add their gradient only.
-    ``S33``, ``Sn``: :func:`work`'s scratch.
+    ``S33``, ``Sn``: :func:`work`'s scratch.  Raises ValueError (:data:`UNKNOWN_COST`)
+    on a cost type code it does not know.
     """
     n = q.shape[0]
     grad[:] = 0.0
@@ -224,7 +69,7 @@ def costs(ktype, kfa, kfb, koff, kparams, oMf, Jf, q, grad, H, S33,
             total += _orientation_cost(oMf, Jf, kfa[i], kfb[i], prm, grad, S33)
         elif ktype[i] == ANGLE_COST:
             total += _angle_cost(oMf, Jf, kfa[i], kfb[i], prm, grad, S33)
-        else:
+        elif ktype[i] == POSITION_COST:
             point_in_frame(oMf, Jf, kfa[i], kfb[i], prm, -1, 3, p, Jp, 0)
             for k in range(3):  # L^T rows at prm[6 + 3 k]
                 L0, L1, L2 = prm[6 + 3 * k], prm[7 + 3 * k], prm[8 + 3 * k]
@@ -237,6 +82,8 @@ def costs(ktype, kfa, kfb, koff, kparams, oMf, Jf, q, grad, H, S33,
                 for b_ in range(n):
                     H[a_, b_] += Jr[0, a_] * Jr[0, b_] + Jr[1, a_] * Jr[1, b_] \
                         + Jr[2, a_] * Jr[2, b_]
+        else:
+            raise ValueError(UNKNOWN_COST)
     return total
 
 
@@ -266,7 +113,7 @@ def _angle_cost(oMf, Jf, fa, fb, prm, grad, S):  # pragma: no cover - compiled
 
     ``S`` (6, 3, 3): scratch.
     """
-    dot = _world_vectors(oMf, fa, fb, prm, S)
+    dot = world_vectors(oMf, fa, fb, prm, S)
     a, b = S[5, 0], S[5, 1]
     x0, x1, x2 = a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]
     c = prm[6]

@@ -21,8 +21,8 @@ from typing import Optional, Tuple
 import numpy as np
 import pinocchio as pin
 
-from ros2_ik.core import constraints as C
 from ros2_ik.core import costs as K
+from ros2_ik.core.constraints import registry
 from ros2_ik.core.per_object import PerObject
 from ros2_ik.core.solvers import constraint_kernel, direct_call, polish
 from ros2_ik.core.solvers.budget import Budget
@@ -157,16 +157,6 @@ def model_for(state: constraint_kernel.KernelState):
     return compiled if compiled is not None else polish.ResidualsModel(state.residuals)
 
 
-def _rows_of(c) -> Tuple[int, bool]:
-    """Return (linearisation rows, cube rows added) of constraint ``c`` (kernel types)."""
-    kind = type(c)
-    if kind is C.OrientationConstraint or kind is C.GazeTargetConstraint:
-        return 4, True
-    if kind is C.AngleBetweenVectorsConstraint:
-        return (4 if c.cube_rows else 1), c.cube_rows
-    return len(c.physical_lists()[0]), False
-
-
 #: Encoders of the costs on frames (``constraint_kernel.cost_frames``): (type code,
 #: parameters).
 _FRAME_COSTS = {
@@ -268,7 +258,7 @@ class CompiledModel:
             else:
                 return None
             params.append(p)
-        rows = [_rows_of(c) for c in problem.row_constraints]
+        rows = [registry.kind_of(c).polish_rows(c) for c in problem.row_constraints]
         return cls(state, _packed_costs(types, fa, fb, params),
                    np.array([r[1] for r in rows], dtype=np.bool_), constant,
                    sum(r[0] for r in rows))
