@@ -71,3 +71,18 @@ def test_the_measure_of_an_unknown_code_is_never_accepted(kernels):
     held = kernels.measure(layout.ctype, layout.cfa, layout.cfb, layout.coff, c.params,
                            layout.poff, c.phys, W, out, 1e-3, 1e-3)
     assert not held and np.isnan(out[0]) and out[1] == 0.0
+
+
+def test_the_dispatch_names_every_cost_code(kernels):
+    from ros2_ik.core.constraints import registry
+    assert sorted(kernels.COST_CODES) == sorted(k.code for k in registry.cost_kinds())
+
+
+def test_the_costs_raise_on_an_unknown_code(kernels):
+    n = 2
+    ktype, kfa, kfb, koff = (np.array([UNKNOWN]), np.zeros(1, dtype=np.int64),
+                             np.zeros(1, dtype=np.int64), np.array([0, 8]))
+    oMf, Jf = np.repeat(np.eye(4)[None], 1, axis=0), np.zeros((1, 6, n))
+    with pytest.raises(ValueError, match=kernels.UNKNOWN_COST):
+        kernels.costs(ktype, kfa, kfb, koff, np.zeros(8), oMf, Jf, np.zeros(n), np.empty(n),
+                      np.empty((n, n)), np.empty((6, 3, 3)), np.empty((2, 3, n)))

@@ -127,3 +127,18 @@ def physical_rows(c) -> Tuple[int, bool]:
 def distance_bounds(c) -> list:
     """``measure_bounds`` of a type measured against ``[distance_lower, distance_upper]``."""
     return [c.distance_lower, c.distance_upper]
+
+
+class CostKind(NamedTuple):
+    """One cost type as the polishing kernel takes it (``costs.py``), in :mod:`registry`.
+
+    ``cls``: the exact class; ``code``: its type code in ``_dispatch_jit.costs``;
+    ``frames(c)``: the model frame ids (A, B) its compiled value reads, or (); ``encode(c,
+    group)``: ``(parameters, constant)``, the constant being the part of its value the
+    group's joints do not move.
+    """
+
+    cls: type
+    code: int
+    frames: Callable
+    encode: Callable

@@ -1,7 +1,8 @@
-"""The compiled dispatch: each constraint's rows, linearisation and measure by type code.
+"""The compiled dispatch: each constraint's rows, linearisation and measure, each cost's value.
 
-Every branch calls the functions of the type's own file (``constraints/<type>.py``, listed
-in ``constraints.registry``); nothing of a type's maths is here.  An if/elif chain over
+By type code, every branch calls the functions of the type's own file
+(``constraints/<type>.py``, ``costs.py``, listed in ``constraints.registry``); nothing of
+a type's maths is here.  An if/elif chain over
 the type codes (numba's calls through first-class functions are slower).  A code no
 branch names raises ValueError (:data:`UNKNOWN_TYPE`) in :func:`rows` and
 :func:`linearise`, and measures NaN (never accepted) in :func:`measure`:
@@ -12,6 +13,7 @@ import math
 
 import numpy as np
 
+from ros2_ik.core import costs as K
 from ros2_ik.core.constraints import (_compiled, angle, distance, gaze, orientation,
                                       polyhedron, position, registry)
 from ros2_ik.core.constraints._compiled import bound_rows
@@ -25,6 +27,12 @@ POINT_TO_POINT, POINT_TO_LINE = distance.POINT_TO_POINT.code, distance.POINT_TO_
 POLYHEDRON = polyhedron.KIND.code
 #: Every type code a branch below names (a test compares it with the registry's).
 CODES = (POSITION, ORIENTATION, GAZE, ANGLE, POINT_TO_POINT, POINT_TO_LINE, POLYHEDRON)
+POSTURE_COST, POSITION_COST = K.POSTURE.code, K.POSITION.code
+ORIENTATION_COST, ANGLE_COST = K.ORIENTATION.code, K.ANGLE.code
+#: Every cost type code a branch of :func:`costs` names.
+COST_CODES = (POSTURE_COST, POSITION_COST, ORIENTATION_COST, ANGLE_COST)
+#: The error :func:`costs` raises on a cost type code it has no formula for.
+UNKNOWN_COST = "unknown cost type code in a compiled problem"
 #: The error a kernel raises on a type code it has no formula for (an encoder and these
 #: codes disagree): never another type's rows in its place.
 UNKNOWN_TYPE = "unknown constraint type code in a compiled problem"
@@ -151,3 +159,31 @@ def measure(ctype, cfa, cfb, coff, params, poff, phys, W, out, tol_m,
         else:  # a type this check does not know: never accepted
             out[i] = math.nan
     return within(ctype, out, tol_m, tol_rad)
+
+
+@jit
+def costs(ktype, kfa, kfb, koff, kparams, oMf, Jf, q, grad, H, S33,
+          Sn):  # pragma: no cover - compiled
+    """Costs at group vector ``q``: returns the sum; gradient ``grad`` (n,), curvature ``H``.
+
+    Each cost's value from ``costs.py``; the posture and position costs add their
+    Gauss-Newton curvature to ``H``, the orientation and angle costs their gradient only.
+    ``S33``, ``Sn``: ``_polish_jit.work``'s scratch.  Raises ValueError
+    (:data:`UNKNOWN_COST`) on a cost type code it does not know.
+    """
+    grad[:] = 0.0
+    H[:, :] = 0.0
+    total = 0.0
+    for i in range(ktype.shape[0]):
+        t, fa, fb, prm = ktype[i], kfa[i], kfb[i], kparams[koff[i]:koff[i + 1]]
+        if t == POSTURE_COST:
+            total += K.posture_value(oMf, Jf, fa, fb, prm, q, grad, H, S33, Sn)
+        elif t == ORIENTATION_COST:
+            total += K.orientation_value(oMf, Jf, fa, fb, prm, q, grad, H, S33, Sn)
+        elif t == ANGLE_COST:
+            total += K.angle_value(oMf, Jf, fa, fb, prm, q, grad, H, S33, Sn)
+        elif t == POSITION_COST:
+            total += K.position_value(oMf, Jf, fa, fb, prm, q, grad, H, S33, Sn)
+        else:
+            raise ValueError(UNKNOWN_COST)
+    return total

@@ -26,7 +26,6 @@ from typing import List, NamedTuple, Optional, Tuple
 import numpy as np
 import pinocchio as pin
 
-from ros2_ik.core import costs as K
 from ros2_ik.core.constraints import registry
 from ros2_ik.core.group import unbounded_unaligned_axis
 from ros2_ik.core.per_object import PerObject
@@ -207,9 +206,9 @@ def _drop_stale_cache() -> None:
 
 
 def constraint_sources() -> List[Path]:
-    """Files of the constraint types with compiled functions, their helpers', the registry's."""
+    """Files of the constraint and cost types with compiled functions, helpers, registry."""
     files = {Path(sys.modules[k.cls.__module__].__file__).resolve()
-             for k in registry.kinds() if k.code is not None}
+             for k in registry.kinds() + registry.cost_kinds() if k.code is not None}
     return sorted(files | {Path(registry.__file__).resolve(),
                            Path(registry.__file__).resolve().parent / "_compiled.py"})
 
@@ -365,16 +364,9 @@ def _floats(*arrays) -> list:
 
 
 def cost_frames(cost) -> Tuple[int, ...]:
-    """Model frame ids (A, B) of a cost of the four classes of ``costs`` on frames, else ().
-
-    By exact class, as the constraints' encoders: a subclass may use other frames.
-    """
-    kind = type(cost)
-    if kind is K.OrientationCost:
-        return cost._fid_Abar, cost._fid_Bbar
-    if kind is K.PositionCost or kind is K.AngleBetweenVectorsCost:
-        return cost._fid_A, cost._fid_B
-    return ()
+    """Model frame ids (A, B) of a cost the polishing kernel takes on frames, else ()."""
+    kind = registry.cost_kind_of(cost)
+    return () if kind is None else kind.frames(cost)
 
 
 def compile_problem(problem: Problem, tolerance: ConstraintTolerance) -> Optional[Compiled]:
