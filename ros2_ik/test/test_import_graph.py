@@ -9,6 +9,7 @@ public names of each other only along the edges listed in ``JIT_IMPORTS``.  Pars
 """
 import ast
 import pathlib
+import re
 from typing import List
 
 import pytest
@@ -142,3 +143,12 @@ def test_every_compiled_module_is_a_source_of_the_stale_cache_check():
     from ros2_ik.core.solvers import constraint_kernel
     compiled = {m for m in _modules() if m.startswith("_") and m.endswith("_jit")}
     assert compiled == set(constraint_kernel._JIT_SOURCES)
+
+
+def test_every_core_file_with_compiled_functions_is_a_source_of_the_stale_cache_check():
+    """An edit of a constraint's or cost's file drops the caches of the kernels calling it."""
+    from ros2_ik.core.solvers import constraint_kernel
+    uses_jit = re.compile(r"^from (ros2_ik\.core|)\.compiled import jit", re.MULTILINE)
+    compiled = {p.resolve() for p in CORE.rglob("*.py") if p.parent != SOLVERS
+                and uses_jit.search(p.read_text())}
+    assert compiled and compiled <= set(constraint_kernel.constraint_sources())
