@@ -163,7 +163,7 @@ def _angle_row(oMf, Jf, fa, fb, prm, Jrow):  # pragma: no cover - compiled
     return math.atan2(s, c)
 
 
-@jit
+@jit(inline="always")  # a thin step of the dispatch: no call of its own
 def rows(oMf, Jf, fa, fb, prm, g, Jg, row, p3, J3):  # pragma: no cover - compiled
     """``evaluate_physical``: the angle [rad] into row ``row`` of ``g``, ``Jg``; 1."""
     g[row] = _angle_row(oMf, Jf, fa, fb, prm, Jg[row])
@@ -188,7 +188,7 @@ def _cube(oMf, Jf, fa, fb, prm, g, J, out, S):  # pragma: no cover - compiled
             J[out + r, col] = s
 
 
-@jit
+@jit(inline="always")  # a thin step of the dispatch: no call of its own
 def linearise(oMf, Jf, fa, fb, prm, cube, lo, hi, margin, x_margin, row, out, g, J, glo,
               ghi, gm, S33, p3, J3):  # pragma: no cover - compiled
     """``linearisation``: with ``cube``, ``a x b`` in a cube, then the angle; (1, 1 or 4)."""

@@ -199,7 +199,7 @@ def _line_bounds(c: PointToLineDistanceConstraint) -> list:
     return c._n_B2_list + kernel.distance_bounds(c)
 
 
-@jit
+@jit(inline="always")  # a thin step of the dispatch: no call of its own
 def point_rows(oMf, Jf, fa, fb, prm, g, Jg, row, p3, J3):  # pragma: no cover - compiled
     """Point to point ``evaluate_physical``: ``|p_P1P2|`` [m] into row ``row``; 1.
 
@@ -216,7 +216,7 @@ def point_rows(oMf, Jf, fa, fb, prm, g, Jg, row, p3, J3):  # pragma: no cover - 
     return 1
 
 
-@jit
+@jit(inline="always")  # a thin step of the dispatch: no call of its own
 def line_rows(oMf, Jf, fa, fb, prm, g, Jg, row, p3, J3):  # pragma: no cover - compiled
     """Point to line ``evaluate_physical``: ``dist(P, line)`` [m] into row ``row``; 1.
 

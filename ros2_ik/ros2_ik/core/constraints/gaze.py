@@ -175,7 +175,7 @@ def _alpha_row(p, J, prm, Jrow):  # pragma: no cover - compiled
     return alpha
 
 
-@jit
+@jit(inline="always")  # a thin step of the dispatch: no call of its own
 def rows(oMf, Jf, fa, fb, prm, g, Jg, row, p3, J3):  # pragma: no cover - compiled
     """``evaluate_physical``: ``alpha`` [rad] into row ``row`` of ``g``, ``Jg``; 1.
 
@@ -218,7 +218,7 @@ def _cube(p, Jp, prm, g, J, out, S):  # pragma: no cover - compiled
     return True
 
 
-@jit
+@jit(inline="always")  # a thin step of the dispatch: no call of its own
 def linearise(oMf, Jf, fa, fb, prm, cube, lo, hi, margin, x_margin, row, out, g, J, glo,
               ghi, gm, S33, p3, J3):  # pragma: no cover - compiled
     """``linearisation``: the cube rows of ``n x p``, then ``alpha``'s row; (1, 4) rows."""

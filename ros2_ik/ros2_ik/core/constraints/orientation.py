@@ -219,7 +219,7 @@ def _linear_rows(oMf, Jf, fa, fb, prm, g, J, out, S):  # pragma: no cover - comp
             J[out + 3, c] = 0.0
 
 
-@jit
+@jit(inline="always")  # a thin step of the dispatch: no call of its own
 def linearise(oMf, Jf, fa, fb, prm, cube, lo, hi, margin, x_margin, row, out, g, J, glo,
               ghi, gm, S33, p3, J3):  # pragma: no cover - compiled
     """``linearisation``: ``w`` in a cube, ``theta`` below the bound; (0, 4) rows."""

@@ -71,7 +71,7 @@ def _measure_bounds(c: PositionConstraint) -> list:
     return lower + upper
 
 
-@jit
+@jit(inline="always")  # a thin step of the dispatch: no call of its own
 def rows(oMf, Jf, fa, fb, prm, g, Jg, row, p3, J3):  # pragma: no cover - compiled
     """``evaluate_physical``: ``p_AQ`` [m] into rows ``row..row+2`` of ``g``, ``Jg``; 3."""
     kernel.point_in_frame(oMf, Jf, fa, fb, prm, 0, 16, g, Jg, row)
