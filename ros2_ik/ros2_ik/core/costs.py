@@ -204,7 +204,7 @@ def _encode_position(c: PositionCost, group) -> Tuple[list, float]:
     return c._p_AP_list + c._p_BQ_list + c._Lt_list, 0.0
 
 
-@jit
+@jit(inline="always")  # once inline code of the dispatch: no call of its own
 def position_value(oMf, Jf, fa, fb, prm, q, grad, H, S33, Sn):  # pragma: no cover
     """``1/2 |L^T (p_AP - p_AQ)|^2``; its gradient and Gauss-Newton curvature."""
     n = q.shape[0]
@@ -314,7 +314,7 @@ def encode_posture(c: PostureCost, group) -> Tuple[list, float]:
     return params, constant
 
 
-@jit
+@jit(inline="always")  # once inline code of the dispatch: no call of its own
 def posture_value(oMf, Jf, fa, fb, prm, q, grad, H, S33, Sn):  # pragma: no cover
     """``1/2 w d^2`` per group column, ``d`` pinocchio's difference; gradient, curvature."""
     total = 0.0
