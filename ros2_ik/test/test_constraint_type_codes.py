@@ -3,7 +3,8 @@
 Before, ``rows``, ``point_row`` and ``linearise`` sent any code they did not name to the
 point-to-line formula: an encoder out of step with the kernels gave another constraint's
 rows, silently.  Each path a packed problem takes is driven here with an unknown code:
-the Python evaluation, the attempt through its direct entry, polishing's model.
+the Python evaluation, the attempt through its direct entry, polishing's model, the
+check's measure (``_dispatch_jit``, which calls each type's functions from its file).
 """
 import numpy as np
 import pytest
@@ -18,8 +19,8 @@ UNKNOWN = 99
 @pytest.fixture(scope="module")
 def kernels():
     assert ck.warm_up() and polish_kernel.warm_up()
-    from ros2_ik.core.solvers import _constraint_jit
-    return _constraint_jit
+    from ros2_ik.core.solvers import _dispatch_jit
+    return _dispatch_jit
 
 
 def _with_codes(codes) -> ck.Compiled:
@@ -57,10 +58,31 @@ def test_polishing_model_raises_on_an_unknown_code(kernels):
         polish_kernel._call(_with_codes([UNKNOWN, 1]), cube, pose_rows, costs, np.zeros(2), 13)
 
 
-@pytest.mark.parametrize("code", [UNKNOWN, 0, 1, 3, 6])
-def test_point_row_takes_only_gaze_and_distance_codes(kernels, code):
-    p, J, prm, Jrow = np.ones(3), np.ones((3, 2)), np.zeros(18), np.empty(2)
-    with pytest.raises(ValueError, match=kernels.UNKNOWN_TYPE):
-        kernels.point_row(code, p, J, prm, Jrow)
-    for known in (kernels.GAZE, kernels.POINT_TO_POINT, kernels.POINT_TO_LINE):
-        assert np.isfinite(kernels.point_row(known, p, J, prm, Jrow))
+def test_the_dispatch_names_every_registered_code(kernels):
+    from ros2_ik.core.constraints import registry
+    assert sorted(kernels.CODES) == sorted(k.code for k in registry.kinds())
+
+
+def test_the_measure_of_an_unknown_code_is_never_accepted(kernels):
+    c = _with_codes([UNKNOWN, 1])
+    layout = c.layout
+    out = np.zeros(2)
+    W = np.repeat(np.eye(4)[None], 1, axis=0)
+    held = kernels.measure(layout.ctype, layout.cfa, layout.cfb, layout.coff, c.params,
+                           layout.poff, c.phys, W, out, 1e-3, 1e-3)
+    assert not held and np.isnan(out[0]) and out[1] == 0.0
+
+
+def test_the_dispatch_names_every_cost_code(kernels):
+    from ros2_ik.core.constraints import registry
+    assert sorted(kernels.COST_CODES) == sorted(k.code for k in registry.cost_kinds())
+
+
+def test_the_costs_raise_on_an_unknown_code(kernels):
+    n = 2
+    ktype, kfa, kfb, koff = (np.array([UNKNOWN]), np.zeros(1, dtype=np.int64),
+                             np.zeros(1, dtype=np.int64), np.array([0, 8]))
+    oMf, Jf = np.repeat(np.eye(4)[None], 1, axis=0), np.zeros((1, 6, n))
+    with pytest.raises(ValueError, match=kernels.UNKNOWN_COST):
+        kernels.costs(ktype, kfa, kfb, koff, np.zeros(8), oMf, Jf, np.zeros(n), np.empty(n),
+                      np.empty((n, n)), np.empty((6, 3, 3)), np.empty((2, 3, n)))

@@ -9,6 +9,7 @@ public names of each other only along the edges listed in ``JIT_IMPORTS``.  Pars
 """
 import ast
 import pathlib
+import re
 from typing import List
 
 import pytest
@@ -25,6 +26,10 @@ ALGORITHMS = {"lm", "dls", "bfgs", "sqp"}
 #: (The one ``jit`` decorator, the kinematics and the Lie helpers every kernel imports
 #: from :mod:`ros2_ik.core.kinematics`, outside this package.)
 JIT_IMPORTS = {
+    # each constraint type's rows, linearisation and measure, by type code (the types'
+    # functions are in their own files under core/constraints/)
+    ("_constraint_lm_jit", "_dispatch_jit"), ("_polish_jit", "_dispatch_jit"),
+    ("_measure_jit", "_dispatch_jit"),
     # the type codes, packed layout, rows and pose rows of a problem
     ("_constraint_lm_jit", "_constraint_jit"), ("_measure_jit", "_constraint_jit"),
     ("_polish_jit", "_constraint_jit"), ("_polish_loop_jit", "_constraint_jit"),
@@ -136,3 +141,15 @@ def test_every_compiled_module_is_a_source_of_the_stale_cache_check():
     from ros2_ik.core.solvers import constraint_kernel
     compiled = {m for m in _modules() if m.startswith("_") and m.endswith("_jit")}
     assert compiled == set(constraint_kernel._JIT_SOURCES)
+
+
+def test_every_core_file_with_compiled_functions_is_a_source_of_the_stale_cache_check():
+    """An edit of a constraint's or cost's file drops the caches of the kernels calling it."""
+    from ros2_ik.core.kinematics import jit
+    from ros2_ik.core.solvers import constraint_kernel
+    uses_jit = re.compile(r"^from (ros2_ik\.core|)\.compiled import jit", re.MULTILINE)
+    compiled = {p.resolve() for p in CORE.rglob("*.py") if p.parent != SOLVERS
+                and uses_jit.search(p.read_text())}
+    sources = set(constraint_kernel.constraint_sources()) | set(jit.SOURCES) | {
+        pathlib.Path(jit.__file__).resolve()}  # re-exports the decorator, compiles nothing
+    assert compiled and compiled <= sources

@@ -18,7 +18,7 @@ from ros2_ik.core import robots
 from ros2_ik.core.problem import Problem
 from ros2_ik.core.solve import solve
 from ros2_ik.core.solvers import chain_kernel, constraint_kernel as ck
-from ros2_ik.core.solvers import _measure_jit, kernel_check
+from ros2_ik.core.solvers import kernel_check
 from ros2_ik.core.verify import ConstraintTolerance, check
 from test_constraint_kernel import (FRAME_KINDS, GROUPS, RandomProblems,  # noqa: F401
                                     _random_specs, build)
@@ -48,11 +48,14 @@ def _python_amounts(problem, q):
 
 
 def test_units_are_those_of_the_classes():
+    from ros2_ik.core.constraints import registry
+    from ros2_ik.core.solvers import _dispatch_jit
     by_code = {0: C.PositionConstraint, 1: C.OrientationConstraint, 2: C.GazeTargetConstraint,
                3: C.AngleBetweenVectorsConstraint, 4: C.PointToPointDistanceConstraint,
                5: C.PointToLineDistanceConstraint, 6: C.PolyhedronConstraint}
+    assert {k.code: k.cls for k in registry.kinds()} == by_code
     for code, kind in by_code.items():
-        assert ("rad" if _measure_jit.RADIANS[code] else "m") == kind.unit, kind
+        assert ("rad" if _dispatch_jit.RADIANS[code] else "m") == kind.unit, kind
 
 
 @pytest.mark.parametrize("name,group", GROUPS, ids=[n for n, _ in GROUPS])

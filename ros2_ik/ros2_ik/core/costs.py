@@ -11,7 +11,9 @@ from typing import Optional, Tuple
 import numpy as np
 import pinocchio as pin
 
+from .compiled import jit
 from .constraints import _checks as check
+from .constraints import _compiled as kernel
 from .constraints._frames import frame_id, point_in_frame, trace_and_gradient, vectors_dot
 from .errors import InvalidGoal
 from .per_object import PerObject
@@ -189,5 +191,151 @@ class PostureCost(_NamedCost):
         jacobian = pin.dDifference(model, self._q_nominal, q, pin.ArgumentPosition.ARG1)
         return 0.5 * float(dq @ weighted), weighted @ jacobian
 
+
+# The kernels' form of each cost (``constraints.registry``): ``encode(c, group)`` returns
+# its parameters and a constant (the part of its value the group's joints do not move);
+# its compiled value adds its gradient to ``grad`` (n,) and its Gauss-Newton curvature
+# (when it has one) to ``H`` (n, n) at group vector ``q``, kinematics computed.
+# ``S33`` (6, 3, 3), ``Sn`` (2, 3, n): scratch.
+
+
+def _encode_position(c: PositionCost, group) -> Tuple[list, float]:
+    """``p_AP`` (3), ``p_BQ`` (3), ``L^T`` (9) with ``C = L L^T / 2``."""
+    return c._p_AP_list + c._p_BQ_list + c._Lt_list, 0.0
+
+
+@jit(inline="always")  # once inline code of the dispatch: no call of its own
+def position_value(oMf, Jf, fa, fb, prm, q, grad, H, S33, Sn):  # pragma: no cover
+    """``1/2 |L^T (p_AP - p_AQ)|^2``; its gradient and Gauss-Newton curvature."""
+    n = q.shape[0]
+    p, r, Jp, Jr = S33[5, 2], S33[5, 1], Sn[0], Sn[1]
+    kernel.point_in_frame(oMf, Jf, fa, fb, prm, -1, 3, p, Jp, 0)
+    for k in range(3):  # L^T rows at prm[6 + 3 k]
+        L0, L1, L2 = prm[6 + 3 * k], prm[7 + 3 * k], prm[8 + 3 * k]
+        r[k] = L0 * (prm[0] - p[0]) + L1 * (prm[1] - p[1]) + L2 * (prm[2] - p[2])
+        for c in range(n):
+            Jr[k, c] = -(L0 * Jp[0, c] + L1 * Jp[1, c] + L2 * Jp[2, c])
+    for a_ in range(n):
+        grad[a_] += Jr[0, a_] * r[0] + Jr[1, a_] * r[1] + Jr[2, a_] * r[2]
+        for b_ in range(n):
+            H[a_, b_] += Jr[0, a_] * Jr[0, b_] + Jr[1, a_] * Jr[1, b_] + Jr[2, a_] * Jr[2, b_]
+    return 0.5 * (r[0] * r[0] + r[1] * r[1] + r[2] * r[2])
+
+
+def _encode_orientation(c: OrientationCost, group) -> Tuple[list, float]:
+    """``R_AbarA`` (9), ``R_BbarB`` (9), ``c``."""
+    return c._R_AbarA_list + c._R_BbarB_list + [float(c.c)], 0.0
+
+
+@jit
+def orientation_value(oMf, Jf, fa, fb, prm, q, grad, H, S33, Sn):  # pragma: no cover
+    """``c/2 (3 - tr R_AB)``; its gradient on ``J_w = R_WA^T (w_B - w_A)`` (no curvature)."""
+    kernel.rotations(oMf, fa, fb, prm, S33)
+    RWA, R = S33[0], S33[2]
+    half_c = 0.5 * prm[18]
+    r0, r1, r2 = R[1, 2] - R[2, 1], R[2, 0] - R[0, 2], R[0, 1] - R[1, 0]
+    JA, JB = Jf[fa], Jf[fb]
+    for c in range(grad.shape[0]):
+        d0, d1, d2 = JB[3, c] - JA[3, c], JB[4, c] - JA[4, c], JB[5, c] - JA[5, c]
+        j0 = RWA[0, 0] * d0 + RWA[1, 0] * d1 + RWA[2, 0] * d2
+        j1 = RWA[0, 1] * d0 + RWA[1, 1] * d1 + RWA[2, 1] * d2
+        j2 = RWA[0, 2] * d0 + RWA[1, 2] * d1 + RWA[2, 2] * d2
+        grad[c] -= half_c * (r0 * j0 + r1 * j1 + r2 * j2)
+    return half_c * (3.0 - (R[0, 0] + R[1, 1] + R[2, 2]))
+
+
+def _encode_angle(c: AngleBetweenVectorsCost, group) -> Tuple[list, float]:
+    """``a_A`` (3), ``b_B`` (3), ``c``."""
+    return c._a_A_list + c._b_B_list + [float(c.c)], 0.0
+
+
+@jit
+def angle_value(oMf, Jf, fa, fb, prm, q, grad, H, S33, Sn):  # pragma: no cover
+    """``c (1 - a . b)``; its gradient (no curvature)."""
+    dot = kernel.world_vectors(oMf, fa, fb, prm, S33)
+    a, b = S33[5, 0], S33[5, 1]
+    x0, x1, x2 = a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]
+    c = prm[6]
+    for col in range(grad.shape[0]):
+        d = (x0 * (Jf[fa, 3, col] - Jf[fb, 3, col]) + x1 * (Jf[fa, 4, col] - Jf[fb, 4, col])
+             + x2 * (Jf[fa, 5, col] - Jf[fb, 5, col]))
+        grad[col] -= c * d
+    return c * (1.0 - dot)
+
+
+_COLUMNS: PerObject = PerObject()
+
+
+def posture_columns(group) -> tuple:
+    """Per group column: q index, second q index or -1, v index, continuous (lists).
+
+    Also the v indices outside the group (an array), and ``(q index, v index)`` of each
+    of them when every joint outside the group has one coordinate and one velocity
+    (revolute or prismatic: pinocchio's difference is then ``q1 - q0``), else None.
+    Cached per group.
+    """
+    if group not in _COLUMNS:
+        model = group.robot.model
+        first = [model.idx_qs[j] for j in group.joint_ids]
+        second = [f + 1 if c else -1 for f, c in zip(first, group.continuous.tolist())]
+        outside = np.ones(model.nv, dtype=bool)
+        outside[group.iv_full] = False
+        inside = set(group.joint_ids)
+        others = [j for j in range(1, model.njoints) if j not in inside]
+        simple = None
+        if all(model.nqs[j] == 1 and model.nvs[j] == 1 for j in others):
+            simple = [(model.idx_qs[j], model.idx_vs[j]) for j in others]
+        _COLUMNS[group] = (first, second, [int(v) for v in group.iv_full],
+                           [float(c) for c in group.continuous.tolist()],
+                           np.flatnonzero(outside), simple)
+    return _COLUMNS[group]
+
+
+def encode_posture(c: PostureCost, group) -> Tuple[list, float]:
+    """Per group column (continuous, nominal or its cos, its sin or 0, weight); constant.
+
+    The constant is the cost of the joints outside the group, which stay locked.
+    """
+    q_nom, w = c._q_nominal.tolist(), c._weights.tolist()
+    first, second, iv, continuous, outside, simple = posture_columns(group)
+    params: list = []
+    for a, b, v, cont in zip(first, second, iv, continuous):
+        params += (cont, q_nom[a], q_nom[b] if b >= 0 else 0.0, w[v])
+    constant = 0.0
+    if simple is not None:  # floats, as pin.difference for one-number joints
+        locked = group.q_full_locked
+        for iq, v in simple:
+            d = float(locked[iq]) - q_nom[iq]
+            constant += w[v] * d * d
+        constant *= 0.5
+    elif outside.size:
+        d = pin.difference(group.robot.model, c._q_nominal, group.q_full_locked)[outside]
+        constant = 0.5 * float(np.sum(c._weights[outside] * d * d))
+    return params, constant
+
+
+@jit(inline="always")  # once inline code of the dispatch: no call of its own
+def posture_value(oMf, Jf, fa, fb, prm, q, grad, H, S33, Sn):  # pragma: no cover
+    """``1/2 w d^2`` per group column, ``d`` pinocchio's difference; gradient, curvature."""
+    total = 0.0
+    for j in range(q.shape[0]):
+        cont, a, b, w = prm[4 * j], prm[4 * j + 1], prm[4 * j + 2], prm[4 * j + 3]
+        if cont:
+            c1, s1 = math.cos(q[j]), math.sin(q[j])
+            d = math.atan2(a * s1 - b * c1, a * c1 + b * s1)
+        else:
+            d = q[j] - a
+        total += 0.5 * w * d * d
+        grad[j] += w * d
+        H[j, j] += w
+    return total
+
+
+POSTURE = kernel.CostKind(PostureCost, 0, lambda c: (), encode_posture)
+POSITION = kernel.CostKind(PositionCost, 1, lambda c: (c._fid_A, c._fid_B), _encode_position)
+ORIENTATION = kernel.CostKind(OrientationCost, 2, lambda c: (c._fid_Abar, c._fid_Bbar),
+                              _encode_orientation)
+ANGLE = kernel.CostKind(AngleBetweenVectorsCost, 3, lambda c: (c._fid_A, c._fid_B),
+                        _encode_angle)
 
 __all__ = ["AngleBetweenVectorsCost", "OrientationCost", "PositionCost", "PostureCost"]

@@ -7,7 +7,10 @@ from typing import Optional, Tuple
 import numpy as np
 import pinocchio as pin
 
+from ros2_ik.core.compiled import jit
+
 from . import _checks as check
+from . import _compiled as kernel
 from . import _samples as samples
 from ._base import BoundedConstraint
 from ._frames import (cross, frame_id, frame_jacobian, vector_angle,
@@ -101,3 +104,116 @@ class AngleBetweenVectorsConstraint(BoundedConstraint):
         b_W = samples.rotate(frames.placement(self._fid_B)[1], self._b_B)
         return samples.angle_outside((a_W * b_W).sum(axis=0), self.angle_lower,
                                      self.angle_upper)
+
+
+# The kernels' form (``registry``): parameters ``a_A`` (3), ``b_B`` (3).
+
+
+def _encode(c: AngleBetweenVectorsConstraint, tolerance) -> tuple:
+    return c._fid_A, c._fid_B, c._a_A_list + c._b_B_list
+
+
+def _measure_bounds(c: AngleBetweenVectorsConstraint) -> list:
+    return [c.angle_lower, c.angle_upper]
+
+
+def _polish_rows(c: AngleBetweenVectorsConstraint) -> Tuple[int, bool]:
+    return (4 if c.cube_rows else 1), c.cube_rows
+
+
+@jit
+def _perpendicular(x, y, z):  # pragma: no cover - compiled
+    """Return a unit vector perpendicular to ``(x, y, z)``, as ``_frames.perpendicular``.
+
+    ``(x, y, z) x e_k`` for the axis ``e_k`` of its smallest entry, normalised.
+    """
+    if abs(y) < abs(x) and abs(y) <= abs(z):
+        vx, vy, vz = -z, 0.0, x  # x e_y
+    elif abs(z) < abs(x) and abs(z) < abs(y):
+        vx, vy, vz = y, -x, 0.0  # x e_z
+    else:
+        vx, vy, vz = 0.0, z, -y  # x e_x
+    norm = math.sqrt(vx * vx + vy * vy + vz * vz)
+    return vx / norm, vy / norm, vz / norm
+
+
+@jit
+def _angle_row(oMf, Jf, fa, fb, prm, Jrow):  # pragma: no cover - compiled
+    """``evaluate_physical``: the angle [rad], its row into ``Jrow`` (n,)."""
+    A, B = oMf[fa], oMf[fb]
+    a0 = A[0, 0] * prm[0] + A[0, 1] * prm[1] + A[0, 2] * prm[2]
+    a1 = A[1, 0] * prm[0] + A[1, 1] * prm[1] + A[1, 2] * prm[2]
+    a2 = A[2, 0] * prm[0] + A[2, 1] * prm[1] + A[2, 2] * prm[2]
+    b0 = B[0, 0] * prm[3] + B[0, 1] * prm[4] + B[0, 2] * prm[5]
+    b1 = B[1, 0] * prm[3] + B[1, 1] * prm[4] + B[1, 2] * prm[5]
+    b2 = B[2, 0] * prm[3] + B[2, 1] * prm[4] + B[2, 2] * prm[5]
+    x0, x1, x2 = a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0  # a x b
+    s = math.sqrt(x0 * x0 + x1 * x1 + x2 * x2)
+    c = a0 * b0 + a1 * b1 + a2 * b2
+    if s > 1e-9:
+        gx, gy, gz = -x0 / s, -x1 / s, -x2 / s
+    else:
+        gx, gy, gz = _perpendicular(a0, a1, a2)
+        if not c > 0.0:
+            gx, gy, gz = -gx, -gy, -gz
+    JA, JB = Jf[fa], Jf[fb]
+    for col in range(Jrow.shape[0]):  # the row on w_A - w_B
+        Jrow[col] = (gx * (JA[3, col] - JB[3, col]) + gy * (JA[4, col] - JB[4, col])
+                     + gz * (JA[5, col] - JB[5, col]))
+    return math.atan2(s, c)
+
+
+@jit(inline="always")  # a thin step of the dispatch: no call of its own
+def rows(oMf, Jf, fa, fb, prm, g, Jg, row, p3, J3):  # pragma: no cover - compiled
+    """``evaluate_physical``: the angle [rad] into row ``row`` of ``g``, ``Jg``; 1."""
+    g[row] = _angle_row(oMf, Jf, fa, fb, prm, Jg[row])
+    return 1
+
+
+@jit
+def _cube(oMf, Jf, fa, fb, prm, g, J, out, S):  # pragma: no cover - compiled
+    """Write ``a x b`` (3) and ``(a b^T - c I) J_A + (c I - b a^T) J_B`` at rows ``out..``.
+
+    ``S`` (6, 3, 3): scratch.
+    """
+    c = kernel.world_vectors(oMf, fa, fb, prm, S)
+    a, b = S[5, 0], S[5, 1]
+    g[out], g[out + 1], g[out + 2] = (a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2],
+                                      a[0] * b[1] - a[1] * b[0])
+    for r in range(3):
+        for col in range(J.shape[1]):
+            s = -c * Jf[fa, 3 + r, col] + c * Jf[fb, 3 + r, col]
+            for k in range(3):
+                s += a[r] * b[k] * Jf[fa, 3 + k, col] - b[r] * a[k] * Jf[fb, 3 + k, col]
+            J[out + r, col] = s
+
+
+@jit(inline="always")  # a thin step of the dispatch: no call of its own
+def linearise(oMf, Jf, fa, fb, prm, cube, lo, hi, margin, x_margin, row, out, g, J, glo,
+              ghi, gm, S33, p3, J3):  # pragma: no cover - compiled
+    """``linearisation``: with ``cube``, ``a x b`` in a cube, then the angle; (1, 1 or 4)."""
+    k = 0
+    if cube:
+        _cube(oMf, Jf, fa, fb, prm, g, J, out, S33)
+        kernel.cube_bounds(math.sin(hi[row]), glo, ghi, gm, out)
+        k = 3
+    g[out + k] = _angle_row(oMf, Jf, fa, fb, prm, J[out + k])
+    kernel.bound_rows(lo, hi, margin, row, 1, glo, ghi, gm, out + k)
+    return 1, k + 1
+
+
+@jit
+def measure(Wa, Wb, prm, phys, R):  # pragma: no cover - compiled
+    """``measure``: distance [rad] of the angle of ``R_WA a_A``, ``R_WB b_B`` outside ``phys``."""
+    a, b = prm[0:3], prm[3:6]
+    angle = kernel.vector_angle(
+        Wa[0, 0] * a[0] + Wa[0, 1] * a[1] + Wa[0, 2] * a[2],
+        Wa[1, 0] * a[0] + Wa[1, 1] * a[1] + Wa[1, 2] * a[2],
+        Wa[2, 0] * a[0] + Wa[2, 1] * a[1] + Wa[2, 2] * a[2],
+        Wb[0, 0] * b[0] + Wb[0, 1] * b[1] + Wb[0, 2] * b[2],
+        Wb[1, 0] * b[0] + Wb[1, 1] * b[1] + Wb[1, 2] * b[2],
+        Wb[2, 0] * b[0] + Wb[2, 1] * b[1] + Wb[2, 2] * b[2])
+    return kernel.outside(angle, phys[0], phys[1])
+
+
+KIND = kernel.Kind(AngleBetweenVectorsConstraint, 3, _encode, _measure_bounds, _polish_rows)

@@ -17,10 +17,14 @@ from typing import Optional, Tuple
 import numpy as np
 import pinocchio as pin
 
+from ros2_ik.core.compiled import jit
+
 from . import _checks as check
+from . import _compiled as kernel
 from . import _samples as samples
 from ._base import BoundedConstraint
-from ._frames import cross, frame_id, perpendicular, point_in_frame, projection_off
+from ._frames import (cross, frame_id, perpendicular, perpendicular_floats, point_in_frame,
+                      projection_off, projection_off_floats)
 
 _X = np.array([1.0, 0.0, 0.0])
 
@@ -172,3 +176,94 @@ class PointToLineDistanceConstraint(BoundedConstraint):
 
 
 __all__ = ["PointToPointDistanceConstraint", "PointToLineDistanceConstraint"]
+
+
+# The kernels' form (``registry``).  Point to point: frame A is frame 2, B frame 1,
+# parameters ``p_B1P1`` (3), ``p_B2P2`` (3).  Point to line: A is the line's frame, B the
+# point's, parameters ``p_B1P`` (3), ``p_B2Q`` (3), the projection off the line (9, row by
+# row), a unit vector perpendicular to the line (3).
+
+
+def _encode_point(c: PointToPointDistanceConstraint, tolerance) -> tuple:
+    return c._fid_2, c._fid_1, c._p_B1P1_list + c._p_B2P2_list
+
+
+def _encode_line(c: PointToLineDistanceConstraint, tolerance) -> tuple:
+    n = c._n_B2_list
+    return c._fid_line, c._fid_point, (c._p_B1P_list + c._p_B2Q_list
+                                       + projection_off_floats(n)
+                                       + list(perpendicular_floats(n)))
+
+
+def _line_bounds(c: PointToLineDistanceConstraint) -> list:
+    return c._n_B2_list + kernel.distance_bounds(c)
+
+
+@jit(inline="always")  # a thin step of the dispatch: no call of its own
+def point_rows(oMf, Jf, fa, fb, prm, g, Jg, row, p3, J3):  # pragma: no cover - compiled
+    """Point to point ``evaluate_physical``: ``|p_P1P2|`` [m] into row ``row``; 1.
+
+    ``p3`` (3,), ``J3`` (3, n): scratch (P1 seen in frame 2).
+    """
+    kernel.point_in_frame(oMf, Jf, fa, fb, prm, -1, 0, p3, J3, 0)
+    dx, dy, dz = p3[0] - prm[3], p3[1] - prm[4], p3[2] - prm[5]
+    norm = math.sqrt(dx * dx + dy * dy + dz * dz)
+    if norm > 1e-12:
+        kernel.row_from(dx / norm, dy / norm, dz / norm, J3, 0, Jg[row])
+    else:
+        kernel.row_from(1.0, 0.0, 0.0, J3, 0, Jg[row])
+    g[row] = norm
+    return 1
+
+
+@jit(inline="always")  # a thin step of the dispatch: no call of its own
+def line_rows(oMf, Jf, fa, fb, prm, g, Jg, row, p3, J3):  # pragma: no cover - compiled
+    """Point to line ``evaluate_physical``: ``dist(P, line)`` [m] into row ``row``; 1.
+
+    ``|P d|`` with ``d = p_AP - p_AQ`` and ``P`` the projection off the line; its row is
+    ``(u @ P) @ J`` along ``u = P d / |P d|`` (the stored perpendicular at distance 0).
+    """
+    kernel.point_in_frame(oMf, Jf, fa, fb, prm, -1, 0, p3, J3, 0)
+    dx, dy, dz = p3[0] - prm[3], p3[1] - prm[4], p3[2] - prm[5]
+    P = prm[6:15]
+    ux = P[0] * dx + P[1] * dy + P[2] * dz
+    uy = P[3] * dx + P[4] * dy + P[5] * dz
+    uz = P[6] * dx + P[7] * dy + P[8] * dz
+    norm = math.sqrt(ux * ux + uy * uy + uz * uz)
+    if norm > 1e-12:
+        ux, uy, uz = ux / norm, uy / norm, uz / norm
+    else:
+        ux, uy, uz = prm[15], prm[16], prm[17]
+    kernel.row_from(ux * P[0] + uy * P[3] + uz * P[6], ux * P[1] + uy * P[4] + uz * P[7],
+                    ux * P[2] + uy * P[5] + uz * P[8], J3, 0, Jg[row])
+    g[row] = norm
+    return 1
+
+
+@jit
+def point_measure(Wa, Wb, prm, phys, R):  # pragma: no cover - compiled
+    """Point to point ``measure``: distance [m] of ``|p_P1P2|`` outside ``phys`` (2,)."""
+    x1, y1, z1 = kernel.act(Wb, prm, 0)
+    x2, y2, z2 = kernel.act(Wa, prm, 3)
+    x, y, z = x1 - x2, y1 - y2, z1 - z2
+    return kernel.outside(math.sqrt(x * x + y * y + z * z), phys[0], phys[1])
+
+
+@jit
+def line_measure(Wa, Wb, prm, phys, R):  # pragma: no cover - compiled
+    """Point to line ``measure``: distance [m] of ``|u x n|`` outside ``phys[3:5]``.
+
+    ``phys``: the line's unit direction ``n`` (3), then the bounds.
+    """
+    x, y, z = kernel.seen_from(Wa, Wb, prm, 0)
+    u0, u1, u2 = x - prm[3], y - prm[4], z - prm[5]
+    x = u1 * phys[2] - u2 * phys[1]
+    y = u2 * phys[0] - u0 * phys[2]
+    z = u0 * phys[1] - u1 * phys[0]
+    return kernel.outside(math.sqrt(x * x + y * y + z * z), phys[3], phys[4])
+
+
+POINT_TO_POINT = kernel.Kind(PointToPointDistanceConstraint, 4, _encode_point,
+                             kernel.distance_bounds, kernel.physical_rows)
+POINT_TO_LINE = kernel.Kind(PointToLineDistanceConstraint, 5, _encode_line, _line_bounds,
+                            kernel.physical_rows)

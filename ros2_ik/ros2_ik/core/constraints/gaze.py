@@ -7,10 +7,14 @@ from typing import Optional, Tuple
 import numpy as np
 import pinocchio as pin
 
+from ros2_ik.core.compiled import jit
+
 from . import _checks as check
+from . import _compiled as kernel
 from . import _samples as samples
 from ._base import BoundedConstraint
-from ._frames import cross, frame_id, perpendicular, point_in_frame, vector_angle
+from ._frames import (cross, frame_id, perpendicular, perpendicular_floats, point_in_frame,
+                      vector_angle)
 
 
 class GazeTargetConstraint(BoundedConstraint):
@@ -126,3 +130,116 @@ class GazeTargetConstraint(BoundedConstraint):
         p = samples.in_frame(frames.placement(self._fid_A), p_WT) - self._p_AS[:, None]
         cosine = (self._n_A @ p) / np.maximum(samples.norms(p), 1e-12)
         return samples.angle_outside(cosine, 0.0, self.cone_half_angle)
+
+
+# The kernels' form (``registry``): parameters ``p_BT`` (3), ``p_AS`` (3), ``n_A`` (3), a
+# unit vector perpendicular to ``n_A`` (3).
+
+
+def _encode(c: GazeTargetConstraint, tolerance) -> tuple:
+    return c._fid_A, c._fid_B, (c._p_BT_list + c._p_AS_list + c._n_A_list
+                                + list(perpendicular_floats(c._n_A_list)))
+
+
+def _measure_bounds(c: GazeTargetConstraint) -> list:
+    return [c.cone_half_angle]
+
+
+def _polish_rows(c: GazeTargetConstraint) -> Tuple[int, bool]:
+    return 4, True
+
+
+@jit
+def _alpha_row(p, J, prm, Jrow):  # pragma: no cover - compiled
+    """``evaluate_physical`` from ``p_AT`` (3,), (3, n): ``alpha`` [rad], its row ``Jrow``.
+
+    ``prm``: ``p_AS`` (3), ``n_A`` (3), a unit vector perpendicular to it (3).
+    """
+    vx, vy, vz = p[0] - prm[0], p[1] - prm[1], p[2] - prm[2]
+    nx, ny, nz = prm[3], prm[4], prm[5]
+    cx, cy, cz = vy * nz - vz * ny, vz * nx - vx * nz, vx * ny - vy * nx  # v x n
+    s = math.sqrt(cx * cx + cy * cy + cz * cz)
+    c, pp = vx * nx + vy * ny + vz * nz, vx * vx + vy * vy + vz * vz
+    alpha = math.atan2(s, c)
+    if pp < 1e-24:
+        Jrow[:] = 0.0
+    elif s > 1e-12 * math.sqrt(pp):
+        mx, my, mz = ny * cz - nz * cy, nz * cx - nx * cz, nx * cy - ny * cx  # n x (v x n)
+        kernel.row_from((c * mx / s - s * nx) / pp, (c * my / s - s * ny) / pp,
+                        (c * mz / s - s * nz) / pp, J, 0, Jrow)
+    elif c < 0.0:
+        root = math.sqrt(pp)
+        kernel.row_from(-prm[6] / root, -prm[7] / root, -prm[8] / root, J, 0, Jrow)
+    else:
+        Jrow[:] = 0.0
+    return alpha
+
+
+@jit(inline="always")  # a thin step of the dispatch: no call of its own
+def rows(oMf, Jf, fa, fb, prm, g, Jg, row, p3, J3):  # pragma: no cover - compiled
+    """``evaluate_physical``: ``alpha`` [rad] into row ``row`` of ``g``, ``Jg``; 1.
+
+    ``p3`` (3,), ``J3`` (3, n): scratch (the target seen in A).
+    """
+    kernel.point_in_frame(oMf, Jf, fa, fb, prm, -1, 0, p3, J3, 0)
+    g[row] = _alpha_row(p3, J3, prm[3:], Jg[row])
+    return 1
+
+
+@jit
+def _cube(p, Jp, prm, g, J, out, S):  # pragma: no cover - compiled
+    """``n x p / |p|`` (3) and its rows ``(3, n)`` at ``out``; inert rows when ``p`` = 0.
+
+    ``prm``: ``p_AS`` (3), ``n_A`` (3).  ``S`` (6, 3, 3): scratch.  Returns False when
+    the rows are inert (``|p| < 1e-12``; the caller writes the bounds).
+    """
+    v0, v1, v2 = p[0] - prm[0], p[1] - prm[1], p[2] - prm[2]
+    nx, ny, nz = prm[3], prm[4], prm[5]
+    norm = math.sqrt(v0 * v0 + v1 * v1 + v2 * v2)
+    if norm < 1e-12:
+        for r in range(3):
+            g[out + r] = 0.0
+            for c in range(J.shape[1]):
+                J[out + r, c] = 0.0
+        return False
+    u, K, P = S[5, 0], S[0], S[1]
+    u[0], u[1], u[2] = v0 / norm, v1 / norm, v2 / norm
+    K[0, 0], K[0, 1], K[0, 2] = 0.0, -nz, ny  # skew(n)
+    K[1, 0], K[1, 1], K[1, 2] = nz, 0.0, -nx
+    K[2, 0], K[2, 1], K[2, 2] = -ny, nx, 0.0
+    for r in range(3):  # skew(n) (I - u u^T) / |p|
+        Ku = K[r, 0] * u[0] + K[r, 1] * u[1] + K[r, 2] * u[2]
+        g[out + r] = Ku
+        for c in range(3):
+            P[r, c] = (K[r, c] - Ku * u[c]) / norm
+    for r in range(3):
+        for c in range(J.shape[1]):
+            J[out + r, c] = P[r, 0] * Jp[0, c] + P[r, 1] * Jp[1, c] + P[r, 2] * Jp[2, c]
+    return True
+
+
+@jit(inline="always")  # a thin step of the dispatch: no call of its own
+def linearise(oMf, Jf, fa, fb, prm, cube, lo, hi, margin, x_margin, row, out, g, J, glo,
+              ghi, gm, S33, p3, J3):  # pragma: no cover - compiled
+    """``linearisation``: the cube rows of ``n x p``, then ``alpha``'s row; (1, 4) rows."""
+    kernel.point_in_frame(oMf, Jf, fa, fb, prm, -1, 0, p3, J3, 0)
+    if _cube(p3, J3, prm[3:9], g, J, out, S33):
+        kernel.cube_bounds(math.sin(hi[row]), glo, ghi, gm, out)
+    else:  # |p| = 0: rows 0 dq within [-1, 1], always met
+        kernel.cube_bounds(1.0, glo, ghi, gm, out)
+    g[out + 3] = _alpha_row(p3, J3, prm[3:], J[out + 3])
+    kernel.bound_rows(lo, hi, margin, row, 1, glo, ghi, gm, out + 3)
+    return 1, 4
+
+
+@jit
+def measure(Wa, Wb, prm, phys, R):  # pragma: no cover - compiled
+    """``measure``: angle [rad] of the gaze direction beyond the cone's half angle."""
+    x, y, z = kernel.seen_from(Wa, Wb, prm, 0)
+    alpha = kernel.vector_angle(x - prm[3], y - prm[4], z - prm[5], prm[6], prm[7], prm[8])
+    if alpha != alpha:
+        return alpha
+    return max(alpha - phys[0], 0.0)
+
+
+KIND = kernel.Kind(GazeTargetConstraint, 2, _encode, _measure_bounds, _polish_rows)

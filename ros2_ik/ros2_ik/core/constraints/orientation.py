@@ -7,7 +7,10 @@ from typing import Optional, Tuple
 import numpy as np
 import pinocchio as pin
 
+from ros2_ik.core.compiled import jit
+
 from . import _checks as check
+from . import _compiled as kernel
 from . import _samples as samples
 from ._base import BoundedConstraint
 from ._frames import (frame_id, relative_rotation, rotation_angle,
@@ -123,3 +126,137 @@ class OrientationConstraint(BoundedConstraint):
             M[3 * i:3 * i + 3, 3 * i:3 * i + 3] = K.T
         trace = (R_WAbar * (M @ R_WBbar)).sum(axis=0)
         return samples.angle_outside(0.5 * (trace - 1.0), 0.0, self.theta_bound)
+
+
+# The kernels' form (``registry``): parameters ``R_AbarA``, ``R_BbarB`` (9 each, row by
+# row), the bound [rad] shrunk as ``Residuals``' excess rows shrink it.
+
+
+def _encode(c: OrientationConstraint, tolerance) -> tuple:
+    bound = c.theta_bound - 0.25 * tolerance.rad  # as Residuals' excess rows
+    return c._fid_Abar, c._fid_Bbar, c._R_AbarA_list + c._R_BbarB_list + [bound]
+
+
+def _measure_bounds(c: OrientationConstraint) -> list:
+    return [c.theta_bound]
+
+
+def _polish_rows(c: OrientationConstraint) -> Tuple[int, bool]:
+    return 4, True
+
+
+@jit
+def excess(oMf, Jf, fa, fb, prm, xe, xJ, r0, S):  # pragma: no cover - compiled
+    """``evaluate_excess``: rotation beyond the bound [rad] and (3, n).
+
+    Into rows ``r0..r0+2`` of ``xe``, ``xJ``.  ``S`` (6, 3, 3) is scratch.  Returns
+    ``|e|`` [rad].  The Jacobian of ``w = log3(R_AB)`` is ``Jlog3 R_AB^T R_WA^T (w_B -
+    w_A)`` (world angular velocities): one 3x3 map ``M`` (``S[4]``) applied column by
+    column, no (3, n) temporaries.
+    """
+    kernel.rotations(oMf, fa, fb, prm, S)
+    bound = prm[18]
+    wx, wy, wz, _ = kernel.log3_at(S, 2)
+    theta = math.sqrt(wx * wx + wy * wy + wz * wz)
+    n = xJ.shape[1]
+    for r in range(r0, r0 + 3):
+        xe[r] = 0.0
+    if theta <= bound:
+        for r in range(r0, r0 + 3):
+            for c in range(n):
+                xJ[r, c] = 0.0
+        return 0.0
+    if theta < 1e-12:  # beyond a bound below 0 (a bound of 0, shrunk): no axis yet
+        for r in range(3):  # the derivative of w at R_AB = I: R_WA^T; e stays 0
+            for c in range(3):
+                S[4, r, c] = S[0, c, r]
+        s, ux, uy, uz = 1.0, 0.0, 0.0, 0.0
+    else:
+        kernel.log_map(wx, wy, wz, theta, S)
+        s = 1.0 - bound / theta
+        ux, uy, uz = wx / theta, wy / theta, wz / theta
+        xe[r0], xe[r0 + 1], xe[r0 + 2] = wx * s, wy * s, wz * s
+    for c in range(n):  # (s (I - u u^T) + u u^T) M (w_B - w_A)
+        d0 = Jf[fb, 3, c] - Jf[fa, 3, c]
+        d1 = Jf[fb, 4, c] - Jf[fa, 4, c]
+        d2 = Jf[fb, 5, c] - Jf[fa, 5, c]
+        l0 = S[4, 0, 0] * d0 + S[4, 0, 1] * d1 + S[4, 0, 2] * d2
+        l1 = S[4, 1, 0] * d0 + S[4, 1, 1] * d1 + S[4, 1, 2] * d2
+        l2 = S[4, 2, 0] * d0 + S[4, 2, 1] * d1 + S[4, 2, 2] * d2
+        proj = (1.0 - s) * (ux * l0 + uy * l1 + uz * l2)
+        xJ[r0, c] = s * l0 + ux * proj
+        xJ[r0 + 1, c] = s * l1 + uy * proj
+        xJ[r0 + 2, c] = s * l2 + uz * proj
+    return math.sqrt(xe[r0] * xe[r0] + xe[r0 + 1] * xe[r0 + 1] + xe[r0 + 2] * xe[r0 + 2])
+
+
+@jit
+def _linear_rows(oMf, Jf, fa, fb, prm, g, J, out, S):  # pragma: no cover - compiled
+    """``w`` (3) then ``theta`` into rows ``out..out+3`` of ``g``, ``J``.
+
+    ``S`` (6, 3, 3): scratch.  The rows of ``w`` are ``Jlog3 R_AB^T R_WA^T (w_B - w_A)``,
+    one 3x3 map ``M`` applied column by column; ``theta``'s is ``w . J_w / theta``.
+    """
+    kernel.rotations(oMf, fa, fb, prm, S)
+    RWA, M, w = S[0], S[4], S[5, 0]
+    w[0], w[1], w[2], _ = kernel.log3_at(S, 2)
+    theta = math.sqrt(w[0] * w[0] + w[1] * w[1] + w[2] * w[2])
+    kernel.log_map(w[0], w[1], w[2], theta, S)
+    for r in range(3):
+        g[out + r] = w[r]
+    g[out + 3] = theta
+    JA, JB = Jf[fa], Jf[fb]
+    for c in range(J.shape[1]):
+        d0, d1, d2 = JB[3, c] - JA[3, c], JB[4, c] - JA[4, c], JB[5, c] - JA[5, c]
+        for r in range(3):
+            J[out + r, c] = M[r, 0] * d0 + M[r, 1] * d1 + M[r, 2] * d2
+        if theta > 1e-12:  # J_w = R_WA^T (w_B - w_A)
+            j0 = RWA[0, 0] * d0 + RWA[1, 0] * d1 + RWA[2, 0] * d2
+            j1 = RWA[0, 1] * d0 + RWA[1, 1] * d1 + RWA[2, 1] * d2
+            j2 = RWA[0, 2] * d0 + RWA[1, 2] * d1 + RWA[2, 2] * d2
+            J[out + 3, c] = (w[0] * j0 + w[1] * j1 + w[2] * j2) / theta
+        else:
+            J[out + 3, c] = 0.0
+
+
+@jit(inline="always")  # a thin step of the dispatch: no call of its own
+def linearise(oMf, Jf, fa, fb, prm, cube, lo, hi, margin, x_margin, row, out, g, J, glo,
+              ghi, gm, S33, p3, J3):  # pragma: no cover - compiled
+    """``linearisation``: ``w`` in a cube, ``theta`` below the bound; (0, 4) rows."""
+    _linear_rows(oMf, Jf, fa, fb, prm, g, J, out, S33)
+    kernel.cube_bounds(prm[18], glo, ghi, gm, out)
+    glo[out + 3], ghi[out + 3], gm[out + 3] = -np.inf, prm[18], x_margin
+    return 0, 4
+
+
+@jit
+def _rotation_in_world(W, prm, o, r, c):  # pragma: no cover - compiled
+    """Entry ``(r, c)`` of ``W[:3, :3] R`` for ``R`` (3, 3) at ``prm[o:o + 9]`` row by row."""
+    return W[r, 0] * prm[o + c] + W[r, 1] * prm[o + 3 + c] + W[r, 2] * prm[o + 6 + c]
+
+
+@jit
+def measure(Wa, Wb, prm, phys, R):  # pragma: no cover - compiled
+    """``measure``: angle [rad] of ``R_AB`` beyond ``phys[0]``, from its entries (atan2).
+
+    ``R`` (3, 3, 3) is scratch: ``R_WA``, ``R_WB``, ``R_AB = R_WA^T R_WB``.
+    """
+    R_WA, R_WB, R_AB = R[0], R[1], R[2]
+    for r in range(3):
+        for c in range(3):
+            R_WA[r, c] = _rotation_in_world(Wa, prm, 0, r, c)
+            R_WB[r, c] = _rotation_in_world(Wb, prm, 9, r, c)
+    for r in range(3):
+        for c in range(3):
+            R_AB[r, c] = (R_WA[0, r] * R_WB[0, c] + R_WA[1, r] * R_WB[1, c]
+                          + R_WA[2, r] * R_WB[2, c])
+    x, y, z = R_AB[2, 1] - R_AB[1, 2], R_AB[0, 2] - R_AB[2, 0], R_AB[1, 0] - R_AB[0, 1]
+    theta = math.atan2(0.5 * math.sqrt(x * x + y * y + z * z),
+                       0.5 * (R_AB[0, 0] + R_AB[1, 1] + R_AB[2, 2] - 1.0))
+    if theta != theta:
+        return theta
+    return max(theta - phys[0], 0.0)
+
+
+KIND = kernel.Kind(OrientationConstraint, 1, _encode, _measure_bounds, _polish_rows,
+                   excess=True)

@@ -7,7 +7,10 @@ from typing import Optional, Tuple
 import numpy as np
 import pinocchio as pin
 
+from ros2_ik.core.compiled import jit
+
 from . import _checks as check
+from . import _compiled as kernel
 from . import _samples as samples
 from ._base import BoundedConstraint
 from ._frames import frame_id, frame_jacobian, point_jacobian
@@ -81,3 +84,70 @@ class PolyhedronConstraint(BoundedConstraint):
                                   for p_GP in self._p_GP.T])  # (3N, S)
         rows = (self._A @ stacked) * self._inv_norms[:, None]
         return samples.outside(rows, -np.inf, self.physical_bounds[1])
+
+
+# The kernels' form (``registry``): parameters N, k, ``p_GP`` (3N, point by point),
+# ``A`` (k, 3N), 1/|A_i| (k).
+
+
+def _encode(c: PolyhedronConstraint, tolerance) -> tuple:
+    p_GP, A = c._p_GP, c._A
+    return c._fid_F, c._fid_G, ([float(p_GP.shape[1]), float(A.shape[0])]
+                                + p_GP.T.ravel().tolist() + A.ravel().tolist()
+                                + c._inv_norms.tolist())
+
+
+def _measure_bounds(c: PolyhedronConstraint) -> list:
+    return list(c.bound_lists()[1])
+
+
+@jit
+def rows(oMf, Jf, fa, fb, prm, g, Jg, row, p3, J3):  # pragma: no cover - compiled
+    """``evaluate_physical`` into rows ``row..row+k`` of ``g``, ``Jg`` [m]; returns k.
+
+    ``p3`` (3,), ``J3`` (3, n): scratch.
+    """
+    n_pts, k, n = int(prm[0]), int(prm[1]), Jg.shape[1]
+    a0, i0 = 2 + 3 * n_pts, 2 + 3 * n_pts + 3 * k * n_pts
+    g[row:row + k] = 0.0
+    Jg[row:row + k, :] = 0.0
+    for i in range(n_pts):
+        kernel.point_in_frame(oMf, Jf, fa, fb, prm, -1, 2 + 3 * i, p3, J3, 0)
+        for r in range(k):
+            at = a0 + r * 3 * n_pts + 3 * i
+            x, y, z = prm[at], prm[at + 1], prm[at + 2]
+            g[row + r] += x * p3[0] + y * p3[1] + z * p3[2]
+            for c in range(n):
+                Jg[row + r, c] += x * J3[0, c] + y * J3[1, c] + z * J3[2, c]
+    for r in range(k):
+        inv = prm[i0 + r]
+        g[row + r] *= inv
+        for c in range(n):
+            Jg[row + r, c] *= inv
+    return k
+
+
+@jit
+def measure(Wa, Wb, prm, phys, R):  # pragma: no cover - compiled
+    """``measure``: largest distance [m] of a point of G outside a half-space of F.
+
+    ``phys`` (k,): the upper bounds ``b``.
+    """
+    n_pts, n_rows = int(prm[0]), int(prm[1])
+    a0 = 2 + 3 * n_pts
+    i0 = a0 + n_rows * 3 * n_pts
+    worst = 0.0
+    for r in range(n_rows):
+        s = 0.0
+        for k in range(n_pts):
+            x, y, z = kernel.seen_from(Wa, Wb, prm, 2 + 3 * k)
+            at = a0 + r * 3 * n_pts + 3 * k
+            s += prm[at] * x + prm[at + 1] * y + prm[at + 2] * z
+        v = (s - phys[r]) * prm[i0 + r]
+        v = v if v != v else max(v, 0.0)
+        if not v <= worst:
+            worst = v
+    return worst
+
+
+KIND = kernel.Kind(PolyhedronConstraint, 6, _encode, _measure_bounds, kernel.physical_rows)

@@ -1,29 +1,18 @@
-"""The one numba decorator of the compiled kernels and their on-disk cache's staleness check.
+"""The kernels' ``jit`` decorator (:mod:`ros2_ik.core.compiled`) and their cache's staleness check.
 
-Imports numba: import it only when a kernel is wanted.
+The decorator is defined once, in :mod:`ros2_ik.core.compiled` (importable without numba,
+so the constraint files can hold their compiled maths); it is re-exported here for the
+kernels.
 """
 from pathlib import Path
 from typing import Sequence
 
-import numba
+from ros2_ik.core.compiled import jit  # noqa: F401 - re-exported: the kernels' decorator
 
-#: The compiled files of this package: every kernel calls into them.
-SOURCES = tuple(Path(__file__).resolve().parent / f"{name}.py"
-                for name in ("jit", "lie", "forward"))
-
-
-def jit(function=None, *, inline: str = "never"):
-    """Compile ``function`` with IEEE division (``error_model="numpy"``), as numpy divides.
-
-    numba's default ("python") raises ZeroDivisionError on a zero divisor: a NaN reaching
-    a kernel (an attempt diverging on a target 1e300 m away) then made ``log3`` divide by
-    a zero norm and ``solve()`` raise instead of ending the attempt (found by
-    ``make fuzz``).  With NaN and inf the attempt ends unconverged and the driver moves on.
-    ``@jit(inline="always")``: numba inlines the function into its callers (its array
-    arguments then cost no call, :func:`.forward.kinematics`).
-    """
-    decorate = numba.njit(cache=True, nogil=True, error_model="numpy", inline=inline)
-    return decorate if function is None else decorate(function)
+_HERE = Path(__file__).resolve().parent
+#: The compiled files of this package and the decorator's: every kernel calls into them.
+SOURCES = tuple(_HERE / f"{name}.py" for name in ("lie", "forward")) + (
+    _HERE.parent / "compiled.py",)
 
 
 def drop_stale_cache(kernel: Sequence[Path]) -> None:

@@ -102,7 +102,7 @@ def log6(R, p, e, w):  # pragma: no cover - compiled
 
 @jit
 def jlog3(wx, wy, wz, theta, out, k):  # pragma: no cover - compiled
-    """Pinocchio's ``Jlog3(R)`` (3, 3) into ``out[k]``; ``w`` = log3(R), ``theta`` = ``norm(w)``."""
+    """Pinocchio's ``Jlog3(R)`` (3, 3) into ``out[k]``; ``w = log3(R)``, ``theta = |w|``."""
     t2 = theta * theta
     if theta < 1e-4:
         alpha = 1.0 / 12.0 + t2 / 720.0

@@ -14,8 +14,9 @@ import numpy as np
 
 from ros2_ik.core.kinematics.forward import kinematics
 from ros2_ik.core.kinematics.jit import jit
-from ros2_ik.core.solvers._constraint_jit import (layout_views, rows, scratch, shrunk,
-                                                  value_views, weighted_pose_rows)
+from ros2_ik.core.solvers._constraint_jit import (layout_views, scratch, shrunk, value_views,
+                                                  weighted_pose_rows)
+from ros2_ik.core.solvers._dispatch_jit import rows
 from ros2_ik.core.solvers.active_set import PREDICTIONS
 from ros2_ik.core.solvers.residuals import DONE_FRACTION
 

@@ -19,15 +19,14 @@ still verified outside, on the full pinocchio model, by the driver.
 """
 from __future__ import annotations
 
+import sys
 from pathlib import Path
-from typing import NamedTuple, Optional, Tuple
+from typing import List, NamedTuple, Optional, Tuple
 
 import numpy as np
 import pinocchio as pin
 
-from ros2_ik.core import constraints as C
-from ros2_ik.core import costs as K
-from ros2_ik.core.constraints._frames import perpendicular_floats, projection_off_floats
+from ros2_ik.core.constraints import registry
 from ros2_ik.core.kinematics.model import Tree, pruned, tree_of
 from ros2_ik.core.per_object import PerObject
 from ros2_ik.core.problem import Problem
@@ -43,9 +42,9 @@ _LM = None
 _ATTEMPT = None
 #: The compiled modules of :mod:`ros2_ik.core.solvers`: the pose kernel's, then the
 #: constraint kernels', each calling into the ones before it (and all into
-#: :mod:`ros2_ik.core.kinematics`).
-_JIT_SOURCES = ("_chain_jit", "_constraint_jit", "_constraint_lm_jit", "_polish_jit",
-                "_polish_loop_jit", "_measure_jit")
+#: :mod:`ros2_ik.core.kinematics` and the constraint files, :func:`constraint_sources`).
+_JIT_SOURCES = ("_chain_jit", "_constraint_jit", "_dispatch_jit", "_constraint_lm_jit",
+                "_polish_jit", "_polish_loop_jit", "_measure_jit")
 
 
 class Layout(NamedTuple):
@@ -115,7 +114,7 @@ class Compiled:
     constraints' physical bounds [m or rad] (m each), ``pose`` (65,): the pose target's
     frame index, ``T_target_world`` (16), ``R6`` (36), sqrt weights (6), inverse
     tolerances (6), empty without a target; ``phys``: what each constraint's own
-    ``measure`` needs beyond ``params`` (:func:`measure_bounds`), for :mod:`kernel_check`.
+    ``measure`` needs beyond ``params`` (its kind's ``measure_bounds``), for :mod:`kernel_check`.
     ``lo``, ``hi``, ``margin`` (m,): the rows' bounds shrunk by their unit's margin (as
     ``Residuals.row_lower``).  Those are made when Python first reads one, by the
     kernels' own :func:`_constraint_jit.value_views` and :func:`_constraint_jit.shrunk`
@@ -162,10 +161,19 @@ def lm():
     if _LM is None and chain_kernel.jit() is not None:
         from ros2_ik.core.kinematics.jit import drop_stale_cache  # imports numba
         here = Path(__file__).resolve().parent
-        drop_stale_cache([here / f"{name}.py" for name in _JIT_SOURCES[1:]])
+        drop_stale_cache([here / f"{name}.py" for name in _JIT_SOURCES[1:]]
+                         + constraint_sources())
         from ros2_ik.core.solvers import _constraint_lm_jit
         _LM = _constraint_lm_jit
     return _LM
+
+
+def constraint_sources() -> List[Path]:
+    """Files of the constraint and cost types with compiled functions, helpers, registry."""
+    files = {Path(sys.modules[k.cls.__module__].__file__).resolve()
+             for k in registry.kinds() + registry.cost_kinds() if k.code is not None}
+    return sorted(files | {Path(registry.__file__).resolve(),
+                           Path(registry.__file__).resolve().parent / "_compiled.py"})
 
 
 def _frame_arrays(model: pin.Model, fids) -> Tuple[np.ndarray, np.ndarray]:
@@ -220,18 +228,15 @@ def _layout(group, key: tuple, encoded: list, extra_fids, constraints) -> Layout
                         np.array(coff, dtype=np.int64), np.array(poff, dtype=np.int64),
                         index, list(index),
                         np.array([u == "rad" for c in constraints
-                                  if type(c) is not C.OrientationConstraint
+                                  if not registry.kind_of(c).excess
                                   for u in c.units], dtype=np.int64),
-                        sum(1 for e in encoded if e[0] == 1), key[2])  # 1: orientation
+                        sum(1 for c in constraints if registry.kind_of(c).excess), key[2])
         if len(layout.radians) != key[3]:
             raise ValueError("a constraint's units do not match its physical rows")
         if len(cache) >= _MAX_LAYOUTS:
             cache.clear()
         cache[key] = layout
     return layout
-
-
-_EYE4 = np.eye(4).ravel().tolist()
 
 
 def _floats(*arrays) -> list:
@@ -247,62 +252,10 @@ def _floats(*arrays) -> list:
     return out
 
 
-# Encoders: (type code, model frame id A, model frame id B, parameters).
-def _position(c) -> Tuple[int, int, int, list]:
-    X = _EYE4 if c._X_AbarA is None else c._X_AbarA.homogeneous.ravel().tolist()
-    return 0, c._fid_A, c._fid_B, X + c._p_BQ_list
-
-
-def _orientation(c, tolerance: ConstraintTolerance):
-    bound = c.theta_bound - 0.25 * tolerance.rad  # as Residuals' excess rows
-    return 1, c._fid_Abar, c._fid_Bbar, c._R_AbarA_list + c._R_BbarB_list + [bound]
-
-
-def _gaze(c):
-    return 2, c._fid_A, c._fid_B, (c._p_BT_list + c._p_AS_list + c._n_A_list
-                                   + list(perpendicular_floats(c._n_A_list)))
-
-
-def _angle(c):
-    return 3, c._fid_A, c._fid_B, c._a_A_list + c._b_B_list
-
-
-def _point_to_point(c):
-    return 4, c._fid_2, c._fid_1, c._p_B1P1_list + c._p_B2P2_list
-
-
-def _point_to_line(c):
-    n = c._n_B2_list
-    return 5, c._fid_line, c._fid_point, (c._p_B1P_list + c._p_B2Q_list
-                                          + projection_off_floats(n)
-                                          + list(perpendicular_floats(n)))
-
-
-def _polyhedron(c):
-    p_GP, A = c._p_GP, c._A
-    return 6, c._fid_F, c._fid_G, _floats((p_GP.shape[1], A.shape[0]), p_GP.T, A,
-                                          c._inv_norms)
-
-
-#: Encoders by exact class (a subclass may compute other rows: the Python loop runs).
-_ENCODERS = {C.PositionConstraint: _position, C.GazeTargetConstraint: _gaze,
-             C.AngleBetweenVectorsConstraint: _angle,
-             C.PointToPointDistanceConstraint: _point_to_point,
-             C.PointToLineDistanceConstraint: _point_to_line,
-             C.PolyhedronConstraint: _polyhedron}
-
-
 def cost_frames(cost) -> Tuple[int, ...]:
-    """Model frame ids (A, B) of a cost of the four classes of ``costs`` on frames, else ().
-
-    By exact class, as the constraints' encoders: a subclass may use other frames.
-    """
-    kind = type(cost)
-    if kind is K.OrientationCost:
-        return cost._fid_Abar, cost._fid_Bbar
-    if kind is K.PositionCost or kind is K.AngleBetweenVectorsCost:
-        return cost._fid_A, cost._fid_B
-    return ()
+    """Model frame ids (A, B) of a cost the polishing kernel takes on frames, else ()."""
+    kind = registry.cost_kind_of(cost)
+    return () if kind is None else kind.frames(cost)
 
 
 def compile_problem(problem: Problem, tolerance: ConstraintTolerance) -> Optional[Compiled]:
@@ -319,17 +272,15 @@ def compile_problem(problem: Problem, tolerance: ConstraintTolerance) -> Optiona
         return None
     encoded, lower, upper, phys, n_phys = [], [], [], [], []
     for c in problem.row_constraints:  # joint windows are the attempt's limits instead
-        kind = type(c)
-        if kind is C.OrientationConstraint:
-            encoded.append(_orientation(c, tolerance))
-        elif kind in _ENCODERS:
-            encoded.append(_ENCODERS[kind](c))
+        kind = registry.kind_of(c)
+        if kind is None or kind.code is None:  # a type the kernels do not know
+            return None
+        encoded.append((kind.code, *kind.encode(c, tolerance)))
+        if not kind.excess:
             below, above = c.physical_lists()  # shrunk by the kernel (``shrunk``)
             lower += below
             upper += above
-        else:
-            return None
-        extra_values = measure_bounds(c)
+        extra_values = kind.measure_bounds(c)
         phys += extra_values
         n_phys.append(len(extra_values))
     pose = problem.pose
@@ -348,29 +299,6 @@ def compile_problem(problem: Problem, tolerance: ConstraintTolerance) -> Optiona
                           pose.T_target_world.homogeneous, pose.R6, pose.sqrt_w,
                           pose.inv_tol)
     return Compiled(layout, np.array(floats + phys, dtype=float))
-
-
-def measure_bounds(c) -> list:
-    """Return what constraint ``c``'s own ``measure`` needs beyond its kernel parameters.
-
-    Its physical bounds [m or rad] as ``measure`` reads them (a point-to-line constraint's
-    unit line direction first), for :mod:`kernel_check`.
-    """
-    kind = type(c)
-    if kind is C.PositionConstraint:
-        lower, upper = c.bound_lists()
-        return lower + upper
-    if kind is C.PolyhedronConstraint:
-        return list(c.bound_lists()[1])
-    if kind is C.OrientationConstraint:
-        return [c.theta_bound]
-    if kind is C.GazeTargetConstraint:
-        return [c.cone_half_angle]
-    if kind is C.AngleBetweenVectorsConstraint:
-        return [c.angle_lower, c.angle_upper]
-    if kind is C.PointToLineDistanceConstraint:
-        return c._n_B2_list + [c.distance_lower, c.distance_upper]
-    return [c.distance_lower, c.distance_upper]  # point to point
 
 
 _SEARCH_LIMITS: PerObject = PerObject()

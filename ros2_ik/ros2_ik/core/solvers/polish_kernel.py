@@ -6,7 +6,7 @@ a score of pinocchio and numpy calls, most of a polishing step.
 :class:`CompiledModel` computes the same on the kernel's joint tree
 (:mod:`constraint_kernel`) in one call of :func:`_polish_jit.model`.  It applies to
 problems the constraint kernel takes (with or without a pose target) whose costs are of
-the four classes of :mod:`ros2_ik.core.costs` (exactly: a subclass may compute another);
+the classes ``constraints.registry`` lists (exactly: a subclass may compute another);
 :func:`model_for` returns the Python model (:class:`polish.ResidualsModel`) otherwise.
 The rows and costs are tested against the Python classes
 (``test/test_polish_kernel.py``), and every answer is still verified outside.
@@ -19,11 +19,8 @@ import math
 from typing import Optional, Tuple
 
 import numpy as np
-import pinocchio as pin
 
-from ros2_ik.core import constraints as C
-from ros2_ik.core import costs as K
-from ros2_ik.core.per_object import PerObject
+from ros2_ik.core.constraints import registry
 from ros2_ik.core.solvers import constraint_kernel, direct_call, polish
 from ros2_ik.core.solvers.budget import Budget
 
@@ -157,76 +154,8 @@ def model_for(state: constraint_kernel.KernelState):
     return compiled if compiled is not None else polish.ResidualsModel(state.residuals)
 
 
-def _rows_of(c) -> Tuple[int, bool]:
-    """Return (linearisation rows, cube rows added) of constraint ``c`` (kernel types)."""
-    kind = type(c)
-    if kind is C.OrientationConstraint or kind is C.GazeTargetConstraint:
-        return 4, True
-    if kind is C.AngleBetweenVectorsConstraint:
-        return (4 if c.cube_rows else 1), c.cube_rows
-    return len(c.physical_lists()[0]), False
-
-
-#: Encoders of the costs on frames (``constraint_kernel.cost_frames``): (type code,
-#: parameters).
-_FRAME_COSTS = {
-    K.PositionCost: lambda c: (1, c._p_AP_list + c._p_BQ_list + c._Lt_list),
-    K.OrientationCost: lambda c: (2, c._R_AbarA_list + c._R_BbarB_list + [float(c.c)]),
-    K.AngleBetweenVectorsCost: lambda c: (3, c._a_A_list + c._b_B_list + [float(c.c)]),
-}
-
-
-_COLUMNS: PerObject = PerObject()
 #: A problem without a pose target has no pose rows (shared: it has no entry to change).
 _NO_POSE_ROWS = np.zeros(0, dtype=np.intp)
-
-
-def _columns(group) -> tuple:
-    """Per group column: q index, second q index or -1, v index, continuous (lists).
-
-    Also the v indices outside the group (an array), and ``(q index, v index)`` of each
-    of them when every joint outside the group has one coordinate and one velocity
-    (revolute or prismatic: pinocchio's difference is then ``q1 - q0``), else None.
-    Cached per group.
-    """
-    if group not in _COLUMNS:
-        model = group.robot.model
-        first = [model.idx_qs[j] for j in group.joint_ids]
-        second = [f + 1 if c else -1 for f, c in zip(first, group.continuous.tolist())]
-        outside = np.ones(model.nv, dtype=bool)
-        outside[group.iv_full] = False
-        inside = set(group.joint_ids)
-        others = [j for j in range(1, model.njoints) if j not in inside]
-        simple = None
-        if all(model.nqs[j] == 1 and model.nvs[j] == 1 for j in others):
-            simple = [(model.idx_qs[j], model.idx_vs[j]) for j in others]
-        _COLUMNS[group] = (first, second, [int(v) for v in group.iv_full],
-                           [float(c) for c in group.continuous.tolist()],
-                           np.flatnonzero(outside), simple)
-    return _COLUMNS[group]
-
-
-def _posture(c: K.PostureCost, group) -> Tuple[list, float]:
-    """Per group column (continuous, nominal or its cos, its sin or 0, weight); constant.
-
-    The constant is the cost of the joints outside the group, which stay locked.
-    """
-    q_nom, w = c._q_nominal.tolist(), c._weights.tolist()
-    first, second, iv, continuous, outside, simple = _columns(group)
-    params: list = []
-    for a, b, v, cont in zip(first, second, iv, continuous):
-        params += (cont, q_nom[a], q_nom[b] if b >= 0 else 0.0, w[v])
-    constant = 0.0
-    if simple is not None:  # floats, as pin.difference for one-number joints
-        locked = group.q_full_locked
-        for iq, v in simple:
-            d = float(locked[iq]) - q_nom[iq]
-            constant += w[v] * d * d
-        constant *= 0.5
-    elif outside.size:
-        d = pin.difference(group.robot.model, c._q_nominal, group.q_full_locked)[outside]
-        constant = 0.5 * float(np.sum(c._weights[outside] * d * d))
-    return params, constant
 
 
 class CompiledModel:
@@ -253,22 +182,17 @@ class CompiledModel:
             return None
         types, fa, fb, params, constant = [], [], [], [], 0.0
         for c in problem.costs:
-            if type(c) is K.PostureCost:
-                p, extra = _posture(c, problem.group)
-                types.append(0)
-                fa.append(0)
-                fb.append(0)
-                constant += extra
-            elif type(c) in _FRAME_COSTS:
-                code, p = _FRAME_COSTS[type(c)](c)
-                a, b = constraint_kernel.cost_frames(c)
-                types.append(code)
-                fa.append(compiled.frames[a])
-                fb.append(compiled.frames[b])
-            else:
+            kind = registry.cost_kind_of(c)
+            if kind is None:
                 return None
+            p, extra = kind.encode(c, problem.group)
+            a, b = kind.frames(c) or (-1, -1)  # the posture cost reads no frame
+            types.append(kind.code)
+            fa.append(compiled.frames[a] if a >= 0 else 0)
+            fb.append(compiled.frames[b] if b >= 0 else 0)
             params.append(p)
-        rows = [_rows_of(c) for c in problem.row_constraints]
+            constant += extra
+        rows = [registry.kind_of(c).polish_rows(c) for c in problem.row_constraints]
         return cls(state, _packed_costs(types, fa, fb, params),
                    np.array([r[1] for r in rows], dtype=np.bool_), constant,
                    sum(r[0] for r in rows))

@@ -1,0 +1,189 @@
+"""The compiled dispatch: each constraint's rows, linearisation and measure, each cost's value.
+
+By type code, every branch calls the functions of the type's own file
+(``constraints/<type>.py``, ``costs.py``, listed in ``constraints.registry``); nothing of
+a type's maths is here.  An if/elif chain over
+the type codes (numba's calls through first-class functions are slower).  A code no
+branch names raises ValueError (:data:`UNKNOWN_TYPE`) in :func:`rows` and
+:func:`linearise`, and measures NaN (never accepted) in :func:`measure`:
+``test/test_constraint_type_codes.py``.  A type registered without compiled functions
+never reaches here: its problems run the Python path.
+"""
+import math
+
+import numpy as np
+
+from ros2_ik.core import costs as K
+from ros2_ik.core.constraints import (_compiled, angle, distance, gaze, orientation,
+                                      polyhedron, position, registry)
+from ros2_ik.core.constraints._compiled import bound_rows
+from ros2_ik.core.compiled import jit
+
+_compiled.load()  # the constraint files' kernels call the kinematics' helpers
+
+POSITION, ORIENTATION, GAZE, ANGLE = (position.KIND.code, orientation.KIND.code,
+                                      gaze.KIND.code, angle.KIND.code)
+POINT_TO_POINT, POINT_TO_LINE = distance.POINT_TO_POINT.code, distance.POINT_TO_LINE.code
+POLYHEDRON = polyhedron.KIND.code
+#: Every type code a branch below names (a test compares it with the registry's).
+CODES = (POSITION, ORIENTATION, GAZE, ANGLE, POINT_TO_POINT, POINT_TO_LINE, POLYHEDRON)
+POSTURE_COST, POSITION_COST = K.POSTURE.code, K.POSITION.code
+ORIENTATION_COST, ANGLE_COST = K.ORIENTATION.code, K.ANGLE.code
+#: Every cost type code a branch of :func:`costs` names.
+COST_CODES = (POSTURE_COST, POSITION_COST, ORIENTATION_COST, ANGLE_COST)
+#: The error :func:`costs` raises on a cost type code it has no formula for.
+UNKNOWN_COST = "unknown cost type code in a compiled problem"
+#: The error a kernel raises on a type code it has no formula for (an encoder and these
+#: codes disagree): never another type's rows in its place.
+UNKNOWN_TYPE = "unknown constraint type code in a compiled problem"
+#: Unit of each type's violation (index = type code): 1 radians, 0 metres (the class's).
+RADIANS = np.array([int(k.cls.unit == "rad") for k in sorted(
+    (k for k in registry.kinds() if k.code in CODES), key=lambda k: k.code)],
+    dtype=np.int64)
+
+
+@jit
+def rows(ctype, cfa, cfb, coff, params, oMf, Jf, g, Jg, xe, xJ, S33,
+         J3):  # pragma: no cover - compiled
+    """Every constraint's physical rows into ``g`` (m,), ``Jg`` (m, n); excesses into ``xe``.
+
+    Row constraints fill ``g`` in order; orientation bounds fill ``xe`` (3 per bound), ``xJ``.
+    Returns the largest excess norm [rad] (0 without orientation bounds); raises
+    ValueError (:data:`UNKNOWN_TYPE`) on a type code it does not know.  ``S33``
+    (6, 3, 3) and ``J3`` (3, n) are scratch (``_constraint_jit.scratch``): an iteration
+    allocates nothing.
+    """
+    p3 = S33[5, 1]
+    row, xrow, worst = 0, 0, 0.0
+    for i in range(ctype.shape[0]):
+        t, fa, fb, prm = ctype[i], cfa[i], cfb[i], params[coff[i]:coff[i + 1]]
+        if t == ORIENTATION:
+            worst = max(worst, orientation.excess(oMf, Jf, fa, fb, prm, xe, xJ, xrow, S33))
+            xrow += 3
+        elif t == ANGLE:
+            row += angle.rows(oMf, Jf, fa, fb, prm, g, Jg, row, p3, J3)
+        elif t == POLYHEDRON:
+            row += polyhedron.rows(oMf, Jf, fa, fb, prm, g, Jg, row, p3, J3)
+        elif t == POSITION:
+            row += position.rows(oMf, Jf, fa, fb, prm, g, Jg, row, p3, J3)
+        elif t == GAZE:
+            row += gaze.rows(oMf, Jf, fa, fb, prm, g, Jg, row, p3, J3)
+        elif t == POINT_TO_POINT:
+            row += distance.point_rows(oMf, Jf, fa, fb, prm, g, Jg, row, p3, J3)
+        elif t == POINT_TO_LINE:
+            row += distance.line_rows(oMf, Jf, fa, fb, prm, g, Jg, row, p3, J3)
+        else:
+            raise ValueError(UNKNOWN_TYPE)
+    return worst
+
+
+@jit
+def linearise(ctype, cfa, cfb, coff, params, cube, lo, hi, margin, x_margin, oMf, Jf,
+              g, J, glo, ghi, gm, S33, Sn):  # pragma: no cover - compiled
+    """Every constraint's linearisation rows into ``g``, ``J``, bounds ``glo``, ``ghi``.
+
+    ``gm``: each row's margin [m or rad] when it is a physical row (its constraint's
+    ``evaluate_physical``, ``polish._feasible``'s rows), 0 for the cube rows.  ``cube``
+    (c,): whether an angle bound adds its cube rows.  Kinematics must be computed.
+    ``S33``, ``Sn``: ``_polish_jit.work``'s scratch.  Raises ValueError
+    (:data:`UNKNOWN_TYPE`) on a type code it does not know.
+    """
+    p3, J3 = S33[5, 2], Sn[0]
+    row, out = 0, 0
+    for i in range(ctype.shape[0]):
+        t, fa, fb, prm, c = ctype[i], cfa[i], cfb[i], params[coff[i]:coff[i + 1]], cube[i]
+        if t == ORIENTATION:
+            k, m = orientation.linearise(oMf, Jf, fa, fb, prm, c, lo, hi, margin, x_margin,
+                                         row, out, g, J, glo, ghi, gm, S33, p3, J3)
+        elif t == ANGLE:
+            k, m = angle.linearise(oMf, Jf, fa, fb, prm, c, lo, hi, margin, x_margin,
+                                   row, out, g, J, glo, ghi, gm, S33, p3, J3)
+        elif t == GAZE:
+            k, m = gaze.linearise(oMf, Jf, fa, fb, prm, c, lo, hi, margin, x_margin,
+                                  row, out, g, J, glo, ghi, gm, S33, p3, J3)
+        else:  # the others' linearisation: their physical rows within the shrunk bounds
+            if t == POSITION:
+                k = position.rows(oMf, Jf, fa, fb, prm, g, J, out, p3, J3)
+            elif t == POLYHEDRON:
+                k = polyhedron.rows(oMf, Jf, fa, fb, prm, g, J, out, p3, J3)
+            elif t == POINT_TO_POINT:
+                k = distance.point_rows(oMf, Jf, fa, fb, prm, g, J, out, p3, J3)
+            elif t == POINT_TO_LINE:
+                k = distance.line_rows(oMf, Jf, fa, fb, prm, g, J, out, p3, J3)
+            else:
+                raise ValueError(UNKNOWN_TYPE)
+            bound_rows(lo, hi, margin, row, k, glo, ghi, gm, out)
+            m = k
+        row, out = row + k, out + m
+
+
+@jit
+def within(ctype, amounts, tol_m, tol_rad):  # pragma: no cover - compiled
+    """Return True when every amount is within its unit's tolerance (NaN is not)."""
+    for i in range(ctype.shape[0]):
+        if amounts[i] != amounts[i]:  # NaN (an unknown code's too: no unit to look up)
+            return False
+        tol = tol_rad if RADIANS[ctype[i]] == 1 else tol_m
+        if not amounts[i] <= tol:
+            return False
+    return True
+
+
+@jit
+def measure(ctype, cfa, cfb, coff, params, poff, phys, W, out, tol_m,
+            tol_rad):  # pragma: no cover - compiled
+    """Each constraint's violation into ``out`` (c,) [m or rad, ``RADIANS``]; NaN: unknown.
+
+    ``W`` (f, 4, 4): world placements of the kernel's frames; ``phys[poff[i]:poff[i+1]]``:
+    constraint ``i``'s physical bounds (its kind's ``measure_bounds``).  Returns True
+    when every violation is within the tolerance of its unit [m or rad].
+    """
+    R = np.empty((3, 3, 3))
+    for i in range(ctype.shape[0]):
+        t, Wa, Wb = ctype[i], W[cfa[i]], W[cfb[i]]
+        prm, ph = params[coff[i]:coff[i + 1]], phys[poff[i]:poff[i + 1]]
+        if t == POSITION:
+            out[i] = position.measure(Wa, Wb, prm, ph, R)
+        elif t == ORIENTATION:
+            out[i] = orientation.measure(Wa, Wb, prm, ph, R)
+        elif t == GAZE:
+            out[i] = gaze.measure(Wa, Wb, prm, ph, R)
+        elif t == ANGLE:
+            out[i] = angle.measure(Wa, Wb, prm, ph, R)
+        elif t == POINT_TO_POINT:
+            out[i] = distance.point_measure(Wa, Wb, prm, ph, R)
+        elif t == POINT_TO_LINE:
+            out[i] = distance.line_measure(Wa, Wb, prm, ph, R)
+        elif t == POLYHEDRON:
+            out[i] = polyhedron.measure(Wa, Wb, prm, ph, R)
+        else:  # a type this check does not know: never accepted
+            out[i] = math.nan
+    return within(ctype, out, tol_m, tol_rad)
+
+
+@jit
+def costs(ktype, kfa, kfb, koff, kparams, oMf, Jf, q, grad, H, S33,
+          Sn):  # pragma: no cover - compiled
+    """Costs at group vector ``q``: returns the sum; gradient ``grad`` (n,), curvature ``H``.
+
+    Each cost's value from ``costs.py``; the posture and position costs add their
+    Gauss-Newton curvature to ``H``, the orientation and angle costs their gradient only.
+    ``S33``, ``Sn``: ``_polish_jit.work``'s scratch.  Raises ValueError
+    (:data:`UNKNOWN_COST`) on a cost type code it does not know.
+    """
+    grad[:] = 0.0
+    H[:, :] = 0.0
+    total = 0.0
+    for i in range(ktype.shape[0]):
+        t, fa, fb, prm = ktype[i], kfa[i], kfb[i], kparams[koff[i]:koff[i + 1]]
+        if t == POSTURE_COST:
+            total += K.posture_value(oMf, Jf, fa, fb, prm, q, grad, H, S33, Sn)
+        elif t == ORIENTATION_COST:
+            total += K.orientation_value(oMf, Jf, fa, fb, prm, q, grad, H, S33, Sn)
+        elif t == ANGLE_COST:
+            total += K.angle_value(oMf, Jf, fa, fb, prm, q, grad, H, S33, Sn)
+        elif t == POSITION_COST:
+            total += K.position_value(oMf, Jf, fa, fb, prm, q, grad, H, S33, Sn)
+        else:
+            raise ValueError(UNKNOWN_COST)
+    return total
