@@ -14,7 +14,7 @@ The two pose errors of ``T_target_frame = T_world_target^-1 T_world_frame``, eac
 defined once here and called by every Python caller (the compiled kernels use
 :mod:`ros2_ik.core.kinematics.lie`'s ``log6`` and ``log3`` for the same two):
 
-* :func:`split_error`, ``[t, log3(R)]``: the frame's position in the target's axes [m]
+* :func:`split_error`, ``(t, log3(R))``: the frame's position in the target's axes [m]
   and the rotation vector [rad], the convention above.  Its position part is the real
   distance and both parts are in target axes, so tolerances, weights and free axes apply
   to it: the verifier (:meth:`CompiledPose.error`, :meth:`CompiledPose.errors`), the
@@ -39,13 +39,14 @@ import pinocchio as pin
 from ros2_ik.core import errors
 
 
-def split_error(T_target_frame: pin.SE3) -> np.ndarray:
-    """``[t, log3(R)]`` (6,) of ``T_target_frame``: position [m] in target axes, angle [rad].
+def split_error(T_target_frame: pin.SE3) -> Tuple[np.ndarray, np.ndarray]:
+    """``(t, log3(R))`` of ``T_target_frame``: position (3,) [m] in target axes, (3,) [rad].
 
     The verifier's convention (module docstring): position and rotation errors measured
-    in the target frame's axes, where tolerances, weights and free axes are defined.
+    in the target frame's axes, where tolerances, weights and free axes are defined.  Two
+    parts: the tolerance tests read them apart, the 6-vector is their concatenation.
     """
-    return np.concatenate((T_target_frame.translation, pin.log3(T_target_frame.rotation)))
+    return T_target_frame.translation, pin.log3(T_target_frame.rotation)
 
 
 def twist_error(T_target_frame: pin.SE3) -> np.ndarray:
@@ -230,12 +231,11 @@ class CompiledPose:
 
     def error(self, T_world_frame: pin.SE3) -> np.ndarray:
         """Return the unweighted pose error, shape (6,), in target axes, [m] and [rad]."""
-        return split_error(self.T_target_world * T_world_frame)
+        return np.concatenate(split_error(self.T_target_world * T_world_frame))
 
     def errors(self, T_world_frame: pin.SE3) -> Tuple[float, float]:
         """(position_error_m, orientation_error_rad) on the constrained axes."""
-        e = split_error(self.T_target_world * T_world_frame)
-        t, w = e[:3], e[3:]
+        t, w = split_error(self.T_target_world * T_world_frame)
         if not self.full_pose:
             t, w = t[self.mask[:3]], w[self.mask[3:]]
         return math.sqrt(t.dot(t)), math.sqrt(w.dot(w))

@@ -149,8 +149,8 @@ class Servo:
         J_err = pin.Jlog6(err_T) @ J
         mu = self.config.lm_damping * float(self.w2 @ (err * err))
         step = self._solve(q, J_err, -self.config.gain * err, mu, dt, J)
-        e = split_error(err_T)  # the reported error: the verifier's convention
-        step.error_m, step.error_rad = math.sqrt(e[:3].dot(e[:3])), math.sqrt(e[3:].dot(e[3:]))
+        t, w = split_error(err_T)  # the reported error: the verifier's convention
+        step.error_m, step.error_rad = math.sqrt(t.dot(t)), math.sqrt(w.dot(w))
         return step
 
     def step_twist(self, q: np.ndarray, twist: np.ndarray, in_world: bool,

@@ -351,7 +351,7 @@ class LevenbergMarquardt(CompiledConstraints, Solver):
         for it in range(1, last + 1):
             J = s.R6 @ cfj(model, data, q, fid, LWA).reshape(6, -1)  # (6,) when nv = 1
             T = s.T_target_inv * data.oMf[fid]
-            e = split_error(T)  # target axes: the weights and tolerances' (core.pose)
+            e = np.concatenate(split_error(T))  # target axes: weights, tolerances
             es = e * s.inv_tol
             merit = es @ es
             if merit <= 1.0:

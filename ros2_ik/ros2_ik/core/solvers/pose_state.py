@@ -106,8 +106,7 @@ class PoseState:
 
     def within(self, T_target_frame: pin.SE3) -> bool:
         """Exact tolerance test on ``T_target_frame`` (log6's v is not the position)."""
-        e = split_error(T_target_frame)  # the verifier's convention
-        t, w = e[:3], e[3:]
+        t, w = split_error(T_target_frame)  # the verifier's convention
         return t.dot(t) <= self.pos_tol2 and w.dot(w) <= self.ori_tol2
 
     def on_limit(self, q: np.ndarray) -> bool:

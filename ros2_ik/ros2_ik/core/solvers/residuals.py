@@ -130,7 +130,7 @@ class Residuals:
         """
         pose = self.pose
         T = pose.T_target_world * self.data.oMf[self.fid]
-        e = split_error(T)  # the verifier's convention: weights and tolerances apply
+        e = np.concatenate(split_error(T))  # the verifier's: weights, tolerances apply
         J = pin.getFrameJacobian(self.model, self.data, self.fid, LWA).reshape(6, -1)[:, self.iv]
         if self.exact:
             R_tT = self.R6[:3, :3]
