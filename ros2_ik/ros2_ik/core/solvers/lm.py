@@ -55,8 +55,7 @@ from scipy.linalg.lapack import dposv
 from ros2_ik.core import errors
 from ros2_ik.core.pose import split_error, twist_error
 from ros2_ik.core.problem import Problem
-from ros2_ik.core.solvers import (active_set, chain_kernel, clearance_last,
-                                  constraint_kernel, polish)
+from ros2_ik.core.solvers import active_set, chain_kernel, clearance_last, polish
 from ros2_ik.core.solvers.base import LocalResult, Solver
 from ros2_ik.core.solvers.budget import Budget
 from ros2_ik.core.solvers.lm_compiled import CompiledConstraints
@@ -208,7 +207,7 @@ class LevenbergMarquardt(CompiledConstraints, Solver):
         if kernel is not None:
             return kernel
         state = Residuals(problem, exact=False, tolerance=self.options.constraint_tolerance)
-        state.attempt = self._attempt_residuals
+        state.attempt, state.first_attempt = self._attempt_residuals, self._first_residuals
         return state
 
     @classmethod
@@ -374,17 +373,23 @@ class LevenbergMarquardt(CompiledConstraints, Solver):
 
     def first_attempt(self, state: Any, starts: List[np.ndarray], budget: Budget
                       ) -> LocalResult:
-        """Project every start (no polishing), polish the feasible one of lowest costs."""
-        if len(starts) > 1 and isinstance(state, constraint_kernel.KernelState):
-            return LocalResult(*self._first_kernel(state, starts, budget))
-        if len(starts) > 1 and isinstance(state, Residuals):
-            model = polish.ResidualsModel(state)
-            return LocalResult(*polish.from_best_start(
-                model, starts, lambda q: active_set.attempt(state, q, budget, _lm_step, self),
-                lambda q: polish.polish(model, q, budget,
-                                        lambda x: self._restore(state, x, budget)),
-                budget))
+        """Project every start (no polishing), polish the feasible one of lowest costs.
+
+        ``state.first_attempt(state, starts, budget)``, set by ``setup`` on the states a
+        problem with costs gets (compiled or stacked); one start: the attempt itself.
+        """
+        if len(starts) > 1:
+            return state.first_attempt(state, starts, budget)
         return self.local_solve(state, starts[0], budget)
+
+    def _first_residuals(self, res: Residuals, starts: List[np.ndarray], budget: Budget
+                         ) -> LocalResult:
+        """Run :meth:`first_attempt` on the stacked Python residuals."""
+        model = polish.ResidualsModel(res)
+        return LocalResult(*polish.from_best_start(
+            model, starts, lambda q: active_set.attempt(res, q, budget, _lm_step, self),
+            lambda q: polish.polish(model, q, budget, lambda x: self._restore(res, x, budget)),
+            budget))
 
     def _attempt_generic(self, res: Residuals, q: np.ndarray, budget: Budget) -> _Attempt:
         """Pose rows + constraint rows on the full model, with a predicted active set.

@@ -26,7 +26,7 @@ _Attempt = Tuple[np.ndarray, int, bool, float]  # (q, iterations, converged, mer
 class _KernelAttempt(constraint_kernel.KernelState):
     """A compiled constraint state with the solver's attempt chosen at setup."""
 
-    __slots__ = ("attempt",)
+    __slots__ = ("attempt", "first_attempt")
 
 
 class CompiledConstraints:
@@ -52,7 +52,8 @@ class CompiledConstraints:
     def kernel_state(self, problem: Problem) -> Optional[constraint_kernel.KernelState]:
         """Return the compiled form of ``problem`` with its attempt, or None (Python runs).
 
-        ``state.attempt(state, q0, budget)``: :meth:`_attempt_kernel_step`.
+        ``state.attempt(state, q0, budget)``: :meth:`_attempt_kernel_step`;
+        ``state.first_attempt(state, starts, budget)``: :meth:`_first_kernel_step`.
         """
         if not self.compiled_constraints:
             return None
@@ -61,7 +62,7 @@ class CompiledConstraints:
         if compiled is None:
             return None
         state = _KernelAttempt(compiled, problem, tolerance)
-        state.attempt = self._attempt_kernel_step
+        state.attempt, state.first_attempt = self._attempt_kernel_step, self._first_kernel_step
         return state
 
     def _clearance_last(self, problem: Problem) -> clearance_last.ClearanceLastState:
@@ -105,6 +106,11 @@ class CompiledConstraints:
             q, steps = self._polish_kernel(state, q, budget)
             it += steps
         return q, it, done, merit
+
+    def _first_kernel_step(self, state, starts: List[np.ndarray], budget: Budget
+                           ) -> LocalResult:
+        """Run the first attempt with costs on a compiled state (:meth:`_first_kernel`)."""
+        return LocalResult(*self._first_kernel(state, starts, budget))
 
     def _first_kernel(self, state, starts: List[np.ndarray], budget: Budget) -> _Attempt:
         """Compiled projections of ``starts``; the lowest-cost one polished."""
