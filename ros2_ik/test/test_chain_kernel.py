@@ -115,13 +115,15 @@ def test_compiled_attempt_is_the_python_attempt(name, group):
     same = 0
     for i in range(40):
         q_goal = group.random_configuration(np.random.default_rng(100 + i))
-        state = PoseState(Problem(group, PoseTarget(group.tip, group.fk(q_goal, group.tip))))
-        assert state.chain is not None
+        problem = Problem(group, PoseTarget(group.tip, group.fk(q_goal, group.tip)))
         start = group.random_configuration(np.random.default_rng(i)) if i % 2 else seed
         runs = []
-        for compiled in (True, False):
+        for compiled in (True, False):  # setup chooses the attempt once per solve
             lm.compiled = compiled
-            runs.append(lm._attempt_fast(state, start, Budget(10.0)))
+            state = lm.setup(problem)
+            assert state.chain is not None
+            assert (state.attempt == lm._attempt_chain) == compiled
+            runs.append(lm.local_solve(state, start, Budget(10.0)))
         a, b = runs
         if a.iterations == b.iterations and a.converged == b.converged \
                 and np.allclose(a.q, b.q, atol=1e-8):

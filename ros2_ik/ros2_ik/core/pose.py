@@ -9,6 +9,22 @@ target ``T_world_target = (R_t, p_t)``, the 6-vector error is expressed in the
 so ``weights`` (x, y, z, rx, ry, rz) and free axes (weight 0) refer to the target
 frame: ``(1, 1, 1, 1, 1, 0)`` leaves rotation about the target's z axis free.
 Tolerances apply to the Euclidean norm of the constrained components.
+
+The two pose errors of ``T_target_frame = T_world_target^-1 T_world_frame``, each
+defined once here and called by every Python caller (the compiled kernels use
+:mod:`ros2_ik.core.kinematics.lie`'s ``log6`` and ``log3`` for the same two):
+
+* :func:`split_error`, ``(t, log3(R))``: the frame's position in the target's axes [m]
+  and the rotation vector [rad], the convention above.  Its position part is the real
+  distance and both parts are in target axes, so tolerances, weights and free axes apply
+  to it: the verifier (:meth:`CompiledPose.error`, :meth:`CompiledPose.errors`), the
+  stacked residuals (``solvers.residuals``), lm's weighted / partial loop, the exact
+  tolerance test of the pose loops, the servo's reported error.
+* :func:`twist_error`, ``log6 = [v, w]`` in the frame's own axes: the twist whose
+  Jacobian is the LOCAL frame Jacobian times ``Jlog6`` (close to the identity near the
+  target), so a full isotropic pose needs no rotation of the Jacobian: lm's full-pose loop
+  and its compiled form (``solvers.chain_kernel``), dls, the servo's pose step.  Its ``v``
+  is not the position error: a converged ``|log6|`` is confirmed with :func:`split_error`.
 """
 from __future__ import annotations
 
@@ -21,6 +37,27 @@ import numpy as np
 import pinocchio as pin
 
 from ros2_ik.core import errors
+
+
+def split_error(T_target_frame: pin.SE3) -> Tuple[np.ndarray, np.ndarray]:
+    """``(t, log3(R))`` of ``T_target_frame``: position (3,) [m] in target axes, (3,) [rad].
+
+    The verifier's convention (module docstring): position and rotation errors measured
+    in the target frame's axes, where tolerances, weights and free axes are defined.  Two
+    parts: the tolerance tests read them apart, the 6-vector is their concatenation.
+    """
+    return T_target_frame.translation, pin.log3(T_target_frame.rotation)
+
+
+def twist_error(T_target_frame: pin.SE3) -> np.ndarray:
+    """``log6(T_target_frame)`` (6,): ``[v [m], w [rad]]`` in the frame's own axes.
+
+    The twist from the target to the frame, whose derivative is ``Jlog6`` times the LOCAL
+    frame Jacobian (module docstring); ``w`` equals :func:`split_error`'s rotation,
+    ``v`` differs from its position once the rotation error is not zero.
+    """
+    return pin.log6(T_target_frame).np
+
 
 #: Smallest tolerance [m or rad]: two FK evaluations of one q differ by ~1e-16, so a
 #: tolerance near that would make SUCCESS a matter of floating-point rounding.
@@ -194,13 +231,11 @@ class CompiledPose:
 
     def error(self, T_world_frame: pin.SE3) -> np.ndarray:
         """Return the unweighted pose error, shape (6,), in target axes, [m] and [rad]."""
-        T = self.T_target_world * T_world_frame
-        return np.concatenate((T.translation, pin.log3(T.rotation)))
+        return np.concatenate(split_error(self.T_target_world * T_world_frame))
 
     def errors(self, T_world_frame: pin.SE3) -> Tuple[float, float]:
         """(position_error_m, orientation_error_rad) on the constrained axes."""
-        T = self.T_target_world * T_world_frame
-        t, w = T.translation, pin.log3(T.rotation)
+        t, w = split_error(self.T_target_world * T_world_frame)
         if not self.full_pose:
             t, w = t[self.mask[:3]], w[self.mask[3:]]
         return math.sqrt(t.dot(t)), math.sqrt(w.dot(w))

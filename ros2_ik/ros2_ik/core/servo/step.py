@@ -29,6 +29,7 @@ import daqp
 import numpy as np
 import pinocchio as pin
 
+from ros2_ik.core.pose import split_error, twist_error
 from ros2_ik.core.servo import _qp_terms
 from ros2_ik.core.servo.dampers import CollisionDampers
 
@@ -144,11 +145,11 @@ class Servo:
         q = self._kinematics(q, dt)
         J = pin.getFrameJacobian(self.model, self.data, self.fid, _LOCAL)
         err_T = T_world_target.actInv(self.data.oMf[self.fid])  # T_target_frame
-        err = pin.log6(err_T).vector
+        err = twist_error(err_T)  # pairs with the LOCAL Jacobian through Jlog6
         J_err = pin.Jlog6(err_T) @ J
         mu = self.config.lm_damping * float(self.w2 @ (err * err))
         step = self._solve(q, J_err, -self.config.gain * err, mu, dt, J)
-        t, w = err_T.translation, pin.log3(err_T.rotation)
+        t, w = split_error(err_T)  # the reported error: the verifier's convention
         step.error_m, step.error_rad = math.sqrt(t.dot(t)), math.sqrt(w.dot(w))
         return step
 

@@ -443,12 +443,23 @@ class Solver(ABC):
 
     def solve(self, problem: Problem, seed: np.ndarray, options: SolveOptions,
               begun: Optional[Begun] = None) -> IKResult:
-        """Restart ``local_solve`` until the budget, attempts or solutions run out.
+        """Run the driver: one path for every solve.
 
-        ``begun``: the seed's attempt made already (a solver's shortcut that did not
-        answer), counted as the first attempt.
+        1. :meth:`seed_answer`: the solver may answer from the seed's attempt alone (its
+           result), or make that attempt and hand it on (a :class:`Begun`);
+        2. :meth:`setup` (unless begun): the problem's state, its one local step chosen;
+        3. restarts (:class:`Search`: starts, budget, independent verification of every
+           candidate): ``local_solve`` from each start (with costs, the first attempt is
+           :meth:`first_attempt`) until the budget, attempts or solutions run out.
+
+        ``begun``: the seed's attempt made already, counted as the first attempt.
         """
         self.options = options
+        if begun is None:
+            answer = self.seed_answer(problem, seed, options)
+            if isinstance(answer, IKResult):
+                return answer
+            begun = answer
         search = Search(problem, seed, options, begun.start if begun else None)
         state = begun.state if begun else self.setup(problem)
         search.seed_first = self.cheap_attempts(state)
@@ -465,6 +476,16 @@ class Solver(ABC):
             else:
                 search.consider(self.local_solve(state, q0, search.budget))
         return search.result(self.name)
+
+    def seed_answer(self, problem: Problem, seed: np.ndarray, options: SolveOptions
+                    ) -> Optional[Any]:
+        """Step 1 of :meth:`solve`: the result, the seed's attempt begun, or None (default).
+
+        An :class:`IKResult` when the attempt from ``seed`` alone is verified; a
+        :class:`Begun` when it was made but not verified (the driver goes on from the
+        next start); None to leave the seed to the driver.
+        """
+        return None
 
     @abstractmethod
     def setup(self, problem: Problem) -> Any:

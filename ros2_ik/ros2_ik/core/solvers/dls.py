@@ -15,6 +15,7 @@ import pinocchio as pin
 from scipy.linalg.lapack import dposv
 
 from ros2_ik.core import errors
+from ros2_ik.core.pose import twist_error
 from ros2_ik.core.problem import Problem
 from ros2_ik.core.solvers.base import LocalResult, Solver
 from ros2_ik.core.solvers.budget import Budget
@@ -41,29 +42,44 @@ class DampedLeastSquares(Solver):
     max_iterations = 60
 
     def setup(self, problem: Problem) -> Any:
-        """Reduced-model state for pose-only problems, stacked residuals otherwise."""
+        """Reduced-model state for full-pose problems, stacked residuals otherwise.
+
+        Each with its one attempt, ``state.attempt(state, q0, budget)``: :meth:`_run_pose`
+        or :meth:`_run_stacked`.
+        """
         if problem.costs:
             raise errors.InvalidArgument(
                 f"solver '{self.name}' does not minimise costs; use 'sqp' or 'bfgs'")
         if problem.pose_only and problem.pose.full_pose:
-            return PoseState(problem)
-        return Residuals(problem, exact=False, tolerance=self.options.constraint_tolerance)
+            state = PoseState(problem)
+            state.attempt = self._run_pose
+        else:
+            state = Residuals(problem, exact=False,
+                              tolerance=self.options.constraint_tolerance)
+            state.attempt = self._run_stacked
+        return state
 
     def local_solve(self, state: Any, q0: np.ndarray, budget: Budget) -> LocalResult:
-        """One CLIK run from ``q0``."""
-        if isinstance(state, PoseState):
-            q, it, done, merit = self._run_fast(state, state.to_q(q0), budget)
-            return LocalResult(state.from_q(q), it, done, merit)
-        return LocalResult(*self._run_generic(state, q0, budget))
+        """One CLIK run from ``q0``: the one ``setup`` chose for ``state``."""
+        return state.attempt(state, q0, budget)
+
+    def _run_pose(self, state: PoseState, q0: np.ndarray, budget: Budget) -> LocalResult:
+        """Run the CLIK loop on the reduced model's configuration of group vector ``q0``."""
+        q, it, done, merit = self._run_fast(state, state.to_q(q0), budget)
+        return LocalResult(state.from_q(q), it, done, merit)
+
+    def _run_stacked(self, res: Residuals, q0: np.ndarray, budget: Budget) -> LocalResult:
+        """Run the CLIK loop on the stacked residuals (pose and constraint rows)."""
+        return LocalResult(*self._run_generic(res, q0, budget))
 
     def _run_fast(self, s: PoseState, q: np.ndarray, budget: Budget) -> Tuple:
-        cfj, log6 = pin.computeFrameJacobian, pin.log6
+        cfj = pin.computeFrameJacobian
         sw = s.sqrt_w[:, None]
         for it in range(1, self.max_iterations + 1):
             J = cfj(s.model, s.data, q, s.fid, LWA).reshape(6, -1) * sw  # (6,) when nv = 1
             M = s.data.oMf[s.fid]
             Terr = s.T_target_inv * M
-            e = log6(Terr).np
+            e = twist_error(Terr)  # the example's error, rotated to world axes below
             E = e @ e
             if E <= s.near2 and s.within(Terr):
                 return q, it, True, E

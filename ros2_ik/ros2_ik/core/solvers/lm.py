@@ -9,6 +9,20 @@ error shows a joint-limit trap) restarted until the budget runs out (the driver'
 the seed, the library samples nearest to the target, then uniform random): restarts matter
 more than the local method.
 
+The order a solve takes (one path, :meth:`base.Solver.solve`):
+
+1. the seed's answer (:meth:`seed_answer`, :mod:`seed_request`): constraints without a pose
+   target, one solution asked: the compiled attempt from the seed, returned when verified,
+   else handed on as the driver's first attempt;
+2. :meth:`setup` picks the problem's state and its one attempt, ``state.attempt``, the first
+   of: the pose-only state (compiled :meth:`_attempt_chain`, else the Python loop on log6
+   or in target axes), the pose-first state (:meth:`_attempt_pose_first`), the
+   clearance-last state (:meth:`_attempt_clearance_last`), the compiled constraint state
+   (``lm_compiled``), the stacked Python residuals (:meth:`_attempt_residuals`);
+3. the driver's restarts (:class:`base.Search`) call :meth:`local_solve`, which runs
+   ``state.attempt`` from each start (with costs, the first attempt is
+   :meth:`first_attempt`), and verify every candidate independently.
+
 Pose-only problems run on the group's reduced model (three pinocchio calls per
 iteration, ``dsyrk`` + ``dposv`` for the 6x6 normal system); problems with constraints
 stack their hinge rows (:mod:`residuals`) on the full model, compiled
@@ -30,7 +44,7 @@ bench/results/collision.md).
 """
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import lru_cache, partial
 from typing import Any, List, Tuple
 
 import numpy as np
@@ -39,9 +53,9 @@ from scipy.linalg.blas import dsyrk
 from scipy.linalg.lapack import dposv
 
 from ros2_ik.core import errors
+from ros2_ik.core.pose import split_error, twist_error
 from ros2_ik.core.problem import Problem
-from ros2_ik.core.solvers import (active_set, chain_kernel, clearance_last,
-                                  constraint_kernel, polish)
+from ros2_ik.core.solvers import active_set, chain_kernel, clearance_last, polish
 from ros2_ik.core.solvers.base import LocalResult, Solver
 from ros2_ik.core.solvers.budget import Budget
 from ros2_ik.core.solvers.lm_compiled import CompiledConstraints
@@ -81,7 +95,8 @@ def _bounds(schedule: Tuple[Tuple[int, float], ...], last: int) -> Tuple[float, 
 class _PoseFirstState:
     """A constrained problem solved pose first: the pose-only loop, then the stacked one."""
 
-    __slots__ = ("fast", "problem", "tolerance", "model", "data", "_stacked", "rejected")
+    __slots__ = ("fast", "problem", "tolerance", "model", "data", "_stacked", "rejected",
+                 "attempt")
 
     def __init__(self, fast: PoseState, problem: Problem, tolerance):
         """Cheap: the stacked residuals are built by the first attempt that needs them."""
@@ -91,6 +106,8 @@ class _PoseFirstState:
         self._stacked = None
         #: Pose solutions of this solve that the constraints' test rejected.
         self.rejected = 0
+        #: The attempt ``(state, q0, budget) -> LocalResult`` (set by ``setup``).
+        self.attempt = None
 
     @property
     def stacked(self) -> Residuals:
@@ -163,21 +180,35 @@ class LevenbergMarquardt(CompiledConstraints, Solver):
         super().warm_up(constrained)
 
     def setup(self, problem: Problem) -> Any:
-        """Reduced-model state for pose-only problems, stacked residuals otherwise."""
+        """Return the state of ``problem`` with its one attempt, ``state.attempt``.
+
+        ``state.attempt(state, q0, budget) -> LocalResult`` is a method of this solver
+        (the state does not hold itself: no reference cycle to collect per solve).
+
+        The first that applies (module docstring): the reduced-model pose state, the
+        pose-first state, the clearance-last state, the compiled constraint state, the
+        stacked Python residuals.
+        """
         if problem.costs and not self.supports_costs:
             raise errors.InvalidArgument(
                 f"solver '{self.name}' does not minimise costs; use 'sqp' or 'bfgs'")
         if problem.pose_only:
-            return self._fast_state(problem)
+            return self._pose_state(problem)
         if self._pose_first(problem):
-            return _PoseFirstState(self._fast_state(problem), problem,
-                                   self.options.constraint_tolerance)
+            state = _PoseFirstState(self._pose_state(problem), problem,
+                                    self.options.constraint_tolerance)
+            state.attempt = self._attempt_pose_first
+            return state
         if clearance_last.ClearanceLastState.applies(problem, self.pose_first_constraints):
-            return self._clearance_last(problem)
-        kernel = self._kernel_state(problem)
+            state = self._clearance_last(problem)
+            state.attempt = self._attempt_clearance_last
+            return state
+        kernel = self.kernel_state(problem)
         if kernel is not None:
             return kernel
-        return Residuals(problem, exact=False, tolerance=self.options.constraint_tolerance)
+        state = Residuals(problem, exact=False, tolerance=self.options.constraint_tolerance)
+        state.attempt, state.first_attempt = self._attempt_residuals, self._first_residuals
+        return state
 
     @classmethod
     def _kernel_settings(cls) -> chain_kernel.Settings:
@@ -197,45 +228,61 @@ class LevenbergMarquardt(CompiledConstraints, Solver):
             getattr(c, "name", None) in self.pose_first_constraints
             for c in problem.constraints)
 
-    @staticmethod
-    def _fast_state(problem: Problem) -> PoseState:
-        return PoseState(problem)
+    def _pose_state(self, problem: Problem) -> PoseState:
+        """Pose-only state; its attempt compiled when the chain allows, else one Python loop.
+
+        The Python loop by the target: a full isotropic pose on ``log6``
+        (:meth:`_attempt_log6`), a weighted or partial one in target axes
+        (:meth:`_attempt_world`).
+        """
+        state = PoseState(problem)
+        if state.chain is not None and self.compiled:
+            state.attempt = self._attempt_chain
+        else:
+            state.attempt = partial(self._attempt_reduced,
+                                    self._attempt_log6 if state.log6 else self._attempt_world)
+        return state
 
     def local_solve(self, state: Any, q0: np.ndarray, budget: Budget) -> LocalResult:
-        """One attempt from group vector ``q0``."""
-        if isinstance(state, PoseState):
-            return self._attempt_fast(state, q0, budget)
-        if isinstance(state, _PoseFirstState):
-            return self._attempt_pose_first(state, q0, budget)
-        if isinstance(state, constraint_kernel.KernelState):
-            return LocalResult(*self._attempt_kernel(state, q0, budget))
-        if isinstance(state, clearance_last.ClearanceLastState):
-            return LocalResult(*clearance_last.attempt(
-                state, q0, budget, self._attempt_generic, self._push_out,
-                self._push_every()))
-        return LocalResult(*self._attempt_generic(state, q0, budget))
+        """One attempt from group vector ``q0``: the one ``setup`` chose for ``state``."""
+        return state.attempt(state, q0, budget)
 
-    def _attempt_fast(self, state: PoseState, q0: np.ndarray, budget: Budget) -> LocalResult:
-        if state.chain is not None and self.compiled:
-            chain, lower, upper = state.chain
-            return LocalResult(*chain_kernel.attempt(
-                chain, q0, state.T_target_inv_h, lower, upper, state.bounded,
-                float(state.sqrt_w[0]), state.pos_tol2, state.ori_tol2, state.near2,
-                self._kernel_settings()))
-        attempt = self._attempt_log6 if state.log6 else self._attempt_world
-        q_red, it, done, merit = attempt(state, state.to_q(q0), budget)
+    def _attempt_chain(self, state: PoseState, q0: np.ndarray, budget: Budget) -> LocalResult:
+        """Run the compiled pose attempt (:mod:`chain_kernel`): :meth:`_attempt_log6`'s steps."""
+        chain, lower, upper = state.chain
+        return LocalResult(*chain_kernel.attempt(
+            chain, q0, state.T_target_inv_h, lower, upper, state.bounded,
+            float(state.sqrt_w[0]), state.pos_tol2, state.ori_tol2, state.near2,
+            self._kernel_settings()))
+
+    @staticmethod
+    def _attempt_reduced(loop, state: PoseState, q0: np.ndarray, budget: Budget
+                         ) -> LocalResult:
+        """Python pose ``loop`` on the reduced model's configuration of group vector ``q0``."""
+        q_red, it, done, merit = loop(state, state.to_q(q0), budget)
         return LocalResult(state.from_q(q_red), it, done, merit)
 
     def _attempt_pose_first(self, state: _PoseFirstState, q0: np.ndarray,
                             budget: Budget) -> LocalResult:
         """Pose alone; a colliding answer restarts or, every few, is pushed out (module doc)."""
-        pose = self._attempt_fast(state.fast, q0, budget)
+        pose = state.fast.attempt(state.fast, q0, budget)
         if not pose.converged or state.holds(pose.q):
             return pose  # clear: no Jacobians, no gradients, no pairs out to the influence
         if not clearance_last.push_now(state, self._push_every()):
             return LocalResult(pose.q, pose.iterations, False, pose.merit)
         q, it, done, merit = self._push_out(state.stacked, pose.q, q0, budget)
         return LocalResult(q, it + pose.iterations, done, merit)
+
+    def _attempt_clearance_last(self, state: clearance_last.ClearanceLastState,
+                                q0: np.ndarray, budget: Budget) -> LocalResult:
+        """Other constraints, then the clearance (:mod:`clearance_last`)."""
+        return LocalResult(*clearance_last.attempt(
+            state, q0, budget, self._attempt_generic, self._push_out, self._push_every()))
+
+    def _attempt_residuals(self, res: Residuals, q0: np.ndarray, budget: Budget
+                           ) -> LocalResult:
+        """Run the stacked Python attempt (:meth:`_attempt_generic`)."""
+        return LocalResult(*self._attempt_generic(res, q0, budget))
 
     def _attempt_log6(self, s: PoseState, q: np.ndarray, budget: Budget) -> _Attempt:
         """Full isotropic pose: e = log6(T_target^-1 T) and the LOCAL frame Jacobian.
@@ -245,7 +292,7 @@ class LevenbergMarquardt(CompiledConstraints, Solver):
         """
         cjj, ufp, gfj = pin.computeJointJacobians, pin.updateFramePlacement, \
             pin.getFrameJacobian
-        log6, integrate, LOCAL = pin.log6, pin.integrate, pin.ReferenceFrame.LOCAL
+        integrate, LOCAL = pin.integrate, pin.ReferenceFrame.LOCAL
         minimum, maximum, expired = np.minimum, np.maximum, budget.expired
         model, data, fid, lower, upper = s.model, s.data, s.fid, s.lower, s.upper
         Tti, near, eye, sw = s.T_target_inv, s.near2, _EYE6, s.sqrt_w[0]
@@ -261,7 +308,7 @@ class LevenbergMarquardt(CompiledConstraints, Solver):
             J = gfj(model, data, fid, LOCAL)
             if one:  # pinocchio hands a 1-DoF Jacobian back as (6,)
                 J = J.reshape(6, 1)
-            e = log6(Terr).np
+            e = twist_error(Terr)  # pairs with the LOCAL Jacobian (core.pose)
             E = e.dot(e)
             if E <= near and s.within(Terr):
                 return q, it, True, E
@@ -293,7 +340,7 @@ class LevenbergMarquardt(CompiledConstraints, Solver):
 
     def _attempt_world(self, s: PoseState, q: np.ndarray, budget: Budget) -> _Attempt:
         """Weighted / partial targets: error in target axes, world-aligned Jacobian."""
-        cfj, log3 = pin.computeFrameJacobian, pin.log3
+        cfj = pin.computeFrameJacobian
         model, data, fid, lower, upper = s.model, s.data, s.fid, s.lower, s.upper
         scale, bias, stall, last = self.damping_scale, self.bias, self.stall_ratio, \
             self.max_iterations
@@ -303,7 +350,7 @@ class LevenbergMarquardt(CompiledConstraints, Solver):
         for it in range(1, last + 1):
             J = s.R6 @ cfj(model, data, q, fid, LWA).reshape(6, -1)  # (6,) when nv = 1
             T = s.T_target_inv * data.oMf[fid]
-            e = np.concatenate((T.translation, log3(T.rotation)))
+            e = np.concatenate(split_error(T))  # target axes: weights, tolerances
             es = e * s.inv_tol
             merit = es @ es
             if merit <= 1.0:
@@ -326,17 +373,23 @@ class LevenbergMarquardt(CompiledConstraints, Solver):
 
     def first_attempt(self, state: Any, starts: List[np.ndarray], budget: Budget
                       ) -> LocalResult:
-        """Project every start (no polishing), polish the feasible one of lowest costs."""
-        if len(starts) > 1 and isinstance(state, constraint_kernel.KernelState):
-            return LocalResult(*self._first_kernel(state, starts, budget))
-        if len(starts) > 1 and isinstance(state, Residuals):
-            model = polish.ResidualsModel(state)
-            return LocalResult(*polish.from_best_start(
-                model, starts, lambda q: active_set.attempt(state, q, budget, _lm_step, self),
-                lambda q: polish.polish(model, q, budget,
-                                        lambda x: self._restore(state, x, budget)),
-                budget))
+        """Project every start (no polishing), polish the feasible one of lowest costs.
+
+        ``state.first_attempt(state, starts, budget)``, set by ``setup`` on the states a
+        problem with costs gets (compiled or stacked); one start: the attempt itself.
+        """
+        if len(starts) > 1:
+            return state.first_attempt(state, starts, budget)
         return self.local_solve(state, starts[0], budget)
+
+    def _first_residuals(self, res: Residuals, starts: List[np.ndarray], budget: Budget
+                         ) -> LocalResult:
+        """Run :meth:`first_attempt` on the stacked Python residuals."""
+        model = polish.ResidualsModel(res)
+        return LocalResult(*polish.from_best_start(
+            model, starts, lambda q: active_set.attempt(res, q, budget, _lm_step, self),
+            lambda q: polish.polish(model, q, budget, lambda x: self._restore(res, x, budget)),
+            budget))
 
     def _attempt_generic(self, res: Residuals, q: np.ndarray, budget: Budget) -> _Attempt:
         """Pose rows + constraint rows on the full model, with a predicted active set.

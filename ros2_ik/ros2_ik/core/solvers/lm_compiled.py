@@ -9,7 +9,7 @@ clearance-last problem runs its first stage compiled.
 """
 from __future__ import annotations
 
-from typing import Any, List, Optional, Tuple
+from typing import Any, List, Optional, Tuple, Union
 
 import numpy as np
 
@@ -17,10 +17,16 @@ from ros2_ik.core.problem import Problem
 from ros2_ik.core.result import IKResult
 from ros2_ik.core.solvers import clearance_last, constraint_kernel, kernel_check, polish, \
     polish_kernel, seed_request
-from ros2_ik.core.solvers.base import Begun, SolveOptions
+from ros2_ik.core.solvers.base import Begun, LocalResult, SolveOptions
 from ros2_ik.core.solvers.budget import Budget
 
 _Attempt = Tuple[np.ndarray, int, bool, float]  # (q, iterations, converged, merit)
+
+
+class _KernelAttempt(constraint_kernel.KernelState):
+    """A compiled constraint state with the solver's attempt chosen at setup."""
+
+    __slots__ = ("attempt", "first_attempt")
 
 
 class CompiledConstraints:
@@ -43,38 +49,37 @@ class CompiledConstraints:
             kernel_check.warm_up()
             polish_kernel.warm_up()
 
-    def _kernel_state(self, problem: Problem) -> Optional[constraint_kernel.KernelState]:
-        """Return the compiled form of ``problem``, or None (the Python loop runs)."""
+    def kernel_state(self, problem: Problem) -> Optional[constraint_kernel.KernelState]:
+        """Return the compiled form of ``problem`` with its attempt, or None (Python runs).
+
+        ``state.attempt(state, q0, budget)``: :meth:`_attempt_kernel_step`;
+        ``state.first_attempt(state, starts, budget)``: :meth:`_first_kernel_step`.
+        """
         if not self.compiled_constraints:
             return None
         tolerance = self.options.constraint_tolerance
         compiled = constraint_kernel.compile_problem(problem, tolerance)
-        return None if compiled is None else constraint_kernel.KernelState(
-            compiled, problem, tolerance)
+        if compiled is None:
+            return None
+        state = _KernelAttempt(compiled, problem, tolerance)
+        state.attempt, state.first_attempt = self._attempt_kernel_step, self._first_kernel_step
+        return state
 
     def _clearance_last(self, problem: Problem) -> clearance_last.ClearanceLastState:
         """Clearance-last state; its first stage compiled when the kernel takes it."""
         state = clearance_last.ClearanceLastState(problem, self.pose_first_constraints,
                                                   self.options.constraint_tolerance)
-        kernel = self._kernel_state(state.first_problem)
+        kernel = self.kernel_state(state.first_problem)
         if kernel is not None:
             state.run_first = lambda q, budget: self._attempt_kernel(kernel, q, budget)
         return state
 
-    def solve(self, problem: Problem, seed: np.ndarray, options: SolveOptions,
-              begun: Optional[Begun] = None) -> IKResult:
-        """Answer from the seed's attempt when it is verified (:mod:`seed_request`).
-
-        Otherwise the restart driver, the attempt counted already.
-        """
-        if begun is None and self.compiled_constraints and seed_request.applies(problem,
-                                                                                options):
-            self.options = options
-            answer = seed_request.answer(self, problem, seed, options)
-            if isinstance(answer, IKResult):
-                return answer
-            begun = answer
-        return super().solve(problem, seed, options, begun)
+    def seed_answer(self, problem: Problem, seed: np.ndarray, options: SolveOptions
+                    ) -> Union[IKResult, Begun, None]:
+        """Run the driver's step 1 (:meth:`Solver.solve`): :mod:`seed_request` if it applies."""
+        if self.compiled_constraints and seed_request.applies(problem, options):
+            return seed_request.answer(self, problem, seed, options)
+        return None
 
     def quick_check(self, state: Any) -> Optional[kernel_check.KernelCheck]:
         """Return the compiled check of a kernel problem without a pose target, or None."""
@@ -90,6 +95,10 @@ class CompiledConstraints:
             return state.run_first is not None
         return isinstance(state, constraint_kernel.KernelState)
 
+    def _attempt_kernel_step(self, state, q0: np.ndarray, budget: Budget) -> LocalResult:
+        """Run the driver's step on a compiled state: :meth:`_attempt_kernel`."""
+        return LocalResult(*self._attempt_kernel(state, q0, budget))
+
     def _attempt_kernel(self, state, q: np.ndarray, budget: Budget) -> _Attempt:
         """One compiled attempt from ``q``, then polishing when there are costs."""
         q, it, done, merit = self._kernel(state, q, self.max_iterations_constrained)
@@ -97,6 +106,11 @@ class CompiledConstraints:
             q, steps = self._polish_kernel(state, q, budget)
             it += steps
         return q, it, done, merit
+
+    def _first_kernel_step(self, state, starts: List[np.ndarray], budget: Budget
+                           ) -> LocalResult:
+        """Run the first attempt with costs on a compiled state (:meth:`_first_kernel`)."""
+        return LocalResult(*self._first_kernel(state, starts, budget))
 
     def _first_kernel(self, state, starts: List[np.ndarray], budget: Budget) -> _Attempt:
         """Compiled projections of ``starts``; the lowest-cost one polished."""

@@ -13,6 +13,7 @@ import numpy as np
 import pinocchio as pin
 
 from ros2_ik.core.per_object import PerObject
+from ros2_ik.core.pose import split_error
 from ros2_ik.core.problem import Problem
 from ros2_ik.core.solvers import chain_kernel
 
@@ -55,7 +56,7 @@ class PoseState:
                  "R6", "log6", "lower", "upper", "bounded", "continuous", "pos_tol2",
                  "ori_tol2", "near2", "q_simple", "v_simple", "lower_simple",
                  "upper_simple", "lower_list", "upper_list", "to_q", "from_q", "chain",
-                 "T_target_inv_h")
+                 "T_target_inv_h", "attempt")
 
     def __init__(self, problem: Problem):
         """Pick the loop (log6 for a full isotropic pose) and cache its inputs."""
@@ -85,6 +86,8 @@ class PoseState:
             else None
         self.T_target_inv_h = np.ascontiguousarray(self.T_target_inv.homogeneous) \
             if self.chain is not None else None
+        #: The solver's attempt ``(state, q0, budget) -> LocalResult``, set by its ``setup``.
+        self.attempt = None
 
     def pushed_out(self, q: np.ndarray, dq: np.ndarray):
         """Mask (n,) of joints on a limit that ``q - dq`` would push beyond it, or None."""
@@ -103,11 +106,8 @@ class PoseState:
 
     def within(self, T_target_frame: pin.SE3) -> bool:
         """Exact tolerance test on ``T_target_frame`` (log6's v is not the position)."""
-        t = T_target_frame.translation
-        if t.dot(t) > self.pos_tol2:
-            return False
-        w = pin.log3(T_target_frame.rotation)
-        return w.dot(w) <= self.ori_tol2
+        t, w = split_error(T_target_frame)  # the verifier's convention
+        return t.dot(t) <= self.pos_tol2 and w.dot(w) <= self.ori_tol2
 
     def on_limit(self, q: np.ndarray) -> bool:
         """Return True when some joint of reduced configuration ``q`` sits on a limit."""

@@ -17,6 +17,7 @@ from typing import List, Tuple
 import numpy as np
 import pinocchio as pin
 
+from ros2_ik.core.pose import split_error
 from ros2_ik.core.problem import Problem
 from ros2_ik.core.verify import DEFAULT_TOLERANCE, ConstraintTolerance
 
@@ -129,8 +130,7 @@ class Residuals:
         """
         pose = self.pose
         T = pose.T_target_world * self.data.oMf[self.fid]
-        w = pin.log3(T.rotation)
-        e = np.concatenate((T.translation, w))
+        e = np.concatenate(split_error(T))  # the verifier's: weights, tolerances apply
         J = pin.getFrameJacobian(self.model, self.data, self.fid, LWA).reshape(6, -1)[:, self.iv]
         if self.exact:
             R_tT = self.R6[:3, :3]

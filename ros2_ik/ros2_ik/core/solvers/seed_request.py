@@ -1,4 +1,4 @@
-"""A constraint request answered from its seed without the restart driver.
+"""Step 1 of the driver for lm (:meth:`base.Solver.seed_answer`): a request answered from its seed.
 
 Most constraint problems without a pose target are solved by the attempt from the seed
 (``bench/constrained_bench.py``).  For those, the driver (:class:`base.Search`: starts,
@@ -22,7 +22,6 @@ import numpy as np
 
 from ros2_ik.core.problem import Problem
 from ros2_ik.core.result import IKResult, Solution
-from ros2_ik.core.solvers import constraint_kernel
 from ros2_ik.core.solvers.base import (Begun, LocalResult, SolveOptions, cost_starts,
                                        returned_q, solved)
 from ros2_ik.core.solvers.budget import Budget
@@ -50,11 +49,9 @@ def answer(solver, problem: Problem, seed: np.ndarray, options: SolveOptions
     None when the kernel does not take the problem (the driver runs as usual).
     """
     start = time.perf_counter()
-    tolerance = options.constraint_tolerance
-    compiled = constraint_kernel.compile_problem(problem, tolerance)
-    if compiled is None:
+    state = solver.kernel_state(problem)
+    if state is None:
         return None
-    state = constraint_kernel.KernelState(compiled, problem, tolerance)
     if problem.costs:  # the driver's first attempt of a problem with costs
         budget = Budget(options.timeout_s, options.cancel, None, start)
         local = solver.first_attempt(state, [seed] + cost_starts(problem, seed, math.inf),
