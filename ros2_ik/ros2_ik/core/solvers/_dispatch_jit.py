@@ -60,21 +60,31 @@ def rows(ctype, cfa, cfb, coff, params, oMf, Jf, g, Jg, xe, xJ, S33,
         if t == ORIENTATION:
             worst = max(worst, orientation.excess(oMf, Jf, fa, fb, prm, xe, xJ, xrow, S33))
             xrow += 3
-        elif t == ANGLE:
-            row += angle.rows(oMf, Jf, fa, fb, prm, g, Jg, row, p3, J3)
-        elif t == POLYHEDRON:
-            row += polyhedron.rows(oMf, Jf, fa, fb, prm, g, Jg, row, p3, J3)
-        elif t == POSITION:
-            row += position.rows(oMf, Jf, fa, fb, prm, g, Jg, row, p3, J3)
-        elif t == GAZE:
-            row += gaze.rows(oMf, Jf, fa, fb, prm, g, Jg, row, p3, J3)
-        elif t == POINT_TO_POINT:
-            row += distance.point_rows(oMf, Jf, fa, fb, prm, g, Jg, row, p3, J3)
-        elif t == POINT_TO_LINE:
-            row += distance.line_rows(oMf, Jf, fa, fb, prm, g, Jg, row, p3, J3)
         else:
-            raise ValueError(UNKNOWN_TYPE)
+            row += physical_rows(t, oMf, Jf, fa, fb, prm, g, Jg, row, p3, J3)
     return worst
+
+
+@jit(inline="always")  # a step of rows and linearise: no call of its own
+def physical_rows(t, oMf, Jf, fa, fb, prm, g, Jg, row, p3, J3):  # pragma: no cover - compiled
+    """Rows of a row constraint of type ``t`` into ``g``, ``Jg`` from ``row``; their count.
+
+    Every type but the orientation bound (an excess, :func:`rows`).  Raises ValueError
+    (:data:`UNKNOWN_TYPE`) on a type code it does not know.
+    """
+    if t == ANGLE:
+        return angle.rows(oMf, Jf, fa, fb, prm, g, Jg, row, p3, J3)
+    if t == POLYHEDRON:
+        return polyhedron.rows(oMf, Jf, fa, fb, prm, g, Jg, row, p3, J3)
+    if t == POSITION:
+        return position.rows(oMf, Jf, fa, fb, prm, g, Jg, row, p3, J3)
+    if t == GAZE:
+        return gaze.rows(oMf, Jf, fa, fb, prm, g, Jg, row, p3, J3)
+    if t == POINT_TO_POINT:
+        return distance.point_rows(oMf, Jf, fa, fb, prm, g, Jg, row, p3, J3)
+    if t == POINT_TO_LINE:
+        return distance.line_rows(oMf, Jf, fa, fb, prm, g, Jg, row, p3, J3)
+    raise ValueError(UNKNOWN_TYPE)
 
 
 @jit
@@ -102,16 +112,7 @@ def linearise(ctype, cfa, cfb, coff, params, cube, lo, hi, margin, x_margin, oMf
             k, m = gaze.linearise(oMf, Jf, fa, fb, prm, c, lo, hi, margin, x_margin,
                                   row, out, g, J, glo, ghi, gm, S33, p3, J3)
         else:  # the others' linearisation: their physical rows within the shrunk bounds
-            if t == POSITION:
-                k = position.rows(oMf, Jf, fa, fb, prm, g, J, out, p3, J3)
-            elif t == POLYHEDRON:
-                k = polyhedron.rows(oMf, Jf, fa, fb, prm, g, J, out, p3, J3)
-            elif t == POINT_TO_POINT:
-                k = distance.point_rows(oMf, Jf, fa, fb, prm, g, J, out, p3, J3)
-            elif t == POINT_TO_LINE:
-                k = distance.line_rows(oMf, Jf, fa, fb, prm, g, J, out, p3, J3)
-            else:
-                raise ValueError(UNKNOWN_TYPE)
+            k = physical_rows(t, oMf, Jf, fa, fb, prm, g, J, out, p3, J3)
             bound_rows(lo, hi, margin, row, k, glo, ghi, gm, out)
             m = k
         row, out = row + k, out + m
