@@ -433,3 +433,18 @@ def test_bad_input_names_the_field(talos):
     with pytest.raises(errors.InvalidArgument, match="whole-body"):
         solve(g, PoseTarget("gripper_left_joint", g.fk(seed, "gripper_left_joint")), seed,
               solver="dls")
+
+
+def test_docs_whole_body_blocks_run_and_succeed():
+    """docs/whole_body.md works as written; its answers checked here on the full model."""
+    import pathlib
+    import re
+    doc = (pathlib.Path(__file__).resolve().parents[2] / "docs" / "whole_body.md").read_text()
+    blocks = re.findall(r"```python\n(.*?)```", doc, re.S)
+    scope: dict = {}
+    exec(compile(blocks[0], "docs/whole_body.md", "exec"), scope)  # noqa: S102 - our doc
+    _check_success(scope["group"], scope["result"],
+                   PoseTarget("gripper_left_joint", scope["T"]), scope["terms"])
+    exec(compile(blocks[1], "docs/whole_body.md", "exec"), scope)  # noqa: S102 - our doc
+    _check_success(scope["group"], scope["result"], PoseTarget("r_gripper_tool_frame",
+                                                               scope["T"]))
