@@ -429,10 +429,28 @@ def test_bad_input_names_the_field(talos):
         C.ComInSupportPolygonConstraint(robot.model, SOLE, margin=-1.0)
     with pytest.raises(errors.InvalidGoal, match="cone_rad"):
         C.PointOnPlaneConstraint(robot.model, "left_sole_link", cone_rad=4.0)
+
+
+@pytest.mark.parametrize("solver", ["dls", "bfgs", "sqp"])
+def test_every_solver_takes_whole_body_groups(solo, solver):
+    """Quadruped feet held, the base moved to a target: solved on the group's Lie group."""
+    robot, g = solo
+    model = robot.model
     seed = g.mid_configuration()
-    with pytest.raises(errors.InvalidArgument, match="whole-body"):
-        solve(g, PoseTarget("gripper_left_joint", g.fk(seed, "gripper_left_joint")), seed,
-              solver="dls")
+    seed[2] = 0.3
+    seed[7:] = np.tile([0.0, 0.8, -1.6], 4)
+    data = kinematics(model, full_q(g, seed))
+    # Feet within 1 mm (bfgs, a penalty method, does not settle on equality rows).
+    cons = [C.PositionConstraint(model, "universe", data.oMf[model.getFrameId(f)].translation
+                                 - 1e-3, data.oMf[model.getFrameId(f)].translation + 1e-3, f,
+                                 [0, 0, 0]) for f in SOLO_FEET]
+    T = g.fk(seed, "base_link")
+    T.translation += np.array([0.03, -0.02, -0.03])
+    T.rotation = T.rotation @ pin.rpy.rpyToMatrix(0.05, -0.05, 0.1)
+    target = PoseTarget("base_link", T)
+    res = solve(g, Problem(g, target, cons), seed, solver=solver, timeout_s=2.0,
+                random_seed=0)
+    _check_success(g, res, target, cons)
 
 
 def test_docs_whole_body_blocks_run_and_succeed():
