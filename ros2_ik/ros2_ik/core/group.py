@@ -392,6 +392,10 @@ class Group:
         """Return this thread's ``Data`` of the reduced model (reused across solves)."""
         return self._thread_data("reduced", self.reduced_model)
 
+    def residuals_data(self) -> pin.Data:
+        """Return this thread's ``Data`` of the full model for a solve's stacked residuals."""
+        return self._thread_data("residuals", self.robot.model)
+
     def full_data(self) -> pin.Data:
         """Return this thread's ``Data`` of the full model (reused across solves)."""
         return self._thread_data("full", self.robot.model)
