@@ -14,12 +14,12 @@ import pytest
 
 from ros2_ik.core import constraints as C
 from ros2_ik.core import costs, errors, robots
-from ros2_ik.core.floating_base import BaseBounds
+from ros2_ik.core.model.floating_base import BaseBounds
 from ros2_ik.core.pose import PoseTarget
 from ros2_ik.core.problem import Problem
-from ros2_ik.core.robot import Robot
+from ros2_ik.core.model.robot import Robot
 from ros2_ik.core.solve import solve
-from ros2_ik.core.srdf_groups import srdf_groups
+from ros2_ik.core.model.srdf_groups import srdf_groups
 
 #: A Talos sole's corners in its sole frame [m] (the foot is 0.2 x 0.13 m).
 SOLE = [[x, y, 0.0] for x in (-0.1, 0.1) for y in (-0.065, 0.065)]

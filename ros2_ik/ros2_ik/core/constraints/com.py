@@ -13,9 +13,9 @@ from typing import Optional, Tuple
 import numpy as np
 import pinocchio as pin
 
-from . import _checks as check
+from . import checks as check
 from ._base import BoundedConstraint
-from ._frames import frame_id, frame_jacobian
+from ros2_ik.core.kinematics.frames import frame_id, frame_jacobian
 
 _WORLD = 0
 

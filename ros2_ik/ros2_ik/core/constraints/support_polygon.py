@@ -15,9 +15,9 @@ import numpy as np
 import pinocchio as pin
 
 from ..errors import InvalidGoal
-from . import _checks as check
+from . import checks as check
 from ._base import BoundedConstraint
-from ._frames import frame_id, perpendicular
+from ros2_ik.core.kinematics.frames import frame_id, perpendicular
 from .com import com_value, com_world
 
 

@@ -31,7 +31,7 @@ import numpy as np
 import pinocchio as pin
 
 from ros2_ik.core import errors
-from ros2_ik.core.group import Group, RobotModel, TWO_PI, _reduced_model, from_pairs, \
+from ros2_ik.core.model.group import Group, RobotModel, TWO_PI, _reduced_model, from_pairs, \
     locked_configuration, to_pairs
 
 FLOATING, PLANAR = "floating", "planar"
