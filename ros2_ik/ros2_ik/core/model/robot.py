@@ -148,7 +148,7 @@ class Robot:
         :meth:`group`.  ``tip`` (the frame a pose target defaults to) defaults to the
         base's link.  ``base_bounds`` (:class:`floating_base.BaseBounds`): an optional
         position box and yaw range of the base; the URDF's limits of a free-flyer are
-        not used.  Group vectors: :mod:`ros2_ik.core.floating_base`.
+        not used.  Group vectors: :mod:`ros2_ik.core.model.floating_base`.
         """
         if self.base_kind is None:
             raise errors.InvalidArgument(
