@@ -13,5 +13,5 @@ from ros2_ik.core.costs.orientation import OrientationCost
 from ros2_ik.core.costs.position import PositionCost
 from ros2_ik.core.costs.posture import PostureCost
 
-__all__ = ["AngleBetweenVectorsCost", "BaseMotionCost", "CenterOfMassCost", "MinimumDistanceCost", "OrientationCost", "PositionCost",
-           "PostureCost"]
+__all__ = ["AngleBetweenVectorsCost", "BaseMotionCost", "CenterOfMassCost", "MinimumDistanceCost",
+           "OrientationCost", "PositionCost", "PostureCost"]

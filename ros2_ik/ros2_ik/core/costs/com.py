@@ -1,15 +1,14 @@
 """The CoM cost: the centre of mass drawn to a point in the world [m^2]."""
 from __future__ import annotations
 
-import math
 from typing import Optional, Tuple
 
 import numpy as np
 import pinocchio as pin
 
 from ros2_ik.core.constraints import checks as check
-from ros2_ik.core.costs._base import NamedCost
 from ros2_ik.core.constraints.com import com_world
+from ros2_ik.core.costs._base import NamedCost
 from ros2_ik.core.errors import InvalidGoal
 
 
