@@ -49,13 +49,12 @@ class Begun(NamedTuple):
     """A solve whose first attempt, from the seed, was made before the driver started.
 
     ``start``: when the solve began (``time.perf_counter()``); ``state``: the solver's
-    :meth:`Solver.setup` state; ``quick_check``: :meth:`Solver.quick_check`'s; ``local``:
-    the attempt's end.  The driver counts the attempt and goes on from the next start.
+    :meth:`Solver.setup` state; ``local``: the attempt's end.  The driver counts the
+    attempt and goes on from the next start.
     """
 
     start: float
     state: Any
-    quick_check: Any
     local: "LocalResult"
 
 
@@ -106,9 +105,6 @@ class Search:
         #: Constraint problems: the seed's attempt before ranking the library (the solver
         #: sets it, :meth:`Solver.cheap_attempts`).
         self.seed_first = False
-        #: A cheaper check of candidates than :func:`verify.check`, when the solver has one
-        #: (:meth:`Solver.quick_check`): ``holds(q)`` True accepts, False asks ``check``.
-        self.quick_check: Optional[Any] = None
 
     # ---------------------------------------------------------------- starts
     def next_start(self) -> np.ndarray:
@@ -207,12 +203,10 @@ class Search:
     def _check(self, q: np.ndarray) -> bool:
         group = self.group
         q = returned_q(self.problem, q, self.seed)
-        if self.quick_check is not None and self.quick_check.holds(q):
-            ok, pos, ori, viol = True, math.nan, math.nan, []
-        else:
-            ok, pos, ori, _, viol = check(group, self.problem.pose, q,
-                                          self.problem.constraints, self.data,
-                                          self.options.constraint_tolerance)
+        # The one acceptance: the full model's check (it also names what a rejected
+        # candidate violates, for the best answer).
+        ok, pos, ori, _, viol = check(group, self.problem.pose, q, self.problem.constraints,
+                                      self.data, self.options.constraint_tolerance)
         cand = _Candidate(q, pos, ori, self._score(pos, ori, viol), viol)
         if ok and self._limit_jump and self._jump(q) > self.options.max_joint_jump_rad:
             if self.rejected_jump is None or self._jump(q) < self._jump(self.rejected_jump.q):
@@ -463,10 +457,7 @@ class Solver(ABC):
         search = Search(problem, seed, options, begun.start if begun else None)
         state = begun.state if begun else self.setup(problem)
         search.seed_first = self.cheap_attempts(state)
-        if begun is None:
-            search.quick_check = self.quick_check(state)
-        else:
-            search.quick_check = begun.quick_check
+        if begun is not None:
             search.consider(begun.local)  # the seed's attempt
         while not search.finished():
             q0 = search.next_start()
@@ -498,15 +489,6 @@ class Solver(ABC):
         False, rank first).
         """
         return False
-
-    def quick_check(self, state: Any) -> Optional[Any]:
-        """Return a check of candidates cheaper than :func:`verify.check`, or None (default).
-
-        An object with ``holds(q) -> bool`` for group vectors within the limits, True only
-        when ``check`` would accept ``q`` (measured independently of the solver's rows, in
-        [m] and [rad]).
-        """
-        return None
 
     def first_attempt(self, state: Any, starts: List[np.ndarray], budget: Budget
                       ) -> LocalResult:
