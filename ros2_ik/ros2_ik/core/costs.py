@@ -16,6 +16,7 @@ from .constraints import _checks as check
 from .constraints import _compiled as kernel
 from .constraints._frames import frame_id, point_in_frame, trace_and_gradient, vectors_dot
 from .errors import InvalidGoal
+from .kinematics import relative
 from .per_object import PerObject
 from .terms import Cost
 
@@ -209,7 +210,7 @@ def position_value(oMf, Jf, fa, fb, prm, q, grad, H, S33, Sn):  # pragma: no cov
     """``1/2 |L^T (p_AP - p_AQ)|^2``; its gradient and Gauss-Newton curvature."""
     n = q.shape[0]
     p, r, Jp, Jr = S33[5, 2], S33[5, 1], Sn[0], Sn[1]
-    kernel.point_in_frame(oMf, Jf, fa, fb, prm, -1, 3, p, Jp, 0)
+    relative.point_in_frame(oMf, Jf, fa, fb, prm, -1, 3, p, Jp, 0)
     for k in range(3):  # L^T rows at prm[6 + 3 k]
         L0, L1, L2 = prm[6 + 3 * k], prm[7 + 3 * k], prm[8 + 3 * k]
         r[k] = L0 * (prm[0] - p[0]) + L1 * (prm[1] - p[1]) + L2 * (prm[2] - p[2])
@@ -230,7 +231,7 @@ def _encode_orientation(c: OrientationCost, group) -> Tuple[list, float]:
 @jit
 def orientation_value(oMf, Jf, fa, fb, prm, q, grad, H, S33, Sn):  # pragma: no cover
     """``c/2 (3 - tr R_AB)``; its gradient on ``J_w = R_WA^T (w_B - w_A)`` (no curvature)."""
-    kernel.rotations(oMf, fa, fb, prm, S33)
+    relative.rotations(oMf, fa, fb, prm, S33)
     RWA, R = S33[0], S33[2]
     half_c = 0.5 * prm[18]
     r0, r1, r2 = R[1, 2] - R[2, 1], R[2, 0] - R[0, 2], R[0, 1] - R[1, 0]
@@ -252,7 +253,7 @@ def _encode_angle(c: AngleBetweenVectorsCost, group) -> Tuple[list, float]:
 @jit
 def angle_value(oMf, Jf, fa, fb, prm, q, grad, H, S33, Sn):  # pragma: no cover
     """``c (1 - a . b)``; its gradient (no curvature)."""
-    dot = kernel.world_vectors(oMf, fa, fb, prm, S33)
+    dot = relative.world_vectors(oMf, fa, fb, prm, S33)
     a, b = S33[5, 0], S33[5, 1]
     x0, x1, x2 = a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]
     c = prm[6]
@@ -331,11 +332,12 @@ def posture_value(oMf, Jf, fa, fb, prm, q, grad, H, S33, Sn):  # pragma: no cove
     return total
 
 
-POSTURE = kernel.CostKind(PostureCost, 0, lambda c: (), encode_posture)
-POSITION = kernel.CostKind(PositionCost, 1, lambda c: (c._fid_A, c._fid_B), _encode_position)
-ORIENTATION = kernel.CostKind(OrientationCost, 2, lambda c: (c._fid_Abar, c._fid_Bbar),
-                              _encode_orientation)
-ANGLE = kernel.CostKind(AngleBetweenVectorsCost, 3, lambda c: (c._fid_A, c._fid_B),
-                        _encode_angle)
+POSTURE = kernel.CostKind(PostureCost, lambda c: (), encode_posture, posture_value)
+POSITION = kernel.CostKind(PositionCost, lambda c: (c._fid_A, c._fid_B), _encode_position,
+                           position_value)
+ORIENTATION = kernel.CostKind(OrientationCost, lambda c: (c._fid_Abar, c._fid_Bbar),
+                              _encode_orientation, orientation_value)
+ANGLE = kernel.CostKind(AngleBetweenVectorsCost, lambda c: (c._fid_A, c._fid_B),
+                        _encode_angle, angle_value)
 
 __all__ = ["AngleBetweenVectorsCost", "OrientationCost", "PositionCost", "PostureCost"]

@@ -8,6 +8,7 @@ import numpy as np
 import pinocchio as pin
 
 from ros2_ik.core.compiled import jit
+from ros2_ik.core.kinematics import lie, relative
 
 from . import _checks as check
 from . import _compiled as kernel
@@ -154,9 +155,9 @@ def excess(oMf, Jf, fa, fb, prm, xe, xJ, r0, S):  # pragma: no cover - compiled
     w_A)`` (world angular velocities): one 3x3 map ``M`` (``S[4]``) applied column by
     column, no (3, n) temporaries.
     """
-    kernel.rotations(oMf, fa, fb, prm, S)
+    relative.rotations(oMf, fa, fb, prm, S)
     bound = prm[18]
-    wx, wy, wz, _ = kernel.log3_at(S, 2)
+    wx, wy, wz, _ = lie.log3_at(S, 2)
     theta = math.sqrt(wx * wx + wy * wy + wz * wz)
     n = xJ.shape[1]
     for r in range(r0, r0 + 3):
@@ -172,7 +173,7 @@ def excess(oMf, Jf, fa, fb, prm, xe, xJ, r0, S):  # pragma: no cover - compiled
                 S[4, r, c] = S[0, c, r]
         s, ux, uy, uz = 1.0, 0.0, 0.0, 0.0
     else:
-        kernel.log_map(wx, wy, wz, theta, S)
+        lie.log_map(wx, wy, wz, theta, S)
         s = 1.0 - bound / theta
         ux, uy, uz = wx / theta, wy / theta, wz / theta
         xe[r0], xe[r0 + 1], xe[r0 + 2] = wx * s, wy * s, wz * s
@@ -197,11 +198,11 @@ def _linear_rows(oMf, Jf, fa, fb, prm, g, J, out, S):  # pragma: no cover - comp
     ``S`` (6, 3, 3): scratch.  The rows of ``w`` are ``Jlog3 R_AB^T R_WA^T (w_B - w_A)``,
     one 3x3 map ``M`` applied column by column; ``theta``'s is ``w . J_w / theta``.
     """
-    kernel.rotations(oMf, fa, fb, prm, S)
+    relative.rotations(oMf, fa, fb, prm, S)
     RWA, M, w = S[0], S[4], S[5, 0]
-    w[0], w[1], w[2], _ = kernel.log3_at(S, 2)
+    w[0], w[1], w[2], _ = lie.log3_at(S, 2)
     theta = math.sqrt(w[0] * w[0] + w[1] * w[1] + w[2] * w[2])
-    kernel.log_map(w[0], w[1], w[2], theta, S)
+    lie.log_map(w[0], w[1], w[2], theta, S)
     for r in range(3):
         g[out + r] = w[r]
     g[out + 3] = theta
@@ -258,5 +259,5 @@ def measure(Wa, Wb, prm, phys, R):  # pragma: no cover - compiled
     return max(theta - phys[0], 0.0)
 
 
-KIND = kernel.Kind(OrientationConstraint, 1, _encode, _measure_bounds, _polish_rows,
-                   excess=True)
+KIND = kernel.Kind(OrientationConstraint, _encode, _measure_bounds, _polish_rows, excess,
+                   measure, linearise, excess=True)

@@ -2,11 +2,13 @@
 
 Each type is defined in one file (its Python class, its encoding for the kernels, its
 compiled rows, linearisation and measure, its unit: the class's ``unit``), which ends
-with the type's :class:`Kind`.  The solvers look a constraint up here by exact class
-(:func:`kind_of`); a constraint of a class not registered, or registered without a
-type code, runs the solvers' Python path.  The compiled dispatch
-(``solvers._dispatch_jit``) calls each coded type's functions from its file.  The costs'
-kinds are those of ``costs.py`` (all four cost types in that one file).
+with the type's :class:`Kind`.  Its line in :data:`TYPES` (:data:`COST_TYPES` for a
+cost) gives it its type code, its place in the list; the compiled dispatch,
+``solvers/_dispatch_jit.py``, is generated from these lists (``make dispatch``;
+``test/test_dispatch_source.py`` fails while the checked-in file is stale).  The solvers
+look a constraint up here by exact class (:func:`kind_of`); a constraint of a class not
+listed, or registered at run time (:func:`register`: no type code, the generated
+dispatch cannot call it), runs the solvers' Python path.
 """
 from __future__ import annotations
 
@@ -17,20 +19,39 @@ from ros2_ik.core import costs
 from . import angle, distance, gaze, orientation, polyhedron, position
 from ._compiled import CostKind, Kind
 
+#: The constraint types, one line each: a compiled type's code is its place here.
+TYPES: Tuple[Kind, ...] = (
+    position.KIND,
+    orientation.KIND,
+    gaze.KIND,
+    angle.KIND,
+    distance.POINT_TO_POINT,
+    distance.POINT_TO_LINE,
+    polyhedron.KIND,
+)
+#: The cost types the polishing kernel takes, one line each: a type's code is its place.
+COST_TYPES: Tuple[CostKind, ...] = (
+    costs.POSTURE,
+    costs.POSITION,
+    costs.ORIENTATION,
+    costs.ANGLE,
+)
+
 _KINDS: Dict[type, Kind] = {}
-#: The cost types the polishing kernel takes, by exact class (``costs.py``).
-_COST_KINDS: Dict[type, CostKind] = {k.cls: k for k in (
-    costs.POSTURE, costs.POSITION, costs.ORIENTATION, costs.ANGLE)}
+_COST_KINDS: Dict[type, CostKind] = {
+    k.cls: k._replace(code=code) for code, k in enumerate(COST_TYPES)}
 
 
 def register(kind: Kind) -> Kind:
-    """Add ``kind``; raises ValueError when its class or type code is registered already."""
+    """Add ``kind`` without a type code: its problems run the Python path.
+
+    Raises ValueError when its class is registered already.  A type the compiled kernels
+    take is a line of :data:`TYPES` instead.
+    """
     if kind.cls in _KINDS:
         raise ValueError(f"{kind.cls.__name__} is registered already")
-    if kind.code is not None and any(k.code == kind.code for k in _KINDS.values()):
-        raise ValueError(f"type code {kind.code} is registered already")
-    _KINDS[kind.cls] = kind
-    return kind
+    _KINDS[kind.cls] = kind if kind.code is None else kind._replace(code=None)
+    return _KINDS[kind.cls]
 
 
 def unregister(cls: type) -> None:
@@ -49,15 +70,16 @@ def cost_kind_of(cost) -> Optional[CostKind]:
 
 
 def cost_kinds() -> Tuple[CostKind, ...]:
-    """Return every cost kind."""
+    """Return every cost kind, in code order."""
     return tuple(_COST_KINDS.values())
 
 
 def kinds() -> Tuple[Kind, ...]:
-    """Return every registered kind, in registration order."""
+    """Return every registered kind: :data:`TYPES` in code order, then those of run time."""
     return tuple(_KINDS.values())
 
 
-for _kind in (position.KIND, orientation.KIND, gaze.KIND, angle.KIND,
-              distance.POINT_TO_POINT, distance.POINT_TO_LINE, polyhedron.KIND):
-    register(_kind)
+for _code, _kind in enumerate(TYPES):
+    if _kind.cls in _KINDS:
+        raise ValueError(f"{_kind.cls.__name__} is listed twice")
+    _KINDS[_kind.cls] = _kind._replace(code=_code if _kind.compiled else None)
