@@ -24,7 +24,7 @@ from ros2_ik.core.solvers import active_set, chain_kernel, constraint_kernel as 
 from ros2_ik.core.solvers.budget import Budget
 from ros2_ik.core.solvers.lm import LevenbergMarquardt, _lm_step
 from ros2_ik.core.solvers.residuals import Residuals
-from ros2_ik.core.constraints._frames import relative_rotation
+from ros2_ik.core.kinematics.frames import relative_rotation
 from ros2_ik.core.verify import ConstraintTolerance
 
 BENCH = Path(__file__).resolve().parents[2] / "bench"

@@ -14,7 +14,7 @@ import pinocchio as pin
 from .compiled import jit
 from .constraints import _checks as check
 from .constraints import _compiled as kernel
-from .constraints._frames import frame_id, point_in_frame, trace_and_gradient, vectors_dot
+from .kinematics.frames import frame_id, point_in_frame, trace_and_gradient, vectors_dot
 from .errors import InvalidGoal
 from .kinematics import relative
 from .per_object import PerObject

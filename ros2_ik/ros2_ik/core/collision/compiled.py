@@ -20,7 +20,7 @@ import numpy as np
 import pinocchio as pin
 
 from ..errors import InvalidArgument, InvalidFrame
-from ..constraints._frames import frame_id
+from ..kinematics.frames import frame_id
 from ..frame_names import nameable_frames
 from .bounds import BoundTables, build_bound_tables
 from .pairs import geometry_link_name

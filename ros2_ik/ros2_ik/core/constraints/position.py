@@ -8,12 +8,12 @@ import pinocchio as pin
 
 from ros2_ik.core.compiled import jit
 from ros2_ik.core.kinematics import relative
+from ros2_ik.core.kinematics.frames import frame_id, point_in_frame
 
 from . import _checks as check
 from . import _compiled as kernel
 from . import _samples as samples
 from ._base import BoundedConstraint
-from ._frames import frame_id, point_in_frame
 
 
 class PositionConstraint(BoundedConstraint):
