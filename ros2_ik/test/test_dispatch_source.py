@@ -8,9 +8,10 @@ to the list gets its own branches in every function of the dispatch.
 """
 import ast
 
-from ros2_ik.core import costs
 from ros2_ik.core.constraints import position, registry
-from ros2_ik.core.constraints._compiled import Kind
+from ros2_ik.core.constraints.compiled import Kind
+from ros2_ik.core.costs import posture
+from ros2_ik.core.costs import registry as cost_registry
 from ros2_ik.core.solvers import dispatch_source
 
 
@@ -21,7 +22,8 @@ def test_the_checked_in_dispatch_is_the_registrys():
 def test_codes_are_places_in_the_registry():
     for code, kind in enumerate(registry.TYPES):
         assert {k.cls: k.code for k in registry.kinds()}[kind.cls] == code
-    assert [k.code for k in registry.cost_kinds()] == list(range(len(registry.COST_TYPES)))
+    codes = [k.code for k in cost_registry.cost_kinds()]
+    assert codes == list(range(len(cost_registry.COST_TYPES)))
 
 
 def _calls(source: str, function: str) -> set:
@@ -36,7 +38,7 @@ def _calls(source: str, function: str) -> set:
 def test_an_appended_type_gets_its_branches():
     new = Kind(type("Height", (), {"unit": "m"}), position._encode, position._measure_bounds,
                None, position.rows, position.measure, linearise=None)
-    source = dispatch_source.render(registry.TYPES + (new,), registry.COST_TYPES)
+    source = dispatch_source.render(registry.TYPES + (new,), cost_registry.COST_TYPES)
     code = len(registry.TYPES)
     assert f"if t == {code}:  # Height" in source
     assert "position.rows" in _calls(source, "physical_rows")
@@ -45,8 +47,9 @@ def test_an_appended_type_gets_its_branches():
     compile(source, "_dispatch_jit.py", "exec")
 
 
-def test_a_module_named_as_a_dispatch_function_is_renamed():
-    source = dispatch_source.render(registry.TYPES, registry.COST_TYPES)
-    assert "import costs as costs_module" in source  # ``costs`` is the dispatch's function
-    assert "costs_module.posture_value" in _calls(source, "costs")
-    assert costs.POSTURE in registry.COST_TYPES
+def test_modules_of_one_name_are_told_apart():
+    source = dispatch_source.render(registry.TYPES, cost_registry.COST_TYPES)
+    assert "import position as constraints_position" in source  # two modules called so
+    assert "import position as costs_position" in source
+    assert "posture.posture_value" in _calls(source, "costs")
+    assert posture.POSTURE in cost_registry.COST_TYPES

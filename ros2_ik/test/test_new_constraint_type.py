@@ -40,10 +40,10 @@ from typing import Optional, Tuple
 import numpy as np
 import pinocchio as pin
 
-from ros2_ik.core.compiled import jit
 from ros2_ik.core.kinematics.frames import frame_id
+from ros2_ik.core.runtime.compiled import jit
 
-from . import _compiled as kernel
+from . import compiled as kernel
 from ._base import BoundedConstraint
 
 

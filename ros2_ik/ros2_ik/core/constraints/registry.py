@@ -1,10 +1,10 @@
-"""The constraint and cost types the compiled kernels take: one line per type.
+"""The constraint types the compiled kernels take: one line per type.
 
 Each type is defined in one file (its Python class, its encoding for the kernels, its
 compiled rows, linearisation and measure, its unit: the class's ``unit``), which ends
-with the type's :class:`Kind`.  Its line in :data:`TYPES` (:data:`COST_TYPES` for a
-cost) gives it its type code, its place in the list; the compiled dispatch,
-``solvers/_dispatch_jit.py``, is generated from these lists (``make dispatch``;
+with the type's :class:`Kind`.  Its line in :data:`TYPES` gives it its type code, its
+place in the list; the compiled dispatch, ``solvers/_dispatch_jit.py``, is generated
+from this list and the costs' (:mod:`ros2_ik.core.costs.registry`) (``make dispatch``;
 ``test/test_dispatch_source.py`` fails while the checked-in file is stale).  The solvers
 look a constraint up here by exact class (:func:`kind_of`); a constraint of a class not
 listed, or registered at run time (:func:`register`: no type code, the generated
@@ -14,10 +14,8 @@ from __future__ import annotations
 
 from typing import Dict, Optional, Tuple
 
-from ros2_ik.core import costs
-
 from . import angle, distance, gaze, orientation, polyhedron, position
-from ._compiled import CostKind, Kind
+from .compiled import Kind
 
 #: The constraint types, one line each: a compiled type's code is its place here.
 TYPES: Tuple[Kind, ...] = (
@@ -29,17 +27,7 @@ TYPES: Tuple[Kind, ...] = (
     distance.POINT_TO_LINE,
     polyhedron.KIND,
 )
-#: The cost types the polishing kernel takes, one line each: a type's code is its place.
-COST_TYPES: Tuple[CostKind, ...] = (
-    costs.POSTURE,
-    costs.POSITION,
-    costs.ORIENTATION,
-    costs.ANGLE,
-)
-
 _KINDS: Dict[type, Kind] = {}
-_COST_KINDS: Dict[type, CostKind] = {
-    k.cls: k._replace(code=code) for code, k in enumerate(COST_TYPES)}
 
 
 def register(kind: Kind) -> Kind:
@@ -62,16 +50,6 @@ def unregister(cls: type) -> None:
 def kind_of(constraint) -> Optional[Kind]:
     """Return the kind of ``constraint``'s exact class, or None (not registered)."""
     return _KINDS.get(type(constraint))
-
-
-def cost_kind_of(cost) -> Optional[CostKind]:
-    """Return the kind of ``cost``'s exact class, or None (the Python polishing runs)."""
-    return _COST_KINDS.get(type(cost))
-
-
-def cost_kinds() -> Tuple[CostKind, ...]:
-    """Return every cost kind, in code order."""
-    return tuple(_COST_KINDS.values())
 
 
 def kinds() -> Tuple[Kind, ...]:

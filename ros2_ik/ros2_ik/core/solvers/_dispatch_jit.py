@@ -1,27 +1,30 @@
 """The compiled dispatch: each constraint's rows, linearisation and measure, each cost's value.
 
-GENERATED from ``constraints.registry`` by ``make dispatch`` (:mod:`dispatch_source`): do
-not edit.  By type code (a type's place in ``registry.TYPES`` / ``COST_TYPES``), every
-branch calls the functions of the type's own file; nothing of a type's maths is here.  An
-if/elif chain over the type codes (numba's calls through first-class functions are
-slower).  A code no branch names raises ValueError (:data:`UNKNOWN_TYPE`) in :func:`rows`
-and :func:`linearise`, and measures NaN (never accepted) in :func:`measure`:
-``test/test_constraint_type_codes.py``.  A type registered without compiled functions
-never reaches here: its problems run the Python path.
+GENERATED from the registries by ``make dispatch`` (:mod:`dispatch_source`): do not edit.
+By type code (a type's place in ``constraints.registry.TYPES`` or
+``costs.registry.COST_TYPES``), every branch calls the functions of the type's own file;
+nothing of a type's maths is here. An if/elif chain over the type codes (numba's calls
+through first-class functions are slower). A code no branch names raises ValueError
+(:data:`UNKNOWN_TYPE`) in :func:`rows` and :func:`linearise`, and measures NaN (never
+accepted) in :func:`measure`: ``test/test_constraint_type_codes.py``. A type registered
+without compiled functions never reaches here: its problems run the Python path.
 """
 import math
 
 import numpy as np
 
-from ros2_ik.core.compiled import jit
-from ros2_ik.core.constraints._compiled import bound_rows
-from ros2_ik.core.constraints import angle
+from ros2_ik.core.constraints.compiled import bound_rows
+from ros2_ik.core.runtime.compiled import jit
+from ros2_ik.core.constraints import angle as constraints_angle
 from ros2_ik.core.constraints import distance
 from ros2_ik.core.constraints import gaze
-from ros2_ik.core.constraints import orientation
+from ros2_ik.core.constraints import orientation as constraints_orientation
 from ros2_ik.core.constraints import polyhedron
-from ros2_ik.core.constraints import position
-from ros2_ik.core import costs as costs_module
+from ros2_ik.core.constraints import position as constraints_position
+from ros2_ik.core.costs import angle as costs_angle
+from ros2_ik.core.costs import orientation as costs_orientation
+from ros2_ik.core.costs import position as costs_position
+from ros2_ik.core.costs import posture
 
 #: Every constraint type code a branch below names, by code:
 #: PositionConstraint, OrientationConstraint, GazeTargetConstraint,
@@ -56,7 +59,8 @@ def rows(ctype, cfa, cfb, coff, params, oMf, Jf, g, Jg, xe, xJ, S33,
     for i in range(ctype.shape[0]):
         t, fa, fb, prm = ctype[i], cfa[i], cfb[i], params[coff[i]:coff[i + 1]]
         if t == 1:  # OrientationConstraint
-            worst = max(worst, orientation.excess(oMf, Jf, fa, fb, prm, xe, xJ, xrow, S33))
+            worst = max(
+                worst, constraints_orientation.excess(oMf, Jf, fa, fb, prm, xe, xJ, xrow, S33))
             xrow += 3
             continue
         row += physical_rows(t, oMf, Jf, fa, fb, prm, g, Jg, row, p3, J3)
@@ -71,11 +75,11 @@ def physical_rows(t, oMf, Jf, fa, fb, prm, g, Jg, row, p3, J3):  # pragma: no co
     (:data:`UNKNOWN_TYPE`) on a type code it does not know.
     """
     if t == 0:  # PositionConstraint
-        return position.rows(oMf, Jf, fa, fb, prm, g, Jg, row, p3, J3)
+        return constraints_position.rows(oMf, Jf, fa, fb, prm, g, Jg, row, p3, J3)
     if t == 2:  # GazeTargetConstraint
         return gaze.rows(oMf, Jf, fa, fb, prm, g, Jg, row, p3, J3)
     if t == 3:  # AngleBetweenVectorsConstraint
-        return angle.rows(oMf, Jf, fa, fb, prm, g, Jg, row, p3, J3)
+        return constraints_angle.rows(oMf, Jf, fa, fb, prm, g, Jg, row, p3, J3)
     if t == 4:  # PointToPointDistanceConstraint
         return distance.point_rows(oMf, Jf, fa, fb, prm, g, Jg, row, p3, J3)
     if t == 5:  # PointToLineDistanceConstraint
@@ -101,7 +105,7 @@ def linearise(ctype, cfa, cfb, coff, params, cube, lo, hi, margin, x_margin, oMf
     for i in range(ctype.shape[0]):
         t, fa, fb, prm, c = ctype[i], cfa[i], cfb[i], params[coff[i]:coff[i + 1]], cube[i]
         if t == 1:  # OrientationConstraint
-            k, m = orientation.linearise(
+            k, m = constraints_orientation.linearise(
                 oMf, Jf, fa, fb, prm, c, lo, hi, margin, x_margin, row, out, g, J, glo, ghi,
                 gm, S33, p3, J3)
         elif t == 2:  # GazeTargetConstraint
@@ -109,7 +113,7 @@ def linearise(ctype, cfa, cfb, coff, params, cube, lo, hi, margin, x_margin, oMf
                 oMf, Jf, fa, fb, prm, c, lo, hi, margin, x_margin, row, out, g, J, glo, ghi,
                 gm, S33, p3, J3)
         elif t == 3:  # AngleBetweenVectorsConstraint
-            k, m = angle.linearise(
+            k, m = constraints_angle.linearise(
                 oMf, Jf, fa, fb, prm, c, lo, hi, margin, x_margin, row, out, g, J, glo, ghi,
                 gm, S33, p3, J3)
         else:  # the others' linearisation: their physical rows within the shrunk bounds
@@ -145,13 +149,13 @@ def measure(ctype, cfa, cfb, coff, params, poff, phys, W, out, tol_m,
         t, Wa, Wb = ctype[i], W[cfa[i]], W[cfb[i]]
         prm, ph = params[coff[i]:coff[i + 1]], phys[poff[i]:poff[i + 1]]
         if t == 0:  # PositionConstraint
-            out[i] = position.measure(Wa, Wb, prm, ph, R)
+            out[i] = constraints_position.measure(Wa, Wb, prm, ph, R)
         elif t == 1:  # OrientationConstraint
-            out[i] = orientation.measure(Wa, Wb, prm, ph, R)
+            out[i] = constraints_orientation.measure(Wa, Wb, prm, ph, R)
         elif t == 2:  # GazeTargetConstraint
             out[i] = gaze.measure(Wa, Wb, prm, ph, R)
         elif t == 3:  # AngleBetweenVectorsConstraint
-            out[i] = angle.measure(Wa, Wb, prm, ph, R)
+            out[i] = constraints_angle.measure(Wa, Wb, prm, ph, R)
         elif t == 4:  # PointToPointDistanceConstraint
             out[i] = distance.point_measure(Wa, Wb, prm, ph, R)
         elif t == 5:  # PointToLineDistanceConstraint
@@ -178,13 +182,17 @@ def costs(ktype, kfa, kfb, koff, kparams, oMf, Jf, q, grad, H, S33,
     for i in range(ktype.shape[0]):
         t, fa, fb, prm = ktype[i], kfa[i], kfb[i], kparams[koff[i]:koff[i + 1]]
         if t == 0:  # PostureCost
-            total += costs_module.posture_value(oMf, Jf, fa, fb, prm, q, grad, H, S33, Sn)
+            total += posture.posture_value(
+                oMf, Jf, fa, fb, prm, q, grad, H, S33, Sn)
         elif t == 1:  # PositionCost
-            total += costs_module.position_value(oMf, Jf, fa, fb, prm, q, grad, H, S33, Sn)
+            total += costs_position.position_value(
+                oMf, Jf, fa, fb, prm, q, grad, H, S33, Sn)
         elif t == 2:  # OrientationCost
-            total += costs_module.orientation_value(oMf, Jf, fa, fb, prm, q, grad, H, S33, Sn)
+            total += costs_orientation.orientation_value(
+                oMf, Jf, fa, fb, prm, q, grad, H, S33, Sn)
         elif t == 3:  # AngleBetweenVectorsCost
-            total += costs_module.angle_value(oMf, Jf, fa, fb, prm, q, grad, H, S33, Sn)
+            total += costs_angle.angle_value(
+                oMf, Jf, fa, fb, prm, q, grad, H, S33, Sn)
         else:
             raise ValueError(UNKNOWN_COST)
     return total

@@ -1,13 +1,13 @@
 """Writes the compiled dispatch (``_dispatch_jit.py``) from the type registry.
 
 numba compiles a call only to a function it can name, so the dispatch is plain source: by
-type code, one branch per type of ``constraints.registry.TYPES`` (``COST_TYPES`` for the
-costs) calling that type's own compiled functions, filled into the text of
-``_dispatch_jit.py.in`` (the loops, the same for every type).  The file is generated, checked in,
-and never edited by hand: after a type is added to the registry (or its functions are
-renamed), run ``make dispatch`` (``python -m ros2_ik.core.solvers.dispatch_source``);
-``test/test_dispatch_source.py`` fails while the checked-in file differs from
-:func:`render`'s.
+type code, one branch per type of ``constraints.registry.TYPES``
+(``costs.registry.COST_TYPES`` for the costs) calling that type's own compiled functions,
+filled into the text of ``_dispatch_jit.py.in`` (the loops, the same for every type). The
+file is generated, checked in, and never edited by hand: after a type is added to the
+registry (or its functions are renamed), run ``make dispatch`` (``python -m
+ros2_ik.core.solvers.dispatch_source``); ``test/test_dispatch_source.py`` fails while the
+checked-in file differs from :func:`render`'s.
 """
 from __future__ import annotations
 
@@ -75,7 +75,7 @@ def _chain(branches: Sequence[Tuple[int, str, str]], indent: str, first: str = "
     out, word = [], first
     for code, cls, body in branches:
         out.append(f"{indent}{word} t == {code}:  # {cls}\n")
-        out += [f"{indent}    {line}\n" for line in body.split("\n")]
+        out += [_wrapped(f"{indent}    {line}") for line in body.split("\n")]
         word = "elif"
     return "".join(out)
 
@@ -88,8 +88,9 @@ def render(types: Sequence = None, cost_types: Sequence = None) -> str:
     """
     if types is None or cost_types is None:
         from ros2_ik.core.constraints import registry
+        from ros2_ik.core.costs import registry as cost_registry
         types = registry.TYPES if types is None else types
-        cost_types = registry.COST_TYPES if cost_types is None else cost_types
+        cost_types = cost_registry.COST_TYPES if cost_types is None else cost_types
     name = _Names()
     coded = [(code, k) for code, k in enumerate(types) if k.compiled]
     excess, physical, linear, measured = [], [], [], []
@@ -139,6 +140,15 @@ def render(types: Sequence = None, cost_types: Sequence = None) -> str:
 def _comment(names) -> str:
     """``names`` joined, wrapped as the lines of a ``#:`` comment."""
     return "\n#: ".join(textwrap.wrap(", ".join(names), 80))
+
+
+def _wrapped(line: str) -> str:
+    """``line`` and a newline; broken after its first ``(`` when longer than 99 columns."""
+    if len(line) <= 99 or "(" not in line:
+        return line + "\n"
+    indent = len(line) - len(line.lstrip())
+    head, args = line.split("(", 1)
+    return f"{head}(\n{' ' * (indent + 4)}{args}\n"
 
 
 def _tuple(values) -> str:

@@ -1,7 +1,7 @@
 """A type's form for the compiled kernels (:class:`Kind`, :class:`CostKind`) and row helpers.
 
 Each constraint type's file defines its kernel functions with
-:func:`ros2_ik.core.compiled.jit` and ends with its :class:`Kind`, listed in
+:func:`ros2_ik.core.runtime.compiled.jit` and ends with its :class:`Kind`, listed in
 :mod:`registry`; the compiled dispatch (``solvers/_dispatch_jit.py``) is generated from
 that list (``make dispatch``).  The kinematics those functions are written with (a point
 seen in a frame, relative rotations, ``log3``) are in :mod:`ros2_ik.core.kinematics`
@@ -10,7 +10,7 @@ as the kernels.
 """
 from typing import Callable, NamedTuple, Optional, Tuple
 
-from ros2_ik.core.compiled import jit
+from ros2_ik.core.runtime.compiled import jit
 
 
 @jit
