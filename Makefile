@@ -4,7 +4,7 @@ SHELL := /bin/bash
 ENV := source tools/env.sh &&
 PYTEST_ARGS ?=
 
-.PHONY: setup extras build test test-long lint docs demo bench bench-quick servo-bench \
+.PHONY: setup extras build dispatch test test-long lint docs demo bench bench-quick servo-bench \
 	bench-path bench-batch bench-ab fuzz completeness load clean
 
 setup:
@@ -17,6 +17,12 @@ extras: setup
 
 build: setup
 	@bash tools/build.sh
+
+# The compiled dispatch (core/solvers/_dispatch_jit.py) from the type registry
+# (core/constraints/registry.py), from the sources: after a type is added to the registry.
+dispatch: setup
+	@$(ENV) PYTHONPATH="$(CURDIR)/ros2_ik$${PYTHONPATH:+:$$PYTHONPATH}" \
+		python -m ros2_ik.core.solvers.dispatch_source
 
 # Two workers, one test file each at a time (module fixtures start their node once); each
 # worker on its own DDS domain (test/conftest.py). test-long: the tests marked long.

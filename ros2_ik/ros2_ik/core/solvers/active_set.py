@@ -69,7 +69,7 @@ def attempt(res: Residuals, q: np.ndarray, budget: Budget, step, params,
             if out is not None:
                 dq = _predicted_step(step, pe, pJ * ~out, g, J * ~out, np.array(r), lo, hi,
                                      damping)
-        q = np.minimum(np.maximum(q + dq, lower), upper)
+        q = np.minimum(np.maximum(res.integrate(q, dq), lower), upper)
     raise AssertionError("unreachable")
 
 

@@ -115,6 +115,15 @@ class Residuals:
         self._row_lower_list, self._row_upper_list, self._row_margin_list = (
             self.row_lower.tolist(), self.row_upper.tolist(), self.row_margin.tolist())
 
+    @staticmethod
+    def integrate(q: np.ndarray, dq: np.ndarray) -> np.ndarray:
+        """Return group vector ``q`` moved by step ``dq``: plain addition [rad, m].
+
+        The one place the stacked loop's step meets the configuration (continuous joints
+        are plain angles in the group vector).  The caller clamps into the limits.
+        """
+        return q + dq
+
     def update(self, q: np.ndarray) -> np.ndarray:
         """Kinematics at group vector ``q``; returns the model configuration used."""
         q_full = self._to_q(q)
