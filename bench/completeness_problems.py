@@ -13,7 +13,8 @@ pose        the tip's pose (1e-4 m, 1e-4 rad)
 position    the tip's position only, or the pose with one position axis of the
             target frame free (per-axis weights)
 windows     a 1 mm box on the tip + joint windows of +-0.05 rad (or m) on up to two
-            joints, wide-range (>= 2 pi) and continuous ones first
+            joints, wide-range (>= 2 pi) and continuous ones first (a continuous joint's
+            window shifted by -2 pi, 0 or 2 pi: across +-pi too)
 constraints 1-3 constraints of random kinds (every kind of ``constrained_random``, bounds
             drawn around ``q_star``) on random links
 two_frames  a box on a mid-chain link + the tip's pose
@@ -144,9 +145,10 @@ class FeasibleProblems:
         value = np.where(g.continuous, (q + math.pi) % (2 * math.pi) - math.pi, q)
         bounds = {}
         for i in picked:
-            lo, hi = value[i] - 0.05, value[i] + 0.05
-            if g.continuous[i]:
-                lo, hi = max(lo, -math.pi), min(hi, math.pi)
+            centre = value[i]
+            if g.continuous[i]:  # a window on the circle, anywhere on the line: [3.1, 3.2],
+                centre += 2 * math.pi * int(rng.integers(-1, 2))  # [-3.2, -3.1], [9.4, 9.5]
+            lo, hi = centre - 0.05, centre + 0.05
             bounds[g.joint_names[i]] = (float(max(lo, g.lower[i])), float(min(hi, g.upper[i])))
         return [box_term(self.kin, q, self.root, g.tip, 1e-3),
                 Term("joint_bounds", dict(bounds=bounds))], []

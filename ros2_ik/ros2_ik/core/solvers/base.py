@@ -119,11 +119,15 @@ class Search:
         Library samples: :mod:`ros2_ik.core.seed_library` (``options.library_starts`` of
         them, within the jump box when one is set); random: uniform in the limits, or in
         the jump box.  Each projected into the problem's joint windows, if it has any
-        (:attr:`Problem.search_bounds`).
+        (:attr:`Problem.search_bounds`), a wrapping joint first shifted by 2 pi into its
+        window when it has an equivalent there.
         """
         start = self._next_start()
-        if self.problem.folded:
-            lower, upper = self.problem.search_bounds
+        problem = self.problem
+        if problem.folded:
+            if self.group.has_wrapping:  # a window across +-pi: the equivalent inside it
+                start = self.group.unwrap_near(start, problem.window_centres, problem.windows)
+            lower, upper = problem.search_bounds
             start = np.minimum(np.maximum(start, lower), upper)
         return start
 
