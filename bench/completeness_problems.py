@@ -2,7 +2,8 @@
 
 Robots (:func:`robot_cases`): chains of every example-robot-data URDF that pinocchio and
 Drake both load (root link -> a leaf link with 3 or more joints, up to two chains per
-URDF), and generated arms (``random_arms.random_arm(seed, mixed=True)``: 3-8 joints,
+URDF), the vendor arms of shared/real_urdfs when present (``vendor_arms``), and generated
+arms (``random_arms.random_arm(seed, mixed=True)``: 3-8 joints,
 revolute, continuous and prismatic, unaligned axes, narrow and +-2 pi limits, on a body
 whose other joints are locked).
 
@@ -38,6 +39,7 @@ import numpy as np
 import pinocchio as pin
 
 import constrained_distances as distances
+import vendor_arms
 from constrained_problems import Kinematics, ProblemSpec, Term
 from constrained_random import RandomProblems
 from random_arms import random_arm
@@ -86,13 +88,19 @@ def _chains(path: Path, per_urdf: int) -> List[RobotCase]:
 
 
 def robot_cases(random_count: int, per_urdf: int = 2) -> List[RobotCase]:
-    """example-robot-data chains, then ``random_count`` generated (mixed) arms."""
+    """example-robot-data chains, ``random_count`` generated (mixed) arms, the vendor arms.
+
+    The vendor arms (``vendor_arms``: shared/real_urdfs, each manifest entry's base to
+    tip, class "vendor") when their folder is present.
+    """
     cases: List[RobotCase] = []
     for path in sorted(robots.data_dir().rglob("*.urdf")):
         cases += _chains(path, per_urdf)
     for seed in range(random_count):
         arm = random_arm(seed, mixed=True)
         cases.append(RobotCase(arm.name, "random", arm.urdf, "world_link", arm.tip))
+    for arm in vendor_arms.arms():
+        cases.append(RobotCase(arm.name, "vendor", arm.path.read_text(), arm.base, arm.tip))
     return cases
 
 
