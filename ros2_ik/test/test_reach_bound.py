@@ -179,3 +179,16 @@ def test_a_registered_proof_answers_and_can_be_removed():
     finally:
         proofs.unregister(never)
     assert proofs.no_solution(Problem(group, below), SolveOptions()) is None
+
+
+def test_no_bound_above_a_floating_base():
+    """A free-flyer root (a whole-body solve moves it even when the arm group leaves it out).
+
+    No finite sphere holds the hand then: no bound, no proof, whatever the distance.
+    """
+    model = pin.buildModelFromXML(robots.urdf_text("panda"), pin.JointModelFreeFlyer())
+    robot = Robot(model)
+    group = robot.group(base="panda_link0", tip="panda_hand")
+    assert reach_bound(group, robot.frame_id(group.tip)) is None
+    far = PoseTarget(group.tip, pin.SE3(np.eye(3), np.array([50.0, 0.0, 0.0])))
+    assert proofs.no_solution(Problem(group, far), SolveOptions()) is None

@@ -22,6 +22,7 @@ the frame's origin; a point fixed in the frame at ``p`` adds ``|p|``.
 """
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Dict, NamedTuple, Optional
 
 import numpy as np
@@ -44,6 +45,18 @@ class ReachBound(NamedTuple):
     radius_m: float
     centre_name: str
 
+    @property
+    def centre_array(self) -> np.ndarray:
+        """:attr:`centre` as a read-only array (3,) [m] (made once per bound)."""
+        return _centre_array(self.centre)
+
+
+@lru_cache(maxsize=1024)
+def _centre_array(centre: tuple) -> np.ndarray:
+    array = np.array(centre, dtype=float)
+    array.setflags(write=False)
+    return array
+
 
 #: Per group: {frame id: ReachBound or None}.
 _BOUNDS: PerObject = PerObject()
@@ -53,8 +66,9 @@ def reach_bound(group, frame_id: int) -> Optional[ReachBound]:
     """Return the reach bound of model frame ``frame_id`` moved by ``group`` (cached), or None.
 
     None when a moving joint on the frame's chain is not a one-axis revolute or
-    prismatic joint (a floating or planar base: no finite bound), or a moving prismatic
-    joint has an infinite range.
+    prismatic joint, or a moving prismatic joint has an infinite range; and when a
+    multi-DoF joint (a floating or planar base) lies on the chain, even one the group's
+    joints leave out: whole-body solves move it.
     """
     table: Optional[Dict[int, Optional[ReachBound]]] = _BOUNDS.get(group)
     if table is None:
@@ -72,6 +86,8 @@ def _bound(group, frame_id: int) -> Optional[ReachBound]:
     frame = model.frames[frame_id]
     moving = set(group.joint_ids)
     chain = [j for j in model.supports[frame.parentJoint] if j > 0]
+    if any(model.joints[j].nv > 1 for j in chain):  # a base a whole-body solve moves
+        return None
     first = next((k for k, j in enumerate(chain) if j in moving), None)
     if first is None:  # fixed: the frame's one placement
         return ReachBound(tuple(data.oMf[frame_id].translation.tolist()), 0.0,

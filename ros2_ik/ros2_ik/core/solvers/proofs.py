@@ -51,7 +51,7 @@ def reach_proof(problem: "Problem", options: Any) -> Optional[str]:
     if pose is not None:
         bound = reach_bound(group, pose.frame_id)
         if bound is not None:
-            distance = _to_target(pose, bound.centre)
+            distance = _to_target(pose, bound.centre_array)
             reach = bound.radius_m + pose.target.position_tolerance_m
             if _beyond(distance, reach):
                 return (f"target {distance:.2f} m from {bound.centre_name}, "
@@ -64,14 +64,12 @@ def reach_proof(problem: "Problem", options: Any) -> Optional[str]:
     return None
 
 
-def _to_target(pose, centre: tuple) -> float:
+def _to_target(pose, centre: np.ndarray) -> float:
     """Distance [m] from ``centre`` (world) to the positions ``pose`` accepts, in its axes."""
-    T = pose.T_world_target
-    d = T.rotation.T.dot([c - p for c, p in zip(centre, T.translation.tolist())])
-    if pose.full_pose or pose.mask[:3].all():
-        return math.sqrt(float(d.dot(d)))
-    d = d[pose.mask[:3]]
-    return math.sqrt(float(d.dot(d)))
+    d = pose.T_target_world.act(centre)  # R_t^T (centre - p_t): the error's axes
+    if not (pose.full_pose or pose.mask[0] and pose.mask[1] and pose.mask[2]):
+        d = d[pose.mask[:3]]
+    return math.sqrt(d.dot(d))
 
 
 def _position_beyond(group, c: PositionConstraint, tolerance_m: float) -> Optional[str]:
@@ -85,7 +83,7 @@ def _position_beyond(group, c: PositionConstraint, tolerance_m: float) -> Option
     X_WA = group.locked_placement(fid_A)
     if c._X_AbarA is not None:
         X_WA = X_WA * c._X_AbarA
-    centre_A = X_WA.actInv(np.array(bound.centre, dtype=float)).tolist()
+    centre_A = X_WA.actInv(bound.centre_array).tolist()
     lower, upper = c.bound_lists()
     outside = [max(lo - tolerance_m - x, 0.0, x - hi - tolerance_m)
                for x, lo, hi in zip(centre_A, lower, upper)]
