@@ -28,7 +28,7 @@ from typing import Dict, NamedTuple, Optional
 import numpy as np
 import pinocchio as pin
 
-from ros2_ik.core.per_object import PerObject
+from ros2_ik.core.runtime.per_object import PerObject
 
 from .model import joint_axis
 
