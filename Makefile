@@ -5,7 +5,7 @@ ENV := source tools/env.sh &&
 PYTEST_ARGS ?=
 
 .PHONY: setup extras build dispatch test test-long lint docs demo bench bench-quick servo-bench \
-	bench-path bench-batch bench-ab fuzz completeness load clean
+	bench-path bench-batch bench-ab bench-unreachable fuzz completeness load clean
 
 setup:
 	@bash tools/setup.sh
@@ -80,6 +80,12 @@ servo-bench: build
 bench-path: build
 	@$(ENV) pip install --quiet -r bench/requirements-bench.txt 2>&1 | { grep -v "is ignored" || true; } \
 	&& python bench/path_bench.py $(BENCH_ARGS)
+
+# Targets beyond the reach bound (issue 48): solve() beside the search alone and TRAC-IK on
+# every arm (catalogue, random, vendor): results/unreachable.*. BENCH_ARGS=--quick: 5 targets.
+bench-unreachable: build
+	@$(ENV) pip install --quiet -r bench/requirements-bench.txt 2>&1 | { grep -v "is ignored" || true; } \
+	&& python bench/unreachable_bench.py $(BENCH_ARGS)
 
 # Batch IK throughput (1 vs 2 worker processes) and a capability map: results/batch.*.
 # BATCH_ARGS=--quick for a one-minute run.
