@@ -18,6 +18,7 @@ from typing import Any, Callable, List, NamedTuple, Optional, Tuple
 
 import numpy as np
 
+from ros2_ik.core import errors
 from ros2_ik.core.problem import Problem
 from ros2_ik.core.result import IKResult, IKStatus, Progress, Solution
 from ros2_ik.core.solvers import proofs, seed_library
@@ -88,6 +89,8 @@ class Search:
     def __init__(self, problem: Problem, seed: np.ndarray, options: SolveOptions,
                  start: Optional[float] = None):
         """Start the budget now, or at ``start`` (``time.perf_counter()``)."""
+        if problem.group.has_base:  # the library samples a fixed base: random starts
+            options = options._replace(library_starts=0)
         self.problem, self.group, self.options = problem, problem.group, options
         self.seed = seed
         self._rng: Optional[np.random.Generator] = None
@@ -452,6 +455,8 @@ class Solver(ABC):
     name: str = "solver"
     #: Whether the solver minimises ``terms.Cost`` objects (LM and DLS do not).
     supports_costs: bool = False
+    #: Whether the solver takes whole-body groups (a floating or planar base).
+    supports_base: bool = False
 
     #: The options of the solve in progress (set by :meth:`solve` before ``setup``).
     options: SolveOptions = SolveOptions()
@@ -492,6 +497,10 @@ class Solver(ABC):
                 begun: Optional[Begun]) -> IKResult:
         """Run steps 1-3 of :meth:`solve` (after the proofs)."""
         self.options = options
+        if problem.group.has_base and not self.supports_base:
+            raise errors.InvalidArgument(
+                f"solver '{self.name}' does not take whole-body groups (a floating or planar "
+                "base) yet; use 'lm'")
         if begun is None:
             answer = self.seed_answer(problem, seed, options)
             if isinstance(answer, IKResult):
