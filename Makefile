@@ -5,7 +5,7 @@ ENV := source tools/env.sh &&
 PYTEST_ARGS ?=
 
 .PHONY: setup extras build test test-long lint docs demo bench bench-quick servo-bench \
-	bench-path bench-batch bench-ab fuzz completeness load clean
+	bench-path bench-batch bench-ab bench-wholebody fuzz completeness load clean
 
 setup:
 	@bash tools/setup.sh
@@ -74,6 +74,14 @@ servo-bench: build
 bench-path: build
 	@$(ENV) pip install --quiet -r bench/requirements-bench.txt 2>&1 | { grep -v "is ignored" || true; } \
 	&& python bench/path_bench.py $(BENCH_ARGS)
+
+# Whole-body IK (issue 47): ros2_ik, Drake SNOPT and Pink on humanoids, quadrupeds, mobile
+# manipulators and b1_z1, interleaved: results/wholebody.{json,md,png} and docs/wholebody.md.
+# BENCH_ARGS=--quick: 10 problems per robot (~1-2 min).
+bench-wholebody: build
+	@$(ENV) pip install --quiet -r bench/requirements-collision.txt -r bench/requirements-servo.txt \
+		2>&1 | { grep -v "is ignored" || true; } \
+	&& python bench/wholebody_bench.py $(BENCH_ARGS) && python tools/bench_readme.py
 
 # Batch IK throughput (1 vs 2 worker processes) and a capability map: results/batch.*.
 # BATCH_ARGS=--quick for a one-minute run.
