@@ -17,9 +17,12 @@ repeated until every target is within tolerance or the budget is spent.  Tasks:
   ``BASE_COST`` (the same reason for its size).
 
 Limits: ``ConfigurationLimit`` (joint limits; no velocity limits: this is IK, not a
-controller step).  Stopping test (the user's, on Pink's own configuration): every frame
-within 0.9 of the check's tolerances (1e-4 m, 1e-3 rad) and the CoM inside the shrunk
-polygon.  The answer is judged by ``wholebody_check`` like every other method's.
+controller step); the answer's one-DoF joints are clipped into their limits at the end, as
+a user would before sending it (the QP holds them only to its tolerance, ~1e-7 rad, and
+the check holds every method to the limits exactly).  Stopping test (the user's, on Pink's
+own configuration): every frame within 0.9 of the check's tolerances (1e-4 m, 1e-3 rad)
+and the CoM inside the shrunk polygon.  The answer is judged by ``wholebody_check`` like
+every other method's.
 """
 from __future__ import annotations
 
@@ -58,6 +61,11 @@ class PinkWholeBody:
                       for j in range(1, self.model.njoints)]
         self.limits = [ConfigurationLimit(self.model)]
         self._com_data = self.model.createData()
+        m = self.model
+        self._bounded = np.zeros(m.nq, bool)
+        for j in range(1, m.njoints):
+            if m.nqs[j] == 1:
+                self._bounded[m.idx_qs[j]] = True
         self.root_link = next(f.name for f in self.model.frames
                               if f.type == pin.FrameType.BODY)
 
@@ -121,9 +129,9 @@ class PinkWholeBody:
         while True:
             com_xy = self._com_xy(configuration) if com is not None else None
             if self._converged(configuration, targets, com_xy, hull):
-                return self.expand(configuration.q, problem.seed), iterations, True
+                return self.expand(self._clip(configuration.q), problem.seed), iterations, True
             if time.perf_counter() - start > budget_s:
-                return self.expand(configuration.q, problem.seed), iterations, False
+                return self.expand(self._clip(configuration.q), problem.seed), iterations, False
             if com is not None:
                 p = _project(hull[0], hull[1], com_xy)
                 com.set_target(np.array([p[0], p[1], 0.0]))
@@ -131,6 +139,13 @@ class PinkWholeBody:
                               safety_break=False)
             configuration.integrate_inplace(v, DT)
             iterations += 1
+
+    def _clip(self, q: np.ndarray) -> np.ndarray:
+        """Return ``q`` with its one-DoF joints clipped into their limits (QP: ~1e-7 rad)."""
+        q = q.copy()
+        b = self._bounded
+        q[b] = np.clip(q[b], self.model.lowerPositionLimit[b], self.model.upperPositionLimit[b])
+        return q
 
     def _com_xy(self, configuration) -> np.ndarray:
         return pin.centerOfMass(self.model, self._com_data, configuration.q)[:2]
