@@ -21,8 +21,8 @@ controller step); the answer's one-DoF joints are clipped into their limits at t
 a user would before sending it (the QP holds them only to its tolerance, ~1e-7 rad, and
 the check holds every method to the limits exactly).  Stopping test (the user's, on Pink's
 own configuration): every frame within 0.9 of the check's tolerances (1e-4 m, 1e-3 rad)
-and the CoM inside the shrunk polygon.  The answer is judged by ``wholebody_check`` like
-every other method's.
+and the CoM at least the margin inside the polygon (the task aims 0.5 mm deeper).  The
+answer is judged by ``wholebody_check`` like every other method's.
 """
 from __future__ import annotations
 
@@ -158,7 +158,7 @@ class PinkWholeBody:
                 return False
             if six_d and np.linalg.norm(pin.log3(T.rotation.T @ X.rotation)) > STOP * TOL_RAD:
                 return False
-        return com_xy is None or inside_distance(hull[0], com_xy) >= hull[1]
+        return com_xy is None or inside_distance(hull[0], com_xy) >= hull[1] - COM_EXTRA_M
 
 
 def _project(hull: np.ndarray, margin_m: float, p_xy: np.ndarray) -> np.ndarray:
