@@ -17,7 +17,10 @@ drawn at random (seeded), so a slow phase of the shared machine hits all alike:
 Times are wall-clock per problem, building the problem or program included, failures
 included.  Success is decided by ``wholebody_check`` alone (1e-4 m, 1e-3 rad, the CoM
 margin, joint limits, unit quaternion, locked joints); an answer after the budget is a
-failure ("late").  A false SUCCESS is a method claiming success (ours: SUCCESS; Drake:
+failure ("late").  Then a few of each robot's problems with their CoM margin made
+impossible (``wholebody_problems.with_impossible_com``) go through every method: any claim
+of success there is false, and ros2_ik should answer NO_SOLUTION naming the CoM term.
+A false SUCCESS is a method claiming success (ours: SUCCESS; Drake:
 SNOPT's success; Pink: its own stopping test) on an answer the check refuses.  One extra
 problem per robot runs first through every method, untimed (imports, caches).  The
 process collects its garbage and freezes what is alive before each robot's timed
@@ -34,6 +37,7 @@ import gc
 import json
 import logging
 import os
+import re
 import sys
 import time
 import traceback
@@ -51,6 +55,8 @@ from wholebody_check import TOL_M, TOL_RAD, WholeBodyChecker  # noqa: E402
 RESULTS = HERE / "results"
 METHODS = ("ours", "drake_snopt", "pink")
 REFERENCES = ("drake_snopt", "pink")
+#: A NO_SOLUTION message that names the CoM-in-support-polygon term.
+NAMES_COM = re.compile(r"support polygon|ComInSupport|cent(re|er) of mass|\bCoM\b", re.I)
 
 
 class Answer(NamedTuple):
@@ -113,7 +119,29 @@ def run_one(checker: WholeBodyChecker, solve, problem, budget_s: float) -> dict:
             "base_displacement_m": verdict.base_displacement_m if verdict.ok else None}
 
 
-def run_robot(robot: str, methods, n: int, seed: int, budget_s: float) -> dict:
+def run_infeasible(checker, solvers, problems, budget_s: float) -> Dict[str, dict]:
+    """Run the problems made impossible (``with_impossible_com``) through every method.
+
+    Per method: how many, the median time [ms], false SUCCESS (any claim: no answer
+    exists), and for ours how many NO_SOLUTION answers name the CoM term (``NAMES_COM``).
+    """
+    impossible = [q for q in map(wb.with_impossible_com, problems) if q is not None]
+    out = {}
+    for method, solve in solvers.items() if impossible else ():
+        runs = [run_one(checker, solve, p, budget_s) for p in impossible]
+        row = {"problems": len(runs),
+               "median_ms": 1e3 * float(np.median([r["time_s"] for r in runs])),
+               "false_successes": sum(r["claimed"] for r in runs)}
+        if method == "ours":
+            row["no_solution_naming_the_term"] = sum(
+                r["note"].startswith("NO_SOLUTION") and bool(NAMES_COM.search(r["note"]))
+                for r in runs)
+        out[method] = row
+    return out
+
+
+def run_robot(robot: str, methods, n: int, seed: int, budget_s: float,
+              infeasible: int = 0) -> dict:
     """Every problem of one robot through every method, interleaved; per-method records."""
     problems = wb.problems(robot, n + 1, seed)
     checker = WholeBodyChecker(robot)
@@ -128,8 +156,9 @@ def run_robot(robot: str, methods, n: int, seed: int, budget_s: float) -> dict:
     for problem in problems[:-1]:
         for k in order.permutation(len(names)):
             records[names[k]].append(run_one(checker, solvers[names[k]], problem, budget_s))
+    impossible = run_infeasible(checker, solvers, problems[:infeasible], budget_s)
     gc.unfreeze()
-    return {"records": records, "skipped": skipped,
+    return {"records": records, "skipped": skipped, "infeasible": impossible,
             "draws_median": float(np.median([p.meta["draws"] for p in problems]))}
 
 
@@ -156,7 +185,8 @@ def summary(records: List[dict]) -> dict:
 def rows_of(robot: str, run: dict) -> List[dict]:
     """One row per method, with the ratios of the references' medians to ours."""
     spec = wb.ROBOTS[robot]
-    rows = [{"family": spec.family, "robot": robot, "method": m, **summary(rs)}
+    rows = [{"family": spec.family, "robot": robot, "method": m, **summary(rs),
+             **({"infeasible": run["infeasible"][m]} if m in run["infeasible"] else {})}
             for m, rs in run["records"].items()]
     ours = next((r for r in rows if r["method"] == "ours"), None)
     for row in rows:
@@ -175,6 +205,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--methods", default=",".join(METHODS), help="comma list")
     p.add_argument("--budget-ms", type=float, default=1000.0, help="per problem [ms]")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--infeasible", type=int, default=None,
+                   help="problems per robot with a CoM term made impossible (3 quick, 20)")
     p.add_argument("--out", default=str(RESULTS), help="results folder")
     return p.parse_args(argv)
 
@@ -188,6 +220,7 @@ def main(argv=None) -> int:
         pass
     logging.getLogger("drake").setLevel(logging.ERROR)  # URDF tags Drake ignores
     n = args.n or (10 if args.quick else 100)
+    infeasible = args.infeasible if args.infeasible is not None else (3 if args.quick else 20)
     budget_s = args.budget_ms * 1e-3
     methods = [m for m in args.methods.split(",") if m]
     meta = {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
@@ -199,7 +232,7 @@ def main(argv=None) -> int:
     started, rows = time.perf_counter(), []
     for robot in args.robots.split(","):
         t0 = time.perf_counter()
-        run = run_robot(robot, methods, n, args.seed, budget_s)
+        run = run_robot(robot, methods, n, args.seed, budget_s, min(infeasible, n))
         new = rows_of(robot, run)
         rows += new
         print(f"  {robot:7s} {time.perf_counter() - t0:6.1f} s  " + "  ".join(

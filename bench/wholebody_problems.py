@@ -41,6 +41,7 @@ the same for every method.  Terms are :class:`constrained_problems.Term`:
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 import zlib
 from dataclasses import dataclass, field
@@ -428,3 +429,20 @@ def target_footholds(problem: WholeBodyProblem, contacts) -> np.ndarray:
         else:
             out += [np.asarray(a["p"], float) + np.asarray(p, float) for p in contact.points]
     return np.array(out)
+
+
+def with_impossible_com(problem: WholeBodyProblem) -> Optional[WholeBodyProblem]:
+    """``problem`` with its CoM margin past any point of the polygon (None without a CoM term).
+
+    The margin becomes half the footholds' largest distance plus 1 cm: more than the
+    polygon's inradius, so no configuration meets it whatever the rest of the problem.
+    """
+    terms = list(problem.constraints)
+    k = next((i for i, t in enumerate(terms) if t.kind == "com_in_support"), None)
+    if k is None:
+        return None
+    points = target_footholds(problem, terms[k].args["contacts"])[:, :2]
+    diameter = max(float(np.linalg.norm(a - b)) for a in points for b in points)
+    terms[k] = Term("com_in_support", dict(terms[k].args, margin_m=0.5 * diameter + 0.01))
+    return dataclasses.replace(problem, constraints=tuple(terms),
+                               meta=dict(problem.meta, infeasible="com_in_support"))

@@ -55,7 +55,7 @@ def write_markdown(path: Path, rows: List[dict], meta: dict) -> None:
             _cell(o, "false_successes", "{}"),
             ", ".join(f"{LABELS[k]} {r['exceptions']}" for k, r in methods.items()
                       if "skipped" not in r and r["exceptions"]) or "0"]) + " |")
-    lines += [""] + targets(rows) + ["", DETAILS, "", *details(rows)]
+    lines += [""] + targets(rows) + [""] + impossible(rows) + ["", DETAILS, "", *details(rows)]
     path.write_text("\n".join(lines) + "\n")
 
 
@@ -83,6 +83,26 @@ def targets(rows: List[dict]) -> List[str]:
         out.append(f"- {robot}: " + ("every target met" if not missed
                                      else "missed: " + "; ".join(missed)))
     return out
+
+
+def impossible(rows: List[dict]) -> List[str]:
+    """Return a line on the problems with a CoM margin past the polygon's inside."""
+    parts = []
+    for method in LABELS:
+        cells = [r["infeasible"] for r in rows if r["method"] == method and "infeasible" in r]
+        if not cells:
+            continue
+        n = sum(c["problems"] for c in cells)
+        text = f"{LABELS[method]} false SUCCESS {sum(c['false_successes'] for c in cells)}/{n}"
+        if method == "ours":
+            named = sum(c["no_solution_naming_the_term"] for c in cells)
+            text += f", NO_SOLUTION naming the CoM term {named}/{n}"
+        text += f", median {float(np.median([c['median_ms'] for c in cells])):.1f} ms"
+        parts.append(text)
+    if not parts:
+        return []
+    return ["Impossible CoM margin (half the footholds' span + 1 cm, on the robots with a CoM "
+            "term): " + "; ".join(parts) + "."]
 
 
 def details(rows: List[dict]) -> List[str]:

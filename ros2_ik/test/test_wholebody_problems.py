@@ -125,3 +125,12 @@ def test_humanoid_soles_are_level_on_the_ground():
                 heights = [T.act(np.asarray(p))[2] for p in contact.points]
                 np.testing.assert_allclose(heights, 0.0, atol=1e-9)
                 np.testing.assert_allclose(T.rotation[:, 2], [0, 0, 1], atol=1e-9)
+
+
+def test_an_impossible_com_margin_refuses_even_q_star():
+    problem = wb.problems("solo12", 1, seed=2)[0]
+    impossible = wb.with_impossible_com(problem)
+    assert impossible.meta["infeasible"] == "com_in_support"
+    verdict = WholeBodyChecker("solo12").check(problem.q_star, impossible)
+    assert not verdict.ok and "CoM in support polygon" in verdict.reason
+    assert wb.with_impossible_com(wb.problems("pr2", 1, seed=2)[0]) is None
