@@ -56,7 +56,8 @@ RESULTS = HERE / "results"
 METHODS = ("ours", "drake_snopt", "pink")
 REFERENCES = ("drake_snopt", "pink")
 #: A NO_SOLUTION message that names the CoM-in-support-polygon term.
-NAMES_COM = re.compile(r"support polygon|ComInSupport|cent(re|er) of mass|\bCoM\b", re.I)
+NAMES_COM = re.compile(r"support[_ ]polygon|ComInSupport|cent(re|er)[_ ]of[_ ]mass|\bCoM\b",
+                       re.I)
 
 
 class Answer(NamedTuple):
@@ -131,7 +132,8 @@ def run_infeasible(checker, solvers, problems, budget_s: float) -> Dict[str, dic
         runs = [run_one(checker, solve, p, budget_s) for p in impossible]
         row = {"problems": len(runs),
                "median_ms": 1e3 * float(np.median([r["time_s"] for r in runs])),
-               "false_successes": sum(r["claimed"] for r in runs)}
+               "false_successes": sum(r["claimed"] for r in runs),
+               "first_message": runs[0]["note"][:200]}
         if method == "ours":
             row["no_solution_naming_the_term"] = sum(
                 r["note"].startswith("NO_SOLUTION") and bool(NAMES_COM.search(r["note"]))
