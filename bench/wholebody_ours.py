@@ -27,12 +27,9 @@ import numpy as np
 import pinocchio as pin
 
 import wholebody_problems as wb
+from ros2_ik.core import PoseTarget, Problem, Robot, solve
 from ros2_ik.core import constraints as C
 from ros2_ik.core import costs as K
-from ros2_ik.core.pose import PoseTarget
-from ros2_ik.core.problem import Problem
-from ros2_ik.core.robot import Robot
-from ros2_ik.core.solve import solve
 
 TOL_M, TOL_RAD = 1e-4, 1e-3
 
