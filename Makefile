@@ -46,7 +46,8 @@ demo: build
 # with --other-arms (lm vs SNOPT on 7 arms the families were not built on)
 # results/constrained_other_arms/;
 # servo_bench.py (the servo step vs Pink, ~1 min) results/servo.*; servo_node_bench.py
-# (the node's loop, 60 s) results/servo_node.*.
+# (the node's loop, 60 s) results/servo_node.*; wholebody_bench.py (ros2_ik, Drake SNOPT and
+# Pink on whole-body problems) results/wholebody.*.
 bench: build
 	@$(ENV) pip install --quiet -r bench/requirements-bench.txt \
 		-r bench/requirements-collision.txt -r bench/requirements-servo.txt 2>&1 \
@@ -56,7 +57,7 @@ bench: build
 	&& python bench/constrained_bench.py --other-arms $(BENCH_ARGS) \
 	&& python bench/servo_bench.py $(BENCH_ARGS) \
 	&& python bench/servo_node_bench.py $(BENCH_ARGS) && python bench/path_bench.py $(BENCH_ARGS) \
-	&& python tools/bench_readme.py
+	&& python bench/wholebody_bench.py $(BENCH_ARGS) && python tools/bench_readme.py
 
 bench-quick: BENCH_ARGS += --quick
 bench-quick: bench
