@@ -77,7 +77,8 @@ bench-path: build
 	&& python bench/path_bench.py $(BENCH_ARGS)
 
 # Whole-body IK (issue 47): ros2_ik, Drake SNOPT and Pink on humanoids, quadrupeds, mobile
-# manipulators and b1_z1, interleaved: results/wholebody.{json,md,png} and docs/wholebody.md.
+# manipulators and b1_z1, interleaved: results/wholebody.{json,md,png} and the table of
+# docs/whole_body_benchmark.md.
 # BENCH_ARGS=--quick: 10 problems per robot (~1-2 min).
 bench-wholebody: build
 	@$(ENV) pip install --quiet -r bench/requirements-collision.txt -r bench/requirements-servo.txt \

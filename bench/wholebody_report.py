@@ -2,8 +2,8 @@
 
 The summary table (one row per robot: each method's verified success, median and p95, the
 ratios Drake / ours and Pink / ours, ours' false SUCCESS and exceptions) is what
-``tools/bench_readme.py`` copies into docs/wholebody.md; the per-method details follow the
-``<!-- wholebody-details -->`` marker and stay in bench/results/wholebody.md.
+``tools/bench_readme.py`` copies into docs/whole_body_benchmark.md; the per-method details
+follow the ``<!-- wholebody-details -->`` marker and stay in bench/results/wholebody.md.
 """
 from __future__ import annotations
 
