@@ -1,0 +1,225 @@
+"""Minimum-distance constraint: Drake's ``AddMinimumDistanceLowerBoundConstraint`` for our solvers.
+
+Every candidate pair (self and scene) must keep a signed, padded distance
+``d_i(q) >= min_distance_m``.  Only pairs closer than ``influence_distance_m`` count; the
+others are invisible to the solver at this iterate.  Two formulations:
+
+``"pairs"`` (default) -- ``max_pairs`` rows, row ``r`` = the ``r``-th smallest distance among
+    the pairs within influence (``influence_distance_m`` with a zero gradient when fewer pairs
+    are within influence), bounds ``[min_distance_m, inf]``.  Each row is continuous in ``q``
+    (order statistics of continuous functions) and its linearisation is exact per pair, which
+    suits SQP / QP-based local solvers (one half-space per nearby pair).
+
+``"smooth"`` -- Drake's single row ``sum_i phi(x_i) / phi(-1)`` with
+    ``x_i = (d_i - d_influence) / (d_influence - d_min)`` and the exponentially smoothed hinge
+    ``phi(x) = -x exp(1/x)`` (0 for ``x >= 0``), bounds ``[-inf, 1]``: C1 everywhere, one row,
+    but conservative when several pairs are close together.
+
+Gradient of a pair distance (``n`` the unit normal from witness ``p_a`` to ``p_b``, all in the
+world frame, ``J_x`` the WORLD-frame joint Jacobian, (6, nv), of the body of side ``x``)::
+
+    dd/dq = [n; p_b x n]^T J_b - [n; p_a x n]^T J_a
+"""
+from __future__ import annotations
+
+from typing import Tuple
+
+import numpy as np
+import pinocchio as pin
+
+from ros2_ik.core.collision.checker import CollisionChecker, PairDistances
+from ros2_ik.core.constraints._base import BoundedConstraint
+from ros2_ik.core.errors import InvalidArgument
+from ros2_ik.core.runtime.per_object import PerObject
+
+FORMULATIONS = ("pairs", "smooth")
+
+
+_LEVI_CIVITA = np.zeros((3, 3, 3))
+_LEVI_CIVITA[0, 1, 2] = _LEVI_CIVITA[1, 2, 0] = _LEVI_CIVITA[2, 0, 1] = 1.0
+_LEVI_CIVITA[0, 2, 1] = _LEVI_CIVITA[2, 1, 0] = _LEVI_CIVITA[1, 0, 2] = -1.0
+
+
+def _cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Row-wise cross product of (k, 3) arrays (np.cross is slower on small inputs)."""
+    return np.einsum("ijk,nj,nk->ni", _LEVI_CIVITA, a, b)
+
+
+_SUPPORT_MASKS: PerObject = PerObject()
+
+
+def support_masks(model: pin.Model) -> np.ndarray:
+    """Mask (njoints, nv): row ``j`` marks the velocity columns of the joints moving joint ``j``.
+
+    ``pin.getJointJacobian(model, data, j, WORLD)`` is ``data.J * mask[j]`` (row 0, the
+    universe, is all False: scene objects do not move).  Cached per model (read-only).
+    """
+    masks = _SUPPORT_MASKS.get(model)
+    if masks is None:
+        masks = np.zeros((model.njoints, model.nv), dtype=bool)
+        for j in range(1, model.njoints):
+            for i in model.supports[j]:
+                if i:
+                    masks[j, model.idx_vs[i]:model.idx_vs[i] + model.nvs[i]] = True
+        masks.setflags(write=False)
+        _SUPPORT_MASKS[model] = masks
+    return masks
+
+
+def pair_gradients(
+    model: pin.Model, data: pin.Data, pairs: PairDistances, ks: np.ndarray
+) -> np.ndarray:
+    """Gradients (k, nv) of the signed distances of the computed pairs ``ks``.
+
+    Precondition: ``pin.computeJointJacobians(model, data, q)`` for the ``q`` of ``pairs``
+    (``data.J``: every joint's WORLD-frame Jacobian columns; a side's Jacobian is ``data.J``
+    masked to the joints that move it, so two products serve every pair).
+    """
+    ks = np.asarray(ks, dtype=np.int64)
+    if ks.size == 0:
+        return np.zeros((0, model.nv))
+    normals, p_a, p_b = pairs.witnesses(ks)
+    return distance_gradients(model, data, normals, p_a, p_b, pairs.compiled.joint_a[ks],
+                              pairs.compiled.joint_b[ks])
+
+
+def distance_gradients(model: pin.Model, data: pin.Data, normals: np.ndarray,
+                       p_a: np.ndarray, p_b: np.ndarray, joint_a: np.ndarray,
+                       joint_b: np.ndarray) -> np.ndarray:
+    """Gradients (k, nv) of k signed distances (the module docstring's formula).
+
+    ``normals`` (k, 3): unit normals from witness ``p_a`` (k, 3) to ``p_b`` (k, 3), world
+    frame [m]; ``joint_a`` / ``joint_b`` (k,): the parent joints of the two sides (0: fixed
+    in the world).  Precondition: ``pin.computeJointJacobians`` at the distances' ``q``.
+    """
+    masks = support_masks(model)
+    J = data.J
+    f_a = np.concatenate((normals, _cross(p_a, normals)), axis=1)  # (k, 6) wrench-like
+    f_b = np.concatenate((normals, _cross(p_b, normals)), axis=1)
+    return (f_b @ J) * masks[joint_b] - (f_a @ J) * masks[joint_a]
+
+
+def check_model(checker: CollisionChecker, model: pin.Model) -> None:
+    """Raise unless ``model`` is the checker's (same tangent size)."""
+    if model.nv != checker.model.nv:
+        raise InvalidArgument(f"model has nv={model.nv}, the checker's model "
+                              f"nv={checker.model.nv}")
+
+
+def smoothed_hinge(x: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+    """Drake's ``phi(x) = -x exp(1/x)`` for ``x < 0`` (else 0) and its derivative."""
+    x = np.minimum(x, -1e-12)
+    e = np.exp(1.0 / x)
+    return -x * e, e * (1.0 / x - 1.0)
+
+
+class MinimumDistanceConstraint(BoundedConstraint):
+    """Signed distance of every candidate pair >= ``min_distance_m`` (see module docstring).
+
+    Args:
+        checker: the robot's collision checker (scene changes are picked up live).
+        min_distance_m: lower bound on each signed padded distance, in [m] (may be < 0).
+        influence_distance_m: pairs farther than this, in [m], are ignored; must exceed
+            ``min_distance_m`` (a few centimetres beyond it is typical).
+        max_pairs: number of rows of the ``"pairs"`` formulation.
+        formulation: ``"pairs"`` or ``"smooth"``.
+    """
+
+    name = "minimum_distance"
+
+    def __init__(
+        self,
+        checker: CollisionChecker,
+        min_distance_m: float = 0.0,
+        influence_distance_m: float = 0.05,
+        max_pairs: int = 8,
+        formulation: str = "pairs",
+    ):
+        if formulation not in FORMULATIONS:
+            raise InvalidArgument(f"unknown formulation '{formulation}'; valid: {FORMULATIONS}")
+        if not influence_distance_m > min_distance_m:
+            raise InvalidArgument(
+                f"influence_distance_m ({influence_distance_m}) must exceed "
+                f"min_distance_m ({min_distance_m})")
+        if int(max_pairs) < 1:
+            raise InvalidArgument(f"max_pairs must be >= 1, got {max_pairs}")
+        self.checker = checker
+        self.min_distance_m = float(min_distance_m)
+        self.influence_distance_m = float(influence_distance_m)
+        self.formulation = formulation
+        rows = int(max_pairs) if formulation == "pairs" else 1
+        low = self.min_distance_m if formulation == "pairs" else -np.inf
+        high = np.inf if formulation == "pairs" else 1.0
+        # Bounds of shape (max_pairs,) (pairs) or (1,) (smooth), read-only.
+        super().__init__(self.name, np.full(rows, low), np.full(rows, high))
+
+    def evaluate(self, model: pin.Model, data: pin.Data, q: np.ndarray):
+        """Value (m,) and Jacobian (m, nv); needs the caller's kinematics and Jacobians."""
+        pairs, near = self._near(model, data)
+        if self.formulation == "pairs":
+            return self._pair_rows(model, data, pairs, near)
+        return self._smooth_row(model, data, pairs, near)
+
+    def value(self, model: pin.Model, data: pin.Data, q: np.ndarray) -> np.ndarray:
+        """Value (m,) alone, as :meth:`evaluate` gives it; needs forward kinematics only."""
+        pairs, near = self._near(model, data)
+        distances = pairs.distances_m[near]
+        if self.formulation == "pairs":
+            value = np.full(len(self.lower_bound), self.influence_distance_m)
+            value[:min(len(near), len(value))] = distances[:len(value)]
+            return value
+        span = self.influence_distance_m - self.min_distance_m
+        phi, _ = smoothed_hinge((distances - self.influence_distance_m) / span)
+        return np.array([(1.0 / np.exp(-1.0)) * phi.sum()])  # as _smooth_row
+
+    def holds(self, model: pin.Model, data: pin.Data, q: np.ndarray) -> bool:
+        """Return whether ``q`` satisfies the constraint (no tolerance); forward kinematics only.
+
+        The pairs formulation holds when no pair is closer than ``min_distance_m``: only the
+        pairs whose lower bound is below it are computed, so a clear configuration costs the
+        bounds and a few pairs (no gradients, no pairs out to the influence distance).
+        """
+        if self.formulation != "pairs":
+            return bool(self.value(model, data, q)[0] <= self.upper_bound[0])
+        check_model(self.checker, model)
+        return self.checker.clear_from_data(data, self.min_distance_m)
+
+    @property
+    def units(self):
+        """Every row of :meth:`measure` is in [m]."""
+        return ("m",) * len(self.lower_bound) if self.formulation == "pairs" else ("m",)
+
+    def measure(self, model: pin.Model, data: pin.Data, q: np.ndarray) -> np.ndarray:
+        """Return by how much [m] the nearest pairs are closer than ``min_distance_m``.
+
+        Rows as the pairs formulation; one row, the nearest pair, for the smooth one.
+        """
+        pairs, near = self._near(model, data)
+        distances = pairs.distances_m[near][:len(self.units)]
+        out = np.zeros(len(self.units))
+        out[:len(distances)] = np.maximum(self.min_distance_m - distances, 0.0)
+        return out
+
+    def _near(self, model: pin.Model, data: pin.Data) -> Tuple[PairDistances, np.ndarray]:
+        """Distances and the indices (k,) of the pairs within influence, nearest first."""
+        check_model(self.checker, model)
+        pairs = self.checker.distances_from_data(data, self.influence_distance_m)
+        near = np.flatnonzero(pairs.distances_m < self.influence_distance_m)
+        return pairs, near[np.argsort(pairs.distances_m[near], kind="stable")]
+
+    def _pair_rows(self, model, data, pairs: PairDistances, near: np.ndarray):
+        rows = len(self.lower_bound)
+        near = near[:rows]
+        value = np.full(rows, self.influence_distance_m)
+        jacobian = np.zeros((rows, model.nv))
+        value[:len(near)] = pairs.distances_m[near]
+        jacobian[:len(near)] = pair_gradients(model, data, pairs, near)
+        return value, jacobian
+
+    def _smooth_row(self, model, data, pairs: PairDistances, near: np.ndarray):
+        span = self.influence_distance_m - self.min_distance_m
+        x = (pairs.distances_m[near] - self.influence_distance_m) / span
+        phi, dphi = smoothed_hinge(x)
+        scale = 1.0 / np.exp(-1.0)  # 1 / phi(-1)
+        gradient = dphi @ pair_gradients(model, data, pairs, near)
+        return np.array([scale * phi.sum()]), (scale / span) * gradient[None, :]

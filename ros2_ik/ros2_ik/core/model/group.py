@@ -1,0 +1,567 @@
+"""A kinematic group: the joints a solve moves, every other joint locked.
+
+Group vectors ``q`` (shape ``(n,)``) hold one value per group joint in model order:
+radians for revolute and continuous joints, metres for prismatic ones.  Pinocchio's
+full configuration (``(nq,)``, continuous joints as cos/sin) and the *reduced* model
+(only the group's joints, everything else welded at its locked value, like Drake's
+``Joint::Lock``) are reached through index arrays computed once here.
+"""
+from __future__ import annotations
+
+import math
+import threading
+from collections import Counter
+from operator import le as _le
+from typing import Dict, Mapping, Optional, Protocol, Sequence, Tuple
+
+import numpy as np
+import pinocchio as pin
+
+from ros2_ik.core import errors
+
+TWO_PI = 2.0 * math.pi
+
+
+class RobotModel(Protocol):
+    """What a group needs of its robot (:class:`ros2_ik.core.model.robot.Robot` provides it).
+
+    A protocol, not an import: ``robot`` builds groups, so ``group`` must not import it.
+    """
+
+    @property
+    def model(self) -> pin.Model:
+        """Return the full pinocchio model."""
+
+    def frame_id(self, name: str) -> int:
+        """Return the id of frame ``name`` in :attr:`model`."""
+
+
+class Group:
+    """Joints moved by a solve; built by :meth:`Robot.group`."""
+
+    def __init__(self, robot: RobotModel, base: str, tip: str, joint_ids: Tuple[int, ...],
+                 locked: Dict[int, float]):
+        """Precompute limits, index maps and the reduced model (internal)."""
+        model = robot.model
+        self.robot = robot
+        self.base = base
+        self.tip = tip
+        self.joint_ids = tuple(int(j) for j in joint_ids)
+        self.joint_names = tuple(model.names[j] for j in self.joint_ids)
+        #: Position of each group joint's name in :attr:`joint_names` (do not change it).
+        self.joint_index: Dict[str, int] = {name: i for i, name in enumerate(self.joint_names)}
+        self.locked = {model.names[j]: v for j, v in locked.items()}
+        self.continuous = np.array([model.nqs[j] == 2 for j in self.joint_ids])
+        self.lower, self.upper = self._limits(model)
+        self.velocity_limits = np.array([model.velocityLimit[model.idx_vs[j]]
+                                         for j in self.joint_ids])
+        self._derive()
+        self._build_full_maps(model, locked)
+        self._build_reduced(model)
+        # The group's coordinates in the full configuration as one slice, when they are a
+        # block and the group vector is them (no (cos, sin) pair): to_full_q's fast path.
+        # A block with (cos, sin) pairs takes the reduced coordinates (to_full_q's second
+        # fast path: a list, no index array).
+        iq = self.iq_full.tolist()
+        self._iq_slice = slice(iq[0], iq[-1] + 1) if (
+            iq and iq == list(range(iq[0], iq[-1] + 1))) else None
+        # Every joint name of the model (seeds may name joints outside the group).
+        self._model_joint_names = frozenset(model.names[1:])
+
+    # ------------------------------------------------------------------ build
+    def _derive(self) -> None:
+        """From :attr:`continuous` and the limits: wrapping, search limits, caches."""
+        # Joints whose every angle has an equivalent inside the limits.
+        self.wraps = self.continuous | ((self.upper - self.lower) >= TWO_PI - 1e-9)
+        # Limits the solvers clamp to: none on wrapping joints (wrapped at the end).
+        self.search_lower = np.where(self.wraps, -np.inf, self.lower)
+        self.search_upper = np.where(self.wraps, np.inf, self.upper)
+        for arr in (self.continuous, self.lower, self.upper, self.velocity_limits, self.wraps,
+                    self.search_lower, self.search_upper):
+            arr.setflags(write=False)
+        self._local = threading.local()
+        self._wrap_indices = np.flatnonzero(self.wraps)
+        self._lower_list, self._upper_list = self.lower.tolist(), self.upper.tolist()
+        self._wrap_list = self._wrap_indices.tolist()
+        #: Whether any joint wraps (continuous, or revolute with a range >= 2 pi).
+        self.has_wrapping = bool(self._wrap_list)
+        self._continuous_list = self.continuous.tolist()
+        # Box of random_configuration (continuous joints: [-pi, pi]).
+        self._sample_lo = np.where(self.continuous, -math.pi, self.lower)
+        self._sample_span = np.where(self.continuous, math.pi, self.upper) - self._sample_lo
+        self._placements: Dict[int, pin.SE3] = {}
+        self._moves: Dict[int, bool] = {}
+
+    def _limits(self, model: pin.Model) -> Tuple[np.ndarray, np.ndarray]:
+        lower, upper = [], []
+        for j, cont in zip(self.joint_ids, self.continuous):
+            iq = model.idx_qs[j]
+            lower.append(-np.inf if cont else model.lowerPositionLimit[iq])
+            upper.append(np.inf if cont else model.upperPositionLimit[iq])
+        return np.array(lower, dtype=float), np.array(upper, dtype=float)
+
+    def _build_full_maps(self, model: pin.Model, locked: Dict[int, float]) -> None:
+        self.q_full_locked = locked_configuration(model, locked)
+        self.iv_full = np.array([model.idx_vs[j] for j in self.joint_ids], dtype=np.intp)
+        iq = []
+        for j in self.joint_ids:
+            iq.extend(range(model.idx_qs[j], model.idx_qs[j] + model.nqs[j]))
+        self.iq_full = np.array(iq, dtype=np.intp)
+
+    def _build_reduced(self, model: pin.Model) -> None:
+        keep = set(self.joint_ids)
+        lock_ids = [j for j in range(1, model.njoints) if j not in keep]
+        self.reduced_model = _reduced_model(model, lock_ids, self.q_full_locked)
+        red = self.reduced_model
+        self.iq_reduced_cos = np.array(
+            [red.idx_qs[i + 1] for i, c in enumerate(self.continuous) if c], dtype=np.intp)
+        self.iq_reduced_simple = np.array(
+            [red.idx_qs[i + 1] for i, c in enumerate(self.continuous) if not c], dtype=np.intp)
+        lo = np.full(red.nq, -np.inf)
+        hi = np.full(red.nq, np.inf)
+        lo[self.iq_reduced_simple] = self.search_lower[~self.continuous]
+        hi[self.iq_reduced_simple] = self.search_upper[~self.continuous]
+        self.reduced_lower, self.reduced_upper = lo, hi
+        self.reduced_bounded = bool(np.isfinite(lo).any() or np.isfinite(hi).any())
+        self.has_continuous = bool(self.continuous.any())
+        # The same chain with one angle per continuous joint (no cos/sin): the pose loops
+        # step angles directly (no integrate, no conversions).  The reduced model when
+        # there is no continuous joint.
+        self.angle_model = (_angle_model(red, self.continuous) if self.has_continuous
+                            else None) or red
+        #: Whether :attr:`angle_model`'s configuration is the group vector itself (False:
+        #: a continuous joint without a plain twin, the reduced model's (cos, sin) pairs).
+        self.angle_q = not (self.has_continuous and self.angle_model is red)
+        self._reduced_fids: Dict[int, int] = {}
+
+    # ------------------------------------------------------------ conversions
+    #: Whether the group's root is a floating or planar base (:mod:`floating_base`).
+    has_base = False
+
+    @property
+    def n(self) -> int:
+        """Length of a group vector: the number of group joints (a base adds its coordinates)."""
+        return len(self.joint_ids)
+
+    @property
+    def nq(self) -> int:
+        """Size of a group vector (configuration): :attr:`n`."""
+        return self.n
+
+    @property
+    def nv(self) -> int:
+        """Size of a step (tangent space): :attr:`n` (a free-flyer base: one less)."""
+        return self.n
+
+    # The Lie-group operations the solvers step with.  Fixed base: the group vector is a
+    # vector space (continuous joints as angles), so plain addition and subtraction; a
+    # group with a base (:class:`floating_base.WholeBodyGroup`) overrides them.
+    @staticmethod
+    def integrate(q: np.ndarray, dq: np.ndarray) -> np.ndarray:
+        """Return ``q (+) dq``: group vector (nq,) moved by tangent step ``dq`` (nv,)."""
+        return q + dq
+
+    @staticmethod
+    def difference(q0: np.ndarray, q1: np.ndarray) -> np.ndarray:
+        """Return the tangent step (nv,) ``dq`` with ``integrate(q0, dq) == q1``."""
+        return q1 - q0
+
+    @staticmethod
+    def project(q: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> np.ndarray:
+        """Return ``q`` projected into the bounds (nq,) ``lower``/``upper`` (and base bounds)."""
+        return np.minimum(np.maximum(q, lower), upper)
+
+    @staticmethod
+    def tangent_list(q: np.ndarray) -> list:
+        """Per tangent coordinate, the value limit tests compare (a base's: 0.0), floats."""
+        return q.tolist()
+
+    @staticmethod
+    def tangent_bounds(lower: np.ndarray, upper: np.ndarray) -> Tuple[list, list]:
+        """Bounds (nq,) as lists per tangent coordinate (a base's: unbounded)."""
+        return lower.tolist(), upper.tolist()
+
+    def to_reduced_qs(self, qs: np.ndarray) -> np.ndarray:
+        """Group vectors (k, n) -> reduced-model configurations (k, nq_reduced), vectorised."""
+        qs = np.asarray(qs, dtype=float)
+        if not self.has_continuous:
+            return qs.copy()
+        out = np.empty((qs.shape[0], self.reduced_model.nq))
+        out[:, self.iq_reduced_simple] = qs[:, ~self.continuous]
+        angles = qs[:, self.continuous]
+        out[:, self.iq_reduced_cos] = np.cos(angles)
+        out[:, self.iq_reduced_cos + 1] = np.sin(angles)
+        return out
+
+    def to_reduced_q(self, q: np.ndarray) -> np.ndarray:
+        """Group vector (n,) -> reduced-model configuration (nq_reduced,)."""
+        if not self.has_continuous:
+            return np.array(q, dtype=float)
+        return np.array(self._reduced_list(q))
+
+    def _reduced_list(self, q: np.ndarray) -> list:
+        """:meth:`to_reduced_q` as a list of floats."""
+        # reduced layout = group order, a (cos, sin) pair per continuous joint
+        return to_pairs(np.asarray(q, dtype=float).tolist(), self._continuous_list, [])
+
+    def from_reduced_q(self, q_red: np.ndarray) -> np.ndarray:
+        """Reduced-model configuration -> group vector (angles in (-pi, pi] if continuous)."""
+        if not self.has_continuous:
+            return np.array(q_red, dtype=float)
+        # floats: cheaper than numpy here
+        return np.array(from_pairs(q_red.tolist(), 0, self._continuous_list, []))
+
+    def to_full_q(self, q: np.ndarray) -> np.ndarray:
+        """Group vector (n,) -> full pinocchio configuration (nq,), others locked."""
+        q_full = self.q_full_locked.copy()
+        if self._iq_slice is not None:  # one slice assignment: cheaper than indexing
+            q_full[self._iq_slice] = self._reduced_list(q) if self.has_continuous else q
+        else:
+            q_full[self.iq_full] = self.to_reduced_q(np.asarray(q, dtype=float))
+        return q_full
+
+    def reduced_to_full_q(self, q_red: np.ndarray) -> np.ndarray:
+        """Reduced-model configuration -> full configuration (nq,)."""
+        q_full = self.q_full_locked.copy()
+        q_full[self.iq_full] = q_red
+        return q_full
+
+    # ------------------------------------------------------------- utilities
+    def mid_configuration(self) -> np.ndarray:
+        """Middle of the limits; 0 for continuous joints."""
+        mid = 0.5 * (np.where(self.continuous, 0.0, self.lower)
+                     + np.where(self.continuous, 0.0, self.upper))
+        return mid
+
+    @property
+    def limit_lists(self) -> Tuple[list, list]:
+        """:attr:`lower` and :attr:`upper` as lists of floats (shared: do not change them)."""
+        return self._lower_list, self._upper_list
+
+    def clamp(self, q: np.ndarray) -> np.ndarray:
+        """Project ``q`` into the joint limits."""
+        return np.minimum(np.maximum(q, self.lower), self.upper)
+
+    def within_limits(self, q: np.ndarray) -> bool:
+        """Return True when every joint is inside its limits (exactly; nan is outside)."""
+        # floats: cheaper than numpy here
+        return self.within_limits_values(np.asarray(q, dtype=float).tolist())
+
+    def unwrap_near(self, q: np.ndarray, reference: np.ndarray,
+                    windows: Optional[Tuple[list, list]] = None) -> np.ndarray:
+        """Shift wrapping joints by multiples of 2 pi to the equivalent nearest ``reference``.
+
+        Wrapping joints are continuous ones and revolute ones with a range >= 2 pi.
+        The equivalent chosen lies inside the joint's limits and, when given, inside
+        ``windows`` (lists of lower and upper bounds per group joint [rad], e.g.
+        :attr:`Problem.windows`); a joint without such an equivalent keeps its value.
+        Non-finite values are kept as they are.
+        """
+        values = self.unwrap_values(np.asarray(q, dtype=float).tolist(),
+                                    np.asarray(reference, dtype=float).tolist(), windows)
+        return np.array(values, dtype=float)
+
+    def unwrap_values(self, values: list, reference: list,
+                      windows: Optional[Tuple[list, list]] = None) -> list:
+        """:meth:`unwrap_near` on lists of floats (``values`` changed in place and returned)."""
+        lower, upper = windows if windows is not None else (self._lower_list,
+                                                            self._upper_list)
+        for i in self._wrap_list:  # floats: cheaper than numpy for a few joints
+            values[i] = _unwrap_one(values[i], reference[i], lower[i], upper[i])
+        return values
+
+    def within_limits_values(self, values: list) -> bool:
+        """:meth:`within_limits` of a list of floats."""
+        return all(map(_le, self._lower_list, values)) \
+            and all(map(_le, values, self._upper_list))
+
+    def random_configuration(self, rng: np.random.Generator,
+                             center: Optional[np.ndarray] = None,
+                             radius: float = math.inf) -> np.ndarray:
+        """Uniform sample in the limits (continuous: in [-pi, pi]), or in a box around center."""
+        if center is None or not math.isfinite(radius):  # the usual case: cached box
+            return self._sample_lo + self._sample_span * rng.random(self.n)
+        lo = np.maximum(self.lower, center - radius)
+        hi = np.minimum(self.upper, center + radius)
+        return lo + (hi - lo) * rng.random(self.n)
+
+    def random_configurations(self, rng: np.random.Generator, count: int) -> np.ndarray:
+        """``count`` uniform samples (count, n) in the limits, as :meth:`random_configuration`."""
+        return self._sample_lo + self._sample_span * rng.random((count, self.n))
+
+    def seed_from(self, names: Sequence[str], positions: Sequence[float],
+                  default: Optional[np.ndarray] = None) -> np.ndarray:
+        """Group vector from named positions (e.g. a full ``JointState``).
+
+        Joints of the model outside the group are accepted and ignored.  Raises
+        :class:`errors.InvalidSeed` for length mismatch, duplicated names, names not
+        in the model, non-finite values, or a missing group joint when ``default``
+        (a group vector) is not given.
+        """
+        names, positions = list(names), list(positions)
+        if len(names) != len(positions):
+            raise errors.InvalidSeed(
+                f"seed has {len(names)} names but {len(positions)} positions")
+        if len(set(names)) != len(names):
+            dup = sorted({n for n in names if names.count(n) > 1})
+            raise errors.InvalidSeed(f"duplicated joint names in seed: {dup}")
+        valid = self._model_joint_names
+        extra = [n for n in names if n not in valid]
+        if extra:
+            raise errors.InvalidSeed(
+                f"seed names not in the model: {extra}; group joints: {list(self.joint_names)}")
+        values = dict(zip(names, (float(p) for p in positions)))
+        return self._assemble(values, default)
+
+    def _assemble(self, values: Mapping[str, float], default: Optional[np.ndarray]) -> np.ndarray:
+        missing = [n for n in self.joint_names if n not in values]
+        if missing and default is None:
+            raise errors.InvalidSeed(
+                f"seed misses group joints {missing}; group joints: {list(self.joint_names)}")
+        if missing:  # (then default is given) a full seed, the usual, needs no default
+            base = self.check_vector(default, "default seed")
+            listed = [values.get(n, base[i]) for i, n in enumerate(self.joint_names)]
+        else:
+            listed = [values[n] for n in self.joint_names]
+        bad = [n for n, v in zip(self.joint_names, listed) if not math.isfinite(v)]
+        if bad:
+            raise errors.InvalidSeed(f"seed values are not finite for joints {bad}")
+        return np.array(listed, dtype=float)
+
+    def check_vector(self, q: np.ndarray, what: str = "seed") -> np.ndarray:
+        """Validate a group vector: shape (n,), finite.  Returns a float copy."""
+        return self._checked(q, what)[0]
+
+    def clamped_seed(self, q: np.ndarray, what: str = "seed") -> np.ndarray:
+        """:meth:`check_vector`, then projected into the limits when outside (a float copy)."""
+        arr, values = self._checked(q, what)
+        return arr if self.within_limits_values(values) else self.clamp(arr)
+
+    def _checked(self, q: np.ndarray, what: str) -> Tuple[np.ndarray, list]:
+        """:meth:`check_vector`'s array and its values as a list of floats."""
+        arr = np.array(q, dtype=float).reshape(-1)
+        if arr.shape != (self.n,):
+            raise errors.InvalidSeed(
+                f"{what} has {arr.size} values, group has {self.n}: {list(self.joint_names)}")
+        values = arr.tolist()
+        # The sum of finite values is finite but for overflow: one cheap test first.
+        if not math.isfinite(sum(values)) and not np.isfinite(arr).all():
+            raise errors.InvalidSeed(f"{what} has non-finite values: {values}")
+        return arr, values
+
+    def fk(self, q: np.ndarray, frame: str) -> pin.SE3:
+        """``T_world_frame`` at group vector ``q`` (fresh Data on the full model)."""
+        fid = self.robot.frame_id(frame)
+        model = self.robot.model
+        data = model.createData()
+        pin.framesForwardKinematics(model, data, self.to_full_q(q))
+        return pin.SE3(data.oMf[fid])
+
+    def reduced_frame_id(self, name: str) -> int:
+        """Id of frame ``name`` in the reduced model (InvalidFrame if absent)."""
+        return self.reduced_frame_of(self.robot.frame_id(name))
+
+    def reduced_frame_of(self, fid: int) -> int:
+        """Id in the reduced model of the full model's frame ``fid``.
+
+        ``buildReducedModel`` keeps the frames in their order (a locked joint's frame
+        becomes a FIXED_JOINT one, so a search by name and type misses it and pinocchio
+        answers ``nframes``, an index past the end): the same index when the name there
+        agrees, else by name, as the frame's type or as a fixed joint's.
+        """
+        rid = self._reduced_fids.get(fid)
+        if rid is None:
+            rid = self._reduced_fids[fid] = self._find_reduced(fid)
+        return rid
+
+    def _find_reduced(self, fid: int) -> int:
+        full, red = self.robot.model.frames[fid], self.reduced_model
+        if fid < red.nframes and red.frames[fid].name == full.name:
+            return fid
+        for kind in (full.type, pin.FrameType.FIXED_JOINT):
+            rid = int(red.getFrameId(full.name, kind))
+            if rid < red.nframes:
+                return rid
+        raise errors.InvalidFrame(full.name, [f.name for f in red.frames])
+
+    def angle_data(self) -> pin.Data:
+        """Return this thread's ``Data`` of :attr:`angle_model` (reused across solves)."""
+        return self._thread_data("angle", self.angle_model)
+
+    def check_data(self) -> pin.Data:
+        """Return this thread's second ``Data`` of :attr:`angle_model`, a check's."""
+        return self._thread_data("check", self.angle_model)
+
+    def reduced_data(self) -> pin.Data:
+        """Return this thread's ``Data`` of the reduced model (reused across solves)."""
+        return self._thread_data("reduced", self.reduced_model)
+
+    def residuals_data(self) -> pin.Data:
+        """Return this thread's ``Data`` of the full model for a solve's stacked residuals."""
+        return self._thread_data("residuals", self.robot.model)
+
+    def full_data(self) -> pin.Data:
+        """Return this thread's ``Data`` of the full model (reused across solves)."""
+        return self._thread_data("full", self.robot.model)
+
+    def _thread_data(self, key: str, model: pin.Model) -> pin.Data:
+        data = getattr(self._local, key, None)
+        if data is None:
+            data = model.createData()
+            setattr(self._local, key, data)
+        return data
+
+    def locked_placement(self, frame_id: int) -> pin.SE3:
+        """``T_world_frame`` of a frame no group joint moves (cached)."""
+        T = self._placements.get(frame_id)
+        if T is None:
+            model = self.robot.model
+            data = model.createData()
+            pin.framesForwardKinematics(model, data, self.q_full_locked)
+            T = self._placements[frame_id] = pin.SE3(data.oMf[frame_id])
+        return T
+
+    def moves_frame(self, frame_id: int) -> bool:
+        """Return True when some group joint moves frame ``frame_id`` (cached per frame)."""
+        moved = self._moves.get(frame_id)
+        if moved is None:
+            model = self.robot.model
+            support = set(model.supports[model.frames[frame_id].parentJoint])
+            moved = self._moves[frame_id] = any(j in support for j in self.joint_ids)
+        return moved
+
+    def __repr__(self) -> str:
+        """Short description."""
+        return f"Group(base={self.base!r}, tip={self.tip!r}, joints={list(self.joint_names)})"
+
+
+def _reduced_model(model: pin.Model, lock_ids: Sequence[int], q_full: np.ndarray) -> pin.Model:
+    """``pin.buildReducedModel`` that also works when frames share a name.
+
+    A URDF may name a link like a joint (SO-100's ``gripper``, anymal's ``LF_HAA``):
+    pinocchio then refuses, "several frames match the filter".  The model is reduced
+    with those frames (all but the joints' own) renamed uniquely, and their names are
+    given back: ``buildReducedModel`` keeps the frames and their order.
+    """
+    counts = Counter(f.name for f in model.frames)
+    clashes = [i for i, f in enumerate(model.frames)
+               if counts[f.name] > 1 and f.type != pin.FrameType.JOINT]
+    if not clashes:
+        return pin.buildReducedModel(model, list(lock_ids), q_full)
+    renamed = pin.Model(model)
+    for i in clashes:
+        renamed.frames[i].name = f"{model.frames[i].name}\x00{i}"
+    reduced = pin.buildReducedModel(renamed, list(lock_ids), q_full)
+    for i in clashes:
+        reduced.frames[i].name = model.frames[i].name
+    return reduced
+
+
+_PLAIN_REVOLUTE = {"JointModelRUBX": pin.JointModelRX, "JointModelRUBY": pin.JointModelRY,
+                   "JointModelRUBZ": pin.JointModelRZ}
+
+
+def _angle_model(red: pin.Model, continuous: np.ndarray) -> Optional[pin.Model]:
+    """``red`` with its continuous joints as revolute ones (q = angles, nq = nv).
+
+    Same joint and frame indices.  None (keep cos/sin) for a joint type without a plain
+    revolute twin or when forward kinematics of the two models disagree.
+    """
+    out = pin.Model()
+    out.name = red.name
+    for j in range(1, red.njoints):
+        jm = red.joints[j]
+        name = jm.shortname()
+        if name in _PLAIN_REVOLUTE:
+            jm = _PLAIN_REVOLUTE[name]()
+        elif name == "JointModelRevoluteUnboundedUnaligned":
+            jm = pin.JointModelRevoluteUnaligned(unbounded_unaligned_axis(jm.extract()))
+        elif red.nqs[j] != 1:
+            return None  # a joint type without a one-angle twin
+        out.addJoint(red.parents[j], jm, red.jointPlacements[j], red.names[j])
+        out.appendBodyToJoint(j, red.inertias[j], pin.SE3.Identity())
+    for f in list(red.frames)[1:]:  # frame 0 (universe) exists already
+        out.addFrame(pin.Frame(f), False)
+    return out if _same_kinematics(red, out, continuous) else None
+
+
+def unbounded_unaligned_axis(joint) -> np.ndarray:
+    """Axis (3,) of a continuous joint about an unaligned axis: its motion subspace's angular part.
+
+    This pinocchio's binding of that joint model has no ``axis`` (its bounded twin has).
+    """
+    data = joint.createData()
+    joint.calc(data, np.array([1.0, 0.0]))  # (cos, sin): the subspace is the same at any q
+    return np.asarray(data.S, dtype=float).reshape(-1)[3:6]
+
+
+def _same_kinematics(red: pin.Model, angles: pin.Model, continuous: np.ndarray) -> bool:
+    rng = np.random.default_rng(0)
+    d_red, d_ang = red.createData(), angles.createData()
+    for _ in range(3):
+        a = rng.uniform(-3.0, 3.0, angles.nq)
+        q = []
+        for v, cont in zip(a.tolist(), continuous.tolist()):
+            q += (math.cos(v), math.sin(v)) if cont else (v,)
+        pin.framesForwardKinematics(red, d_red, np.array(q))
+        pin.framesForwardKinematics(angles, d_ang, a)
+        for M1, M2 in zip(d_red.oMf, d_ang.oMf):
+            if not np.allclose(M1.homogeneous, M2.homogeneous, atol=1e-12):
+                return False
+    return True
+
+
+def _unwrap_one(x: float, ref: float, lo: float, hi: float) -> float:
+    """``x + 2 pi k`` inside ``[lo, hi]`` nearest ``ref``; ``x`` when there is none.
+
+    Rounding half to even; ``x`` itself when it or ``ref`` is not finite.
+    """
+    if not (math.isfinite(x) and math.isfinite(ref)):
+        return x
+    cand = x + round((ref - x) * (1.0 / TWO_PI)) * TWO_PI
+    if cand < lo:
+        cand += math.ceil((lo - cand) * (1.0 / TWO_PI)) * TWO_PI
+    elif cand > hi:
+        cand -= math.ceil((cand - hi) * (1.0 / TWO_PI)) * TWO_PI
+    return cand if lo <= cand <= hi else x
+
+
+def to_pairs(values: list, continuous: list, out: list) -> list:
+    """Append to ``out`` one value per joint in pinocchio's layout: (cos, sin) if continuous."""
+    for v, cont in zip(values, continuous):
+        if cont:
+            out += (math.cos(v), math.sin(v))
+        else:
+            out.append(v)
+    return out
+
+
+def from_pairs(values: list, i: int, continuous: list, out: list) -> list:
+    """Append to ``out`` one value per joint read from ``values[i:]`` (pinocchio's layout).
+
+    A continuous joint's (cos, sin) pair becomes its angle in (-pi, pi].
+    """
+    for cont in continuous:
+        if cont:
+            out.append(math.atan2(values[i + 1], values[i]))
+            i += 2
+        else:
+            out.append(values[i])
+            i += 1
+    return out
+
+
+def locked_configuration(model: pin.Model, locked: Dict[int, float]) -> np.ndarray:
+    """Full configuration (read-only): pinocchio's neutral, the ``locked`` joints' values set."""
+    q = pin.neutral(model)
+    for j, value in locked.items():
+        _write_joint(q, model.idx_qs[j], model.nqs[j] == 2, value)
+    q.setflags(write=False)
+    return q
+
+
+def _write_joint(q: np.ndarray, iq: int, continuous: bool, value: float) -> None:
+    if continuous:
+        q[iq], q[iq + 1] = math.cos(value), math.sin(value)
+    else:
+        q[iq] = value

@@ -1,0 +1,254 @@
+"""A robot model built from URDF text: the one door into pinocchio for the core.
+
+``Robot`` owns the full pinocchio ``Model`` and hands out kinematic groups
+(:class:`ros2_ik.core.model.group.Group`): a chain base->tip or an explicit joint list,
+every other joint locked (Drake's ``Joint::Lock``).
+"""
+from __future__ import annotations
+
+import logging
+import xml.etree.ElementTree as ET
+from typing import Dict, Mapping, Optional, Sequence, Tuple
+
+import numpy as np
+import pinocchio as pin
+
+from ros2_ik.core import errors
+from ros2_ik.core.model import floating_base
+from ros2_ik.core.model.floating_base import BaseBounds, WholeBodyGroup
+from ros2_ik.core.model.frame_names import nameable_frames
+from ros2_ik.core.model.group import Group
+
+_LOG = logging.getLogger(__name__)
+
+
+def _is_movable_1dof(model: pin.Model, joint_id: int) -> bool:
+    """Return True for revolute, continuous and prismatic joints (one velocity each)."""
+    return model.nvs[joint_id] == 1 and model.joints[joint_id].shortname() != "JointModelMimic"
+
+
+class Robot:
+    """A kinematic model: ``model`` (full pinocchio model), frame and joint names."""
+
+    def __init__(self, model: pin.Model, srdf_xml: Optional[str] = None):
+        """Wrap an existing pinocchio ``model``; prefer :meth:`from_urdf`."""
+        self._model = model
+        self.srdf_xml = srdf_xml
+        self._frame_names = tuple(f.name for f in model.frames)
+        # First frame of each name (pinocchio's getFrameId picks the same one).
+        self._frame_ids: Dict[str, int] = {}
+        for i, name in enumerate(self._frame_names):
+            self._frame_ids.setdefault(name, i)
+        self._joint_ids = tuple(
+            j for j in range(1, model.njoints) if _is_movable_1dof(model, j))
+        self._joint_names = tuple(model.names[j] for j in self._joint_ids)
+
+    @classmethod
+    def from_urdf(cls, urdf_xml: str, srdf_xml: Optional[str] = None,
+                  root_joint: Optional[str] = None) -> "Robot":
+        """Build from URDF text (and optional SRDF text, kept for collision users).
+
+        ``root_joint``: None (the URDF's root is fixed in the world), ``"floating"`` (a
+        free-flyer, pinocchio's ``JointModelFreeFlyer``), ``"planar"`` (x, y, theta), or
+        ``"srdf"`` (the SRDF's ``virtual_joint``, named as there; a fixed one adds none).
+        A floating or planar root is the base of :meth:`whole_body` groups; the other
+        groups keep it locked at the origin.
+        Raises :class:`errors.RobotModelError` on empty or unparsable XML.
+        """
+        if not isinstance(urdf_xml, str) or not urdf_xml.strip():
+            raise errors.RobotModelError("robot_description is empty: expected URDF XML text")
+        if srdf_xml is not None and not isinstance(srdf_xml, str):
+            raise errors.RobotModelError("robot_description_semantic must be XML text")
+        _check_srdf(srdf_xml)
+        kind, name = _root_joint(root_joint, srdf_xml)
+        try:
+            if kind is None:
+                model = pin.buildModelFromXML(urdf_xml)
+            else:
+                model = pin.buildModelFromXML(
+                    urdf_xml, floating_base.root_joint_model(kind), name)
+        except errors.IKError:
+            raise
+        except Exception as exc:  # pinocchio raises plain ValueError/RuntimeError
+            raise errors.RobotModelError(f"cannot parse URDF: {exc}") from exc
+        if model.njoints <= 1:
+            raise errors.RobotModelError("URDF has no movable joint")
+        return cls(model, srdf_xml)
+
+    @property
+    def base_kind(self) -> Optional[str]:
+        """``"floating"`` or ``"planar"`` when the model's root joint is a base, else None."""
+        return floating_base.base_kind(self._model)
+
+    @property
+    def model(self) -> pin.Model:
+        """Return the full pinocchio model, to be treated as read-only."""
+        return self._model
+
+    @property
+    def frame_names(self) -> Tuple[str, ...]:
+        """Names of every frame of the model (links, joints, fixed frames)."""
+        return self._frame_names
+
+    @property
+    def joint_names(self) -> Tuple[str, ...]:
+        """Movable 1-DoF joints (revolute, continuous, prismatic), model order."""
+        return self._joint_names
+
+    def frame_id(self, name: str) -> int:
+        """Id of frame ``name``; :class:`errors.InvalidFrame` lists valid names."""
+        fid = self._frame_ids.get(name) if isinstance(name, str) else None
+        if fid is None:
+            raise errors.InvalidFrame(str(name), nameable_frames(self._model))
+        return fid
+
+    def joint_id(self, name: str) -> int:
+        """Pinocchio joint id of movable joint ``name`` (:class:`errors.InvalidJoint`)."""
+        if not isinstance(name, str) or name not in self._joint_names:
+            raise errors.InvalidJoint(str(name), self._joint_names)
+        return int(self._model.getJointId(name))
+
+    def group(
+        self,
+        base: Optional[str] = None,
+        tip: Optional[str] = None,
+        joints: Optional[Sequence[str]] = None,
+        locked: Optional[Mapping[str, float]] = None,
+    ) -> Group:
+        """Return a kinematic group: the chain ``base``->``tip`` or the explicit ``joints``.
+
+        Every movable joint outside the group is locked at ``locked[name]`` (default:
+        0 clipped into its limits).  ``tip`` is the frame the group is usually solved
+        for; ``base`` defaults to the world frame for a chain.
+        """
+        if tip is None:
+            raise errors.InvalidArgument("group needs a tip frame")
+        tip_id = self.frame_id(tip)
+        if joints is None:
+            base_name = base if base else self._frame_names[0]
+            joint_ids = self._chain(self.frame_id(base_name), tip_id)
+        else:
+            base_name = base if base else self._frame_names[0]
+            self.frame_id(base_name)
+            joint_ids = self._explicit(joints)
+        locked_values = self._locked_values(joint_ids, locked or {})
+        return Group(self, base_name, tip, joint_ids, locked_values)
+
+    def whole_body(
+        self,
+        tip: Optional[str] = None,
+        joints: Optional[Sequence[str]] = None,
+        locked: Optional[Mapping[str, float]] = None,
+        base_bounds: Optional[BaseBounds] = None,
+    ) -> WholeBodyGroup:
+        """Return a whole-body group: the model's floating or planar root joint plus ``joints``.
+
+        ``joints`` default to every movable joint (``[]``: the base alone); the others are
+        locked as in
+        :meth:`group`.  ``tip`` (the frame a pose target defaults to) defaults to the
+        base's link.  ``base_bounds`` (:class:`floating_base.BaseBounds`): an optional
+        position box and yaw range of the base; the URDF's limits of a free-flyer are
+        not used.  Group vectors: :mod:`ros2_ik.core.model.floating_base`.
+        """
+        if self.base_kind is None:
+            raise errors.InvalidArgument(
+                "whole_body needs a floating or planar root joint: build the Robot with "
+                "Robot.from_urdf(..., root_joint='floating' | 'planar' | 'srdf') or from a "
+                "pinocchio model loaded with pin.JointModelFreeFlyer()")
+        if base_bounds is not None and not isinstance(base_bounds, BaseBounds):
+            raise errors.InvalidArgument(
+                f"base_bounds must be a BaseBounds, got {type(base_bounds).__name__}")
+        model = self._model
+        if tip is None:
+            tip = next(f.name for f in model.frames
+                       if f.parentJoint == 1 and f.type == pin.FrameType.BODY)
+        self.frame_id(tip)
+        if joints is None:
+            joint_ids = self._joint_ids
+        elif not isinstance(joints, str) and len(joints) == 0:
+            joint_ids = ()  # the base alone (an SRDF group of the virtual joint)
+        else:
+            joint_ids = self._explicit(joints)
+        locked_values = self._locked_values(joint_ids, locked or {})
+        return WholeBodyGroup(self, tip, joint_ids, locked_values, base_bounds)
+
+    def _chain(self, base_id: int, tip_id: int) -> Tuple[int, ...]:
+        model = self._model
+        base_joint = model.frames[base_id].parentJoint
+        tip_support = list(model.supports[model.frames[tip_id].parentJoint])
+        if base_joint not in tip_support:
+            raise errors.InvalidArgument(
+                f"frame '{self._frame_names[base_id]}' is not an ancestor of "
+                f"'{self._frame_names[tip_id]}': no chain between them")
+        below = tip_support[tip_support.index(base_joint) + 1:]
+        chain = tuple(j for j in below if _is_movable_1dof(model, j))
+        if not chain:
+            raise errors.InvalidArgument(
+                f"no movable joint between '{self._frame_names[base_id]}' and "
+                f"'{self._frame_names[tip_id]}'")
+        return chain
+
+    def _explicit(self, joints: Sequence[str]) -> Tuple[int, ...]:
+        if isinstance(joints, str) or len(joints) == 0:
+            raise errors.InvalidArgument("joints must be a non-empty list of joint names")
+        if len(set(joints)) != len(joints):
+            raise errors.InvalidArgument(f"duplicated joint names in {list(joints)}")
+        return tuple(sorted(self.joint_id(name) for name in joints))
+
+    def _locked_values(self, group_ids: Tuple[int, ...],
+                       locked: Mapping[str, float]) -> Dict[int, float]:
+        outside = [j for j in self._joint_ids if j not in group_ids]
+        outside_names = {self._model.names[j]: j for j in outside}
+        for name in locked:
+            if name not in outside_names:
+                raise errors.InvalidJoint(str(name), outside_names)
+        values = {}
+        for name, j in outside_names.items():
+            lo, hi = _limits(self._model, j)
+            value = float(locked.get(name, 0.0))
+            if not np.isfinite(value):
+                raise errors.InvalidArgument(f"locked value of '{name}' is not finite")
+            values[j] = float(np.clip(value, lo, hi))
+        return values
+
+
+def _root_joint(root_joint: Optional[str], srdf_xml: Optional[str]
+                ) -> Tuple[Optional[str], str]:
+    """``(kind, name)`` of the root joint to add: kind None for a fixed root."""
+    if root_joint is None:
+        return None, "root_joint"
+    if root_joint != "srdf":
+        floating_base.root_joint_model(root_joint)  # InvalidArgument on an unknown kind
+        return root_joint, "root_joint"
+    if not srdf_xml or not srdf_xml.strip():
+        raise errors.InvalidArgument("root_joint='srdf' needs the SRDF text")
+    for vj in ET.fromstring(srdf_xml).iter("virtual_joint"):
+        kind = vj.get("type", "")
+        if kind in (floating_base.FLOATING, floating_base.PLANAR):
+            return kind, vj.get("name") or "root_joint"
+        if kind == "fixed":
+            return None, "root_joint"
+        raise errors.RobotModelError(f"SRDF virtual_joint type {kind!r} is not supported")
+    return None, "root_joint"
+
+
+def _check_srdf(srdf_xml: Optional[str]) -> None:
+    """Raise RobotModelError unless the SRDF is empty or XML with a <robot> root."""
+    if not srdf_xml or not srdf_xml.strip():
+        return
+    try:
+        root = ET.fromstring(srdf_xml)
+    except ET.ParseError as exc:
+        raise errors.RobotModelError(
+            f"robot_description_semantic is not XML: {exc}") from None
+    if root.tag != "robot":
+        raise errors.RobotModelError(
+            f"robot_description_semantic: root element is <{root.tag}>, expected <robot>")
+
+
+def _limits(model: pin.Model, joint_id: int) -> Tuple[float, float]:
+    """Position limits of a 1-DoF joint; +-inf for continuous joints."""
+    if model.nqs[joint_id] == 2:
+        return -np.inf, np.inf
+    iq = model.idx_qs[joint_id]
+    return float(model.lowerPositionLimit[iq]), float(model.upperPositionLimit[iq])
