@@ -75,7 +75,7 @@ def _chain(branches: Sequence[Tuple[int, str, str]], indent: str, first: str = "
     out, word = [], first
     for code, cls, body in branches:
         out.append(f"{indent}{word} t == {code}:  # {cls}\n")
-        out += [_wrapped(f"{indent}    {line}") for line in body.split("\n")]
+        out += [f"{indent}    {line}\n" for line in body.split("\n")]
         word = "elif"
     return "".join(out)
 
@@ -123,7 +123,7 @@ def render(types: Sequence = None, cost_types: Sequence = None) -> str:
     units = [0] * len(types)
     for code, k in coded:
         units[code] = int(getattr(k.cls, "unit", "m") == "rad")
-    return name.resolve(TEMPLATE.read_text().format(
+    source = name.resolve(TEMPLATE.read_text().format(
         type_names=_comment(k.cls.__name__ for _, k in coded),
         cost_names=_comment(k.cls.__name__ for k in cost_types),
         codes=_tuple(code for code, _ in coded),
@@ -135,6 +135,7 @@ def render(types: Sequence = None, cost_types: Sequence = None) -> str:
         linearise=linear_source,
         measure=_chain(measured, " " * 8),
         costs=_chain(cost_branches, " " * 8)))
+    return "".join(_wrapped(line) for line in source.splitlines())
 
 
 def _comment(names) -> str:
