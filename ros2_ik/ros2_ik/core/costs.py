@@ -15,6 +15,8 @@ from .compiled import jit
 from .constraints import _checks as check
 from .constraints import _compiled as kernel
 from .constraints._frames import frame_id, point_in_frame, trace_and_gradient, vectors_dot
+from .constraints.com import com_world
+from .constraints.contact import placement_error, pose_argument
 from .errors import InvalidGoal
 from .per_object import PerObject
 from .terms import Cost
@@ -263,6 +265,67 @@ def angle_value(oMf, Jf, fa, fb, prm, q, grad, H, S33, Sn):  # pragma: no cover
     return c * (1.0 - dot)
 
 
+class CenterOfMassCost(_NamedCost):
+    """``sum_i w_i (c_i - t_i)^2`` [w m^2]: the CoM ``c`` (world) near target ``t`` (3,).
+
+    ``weights``: a number or one per world axis (>= 0; 0 leaves an axis free).
+    """
+
+    def __init__(self, model: pin.Model, target, weights=1.0, *, name: Optional[str] = None):
+        (self._target,) = (np.array(v) for v in check.vector_lists((target,), ("target",)))
+        w = np.broadcast_to(np.asarray(weights, dtype=float), (3,)) if np.ndim(weights) == 0 \
+            else check.vector3(weights, "weights")
+        if not np.all(np.isfinite(w)) or np.any(w < 0):
+            raise InvalidGoal(f"weights must be finite and >= 0, got {np.asarray(w).tolist()}")
+        self._sqrt_2w = np.sqrt(2.0 * w)
+        self.name = check.term_name(name, "com_cost")
+
+    def gauss_newton(self, model: pin.Model, data: pin.Data, q: np.ndarray
+                     ) -> Tuple[np.ndarray, np.ndarray]:
+        """``r = sqrt(2 w) (c - t)`` (3,) and ``(3, nv)``."""
+        c, J = com_world(model, data)
+        return self._sqrt_2w * (c - self._target), self._sqrt_2w[:, None] * J
+
+    def evaluate(self, model: pin.Model, data: pin.Data, q: np.ndarray
+                 ) -> Tuple[float, np.ndarray]:
+        """Return the cost and its gradient ``(nv,)``."""
+        r, J = self.gauss_newton(model, data, q)
+        return 0.5 * float(r @ r), r @ J
+
+
+class BaseMotionCost(_NamedCost):
+    """``w_p |p - p_ref|^2 + w_r |log3(R_ref^T R)|^2``: the base away from a reference pose.
+
+    ``frame``: the base's frame (its joint's name, e.g. a whole-body group's
+    ``base_joint``); ``T_world_reference``: where it was (e.g. the seed's base pose,
+    ``group.base_placement(seed)``).  Weights [1/m^2], [1/rad^2], >= 0.  For a mobile
+    manipulator: the least base displacement that reaches a target.
+    """
+
+    def __init__(self, model: pin.Model, frame: str, T_world_reference,
+                 position_weight: float = 1.0, rotation_weight: float = 1.0, *,
+                 name: Optional[str] = None):
+        self._fid = frame_id(model, frame)
+        T = pose_argument(T_world_reference, "T_world_reference")
+        self._p, self._Rt = T.translation.copy(), T.rotation.T.copy()
+        wp = check.non_negative(position_weight, "position_weight")
+        wr = check.non_negative(rotation_weight, "rotation_weight")
+        self._s = np.array([math.sqrt(2.0 * wp)] * 3 + [math.sqrt(2.0 * wr)] * 3)
+        self.name = check.term_name(name, "base_motion_cost")
+
+    def gauss_newton(self, model: pin.Model, data: pin.Data, q: np.ndarray
+                     ) -> Tuple[np.ndarray, np.ndarray]:
+        """``r = s [p - p_ref, log3(R_ref^T R)]`` (6,) and ``(6, nv)``."""
+        r, J = placement_error(model, data, self._fid, self._p, self._Rt)
+        return self._s * r, self._s[:, None] * J
+
+    def evaluate(self, model: pin.Model, data: pin.Data, q: np.ndarray
+                 ) -> Tuple[float, np.ndarray]:
+        """Return the cost and its gradient ``(nv,)``."""
+        r, J = self.gauss_newton(model, data, q)
+        return 0.5 * float(r @ r), r @ J
+
+
 _COLUMNS: PerObject = PerObject()
 
 
@@ -338,4 +401,5 @@ ORIENTATION = kernel.CostKind(OrientationCost, 2, lambda c: (c._fid_Abar, c._fid
 ANGLE = kernel.CostKind(AngleBetweenVectorsCost, 3, lambda c: (c._fid_A, c._fid_B),
                         _encode_angle)
 
-__all__ = ["AngleBetweenVectorsCost", "OrientationCost", "PositionCost", "PostureCost"]
+__all__ = ["AngleBetweenVectorsCost", "BaseMotionCost", "CenterOfMassCost", "OrientationCost",
+           "PositionCost", "PostureCost"]

@@ -88,7 +88,9 @@ def prepare(group: Group, frame: Optional[str] = None, constrained: bool = False
     done = _PREPARED.get(group)
     if done is not None and (frame, constrained, solver) in done:
         return
-    if frame is None:
+    if group.has_base:  # no library for whole-body groups (random starts)
+        pass
+    elif frame is None:
         seed_library.library(group)
     else:
         seed_library.prepare(group, frame)

@@ -5,6 +5,8 @@ Each class resolves its frame / joint names once in ``__init__`` (unknown names 
 (``InvalidGoal`` naming the argument) and holds no ``pin.Data``.
 """
 from .angle import AngleBetweenVectorsConstraint
+from .com import CenterOfMassConstraint, CenterOfMassDistanceConstraint
+from .contact import FramePlacementConstraint, PointOnPlaneConstraint
 from .distance import PointToLineDistanceConstraint, PointToPointDistanceConstraint
 from .gaze import GazeTargetConstraint
 from .joints import JointBoundsConstraint, LockedJointConstraint
@@ -12,15 +14,21 @@ from .numdiff import finite_difference, update_kinematics
 from .orientation import OrientationConstraint
 from .polyhedron import PolyhedronConstraint
 from .position import PositionConstraint
+from .support_polygon import ComInSupportPolygonConstraint
 
 __all__ = [
     "AngleBetweenVectorsConstraint",
+    "CenterOfMassConstraint",
+    "CenterOfMassDistanceConstraint",
+    "ComInSupportPolygonConstraint",
+    "FramePlacementConstraint",
     "GazeTargetConstraint",
     "JointBoundsConstraint",
     "LockedJointConstraint",
     "OrientationConstraint",
     "PointToLineDistanceConstraint",
     "PointToPointDistanceConstraint",
+    "PointOnPlaneConstraint",
     "PolyhedronConstraint",
     "PositionConstraint",
     "finite_difference",

@@ -17,7 +17,7 @@ from typing import Any, Callable, List, NamedTuple, Optional, Tuple
 
 import numpy as np
 
-from ros2_ik.core import seed_library
+from ros2_ik.core import errors, seed_library
 from ros2_ik.core.problem import Problem
 from ros2_ik.core.result import IKResult, IKStatus, Progress, Solution
 from ros2_ik.core.solvers.budget import Budget
@@ -88,6 +88,8 @@ class Search:
     def __init__(self, problem: Problem, seed: np.ndarray, options: SolveOptions,
                  start: Optional[float] = None):
         """Start the budget now, or at ``start`` (``time.perf_counter()``)."""
+        if problem.group.has_base:  # the library samples a fixed base: random starts
+            options = options._replace(library_starts=0)
         self.problem, self.group, self.options = problem, problem.group, options
         self.seed = seed
         self._rng: Optional[np.random.Generator] = None
@@ -429,6 +431,8 @@ class Solver(ABC):
     name: str = "solver"
     #: Whether the solver minimises ``terms.Cost`` objects (LM and DLS do not).
     supports_costs: bool = False
+    #: Whether the solver takes whole-body groups (a floating or planar base).
+    supports_base: bool = False
 
     #: The options of the solve in progress (set by :meth:`solve` before ``setup``).
     options: SolveOptions = SolveOptions()
@@ -455,6 +459,10 @@ class Solver(ABC):
         ``begun``: the seed's attempt made already, counted as the first attempt.
         """
         self.options = options
+        if problem.group.has_base and not self.supports_base:
+            raise errors.InvalidArgument(
+                f"solver '{self.name}' does not take whole-body groups (a floating or planar "
+                "base) yet; use 'lm'")
         if begun is None:
             answer = self.seed_answer(problem, seed, options)
             if isinstance(answer, IKResult):

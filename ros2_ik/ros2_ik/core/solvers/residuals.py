@@ -81,7 +81,7 @@ class Residuals:
         self.penalty = penalty
         self.R6 = self.pose.R6 if self.pose is not None else None
         # Pose alone: the reduced model (only the group's joints) is enough and cheaper.
-        self.reduced = not problem.constraints and not problem.costs
+        self.reduced = not problem.constraints and not problem.costs and not group.has_base
         if self.reduced:
             self.model, self.iv = group.reduced_model, np.arange(group.n)
             self.fid = self.pose.reduced_frame_id
@@ -101,7 +101,7 @@ class Residuals:
         shrunk = [_shrunk(c, tolerance) for c in problem.row_constraints]
         self._bounds = [b for b in shrunk if not hasattr(b[0], "evaluate_excess")]
         self._row_constraints = [b[0] for b in self._bounds]
-        self.empty_jacobian = np.zeros((0, group.n))
+        self.empty_jacobian = np.zeros((0, group.nv))
         self._qp_margins = [0.25 * tolerance.of(c.units[0]) if len(c.units) else 0.0
                             for c in problem.row_constraints]
         #: Every constraint's physical rows stacked (:meth:`physical_rows`): shrunk bounds.
@@ -202,7 +202,7 @@ class Residuals:
         Costs with a Gauss-Newton form add ``J_r^T J_r``; the others add nothing (the
         caller's trust region and damping bound their steps).
         """
-        n = self.group.n
+        n = self.group.nv
         total, grad, hessian = 0.0, np.zeros(n), np.zeros((n, n))
         for c in self.problem.costs:
             gn = c.gauss_newton(self.model, self.data, q_full)
@@ -254,7 +254,7 @@ class Residuals:
 
     def costs(self, q_full: np.ndarray) -> Tuple[float, np.ndarray]:
         """Sum of costs and its gradient (n,) (kinematics must be updated)."""
-        total, grad = 0.0, np.zeros(self.group.n)
+        total, grad = 0.0, np.zeros(self.group.nv)
         for c in self.problem.costs:
             value, g = c.evaluate(self.model, self.data, q_full)
             total += float(value)
