@@ -247,7 +247,7 @@ def ratios(all_rows: list) -> dict:
 
 
 def plot(name: str, kind: str, steps: int, path: Path) -> None:
-    """Hand path vs target (side view) and the CoM in the support polygon (top view)."""
+    """Hand path vs target (x-z side view) and the CoM in the support polygon (top view)."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -256,7 +256,7 @@ def plot(name: str, kind: str, steps: int, path: Path) -> None:
     fid = model.getFrameId(hand)
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 5))
     tgt = np.array([T.translation for T in goal])
-    ax1.plot(tgt[:, 1], tgt[:, 2], "k--", label="target")
+    ax1.plot(tgt[:, 0], tgt[:, 2], "k--", label="target")
     for solver, q in qs.items():
         hand_p, com = [], []
         for x in q[::5]:
@@ -264,11 +264,11 @@ def plot(name: str, kind: str, steps: int, path: Path) -> None:
             hand_p.append(data.oMf[fid].translation.copy())
             com.append(pin.centerOfMass(model, data, x, False)[:2].copy())
         hand_p, com = np.array(hand_p), np.array(com)
-        ax1.plot(hand_p[:, 1], hand_p[:, 2], label=solver)
+        ax1.plot(hand_p[:, 0], hand_p[:, 2], label=solver)
         ax2.plot(com[:, 0], com[:, 1], label=f"CoM {solver}")
     vertices = _vertices(A, b)
     ax2.fill(vertices[:, 0], vertices[:, 1], alpha=0.2, label="support polygon")
-    ax1.set(title=f"{name} {kind}: hand (y-z)", xlabel="y [m]", ylabel="z [m]")
+    ax1.set(title=f"{name} {kind}: hand (side view)", xlabel="x [m]", ylabel="z [m]")
     ax2.set(title="CoM (top view)", xlabel="x [m]", ylabel="y [m]")
     for ax in (ax1, ax2):
         ax.axis("equal")

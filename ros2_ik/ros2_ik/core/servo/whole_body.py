@@ -31,6 +31,7 @@ import daqp
 import numpy as np
 import pinocchio as pin
 
+from ros2_ik.core.constraints.support_polygon import convex_hull_2d
 from ros2_ik.core.pose import split_error
 from ros2_ik.core.servo import _qp_terms
 from ros2_ik.core.servo.step import checked_input
@@ -83,7 +84,7 @@ def support_polygon(points_xy: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
 
     Raises ValueError when the points span no area (fewer than 3 not on one line).
     """
-    hull = _hull(np.asarray(points_xy, dtype=float))
+    hull = convex_hull_2d(points_xy)
     if len(hull) < 3:
         raise ValueError("contacts: their support points span no polygon (give each "
                          "contact its sole's corners, or three or more contacts)")
@@ -91,24 +92,6 @@ def support_polygon(points_xy: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
     A = np.stack([edges[:, 1], -edges[:, 0]], axis=1)
     A /= np.linalg.norm(A, axis=1, keepdims=True)
     return A, np.einsum("ij,ij->i", A, hull)
-
-
-def _hull(p: np.ndarray) -> np.ndarray:
-    """Andrew's monotone chain: hull vertices counter-clockwise, collinear ones dropped."""
-    p = p[np.lexsort((p[:, 1], p[:, 0]))]
-
-    def half(points):
-        out: list = []
-        for x in points:
-            while len(out) >= 2 and _cross(out[-2], out[-1], x) <= 1e-12:
-                out.pop()
-            out.append(x)
-        return out[:-1]
-    return np.array(half(p) + half(p[::-1]))
-
-
-def _cross(o, a, b) -> float:
-    return (a[0] - o[0]) * (b[1] - o[1]) - (a[1] - o[1]) * (b[0] - o[0])
 
 
 class WholeBodyServo:
