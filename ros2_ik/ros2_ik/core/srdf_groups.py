@@ -4,7 +4,9 @@ An SRDF ``<group>`` lists any of ``<chain base_link tip_link/>``, ``<joint name/
 ``<link name/>`` and ``<group name/>`` (a subgroup).  Here a group becomes:
 
 - its movable joints: the joints of its chains (base -> tip), its listed joints, the
-  joints that move the links it lists, and those of its subgroups, in model order;
+  joints that move the links it lists, and those of its subgroups, in model order; the
+  SRDF's floating or planar virtual joint where the model has it as its base joint
+  (``Robot.from_urdf(root_joint="srdf")``): such a group is a whole-body group;
 - its tips: the tip links of its chains, else of its subgroups; a group of joints alone
   ends at the child link of each joint no other group joint lies below (or at the
   ``parent_link`` of an ``<end_effector parent_group="...">`` of the group);
@@ -80,7 +82,7 @@ def _resolve(robot: Robot, elements: Dict[str, ET.Element], end_effectors: Dict[
         elif child.tag == "group":
             sub = _resolve(robot, elements, end_effectors, child.get("name", ""), seen)
             if sub is not None:
-                joint_ids |= {robot.joint_id(j) for j in sub.joints}
+                joint_ids |= _movable(robot, list(sub.joints))
                 sub_tips += [t for t in sub.tips if t not in sub_tips]
     if not joint_ids:
         return None
@@ -96,8 +98,14 @@ def _resolve(robot: Robot, elements: Dict[str, ET.Element], end_effectors: Dict[
 
 
 def _movable(robot: Robot, names: List[str]) -> Set[int]:
-    """Return the ids of the named joints that are movable (skip fixed or unknown ones)."""
-    return {robot.joint_id(n) for n in names if n in robot.joint_names}
+    """Return the ids of the named joints that are movable (skip fixed or unknown ones).
+
+    The model's floating or planar base joint (an SRDF virtual joint) counts: a group
+    listing it is a whole-body group (its id is 1, first in model order).
+    """
+    base = robot.model.names[1] if robot.base_kind else None
+    return {1 if n == base else robot.joint_id(n) for n in names
+            if n in robot.joint_names or n == base}
 
 
 def _moving(robot: Robot, link: str) -> Set[int]:

@@ -186,4 +186,6 @@ def count_terms(goal) -> int:
               "minimum_distance_constraints", "minimum_distance_upper_bound_constraints",
               "distance_constraints", "position_costs", "orientation_costs",
               "angle_costs", "posture_costs")
-    return sum(len(getattr(goal, f)) for f in fields) + len(goal.joint_bounds.joint_names)
+    from ros2_ik.node import whole_body_terms  # imports this module's helpers
+    return (sum(len(getattr(goal, f)) for f in fields) + len(goal.joint_bounds.joint_names)
+            + whole_body_terms.count(goal))
