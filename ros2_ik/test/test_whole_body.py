@@ -19,6 +19,7 @@ from ros2_ik.core.pose import PoseTarget
 from ros2_ik.core.problem import Problem
 from ros2_ik.core.robot import Robot
 from ros2_ik.core.solve import solve
+from ros2_ik.core.srdf_groups import srdf_groups
 
 #: A Talos sole's corners in its sole frame [m] (the foot is 0.2 x 0.13 m).
 SOLE = [[x, y, 0.0] for x in (-0.1, 0.1) for y in (-0.065, 0.065)]
@@ -337,6 +338,63 @@ def test_relative_pose_between_two_moving_hands(talos):
     np.testing.assert_allclose(L.actInv(Rh.translation), p, atol=2e-4)
 
 
+def test_srdf_groups_with_the_virtual_joint_become_whole_body_groups(pr2):
+    robot, _ = pr2
+    groups = srdf_groups(robot, robot.srdf_xml)
+    assert groups["whole_body"].base_joint == "world_joint"
+    assert groups["base"].base_joint == "world_joint" and groups["base"].joints == ()
+    assert groups["right_arm"].base_joint is None
+    for name in ("whole_body", "base"):
+        g = robot.whole_body(tip=groups[name].tips[-1], joints=groups[name].joints)
+        assert g.joint_names[:3] == ("world_joint/x", "world_joint/y", "world_joint/theta")
+        assert g.n == 3 + len(groups[name].joints)
+    base = robot.whole_body(joints=[])
+    seed = base.mid_configuration()
+    T = base.fk(seed, "base_footprint")
+    T.translation += np.array([1.5, -2.0, 0.0])
+    T.rotation = pin.rpy.rpyToMatrix(0.0, 0.0, 2.0)
+    res = solve(base, PoseTarget("base_footprint", T), seed, timeout_s=1.0, random_seed=0)
+    _check_success(base, res, PoseTarget("base_footprint", T))
+
+
+def test_tiago_with_a_planar_base_given_in_the_api():
+    robot = Robot.from_urdf(_read("tiago_description/robots/tiago.urdf"), root_joint="planar")
+    arm = ["torso_lift_joint"] + [f"arm_{i}_joint" for i in range(1, 8)]
+    g = robot.whole_body(tip="arm_tool_link", joints=arm)
+    assert g.base_kind == "planar" and g.n == 3 + 8
+    seed = g.mid_configuration()
+    T = g.fk(seed, "arm_tool_link")
+    T.translation += np.array([-1.5, 2.0, 0.1])
+    target = PoseTarget("arm_tool_link", T)
+    cost = costs.BaseMotionCost(robot.model, g.base_joint, g.base_placement(seed))
+    res = solve(g, Problem(g, target, costs=[cost]), seed, timeout_s=2.0, random_seed=3)
+    _check_success(g, res, target)
+
+
+def test_b1_z1_four_feet_and_the_gripper_at_a_pose():
+    robot = Robot.from_urdf(_read("b1_description/urdf/b1-z1.urdf"),
+                            _read("b1_description/srdf/b1-z1.srdf"), root_joint="srdf")
+    g = robot.whole_body(tip="gripperMover")
+    model, rng = robot.model, np.random.default_rng(8)
+    feet = ["FL_foot", "FR_foot", "RL_foot", "RR_foot"]
+    q_star = g.mid_configuration()
+    q_star[:3] = [0.3, -0.2, 0.5]
+    legs = [g.joint_index[n] for n in g.joint_names if "_hip" in n or "thigh" in n or "calf" in n]
+    q_star[legs] = np.tile([0.0, 0.7, -1.4], 4) + rng.normal(0.0, 0.1, 12)
+    q_star = g.clamp(q_star)
+    data = kinematics(model, full_q(g, q_star))
+    cons = []
+    for f in feet:
+        p = data.oMf[model.getFrameId(f)].translation
+        cons.append(C.PositionConstraint(model, "universe", p, p, f, [0, 0, 0]))
+    target = PoseTarget("gripperMover", g.fk(q_star, "gripperMover"))
+    seed = g.mid_configuration()
+    seed[2] = 0.5
+    seed[legs] = np.tile([0.0, 0.7, -1.4], 4)
+    res = solve(g, Problem(g, target, cons), g.clamp(seed), timeout_s=2.0, random_seed=4)
+    _check_success(g, res, target, cons)
+
+
 # ---------------------------------------------------------------- failures, bad input
 def test_a_com_bound_that_cannot_hold_is_no_solution_naming_it(talos):
     robot, g = talos
@@ -371,7 +429,40 @@ def test_bad_input_names_the_field(talos):
         C.ComInSupportPolygonConstraint(robot.model, SOLE, margin=-1.0)
     with pytest.raises(errors.InvalidGoal, match="cone_rad"):
         C.PointOnPlaneConstraint(robot.model, "left_sole_link", cone_rad=4.0)
+
+
+@pytest.mark.parametrize("solver", ["dls", "bfgs", "sqp"])
+def test_every_solver_takes_whole_body_groups(solo, solver):
+    """Quadruped feet held, the base moved to a target: solved on the group's Lie group."""
+    robot, g = solo
+    model = robot.model
     seed = g.mid_configuration()
-    with pytest.raises(errors.InvalidArgument, match="whole-body"):
-        solve(g, PoseTarget("gripper_left_joint", g.fk(seed, "gripper_left_joint")), seed,
-              solver="dls")
+    seed[2] = 0.3
+    seed[7:] = np.tile([0.0, 0.8, -1.6], 4)
+    data = kinematics(model, full_q(g, seed))
+    # Feet within 1 mm (bfgs, a penalty method, does not settle on equality rows).
+    cons = [C.PositionConstraint(model, "universe", data.oMf[model.getFrameId(f)].translation
+                                 - 1e-3, data.oMf[model.getFrameId(f)].translation + 1e-3, f,
+                                 [0, 0, 0]) for f in SOLO_FEET]
+    T = g.fk(seed, "base_link")
+    T.translation += np.array([0.03, -0.02, -0.03])
+    T.rotation = T.rotation @ pin.rpy.rpyToMatrix(0.05, -0.05, 0.1)
+    target = PoseTarget("base_link", T)
+    res = solve(g, Problem(g, target, cons), seed, solver=solver, timeout_s=2.0,
+                random_seed=0)
+    _check_success(g, res, target, cons)
+
+
+def test_docs_whole_body_blocks_run_and_succeed():
+    """docs/whole_body.md works as written; its answers checked here on the full model."""
+    import pathlib
+    import re
+    doc = (pathlib.Path(__file__).resolve().parents[2] / "docs" / "whole_body.md").read_text()
+    blocks = re.findall(r"```python\n(.*?)```", doc, re.S)
+    scope: dict = {}
+    exec(compile(blocks[0], "docs/whole_body.md", "exec"), scope)  # noqa: S102 - our doc
+    _check_success(scope["group"], scope["result"],
+                   PoseTarget("gripper_left_joint", scope["T"]), scope["terms"])
+    exec(compile(blocks[1], "docs/whole_body.md", "exec"), scope)  # noqa: S102 - our doc
+    _check_success(scope["group"], scope["result"], PoseTarget("r_gripper_tool_frame",
+                                                               scope["T"]))

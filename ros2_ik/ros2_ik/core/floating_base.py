@@ -311,6 +311,14 @@ class WholeBodyGroup(Group):
             base[2] = q1[2] - q0[2]
         return np.concatenate((base, q1[nb:] - q0[nb:]))
 
+    def integrate_jacobian(self, q: np.ndarray, dq: np.ndarray) -> np.ndarray:
+        """``d integrate(q, dq) / d dq`` (nv, nv): pinocchio's ``dIntegrate`` on the base."""
+        nv = self.base_nv
+        out = np.eye(self.nv)
+        out[:nv, :nv] = pin.dIntegrate(self._base_model, self._base_q(q), dq[:nv],
+                                       pin.ArgumentPosition.ARG1)
+        return out
+
     def project(self, q: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> np.ndarray:
         """Clamp into ``lower``/``upper``, normalise the quaternion, keep the yaw range."""
         q = np.minimum(np.maximum(q, lower), upper)

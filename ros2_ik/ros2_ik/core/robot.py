@@ -142,7 +142,8 @@ class Robot:
     ) -> WholeBodyGroup:
         """Return a whole-body group: the model's floating or planar root joint plus ``joints``.
 
-        ``joints`` default to every movable joint; the others are locked as in
+        ``joints`` default to every movable joint (``[]``: the base alone); the others are
+        locked as in
         :meth:`group`.  ``tip`` (the frame a pose target defaults to) defaults to the
         base's link.  ``base_bounds`` (:class:`floating_base.BaseBounds`): an optional
         position box and yaw range of the base; the URDF's limits of a free-flyer are
@@ -161,7 +162,12 @@ class Robot:
             tip = next(f.name for f in model.frames
                        if f.parentJoint == 1 and f.type == pin.FrameType.BODY)
         self.frame_id(tip)
-        joint_ids = self._joint_ids if joints is None else self._explicit(joints)
+        if joints is None:
+            joint_ids = self._joint_ids
+        elif not isinstance(joints, str) and len(joints) == 0:
+            joint_ids = ()  # the base alone (an SRDF group of the virtual joint)
+        else:
+            joint_ids = self._explicit(joints)
         locked_values = self._locked_values(joint_ids, locked or {})
         return WholeBodyGroup(self, tip, joint_ids, locked_values, base_bounds)
 

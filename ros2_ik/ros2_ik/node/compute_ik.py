@@ -96,6 +96,9 @@ def group_config(snapshot: RobotSnapshot, cfg: NodeConfig, name: str) -> GroupCo
     if srdf is None:
         valid = sorted(set(cfg.groups) | set(snapshot.srdf_groups))
         raise RequestError(IKErrorCode.INVALID_GROUP, f"unknown group '{name}'; valid: {valid}")
+    if srdf.base_joint:  # a whole-body group: the base joint first, then the others
+        return GroupConfig(name, srdf.base_link, srdf.tips[0],
+                           (srdf.base_joint,) + tuple(srdf.joints))
     return GroupConfig(name, srdf.base_link, srdf.tips[0], () if srdf.chain else srdf.joints)
 
 
