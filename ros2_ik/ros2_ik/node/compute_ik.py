@@ -73,8 +73,11 @@ def _resolve_group(snapshot: RobotSnapshot, cfg: NodeConfig, group_name: str,
     try:
         if base and base in joints:  # a whole-body group: the base joint and the others
             rest = [j for j in joints if j != base]
-            return snapshot.group(("whole_body", tuple(rest), tip), lambda: robot.whole_body(
-                tip=tip, joints=rest or None)), tip
+            # ros2_ik's group of the base joint alone: every joint (an SRDF's: the base alone)
+            every = not rest and group_name in cfg.groups
+            return snapshot.group(("whole_body", tuple(rest), tip, every),
+                                  lambda: robot.whole_body(
+                                      tip=tip, joints=None if every else rest)), tip
         if joints:
             return snapshot.group(("joints", joints, tip),
                                   lambda: robot.group(joints=list(joints), tip=tip)), tip
