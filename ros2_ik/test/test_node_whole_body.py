@@ -234,12 +234,15 @@ def test_over_dds_answers_then_keeps_serving_after_bad_input(ros_context, pr2):
     """ik_node with config/pr2_whole_body.yaml: a whole-body answer, a refusal, an answer."""
     import os
     from ament_index_python.packages import get_package_share_directory
-    from ros2_ik.node.harness import Client, NodeProcess
+    from ros2_ik.node.harness import Client, NodeProcess, wait_for
     _, model, urdf, srdf = pr2
     config = os.path.join(get_package_share_directory("ros2_ik"), "config",
                           "pr2_whole_body.yaml")
-    node = NodeProcess(extra_args=["--params-file", config, "-r", "__ns:=/wb"])
+    node = NodeProcess(extra_args=["--params-file", config, "-r", "__ns:=/wb",
+                                   "-p", "base_goal_topic:=base_goal"])
     client = Client("wb_client", namespace="/wb")
+    goals = []
+    client.node.create_subscription(PoseStamped, "/wb/base_goal", goals.append, 10)
     try:
         client.publish_description(urdf, srdf)
         client.wait_for_service()
@@ -253,6 +256,23 @@ def test_over_dds_answers_then_keeps_serving_after_bad_input(ros_context, pr2):
         q = _full_q(model, again.solution.name, again.solution.position,
                     again.solution_base.transforms[0])
         assert np.linalg.norm(_fk(model, q, "r_wrist_roll_link").translation - FAR) < 1e-3
+        # Executed from where the robot is (joint_states, the base as seed): the joints go
+        # to the controller, the base pose to base_goal_topic.
+        replies = []
+
+        def executed() -> bool:  # until the node has the joint_states just published
+            client.publish_joints(again.solution.name, again.solution.position)
+            replies.append(client.call(_pr2_request(execute=True,
+                                                    seed_base=again.solution_base)))
+            return "sent to the controller" in replies[-1].message
+        wait_for(executed, 20.0, "an executed answer", client.spin)
+        done = replies[-1]
+        assert done.error_code.val == IKErrorCode.SUCCESS, done.message
+        wait_for(lambda: goals, 10.0, "the base goal", client.spin)
+        sent, solved = goals[-1], done.solution_base.transforms[0]
+        assert sent.header.frame_id == "odom_combined"
+        assert (sent.pose.position.x, sent.pose.position.y) == (solved.translation.x,
+                                                                solved.translation.y)
     finally:
         client.close()
         assert node.stop() == 0, node.output()
