@@ -276,3 +276,49 @@ def test_over_dds_answers_then_keeps_serving_after_bad_input(ros_context, pr2):
     finally:
         client.close()
         assert node.stop() == 0, node.output()
+
+
+def _pr2_goal(**fields):
+    goal = ConstrainedIK.Goal(group_name="whole_body", tip_link="r_wrist_roll_link",
+                              timeout=2.0, **fields)
+    goal.pose_goals = [PoseGoal(tip_link="r_wrist_roll_link", target=_pr2_request().target,
+                                position_only=True)]
+    return goal
+
+
+def test_action_maps_com_box_and_base_motion_cost(pr2):
+    """A CoM box and the base-motion cost reach the core; the answer meets the box."""
+    from ros2_ik_interfaces.msg import CenterOfMassConstraint
+    from geometry_msgs.msg import Vector3
+    snapshot, model, _, _ = pr2
+    box = CenterOfMassConstraint(name="com_box", lower=Vector3(x=-5.0, y=-5.0, z=0.0),
+                                 upper=Vector3(x=5.0, y=5.0, z=1.5))
+    goal = _pr2_goal(com_constraints=[box], base_motion_weight=1.0)
+    result = solve_goal(snapshot, "", _cfg(), JointStateCache(), goal, lambda: False)
+    assert result.error_code.val == IKErrorCode.SUCCESS, result.message
+    sol = result.solutions[0]
+    q = _full_q(model, sol.joint_state.name, sol.joint_state.position,
+                sol.base.transforms[0])
+    com = pin.centerOfMass(model, model.createData(), q)
+    assert np.all(com >= (-5.0, -5.0, -1e-4)) and np.all(com <= (5.0, 5.0, 1.5 + 1e-4))
+    assert np.linalg.norm(_fk(model, q, "r_wrist_roll_link").translation - FAR) < 1e-3
+
+
+@pytest.mark.parametrize("fields, field", [
+    ({"com_constraints": "nan"}, "com_constraints[0]"),
+    ({"support_polygon_constraints": "no_frame"}, "support_polygon_constraints[0]"),
+    ({"base_motion_weight": -1.0}, "base_motion_weight"),
+])
+def test_action_bad_whole_body_terms_name_the_field(pr2, fields, field):
+    from ros2_ik_interfaces.msg import CenterOfMassConstraint
+    from geometry_msgs.msg import Vector3
+    values = dict(fields)
+    if values.get("com_constraints") == "nan":
+        values["com_constraints"] = [CenterOfMassConstraint(lower=Vector3(x=math.nan))]
+    if values.get("support_polygon_constraints") == "no_frame":
+        values["support_polygon_constraints"] = [SupportPolygonConstraint(
+            frames=["no_such_frame"], margin=0.02)]
+    result = solve_goal(pr2[0], "", _cfg(), JointStateCache(), _pr2_goal(**values),
+                        lambda: False)
+    assert result.error_code.val in (IKErrorCode.INVALID_GOAL, IKErrorCode.FRAME_NOT_FOUND)
+    assert field in result.message, result.message

@@ -82,10 +82,10 @@ def goal_tolerance(goal, cfg: NodeConfig) -> ConstraintTolerance:
 def build_problem(snapshot: RobotSnapshot, cfg: NodeConfig, joints: JointStateCache, goal,
                   extra_constraints=(), tolerance: ConstraintTolerance = ConstraintTolerance()):
     """(Problem, seed) of a goal, on the group minus its locked joints."""
-    targets, _ = pose_goals(goal, cfg)
+    parent = snapshot.base_parent_frame
+    targets, _ = pose_goals(goal, cfg, parent)
     tip = goal.tip_link or (targets[0].frame if targets else "")
     group, tip = resolve_group(snapshot, cfg, goal.group_name, goal.base_link, tip)
-    parent = snapshot.base_parent_frame
     seed = seed_for(group, goal.seed, joints, cfg, seed_base=goal.seed_base,
                     parent_frame=parent)
     group, seed = _lock(snapshot, group, seed, goal.locked_joints)
