@@ -190,10 +190,11 @@ class WholeBodyServo:
         for i, ((fid, _), T_hold) in enumerate(zip(self.contacts, self.T_world_contacts)):
             J, e, T_err = self._frame_task(fid, T_hold)
             self._A[6 * i:6 * i + 6] = J
-            rhs = -self.config.contact_gain * e
-            self._upper[nv + 6 * i:nv + 6 * i + 6] = rhs
-            self._lower[nv + 6 * i:nv + 6 * i + 6] = rhs
-            drift = max(drift, float(np.linalg.norm(T_err.translation)))
+            rows = slice(nv + 6 * i, nv + 6 * i + 6)
+            np.multiply(e, -self.config.contact_gain, out=self._upper[rows])
+            self._lower[rows] = self._upper[rows]
+            t = T_err.translation
+            drift = max(drift, math.sqrt(t @ t))
         return drift
 
     def _com_rows(self) -> float:
@@ -219,7 +220,7 @@ class _Box:
                 iq.append(joint.idx_q)
                 iv.append(joint.idx_v)
                 is_joint[joint.idx_v] = True
-        self.iq, self.iv, self.is_joint = np.array(iq, int), np.array(iv, int), is_joint
+        self.iq, self.iv, self.is_joint = _index(iq), _index(iv), is_joint
         self.lower = model.lowerPositionLimit[self.iq].copy()
         self.upper = model.upperPositionLimit[self.iq].copy()
         vmax = model.velocityLimit[self.iv]
@@ -233,12 +234,23 @@ class _Box:
              hi: np.ndarray):
         """Fill and return ``(lo, hi)`` (nv,) at ``q`` after the previous velocity ``v_prev``."""
         lo[:], hi[:] = -self.base, self.base
+        if isinstance(self.iv, slice):  # the usual layout: the base, then 1-DoF joints
+            _qp_terms.velocity_box(q[self.iq], v_prev[self.iv], self.lower, self.upper,
+                                   self.vmax, self.a_max, float(dt), lo[self.iv], hi[self.iv])
+            return lo, hi
         n = len(self.iv)
         jlo, jhi = np.empty(n), np.empty(n)
         _qp_terms.velocity_box(q[self.iq], v_prev[self.iv], self.lower, self.upper, self.vmax,
                                self.a_max, float(dt), jlo, jhi)
         lo[self.iv], hi[self.iv] = jlo, jhi
         return lo, hi
+
+
+def _index(indices: list):
+    """Return a slice when ``indices`` are consecutive (views, no copies), else an array."""
+    if indices and indices == list(range(indices[0], indices[0] + len(indices))):
+        return slice(indices[0], indices[0] + len(indices))
+    return np.array(indices, dtype=int)
 
 
 def _frame_id(model: pin.Model, name: str, field: str) -> int:
