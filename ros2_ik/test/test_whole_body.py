@@ -14,12 +14,12 @@ import pytest
 
 from ros2_ik.core import constraints as C
 from ros2_ik.core import costs, errors, robots
-from ros2_ik.core.floating_base import BaseBounds
+from ros2_ik.core.model.floating_base import BaseBounds
 from ros2_ik.core.pose import PoseTarget
 from ros2_ik.core.problem import Problem
-from ros2_ik.core.robot import Robot
+from ros2_ik.core.model.robot import Robot
 from ros2_ik.core.solve import solve
-from ros2_ik.core.srdf_groups import srdf_groups
+from ros2_ik.core.model.srdf_groups import srdf_groups
 
 #: A Talos sole's corners in its sole frame [m] (the foot is 0.2 x 0.13 m).
 SOLE = [[x, y, 0.0] for x in (-0.1, 0.1) for y in (-0.065, 0.065)]
@@ -255,6 +255,26 @@ def test_talos_both_soles_com_in_polygon_and_a_hand(talos):
         seed[2] = 1.0
         res = solve(g, Problem(g, target, cons), seed, timeout_s=2.0, random_seed=k)
         _check_success(g, res, target, cons)
+
+
+def test_talos_soles_flat_on_the_ground_by_their_corners(talos):
+    """Each sole's corners on the ground where q* has it, its normal within 0.05 rad."""
+    robot, g = talos
+    model, rng = robot.model, np.random.default_rng(9)
+    q_star, cons, target = _humanoid(robot, g, rng)
+    data = kinematics(model, full_q(g, q_star))
+    ground = {s: data.oMf[model.getFrameId(s)] for s in ("left_sole_link", "right_sole_link")}
+    flat = [C.PointOnPlaneConstraint(model, s, p_FP=corner, plane_point=X.translation,
+                                     plane_normal=X.rotation[:, 2], cone_rad=0.05)
+            for s, X in ground.items() for corner in SOLE]
+    assert all(np.all(c.measure(model, data, full_q(g, q_star)) <= 1e-9) for c in flat)
+    seed = g.mid_configuration()
+    seed[:3] = [q_star[0] + 0.1, q_star[1] - 0.1, 1.0]
+    res = solve(g, Problem(g, target, flat + [cons[2]]), seed, timeout_s=2.0, random_seed=9)
+    _, data = _check_success(g, res, target, flat + [cons[2]])
+    for sole, X in ground.items():
+        z = data.oMf[model.getFrameId(sole)].rotation[:, 2]
+        assert math.acos(min(1.0, float(z @ X.rotation[:, 2]))) <= 0.05 + 1e-4
 
 
 def test_solo12_four_feet_base_pose_and_com(solo):

@@ -13,9 +13,10 @@ from typing import Optional, Tuple
 import numpy as np
 import pinocchio as pin
 
-from . import _checks as check
+from ros2_ik.core.kinematics.frames import frame_id, frame_jacobian
+
+from . import checks as check
 from ._base import BoundedConstraint
-from ._frames import frame_id, frame_jacobian
 
 _WORLD = 0
 

@@ -18,11 +18,12 @@ from typing import Optional, Tuple
 import numpy as np
 import pinocchio as pin
 
+from ros2_ik.core.kinematics.frames import frame_id, frame_jacobian, point_jacobian, \
+    rotation_angle, vector_angle, vectors_angle_and_gradient
+
 from ..errors import InvalidGoal
-from . import _checks as check
+from . import checks as check
 from ._base import BoundedConstraint
-from ._frames import frame_id, frame_jacobian, point_jacobian, rotation_angle, vector_angle, \
-    vectors_angle_and_gradient
 
 _UNITS6 = ("m", "m", "m", "rad", "rad", "rad")
 

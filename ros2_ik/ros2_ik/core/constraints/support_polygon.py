@@ -14,10 +14,11 @@ from typing import Optional, Sequence, Tuple
 import numpy as np
 import pinocchio as pin
 
+from ros2_ik.core.kinematics.frames import frame_id, perpendicular
+
 from ..errors import InvalidGoal
-from . import _checks as check
+from . import checks as check
 from ._base import BoundedConstraint
-from ._frames import frame_id, perpendicular
 from .com import com_value, com_world
 
 

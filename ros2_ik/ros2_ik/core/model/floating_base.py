@@ -24,7 +24,6 @@ unbounded).
 from __future__ import annotations
 
 import math
-import threading
 from dataclasses import dataclass
 from typing import Dict, Optional, Tuple
 
@@ -32,7 +31,7 @@ import numpy as np
 import pinocchio as pin
 
 from ros2_ik.core import errors
-from ros2_ik.core.group import Group, RobotModel, TWO_PI, _reduced_model, from_pairs, \
+from ros2_ik.core.model.group import Group, RobotModel, TWO_PI, _reduced_model, from_pairs, \
     locked_configuration, to_pairs
 
 FLOATING, PLANAR = "floating", "planar"
@@ -167,24 +166,9 @@ class WholeBodyGroup(Group):
         self.lower, self.upper = self._coordinate_limits(model)
         self.velocity_limits = np.concatenate((np.full(self.base_nq, np.inf), np.array(
             [model.velocityLimit[model.idx_vs[j]] for j in self.arm_ids], dtype=float)))
-        self.wraps = self.continuous | ((self.upper - self.lower) >= TWO_PI - 1e-9)
-        self.search_lower = np.where(self.wraps, -np.inf, self.lower)
-        self.search_upper = np.where(self.wraps, np.inf, self.upper)
-        for arr in (self.continuous, self.lower, self.upper, self.velocity_limits, self.wraps,
-                    self.search_lower, self.search_upper):
-            arr.setflags(write=False)
+        self._derive()
         self._build_maps(model, locked)
-        self._local = threading.local()
-        self._wrap_indices = np.flatnonzero(self.wraps)
-        self._lower_list, self._upper_list = self.lower.tolist(), self.upper.tolist()
-        self._wrap_list = self._wrap_indices.tolist()
-        self.has_wrapping = bool(self._wrap_list)
-        self._continuous_list = self.continuous.tolist()
         self._arm_cont = arm_cont
-        self._sample_lo = np.where(self.continuous, -math.pi, self.lower)
-        self._sample_span = np.where(self.continuous, math.pi, self.upper) - self._sample_lo
-        self._placements: Dict[int, pin.SE3] = {}
-        self._moves: Dict[int, bool] = {}
         self._model_joint_names = frozenset(model.names[1:]) | frozenset(
             self.joint_names[:self.base_nq])
         self._base_model = pin.Model()

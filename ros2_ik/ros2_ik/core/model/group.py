@@ -23,7 +23,7 @@ TWO_PI = 2.0 * math.pi
 
 
 class RobotModel(Protocol):
-    """What a group needs of its robot (:class:`ros2_ik.core.robot.Robot` provides it).
+    """What a group needs of its robot (:class:`ros2_ik.core.model.robot.Robot` provides it).
 
     A protocol, not an import: ``robot`` builds groups, so ``group`` must not import it.
     """
@@ -55,6 +55,22 @@ class Group:
         self.lower, self.upper = self._limits(model)
         self.velocity_limits = np.array([model.velocityLimit[model.idx_vs[j]]
                                          for j in self.joint_ids])
+        self._derive()
+        self._build_full_maps(model, locked)
+        self._build_reduced(model)
+        # The group's coordinates in the full configuration as one slice, when they are a
+        # block and the group vector is them (no (cos, sin) pair): to_full_q's fast path.
+        # A block with (cos, sin) pairs takes the reduced coordinates (to_full_q's second
+        # fast path: a list, no index array).
+        iq = self.iq_full.tolist()
+        self._iq_slice = slice(iq[0], iq[-1] + 1) if (
+            iq and iq == list(range(iq[0], iq[-1] + 1))) else None
+        # Every joint name of the model (seeds may name joints outside the group).
+        self._model_joint_names = frozenset(model.names[1:])
+
+    # ------------------------------------------------------------------ build
+    def _derive(self) -> None:
+        """From :attr:`continuous` and the limits: wrapping, search limits, caches."""
         # Joints whose every angle has an equivalent inside the limits.
         self.wraps = self.continuous | ((self.upper - self.lower) >= TWO_PI - 1e-9)
         # Limits the solvers clamp to: none on wrapping joints (wrapped at the end).
@@ -63,31 +79,19 @@ class Group:
         for arr in (self.continuous, self.lower, self.upper, self.velocity_limits, self.wraps,
                     self.search_lower, self.search_upper):
             arr.setflags(write=False)
-        self._build_full_maps(model, locked)
-        self._build_reduced(model)
         self._local = threading.local()
         self._wrap_indices = np.flatnonzero(self.wraps)
         self._lower_list, self._upper_list = self.lower.tolist(), self.upper.tolist()
         self._wrap_list = self._wrap_indices.tolist()
         #: Whether any joint wraps (continuous, or revolute with a range >= 2 pi).
         self.has_wrapping = bool(self._wrap_list)
-        # The group's coordinates in the full configuration as one slice, when they are a
-        # block and the group vector is them (no (cos, sin) pair): to_full_q's fast path.
-        # A block with (cos, sin) pairs takes the reduced coordinates (to_full_q's second
-        # fast path: a list, no index array).
-        iq = self.iq_full.tolist()
-        self._iq_slice = slice(iq[0], iq[-1] + 1) if (
-            iq and iq == list(range(iq[0], iq[-1] + 1))) else None
         self._continuous_list = self.continuous.tolist()
         # Box of random_configuration (continuous joints: [-pi, pi]).
         self._sample_lo = np.where(self.continuous, -math.pi, self.lower)
         self._sample_span = np.where(self.continuous, math.pi, self.upper) - self._sample_lo
         self._placements: Dict[int, pin.SE3] = {}
         self._moves: Dict[int, bool] = {}
-        # Every joint name of the model (seeds may name joints outside the group).
-        self._model_joint_names = frozenset(model.names[1:])
 
-    # ------------------------------------------------------------------ build
     def _limits(self, model: pin.Model) -> Tuple[np.ndarray, np.ndarray]:
         lower, upper = [], []
         for j, cont in zip(self.joint_ids, self.continuous):
@@ -391,6 +395,10 @@ class Group:
     def reduced_data(self) -> pin.Data:
         """Return this thread's ``Data`` of the reduced model (reused across solves)."""
         return self._thread_data("reduced", self.reduced_model)
+
+    def residuals_data(self) -> pin.Data:
+        """Return this thread's ``Data`` of the full model for a solve's stacked residuals."""
+        return self._thread_data("residuals", self.robot.model)
 
     def full_data(self) -> pin.Data:
         """Return this thread's ``Data`` of the full model (reused across solves)."""

@@ -1,7 +1,7 @@
 """A robot model built from URDF text: the one door into pinocchio for the core.
 
 ``Robot`` owns the full pinocchio ``Model`` and hands out kinematic groups
-(:class:`ros2_ik.core.group.Group`): a chain base->tip or an explicit joint list,
+(:class:`ros2_ik.core.model.group.Group`): a chain base->tip or an explicit joint list,
 every other joint locked (Drake's ``Joint::Lock``).
 """
 from __future__ import annotations
@@ -13,10 +13,11 @@ from typing import Dict, Mapping, Optional, Sequence, Tuple
 import numpy as np
 import pinocchio as pin
 
-from ros2_ik.core import errors, floating_base
-from ros2_ik.core.floating_base import BaseBounds, WholeBodyGroup
-from ros2_ik.core.frame_names import nameable_frames
-from ros2_ik.core.group import Group
+from ros2_ik.core import errors
+from ros2_ik.core.model import floating_base
+from ros2_ik.core.model.floating_base import BaseBounds, WholeBodyGroup
+from ros2_ik.core.model.frame_names import nameable_frames
+from ros2_ik.core.model.group import Group
 
 _LOG = logging.getLogger(__name__)
 
@@ -147,7 +148,7 @@ class Robot:
         :meth:`group`.  ``tip`` (the frame a pose target defaults to) defaults to the
         base's link.  ``base_bounds`` (:class:`floating_base.BaseBounds`): an optional
         position box and yaw range of the base; the URDF's limits of a free-flyer are
-        not used.  Group vectors: :mod:`ros2_ik.core.floating_base`.
+        not used.  Group vectors: :mod:`ros2_ik.core.model.floating_base`.
         """
         if self.base_kind is None:
             raise errors.InvalidArgument(
