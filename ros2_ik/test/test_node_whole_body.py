@@ -137,6 +137,11 @@ def test_base_seed_is_used_and_fixed_groups_refuse_one(pr2):
     arm = _pr2_request(group_name="right_arm", seed_base=_base())
     r = compute_ik(snapshot, "", _cfg(), JointStateCache(), arm).response
     assert r.error_code.val == IKErrorCode.INVALID_SEED and "no floating or planar" in r.message
+    # A fixed-base group's base is locked at the origin, not where the robot stands: a
+    # target in the base's parent frame stays unknown to it (as before bases existed).
+    r = compute_ik(snapshot, "", _cfg(), JointStateCache(),
+                   _pr2_request(group_name="right_arm")).response
+    assert r.error_code.val == IKErrorCode.FRAME_NOT_FOUND and "odom_combined" in r.message
 
 
 @dataclass

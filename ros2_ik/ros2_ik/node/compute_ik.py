@@ -260,7 +260,9 @@ def _compute_ik(snapshot, model_error, cfg, joints, request, extra_constraints, 
     try:
         group, tip = resolve_group(snapshot, cfg, request.group_name, request.base_link,
                                    request.tip_link)
-        parent = snapshot.base_parent_frame
+        # The base's parent frame stands for the root frame only where the base moves (a
+        # fixed-base group's base is locked at the origin, not where the robot is).
+        parent = snapshot.base_parent_frame if has_base(group) else ""
         target = pose_target(request, tip, cfg, parent)
         # Constraints (the clearance) are held to the request's tolerances too.
         tolerance = ConstraintTolerance(target.position_tolerance_m,
@@ -277,7 +279,7 @@ def _compute_ik(snapshot, model_error, cfg, joints, request, extra_constraints, 
     except Exception as exc:  # noqa: BLE001 - every failure becomes an error code
         return Answer(_error(response, code_for_exception(exc), str(exc)), group)
     _fill(response, group, target, result, snapshot.verification_data(), constraints,
-          tolerance, parent)
+          tolerance, snapshot.base_parent_frame)
     if notes:
         response.message = "; ".join([response.message] + notes)
     closest = None

@@ -82,17 +82,18 @@ def goal_tolerance(goal, cfg: NodeConfig) -> ConstraintTolerance:
 def build_problem(snapshot: RobotSnapshot, cfg: NodeConfig, joints: JointStateCache, goal,
                   extra_constraints=(), tolerance: ConstraintTolerance = ConstraintTolerance()):
     """(Problem, seed) of a goal, on the group minus its locked joints."""
-    parent = snapshot.base_parent_frame
-    targets, _ = pose_goals(goal, cfg, parent)
-    tip = goal.tip_link or (targets[0].frame if targets else "")
+    tip = goal.tip_link or (goal.pose_goals[0].tip_link if goal.pose_goals else "")
     group, tip = resolve_group(snapshot, cfg, goal.group_name, goal.base_link, tip)
+    # The base's parent frame stands for the root frame where the base moves (compute_ik).
+    parent = snapshot.base_parent_frame if has_base(group) else ""
+    targets, _ = pose_goals(goal, cfg, parent)
     seed = seed_for(group, goal.seed, joints, cfg, seed_base=goal.seed_base,
-                    parent_frame=parent)
+                    parent_frame=snapshot.base_parent_frame)
     group, seed = _lock(snapshot, group, seed, goal.locked_joints)
     model = snapshot.robot.model
     q_seed_full = group.to_full_q(seed)
     terms = constraints_of(model, goal) + _pose_constraints(model, targets[1:])
-    terms += whole_body_constraints(model, goal, q_seed_full, ("", "universe", parent))
+    terms += whole_body_constraints(model, goal, q_seed_full, ("", "universe", parent or ""))
     if scene_constraints(goal):
         checker = collision_checker(snapshot, cfg)
         terms += [minimum_distance(checker, cfg, m.minimum_distance, m.influence_distance,

@@ -268,7 +268,7 @@ class IKNode(Node):
             return
         q = reply_vector(group, answer.solution, answer.solution_base)
         ref = request.target.header.frame_id or "universe"
-        if ref == self.robot.snapshot.base_parent_frame:
+        if has_base(group) and ref == self.robot.snapshot.base_parent_frame:
             ref = "universe"  # the model's root frame stands for the base's parent
         T_world_ref = group.fk(q, ref)
         T_ref_reached = T_world_ref.actInv(group.fk(q, group.tip))
