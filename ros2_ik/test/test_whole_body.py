@@ -440,6 +440,10 @@ def test_bad_input_names_the_field(talos):
         g.check_vector(np.zeros(g.n - 1))
     with pytest.raises(errors.InvalidArgument, match="root_joint"):
         Robot.from_urdf(_read("talos_data/robots/talos_reduced.urdf"), root_joint="spherical")
+    bad_srdf = _read("pr2_description/srdf/pr2.srdf").replace(
+        'child_link="base_footprint"', 'child_link="torso_lift_link"')
+    with pytest.raises(errors.RobotModelError, match="child_link"):
+        Robot.from_urdf(_read("pr2_description/urdf/pr2.urdf"), bad_srdf, root_joint="srdf")
     with pytest.raises(errors.InvalidArgument, match="whole_body"):
         robots.load_group("panda")[0].whole_body()
     with pytest.raises(errors.InvalidGoal, match="points_W"):

@@ -73,6 +73,8 @@ class Robot:
             raise errors.RobotModelError(f"cannot parse URDF: {exc}") from exc
         if model.njoints <= 1:
             raise errors.RobotModelError("URDF has no movable joint")
+        if root_joint == "srdf" and kind is not None:
+            _check_child_link(model, srdf_xml)
         return cls(model, srdf_xml)
 
     @property
@@ -230,6 +232,20 @@ def _root_joint(root_joint: Optional[str], srdf_xml: Optional[str]
             return None, "root_joint"
         raise errors.RobotModelError(f"SRDF virtual_joint type {kind!r} is not supported")
     return None, "root_joint"
+
+
+def _check_child_link(model: pin.Model, srdf_xml: str) -> None:
+    """Raise RobotModelError unless the virtual joint's child_link is the URDF's root link."""
+    for vj in ET.fromstring(srdf_xml).iter("virtual_joint"):
+        if vj.get("type") in (floating_base.FLOATING, floating_base.PLANAR):
+            child = vj.get("child_link", "")
+            roots = [f.name for f in model.frames
+                     if f.parentJoint == 1 and f.type == pin.FrameType.BODY]
+            if child not in roots[:1]:
+                raise errors.RobotModelError(
+                    f"SRDF virtual_joint '{vj.get('name')}' moves child_link '{child}', but "
+                    f"the URDF's root link is {roots[:1]}")
+            return
 
 
 def _check_srdf(srdf_xml: Optional[str]) -> None:

@@ -70,7 +70,7 @@ def attempt(res: Residuals, q: np.ndarray, budget: Budget, step, params,
             if out is not None:
                 dq = _predicted_step(step, pe, pJ * ~out, g, J * ~out, np.array(r), lo, hi,
                                      damping)
-        q = group.project(group.integrate(q, dq), lower, upper)
+        q = group.project(res.integrate(q, dq), lower, upper)
     raise AssertionError("unreachable")
 
 

@@ -89,7 +89,7 @@ class DampedLeastSquares(Solver):
                 return q, it, False, E
             e = (e.reshape(2, 3) @ M.rotation.T).reshape(6) * s.sqrt_w
             v = clik_step(J, e, self.damping) * self.dt
-            q = pin.integrate(s.model, q, v) if s.continuous else q + v
+            q = s.integrate(q, v)
             if s.bounded:
                 q = np.minimum(np.maximum(q, s.lower), s.upper)
         raise AssertionError("unreachable")
@@ -104,5 +104,5 @@ class DampedLeastSquares(Solver):
             if it == self.max_iterations or budget.expired():
                 return q, it, False, E
             q = res.group.project(
-                res.group.integrate(q, self.dt * clik_step(J, e, self.damping)), lower, upper)
+                res.integrate(q, self.dt * clik_step(J, e, self.damping)), lower, upper)
         raise AssertionError("unreachable")

@@ -300,7 +300,7 @@ class LevenbergMarquardt(CompiledConstraints, Solver):
         """
         cjj, ufp, gfj = pin.computeJointJacobians, pin.updateFramePlacement, \
             pin.getFrameJacobian
-        integrate, LOCAL = pin.integrate, pin.ReferenceFrame.LOCAL
+        LOCAL = pin.ReferenceFrame.LOCAL
         minimum, maximum, expired = np.minimum, np.maximum, budget.expired
         model, data, fid, lower, upper = s.model, s.data, s.fid, s.lower, s.upper
         Tti, near, eye, sw = s.T_target_inv, s.near2, _EYE6, s.sqrt_w[0]
@@ -338,7 +338,7 @@ class LevenbergMarquardt(CompiledConstraints, Solver):
                 if out is not None:
                     J = J * ~out
                     dq = dposv(dsyrk(1.0, J, beta=lam, c=eye), e, overwrite_a=1)[1] @ J
-            q = integrate(model, q, -dq) if s.continuous else q - dq
+            q = s.integrate(q, -dq)
             if s.bounded:
                 free = q
                 q = minimum(maximum(q, lower), upper)
@@ -374,7 +374,7 @@ class LevenbergMarquardt(CompiledConstraints, Solver):
                 out = s.pushed_out(q, -dq)
                 if out is not None:
                     dq = damped_step(J * ~out, e, scale * E + bias)
-            q = pin.integrate(model, q, dq) if s.continuous else q + dq
+            q = s.integrate(q, dq)
             if s.bounded:
                 q = np.minimum(np.maximum(q, lower), upper)
         raise AssertionError("unreachable")

@@ -81,10 +81,6 @@ class CompiledConstraints:
             return seed_request.answer(self, problem, seed, options)
         return None
 
-    def quick_check(self, state: Any) -> Optional[kernel_check.KernelCheck]:
-        """Return the compiled check of a kernel problem without a pose target, or None."""
-        return kernel_check.KernelCheck.of(state)
-
     def cheap_attempts(self, state: Any) -> bool:
         """Return True for the compiled constraint attempt (cheaper than the ranking).
 

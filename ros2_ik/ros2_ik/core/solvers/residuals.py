@@ -116,6 +116,16 @@ class Residuals:
         self._row_lower_list, self._row_upper_list, self._row_margin_list = (
             self.row_lower.tolist(), self.row_upper.tolist(), self.row_margin.tolist())
 
+    def integrate(self, q: np.ndarray, dq: np.ndarray) -> np.ndarray:
+        """Return group vector ``q`` (nq,) moved by tangent step ``dq`` (nv,).
+
+        The one place the stacked loop's step meets the configuration: the group's own
+        ``integrate`` (plain addition [rad, m] on fixed-base groups, whose continuous
+        joints are plain angles; pinocchio's Lie-group integrate on a floating or planar
+        base).  The caller projects into the limits (``group.project``).
+        """
+        return self.group.integrate(q, dq)
+
     def update(self, q: np.ndarray) -> np.ndarray:
         """Kinematics at group vector ``q``; returns the model configuration used."""
         q_full = self._to_q(q)
