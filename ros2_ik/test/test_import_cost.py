@@ -47,5 +47,5 @@ def test_the_first_kernel_loads_numba_and_compiles_the_terms_functions():
             "          random_seed=1)\n"
             "assert r.status == IKStatus.SUCCESS, r\n"
             "assert hasattr(position.measure, 'py_func'), position.measure\n"
-            "assert hasattr(posture.posture_value, 'py_func')\n")
+            "assert hasattr(posture.value, 'py_func')\n")
     assert "numba" in _loaded_after(code)
