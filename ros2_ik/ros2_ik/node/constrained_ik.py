@@ -31,7 +31,7 @@ from ros2_ik.node.goal_terms import (
     scene_constraints)
 from ros2_ik.node.parameters import NodeConfig
 from ros2_ik.node.robot_source import JointStateCache, RobotSnapshot
-from ros2_ik.node.whole_body_terms import whole_body_constraints, whole_body_costs
+from ros2_ik.node.whole_body_terms import base_motion_costs
 from ros2_ik_interfaces.action import ConstrainedIK
 from ros2_ik_interfaces.msg import IKErrorCode, IKSolution
 
@@ -92,8 +92,8 @@ def build_problem(snapshot: RobotSnapshot, cfg: NodeConfig, joints: JointStateCa
     group, seed = _lock(snapshot, group, seed, goal.locked_joints)
     model = snapshot.robot.model
     q_seed_full = group.to_full_q(seed)
-    terms = constraints_of(model, goal) + _pose_constraints(model, targets[1:])
-    terms += whole_body_constraints(model, goal, q_seed_full, ("", "universe", parent or ""))
+    terms = constraints_of(model, goal, q_seed_full, ("", "universe", parent or "")) \
+        + _pose_constraints(model, targets[1:])
     if scene_constraints(goal):
         checker = collision_checker(snapshot, cfg)
         terms += [minimum_distance(checker, cfg, m.minimum_distance, m.influence_distance,
@@ -101,7 +101,7 @@ def build_problem(snapshot: RobotSnapshot, cfg: NodeConfig, joints: JointStateCa
                   for m in goal.minimum_distance_constraints]
         terms += distance_constraints_of(checker, goal)
     costs = costs_of(model, goal, q_seed_full, _set_joint(model))
-    costs += whole_body_costs(model, goal, group, seed)
+    costs += base_motion_costs(model, goal, group, seed)
     problem = Problem(group, targets[0] if targets else None,
                       terms + list(extra_constraints), costs)
     return problem, seed

@@ -17,6 +17,7 @@ from ros2_ik.core import costs as K
 from ros2_ik.core.constraints import DistanceConstraint, MinimumDistanceUpperBoundConstraint
 from ros2_ik.core.errors import IKError, InvalidGoal
 from ros2_ik.core.pose import PoseTarget
+from ros2_ik.node import whole_body_terms as wb
 from ros2_ik.node.conversions import (
     finite_or, pose_to_se3, quaternion_to_rotation, weights_array)
 from ros2_ik.node.error_codes import RequestError, code_for_exception
@@ -43,11 +44,18 @@ def _name(msg) -> dict:
     return {"name": msg.name} if getattr(msg, "name", "") else {}
 
 
-def constraints_of(model: pin.Model, goal) -> List:
-    """Every constraint of a goal except the distance ones (need the scene: see below)."""
-    inputs = _Inputs(model)
-    return [build(inputs, m) for field, part, build in GOAL_TERMS if part == CONSTRAINT
-            for m in getattr(goal, field)] + _joint_bounds(model, goal.joint_bounds)
+def constraints_of(model: pin.Model, goal, q_seed_full: Optional[np.ndarray] = None,
+                   root_aliases: Tuple[str, ...] = ("", ROOT)) -> List:
+    """Every constraint of a goal except the distance ones (need the scene: see below).
+
+    ``q_seed_full``: the seed's full configuration (terms placed where the seed puts them:
+    a support polygon, a held contact); ``root_aliases``: frame names meaning the model's
+    root (a contact target's frame).  An error names the message field first.
+    """
+    inputs = _Inputs(model, None, q_seed_full, None, root_aliases)
+    return [_field(f"{field}[{i}]", lambda build=build, m=m: build(inputs, m))
+            for field, part, build in GOAL_TERMS if part == CONSTRAINT
+            for i, m in enumerate(getattr(goal, field))] + _joint_bounds(model, goal.joint_bounds)
 
 
 def scene_constraints(goal) -> bool:
@@ -98,8 +106,9 @@ def _joint_bounds(model: pin.Model, m) -> List:
 def costs_of(model: pin.Model, goal, q_seed_full: np.ndarray, joint_index) -> List:
     """Every cost of a goal; posture costs default to the seed."""
     inputs = _Inputs(model, None, q_seed_full, joint_index)
-    return [build(inputs, m) for field, part, build in GOAL_TERMS if part == COST
-            for m in getattr(goal, field)]
+    return [_field(f"{field}[{i}]", lambda build=build, m=m: build(inputs, m))
+            for field, part, build in GOAL_TERMS if part == COST
+            for i, m in enumerate(getattr(goal, field))]
 
 
 def _matrix3(values: Sequence[float]) -> np.ndarray:
@@ -149,10 +158,8 @@ def pose_goals(goal, cfg, base_parent: str = "") -> Tuple[List[PoseTarget], int]
 
 def count_terms(goal) -> int:
     """How many constraints, costs and pose goals a goal carries (for the size limit)."""
-    from ros2_ik.node import whole_body_terms  # imports this module's helpers
     return (sum(len(getattr(goal, field)) for field, _, _ in GOAL_TERMS)
-            + len(goal.pose_goals) + len(goal.joint_bounds.joint_names)
-            + whole_body_terms.count(goal))
+            + len(goal.pose_goals) + len(goal.joint_bounds.joint_names))
 
 
 class _Inputs(NamedTuple):
@@ -162,6 +169,7 @@ class _Inputs(NamedTuple):
     checker: object = None
     q_seed_full: Optional[np.ndarray] = None
     joint_index: Optional[Callable] = None
+    root_aliases: Tuple[str, ...] = ("", ROOT)
 
 
 #: The parts a goal's terms go to: constraints on the model, constraints that need the
@@ -193,6 +201,15 @@ GOAL_TERMS: Tuple[Tuple[str, str, Optional[Callable]], ...] = (
         i.model, _f(m.frame_point), _v(m.p_b1p), _f(m.frame_line), _v(m.p_b2q), _v(m.n_b2),
         m.distance_lower, m.distance_upper, **_name(m))),
     ("polyhedron_constraints", CONSTRAINT, _polyhedron),
+    ("com_constraints", CONSTRAINT, lambda i, m: C.CenterOfMassConstraint(
+        i.model, _v(m.lower), _v(m.upper), frame_A=_f(m.frame_a), **_name(m))),
+    ("support_polygon_constraints", CONSTRAINT, wb.support_polygon),
+    ("contact_constraints", CONSTRAINT, wb.contact),
+    ("point_on_plane_constraints", CONSTRAINT, lambda i, m: C.PointOnPlaneConstraint(
+        i.model, m.frame, p_FP=_v(m.p_fp), plane_point=_v(m.plane_point),
+        plane_normal=wb.or_z(_v(m.plane_normal)), a_F=wb.or_z(_v(m.a_f)),
+        cone_rad=m.cone_half_angle, height_lower=m.height_lower,
+        height_upper=m.height_upper, **_name(m))),
     ("minimum_distance_constraints", SCENE, None),
     ("minimum_distance_upper_bound_constraints", SCENE,
      lambda i, m: MinimumDistanceUpperBoundConstraint(i.checker, m.bound, **_name(m))),
@@ -207,4 +224,6 @@ GOAL_TERMS: Tuple[Tuple[str, str, Optional[Callable]], ...] = (
     ("angle_costs", COST, lambda i, m: K.AngleBetweenVectorsCost(
         i.model, _f(m.frame_a), _v(m.a_a), _f(m.frame_b), _v(m.b_b), m.c)),
     ("posture_costs", COST, _posture),
+    ("com_costs", COST, lambda i, m: K.CenterOfMassCost(
+        i.model, _v(m.target), wb.weights3(m.weights))),
 )
