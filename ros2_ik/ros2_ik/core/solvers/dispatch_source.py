@@ -42,12 +42,13 @@ class _Names:
     def __call__(self, function) -> str:
         """Return a token for ``module.name`` of compiled ``function`` (:meth:`resolve`).
 
-        ``function``: a numba dispatcher or, without numba, a plain function; found by
-        identity in the module that defines it.
+        ``function``: a numba dispatcher or a plain function (without numba, or held by a
+        kind since before numba loaded: ``runtime.compiled.load``); its Python function
+        is found by identity in the module that defines it.
         """
         py = getattr(function, "py_func", function)
         module = sys.modules[py.__module__]
-        names = [n for n, v in vars(module).items() if v is function]
+        names = [n for n, v in vars(module).items() if getattr(v, "py_func", v) is py]
         if not names:
             raise ValueError(f"{py.__qualname__} is not a name of {module.__name__}")
         token = f"<{module.__name__}>"
