@@ -200,8 +200,8 @@ class IKNode(Node):
     def _warm_up(self) -> None:
         """Build the default group and its restart library, load the default solver: now.
 
-        Not in the first solve: the library costs ~25 ms, loading the compiled pose and
-        constraint attempts ~0.7 s (compiling them, the first time on a machine, ~50 s).
+        Not in the first solve: building the library and loading the compiled attempts
+        would take its budget (docs/design.md, ``node/``).
         """
         cfg = self.config
         try:
@@ -317,8 +317,8 @@ def settle_memory() -> None:
     """Collect garbage, then exempt every object alive now from later collections.
 
     The model, the modules and the warm-up's caches live as long as the node; a full
-    collection re-scanning them took ~30 ms every few thousand requests (make load:
-    the worst joint_states gap and the latency tail).  Called after a model change.
+    collection re-scanning them was the worst joint_states gap and the latency tail of
+    make load (docs/design.md, ``node/``).  Called after a model change.
     """
     gc.collect()
     gc.freeze()

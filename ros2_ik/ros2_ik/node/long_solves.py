@@ -11,7 +11,7 @@ This rclpy's ``EventsExecutor`` resumes an awaiting callback only on an event of
 future completed by another thread does not wake it, and it has no guard conditions.  So the
 worker, having set the result, resets a one-shot timer of :data:`WAKE_S` (timers may be
 reset from any thread); a :data:`POLL_S` timer runs too while a solve is pending, so that
-a lost wake-up would cost one poll, not a reply.  The hand-over costs ~0.2 ms.
+a lost wake-up would cost one poll, not a reply.
 """
 from __future__ import annotations
 

@@ -294,7 +294,7 @@ class NodeConfig:
     def __post_init__(self) -> None:
         """Copy the values into the instance: ``cfg.timeout`` is then a plain attribute.
 
-        (Every request reads about 15 values; through ``__getattr__`` each cost ~1 us.)
+        (Every request reads about 15 values: a plain attribute is the cheapest read.)
         """
         for name, value in self.values.items():
             if name.isidentifier() and name not in self.__dict__ \

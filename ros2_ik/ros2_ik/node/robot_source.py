@@ -63,8 +63,7 @@ class RobotSnapshot:
     def verification_data(self) -> pin.Data:
         """Return this thread's ``Data`` of the full model for the independent re-check.
 
-        Made once per thread and model (a new ``Data`` cost ~25 us per request), never
-        handed to a solver.
+        Made once per thread and model (not per request), never handed to a solver.
         """
         data = getattr(self._verification, "data", None)
         if data is None:

@@ -42,15 +42,13 @@ class _Names:
     def __call__(self, function) -> str:
         """Return a token for ``module.name`` of compiled ``function`` (:meth:`resolve`).
 
-        ``function``: a numba dispatcher or, without numba, a plain function; found by
-        identity in the module that defines it.
+        ``function``: a numba dispatcher or a plain function (without numba, or held by a
+        kind since before numba loaded: ``runtime.compiled.load``); its Python function
+        is found by identity in the module that defines it.
         """
         py = getattr(function, "py_func", function)
         module = sys.modules[py.__module__]
-        # The module may hold the plain function or, once numba is loaded, the compiled
-        # form that runtime.compiled.load() bound in its place (a Kind keeps the other).
-        names = [n for n, v in vars(module).items()
-                 if v is function or getattr(v, "py_func", v) is py]
+        names = [n for n, v in vars(module).items() if getattr(v, "py_func", v) is py]
         if not names:
             raise ValueError(f"{py.__qualname__} is not a name of {module.__name__}")
         token = f"<{module.__name__}>"
