@@ -31,14 +31,17 @@ _KINDS: Dict[type, Kind] = {}
 
 
 def register(kind: Kind) -> Kind:
-    """Add ``kind`` without a type code: its problems run the Python path.
+    """Add ``kind``; raises ValueError when its class is registered already.
 
-    Raises ValueError when its class is registered already.  A type the compiled kernels
-    take is a line of :data:`TYPES` instead.
+    A class not listed in :data:`TYPES` gets no type code: its problems run the Python
+    path (the generated dispatch cannot call it; a compiled type is a line of
+    :data:`TYPES`).  A listed class registered again (a test swapping its ``encode``)
+    keeps its code: the dispatch calls the listed type's compiled functions.
     """
     if kind.cls in _KINDS:
         raise ValueError(f"{kind.cls.__name__} is registered already")
-    _KINDS[kind.cls] = kind if kind.code is None else kind._replace(code=None)
+    code = _LISTED.get(kind.cls) if kind.compiled else None
+    _KINDS[kind.cls] = kind if kind.code == code else kind._replace(code=code)
     return _KINDS[kind.cls]
 
 
@@ -57,7 +60,9 @@ def kinds() -> Tuple[Kind, ...]:
     return tuple(_KINDS.values())
 
 
-for _code, _kind in enumerate(TYPES):
-    if _kind.cls in _KINDS:
-        raise ValueError(f"{_kind.cls.__name__} is listed twice")
-    _KINDS[_kind.cls] = _kind._replace(code=_code if _kind.compiled else None)
+#: The type code of each listed compiled class: its place in :data:`TYPES`.
+_LISTED: Dict[type, int] = {k.cls: code for code, k in enumerate(TYPES) if k.compiled}
+if len({k.cls for k in TYPES}) != len(TYPES):
+    raise ValueError("a constraint type is listed twice")
+for _kind in TYPES:
+    register(_kind)
