@@ -182,7 +182,7 @@ def write(summary: dict, records: List[dict], arms: List[Arm], args, elapsed: fl
     RESULTS.mkdir(exist_ok=True)
     failures = [r for r in records if not r["ours"]["ok"]][:60]
     drake_failures = [r for r in records if r["drake"] and not r["drake"]["ok"]][:60]
-    stem = RESULTS / ("completeness_quick" if args.quick else "completeness")
+    stem = RESULTS / (args.out or ("completeness_quick" if args.quick else "completeness"))
     doc = {"machine": machine(), "budget_s": args.budget, "problems": len(records),
            "robots": len(arms), "robot_names": [a.case.name for a in arms],
            "drake_unavailable": {a.case.name: a.drake_error for a in arms if a.drake is None},
@@ -191,7 +191,7 @@ def write(summary: dict, records: List[dict], arms: List[Arm], args, elapsed: fl
     stem.with_suffix(".json").write_text(json.dumps(doc, indent=1, default=float))
     stem.with_suffix(".md").write_text(markdown(doc))
     plot(summary, stem.with_suffix(".png"))
-    if not args.quick and args.problems == 0 and not args.robots:
+    if not args.quick and args.problems == 0 and not args.robots and not args.out:
         write_docs(markdown(doc))
 
 
@@ -275,6 +275,7 @@ def main() -> int:
     parser.add_argument("--combos", default=",".join(COMBOS + (SCENE_COMBO,)),
                         help="comma-separated")
     parser.add_argument("--robots", default="", help="only robots whose name contains this")
+    parser.add_argument("--out", default="", help="results stem under bench/results/")
     args = parser.parse_args()
     import constrained_drake  # noqa: F401 - pydrake sets up its logger on import
     logging.getLogger("drake").setLevel(logging.ERROR)  # URDF attributes it ignores

@@ -63,6 +63,24 @@ class AngleBetweenVectorsConstraint(BoundedConstraint):
             model, data, self._fid_A, self._a_A, self._fid_B, self._b_B)
         return np.array([angle]), gradient[np.newaxis, :]
 
+    def bend(self, model: pin.Model, data: pin.Data, q: np.ndarray) -> Optional[np.ndarray]:
+        """Row ``T`` (1, nv) [1/rad x rad/rad]: how fast ``b`` turns around ``a``, or None.
+
+        The angle is flat in the direction that turns ``b`` around ``a`` (the azimuth);
+        outside the upper bound by ``r`` [rad], a step adds ``r^2 T^T T``, the curvature of
+        the excess as a vector on the sphere (the polish's cube rows' reason,
+        :meth:`linearisation`).  ``T = (a - (a.b) b) . (w_B - w_A) / |a x b|^2``.
+        """
+        a = data.oMf[self._fid_A].rotation @ self._a_A
+        b = data.oMf[self._fid_B].rotation @ self._b_B
+        x = cross(a, b)
+        s2 = float(x @ x)
+        if s2 <= 1e-18:
+            return None
+        w = frame_jacobian(model, data, self._fid_B)[3:] - \
+            frame_jacobian(model, data, self._fid_A)[3:]
+        return ((a - float(a @ b) * b) @ w / s2)[np.newaxis, :]
+
     @property
     def cube_rows(self) -> bool:
         """Whether :meth:`linearisation` adds the cube rows (a bound from 0 below pi/2)."""
@@ -186,6 +204,23 @@ def _cube(oMf, Jf, fa, fb, prm, g, J, out, S):  # pragma: no cover - compiled
             for k in range(3):
                 s += a[r] * b[k] * Jf[fa, 3 + k, col] - b[r] * a[k] * Jf[fb, 3 + k, col]
             J[out + r, col] = s
+
+
+@jit
+def bend(oMf, Jf, fa, fb, prm, T, S):  # pragma: no cover - compiled
+    """``bend`` into ``T[0]`` (n,); its rows (1, or 0 when ``a x b`` vanishes)."""
+    c = kernel.world_vectors(oMf, fa, fb, prm, S)
+    a, b = S[5, 0], S[5, 1]
+    x0, x1, x2 = a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]
+    s2 = x0 * x0 + x1 * x1 + x2 * x2
+    if s2 <= 1e-18:
+        return 0
+    v0, v1, v2 = (a[0] - c * b[0]) / s2, (a[1] - c * b[1]) / s2, (a[2] - c * b[2]) / s2
+    JA, JB = Jf[fa], Jf[fb]
+    for col in range(T.shape[1]):
+        T[0, col] = (v0 * (JB[3, col] - JA[3, col]) + v1 * (JB[4, col] - JA[4, col])
+                     + v2 * (JB[5, col] - JA[5, col]))
+    return 1
 
 
 @jit(inline="always")  # a thin step of the dispatch: no call of its own

@@ -43,11 +43,13 @@ RADIANS = np.array([int(k.cls.unit == "rad") for k in sorted(
 
 
 @jit
-def rows(ctype, cfa, cfb, coff, params, oMf, Jf, g, Jg, xe, xJ, S33,
+def rows(ctype, cfa, cfb, coff, params, oMf, Jf, g, Jg, xe, xJ, Tb, nb, S33,
          J3):  # pragma: no cover - compiled
     """Every constraint's physical rows into ``g`` (m,), ``Jg`` (m, n); excesses into ``xe``.
 
     Row constraints fill ``g`` in order; orientation bounds fill ``xe`` (3 per bound), ``xJ``.
+    A norm row (:func:`bend`) writes its ``bend`` rows into ``Tb[row]`` (3, n) and their
+    count into ``nb[row]`` (0 for every other row).
     Returns the largest excess norm [rad] (0 without orientation bounds); raises
     ValueError (:data:`UNKNOWN_TYPE`) on a type code it does not know.  ``S33``
     (6, 3, 3) and ``J3`` (3, n) are scratch (``_constraint_jit.scratch``): an iteration
@@ -61,8 +63,23 @@ def rows(ctype, cfa, cfb, coff, params, oMf, Jf, g, Jg, xe, xJ, S33,
             worst = max(worst, orientation.excess(oMf, Jf, fa, fb, prm, xe, xJ, xrow, S33))
             xrow += 3
         else:
-            row += physical_rows(t, oMf, Jf, fa, fb, prm, g, Jg, row, p3, J3)
+            k = physical_rows(t, oMf, Jf, fa, fb, prm, g, Jg, row, p3, J3)
+            nb[row:row + k] = 0
+            nb[row] = bend(t, oMf, Jf, fa, fb, prm, Tb[row], S33, p3, J3)
+            row += k
     return worst
+
+
+@jit(inline="always")  # a step of rows: no call of its own
+def bend(t, oMf, Jf, fa, fb, prm, T, S33, p3, J3):  # pragma: no cover - compiled
+    """Write a norm row's ``bend`` rows into ``T`` (3, n); their count (0: another type)."""
+    if t == ANGLE:
+        return angle.bend(oMf, Jf, fa, fb, prm, T, S33)
+    if t == POINT_TO_POINT:
+        return distance.point_bend(oMf, Jf, fa, fb, prm, T, p3, J3)
+    if t == POINT_TO_LINE:
+        return distance.line_bend(oMf, Jf, fa, fb, prm, T, p3, J3)
+    return 0
 
 
 @jit(inline="always")  # a step of rows and linearise: no call of its own
