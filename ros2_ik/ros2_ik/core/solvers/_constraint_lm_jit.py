@@ -208,8 +208,8 @@ def attempt_in(arrays, parents, placements, kinds, axes, columns, fparent, fplac
         pose_done = True
         if p6:
             pose_done = weighted_pose_rows(oMf, Jf, pose, xe[:6], xJ[:6], w, T) <= 1.0
-        x_max = rows(ctype, cfa, cfb, coff, params, oMf, Jf, g, Jg, xe[p6:], xJ[p6:], Tb, nb,
-                     S33, J3)
+        x_max = rows(ctype, cfa, cfb, coff, params, oMf, Jf, g, Jg, xe[p6:], xJ[p6:], hi, Tb,
+                     nb, S33, J3)
         x_worst = 0.25 * x_max / x_margin - 0.25 if excess else 0.0
         rr, worst_rows = _hinge(g, lo, hi, margin, r)
         E = rr
@@ -251,4 +251,4 @@ def evaluate(parents, placements, kinds, axes, columns, fparent, fplace, ctype, 
     S33, J3 = scratch(n)
     m = g.shape[0]
     return rows(ctype, cfa, cfb, coff, params, oMf, Jf, g, Jg, xe[p6:], xJ[p6:],
-                np.empty((m, 3, n)), np.zeros(m, dtype=np.int64), S33, J3)
+                np.full(m, np.inf), np.empty((m, 3, n)), np.zeros(m, dtype=np.int64), S33, J3)

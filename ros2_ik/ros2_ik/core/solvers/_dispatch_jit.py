@@ -43,13 +43,13 @@ RADIANS = np.array([int(k.cls.unit == "rad") for k in sorted(
 
 
 @jit
-def rows(ctype, cfa, cfb, coff, params, oMf, Jf, g, Jg, xe, xJ, Tb, nb, S33,
+def rows(ctype, cfa, cfb, coff, params, oMf, Jf, g, Jg, xe, xJ, hi, Tb, nb, S33,
          J3):  # pragma: no cover - compiled
     """Every constraint's physical rows into ``g`` (m,), ``Jg`` (m, n); excesses into ``xe``.
 
     Row constraints fill ``g`` in order; orientation bounds fill ``xe`` (3 per bound), ``xJ``.
-    A norm row (:func:`bend`) writes its ``bend`` rows into ``Tb[row]`` (3, n) and their
-    count into ``nb[row]`` (0 for every other row).
+    A norm row (:func:`bend`) above ``hi[row]`` writes its ``bend`` rows into ``Tb[row]``
+    (3, n) and their count into ``nb[row]`` (0 for every other row).
     Returns the largest excess norm [rad] (0 without orientation bounds); raises
     ValueError (:data:`UNKNOWN_TYPE`) on a type code it does not know.  ``S33``
     (6, 3, 3) and ``J3`` (3, n) are scratch (``_constraint_jit.scratch``): an iteration
@@ -65,7 +65,8 @@ def rows(ctype, cfa, cfb, coff, params, oMf, Jf, g, Jg, xe, xJ, Tb, nb, S33,
         else:
             k = physical_rows(t, oMf, Jf, fa, fb, prm, g, Jg, row, p3, J3)
             nb[row:row + k] = 0
-            nb[row] = bend(t, oMf, Jf, fa, fb, prm, Tb[row], S33, p3, J3)
+            if g[row] > hi[row]:
+                nb[row] = bend(t, oMf, Jf, fa, fb, prm, Tb[row], S33, p3, J3)
             row += k
     return worst
 
