@@ -17,10 +17,9 @@ import pinocchio as pin
 import pytest
 
 from ros2_ik.core import constraints as C
-from ros2_ik.core import robots
+from ros2_ik.core import Robot, robots
 from ros2_ik.core.problem import Problem
 from ros2_ik.core.result import IKStatus
-from ros2_ik.core.robot import Robot
 from ros2_ik.core.solve import solve
 
 DATA = Path(__file__).resolve().parent / "data" / "tight_problems.json"
