@@ -6,7 +6,9 @@ goes between its markers, in whichever of README.md and docs/*.md holds them
 ``<!-- constrained:begin/end -->`` the constrained-IK summary (constrained.md up to its
 per-solver details, which stay in bench/results/constrained.md), ``<!-- constrained-other:
 begin/end -->`` the same of the ``--other-arms`` run, ``<!-- servo:begin/end
--->`` servo.md and servo_node.md, ``<!-- batch:begin/end -->`` batch.md.
+-->`` servo.md and servo_node.md, ``<!-- batch:begin/end -->`` batch.md,
+``<!-- wholebody:begin/end -->`` the whole-body summary (wholebody.md up to its
+per-method details).
 """
 import pathlib
 
@@ -54,8 +56,19 @@ def batch() -> str:
     return path.read_text().strip() if path.exists() else ""
 
 
+def wholebody() -> str:
+    """Return the whole-body benchmark's summary (wholebody.md before its details), or ''."""
+    path = RESULTS / "wholebody.md"
+    if not path.exists():
+        return ""
+    return path.read_text().split("<!-- wholebody-details -->")[0].strip() \
+        + "\n\nPer method (claims, late answers, failure reasons, base displacement): " \
+        "[bench/results/wholebody.md](bench/results/wholebody.md)."
+
+
 if __name__ == "__main__":
     sections = {"bench": tables(), "servo": servo(), "batch": batch(),
+                "wholebody": wholebody(),
                 "constrained-other": constrained("constrained_other_arms"),
                 "constrained": constrained()}
     for name, body in sections.items():
