@@ -297,7 +297,8 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--combos", default=",".join(COMBOS + (SCENE_COMBO,)),
                         help="comma-separated")
-    parser.add_argument("--robots", default="", help="only robots whose name contains this")
+    parser.add_argument("--robots", default="",
+                        help="only robots whose name contains this (or of this kind: vendor)")
     parser.add_argument("--out", default="", help="results stem under bench/results/")
     parser.add_argument("--wholebody", type=int, default=None,
                         help="whole-body problems (90 with --quick, else 450; 0: none)")
@@ -308,7 +309,8 @@ def main() -> int:
     logging.getLogger("drake").setLevel(logging.ERROR)  # URDF attributes it ignores
     count = args.problems or (600 if args.quick else 5000)
     started = time.perf_counter()
-    arms = [Arm(case) for case in robot_cases(args.random_arms) if args.robots in case.name]
+    arms = [Arm(case) for case in robot_cases(args.random_arms)
+            if args.robots in case.name or args.robots == case.kind]
     if args.robots in "panda+scene":
         arms.append(SceneArm())
     print(f"{len(arms)} robots ({sum(a.drake is None for a in arms)} without Drake), "
