@@ -47,7 +47,10 @@ class _Names:
         """
         py = getattr(function, "py_func", function)
         module = sys.modules[py.__module__]
-        names = [n for n, v in vars(module).items() if v is function]
+        # The module may hold the plain function or, once numba is loaded, the compiled
+        # form that runtime.compiled.load() bound in its place (a Kind keeps the other).
+        names = [n for n, v in vars(module).items()
+                 if v is function or getattr(v, "py_func", v) is py]
         if not names:
             raise ValueError(f"{py.__qualname__} is not a name of {module.__name__}")
         token = f"<{module.__name__}>"
