@@ -187,7 +187,7 @@ def write(summary: dict, records: List[dict], arms: List[Arm], args, elapsed: fl
     RESULTS.mkdir(exist_ok=True)
     failures = [r for r in records if not r["ours"]["ok"]][:60]
     drake_failures = [r for r in records if r["drake"] and not r["drake"]["ok"]][:60]
-    stem = RESULTS / ("completeness_quick" if args.quick else "completeness")
+    stem = RESULTS / (args.out or ("completeness_quick" if args.quick else "completeness"))
     doc = {"machine": machine(), "budget_s": args.budget, "problems": len(records),
            "robots": len(arms), "robot_names": [a.case.name for a in arms],
            "drake_unavailable": {a.case.name: a.drake_error for a in arms if a.drake is None},
@@ -198,7 +198,7 @@ def write(summary: dict, records: List[dict], arms: List[Arm], args, elapsed: fl
     stem.with_suffix(".json").write_text(json.dumps(doc, indent=1, default=float))
     stem.with_suffix(".md").write_text(markdown(doc))
     plot(summary, stem.with_suffix(".png"))
-    if not args.quick and args.problems == 0 and not args.robots:
+    if not args.quick and args.problems == 0 and not args.robots and not args.out:
         write_docs(markdown(doc))
 
 
@@ -297,7 +297,9 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--combos", default=",".join(COMBOS + (SCENE_COMBO,)),
                         help="comma-separated")
-    parser.add_argument("--robots", default="", help="only robots whose name contains this")
+    parser.add_argument("--robots", default="",
+                        help="only robots whose name contains this (or of this kind: vendor)")
+    parser.add_argument("--out", default="", help="results stem under bench/results/")
     parser.add_argument("--wholebody", type=int, default=None,
                         help="whole-body problems (90 with --quick, else 450; 0: none)")
     parser.add_argument("--wholebody-budget", type=float, default=1.0,
@@ -307,7 +309,8 @@ def main() -> int:
     logging.getLogger("drake").setLevel(logging.ERROR)  # URDF attributes it ignores
     count = args.problems or (600 if args.quick else 5000)
     started = time.perf_counter()
-    arms = [Arm(case) for case in robot_cases(args.random_arms) if args.robots in case.name]
+    arms = [Arm(case) for case in robot_cases(args.random_arms)
+            if args.robots in case.name or args.robots == case.kind]
     if args.robots in "panda+scene":
         arms.append(SceneArm())
     print(f"{len(arms)} robots ({sum(a.drake is None for a in arms)} without Drake), "

@@ -20,6 +20,13 @@ constraints 1-3 constraints of random kinds (every kind of ``constrained_random`
             drawn around ``q_star``) on random links
 two_frames  a box on a mid-chain link + the tip's pose
 costs       ``constraints`` + a posture and a position cost (feasibility is judged)
+tight_axis  a tip axis within an angle <= 2 deg of a root-frame vector + the tip origin
+            within a distance <= 2 mm of a point (issue 48: a tool axis and a point)
+tight_orientation  the tip's orientation within <= 2 deg + a box of half-width <= 2 mm
+tight_line  a tip axis within <= 2 deg of a line's direction + the tip origin <= 2 mm
+            from that line (an insertion)
+            The tight bounds are uniform in [0, 2 deg] / [0, 2 mm]; q_star sits anywhere
+            inside them, often near the boundary.
 scene       (the Panda in ``bench/panda_scene.yaml`` only) a 5 mm box on the tip + one of
             a minimum distance (lower bound <= the clearance at ``q_star``), Drake's
             minimum-distance upper bound, or a named pair's distance band
@@ -40,12 +47,16 @@ import pinocchio as pin
 
 import constrained_distances as distances
 import vendor_arms
-from constrained_problems import Kinematics, ProblemSpec, Term
+from constrained_problems import Kinematics, ProblemSpec, Term, tilt, unit
 from constrained_random import RandomProblems
 from random_arms import random_arm
 from ros2_ik.core import Robot, robots
 
-COMBOS = ("pose", "position", "windows", "constraints", "two_frames", "costs")
+COMBOS = ("pose", "position", "windows", "constraints", "two_frames", "costs",
+          "tight_axis", "tight_orientation", "tight_line")
+#: The tight families (issue 48): angles <= 2 deg, distances <= 2 mm, combined.
+TIGHT_COMBOS = ("tight_axis", "tight_orientation", "tight_line")
+TIGHT_RAD, TIGHT_M = math.radians(2.0), 2e-3
 #: The combination of the scene robot (:class:`SceneProblems`).
 SCENE_COMBO = "scene"
 
@@ -172,6 +183,49 @@ class FeasibleProblems:
     def _costs(self, rng, q):
         constraints, _ = self._constraints(rng, q)
         return constraints, list(self.random.costs(rng, q))
+
+    def _tight_axis(self, rng, q):
+        """Return a tool axis within <= 2 deg of a root axis + the tip <= 2 mm from a point."""
+        T = self.kin.relative(q, self.root, self.group.tip)
+        p = T.translation
+        bound = float(rng.uniform(0.0, TIGHT_M))
+        point = p + bound * rng.random() * unit(rng)
+        return [self._tight_angle(rng, T),
+                Term("point_to_point", dict(frame1=self.group.tip, p_B1P1=np.zeros(3),
+                                            frame2=self.root, p_B2P2=point,
+                                            distance_lower=0.0, distance_upper=bound))], []
+
+    def _tight_orientation(self, rng, q):
+        """Return the tip's orientation within <= 2 deg + its origin in a box of <= 2 mm."""
+        T = self.kin.relative(q, self.root, self.group.tip)
+        theta = float(rng.uniform(0.0, TIGHT_RAD))
+        axis = unit(rng)
+        R_AbarA = T.rotation @ pin.exp3(theta * rng.random() * axis)
+        return [Term("orientation", dict(frame_Abar=self.root, R_AbarA=R_AbarA,
+                                         frame_Bbar=self.group.tip, R_BbarB=np.eye(3),
+                                         theta_bound=theta)),
+                box_term(self.kin, q, self.root, self.group.tip,
+                         float(rng.uniform(0.0, TIGHT_M)))], []
+
+    def _tight_line(self, rng, q):
+        """Return a tool axis within <= 2 deg of a line + the tip <= 2 mm from that line."""
+        T = self.kin.relative(q, self.root, self.group.tip)
+        angle = self._tight_angle(rng, T)
+        n = np.asarray(angle.args["a_A"])
+        bound = float(rng.uniform(0.0, TIGHT_M))
+        on_line = T.translation + rng.normal(scale=0.05) * n + \
+            bound * rng.random() * tilt(n, math.pi / 2, rng)
+        return [angle, Term("point_to_line", dict(
+            frame_point=self.group.tip, p_B1P=np.zeros(3), frame_line=self.root,
+            p_B2Q=on_line, n_B2=n, distance_lower=0.0, distance_upper=bound))], []
+
+    def _tight_angle(self, rng, T) -> Term:
+        """Return an angle <= a bound of <= 2 deg between a root vector and a tip axis at ``T``."""
+        b_B = np.eye(3)[int(rng.integers(3))] if rng.random() < 0.5 else unit(rng)
+        bound = float(rng.uniform(0.0, TIGHT_RAD))
+        a_A = tilt(T.rotation @ b_B, bound * rng.random(), rng)
+        return Term("angle", dict(frame_A=self.root, a_A=a_A, frame_B=self.group.tip,
+                                  b_B=b_B, angle_lower=0.0, angle_upper=bound))
 
 
 class SceneProblems(FeasibleProblems):

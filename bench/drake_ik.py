@@ -121,6 +121,11 @@ def drake_urdf(urdf_xml: str, resolve, locked: Dict[str, float], tmp: Path) -> T
     """
     ET.register_namespace("drake", DRAKE_NS)
     root = ET.fromstring(urdf_xml)
+    # Transmissions make Drake actuators (vendors repeat actuator names across them: xArm,
+    # Piper), top-level materials may name textures in packages Drake has no path to
+    # (Interbotix); IK needs neither, and every visual is dropped below.
+    for element in root.findall("transmission") + root.findall("material"):
+        root.remove(element)
     used = []
     for link in root.iter("link"):
         for visual in list(link.findall("visual")) + (

@@ -64,6 +64,24 @@ class AngleBetweenVectorsConstraint(BoundedConstraint):
             model, data, self._fid_A, self._a_A, self._fid_B, self._b_B)
         return np.array([angle]), gradient[np.newaxis, :]
 
+    def bend(self, model: pin.Model, data: pin.Data, q: np.ndarray) -> Optional[np.ndarray]:
+        """Row ``T`` (1, nv) [1/rad x rad/rad]: how fast ``b`` turns around ``a``, or None.
+
+        The angle is flat in the direction that turns ``b`` around ``a`` (the azimuth);
+        outside the upper bound by ``r`` [rad], a step adds ``r^2 T^T T``, the curvature of
+        the excess as a vector on the sphere (the polish's cube rows' reason,
+        :meth:`linearisation`).  ``T = (a - (a.b) b) . (w_B - w_A) / |a x b|^2``.
+        """
+        a = data.oMf[self._fid_A].rotation @ self._a_A
+        b = data.oMf[self._fid_B].rotation @ self._b_B
+        x = cross(a, b)
+        s2 = float(x @ x)
+        if s2 <= 1e-18:
+            return None
+        w = frame_jacobian(model, data, self._fid_B)[3:] - \
+            frame_jacobian(model, data, self._fid_A)[3:]
+        return ((a - float(a @ b) * b) @ w / s2)[np.newaxis, :]
+
     @property
     def cube_rows(self) -> bool:
         """Whether :meth:`linearisation` adds the cube rows (a bound from 0 below pi/2)."""
@@ -189,6 +207,23 @@ def _cube(oMf, Jf, fa, fb, prm, g, J, out, S):  # pragma: no cover - compiled
             J[out + r, col] = s
 
 
+@jit
+def bend(oMf, Jf, fa, fb, prm, T, S33, p3, J3):  # pragma: no cover - compiled
+    """``bend`` into ``T[0]`` (n,); its rows (1, or 0 when ``a x b`` vanishes)."""
+    c = relative.world_vectors(oMf, fa, fb, prm, S33)
+    a, b = S33[5, 0], S33[5, 1]
+    x0, x1, x2 = a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]
+    s2 = x0 * x0 + x1 * x1 + x2 * x2
+    if s2 <= 1e-18:
+        return 0
+    v0, v1, v2 = (a[0] - c * b[0]) / s2, (a[1] - c * b[1]) / s2, (a[2] - c * b[2]) / s2
+    JA, JB = Jf[fa], Jf[fb]
+    for col in range(T.shape[1]):
+        T[0, col] = (v0 * (JB[3, col] - JA[3, col]) + v1 * (JB[4, col] - JA[4, col])
+                     + v2 * (JB[5, col] - JA[5, col]))
+    return 1
+
+
 @jit(inline="always")  # a thin step of the dispatch: no call of its own
 def linearise(oMf, Jf, fa, fb, prm, cube, lo, hi, margin, x_margin, row, out, g, J, glo,
               ghi, gm, S33, p3, J3):  # pragma: no cover - compiled
@@ -218,4 +253,4 @@ def measure(Wa, Wb, prm, phys, R):  # pragma: no cover - compiled
 
 
 KIND = kernel.Kind(AngleBetweenVectorsConstraint, _encode, _measure_bounds, _polish_rows, rows,
-                   measure, linearise)
+                   measure, linearise, bend=bend)

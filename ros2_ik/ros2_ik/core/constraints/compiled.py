@@ -64,7 +64,10 @@ class Kind(NamedTuple):
       written)``, polishing's rows (``linearisation``); without one, its physical rows
       within their shrunk bounds;
     * ``polish_rows(c)``: ``(rows written, cube rows added)`` of that linearisation
-      (:func:`physical_rows` without one).
+      (:func:`physical_rows` without one);
+    * ``bend`` (optional, a one-row norm type): compiled ``bend(oMf, Jf, fa, fb, prm, T,
+      S33, p3, J3) -> count``, the class's ``bend`` rows into ``T`` (3, n), how the row's
+      vector turns; the LM step adds their curvature while the row is above its bound.
 
     ``code``: its type code in the generated dispatch, set by :mod:`registry` (its place
     in ``registry.TYPES``), never by the type's file; None: the Python path runs.
@@ -78,6 +81,7 @@ class Kind(NamedTuple):
     measure: Optional[Callable] = None
     linearise: Optional[Callable] = None
     excess: bool = False
+    bend: Optional[Callable] = None
     code: Optional[int] = None
 
     @property

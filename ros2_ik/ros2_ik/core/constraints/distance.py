@@ -37,6 +37,19 @@ def _norm_and_gradient(d: np.ndarray, J: np.ndarray, away: np.ndarray):
     return np.array([norm]), (direction @ J)[np.newaxis, :]
 
 
+def _bend(d: np.ndarray, J: np.ndarray) -> Optional[np.ndarray]:
+    """``(I - u u^T) J / |d|`` (3, nv): how the direction ``u = d / |d|`` turns (None at 0).
+
+    A row ``|d|`` is flat in the directions that turn ``d`` at constant length; a step on
+    the row alone overshoots there (:meth:`PointToPointDistanceConstraint.bend`).
+    """
+    norm = math.sqrt(float(d @ d))
+    if norm <= 1e-12:
+        return None
+    u = d / norm
+    return (J - np.outer(u, u @ J)) / norm
+
+
 def _outside(distance: float, lower: float, upper: float) -> np.ndarray:
     return np.array([max(lower - distance, distance - upper, 0.0)])
 
@@ -90,6 +103,17 @@ class PointToPointDistanceConstraint(BoundedConstraint):
     ) -> Tuple[np.ndarray, np.ndarray]:
         """``[|p_P1P2|]`` (1,) [m] and its Jacobian ``(1, nv)``."""
         return _norm_and_gradient(*self._difference(model, data), _X)
+
+    def bend(self, model: pin.Model, data: pin.Data, q: np.ndarray) -> Optional[np.ndarray]:
+        """Rows ``T`` (3, nv) [1/m x m/rad] of the turn of ``p_P1P2``'s direction, or None.
+
+        The physical row is a norm: its Gauss-Newton model is flat in the two directions
+        that turn ``p_P1P2`` at constant length.  Outside the upper bound by ``r`` [m], a
+        step adds ``r^2 T^T T`` to its normal matrix: the curvature of the vector excess
+        ``p_P1P2 (1 - upper / |p_P1P2|)``, whose step a point drawn into a small ball needs
+        (the scalar row's step overshoots sideways and zig-zags).
+        """
+        return _bend(*self._difference(model, data))
 
     def measure(self, model: pin.Model, data: pin.Data, q: np.ndarray) -> np.ndarray:
         """Distance [m] of ``|p_P1P2|`` outside ``[distance_lower, distance_upper]``."""
@@ -159,6 +183,10 @@ class PointToLineDistanceConstraint(BoundedConstraint):
     ) -> Tuple[np.ndarray, np.ndarray]:
         """``[dist(P, line)]`` (1,) [m] and its Jacobian ``(1, nv)``."""
         return _norm_and_gradient(*self._projected(model, data), self._away)
+
+    def bend(self, model: pin.Model, data: pin.Data, q: np.ndarray) -> Optional[np.ndarray]:
+        """Rows (3, nv) of the turn of P's offset from the line, or None (see point to point)."""
+        return _bend(*self._projected(model, data))
 
     def measure(self, model: pin.Model, data: pin.Data, q: np.ndarray) -> np.ndarray:
         """Distance [m] of ``dist(P, line)`` outside the bounds (cross product form)."""
@@ -242,6 +270,43 @@ def line_rows(oMf, Jf, fa, fb, prm, g, Jg, row, p3, J3):  # pragma: no cover - c
 
 
 @jit
+def _bend_rows(dx, dy, dz, J3, T):  # pragma: no cover - compiled
+    """``_bend`` of ``d = (dx, dy, dz)`` with Jacobian ``J3`` (3, n) into ``T``; 3 or 0 rows."""
+    norm = math.sqrt(dx * dx + dy * dy + dz * dz)
+    if norm <= 1e-12:
+        return 0
+    ux, uy, uz = dx / norm, dy / norm, dz / norm
+    for col in range(J3.shape[1]):
+        s = ux * J3[0, col] + uy * J3[1, col] + uz * J3[2, col]
+        T[0, col] = (J3[0, col] - ux * s) / norm
+        T[1, col] = (J3[1, col] - uy * s) / norm
+        T[2, col] = (J3[2, col] - uz * s) / norm
+    return 3
+
+
+@jit
+def point_bend(oMf, Jf, fa, fb, prm, T, S33, p3, J3):  # pragma: no cover - compiled
+    """Point to point ``bend`` into ``T`` (3, n); its rows (3, or 0 at distance 0)."""
+    relative.point_in_frame(oMf, Jf, fa, fb, prm, -1, 0, p3, J3, 0)
+    return _bend_rows(p3[0] - prm[3], p3[1] - prm[4], p3[2] - prm[5], J3, T)
+
+
+@jit
+def line_bend(oMf, Jf, fa, fb, prm, T, S33, p3, J3):  # pragma: no cover - compiled
+    """Point to line ``bend`` into ``T`` (3, n): of ``P d`` and ``P J`` (:func:`line_rows`)."""
+    relative.point_in_frame(oMf, Jf, fa, fb, prm, -1, 0, p3, J3, 0)
+    dx, dy, dz = p3[0] - prm[3], p3[1] - prm[4], p3[2] - prm[5]
+    P = prm[6:15]
+    for col in range(J3.shape[1]):
+        x, y, z = J3[0, col], J3[1, col], J3[2, col]
+        J3[0, col] = P[0] * x + P[1] * y + P[2] * z
+        J3[1, col] = P[3] * x + P[4] * y + P[5] * z
+        J3[2, col] = P[6] * x + P[7] * y + P[8] * z
+    return _bend_rows(P[0] * dx + P[1] * dy + P[2] * dz, P[3] * dx + P[4] * dy + P[5] * dz,
+                      P[6] * dx + P[7] * dy + P[8] * dz, J3, T)
+
+
+@jit
 def point_measure(Wa, Wb, prm, phys, R):  # pragma: no cover - compiled
     """Point to point ``measure``: distance [m] of ``|p_P1P2|`` outside ``phys`` (2,)."""
     x1, y1, z1 = relative.act(Wb, prm, 0)
@@ -266,6 +331,6 @@ def line_measure(Wa, Wb, prm, phys, R):  # pragma: no cover - compiled
 
 POINT_TO_POINT = kernel.Kind(PointToPointDistanceConstraint, _encode_point,
                              kernel.distance_bounds, kernel.physical_rows, point_rows,
-                             point_measure)
+                             point_measure, bend=point_bend)
 POINT_TO_LINE = kernel.Kind(PointToLineDistanceConstraint, _encode_line, _line_bounds,
-                            kernel.physical_rows, line_rows, line_measure)
+                            kernel.physical_rows, line_rows, line_measure, bend=line_bend)

@@ -6,7 +6,8 @@ predicted active set (rows the step would carry outside join as equalities, at m
 ``PREDICTIONS`` re-solves), joints on a limit pushed outward dropped, Chan's damping,
 the stall test, clamping into the limits.  The normal system is solved in joint space
 (``(J^T J + damping I) dq = -J^T e``, a Cholesky factorisation; the Python loop picks the
-smaller of the two equivalent systems: the same step to rounding).
+smaller of the two equivalent systems: the same step to rounding), plus the curvature of
+the norm rows outside their upper bound (``Residuals.curvature``).
 """
 import math
 
@@ -23,9 +24,12 @@ from ros2_ik.core.solvers.residuals import DONE_FRACTION
 
 
 @jit
-def _solve(xJ, xe, Jg, e, active, keep, lam, A, b, dq):  # pragma: no cover - compiled
+def _solve(xJ, xe, Jg, e, active, keep, lam, A, b, dq, hinge, Tb, nb):  # pragma: no cover
     """``dq`` minimising ``|M dq + e|^2 + lam |dq|^2`` over the excess and active rows.
 
+    Plus ``dq^T C dq``, the norm rows' curvature (``Residuals.curvature``):
+    ``r_i^2 T_i^T T_i`` for each row ``i`` above its upper bound (``r_i = hinge[i] > 0``)
+    with ``nb[i]`` bend rows ``T_i = Tb[i, :nb[i]]``.
     Columns with ``keep`` False are left out (their ``dq`` is 0).  By index, without row
     views or helper calls (faster in numba, as in ``kinematics.forward.kinematics``).
     """
@@ -49,6 +53,7 @@ def _solve(xJ, xe, Jg, e, active, keep, lam, A, b, dq):  # pragma: no cover - co
                 for c in range(r + 1):
                     if keep[c]:
                         A[r, c] += x * Jg[i, c]
+    _curvature(hinge, Tb, nb, keep, A)
     for r in range(n):
         A[r, r] += lam
     cholesky_solve(A, n, b, dq)
@@ -57,13 +62,31 @@ def _solve(xJ, xe, Jg, e, active, keep, lam, A, b, dq):  # pragma: no cover - co
 
 
 @jit
-def _predicted(xJ, xe, g, Jg, r, lo, hi, lam, keep, active, e, A, b, dq):  # pragma: no cover
+def _curvature(r, Tb, nb, keep, A):  # pragma: no cover - compiled
+    """Add ``r_i^2 T_i^T T_i`` of the norm rows above their bound to ``A``'s lower triangle."""
+    for i in range(r.shape[0]):
+        if r[i] <= 0.0 or nb[i] == 0:
+            continue
+        w = r[i] * r[i]
+        for k in range(nb[i]):
+            T = Tb[i, k]
+            for row in range(A.shape[0]):
+                if keep[row]:
+                    x = w * T[row]
+                    for c in range(row + 1):
+                        if keep[c]:
+                            A[row, c] += x * T[c]
+
+
+@jit
+def _predicted(xJ, xe, g, Jg, r, lo, hi, lam, keep, active, e, A, b, dq, Tb,
+               nb):  # pragma: no cover - compiled
     """Solve the step on the violated rows, re-solved with the rows it would carry outside."""
     for i in range(g.shape[0]):
         active[i] = r[i] != 0.0
         e[i] = r[i]
     for _ in range(PREDICTIONS + 1):
-        _solve(xJ, xe, Jg, e, active, keep, lam, A, b, dq)
+        _solve(xJ, xe, Jg, e, active, keep, lam, A, b, dq, r, Tb, nb)
         new = False
         for i in range(g.shape[0]):
             if active[i]:
@@ -121,7 +144,7 @@ def work(n, k, f, n_rows, n_always):  # pragma: no cover - compiled
             np.empty((n_rows, n)), np.empty(n_rows), np.empty(n_rows), np.empty(n_always),
             np.empty((n_always, n)), np.empty((n, n)), np.empty(n), np.empty(n), np.empty(3),
             np.empty((4, 4)), np.ones(n, dtype=np.bool_), np.empty(n_rows, dtype=np.bool_),
-            S33, J3)
+            np.empty((n_rows, 3, n)), np.zeros(n_rows, dtype=np.int64), S33, J3)
 
 
 @jit
@@ -162,7 +185,7 @@ def attempt_in(arrays, parents, placements, kinds, axes, columns, fparent, fplac
     rows, always in the system.  Returns ``(it, done, E)``;
     allocates nothing (a polishing step restores with it, several times per polish).
     """
-    (oMi, oMf, Jf, waxes, g, Jg, r, e, xe, xJ, A, b, dq, w, T, keep, active, S33,
+    (oMi, oMf, Jf, waxes, g, Jg, r, e, xe, xJ, A, b, dq, w, T, keep, active, Tb, nb, S33,
      J3) = arrays
     n, p6 = q.shape[0], 6 if pose.shape[0] else 0
     excess = xe.shape[0] > p6  # orientation bounds
@@ -173,8 +196,8 @@ def attempt_in(arrays, parents, placements, kinds, axes, columns, fparent, fplac
         pose_done = True
         if p6:
             pose_done = weighted_pose_rows(oMf, Jf, pose, xe[:6], xJ[:6], w, T) <= 1.0
-        x_max = rows(ctype, cfa, cfb, coff, params, oMf, Jf, g, Jg, xe[p6:], xJ[p6:], S33,
-                     J3)
+        x_max = rows(ctype, cfa, cfb, coff, params, oMf, Jf, g, Jg, xe[p6:], xJ[p6:], hi, Tb,
+                     nb, S33, J3)
         x_worst = 0.25 * x_max / x_margin - 0.25 if excess else 0.0
         rr, worst_rows = _hinge(g, lo, hi, margin, r)
         E = rr
@@ -188,9 +211,9 @@ def attempt_in(arrays, parents, placements, kinds, axes, columns, fparent, fplac
         E_prev = E
         lam = scale * E + bias
         keep[:] = True
-        _predicted(xJ, xe, g, Jg, r, lo, hi, lam, keep, active, e, A, b, dq)
+        _predicted(xJ, xe, g, Jg, r, lo, hi, lam, keep, active, e, A, b, dq, Tb, nb)
         if active_set and _pushed_out(q, dq, lower, upper, keep):
-            _predicted(xJ, xe, g, Jg, r, lo, hi, lam, keep, active, e, A, b, dq)
+            _predicted(xJ, xe, g, Jg, r, lo, hi, lam, keep, active, e, A, b, dq, Tb, nb)
         for j in range(n):
             x = q[j] + dq[j]
             q[j] = lower[j] if x < lower[j] else (upper[j] if x > upper[j] else x)
@@ -214,4 +237,6 @@ def evaluate(parents, placements, kinds, axes, columns, fparent, fplace, ctype, 
     if p6:
         weighted_pose_rows(oMf, Jf, pose, xe[:6], xJ[:6], np.empty(3), np.empty((4, 4)))
     S33, J3 = scratch(n)
-    return rows(ctype, cfa, cfb, coff, params, oMf, Jf, g, Jg, xe[p6:], xJ[p6:], S33, J3)
+    m = g.shape[0]
+    return rows(ctype, cfa, cfb, coff, params, oMf, Jf, g, Jg, xe[p6:], xJ[p6:],
+                np.full(m, np.inf), np.empty((m, 3, n)), np.zeros(m, dtype=np.int64), S33, J3)

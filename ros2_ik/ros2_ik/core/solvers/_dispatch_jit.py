@@ -44,12 +44,14 @@ RADIANS = np.array([0, 1, 1, 1, 0, 0, 0], dtype=np.int64)
 
 
 @jit
-def rows(ctype, cfa, cfb, coff, params, oMf, Jf, g, Jg, xe, xJ, S33,
+def rows(ctype, cfa, cfb, coff, params, oMf, Jf, g, Jg, xe, xJ, hi, Tb, nb, S33,
          J3):  # pragma: no cover - compiled
     """Every constraint's physical rows into ``g`` (m,), ``Jg`` (m, n); excesses into ``xe``.
 
     Row constraints fill ``g`` in order; excess types (orientation bounds) fill ``xe`` (3
-    each), ``xJ``.  Returns the largest excess norm [rad] (0 without excess types); raises
+    each), ``xJ``.  A norm row (:func:`bend`) above ``hi[row]`` writes its ``bend`` rows
+    into ``Tb[row]`` (3, n) and their count into ``nb[row]`` (0 for every other row).
+    Returns the largest excess norm [rad] (0 without excess types); raises
     ValueError (:data:`UNKNOWN_TYPE`) on a type code it does not know.  ``S33`` (6, 3, 3)
     and ``J3`` (3, n) are scratch (``_constraint_jit.scratch``): an iteration allocates
     nothing.
@@ -63,8 +65,24 @@ def rows(ctype, cfa, cfb, coff, params, oMf, Jf, g, Jg, xe, xJ, S33,
                 worst, constraints_orientation.excess(oMf, Jf, fa, fb, prm, xe, xJ, xrow, S33))
             xrow += 3
             continue
-        row += physical_rows(t, oMf, Jf, fa, fb, prm, g, Jg, row, p3, J3)
+        k = physical_rows(t, oMf, Jf, fa, fb, prm, g, Jg, row, p3, J3)
+        nb[row:row + k] = 0
+        if g[row] > hi[row]:
+            nb[row] = bend(t, oMf, Jf, fa, fb, prm, Tb[row], S33, p3, J3)
+        row += k
     return worst
+
+
+@jit(inline="always")  # a step of rows: no call of its own
+def bend(t, oMf, Jf, fa, fb, prm, T, S33, p3, J3):  # pragma: no cover - compiled
+    """Write a norm row's ``bend`` rows into ``T`` (3, n); their count (0: another type)."""
+    if t == 3:  # AngleBetweenVectorsConstraint
+        return constraints_angle.bend(oMf, Jf, fa, fb, prm, T, S33, p3, J3)
+    if t == 4:  # PointToPointDistanceConstraint
+        return distance.point_bend(oMf, Jf, fa, fb, prm, T, S33, p3, J3)
+    if t == 5:  # PointToLineDistanceConstraint
+        return distance.line_bend(oMf, Jf, fa, fb, prm, T, S33, p3, J3)
+    return 0
 
 
 @jit(inline="always")  # a step of rows and linearise: no call of its own

@@ -13,6 +13,7 @@ pushes outward are dropped and the step solved again, as in the pose loops.
 from __future__ import annotations
 
 import math
+from functools import partial
 from typing import Tuple
 
 import numpy as np
@@ -64,14 +65,29 @@ def attempt(res: Residuals, q: np.ndarray, budget: Budget, step, params,
             return q, it, False, E
         E_prev = E
         damping = params.damping_scale * E + params.bias
-        dq = _predicted_step(step, pe, pJ, g, J, np.array(r), lo, hi, damping)
+        C = res.curvature(r, q_full) if res.bends else None  # the norm rows' curvature
+        solve = step if C is None else partial(_curved_step, C)
+        dq = _predicted_step(solve, pe, pJ, g, J, np.array(r), lo, hi, damping)
         if params.active_set:
             out = _pushed_out(group.tangent_list(q), dq.tolist(), lower_list, upper_list)
             if out is not None:
-                dq = _predicted_step(step, pe, pJ * ~out, g, J * ~out, np.array(r), lo, hi,
+                if C is not None:
+                    solve = partial(_curved_step, C * np.outer(~out, ~out))
+                dq = _predicted_step(solve, pe, pJ * ~out, g, J * ~out, np.array(r), lo, hi,
                                      damping)
         q = group.project(res.integrate(q, dq), lower, upper)
     raise AssertionError("unreachable")
+
+
+def _curved_step(C: np.ndarray, J: np.ndarray, e: np.ndarray,
+                 damping: float) -> np.ndarray:
+    """``dq`` minimising ``|J dq + e|^2 + dq^T C dq + damping |dq|^2`` (joint space).
+
+    ``C``: the norm rows' curvature (``Residuals.curvature``).
+    """
+    A = J.T @ J + C
+    A.flat[::A.shape[0] + 1] += damping
+    return -np.linalg.solve(A, J.T @ e)
 
 
 def _pushed_out(q, dq, lower, upper):

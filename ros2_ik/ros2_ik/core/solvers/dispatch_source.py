@@ -25,7 +25,7 @@ TEMPLATE = Path(__file__).resolve().parent / "_dispatch_jit.py.in"
 
 
 #: Names the generated module defines: a module imported under one of these is renamed.
-_RESERVED = frozenset(("math", "np", "jit", "bound_rows", "rows", "physical_rows",
+_RESERVED = frozenset(("math", "np", "jit", "bound_rows", "rows", "bend", "physical_rows",
                        "linearise", "within", "measure", "costs"))
 
 
@@ -94,7 +94,7 @@ def render(types: Sequence = None, cost_types: Sequence = None) -> str:
         cost_types = cost_registry.COST_TYPES if cost_types is None else cost_types
     name = _Names()
     coded = [(code, k) for code, k in enumerate(types) if k.compiled]
-    excess, physical, linear, measured = [], [], [], []
+    excess, physical, linear, measured, bends = [], [], [], [], []
     for code, k in coded:
         cls = k.cls.__name__
         if k.excess:
@@ -110,6 +110,9 @@ def render(types: Sequence = None, cost_types: Sequence = None) -> str:
                                       "prm, c, lo, hi, margin, x_margin, row, out, g, J, glo, "
                                       "ghi,\n    gm, S33, p3, J3)"))
         measured.append((code, cls, f"out[i] = {name(k.measure)}(Wa, Wb, prm, ph, R)"))
+        if k.bend is not None:
+            bends.append((code, cls, f"return {name(k.bend)}(oMf, Jf, fa, fb, prm, T, S33, "
+                                     "p3, J3)"))
     linear_source = _chain(linear, " " * 8) + (
         "        else:  # the others' linearisation: their physical rows within the shrunk "
         "bounds\n"
@@ -134,6 +137,8 @@ def render(types: Sequence = None, cost_types: Sequence = None) -> str:
         physical_rows="".join(line for code, cls, body in physical for line in (
             f"    if t == {code}:  # {cls}\n", f"        {body}\n")),
         linearise=linear_source,
+        bend="".join(line for code, cls, body in bends for line in (
+            f"    if t == {code}:  # {cls}\n", f"        {body}\n")),
         measure=_chain(measured, " " * 8),
         costs=_chain(cost_branches, " " * 8)))
     return "".join(_wrapped(line) for line in source.splitlines())

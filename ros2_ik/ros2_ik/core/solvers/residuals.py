@@ -12,7 +12,7 @@ collision avoidance happens in-solve.
 from __future__ import annotations
 
 import math
-from typing import List, Tuple
+from typing import List, Optional, Tuple
 
 import numpy as np
 import pinocchio as pin
@@ -115,6 +115,10 @@ class Residuals:
         self.row_margin = np.array([v for b in self._bounds for v in b[3]])
         self._row_lower_list, self._row_upper_list, self._row_margin_list = (
             self.row_lower.tolist(), self.row_upper.tolist(), self.row_margin.tolist())
+        starts = np.cumsum([0] + [len(b[1]) for b in self._bounds])
+        #: (row, constraint) of the one-row constraints whose row is a norm (``bend``).
+        self.bends = [(int(starts[k]), c) for k, c in enumerate(self._row_constraints)
+                      if hasattr(c, "bend") and starts[k + 1] - starts[k] == 1]
 
     def integrate(self, q: np.ndarray, dq: np.ndarray) -> np.ndarray:
         """Return group vector ``q`` (nq,) moved by tangent step ``dq`` (nv,).
@@ -176,6 +180,22 @@ class Residuals:
         In the order of :attr:`row_lower`; kinematics must be updated (:meth:`update`).
         """
         return self._stacked_physical(self._row_constraints, q_full)
+
+    def curvature(self, r, q_full: np.ndarray) -> Optional[np.ndarray]:
+        """``sum r_i^2 T_i^T T_i`` (n, n) over the norm rows above their upper bound, or None.
+
+        ``r``: the hinge rows of :meth:`all_rows` (positive above the upper bound);
+        ``T_i``: the row's ``bend`` (kinematics updated).  The Gauss-Newton curvature of
+        each such row written as its vector excess (``PointToPointDistanceConstraint.bend``).
+        """
+        C = None
+        for row, c in self.bends:
+            if r[row] > 0.0:
+                T = c.bend(self.model, self.data, q_full)
+                if T is not None:
+                    T = T[:, self.iv]
+                    C = r[row] ** 2 * (T.T @ T) + (0.0 if C is None else C)
+        return C
 
     def physical_rows(self, q_full: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
         """Every constraint's ``evaluate_physical`` rows (k,) and Jacobian ``(k, n)``.
