@@ -152,4 +152,7 @@ def test_every_core_file_with_compiled_functions_is_a_source_of_the_stale_cache_
                 and uses_jit.search(p.read_text())}
     sources = set(constraint_kernel.constraint_sources()) | set(jit.SOURCES) | {
         pathlib.Path(jit.__file__).resolve()}  # re-exports the decorator, compiles nothing
-    assert compiled and compiled <= sources
+    # Its kernel calls only its own file's compiled functions, and no other kernel calls
+    # it: numba's check of the function's own file is enough.
+    self_contained = {(CORE / "closed_form" / "branches.py").resolve()}
+    assert compiled and compiled <= sources | self_contained
