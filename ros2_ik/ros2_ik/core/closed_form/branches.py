@@ -57,9 +57,7 @@ def branches(closed_form, lower: np.ndarray, upper: np.ndarray, T_world_frame: p
              seed: np.ndarray, distinct: float) -> Branches:
     """:class:`Branches` of target ``T_world_frame`` within ``[lower, upper]`` (n,) [rad]."""
     Q, ls = closed_form.solve(T_world_frame.homogeneous)
-    reps = np.empty_like(Q)
-    gap = np.empty(len(Q))
-    k, exact = representatives(Q, ls, seed, lower, upper, distinct, reps, gap)
+    reps, gap, k, exact = representatives(Q, ls, seed, lower, upper, distinct)
     if k:
         inside = reps[:k]
         inside.setflags(write=False)
@@ -69,20 +67,20 @@ def branches(closed_form, lower: np.ndarray, upper: np.ndarray, T_world_frame: p
 
 @jit
 def representatives(Q: np.ndarray, ls: np.ndarray, seed: np.ndarray, lower: np.ndarray,
-                    upper: np.ndarray, distinct: float, out: np.ndarray, gap: np.ndarray
-                    ) -> Tuple[int, int]:
-    """Write the exact rows' per-joint equivalents inside the limits nearest ``seed``.
+                    upper: np.ndarray, distinct: float
+                    ) -> Tuple[np.ndarray, np.ndarray, int, int]:
+    """Return the exact rows' per-joint equivalents inside the limits nearest ``seed``.
 
     ``Q`` (m, n) [rad], ``ls`` (m,) True on a least-squares row (left out).  Returns
-    ``(k, exact)``: the first ``k`` rows of ``out`` are the distinct rows inside the
-    limits, nearest the seed first (modulo 2 pi on a joint whose range spans 2 pi: the
-    branch a local solver from the seed follows comes first, whichever equivalent fits
-    the limits); when ``k`` is 0, the first ``exact`` rows of ``out``
-    hold each exact row's nearest equivalent and ``gap`` how far it lies outside [rad].
+    ``(out, gap, k, exact)``: the first ``k`` rows of ``out`` (m, n) are the distinct
+    rows inside the limits, nearest the seed first (modulo 2 pi on a joint whose range
+    spans 2 pi: the branch a local solver from the seed follows comes first, whichever
+    equivalent fits the limits); when ``k`` is 0, the first ``exact`` rows of ``out``
+    hold each exact row's nearest equivalent and ``gap`` (m,) how far it lies outside
+    [rad].
     """
     m, n = Q.shape
-    rows = np.empty_like(out)
-    dist = np.empty(m)
+    out, rows, gap, dist = np.empty((m, n)), np.empty((m, n)), np.empty(m), np.empty(m)
     exact = 0
     for i in range(m):
         if ls[i]:
@@ -105,7 +103,12 @@ def representatives(Q: np.ndarray, ls: np.ndarray, seed: np.ndarray, lower: np.n
             continue
         seen = False
         for r in range(k):
-            if np.abs(out[r] - rows[i]).max() <= distinct:
+            far = False
+            for j in range(n):
+                if abs(out[r, j] - rows[i, j]) > distinct:
+                    far = True
+                    break
+            if not far:
                 seen = True
                 break
         if not seen:
@@ -113,7 +116,7 @@ def representatives(Q: np.ndarray, ls: np.ndarray, seed: np.ndarray, lower: np.n
             k += 1
     if k == 0:
         out[:exact] = rows[:exact]
-    return k, exact
+    return out, gap, k, exact
 
 
 @jit(inline="always")

@@ -89,13 +89,13 @@ def exact(problem: Problem, seed: np.ndarray, options, found, solver_form: chain
     tol = options.constraint_tolerance
     jump = options.max_joint_jump_rad
     seed_values = seed.tolist()
-    solutions, nearest_jump = [], None
+    solutions, nearest_jump, limit_jump = [], None, math.isfinite(jump)
     for q in found.q:
         ok, pos, ori, _, _ = check(group, pose, q, (), data, tol)
         if not ok:
             continue
         values = q.tolist()
-        if max(abs(a - b) for a, b in zip(values, seed_values)) > jump:
+        if limit_jump and max(abs(a - b) for a, b in zip(values, seed_values)) > jump:
             nearest_jump = nearest_jump or (q, pos, ori)
             continue
         solutions.append(Solution(q, pos, ori, math.dist(values, seed_values)))
