@@ -257,3 +257,21 @@ def test_vendor_6r_arms(entry):
         assert any(_same_branch(s.q, q_true, group) for s in result.solutions)
         for s in result.solutions:
             assert np.abs(pin.log6(T.actInv(_fk(group, s.q))).np).max() < 1e-8
+
+
+def test_batch_rows_answer_as_solve_does():
+    """The batch's closed-form pass: each row's q and status are solve()'s."""
+    from ros2_ik.core.batch import STATUS_CODES, GroupSpec, solve_batch
+    _, group = robots.load_group("ur5")
+    poses = [T.homogeneous for _, T in _targets(group, 40, seed=15)]
+    far = poses[0].copy()
+    far[:3, 3] *= 3.0 / np.linalg.norm(far[:3, 3])
+    poses.append(far)
+    result = solve_batch(GroupSpec(arm="ur5"), np.array(poses), max_attempts=1, batch_seed=3)
+    for k, T in enumerate(poses):
+        one = solve(group, PoseTarget(group.tip, pin.SE3(T), group.base),
+                    group.mid_configuration(), max_attempts=1,
+                    random_seed=int(result.random_seed[k]))
+        assert STATUS_CODES[result.status[k]] is one.status
+        assert np.array_equal(result.q[k], one.q)
+    assert STATUS_CODES[result.status[-1]] is IKStatus.NO_SOLUTION

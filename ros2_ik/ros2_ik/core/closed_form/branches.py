@@ -81,6 +81,16 @@ def representatives(Q: np.ndarray, ls: np.ndarray, seed: np.ndarray, lower: np.n
     """
     m, n = Q.shape
     out, rows, gap, dist = np.empty((m, n)), np.empty((m, n)), np.empty(m), np.empty(m)
+    k, exact = fill(Q, ls, seed, lower, upper, distinct, out, rows, gap, dist)
+    return out, gap, k, exact
+
+
+@jit(inline="always")
+def fill(Q: np.ndarray, ls: np.ndarray, seed: np.ndarray, lower: np.ndarray,
+         upper: np.ndarray, distinct: float, out: np.ndarray, rows: np.ndarray,
+         gap: np.ndarray, dist: np.ndarray) -> Tuple[int, int]:
+    """:func:`representatives` into caller-owned buffers (``rows``, ``dist``: scratch)."""
+    m, n = Q.shape
     exact = 0
     for i in range(m):
         if ls[i]:
@@ -116,7 +126,27 @@ def representatives(Q: np.ndarray, ls: np.ndarray, seed: np.ndarray, lower: np.n
             k += 1
     if k == 0:
         out[:exact] = rows[:exact]
-    return out, gap, k, exact
+    return k, exact
+
+
+@jit
+def nearest_each(Q: np.ndarray, ls: np.ndarray, seeds: np.ndarray, lower: np.ndarray,
+                 upper: np.ndarray, distinct: float):
+    """Each target's branch inside the limits nearest its seed: ``(q (N, n), found (N,))``.
+
+    ``Q`` (N, m, n) and ``ls`` (N, m) as :func:`representatives` takes them
+    for one target (padding rows flagged least-squares).
+    """
+    count, m, n = Q.shape
+    q = np.zeros((count, n))
+    found = np.zeros(count, dtype=np.bool_)
+    out, rows, gap, dist = np.empty((m, n)), np.empty((m, n)), np.empty(m), np.empty(m)
+    for k in range(count):
+        inside, _ = fill(Q[k], ls[k], seeds[k], lower, upper, distinct, out, rows, gap, dist)
+        if inside:
+            q[k] = out[0]
+            found[k] = True
+    return q, found
 
 
 @jit(inline="always")
