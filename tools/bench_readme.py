@@ -6,7 +6,8 @@ goes between its markers, in whichever of README.md and docs/*.md holds them
 ``<!-- constrained:begin/end -->`` the constrained-IK summary (constrained.md up to its
 per-solver details, which stay in bench/results/constrained.md), ``<!-- constrained-other:
 begin/end -->`` the same of the ``--other-arms`` run, ``<!-- servo:begin/end
--->`` servo.md and servo_node.md, ``<!-- batch:begin/end -->`` batch.md.
+-->`` servo.md and servo_node.md, ``<!-- batch:begin/end -->`` batch.md,
+``<!-- analytic:begin/end -->`` analytic.md (closed-form pose IK).
 """
 import pathlib
 
@@ -54,8 +55,14 @@ def batch() -> str:
     return path.read_text().strip() if path.exists() else ""
 
 
+def analytic() -> str:
+    """Return the closed-form benchmark's tables (analytic.md), or ''."""
+    path = RESULTS / "analytic.md"
+    return path.read_text().split("\n", 2)[2].strip() if path.exists() else ""
+
+
 if __name__ == "__main__":
-    sections = {"bench": tables(), "servo": servo(), "batch": batch(),
+    sections = {"bench": tables(), "servo": servo(), "batch": batch(), "analytic": analytic(),
                 "constrained-other": constrained("constrained_other_arms"),
                 "constrained": constrained()}
     for name, body in sections.items():
