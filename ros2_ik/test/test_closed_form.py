@@ -144,6 +144,8 @@ def test_out_of_reach_proven_with_a_reason(arm):
                        timeout_s=1.0)
         assert result.status is IKStatus.NO_SOLUTION
         assert result.message.startswith("no solution: out of reach"), result.message
+        assert group.within_limits(result.q)  # the best available: nearest row, clamped
+        assert result.position_error_m > 1.0
         assert result.solve_time_s < 0.5  # no search ran (figures: bench/analytic_bench.py)
 
 

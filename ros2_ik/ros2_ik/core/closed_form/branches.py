@@ -15,7 +15,7 @@ question to the iterative search.
 from __future__ import annotations
 
 import math
-from typing import NamedTuple, Tuple
+from typing import NamedTuple, Optional, Tuple
 
 import numpy as np
 import pinocchio as pin
@@ -170,35 +170,39 @@ def _nearest(x: float, ref: float, lo: float, hi: float) -> Tuple[float, float]:
     return c, 0.0
 
 
-def proof(group, pose, found: Branches, family: str, data: pin.Data) -> str:
+def proof(group, pose, found: Branches, family: str, data: pin.Data
+          ) -> Tuple[str, Optional[np.ndarray]]:
     """Why no configuration within the limits meets ``pose`` (a CompiledPose), or ''.
 
     '' (not proven: the search decides) unless, with the margins of the module
     docstring, either every least-squares row misses the pose, or every exact branch
-    lies outside the joint limits at a regular configuration.
+    lies outside the joint limits at a regular configuration.  Returned with the best
+    available configuration (the nearest row, clamped into the limits), or None.
     """
     target = pose.target
     if found.exact == 0:
         if not len(found.ls):
-            return ""
+            return "", None
         need_m = max(TOLERANCE_FACTOR * target.position_tolerance_m, REACH_MARGIN_M)
         need_rad = max(TOLERANCE_FACTOR * target.orientation_tolerance_rad, REACH_MARGIN_RAD)
         misses = [_errors(group, pose, row, data) for row in found.ls]
         if any(pos <= need_m and ori <= need_rad for pos, ori in misses):
-            return ""
-        pos, ori = min(misses)
+            return "", None
+        nearest = min(range(len(misses)), key=misses.__getitem__)
+        pos, ori = misses[nearest]
         return (f"out of reach: the pose has no exact solution (closed form {family}); its "
-                f"nearest least-squares branch misses it by {pos:.3g} m / {ori:.3g} rad")
+                f"nearest least-squares branch misses it by {pos:.3g} m / {ori:.3g} rad",
+                group.clamp(found.ls[nearest]))
     tolerance = target.position_tolerance_m + target.orientation_tolerance_rad
     for q, gap in zip(found.outside, found.gap.tolist()):
         smallest = _smallest_singular_value(group, pose.frame_id, q, data)
         if smallest < SINGULAR or gap <= LIMIT_MARGIN_RAD + 10.0 * tolerance / smallest:
-            return ""
-    worst = int(np.argmin(found.gap))
-    joint = _farthest_joint(group, found.outside[worst])
+            return "", None
+    nearest = int(np.argmin(found.gap))
+    joint = _farthest_joint(group, found.outside[nearest])
     return (f"outside the joint limits: all {found.exact} exact solutions (closed form "
-            f"{family}) leave them, the nearest by {found.gap[worst]:.3g} rad at "
-            f"'{joint}'")
+            f"{family}) leave them, the nearest by {found.gap[nearest]:.3g} rad at "
+            f"'{joint}'", group.clamp(found.outside[nearest]))
 
 
 def _errors(group, pose, q: np.ndarray, data: pin.Data) -> Tuple[float, float]:

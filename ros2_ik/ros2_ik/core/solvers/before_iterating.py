@@ -124,12 +124,14 @@ def exact(problem: Problem, seed: np.ndarray, options, found, solver_form: chain
     if len(found.q):
         return None  # branches that did not verify: the search decides
     from ros2_ik.core.closed_form import branches
-    reason = branches.proof(group, pose, found, solver_form.family, data)
+    reason, best = branches.proof(group, pose, found, solver_form.family, data)
     if not reason:
         return None
-    _, pos, ori, _, _ = check(group, pose, seed, (), data, tol)
+    if not np.isfinite(best).all():
+        best = seed
+    _, pos, ori, _, _ = check(group, pose, best, (), data, tol)
     return IKResult(
-        q=seed, joint_names=group.joint_names, status=IKStatus.NO_SOLUTION, iterations=0,
+        q=best, joint_names=group.joint_names, status=IKStatus.NO_SOLUTION, iterations=0,
         restarts=0, position_error_m=pos, orientation_error_rad=ori,
         solve_time_s=time.perf_counter() - start, random_seed=options.random_seed,
         message=f"no solution: {reason}", solver=name)
