@@ -36,12 +36,13 @@ import numpy as np
 import pinocchio as pin
 
 from machine import machine, pyplot
-from ros2_ik.core import batch, robots
-from ros2_ik.core.capability import estimate_reach_m
+from ros2_ik.core.maps import batch
+from ros2_ik.core.model import robots
+from ros2_ik.core.maps.capability import estimate_reach_m
 from ros2_ik.core.closed_form import chain
 from ros2_ik.core.pose import PoseTarget
 from ros2_ik.core.result import IKStatus
-from ros2_ik.core.robot import Robot
+from ros2_ik.core.model.robot import Robot
 from ros2_ik.core.solve import prepare, solve
 from ros2_ik.core.solvers.lm import LevenbergMarquardt
 

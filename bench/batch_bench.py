@@ -28,8 +28,8 @@ import pinocchio as pin
 
 from machine import machine
 from ros2_ik.core import robots
-from ros2_ik.core.batch import GroupSpec, solve_batch, worker_pool
-from ros2_ik.core.capability import build_map, MapSettings
+from ros2_ik.core.maps.batch import GroupSpec, solve_batch, worker_pool
+from ros2_ik.core.maps.capability import MapSettings, build_map
 from ros2_ik.core.pose import PoseTarget
 from ros2_ik.core.result import IKStatus
 from ros2_ik.core.solve import solve

@@ -1,6 +1,6 @@
 """The arms the pose benchmark runs on: records of URDF text, base and tip.
 
-Two families: ``catalogue`` (:data:`ros2_ik.core.robots.ARMS`, example-robot-data, full
+Two families: ``catalogue`` (:data:`ros2_ik.core.model.robots.ARMS`, example-robot-data, full
 robot URDFs with every other joint locked) and ``random`` (:mod:`random_arms`).  An arm
 is a record, not a name, so the references (TRAC-IK, ikpy), the independent checker and
 our solvers all read the same URDF text.  :func:`chain_alone` cuts the base->tip chain
@@ -14,7 +14,7 @@ from typing import List, NamedTuple, Sequence
 from random_arms import random_arm
 
 from ros2_ik.core import robots
-from ros2_ik.core.robot import Robot
+from ros2_ik.core.model.robot import Robot
 
 
 class BenchArm(NamedTuple):

@@ -41,9 +41,9 @@ import pinocchio as pin
 
 from machine import machine, pyplot
 from ros2_ik.core import robots
-from ros2_ik.core.collision import (CollisionChecker, MeshResolver, MinimumDistanceConstraint,
-                                    PlanningScene, load_scene_yaml)
+from ros2_ik.core.collision import CollisionChecker, MeshResolver, PlanningScene, load_scene_yaml
 from ros2_ik.core.collision.pairs import geometry_link_name
+from ros2_ik.core.constraints import MinimumDistanceConstraint
 from ros2_ik.core.pose import PoseTarget
 from ros2_ik.core.solve import prepare, solve
 from ros2_ik.core.verify import CONSTRAINT_TOLERANCE_M

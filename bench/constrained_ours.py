@@ -44,14 +44,14 @@ def build_term(model, term, group, collision=None):
     if kind == "posture":
         return K.PostureCost(model, group.to_full_q(np.asarray(a["q_nominal"])), a["weights"])
     if kind == "min_distance":
-        from ros2_ik.core.collision import MinimumDistanceConstraint
+        from ros2_ik.core.constraints import MinimumDistanceConstraint
         return MinimumDistanceConstraint(collision, a["min_distance_m"],
                                          a["influence_distance_m"])
     if kind == "min_distance_upper":
-        from ros2_ik.core.collision import MinimumDistanceUpperBoundConstraint
+        from ros2_ik.core.constraints import MinimumDistanceUpperBoundConstraint
         return MinimumDistanceUpperBoundConstraint(collision, a["bound_m"])
     if kind == "distance":
-        from ros2_ik.core.collision import DistanceConstraint
+        from ros2_ik.core.constraints import DistanceConstraint
         return DistanceConstraint(collision, **a)
     raise ValueError(f"unknown term kind {kind!r}")
 

@@ -34,7 +34,7 @@ from machine import machine, pyplot
 from path_cases import cases, line, start_configuration
 
 from ros2_ik.core.path import solve_path
-from ros2_ik.core.path_options import DEFAULT_BRANCHES
+from ros2_ik.core.path.options import DEFAULT_BRANCHES
 from ros2_ik.core.pose import PoseTarget
 from ros2_ik.core.solve import prepare
 
@@ -174,8 +174,8 @@ def panda_timing(count: int, branches: int, rng_seed: int = 7) -> dict:
 def _scene_clearance(arm, robot):
     """Return the collision benchmark's scene as a clearance constraint (None without coal)."""
     try:
-        from ros2_ik.core.collision import (CollisionChecker, MinimumDistanceConstraint,
-                                            PlanningScene, load_scene_yaml)
+        from ros2_ik.core.collision import CollisionChecker, PlanningScene, load_scene_yaml
+        from ros2_ik.core.constraints import MinimumDistanceConstraint
     except ImportError:
         return None
     scene = PlanningScene.for_model(robot.model)

@@ -10,7 +10,7 @@ mkdir -p log
 # The numba kernels, compiled the first time on a machine (~45-60 s) or loaded from the
 # cache (~2 s), so that ik_node's start-up (make demo) and the test workers find them: run
 # from the sources (the core needs no build) beside colcon.
-PYTHONPATH="$root/ros2_ik${PYTHONPATH:+:$PYTHONPATH}" python -m ros2_ik.core.warm_up \
+PYTHONPATH="$root/ros2_ik${PYTHONPATH:+:$PYTHONPATH}" python -m ros2_ik.core.runtime.warm_up \
   > log/warm-up.txt 2>&1 &
 warm_up=$!
 start=$SECONDS

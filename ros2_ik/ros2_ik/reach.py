@@ -1,6 +1,6 @@
 """``reach``: capability map of an arm's group (``python -m ros2_ik.reach --help``).
 
-Writes an .npz (see :func:`ros2_ik.core.capability.build_map`) and, when matplotlib
+Writes an .npz (see :func:`ros2_ik.core.maps.capability.build_map`) and, when matplotlib
 is installed, a PNG slice of the reachability index through the grid centre.
 Interrupt it (Ctrl-C: exit status 130) and run the same command again to resume: every
 finished chunk is saved.  Exit status 2 on bad input.
@@ -15,9 +15,9 @@ from typing import List, Optional
 import numpy as np
 
 from ros2_ik.core import errors
-from ros2_ik.core.batch import GroupSpec
-from ros2_ik.core.capability import build_map, estimate_reach_m, MapSettings
-from ros2_ik.core.dataset import write_dataset
+from ros2_ik.core.maps.batch import GroupSpec
+from ros2_ik.core.maps.capability import MapSettings, build_map, estimate_reach_m
+from ros2_ik.core.maps.dataset import write_dataset
 
 #: What reach says instead of writing the PNG slice when matplotlib is missing.
 NO_MATPLOTLIB = ("matplotlib is not installed, an optional extra: pip install matplotlib==3.11.2 "
@@ -27,7 +27,8 @@ NO_MATPLOTLIB = ("matplotlib is not installed, an optional extra: pip install ma
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="reach", description=__doc__.split("\n")[0],
                                 formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    p.add_argument("--arm", default="panda", help="example-robot-data arm (ros2_ik.core.robots)")
+    p.add_argument("--arm", default="panda",
+                   help="example-robot-data arm (ros2_ik.core.model.robots)")
     p.add_argument("--resolution", type=float, default=0.05, help="voxel pitch [m]")
     p.add_argument("--radius", type=float, default=0.0,
                    help="grid sphere radius around --center [m]; 0: the arm's reach")
@@ -40,13 +41,14 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--chunk-voxels", type=int, default=64, help="voxels per saved chunk")
     p.add_argument("--samples", type=int, default=2_000_000,
                    help="random configurations marking the cells worth solving (see "
-                        "ros2_ik.core.capability); more: fewer reachable cells missed")
+                        "ros2_ik.core.maps.capability); more: fewer reachable cells missed")
     p.add_argument("--scene", default="",
                    help="scene YAML file (config/scene_example.yaml format): cells must keep "
                         "--clearance to it")
     p.add_argument("--clearance", type=float, default=0.0, help="clearance to the scene [m]")
     p.add_argument("--dataset", type=int, default=0,
-                   help="instead of a map: write N (q, T) rows to --out (ros2_ik.core.dataset)")
+                   help="instead of a map: write N (q, T) rows to --out "
+                        "(ros2_ik.core.maps.dataset)")
     p.add_argument("--dataset-mode", default="fk", choices=("fk", "ik"),
                    help="fk: random q and its tip pose; ik: IK solutions of random targets")
     p.add_argument("--seed", type=int, default=0, help="batch seed")

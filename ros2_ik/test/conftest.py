@@ -43,6 +43,6 @@ def compiled_attempt():
     As the node does at start-up: a compilation must not land inside a test's timed
     region or a node's readiness wait (make build has usually filled the cache).
     """
-    from ros2_ik.core.warm_up import warm_up
+    from ros2_ik.core.runtime.warm_up import warm_up
 
     warm_up()

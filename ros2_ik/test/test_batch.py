@@ -1,10 +1,10 @@
-"""Batch IK (core/batch.py): deterministic across worker counts, SUCCESS checked by FK."""
+"""Batch IK (core/maps/batch.py): deterministic across worker counts, SUCCESS checked by FK."""
 import numpy as np
 import pinocchio as pin
 import pytest
 
 from ros2_ik.core import errors, robots
-from ros2_ik.core.batch import GroupSpec, solve_batch, target_seeds
+from ros2_ik.core.maps.batch import GroupSpec, solve_batch, target_seeds
 from ros2_ik.core.pose import PoseTarget
 
 PANDA = GroupSpec(arm="panda")
@@ -120,7 +120,7 @@ def box_around_row(group, row, half_m):
 
 
 def test_template_batch_solves_constraint_problems_checked_by_fk():
-    from ros2_ik.core.batch import ProblemTemplate
+    from ros2_ik.core.maps.batch import ProblemTemplate
     _, group = robots.load_group("panda")
     rng = np.random.default_rng(4)
     T_base_world = group.fk(group.mid_configuration(), group.base).inverse()

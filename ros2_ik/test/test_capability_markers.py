@@ -10,8 +10,8 @@ from rcl_interfaces.srv import SetParameters  # noqa: E402
 from visualization_msgs.msg import Marker, MarkerArray  # noqa: E402
 
 from ros2_ik.core import errors  # noqa: E402
-from ros2_ik.core.batch import GroupSpec  # noqa: E402
-from ros2_ik.core.capability import MapSettings, build_map, load_map  # noqa: E402
+from ros2_ik.core.maps.batch import GroupSpec  # noqa: E402
+from ros2_ik.core.maps.capability import MapSettings, build_map, load_map  # noqa: E402
 from ros2_ik.node.capability_markers import LATCHED, markers  # noqa: E402
 from ros2_ik.node.harness import call_resending, wait_for  # noqa: E402
 from panda_node import start, stop  # noqa: E402

@@ -14,9 +14,9 @@ import pinocchio as pin
 import pytest
 
 from ros2_ik.core import robots
+from ros2_ik.core.model.robot import Robot
 from ros2_ik.core.pose import PoseTarget
 from ros2_ik.core.problem import Problem
-from ros2_ik.core.robot import Robot
 from ros2_ik.core.solvers import chain_kernel
 from ros2_ik.core.solvers.budget import Budget
 from ros2_ik.core.solvers.lm import LevenbergMarquardt
@@ -151,7 +151,8 @@ def test_warm_up_loads_forward_many_for_the_seed_libraries_arrays():
     (Loading one from numba's cache inside a solve cost ~30 ms: a first constraint
     ranking came back after a 20 ms budget.)
     """
-    from ros2_ik.core import robots, seed_library
+    from ros2_ik.core import robots
+    from ros2_ik.core.solvers import seed_library
     from ros2_ik.core.solvers import _chain_jit
     chain_kernel.warm_up()
     before = list(_chain_jit.forward_many.signatures)

@@ -14,12 +14,13 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
-from ros2_ik.core import errors, robots
+from ros2_ik.core import errors
+from ros2_ik.core.model import robots
 from ros2_ik.core.closed_form import chain
 from ros2_ik.core.pose import PoseTarget
 from ros2_ik.core.problem import Problem
 from ros2_ik.core.result import IKStatus
-from ros2_ik.core.robot import Robot
+from ros2_ik.core.model.robot import Robot
 from ros2_ik.core.solve import solve
 from ros2_ik.core.solvers import before_iterating
 from ros2_ik.core.solvers.base import SolveOptions
@@ -263,7 +264,7 @@ def test_vendor_6r_arms(entry):
 
 def test_batch_rows_answer_as_solve_does():
     """The batch's closed-form pass: each row's q and status are solve()'s."""
-    from ros2_ik.core.batch import STATUS_CODES, GroupSpec, solve_batch
+    from ros2_ik.core.maps.batch import STATUS_CODES, GroupSpec, solve_batch
     _, group = robots.load_group("ur5")
     poses = [T.homogeneous for _, T in _targets(group, 40, seed=15)]
     far = poses[0].copy()

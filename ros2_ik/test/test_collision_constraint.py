@@ -6,19 +6,11 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
-from ros2_ik.core.collision import (
-    Box,
-    CollisionChecker,
-    Cylinder,
-    MinimumDistanceConstraint,
-    PlanningScene,
-    SceneObject,
-    Sphere,
-    load_scene_yaml,
-    pose_from_xyz_quat,
-)
-from ros2_ik.core.collision.constraint import pair_gradients
+from ros2_ik.core.collision import (Box, CollisionChecker, Cylinder, PlanningScene, SceneObject,
+                                    Sphere, load_scene_yaml, pose_from_xyz_quat)
 from ros2_ik.core.collision.meshes import environment_share_dirs
+from ros2_ik.core.constraints import MinimumDistanceConstraint
+from ros2_ik.core.constraints.collision import pair_gradients
 from ros2_ik.core.errors import InvalidArgument
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -215,7 +207,7 @@ def test_concurrent_evaluations_match_sequential_ones():
 
 
 def test_cost_gradient_matches_finite_differences_and_vanishes_when_far():
-    from ros2_ik.core.collision import MinimumDistanceCost
+    from ros2_ik.core.costs import MinimumDistanceCost
 
     model, checker = tiny_checker()
     cost = MinimumDistanceCost(checker, influence_distance_m=0.3, weight=2.0)

@@ -14,19 +14,12 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
-from ros2_ik.core.collision import (
-    CollisionChecker,
-    DistanceConstraint,
-    MinimumDistanceUpperBoundConstraint,
-    PlanningScene,
-    SceneObject,
-    Sphere,
-    load_scene_yaml,
-    pose_from_xyz_quat,
-)
+from ros2_ik.core.collision import (CollisionChecker, PlanningScene, SceneObject, Sphere,
+                                    load_scene_yaml, pose_from_xyz_quat)
+from ros2_ik.core.constraints import DistanceConstraint, MinimumDistanceUpperBoundConstraint
 from ros2_ik.core.errors import InvalidGeometry, InvalidGoal
+from ros2_ik.core.model.robot import Robot
 from ros2_ik.core.problem import Problem
-from ros2_ik.core.robot import Robot
 from ros2_ik.core.solve import solve
 from test_collision_constraint import BENCH_SCENE, kinematics, tiny_checker
 from test_collision_distances import panda_files
@@ -214,7 +207,7 @@ def panda_scene():
 def test_panda_hand_over_the_low_box_in_the_bench_scene(panda_scene, solver):
     """The hand 1-3 cm from the low box while the arm keeps 5 mm from everything else."""
     robot, group, checker = panda_scene
-    from ros2_ik.core.collision import MinimumDistanceConstraint
+    from ros2_ik.core.constraints import MinimumDistanceConstraint
     constraints = [DistanceConstraint(checker, "panda_hand", "box_low", 0.01, 0.03),
                    MinimumDistanceUpperBoundConstraint(checker, 0.03),
                    MinimumDistanceConstraint(checker, 0.005, 0.05)]

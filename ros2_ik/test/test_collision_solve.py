@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from ros2_ik.core.collision import MinimumDistanceConstraint
+from ros2_ik.core.constraints import MinimumDistanceConstraint
 from ros2_ik.core.solve import solve
 from test_lm_pose_first import READY, arm_and_target, checker_with_ball
 

@@ -17,14 +17,14 @@ import pytest
 
 from ros2_ik.core import constraints as C
 from ros2_ik.core import robots
+from ros2_ik.core.kinematics.frames import relative_rotation
+from ros2_ik.core.model.robot import Robot
 from ros2_ik.core.problem import Problem
-from ros2_ik.core.robot import Robot
 from ros2_ik.core.solve import solve
 from ros2_ik.core.solvers import active_set, chain_kernel, constraint_kernel as ck
 from ros2_ik.core.solvers.budget import Budget
 from ros2_ik.core.solvers.lm import LevenbergMarquardt, _lm_step
 from ros2_ik.core.solvers.residuals import Residuals
-from ros2_ik.core.constraints._frames import relative_rotation
 from ros2_ik.core.verify import ConstraintTolerance
 
 BENCH = Path(__file__).resolve().parents[2] / "bench"
@@ -310,7 +310,7 @@ def test_locked_joints_fold_into_the_tree():
 
 def test_compiled_problems_try_the_seed_before_ranking_the_library():
     """Cheap attempts: the seed first, then the ranked library without the seed again."""
-    from ros2_ik.core import seed_library
+    from ros2_ik.core.solvers import seed_library
     from ros2_ik.core.solvers.base import Search, SolveOptions
     group = robots.load_group("panda")[1]
     spec = fam.generate("a", "panda", group, 1, seed=2)[0]

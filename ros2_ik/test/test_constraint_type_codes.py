@@ -74,7 +74,7 @@ def test_the_measure_of_an_unknown_code_is_never_accepted(kernels):
 
 
 def test_the_dispatch_names_every_cost_code(kernels):
-    from ros2_ik.core.constraints import registry
+    from ros2_ik.core.costs import registry
     assert sorted(kernels.COST_CODES) == sorted(k.code for k in registry.cost_kinds())
 
 

@@ -1,4 +1,4 @@
-"""The list-making argument checks agree with the checks on arrays (_checks.py).
+"""The list-making argument checks agree with the checks on arrays (checks.py).
 
 ``vector_lists``, ``box_and_point`` and ``rotation_list`` read well-formed arguments as
 floats without an array and hand anything else to ``vector3`` / ``unit_vector3`` /
@@ -13,7 +13,7 @@ import pytest
 from ros2_ik.core import constraints as C
 from ros2_ik.core import costs as K
 from ros2_ik.core import robots
-from ros2_ik.core.constraints import _checks as check
+from ros2_ik.core.constraints import checks as check
 from ros2_ik.core.errors import InvalidGoal
 from ros2_ik.core.problem import Problem
 from ros2_ik.core.solvers import constraint_kernel as ck

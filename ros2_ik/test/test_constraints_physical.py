@@ -17,13 +17,13 @@ from test_constraints_fixtures import FRAMES, ROBOTS, random_configurations
 from test_constraints_jacobians import A_POLY, P_GP, X_OFFSET, _terms
 
 from ros2_ik.core import constraints as C
-from ros2_ik.core import seed_library
 from ros2_ik.core.constraints import _samples, update_kinematics
 from ros2_ik.core.costs import PostureCost
+from ros2_ik.core.model.robots import load_group
 from ros2_ik.core.problem import Problem
 from ros2_ik.core.result import IKStatus
-from ros2_ik.core.robots import load_group
 from ros2_ik.core.solve import solve
+from ros2_ik.core.solvers import seed_library
 from ros2_ik.core.verify import ConstraintTolerance, verify_pose
 
 TERM_NAMES = list(_terms(ROBOTS["tiny"](), *FRAMES["tiny"]))

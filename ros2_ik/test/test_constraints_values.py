@@ -26,7 +26,7 @@ from ros2_ik.core.constraints import (
     PositionConstraint,
     update_kinematics,
 )
-from ros2_ik.core.constraints._frames import perpendicular, projection_off
+from ros2_ik.core.kinematics.frames import perpendicular, projection_off
 
 
 def _tip(q1, q2):
@@ -293,8 +293,8 @@ def test_perpendicular_and_projection_of_any_direction(n):
 
 def test_frame_id_sees_frames_added_later_and_keeps_the_first_of_a_name():
     """The per-model table answers known names without asking the model; added frames count."""
-    from ros2_ik.core.constraints._frames import frame_id
     from ros2_ik.core.errors import InvalidFrame
+    from ros2_ik.core.kinematics.frames import frame_id
     model = planar_2r()
     tip = frame_id(model, "tip")
     with pytest.raises(InvalidFrame):

@@ -50,9 +50,9 @@ def test_unaligned_continuous_axis_gets_a_one_angle_twin(solver):
     So the compiled pose attempt takes such arms too (issue 38: they were slower than
     TRAC-IK on the cos/sin loop); answers checked by the full model's FK.
     """
+    from ros2_ik.core.model.robot import Robot
     from ros2_ik.core.pose import PoseTarget
     from ros2_ik.core.result import IKStatus
-    from ros2_ik.core.robot import Robot
     from ros2_ik.core.solve import solve
     from ros2_ik.core.solvers import chain_kernel
 
@@ -77,8 +77,8 @@ def test_unaligned_continuous_axis_takes_constraints():
     unaligned revolute joint has none, which raised AttributeError out of ``solve``.
     """
     from ros2_ik.core import constraints as C
+    from ros2_ik.core.model.robot import Robot
     from ros2_ik.core.problem import Problem
-    from ros2_ik.core.robot import Robot
     from ros2_ik.core.solve import solve
     from ros2_ik.core.verify import ConstraintTolerance, check
 

@@ -14,9 +14,9 @@ import pinocchio as pin
 import pytest
 
 from ros2_ik.core import robots
+from ros2_ik.core.model.robot import Robot
 from ros2_ik.core.pose import PoseTarget
 from ros2_ik.core.result import IKStatus
-from ros2_ik.core.robot import Robot
 from ros2_ik.core.solve import solve
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))

@@ -134,7 +134,7 @@ def test_to_full_q_places_each_joint_at_its_pinocchio_index(arm):
     """
     if arm == "mixed":
         from test_chain_kernel import MIXED_URDF
-        from ros2_ik.core.robot import Robot
+        from ros2_ik.core.model.robot import Robot
         group = Robot.from_urdf(MIXED_URDF).group("base", "tool")
     else:
         group = robots.load_group(arm)[1]

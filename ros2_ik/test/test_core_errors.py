@@ -6,8 +6,8 @@ import pinocchio as pin
 import pytest
 
 from ros2_ik.core import errors, robots
+from ros2_ik.core.model.robot import Robot
 from ros2_ik.core.pose import PoseTarget
-from ros2_ik.core.robot import Robot
 from ros2_ik.core.solve import solve
 from ros2_ik.core.solvers import registry
 from ros2_ik.core.verify import verify_pose

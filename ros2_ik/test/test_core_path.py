@@ -13,7 +13,7 @@ import pytest
 from ros2_ik.core import PoseTarget, errors, robots
 from ros2_ik.core.constraints import JointBoundsConstraint
 from ros2_ik.core.path import PathStatus, solve_path
-from ros2_ik.core.path_segments import between, cartesian_waypoints
+from ros2_ik.core.path.segments import between, cartesian_waypoints
 
 STEP = 0.2
 
@@ -223,9 +223,9 @@ def test_bad_input_names_the_field(panda):
 
 def test_obstacle_on_the_line_stops_the_path_before_it():
     """The hand goes down onto a ball: the path stops clear of it, naming the clearance."""
-    from ros2_ik.core.collision import (CollisionChecker, MinimumDistanceConstraint,
-                                        PlanningScene, SceneObject, Sphere,
+    from ros2_ik.core.collision import (CollisionChecker, PlanningScene, SceneObject, Sphere,
                                         pose_from_xyz_quat)
+    from ros2_ik.core.constraints import MinimumDistanceConstraint
     from test_lm_pose_first import READY, arm_and_target
 
     robot, urdf, srdf, group, _ = arm_and_target()

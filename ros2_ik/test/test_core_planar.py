@@ -5,10 +5,10 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
+from ros2_ik.core.model.robot import Robot
 from ros2_ik.core.pose import PoseTarget
-from ros2_ik.core.robot import Robot
-from ros2_ik.core.solve import solve
 from ros2_ik.core.result import IKStatus
+from ros2_ik.core.solve import solve
 
 L1, L2 = 1.0, 0.7
 

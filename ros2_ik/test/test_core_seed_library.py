@@ -5,11 +5,12 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
-from ros2_ik.core import errors, robots, seed_library
+from ros2_ik.core import errors, robots
 from ros2_ik.core.constraints import PositionConstraint
 from ros2_ik.core.pose import PoseTarget
 from ros2_ik.core.problem import Problem
 from ros2_ik.core.solve import solve
+from ros2_ik.core.solvers import seed_library
 from ros2_ik.core.solvers.base import Search, SolveOptions
 
 

@@ -5,9 +5,9 @@ import numpy as np
 import pytest
 
 from ros2_ik.core.costs import PostureCost
+from ros2_ik.core.model.robot import Robot
 from ros2_ik.core.pose import PoseTarget
 from ros2_ik.core.result import IKStatus
-from ros2_ik.core.robot import Robot
 from ros2_ik.core.solve import solve
 
 WRIST = """<?xml version="1.0"?>

@@ -1,4 +1,4 @@
-"""Datasets (core/dataset.py): rows checked by independent FK, memory flat in N, bad input."""
+"""Datasets (core/maps/dataset.py): rows checked by independent FK, memory flat in N, bad input."""
 import tracemalloc
 
 import numpy as np
@@ -6,8 +6,8 @@ import pinocchio as pin
 import pytest
 
 from ros2_ik.core import errors, robots
-from ros2_ik.core.batch import STATUS_CODES, GroupSpec
-from ros2_ik.core.dataset import load, write_dataset
+from ros2_ik.core.maps.batch import GroupSpec, STATUS_CODES
+from ros2_ik.core.maps.dataset import load, write_dataset
 from ros2_ik.core.result import IKStatus
 
 PANDA = GroupSpec(arm="panda")

@@ -42,10 +42,10 @@ def test_the_blocker_blocks(without_extras, tmp_path):
 def test_core_node_and_reach_without_extras(without_extras, tmp_path):
     result = run("""
         import json, sys
-        import ros2_ik.core, ros2_ik.core.batch, ros2_ik.node.ik_node, ros2_ik.node.demo
+        import ros2_ik.core, ros2_ik.core.maps.batch, ros2_ik.node.ik_node, ros2_ik.node.demo
         from ros2_ik import reach
         from ros2_ik.core import errors
-        from ros2_ik.core.batch import GroupSpec, solve_batch
+        from ros2_ik.core.maps.batch import GroupSpec, solve_batch
         code = reach.main(["--resolution", "0.3", "--radius", "0.3", "--center", "0.3", "0",
                            "0.4", "--directions", "2", "--rolls", "1", "--samples", "20000",
                            "--out", "m.npz"])

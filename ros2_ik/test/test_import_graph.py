@@ -1,4 +1,10 @@
-"""No module of ``core/solvers/`` reaches into another one's private names (issue 39).
+"""The core's import graph: one-way layers between its packages, no private reach-ins.
+
+``core/``'s root holds only the API (issue 46); its packages import one way, from
+:data:`LAYERS`' first entry up, and no package imports another one's private modules or
+names (:func:`test_core_imports_run_one_way`).
+
+No module of ``core/solvers/`` reaches into another one's private names (issue 39).
 
 The algorithms (lm, dls, bfgs, sqp) share code through public names of shared modules
 (``pose_state``, ``scipy_solver``, ``residuals``, ...), never through another module's
@@ -36,6 +42,139 @@ JIT_IMPORTS = {
     # polishing's loop: restoration is the LM attempt, each step the polishing model
     ("_polish_loop_jit", "_constraint_lm_jit"), ("_polish_loop_jit", "_polish_jit"),
 }
+
+
+#: The root of ``core/``: the API only (issue 46); every other module is in a package.
+ROOT_API = {"__init__", "errors", "pose", "problem", "result", "solve", "terms", "verify"}
+#: The core's parts, lowest first: a module may import from its own part and from the
+#: parts of lower entries only.  A part is a package of ``core/`` or a root module;
+#: ``runtime.warm_up`` (``python -m``: compiles every kernel) stands on top of it all.
+LAYERS = (
+    {"errors", "result", "runtime"},  # plumbing: BLAS, the jit decorator, caches
+    {"model"},  # robot, groups, frame names
+    {"kinematics"},  # the kernels' kinematic model, FK, Lie helpers, frame quantities
+    {"closed_form"},  # closed-form pose IK of the chains that have one
+    {"collision"},  # collision geometry, scene, distances
+    {"terms", "pose"},  # the term interfaces and the pose target
+    {"constraints"},
+    {"costs"},
+    {"problem", "verify"},
+    {"solvers", "servo"},
+    {"solve"},
+    {"path", "maps"},
+    {"__init__", "warm_up"},
+)
+#: Imports against the layers or into another part's private modules, each with the
+#: step of issue 46 that removes it.
+EXCEPTIONS = {
+    # the constraint files' kernels reach the kinematics' compiled helpers through
+    # module globals that load() fills: goes with the generated dispatch (stage 2)
+    ("ros2_ik.core.constraints.compiled", "ros2_ik.core.solvers._constraint_jit"),
+}
+
+
+def _part(module: str) -> str:
+    """The part of ``ros2_ik.core.<...>`` that :data:`LAYERS` ranks."""
+    if module == "ros2_ik.core.runtime.warm_up":
+        return "warm_up"
+    parts = module.split(".")
+    return parts[2] if len(parts) > 2 else "__init__"
+
+
+def _rank(part: str) -> int:
+    return next(i for i, layer in enumerate(LAYERS) if part in layer)
+
+
+def _core_modules():
+    """``(dotted name, path, is a package's __init__)`` of every core module."""
+    for path in sorted(CORE.rglob("*.py")):
+        rel = path.relative_to(CORE.parents[1]).with_suffix("").parts
+        init = rel[-1] == "__init__"
+        yield ".".join(rel[:-1] if init else rel), path, init
+
+
+def core_imports(source: str, module: str, init: bool):
+    """``(imported module, name or None)`` of every ``ros2_ik.core`` import in ``source``.
+
+    A name that is a submodule (``from ros2_ik.core import errors``) counts as that
+    module; imports inside functions count too.
+    """
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            yield from ((a.name, None) for a in node.names if a.name.startswith("ros2_ik.core"))
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = module.split(".")[:len(module.split(".")) - node.level + init]
+                origin = ".".join(base + ([node.module] if node.module else []))
+            else:
+                origin = node.module or ""
+            if origin.startswith("ros2_ik.core"):
+                for a in node.names:
+                    sub = f"{origin}.{a.name}"
+                    is_module = (CORE.parents[1] / sub.replace(".", "/")).with_suffix(".py") \
+                        .exists() or (CORE.parents[1] / sub.replace(".", "/")).is_dir()
+                    yield (sub, None) if is_module else (origin, a.name)
+
+
+def layering_violations(module: str, imports) -> List[str]:
+    """The imports of ``module`` against :data:`LAYERS` or into another part's privates."""
+    out = []
+    here = _part(module)
+    for target, name in imports:
+        there = _part(target)
+        if there == here or (module, target) in EXCEPTIONS:
+            continue
+        if _rank(there) >= _rank(here):
+            out.append(f"{module} imports {target} (layer {there} is not below {here})")
+        inner = target.split(".")[3:] + ([name] if name else [])
+        if any(_private(p) for p in inner):
+            out.append(f"{module} imports private {target}{'.' + name if name else ''}")
+    return out
+
+
+def test_the_core_root_holds_only_the_api():
+    root = {p.stem for p in CORE.glob("*.py")}
+    assert root == ROOT_API and len(root) <= 10
+
+
+def test_every_core_part_has_a_layer():
+    parts = {_part(m) for m, _, _ in _core_modules()}
+    assert parts <= set().union(*LAYERS), parts - set().union(*LAYERS)
+
+
+def test_the_layering_check_finds_each_kind_of_violation():
+    imports = [("ros2_ik.core.solvers.base", None), ("ros2_ik.core.kinematics.frames", None),
+               ("ros2_ik.core.constraints._base", None),
+               ("ros2_ik.core.constraints.compiled", "_hidden"), ("ros2_ik.core.errors", None)]
+    assert layering_violations("ros2_ik.core.costs.position", imports) == [
+        "ros2_ik.core.costs.position imports ros2_ik.core.solvers.base "
+        "(layer solvers is not below costs)",
+        "ros2_ik.core.costs.position imports private ros2_ik.core.constraints._base",
+        "ros2_ik.core.costs.position imports private "
+        "ros2_ik.core.constraints.compiled._hidden"]
+    # a part's own private modules, and lower parts' public ones, are fine
+    assert layering_violations("ros2_ik.core.constraints.angle", [
+        ("ros2_ik.core.constraints._base", None), ("ros2_ik.core.model.group", None)]) == []
+    assert layering_violations("ros2_ik.core.maps.batch", [
+        ("ros2_ik.core.path.options", None)]) == [
+        "ros2_ik.core.maps.batch imports ros2_ik.core.path.options "
+        "(layer path is not below maps)"]
+
+
+def test_core_imports_run_one_way():
+    """model <- kinematics <- terms (constraints, costs) <- solvers <- path, maps."""
+    out = []
+    for module, path, init in _core_modules():
+        out += layering_violations(module, core_imports(path.read_text(), module, init))
+    assert out == []
+
+
+def test_the_listed_exceptions_still_exist():
+    """An exception that no import needs any more is taken off the list."""
+    found = set()
+    for module, path, init in _core_modules():
+        found |= {(module, t) for t, _ in core_imports(path.read_text(), module, init)}
+    assert EXCEPTIONS <= found
 
 
 def _private(name: str) -> bool:
@@ -115,14 +254,14 @@ def test_no_solver_module_imports_another_ones_private_names(module):
 
 
 def test_solve_names_no_solver_kernel():
-    """``solve.py`` reaches the solvers through the registry and the base only."""
+    """``solve.py`` reaches the solvers through the registry, the base and the seed library."""
     tree = ast.parse((CORE / "solve.py").read_text())
     used = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom) and (node.module or "").startswith(PACKAGE):
             used |= {f"{node.module}.{a.name}" if node.module == PACKAGE else node.module
                      for a in node.names}
-    assert used <= {f"{PACKAGE}.registry", f"{PACKAGE}.base"}, used
+    assert used <= {f"{PACKAGE}.registry", f"{PACKAGE}.base", f"{PACKAGE}.seed_library"}, used
 
 
 def test_the_compiled_modules_depend_on_each_other_as_listed():
@@ -147,7 +286,7 @@ def test_every_core_file_with_compiled_functions_is_a_source_of_the_stale_cache_
     """An edit of a constraint's or cost's file drops the caches of the kernels calling it."""
     from ros2_ik.core.kinematics import jit
     from ros2_ik.core.solvers import constraint_kernel
-    uses_jit = re.compile(r"^from (ros2_ik\.core|)\.compiled import jit", re.MULTILINE)
+    uses_jit = re.compile(r"^from ros2_ik\.core\.runtime\.compiled import jit", re.MULTILINE)
     compiled = {p.resolve() for p in CORE.rglob("*.py") if p.parent != SOLVERS
                 and uses_jit.search(p.read_text())}
     sources = set(constraint_kernel.constraint_sources()) | set(jit.SOURCES) | {

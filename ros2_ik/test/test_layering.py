@@ -74,7 +74,7 @@ def core_import_graph():
 def test_core_modules_import_no_cycle_between_two_modules():
     """No pair of core modules imports each other (e.g. group <-> robot), even for types."""
     graph = core_import_graph()
-    assert "ros2_ik.core.group" in graph and "ros2_ik.core.robot" in graph
+    assert "ros2_ik.core.model.group" in graph and "ros2_ik.core.model.robot" in graph
     pairs = sorted({tuple(sorted((a, b))) for a, deps in graph.items() for b in deps
                     if a in graph.get(b, ()) and not b.startswith(a + ".")
                     and not a.startswith(b + ".")})

@@ -3,17 +3,12 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
-from ros2_ik.core.collision import (
-    CollisionChecker,
-    MinimumDistanceConstraint,
-    PlanningScene,
-    SceneObject,
-    Sphere,
-    pose_from_xyz_quat,
-)
+from ros2_ik.core.collision import (CollisionChecker, PlanningScene, SceneObject, Sphere,
+                                    pose_from_xyz_quat)
+from ros2_ik.core.constraints import MinimumDistanceConstraint
+from ros2_ik.core.model.robot import Robot
 from ros2_ik.core.pose import PoseTarget
 from ros2_ik.core.problem import Problem
-from ros2_ik.core.robot import Robot
 from ros2_ik.core.solvers import chain_kernel
 from ros2_ik.core.solvers.base import SolveOptions
 from ros2_ik.core.solvers.budget import Budget
@@ -180,7 +175,7 @@ def test_constraint_problems_solve_the_clearance_last(panda, offset):
 
 def test_a_compiled_clearance_last_attempt_tries_the_seed_before_ranking(panda, monkeypatch):
     """Its attempt (~0.3 ms) costs less than ranking the library (~0.6 ms): seed first."""
-    from ros2_ik.core import seed_library
+    from ros2_ik.core.solvers import seed_library
     if not chain_kernel.available():
         pytest.skip("numba not installed: the first stage runs in Python, ranking goes first")
     _, _, _, group, _, _ = panda

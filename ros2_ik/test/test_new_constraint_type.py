@@ -20,8 +20,8 @@ from ros2_ik.core import constraints as C
 from ros2_ik.core import robots
 from ros2_ik.core.constraints import registry
 from ros2_ik.core.constraints._base import BoundedConstraint
-from ros2_ik.core.constraints._compiled import Kind
-from ros2_ik.core.constraints._frames import frame_id
+from ros2_ik.core.constraints.compiled import Kind
+from ros2_ik.core.kinematics.frames import frame_id
 from ros2_ik.core.problem import Problem
 from ros2_ik.core.result import IKStatus
 from ros2_ik.core.solve import solve

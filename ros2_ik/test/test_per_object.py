@@ -4,7 +4,7 @@ import gc
 import pytest
 
 from ros2_ik.core import robots
-from ros2_ik.core.per_object import PerObject
+from ros2_ik.core.runtime.per_object import PerObject
 
 
 class _Key:

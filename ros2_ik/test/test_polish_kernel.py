@@ -18,6 +18,7 @@ import pytest
 
 from ros2_ik.core import costs as K
 from ros2_ik.core import robots
+from ros2_ik.core.costs import posture as posture_cost
 from ros2_ik.core.pose import PoseTarget
 from ros2_ik.core.problem import Problem
 from ros2_ik.core.solvers import chain_kernel, constraint_kernel as ck, polish, polish_kernel
@@ -217,11 +218,11 @@ def test_posture_constant_of_the_locked_joints_is_pinocchios(tip):
     To ``tool`` only a revolute joint is locked (the float sum); to ``l2`` a continuous
     one is too (pinocchio's difference on its (cos, sin)).
     """
-    from ros2_ik.core.robot import Robot
+    from ros2_ik.core.model.robot import Robot
     from test_chain_kernel import MIXED_URDF
     group = Robot.from_urdf(MIXED_URDF).group("base", tip)
     model = group.robot.model
-    assert (K.posture_columns(group)[5] is None) == (tip == "l2")
+    assert (posture_cost.posture_columns(group)[5] is None) == (tip == "l2")
     rng = np.random.default_rng(5)
     outside = np.ones(model.nv, dtype=bool)
     outside[group.iv_full] = False
@@ -237,5 +238,5 @@ def test_posture_constant_of_the_locked_joints_is_pinocchios(tip):
         weights = rng.uniform(0.0, 2.0, model.nv)
         d = pin.difference(model, nominal, group.q_full_locked)
         expected = 0.5 * float(np.sum((weights * d * d)[outside]))
-        constant = K.encode_posture(K.PostureCost(model, nominal, weights), group)[1]
+        constant = posture_cost.encode_posture(K.PostureCost(model, nominal, weights), group)[1]
         assert constant == pytest.approx(expected, rel=1e-12, abs=1e-15)

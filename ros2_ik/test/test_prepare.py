@@ -1,8 +1,9 @@
 """solve.prepare does each group's one-time work once per (frame, constrained, solver)."""
 import importlib
 
-from ros2_ik.core import robots, seed_library
+from ros2_ik.core import robots
 from ros2_ik.core.pose import PoseTarget
+from ros2_ik.core.solvers import seed_library
 from ros2_ik.core.solvers import registry
 
 solve_module = importlib.import_module("ros2_ik.core.solve")

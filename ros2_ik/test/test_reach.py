@@ -1,4 +1,4 @@
-"""Capability maps (core/capability.py) and the ``reach`` CLI on a tiny grid."""
+"""Capability maps (core/maps/capability.py) and the ``reach`` CLI on a tiny grid."""
 import json
 from dataclasses import asdict
 
@@ -7,9 +7,9 @@ import pytest
 
 from ros2_ik import reach
 from ros2_ik.core import errors, robots
-from ros2_ik.core.batch import GroupSpec
-from ros2_ik.core.capability import build_map, fibonacci_directions, MapSettings, \
-    orientations, voxel_centers
+from ros2_ik.core.maps.batch import GroupSpec
+from ros2_ik.core.maps.capability import (MapSettings, build_map, fibonacci_directions,
+                                          orientations, voxel_centers)
 
 PANDA = GroupSpec(arm="panda")
 TINY = MapSettings(resolution_m=0.25, radius_m=0.3, center_m=(0.3, 0.0, 0.4), directions=3,

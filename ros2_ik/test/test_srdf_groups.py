@@ -1,11 +1,11 @@
-"""SRDF groups (core/srdf_groups.py) on the real Panda and PR2 SRDFs of example-robot-data.
+"""SRDF groups (core/model/srdf_groups.py) on the real Panda and PR2 SRDFs of example-robot-data.
 
 The expected joint lists are written out from the SRDF and URDF files, not computed.
 """
 import pytest
 
 from ros2_ik.core import robots
-from ros2_ik.core.srdf_groups import srdf_groups
+from ros2_ik.core.model.srdf_groups import srdf_groups
 
 PR2_RIGHT = ("r_shoulder_pan_joint", "r_shoulder_lift_joint", "r_upper_arm_roll_joint",
              "r_elbow_flex_joint", "r_forearm_roll_joint", "r_wrist_flex_joint",

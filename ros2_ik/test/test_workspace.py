@@ -1,9 +1,10 @@
-"""Forward-sampled workspace marks (core/workspace.py), checked by independent FK."""
+"""Forward-sampled workspace marks (core/maps/workspace.py), checked by independent FK."""
 import numpy as np
 import pinocchio as pin
 
-from ros2_ik.core import robots, workspace
-from ros2_ik.core.capability import orientations, voxel_centers
+from ros2_ik.core import robots
+from ros2_ik.core.maps import workspace
+from ros2_ik.core.maps.capability import orientations, voxel_centers
 
 CENTER, PITCH = (0.0, 0.0, 0.333), 0.15
 

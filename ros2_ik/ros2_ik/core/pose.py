@@ -99,7 +99,7 @@ def _tolerance_ok(value) -> bool:
 
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ros2_ik.core.group import Group
+    from ros2_ik.core.model.group import Group
 
 
 @dataclass(frozen=True)

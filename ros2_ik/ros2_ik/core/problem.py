@@ -8,7 +8,7 @@ import numpy as np
 
 from ros2_ik.core import errors, terms
 from ros2_ik.core.constraints.joints import JointBoundsConstraint
-from ros2_ik.core.group import Group
+from ros2_ik.core.model.group import Group
 from ros2_ik.core.pose import CompiledPose, PoseTarget
 
 

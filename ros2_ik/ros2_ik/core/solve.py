@@ -8,13 +8,13 @@ from typing import Callable, Iterable, Optional, Union
 
 import numpy as np
 
-from ros2_ik.core import errors, seed_library, terms
-from ros2_ik.core.group import Group
-from ros2_ik.core.per_object import PerObject
+from ros2_ik.core import errors, terms
+from ros2_ik.core.model.group import Group
 from ros2_ik.core.pose import PoseTarget
 from ros2_ik.core.problem import Problem
 from ros2_ik.core.result import IKResult, Progress
-from ros2_ik.core.solvers import registry
+from ros2_ik.core.runtime.per_object import PerObject
+from ros2_ik.core.solvers import registry, seed_library
 from ros2_ik.core.solvers.base import SolveOptions
 from ros2_ik.core.verify import CONSTRAINT_TOLERANCE_M, CONSTRAINT_TOLERANCE_RAD, \
     ConstraintTolerance

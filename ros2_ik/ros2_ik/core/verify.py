@@ -13,7 +13,7 @@ import numpy as np
 import pinocchio as pin
 
 from ros2_ik.core import terms
-from ros2_ik.core.group import Group
+from ros2_ik.core.model.group import Group
 from ros2_ik.core.pose import CompiledPose, PoseTarget
 
 #: Default tolerances on constraint violations: [m] for positions, distances and

@@ -14,7 +14,7 @@ from std_msgs.msg import ColorRGBA
 from visualization_msgs.msg import Marker, MarkerArray
 
 from ros2_ik.core import errors
-from ros2_ik.core.capability import load_map
+from ros2_ik.core.maps.capability import load_map
 
 LATCHED = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL,
                      reliability=ReliabilityPolicy.RELIABLE)

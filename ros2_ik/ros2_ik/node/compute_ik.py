@@ -13,8 +13,8 @@ from typing import NamedTuple, Optional
 
 import numpy as np
 
-from ros2_ik.core.collision import MinimumDistanceConstraint
 from ros2_ik.core import errors
+from ros2_ik.core.constraints import MinimumDistanceConstraint
 from ros2_ik.core.pose import PoseTarget
 from ros2_ik.core.solve import solve
 from ros2_ik.core.verify import CONSTRAINT_TOLERANCE_M, ConstraintTolerance, check

@@ -14,11 +14,11 @@ from typing import Callable, List, Optional
 import numpy as np
 
 from ros2_ik.core import constraints as C
+from ros2_ik.core.constraints import (DistanceConstraint, MinimumDistanceConstraint,
+                                      MinimumDistanceUpperBoundConstraint)
 from ros2_ik.core.problem import Problem
 from ros2_ik.core.result import Progress
 from ros2_ik.core.solve import solve
-from ros2_ik.core.collision import (
-    DistanceConstraint, MinimumDistanceConstraint, MinimumDistanceUpperBoundConstraint)
 from ros2_ik.core.verify import ConstraintTolerance, check
 from ros2_ik.node.compute_ik import (
     collision_checker, minimum_distance, resolve_group, seed_for, solve_options)

@@ -13,7 +13,7 @@ import pinocchio as pin
 
 from ros2_ik.core import constraints as C
 from ros2_ik.core import costs as K
-from ros2_ik.core.collision import DistanceConstraint, MinimumDistanceUpperBoundConstraint
+from ros2_ik.core.constraints import DistanceConstraint, MinimumDistanceUpperBoundConstraint
 from ros2_ik.core.errors import IKError, InvalidGoal
 from ros2_ik.core.pose import PoseTarget
 from ros2_ik.node.conversions import (

@@ -10,7 +10,7 @@ attribute names), so it is unit-tested where moveit_msgs is not installed; only
 Mapping of ``PositionIKRequest``:
 
 - ``group_name``: one of our ``group_names``, else a group of the SRDF (chains, joint
-  lists, subgroups; core/srdf_groups.py); empty: the default group.  Unknown:
+  lists, subgroups; core/model/srdf_groups.py); empty: the default group.  Unknown:
   INVALID_GROUP_NAME.
 - ``robot_state.joint_state``: the seed (joints outside the group are ignored); empty:
   the latest ``joint_states``.  The answer is this joint state with the group joints

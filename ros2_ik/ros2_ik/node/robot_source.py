@@ -16,8 +16,8 @@ import pinocchio as pin
 
 from ros2_ik.core.collision import CollisionChecker, MeshResolver, PlanningScene
 from ros2_ik.core.errors import IKError
-from ros2_ik.core.robot import Robot
-from ros2_ik.core.srdf_groups import SrdfGroup, srdf_groups
+from ros2_ik.core.model.robot import Robot
+from ros2_ik.core.model.srdf_groups import SrdfGroup, srdf_groups
 
 
 @dataclass
@@ -45,7 +45,7 @@ class RobotSnapshot:
 
     @property
     def srdf_groups(self) -> Dict[str, SrdfGroup]:
-        """The SRDF's groups on this model (core/srdf_groups.py), resolved on first use."""
+        """The SRDF's groups on this model (core/model/srdf_groups.py), resolved on first use."""
         if self._srdf_groups is None:
             with self._lock:
                 if self._srdf_groups is None:

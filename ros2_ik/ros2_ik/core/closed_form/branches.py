@@ -20,7 +20,7 @@ from typing import NamedTuple, Optional, Tuple
 import numpy as np
 import pinocchio as pin
 
-from ros2_ik.core.compiled import jit
+from ros2_ik.core.runtime.compiled import jit
 
 TWO_PI = 2.0 * math.pi
 #: A branch outside the limits by more than this [rad], and by more than the distance the

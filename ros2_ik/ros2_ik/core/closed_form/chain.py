@@ -20,7 +20,7 @@ from typing import NamedTuple, Optional, Tuple
 import numpy as np
 import pinocchio as pin
 
-from ros2_ik.core.per_object import PerObject
+from ros2_ik.core.runtime.per_object import PerObject
 
 #: Joints a closed form takes: six, each a rotation.
 JOINTS = 6

@@ -1,4 +1,8 @@
-"""ROS-free collision core: robot geometry, planning scene, distances, distance terms.
+"""ROS-free collision core: robot geometry, planning scene, distances.
+
+The distance terms built on it are beside the other terms: ``MinimumDistanceConstraint``,
+``DistanceConstraint`` and ``MinimumDistanceUpperBoundConstraint`` in
+:mod:`ros2_ik.core.constraints`, ``MinimumDistanceCost`` in :mod:`ros2_ik.core.costs`.
 
 Typical use (all inputs are text or arrays; no ROS)::
 
@@ -24,9 +28,6 @@ The checker and the terms are shared between threads (each thread gets its own p
 data); scene changes (``scene.add/move/remove/clear``) are picked up at the next call.
 """
 from .checker import CollisionChecker, DistanceReport, PairDistances
-from .constraint import MinimumDistanceConstraint
-from .distance_bounds import DistanceConstraint, MinimumDistanceUpperBoundConstraint
-from .cost import MinimumDistanceCost
 from .meshes import MeshNotFoundError, MeshResolver, PathNotAllowed, check_allowed_path
 from .pairs import candidate_self_pairs, srdf_disabled_link_pairs
 from .robot_geometry import build_robot_geometry
@@ -47,14 +48,10 @@ __all__ = [
     "Box",
     "CollisionChecker",
     "Cylinder",
-    "DistanceConstraint",
     "DistanceReport",
     "Mesh",
     "MeshNotFoundError",
     "MeshResolver",
-    "MinimumDistanceConstraint",
-    "MinimumDistanceCost",
-    "MinimumDistanceUpperBoundConstraint",
     "PairDistances",
     "PathNotAllowed",
     "PlanningScene",

@@ -20,8 +20,8 @@ import numpy as np
 import pinocchio as pin
 
 from ..errors import InvalidArgument, InvalidFrame
-from ..constraints._frames import frame_id
-from ..frame_names import nameable_frames
+from ros2_ik.core.kinematics.frames import frame_id
+from ros2_ik.core.model.frame_names import nameable_frames
 from .bounds import BoundTables, build_bound_tables
 from .pairs import geometry_link_name
 from .robot_geometry import mesh_hull

@@ -2,10 +2,14 @@
 
 Each class resolves its frame / joint names once in ``__init__`` (unknown names raise
 ``InvalidFrame`` / ``InvalidJoint`` listing the valid ones), validates its numbers
-(``InvalidGoal`` naming the argument) and holds no ``pin.Data``.
+(``InvalidGoal`` naming the argument) and holds no ``pin.Data``.  The distance terms on
+the collision geometry (:mod:`ros2_ik.core.collision`) are in :mod:`.collision` and
+:mod:`.distance_bounds`.
 """
 from .angle import AngleBetweenVectorsConstraint
+from .collision import MinimumDistanceConstraint
 from .distance import PointToLineDistanceConstraint, PointToPointDistanceConstraint
+from .distance_bounds import DistanceConstraint, MinimumDistanceUpperBoundConstraint
 from .gaze import GazeTargetConstraint
 from .joints import JointBoundsConstraint, LockedJointConstraint
 from .numdiff import finite_difference, update_kinematics
@@ -15,9 +19,12 @@ from .position import PositionConstraint
 
 __all__ = [
     "AngleBetweenVectorsConstraint",
+    "DistanceConstraint",
     "GazeTargetConstraint",
     "JointBoundsConstraint",
     "LockedJointConstraint",
+    "MinimumDistanceConstraint",
+    "MinimumDistanceUpperBoundConstraint",
     "OrientationConstraint",
     "PointToLineDistanceConstraint",
     "PointToPointDistanceConstraint",

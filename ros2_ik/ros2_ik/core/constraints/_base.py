@@ -6,7 +6,7 @@ from typing import Optional, Tuple
 import numpy as np
 
 from ..terms import Constraint
-from ._checks import read_only
+from .checks import read_only
 
 
 def _bounds(values) -> np.ndarray:

@@ -7,14 +7,14 @@ from typing import Optional, Tuple
 import numpy as np
 import pinocchio as pin
 
-from ros2_ik.core.compiled import jit
+from ros2_ik.core.kinematics.frames import (cross, frame_id, frame_jacobian, vector_angle,
+                                            vectors_angle_and_gradient, vectors_dot)
+from ros2_ik.core.runtime.compiled import jit
 
-from . import _checks as check
-from . import _compiled as kernel
+from . import checks as check
+from . import compiled as kernel
 from . import _samples as samples
 from ._base import BoundedConstraint
-from ._frames import (cross, frame_id, frame_jacobian, vector_angle,
-                      vectors_angle_and_gradient, vectors_dot)
 
 
 class AngleBetweenVectorsConstraint(BoundedConstraint):
@@ -123,7 +123,7 @@ def _polish_rows(c: AngleBetweenVectorsConstraint) -> Tuple[int, bool]:
 
 @jit
 def _perpendicular(x, y, z):  # pragma: no cover - compiled
-    """Return a unit vector perpendicular to ``(x, y, z)``, as ``_frames.perpendicular``.
+    """Return a unit vector perpendicular to ``(x, y, z)``, as ``frames.perpendicular``.
 
     ``(x, y, z) x e_k`` for the axis ``e_k`` of its smallest entry, normalised.
     """

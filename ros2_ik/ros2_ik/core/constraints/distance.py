@@ -17,14 +17,14 @@ from typing import Optional, Tuple
 import numpy as np
 import pinocchio as pin
 
-from ros2_ik.core.compiled import jit
+from ros2_ik.core.kinematics.frames import (cross, frame_id, perpendicular, perpendicular_floats,
+                                            point_in_frame, projection_off, projection_off_floats)
+from ros2_ik.core.runtime.compiled import jit
 
-from . import _checks as check
-from . import _compiled as kernel
+from . import checks as check
+from . import compiled as kernel
 from . import _samples as samples
 from ._base import BoundedConstraint
-from ._frames import (cross, frame_id, perpendicular, perpendicular_floats, point_in_frame,
-                      projection_off, projection_off_floats)
 
 _X = np.array([1.0, 0.0, 0.0])
 

@@ -16,8 +16,8 @@ import numpy as np
 import pinocchio as pin
 
 from ..errors import InvalidGoal, InvalidJoint
-from . import _checks as check
-from ..per_object import PerObject
+from . import checks as check
+from ros2_ik.core.runtime.per_object import PerObject
 from ._base import BoundedConstraint
 
 

@@ -7,14 +7,15 @@ from typing import Optional, Tuple
 import numpy as np
 import pinocchio as pin
 
-from ros2_ik.core.compiled import jit
+from ros2_ik.core.kinematics.frames import (frame_id, relative_rotation, rotation_angle,
+                                            rotation_angle_and_gradient, rotation_between,
+                                            trace_and_gradient)
+from ros2_ik.core.runtime.compiled import jit
 
-from . import _checks as check
-from . import _compiled as kernel
+from . import checks as check
+from . import compiled as kernel
 from . import _samples as samples
 from ._base import BoundedConstraint
-from ._frames import (frame_id, relative_rotation, rotation_angle,
-                      rotation_angle_and_gradient, rotation_between, trace_and_gradient)
 
 
 _ZERO3 = np.zeros(3)

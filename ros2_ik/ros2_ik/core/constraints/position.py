@@ -6,13 +6,13 @@ from typing import Optional, Tuple
 import numpy as np
 import pinocchio as pin
 
-from ros2_ik.core.compiled import jit
+from ros2_ik.core.kinematics.frames import frame_id, point_in_frame
+from ros2_ik.core.runtime.compiled import jit
 
-from . import _checks as check
-from . import _compiled as kernel
+from . import checks as check
+from . import compiled as kernel
 from . import _samples as samples
 from ._base import BoundedConstraint
-from ._frames import frame_id, point_in_frame
 
 
 class PositionConstraint(BoundedConstraint):

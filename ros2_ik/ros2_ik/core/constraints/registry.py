@@ -6,21 +6,16 @@ with the type's :class:`Kind`.  The solvers look a constraint up here by exact c
 (:func:`kind_of`); a constraint of a class not registered, or registered without a
 type code, runs the solvers' Python path.  The compiled dispatch
 (``solvers._dispatch_jit``) calls each coded type's functions from its file.  The costs'
-kinds are those of ``costs.py`` (all four cost types in that one file).
+kinds are in :mod:`ros2_ik.core.costs.registry`.
 """
 from __future__ import annotations
 
 from typing import Dict, Optional, Tuple
 
-from ros2_ik.core import costs
-
 from . import angle, distance, gaze, orientation, polyhedron, position
-from ._compiled import CostKind, Kind
+from .compiled import Kind
 
 _KINDS: Dict[type, Kind] = {}
-#: The cost types the polishing kernel takes, by exact class (``costs.py``).
-_COST_KINDS: Dict[type, CostKind] = {k.cls: k for k in (
-    costs.POSTURE, costs.POSITION, costs.ORIENTATION, costs.ANGLE)}
 
 
 def register(kind: Kind) -> Kind:
@@ -41,16 +36,6 @@ def unregister(cls: type) -> None:
 def kind_of(constraint) -> Optional[Kind]:
     """Return the kind of ``constraint``'s exact class, or None (not registered)."""
     return _KINDS.get(type(constraint))
-
-
-def cost_kind_of(cost) -> Optional[CostKind]:
-    """Return the kind of ``cost``'s exact class, or None (the Python polishing runs)."""
-    return _COST_KINDS.get(type(cost))
-
-
-def cost_kinds() -> Tuple[CostKind, ...]:
-    """Return every cost kind."""
-    return tuple(_COST_KINDS.values())
 
 
 def kinds() -> Tuple[Kind, ...]:

@@ -1,18 +1,18 @@
-"""The kernels' ``jit`` decorator (:mod:`ros2_ik.core.compiled`) and their cache's staleness check.
+"""The kernels' ``jit`` decorator and their cache's staleness check.
 
-The decorator is defined once, in :mod:`ros2_ik.core.compiled` (importable without numba,
-so the constraint files can hold their compiled maths); it is re-exported here for the
-kernels.
+The decorator is defined once, in :mod:`ros2_ik.core.runtime.compiled` (importable
+without numba, so the constraint files can hold their compiled maths); it is re-exported
+here for the kernels.
 """
 from pathlib import Path
 from typing import Sequence
 
-from ros2_ik.core.compiled import jit  # noqa: F401 - re-exported: the kernels' decorator
+from ros2_ik.core.runtime.compiled import jit  # noqa: F401 - re-exported: the kernels' decorator
 
 _HERE = Path(__file__).resolve().parent
 #: The compiled files of this package and the decorator's: every kernel calls into them.
 SOURCES = tuple(_HERE / f"{name}.py" for name in ("lie", "forward")) + (
-    _HERE.parent / "compiled.py",)
+    _HERE.parent / "runtime" / "compiled.py",)
 
 
 def drop_stale_cache(kernel: Sequence[Path]) -> None:

@@ -13,8 +13,8 @@ from typing import Mapping, NamedTuple, Optional, Sequence, Tuple
 import numpy as np
 import pinocchio as pin
 
-from ros2_ik.core.group import unbounded_unaligned_axis
-from ros2_ik.core.per_object import PerObject
+from ros2_ik.core.model.group import unbounded_unaligned_axis
+from ros2_ik.core.runtime.per_object import PerObject
 
 _REVOLUTE = {"JointModelRX": (1.0, 0.0, 0.0), "JointModelRY": (0.0, 1.0, 0.0),
              "JointModelRZ": (0.0, 0.0, 1.0), "JointModelRUBX": (1.0, 0.0, 0.0),

@@ -11,7 +11,7 @@ close in at most at the rate that brings ``d`` exponentially down to ``d_s``, ne
 (Faverjon-Tournassoud's ``xi_FT (d - d_s) / (d_i - d_s)`` with ``xi_FT = xi (d_i - d_s)``
 [m/s], written with a gain in 1/s so it does not depend on the influence distance).  A pair
 already closer than ``d_s`` must separate.  ``dd/dq`` is
-:func:`ros2_ik.core.collision.constraint.pair_gradients` on the FULL model, restricted to
+:func:`ros2_ik.core.constraints.collision.pair_gradients` on the FULL model, restricted to
 the group's velocity columns: locked joints do not move, and a pair that no group joint
 moves gets no row (nothing the servo could do about it).
 
@@ -36,7 +36,7 @@ import numpy as np
 import pinocchio as pin
 
 from ros2_ik.core.collision.checker import CollisionChecker
-from ros2_ik.core.collision.constraint import pair_gradients
+from ros2_ik.core.constraints.collision import pair_gradients
 
 _MARGIN_M = 1e-3
 
@@ -45,7 +45,7 @@ class CollisionDampers:
     """Damper rows of one group against a checker's live scene (one thread at a time).
 
     Args:
-        group: the servo's :class:`ros2_ik.core.group.Group`.
+        group: the servo's :class:`ros2_ik.core.model.group.Group`.
         checker: a :class:`CollisionChecker` on the group's FULL model.
         clearance_m: ``d_s``, the distance no pair may go under [m] (signed, padded).
         influence_m: ``d_i`` > ``d_s``: pairs farther than this are ignored [m].

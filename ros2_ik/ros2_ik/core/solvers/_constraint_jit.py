@@ -4,7 +4,7 @@ On the world placements and ``LOCAL_WORLD_ALIGNED`` Jacobians (6, n) of the few 
 the constraints name, which :func:`ros2_ik.core.kinematics.forward.kinematics` computes
 on the joint tree of the whole model (locked joints folded into fixed placements): the
 packed layout's views, the frame helpers the constraints' own compiled rows call
-(``constraints/_compiled.py``; the rows by type code: :mod:`_dispatch_jit`), and a pose
+(``constraints/compiled.py``; the rows by type code: :mod:`_dispatch_jit`), and a pose
 target's weighted rows (shared by the LM attempt and polishing).  Plain loops on small
 arrays, as in :mod:`ros2_ik.core.kinematics.forward`.  The LM attempt on these rows is
 in :mod:`_constraint_lm_jit`.

@@ -13,13 +13,16 @@ import math
 
 import numpy as np
 
-from ros2_ik.core import costs as K
-from ros2_ik.core.constraints import (_compiled, angle, distance, gaze, orientation,
+from ros2_ik.core.constraints import (angle, compiled, distance, gaze, orientation,
                                       polyhedron, position, registry)
-from ros2_ik.core.constraints._compiled import bound_rows
-from ros2_ik.core.compiled import jit
+from ros2_ik.core.constraints.compiled import bound_rows
+from ros2_ik.core.costs import angle as angle_cost
+from ros2_ik.core.costs import orientation as orientation_cost
+from ros2_ik.core.costs import position as position_cost
+from ros2_ik.core.costs import posture
+from ros2_ik.core.runtime.compiled import jit
 
-_compiled.load()  # the constraint files' kernels call the kinematics' helpers
+compiled.load()  # the constraint files' kernels call the kinematics' helpers
 
 POSITION, ORIENTATION, GAZE, ANGLE = (position.KIND.code, orientation.KIND.code,
                                       gaze.KIND.code, angle.KIND.code)
@@ -27,8 +30,8 @@ POINT_TO_POINT, POINT_TO_LINE = distance.POINT_TO_POINT.code, distance.POINT_TO_
 POLYHEDRON = polyhedron.KIND.code
 #: Every type code a branch below names (a test compares it with the registry's).
 CODES = (POSITION, ORIENTATION, GAZE, ANGLE, POINT_TO_POINT, POINT_TO_LINE, POLYHEDRON)
-POSTURE_COST, POSITION_COST = K.POSTURE.code, K.POSITION.code
-ORIENTATION_COST, ANGLE_COST = K.ORIENTATION.code, K.ANGLE.code
+POSTURE_COST, POSITION_COST = posture.POSTURE.code, position_cost.POSITION.code
+ORIENTATION_COST, ANGLE_COST = orientation_cost.ORIENTATION.code, angle_cost.ANGLE.code
 #: Every cost type code a branch of :func:`costs` names.
 COST_CODES = (POSTURE_COST, POSITION_COST, ORIENTATION_COST, ANGLE_COST)
 #: The error :func:`costs` raises on a cost type code it has no formula for.
@@ -178,13 +181,13 @@ def costs(ktype, kfa, kfb, koff, kparams, oMf, Jf, q, grad, H, S33,
     for i in range(ktype.shape[0]):
         t, fa, fb, prm = ktype[i], kfa[i], kfb[i], kparams[koff[i]:koff[i + 1]]
         if t == POSTURE_COST:
-            total += K.posture_value(oMf, Jf, fa, fb, prm, q, grad, H, S33, Sn)
+            total += posture.posture_value(oMf, Jf, fa, fb, prm, q, grad, H, S33, Sn)
         elif t == ORIENTATION_COST:
-            total += K.orientation_value(oMf, Jf, fa, fb, prm, q, grad, H, S33, Sn)
+            total += orientation_cost.orientation_value(oMf, Jf, fa, fb, prm, q, grad, H, S33, Sn)
         elif t == ANGLE_COST:
-            total += K.angle_value(oMf, Jf, fa, fb, prm, q, grad, H, S33, Sn)
+            total += angle_cost.angle_value(oMf, Jf, fa, fb, prm, q, grad, H, S33, Sn)
         elif t == POSITION_COST:
-            total += K.position_value(oMf, Jf, fa, fb, prm, q, grad, H, S33, Sn)
+            total += position_cost.position_value(oMf, Jf, fa, fb, prm, q, grad, H, S33, Sn)
         else:
             raise ValueError(UNKNOWN_COST)
     return total

@@ -17,10 +17,9 @@ from typing import Any, Callable, List, NamedTuple, Optional, Tuple
 
 import numpy as np
 
-from ros2_ik.core import seed_library
 from ros2_ik.core.problem import Problem
 from ros2_ik.core.result import IKResult, IKStatus, Progress, Solution
-from ros2_ik.core.solvers import before_iterating
+from ros2_ik.core.solvers import before_iterating, seed_library
 from ros2_ik.core.solvers.budget import Budget
 from ros2_ik.core.verify import DEFAULT_TOLERANCE, ConstraintTolerance, Violation, check
 
@@ -118,7 +117,7 @@ class Search:
     def next_start(self) -> np.ndarray:
         """Return the seed, then the library samples nearest to the pose target, then random.
 
-        Library samples: :mod:`ros2_ik.core.seed_library` (``options.library_starts`` of
+        Library samples: :mod:`ros2_ik.core.solvers.seed_library` (``options.library_starts`` of
         them, within the jump box when one is set); random: uniform in the limits, or in
         the jump box.  Each projected into the problem's joint windows, if it has any
         (:attr:`Problem.search_bounds`).

@@ -25,8 +25,8 @@ from typing import Callable, Tuple
 import numpy as np
 import pinocchio as pin
 
-from ros2_ik.core.per_object import PerObject
 from ros2_ik.core.problem import Problem
+from ros2_ik.core.runtime.per_object import PerObject
 from ros2_ik.core.solvers.budget import Budget
 from ros2_ik.core.solvers.residuals import Residuals
 from ros2_ik.core.verify import ConstraintTolerance

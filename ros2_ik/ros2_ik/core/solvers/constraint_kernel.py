@@ -27,9 +27,10 @@ import numpy as np
 import pinocchio as pin
 
 from ros2_ik.core.constraints import registry
+from ros2_ik.core.costs import registry as cost_registry
 from ros2_ik.core.kinematics.model import Tree, pruned, tree_of
-from ros2_ik.core.per_object import PerObject
 from ros2_ik.core.problem import Problem
+from ros2_ik.core.runtime.per_object import PerObject
 from ros2_ik.core.solvers import chain_kernel, direct_call
 from ros2_ik.core.solvers.residuals import Residuals
 from ros2_ik.core.verify import ConstraintTolerance
@@ -171,9 +172,9 @@ def lm():
 def constraint_sources() -> List[Path]:
     """Files of the constraint and cost types with compiled functions, helpers, registry."""
     files = {Path(sys.modules[k.cls.__module__].__file__).resolve()
-             for k in registry.kinds() + registry.cost_kinds() if k.code is not None}
+             for k in registry.kinds() + cost_registry.cost_kinds() if k.code is not None}
     return sorted(files | {Path(registry.__file__).resolve(),
-                           Path(registry.__file__).resolve().parent / "_compiled.py"})
+                           Path(registry.__file__).resolve().parent / "compiled.py"})
 
 
 def _frame_arrays(model: pin.Model, fids) -> Tuple[np.ndarray, np.ndarray]:
@@ -254,7 +255,7 @@ def _floats(*arrays) -> list:
 
 def cost_frames(cost) -> Tuple[int, ...]:
     """Model frame ids (A, B) of a cost the polishing kernel takes on frames, else ()."""
-    kind = registry.cost_kind_of(cost)
+    kind = cost_registry.cost_kind_of(cost)
     return () if kind is None else kind.frames(cost)
 
 

@@ -21,6 +21,7 @@ from typing import Optional, Tuple
 import numpy as np
 
 from ros2_ik.core.constraints import registry
+from ros2_ik.core.costs import registry as cost_registry
 from ros2_ik.core.solvers import constraint_kernel, direct_call, polish
 from ros2_ik.core.solvers.budget import Budget
 
@@ -182,7 +183,7 @@ class CompiledModel:
             return None
         types, fa, fb, params, constant = [], [], [], [], 0.0
         for c in problem.costs:
-            kind = registry.cost_kind_of(c)
+            kind = cost_registry.cost_kind_of(c)
             if kind is None:
                 return None
             p, extra = kind.encode(c, problem.group)

@@ -12,9 +12,9 @@ from operator import ge as _ge, le as _le
 import numpy as np
 import pinocchio as pin
 
-from ros2_ik.core.per_object import PerObject
 from ros2_ik.core.pose import split_error
 from ros2_ik.core.problem import Problem
+from ros2_ik.core.runtime.per_object import PerObject
 from ros2_ik.core.solvers import chain_kernel
 
 _GROUP_ARRAYS: PerObject = PerObject()

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ros2_ik.core.blas import single_threaded
 from ros2_ik.core.problem import Problem
 from ros2_ik.core.result import IKResult
+from ros2_ik.core.runtime.blas import single_threaded
 from ros2_ik.core.solvers.base import SolveOptions, Solver
 from ros2_ik.core.solvers.residuals import Residuals
 

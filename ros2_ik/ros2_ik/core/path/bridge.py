@@ -16,8 +16,8 @@ from typing import Callable, List, Optional, Tuple
 
 import numpy as np
 
-from ros2_ik.core.path_ladder import Ladder, distinct
-from ros2_ik.core.path_segments import wrapped_difference
+from ros2_ik.core.path.ladder import Ladder, distinct
+from ros2_ik.core.path.segments import wrapped_difference
 
 #: Solutions of the unreached waypoint sampled by one bridge (each followed backwards).
 BRIDGE_STARTS = 8

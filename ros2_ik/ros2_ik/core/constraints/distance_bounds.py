@@ -30,13 +30,13 @@ from typing import Optional, Tuple
 import numpy as np
 import pinocchio as pin
 
-from ..constraints import _checks as check
-from ..constraints._base import BoundedConstraint
-from ..errors import InvalidGeometry, InvalidGoal
-from .checker import CollisionChecker, PairDistances
-from .coal_calls import geometry_distances
-from .compiled import CompiledScene
-from .constraint import check_model, distance_gradients, pair_gradients
+from ros2_ik.core.collision.checker import CollisionChecker, PairDistances
+from ros2_ik.core.collision.coal_calls import geometry_distances
+from ros2_ik.core.collision.compiled import CompiledScene
+from ros2_ik.core.constraints import checks as check
+from ros2_ik.core.constraints._base import BoundedConstraint
+from ros2_ik.core.constraints.collision import check_model, distance_gradients, pair_gradients
+from ros2_ik.core.errors import InvalidGeometry, InvalidGoal
 
 
 class MinimumDistanceUpperBoundConstraint(BoundedConstraint):

@@ -17,12 +17,12 @@ from typing import Callable, List, Optional, Tuple
 
 import numpy as np
 
-from ros2_ik.core.group import Group
-from ros2_ik.core.path_segments import Failure, Segments, wrapped_difference
+from ros2_ik.core.model.group import Group
+from ros2_ik.core.path.segments import Failure, Segments, wrapped_difference
 from ros2_ik.core.result import IKResult
 
 #: A solve from a seed: ``(waypoint index, seed, attempts, solutions[, anywhere]) ->
-#: IKResult`` (see :func:`ros2_ik.core.path._solver_calls`).
+#: IKResult`` (see :func:`ros2_ik.core.path.solve_path._solver_calls`).
 SolveFrom = Callable[..., IKResult]
 
 

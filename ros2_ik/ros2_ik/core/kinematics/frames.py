@@ -13,9 +13,9 @@ from typing import Optional, Tuple
 import numpy as np
 import pinocchio as pin
 
-from ..errors import InvalidFrame
-from ..frame_names import nameable_frames
-from ..per_object import PerObject
+from ros2_ik.core.errors import InvalidFrame
+from ros2_ik.core.model.frame_names import nameable_frames
+from ros2_ik.core.runtime.per_object import PerObject
 
 _LWA = pin.ReferenceFrame.LOCAL_WORLD_ALIGNED
 

@@ -23,7 +23,7 @@ TWO_PI = 2.0 * math.pi
 
 
 class RobotModel(Protocol):
-    """What a group needs of its robot (:class:`ros2_ik.core.robot.Robot` provides it).
+    """What a group needs of its robot (:class:`ros2_ik.core.model.robot.Robot` provides it).
 
     A protocol, not an import: ``robot`` builds groups, so ``group`` must not import it.
     """

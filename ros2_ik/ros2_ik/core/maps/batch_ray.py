@@ -9,7 +9,7 @@ are started on the first call and reused until ``ray.shutdown()``.
 """
 from __future__ import annotations
 
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -17,16 +17,20 @@ from ros2_ik.core import errors
 
 
 class _Worker:
-    """One Ray actor: builds the group once, then solves chunks."""
+    """One Ray actor: builds the group once, then solves chunks.
 
-    def __init__(self, spec):
-        from ros2_ik.core.batch import _worker_group
+    ``build(spec)`` builds the actor's group, ``solve_chunk(spec, options, T, seeds,
+    random_seeds)`` solves one chunk (:mod:`.batch`'s, passed in: this module imports
+    nothing of it).
+    """
+
+    def __init__(self, spec, build: Callable, solve_chunk: Callable):
         self.spec = spec
-        _worker_group(spec)
+        self.solve_chunk = solve_chunk
+        build(spec)
 
     def solve(self, options, T, seeds, random_seeds) -> Tuple[np.ndarray, ...]:
-        from ros2_ik.core.batch import solve_chunk
-        return solve_chunk(self.spec, options, T, seeds, random_seeds)
+        return self.solve_chunk(self.spec, options, T, seeds, random_seeds)
 
 
 def _ray():
@@ -40,12 +44,16 @@ def _ray():
 
 
 def run_ray(spec, options, T: np.ndarray, seeds: np.ndarray, random_seeds: np.ndarray,
-            parts: Sequence[slice], actors: int, address: Optional[str]) -> List[Tuple]:
-    """Solve ``parts`` (slices of the arrays) on ``actors`` Ray actors, in order."""
+            parts: Sequence[slice], actors: int, address: Optional[str],
+            worker: Tuple[Callable, Callable]) -> List[Tuple]:
+    """Solve ``parts`` (slices of the arrays) on ``actors`` Ray actors, in order.
+
+    ``worker``: ``(build, solve_chunk)`` of :class:`_Worker`.
+    """
     ray = _ray()
     if not ray.is_initialized():
         ray.init(address=address or None, log_to_driver=False)
-    pool = _actors(ray, spec, actors)
+    pool = _actors(ray, spec, actors, worker)
     options_ref = ray.put(options)
     return _pipelined(ray, pool, lambda a, s: a.solve.remote(
         options_ref, T[s], seeds[s], random_seeds[s]), parts)
@@ -86,10 +94,10 @@ def _pipelined(ray, pool: list, call, parts: Sequence[slice]) -> List[Tuple]:
 _ACTORS: Dict[tuple, list] = {}
 
 
-def _actors(ray, spec, count: int) -> list:
+def _actors(ray, spec, count: int, worker: Tuple[Callable, Callable]) -> list:
     """Actors of this Ray job for ``spec``, started once and kept until ray.shutdown()."""
     key = (ray.get_runtime_context().get_job_id(), spec, count)
     if key not in _ACTORS:
         actor_class = ray.remote(num_cpus=1)(_Worker)
-        _ACTORS[key] = [actor_class.remote(spec) for _ in range(count)]
+        _ACTORS[key] = [actor_class.remote(spec, *worker) for _ in range(count)]
     return _ACTORS[key]

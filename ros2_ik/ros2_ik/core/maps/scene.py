@@ -15,10 +15,11 @@ from typing import Dict, Tuple
 import numpy as np
 import pinocchio as pin
 
-from ros2_ik.core import errors, robots
-from ros2_ik.core.batch import GroupSpec, ProblemTemplate
-from ros2_ik.core.collision import (CollisionChecker, MinimumDistanceConstraint,
-                                    PlanningScene, load_scene_yaml)
+from ros2_ik.core import errors
+from ros2_ik.core.collision import CollisionChecker, PlanningScene, load_scene_yaml
+from ros2_ik.core.constraints import MinimumDistanceConstraint
+from ros2_ik.core.maps.batch import GroupSpec, ProblemTemplate
+from ros2_ik.core.model import robots
 from ros2_ik.core.pose import PoseTarget
 from ros2_ik.core.problem import Problem
 from ros2_ik.core.verify import CONSTRAINT_TOLERANCE_M

@@ -22,7 +22,7 @@ from typing import Dict, List, Optional, Set, Tuple
 import pinocchio as pin
 
 from ros2_ik.core import errors
-from ros2_ik.core.robot import Robot
+from ros2_ik.core.model.robot import Robot
 
 
 @dataclass(frozen=True)

@@ -22,12 +22,12 @@ from typing import Iterable, Optional, Sequence, Tuple, Union
 import numpy as np
 
 from ros2_ik.core import terms
-from ros2_ik.core.group import Group
-from ros2_ik.core.path_bridge import bridge
-from ros2_ik.core.path_ladder import Ladder
-from ros2_ik.core.path_options import DEFAULT_BRANCHES, PathOptions, path_options, \
-    waypoint_problems, waypoint_targets
-from ros2_ik.core.path_segments import Failure, Segments, unwind
+from ros2_ik.core.model.group import Group
+from ros2_ik.core.path.bridge import bridge
+from ros2_ik.core.path.ladder import Ladder
+from ros2_ik.core.path.options import (DEFAULT_BRANCHES, PathOptions, path_options,
+                                       waypoint_problems, waypoint_targets)
+from ros2_ik.core.path.segments import Failure, Segments, unwind
 from ros2_ik.core.pose import PoseTarget
 from ros2_ik.core.result import IKResult
 from ros2_ik.core.solve import prepare, solve

@@ -12,7 +12,7 @@ from typing import List, Sequence, Tuple
 import numpy as np
 
 from ros2_ik.core import errors
-from ros2_ik.core.group import Group
+from ros2_ik.core.model.group import Group
 from ros2_ik.core.pose import PoseTarget
 from ros2_ik.core.problem import Problem
 from ros2_ik.core.verify import ConstraintTolerance

@@ -30,7 +30,8 @@ from typing import Dict, Optional, Tuple
 import numpy as np
 import pinocchio as pin
 
-from ros2_ik.core.per_object import PerObject
+from ros2_ik.core.runtime.per_object import PerObject
+from ros2_ik.core.solvers import chain_kernel
 
 #: Library size per (group, frame): built once (compiled FK), ranked by one product per
 #: solve (the costs: docs/design.md).
@@ -129,7 +130,6 @@ def frame_poses(group, fid: int, qs: np.ndarray) -> np.ndarray:
     takes, else pinocchio per configuration; a frame fixed in the world
     is one placement, repeated.
     """
-    from ros2_ik.core.solvers import chain_kernel  # not at import: solvers import us
     chain = chain_kernel.chain_of(group.angle_model, fid)
     if chain is not None:
         return chain_kernel.forward_many(chain, qs)

@@ -18,7 +18,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ros2_ik.core import seed_library
+from ros2_ik.core.solvers import seed_library
 
 #: Samples binned per round (memory ~ 200 B each).
 CHUNK = 200_000

@@ -1,6 +1,6 @@
 """Compile every numba kernel now, or load it from numba's on-disk cache.
 
-``make build`` runs it once after colcon (``python -m ros2_ik.core.warm_up``), so the
+``make build`` runs it once after colcon (``python -m ros2_ik.core.runtime.warm_up``), so the
 first compilation on a machine (~45-60 s) happens there rather than in ik_node's start-up,
 where a client such as ``make demo`` would wait for it, or in each test worker at once.
 With the cache filled it takes ~2 s: the test session does it too, before any timed test.
@@ -9,7 +9,7 @@ With the cache filled it takes ~2 s: the test session does it too, before any ti
 
 def warm_up() -> None:
     """Compile or load the pose, constraint and polishing attempts and the servo's QP terms."""
-    from ros2_ik.core import robots
+    from ros2_ik.core.model import robots
     from ros2_ik.core.servo import Servo
     from ros2_ik.core.solvers import chain_kernel, constraint_kernel, polish_kernel
 

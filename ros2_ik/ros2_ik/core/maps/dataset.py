@@ -25,8 +25,9 @@ from typing import Dict
 import numpy as np
 from numpy.lib.format import open_memmap
 
-from ros2_ik.core import errors, workspace
-from ros2_ik.core.batch import GroupSpec, solve_batch, worker_pool
+from ros2_ik.core import errors
+from ros2_ik.core.maps import workspace
+from ros2_ik.core.maps.batch import GroupSpec, solve_batch, worker_pool
 
 MODES = ("fk", "ik")
 

@@ -20,15 +20,16 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 import numpy as np
 import pinocchio as pin
 
-from ros2_ik.core import blas, errors, robots
-from ros2_ik.core.group import Group
-from ros2_ik.core.closed_form import chain
+from ros2_ik.core import errors
+from ros2_ik.core.closed_form import chain, many
+from ros2_ik.core.model import robots
+from ros2_ik.core.model.group import Group
+from ros2_ik.core.model.robot import Robot
 from ros2_ik.core.pose import PoseTarget, rotation_errors
 from ros2_ik.core.problem import Problem
 from ros2_ik.core.result import IKResult, IKStatus
-from ros2_ik.core.robot import Robot
+from ros2_ik.core.runtime import blas
 from ros2_ik.core.solve import prepare, solve
-from ros2_ik.core.closed_form import many
 from ros2_ik.core.solvers import before_iterating, registry
 from ros2_ik.core.solvers.base import DISTINCT_TOLERANCE, SolveOptions
 
@@ -195,7 +196,7 @@ def _seeds(group: Group, seed: Optional[np.ndarray], count: int) -> np.ndarray:
 _WORKER: Dict[GroupSpec, Group] = {}
 
 
-def _worker_group(spec: GroupSpec) -> Group:
+def worker_group(spec: GroupSpec) -> Group:
     """Return the group of this process, built once per spec."""
     if spec not in _WORKER:
         _WORKER[spec] = spec.build()[1]
@@ -205,7 +206,7 @@ def _worker_group(spec: GroupSpec) -> Group:
 def solve_chunk(spec: GroupSpec, options: BatchOptions, T: np.ndarray, seeds: np.ndarray,
                 random_seeds: np.ndarray) -> Tuple[np.ndarray, ...]:
     """Solve rows of one chunk; returns (q, status, pos_err, ori_err, time) arrays."""
-    group = _worker_group(spec)
+    group = worker_group(spec)
     count = len(T)
     q = np.empty((count, group.n))
     status = np.empty(count, dtype=np.int8)
@@ -338,7 +339,7 @@ def worker_pool(spec: GroupSpec, workers: int) -> cf.ProcessPoolExecutor:
     """
     return cf.ProcessPoolExecutor(max_workers=workers,
                                   mp_context=multiprocessing.get_context("spawn"),
-                                  initializer=_worker_group, initargs=(spec,))
+                                  initializer=worker_group, initargs=(spec,))
 
 
 def _run_local(spec, options, T, seeds, rseeds, workers, chunk_size, executor) -> List[Tuple]:
@@ -405,9 +406,10 @@ def solve_batch(group_spec: GroupSpec, targets: Union[np.ndarray, Sequence[PoseT
     rseeds = target_seeds(batch_seed, first_index + np.arange(len(T)))
     _WORKER.setdefault(group_spec, group)
     if use_ray or ray_address:
-        from ros2_ik.core.batch_ray import run_ray
+        from ros2_ik.core.maps.batch_ray import run_ray
         parts = run_ray(group_spec, options, T, seeds, rseeds,
-                        _chunks(len(T), chunk_size, workers), workers, ray_address)
+                        _chunks(len(T), chunk_size, workers), workers, ray_address,
+                        (worker_group, solve_chunk))
     else:
         parts = _run_local(group_spec, options, T, seeds, rseeds, workers, chunk_size,
                            executor)

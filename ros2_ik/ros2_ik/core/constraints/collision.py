@@ -27,10 +27,10 @@ from typing import Tuple
 import numpy as np
 import pinocchio as pin
 
-from ..constraints._base import BoundedConstraint
-from ..errors import InvalidArgument
-from ..per_object import PerObject
-from .checker import CollisionChecker, PairDistances
+from ros2_ik.core.collision.checker import CollisionChecker, PairDistances
+from ros2_ik.core.constraints._base import BoundedConstraint
+from ros2_ik.core.errors import InvalidArgument
+from ros2_ik.core.runtime.per_object import PerObject
 
 FORMULATIONS = ("pairs", "smooth")
 

@@ -1,7 +1,7 @@
 """What the constraint files' compiled functions share: small row and measure helpers.
 
 Each constraint type's file defines its kernel functions with
-:func:`ros2_ik.core.compiled.jit` (:mod:`registry`); the few they share are here.  The
+:func:`ros2_ik.core.runtime.compiled.jit` (:mod:`registry`); the few they share are here.  The
 kernels' kinematics helpers (``point_in_frame``, ``rotations`` compiled in
 ``solvers._constraint_jit``; ``log3_at``, ``log_map`` in
 :mod:`ros2_ik.core.kinematics.lie`) are reached as attributes of this module, set by
@@ -12,7 +12,7 @@ the kernels.
 import math
 from typing import Callable, NamedTuple, Optional, Tuple
 
-from ros2_ik.core.compiled import jit
+from ros2_ik.core.runtime.compiled import jit
 
 #: The kernels' frame helpers (``solvers._constraint_jit``) and Lie helpers
 #: (:mod:`ros2_ik.core.kinematics.lie`), set by :func:`load`.

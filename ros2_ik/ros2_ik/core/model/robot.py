@@ -1,7 +1,7 @@
 """A robot model built from URDF text: the one door into pinocchio for the core.
 
 ``Robot`` owns the full pinocchio ``Model`` and hands out kinematic groups
-(:class:`ros2_ik.core.group.Group`): a chain base->tip or an explicit joint list,
+(:class:`ros2_ik.core.model.group.Group`): a chain base->tip or an explicit joint list,
 every other joint locked (Drake's ``Joint::Lock``).
 """
 from __future__ import annotations
@@ -14,8 +14,8 @@ import numpy as np
 import pinocchio as pin
 
 from ros2_ik.core import errors
-from ros2_ik.core.frame_names import nameable_frames
-from ros2_ik.core.group import Group
+from ros2_ik.core.model.frame_names import nameable_frames
+from ros2_ik.core.model.group import Group
 
 _LOG = logging.getLogger(__name__)
 

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Dict, List, Optional
 
 from ros2_ik.core import errors
-from ros2_ik.core.robot import Robot
+from ros2_ik.core.model.robot import Robot
 
 
 @dataclass(frozen=True)

@@ -33,8 +33,9 @@ from typing import Callable, Dict, Optional
 
 import numpy as np
 
-from ros2_ik.core import errors, map_scene, workspace
-from ros2_ik.core.batch import GroupSpec, solve_batch, worker_pool
+from ros2_ik.core import errors
+from ros2_ik.core.maps import scene as map_scene, workspace
+from ros2_ik.core.maps.batch import GroupSpec, solve_batch, worker_pool
 
 #: The arrays a partial map saves per chunk (rows: the chunk's voxels).
 CHUNK_ARRAYS = ("reach_index", "q", "solved", "method")

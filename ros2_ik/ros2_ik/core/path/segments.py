@@ -16,9 +16,9 @@ import numpy as np
 import pinocchio as pin
 
 from ros2_ik.core import errors, terms
-from ros2_ik.core.group import TWO_PI, Group
-from ros2_ik.core.per_object import PerObject
+from ros2_ik.core.model.group import Group, TWO_PI
 from ros2_ik.core.pose import CompiledPose, PoseTarget
+from ros2_ik.core.runtime.per_object import PerObject
 from ros2_ik.core.verify import ConstraintTolerance, check
 
 

@@ -12,10 +12,10 @@ from typing import Tuple
 import numpy as np
 import pinocchio as pin
 
-from ..errors import InvalidArgument
-from ..terms import Cost
-from .checker import CollisionChecker
-from .constraint import pair_gradients
+from ros2_ik.core.collision.checker import CollisionChecker
+from ros2_ik.core.constraints.collision import pair_gradients
+from ros2_ik.core.errors import InvalidArgument
+from ros2_ik.core.terms import Cost
 
 
 class MinimumDistanceCost(Cost):

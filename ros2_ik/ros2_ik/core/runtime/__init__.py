@@ -1,0 +1,6 @@
+"""Plumbing below every other part: BLAS threads, the kernels' ``jit``, per-object caches.
+
+:mod:`.blas` (single-threaded BLAS in workers), :mod:`.compiled` (the ``jit`` decorator,
+importable without numba), :mod:`.per_object` (caches keyed by an object's identity) and
+:mod:`.warm_up` (``python -m ros2_ik.core.runtime.warm_up``: compiles or loads every kernel).
+"""
