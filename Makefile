@@ -4,8 +4,9 @@ SHELL := /bin/bash
 ENV := source tools/env.sh &&
 PYTEST_ARGS ?=
 
-.PHONY: setup extras build test test-long lint docs demo bench bench-quick servo-bench \
-	bench-path bench-batch bench-analytic bench-ab fuzz completeness load clean
+.PHONY: setup extras build dispatch test test-long lint docs demo bench bench-quick \
+	servo-bench bench-path bench-batch bench-analytic bench-ab bench-unreachable fuzz \
+	completeness load clean bench-wholebody
 
 setup:
 	@bash tools/setup.sh
@@ -17,6 +18,12 @@ extras: setup
 
 build: setup
 	@bash tools/build.sh
+
+# The compiled dispatch (core/solvers/_dispatch_jit.py) from the type registry
+# (core/constraints/registry.py), from the sources: after a type is added to the registry.
+dispatch: setup
+	@$(ENV) PYTHONPATH="$(CURDIR)/ros2_ik$${PYTHONPATH:+:$$PYTHONPATH}" \
+		python -m ros2_ik.core.solvers.dispatch_source
 
 # Two workers, one test file each at a time (module fixtures start their node once); each
 # worker on its own DDS domain (test/conftest.py). test-long: the tests marked long.
@@ -46,7 +53,8 @@ demo: build
 # with --other-arms (lm vs SNOPT on 7 arms the families were not built on)
 # results/constrained_other_arms/;
 # servo_bench.py (the servo step vs Pink, ~1 min) results/servo.*; servo_node_bench.py
-# (the node's loop, 60 s) results/servo_node.*.
+# (the node's loop, 60 s) results/servo_node.*; wholebody_bench.py (ros2_ik, Drake SNOPT and
+# Pink on whole-body problems) results/wholebody.*.
 bench: build
 	@$(ENV) pip install --quiet -r bench/requirements-bench.txt \
 		-r bench/requirements-collision.txt -r bench/requirements-servo.txt 2>&1 \
@@ -56,7 +64,7 @@ bench: build
 	&& python bench/constrained_bench.py --other-arms $(BENCH_ARGS) \
 	&& python bench/servo_bench.py $(BENCH_ARGS) \
 	&& python bench/servo_node_bench.py $(BENCH_ARGS) && python bench/path_bench.py $(BENCH_ARGS) \
-	&& python tools/bench_readme.py
+	&& python bench/wholebody_bench.py $(BENCH_ARGS) && python tools/bench_readme.py
 
 bench-quick: BENCH_ARGS += --quick
 bench-quick: bench
@@ -74,6 +82,21 @@ servo-bench: build
 bench-path: build
 	@$(ENV) pip install --quiet -r bench/requirements-bench.txt 2>&1 | { grep -v "is ignored" || true; } \
 	&& python bench/path_bench.py $(BENCH_ARGS)
+
+# Targets beyond the reach bound (issue 48): solve() beside the search alone and TRAC-IK on
+# every arm (catalogue, random, vendor): results/unreachable.*. BENCH_ARGS=--quick: 5 targets.
+bench-unreachable: build
+	@$(ENV) pip install --quiet -r bench/requirements-bench.txt 2>&1 | { grep -v "is ignored" || true; } \
+	&& python bench/unreachable_bench.py $(BENCH_ARGS)
+
+# Whole-body IK (issue 47): ros2_ik, Drake SNOPT and Pink on humanoids, quadrupeds, mobile
+# manipulators and b1_z1, interleaved: results/wholebody.{json,md,png} and the table of
+# docs/whole_body_benchmark.md.
+# BENCH_ARGS=--quick: 10 problems per robot (~1-2 min).
+bench-wholebody: build
+	@$(ENV) pip install --quiet -r bench/requirements-collision.txt -r bench/requirements-servo.txt \
+		2>&1 | { grep -v "is ignored" || true; } \
+	&& python bench/wholebody_bench.py $(BENCH_ARGS) && python tools/bench_readme.py
 
 # Batch IK throughput (1 vs 2 worker processes) and a capability map: results/batch.*.
 # BATCH_ARGS=--quick for a one-minute run.

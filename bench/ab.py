@@ -4,7 +4,8 @@
 Each revision is checked out into a temporary git worktree (``git worktree add --detach``,
 with a ``.venv`` symlink to this repository's venv; removed at the end), its package's
 entry points written (``setup.py egg_info``, so the solver registry finds lm, dls, ...) and
-its numba kernels compiled (``python -m ros2_ik.core.runtime.warm_up``) before anything is timed.
+its numba kernels compiled (``python -m ros2_ik.core.runtime.warm_up``, or the
+revision's ``ros2_ik.core.warm_up`` before issue 46) before anything is timed.
 Every benchmark then runs as a subprocess with ``PYTHONPATH`` starting at that worktree's
 ``ros2_ik`` package source (checked: the subprocess prints ``ros2_ik.__file__``), from the
 revision's own ``bench/`` scripts, old and new back to back, for R rounds in the order
@@ -127,7 +128,10 @@ class Revision:
         self.run("egg_info", [sys.executable, "setup.py", "-q", "egg_info"],
                  cwd=self.path / "ros2_ik")
         started = time.perf_counter()
-        self.run("warm_up", [sys.executable, "-m", "ros2_ik.core.runtime.warm_up"])
+        module = "ros2_ik.core.runtime.warm_up"  # ros2_ik.core.warm_up before issue 46
+        if not (self.path / "ros2_ik" / "ros2_ik" / "core" / "runtime" / "warm_up.py").exists():
+            module = "ros2_ik.core.warm_up"
+        self.run("warm_up", [sys.executable, "-m", module])
         self.warm_up_s = time.perf_counter() - started
         self.check_source()
 

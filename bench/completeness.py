@@ -7,6 +7,10 @@ answers in metres and radians, outside either solver. Per cell (robot class x
 combination): verified success of both, false failures (a feasible problem answered
 without SUCCESS; among them those Drake solved), exceptions, false SUCCESS, median times.
 
+The whole-body families (``completeness_wholebody``: humanoid, quadruped, mobile and
+legged-arm problems of ``wholebody_problems``, lm beside Drake SNOPT, ``--wholebody N``
+problems with ``--wholebody-budget`` each) are cells of their own ("whole-body / family").
+
 ``python bench/completeness.py [--quick] [--problems N] [--budget S]`` writes
 ``bench/results/completeness.{json,md,png}`` and exits 1 on an exception or a false SUCCESS.
 """
@@ -177,7 +181,8 @@ def summarise(records: List[dict]) -> dict:
     return out
 
 
-def write(summary: dict, records: List[dict], arms: List[Arm], args, elapsed: float) -> None:
+def write(summary: dict, records: List[dict], arms: List[Arm], args, elapsed: float,
+          wholebody_unavailable: Optional[dict] = None) -> None:
     """JSON, markdown table and PNG under bench/results/."""
     RESULTS.mkdir(exist_ok=True)
     failures = [r for r in records if not r["ours"]["ok"]][:60]
@@ -186,6 +191,8 @@ def write(summary: dict, records: List[dict], arms: List[Arm], args, elapsed: fl
     doc = {"machine": machine(), "budget_s": args.budget, "problems": len(records),
            "robots": len(arms), "robot_names": [a.case.name for a in arms],
            "drake_unavailable": {a.case.name: a.drake_error for a in arms if a.drake is None},
+           "wholebody_budget_s": args.wholebody_budget,
+           "wholebody_unavailable": wholebody_unavailable or {},
            "seconds": round(elapsed, 1), "cells": summary, "failures": failures,
            "drake_failures": drake_failures}
     stem.with_suffix(".json").write_text(json.dumps(doc, indent=1, default=float))
@@ -264,6 +271,22 @@ def plot(summary: dict, path: pathlib.Path) -> None:
     fig.savefig(path, dpi=100)
 
 
+def wholebody(args):
+    """Run the whole-body families (module docstring): (records, unavailable sides)."""
+    import completeness_wholebody as cw
+    import wholebody_problems as wb
+    count = args.wholebody if args.wholebody is not None else (90 if args.quick else 450)
+    names = [r for r in wb.ROBOTS if args.robots in r]
+    if not count or not names:
+        return [], {}
+    cases = cw.cases(names)
+    unavailable = cw.unavailable(cases)
+    for side, why in unavailable.items():
+        print(f"  whole-body {side} not run: {why}")
+    print(f"{count} whole-body problems on {len(cases)} robots, budget {args.wholebody_budget} s")
+    return cw.outcomes(cases, count, args.wholebody_budget, args.seed), unavailable
+
+
 def main() -> int:
     """Run the fuzz; exit 1 on an exception or a false SUCCESS."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -275,6 +298,10 @@ def main() -> int:
     parser.add_argument("--combos", default=",".join(COMBOS + (SCENE_COMBO,)),
                         help="comma-separated")
     parser.add_argument("--robots", default="", help="only robots whose name contains this")
+    parser.add_argument("--wholebody", type=int, default=None,
+                        help="whole-body problems (90 with --quick, else 450; 0: none)")
+    parser.add_argument("--wholebody-budget", type=float, default=1.0,
+                        help="per whole-body problem and solver [s]")
     args = parser.parse_args()
     import constrained_drake  # noqa: F401 - pydrake sets up its logger on import
     logging.getLogger("drake").setLevel(logging.ERROR)  # URDF attributes it ignores
@@ -286,8 +313,10 @@ def main() -> int:
     print(f"{len(arms)} robots ({sum(a.drake is None for a in arms)} without Drake), "
           f"{count} problems, budget {args.budget} s")
     records = outcomes(arms, count, args.budget, args.seed, args.combos.split(","))
+    records_wb, unavailable = wholebody(args)
+    records += records_wb
     summary = summarise(records)
-    write(summary, records, arms, args, time.perf_counter() - started)
+    write(summary, records, arms, args, time.perf_counter() - started, unavailable)
     print(markdown({"problems": count, "robots": len(arms), "budget_s": args.budget,
                     "machine": machine(), "cells": summary}))
     total = summary["all / all"]

@@ -2,7 +2,8 @@
 
 Robots (:func:`robot_cases`): chains of every example-robot-data URDF that pinocchio and
 Drake both load (root link -> a leaf link with 3 or more joints, up to two chains per
-URDF), and generated arms (``random_arms.random_arm(seed, mixed=True)``: 3-8 joints,
+URDF), the vendor arms of shared/real_urdfs when present (``vendor_arms``), and generated
+arms (``random_arms.random_arm(seed, mixed=True)``: 3-8 joints,
 revolute, continuous and prismatic, unaligned axes, narrow and +-2 pi limits, on a body
 whose other joints are locked).
 
@@ -13,7 +14,8 @@ pose        the tip's pose (1e-4 m, 1e-4 rad)
 position    the tip's position only, or the pose with one position axis of the
             target frame free (per-axis weights)
 windows     a 1 mm box on the tip + joint windows of +-0.05 rad (or m) on up to two
-            joints, wide-range (>= 2 pi) and continuous ones first
+            joints, wide-range (>= 2 pi) and continuous ones first (a continuous joint's
+            window shifted by -2 pi, 0 or 2 pi: across +-pi too)
 constraints 1-3 constraints of random kinds (every kind of ``constrained_random``, bounds
             drawn around ``q_star``) on random links
 two_frames  a box on a mid-chain link + the tip's pose
@@ -37,6 +39,7 @@ import numpy as np
 import pinocchio as pin
 
 import constrained_distances as distances
+import vendor_arms
 from constrained_problems import Kinematics, ProblemSpec, Term
 from constrained_random import RandomProblems
 from random_arms import random_arm
@@ -85,13 +88,19 @@ def _chains(path: Path, per_urdf: int) -> List[RobotCase]:
 
 
 def robot_cases(random_count: int, per_urdf: int = 2) -> List[RobotCase]:
-    """example-robot-data chains, then ``random_count`` generated (mixed) arms."""
+    """example-robot-data chains, ``random_count`` generated (mixed) arms, the vendor arms.
+
+    The vendor arms (``vendor_arms``: shared/real_urdfs, each manifest entry's base to
+    tip, class "vendor") when their folder is present.
+    """
     cases: List[RobotCase] = []
     for path in sorted(robots.data_dir().rglob("*.urdf")):
         cases += _chains(path, per_urdf)
     for seed in range(random_count):
         arm = random_arm(seed, mixed=True)
         cases.append(RobotCase(arm.name, "random", arm.urdf, "world_link", arm.tip))
+    for arm in vendor_arms.arms():
+        cases.append(RobotCase(arm.name, "vendor", arm.path.read_text(), arm.base, arm.tip))
     return cases
 
 
@@ -144,9 +153,10 @@ class FeasibleProblems:
         value = np.where(g.continuous, (q + math.pi) % (2 * math.pi) - math.pi, q)
         bounds = {}
         for i in picked:
-            lo, hi = value[i] - 0.05, value[i] + 0.05
-            if g.continuous[i]:
-                lo, hi = max(lo, -math.pi), min(hi, math.pi)
+            centre = value[i]
+            if g.continuous[i]:  # a window on the circle, anywhere on the line: [3.1, 3.2],
+                centre += 2 * math.pi * int(rng.integers(-1, 2))  # [-3.2, -3.1], [9.4, 9.5]
+            lo, hi = centre - 0.05, centre + 0.05
             bounds[g.joint_names[i]] = (float(max(lo, g.lower[i])), float(min(hi, g.upper[i])))
         return [box_term(self.kin, q, self.root, g.tip, 1e-3),
                 Term("joint_bounds", dict(bounds=bounds))], []

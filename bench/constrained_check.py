@@ -101,6 +101,20 @@ class Checker:
         iq, continuous = self._slot(name)
         return math.atan2(q_full[iq + 1], q_full[iq]) if continuous else float(q_full[iq])
 
+    def _joint_outside(self, q_full: np.ndarray, name: str, lower: float, upper: float
+                       ) -> float:
+        """How far joint ``name`` lies outside ``[lower, upper]`` [rad or m].
+
+        A continuous joint's angle is a point of the circle: the least distance over its
+        2 pi equivalents (a window such as ``[2.67, 3.27]`` holds ``atan2 = -3.1``).
+        """
+        value = self.joint_position(q_full, name)
+        if not self._slot(name)[1]:
+            return _outside(value, lower, upper)
+        turns = math.floor((0.5 * (lower + upper) - value) / (2 * math.pi))
+        return min(_outside(value + 2 * math.pi * k, lower, upper)
+                   for k in range(turns - 1, turns + 3))
+
     def check(self, q, spec) -> Verdict:
         """Verify group vector ``q`` (or None) against the problem ``spec``."""
         if q is None:
@@ -182,10 +196,10 @@ class Checker:
             b_unit = np.asarray(a["b"], float) / np.linalg.norm(A, axis=1)
             return max(0.0, float(np.max(A_unit @ p - b_unit)))
         if kind == "joint_bounds":
-            return max(_outside(self.joint_position(q_full, n), lo, hi)
+            return max(self._joint_outside(q_full, n, lo, hi)
                        for n, (lo, hi) in a["bounds"].items())
         if kind == "locked":
-            return max(abs(self.joint_position(q_full, n) - v) for n, v in a["positions"].items())
+            return max(self._joint_outside(q_full, n, v, v) for n, v in a["positions"].items())
         if kind == "min_distance":
             checker, to_full = self.collision
             return max(0.0, a["min_distance_m"] - checker.min_distance(to_full(q)).distance_m)

@@ -7,7 +7,8 @@ goes between its markers, in whichever of README.md and docs/*.md holds them
 per-solver details, which stay in bench/results/constrained.md), ``<!-- constrained-other:
 begin/end -->`` the same of the ``--other-arms`` run, ``<!-- servo:begin/end
 -->`` servo.md and servo_node.md, ``<!-- batch:begin/end -->`` batch.md,
-``<!-- analytic:begin/end -->`` analytic.md (closed-form pose IK).
+``<!-- wholebody:begin/end -->`` the whole-body summary (wholebody.md up to its
+per-method details), ``<!-- analytic:begin/end -->`` analytic.md (closed-form pose IK).
 """
 import pathlib
 
@@ -61,8 +62,19 @@ def analytic() -> str:
     return path.read_text().split("\n", 2)[2].strip() if path.exists() else ""
 
 
+def wholebody() -> str:
+    """Return the whole-body benchmark's summary (wholebody.md before its details), or ''."""
+    path = RESULTS / "wholebody.md"
+    if not path.exists():
+        return ""
+    return path.read_text().split("<!-- wholebody-details -->")[0].strip() \
+        + "\n\nPer method (claims, late answers, failure reasons, base displacement): " \
+        "[bench/results/wholebody.md](bench/results/wholebody.md)."
+
+
 if __name__ == "__main__":
     sections = {"bench": tables(), "servo": servo(), "batch": batch(), "analytic": analytic(),
+                "wholebody": wholebody(),
                 "constrained-other": constrained("constrained_other_arms"),
                 "constrained": constrained()}
     for name, body in sections.items():

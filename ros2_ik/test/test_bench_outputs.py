@@ -155,3 +155,22 @@ def test_constrained_report_sets_warm_medians_beside_the_interleaved_ones(tmp_pa
     assert "median_warm_ms" not in without[0]
     report.write_markdown(tmp_path / "d.md", without, meta, [])
     assert "lm warm" not in (tmp_path / "d.md").read_text()
+
+
+def test_wholebody_bench_writes_rows_and_tables(tmp_path):
+    """Two robots, two problems each, every method that loads here; the files and fields."""
+    pytest.importorskip("pydrake")
+    pytest.importorskip("pink")
+    _run("wholebody_bench.py", "-n", "2", "--robots", "solo12,tiago", out=tmp_path)
+    doc = json.loads((tmp_path / "wholebody.json").read_text())
+    assert doc["meta"]["problems_per_robot"] == 2
+    rows = [r for r in doc["rows"] if "skipped" not in r]
+    assert {(r["robot"], r["method"]) for r in rows} >= {
+        (robot, m) for robot in ("solo12", "tiago") for m in ("drake_snopt", "pink")}
+    for r in rows:
+        assert r["problems"] == 2 and 0.0 <= r["verified_success_rate"] <= 1.0
+        assert 0.0 < r["median_ms"] <= r["p95_ms"]
+        assert {"false_successes", "exceptions", "late", "failure_reasons"} <= set(r)
+    table = (tmp_path / "wholebody.md").read_text()
+    assert "| quadruped | solo12 |" in table and "| mobile | tiago |" in table
+    assert "<!-- wholebody-details -->" in table

@@ -144,10 +144,19 @@ def test_out_of_reach_proven_with_a_reason(arm):
         result = solve(group, PoseTarget(group.tip, far), group.mid_configuration(),
                        timeout_s=1.0)
         assert result.status is IKStatus.NO_SOLUTION
-        assert result.message.startswith("no solution: out of reach"), result.message
-        assert group.within_limits(result.q)  # the best available: nearest row, clamped
+        # the reach bound's proof first (core/solvers/proofs.py), else the closed form's
+        assert result.message.startswith("no solution: "), result.message
+        assert group.within_limits(result.q)  # the best available configuration
         assert result.position_error_m > 1.0
         assert result.solve_time_s < 0.5  # no search ran (figures: bench/analytic_bench.py)
+    T = _targets(group, 1, seed=10)[0][1]
+    base = group.locked_placement(group.robot.frame_id(group.base)).translation
+    reach = np.linalg.norm(T.translation - base)
+    inside = pin.SE3(T.rotation, base + 0.02 * (T.translation - base) / reach)  # at the base
+    result = solve(group, PoseTarget(group.tip, inside), group.mid_configuration(),
+                   timeout_s=1.0)
+    if result.status is IKStatus.NO_SOLUTION:  # within the reach sphere: the closed form
+        assert result.solve_time_s < 0.5, result.message
 
 
 def _narrow_ur5():

@@ -9,6 +9,7 @@ check's measure (``_dispatch_jit``, which calls each type's functions from its f
 import numpy as np
 import pytest
 
+from ros2_ik.core.constraints import orientation, position, registry
 from ros2_ik.core.solvers import chain_kernel, constraint_kernel as ck, polish_kernel
 
 pytestmark = pytest.mark.skipif(not chain_kernel.available(), reason="numba not installed")
@@ -32,8 +33,8 @@ def _with_codes(codes) -> ck.Compiled:
 
 
 def test_the_tiny_problem_evaluates_with_its_own_codes(kernels):
-    g, J, xe, xJ, worst = ck.evaluate(_with_codes([kernels.POSITION, kernels.ORIENTATION]),
-                                      np.zeros(2))
+    codes = [registry.TYPES.index(position.KIND), registry.TYPES.index(orientation.KIND)]
+    g, J, xe, xJ, worst = ck.evaluate(_with_codes(codes), np.zeros(2))
     assert g.shape == (3,) and np.isfinite(g).all() and np.isfinite(xe).all()
 
 
@@ -59,7 +60,6 @@ def test_polishing_model_raises_on_an_unknown_code(kernels):
 
 
 def test_the_dispatch_names_every_registered_code(kernels):
-    from ros2_ik.core.constraints import registry
     assert sorted(kernels.CODES) == sorted(k.code for k in registry.kinds())
 
 

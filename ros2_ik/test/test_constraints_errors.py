@@ -177,10 +177,12 @@ def test_joint_bounds_errors():
              ({"j1": (0.0, INF)}, "upper bound of joint 'j1'"),
              ({"j1": 0.3}, "pair"),
              ({"j1": (2.6, 3.0)}, "URDF limits"),
-             ({"j2": (-1.0, 3.5)}, "continuous joint 'j2'")]
+             ({"j2": (-INF, 1.0)}, "lower bound of joint 'j2'")]
     for bounds, text in cases:
         with pytest.raises(InvalidGoal, match=text):
             JointBoundsConstraint(model, bounds)
+    # A continuous joint's window lies anywhere on the circle, across +-pi too.
+    assert JointBoundsConstraint(model, {"j2": (-1.0, 3.5)}).num_constraints == 1
     with pytest.raises(InvalidGoal, match="positions"):
         LockedJointConstraint(model, {})
 

@@ -63,7 +63,9 @@ def test_every_call_passes_the_entry_types(monkeypatch):
         target = PoseTarget(group.tip, group.fk(spec.q_star, group.tip))
         solve(group, target, spec.seed, constraints=build(spec, group).constraints,
               timeout_s=0.05, random_seed=1)
-    assert min(calls.get(name, 0) for name in ("_ATTEMPT", "_MEASURE", "_POLISH")) > 10, calls
+    # (the compiled measure, _MEASURE, is on no solve's path since issue 46: only the full
+    # model's check accepts)
+    assert min(calls.get(name, 0) for name in ("_ATTEMPT", "_POLISH")) > 10, calls
     assert calls.get("_COST_AT", 0) > 5, calls
 
 

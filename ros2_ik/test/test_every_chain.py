@@ -2,7 +2,8 @@
 
 Root -> each leaf link, and the same chain with its last joint locked (a gripper locked
 out of an arm). Each group must build (frames that share a name with a joint included);
-its reduced model must place every frame as the full model does; a pose IK problem made
+its reduced model must place every frame as the full model does; its reach bound must hold
+on FK placements (test_reach_bound.py); a pose IK problem made
 from a random configuration must be solved (on a few chains of each URDF), checked by
 full-model FK outside the solver.
 A URDF pinocchio cannot use raises :class:`RobotModelError` naming the reason.
@@ -18,6 +19,7 @@ import pinocchio as pin
 import pytest
 
 from ros2_ik.core import PoseTarget, Robot, RobotModelError, robots, solve
+from test_reach_bound import assert_bound_holds
 
 
 #: Chains per URDF that also solve a pose (all chains are built and checked);
@@ -97,6 +99,7 @@ def test_every_chain_builds_and_solves(path: pathlib.Path):
             assert "no movable joint" in str(exc), (leaf, exc)
             continue
         _same_placements(group, rng)
+        assert_bound_holds(group, leaf, rng, samples=10)  # the reach bound (issue 48)
         if leaf in solved_ones:
             _solves_own_pose(group, rng)
         # The same chain but its last joint locked (a gripper locked out of an arm).

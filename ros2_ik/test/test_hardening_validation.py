@@ -75,6 +75,15 @@ def good_request(model, **fields):
     return req
 
 
+def below_the_base(req) -> None:
+    """Aim ``req`` 0.5 m below the base: out of reach, yet no reach proof answers it early.
+
+    (A target 3 m away is answered after one attempt: the search would not use its budget.)
+    """
+    p = req.target.pose.position
+    p.x, p.y, p.z = 0.0, 0.0, -0.5
+
+
 def assert_verified(model, req, res, pos_tol=1e-4, ori_tol=1e-3):
     """Our own FK on exactly the returned values: tolerance and limits."""
     assert res.error_code.val == C.SUCCESS, res.message
@@ -249,7 +258,7 @@ def test_absurd_timeout_is_capped_and_reported(served, model):
     req = good_request(model, timeout=math.inf)
     assert "max_timeout" in client.call(req).message
     unreachable = good_request(model, timeout=1e6)
-    unreachable.target.pose.position.x = 3.0
+    below_the_base(unreachable)
     started = time.monotonic()
     res = client.call(unreachable)
     assert res.error_code.val == C.NO_SOLUTION, res.message
@@ -263,7 +272,7 @@ def test_absurd_attempt_count_is_capped_and_reported(served, model):
     assert_verified(model, req, res)
     assert "max_attempts_cap" in res.message and "50" in res.message
     unreachable = good_request(model, max_attempts=2**32 - 1, timeout=10.0)
-    unreachable.target.pose.position.x = 3.0
+    below_the_base(unreachable)
     res = client.call(unreachable)
     assert res.error_code.val == C.NO_SOLUTION, res.message
     assert res.restarts <= CAPS["max_attempts_cap"]

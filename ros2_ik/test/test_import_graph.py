@@ -66,11 +66,7 @@ LAYERS = (
 )
 #: Imports against the layers or into another part's private modules, each with the
 #: step of issue 46 that removes it.
-EXCEPTIONS = {
-    # the constraint files' kernels reach the kinematics' compiled helpers through
-    # module globals that load() fills: goes with the generated dispatch (stage 2)
-    ("ros2_ik.core.constraints.compiled", "ros2_ik.core.solvers._constraint_jit"),
-}
+EXCEPTIONS: set = set()  # stage 2 removed the last (constraints/compiled.py's load())
 
 
 def _part(module: str) -> str:

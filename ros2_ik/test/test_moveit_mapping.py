@@ -528,7 +528,8 @@ def test_get_position_ik_over_dds(ros_context, model):
         # A long ComputeIK (unreachable, 3 s) runs meanwhile: GetPositionIK has its own
         # callback group, so it is answered without waiting for it.
         slow = ComputeIK.Request(group_name="panda_arm", timeout=3.0)
-        slow.target = stamped(pin.SE3(np.eye(3), np.array([2.0, 0, 0.5])))
+        # Below the base: out of reach, inside the reach bound (no early proof).
+        slow.target = stamped(pin.SE3(np.eye(3), np.array([0.0, 0, -0.5])))
         slow_future = client.ik.call_async(slow)
         future = moveit.call_async(request)
         wait_for(future.done, 30, "GetPositionIK", client.spin)

@@ -40,7 +40,7 @@ def test_a_short_request_is_answered_while_a_long_one_solves(ros_context):
     try:
         model = description()[2]
         long_call = client.ik.call_async(_request(
-            pin.SE3(np.eye(3), np.array([0.9, 0.0, 0.3])), 1.5))  # out of reach: all 1.5 s
+            pin.SE3(np.eye(3), np.array([0.0, 0.0, -0.5])), 1.5))  # below the base: all 1.5 s
         client.spin(0.1)
         q_goal = np.array(READY) + 0.2
         T_goal = T_frame(model, ARM, q_goal, "panda_hand", "panda_link0")

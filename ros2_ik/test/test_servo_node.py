@@ -431,7 +431,7 @@ def test_command_messages_in_the_controller_joint_order():
     """controller_joints may list joints outside the group: held (positions) or 0 (velocity)."""
     from types import SimpleNamespace
     from ros2_ik.node.servo_loop import ServoLoop
-    from ros2_ik.node.servo_supervisor import Command
+    from ros2_ik.core.servo.supervisor import Command
     loop = SimpleNamespace(_order=["b", "gripper", "a"], _index=np.array([1, -1, 0]),
                            _held=np.array([9.0, 0.04, 9.0]), period_s=0.004,
                            node=SimpleNamespace(config=SimpleNamespace(servo_output="")))

@@ -1,4 +1,4 @@
-"""The servo node's state machine and safety gate (node/servo_supervisor.py), no DDS.
+"""The servo node's state machine and safety gate (core/servo/supervisor.py), no DDS.
 
 Runs a real core.servo.Servo on the Panda, or a stub step where a test needs a step the
 QP would never produce (to see the independent check catch it).  Checks are our own:
@@ -13,7 +13,7 @@ import pytest
 
 from ros2_ik.core import robots
 from ros2_ik.core.servo import Servo, ServoConfig
-from ros2_ik.node.servo_supervisor import Limits, State, Supervisor, Target
+from ros2_ik.core.servo.supervisor import Limits, State, Supervisor, Target
 
 DT, ACC, TIP = 0.004, 5.0, "panda_hand"
 
@@ -167,7 +167,7 @@ def test_pause_holds_and_resume_waits_for_a_fresh_target(group):
 
 def test_a_twist_that_limits_bend_is_refused_until_another_comes(group):
     """Turning the hand about its axis: panda_joint7 ends on its limit, then it halts."""
-    from ros2_ik.node.servo_supervisor import TipJacobian
+    from ros2_ik.core.servo.supervisor import TipJacobian
     sup = _supervisor(group)
     sup.tip_jacobian = TipJacobian(group, TIP)
     q = np.array([0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785])

@@ -1,6 +1,7 @@
 """A problem: a group, an optional pose target, constraints and costs (Drake-style)."""
 from __future__ import annotations
 
+import math
 from operator import le
 from typing import Iterable, Optional, Tuple
 
@@ -51,6 +52,7 @@ class Problem:
             c for c in self.constraints if c not in self.folded) if self.folded \
             else self.constraints
         self._search_bounds: Optional[Tuple[np.ndarray, np.ndarray]] = None
+        self._centres: Optional[list] = None
 
     def with_terms(self, constraints: Iterable[terms.Constraint] = (),
                    costs: Iterable[terms.Cost] = ()) -> "Problem":
@@ -71,6 +73,18 @@ class Problem:
         (:meth:`Group.unwrap_near`).
         """
         return self._windows
+
+    @property
+    def window_centres(self) -> list:
+        """Per group joint, the middle of its :attr:`windows` [rad or m]; nan when unbounded.
+
+        The reference a start is unwrapped towards (a continuous joint's window may lie
+        anywhere on the real line: ``[2.67, 3.27]``, ``[5.9, 6.5]``).
+        """
+        if self._centres is None:
+            self._centres = [0.5 * (lo + hi) if math.isfinite(lo + hi) else math.nan
+                             for lo, hi in zip(*self._windows)]
+        return self._centres
 
     @property
     def search_bounds(self) -> Tuple[np.ndarray, np.ndarray]:

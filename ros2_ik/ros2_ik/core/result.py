@@ -14,8 +14,11 @@ class IKStatus(enum.Enum):
 
     SUCCESS: ``q`` meets the pose tolerances, every constraint and the joint limits
     (checked independently after any wrap or clamp).
-    NO_SOLUTION: the search ended (timeout or ``max_attempts``) without success;
-    ``q`` is the best available candidate (inside limits, errors reported).
+    NO_SOLUTION: the search ended (timeout or ``max_attempts``) without success, or a
+    proof showed before the search that none exists (a target beyond the reach bound,
+    :mod:`ros2_ik.core.solvers.proofs`: the message gives the reason, after one attempt
+    from the seed); ``q`` is the best available candidate (inside limits, errors
+    reported).
     TIMED_OUT: the budget ran out before any candidate was evaluated; ``q`` is the seed.
     CANCELLED: the ``cancel`` callback asked to stop; ``q`` is the best so far.
     JUMP_TOO_LARGE: solutions were found but all move a joint farther from the seed

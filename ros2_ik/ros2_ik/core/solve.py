@@ -4,6 +4,7 @@ from __future__ import annotations
 import logging
 import math
 import secrets
+import time
 from typing import Callable, Iterable, Optional, Union
 
 import numpy as np
@@ -48,14 +49,24 @@ def solve(group: Group, target_or_problem: Union[PoseTarget, Problem], seed: np.
     prismatic joint bounds) or ``constraint_tolerance_rad`` [rad] (orientation, gaze and
     angle bounds, revolute joint bounds), measured independently after any wrap or clamp;
     ``IKResult.violations`` reports the figures in those units.
+
+    ``timeout_s`` bounds the search, not the one-time work of a process's first solve
+    on a group, frame and solver (loading the compiled kernels, ~0.3-2 s once per
+    process; building the seed library, ~25 ms per group and frame): call
+    :func:`prepare` at start-up for it.  Without it, ``solve`` does that work first,
+    before its clock starts, and logs a warning once when it took longer than
+    ``timeout_s``.
     """
     problem = _problem(group, target_or_problem, constraints, costs)
-    prepare(group, problem.pose.target.frame if problem.pose is not None else None,
-            constrained=bool(problem.constraints), solver=solver)
+    timeout_s = _positive("timeout_s", timeout_s)
+    spent = prepare(group, problem.pose.target.frame if problem.pose is not None else None,
+                    constrained=bool(problem.constraints), solver=solver)
+    if spent > timeout_s:
+        _warn_unprepared(group, spent, timeout_s)
     group.full_data()  # this thread's Data of the full model, made once: not on the clock
     seed_q = problem.group.clamped_seed(seed)
     options = SolveOptions(
-        timeout_s=_positive("timeout_s", timeout_s),
+        timeout_s=timeout_s,
         max_attempts=_count("max_attempts", max_attempts, minimum=0),
         random_seed=_random_seed(random_seed),
         max_joint_jump_rad=_positive("max_joint_jump_rad", max_joint_jump_rad, allow_inf=True),
@@ -74,7 +85,7 @@ def solve(group: Group, target_or_problem: Union[PoseTarget, Problem], seed: np.
 
 
 def prepare(group: Group, frame: Optional[str] = None, constrained: bool = False,
-            solver: str = "lm") -> None:
+            solver: str = "lm") -> float:
     """Do now the one-time work of a first solve, outside any solve's time budget.
 
     Builds ``group``'s seed library (for ``frame``'s placements when given) and lets
@@ -83,14 +94,19 @@ def prepare(group: Group, frame: Optional[str] = None, constrained: bool = False
     compiled constraint attempt and polishing model); with a ``frame``, what solves for
     that frame need (:meth:`~ros2_ik.core.solvers.base.Solver.prepare_frame`: a closed
     form's detection).  Compiling happens once per machine
-    (numba's on-disk cache), loading once per process.  ``solve`` calls it before starting
-    its clock, so a first solve is slow but not cut short; a node calls it at start-up.
-    Cheap once done: one lookup, as a solve calls it every time.
+    (numba's on-disk cache), loading once per process.  Call it at start-up, before the
+    first solve whose ``timeout_s`` must hold (the node does, for every group it
+    serves); ``solve`` calls it too, before starting its clock, so an unprepared first
+    solve is slow but not cut short.  Cheap once done: one lookup, as a solve calls it
+    every time.  Returns the time it took [s] (0 when done already).
     """
     done = _PREPARED.get(group)
     if done is not None and (frame, constrained, solver) in done:
-        return
-    if frame is None:
+        return 0.0
+    started = time.perf_counter()
+    if group.has_base:  # no library for whole-body groups (random starts)
+        pass
+    elif frame is None:
         seed_library.library(group)
     else:
         seed_library.prepare(group, frame)
@@ -101,6 +117,22 @@ def prepare(group: Group, frame: Optional[str] = None, constrained: bool = False
     if done is None:
         done = _PREPARED[group] = set()
     done.add((frame, constrained, solver))
+    return time.perf_counter() - started
+
+
+def _warn_unprepared(group: Group, spent_s: float, timeout_s: float) -> None:
+    """Log once per process that a solve did its one-time work, beyond its ``timeout_s``."""
+    global _WARNED
+    if not _WARNED:
+        _WARNED = True
+        _LOG.warning(
+            "the first solve on %r spent %.3f s on one-time work (compiled kernels, seed "
+            "library) beyond its timeout_s=%.3g s: call ros2_ik.core.prepare(group, frame, "
+            "constrained=..., solver=...) at start-up", group, spent_s, timeout_s)
+
+
+#: Whether :func:`_warn_unprepared` has warned (once per process).
+_WARNED = False
 
 
 #: Per group, the ``(frame, constrained, solver)`` that :func:`prepare` has done

@@ -1,12 +1,13 @@
 """ConstrainedIK goal messages -> core constraints, costs and pose targets.
 
-One function per message type, each a direct call of the core class of the same name
+One table, :data:`GOAL_TERMS`: per list field of the goal, which part of the problem its
+terms go to and how each is built, a direct call of the core class of the same name
 (Drake's meaning); the core validates the numbers and frames.  An empty frame name
 means the model's root frame (``universe``).
 """
 from __future__ import annotations
 
-from typing import Callable, List, Sequence, Tuple
+from typing import Callable, List, NamedTuple, Optional, Sequence, Tuple
 
 import numpy as np
 import pinocchio as pin
@@ -44,56 +45,27 @@ def _name(msg) -> dict:
 
 def constraints_of(model: pin.Model, goal) -> List:
     """Every constraint of a goal except the distance ones (need the scene: see below)."""
-    out: List = []
-    out += [C.PositionConstraint(model, _f(m.frame_a), _v(m.lower), _v(m.upper),
-                                 _f(m.frame_b), _v(m.p_bq), _offset(m.x_abar_a), **_name(m))
-            for m in goal.position_constraints]
-    out += [C.OrientationConstraint(
-        model, _f(m.frame_abar), quaternion_to_rotation(m.r_abar_a, "r_abar_a"),
-        _f(m.frame_bbar), quaternion_to_rotation(m.r_bbar_b, "r_bbar_b"), m.theta_bound,
-        **_name(m)) for m in goal.orientation_constraints]
-    out += [C.GazeTargetConstraint(model, _f(m.frame_a), _v(m.p_as), _v(m.n_a),
-                                   _f(m.frame_b), _v(m.p_bt), m.cone_half_angle, **_name(m))
-            for m in goal.gaze_constraints]
-    out += [C.AngleBetweenVectorsConstraint(model, _f(m.frame_a), _v(m.a_a), _f(m.frame_b),
-                                            _v(m.b_b), m.angle_lower, m.angle_upper,
-                                            **_name(m))
-            for m in goal.angle_constraints]
-    out += [C.PointToPointDistanceConstraint(model, _f(m.frame1), _v(m.p_b1p1),
-                                             _f(m.frame2), _v(m.p_b2p2), m.distance_lower,
-                                             m.distance_upper, **_name(m))
-            for m in goal.point_distance_constraints]
-    out += [C.PointToLineDistanceConstraint(model, _f(m.frame_point), _v(m.p_b1p),
-                                            _f(m.frame_line), _v(m.p_b2q), _v(m.n_b2),
-                                            m.distance_lower, m.distance_upper, **_name(m))
-            for m in goal.line_distance_constraints]
-    out += [_polyhedron(model, m) for m in goal.polyhedron_constraints]
-    out += _joint_bounds(model, goal.joint_bounds)
-    return out
+    inputs = _Inputs(model)
+    return [build(inputs, m) for field, part, build in GOAL_TERMS if part == CONSTRAINT
+            for m in getattr(goal, field)] + _joint_bounds(model, goal.joint_bounds)
 
 
 def scene_constraints(goal) -> bool:
     """Whether the goal has constraints that need the collision checker."""
-    return bool(goal.minimum_distance_constraints
-                or goal.minimum_distance_upper_bound_constraints or goal.distance_constraints)
+    return any(getattr(goal, field) for field, part, _ in GOAL_TERMS if part == SCENE)
 
 
 def distance_constraints_of(checker, goal) -> List:
-    """Return the goal's upper-bound and named-pair distance constraints on ``checker``.
+    """Return the goal's scene constraints built here (upper bound, named pairs) on ``checker``.
 
     An error names the message field first (``distance_constraints[1]: geometry_a: ...``)
-    and keeps the core error's code.
+    and keeps the core error's code.  The minimum distance is the caller's (it needs the
+    node's configuration).
     """
-    out: List = []
-    for i, m in enumerate(goal.minimum_distance_upper_bound_constraints):
-        out.append(_field(f"minimum_distance_upper_bound_constraints[{i}]",
-                          lambda m=m: MinimumDistanceUpperBoundConstraint(
-                              checker, m.bound, **_name(m))))
-    for i, m in enumerate(goal.distance_constraints):
-        out.append(_field(f"distance_constraints[{i}]", lambda m=m: DistanceConstraint(
-            checker, m.geometry_a, m.geometry_b, m.distance_lower, m.distance_upper,
-            **_name(m))))
-    return out
+    inputs = _Inputs(None, checker)
+    return [_field(f"{field}[{i}]", lambda build=build, m=m: build(inputs, m))
+            for field, part, build in GOAL_TERMS if part == SCENE and build is not None
+            for i, m in enumerate(getattr(goal, field))]
 
 
 def _field(field: str, make: Callable):
@@ -103,7 +75,8 @@ def _field(field: str, make: Callable):
         raise RequestError(code_for_exception(exc), f"{field}: {exc}") from exc
 
 
-def _polyhedron(model: pin.Model, m):
+def _polyhedron(inputs: "_Inputs", m):
+    model = inputs.model
     points = np.array([[p.x, p.y, p.z] for p in m.p_gp], dtype=float).reshape(-1, 3).T
     if m.a_rows == 0 or len(m.a) != m.a_rows * 3 * points.shape[1]:
         raise InvalidGoal(f"polyhedron '{m.name}': a must have a_rows x 3N = "
@@ -124,18 +97,9 @@ def _joint_bounds(model: pin.Model, m) -> List:
 
 def costs_of(model: pin.Model, goal, q_seed_full: np.ndarray, joint_index) -> List:
     """Every cost of a goal; posture costs default to the seed."""
-    out: List = []
-    out += [K.PositionCost(model, _f(m.frame_a), _v(m.p_ap), _f(m.frame_b), _v(m.p_bq),
-                           _matrix3(m.c)) for m in goal.position_costs]
-    out += [K.OrientationCost(model, _f(m.frame_abar),
-                              quaternion_to_rotation(m.r_abar_a, "r_abar_a"),
-                              _f(m.frame_bbar),
-                              quaternion_to_rotation(m.r_bbar_b, "r_bbar_b"), m.c)
-            for m in goal.orientation_costs]
-    out += [K.AngleBetweenVectorsCost(model, _f(m.frame_a), _v(m.a_a), _f(m.frame_b),
-                                      _v(m.b_b), m.c) for m in goal.angle_costs]
-    out += [_posture(model, m, q_seed_full, joint_index) for m in goal.posture_costs]
-    return out
+    inputs = _Inputs(model, None, q_seed_full, joint_index)
+    return [build(inputs, m) for field, part, build in GOAL_TERMS if part == COST
+            for m in getattr(goal, field)]
 
 
 def _matrix3(values: Sequence[float]) -> np.ndarray:
@@ -146,8 +110,9 @@ def _matrix3(values: Sequence[float]) -> np.ndarray:
     return np.asarray(values, dtype=float).reshape(3, 3)
 
 
-def _posture(model: pin.Model, m, q_seed_full: np.ndarray, joint_index):
+def _posture(inputs: "_Inputs", m):
     """Return a PostureCost toward ``m.nominal`` (named joints overwrite the seed) or the seed."""
+    model, q_seed_full, joint_index = inputs.model, inputs.q_seed_full, inputs.joint_index
     q_nominal = np.array(q_seed_full, dtype=float)
     if len(m.nominal.position) != len(m.nominal.name):
         raise InvalidGoal("posture cost: nominal.name and nominal.position differ in length")
@@ -180,10 +145,60 @@ def pose_goals(goal, cfg) -> Tuple[List[PoseTarget], int]:
 
 def count_terms(goal) -> int:
     """How many constraints, costs and pose goals a goal carries (for the size limit)."""
-    fields = ("pose_goals", "position_constraints", "orientation_constraints",
-              "gaze_constraints", "angle_constraints", "point_distance_constraints",
-              "line_distance_constraints", "polyhedron_constraints",
-              "minimum_distance_constraints", "minimum_distance_upper_bound_constraints",
-              "distance_constraints", "position_costs", "orientation_costs",
-              "angle_costs", "posture_costs")
-    return sum(len(getattr(goal, f)) for f in fields) + len(goal.joint_bounds.joint_names)
+    return (sum(len(getattr(goal, field)) for field, _, _ in GOAL_TERMS)
+            + len(goal.pose_goals) + len(goal.joint_bounds.joint_names))
+
+
+class _Inputs(NamedTuple):
+    """What a term's builder may read besides its message."""
+
+    model: Optional[pin.Model]
+    checker: object = None
+    q_seed_full: Optional[np.ndarray] = None
+    joint_index: Optional[Callable] = None
+
+
+#: The parts a goal's terms go to: constraints on the model, constraints that need the
+#: collision checker (the scene), costs.
+CONSTRAINT, SCENE, COST = "constraint", "scene", "cost"
+#: Every list of terms a ConstrainedIK goal carries, in the order the problem takes them:
+#: ``(goal field, part, builder(inputs, message) -> core term)``, each builder a direct
+#: call of the core class of the same name (Drake's meaning).  A builder of None: the
+#: caller builds it (the minimum distance needs the node's configuration).  A new term
+#: type is one line here (plus its message field).
+GOAL_TERMS: Tuple[Tuple[str, str, Optional[Callable]], ...] = (
+    ("position_constraints", CONSTRAINT, lambda i, m: C.PositionConstraint(
+        i.model, _f(m.frame_a), _v(m.lower), _v(m.upper), _f(m.frame_b), _v(m.p_bq),
+        _offset(m.x_abar_a), **_name(m))),
+    ("orientation_constraints", CONSTRAINT, lambda i, m: C.OrientationConstraint(
+        i.model, _f(m.frame_abar), quaternion_to_rotation(m.r_abar_a, "r_abar_a"),
+        _f(m.frame_bbar), quaternion_to_rotation(m.r_bbar_b, "r_bbar_b"), m.theta_bound,
+        **_name(m))),
+    ("gaze_constraints", CONSTRAINT, lambda i, m: C.GazeTargetConstraint(
+        i.model, _f(m.frame_a), _v(m.p_as), _v(m.n_a), _f(m.frame_b), _v(m.p_bt),
+        m.cone_half_angle, **_name(m))),
+    ("angle_constraints", CONSTRAINT, lambda i, m: C.AngleBetweenVectorsConstraint(
+        i.model, _f(m.frame_a), _v(m.a_a), _f(m.frame_b), _v(m.b_b), m.angle_lower,
+        m.angle_upper, **_name(m))),
+    ("point_distance_constraints", CONSTRAINT, lambda i, m: C.PointToPointDistanceConstraint(
+        i.model, _f(m.frame1), _v(m.p_b1p1), _f(m.frame2), _v(m.p_b2p2), m.distance_lower,
+        m.distance_upper, **_name(m))),
+    ("line_distance_constraints", CONSTRAINT, lambda i, m: C.PointToLineDistanceConstraint(
+        i.model, _f(m.frame_point), _v(m.p_b1p), _f(m.frame_line), _v(m.p_b2q), _v(m.n_b2),
+        m.distance_lower, m.distance_upper, **_name(m))),
+    ("polyhedron_constraints", CONSTRAINT, _polyhedron),
+    ("minimum_distance_constraints", SCENE, None),
+    ("minimum_distance_upper_bound_constraints", SCENE,
+     lambda i, m: MinimumDistanceUpperBoundConstraint(i.checker, m.bound, **_name(m))),
+    ("distance_constraints", SCENE, lambda i, m: DistanceConstraint(
+        i.checker, m.geometry_a, m.geometry_b, m.distance_lower, m.distance_upper,
+        **_name(m))),
+    ("position_costs", COST, lambda i, m: K.PositionCost(
+        i.model, _f(m.frame_a), _v(m.p_ap), _f(m.frame_b), _v(m.p_bq), _matrix3(m.c))),
+    ("orientation_costs", COST, lambda i, m: K.OrientationCost(
+        i.model, _f(m.frame_abar), quaternion_to_rotation(m.r_abar_a, "r_abar_a"),
+        _f(m.frame_bbar), quaternion_to_rotation(m.r_bbar_b, "r_bbar_b"), m.c)),
+    ("angle_costs", COST, lambda i, m: K.AngleBetweenVectorsCost(
+        i.model, _f(m.frame_a), _v(m.a_a), _f(m.frame_b), _v(m.b_b), m.c)),
+    ("posture_costs", COST, _posture),
+)

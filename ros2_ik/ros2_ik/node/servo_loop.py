@@ -13,7 +13,7 @@ Interfaces (under the node's name)::
 Commands go to ``servo_command_topic`` as positions or velocities (Float64MultiArray) or
 one-point JointTrajectory messages.  The loop runs on its own thread (node/periodic.py:
 a tick does not wait behind the executor's callbacks); its tick runs
-``node/servo_supervisor.py`` over ``core.servo.Servo``.  One lock orders the tick and
+``core/servo/supervisor.py`` over ``core.servo.Servo``.  One lock orders the tick and
 the callbacks that change the servo (start, stop, pause, targets).
 """
 from __future__ import annotations
@@ -37,7 +37,7 @@ from ros2_ik.core.servo import Servo, ServoConfig
 from ros2_ik.node.compute_ik import RequestError, collision_checker, resolve_group
 from ros2_ik.node.parameters import clean_list
 from ros2_ik.node.periodic import PeriodicThread
-from ros2_ik.node.servo_supervisor import Limits, State, Supervisor, TipJacobian
+from ros2_ik.core.servo.supervisor import Limits, State, Supervisor, TipJacobian
 from ros2_ik.node.servo_targets import pose_target, twist_target
 from ros2_ik_interfaces.msg import ServoStatus
 

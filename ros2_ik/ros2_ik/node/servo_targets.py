@@ -11,7 +11,7 @@ import numpy as np
 
 from ros2_ik.core.errors import IKError
 from ros2_ik.node.conversions import pose_to_se3
-from ros2_ik.node.servo_supervisor import Target
+from ros2_ik.core.servo.supervisor import Target
 
 
 def pose_target(group, q: np.ndarray, msg) -> Target:

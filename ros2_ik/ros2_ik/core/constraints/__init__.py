@@ -7,6 +7,8 @@ the collision geometry (:mod:`ros2_ik.core.collision`) are in :mod:`.collision` 
 :mod:`.distance_bounds`.
 """
 from .angle import AngleBetweenVectorsConstraint
+from .com import CenterOfMassConstraint, CenterOfMassDistanceConstraint
+from .contact import FramePlacementConstraint, PointOnPlaneConstraint
 from .collision import MinimumDistanceConstraint
 from .distance import PointToLineDistanceConstraint, PointToPointDistanceConstraint
 from .distance_bounds import DistanceConstraint, MinimumDistanceUpperBoundConstraint
@@ -16,9 +18,14 @@ from .numdiff import finite_difference, update_kinematics
 from .orientation import OrientationConstraint
 from .polyhedron import PolyhedronConstraint
 from .position import PositionConstraint
+from .support_polygon import ComInSupportPolygonConstraint
 
 __all__ = [
     "AngleBetweenVectorsConstraint",
+    "CenterOfMassConstraint",
+    "CenterOfMassDistanceConstraint",
+    "ComInSupportPolygonConstraint",
+    "FramePlacementConstraint",
     "DistanceConstraint",
     "GazeTargetConstraint",
     "JointBoundsConstraint",
@@ -28,6 +35,7 @@ __all__ = [
     "OrientationConstraint",
     "PointToLineDistanceConstraint",
     "PointToPointDistanceConstraint",
+    "PointOnPlaneConstraint",
     "PolyhedronConstraint",
     "PositionConstraint",
     "finite_difference",

@@ -7,6 +7,7 @@ from typing import Optional, Tuple
 import numpy as np
 import pinocchio as pin
 
+from ros2_ik.core.kinematics import relative
 from ros2_ik.core.kinematics.frames import (cross, frame_id, frame_jacobian, vector_angle,
                                             vectors_angle_and_gradient, vectors_dot)
 from ros2_ik.core.runtime.compiled import jit
@@ -176,7 +177,7 @@ def _cube(oMf, Jf, fa, fb, prm, g, J, out, S):  # pragma: no cover - compiled
 
     ``S`` (6, 3, 3): scratch.
     """
-    c = kernel.world_vectors(oMf, fa, fb, prm, S)
+    c = relative.world_vectors(oMf, fa, fb, prm, S)
     a, b = S[5, 0], S[5, 1]
     g[out], g[out + 1], g[out + 2] = (a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2],
                                       a[0] * b[1] - a[1] * b[0])
@@ -206,7 +207,7 @@ def linearise(oMf, Jf, fa, fb, prm, cube, lo, hi, margin, x_margin, row, out, g,
 def measure(Wa, Wb, prm, phys, R):  # pragma: no cover - compiled
     """``measure``: distance [rad] of the angle of ``R_WA a_A``, ``R_WB b_B`` outside ``phys``."""
     a, b = prm[0:3], prm[3:6]
-    angle = kernel.vector_angle(
+    angle = relative.vector_angle(
         Wa[0, 0] * a[0] + Wa[0, 1] * a[1] + Wa[0, 2] * a[2],
         Wa[1, 0] * a[0] + Wa[1, 1] * a[1] + Wa[1, 2] * a[2],
         Wa[2, 0] * a[0] + Wa[2, 1] * a[1] + Wa[2, 2] * a[2],
@@ -216,4 +217,5 @@ def measure(Wa, Wb, prm, phys, R):  # pragma: no cover - compiled
     return kernel.outside(angle, phys[0], phys[1])
 
 
-KIND = kernel.Kind(AngleBetweenVectorsConstraint, 3, _encode, _measure_bounds, _polish_rows)
+KIND = kernel.Kind(AngleBetweenVectorsConstraint, _encode, _measure_bounds, _polish_rows, rows,
+                   measure, linearise)

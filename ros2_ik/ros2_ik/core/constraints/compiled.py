@@ -1,31 +1,16 @@
-"""What the constraint files' compiled functions share: small row and measure helpers.
+"""A type's form for the compiled kernels (:class:`Kind`, :class:`CostKind`) and row helpers.
 
 Each constraint type's file defines its kernel functions with
-:func:`ros2_ik.core.runtime.compiled.jit` (:mod:`registry`); the few they share are here.  The
-kernels' kinematics helpers (``point_in_frame``, ``rotations`` compiled in
-``solvers._constraint_jit``; ``log3_at``, ``log_map`` in
-:mod:`ros2_ik.core.kinematics.lie`) are reached as attributes of this module, set by
-:func:`load` when the dispatch module loads: importing the solver package from a
-constraint file would import the constraints again (a cycle).  Plain loops on floats, as
-the kernels.
+:func:`ros2_ik.core.runtime.compiled.jit` and ends with its :class:`Kind`, listed in
+:mod:`registry`; the compiled dispatch (``solvers/_dispatch_jit.py``) is generated from
+that list (``make dispatch``).  The kinematics those functions are written with (a point
+seen in a frame, relative rotations, ``log3``) are in :mod:`ros2_ik.core.kinematics`
+(``relative``, ``lie``); the few row helpers they share are here.  Plain loops on floats,
+as the kernels.
 """
-import math
 from typing import Callable, NamedTuple, Optional, Tuple
 
 from ros2_ik.core.runtime.compiled import jit
-
-#: The kernels' frame helpers (``solvers._constraint_jit``) and Lie helpers
-#: (:mod:`ros2_ik.core.kinematics.lie`), set by :func:`load`.
-point_in_frame = rotations = log3_at = log_map = None
-
-
-def load() -> None:
-    """Bind the kernels' helpers (the dispatch module calls it when it loads)."""
-    global point_in_frame, rotations, log3_at, log_map
-    from ros2_ik.core.kinematics import lie
-    from ros2_ik.core.solvers import _constraint_jit as frames
-    point_in_frame, rotations = frames.point_in_frame, frames.rotations
-    log3_at, log_map = lie.log3_at, lie.log_map
 
 
 @jit
@@ -50,50 +35,6 @@ def cube_bounds(half, glo, ghi, gm, out):  # pragma: no cover - compiled
 
 
 @jit
-def world_vectors(oMf, fa, fb, prm, S):  # pragma: no cover - compiled
-    """Write ``a = R_WA a_A`` into ``S[5, 0]``, ``b = R_WB b_B`` into ``S[5, 1]``; return a . b."""
-    a, b, A, B = S[5, 0], S[5, 1], oMf[fa], oMf[fb]
-    for r in range(3):
-        a[r] = A[r, 0] * prm[0] + A[r, 1] * prm[1] + A[r, 2] * prm[2]
-        b[r] = B[r, 0] * prm[3] + B[r, 1] * prm[4] + B[r, 2] * prm[5]
-    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
-
-
-@jit
-def act(T, p, o):  # pragma: no cover - compiled
-    """Return ``T p`` (three floats) for a placement ``T`` (4, 4) and ``p = p[o:o + 3]``."""
-    x, y, z = p[o], p[o + 1], p[o + 2]
-    return (T[0, 0] * x + T[0, 1] * y + T[0, 2] * z + T[0, 3],
-            T[1, 0] * x + T[1, 1] * y + T[1, 2] * z + T[1, 3],
-            T[2, 0] * x + T[2, 1] * y + T[2, 2] * z + T[2, 3])
-
-
-@jit
-def act_inv(T, x, y, z):  # pragma: no cover - compiled
-    """Return ``T^-1 p`` (three floats): ``R^T (p - t)``."""
-    x, y, z = x - T[0, 3], y - T[1, 3], z - T[2, 3]
-    return (T[0, 0] * x + T[1, 0] * y + T[2, 0] * z,
-            T[0, 1] * x + T[1, 1] * y + T[2, 1] * z,
-            T[0, 2] * x + T[1, 2] * y + T[2, 2] * z)
-
-
-@jit
-def seen_from(Wa, Wb, p, o):  # pragma: no cover - compiled
-    """Return point ``p[o:o + 3]`` of frame B seen in frame A (three floats) [m]."""
-    x, y, z = act(Wb, p, o)
-    return act_inv(Wa, x, y, z)
-
-
-@jit
-def vector_angle(a0, a1, a2, b0, b1, b2):  # pragma: no cover - compiled
-    """Angle [rad] between 3-vectors in ``[0, pi]``: ``atan2(|a x b|, a . b)``."""
-    x = a1 * b2 - a2 * b1
-    y = a2 * b0 - a0 * b2
-    z = a0 * b1 - a1 * b0
-    return math.atan2(math.sqrt(x * x + y * y + z * z), a0 * b0 + a1 * b1 + a2 * b2)
-
-
-@jit
 def outside(v, lower, upper):  # pragma: no cover - compiled
     """Distance of ``v`` outside ``[lower, upper]`` (NaN stays NaN)."""
     if v != v:
@@ -104,23 +45,45 @@ def outside(v, lower, upper):  # pragma: no cover - compiled
 class Kind(NamedTuple):
     """One constraint type as the kernels take it: its file's ``KIND``, in :mod:`registry`.
 
-    ``cls``: the exact class (a subclass may compute other rows: the Python path runs);
-    ``code``: its type code in the compiled dispatch (``solvers._dispatch_jit``), None
-    for a type the kernels do not know (the Python path runs); ``encode(c, tolerance)``:
-    ``(model frame id A, model frame id B, parameters)`` as its compiled functions read
-    them; ``measure_bounds(c)``: what its compiled ``measure`` needs beyond those (its
-    physical bounds [m or rad]); ``polish_rows(c)``: ``(rows, cube rows added)`` of its
-    compiled ``linearise`` (without one: its physical rows within their shrunk bounds,
-    :func:`physical_rows`); ``excess``: its rows are an excess beyond a bound (3, always
-    driven to zero) rather than rows within physical bounds.
+    ``cls``: the exact class (a subclass may compute other rows: the Python path runs).
+    A type with no compiled functions gives ``Kind(cls)``: its problems run the Python path.
+    A compiled type gives:
+
+    * ``encode(c, tolerance)``: ``(model frame id A, model frame id B, parameters)`` as
+      its compiled functions read them (``prm``);
+    * ``measure_bounds(c)``: what its compiled ``measure`` needs beyond those (its
+      physical bounds [m or rad], ``phys``);
+    * ``rows``: compiled ``rows(oMf, Jf, fa, fb, prm, g, Jg, row, p3, J3) -> count``, its
+      physical rows (``evaluate_physical``) into ``g``, ``Jg`` from ``row``; for an
+      ``excess`` type ``rows(oMf, Jf, fa, fb, prm, xe, xJ, r0, S33) -> norm``, its three
+      excess rows (``evaluate_excess``, always driven to zero) into ``xe``, ``xJ``;
+    * ``measure``: compiled ``measure(Wa, Wb, prm, phys, R) -> violation`` [its unit],
+      the candidate check's figure (``measure``);
+    * ``linearise`` (optional): compiled ``linearise(oMf, Jf, fa, fb, prm, cube, lo, hi,
+      margin, x_margin, row, out, g, J, glo, ghi, gm, S33, p3, J3) -> (rows read, rows
+      written)``, polishing's rows (``linearisation``); without one, its physical rows
+      within their shrunk bounds;
+    * ``polish_rows(c)``: ``(rows written, cube rows added)`` of that linearisation
+      (:func:`physical_rows` without one).
+
+    ``code``: its type code in the generated dispatch, set by :mod:`registry` (its place
+    in ``registry.TYPES``), never by the type's file; None: the Python path runs.
     """
 
     cls: type
-    code: Optional[int]
-    encode: Optional[Callable]
-    measure_bounds: Optional[Callable]
-    polish_rows: Optional[Callable]
+    encode: Optional[Callable] = None
+    measure_bounds: Optional[Callable] = None
+    polish_rows: Optional[Callable] = None
+    rows: Optional[Callable] = None
+    measure: Optional[Callable] = None
+    linearise: Optional[Callable] = None
     excess: bool = False
+    code: Optional[int] = None
+
+    @property
+    def compiled(self) -> bool:
+        """Whether the type has compiled functions (the generated dispatch can call it)."""
+        return self.rows is not None and self.measure is not None
 
 
 def physical_rows(c) -> Tuple[int, bool]:
@@ -134,15 +97,18 @@ def distance_bounds(c) -> list:
 
 
 class CostKind(NamedTuple):
-    """One cost type as the polishing kernel takes it (``costs.py``), in :mod:`registry`.
+    """One cost type as the polishing kernel takes it, in :mod:`registry`.
 
-    ``cls``: the exact class; ``code``: its type code in ``_dispatch_jit.costs``;
-    ``frames(c)``: the model frame ids (A, B) its compiled value reads, or (); ``encode(c,
-    group)``: ``(parameters, constant)``, the constant being the part of its value the
-    group's joints do not move.
+    ``cls``: the exact class; ``frames(c)``: the model frame ids (A, B) its compiled value
+    reads, or (); ``encode(c, group)``: ``(parameters, constant)``, the constant being the
+    part of its value the group's joints do not move; ``value``: compiled ``value(oMf,
+    Jf, fa, fb, prm, q, grad, H, S33, Sn) -> cost``, adding its gradient to ``grad`` and
+    its Gauss-Newton curvature (when it has one) to ``H``.  ``code``: its type code in the
+    generated dispatch, set by :mod:`registry` (its place in ``registry.COST_TYPES``).
     """
 
     cls: type
-    code: int
     frames: Callable
     encode: Callable
+    value: Callable
+    code: Optional[int] = None

@@ -17,6 +17,7 @@ from typing import Optional, Tuple
 import numpy as np
 import pinocchio as pin
 
+from ros2_ik.core.kinematics import relative
 from ros2_ik.core.kinematics.frames import (cross, frame_id, perpendicular, perpendicular_floats,
                                             point_in_frame, projection_off, projection_off_floats)
 from ros2_ik.core.runtime.compiled import jit
@@ -205,7 +206,7 @@ def point_rows(oMf, Jf, fa, fb, prm, g, Jg, row, p3, J3):  # pragma: no cover - 
 
     ``p3`` (3,), ``J3`` (3, n): scratch (P1 seen in frame 2).
     """
-    kernel.point_in_frame(oMf, Jf, fa, fb, prm, -1, 0, p3, J3, 0)
+    relative.point_in_frame(oMf, Jf, fa, fb, prm, -1, 0, p3, J3, 0)
     dx, dy, dz = p3[0] - prm[3], p3[1] - prm[4], p3[2] - prm[5]
     norm = math.sqrt(dx * dx + dy * dy + dz * dz)
     if norm > 1e-12:
@@ -223,7 +224,7 @@ def line_rows(oMf, Jf, fa, fb, prm, g, Jg, row, p3, J3):  # pragma: no cover - c
     ``|P d|`` with ``d = p_AP - p_AQ`` and ``P`` the projection off the line; its row is
     ``(u @ P) @ J`` along ``u = P d / |P d|`` (the stored perpendicular at distance 0).
     """
-    kernel.point_in_frame(oMf, Jf, fa, fb, prm, -1, 0, p3, J3, 0)
+    relative.point_in_frame(oMf, Jf, fa, fb, prm, -1, 0, p3, J3, 0)
     dx, dy, dz = p3[0] - prm[3], p3[1] - prm[4], p3[2] - prm[5]
     P = prm[6:15]
     ux = P[0] * dx + P[1] * dy + P[2] * dz
@@ -243,8 +244,8 @@ def line_rows(oMf, Jf, fa, fb, prm, g, Jg, row, p3, J3):  # pragma: no cover - c
 @jit
 def point_measure(Wa, Wb, prm, phys, R):  # pragma: no cover - compiled
     """Point to point ``measure``: distance [m] of ``|p_P1P2|`` outside ``phys`` (2,)."""
-    x1, y1, z1 = kernel.act(Wb, prm, 0)
-    x2, y2, z2 = kernel.act(Wa, prm, 3)
+    x1, y1, z1 = relative.act(Wb, prm, 0)
+    x2, y2, z2 = relative.act(Wa, prm, 3)
     x, y, z = x1 - x2, y1 - y2, z1 - z2
     return kernel.outside(math.sqrt(x * x + y * y + z * z), phys[0], phys[1])
 
@@ -255,7 +256,7 @@ def line_measure(Wa, Wb, prm, phys, R):  # pragma: no cover - compiled
 
     ``phys``: the line's unit direction ``n`` (3), then the bounds.
     """
-    x, y, z = kernel.seen_from(Wa, Wb, prm, 0)
+    x, y, z = relative.seen_from(Wa, Wb, prm, 0)
     u0, u1, u2 = x - prm[3], y - prm[4], z - prm[5]
     x = u1 * phys[2] - u2 * phys[1]
     y = u2 * phys[0] - u0 * phys[2]
@@ -263,7 +264,8 @@ def line_measure(Wa, Wb, prm, phys, R):  # pragma: no cover - compiled
     return kernel.outside(math.sqrt(x * x + y * y + z * z), phys[3], phys[4])
 
 
-POINT_TO_POINT = kernel.Kind(PointToPointDistanceConstraint, 4, _encode_point,
-                             kernel.distance_bounds, kernel.physical_rows)
-POINT_TO_LINE = kernel.Kind(PointToLineDistanceConstraint, 5, _encode_line, _line_bounds,
-                            kernel.physical_rows)
+POINT_TO_POINT = kernel.Kind(PointToPointDistanceConstraint, _encode_point,
+                             kernel.distance_bounds, kernel.physical_rows, point_rows,
+                             point_measure)
+POINT_TO_LINE = kernel.Kind(PointToLineDistanceConstraint, _encode_line, _line_bounds,
+                            kernel.physical_rows, line_rows, line_measure)

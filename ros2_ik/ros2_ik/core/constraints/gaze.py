@@ -7,6 +7,7 @@ from typing import Optional, Tuple
 import numpy as np
 import pinocchio as pin
 
+from ros2_ik.core.kinematics import relative
 from ros2_ik.core.kinematics.frames import (cross, frame_id, perpendicular, perpendicular_floats,
                                             point_in_frame, vector_angle)
 from ros2_ik.core.runtime.compiled import jit
@@ -181,7 +182,7 @@ def rows(oMf, Jf, fa, fb, prm, g, Jg, row, p3, J3):  # pragma: no cover - compil
 
     ``p3`` (3,), ``J3`` (3, n): scratch (the target seen in A).
     """
-    kernel.point_in_frame(oMf, Jf, fa, fb, prm, -1, 0, p3, J3, 0)
+    relative.point_in_frame(oMf, Jf, fa, fb, prm, -1, 0, p3, J3, 0)
     g[row] = _alpha_row(p3, J3, prm[3:], Jg[row])
     return 1
 
@@ -222,7 +223,7 @@ def _cube(p, Jp, prm, g, J, out, S):  # pragma: no cover - compiled
 def linearise(oMf, Jf, fa, fb, prm, cube, lo, hi, margin, x_margin, row, out, g, J, glo,
               ghi, gm, S33, p3, J3):  # pragma: no cover - compiled
     """``linearisation``: the cube rows of ``n x p``, then ``alpha``'s row; (1, 4) rows."""
-    kernel.point_in_frame(oMf, Jf, fa, fb, prm, -1, 0, p3, J3, 0)
+    relative.point_in_frame(oMf, Jf, fa, fb, prm, -1, 0, p3, J3, 0)
     if _cube(p3, J3, prm[3:9], g, J, out, S33):
         kernel.cube_bounds(math.sin(hi[row]), glo, ghi, gm, out)
     else:  # |p| = 0: rows 0 dq within [-1, 1], always met
@@ -235,11 +236,12 @@ def linearise(oMf, Jf, fa, fb, prm, cube, lo, hi, margin, x_margin, row, out, g,
 @jit
 def measure(Wa, Wb, prm, phys, R):  # pragma: no cover - compiled
     """``measure``: angle [rad] of the gaze direction beyond the cone's half angle."""
-    x, y, z = kernel.seen_from(Wa, Wb, prm, 0)
-    alpha = kernel.vector_angle(x - prm[3], y - prm[4], z - prm[5], prm[6], prm[7], prm[8])
+    x, y, z = relative.seen_from(Wa, Wb, prm, 0)
+    alpha = relative.vector_angle(x - prm[3], y - prm[4], z - prm[5], prm[6], prm[7], prm[8])
     if alpha != alpha:
         return alpha
     return max(alpha - phys[0], 0.0)
 
 
-KIND = kernel.Kind(GazeTargetConstraint, 2, _encode, _measure_bounds, _polish_rows)
+KIND = kernel.Kind(GazeTargetConstraint, _encode, _measure_bounds, _polish_rows, rows, measure,
+                   linearise)

@@ -1,11 +1,14 @@
 """Extra joint bounds (inside the URDF limits) and locked joints, on 1-DoF joints.
 
 The row of a joint is its position: ``q`` for revolute [rad] and prismatic [m]
-joints; ``atan2(sin, cos)`` in ``(-pi, pi]`` [rad] for continuous (unbounded
-revolute) joints, whose pinocchio configuration is ``(cos, sin)``.  Bounds of a
-continuous joint must lie in ``[-pi, pi]`` (an interval across the +-pi seam cannot
-be expressed as one row).  Multi-DoF joints (free-flyer, spherical, planar) are
-rejected.
+joints.  A continuous (unbounded revolute) joint, whose pinocchio configuration is
+``(cos, sin)``, has an angle only up to 2 pi: its bounds are a window on the circle, a
+centre ``c = (lower + upper) / 2`` and a half-width, and its row is the angle taken
+within pi of the centre, ``c + wrap(atan2(sin, cos) - c)`` in ``(c - pi, c + pi]``
+[rad].  Any finite window works, across the +-pi seam too (``[2.67, 3.27]``): the row
+jumps only at ``c + pi``, the point of the circle farthest from the window, and a window
+2 pi wide or wider holds every angle.  Multi-DoF joints (free-flyer, spherical, planar)
+are rejected.
 """
 from __future__ import annotations
 
@@ -19,6 +22,8 @@ from ..errors import InvalidGoal, InvalidJoint
 from . import checks as check
 from ros2_ik.core.runtime.per_object import PerObject
 from ._base import BoundedConstraint
+
+TWO_PI = 2.0 * math.pi
 
 
 class _Joint(NamedTuple):
@@ -66,16 +71,19 @@ def _check_bounds(name: str, joint: _Joint, lower, upper) -> Tuple[float, float]
     lower = check.scalar(lower, f"lower bound of joint '{name}'")
     upper = check.scalar(upper, f"upper bound of joint '{name}'")
     check.ordered(lower, upper, f"lower bound of joint '{name}'", f"upper bound of '{name}'")
-    if joint.continuous:
-        if lower < -math.pi or upper > math.pi:
-            raise InvalidGoal(f"bounds of continuous joint '{name}' must lie in [-pi, pi], "
-                              f"got [{lower}, {upper}]")
+    if joint.continuous:  # a window on the circle: any finite one (module docstring)
         return lower, upper
     if upper < joint.urdf_lower or lower > joint.urdf_upper:
         raise InvalidGoal(f"bounds [{lower}, {upper}] of joint '{name}' lie outside its "
                           f"URDF limits [{joint.urdf_lower}, {joint.urdf_upper}]: never "
                           f"satisfiable")
     return lower, upper
+
+
+def window_angle(angle: float, centre: float) -> float:
+    """``angle`` [rad] shifted by a multiple of 2 pi into ``(centre - pi, centre + pi]``."""
+    d = math.remainder(angle - centre, TWO_PI)  # in [-pi, pi]
+    return centre + (d if d > -math.pi else math.pi)
 
 
 class JointBoundsConstraint(BoundedConstraint):
@@ -104,6 +112,8 @@ class JointBoundsConstraint(BoundedConstraint):
             lowers.append(lower)
             uppers.append(upper)
             self._joints.append(joint)
+        #: Per row, the centre of the window [rad or m] (continuous joints' rows use it).
+        self._centres = [0.5 * (lo + hi) for lo, hi in zip(lowers, uppers)]
         self._selector: Optional[np.ndarray] = None  # made when evaluate first needs it
         default = f"joint_bounds({','.join(self.joint_names)})"
         super().__init__(check.term_name(name, default), lowers, uppers)
@@ -114,9 +124,13 @@ class JointBoundsConstraint(BoundedConstraint):
         return tuple(j.unit for j in self._joints)
 
     def joint_positions(self, q: np.ndarray) -> np.ndarray:
-        """Joint positions (m,) [rad or m] of the named joints in configuration ``q``."""
-        return np.array([math.atan2(q[j.idx_q + 1], q[j.idx_q]) if j.continuous
-                         else q[j.idx_q] for j in self._joints], dtype=float)
+        """Joint positions (m,) [rad or m] of the named joints in configuration ``q``.
+
+        A continuous joint's angle within pi of its window's centre (module docstring).
+        """
+        return np.array([window_angle(math.atan2(q[j.idx_q + 1], q[j.idx_q]), c)
+                         if j.continuous else q[j.idx_q]
+                         for j, c in zip(self._joints, self._centres)], dtype=float)
 
     def value(self, model: pin.Model, data: pin.Data, q: np.ndarray) -> np.ndarray:
         """Joint positions (m,) [rad or m]: :meth:`evaluate`'s rows without the Jacobian."""
@@ -138,7 +152,8 @@ class LockedJointConstraint(JointBoundsConstraint):
 
     ``positions`` maps joint names to values in [rad] or [m].  Prefer locking joints in
     the kinematic group (they then leave the problem); this is for a solver-side lock.
-    Do not lock a continuous joint at +-pi: its row jumps across the atan2 seam there.
+    A continuous joint may be locked at any angle, +-pi included (its row is measured
+    within pi of the value).
     """
 
     def __init__(self, model: pin.Model, positions: Mapping[str, float],

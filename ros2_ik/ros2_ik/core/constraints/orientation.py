@@ -7,9 +7,9 @@ from typing import Optional, Tuple
 import numpy as np
 import pinocchio as pin
 
+from ros2_ik.core.kinematics import lie, relative
 from ros2_ik.core.kinematics.frames import (frame_id, relative_rotation, rotation_angle,
-                                            rotation_angle_and_gradient, rotation_between,
-                                            trace_and_gradient)
+                                            rotation_between, trace_and_gradient)
 from ros2_ik.core.runtime.compiled import jit
 
 from . import checks as check
@@ -65,9 +65,8 @@ class OrientationConstraint(BoundedConstraint):
         self, model: pin.Model, data: pin.Data, q: np.ndarray
     ) -> Tuple[np.ndarray, np.ndarray]:
         """``[theta]`` (1,) [rad] and its Jacobian ``(1, nv)``."""
-        theta, gradient = rotation_angle_and_gradient(
-            model, data, self._fid_Abar, self._R_AbarA, self._fid_Bbar, self._R_BbarB)
-        return np.array([theta]), gradient[np.newaxis, :]
+        _, J_w_AB, w, theta = self._log(model, data)
+        return np.array([theta]), _angle_gradient(w, theta, J_w_AB)[np.newaxis, :]
 
     def evaluate_excess(
         self, model: pin.Model, data: pin.Data, q: np.ndarray, bound_rad: float
@@ -79,17 +78,14 @@ class OrientationConstraint(BoundedConstraint):
         free to add rotation about other axes (a linear convergence rate, measured).
         ``de = (s (I - u u^T) + u u^T) Jlog3 dw_B`` with ``s = 1 - bound_rad / theta``.
         """
-        R_AB, J_w_AB = relative_rotation(model, data, self._fid_Abar, self._R_AbarA,
-                                         self._fid_Bbar, self._R_BbarB)
-        w = pin.log3(R_AB)
-        theta = math.sqrt(float(w @ w))
+        R_AB, J_w_AB, w, theta = self._log(model, data)
         if theta <= bound_rad:
             return _ZERO3, np.zeros((3, J_w_AB.shape[1]))
         if theta < 1e-12:  # beyond a bound below 0 (a bound of 0, shrunk): no axis yet
             return _ZERO3, J_w_AB  # the derivative of w at R_AB = I
         u = w / theta
         s = 1.0 - bound_rad / theta
-        J_log = pin.Jlog3(R_AB) @ (R_AB.T @ J_w_AB)
+        J_log = _log_jacobian(R_AB, J_w_AB)
         return w * s, s * J_log + (1.0 - s) * np.outer(u, u @ J_log)
 
     def linearisation(self, model: pin.Model, data: pin.Data, q: np.ndarray, margin: float):
@@ -100,15 +96,22 @@ class OrientationConstraint(BoundedConstraint):
         turn the axis (its gradient is radial), so a step could turn the frame freely; the
         cube rows bound every axis.
         """
+        R_AB, J_w_AB, w, theta = self._log(model, data)
+        bound = self.theta_bound - margin
+        return (np.append(w, theta),
+                np.vstack((_log_jacobian(R_AB, J_w_AB), _angle_gradient(w, theta, J_w_AB))),
+                np.array([-bound, -bound, -bound, -math.inf]), np.full(4, bound))
+
+    def _log(self, model: pin.Model, data: pin.Data):
+        """Return the one definition the rows derive from: ``(R_AB, J_w_AB, w, theta)``.
+
+        ``w = log3(R_AB)`` [rad], ``theta = |w|``, ``J_w_AB`` (3, nv): B's angular velocity
+        relative to A, expressed in A (``relative_rotation``).
+        """
         R_AB, J_w_AB = relative_rotation(model, data, self._fid_Abar, self._R_AbarA,
                                          self._fid_Bbar, self._R_BbarB)
         w = pin.log3(R_AB)
-        theta = math.sqrt(float(w @ w))
-        J_w = pin.Jlog3(R_AB) @ (R_AB.T @ J_w_AB)
-        bound = self.theta_bound - margin
-        grad = (w / theta) @ J_w_AB if theta > 1e-12 else np.zeros(J_w_AB.shape[1])
-        return (np.append(w, theta), np.vstack((J_w, grad)),
-                np.array([-bound, -bound, -bound, -math.inf]), np.full(4, bound))
+        return R_AB, J_w_AB, w, math.sqrt(float(w @ w))
 
     def measure(self, model: pin.Model, data: pin.Data, q: np.ndarray) -> np.ndarray:
         """``[max(theta - theta_bound, 0)]`` [rad], theta from ``R_AB``'s entries."""
@@ -129,6 +132,20 @@ class OrientationConstraint(BoundedConstraint):
         return samples.angle_outside(0.5 * (trace - 1.0), 0.0, self.theta_bound)
 
 
+def _angle_gradient(w: np.ndarray, theta: float, J_w_AB: np.ndarray) -> np.ndarray:
+    """Return the gradient (nv,) of ``theta = |w|``: ``u^T J_w_AB``.
+
+    ``u = w / theta``: the axis of ``R_AB``, the same in A and B.  Zero at ``theta = 0``,
+    where it is not defined.
+    """
+    return (w / theta) @ J_w_AB if theta > 1e-12 else np.zeros(J_w_AB.shape[1])
+
+
+def _log_jacobian(R_AB: np.ndarray, J_w_AB: np.ndarray) -> np.ndarray:
+    """Jacobian (3, nv) of ``w = log3(R_AB)``: ``Jlog3(R_AB) R_AB^T J_w_AB``."""
+    return pin.Jlog3(R_AB) @ (R_AB.T @ J_w_AB)
+
+
 # The kernels' form (``registry``): parameters ``R_AbarA``, ``R_BbarB`` (9 each, row by
 # row), the bound [rad] shrunk as ``Residuals``' excess rows shrink it.
 
@@ -147,18 +164,49 @@ def _polish_rows(c: OrientationConstraint) -> Tuple[int, bool]:
 
 
 @jit
+def _rotation_log(oMf, fa, fb, prm, S):  # pragma: no cover - compiled
+    """Return ``_log``'s compiled form: ``(wx, wy, wz, theta)``, ``w = log3(R_AB)`` [rad].
+
+    ``S`` (6, 3, 3): scratch; ``S[0]`` receives ``R_WA``, ``S[2]`` ``R_AB``.
+    """
+    relative.rotations(oMf, fa, fb, prm, S)
+    wx, wy, wz, _ = lie.log3_at(S, 2)
+    return wx, wy, wz, math.sqrt(wx * wx + wy * wy + wz * wz)
+
+
+@jit
+def _rotation_log_rows(Jf, fa, fb, wx, wy, wz, theta, J, r0, S):  # pragma: no cover - compiled
+    """``_log_jacobian``'s compiled form: rows ``r0..r0+2`` of ``J`` (k, n).
+
+    After :func:`_rotation_log`. ``Jlog3 R_AB^T R_WA^T (w_B - w_A)`` (world angular
+    velocities): one 3x3 map ``M`` (``S[4]``) applied column by column, no (3, n)
+    temporaries. At ``theta < 1e-12`` (no axis yet) the derivative of ``w`` at ``R_AB =
+    I``: ``M = R_WA^T``.
+    """
+    if theta < 1e-12:
+        for r in range(3):
+            for c in range(3):
+                S[4, r, c] = S[0, c, r]
+    else:
+        lie.log_map(wx, wy, wz, theta, S)
+    M = S[4]
+    for c in range(J.shape[1]):
+        d0 = Jf[fb, 3, c] - Jf[fa, 3, c]
+        d1 = Jf[fb, 4, c] - Jf[fa, 4, c]
+        d2 = Jf[fb, 5, c] - Jf[fa, 5, c]
+        for r in range(3):
+            J[r0 + r, c] = M[r, 0] * d0 + M[r, 1] * d1 + M[r, 2] * d2
+
+
+@jit
 def excess(oMf, Jf, fa, fb, prm, xe, xJ, r0, S):  # pragma: no cover - compiled
     """``evaluate_excess``: rotation beyond the bound [rad] and (3, n).
 
     Into rows ``r0..r0+2`` of ``xe``, ``xJ``.  ``S`` (6, 3, 3) is scratch.  Returns
-    ``|e|`` [rad].  The Jacobian of ``w = log3(R_AB)`` is ``Jlog3 R_AB^T R_WA^T (w_B -
-    w_A)`` (world angular velocities): one 3x3 map ``M`` (``S[4]``) applied column by
-    column, no (3, n) temporaries.
+    ``|e|`` [rad].  ``(s (I - u u^T) + u u^T)`` applied to :func:`_rotation_log_rows`' rows.
     """
-    kernel.rotations(oMf, fa, fb, prm, S)
     bound = prm[18]
-    wx, wy, wz, _ = kernel.log3_at(S, 2)
-    theta = math.sqrt(wx * wx + wy * wy + wz * wz)
+    wx, wy, wz, theta = _rotation_log(oMf, fa, fb, prm, S)
     n = xJ.shape[1]
     for r in range(r0, r0 + 3):
         xe[r] = 0.0
@@ -167,23 +215,14 @@ def excess(oMf, Jf, fa, fb, prm, xe, xJ, r0, S):  # pragma: no cover - compiled
             for c in range(n):
                 xJ[r, c] = 0.0
         return 0.0
-    if theta < 1e-12:  # beyond a bound below 0 (a bound of 0, shrunk): no axis yet
-        for r in range(3):  # the derivative of w at R_AB = I: R_WA^T; e stays 0
-            for c in range(3):
-                S[4, r, c] = S[0, c, r]
-        s, ux, uy, uz = 1.0, 0.0, 0.0, 0.0
-    else:
-        kernel.log_map(wx, wy, wz, theta, S)
-        s = 1.0 - bound / theta
-        ux, uy, uz = wx / theta, wy / theta, wz / theta
-        xe[r0], xe[r0 + 1], xe[r0 + 2] = wx * s, wy * s, wz * s
-    for c in range(n):  # (s (I - u u^T) + u u^T) M (w_B - w_A)
-        d0 = Jf[fb, 3, c] - Jf[fa, 3, c]
-        d1 = Jf[fb, 4, c] - Jf[fa, 4, c]
-        d2 = Jf[fb, 5, c] - Jf[fa, 5, c]
-        l0 = S[4, 0, 0] * d0 + S[4, 0, 1] * d1 + S[4, 0, 2] * d2
-        l1 = S[4, 1, 0] * d0 + S[4, 1, 1] * d1 + S[4, 1, 2] * d2
-        l2 = S[4, 2, 0] * d0 + S[4, 2, 1] * d1 + S[4, 2, 2] * d2
+    _rotation_log_rows(Jf, fa, fb, wx, wy, wz, theta, xJ, r0, S)
+    if theta < 1e-12:  # beyond a bound below 0 (a bound of 0, shrunk): e stays 0
+        return 0.0
+    s = 1.0 - bound / theta
+    ux, uy, uz = wx / theta, wy / theta, wz / theta
+    xe[r0], xe[r0 + 1], xe[r0 + 2] = wx * s, wy * s, wz * s
+    for c in range(n):
+        l0, l1, l2 = xJ[r0, c], xJ[r0 + 1, c], xJ[r0 + 2, c]
         proj = (1.0 - s) * (ux * l0 + uy * l1 + uz * l2)
         xJ[r0, c] = s * l0 + ux * proj
         xJ[r0 + 1, c] = s * l1 + uy * proj
@@ -193,31 +232,25 @@ def excess(oMf, Jf, fa, fb, prm, xe, xJ, r0, S):  # pragma: no cover - compiled
 
 @jit
 def _linear_rows(oMf, Jf, fa, fb, prm, g, J, out, S):  # pragma: no cover - compiled
-    """``w`` (3) then ``theta`` into rows ``out..out+3`` of ``g``, ``J``.
+    """``w`` (3) then ``theta`` into rows ``out..out+3`` of ``g``, ``J`` (``linearisation``).
 
-    ``S`` (6, 3, 3): scratch.  The rows of ``w`` are ``Jlog3 R_AB^T R_WA^T (w_B - w_A)``,
-    one 3x3 map ``M`` applied column by column; ``theta``'s is ``w . J_w / theta``.
+    ``S`` (6, 3, 3): scratch.  ``theta``'s row is ``_angle_gradient``: ``w . J_w / theta``
+    with ``J_w = R_WA^T (w_B - w_A)``, zero at ``theta = 0``.
     """
-    kernel.rotations(oMf, fa, fb, prm, S)
-    RWA, M, w = S[0], S[4], S[5, 0]
-    w[0], w[1], w[2], _ = kernel.log3_at(S, 2)
-    theta = math.sqrt(w[0] * w[0] + w[1] * w[1] + w[2] * w[2])
-    kernel.log_map(w[0], w[1], w[2], theta, S)
-    for r in range(3):
-        g[out + r] = w[r]
-    g[out + 3] = theta
-    JA, JB = Jf[fa], Jf[fb]
+    wx, wy, wz, theta = _rotation_log(oMf, fa, fb, prm, S)
+    g[out], g[out + 1], g[out + 2], g[out + 3] = wx, wy, wz, theta
+    _rotation_log_rows(Jf, fa, fb, wx, wy, wz, theta, J, out, S)
+    RWA = S[0]
     for c in range(J.shape[1]):
-        d0, d1, d2 = JB[3, c] - JA[3, c], JB[4, c] - JA[4, c], JB[5, c] - JA[5, c]
-        for r in range(3):
-            J[out + r, c] = M[r, 0] * d0 + M[r, 1] * d1 + M[r, 2] * d2
-        if theta > 1e-12:  # J_w = R_WA^T (w_B - w_A)
+        J[out + 3, c] = 0.0
+        if theta > 1e-12:
+            d0 = Jf[fb, 3, c] - Jf[fa, 3, c]
+            d1 = Jf[fb, 4, c] - Jf[fa, 4, c]
+            d2 = Jf[fb, 5, c] - Jf[fa, 5, c]
             j0 = RWA[0, 0] * d0 + RWA[1, 0] * d1 + RWA[2, 0] * d2
             j1 = RWA[0, 1] * d0 + RWA[1, 1] * d1 + RWA[2, 1] * d2
             j2 = RWA[0, 2] * d0 + RWA[1, 2] * d1 + RWA[2, 2] * d2
-            J[out + 3, c] = (w[0] * j0 + w[1] * j1 + w[2] * j2) / theta
-        else:
-            J[out + 3, c] = 0.0
+            J[out + 3, c] = (wx * j0 + wy * j1 + wz * j2) / theta
 
 
 @jit(inline="always")  # a thin step of the dispatch: no call of its own
@@ -259,5 +292,5 @@ def measure(Wa, Wb, prm, phys, R):  # pragma: no cover - compiled
     return max(theta - phys[0], 0.0)
 
 
-KIND = kernel.Kind(OrientationConstraint, 1, _encode, _measure_bounds, _polish_rows,
-                   excess=True)
+KIND = kernel.Kind(OrientationConstraint, _encode, _measure_bounds, _polish_rows, excess,
+                   measure, linearise, excess=True)

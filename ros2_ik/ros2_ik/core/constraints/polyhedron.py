@@ -7,6 +7,7 @@ from typing import Optional, Tuple
 import numpy as np
 import pinocchio as pin
 
+from ros2_ik.core.kinematics import relative
 from ros2_ik.core.kinematics.frames import frame_id, frame_jacobian, point_jacobian
 from ros2_ik.core.runtime.compiled import jit
 
@@ -112,7 +113,7 @@ def rows(oMf, Jf, fa, fb, prm, g, Jg, row, p3, J3):  # pragma: no cover - compil
     g[row:row + k] = 0.0
     Jg[row:row + k, :] = 0.0
     for i in range(n_pts):
-        kernel.point_in_frame(oMf, Jf, fa, fb, prm, -1, 2 + 3 * i, p3, J3, 0)
+        relative.point_in_frame(oMf, Jf, fa, fb, prm, -1, 2 + 3 * i, p3, J3, 0)
         for r in range(k):
             at = a0 + r * 3 * n_pts + 3 * i
             x, y, z = prm[at], prm[at + 1], prm[at + 2]
@@ -140,7 +141,7 @@ def measure(Wa, Wb, prm, phys, R):  # pragma: no cover - compiled
     for r in range(n_rows):
         s = 0.0
         for k in range(n_pts):
-            x, y, z = kernel.seen_from(Wa, Wb, prm, 2 + 3 * k)
+            x, y, z = relative.seen_from(Wa, Wb, prm, 2 + 3 * k)
             at = a0 + r * 3 * n_pts + 3 * k
             s += prm[at] * x + prm[at + 1] * y + prm[at + 2] * z
         v = (s - phys[r]) * prm[i0 + r]
@@ -150,4 +151,5 @@ def measure(Wa, Wb, prm, phys, R):  # pragma: no cover - compiled
     return worst
 
 
-KIND = kernel.Kind(PolyhedronConstraint, 6, _encode, _measure_bounds, kernel.physical_rows)
+KIND = kernel.Kind(PolyhedronConstraint, _encode, _measure_bounds, kernel.physical_rows, rows,
+                   measure)

@@ -6,6 +6,7 @@ from typing import Optional, Tuple
 import numpy as np
 import pinocchio as pin
 
+from ros2_ik.core.kinematics import relative
 from ros2_ik.core.kinematics.frames import frame_id, point_in_frame
 from ros2_ik.core.runtime.compiled import jit
 
@@ -74,7 +75,7 @@ def _measure_bounds(c: PositionConstraint) -> list:
 @jit(inline="always")  # a thin step of the dispatch: no call of its own
 def rows(oMf, Jf, fa, fb, prm, g, Jg, row, p3, J3):  # pragma: no cover - compiled
     """``evaluate_physical``: ``p_AQ`` [m] into rows ``row..row+2`` of ``g``, ``Jg``; 3."""
-    kernel.point_in_frame(oMf, Jf, fa, fb, prm, 0, 16, g, Jg, row)
+    relative.point_in_frame(oMf, Jf, fa, fb, prm, 0, 16, g, Jg, row)
     return 3
 
 
@@ -85,7 +86,7 @@ def measure(Wa, Wb, prm, phys, R):  # pragma: no cover - compiled
     A is frame A-bar (``Wa``) offset by ``X_AbarA`` (``prm[0:16]``, row by row):
     ``p_AQ = X_AbarA^-1 (W_a^-1 p_WQ)``.  ``phys``: the lower then upper bounds (3 each).
     """
-    x, y, z = kernel.seen_from(Wa, Wb, prm, 16)
+    x, y, z = relative.seen_from(Wa, Wb, prm, 16)
     x, y, z = x - prm[3], y - prm[7], z - prm[11]
     p = (prm[0] * x + prm[4] * y + prm[8] * z, prm[1] * x + prm[5] * y + prm[9] * z,
          prm[2] * x + prm[6] * y + prm[10] * z)
@@ -97,4 +98,5 @@ def measure(Wa, Wb, prm, phys, R):  # pragma: no cover - compiled
     return worst
 
 
-KIND = kernel.Kind(PositionConstraint, 0, _encode, _measure_bounds, kernel.physical_rows)
+KIND = kernel.Kind(PositionConstraint, _encode, _measure_bounds, kernel.physical_rows, rows,
+                   measure)

@@ -1,12 +1,14 @@
-"""The constraint and cost types the compiled kernels take: one line per type.
+"""The constraint types the compiled kernels take: one line per type.
 
 Each type is defined in one file (its Python class, its encoding for the kernels, its
 compiled rows, linearisation and measure, its unit: the class's ``unit``), which ends
-with the type's :class:`Kind`.  The solvers look a constraint up here by exact class
-(:func:`kind_of`); a constraint of a class not registered, or registered without a
-type code, runs the solvers' Python path.  The compiled dispatch
-(``solvers._dispatch_jit``) calls each coded type's functions from its file.  The costs'
-kinds are in :mod:`ros2_ik.core.costs.registry`.
+with the type's :class:`Kind`.  Its line in :data:`TYPES` gives it its type code, its
+place in the list; the compiled dispatch, ``solvers/_dispatch_jit.py``, is generated
+from this list and the costs' (:mod:`ros2_ik.core.costs.registry`) (``make dispatch``;
+``test/test_dispatch_source.py`` fails while the checked-in file is stale).  The solvers
+look a constraint up here by exact class (:func:`kind_of`); a constraint of a class not
+listed, or registered at run time (:func:`register`: no type code, the generated
+dispatch cannot call it), runs the solvers' Python path.
 """
 from __future__ import annotations
 
@@ -15,17 +17,29 @@ from typing import Dict, Optional, Tuple
 from . import angle, distance, gaze, orientation, polyhedron, position
 from .compiled import Kind
 
+#: The constraint types, one line each: a compiled type's code is its place here.
+TYPES: Tuple[Kind, ...] = (
+    position.KIND,
+    orientation.KIND,
+    gaze.KIND,
+    angle.KIND,
+    distance.POINT_TO_POINT,
+    distance.POINT_TO_LINE,
+    polyhedron.KIND,
+)
 _KINDS: Dict[type, Kind] = {}
 
 
 def register(kind: Kind) -> Kind:
-    """Add ``kind``; raises ValueError when its class or type code is registered already."""
+    """Add ``kind`` without a type code: its problems run the Python path.
+
+    Raises ValueError when its class is registered already.  A type the compiled kernels
+    take is a line of :data:`TYPES` instead.
+    """
     if kind.cls in _KINDS:
         raise ValueError(f"{kind.cls.__name__} is registered already")
-    if kind.code is not None and any(k.code == kind.code for k in _KINDS.values()):
-        raise ValueError(f"type code {kind.code} is registered already")
-    _KINDS[kind.cls] = kind
-    return kind
+    _KINDS[kind.cls] = kind if kind.code is None else kind._replace(code=None)
+    return _KINDS[kind.cls]
 
 
 def unregister(cls: type) -> None:
@@ -39,10 +53,11 @@ def kind_of(constraint) -> Optional[Kind]:
 
 
 def kinds() -> Tuple[Kind, ...]:
-    """Return every registered kind, in registration order."""
+    """Return every registered kind: :data:`TYPES` in code order, then those of run time."""
     return tuple(_KINDS.values())
 
 
-for _kind in (position.KIND, orientation.KIND, gaze.KIND, angle.KIND,
-              distance.POINT_TO_POINT, distance.POINT_TO_LINE, polyhedron.KIND):
-    register(_kind)
+for _code, _kind in enumerate(TYPES):
+    if _kind.cls in _KINDS:
+        raise ValueError(f"{_kind.cls.__name__} is listed twice")
+    _KINDS[_kind.cls] = _kind._replace(code=_code if _kind.compiled else None)

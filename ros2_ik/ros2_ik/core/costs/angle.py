@@ -9,6 +9,7 @@ import pinocchio as pin
 from ros2_ik.core.constraints import checks as check
 from ros2_ik.core.constraints import compiled as kernel
 from ros2_ik.core.costs._base import NamedCost
+from ros2_ik.core.kinematics import relative
 from ros2_ik.core.kinematics.frames import frame_id, vectors_dot
 from ros2_ik.core.runtime.compiled import jit
 
@@ -54,7 +55,7 @@ def _encode_angle(c: AngleBetweenVectorsCost, group) -> Tuple[list, float]:
 @jit
 def angle_value(oMf, Jf, fa, fb, prm, q, grad, H, S33, Sn):  # pragma: no cover
     """``c (1 - a . b)``; its gradient (no curvature)."""
-    dot = kernel.world_vectors(oMf, fa, fb, prm, S33)
+    dot = relative.world_vectors(oMf, fa, fb, prm, S33)
     a, b = S33[5, 0], S33[5, 1]
     x0, x1, x2 = a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]
     c = prm[6]
@@ -65,5 +66,5 @@ def angle_value(oMf, Jf, fa, fb, prm, q, grad, H, S33, Sn):  # pragma: no cover
     return c * (1.0 - dot)
 
 
-ANGLE = kernel.CostKind(AngleBetweenVectorsCost, 3, lambda c: (c._fid_A, c._fid_B),
-                        _encode_angle)
+ANGLE = kernel.CostKind(AngleBetweenVectorsCost, lambda c: (c._fid_A, c._fid_B),
+                        _encode_angle, angle_value)

@@ -9,6 +9,7 @@ import pinocchio as pin
 from ros2_ik.core.constraints import checks as check
 from ros2_ik.core.constraints import compiled as kernel
 from ros2_ik.core.costs._base import NamedCost
+from ros2_ik.core.kinematics import relative
 from ros2_ik.core.kinematics.frames import frame_id, trace_and_gradient
 from ros2_ik.core.runtime.compiled import jit
 
@@ -55,7 +56,7 @@ def _encode_orientation(c: OrientationCost, group) -> Tuple[list, float]:
 @jit
 def orientation_value(oMf, Jf, fa, fb, prm, q, grad, H, S33, Sn):  # pragma: no cover
     """``c/2 (3 - tr R_AB)``; its gradient on ``J_w = R_WA^T (w_B - w_A)`` (no curvature)."""
-    kernel.rotations(oMf, fa, fb, prm, S33)
+    relative.rotations(oMf, fa, fb, prm, S33)
     RWA, R = S33[0], S33[2]
     half_c = 0.5 * prm[18]
     r0, r1, r2 = R[1, 2] - R[2, 1], R[2, 0] - R[0, 2], R[0, 1] - R[1, 0]
@@ -69,5 +70,5 @@ def orientation_value(oMf, Jf, fa, fb, prm, q, grad, H, S33, Sn):  # pragma: no 
     return half_c * (3.0 - (R[0, 0] + R[1, 1] + R[2, 2]))
 
 
-ORIENTATION = kernel.CostKind(OrientationCost, 2, lambda c: (c._fid_Abar, c._fid_Bbar),
-                              _encode_orientation)
+ORIENTATION = kernel.CostKind(OrientationCost, lambda c: (c._fid_Abar, c._fid_Bbar),
+                              _encode_orientation, orientation_value)

@@ -10,6 +10,7 @@ import pinocchio as pin
 from ros2_ik.core.constraints import checks as check
 from ros2_ik.core.constraints import compiled as kernel
 from ros2_ik.core.costs._base import NamedCost
+from ros2_ik.core.kinematics import relative
 from ros2_ik.core.kinematics.frames import frame_id, point_in_frame
 from ros2_ik.core.runtime.compiled import jit
 
@@ -72,7 +73,7 @@ def position_value(oMf, Jf, fa, fb, prm, q, grad, H, S33, Sn):  # pragma: no cov
     """``1/2 |L^T (p_AP - p_AQ)|^2``; its gradient and Gauss-Newton curvature."""
     n = q.shape[0]
     p, r, Jp, Jr = S33[5, 2], S33[5, 1], Sn[0], Sn[1]
-    kernel.point_in_frame(oMf, Jf, fa, fb, prm, -1, 3, p, Jp, 0)
+    relative.point_in_frame(oMf, Jf, fa, fb, prm, -1, 3, p, Jp, 0)
     for k in range(3):  # L^T rows at prm[6 + 3 k]
         L0, L1, L2 = prm[6 + 3 * k], prm[7 + 3 * k], prm[8 + 3 * k]
         r[k] = L0 * (prm[0] - p[0]) + L1 * (prm[1] - p[1]) + L2 * (prm[2] - p[2])
@@ -85,4 +86,5 @@ def position_value(oMf, Jf, fa, fb, prm, q, grad, H, S33, Sn):  # pragma: no cov
     return 0.5 * (r[0] * r[0] + r[1] * r[1] + r[2] * r[2])
 
 
-POSITION = kernel.CostKind(PositionCost, 1, lambda c: (c._fid_A, c._fid_B), _encode_position)
+POSITION = kernel.CostKind(PositionCost, lambda c: (c._fid_A, c._fid_B), _encode_position,
+                           position_value)

@@ -163,4 +163,4 @@ def posture_value(oMf, Jf, fa, fb, prm, q, grad, H, S33, Sn):  # pragma: no cove
     return total
 
 
-POSTURE = kernel.CostKind(PostureCost, 0, lambda c: (), encode_posture)
+POSTURE = kernel.CostKind(PostureCost, lambda c: (), encode_posture, posture_value)

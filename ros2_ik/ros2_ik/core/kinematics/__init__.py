@@ -17,6 +17,9 @@ The compiled functions (:mod:`.forward`, :mod:`.lie`, imported with numba on fir
   joints that do not move the frame.  :func:`~.forward.to_local` rotates one into the
   frame's own axes (pinocchio's ``LOCAL``), as the pose LM on ``log6`` uses it;
 * the Lie-group helpers on SO(3) and SE(3): ``compose``, ``log3``, ``log6``, ``Jlog3``.
+* one frame seen from another (:mod:`.relative`): a point of frame B in frame A and its
+  Jacobian, the rotations ``R_WA``, ``R_WB``, ``R_AB``, vectors fixed in frames in world
+  axes; the constraint and cost types' compiled rows are written with these.
 
 Tested against pinocchio on the full model and finite differences
 (``test/test_kinematics.py``); pinocchio on the full model stays the independent check of

@@ -134,23 +134,6 @@ def vectors_dot(
     return float(a_W @ b_W), (pin.skew(a_W) @ b_W) @ J_w  # not np.cross: dear on 3-vectors
 
 
-def rotation_angle_and_gradient(
-    model: pin.Model, data: pin.Data,
-    fid_Abar: int, R_AbarA: np.ndarray, fid_Bbar: int, R_BbarB: np.ndarray,
-) -> Tuple[float, np.ndarray]:
-    """Angle ``theta`` [rad] of ``R_AB`` (``|log3(R_AB)|``) and its gradient ``(nv,)``.
-
-    ``d theta = u^T w_AB_A`` with ``u`` the unit rotation axis (``R_AB u = u``, so it
-    is the same in A and B); zero gradient at ``theta = 0``, where it is not defined.
-    """
-    R_AB, J_w_AB = relative_rotation(model, data, fid_Abar, R_AbarA, fid_Bbar, R_BbarB)
-    w = pin.log3(R_AB)
-    theta = math.sqrt(float(w @ w))
-    if theta < 1e-12:
-        return theta, np.zeros(J_w_AB.shape[1])
-    return theta, (w / theta) @ J_w_AB
-
-
 def rotation_angle(R: np.ndarray) -> float:
     """Angle [rad] of rotation matrix ``R`` in ``[0, pi]``: ``atan2(sin, cos)`` from its entries.
 

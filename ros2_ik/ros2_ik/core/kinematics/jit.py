@@ -11,7 +11,7 @@ from ros2_ik.core.runtime.compiled import jit  # noqa: F401 - re-exported: the k
 
 _HERE = Path(__file__).resolve().parent
 #: The compiled files of this package and the decorator's: every kernel calls into them.
-SOURCES = tuple(_HERE / f"{name}.py" for name in ("lie", "forward")) + (
+SOURCES = tuple(_HERE / f"{name}.py" for name in ("lie", "forward", "relative", "linalg")) + (
     _HERE.parent / "runtime" / "compiled.py",)
 
 

@@ -55,6 +55,22 @@ class Group:
         self.lower, self.upper = self._limits(model)
         self.velocity_limits = np.array([model.velocityLimit[model.idx_vs[j]]
                                          for j in self.joint_ids])
+        self._derive()
+        self._build_full_maps(model, locked)
+        self._build_reduced(model)
+        # The group's coordinates in the full configuration as one slice, when they are a
+        # block and the group vector is them (no (cos, sin) pair): to_full_q's fast path.
+        # A block with (cos, sin) pairs takes the reduced coordinates (to_full_q's second
+        # fast path: a list, no index array).
+        iq = self.iq_full.tolist()
+        self._iq_slice = slice(iq[0], iq[-1] + 1) if (
+            iq and iq == list(range(iq[0], iq[-1] + 1))) else None
+        # Every joint name of the model (seeds may name joints outside the group).
+        self._model_joint_names = frozenset(model.names[1:])
+
+    # ------------------------------------------------------------------ build
+    def _derive(self) -> None:
+        """From :attr:`continuous` and the limits: wrapping, search limits, caches."""
         # Joints whose every angle has an equivalent inside the limits.
         self.wraps = self.continuous | ((self.upper - self.lower) >= TWO_PI - 1e-9)
         # Limits the solvers clamp to: none on wrapping joints (wrapped at the end).
@@ -63,31 +79,19 @@ class Group:
         for arr in (self.continuous, self.lower, self.upper, self.velocity_limits, self.wraps,
                     self.search_lower, self.search_upper):
             arr.setflags(write=False)
-        self._build_full_maps(model, locked)
-        self._build_reduced(model)
         self._local = threading.local()
         self._wrap_indices = np.flatnonzero(self.wraps)
         self._lower_list, self._upper_list = self.lower.tolist(), self.upper.tolist()
         self._wrap_list = self._wrap_indices.tolist()
         #: Whether any joint wraps (continuous, or revolute with a range >= 2 pi).
         self.has_wrapping = bool(self._wrap_list)
-        # The group's coordinates in the full configuration as one slice, when they are a
-        # block and the group vector is them (no (cos, sin) pair): to_full_q's fast path.
-        # A block with (cos, sin) pairs takes the reduced coordinates (to_full_q's second
-        # fast path: a list, no index array).
-        iq = self.iq_full.tolist()
-        self._iq_slice = slice(iq[0], iq[-1] + 1) if (
-            iq and iq == list(range(iq[0], iq[-1] + 1))) else None
         self._continuous_list = self.continuous.tolist()
         # Box of random_configuration (continuous joints: [-pi, pi]).
         self._sample_lo = np.where(self.continuous, -math.pi, self.lower)
         self._sample_span = np.where(self.continuous, math.pi, self.upper) - self._sample_lo
         self._placements: Dict[int, pin.SE3] = {}
         self._moves: Dict[int, bool] = {}
-        # Every joint name of the model (seeds may name joints outside the group).
-        self._model_joint_names = frozenset(model.names[1:])
 
-    # ------------------------------------------------------------------ build
     def _limits(self, model: pin.Model) -> Tuple[np.ndarray, np.ndarray]:
         lower, upper = [], []
         for j, cont in zip(self.joint_ids, self.continuous):
@@ -97,11 +101,7 @@ class Group:
         return np.array(lower, dtype=float), np.array(upper, dtype=float)
 
     def _build_full_maps(self, model: pin.Model, locked: Dict[int, float]) -> None:
-        q = pin.neutral(model)
-        for j, value in locked.items():
-            _write_joint(q, model.idx_qs[j], model.nqs[j] == 2, value)
-        self.q_full_locked = q
-        self.q_full_locked.setflags(write=False)
+        self.q_full_locked = locked_configuration(model, locked)
         self.iv_full = np.array([model.idx_vs[j] for j in self.joint_ids], dtype=np.intp)
         iq = []
         for j in self.joint_ids:
@@ -135,10 +135,51 @@ class Group:
         self._reduced_fids: Dict[int, int] = {}
 
     # ------------------------------------------------------------ conversions
+    #: Whether the group's root is a floating or planar base (:mod:`floating_base`).
+    has_base = False
+
     @property
     def n(self) -> int:
-        """Number of group joints."""
+        """Length of a group vector: the number of group joints (a base adds its coordinates)."""
         return len(self.joint_ids)
+
+    @property
+    def nq(self) -> int:
+        """Size of a group vector (configuration): :attr:`n`."""
+        return self.n
+
+    @property
+    def nv(self) -> int:
+        """Size of a step (tangent space): :attr:`n` (a free-flyer base: one less)."""
+        return self.n
+
+    # The Lie-group operations the solvers step with.  Fixed base: the group vector is a
+    # vector space (continuous joints as angles), so plain addition and subtraction; a
+    # group with a base (:class:`floating_base.WholeBodyGroup`) overrides them.
+    @staticmethod
+    def integrate(q: np.ndarray, dq: np.ndarray) -> np.ndarray:
+        """Return ``q (+) dq``: group vector (nq,) moved by tangent step ``dq`` (nv,)."""
+        return q + dq
+
+    @staticmethod
+    def difference(q0: np.ndarray, q1: np.ndarray) -> np.ndarray:
+        """Return the tangent step (nv,) ``dq`` with ``integrate(q0, dq) == q1``."""
+        return q1 - q0
+
+    @staticmethod
+    def project(q: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> np.ndarray:
+        """Return ``q`` projected into the bounds (nq,) ``lower``/``upper`` (and base bounds)."""
+        return np.minimum(np.maximum(q, lower), upper)
+
+    @staticmethod
+    def tangent_list(q: np.ndarray) -> list:
+        """Per tangent coordinate, the value limit tests compare (a base's: 0.0), floats."""
+        return q.tolist()
+
+    @staticmethod
+    def tangent_bounds(lower: np.ndarray, upper: np.ndarray) -> Tuple[list, list]:
+        """Bounds (nq,) as lists per tangent coordinate (a base's: unbounded)."""
+        return lower.tolist(), upper.tolist()
 
     def to_reduced_qs(self, qs: np.ndarray) -> np.ndarray:
         """Group vectors (k, n) -> reduced-model configurations (k, nq_reduced), vectorised."""
@@ -160,27 +201,15 @@ class Group:
 
     def _reduced_list(self, q: np.ndarray) -> list:
         """:meth:`to_reduced_q` as a list of floats."""
-        out: list = []  # reduced layout = group order, a (cos, sin) pair per continuous joint
-        for v, cont in zip(np.asarray(q, dtype=float).tolist(), self._continuous_list):
-            if cont:
-                out += (math.cos(v), math.sin(v))
-            else:
-                out.append(v)
-        return out
+        # reduced layout = group order, a (cos, sin) pair per continuous joint
+        return to_pairs(np.asarray(q, dtype=float).tolist(), self._continuous_list, [])
 
     def from_reduced_q(self, q_red: np.ndarray) -> np.ndarray:
         """Reduced-model configuration -> group vector (angles in (-pi, pi] if continuous)."""
         if not self.has_continuous:
             return np.array(q_red, dtype=float)
-        values, out, i = q_red.tolist(), [], 0  # floats: cheaper than numpy here
-        for cont in self._continuous_list:
-            if cont:
-                out.append(math.atan2(values[i + 1], values[i]))
-                i += 2
-            else:
-                out.append(values[i])
-                i += 1
-        return np.array(out)
+        # floats: cheaper than numpy here
+        return np.array(from_pairs(q_red.tolist(), 0, self._continuous_list, []))
 
     def to_full_q(self, q: np.ndarray) -> np.ndarray:
         """Group vector (n,) -> full pinocchio configuration (nq,), others locked."""
@@ -367,6 +396,10 @@ class Group:
         """Return this thread's ``Data`` of the reduced model (reused across solves)."""
         return self._thread_data("reduced", self.reduced_model)
 
+    def residuals_data(self) -> pin.Data:
+        """Return this thread's ``Data`` of the full model for a solve's stacked residuals."""
+        return self._thread_data("residuals", self.robot.model)
+
     def full_data(self) -> pin.Data:
         """Return this thread's ``Data`` of the full model (reused across solves)."""
         return self._thread_data("full", self.robot.model)
@@ -491,6 +524,40 @@ def _unwrap_one(x: float, ref: float, lo: float, hi: float) -> float:
     elif cand > hi:
         cand -= math.ceil((cand - hi) * (1.0 / TWO_PI)) * TWO_PI
     return cand if lo <= cand <= hi else x
+
+
+def to_pairs(values: list, continuous: list, out: list) -> list:
+    """Append to ``out`` one value per joint in pinocchio's layout: (cos, sin) if continuous."""
+    for v, cont in zip(values, continuous):
+        if cont:
+            out += (math.cos(v), math.sin(v))
+        else:
+            out.append(v)
+    return out
+
+
+def from_pairs(values: list, i: int, continuous: list, out: list) -> list:
+    """Append to ``out`` one value per joint read from ``values[i:]`` (pinocchio's layout).
+
+    A continuous joint's (cos, sin) pair becomes its angle in (-pi, pi].
+    """
+    for cont in continuous:
+        if cont:
+            out.append(math.atan2(values[i + 1], values[i]))
+            i += 2
+        else:
+            out.append(values[i])
+            i += 1
+    return out
+
+
+def locked_configuration(model: pin.Model, locked: Dict[int, float]) -> np.ndarray:
+    """Full configuration (read-only): pinocchio's neutral, the ``locked`` joints' values set."""
+    q = pin.neutral(model)
+    for j, value in locked.items():
+        _write_joint(q, model.idx_qs[j], model.nqs[j] == 2, value)
+    q.setflags(write=False)
+    return q
 
 
 def _write_joint(q: np.ndarray, iq: int, continuous: bool, value: float) -> None:

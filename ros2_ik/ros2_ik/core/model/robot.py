@@ -14,6 +14,8 @@ import numpy as np
 import pinocchio as pin
 
 from ros2_ik.core import errors
+from ros2_ik.core.model import floating_base
+from ros2_ik.core.model.floating_base import BaseBounds, WholeBodyGroup
 from ros2_ik.core.model.frame_names import nameable_frames
 from ros2_ik.core.model.group import Group
 
@@ -42,23 +44,43 @@ class Robot:
         self._joint_names = tuple(model.names[j] for j in self._joint_ids)
 
     @classmethod
-    def from_urdf(cls, urdf_xml: str, srdf_xml: Optional[str] = None) -> "Robot":
+    def from_urdf(cls, urdf_xml: str, srdf_xml: Optional[str] = None,
+                  root_joint: Optional[str] = None) -> "Robot":
         """Build from URDF text (and optional SRDF text, kept for collision users).
 
+        ``root_joint``: None (the URDF's root is fixed in the world), ``"floating"`` (a
+        free-flyer, pinocchio's ``JointModelFreeFlyer``), ``"planar"`` (x, y, theta), or
+        ``"srdf"`` (the SRDF's ``virtual_joint``, named as there; a fixed one adds none).
+        A floating or planar root is the base of :meth:`whole_body` groups; the other
+        groups keep it locked at the origin.
         Raises :class:`errors.RobotModelError` on empty or unparsable XML.
         """
         if not isinstance(urdf_xml, str) or not urdf_xml.strip():
             raise errors.RobotModelError("robot_description is empty: expected URDF XML text")
+        if srdf_xml is not None and not isinstance(srdf_xml, str):
+            raise errors.RobotModelError("robot_description_semantic must be XML text")
+        _check_srdf(srdf_xml)
+        kind, name = _root_joint(root_joint, srdf_xml)
         try:
-            model = pin.buildModelFromXML(urdf_xml)
+            if kind is None:
+                model = pin.buildModelFromXML(urdf_xml)
+            else:
+                model = pin.buildModelFromXML(
+                    urdf_xml, floating_base.root_joint_model(kind), name)
+        except errors.IKError:
+            raise
         except Exception as exc:  # pinocchio raises plain ValueError/RuntimeError
             raise errors.RobotModelError(f"cannot parse URDF: {exc}") from exc
         if model.njoints <= 1:
             raise errors.RobotModelError("URDF has no movable joint")
-        if srdf_xml is not None and not isinstance(srdf_xml, str):
-            raise errors.RobotModelError("robot_description_semantic must be XML text")
-        _check_srdf(srdf_xml)
+        if root_joint == "srdf" and kind is not None:
+            _check_child_link(model, srdf_xml)
         return cls(model, srdf_xml)
+
+    @property
+    def base_kind(self) -> Optional[str]:
+        """``"floating"`` or ``"planar"`` when the model's root joint is a base, else None."""
+        return floating_base.base_kind(self._model)
 
     @property
     def model(self) -> pin.Model:
@@ -114,6 +136,44 @@ class Robot:
         locked_values = self._locked_values(joint_ids, locked or {})
         return Group(self, base_name, tip, joint_ids, locked_values)
 
+    def whole_body(
+        self,
+        tip: Optional[str] = None,
+        joints: Optional[Sequence[str]] = None,
+        locked: Optional[Mapping[str, float]] = None,
+        base_bounds: Optional[BaseBounds] = None,
+    ) -> WholeBodyGroup:
+        """Return a whole-body group: the model's floating or planar root joint plus ``joints``.
+
+        ``joints`` default to every movable joint (``[]``: the base alone); the others are
+        locked as in
+        :meth:`group`.  ``tip`` (the frame a pose target defaults to) defaults to the
+        base's link.  ``base_bounds`` (:class:`floating_base.BaseBounds`): an optional
+        position box and yaw range of the base; the URDF's limits of a free-flyer are
+        not used.  Group vectors: :mod:`ros2_ik.core.model.floating_base`.
+        """
+        if self.base_kind is None:
+            raise errors.InvalidArgument(
+                "whole_body needs a floating or planar root joint: build the Robot with "
+                "Robot.from_urdf(..., root_joint='floating' | 'planar' | 'srdf') or from a "
+                "pinocchio model loaded with pin.JointModelFreeFlyer()")
+        if base_bounds is not None and not isinstance(base_bounds, BaseBounds):
+            raise errors.InvalidArgument(
+                f"base_bounds must be a BaseBounds, got {type(base_bounds).__name__}")
+        model = self._model
+        if tip is None:
+            tip = next(f.name for f in model.frames
+                       if f.parentJoint == 1 and f.type == pin.FrameType.BODY)
+        self.frame_id(tip)
+        if joints is None:
+            joint_ids = self._joint_ids
+        elif not isinstance(joints, str) and len(joints) == 0:
+            joint_ids = ()  # the base alone (an SRDF group of the virtual joint)
+        else:
+            joint_ids = self._explicit(joints)
+        locked_values = self._locked_values(joint_ids, locked or {})
+        return WholeBodyGroup(self, tip, joint_ids, locked_values, base_bounds)
+
     def _chain(self, base_id: int, tip_id: int) -> Tuple[int, ...]:
         model = self._model
         base_joint = model.frames[base_id].parentJoint
@@ -152,6 +212,40 @@ class Robot:
                 raise errors.InvalidArgument(f"locked value of '{name}' is not finite")
             values[j] = float(np.clip(value, lo, hi))
         return values
+
+
+def _root_joint(root_joint: Optional[str], srdf_xml: Optional[str]
+                ) -> Tuple[Optional[str], str]:
+    """``(kind, name)`` of the root joint to add: kind None for a fixed root."""
+    if root_joint is None:
+        return None, "root_joint"
+    if root_joint != "srdf":
+        floating_base.root_joint_model(root_joint)  # InvalidArgument on an unknown kind
+        return root_joint, "root_joint"
+    if not srdf_xml or not srdf_xml.strip():
+        raise errors.InvalidArgument("root_joint='srdf' needs the SRDF text")
+    for vj in ET.fromstring(srdf_xml).iter("virtual_joint"):
+        kind = vj.get("type", "")
+        if kind in (floating_base.FLOATING, floating_base.PLANAR):
+            return kind, vj.get("name") or "root_joint"
+        if kind == "fixed":
+            return None, "root_joint"
+        raise errors.RobotModelError(f"SRDF virtual_joint type {kind!r} is not supported")
+    return None, "root_joint"
+
+
+def _check_child_link(model: pin.Model, srdf_xml: str) -> None:
+    """Raise RobotModelError unless the virtual joint's child_link is the URDF's root link."""
+    for vj in ET.fromstring(srdf_xml).iter("virtual_joint"):
+        if vj.get("type") in (floating_base.FLOATING, floating_base.PLANAR):
+            child = vj.get("child_link", "")
+            roots = [f.name for f in model.frames
+                     if f.parentJoint == 1 and f.type == pin.FrameType.BODY]
+            if child not in roots[:1]:
+                raise errors.RobotModelError(
+                    f"SRDF virtual_joint '{vj.get('name')}' moves child_link '{child}', but "
+                    f"the URDF's root link is {roots[:1]}")
+            return
 
 
 def _check_srdf(srdf_xml: Optional[str]) -> None:

@@ -11,7 +11,10 @@ An SRDF ``<group>`` lists any of ``<chain base_link tip_link/>``, ``<joint name/
 - its base: the chain's base link for a group that is one chain, else the model root.
 
 Groups without a movable joint (a gripper's links, a fixed base) are left out, as are
-groups the model cannot resolve (a link it does not have).  No ROS here.
+groups the model cannot resolve (a link it does not have).  A group that lists the SRDF's
+floating or planar ``virtual_joint`` (itself or through a subgroup) has ``base_joint`` set
+when the robot was built with that root joint (``Robot.from_urdf(..., root_joint="srdf")``):
+its whole-body group is ``robot.whole_body(tip, joints)``.  No ROS here.
 """
 from __future__ import annotations
 
@@ -35,6 +38,9 @@ class SrdfGroup:
     joints: Tuple[str, ...]
     #: True when the group is exactly one chain base_link -> tips[0].
     chain: bool
+    #: The robot's floating or planar root joint when the group lists it (the SRDF's
+    #: virtual joint), else None.
+    base_joint: Optional[str] = None
 
 
 def srdf_groups(robot: Robot, srdf_xml: Optional[str]) -> Dict[str, SrdfGroup]:
@@ -46,19 +52,30 @@ def srdf_groups(robot: Robot, srdf_xml: Optional[str]) -> Dict[str, SrdfGroup]:
     end_effectors = {e.get("parent_group"): e.get("parent_link")
                      for e in root.iter("end_effector")
                      if e.get("parent_group") and e.get("parent_link")}
+    base = _base_joint(robot, root)
     out: Dict[str, SrdfGroup] = {}
     for name in elements:
         try:
-            group = _resolve(robot, elements, end_effectors, name, set())
+            group = _resolve(robot, elements, end_effectors, name, set(), base)
         except (errors.IKError, KeyError, ValueError):
             continue
-        if group is not None and group.joints and group.tips:
+        if group is not None and (group.joints or group.base_joint) and group.tips:
             out[name] = group
     return out
 
 
+def _base_joint(robot: Robot, root: ET.Element) -> Optional[str]:
+    """Return the robot's root joint's name when it is the SRDF's floating/planar virtual joint."""
+    if robot.base_kind is None:
+        return None
+    name = robot.model.names[1]
+    virtual = {vj.get("name") for vj in root.iter("virtual_joint")
+               if vj.get("type") in ("floating", "planar")}
+    return name if name in virtual else None
+
+
 def _resolve(robot: Robot, elements: Dict[str, ET.Element], end_effectors: Dict[str, str],
-             name: str, seen: Set[str]) -> Optional[SrdfGroup]:
+             name: str, seen: Set[str], base: Optional[str] = None) -> Optional[SrdfGroup]:
     if name in seen or name not in elements:  # a cycle or an undefined subgroup
         raise KeyError(name)
     seen = seen | {name}
@@ -67,6 +84,7 @@ def _resolve(robot: Robot, elements: Dict[str, ET.Element], end_effectors: Dict[
     chain_tips: List[str] = []
     sub_tips: List[str] = []
     chains = []
+    has_base = False
     for child in elements[name]:
         if child.tag == "chain":
             base, tip = child.get("base_link", ""), child.get("tip_link", "")
@@ -74,25 +92,29 @@ def _resolve(robot: Robot, elements: Dict[str, ET.Element], end_effectors: Dict[
             joint_ids |= {robot.joint_id(j) for j in robot.group(base=base, tip=tip).joint_names}
             chain_tips.append(tip)
         elif child.tag == "joint":
+            has_base = has_base or (base is not None and child.get("name") == base)
             joint_ids |= _movable(robot, [child.get("name", "")])
         elif child.tag == "link":
             joint_ids |= _moving(robot, child.get("name", ""))
         elif child.tag == "group":
-            sub = _resolve(robot, elements, end_effectors, child.get("name", ""), seen)
+            sub = _resolve(robot, elements, end_effectors, child.get("name", ""), seen, base)
             if sub is not None:
+                has_base = has_base or sub.base_joint is not None
                 joint_ids |= {robot.joint_id(j) for j in sub.joints}
                 sub_tips += [t for t in sub.tips if t not in sub_tips]
-    if not joint_ids:
+    base_joint = base if has_base else None
+    if not joint_ids and base_joint is None:
         return None
     if name in end_effectors:
         tips: Tuple[str, ...] = (end_effectors[name],)
     elif chain_tips or sub_tips:
         tips = tuple(dict.fromkeys(chain_tips + sub_tips))
     else:
-        tips = tuple(_child_link(model, j) for j in _leaves(model, joint_ids))
+        tips = tuple(_child_link(model, j) for j in _leaves(model, joint_ids | (
+            {1} if base_joint else set())))
     one_chain = len(chains) == 1 and len(elements[name]) == 1
     return SrdfGroup(name, chains[0][0] if one_chain else robot.frame_names[0], tips,
-                     tuple(model.names[j] for j in sorted(joint_ids)), one_chain)
+                     tuple(model.names[j] for j in sorted(joint_ids)), one_chain, base_joint)
 
 
 def _movable(robot: Robot, names: List[str]) -> Set[int]:

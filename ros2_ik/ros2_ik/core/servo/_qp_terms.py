@@ -7,11 +7,18 @@ Without numba the same functions run as Python (slower, same results).
 """
 import importlib.util
 import math
+from pathlib import Path
 
 import numpy as np
 
+from ros2_ik.core.kinematics.linalg import cholesky
+
 if importlib.util.find_spec("numba") is not None:
     import numba
+
+    from ros2_ik.core.kinematics.jit import drop_stale_cache
+    # manipulability inlines kinematics.linalg's Cholesky: numba checks only this file.
+    drop_stale_cache([Path(__file__).resolve()])
 
     def _jit(function):
         return numba.njit(cache=True, nogil=True)(function)
@@ -83,19 +90,11 @@ def manipulability(J, rows):  # pragma: no cover
             for k in range(n):
                 s += J[rows[a], k] * J[rows[b], k]
             G[a, b] = s
+    if not cholesky(G, m):
+        return 0.0
     out = 1.0
-    for a in range(m):  # in place: the lower triangle becomes L
-        for b in range(a + 1):
-            s = G[a, b]
-            for k in range(b):
-                s -= G[a, k] * G[b, k]
-            if a == b:
-                if not s > 0.0:
-                    return 0.0
-                G[a, a] = math.sqrt(s)
-                out *= G[a, a]
-            else:
-                G[a, b] = s / G[b, b]
+    for a in range(m):
+        out *= G[a, a]
     return out
 
 

@@ -6,18 +6,17 @@ Jacobian rotated into the tip's axes (``LOCAL``) for the error ``log6(T_target^-
 Plain loops on preallocated arrays: numba's ``@`` on small matrices calls BLAS and
 allocates, slower per iteration than these loops.
 """
-import math
-
 import numpy as np
 
 from ros2_ik.core.kinematics.forward import joints, kinematics, placed, to_local
 from ros2_ik.core.kinematics.jit import jit
 from ros2_ik.core.kinematics.lie import compose, log3, log6
+from ros2_ik.core.kinematics.linalg import cholesky_solve
 
 
 @jit
 def _step(J, e, lam, A, y, dq):  # pragma: no cover - compiled
-    """``dq = J^T (J J^T + lam I)^-1 e`` (Cholesky of the 6x6 system; ``A``, ``y`` scratch)."""
+    """``dq = J^T (J J^T + lam I)^-1 e``: ``cholesky_solve`` of the 6x6 (``A``, ``y`` scratch)."""
     n = J.shape[1]
     for r in range(6):
         for c in range(r + 1):
@@ -26,22 +25,7 @@ def _step(J, e, lam, A, y, dq):  # pragma: no cover - compiled
                 s += J[r, k] * J[c, k]
             A[r, c] = s
         A[r, r] += lam
-    for r in range(6):  # in place: A's lower triangle becomes L
-        for c in range(r + 1):
-            s = A[r, c]
-            for k in range(c):
-                s -= A[r, k] * A[c, k]
-            A[r, c] = math.sqrt(s) if r == c else s / A[c, c]
-    for r in range(6):  # L y = e
-        s = e[r]
-        for c in range(r):
-            s -= A[r, c] * y[c]
-        y[r] = s / A[r, r]
-    for r in range(5, -1, -1):  # L^T x = y
-        s = y[r]
-        for c in range(r + 1, 6):
-            s -= A[c, r] * y[c]
-        y[r] = s / A[r, r]
+    cholesky_solve(A, 6, e, y)
     for k in range(n):
         s = 0.0
         for r in range(6):

@@ -3,9 +3,8 @@
 On the world placements and ``LOCAL_WORLD_ALIGNED`` Jacobians (6, n) of the few frames
 the constraints name, which :func:`ros2_ik.core.kinematics.forward.kinematics` computes
 on the joint tree of the whole model (locked joints folded into fixed placements): the
-packed layout's views, the frame helpers the constraints' own compiled rows call
-(``constraints/compiled.py``; the rows by type code: :mod:`_dispatch_jit`), and a pose
-target's weighted rows (shared by the LM attempt and polishing).  Plain loops on small
+packed layout's views and a pose target's weighted rows (shared by the LM attempt and
+polishing).  The constraints' rows by type code: :mod:`_dispatch_jit`.  Plain loops on small
 arrays, as in :mod:`ros2_ik.core.kinematics.forward`.  The LM attempt on these rows is
 in :mod:`_constraint_lm_jit`.
 """
@@ -75,71 +74,6 @@ def shrunk(ints, values):  # pragma: no cover - compiled
         g = margin_rad if units[i] else margin_m
         lo[i], hi[i], margin[i] = lower[i] + g, upper[i] - g, g
     return lo, hi, margin
-
-
-@jit
-def point_in_frame(oMf, Jf, fa, fb, prm, xo, po, p_out, J_out, r0):  # pragma: no cover
-    """``p_AQ`` [m] of Q fixed in frame ``fb`` at ``prm[po:po + 3]``, seen in A, its Jacobian.
-
-    Into ``p_out[r0:r0 + 3]`` and ``J_out[r0:r0 + 3]`` (3, n).  A is frame ``fa`` offset
-    by the (4, 4) stored row by row at ``prm[xo:xo + 16]`` (``xo < 0``: no offset).
-    ``J = R_WA^T (v_Q_B - v_Q_A)``: the velocity of Q fixed in B minus that of the point
-    of A at Q (zero when A is fixed in the world), each ``v + w x (p_WQ - p_WF)``.  By
-    index, without scratch arrays or views (:func:`ros2_ik.core.kinematics.forward.kinematics`).
-    """
-    bx, by, bz = prm[po], prm[po + 1], prm[po + 2]
-    px = oMf[fb, 0, 0] * bx + oMf[fb, 0, 1] * by + oMf[fb, 0, 2] * bz + oMf[fb, 0, 3]
-    py = oMf[fb, 1, 0] * bx + oMf[fb, 1, 1] * by + oMf[fb, 1, 2] * bz + oMf[fb, 1, 3]
-    pz = oMf[fb, 2, 0] * bx + oMf[fb, 2, 1] * by + oMf[fb, 2, 2] * bz + oMf[fb, 2, 3]
-    R00, R01, R02 = oMf[fa, 0, 0], oMf[fa, 0, 1], oMf[fa, 0, 2]  # R_WA, p_WA: frame fa,
-    R10, R11, R12 = oMf[fa, 1, 0], oMf[fa, 1, 1], oMf[fa, 1, 2]  # then its offset
-    R20, R21, R22 = oMf[fa, 2, 0], oMf[fa, 2, 1], oMf[fa, 2, 2]
-    tx, ty, tz = oMf[fa, 0, 3], oMf[fa, 1, 3], oMf[fa, 2, 3]
-    if xo >= 0:
-        X = prm[xo:xo + 16]
-        tx, ty, tz = (tx + R00 * X[3] + R01 * X[7] + R02 * X[11],
-                      ty + R10 * X[3] + R11 * X[7] + R12 * X[11],
-                      tz + R20 * X[3] + R21 * X[7] + R22 * X[11])
-        R00, R01, R02 = (R00 * X[0] + R01 * X[4] + R02 * X[8], R00 * X[1] + R01 * X[5]
-                         + R02 * X[9], R00 * X[2] + R01 * X[6] + R02 * X[10])
-        R10, R11, R12 = (R10 * X[0] + R11 * X[4] + R12 * X[8], R10 * X[1] + R11 * X[5]
-                         + R12 * X[9], R10 * X[2] + R11 * X[6] + R12 * X[10])
-        R20, R21, R22 = (R20 * X[0] + R21 * X[4] + R22 * X[8], R20 * X[1] + R21 * X[5]
-                         + R22 * X[9], R20 * X[2] + R21 * X[6] + R22 * X[10])
-    dx, dy, dz = px - tx, py - ty, pz - tz
-    p_out[r0] = R00 * dx + R10 * dy + R20 * dz
-    p_out[r0 + 1] = R01 * dx + R11 * dy + R21 * dz
-    p_out[r0 + 2] = R02 * dx + R12 * dy + R22 * dz
-    bx, by, bz = px - oMf[fb, 0, 3], py - oMf[fb, 1, 3], pz - oMf[fb, 2, 3]  # Q - B, Q - A
-    ax, ay, az = px - oMf[fa, 0, 3], py - oMf[fa, 1, 3], pz - oMf[fa, 2, 3]
-    for c in range(Jf.shape[2]):
-        wx, wy, wz = Jf[fb, 3, c], Jf[fb, 4, c], Jf[fb, 5, c]
-        ux, uy, uz = Jf[fa, 3, c], Jf[fa, 4, c], Jf[fa, 5, c]
-        w0 = Jf[fb, 0, c] + wy * bz - wz * by - (Jf[fa, 0, c] + uy * az - uz * ay)
-        w1 = Jf[fb, 1, c] + wz * bx - wx * bz - (Jf[fa, 1, c] + uz * ax - ux * az)
-        w2 = Jf[fb, 2, c] + wx * by - wy * bx - (Jf[fa, 2, c] + ux * ay - uy * ax)
-        J_out[r0, c] = R00 * w0 + R10 * w1 + R20 * w2
-        J_out[r0 + 1, c] = R01 * w0 + R11 * w1 + R21 * w2
-        J_out[r0 + 2, c] = R02 * w0 + R12 * w1 + R22 * w2
-
-
-@jit
-def rotations(oMf, fa, fb, prm, S):  # pragma: no cover - compiled
-    """``R_WA``, ``R_WB`` and ``R_AB = R_WA^T R_WB`` into ``S[0]``, ``S[1]``, ``S[2]``.
-
-    ``prm``: ``R_AbarA`` then ``R_BbarB`` (9 each, row by row), the offsets of A and B
-    from frames ``fa`` and ``fb``.  By index (:func:`ros2_ik.core.kinematics.forward.kinematics`).
-    """
-    for r in range(3):
-        for c in range(3):
-            S[0, r, c] = (oMf[fa, r, 0] * prm[c] + oMf[fa, r, 1] * prm[3 + c]
-                          + oMf[fa, r, 2] * prm[6 + c])
-            S[1, r, c] = (oMf[fb, r, 0] * prm[9 + c] + oMf[fb, r, 1] * prm[12 + c]
-                          + oMf[fb, r, 2] * prm[15 + c])
-    for r in range(3):
-        for c in range(3):
-            S[2, r, c] = (S[0, 0, r] * S[1, 0, c] + S[0, 1, r] * S[1, 1, c]
-                          + S[0, 2, r] * S[1, 2, c])
 
 
 @jit

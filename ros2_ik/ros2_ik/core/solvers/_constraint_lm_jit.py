@@ -14,6 +14,7 @@ import numpy as np
 
 from ros2_ik.core.kinematics.forward import kinematics
 from ros2_ik.core.kinematics.jit import jit
+from ros2_ik.core.kinematics.linalg import cholesky_solve
 from ros2_ik.core.solvers._constraint_jit import (layout_views, scratch, shrunk, value_views,
                                                   weighted_pose_rows)
 from ros2_ik.core.solvers._dispatch_jit import rows
@@ -50,22 +51,9 @@ def _solve(xJ, xe, Jg, e, active, keep, lam, A, b, dq):  # pragma: no cover - co
                         A[r, c] += x * Jg[i, c]
     for r in range(n):
         A[r, r] += lam
-    for r in range(n):  # Cholesky, in place: the lower triangle becomes L
-        for c in range(r + 1):
-            s = A[r, c]
-            for k in range(c):
-                s -= A[r, k] * A[c, k]
-            A[r, c] = math.sqrt(s) if r == c else s / A[c, c]
-    for r in range(n):  # L y = -b
-        s = -b[r]
-        for c in range(r):
-            s -= A[r, c] * dq[c]
-        dq[r] = s / A[r, r]
-    for r in range(n - 1, -1, -1):  # L^T x = y
-        s = dq[r]
-        for c in range(r + 1, n):
-            s -= A[c, r] * dq[c]
-        dq[r] = s / A[r, r]
+    cholesky_solve(A, n, b, dq)
+    for r in range(n):  # dq = -(J^T J + lam I)^-1 J^T e
+        dq[r] = -dq[r]
 
 
 @jit

@@ -39,7 +39,8 @@ def attempt(res: Residuals, q: np.ndarray, budget: Budget, step, params,
     lo, hi, margin = res.row_lower, res.row_upper, res.row_margin
     # Python floats: a handful of rows and joints, where numpy calls cost more.
     lo_list, hi_list, margin_list = lo.tolist(), hi.tolist(), margin.tolist()
-    lower_list, upper_list = lower.tolist(), upper.tolist()
+    group = res.group
+    lower_list, upper_list = group.tangent_bounds(lower, upper)
     E_prev, stalls = math.inf, 0
     last = max_iterations or params.max_iterations_constrained
     pose_done = True
@@ -65,11 +66,11 @@ def attempt(res: Residuals, q: np.ndarray, budget: Budget, step, params,
         damping = params.damping_scale * E + params.bias
         dq = _predicted_step(step, pe, pJ, g, J, np.array(r), lo, hi, damping)
         if params.active_set:
-            out = _pushed_out(q.tolist(), dq.tolist(), lower_list, upper_list)
+            out = _pushed_out(group.tangent_list(q), dq.tolist(), lower_list, upper_list)
             if out is not None:
                 dq = _predicted_step(step, pe, pJ * ~out, g, J * ~out, np.array(r), lo, hi,
                                      damping)
-        q = np.minimum(np.maximum(q + dq, lower), upper)
+        q = group.project(res.integrate(q, dq), lower, upper)
     raise AssertionError("unreachable")
 
 

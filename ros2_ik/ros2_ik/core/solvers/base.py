@@ -11,15 +11,17 @@ candidate, keeps distinct solutions and builds the frozen :class:`IKResult`.
 from __future__ import annotations
 
 import math
+import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Any, Callable, List, NamedTuple, Optional, Tuple
 
 import numpy as np
 
+from ros2_ik.core import errors
 from ros2_ik.core.problem import Problem
 from ros2_ik.core.result import IKResult, IKStatus, Progress, Solution
-from ros2_ik.core.solvers import before_iterating, seed_library
+from ros2_ik.core.solvers import before_iterating, proofs, seed_library
 from ros2_ik.core.solvers.budget import Budget
 from ros2_ik.core.verify import DEFAULT_TOLERANCE, ConstraintTolerance, Violation, check
 
@@ -49,13 +51,12 @@ class Begun(NamedTuple):
     """A solve whose first attempt, from the seed, was made before the driver started.
 
     ``start``: when the solve began (``time.perf_counter()``); ``state``: the solver's
-    :meth:`Solver.setup` state; ``quick_check``: :meth:`Solver.quick_check`'s; ``local``:
-    the attempt's end.  The driver counts the attempt and goes on from the next start.
+    :meth:`Solver.setup` state; ``local``: the attempt's end.  The driver counts the
+    attempt and goes on from the next start.
     """
 
     start: float
     state: Any
-    quick_check: Any
     local: "LocalResult"
 
 
@@ -88,6 +89,8 @@ class Search:
     def __init__(self, problem: Problem, seed: np.ndarray, options: SolveOptions,
                  start: Optional[float] = None):
         """Start the budget now, or at ``start`` (``time.perf_counter()``)."""
+        if problem.group.has_base:  # the library samples a fixed base: random starts
+            options = options._replace(library_starts=0)
         self.problem, self.group, self.options = problem, problem.group, options
         self.seed = seed
         self._rng: Optional[np.random.Generator] = None
@@ -106,9 +109,6 @@ class Search:
         #: Constraint problems: the seed's attempt before ranking the library (the solver
         #: sets it, :meth:`Solver.cheap_attempts`).
         self.seed_first = False
-        #: A cheaper check of candidates than :func:`verify.check`, when the solver has one
-        #: (:meth:`Solver.quick_check`): ``holds(q)`` True accepts, False asks ``check``.
-        self.quick_check: Optional[Any] = None
         #: Starts tried right after the seed, before the library: a closed form's exact
         #: branches (:mod:`before_iterating`).
         self.first_starts: List[np.ndarray] = []
@@ -120,11 +120,15 @@ class Search:
         Library samples: :mod:`ros2_ik.core.solvers.seed_library` (``options.library_starts`` of
         them, within the jump box when one is set); random: uniform in the limits, or in
         the jump box.  Each projected into the problem's joint windows, if it has any
-        (:attr:`Problem.search_bounds`).
+        (:attr:`Problem.search_bounds`), a wrapping joint first shifted by 2 pi into its
+        window when it has an equivalent there.
         """
         start = self._next_start()
-        if self.problem.folded:
-            lower, upper = self.problem.search_bounds
+        problem = self.problem
+        if problem.folded:
+            if self.group.has_wrapping:  # a window across +-pi: the equivalent inside it
+                start = self.group.unwrap_near(start, problem.window_centres, problem.windows)
+            lower, upper = problem.search_bounds
             start = np.minimum(np.maximum(start, lower), upper)
         return start
 
@@ -213,12 +217,10 @@ class Search:
     def _check(self, q: np.ndarray) -> bool:
         group = self.group
         q = returned_q(self.problem, q, self.seed)
-        if self.quick_check is not None and self.quick_check.holds(q):
-            ok, pos, ori, viol = True, math.nan, math.nan, []
-        else:
-            ok, pos, ori, _, viol = check(group, self.problem.pose, q,
-                                          self.problem.constraints, self.data,
-                                          self.options.constraint_tolerance)
+        # The one acceptance: the full model's check (it also names what a rejected
+        # candidate violates, for the best answer).
+        ok, pos, ori, _, viol = check(group, self.problem.pose, q, self.problem.constraints,
+                                      self.data, self.options.constraint_tolerance)
         cand = _Candidate(q, pos, ori, self._score(pos, ori, viol), viol)
         if ok and self._limit_jump and self._jump(q) > self.options.max_joint_jump_rad:
             if self.rejected_jump is None or self._jump(q) < self._jump(self.rejected_jump.q):
@@ -393,6 +395,30 @@ def solved(group, solutions: Tuple[Solution, ...], attempts: int, iterations: in
         solver=solver_name)
 
 
+def proven(result: IKResult, reason: str, start: float) -> IKResult:
+    """Return ``result`` of one attempt on a problem :mod:`proofs` showed has no solution.
+
+    NO_SOLUTION, its message the proof's ``reason`` and the best available
+    configuration's errors; ``start``: when the proof began (``time.perf_counter()``).
+    A SUCCESS (verified: the proof was wrong) is returned as it is.
+    """
+    if result.status is IKStatus.SUCCESS:
+        return result
+    if math.isnan(result.position_error_m) and result.violations:
+        worst = max(result.violations, key=lambda v: v.amount)
+        best = f"violates {worst}"
+    else:
+        best = f"has {result.position_error_m:.3g} m / {result.orientation_error_rad:.3g} rad"
+    return IKResult(
+        q=result.q, joint_names=result.joint_names, status=IKStatus.NO_SOLUTION,
+        iterations=result.iterations, restarts=0, position_error_m=result.position_error_m,
+        orientation_error_rad=result.orientation_error_rad,
+        solve_time_s=time.perf_counter() - start, random_seed=result.random_seed,
+        violations=result.violations,
+        message=f"no solution: {reason}; best available (one attempt from the seed) {best}",
+        solver=result.solver)
+
+
 #: :func:`solved`'s usual message, made once (not formatted on every solve).
 _ONE_FIRST_TIME = "1 solution(s) after 1 attempt(s)"
 
@@ -435,6 +461,8 @@ class Solver(ABC):
     name: str = "solver"
     #: Whether the solver minimises ``terms.Cost`` objects (LM and DLS do not).
     supports_costs: bool = False
+    #: Whether the solver takes whole-body groups (a floating or planar base).
+    supports_base: bool = False
 
     #: The options of the solve in progress (set by :meth:`solve` before ``setup``).
     options: SolveOptions = SolveOptions()
@@ -464,8 +492,12 @@ class Solver(ABC):
               begun: Optional[Begun] = None) -> IKResult:
         """Run the driver: one path for every solve.
 
-        0. :func:`before_iterating.answer`: a result before any iteration (a closed form's
-           exact answer or proof), or the exact branches to start from after the seed;
+        0. :func:`proofs.no_solution`: a problem proven to have no solution (a target
+           beyond the reach bound) answers NO_SOLUTION with the reason after one attempt
+           from the seed (its end point: the best available configuration);
+           :func:`before_iterating.answer`: a result before any iteration (a closed
+           form's exact answer or proof), or the exact branches to start from after the
+           seed;
         1. :meth:`seed_answer`: the solver may answer from the seed's attempt alone (its
            result), or make that attempt and hand it on (a :class:`Begun`);
         2. :meth:`setup` (unless begun): the problem's state, its one local step chosen;
@@ -475,7 +507,22 @@ class Solver(ABC):
 
         ``begun``: the seed's attempt made already, counted as the first attempt.
         """
+        if begun is None:
+            start = time.perf_counter()
+            reason = proofs.no_solution(problem, options)
+            if reason is not None:  # one attempt, for the best available configuration
+                one = options._replace(max_attempts=1, num_solutions=1)
+                return proven(self._search(problem, seed, one, None), reason, start)
+        return self._search(problem, seed, options, begun)
+
+    def _search(self, problem: Problem, seed: np.ndarray, options: SolveOptions,
+                begun: Optional[Begun]) -> IKResult:
+        """Run steps 1-3 of :meth:`solve` (after the proofs)."""
         self.options = options
+        if problem.group.has_base and not self.supports_base:
+            raise errors.InvalidArgument(
+                f"solver '{self.name}' does not take whole-body groups (a floating or planar "
+                "base) yet; use 'lm'")
         first_starts = None
         if begun is None:
             early = before_iterating.answer(self, problem, seed, options, DISTINCT_TOLERANCE)
@@ -491,10 +538,7 @@ class Solver(ABC):
             search.first_starts = first_starts
         state = begun.state if begun else self.setup(problem)
         search.seed_first = self.cheap_attempts(state)
-        if begun is None:
-            search.quick_check = self.quick_check(state)
-        else:
-            search.quick_check = begun.quick_check
+        if begun is not None:
             search.consider(begun.local)  # the seed's attempt
         while not search.finished():
             q0 = search.next_start()
@@ -526,15 +570,6 @@ class Solver(ABC):
         False, rank first).
         """
         return False
-
-    def quick_check(self, state: Any) -> Optional[Any]:
-        """Return a check of candidates cheaper than :func:`verify.check`, or None (default).
-
-        An object with ``holds(q) -> bool`` for group vectors within the limits, True only
-        when ``check`` would accept ``q`` (measured independently of the solver's rows, in
-        [m] and [rad]).
-        """
-        return None
 
     def first_attempt(self, state: Any, starts: List[np.ndarray], budget: Budget
                       ) -> LocalResult:

@@ -16,7 +16,7 @@ from ros2_ik.core.problem import Problem
 from ros2_ik.core.solvers.base import LocalResult
 from ros2_ik.core.solvers.budget import Budget
 from ros2_ik.core.solvers.residuals import Residuals
-from ros2_ik.core.solvers.scipy_solver import ScipySolver, Stop, bounds_of
+from ros2_ik.core.solvers.scipy_solver import Chart, ScipySolver, Stop, bounds_of
 
 
 class BFGSProjection(ScipySolver):
@@ -49,11 +49,16 @@ class BFGSProjection(ScipySolver):
                 raise Stop(best[1], False)
             return f, g
 
+        x0, to_q, objective = q0, None, fun
+        if res.group.has_base:  # scipy's variables: the tangent offset from q0
+            chart = Chart(res.group, q0, res.lower, res.upper)
+            x0, to_q, bounds = chart.x0, chart.q, chart.bounds
+            objective = chart.value_and_gradient(fun)
         try:
-            out = minimize(fun, q0, jac=True, method="L-BFGS-B", bounds=bounds,
+            out = minimize(objective, x0, jac=True, method="L-BFGS-B", bounds=bounds,
                            options={"maxiter": self.max_iterations, "ftol": 0.0,
                                     "gtol": 0.0, "maxls": 20})
-            q = out.x
+            q = out.x if to_q is None else to_q(out.x)
         except Stop as stop:
             q = stop.q
         # Attempts are expensive and the check is cheap: always ask for it.

@@ -34,6 +34,8 @@ class DampedLeastSquares(Solver):
     """Closed-loop IK with a fixed damping and step (baseline)."""
 
     name = "dls"
+    #: Whole-body groups run the stacked loop, stepping with ``group.integrate``.
+    supports_base = True
     #: Damping of the pseudo-inverse (the example uses 1e-12; 1e-6 survives singularities).
     damping = 1e-6
     #: Step scale ``dt`` (the example uses 0.1; 0.5 converges in fewer iterations here).
@@ -50,7 +52,7 @@ class DampedLeastSquares(Solver):
         if problem.costs:
             raise errors.InvalidArgument(
                 f"solver '{self.name}' does not minimise costs; use 'sqp' or 'bfgs'")
-        if problem.pose_only and problem.pose.full_pose:
+        if problem.pose_only and problem.pose.full_pose and not problem.group.has_base:
             state = PoseState(problem)
             state.attempt = self._run_pose
         else:
@@ -87,7 +89,7 @@ class DampedLeastSquares(Solver):
                 return q, it, False, E
             e = (e.reshape(2, 3) @ M.rotation.T).reshape(6) * s.sqrt_w
             v = clik_step(J, e, self.damping) * self.dt
-            q = pin.integrate(s.model, q, v) if s.continuous else q + v
+            q = s.integrate(q, v)
             if s.bounded:
                 q = np.minimum(np.maximum(q, s.lower), s.upper)
         raise AssertionError("unreachable")
@@ -101,6 +103,6 @@ class DampedLeastSquares(Solver):
                 return q, it, True, E
             if it == self.max_iterations or budget.expired():
                 return q, it, False, E
-            q = np.minimum(np.maximum(q + self.dt * clik_step(J, e, self.damping), lower),
-                           upper)
+            q = res.group.project(
+                res.integrate(q, self.dt * clik_step(J, e, self.damping)), lower, upper)
         raise AssertionError("unreachable")

@@ -1,4 +1,8 @@
-"""The driver's check of a kernel problem's candidates, compiled (:mod:`_measure_jit`).
+"""A compiled measure of a kernel problem's candidates (:mod:`_measure_jit`).
+
+No solve accepts on it (issue 46): it reads the constraints' parameters as the kernel
+packs them, so a wrong packing would make the attempt and this measure agree; a SUCCESS
+comes from :func:`verify.check` on the full model alone (``test_full_check_accepts.py``).
 
 For a problem without a pose target whose constraints the kernel encodes
 (:func:`constraint_kernel.compile_problem`): pinocchio's forward kinematics at the
@@ -8,9 +12,7 @@ The kinematics are the group's ``angle_model`` (pinocchio's reduced model, the o
 joints locked; its configuration the group vector): no full configuration to assemble
 and only the group's joints to move, a large part of the check on a whole-robot model.
 The same figures as :func:`verify.check` (``test/test_kernel_check.py`` compares them on
-every constraint type), cheaper: the check was a large part of a short request.  It
-only says yes or no: a candidate it rejects goes to :func:`verify.check`, which names
-the violations.
+every constraint type), cheaper.
 """
 from __future__ import annotations
 

@@ -133,6 +133,8 @@ class LevenbergMarquardt(CompiledConstraints, Solver):
     closed_form = True
     #: Costs are minimised after an attempt becomes feasible (:mod:`polish`).
     supports_costs = True
+    #: Whole-body groups (a floating or planar base) run the stacked Python loop.
+    supports_base = True
     #: Iterations of one pose-only attempt before a restart.  Long enough for the slow
     #: but steady attempts; the ones that will not converge are cut earlier by
     #: ``progress_schedule``.
@@ -195,6 +197,8 @@ class LevenbergMarquardt(CompiledConstraints, Solver):
         if problem.costs and not self.supports_costs:
             raise errors.InvalidArgument(
                 f"solver '{self.name}' does not minimise costs; use 'sqp' or 'bfgs'")
+        if problem.group.has_base:  # the compiled kernels are fixed-base: the Python loop
+            return self._residuals_state(problem)
         if problem.pose_only:
             return self._pose_state(problem)
         if self._pose_first(problem):
@@ -209,6 +213,10 @@ class LevenbergMarquardt(CompiledConstraints, Solver):
         kernel = self.kernel_state(problem)
         if kernel is not None:
             return kernel
+        return self._residuals_state(problem)
+
+    def _residuals_state(self, problem: Problem) -> Residuals:
+        """Return the stacked Python residuals with their attempts (any group, any term)."""
         state = Residuals(problem, exact=False, tolerance=self.options.constraint_tolerance)
         state.attempt, state.first_attempt = self._attempt_residuals, self._first_residuals
         return state
@@ -295,7 +303,7 @@ class LevenbergMarquardt(CompiledConstraints, Solver):
         """
         cjj, ufp, gfj = pin.computeJointJacobians, pin.updateFramePlacement, \
             pin.getFrameJacobian
-        integrate, LOCAL = pin.integrate, pin.ReferenceFrame.LOCAL
+        LOCAL = pin.ReferenceFrame.LOCAL
         minimum, maximum, expired = np.minimum, np.maximum, budget.expired
         model, data, fid, lower, upper = s.model, s.data, s.fid, s.lower, s.upper
         Tti, near, eye, sw = s.T_target_inv, s.near2, _EYE6, s.sqrt_w[0]
@@ -333,7 +341,7 @@ class LevenbergMarquardt(CompiledConstraints, Solver):
                 if out is not None:
                     J = J * ~out
                     dq = dposv(dsyrk(1.0, J, beta=lam, c=eye), e, overwrite_a=1)[1] @ J
-            q = integrate(model, q, -dq) if s.continuous else q - dq
+            q = s.integrate(q, -dq)
             if s.bounded:
                 free = q
                 q = minimum(maximum(q, lower), upper)
@@ -369,7 +377,7 @@ class LevenbergMarquardt(CompiledConstraints, Solver):
                 out = s.pushed_out(q, -dq)
                 if out is not None:
                     dq = damped_step(J * ~out, e, scale * E + bias)
-            q = pin.integrate(model, q, dq) if s.continuous else q + dq
+            q = s.integrate(q, dq)
             if s.bounded:
                 q = np.minimum(np.maximum(q, lower), upper)
         raise AssertionError("unreachable")

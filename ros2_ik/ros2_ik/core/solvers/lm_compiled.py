@@ -55,7 +55,7 @@ class CompiledConstraints:
         ``state.attempt(state, q0, budget)``: :meth:`_attempt_kernel_step`;
         ``state.first_attempt(state, starts, budget)``: :meth:`_first_kernel_step`.
         """
-        if not self.compiled_constraints:
+        if not self.compiled_constraints or problem.group.has_base:
             return None
         tolerance = self.options.constraint_tolerance
         compiled = constraint_kernel.compile_problem(problem, tolerance)
@@ -80,10 +80,6 @@ class CompiledConstraints:
         if self.compiled_constraints and seed_request.applies(problem, options):
             return seed_request.answer(self, problem, seed, options)
         return None
-
-    def quick_check(self, state: Any) -> Optional[kernel_check.KernelCheck]:
-        """Return the compiled check of a kernel problem without a pose target, or None."""
-        return kernel_check.KernelCheck.of(state)
 
     def cheap_attempts(self, state: Any) -> bool:
         """Return True for the compiled constraint attempt (cheaper than the ranking).

@@ -28,7 +28,7 @@ from __future__ import annotations
 import math
 import time
 from ctypes import c_int
-from typing import Callable, NamedTuple, Optional, Protocol, Sequence, Tuple
+from typing import Any, Callable, NamedTuple, Optional, Protocol, Sequence, Tuple
 
 import daqp
 import numpy as np
@@ -67,7 +67,8 @@ def polish(model: "Model", q: np.ndarray, budget: Budget,
     cost, state = model.evaluate(q)
     if state is None:  # not feasible after all (the attempt's test is its own)
         return q, 0
-    B = state.hessian + MU * np.eye(q.shape[0])
+    B = state.hessian + MU * np.eye(state.hessian.shape[0])
+    group = model.group
     radius, started = RADIUS, time.perf_counter()
     for step in range(1, MAX_STEPS + 1):
         now = time.perf_counter()
@@ -83,11 +84,11 @@ def polish(model: "Model", q: np.ndarray, budget: Budget,
         dq, lam, predicted = found
         if predicted <= RELATIVE_DECREASE * abs(cost) + 1e-12:
             return q, step  # first-order optimal within the linearisation
-        q_new, cost_new, state_new = _try(model, q + dq, restore)
+        q_new, cost_new, state_new = _try(model, group.integrate(q, dq), restore)
         if state_new is None or not cost_new < cost:
             radius = 0.25 * min(radius, float(np.abs(dq).max()))
             continue
-        B = _bfgs(B, q_new - q, state_new.lagrangian_change(state, lam))
+        B = _bfgs(B, group.difference(q, q_new), state_new.lagrangian_change(state, lam))
         decrease = cost - cost_new
         q, cost, state = q_new, cost_new, state_new
         if decrease <= RELATIVE_DECREASE * abs(cost) + 1e-12:
@@ -158,6 +159,8 @@ class Model(Protocol):
 
     lower: np.ndarray
     upper: np.ndarray
+    #: The group: its ``integrate``, ``difference`` and ``project`` step the polishing.
+    group: Any
 
     def evaluate(self, q: np.ndarray, restored: bool = False
                  ) -> Tuple[float, Optional[State]]:
@@ -172,7 +175,7 @@ def _try(model: "Model", q_new: np.ndarray, restore):
 
     Returns ``(q, cost, state)``, state None when the restoration failed.
     """
-    q_new = np.minimum(np.maximum(q_new, model.lower), model.upper)
+    q_new = model.group.project(q_new, model.lower, model.upper)
     q_new, feasible = restore(q_new)
     if not feasible:
         return q_new, math.inf, None
@@ -204,6 +207,7 @@ class ResidualsModel:
     def __init__(self, res: Residuals):
         """Evaluate on ``res`` (its own ``pin.Data``)."""
         self.res = res
+        self.group = res.group
         self.lower, self.upper = res.lower, res.upper
 
     def evaluate(self, q: np.ndarray, restored: bool = False):
@@ -253,13 +257,17 @@ def _qp_step(model: "Model", q: np.ndarray, state: State, B: np.ndarray, radius:
 
     The predicted decrease ``-(grad^T dq + 1/2 dq^T B dq)`` is daqp's objective value negated.
     """
-    n, k = q.shape[0], state.values.shape[0]
+    n, k = state.grad.shape[0], state.values.shape[0]
     sense = np.zeros(n + k, dtype=_SENSE)
     if state.equalities:
         sense[n + k - state.equalities:] = EQUALITY
-    b_hi = np.concatenate((np.minimum(model.upper - q, radius),
+    lower, upper, q_v = model.lower, model.upper, q
+    if model.group.has_base:  # bounds per tangent coordinate (the base's: none)
+        lower, upper = (np.array(b) for b in model.group.tangent_bounds(lower, upper))
+        q_v = np.array(model.group.tangent_list(q))
+    b_hi = np.concatenate((np.minimum(upper - q_v, radius),
                            state.upper - state.values))
-    b_lo = np.concatenate((np.maximum(model.lower - q, -radius),
+    b_lo = np.concatenate((np.maximum(lower - q_v, -radius),
                            state.lower - state.values))
     b_lo = np.minimum(b_lo, b_hi)  # a row already outside its shrunk bound: no worse
     dq, objective, flag, info = daqp.solve(B, state.grad, state.rows, b_hi, b_lo, sense)

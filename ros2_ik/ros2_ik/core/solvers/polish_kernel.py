@@ -162,7 +162,7 @@ _NO_POSE_ROWS = np.zeros(0, dtype=np.intp)
 class CompiledModel:
     """:class:`polish.ResidualsModel`'s interface, computed by :func:`_polish_jit.model`."""
 
-    __slots__ = ("lower", "upper", "_compiled", "_costs", "_cube", "_constant", "_k",
+    __slots__ = ("lower", "upper", "group", "_compiled", "_costs", "_cube", "_constant", "_k",
                  "_pose_rows")
 
     def __init__(self, state: constraint_kernel.KernelState, costs: tuple, cube: np.ndarray,
@@ -171,6 +171,7 @@ class CompiledModel:
         pose = state.problem.pose
         # The search limits as the kernel takes them (writable: the compiled loop's type).
         self.lower, self.upper = state.lower, state.upper
+        self.group = state.problem.group  # a fixed-base group: its steps add
         self._compiled, self._costs, self._cube = state.compiled, costs, cube
         self._pose_rows = np.flatnonzero(pose.mask) if pose is not None else _NO_POSE_ROWS
         self._constant, self._k = constant, k + self._pose_rows.shape[0]

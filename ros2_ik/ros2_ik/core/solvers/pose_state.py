@@ -89,6 +89,15 @@ class PoseState:
         #: The solver's attempt ``(state, q0, budget) -> LocalResult``, set by its ``setup``.
         self.attempt = None
 
+    def integrate(self, q: np.ndarray, dq: np.ndarray) -> np.ndarray:
+        """Return configuration ``q`` of the loop's model moved by tangent step ``dq``.
+
+        The one place a step meets the configuration's group: pinocchio's ``integrate``
+        on the reduced model's cos/sin pairs, plain addition on angles and lengths [rad,
+        m].  The caller clamps into the limits.
+        """
+        return pin.integrate(self.model, q, dq) if self.continuous else q + dq
+
     def pushed_out(self, q: np.ndarray, dq: np.ndarray):
         """Mask (n,) of joints on a limit that ``q - dq`` would push beyond it, or None."""
         if self.continuous:  # q holds cos/sin pairs: compare the 1-coordinate joints only

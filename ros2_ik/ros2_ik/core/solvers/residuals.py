@@ -81,7 +81,7 @@ class Residuals:
         self.penalty = penalty
         self.R6 = self.pose.R6 if self.pose is not None else None
         # Pose alone: the reduced model (only the group's joints) is enough and cheaper.
-        self.reduced = not problem.constraints and not problem.costs
+        self.reduced = not problem.constraints and not problem.costs and not group.has_base
         if self.reduced:
             self.model, self.iv = group.reduced_model, np.arange(group.n)
             self.fid = self.pose.reduced_frame_id
@@ -93,7 +93,8 @@ class Residuals:
         iv = self.iv
         if iv.size and np.array_equal(iv, np.arange(iv[0], iv[0] + iv.size)):
             self.iv = slice(int(iv[0]), int(iv[0]) + iv.size)  # a view, not a copy
-        self.data = self.model.createData()
+        # A whole-body group's full model is large (createData ~1 ms): this thread's, reused.
+        self.data = group.residuals_data() if group.has_base else self.model.createData()
         # Constraints with a vector excess (an orientation bound) stack it instead of rows.
         self._excess = [(c, c.physical_bounds[1][0] - 0.25 * tolerance.rad)
                         for c in problem.row_constraints if hasattr(c, "evaluate_excess")]
@@ -101,7 +102,7 @@ class Residuals:
         shrunk = [_shrunk(c, tolerance) for c in problem.row_constraints]
         self._bounds = [b for b in shrunk if not hasattr(b[0], "evaluate_excess")]
         self._row_constraints = [b[0] for b in self._bounds]
-        self.empty_jacobian = np.zeros((0, group.n))
+        self.empty_jacobian = np.zeros((0, group.nv))
         self._qp_margins = [0.25 * tolerance.of(c.units[0]) if len(c.units) else 0.0
                             for c in problem.row_constraints]
         #: Every constraint's physical rows stacked (:meth:`physical_rows`): shrunk bounds.
@@ -114,6 +115,16 @@ class Residuals:
         self.row_margin = np.array([v for b in self._bounds for v in b[3]])
         self._row_lower_list, self._row_upper_list, self._row_margin_list = (
             self.row_lower.tolist(), self.row_upper.tolist(), self.row_margin.tolist())
+
+    def integrate(self, q: np.ndarray, dq: np.ndarray) -> np.ndarray:
+        """Return group vector ``q`` (nq,) moved by tangent step ``dq`` (nv,).
+
+        The one place the stacked loop's step meets the configuration: the group's own
+        ``integrate`` (plain addition [rad, m] on fixed-base groups, whose continuous
+        joints are plain angles; pinocchio's Lie-group integrate on a floating or planar
+        base).  The caller projects into the limits (``group.project``).
+        """
+        return self.group.integrate(q, dq)
 
     def update(self, q: np.ndarray) -> np.ndarray:
         """Kinematics at group vector ``q``; returns the model configuration used."""
@@ -202,7 +213,7 @@ class Residuals:
         Costs with a Gauss-Newton form add ``J_r^T J_r``; the others add nothing (the
         caller's trust region and damping bound their steps).
         """
-        n = self.group.n
+        n = self.group.nv
         total, grad, hessian = 0.0, np.zeros(n), np.zeros((n, n))
         for c in self.problem.costs:
             gn = c.gauss_newton(self.model, self.data, q_full)
@@ -254,7 +265,7 @@ class Residuals:
 
     def costs(self, q_full: np.ndarray) -> Tuple[float, np.ndarray]:
         """Sum of costs and its gradient (n,) (kinematics must be updated)."""
-        total, grad = 0.0, np.zeros(self.group.n)
+        total, grad = 0.0, np.zeros(self.group.nv)
         for c in self.problem.costs:
             value, g = c.evaluate(self.model, self.data, q_full)
             total += float(value)

@@ -6,11 +6,11 @@ candidates, the result's assembly) cost as much as the compiled attempt itself
 (docs/design.md).  :func:`answer`
 makes that attempt (with costs, the driver's first: the seed and the costs' preferred
 configurations projected, the best polished), unwraps and clamps its end point and
-checks it as the driver does (:func:`base.returned_q`, then
-:class:`kernel_check.KernelCheck`: the constraints' own measures on pinocchio's
-kinematics, in [m] and [rad]); a verified end point is the answer, built as the driver
-builds one (:func:`base.solved`).  Anything else goes to the driver with the attempt
-already counted (:class:`base.Begun`), so it is made once either way.
+checks it as the driver does (:func:`base.returned_q`, then :func:`verify.check` on the
+full model: each constraint's own measure in [m] and [rad], independent of the kernel's
+packing); a verified end point is the answer, built as the driver builds one
+(:func:`base.solved`).  Anything else goes to the
+driver with the attempt already counted (:class:`base.Begun`), so it is made once either way.
 """
 from __future__ import annotations
 
@@ -25,6 +25,7 @@ from ros2_ik.core.result import IKResult, Solution
 from ros2_ik.core.solvers.base import (Begun, LocalResult, SolveOptions, cost_starts,
                                        returned_q, solved)
 from ros2_ik.core.solvers.budget import Budget
+from ros2_ik.core.verify import check
 
 
 def applies(problem: Problem, options: SolveOptions) -> bool:
@@ -60,12 +61,13 @@ def answer(solver, problem: Problem, seed: np.ndarray, options: SolveOptions
         local = LocalResult(*solver._kernel(state, seed, solver.max_iterations_constrained))
     q, iterations, converged = local.q, local.iterations, local.converged
     group = problem.group
-    check = solver.quick_check(state)
     if converged and math.isfinite(sum(q.tolist())):
         q_out = returned_q(problem, q, seed)
-        if check.holds(q_out):
+        # Only the full model's check accepts (the kernel's measure shares its packing).
+        if check(group, None, q_out, problem.constraints, group.full_data(),
+                 options.constraint_tolerance)[0]:
             solution = Solution(q_out, math.nan, math.nan,
                                 math.dist(q_out.tolist(), seed.tolist()))
             return solved(group, (solution,), 1, iterations, time.perf_counter() - start,
                           options.random_seed, solver.name)
-    return Begun(start, state, check, local)
+    return Begun(start, state, local)

@@ -21,7 +21,7 @@ from ros2_ik.core.problem import Problem
 from ros2_ik.core.solvers.base import LocalResult
 from ros2_ik.core.solvers.budget import Budget
 from ros2_ik.core.solvers.residuals import Residuals
-from ros2_ik.core.solvers.scipy_solver import ScipySolver, Stop, bounds_of
+from ros2_ik.core.solvers.scipy_solver import Chart, ScipySolver, Stop, bounds_of
 
 #: Weight of the pull towards the start configuration [1/rad^2].
 REGULARISATION = 1e-6
@@ -103,9 +103,11 @@ class SQP(ScipySolver):
                 raise Stop(q.copy(), False)
             return ev.at(q)
 
+        group = ev.res.group
+
         def objective(q: np.ndarray) -> float:
             calls[0] += 1
-            d = q - q0
+            d = group.difference(q0, q)
             v = values(q)
             if v["done"] and not ev.res.problem.costs:
                 raise Stop(q.copy(), True)
@@ -113,14 +115,19 @@ class SQP(ScipySolver):
 
         def gradient(q: np.ndarray) -> np.ndarray:
             v = values(q)
-            return v["cost_grad"] + v["pose_grad"] + REGULARISATION * (q - q0)
+            return v["cost_grad"] + v["pose_grad"] + REGULARISATION * group.difference(q0, q)
 
-        constraints = self._constraints(values, n)
+        x0, to_q, rows, f, df = q0, None, values, objective, gradient
+        if group.has_base:  # scipy's variables: the tangent offset from q0 (a chart)
+            chart = Chart(group, q0, ev.res.lower, ev.res.upper)
+            x0, to_q, bounds, n = chart.x0, chart.q, chart.bounds, group.nv
+            rows, f, df = chart.rows(values), chart.value(objective), chart.derivative(gradient)
+        constraints = self._constraints(rows, n)
         try:
-            out = minimize(objective, q0, jac=gradient, method="SLSQP", bounds=bounds,
+            out = minimize(f, x0, jac=df, method="SLSQP", bounds=bounds,
                            constraints=constraints,
                            options={"maxiter": self.max_iterations, "ftol": 1e-12})
-            q = out.x
+            q = out.x if to_q is None else to_q(out.x)
         except Stop as stop:
             q = stop.q
         return LocalResult(q, calls[0], True, np.inf)

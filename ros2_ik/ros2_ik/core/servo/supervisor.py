@@ -1,4 +1,4 @@
-"""The servo loop's state machine and safety gate, without ROS.
+"""The servo loop's state machine and safety gate, without ROS (the node's servo_loop drives it).
 
 Each tick takes the measured joint positions (None when ``joint_states`` are stale) and
 the newest target, runs one differential-IK step (core.servo) from the last *command*,

@@ -1,0 +1,181 @@
+"""A conservative reach bound: a sphere every placement of a frame lies in, from the model.
+
+For a frame carried by a group, the chain of joints from the world to the frame is cut at
+the first joint the group moves (every joint before it is fixed at its locked position).
+The frame's origin lies within ``radius_m`` of ``centre``, for every configuration within
+the joint limits:
+
+* ``centre`` [m, world]: a point of that first moving joint's axis (its origin before its
+  own motion when it is prismatic), which the joint's motion leaves in place;
+* ``radius_m`` [m]: the sum of the lengths of the rigid segments from one moving joint's
+  pivot to the next one's, and from the last one's to the frame (the joints the group
+  does not move are part of a segment, at their locked positions), plus the travel
+  ``max(|lower|, |upper|)`` of every moving prismatic joint.  A revolute joint's pivot
+  is any point of its axis (its own rotation leaves each in place); the pivots are slid
+  along the axes to shorten the sum (a UR arm's shoulder and elbow offsets, along the
+  parallel axes, then cost nothing).
+
+Each segment is a rigid vector that the joints before it only rotate or translate, so the
+triangle inequality makes the bound exact and conservative wherever the pivots are: never
+smaller than the true reach (for any limits of the revolute joints).  It is the reach of
+the frame's origin; a point fixed in the frame at ``p`` adds ``|p|``.
+"""
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Dict, NamedTuple, Optional
+
+import numpy as np
+import pinocchio as pin
+
+from ros2_ik.core.runtime.per_object import PerObject
+
+from .model import joint_axis
+
+
+class ReachBound(NamedTuple):
+    """The sphere ``|p_world_frame - centre| <= radius_m`` [m] holding every frame placement.
+
+    ``centre`` (3,) in world [m], as a tuple of floats; ``centre_name``: what the centre
+    is, for messages (``"joint 'shoulder_pan_joint'"``, or the frame itself when no group
+    joint moves it: its radius is then 0).
+    """
+
+    centre: tuple
+    radius_m: float
+    centre_name: str
+
+    @property
+    def centre_array(self) -> np.ndarray:
+        """:attr:`centre` as a read-only array (3,) [m] (made once per bound)."""
+        return _centre_array(self.centre)
+
+
+@lru_cache(maxsize=1024)
+def _centre_array(centre: tuple) -> np.ndarray:
+    array = np.array(centre, dtype=float)
+    array.setflags(write=False)
+    return array
+
+
+#: Per group: {frame id: ReachBound or None}.
+_BOUNDS: PerObject = PerObject()
+
+
+def reach_bound(group, frame_id: int) -> Optional[ReachBound]:
+    """Return the reach bound of model frame ``frame_id`` moved by ``group`` (cached), or None.
+
+    None when a moving joint on the frame's chain is not a one-axis revolute or
+    prismatic joint, or a moving prismatic joint has an infinite range; and when a
+    multi-DoF joint (a floating or planar base) lies on the chain, even one the group's
+    joints leave out: whole-body solves move it.
+    """
+    table: Optional[Dict[int, Optional[ReachBound]]] = _BOUNDS.get(group)
+    if table is None:
+        table = _BOUNDS[group] = {}
+    if frame_id in table:
+        return table[frame_id]
+    bound = table[frame_id] = _bound(group, int(frame_id))
+    return bound
+
+
+def _bound(group, frame_id: int) -> Optional[ReachBound]:
+    model: pin.Model = group.robot.model
+    data = model.createData()
+    pin.framesForwardKinematics(model, data, group.q_full_locked)
+    frame = model.frames[frame_id]
+    moving = set(group.joint_ids)
+    chain = [j for j in model.supports[frame.parentJoint] if j > 0]
+    if any(model.joints[j].nv > 1 for j in chain):  # a base a whole-body solve moves
+        return None
+    first = next((k for k, j in enumerate(chain) if j in moving), None)
+    if first is None:  # fixed: the frame's one placement
+        return ReachBound(tuple(data.oMf[frame_id].translation.tolist()), 0.0,
+                          f"frame '{frame.name}'")
+    j0 = chain[first]
+    links = _links(model, data, chain[first:], moving, frame.placement)
+    if links is None:
+        return None
+    A, b, slides, travel = links
+    s = _pivots(A, b)
+    radius = travel + _length(A, b, s)
+    M0 = data.oMi[model.parents[j0]] * model.jointPlacements[j0]
+    centre = M0.translation + M0.rotation.dot(s[0] * slides[0])
+    return ReachBound(tuple(centre.tolist()), radius, f"joint '{model.names[j0]}'")
+
+
+def _links(model: pin.Model, data: pin.Data, chain, moving, placement: pin.SE3):
+    """Return the rigid segments between the moving joints' pivots of ``chain``, or None.
+
+    A pivot is a point of a moving joint's frame that the joint's own motion leaves in
+    place: ``s_i * slide_i`` (a revolute joint's axis; a prismatic joint's origin, its
+    travel counted apart).  Segment ``k`` runs from joint ``i``'s pivot (after its
+    motion) to the next joint's pivot (before its motion), or to the frame's origin: a
+    rigid vector ``A_k s + b_k`` [m] in joint ``i``'s frame.  Returns ``(A (m, 3, k),
+    b (m, 3), slides (k, 3), travel [m])``; None when a moving joint is not a one-axis
+    revolute or a bounded prismatic joint.
+    """
+    rigid, slides, travel = [], [], 0.0
+    T = pin.SE3.Identity()
+    for j in chain:
+        if j not in moving:
+            T = T * data.liMi[j]
+            continue
+        motion = _travel(model, j)
+        if motion is None:
+            return None
+        if slides:
+            rigid.append(T * model.jointPlacements[j])
+        prismatic, axis = joint_axis(model.joints[j])
+        slides.append(np.zeros(3) if prismatic else np.array(axis, dtype=float))
+        travel += motion
+        T = pin.SE3.Identity()
+    rigid.append(T * placement)
+    k = len(slides)
+    A, b = np.zeros((k, 3, k)), np.zeros((k, 3))
+    for i, M in enumerate(rigid):  # from joint i to joint i + 1 (the last: to the frame)
+        b[i] = M.translation
+        A[i, :, i] -= slides[i]
+        if i + 1 < k:
+            A[i, :, i + 1] += M.rotation.dot(slides[i + 1])
+    return A, b, slides, travel
+
+
+def _length(A: np.ndarray, b: np.ndarray, s: np.ndarray) -> float:
+    """Return the summed length [m] of the segments with the pivots at ``s``."""
+    return float(np.linalg.norm(np.einsum("mik,k->mi", A, s) + b, axis=1).sum())
+
+
+def _pivots(A: np.ndarray, b: np.ndarray, rounds: int = 60) -> np.ndarray:
+    """Pivot positions ``s`` (k,) [m] shortening the summed length (any ``s`` is sound).
+
+    The length is convex in ``s``: iteratively reweighted least squares from ``s = 0``,
+    kept only where it is shorter.
+    """
+    k = A.shape[2]
+    s = best = np.zeros(k)
+    shortest = _length(A, b, s)
+    for _ in range(rounds):
+        r = np.linalg.norm(np.einsum("mik,k->mi", A, s) + b, axis=1)
+        w = 1.0 / np.maximum(r, 1e-9)
+        H = np.einsum("m,mik,mil->kl", w, A, A) + 1e-12 * np.eye(k)
+        g = np.einsum("m,mik,mi->k", w, A, b)
+        s = np.linalg.solve(H, -g)
+        length = _length(A, b, s)
+        if length < shortest:
+            best, shortest = s, length
+    return best
+
+
+def _travel(model: pin.Model, j: int) -> Optional[float]:
+    """How far joint ``j``'s motion moves its origin [m]: 0 revolute, None unbounded/other."""
+    joint = model.joints[j]
+    axis = joint_axis(joint) if joint.nv == 1 else None
+    if axis is None:
+        return None
+    if not axis[0]:
+        return 0.0
+    iq = joint.idx_q
+    travel = max(abs(float(model.lowerPositionLimit[iq])),
+                 abs(float(model.upperPositionLimit[iq])))
+    return travel if np.isfinite(travel) else None
