@@ -20,6 +20,9 @@ above ``ACC`` [rad/s^2], from rest); in the scene, the minimum clearance (the ch
 exact ``min_distance`` at every commanded q [m]) and the steps below the bound.
 ``success_rate`` = fraction of steps without any violation (and not below the bound).
 Writes bench/results/servo.json (rows), servo.md and servo.png (tracked path vs target).
+Then the whole-body tasks (humanoids: soles held, CoM in the support polygon, a hand
+tracking; bench/servo_wholebody.py): servo_whole_body.{json,md,png}; ``--whole-body`` runs
+only those.
 """
 import argparse
 import json
@@ -34,6 +37,7 @@ ROOT = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT.parent / "ros2_ik"))
 from machine import machine  # noqa: E402
+import servo_wholebody  # noqa: E402
 from ros2_ik.core import robots  # noqa: E402
 from ros2_ik.core.collision import (CollisionChecker, PlanningScene,  # noqa: E402
                                     load_scene_yaml)
@@ -236,7 +240,14 @@ def main():
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="one lap / 2 s per task")
     parser.add_argument("--out", default=str(RESULTS), help="results folder")
+    parser.add_argument("--whole-body", action="store_true",
+                        help="only the whole-body tasks (servo_wholebody.py)")
     args = parser.parse_args()
+    out_dir = Path(args.out)
+    out_dir.mkdir(exist_ok=True)
+    if args.whole_body:
+        print(servo_wholebody.markdown(servo_wholebody.main(out_dir, args.quick, machine())))
+        return
     robot, group = robots.load_group("panda")
     checker = bench_checker(robot)
     laps = 800 if args.quick else 3 * 785
@@ -246,8 +257,6 @@ def main():
         runs[kind] = _run(group, kind, steps, use)
         rows += [_row(group, kind, name, runs[kind], use) for name in ("ours", "pink")]
     speed, error = _ratios(rows)
-    out_dir = Path(args.out)
-    out_dir.mkdir(exist_ok=True)
     out = {"machine": machine(), "rows": rows, "pink_over_ours_median": speed,
            "ours_over_pink_rms_error": error, "quick": args.quick, "dt_s": DT,
            "config": {k: getattr(CONFIG, k) for k in CONFIG.__dataclass_fields__}}
@@ -255,6 +264,7 @@ def main():
     (out_dir / "servo.md").write_text(_markdown(out))
     _plot({k: runs[k] for k in ("circle", "scene")}, group, out_dir / "servo.png")
     print(_markdown(out))
+    print(servo_wholebody.markdown(servo_wholebody.main(out_dir, args.quick, out["machine"])))
 
 
 if __name__ == "__main__":

@@ -15,7 +15,8 @@ seed's values.  Terms (``ros2_ik.core.constraints`` / ``costs``):
 * ``base_motion``: ``BaseMotionCost`` on the base joint's frame toward the seed's pose.
 
 ``solve(..., solver="lm", timeout_s = the budget left after building)``; the answer goes
-back to the benchmark's full model by joint names.
+back to the benchmark's full model by joint names.  ``prepare`` runs once per robot when the
+adapter is built (start-up), outside every timed solve.
 """
 from __future__ import annotations
 
@@ -27,7 +28,7 @@ import numpy as np
 import pinocchio as pin
 
 import wholebody_problems as wb
-from ros2_ik.core import PoseTarget, Problem, Robot, solve
+from ros2_ik.core import PoseTarget, Problem, Robot, prepare, solve
 from ros2_ik.core import constraints as C
 from ros2_ik.core import costs as K
 
@@ -62,6 +63,8 @@ class OursWholeBody:
                                      if self.bench_model.nqs[j] == 2 else seed[i])
         self.group = self.ours.whole_body(joints=list(moving) if self.spec.moving else None,
                                           locked=locked or None)
+        # the one-time work at start-up, as the docs tell a user (and the node does)
+        prepare(self.group, self.spec.hand or self.spec.base_frame, constrained=True)
         self._slots = []  # (bench q index, ours q index, size) per joint, the root first
         for j in range(1, self.bench_model.njoints):
             k = 1 if j == 1 else self.model.getJointId(self.bench_model.names[j])

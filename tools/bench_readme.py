@@ -6,8 +6,8 @@ goes between its markers, in whichever of README.md and docs/*.md holds them
 ``<!-- constrained:begin/end -->`` the constrained-IK summary (constrained.md up to its
 per-solver details, which stay in bench/results/constrained.md), ``<!-- constrained-other:
 begin/end -->`` the same of the ``--other-arms`` run, ``<!-- servo:begin/end
--->`` servo.md and servo_node.md, ``<!-- batch:begin/end -->`` batch.md,
-``<!-- wholebody:begin/end -->`` the whole-body summary (wholebody.md up to its
+-->`` servo.md, servo_node.md and servo_whole_body.md, ``<!-- batch:begin/end -->``
+batch.md, ``<!-- wholebody:begin/end -->`` the whole-body summary (wholebody.md up to its
 per-method details), ``<!-- analytic:begin/end -->`` analytic.md (closed-form pose IK).
 """
 import pathlib
@@ -44,8 +44,9 @@ def constrained(folder: str = "") -> str:
 
 
 def servo() -> str:
-    """Return servo.md (steps: ours and Pink) and servo_node.md (the node's loop), or ''."""
-    parts = [(RESULTS / name).read_text().strip() for name in ("servo.md", "servo_node.md")
+    """Return servo.md, servo_node.md and servo_whole_body.md (whole-body), or ''."""
+    parts = [(RESULTS / name).read_text().strip()
+             for name in ("servo.md", "servo_node.md", "servo_whole_body.md")
              if (RESULTS / name).exists()]
     return "\n\n".join(parts)
 

@@ -41,8 +41,8 @@ def test_an_appended_type_gets_its_branches():
     source = dispatch_source.render(registry.TYPES + (new,), cost_registry.COST_TYPES)
     code = len(registry.TYPES)
     assert f"if t == {code}:  # Height" in source
-    assert "position.rows" in _calls(source, "physical_rows")
-    assert "position.measure" in _calls(source, "measure")
+    assert "constraints_position.rows" in _calls(source, "physical_rows")
+    assert "constraints_position.measure" in _calls(source, "measure")
     assert f"CODES = {tuple(range(code + 1))}" in source
     compile(source, "_dispatch_jit.py", "exec")
 
@@ -51,5 +51,5 @@ def test_modules_of_one_name_are_told_apart():
     source = dispatch_source.render(registry.TYPES, cost_registry.COST_TYPES)
     assert "import position as constraints_position" in source  # two modules called so
     assert "import position as costs_position" in source
-    assert "posture.posture_value" in _calls(source, "costs")
+    assert "posture.value" in _calls(source, "costs")
     assert posture.POSTURE in cost_registry.COST_TYPES

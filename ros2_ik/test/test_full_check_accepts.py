@@ -26,15 +26,11 @@ def _shifted_encode(c, tolerance):
 
 
 @pytest.fixture
-def wrong_packing():
-    """Register PositionConstraint with the wrong packing for one test, then restore it."""
-    registry.unregister(PositionConstraint)
-    registry.register(position.KIND._replace(encode=_shifted_encode))
-    try:
-        yield
-    finally:
-        registry.unregister(PositionConstraint)
-        registry.register(position.KIND)
+def wrong_packing(monkeypatch):
+    """PositionConstraint's kind, its type code kept, with the wrong packing for one test."""
+    kind = registry._KINDS[PositionConstraint]
+    monkeypatch.setitem(registry._KINDS, PositionConstraint,
+                        kind._replace(encode=_shifted_encode))
 
 
 def _problems(group, count):

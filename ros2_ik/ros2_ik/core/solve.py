@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import logging
 import math
-import secrets
 import time
 from typing import Callable, Iterable, Optional, Union
 
@@ -173,6 +172,7 @@ def _count(name: str, value: int, minimum: int) -> int:
 
 def _random_seed(value: Optional[int]) -> int:
     if value is None:
+        import secrets  # not at import (hmac, ...)
         return secrets.randbits(31)
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
         raise errors.InvalidArgument(f"random_seed must be an integer >= 0, got {value!r}")

@@ -12,12 +12,15 @@ import time
 from typing import NamedTuple, Optional
 
 import numpy as np
+from sensor_msgs.msg import MultiDOFJointState
 
 from ros2_ik.core import errors
 from ros2_ik.core.constraints import MinimumDistanceConstraint
 from ros2_ik.core.pose import PoseTarget
 from ros2_ik.core.solve import solve
 from ros2_ik.core.verify import CONSTRAINT_TOLERANCE_M, ConstraintTolerance, check
+from ros2_ik.node.base_pose import (
+    base_state, has_base, robot_base_joint, sent_vector, split, whole_body_seed, with_base)
 from ros2_ik.node.conversions import finite_or, joint_state, pose_to_se3, weights_array
 from ros2_ik.node.error_codes import (
     CODE_NAMES, RequestError, code_for_exception, code_for_status)
@@ -66,7 +69,15 @@ def _resolve_group(snapshot: RobotSnapshot, cfg: NodeConfig, group_name: str,
         if not tip:
             raise RequestError(IKErrorCode.INVALID_GROUP, "base_link given without tip_link")
     robot = snapshot.robot
+    base = robot_base_joint(robot)
     try:
+        if base and base in joints:  # a whole-body group: the base joint and the others
+            rest = [j for j in joints if j != base]
+            # ros2_ik's group of the base joint alone: every joint (an SRDF's: the base alone)
+            every = not rest and group_name in cfg.groups
+            return snapshot.group(("whole_body", tuple(rest), tip, every),
+                                  lambda: robot.whole_body(
+                                      tip=tip, joints=None if every else rest)), tip
         if joints:
             return snapshot.group(("joints", joints, tip),
                                   lambda: robot.group(joints=list(joints), tip=tip)), tip
@@ -88,17 +99,27 @@ def group_config(snapshot: RobotSnapshot, cfg: NodeConfig, name: str) -> GroupCo
     if srdf is None:
         valid = sorted(set(cfg.groups) | set(snapshot.srdf_groups))
         raise RequestError(IKErrorCode.INVALID_GROUP, f"unknown group '{name}'; valid: {valid}")
+    if srdf.base_joint:  # a whole-body group: the base joint first, then the others
+        return GroupConfig(name, srdf.base_link, srdf.tips[0],
+                           (srdf.base_joint,) + tuple(srdf.joints))
     return GroupConfig(name, srdf.base_link, srdf.tips[0], () if srdf.chain else srdf.joints)
 
 
 def seed_for(group, seed_msg, joints: JointStateCache, cfg: NodeConfig,
-             notes: Optional[list] = None) -> np.ndarray:
+             notes: Optional[list] = None, seed_base: Optional[MultiDOFJointState] = None,
+             parent_frame: str = "universe") -> np.ndarray:
     """Return the seed: the request's, else fresh joint_states (clamped to limits), else mid.
 
     A request seed farther than :data:`SEED_LIMIT_TOLERANCE` outside a limit is
     refused (INVALID_SEED); closer, the core clamps it.  Why joint_states were not
-    used goes to ``notes`` (for the reply's message).
+    used goes to ``notes`` (for the reply's message).  ``seed_base``: the base pose of a
+    whole-body group (node/base_pose.py); given to another group, INVALID_SEED.
     """
+    seed_base = MultiDOFJointState() if seed_base is None else seed_base
+    if has_base(group):
+        return whole_body_seed(group, seed_msg, seed_base, joints, cfg, parent_frame,
+                               SEED_LIMIT_TOLERANCE, notes)
+    with_base(group, None, seed_base, parent_frame, "seed_base")  # refuses a base here
     if seed_msg.name:
         if len(seed_msg.position) != len(seed_msg.name):
             raise RequestError(IKErrorCode.INVALID_SEED,
@@ -153,12 +174,18 @@ def _why_not_joint_states(group, joints: JointStateCache, cfg: NodeConfig) -> st
             f"joint_state_timeout={cfg.joint_state_timeout:g} s)")
 
 
-def pose_target(request: ComputeIK.Request, tip: str, cfg: NodeConfig) -> PoseTarget:
-    """Return the core pose target of a request (tolerances defaulted from the config)."""
+def pose_target(request: ComputeIK.Request, tip: str, cfg: NodeConfig,
+                base_parent: str = "") -> PoseTarget:
+    """Return the core pose target of a request (tolerances defaulted from the config).
+
+    A target in ``base_parent`` (the base joint's parent frame, e.g. MoveIt's planning
+    frame ``odom_combined``, which the model's root frame stands for) is in the root frame.
+    """
+    frame = request.target.header.frame_id
     return PoseTarget(
         frame=tip,
         T_ref_target=pose_to_se3(request.target.pose, "target.pose"),
-        reference_frame=request.target.header.frame_id,
+        reference_frame="" if base_parent and frame == base_parent else frame,
         weights=weights_array(request.weights),
         position_tolerance_m=finite_or(request.position_tolerance, cfg.position_tolerance,
                                        "position_tolerance"),
@@ -233,11 +260,14 @@ def _compute_ik(snapshot, model_error, cfg, joints, request, extra_constraints, 
     try:
         group, tip = resolve_group(snapshot, cfg, request.group_name, request.base_link,
                                    request.tip_link)
-        target = pose_target(request, tip, cfg)
+        # The base's parent frame stands for the root frame only where the base moves (a
+        # fixed-base group's base is locked at the origin, not where the robot is).
+        parent = snapshot.base_parent_frame if has_base(group) else ""
+        target = pose_target(request, tip, cfg, parent)
         # Constraints (the clearance) are held to the request's tolerances too.
         tolerance = ConstraintTolerance(target.position_tolerance_m,
                                         target.orientation_tolerance_rad)
-        seed = seed_for(group, request.seed, joints, cfg, notes)
+        seed = seed_for(group, request.seed, joints, cfg, notes, request.seed_base, parent)
         checker = collision_checker(snapshot, cfg) if request.avoid_collisions else None
         constraints = list(extra_constraints)
         if checker is not None:
@@ -249,7 +279,7 @@ def _compute_ik(snapshot, model_error, cfg, joints, request, extra_constraints, 
     except Exception as exc:  # noqa: BLE001 - every failure becomes an error code
         return Answer(_error(response, code_for_exception(exc), str(exc)), group)
     _fill(response, group, target, result, snapshot.verification_data(), constraints,
-          tolerance)
+          tolerance, snapshot.base_parent_frame)
     if notes:
         response.message = "; ".join([response.message] + notes)
     closest = None
@@ -299,7 +329,8 @@ def report_collision(response, checker, group, cfg: NodeConfig):
 
 
 def _fill(response, group, target: PoseTarget, result, data, constraints=(),
-          tolerance: ConstraintTolerance = ConstraintTolerance()) -> None:
+          tolerance: ConstraintTolerance = ConstraintTolerance(),
+          base_parent: str = "universe") -> None:
     """Copy a core result into the response, re-verifying any SUCCESS independently.
 
     ``data``: the verification's own pinocchio ``Data`` of the full model (not the
@@ -312,9 +343,14 @@ def _fill(response, group, target: PoseTarget, result, data, constraints=(),
     code = code_for_status(result.status)
     message = result.message
     if result.q is not None and len(result.q):
-        joint_state(result.joint_names, result.q, msg=response.solution)
-        # Checked on the reply's own array (a read-only view, no copy): exactly what is sent.
+        names, values = split(group, result.joint_names, result.q)
+        joint_state(names, values, msg=response.solution)
+        # Checked on the reply's own array (a read-only view, no copy): exactly what is sent
+        # (a whole-body group: the base as sent, rebuilt from solution_base, too).
         q = np.frombuffer(response.solution.position, dtype=float)
+        if has_base(group):
+            base_state(group, result.q, base_parent, response.solution_base)
+            q = sent_vector(group, result.q, q, response.solution_base, base_parent)
         ok, pos_err, rot_err, reason, _ = check(group, target.compile(group), q,
                                                 tuple(constraints), data, tolerance)
         response.position_error, response.orientation_error = pos_err, rot_err

@@ -22,6 +22,7 @@ from ros2_ik.core.solve import solve
 from ros2_ik.core.verify import ConstraintTolerance, check
 from ros2_ik.node.compute_ik import (
     collision_checker, minimum_distance, resolve_group, seed_for, solve_options)
+from ros2_ik.node.base_pose import base_state, has_base, joint_part, split
 from ros2_ik.node.conversions import finite_or, joint_state
 from ros2_ik.node.error_codes import (
     CODE_NAMES, RequestError, code_for_exception, code_for_status)
@@ -30,6 +31,7 @@ from ros2_ik.node.goal_terms import (
     scene_constraints)
 from ros2_ik.node.parameters import NodeConfig
 from ros2_ik.node.robot_source import JointStateCache, RobotSnapshot
+from ros2_ik.node.whole_body_terms import whole_body_constraints, whole_body_costs
 from ros2_ik_interfaces.action import ConstrainedIK
 from ros2_ik_interfaces.msg import IKErrorCode, IKSolution
 
@@ -58,7 +60,8 @@ def solve_goal(snapshot: Optional[RobotSnapshot], model_error: str, cfg: NodeCon
         core = solve(problem.group, problem, seed, num_solutions=max(goal.num_solutions, 1),
                      cancel=cancel, feedback=on_progress, constraint_tolerance_m=tolerance.m,
                      constraint_tolerance_rad=tolerance.rad, **options)
-        _fill(result, problem, core, goal.locked_joints, tolerance)
+        _fill(result, problem, core, goal.locked_joints, tolerance,
+              snapshot.base_parent_frame)
         result.message = "; ".join([result.message] + notes)
     except Exception as exc:  # noqa: BLE001 - every failure becomes an error code
         code = code_for_exception(exc)
@@ -79,14 +82,18 @@ def goal_tolerance(goal, cfg: NodeConfig) -> ConstraintTolerance:
 def build_problem(snapshot: RobotSnapshot, cfg: NodeConfig, joints: JointStateCache, goal,
                   extra_constraints=(), tolerance: ConstraintTolerance = ConstraintTolerance()):
     """(Problem, seed) of a goal, on the group minus its locked joints."""
-    targets, _ = pose_goals(goal, cfg)
-    tip = goal.tip_link or (targets[0].frame if targets else "")
+    tip = goal.tip_link or (goal.pose_goals[0].tip_link if goal.pose_goals else "")
     group, tip = resolve_group(snapshot, cfg, goal.group_name, goal.base_link, tip)
-    seed = seed_for(group, goal.seed, joints, cfg)
+    # The base's parent frame stands for the root frame where the base moves (compute_ik).
+    parent = snapshot.base_parent_frame if has_base(group) else ""
+    targets, _ = pose_goals(goal, cfg, parent)
+    seed = seed_for(group, goal.seed, joints, cfg, seed_base=goal.seed_base,
+                    parent_frame=snapshot.base_parent_frame)
     group, seed = _lock(snapshot, group, seed, goal.locked_joints)
     model = snapshot.robot.model
     q_seed_full = group.to_full_q(seed)
     terms = constraints_of(model, goal) + _pose_constraints(model, targets[1:])
+    terms += whole_body_constraints(model, goal, q_seed_full, ("", "universe", parent or ""))
     if scene_constraints(goal):
         checker = collision_checker(snapshot, cfg)
         terms += [minimum_distance(checker, cfg, m.minimum_distance, m.influence_distance,
@@ -94,6 +101,7 @@ def build_problem(snapshot: RobotSnapshot, cfg: NodeConfig, joints: JointStateCa
                   for m in goal.minimum_distance_constraints]
         terms += distance_constraints_of(checker, goal)
     costs = costs_of(model, goal, q_seed_full, _set_joint(model))
+    costs += whole_body_costs(model, goal, group, seed)
     problem = Problem(group, targets[0] if targets else None,
                       terms + list(extra_constraints), costs)
     return problem, seed
@@ -108,19 +116,25 @@ def _lock(snapshot: RobotSnapshot, group, seed: np.ndarray, locked_msg):
         return group, seed
     locked = dict(group.locked)
     locked.update(zip(locked_msg.name, (float(v) for v in locked_msg.position)))
-    unknown = [n for n in locked_msg.name if n not in group.joint_names]
+    names, part = joint_part(group)
+    unknown = [n for n in locked_msg.name if n not in names]
     if unknown:
         raise RequestError(IKErrorCode.INVALID_GOAL,
                            f"locked_joints {unknown} are not in the group; valid: "
-                           f"{list(group.joint_names)}")
-    free = [n for n in group.joint_names if n not in locked_msg.name]
+                           f"{list(names)}")
+    free = [n for n in names if n not in locked_msg.name]
     if not free:
         raise RequestError(IKErrorCode.INVALID_GOAL, "every joint of the group is locked")
-    key = ("locked", group.base, group.tip, tuple(free), tuple(sorted(locked.items())))
-    reduced = snapshot.group(key, lambda: snapshot.robot.group(
+    key = ("locked", group.base, group.tip, tuple(free), tuple(sorted(locked.items())),
+           has_base(group))
+    robot = snapshot.robot
+    reduced = snapshot.group(key, lambda: robot.whole_body(
+        tip=group.tip, joints=free, locked=locked) if has_base(group) else robot.group(
         base=group.base, tip=group.tip, joints=free, locked=locked))
-    by_name = dict(zip(group.joint_names, seed))
-    return reduced, np.array([by_name[n] for n in reduced.joint_names])
+    by_name = dict(zip(names, seed[part]))
+    reduced_names, _ = joint_part(reduced)
+    return reduced, np.concatenate((seed[:part.start or 0],
+                                    [by_name[n] for n in reduced_names]))
 
 
 def _set_joint(model):
@@ -176,7 +190,7 @@ def _progress_adapter(problem: Problem, publish):
 
 
 def _fill(result: ConstrainedIK.Result, problem: Problem, core, locked,
-          tolerance: ConstraintTolerance) -> None:
+          tolerance: ConstraintTolerance, base_parent: str = "universe") -> None:
     """Ranked solutions, each re-verified here with a fresh Data.
 
     Each solution's joint state lists the moved joints, then the locked ones.
@@ -188,7 +202,7 @@ def _fill(result: ConstrainedIK.Result, problem: Problem, core, locked,
     qs = [s.q for s in core.solutions] or ([core.q] if len(core.q) else [])
     data = problem.group.robot.model.createData()
     for q in qs:
-        sol = _solution(problem, np.asarray(q), data, tolerance)
+        sol = _solution(problem, np.asarray(q), data, tolerance, base_parent)
         sol.joint_state.name = list(sol.joint_state.name) + list(locked.name)
         sol.joint_state.position = list(sol.joint_state.position) + list(locked.position)
         result.solutions.append(sol)
@@ -203,12 +217,15 @@ _ON_CHECKER = (MinimumDistanceConstraint, MinimumDistanceUpperBoundConstraint,
                DistanceConstraint)
 
 
-def _solution(problem: Problem, q: np.ndarray, data,
-              tolerance: ConstraintTolerance) -> IKSolution:
+def _solution(problem: Problem, q: np.ndarray, data, tolerance: ConstraintTolerance,
+              base_parent: str = "universe") -> IKSolution:
     ok, pos, ori, reason, violations = check(problem.group, problem.pose, q,
                                              problem.constraints, data, tolerance)
     sol = IKSolution()
-    sol.joint_state = joint_state(problem.group.joint_names, q)
+    group = problem.group
+    sol.joint_state = joint_state(*split(group, group.joint_names, q))
+    if has_base(group):
+        base_state(group, q, base_parent, sol.base)
     sol.error_code.val = IKErrorCode.SUCCESS if ok else IKErrorCode.NO_SOLUTION
     sol.message = reason
     sol.position_error, sol.orientation_error = float(pos), float(ori)

@@ -127,12 +127,16 @@ def _posture(inputs: "_Inputs", m):
     return K.PostureCost(model, q_nominal, weights)
 
 
-def pose_goals(goal, cfg) -> Tuple[List[PoseTarget], int]:
-    """Return the PoseTargets of ``goal.pose_goals`` (tolerances defaulted from the config)."""
+def pose_goals(goal, cfg, base_parent: str = "") -> Tuple[List[PoseTarget], int]:
+    """Return the PoseTargets of ``goal.pose_goals`` (tolerances defaulted from the config).
+
+    A target in ``base_parent`` (the base joint's parent frame) is in the root frame.
+    """
     targets = [PoseTarget(
         frame=m.tip_link or goal.tip_link,
         T_ref_target=pose_to_se3(m.target.pose, f"pose_goals[{i}].target.pose"),
-        reference_frame=m.target.header.frame_id,
+        reference_frame=("" if base_parent and m.target.header.frame_id == base_parent
+                         else m.target.header.frame_id),
         weights=weights_array(m.weights),
         position_tolerance_m=finite_or(m.position_tolerance, cfg.position_tolerance,
                                        f"pose_goals[{i}].position_tolerance"),
@@ -145,8 +149,10 @@ def pose_goals(goal, cfg) -> Tuple[List[PoseTarget], int]:
 
 def count_terms(goal) -> int:
     """How many constraints, costs and pose goals a goal carries (for the size limit)."""
+    from ros2_ik.node import whole_body_terms  # imports this module's helpers
     return (sum(len(getattr(goal, field)) for field, _, _ in GOAL_TERMS)
-            + len(goal.pose_goals) + len(goal.joint_bounds.joint_names))
+            + len(goal.pose_goals) + len(goal.joint_bounds.joint_names)
+            + whole_body_terms.count(goal))
 
 
 class _Inputs(NamedTuple):

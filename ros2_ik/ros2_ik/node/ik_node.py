@@ -24,6 +24,7 @@ from std_msgs.msg import String
 from ros2_ik.node.action_server import ConstrainedIKServer
 from ros2_ik.node.capability_markers import CapabilityMapPublisher
 from ros2_ik.node import execution, interactive_goal, moveit_bridge
+from ros2_ik.node.base_pose import has_base, joint_limits, reply_vector
 from ros2_ik.core.errors import InvalidGoal
 from ros2_ik.core.solve import prepare
 from ros2_ik.core.solvers import registry
@@ -62,7 +63,7 @@ class IKNode(Node):
     def __init__(self, **kwargs) -> None:
         super().__init__("ik_node", **kwargs)
         self._declare_parameters()
-        self.robot = RobotSource()
+        self.robot = RobotSource(self.config.root_joint)
         self.joints = JointStateCache()
         self.solve_group = ReentrantCallbackGroup()
         self._state_group = MutuallyExclusiveCallbackGroup()
@@ -265,9 +266,12 @@ class IKNode(Node):
         self.outputs.solution(answer.solution.name, answer.solution.position)
         if not self.outputs.wants_markers():
             return
-        q = np.asarray(answer.solution.position)
+        q = reply_vector(group, answer.solution, answer.solution_base)
         ref = request.target.header.frame_id or "universe"
-        T_ref_reached = group.fk(q, ref).actInv(group.fk(q, group.tip))
+        if has_base(group) and ref == self.robot.snapshot.base_parent_frame:
+            ref = "universe"  # the model's root frame stands for the base's parent
+        T_world_ref = group.fk(q, ref)
+        T_ref_reached = T_world_ref.actInv(group.fk(q, group.tip))
         try:
             T_ref_target = pose_to_se3(request.target.pose, "target")
         except InvalidGoal:
@@ -275,15 +279,18 @@ class IKNode(Node):
         closest = computed.closest  # the re-check's pair: no second distance pass
         witnesses = None if closest is None or not np.isfinite(closest.distance_m) else (
             closest.p_world_a, closest.p_world_b)
-        self.outputs.markers(ref, T_ref_target, T_ref_reached, witnesses)
+        T_ref_base = T_world_ref.actInv(group.base_placement(q)) if has_base(group) else None
+        self.outputs.markers(ref, T_ref_target, T_ref_reached, witnesses, T_ref_base)
 
     def _execute(self, computed: Answer) -> None:
         """Send the solution to the controller when safe; the outcome goes in the reply."""
         answer = computed.response
         q = np.asarray(answer.solution.position)
         ok = answer.error_code.val == IKErrorCode.SUCCESS
-        reason = self.outputs.execute(computed.group, answer.solution.name, q, ok,
-                                      answer.error_code.val == IKErrorCode.IN_COLLISION)
+        reason = self.outputs.execute(joint_limits(computed.group), answer.solution.name, q,
+                                      ok, answer.error_code.val == IKErrorCode.IN_COLLISION)
+        if not reason and has_base(computed.group):
+            reason = self.outputs.base_goal(answer.solution_base)
         execution.note_outcome(answer, reason, ok, IKErrorCode.EXECUTION_REFUSED)
 
     def _log_answer(self, answer: ComputeIK.Response) -> None:

@@ -15,6 +15,11 @@ Mapping of ``PositionIKRequest``:
 - ``robot_state.joint_state``: the seed (joints outside the group are ignored); empty:
   the latest ``joint_states``.  The answer is this joint state with the group joints
   replaced by the solution (group joints it lacks are appended).
+- Whole-body groups (an SRDF group that lists the ``virtual_joint``, floating or planar):
+  ``robot_state.multi_dof_joint_state``'s entry of the virtual joint seeds the base; the
+  answer's ``multi_dof_joint_state`` is the request's with that entry set to the solved
+  base pose (``header.frame_id``: the virtual joint's parent frame).  Other groups ignore
+  ``multi_dof_joint_state`` and return it unchanged.
 - ``pose_stamped_vector`` (when not empty, else ``pose_stamped``) with ``ik_link_names``
   (when not empty, else ``ik_link_name``; empty: the group's tip).  Several poses (as
   srv_kinematics_plugin sends for a multi-tip group such as pr2's ``arms``) are solved
@@ -37,7 +42,8 @@ from typing import Any, Mapping, Optional, Sequence, Tuple
 
 from rclpy.callback_groups import ReentrantCallbackGroup
 
-from ros2_ik.node.compute_ik import compute_ik
+from ros2_ik.node.base_pose import has_base
+from ros2_ik.node.compute_ik import compute_ik, resolve_group
 from ros2_ik.node.constrained_ik import solve_goal
 from ros2_ik_interfaces.action import ConstrainedIK
 from ros2_ik_interfaces.msg import IKErrorCode, MinimumDistanceConstraint, PoseGoal
@@ -217,8 +223,29 @@ def merged_state(seed_names: Sequence[str], seed_positions: Sequence[float],
     return out_names, out_positions
 
 
-def fill_response(response, code: int, message: str, seed_state=None, solution=None):
-    """Write the MoveIt code (and message) and, on SUCCESS, the solution state."""
+def merged_multi_dof(seed, base) -> None:
+    """Set ``seed`` (a MultiDOFJointState) to itself with ``base``'s one entry set or added."""
+    name, tf = base.joint_names[0], base.transforms[0]
+    names, transforms = list(seed.joint_names), list(seed.transforms)
+    if len(names) != len(transforms):
+        names, transforms = [], []
+    if name in names:
+        transforms[names.index(name)] = tf
+    else:
+        names.append(name)
+        transforms.append(tf)
+    seed.joint_names, seed.transforms = names, transforms
+    seed.header.frame_id = base.header.frame_id
+    seed.twist, seed.wrench = [], []
+
+
+def fill_response(response, code: int, message: str, seed_state=None, solution=None,
+                  seed_multi_dof=None, base=None):
+    """Write the MoveIt code (and message) and, on SUCCESS, the solution state.
+
+    ``base``: a whole-body solution's base entry (MultiDOFJointState), merged into
+    ``seed_multi_dof`` (the request's) as the answer's ``multi_dof_joint_state``.
+    """
     error = response.error_code
     error.val = code
     # ROS 2 moveit_msgs after Humble: message/source; Humble has neither.
@@ -231,6 +258,13 @@ def fill_response(response, code: int, message: str, seed_state=None, solution=N
         state = response.solution.joint_state
         state.name, state.position = merged_state(seed_state.name, seed_state.position,
                                                   solution.name, solution.position)
+        multi = response.solution.multi_dof_joint_state
+        if seed_multi_dof is not None:
+            multi.header.frame_id = seed_multi_dof.header.frame_id
+            multi.joint_names = list(seed_multi_dof.joint_names)
+            multi.transforms = list(seed_multi_dof.transforms)
+        if base is not None and len(base.joint_names):
+            merged_multi_dof(multi, base)
     return response
 
 
@@ -244,9 +278,23 @@ def answer(snapshot, model_error: str, cfg, joints, request, response):
         ours = to_compute_ik(ik_request, frames, cfg.kinematics.get(ik_request.group_name, {}))
     except MoveItRequestError as exc:
         return fill_response(response, exc.code, str(exc))
+    if _whole_body(snapshot, cfg, ours):
+        ours.seed_base = ik_request.robot_state.multi_dof_joint_state
     result = compute_ik(snapshot, model_error, cfg, joints, ours).response
+    state = ik_request.robot_state
     return fill_response(response, moveit_code(result.error_code.val), result.message,
-                         ik_request.robot_state.joint_state, result.solution)
+                         state.joint_state, result.solution, state.multi_dof_joint_state,
+                         result.solution_base)
+
+
+def _whole_body(snapshot, cfg, request) -> bool:
+    """Return True when the request's group moves a base (errors: left to compute_ik)."""
+    try:
+        group, _ = resolve_group(snapshot, cfg, request.group_name, request.base_link,
+                                 request.tip_link)
+    except Exception:  # noqa: BLE001 - compute_ik answers with the same error
+        return False
+    return has_base(group)
 
 
 def _answer_poses(snapshot, model_error, cfg, joints, ik_request, response):
@@ -255,11 +303,15 @@ def _answer_poses(snapshot, model_error, cfg, joints, ik_request, response):
     goal = to_constrained_goal(ik_request, cfg,
                                snapshot.robot.frame_names if snapshot is not None else (),
                                srdf.tips if srdf is not None else ())
+    if _whole_body(snapshot, cfg, goal):
+        goal.seed_base = ik_request.robot_state.multi_dof_joint_state
     result = solve_goal(snapshot, model_error, cfg, joints, goal, lambda: False)
-    solution = next((s.joint_state for s in result.solutions
+    solution = next((s for s in result.solutions
                      if s.error_code.val == IKErrorCode.SUCCESS), None)
+    state = ik_request.robot_state
     return fill_response(response, moveit_code(result.error_code.val), result.message,
-                         ik_request.robot_state.joint_state, solution)
+                         state.joint_state, solution and solution.joint_state,
+                         state.multi_dof_joint_state, solution and solution.base)
 
 
 class MoveItBridge:

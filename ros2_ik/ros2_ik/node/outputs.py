@@ -5,7 +5,7 @@ from typing import Optional, Sequence
 
 import numpy as np
 import pinocchio as pin
-from geometry_msgs.msg import Point
+from geometry_msgs.msg import Point, PoseStamped
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory
@@ -27,6 +27,8 @@ class Outputs:
         kind = Float64MultiArray if cfg.controller_mode == "position" else JointTrajectory
         self.controller_pub = node.create_publisher(kind, cfg.controller_topic, 10)
         self.action_sender = make_sender(node, cfg.controller_action, node.solve_group)
+        self.base_goal_pub = (node.create_publisher(PoseStamped, cfg.base_goal_topic, 10)
+                              if cfg.base_goal_topic else None)
 
     def solution(self, names: Sequence[str], q: Sequence[float]) -> None:
         """Publish a solution for visualization (every solution, any status).
@@ -47,7 +49,11 @@ class Outputs:
 
     def execute(self, group, names: Sequence[str], q: np.ndarray, succeeded: bool,
                 collides: bool = False) -> str:
-        """Send ``q`` to the controller when safe; returns the refusal reason or ''."""
+        """Send ``q`` to the controller when safe; returns the refusal reason or ''.
+
+        ``group``: anything with the joints' ``lower``, ``upper`` and ``velocity_limits``
+        (a whole-body group's joints: node/base_pose.joint_limits).
+        """
         cfg = self._node.config
         current = self._node.joints.fresh(names, cfg.joint_state_timeout)
         reason = execution.refusal(succeeded, names, q, group.lower, group.upper, current,
@@ -68,6 +74,23 @@ class Outputs:
         if self.action_sender is not None:
             return self.action_sender.send(trajectory)
         self.controller_pub.publish(trajectory)
+        return ""
+
+    def base_goal(self, base) -> str:
+        """Publish a whole-body solution's base pose (MultiDOFJointState entry) as a goal.
+
+        On ``base_goal_topic``, a PoseStamped in the base joint's parent frame (the goal of
+        a mobile base's controller); returns the refusal reason or ''.
+        """
+        if self.base_goal_pub is None:
+            return "base_goal_topic is empty: the base pose has nowhere to go"
+        tf = base.transforms[0]
+        msg = PoseStamped()
+        msg.header.frame_id = base.header.frame_id
+        msg.header.stamp = self._node.get_clock().now().to_msg()
+        msg.pose.position.x, msg.pose.position.y = tf.translation.x, tf.translation.y
+        msg.pose.position.z, msg.pose.orientation = tf.translation.z, tf.rotation
+        self.base_goal_pub.publish(msg)
         return ""
 
     def execute_path(self, group, trajectory: JointTrajectory, q_path: np.ndarray,
@@ -95,8 +118,12 @@ class Outputs:
         return ""
 
     def markers(self, frame: str, T_ref_target: pin.SE3, T_ref_reached: Optional[pin.SE3],
-                closest: Optional[Sequence[np.ndarray]] = None) -> None:
-        """Target (green) and reached (blue) poses as axes arrows, closest pair (red)."""
+                closest: Optional[Sequence[np.ndarray]] = None,
+                T_ref_base: Optional[pin.SE3] = None) -> None:
+        """Target (green) and reached (blue) poses as arrows, closest pair (red), base (orange).
+
+        ``T_ref_base``: a whole-body solution's base pose (an arrow along the base's x).
+        """
         stamp = self._node.get_clock().now().to_msg()
         markers = MarkerArray()
         markers.markers.append(_axes(frame or "universe", stamp, "target", T_ref_target,
@@ -104,6 +131,11 @@ class Outputs:
         if T_ref_reached is not None:
             markers.markers.append(_axes(frame or "universe", stamp, "reached",
                                          T_ref_reached, (0.1, 0.3, 0.9)))
+        if T_ref_base is not None:
+            base = _axes(frame or "universe", stamp, "base", T_ref_base, (1.0, 0.5, 0.0))
+            base.pose = se3_to_pose(T_ref_base)  # x forward: the way a base drives
+            base.scale.x, base.scale.y, base.scale.z = 0.4, 0.04, 0.06
+            markers.markers.append(base)
         if closest is not None:
             line = Marker(ns="closest_pair", id=0, type=Marker.LINE_LIST,
                           action=Marker.ADD)

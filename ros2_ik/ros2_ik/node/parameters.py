@@ -97,6 +97,12 @@ SCHEMA: Tuple[ParamSpec, ...] = (
               "groups). Empty: listen on robot_description_semantic or use srdf_file.",
               read_only=True),
     ParamSpec("srdf_file", "", "Path of an SRDF file to load at start.", read_only=True),
+    ParamSpec("root_joint", "srdf", "The robot's base joint: 'srdf' (the SRDF's "
+              "virtual_joint: floating or planar, named as there; fixed or none: no base), "
+              "'floating' or 'planar' (a base joint 'root_joint' under the URDF's root "
+              "link, e.g. a humanoid without an SRDF virtual joint), or 'none'. Groups that "
+              "list the base joint are whole-body groups.",
+              _one_of("srdf", "floating", "planar", "none"), read_only=True),
     # --- groups ----------------------------------------------------------------------
     ParamSpec("group_names", [""], "Names of the kinematic groups; each is configured by "
               "groups.<name>.base_link / tip_link / joints.", read_only=True),
@@ -164,6 +170,10 @@ SCHEMA: Tuple[ParamSpec, ...] = (
               "joint more than this from the current joint_states [rad or m].", _positive),
     ParamSpec("execute_by_default", False, "Execute every successful solution, as if each "
               "request had execute=true."),
+    ParamSpec("base_goal_topic", "~/base_goal", "geometry_msgs/PoseStamped topic on which "
+              "an executed whole-body solution's base pose is published (the goal of a "
+              "mobile base's controller), in the base joint's parent frame.",
+              _ros_name_or_empty, read_only=True),
     ParamSpec("goal_topic", "goal_pose", "geometry_msgs/PoseStamped topic (e.g. from rviz) "
               "that triggers a solve.", read_only=True),
     # --- limits on requests ----------------------------------------------------------

@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 import threading
 import time
+import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from typing import Dict, Optional, Sequence, Tuple
 
@@ -70,6 +71,14 @@ class RobotSnapshot:
             data = self._verification.data = self.robot.model.createData()
         return data
 
+    @property
+    def base_parent_frame(self) -> str:
+        """The frame the base joint hangs from: the SRDF virtual joint's ``parent_frame``.
+
+        ``universe`` (the model's root frame, which it stands for) when the SRDF names none.
+        """
+        return virtual_joint_parent(self.srdf) or "universe"
+
     def checker(self, search_dirs: Sequence[str], skip_missing_meshes: bool,
                 padding_m: float) -> CollisionChecker:
         """Return the collision checker of this model and scene, built on first use.
@@ -86,10 +95,27 @@ class RobotSnapshot:
             return self._checker
 
 
-class RobotSource:
-    """Holds the current :class:`RobotSnapshot` (or why there is none)."""
+def virtual_joint_parent(srdf_xml: str) -> str:
+    """Return the ``parent_frame`` of the SRDF's floating or planar virtual joint, or ''."""
+    if not srdf_xml:
+        return ""
+    try:
+        root = ET.fromstring(srdf_xml)
+    except ET.ParseError:
+        return ""
+    return next((v.get("parent_frame", "") for v in root.iter("virtual_joint")
+                 if v.get("type") in ("floating", "planar")), "")
 
-    def __init__(self) -> None:
+
+class RobotSource:
+    """Holds the current :class:`RobotSnapshot` (or why there is none).
+
+    ``root_joint``: the base joint of the models it builds (``Robot.from_urdf``'s
+    ``root_joint``: "srdf", "floating", "planar"; "none" or None: no base joint).
+    """
+
+    def __init__(self, root_joint: Optional[str] = None) -> None:
+        self.root_joint = None if root_joint in (None, "none") else root_joint
         self._lock = threading.Lock()
         self._snapshot: Optional[RobotSnapshot] = None
         self._version = 0
@@ -132,7 +158,7 @@ class RobotSource:
         with self._lock:
             self._urdf = urdf
             try:
-                robot = Robot.from_urdf(urdf, self._srdf or None)
+                robot = Robot.from_urdf(urdf, self._srdf or None, root_joint=self._root())
             except Exception as exc:
                 self._snapshot = None
                 self.error = f"robot_description rejected: {exc}"
@@ -141,6 +167,10 @@ class RobotSource:
             self._snapshot = RobotSnapshot(robot, self._version, urdf, self._srdf,
                                            self._carry_scene(robot))
             self.error = ""
+
+    def _root(self) -> Optional[str]:
+        """Return the ``root_joint`` to build with ("srdf" without an SRDF yet: no base)."""
+        return None if self.root_joint == "srdf" and not self._srdf else self.root_joint
 
     def _carry_scene(self, robot: Robot) -> PlanningScene:
         """Return a scene for the new model holding every old object whose frames still exist."""

@@ -34,6 +34,7 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from ros2_ik.core.errors import IKError
 from ros2_ik.core.servo import Servo, ServoConfig
+from ros2_ik.node.base_pose import has_base
 from ros2_ik.node.compute_ik import RequestError, collision_checker, resolve_group
 from ros2_ik.node.parameters import clean_list
 from ros2_ik.node.periodic import PeriodicThread
@@ -204,6 +205,10 @@ class ServoLoop:
 
     def _make_servo(self, group, frame: str, checker) -> Servo:
         cfg = self.node.config
+        if has_base(group):  # the node has no measured base pose to servo from
+            raise ValueError(f"group {group.base_joint!r}+joints is a whole-body group; the "
+                             "node's servo moves fixed-base groups (whole-body servo: "
+                             "ros2_ik.core.servo.WholeBodyServo, docs/servo.md)")
         config = ServoConfig(gain=cfg.servo_gain, velocity_scale=cfg.servo_velocity_scaling,
                              acceleration_limit=cfg.servo_acceleration_limit,
                              **self._collision_fields(cfg))

@@ -29,7 +29,6 @@ from typing import Iterable, List, Optional
 import coal
 import numpy as np
 import pinocchio as pin
-import yaml
 
 from ..errors import InvalidArgument
 from .meshes import check_allowed_path
@@ -123,6 +122,7 @@ def parse_scene(
     text: str, allowed_dirs: Iterable[str] = (), base_dir: Optional[str] = None
 ) -> List[SceneObject]:
     """Scene objects of a YAML document (see the module docstring for the schema)."""
+    import yaml  # not at import: a third of import ros2_ik.core's time otherwise
     try:
         document = yaml.safe_load(text)
     except yaml.YAMLError as exc:

@@ -11,7 +11,6 @@ from typing import Optional, Tuple
 
 import numpy as np
 import pinocchio as pin
-from scipy.linalg.lapack import dsyev
 
 from ..errors import InvalidGoal
 
@@ -235,6 +234,7 @@ def psd_matrix3(value, arg: str) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
         return read_only(matrix), np.array([a, e, i]), _EYE3
     symmetric = 0.5 * (matrix + matrix.T)
     scale = max(1.0, float(np.abs(symmetric).max()))
+    from scipy.linalg.lapack import dsyev  # not at import: scipy.linalg is ~0.1 s
     eigenvalues, vectors, info = dsyev(symmetric)  # LAPACK's, as eigh, without its wrapper
     if info != 0:  # not converged (not met on finite input): numpy's driver decides
         eigenvalues, vectors = np.linalg.eigh(symmetric)

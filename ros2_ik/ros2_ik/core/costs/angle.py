@@ -53,7 +53,7 @@ def _encode_angle(c: AngleBetweenVectorsCost, group) -> Tuple[list, float]:
 
 
 @jit
-def angle_value(oMf, Jf, fa, fb, prm, q, grad, H, S33, Sn):  # pragma: no cover
+def value(oMf, Jf, fa, fb, prm, q, grad, H, S33, Sn):  # pragma: no cover
     """``c (1 - a . b)``; its gradient (no curvature)."""
     dot = relative.world_vectors(oMf, fa, fb, prm, S33)
     a, b = S33[5, 0], S33[5, 1]
@@ -67,4 +67,4 @@ def angle_value(oMf, Jf, fa, fb, prm, q, grad, H, S33, Sn):  # pragma: no cover
 
 
 ANGLE = kernel.CostKind(AngleBetweenVectorsCost, lambda c: (c._fid_A, c._fid_B),
-                        _encode_angle, angle_value)
+                        _encode_angle, value)

@@ -54,7 +54,7 @@ def _encode_orientation(c: OrientationCost, group) -> Tuple[list, float]:
 
 
 @jit
-def orientation_value(oMf, Jf, fa, fb, prm, q, grad, H, S33, Sn):  # pragma: no cover
+def value(oMf, Jf, fa, fb, prm, q, grad, H, S33, Sn):  # pragma: no cover
     """``c/2 (3 - tr R_AB)``; its gradient on ``J_w = R_WA^T (w_B - w_A)`` (no curvature)."""
     relative.rotations(oMf, fa, fb, prm, S33)
     RWA, R = S33[0], S33[2]
@@ -71,4 +71,4 @@ def orientation_value(oMf, Jf, fa, fb, prm, q, grad, H, S33, Sn):  # pragma: no 
 
 
 ORIENTATION = kernel.CostKind(OrientationCost, lambda c: (c._fid_Abar, c._fid_Bbar),
-                              _encode_orientation, orientation_value)
+                              _encode_orientation, value)

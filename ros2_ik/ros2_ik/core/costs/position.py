@@ -69,7 +69,7 @@ def _encode_position(c: PositionCost, group) -> Tuple[list, float]:
 
 
 @jit(inline="always")  # once inline code of the dispatch: no call of its own
-def position_value(oMf, Jf, fa, fb, prm, q, grad, H, S33, Sn):  # pragma: no cover
+def value(oMf, Jf, fa, fb, prm, q, grad, H, S33, Sn):  # pragma: no cover
     """``1/2 |L^T (p_AP - p_AQ)|^2``; its gradient and Gauss-Newton curvature."""
     n = q.shape[0]
     p, r, Jp, Jr = S33[5, 2], S33[5, 1], Sn[0], Sn[1]
@@ -87,4 +87,4 @@ def position_value(oMf, Jf, fa, fb, prm, q, grad, H, S33, Sn):  # pragma: no cov
 
 
 POSITION = kernel.CostKind(PositionCost, lambda c: (c._fid_A, c._fid_B), _encode_position,
-                           position_value)
+                           value)

@@ -147,7 +147,7 @@ def encode_posture(c: PostureCost, group) -> Tuple[list, float]:
 
 
 @jit(inline="always")  # once inline code of the dispatch: no call of its own
-def posture_value(oMf, Jf, fa, fb, prm, q, grad, H, S33, Sn):  # pragma: no cover
+def value(oMf, Jf, fa, fb, prm, q, grad, H, S33, Sn):  # pragma: no cover
     """``1/2 w d^2`` per group column, ``d`` pinocchio's difference; gradient, curvature."""
     total = 0.0
     for j in range(q.shape[0]):
@@ -163,4 +163,4 @@ def posture_value(oMf, Jf, fa, fb, prm, q, grad, H, S33, Sn):  # pragma: no cove
     return total
 
 
-POSTURE = kernel.CostKind(PostureCost, lambda c: (), encode_posture, posture_value)
+POSTURE = kernel.CostKind(PostureCost, lambda c: (), encode_posture, value)

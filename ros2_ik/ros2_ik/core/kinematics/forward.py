@@ -14,7 +14,7 @@ every attempt calls :func:`kinematics`.
 """
 import math
 
-from ros2_ik.core.kinematics.jit import jit
+from ros2_ik.core.runtime.compiled import jit  # deferred: numba loads with the first kernel
 from ros2_ik.core.kinematics.model import FIXED, PRISMATIC, REVOLUTE
 
 

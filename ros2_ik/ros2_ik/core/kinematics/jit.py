@@ -2,12 +2,16 @@
 
 The decorator is defined once, in :mod:`ros2_ik.core.runtime.compiled` (importable
 without numba, so the constraint files can hold their compiled maths); it is re-exported
-here for the kernels.
+here for the kernels.  Importing this module loads numba (:func:`compiled.load`): every
+kernel module imports it first.
 """
 from pathlib import Path
 from typing import Sequence
 
+from ros2_ik.core.runtime import compiled
 from ros2_ik.core.runtime.compiled import jit  # noqa: F401 - re-exported: the kernels' decorator
+
+compiled.load()  # a kernel is needed: numba, and the functions decorated before it
 
 _HERE = Path(__file__).resolve().parent
 #: The compiled files of this package and the decorator's: every kernel calls into them.

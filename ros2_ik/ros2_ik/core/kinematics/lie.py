@@ -9,7 +9,7 @@ or floats: numba's ``@`` on small matrices calls BLAS and allocates.
 """
 import math
 
-from ros2_ik.core.kinematics.jit import jit
+from ros2_ik.core.runtime.compiled import jit  # deferred: numba loads with the first kernel
 
 
 @jit

@@ -7,7 +7,7 @@ the callers (no call, no array temporaries), as :mod:`.forward`.
 """
 import math
 
-from ros2_ik.core.kinematics.jit import jit
+from ros2_ik.core.runtime.compiled import jit  # deferred: numba loads with the first kernel
 
 
 @jit(inline="always")  # a step of its callers' loops: no call of its own

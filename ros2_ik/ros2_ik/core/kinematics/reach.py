@@ -81,13 +81,13 @@ def reach_bound(group, frame_id: int) -> Optional[ReachBound]:
 
 def _bound(group, frame_id: int) -> Optional[ReachBound]:
     model: pin.Model = group.robot.model
-    data = model.createData()
-    pin.framesForwardKinematics(model, data, group.q_full_locked)
     frame = model.frames[frame_id]
-    moving = set(group.joint_ids)
     chain = [j for j in model.supports[frame.parentJoint] if j > 0]
     if any(model.joints[j].nv > 1 for j in chain):  # a base a whole-body solve moves
         return None
+    data = model.createData()
+    pin.framesForwardKinematics(model, data, group.q_full_locked)
+    moving = set(group.joint_ids)
     first = next((k for k, j in enumerate(chain) if j in moving), None)
     if first is None:  # fixed: the frame's one placement
         return ReachBound(tuple(data.oMf[frame_id].translation.tolist()), 0.0,

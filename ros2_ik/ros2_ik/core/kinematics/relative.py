@@ -10,7 +10,7 @@ index (no scratch arrays or views), as in :mod:`.forward`.
 """
 import math
 
-from ros2_ik.core.kinematics.jit import jit
+from ros2_ik.core.runtime.compiled import jit  # deferred: numba loads with the first kernel
 
 
 @jit

@@ -167,8 +167,9 @@ class WholeBodyGroup(Group):
         self.velocity_limits = np.concatenate((np.full(self.base_nq, np.inf), np.array(
             [model.velocityLimit[model.idx_vs[j]] for j in self.arm_ids], dtype=float)))
         self._derive()
-        self._build_maps(model, locked)
         self._arm_cont = arm_cont
+        self._has_yaw = self.bounds.has_yaw
+        self._build_maps(model, locked)
         self._model_joint_names = frozenset(model.names[1:]) | frozenset(
             self.joint_names[:self.base_nq])
         self._base_model = pin.Model()
@@ -204,6 +205,11 @@ class WholeBodyGroup(Group):
         self.iq_full = np.array([i for j in self.joint_ids for i in range(
             model.idx_qs[j], model.idx_qs[j] + model.nqs[j])], dtype=np.intp)
         self._iq_slice = None
+        iq = self.iq_full.tolist()
+        # to_full_q's fast path: a free-flyer and joints without (cos, sin) pairs, one block.
+        self._plain = slice(iq[0], iq[-1] + 1) if (
+            self.base_kind == FLOATING and not any(self._arm_cont)
+            and iq == list(range(iq[0], iq[-1] + 1))) else None
         keep = set(self.joint_ids)
         lock_ids = [j for j in range(1, model.njoints) if j not in keep]
         self.reduced_model = _reduced_model(model, lock_ids, self.q_full_locked)
@@ -257,7 +263,10 @@ class WholeBodyGroup(Group):
     def to_full_q(self, q: np.ndarray) -> np.ndarray:
         """Group vector (nq,) -> full pinocchio configuration, other joints locked."""
         q_full = self.q_full_locked.copy()
-        q_full[self.iq_full] = self._model_coordinates(q)
+        if self._plain is not None:  # the vector is pinocchio's coordinates: one slice
+            q_full[self._plain] = q
+        else:
+            q_full[self.iq_full] = self._model_coordinates(q)
         return q_full
 
     def from_full_q(self, q_full: np.ndarray) -> np.ndarray:
@@ -307,8 +316,10 @@ class WholeBodyGroup(Group):
         """Clamp into ``lower``/``upper``, normalise the quaternion, keep the yaw range."""
         q = np.minimum(np.maximum(q, lower), upper)
         if self.base_kind == FLOATING:
-            q[3:7] /= math.sqrt(float(q[3:7] @ q[3:7]))
-            if self.bounds.has_yaw:
+            x, y, z, w = q[3:7].tolist()  # floats: cheaper than numpy on four numbers
+            n = 1.0 / math.sqrt(x * x + y * y + z * z + w * w)
+            q[3:7] = (x * n, y * n, z * n, w * n)
+            if self._has_yaw:
                 self._clamp_yaw(q)
         return q
 

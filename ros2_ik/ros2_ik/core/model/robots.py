@@ -10,7 +10,6 @@ import glob
 import os
 from dataclasses import dataclass
 from functools import lru_cache
-from importlib import metadata
 from pathlib import Path
 from typing import Dict, List, Optional
 
@@ -71,6 +70,7 @@ def _candidates() -> List[Path]:
     env = os.environ.get("EXAMPLE_ROBOT_DATA_MODEL_DIR")
     if env:
         out.append(Path(env))
+    from importlib import metadata  # not at import: ~20 ms
     try:
         dist = metadata.distribution("example-robot-data")
         out.append(Path(str(dist.locate_file("cmeel.prefix/share/example-robot-data/robots"))))

@@ -168,11 +168,7 @@ class Servo:
 
     def _kinematics(self, q: np.ndarray, dt: float) -> np.ndarray:
         """Validate, update the tip's kinematics at ``q``; return ``q`` as float64."""
-        q = np.asarray(q, dtype=np.float64)
-        if q.shape != (self.group.n,) or not np.isfinite(q).all():
-            raise ValueError(f"q: need {self.group.n} finite joint values")
-        if not (dt > 0.0 and math.isfinite(dt)):
-            raise ValueError("dt: need a positive period [s]")
+        q = checked_input(q, self.group.n, dt)
         pin.computeJointJacobians(self.model, self.data, q)
         pin.updateFramePlacement(self.model, self.data, self.fid)
         return q
@@ -221,6 +217,19 @@ class Servo:
 
 
 _DAQP_INF = 1e30  # daqp's "no bound"
+
+
+def checked_input(q: np.ndarray, size: int, dt: float) -> np.ndarray:
+    """Return ``q`` as float64 after checking it has ``size`` finite values and ``dt`` > 0.
+
+    Raises ValueError naming ``q`` or ``dt``.
+    """
+    q = np.asarray(q, dtype=np.float64)
+    if q.shape != (size,) or not np.isfinite(q).all():
+        raise ValueError(f"q: need {size} finite values")
+    if not (dt > 0.0 and math.isfinite(dt)):
+        raise ValueError("dt: need a positive period [s]")
+    return q
 
 
 def _check_config(c: ServoConfig) -> None:

@@ -182,17 +182,13 @@ def costs(ktype, kfa, kfb, koff, kparams, oMf, Jf, q, grad, H, S33,
     for i in range(ktype.shape[0]):
         t, fa, fb, prm = ktype[i], kfa[i], kfb[i], kparams[koff[i]:koff[i + 1]]
         if t == 0:  # PostureCost
-            total += posture.posture_value(
-                oMf, Jf, fa, fb, prm, q, grad, H, S33, Sn)
+            total += posture.value(oMf, Jf, fa, fb, prm, q, grad, H, S33, Sn)
         elif t == 1:  # PositionCost
-            total += costs_position.position_value(
-                oMf, Jf, fa, fb, prm, q, grad, H, S33, Sn)
+            total += costs_position.value(oMf, Jf, fa, fb, prm, q, grad, H, S33, Sn)
         elif t == 2:  # OrientationCost
-            total += costs_orientation.orientation_value(
-                oMf, Jf, fa, fb, prm, q, grad, H, S33, Sn)
+            total += costs_orientation.value(oMf, Jf, fa, fb, prm, q, grad, H, S33, Sn)
         elif t == 3:  # AngleBetweenVectorsCost
-            total += costs_angle.angle_value(
-                oMf, Jf, fa, fb, prm, q, grad, H, S33, Sn)
+            total += costs_angle.value(oMf, Jf, fa, fb, prm, q, grad, H, S33, Sn)
         else:
             raise ValueError(UNKNOWN_COST)
     return total

@@ -47,7 +47,10 @@ class _Names:
         """
         py = getattr(function, "py_func", function)
         module = sys.modules[py.__module__]
-        names = [n for n, v in vars(module).items() if v is function]
+        # The module may hold the plain function or, once numba is loaded, the compiled
+        # form that runtime.compiled.load() bound in its place (a Kind keeps the other).
+        names = [n for n, v in vars(module).items()
+                 if v is function or getattr(v, "py_func", v) is py]
         if not names:
             raise ValueError(f"{py.__qualname__} is not a name of {module.__name__}")
         token = f"<{module.__name__}>"
@@ -75,7 +78,7 @@ def _chain(branches: Sequence[Tuple[int, str, str]], indent: str, first: str = "
     out, word = [], first
     for code, cls, body in branches:
         out.append(f"{indent}{word} t == {code}:  # {cls}\n")
-        out += [_wrapped(f"{indent}    {line}") for line in body.split("\n")]
+        out += [f"{indent}    {line}\n" for line in body.split("\n")]
         word = "elif"
     return "".join(out)
 
@@ -123,7 +126,7 @@ def render(types: Sequence = None, cost_types: Sequence = None) -> str:
     units = [0] * len(types)
     for code, k in coded:
         units[code] = int(getattr(k.cls, "unit", "m") == "rad")
-    return name.resolve(TEMPLATE.read_text().format(
+    source = name.resolve(TEMPLATE.read_text().format(
         type_names=_comment(k.cls.__name__ for _, k in coded),
         cost_names=_comment(k.cls.__name__ for k in cost_types),
         codes=_tuple(code for code, _ in coded),
@@ -135,6 +138,7 @@ def render(types: Sequence = None, cost_types: Sequence = None) -> str:
         linearise=linear_source,
         measure=_chain(measured, " " * 8),
         costs=_chain(cost_branches, " " * 8)))
+    return "".join(_wrapped(line) for line in source.splitlines())
 
 
 def _comment(names) -> str:

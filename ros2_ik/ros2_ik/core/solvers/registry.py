@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import logging
 from functools import lru_cache
-from importlib.metadata import entry_points
 from typing import Dict, Tuple, Type
 
 from ros2_ik.core import errors
@@ -17,6 +16,7 @@ _LOG = logging.getLogger(__name__)
 
 @lru_cache(maxsize=1)
 def _entry_points() -> Dict[str, object]:
+    from importlib.metadata import entry_points  # not at import: ~20 ms
     return {ep.name: ep for ep in entry_points(group=GROUP)}
 
 

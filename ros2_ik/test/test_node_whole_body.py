@@ -1,0 +1,329 @@
+"""Whole-body groups in the node: ComputeIK, the action, GetPositionIK's mapping, over DDS.
+
+pr2 (the SRDF's planar virtual joint ``world_joint``, group ``whole_body``) and talos (a
+free-flyer under its URDF root).  Answers are checked by our own FK on a pinocchio model
+built here from the URDF (base set from the reply's transform, joints by name), the CoM
+with ``pin.centerOfMass``: never by the node's own figures.
+"""
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+import pinocchio as pin
+import pytest
+from geometry_msgs.msg import Point, PoseStamped, Transform
+from sensor_msgs.msg import JointState, MultiDOFJointState
+
+from ros2_ik.core import robots
+from ros2_ik.node.constrained_ik import solve_goal
+from ros2_ik.node.compute_ik import compute_ik
+from ros2_ik.node.moveit_bridge import answer
+from ros2_ik.node.parameters import SCHEMA, GroupConfig, NodeConfig
+from ros2_ik.node.robot_source import JointStateCache, RobotSource
+from ros2_ik_interfaces.action import ConstrainedIK
+from ros2_ik_interfaces.msg import (
+    ContactConstraint, IKErrorCode, PoseGoal, SupportPolygonConstraint)
+from ros2_ik_interfaces.srv import ComputeIK
+
+SOLE = [(0.1, 0.05), (0.1, -0.05), (-0.1, 0.05), (-0.1, -0.05)]
+FAR = (2.0, -0.5, 0.9)  # beyond the pr2 arm's reach from the origin [m]
+
+
+def _load(urdf_path, srdf_path, root_joint, ours):
+    """The node's snapshot and our own model (root joint ``ours``), URDF and SRDF text."""
+    urdf, srdf = (robots.data_dir() / p for p in (urdf_path, srdf_path))
+    urdf, srdf = urdf.read_text(), srdf.read_text()
+    source = RobotSource(root_joint)
+    source.set_srdf(srdf)
+    source.set_urdf(urdf)
+    return source.snapshot, pin.buildModelFromXML(urdf, ours), urdf, srdf
+
+
+@pytest.fixture(scope="module")
+def pr2():
+    return _load("pr2_description/urdf/pr2.urdf", "pr2_description/srdf/pr2.srdf", "srdf",
+                 pin.JointModelPlanar())
+
+
+@pytest.fixture(scope="module")
+def talos():
+    return _load("talos_data/robots/talos_full_v2.urdf", "talos_data/srdf/talos.srdf",
+                 "floating", pin.JointModelFreeFlyer())[:2]
+
+
+def _cfg(groups=None, **values):
+    base = {spec.name: spec.default for spec in SCHEMA}
+    base.update(timeout=1.0, **values)
+    return NodeConfig(base, groups or {})
+
+
+def _full_q(model, names, positions, base: Transform):
+    """Our own full configuration from a reply: base transform + joints by name."""
+    q = pin.neutral(model)
+    t, r = base.translation, base.rotation
+    if model.joints[1].nq == 4:  # planar: x y cos sin
+        yaw = 2.0 * math.atan2(r.z, r.w)
+        q[:4] = (t.x, t.y, math.cos(yaw), math.sin(yaw))
+    else:
+        q[:7] = (t.x, t.y, t.z, r.x, r.y, r.z, r.w)
+    for name, value in zip(names, positions):
+        joint = model.joints[model.getJointId(name)]
+        if joint.nq == 2:
+            q[joint.idx_q:joint.idx_q + 2] = (math.cos(value), math.sin(value))
+        else:
+            q[joint.idx_q] = value
+    return q
+
+
+def _fk(model, q, frame):
+    data = model.createData()
+    pin.framesForwardKinematics(model, data, q)
+    return data.oMf[model.getFrameId(frame)]
+
+
+def _pr2_request(**fields):
+    req = ComputeIK.Request()
+    req.group_name, req.tip_link, req.position_only = "whole_body", "r_wrist_roll_link", True
+    req.target.header.frame_id = "odom_combined"
+    req.target.pose.position.x, req.target.pose.position.y, req.target.pose.position.z = FAR
+    req.target.pose.orientation.w = 1.0
+    for name, value in fields.items():
+        setattr(req, name, value)
+    return req
+
+
+def _base(name="world_joint", frame="", xyz=(0.0, 0.0, 0.0), quat=(0.0, 0.0, 0.0, 1.0)):
+    tf = Transform()
+    tf.translation.x, tf.translation.y, tf.translation.z = xyz
+    tf.rotation.x, tf.rotation.y, tf.rotation.z, tf.rotation.w = quat
+    msg = MultiDOFJointState(joint_names=[name], transforms=[tf])
+    msg.header.frame_id = frame
+    return msg
+
+
+def test_pr2_base_drives_to_a_far_target(pr2):
+    snapshot, model, _, _ = pr2
+    r = compute_ik(snapshot, "", _cfg(), JointStateCache(), _pr2_request()).response
+    assert r.error_code.val == IKErrorCode.SUCCESS, r.message
+    assert list(r.solution_base.joint_names) == ["world_joint"]
+    assert r.solution_base.header.frame_id == "odom_combined"
+    assert "world_joint" not in r.solution.name and len(r.solution.name) == 15
+    q = _full_q(model, r.solution.name, r.solution.position, r.solution_base.transforms[0])
+    assert np.linalg.norm(_fk(model, q, "r_wrist_roll_link").translation - FAR) < 1e-3
+    assert np.hypot(q[0], q[1]) > 0.5  # the base moved toward the target
+
+
+@pytest.mark.parametrize("base, field", [
+    (_base(quat=(0.0, 0.0, 0.0, 2.0)), "seed_base.transforms[0].rotation"),
+    (_base(name="no_such_joint"), "unknown virtual joint"),
+    (_base(xyz=(math.nan, 0.0, 0.0)), "seed_base.transforms[0].translation"),
+    (_base(frame="map"), "seed_base.header.frame_id"),
+    (_base(xyz=(0.0, 0.0, 0.3)), "planar base"),
+])
+def test_bad_base_seed_names_the_field(pr2, base, field):
+    snapshot = pr2[0]
+    r = compute_ik(snapshot, "", _cfg(), JointStateCache(),
+                   _pr2_request(seed_base=base)).response
+    assert r.error_code.val == IKErrorCode.INVALID_SEED and field in r.message, r.message
+
+
+def test_base_seed_is_used_and_fixed_groups_refuse_one(pr2):
+    snapshot = pr2[0]
+    seeded = _pr2_request(seed_base=_base(frame="odom_combined", xyz=(1.4, -0.2, 0.0)),
+                          max_attempts=1)
+    r = compute_ik(snapshot, "", _cfg(), JointStateCache(), seeded).response
+    assert r.error_code.val == IKErrorCode.SUCCESS, r.message
+    assert abs(r.solution_base.transforms[0].translation.x - 1.4) < 0.5  # near its seed
+    arm = _pr2_request(group_name="right_arm", seed_base=_base())
+    r = compute_ik(snapshot, "", _cfg(), JointStateCache(), arm).response
+    assert r.error_code.val == IKErrorCode.INVALID_SEED and "no floating or planar" in r.message
+    # A fixed-base group's base is locked at the origin, not where the robot stands: a
+    # target in the base's parent frame stays unknown to it (as before bases existed).
+    r = compute_ik(snapshot, "", _cfg(), JointStateCache(),
+                   _pr2_request(group_name="right_arm")).response
+    assert r.error_code.val == IKErrorCode.FRAME_NOT_FOUND and "odom_combined" in r.message
+
+
+@dataclass
+class _IKRequest:  # the fields of moveit_msgs/PositionIKRequest the mapping reads
+    group_name: str = "whole_body"
+    robot_state: object = None
+    constraints: object = None
+    avoid_collisions: bool = False
+    ik_link_name: str = "r_wrist_roll_link"
+    pose_stamped: PoseStamped = field(default_factory=PoseStamped)
+    ik_link_names: list = field(default_factory=list)
+    pose_stamped_vector: list = field(default_factory=list)
+    timeout: object = None
+
+
+@dataclass
+class _State:
+    joint_state: JointState = field(default_factory=JointState)
+    multi_dof_joint_state: MultiDOFJointState = field(default_factory=MultiDOFJointState)
+
+
+@dataclass
+class _Holder:
+    ik_request: _IKRequest = None
+    solution: _State = field(default_factory=_State)
+    error_code: object = None
+
+
+def test_get_position_ik_answers_the_virtual_joint(pr2):
+    """GetPositionIK's mapping: the multi-DoF entry seeds the base and carries the answer."""
+    from builtin_interfaces.msg import Duration
+    from types import SimpleNamespace
+    snapshot, model, _, _ = pr2
+    other = _base(name="caster_joint", xyz=(9.0, 9.0, 9.0))
+    seed = _base(frame="odom_combined")
+    seed.joint_names += other.joint_names
+    seed.transforms = list(seed.transforms) + list(other.transforms)
+    group = snapshot.robot.whole_body(tip="r_wrist_roll_link", joints=[
+        n for n in snapshot.srdf_groups["whole_body"].joints if n != "world_joint"])
+    mid = group.mid_configuration()[3:]
+    state = _State(JointState(name=["head_pan_joint"] + list(group.joint_names[3:]),
+                              position=[0.1] + list(mid)), seed)
+    pose = _pr2_request().target
+    empty = SimpleNamespace(joint_constraints=[], position_constraints=[],
+                            orientation_constraints=[], visibility_constraints=[])
+    ik = _IKRequest(robot_state=state, constraints=empty, pose_stamped=pose,
+                    timeout=Duration(sec=1))
+    response = _Holder(error_code=SimpleNamespace(val=0))
+    out = answer(snapshot, "", _cfg(), JointStateCache(), _Holder(ik_request=ik), response)
+    assert out.error_code.val == 1, out.error_code
+    multi = out.solution.multi_dof_joint_state
+    assert list(multi.joint_names) == ["world_joint", "caster_joint"]
+    assert multi.transforms[1].translation.x == 9.0  # other entries unchanged
+    js = out.solution.joint_state
+    assert js.name[0] == "head_pan_joint" and js.position[0] == 0.1  # kept from the seed
+    q = _full_q(model, js.name, js.position, multi.transforms[0])
+    assert np.linalg.norm(_fk(model, q, "r_wrist_roll_link").translation - FAR) < 1e-3
+
+
+def test_talos_action_holds_the_soles_and_the_com(talos):
+    snapshot, model = talos
+    cfg = _cfg({"whole_body": GroupConfig("whole_body", "", "gripper_left_base_link",
+                                          ("root_joint",))})
+    goal = ConstrainedIK.Goal(group_name="whole_body", timeout=2.0)
+    goal.seed_base = _base("root_joint", xyz=(0.0, 0.0, 1.02))
+    target = PoseStamped()
+    target.header.frame_id = "universe"
+    target.pose.position.x, target.pose.position.y, target.pose.position.z = 0.3, 0.3, 0.8
+    target.pose.orientation.w = 1.0
+    goal.pose_goals = [PoseGoal(tip_link="gripper_left_base_link", target=target,
+                                position_only=True)]
+    soles = ["left_sole_link", "right_sole_link"]
+    goal.contact_constraints = [ContactConstraint(frame=s, hold_current=True) for s in soles]
+    goal.support_polygon_constraints = [SupportPolygonConstraint(
+        frames=soles, margin=0.02, local_points=[Point(x=x, y=y) for x, y in SOLE])]
+    result = solve_goal(snapshot, "", cfg, JointStateCache(), goal, lambda: False)
+    assert result.error_code.val == IKErrorCode.SUCCESS, result.message
+    sol = result.solutions[0]
+    q = _full_q(model, sol.joint_state.name, sol.joint_state.position, sol.base.transforms[0])
+    seed = _full_q(model, [], [], goal.seed_base.transforms[0])
+    seed[7:] = 0.5 * (model.lowerPositionLimit[7:] + model.upperPositionLimit[7:])
+    for sole in soles:  # held where the seed (base at 1.02 m, joints mid-range) put them
+        err = pin.log6(_fk(model, seed, sole).actInv(_fk(model, q, sole))).vector
+        assert np.linalg.norm(err) < 2e-3
+    assert np.linalg.norm(_fk(model, q, "gripper_left_base_link").translation
+                          - (0.3, 0.3, 0.8)) < 1e-3
+    corners = np.array([_fk(model, seed, s).act(np.array([x, y, 0.0]))[:2]
+                        for s in soles for x, y in SOLE])
+    com = pin.centerOfMass(model, model.createData(), q)[:2]
+    lo, hi = corners.min(axis=0), corners.max(axis=0)  # the soles sit side by side
+    assert np.all(com > lo + 0.019) and np.all(com < hi - 0.019)
+
+
+def test_over_dds_answers_then_keeps_serving_after_bad_input(ros_context, pr2):
+    """ik_node with config/pr2_whole_body.yaml: a whole-body answer, a refusal, an answer."""
+    import os
+    from ament_index_python.packages import get_package_share_directory
+    from ros2_ik.node.harness import Client, NodeProcess, wait_for
+    _, model, urdf, srdf = pr2
+    config = os.path.join(get_package_share_directory("ros2_ik"), "config",
+                          "pr2_whole_body.yaml")
+    node = NodeProcess(extra_args=["--params-file", config, "-r", "__ns:=/wb",
+                                   "-p", "base_goal_topic:=base_goal"])
+    client = Client("wb_client", namespace="/wb")
+    goals = []
+    client.node.create_subscription(PoseStamped, "/wb/base_goal", goals.append, 10)
+    try:
+        client.publish_description(urdf, srdf)
+        client.wait_for_service()
+        first = client.wait_for_model(_pr2_request())
+        assert first.error_code.val == IKErrorCode.SUCCESS, first.message
+        bad = client.call(_pr2_request(seed_base=_base(quat=(0.0, 0.0, 0.0, 0.5))))
+        assert bad.error_code.val == IKErrorCode.INVALID_SEED
+        assert "seed_base.transforms[0].rotation" in bad.message
+        again = client.call(_pr2_request())
+        assert again.error_code.val == IKErrorCode.SUCCESS, again.message
+        q = _full_q(model, again.solution.name, again.solution.position,
+                    again.solution_base.transforms[0])
+        assert np.linalg.norm(_fk(model, q, "r_wrist_roll_link").translation - FAR) < 1e-3
+        # Executed from where the robot is (joint_states, the base as seed): the joints go
+        # to the controller, the base pose to base_goal_topic.
+        replies = []
+
+        def executed() -> bool:  # until the node has the joint_states just published
+            client.publish_joints(again.solution.name, again.solution.position)
+            replies.append(client.call(_pr2_request(execute=True,
+                                                    seed_base=again.solution_base)))
+            return "sent to the controller" in replies[-1].message
+        wait_for(executed, 20.0, "an executed answer", client.spin)
+        done = replies[-1]
+        assert done.error_code.val == IKErrorCode.SUCCESS, done.message
+        wait_for(lambda: goals, 10.0, "the base goal", client.spin)
+        sent, solved = goals[-1], done.solution_base.transforms[0]
+        assert sent.header.frame_id == "odom_combined"
+        assert (sent.pose.position.x, sent.pose.position.y) == (solved.translation.x,
+                                                                solved.translation.y)
+    finally:
+        client.close()
+        assert node.stop() == 0, node.output()
+
+
+def _pr2_goal(**fields):
+    goal = ConstrainedIK.Goal(group_name="whole_body", tip_link="r_wrist_roll_link",
+                              timeout=2.0, **fields)
+    goal.pose_goals = [PoseGoal(tip_link="r_wrist_roll_link", target=_pr2_request().target,
+                                position_only=True)]
+    return goal
+
+
+def test_action_maps_com_box_and_base_motion_cost(pr2):
+    """A CoM box and the base-motion cost reach the core; the answer meets the box."""
+    from ros2_ik_interfaces.msg import CenterOfMassConstraint
+    from geometry_msgs.msg import Vector3
+    snapshot, model, _, _ = pr2
+    box = CenterOfMassConstraint(name="com_box", lower=Vector3(x=-5.0, y=-5.0, z=0.0),
+                                 upper=Vector3(x=5.0, y=5.0, z=1.5))
+    goal = _pr2_goal(com_constraints=[box], base_motion_weight=1.0)
+    result = solve_goal(snapshot, "", _cfg(), JointStateCache(), goal, lambda: False)
+    assert result.error_code.val == IKErrorCode.SUCCESS, result.message
+    sol = result.solutions[0]
+    q = _full_q(model, sol.joint_state.name, sol.joint_state.position,
+                sol.base.transforms[0])
+    com = pin.centerOfMass(model, model.createData(), q)
+    assert np.all(com >= (-5.0, -5.0, -1e-4)) and np.all(com <= (5.0, 5.0, 1.5 + 1e-4))
+    assert np.linalg.norm(_fk(model, q, "r_wrist_roll_link").translation - FAR) < 1e-3
+
+
+@pytest.mark.parametrize("fields, field", [
+    ({"com_constraints": "nan"}, "com_constraints[0]"),
+    ({"support_polygon_constraints": "no_frame"}, "support_polygon_constraints[0]"),
+    ({"base_motion_weight": -1.0}, "base_motion_weight"),
+])
+def test_action_bad_whole_body_terms_name_the_field(pr2, fields, field):
+    from ros2_ik_interfaces.msg import CenterOfMassConstraint
+    from geometry_msgs.msg import Vector3
+    values = dict(fields)
+    if values.get("com_constraints") == "nan":
+        values["com_constraints"] = [CenterOfMassConstraint(lower=Vector3(x=math.nan))]
+    if values.get("support_polygon_constraints") == "no_frame":
+        values["support_polygon_constraints"] = [SupportPolygonConstraint(
+            frames=["no_such_frame"], margin=0.02)]
+    result = solve_goal(pr2[0], "", _cfg(), JointStateCache(), _pr2_goal(**values),
+                        lambda: False)
+    assert result.error_code.val in (IKErrorCode.INVALID_GOAL, IKErrorCode.FRAME_NOT_FOUND)
+    assert field in result.message, result.message

@@ -1,0 +1,118 @@
+"""Whole-body servo step (core.servo.whole_body) on talos with a free-flyer, checked outside it.
+
+The soles' drift and the CoM's place in the polygon are measured with a fresh pinocchio
+Data (framesForwardKinematics, centerOfMass), the polygon against hand-written edges,
+the base quaternion's norm directly.
+"""
+import numpy as np
+import pinocchio as pin
+import pytest
+
+from ros2_ik.core import robots
+from ros2_ik.core.servo.whole_body import (
+    Contact, WholeBodyConfig, WholeBodyServo, support_polygon)
+
+DT = 0.004
+HAND, SOLES = "gripper_left_base_link", ("left_sole_link", "right_sole_link")
+CORNERS = np.array([[x, y, 0.0] for x in (0.1, -0.1) for y in (0.05, -0.05)])
+MARGIN = 0.02
+
+
+@pytest.fixture(scope="module")
+def talos():
+    root = robots.data_dir() / "talos_data"
+    model = pin.buildModelFromUrdf(str(root / "robots/talos_full_v2.urdf"),
+                                   pin.JointModelFreeFlyer())
+    pin.loadReferenceConfigurations(model, str(root / "srdf/talos.srdf"), False)
+    return model, np.array(model.referenceConfigurations["half_sitting"])
+
+
+def _servo(model, q0):
+    servo = WholeBodyServo(model, HAND, [Contact(s, CORNERS) for s in SOLES],
+                           WholeBodyConfig(com_margin_m=MARGIN), posture=q0)
+    servo.hold(q0)
+    return servo
+
+
+def _run(servo, q, offset, steps):
+    """Step toward the hand's start pose + ``offset`` [m]; return every configuration."""
+    data = servo.model.createData()
+    pin.framesForwardKinematics(servo.model, data, q)
+    T0 = data.oMf[servo.model.getFrameId(HAND)]
+    target = pin.SE3(T0.rotation, T0.translation + np.asarray(offset))
+    qs = [q]
+    for _ in range(steps):
+        qs.append(servo.step(qs[-1], target, DT).q_next)
+    return qs, target
+
+
+def _measure(model, qs, polygon):
+    """Largest sole drift [m], smallest CoM margin [m], worst quaternion norm error."""
+    data = model.createData()
+    pin.framesForwardKinematics(model, data, qs[0])
+    feet = [model.getFrameId(s) for s in SOLES]
+    start = [data.oMf[f].copy() for f in feet]
+    A, b = polygon
+    drift, margin, unit = 0.0, np.inf, 0.0
+    for q in qs[1:]:
+        pin.framesForwardKinematics(model, data, q)
+        drift = max(drift, *(np.linalg.norm(pin.log6(T.actInv(data.oMf[f])).vector)
+                             for f, T in zip(feet, start)))
+        com = pin.centerOfMass(model, data, q, False)
+        margin = min(margin, float(np.min(b - A @ com[:2])))
+        unit = max(unit, abs(np.linalg.norm(q[3:7]) - 1.0))
+    return drift, margin, unit
+
+
+def test_support_polygon_of_a_square():
+    pts = np.array([[0, 0], [1, 0], [1, 1], [0, 1], [0.5, 0.5], [0.5, 0.0]])
+    A, b = support_polygon(pts)
+    assert len(b) == 4  # the inner and the collinear point are no vertices
+    inside, outside = np.array([0.5, 0.5]), np.array([1.2, 0.5])
+    assert np.all(A @ inside <= b) and not np.all(A @ outside <= b)
+    np.testing.assert_allclose(np.min(b - A @ inside), 0.5)
+
+
+def test_support_polygon_needs_an_area():
+    with pytest.raises(ValueError, match="no polygon"):
+        support_polygon(np.array([[0.0, 0.0], [1.0, 0.0], [2.0, 0.0]]))
+
+
+def test_hand_reaches_with_soles_held_and_com_inside(talos):
+    model, q0 = talos
+    servo = _servo(model, q0)
+    qs, target = _run(servo, q0, [0.1, 0.05, -0.1], 500)
+    drift, margin, unit = _measure(model, qs, servo.polygon)
+    data = model.createData()
+    pin.framesForwardKinematics(model, data, qs[-1])
+    assert np.linalg.norm(data.oMf[model.getFrameId(HAND)].translation
+                          - target.translation) < 1e-3
+    assert drift < 1e-4 and unit < 1e-12
+    assert margin > MARGIN - 1e-3
+    assert not np.allclose(qs[-1][:7], q0[:7])  # the base moved too (whole body)
+
+
+def test_com_stays_inside_when_the_hand_asks_too_much(talos):
+    """A target 0.8 m ahead: unreachable standing, the CoM stops at the shrunk polygon."""
+    model, q0 = talos
+    servo = _servo(model, q0)
+    qs, _ = _run(servo, q0, [0.8, 0.0, -0.3], 500)
+    drift, margin, _ = _measure(model, qs, servo.polygon)
+    assert drift < 1e-4
+    assert MARGIN - 1e-3 < margin < MARGIN + 5e-3  # pressed against the bound, not past
+
+
+def test_bad_input_names_the_field(talos):
+    model, q0 = talos
+    with pytest.raises(ValueError, match="hand"):
+        WholeBodyServo(model, "no_such_frame", [Contact(SOLES[0], CORNERS)])
+    servo = _servo(model, q0)
+    bad = q0.copy()
+    bad[9] = np.nan
+    with pytest.raises(ValueError, match="q:"):
+        servo.step(bad, pin.SE3.Identity(), DT)
+    with pytest.raises(ValueError, match="dt"):
+        servo.step(q0, pin.SE3.Identity(), 0.0)
+    fresh = WholeBodyServo(model, HAND, [Contact(s, CORNERS) for s in SOLES])
+    with pytest.raises(ValueError, match="hold"):
+        fresh.step(q0, pin.SE3.Identity(), DT)
