@@ -5,8 +5,8 @@ ENV := source tools/env.sh &&
 PYTEST_ARGS ?=
 
 .PHONY: setup extras build dispatch test test-long lint docs demo bench bench-quick \
-	servo-bench bench-path bench-batch bench-ab bench-unreachable fuzz completeness load \
-	clean bench-wholebody
+	servo-bench bench-path bench-batch bench-analytic bench-ab bench-unreachable fuzz \
+	completeness load clean bench-wholebody
 
 setup:
 	@bash tools/setup.sh
@@ -102,6 +102,13 @@ bench-wholebody: build
 # BATCH_ARGS=--quick for a one-minute run.
 bench-batch: build
 	@$(ENV) python bench/batch_bench.py $(BATCH_ARGS)
+
+# Closed-form pose IK on every 6R arm of example-robot-data and shared/real_urdfs: which
+# have a closed form, ours vs lm today vs EAIK raw vs TRAC-IK, num_solutions vs EAIK,
+# unreachable targets, batch CPU per target: results/analytic.*. ANALYTIC_ARGS=--quick.
+bench-analytic: build
+	@$(ENV) pip install --quiet -r bench/requirements-bench.txt 2>&1 | { grep -v "is ignored" || true; } \
+	&& python bench/analytic_bench.py $(ANALYTIC_ARGS) && python tools/bench_readme.py
 
 # Old commit against new (issue 39): the pose, constrained and collision benchmarks of both
 # revisions interleaved (each in a temporary git worktree), then the completeness fuzz on each:

@@ -35,6 +35,7 @@ setup(
             "dls = ros2_ik.core.solvers.dls:DampedLeastSquares",
             "bfgs = ros2_ik.core.solvers.bfgs:BFGSProjection",
             "sqp = ros2_ik.core.solvers.sqp:SQP",
+            "analytic = ros2_ik.core.solvers.analytic:Analytic",
         ],
     },
 )

@@ -8,7 +8,7 @@ per-solver details, which stay in bench/results/constrained.md), ``<!-- constrai
 begin/end -->`` the same of the ``--other-arms`` run, ``<!-- servo:begin/end
 -->`` servo.md, servo_node.md and servo_whole_body.md, ``<!-- batch:begin/end -->``
 batch.md, ``<!-- wholebody:begin/end -->`` the whole-body summary (wholebody.md up to its
-per-method details).
+per-method details), ``<!-- analytic:begin/end -->`` analytic.md (closed-form pose IK).
 """
 import pathlib
 
@@ -57,6 +57,12 @@ def batch() -> str:
     return path.read_text().strip() if path.exists() else ""
 
 
+def analytic() -> str:
+    """Return the closed-form benchmark's tables (analytic.md), or ''."""
+    path = RESULTS / "analytic.md"
+    return path.read_text().split("\n", 2)[2].strip() if path.exists() else ""
+
+
 def wholebody() -> str:
     """Return the whole-body benchmark's summary (wholebody.md before its details), or ''."""
     path = RESULTS / "wholebody.md"
@@ -68,7 +74,7 @@ def wholebody() -> str:
 
 
 if __name__ == "__main__":
-    sections = {"bench": tables(), "servo": servo(), "batch": batch(),
+    sections = {"bench": tables(), "servo": servo(), "batch": batch(), "analytic": analytic(),
                 "wholebody": wholebody(),
                 "constrained-other": constrained("constrained_other_arms"),
                 "constrained": constrained()}

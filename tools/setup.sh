@@ -24,6 +24,9 @@ echo "[setup] installing pinned packages (about 1.1 GB; the extras: make extras)
 "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-compile \
   -r "$root/requirements.txt" -c "$root/requirements.lock" 2>&1 \
   | { grep -v "is ignored: it is neither a file nor a directory" || true; }
+"$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-compile --no-deps \
+  -r "$root/requirements-nodeps.txt" 2>&1 \
+  | { grep -v "is ignored: it is neither a file nor a directory" || true; }
 
 # shellcheck disable=SC1091
 source "$root/tools/cmake_exports.sh"

@@ -169,7 +169,7 @@ def test_topic_pub_fills_its_message(words):
 #: Sections a generator writes (tools/bench_readme.py, param_table.py, bench/load.py) or a
 #: test reads.
 SECTIONS = ("params", "bench", "constrained", "constrained-other", "servo", "batch", "load",
-            "service-call", "setup")
+            "service-call", "setup", "analytic")
 
 
 @pytest.mark.parametrize("name", SECTIONS)

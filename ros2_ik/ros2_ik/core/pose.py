@@ -68,7 +68,7 @@ _UNIT_WEIGHTS = (1.0, 1.0, 1.0, 1.0, 1.0, 1.0)
 _MAX_FLOAT = float(np.finfo(float).max)
 
 
-def _rotation_error(H: np.ndarray) -> float:
+def rotation_error(H: np.ndarray) -> float:
     """Return max |R R^T - I| of ``H``'s rotation block: -1 if det R < 0, nan if not finite.
 
     On Python floats: cheaper than the numpy expression for a 3x3 block.
@@ -81,6 +81,14 @@ def _rotation_error(H: np.ndarray) -> float:
     return max(abs(a * a + b * b + c * c - 1.0), abs(d * d + e * e + f * f - 1.0),
                abs(g * g + h * h + i * i - 1.0), abs(a * d + b * e + c * f),
                abs(a * g + b * h + c * i), abs(d * g + e * h + f * i))
+
+
+def rotation_errors(H: np.ndarray) -> np.ndarray:
+    """:func:`rotation_error` of each of ``H`` (N, 4, 4) at once, as an (N,) array."""
+    R = H[:, :3, :3]
+    bad = np.abs(R @ R.transpose(0, 2, 1) - np.eye(3)).max(axis=(1, 2))
+    bad = np.where(np.linalg.det(R) < 0, -1.0, bad)
+    return np.where(np.isfinite(H).all(axis=(1, 2)), bad, np.nan)
 
 
 def _tolerance_ok(value) -> bool:
@@ -118,7 +126,7 @@ class PoseTarget:
         if not isinstance(self.T_ref_target, pin.SE3):
             raise errors.InvalidGoal("T_ref_target must be a pinocchio.SE3")
         H = self.T_ref_target.homogeneous
-        bad = _rotation_error(H)
+        bad = rotation_error(H)
         if math.isnan(bad):
             raise errors.InvalidGoal(f"T_ref_target has non-finite values:\n{H}")
         if bad > 1e-6 or bad < 0:

@@ -90,7 +90,9 @@ def prepare(group: Group, frame: Optional[str] = None, constrained: bool = False
     Builds ``group``'s seed library (for ``frame``'s placements when given) and lets
     ``solver`` load what it compiles (:meth:`~ros2_ik.core.solvers.base.Solver.warm_up`;
     with ``constrained``, what problems with constraints need too: for ``lm``, the
-    compiled constraint attempt and polishing model).  Compiling happens once per machine
+    compiled constraint attempt and polishing model); with a ``frame``, what solves for
+    that frame need (:meth:`~ros2_ik.core.solvers.base.Solver.prepare_frame`: a closed
+    form's detection).  Compiling happens once per machine
     (numba's on-disk cache), loading once per process.  Call it at start-up, before the
     first solve whose ``timeout_s`` must hold (the node does, for every group it
     serves); ``solve`` calls it too, before starting its clock, so an unprepared first
@@ -107,7 +109,10 @@ def prepare(group: Group, frame: Optional[str] = None, constrained: bool = False
         seed_library.library(group)
     else:
         seed_library.prepare(group, frame)
-    registry.solver_class(solver).warm_up(constrained)
+    solver_class = registry.solver_class(solver)
+    solver_class.warm_up(constrained)
+    if frame is not None:
+        solver_class.prepare_frame(group, frame)
     if done is None:
         done = _PREPARED[group] = set()
     done.add((frame, constrained, solver))

@@ -21,14 +21,17 @@ import numpy as np
 import pinocchio as pin
 
 from ros2_ik.core import errors
+from ros2_ik.core.closed_form import chain, many
 from ros2_ik.core.model import robots
 from ros2_ik.core.model.group import Group
 from ros2_ik.core.model.robot import Robot
-from ros2_ik.core.pose import PoseTarget
+from ros2_ik.core.pose import PoseTarget, rotation_errors
 from ros2_ik.core.problem import Problem
-from ros2_ik.core.result import IKStatus
+from ros2_ik.core.result import IKResult, IKStatus
 from ros2_ik.core.runtime import blas
-from ros2_ik.core.solve import solve
+from ros2_ik.core.solve import prepare, solve
+from ros2_ik.core.solvers import before_iterating, registry
+from ros2_ik.core.solvers.base import DISTINCT_TOLERANCE, SolveOptions
 
 #: Status codes of :attr:`BatchResult.status` (index into this tuple).
 STATUS_CODES: Tuple[IKStatus, ...] = tuple(IKStatus)
@@ -209,13 +212,56 @@ def solve_chunk(spec: GroupSpec, options: BatchOptions, T: np.ndarray, seeds: np
     status = np.empty(count, dtype=np.int8)
     errs = np.empty((3, count))
     with blas.single_threaded():  # two workers' BLAS threads would fight for the cores
-        for k in range(count):
+        rest = _closed_form_rows(group, options, T, seeds, q, status, errs)
+        for k in rest:
             _solve_row(group, options, T[k], seeds[k], int(random_seeds[k]), q[k:k + 1],
                        status[k:k + 1], errs[:, k])
     return q, status, errs[0], errs[1], errs[2]
 
 
+def _closed_form_rows(group: Group, options: BatchOptions, T: np.ndarray, seeds: np.ndarray,
+                      q: np.ndarray, status: np.ndarray, errs: np.ndarray) -> List[int]:
+    """Fill the rows a closed form answers at once (:mod:`closed_form.many`); the others.
+
+    Pose targets on every axis, for a solver that takes closed forms, on a chain that has
+    one: each row's answer is :func:`solve`'s (the verified branch nearest its seed);
+    the rows it does not verify (and rows that are not rotations, which raise there) go
+    through :func:`_solve_row`.  The answered rows share their pass's time equally.
+    """
+    everything = list(range(len(T)))
+    solver = _closed_form_solver(options.solver)
+    if options.template is not None or options.position_only or solver is None or \
+            not solver.closed_form:
+        return everything
+    prepare(group, options.frame, solver=options.solver)
+    frame_id = group.robot.frame_id(options.frame)
+    solver_form = chain.of(group, frame_id)
+    if solver_form is None:
+        return everything
+    start = time.perf_counter()
+    rotations = rotation_errors(T)
+    fast = np.flatnonzero((rotations >= 0) & (rotations <= 1e-6))
+    T_world = T[fast]
+    if options.reference_frame:
+        T_world = group.locked_placement(
+            group.robot.frame_id(options.reference_frame)).homogeneous @ T_world
+    lower, upper = group.lower, group.upper
+    answers = many.solve_many(group, frame_id, solver_form, T_world,
+                              np.minimum(np.maximum(seeds[fast], lower), upper),
+                              options.position_tolerance_m, options.orientation_tolerance_rad,
+                              DISTINCT_TOLERANCE)
+    done = fast[answers.verified]
+    q[done] = answers.q[answers.verified]
+    status[done] = SUCCESS_CODE
+    errs[0, done] = answers.position_error_m[answers.verified]
+    errs[1, done] = answers.orientation_error_rad[answers.verified]
+    errs[2, done] = (time.perf_counter() - start) / max(len(done), 1)
+    answered = set(done.tolist())
+    return [k for k in everything if k not in answered]
+
+
 def _solve_row(group, options, T, seed, random_seed, q_out, status_out, errs_out) -> None:
+    r = None
     if options.template is not None:
         target = options.template.problem(group, T)
     else:
@@ -223,12 +269,46 @@ def _solve_row(group, options, T, seed, random_seed, q_out, status_out, errs_out
                             position_tolerance_m=options.position_tolerance_m,
                             orientation_tolerance_rad=options.orientation_tolerance_rad,
                             position_only=options.position_only)
-    r = solve(group, target, seed, solver=options.solver, timeout_s=options.timeout_s,
-              max_attempts=options.max_attempts, random_seed=random_seed,
-              library_starts=options.library_starts)
+        r = _answered(group, options, target, seed, random_seed)
+    if r is None:
+        r = solve(group, target, seed, solver=options.solver, timeout_s=options.timeout_s,
+                  max_attempts=options.max_attempts, random_seed=random_seed,
+                  library_starts=options.library_starts)
     q_out[0] = r.q
     status_out[0] = STATUS_CODES.index(r.status)
     errs_out[:] = (r.position_error_m, r.orientation_error_rad, r.solve_time_s)
+
+
+def _answered(group: Group, options: BatchOptions, target: PoseTarget, seed: np.ndarray,
+              random_seed: int) -> Optional[IKResult]:
+    """Return the answer :func:`solve` would give before iterating, or None.
+
+    A closed form's answer (exact, or a proof).
+
+    Without :func:`solve`'s per-call set-up (done once per chunk): the result of
+    :func:`before_iterating.answer`, verified there as in every solve; None when the
+    solver takes no closed form or the answer needs the search (``solve`` then).
+    """
+    solver = _closed_form_solver(options.solver)
+    if solver is None or not solver.closed_form or target.position_only:
+        return None
+    answer = before_iterating.answer(
+        solver, Problem(group, target), group.clamped_seed(seed),
+        SolveOptions(timeout_s=options.timeout_s, max_attempts=options.max_attempts,
+                     random_seed=random_seed, library_starts=options.library_starts),
+        DISTINCT_TOLERANCE)
+    return answer if isinstance(answer, IKResult) else None
+
+
+def _closed_form_solver(name: str):
+    """Return an instance of solver ``name`` (cached) if it may take closed forms, else None."""
+    if name not in _CLOSED_FORM_SOLVERS:
+        cls = registry.solver_class(name)
+        _CLOSED_FORM_SOLVERS[name] = cls() if hasattr(cls, "closed_form") else None
+    return _CLOSED_FORM_SOLVERS[name]
+
+
+_CLOSED_FORM_SOLVERS: Dict[str, Any] = {}
 
 
 #: Smallest chunk of the guided schedule (the last chunks of a multi-worker batch).

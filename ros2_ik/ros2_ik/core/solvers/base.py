@@ -21,7 +21,7 @@ import numpy as np
 from ros2_ik.core import errors
 from ros2_ik.core.problem import Problem
 from ros2_ik.core.result import IKResult, IKStatus, Progress, Solution
-from ros2_ik.core.solvers import proofs, seed_library
+from ros2_ik.core.solvers import before_iterating, proofs, seed_library
 from ros2_ik.core.solvers.budget import Budget
 from ros2_ik.core.verify import DEFAULT_TOLERANCE, ConstraintTolerance, Violation, check
 
@@ -109,6 +109,9 @@ class Search:
         #: Constraint problems: the seed's attempt before ranking the library (the solver
         #: sets it, :meth:`Solver.cheap_attempts`).
         self.seed_first = False
+        #: Starts tried right after the seed, before the library: a closed form's exact
+        #: branches (:mod:`before_iterating`).
+        self.first_starts: List[np.ndarray] = []
 
     # ---------------------------------------------------------------- starts
     def next_start(self) -> np.ndarray:
@@ -136,12 +139,15 @@ class Search:
                 return start
         elif self.attempts == 0:
             return self.seed.copy()
-        if self.attempts <= self.options.library_starts and self.problem.pose is not None:
+        k = self.attempts - len(self.first_starts)  # library rank + 1
+        if k <= 0 and self.first_starts:
+            return self.first_starts[self.attempts - 1].copy()
+        if k <= self.options.library_starts and self.problem.pose is not None:
             if self._pose_library is None:  # ranked when the seed's attempt has failed
                 self._pose_library = seed_library.LibraryStarts(
                     self.group, self.problem.pose, self.options.library_starts, self.seed,
                     self.options.max_joint_jump_rad)
-            start = self._pose_library.get(self.attempts - 1)
+            start = self._pose_library.get(k - 1)
             if start is not None:
                 return start
         if self._rng is None:  # created lazily: often not needed
@@ -460,6 +466,9 @@ class Solver(ABC):
 
     #: The options of the solve in progress (set by :meth:`solve` before ``setup``).
     options: SolveOptions = SolveOptions()
+    #: Whether pose targets on chains with a closed form are answered from it
+    #: (:mod:`before_iterating`): exactly when pose-only, else from its branches.
+    closed_form: bool = False
 
     @classmethod
     def warm_up(cls, constrained: bool = False) -> None:
@@ -469,6 +478,16 @@ class Solver(ABC):
         ``constrained``: also what problems with constraints need.  Cheap once done.
         """
 
+    @classmethod
+    def prepare_frame(cls, group, frame: str) -> None:
+        """Do the one-time work of solves for ``frame`` on ``group`` (outside any budget).
+
+        Default: with :attr:`closed_form`, detect the chain's closed form and load its
+        compiled step (:func:`before_iterating.prepare`).
+        """
+        if cls.closed_form:
+            before_iterating.prepare(group, frame)
+
     def solve(self, problem: Problem, seed: np.ndarray, options: SolveOptions,
               begun: Optional[Begun] = None) -> IKResult:
         """Run the driver: one path for every solve.
@@ -476,6 +495,9 @@ class Solver(ABC):
         0. :func:`proofs.no_solution`: a problem proven to have no solution (a target
            beyond the reach bound) answers NO_SOLUTION with the reason after one attempt
            from the seed (its end point: the best available configuration);
+           :func:`before_iterating.answer`: a result before any iteration (a closed
+           form's exact answer or proof), or the exact branches to start from after the
+           seed;
         1. :meth:`seed_answer`: the solver may answer from the seed's attempt alone (its
            result), or make that attempt and hand it on (a :class:`Begun`);
         2. :meth:`setup` (unless begun): the problem's state, its one local step chosen;
@@ -501,12 +523,19 @@ class Solver(ABC):
             raise errors.InvalidArgument(
                 f"solver '{self.name}' does not take whole-body groups (a floating or planar "
                 "base) yet; use 'lm'")
+        first_starts = None
         if begun is None:
+            early = before_iterating.answer(self, problem, seed, options, DISTINCT_TOLERANCE)
+            if isinstance(early, IKResult):
+                return early
+            first_starts = early
             answer = self.seed_answer(problem, seed, options)
             if isinstance(answer, IKResult):
                 return answer
             begun = answer
         search = Search(problem, seed, options, begun.start if begun else None)
+        if first_starts:
+            search.first_starts = first_starts
         state = begun.state if begun else self.setup(problem)
         search.seed_first = self.cheap_attempts(state)
         if begun is not None:

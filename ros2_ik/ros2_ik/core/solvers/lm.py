@@ -128,6 +128,9 @@ class LevenbergMarquardt(CompiledConstraints, Solver):
     """Default pose solver: Chan-damped LM, clamped to limits, many short restarts."""
 
     name = "lm"
+    #: Pose targets on a chain with a closed form are answered from it (exactly when
+    #: pose-only; otherwise its branches are the first starts): :mod:`before_iterating`.
+    closed_form = True
     #: Costs are minimised after an attempt becomes feasible (:mod:`polish`).
     supports_costs = True
     #: Whole-body groups (a floating or planar base) run the stacked Python loop.

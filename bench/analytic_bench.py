@@ -1,0 +1,308 @@
+#!/usr/bin/env python3
+"""Closed-form pose IK on every 6R arm: which have one, and what it gives the user.
+
+Arms: the 6-joint chains of example-robot-data (:data:`ros2_ik.core.robots.ARMS`) and of
+the vendor descriptions in ``shared/real_urdfs`` (read there, never copied; skipped with
+a note when the folder is absent).  For each: whether its chain has a closed form
+(:mod:`ros2_ik.core.closed_form`, EAIK's family or the reason), then on the arms that have
+one, interleaved on the same reachable targets (FK of uniform configurations in the
+limits, seed at mid-limits):
+
+* ``ours``: ``solve()`` as a user calls it (lm, which answers from the closed form), also
+  timed alone (``ours_alone``: one solve after another on the targets, as a loop of
+  requests runs, not interleaved with the others);
+* ``lm_today``: lm with the closed form switched off (``LevenbergMarquardt.closed_form``);
+* ``eaik_raw``: EAIK's ``calculate_IK`` alone (no frames, limits nor verification);
+* ``trac_ik``: TRAC-IK (pytracik, Speed, 5 ms), when installed.
+
+Success is checked here by pinocchio FK on the full model (1e-4 m, 1e-3 rad, limits).
+Also: ``num_solutions`` (all branches within the limits) against EAIK's exact solutions
+with an equivalent inside the limits, counted here; unreachable targets (the reachable
+ones moved beyond the arm's reach) and their median; batch IK CPU time per
+target (one process: solves per second per core), closed form against lm today.
+Writes bench/results/analytic.json, analytic.md and analytic.png.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import time
+from pathlib import Path
+from typing import Dict, List, Optional
+
+import numpy as np
+import pinocchio as pin
+
+from machine import machine, pyplot
+from ros2_ik.core.maps import batch
+from ros2_ik.core.model import robots
+from ros2_ik.core.maps.capability import estimate_reach_m
+from ros2_ik.core.closed_form import chain
+from ros2_ik.core.pose import PoseTarget
+from ros2_ik.core.result import IKStatus
+from ros2_ik.core.model.robot import Robot
+from ros2_ik.core.solve import prepare, solve
+from ros2_ik.core.solvers.lm import LevenbergMarquardt
+
+RESULTS = Path(__file__).resolve().parent / "results"
+REAL_URDFS = Path(os.environ.get("ROS2_IK_REAL_URDFS", "/work/shared/real_urdfs"))
+POS_TOL, ORI_TOL = 1e-4, 1e-3
+
+
+class Arm:
+    """A 6R arm of either source: name, source, URDF text, base and tip."""
+
+    def __init__(self, name: str, source: str, urdf: str, base: str, tip: str, srdf: str = ""):
+        """Keep the record; the robot is built on demand."""
+        self.name, self.source, self.urdf, self.base, self.tip = name, source, urdf, base, tip
+        self.srdf = srdf
+
+    def group(self):
+        """(robot, group) from the whole URDF, base -> tip."""
+        robot = Robot.from_urdf(self.urdf, self.srdf or None)
+        return robot, robot.group(base=self.base, tip=self.tip)
+
+
+def arms() -> List[Arm]:
+    """Return the 6-joint arms of example-robot-data and of the vendor folder (when present)."""
+    out = []
+    for name, spec in robots.ARMS.items():
+        arm = Arm(name, "example-robot-data", robots.urdf_text(name), spec.base, spec.tip,
+                  robots.srdf_text(name))
+        if arm.group()[1].n == 6:
+            out.append(arm)
+    manifest = REAL_URDFS / "manifest.json"
+    if manifest.is_file():
+        for entry in json.loads(manifest.read_text()):
+            if entry.get("dof") == 6:
+                srdf = REAL_URDFS / entry["srdf"] if entry.get("srdf") else None
+                out.append(Arm(entry["name"], "real_urdfs",
+                               (REAL_URDFS / entry["file"]).read_text(),
+                               entry["base"], entry["tip"],
+                               srdf.read_text() if srdf and srdf.is_file() else ""))
+    else:
+        print(f"{REAL_URDFS} absent: vendor arms skipped")
+    return out
+
+
+def verified(group, q: Optional[np.ndarray], T: pin.SE3) -> bool:
+    """Pinocchio FK of ``q`` within 1e-4 m / 1e-3 rad of ``T`` and inside the limits."""
+    if q is None:
+        return False
+    M = group.fk(np.asarray(q, dtype=float), group.tip)
+    return (np.linalg.norm(M.translation - T.translation) <= POS_TOL
+            and np.linalg.norm(pin.log3(T.rotation.T @ M.rotation)) <= ORI_TOL
+            and group.within_limits(q))
+
+
+def eaik_count(closed, group, T: pin.SE3) -> int:
+    """Count EAIK's exact solutions with an equivalent inside the limits, distinct (1e-2 rad)."""
+    Q, ls = closed.solve(T.homogeneous)
+    kept: List[np.ndarray] = []
+    for row in np.asarray(Q)[~np.asarray(ls, dtype=bool)]:
+        k_lo = np.ceil((group.lower - row) / (2 * np.pi))
+        k_lo = np.where(np.isfinite(k_lo), k_lo, 0.0)
+        shifted = row + 2 * np.pi * k_lo
+        if not np.all(shifted <= group.upper):
+            continue
+        near = [np.abs(np.remainder(shifted - k + np.pi, 2 * np.pi) - np.pi).max() for k in kept]
+        if all(d > 1e-2 for d in near):
+            kept.append(shifted)
+    return len(kept)
+
+
+def _timed(f, *args):
+    start = time.perf_counter()
+    out = f(*args)
+    return out, time.perf_counter() - start
+
+
+def trac_ik_adapter(arm: Arm, group):
+    """TRAC-IK on the arm, or None when pytracik is not installed or refuses the chain."""
+    try:
+        import adapters
+        return adapters.trac_ik(arm, group, 0)
+    except Exception as exc:  # missing wheel, or a chain KDL does not parse
+        print(f"  TRAC-IK unavailable on {arm.name}: {exc}")
+        return None
+
+
+def run_arm(arm: Arm, poses: int, batch_rows: int) -> Dict:
+    """Every figure of one arm (module docstring)."""
+    robot, group = arm.group()
+    fid = robot.frame_id(group.tip)
+    closed = chain.of(group, fid)
+    row: Dict = {"arm": arm.name, "source": arm.source, "closed_form": closed is not None,
+                 "family": closed.family if closed else "",
+                 "reason": "" if closed else chain.reason(group, fid)}
+    if closed is None:
+        return row
+    rng = np.random.default_rng(0)
+    qs = [group.random_configuration(rng) for _ in range(poses)]
+    targets = [group.fk(q, group.tip) for q in qs]
+    seed = group.mid_configuration()
+    prepare(group, group.tip)
+    trac = trac_ik_adapter(arm, group)
+    times: Dict[str, List[float]] = {k: [] for k in ("ours", "lm_today", "eaik_raw", "trac_ik")}
+    ok: Dict[str, int] = {k: 0 for k in times}
+    no_solution_reachable = equal_counts = 0
+    for k, T in enumerate(targets):
+        target = PoseTarget(group.tip, T)
+        LevenbergMarquardt.closed_form = True
+        r, dt = _timed(solve, group, target, seed)
+        times["ours"].append(dt)
+        ok["ours"] += verified(group, r.q if r.success else None, T)
+        no_solution_reachable += r.status is IKStatus.NO_SOLUTION
+        LevenbergMarquardt.closed_form = False
+        r, dt = _timed(solve, group, target, seed, "lm", 0.005, 0, k)
+        LevenbergMarquardt.closed_form = True
+        times["lm_today"].append(dt)
+        ok["lm_today"] += verified(group, r.q if r.success else None, T)
+        H = T.homogeneous
+        _, dt = _timed(closed.solve, H)
+        times["eaik_raw"].append(dt)
+        ok["eaik_raw"] += 1
+        if trac is not None:
+            q, dt = _timed(trac, T, seed)
+            times["trac_ik"].append(dt)
+            ok["trac_ik"] += verified(group, q, T)
+        every = solve(group, target, seed, num_solutions=1000)
+        equal_counts += len(every.solutions) == eaik_count(closed, group, T)
+    alone = []  # the user's loop: solve() after solve(), nothing in between
+    for T in targets:
+        target = PoseTarget(group.tip, T)
+        alone.append(_timed(solve, group, target, seed)[1])
+    row["ours_alone_median_us"] = statistics.median(alone) * 1e6
+    for key, values in times.items():
+        if values:
+            row[f"{key}_median_us"] = statistics.median(values) * 1e6
+            row[f"{key}_success"] = ok[key] / len(values)
+    row["poses"] = poses
+    row["false_no_solution"] = no_solution_reachable
+    row["num_solutions_equal_eaik"] = equal_counts / poses
+    row.update(unreachable(group, targets, seed))
+    row.update(batch_rate(arm, group, targets[:batch_rows] * max(1, batch_rows // poses)))
+    return row
+
+
+def unreachable(group, targets: List[pin.SE3], seed: np.ndarray) -> Dict:
+    """Targets moved beyond the arm's reach: NO_SOLUTION rate and median time.
+
+    Each reachable target's direction from the base, at 1.5 times the largest distance
+    of 2000 sampled placements plus 0.1 m (:func:`capability.estimate_reach_m`).
+    """
+    base = group.locked_placement(group.robot.frame_id(group.base)).translation
+    reach = estimate_reach_m(group)
+    times, proven = [], 0
+    for T in targets:
+        d = T.translation - base
+        far = pin.SE3(T.rotation, base + (1.5 * reach + np.linalg.norm(base) + 0.1)
+                      * d / np.linalg.norm(d))
+        r, dt = _timed(solve, group, PoseTarget(group.tip, far), seed)
+        times.append(dt)
+        proven += r.status is IKStatus.NO_SOLUTION
+    return {"unreachable_median_us": statistics.median(times) * 1e6,
+            "unreachable_no_solution": proven / len(targets)}
+
+
+def batch_rate(arm: Arm, group, targets: List[pin.SE3]) -> Dict:
+    """CPU time per target of one batch chunk (one process): closed form, then lm today."""
+    spec = batch.GroupSpec(urdf=arm.urdf, srdf=arm.srdf, base=arm.base, tip=arm.tip)
+    batch._WORKER[spec] = group
+    T = np.array([t.homogeneous for t in targets])
+    seeds = np.tile(group.mid_configuration(), (len(T), 1))
+    rseeds = np.arange(len(T), dtype=np.uint64)
+    options = batch.BatchOptions(group.tip, "")
+    rates = {}
+    for label, flag in (("ours", True), ("lm_today", False), ("ours", True), ("lm_today", False)):
+        LevenbergMarquardt.closed_form = flag
+        start = time.process_time()
+        _, status, *_ = batch.solve_chunk(spec, options, T, seeds, rseeds)
+        cpu = time.process_time() - start
+        rates.setdefault(label, []).append(len(T) / cpu)
+    LevenbergMarquardt.closed_form = True
+    ours, today = max(rates["ours"]), max(rates["lm_today"])
+    return {"batch_per_core_ours": ours, "batch_per_core_lm_today": today,
+            "batch_ratio": ours / today}
+
+
+def report(rows: List[Dict], info: Dict) -> str:
+    """Markdown tables of the run."""
+    lines = ["# Closed-form pose IK (bench/analytic_bench.py)", "",
+             f"Machine: {info['cpu']}, {info['cores']} cores, load {info['load_average']}"
+             " (shared: medians, ratios)", "",
+             "| arm | source | closed form | ours median [us] (alone) | lm today [us] "
+             "| EAIK raw [us] "
+             "| TRAC-IK [us] | ours success | TRAC-IK success | num_solutions = EAIK "
+             "| unreachable median [us] | unreachable NO_SOLUTION | batch per core (ours / "
+             "today) |", "|" + "---|" * 13]
+    for r in rows:
+        if not r["closed_form"]:
+            continue
+        trac = f"{r['trac_ik_median_us']:.0f}" if "trac_ik_median_us" in r else "-"
+        trac_ok = f"{100 * r['trac_ik_success']:.1f} %" if "trac_ik_success" in r else "-"
+        lines.append(
+            f"| {r['arm']} | {r['source']} | {r['family']} | {r['ours_median_us']:.1f} "
+            f"({r['ours_alone_median_us']:.1f}) | "
+            f"{r['lm_today_median_us']:.1f} | {r['eaik_raw_median_us']:.1f} | {trac} | "
+            f"{100 * r['ours_success']:.1f} % | {trac_ok} | "
+            f"{100 * r['num_solutions_equal_eaik']:.0f} % | "
+            f"{r['unreachable_median_us']:.0f} | {100 * r['unreachable_no_solution']:.0f} % | "
+            f"{r['batch_per_core_ours']:.0f} / {r['batch_per_core_lm_today']:.0f} "
+            f"({r['batch_ratio']:.1f}x) |")
+    lines += ["", "Without a closed form (lm as before):", ""]
+    lines += [f"- {r['arm']} ({r['source']}): {r['reason']}" for r in rows
+              if not r["closed_form"]]
+    return "\n".join(lines) + "\n"
+
+
+def plot(rows: List[Dict], path: Path) -> None:
+    """Medians per closed-form arm: ours, lm today, EAIK raw, TRAC-IK (log scale)."""
+    plt = pyplot()
+    if plt is None:
+        return
+    done = [r for r in rows if r["closed_form"]]
+    keys = [("ours_median_us", "ours (solve)"), ("lm_today_median_us", "lm today"),
+            ("eaik_raw_median_us", "EAIK raw"), ("trac_ik_median_us", "TRAC-IK")]
+    fig, ax = plt.subplots(figsize=(max(6, 0.7 * len(done)), 4))
+    x = np.arange(len(done))
+    for i, (key, label) in enumerate(keys):
+        ax.bar(x + 0.2 * i, [r.get(key, np.nan) for r in done], 0.2, label=label)
+    ax.set_xticks(x + 0.3, [r["arm"] for r in done], rotation=60, ha="right")
+    ax.set_yscale("log")
+    ax.set_ylabel("pose solve median [us]")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+
+
+def main() -> None:
+    """Run every arm and write the results."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="40 poses an arm, small batches")
+    parser.add_argument("--poses", type=int, default=0)
+    parser.add_argument("--arms", nargs="*", help="only these arms (by name)")
+    args = parser.parse_args()
+    poses = args.poses or (40 if args.quick else 200)
+    batch_rows = 400 if args.quick else 2000
+    rows = []
+    for arm in arms():
+        if args.arms and arm.name not in args.arms:
+            continue
+        print(f"{arm.name} ({arm.source})", flush=True)
+        rows.append(run_arm(arm, poses, batch_rows))
+    info = machine()
+    RESULTS.mkdir(exist_ok=True)
+    (RESULTS / "analytic.json").write_text(json.dumps(
+        {"machine": info, "quick": args.quick, "poses_per_arm": poses, "arms": rows},
+        indent=1))
+    text = report(rows, info)
+    (RESULTS / "analytic.md").write_text(text)
+    plot(rows, RESULTS / "analytic.png")
+    print(text)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,228 @@
+"""One target's exact branches within the joint limits, or a proof that there is none.
+
+A closed form (:mod:`.chain`) gives every exact solution of a pose as angles in
+``(-pi, pi]``.  Each joint then takes the ``2 pi k`` equivalent inside its limits nearest
+the seed (a continuous joint: nearest the seed; a revolute joint whose range exceeds
+``2 pi``: the nearest of its equivalents, as the driver unwraps every solution).  A
+branch with a joint that has no equivalent inside its limits is outside them.  Branches
+are distinct when some joint differs by more than the driver's distinct tolerance.
+
+No branch inside the limits proves NO_SOLUTION only with margins (:func:`proof`): a
+pose reachable within the tolerances but not exactly, a branch just outside a limit, or
+a singular branch (a continuum of solutions the closed form gives one of) leaves the
+question to the iterative search.
+"""
+from __future__ import annotations
+
+import math
+from typing import NamedTuple, Optional, Tuple
+
+import numpy as np
+import pinocchio as pin
+
+from ros2_ik.core.runtime.compiled import jit
+
+TWO_PI = 2.0 * math.pi
+#: A branch outside the limits by more than this [rad], and by more than the distance the
+#: pose tolerances allow (:func:`proof`), counts as outside.
+LIMIT_MARGIN_RAD = 1e-3
+#: An unreachable pose's least-squares branches must miss it by more than this many times
+#: the tolerances, and by more than :data:`REACH_MARGIN_M` / :data:`REACH_MARGIN_RAD`.
+TOLERANCE_FACTOR = 100.0
+REACH_MARGIN_M = 1e-3
+REACH_MARGIN_RAD = 1e-2
+#: Smallest singular value of a branch's Jacobian [m or rad per rad] below which the branch
+#: may be one of a continuum (a wrist singularity): no proof then.
+SINGULAR = 1e-2
+
+
+class Branches(NamedTuple):
+    """Exact branches of one target (see the module docstring).
+
+    ``q``: (k, n) read-only, the distinct branches inside the limits, nearest the seed
+    first; ``exact``: exact solutions the closed form found over all angles;
+    ``outside``: (e, n), the exact solutions' nearest equivalents when none is inside
+    (for the proof), with ``gap`` (e,), how far each lies outside its limits [rad];
+    ``ls``: the least-squares rows when there is no exact solution.
+    """
+
+    q: np.ndarray
+    exact: int
+    outside: np.ndarray
+    gap: np.ndarray
+    ls: np.ndarray
+
+
+def branches(closed_form, lower: np.ndarray, upper: np.ndarray, T_world_frame: pin.SE3,
+             seed: np.ndarray, distinct: float) -> Branches:
+    """:class:`Branches` of target ``T_world_frame`` within ``[lower, upper]`` (n,) [rad]."""
+    Q, ls = closed_form.solve(T_world_frame.homogeneous)
+    reps, gap, k, exact = representatives(Q, ls, seed, lower, upper, distinct)
+    if k:
+        inside = reps[:k]
+        inside.setflags(write=False)
+        return Branches(inside, exact, reps[:0], gap[:0], Q[:0])
+    return Branches(reps[:0], exact, reps[:exact], gap[:exact], Q if exact == 0 else Q[:0])
+
+
+@jit
+def representatives(Q: np.ndarray, ls: np.ndarray, seed: np.ndarray, lower: np.ndarray,
+                    upper: np.ndarray, distinct: float
+                    ) -> Tuple[np.ndarray, np.ndarray, int, int]:
+    """Return the exact rows' per-joint equivalents inside the limits nearest ``seed``.
+
+    ``Q`` (m, n) [rad], ``ls`` (m,) True on a least-squares row (left out).  Returns
+    ``(out, gap, k, exact)``: the first ``k`` rows of ``out`` (m, n) are the distinct
+    rows inside the limits, nearest the seed first (modulo 2 pi on a joint whose range
+    spans 2 pi: the branch a local solver from the seed follows comes first, whichever
+    equivalent fits the limits); when ``k`` is 0, the first ``exact`` rows of ``out``
+    hold each exact row's nearest equivalent and ``gap`` (m,) how far it lies outside
+    [rad].
+    """
+    m, n = Q.shape
+    out, rows, gap, dist = np.empty((m, n)), np.empty((m, n)), np.empty(m), np.empty(m)
+    k, exact = fill(Q, ls, seed, lower, upper, distinct, out, rows, gap, dist)
+    return out, gap, k, exact
+
+
+@jit(inline="always")
+def fill(Q: np.ndarray, ls: np.ndarray, seed: np.ndarray, lower: np.ndarray,
+         upper: np.ndarray, distinct: float, out: np.ndarray, rows: np.ndarray,
+         gap: np.ndarray, dist: np.ndarray) -> Tuple[int, int]:
+    """:func:`representatives` into caller-owned buffers (``rows``, ``dist``: scratch)."""
+    m, n = Q.shape
+    exact = 0
+    for i in range(m):
+        if ls[i]:
+            continue
+        g, d = 0.0, 0.0
+        for j in range(n):
+            c, outside = _nearest(Q[i, j], seed[j], lower[j], upper[j])
+            rows[exact, j] = c
+            g = max(g, outside)
+            step = c - seed[j]
+            if upper[j] - lower[j] >= TWO_PI - 1e-9:  # wraps: the seed's branch is near
+                step -= math.floor(step / TWO_PI + 0.5) * TWO_PI
+            d += step * step
+        gap[exact], dist[exact] = g, d
+        exact += 1
+    order = np.argsort(dist[:exact])
+    k = 0
+    for i in order:
+        if gap[i] > 0.0:
+            continue
+        seen = False
+        for r in range(k):
+            far = False
+            for j in range(n):
+                if abs(out[r, j] - rows[i, j]) > distinct:
+                    far = True
+                    break
+            if not far:
+                seen = True
+                break
+        if not seen:
+            out[k] = rows[i]
+            k += 1
+    if k == 0:
+        out[:exact] = rows[:exact]
+    return k, exact
+
+
+@jit
+def nearest_each(Q: np.ndarray, ls: np.ndarray, seeds: np.ndarray, lower: np.ndarray,
+                 upper: np.ndarray, distinct: float):
+    """Each target's branch inside the limits nearest its seed: ``(q (N, n), found (N,))``.
+
+    ``Q`` (N, m, n) and ``ls`` (N, m) as :func:`representatives` takes them
+    for one target (padding rows flagged least-squares).
+    """
+    count, m, n = Q.shape
+    q = np.zeros((count, n))
+    found = np.zeros(count, dtype=np.bool_)
+    out, rows, gap, dist = np.empty((m, n)), np.empty((m, n)), np.empty(m), np.empty(m)
+    for k in range(count):
+        inside, _ = fill(Q[k], ls[k], seeds[k], lower, upper, distinct, out, rows, gap, dist)
+        if inside:
+            q[k] = out[0]
+            found[k] = True
+    return q, found
+
+
+@jit(inline="always")
+def _nearest(x: float, ref: float, lo: float, hi: float) -> Tuple[float, float]:
+    """Return ``x + 2 pi k`` inside ``[lo, hi]`` nearest ``ref`` and 0.
+
+    When no equivalent is inside: the one nearest the interval and how far outside it
+    lies [rad].
+    """
+    c = x + math.floor((ref - x) / TWO_PI + 0.5) * TWO_PI
+    if c < lo:
+        c += math.ceil((lo - c) / TWO_PI) * TWO_PI
+    elif c > hi:
+        c -= math.ceil((c - hi) / TWO_PI) * TWO_PI
+    if c > hi:  # raised above lo, past hi: the range is narrower than 2 pi
+        below = c - TWO_PI
+        return (c, c - hi) if c - hi <= lo - below else (below, lo - below)
+    if c < lo:
+        above = c + TWO_PI
+        return (c, lo - c) if lo - c <= above - hi else (above, above - hi)
+    return c, 0.0
+
+
+def proof(group, pose, found: Branches, family: str, data: pin.Data
+          ) -> Tuple[str, Optional[np.ndarray]]:
+    """Why no configuration within the limits meets ``pose`` (a CompiledPose), or ''.
+
+    '' (not proven: the search decides) unless, with the margins of the module
+    docstring, either every least-squares row misses the pose, or every exact branch
+    lies outside the joint limits at a regular configuration.  Returned with the best
+    available configuration (the nearest row, clamped into the limits), or None.
+    """
+    target = pose.target
+    if found.exact == 0:
+        if not len(found.ls):
+            return "", None
+        need_m = max(TOLERANCE_FACTOR * target.position_tolerance_m, REACH_MARGIN_M)
+        need_rad = max(TOLERANCE_FACTOR * target.orientation_tolerance_rad, REACH_MARGIN_RAD)
+        misses = [_errors(group, pose, row, data) for row in found.ls]
+        if any(pos <= need_m and ori <= need_rad for pos, ori in misses):
+            return "", None
+        nearest = min(range(len(misses)), key=misses.__getitem__)
+        pos, ori = misses[nearest]
+        return (f"out of reach: the pose has no exact solution (closed form {family}); its "
+                f"nearest least-squares branch misses it by {pos:.3g} m / {ori:.3g} rad",
+                group.clamp(found.ls[nearest]))
+    tolerance = target.position_tolerance_m + target.orientation_tolerance_rad
+    for q, gap in zip(found.outside, found.gap.tolist()):
+        smallest = _smallest_singular_value(group, pose.frame_id, q, data)
+        if smallest < SINGULAR or gap <= LIMIT_MARGIN_RAD + 10.0 * tolerance / smallest:
+            return "", None
+    nearest = int(np.argmin(found.gap))
+    joint = _farthest_joint(group, found.outside[nearest])
+    return (f"outside the joint limits: all {found.exact} exact solutions (closed form "
+            f"{family}) leave them, the nearest by {found.gap[nearest]:.3g} rad at "
+            f"'{joint}'", group.clamp(found.outside[nearest]))
+
+
+def _errors(group, pose, q: np.ndarray, data: pin.Data) -> Tuple[float, float]:
+    """Pose errors [m], [rad] of angles ``q`` on the full model."""
+    model = group.robot.model
+    pin.forwardKinematics(model, data, group.to_full_q(q))
+    pin.updateFramePlacement(model, data, pose.frame_id)
+    return pose.errors(data.oMf[pose.frame_id])
+
+
+def _smallest_singular_value(group, frame_id: int, q: np.ndarray, data: pin.Data) -> float:
+    """Smallest singular value of the group's frame Jacobian (6, n) at ``q``."""
+    model = group.robot.model
+    J = pin.computeFrameJacobian(model, data, group.to_full_q(q), frame_id,
+                                 pin.LOCAL_WORLD_ALIGNED)[:, group.iv_full]
+    return float(np.linalg.svd(J, compute_uv=False)[-1])
+
+
+def _farthest_joint(group, q: np.ndarray) -> str:
+    """Name of the joint of ``q`` farthest outside its limits."""
+    below = np.asarray(group.lower) - q
+    above = q - np.asarray(group.upper)
+    return group.joint_names[int(np.argmax(np.maximum(below, above)))]

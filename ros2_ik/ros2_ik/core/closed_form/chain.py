@@ -1,0 +1,171 @@
+"""Detect a closed form from a group's kinematics, and hold its solver.
+
+At the group's zero configuration (locked joints at their values) the chain to a frame
+is read in the world frame as EAIK's product-of-exponentials form: the joint axes ``H``
+(n, 3), the offsets ``P`` (n + 1, 3) from the world origin to the first joint, between
+consecutive joints and from the last joint to the frame [m], and the frame's orientation
+``R`` (3, 3).  Every joint offset, base placement and tool offset is in these figures, so
+a target ``T_world_frame`` goes to the solver as it is and its angles are the group's.
+
+A chain has a closed form when its joints are six revolute ones (continuous included)
+in one serial chain to the frame and EAIK knows a decomposition of it (spherical wrist,
+three parallel axes, and its other families); a self-test then checks that the solver
+reproduces pinocchio's forward kinematics and finds known configurations again.
+"""
+from __future__ import annotations
+
+import math
+from typing import NamedTuple, Optional, Tuple
+
+import numpy as np
+import pinocchio as pin
+
+from ros2_ik.core.runtime.per_object import PerObject
+
+#: Joints a closed form takes: six, each a rotation.
+JOINTS = 6
+#: Largest disagreement [m or rad-as-matrix-entry] of the self-test's forward kinematics
+#: and the largest distance of a known configuration to a branch found [rad].
+SELF_TEST_TOLERANCE = 1e-7
+#: Configurations of the self-test (fixed: the detection is deterministic).
+SELF_TEST_SAMPLES = 8
+
+
+class ClosedForm:
+    """The closed-form solver of one group's chain to one frame (see the module docstring).
+
+    ``family``: EAIK's name of the decomposition (e.g. ``6R-SPHERICAL_WRIST``).
+    """
+
+    __slots__ = ("family", "n", "_robot")
+
+    def __init__(self, robot, family: str, n: int):
+        """Wrap EAIK ``robot`` (internal: use :func:`of`)."""
+        self._robot, self.family, self.n = robot, family, n
+
+    def solve(self, T_world_frame_h: np.ndarray) -> Tuple[np.ndarray, list]:
+        """Every branch of 4x4 ``T_world_frame_h``: angles (m, n) [rad] and least-squares flags.
+
+        A row whose flag is False is an exact solution (angles in ``(-pi, pi]``); True: the
+        pose is out of reach of that branch and the row only minimises EAIK's subproblem
+        residuals.
+        """
+        solution = self._robot.calculate_IK(T_world_frame_h)
+        return solution.Q, solution.is_LS
+
+    def forward(self, q: np.ndarray) -> np.ndarray:
+        """Return EAIK's ``T_world_frame`` (4, 4) at angles ``q`` [rad] (the self-test's)."""
+        return self._robot.fwdkin(q)
+
+
+class Detection(NamedTuple):
+    """Whether a chain has a closed form: the solver, or None and the reason why not."""
+
+    closed_form: Optional[ClosedForm]
+    reason: str
+
+
+def of(group, frame_id: int) -> Optional[ClosedForm]:
+    """Return the closed form of ``group``'s chain to frame ``frame_id`` (full model), or None.
+
+    Detected once per group and frame (:func:`detect`), then a lookup.
+    """
+    cache = _CACHE.get(group)
+    if cache is None:
+        cache = _CACHE[group] = {}
+    found = cache.get(frame_id)
+    if found is None:
+        found = cache[frame_id] = detect(group, frame_id)
+    return found.closed_form
+
+
+def reason(group, frame_id: int) -> str:
+    """Why ``group``'s chain to ``frame_id`` has no closed form ('' when it has one)."""
+    of(group, frame_id)
+    return _CACHE[group][frame_id].reason
+
+
+_CACHE: PerObject = PerObject()
+
+
+def detect(group, frame_id: int) -> Detection:
+    """Read the chain (module docstring), build EAIK's solver and self-test it."""
+    model = group.robot.model
+    if group.n != JOINTS:
+        return Detection(None, f"{group.n} joints (a closed form here takes {JOINTS})")
+    axes = _axes(model, group.joint_ids)
+    if isinstance(axes, str):
+        return Detection(None, axes)
+    frame_joint = model.frames[frame_id].parentJoint
+    chain = list(model.supports[frame_joint])
+    if any(j not in chain for j in group.joint_ids):
+        return Detection(None, f"frame '{model.frames[frame_id].name}' does not hang on "
+                               f"every group joint")
+    try:
+        import eaik.pybindings.EAIK as eaik
+    except ImportError:
+        return Detection(None, "eaik is not installed (pip install --no-deps eaik==1.2.2)")
+    H, P, R = _product_of_exponentials(group, frame_id, axes)
+    robot = eaik.Robot(H.T, P.T, R, [], True)
+    if not robot.has_known_decomposition():
+        return Detection(None, f"no known decomposition ({robot.get_kinematic_family()})")
+    closed_form = ClosedForm(robot, robot.get_kinematic_family(), JOINTS)
+    failure = _self_test(group, frame_id, closed_form)
+    if failure:
+        return Detection(None, failure)
+    return Detection(closed_form, "")
+
+
+def _axes(model: pin.Model, joint_ids) -> object:
+    """Each joint's axis (3,) in its own frame, or a reason (str) when one is no rotation."""
+    axes = []
+    for j in joint_ids:
+        joint = model.joints[j]
+        data = joint.createData()
+        q = np.array([1.0, 0.0]) if joint.nq == 2 else np.zeros(joint.nq)
+        if joint.nv != 1 or joint.nq not in (1, 2):
+            return f"joint '{model.names[j]}' is not a one-axis joint"
+        joint.calc(data, q)
+        S = np.asarray(data.S, dtype=float).reshape(-1)
+        if np.abs(S[:3]).max() > 1e-12 or abs(np.linalg.norm(S[3:]) - 1.0) > 1e-9:
+            return f"joint '{model.names[j]}' is not a rotation about its origin"
+        axes.append(S[3:])
+    return axes
+
+
+def _product_of_exponentials(group, frame_id: int, axes) -> Tuple[np.ndarray, np.ndarray,
+                                                                  np.ndarray]:
+    """``(H, P, R)`` of the chain at the group's zero configuration, in the world frame."""
+    model = group.robot.model
+    data = model.createData()
+    pin.framesForwardKinematics(model, data, group.to_full_q(np.zeros(group.n)))
+    H, P, previous = [], [], np.zeros(3)
+    for j, axis in zip(group.joint_ids, axes):
+        placement = data.oMi[j]
+        H.append(placement.rotation @ axis)
+        P.append(placement.translation - previous)
+        previous = placement.translation.copy()
+    tip = data.oMf[frame_id]
+    P.append(tip.translation - previous)
+    return np.array(H), np.array(P), np.array(tip.rotation)
+
+
+def _self_test(group, frame_id: int, closed_form: ClosedForm) -> str:
+    """'' when EAIK's FK agrees with pinocchio's and its IK finds each sample again."""
+    model = group.robot.model
+    data = model.createData()
+    rng = np.random.default_rng(0)
+    for _ in range(SELF_TEST_SAMPLES):
+        q = rng.uniform(-math.pi, math.pi, group.n)
+        pin.framesForwardKinematics(model, data, group.to_full_q(q))
+        T = data.oMf[frame_id].homogeneous
+        if np.abs(closed_form.forward(q) - T).max() > SELF_TEST_TOLERANCE:
+            return "the closed form's forward kinematics disagree with the model's"
+        Q, ls = closed_form.solve(T)
+        exact = np.asarray(Q)[~np.asarray(ls, dtype=bool)]
+        if not len(exact):
+            return "the closed form found no branch of a reachable pose"
+        gap = np.abs(np.remainder(exact - q + math.pi, 2 * math.pi) - math.pi).max(axis=1)
+        if gap.min() > SELF_TEST_TOLERANCE * 1e3:
+            return "the closed form missed a known configuration"
+    return ""

@@ -1,0 +1,137 @@
+"""What a solve can answer before any iteration: the one place it hooks into the driver.
+
+:meth:`Solver.solve <ros2_ik.core.solvers.base.Solver.solve>` calls :func:`answer`
+first.  For a solver that takes closed forms (``Solver.closed_form``) and a pose target
+on a chain that has one (:mod:`ros2_ik.core.closed_form`):
+
+* a pose-only problem on every axis is answered exactly: the verified branches within
+  the limits, nearest the seed first (up to ``num_solutions``), or NO_SOLUTION with the
+  proof's reason when none exists;
+* any other problem (weights with a free axis, constraints, costs), and a pose whose
+  answer is not proven, gets the exact branches as the first starts after the seed.
+
+Anything else returns None: the driver runs as it would without this module.
+"""
+from __future__ import annotations
+
+import math
+import time
+from typing import List, Optional, Union
+
+import numpy as np
+import pinocchio as pin
+
+from ros2_ik.core.closed_form import chain
+from ros2_ik.core.problem import Problem
+from ros2_ik.core.result import IKResult, IKStatus, Solution
+from ros2_ik.core.verify import check
+
+#: The answer: a result, exact branches to start from, or None.
+Answer = Union[IKResult, List[np.ndarray], None]
+
+
+def answer(solver, problem: Problem, seed: np.ndarray, options, distinct: float) -> Answer:
+    """Return a result, the starts to try after the seed, or None (module docstring).
+
+    ``distinct`` [rad]: two branches are one when no joint differs by more.
+    """
+    pose = problem.pose
+    if pose is None or not solver.closed_form or problem.group.n != chain.JOINTS:
+        return None
+    start = time.perf_counter()
+    group = problem.group
+    solver_form = chain.of(group, pose.frame_id)
+    if solver_form is None:
+        return None
+    from ros2_ik.core.closed_form import branches  # numba: loaded when a closed form is
+    found = branches.branches(solver_form, group.lower, group.upper, pose.T_world_target,
+                              seed, distinct)
+    if not (problem.pose_only and pose.full_pose):
+        return list(found.q)
+    result = exact(problem, seed, options, found, solver_form, start, solver.name)
+    return result if result is not None else list(found.q)
+
+
+def prepare(group, frame: str) -> None:
+    """Detect ``group``'s closed form to ``frame`` and load its compiled step, if it has one.
+
+    The one-time work of the first answer (EAIK's solver and its self-test, the numba
+    kernel), done outside any solve's budget by :func:`ros2_ik.core.solve.prepare`.
+    """
+    if group.n != chain.JOINTS:
+        return
+    frame_id = group.robot.frame_id(frame)
+    solver_form = chain.of(group, frame_id)
+    if solver_form is None:
+        return
+    from ros2_ik.core.closed_form import branches
+    data = group.full_data()
+    mid = group.mid_configuration()
+    pin.framesForwardKinematics(group.robot.model, data, group.to_full_q(mid))
+    branches.branches(solver_form, group.lower, group.upper, pin.SE3(data.oMf[frame_id]),
+                      mid, 1e-2)
+
+
+def exact(problem: Problem, seed: np.ndarray, options, found, solver_form: chain.ClosedForm,
+          start: float, name: str
+          ) -> Optional[IKResult]:
+    """Return the result of a pose-only problem from its :class:`.Branches`, or None.
+
+    None: not proven (the search decides).
+
+    Each branch is verified on the full model (:func:`verify.check`); SUCCESS with the
+    first ``num_solutions`` that hold and keep ``max_joint_jump_rad``; JUMP_TOO_LARGE
+    when some hold but none keeps it; NO_SOLUTION when :func:`.branches.proof`
+    proves that none exists.
+    """
+    group, pose = problem.group, problem.pose
+    data = group.full_data()
+    tol = options.constraint_tolerance
+    jump = options.max_joint_jump_rad
+    seed_values = seed.tolist()
+    solutions, nearest_jump, limit_jump = [], None, math.isfinite(jump)
+    for q in found.q:
+        ok, pos, ori, _, _ = check(group, pose, q, (), data, tol)
+        if not ok:
+            continue
+        values = q.tolist()
+        if limit_jump and max(abs(a - b) for a, b in zip(values, seed_values)) > jump:
+            nearest_jump = nearest_jump or (q, pos, ori)
+            continue
+        solutions.append(Solution(q, pos, ori, math.dist(values, seed_values)))
+        if len(solutions) >= options.num_solutions:
+            break
+    elapsed = time.perf_counter() - start
+    if solutions:
+        best = solutions[0]
+        return IKResult(
+            q=best.q, joint_names=group.joint_names, status=IKStatus.SUCCESS, iterations=0,
+            restarts=0, position_error_m=best.position_error_m,
+            orientation_error_rad=best.orientation_error_rad, solve_time_s=elapsed,
+            random_seed=options.random_seed, solutions=tuple(solutions),
+            message=f"closed form ({solver_form.family}): {len(solutions)} of "
+                    f"{len(found.q)} branches within the limits",
+            solver=name)
+    if nearest_jump is not None:
+        q, pos, ori = nearest_jump
+        moved = float(np.abs(q - seed).max())
+        return IKResult(
+            q=q, joint_names=group.joint_names, status=IKStatus.JUMP_TOO_LARGE, iterations=0,
+            restarts=0, position_error_m=pos, orientation_error_rad=ori, solve_time_s=elapsed,
+            random_seed=options.random_seed,
+            message=f"nearest solution moves a joint {moved:.3g} rad/m from the seed, above "
+                    f"max_joint_jump_rad={jump:.3g}", solver=name)
+    if len(found.q):
+        return None  # branches that did not verify: the search decides
+    from ros2_ik.core.closed_form import branches
+    reason, best = branches.proof(group, pose, found, solver_form.family, data)
+    if not reason:
+        return None
+    if not np.isfinite(best).all():
+        best = seed
+    _, pos, ori, _, _ = check(group, pose, best, (), data, tol)
+    return IKResult(
+        q=best, joint_names=group.joint_names, status=IKStatus.NO_SOLUTION, iterations=0,
+        restarts=0, position_error_m=pos, orientation_error_rad=ori,
+        solve_time_s=time.perf_counter() - start, random_seed=options.random_seed,
+        message=f"no solution: {reason}", solver=name)

@@ -1,0 +1,289 @@
+"""Closed-form pose IK (core/closed_form, the ``analytic`` solver, lm's use of it).
+
+Every branch is checked by pinocchio's forward kinematics on the full model, counts
+against a dense numeric search (lm without the closed form, many restarts), and
+NO_SOLUTION never on a target made by forward kinematics of a configuration within the
+limits.
+"""
+import json
+import math
+import os
+from pathlib import Path
+
+import numpy as np
+import pinocchio as pin
+import pytest
+
+from ros2_ik.core import errors
+from ros2_ik.core.model import robots
+from ros2_ik.core.closed_form import chain
+from ros2_ik.core.pose import PoseTarget
+from ros2_ik.core.problem import Problem
+from ros2_ik.core.result import IKStatus
+from ros2_ik.core.model.robot import Robot
+from ros2_ik.core.solve import solve
+from ros2_ik.core.solvers import before_iterating
+from ros2_ik.core.solvers.base import SolveOptions
+from ros2_ik.core.solvers.lm import LevenbergMarquardt
+
+pytest.importorskip("eaik.pybindings.EAIK", reason="eaik is not installed (make setup)")
+
+CLOSED_FORM_ARMS = ("ur5", "ur10", "kinova", "z1")
+REAL_URDFS = Path(os.environ.get("ROS2_IK_REAL_URDFS", "/work/shared/real_urdfs"))
+
+
+class NumericLM(LevenbergMarquardt):
+    """lm without the closed form: the dense numeric search the counts are checked by."""
+
+    closed_form = False
+
+
+def _fk(group, q):
+    return group.fk(q, group.tip)
+
+
+def _targets(group, count, seed=0):
+    rng = np.random.default_rng(seed)
+    return [(q, _fk(group, q)) for q in (group.random_configuration(rng) for _ in range(count))]
+
+
+def _same_branch(a, b, group):
+    """Equal up to 2 pi on the joints that wrap, within the distinct tolerance [rad].
+
+    Two exact branches closer than it (near a singularity) are returned as one.
+    """
+    d = np.asarray(a) - np.asarray(b)
+    d = np.where(group.wraps, np.remainder(d + math.pi, 2 * math.pi) - math.pi, d)
+    return np.abs(d).max() <= 1e-2
+
+
+@pytest.fixture(scope="module", params=CLOSED_FORM_ARMS)
+def arm(request):
+    return robots.load_group(request.param)
+
+
+def test_detected_from_kinematics(arm):
+    robot, group = arm
+    closed = chain.of(group, robot.frame_id(group.tip))
+    assert closed is not None, chain.reason(group, robot.frame_id(group.tip))
+    assert closed.family.startswith("6R")
+
+
+@pytest.mark.parametrize("name", ["panda", "so101", "xarm7"])
+def test_no_closed_form_has_a_reason(name):
+    robot, group = robots.load_group(name)
+    assert chain.of(group, robot.frame_id(group.tip)) is None
+    assert "joints" in chain.reason(group, robot.frame_id(group.tip))
+
+
+def test_every_branch_verified_by_pinocchio(arm):
+    _, group = arm
+    for q_true, T in _targets(group, 25):
+        result = solve(group, PoseTarget(group.tip, T), group.mid_configuration(),
+                       solver="analytic", num_solutions=1000)
+        assert result.status is IKStatus.SUCCESS, result.message
+        assert any(_same_branch(s.q, q_true, group) for s in result.solutions)
+        for s in result.solutions:
+            err = pin.log6(T.actInv(_fk(group, s.q))).np
+            assert np.abs(err).max() < 1e-8
+            assert group.within_limits(s.q)
+        qs = np.array([s.q for s in result.solutions])
+        for i in range(len(qs)):
+            for j in range(i):
+                assert np.abs(qs[i] - qs[j]).max() > 1e-2
+
+
+def test_counts_equal_a_dense_numeric_search():
+    robot, group = robots.load_group("ur5")
+    for q_true, T in _targets(group, 3, seed=5):
+        problem = Problem(group, PoseTarget(group.tip, T))
+        seed = group.mid_configuration()
+        exact = solve(group, problem, seed, solver="analytic", num_solutions=1000)
+        numeric = NumericLM().solve(problem, seed, SolveOptions(
+            timeout_s=30.0, max_attempts=1500, num_solutions=1000, random_seed=3))
+        assert numeric.success
+        for s in numeric.solutions:
+            assert any(_same_branch(s.q, e.q, group) for e in exact.solutions)
+        assert len(exact.solutions) == len(numeric.solutions)
+
+
+def test_nearest_branch_to_the_seed_first(arm):
+    _, group = arm
+    for q_true, T in _targets(group, 10, seed=2):
+        result = solve(group, PoseTarget(group.tip, T), q_true, solver="analytic")
+        assert result.success
+        assert np.abs(result.q - q_true).max() < 1e-6  # the seed is a solution: itself
+
+
+def test_continuous_joints_unwrapped_near_the_seed():
+    robot, group = robots.load_group("kinova")
+    assert group.continuous.any()
+    q_true, T = _targets(group, 1, seed=4)[0]
+    seed = q_true + np.where(group.continuous, 4 * math.pi, 0.0)
+    result = solve(group, PoseTarget(group.tip, T), seed, solver="analytic")
+    assert result.success
+    assert np.abs(result.q - seed).max() < 1e-6
+
+
+def test_reachable_targets_never_no_solution(arm):
+    """FK of q within the limits, also moved by half a tolerance: never NO_SOLUTION."""
+    _, group = arm
+    rng = np.random.default_rng(7)
+    for q_true, T in _targets(group, 60, seed=8):
+        nudge = rng.normal(size=3)
+        T = pin.SE3(T.rotation, T.translation + 0.5e-4 * nudge / np.linalg.norm(nudge))
+        result = solve(group, PoseTarget(group.tip, T), group.mid_configuration(),
+                       solver="lm", timeout_s=0.05)
+        assert result.success, result.message
+
+
+def test_out_of_reach_proven_with_a_reason(arm):
+    _, group = arm
+    for _, T in _targets(group, 5, seed=9):
+        far = pin.SE3(T.rotation, T.translation * (3.0 / np.linalg.norm(T.translation)))
+        result = solve(group, PoseTarget(group.tip, far), group.mid_configuration(),
+                       timeout_s=1.0)
+        assert result.status is IKStatus.NO_SOLUTION
+        # the reach bound's proof first (core/solvers/proofs.py), else the closed form's
+        assert result.message.startswith("no solution: "), result.message
+        assert group.within_limits(result.q)  # the best available configuration
+        assert result.position_error_m > 1.0
+        assert result.solve_time_s < 0.5  # no search ran (figures: bench/analytic_bench.py)
+    T = _targets(group, 1, seed=10)[0][1]
+    base = group.locked_placement(group.robot.frame_id(group.base)).translation
+    reach = np.linalg.norm(T.translation - base)
+    inside = pin.SE3(T.rotation, base + 0.02 * (T.translation - base) / reach)  # at the base
+    result = solve(group, PoseTarget(group.tip, inside), group.mid_configuration(),
+                   timeout_s=1.0)
+    if result.status is IKStatus.NO_SOLUTION:  # within the reach sphere: the closed form
+        assert result.solve_time_s < 0.5, result.message
+
+
+def _narrow_ur5():
+    """ur5 with its elbow limited to [1, 2.5] rad: elbows bent less leave the limits."""
+    text = robots.urdf_text("ur5")
+    start = text.index('<joint name="elbow_joint"')
+    end = text.index("</joint>", start)
+    joint = text[start:end]
+    limit = joint[joint.index("<limit"):]
+    limit = limit[:limit.index("/>") + 2]
+    narrowed = joint.replace(limit, '<limit effort="150.0" lower="1.0" upper="2.5" '
+                                    'velocity="3.15"/>')
+    robot = Robot.from_urdf(text[:start] + narrowed + text[end:])
+    return robot, robot.group(base="base_link", tip="tool0")
+
+
+def test_outside_the_limits_proven_or_searched():
+    """Poses whose branches all leave the limits: NO_SOLUTION, proven or by the search."""
+    robot, group = _narrow_ur5()
+    wide = Robot.from_urdf(robots.urdf_text("ur5")).group(base="base_link", tip="tool0")
+    rng = np.random.default_rng(11)
+    proven = 0
+    for _ in range(40):
+        q = wide.random_configuration(rng)
+        q[2] = rng.choice([-1, 1]) * rng.uniform(0.3, 0.8)  # both elbows outside [1, 2.5]
+        T = _fk(wide, q)
+        exact = solve(wide, PoseTarget("tool0", T), q, solver="analytic", num_solutions=100)
+        if any(1.0 - 1e-2 <= s.q[2] <= 2.5 + 1e-2 for s in exact.solutions):
+            continue  # another branch has its elbow inside
+        result = solve(group, PoseTarget("tool0", T), group.mid_configuration(),
+                       timeout_s=0.02)
+        assert result.status is IKStatus.NO_SOLUTION
+        proven += result.message.startswith("no solution: outside the joint limits")
+    assert proven > 0
+
+
+def test_lm_answers_pose_only_targets_exactly_and_seeds_weighted_ones(arm):
+    _, group = arm
+    q_true, T = _targets(group, 1, seed=12)[0]
+    result = solve(group, PoseTarget(group.tip, T), group.mid_configuration())
+    assert result.success and result.solver == "lm"
+    assert result.message.startswith("closed form")
+    problem = Problem(group, PoseTarget(group.tip, T, position_only=True))
+    starts = before_iterating.answer(LevenbergMarquardt(), problem, group.mid_configuration(),
+                                     SolveOptions(), 1e-2)
+    assert isinstance(starts, list) and starts
+    for q in starts:
+        assert np.linalg.norm(_fk(group, q).translation - T.translation) < 1e-9
+    assert solve(group, problem, group.mid_configuration()).success
+
+
+def test_arm_without_closed_form_keeps_its_path():
+    _, group = robots.load_group("panda")
+    q_true = group.mid_configuration() + 0.2
+    problem = Problem(group, PoseTarget(group.tip, _fk(group, q_true)))
+    assert before_iterating.answer(LevenbergMarquardt(), problem, group.mid_configuration(),
+                                   SolveOptions(), 1e-2) is None
+    with pytest.raises(errors.InvalidArgument, match="no closed form"):
+        solve(group, problem, group.mid_configuration(), solver="analytic")
+
+
+def test_analytic_refuses_problems_it_does_not_answer():
+    _, group = robots.load_group("ur5")
+    T = _fk(group, group.mid_configuration() + 0.3)
+    with pytest.raises(errors.InvalidArgument, match="every axis"):
+        solve(group, PoseTarget(group.tip, T, position_only=True), group.mid_configuration(),
+              solver="analytic")
+
+
+def test_base_and_tool_offsets():
+    """A world placement of the base and a tool frame below the flange: the same answers."""
+    text = robots.urdf_text("ur5")
+    head = text.index(">", text.index("<robot")) + 1
+    mount = ('<link name="stand"/><joint name="mount" type="fixed"><parent link="stand"/>'
+             '<child link="world"/><origin xyz="0.4 -0.2 0.7" rpy="0.3 -0.2 1.1"/></joint>'
+             '<link name="pen"/><joint name="pen_joint" type="fixed"><parent link="tool0"/>'
+             '<child link="pen"/><origin xyz="0.02 0.01 0.15" rpy="0 0.4 0"/></joint>')
+    robot = Robot.from_urdf(text[:head] + mount + text[head:])
+    group = robot.group(base="stand", tip="pen")
+    assert chain.of(group, robot.frame_id("pen")) is not None
+    for q_true, T in _targets(group, 10, seed=13):
+        result = solve(group, PoseTarget("pen", T), group.mid_configuration(),
+                       solver="analytic", num_solutions=100)
+        assert result.success and any(_same_branch(s.q, q_true, group)
+                                      for s in result.solutions)
+
+
+def _vendor_6r():
+    manifest = REAL_URDFS / "manifest.json"
+    if not manifest.is_file():
+        return []
+    return [e for e in json.loads(manifest.read_text()) if e.get("dof") == 6]
+
+
+@pytest.mark.skipif(not (REAL_URDFS / "manifest.json").is_file(),
+                    reason=f"{REAL_URDFS} is absent (vendor URDFs are not in the repository)")
+@pytest.mark.parametrize("entry", _vendor_6r(), ids=lambda e: e["name"])
+def test_vendor_6r_arms(entry):
+    """Each vendor 6R arm: detected or not; when detected, exact on reachable poses."""
+    srdf = REAL_URDFS / entry["srdf"] if entry.get("srdf") else None
+    robot = Robot.from_urdf((REAL_URDFS / entry["file"]).read_text(),
+                            srdf.read_text() if srdf and srdf.is_file() else None)
+    group = robot.group(base=entry["base"], tip=entry["tip"])
+    if chain.of(group, robot.frame_id(group.tip)) is None:
+        pytest.skip(f"no closed form: {chain.reason(group, robot.frame_id(group.tip))}")
+    for q_true, T in _targets(group, 15, seed=14):
+        result = solve(group, PoseTarget(group.tip, T), group.mid_configuration(),
+                       solver="analytic", num_solutions=100)
+        assert result.success, result.message
+        assert any(_same_branch(s.q, q_true, group) for s in result.solutions)
+        for s in result.solutions:
+            assert np.abs(pin.log6(T.actInv(_fk(group, s.q))).np).max() < 1e-8
+
+
+def test_batch_rows_answer_as_solve_does():
+    """The batch's closed-form pass: each row's q and status are solve()'s."""
+    from ros2_ik.core.maps.batch import STATUS_CODES, GroupSpec, solve_batch
+    _, group = robots.load_group("ur5")
+    poses = [T.homogeneous for _, T in _targets(group, 40, seed=15)]
+    far = poses[0].copy()
+    far[:3, 3] *= 3.0 / np.linalg.norm(far[:3, 3])
+    poses.append(far)
+    result = solve_batch(GroupSpec(arm="ur5"), np.array(poses), max_attempts=1, batch_seed=3)
+    for k, T in enumerate(poses):
+        one = solve(group, PoseTarget(group.tip, pin.SE3(T), group.base),
+                    group.mid_configuration(), max_attempts=1,
+                    random_seed=int(result.random_seed[k]))
+        assert STATUS_CODES[result.status[k]] is one.status
+        assert np.array_equal(result.q[k], one.q)
+    assert STATUS_CODES[result.status[-1]] is IKStatus.NO_SOLUTION
