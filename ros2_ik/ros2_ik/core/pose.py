@@ -62,6 +62,9 @@ def twist_error(T_target_frame: pin.SE3) -> np.ndarray:
 #: Smallest tolerance [m or rad]: two FK evaluations of one q differ by ~1e-16, so a
 #: tolerance near that would make SUCCESS a matter of floating-point rounding.
 MIN_TOLERANCE = 1e-9
+#: A pose target's default tolerances [m] and [rad] (the node's defaults too).
+POSITION_TOLERANCE_M = 1e-4
+ORIENTATION_TOLERANCE_RAD = 1e-3
 _UNIT_WEIGHTS = (1.0, 1.0, 1.0, 1.0, 1.0, 1.0)
 
 
@@ -69,7 +72,7 @@ _MAX_FLOAT = float(np.finfo(float).max)
 
 
 def rotation_error(H: np.ndarray) -> float:
-    """Return max |R R^T - I| of ``H``'s rotation block: -1 if det R < 0, nan if not finite.
+    """Return ``max |R R^T - I|`` of ``H``'s rotation block: -1 if det R < 0, nan if not finite.
 
     On Python floats: cheaper than the numpy expression for a 3x3 block.
     """
@@ -117,8 +120,8 @@ class PoseTarget:
     T_ref_target: pin.SE3
     reference_frame: str = ""
     weights: Tuple[float, ...] = _UNIT_WEIGHTS
-    position_tolerance_m: float = 1e-4
-    orientation_tolerance_rad: float = 1e-3
+    position_tolerance_m: float = POSITION_TOLERANCE_M
+    orientation_tolerance_rad: float = ORIENTATION_TOLERANCE_RAD
     position_only: bool = False
 
     def __post_init__(self):

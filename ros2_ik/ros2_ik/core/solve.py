@@ -31,7 +31,7 @@ def solve(group: Group, target_or_problem: Union[PoseTarget, Problem], seed: np.
           feedback: Optional[Callable[[Progress], None]] = None,
           constraint_tolerance_m: float = CONSTRAINT_TOLERANCE_M,
           constraint_tolerance_rad: float = CONSTRAINT_TOLERANCE_RAD,
-          library_starts: int = 32) -> IKResult:
+          library_starts: int = seed_library.LIBRARY_STARTS) -> IKResult:
     """Solve for group vector ``q`` (shape ``(n,)``, group joint order) from ``seed``.
 
     Restarts (the seed first, then up to ``library_starts`` configurations of the

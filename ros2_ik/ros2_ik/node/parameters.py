@@ -19,7 +19,9 @@ from typing import Any, Callable, Dict, Mapping, Optional, Tuple
 
 from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor
 
+from ros2_ik.core.pose import ORIENTATION_TOLERANCE_RAD, POSITION_TOLERANCE_M
 from ros2_ik.core.solvers import registry
+from ros2_ik.core.solvers.seed_library import LIBRARY_STARTS
 
 _Check = Callable[[Any], Optional[str]]
 
@@ -117,12 +119,13 @@ SCHEMA: Tuple[ParamSpec, ...] = (
               "are clamped to it.", _positive),
     ParamSpec("max_attempts", 0, "Default cap on restarts (0: restart until the timeout)."),
     ParamSpec("max_attempts_cap", 100000, "Upper cap on a request's max_attempts."),
-    ParamSpec("library_starts", 32, "Restarts that start from the group's sample library "
-              "(8000 configurations) nearest to the target, before uniform random ones; 0: "
-              "uniform random restarts only."),
-    ParamSpec("position_tolerance", 1e-4, "Default position tolerance [m].", _positive),
-    ParamSpec("orientation_tolerance", 1e-3, "Default orientation tolerance [rad].",
+    ParamSpec("library_starts", LIBRARY_STARTS, "Restarts that start from the group's sample "
+              "library (8000 configurations) nearest to the target, before uniform random "
+              "ones; 0: uniform random restarts only."),
+    ParamSpec("position_tolerance", POSITION_TOLERANCE_M, "Default position tolerance [m].",
               _positive),
+    ParamSpec("orientation_tolerance", ORIENTATION_TOLERANCE_RAD,
+              "Default orientation tolerance [rad].", _positive),
     ParamSpec("max_joint_jump", 0.0, "Reject solutions that move any joint more than this "
               "from the seed [rad or m]; 0 disables the check.", _jump),
     # --- joint states ----------------------------------------------------------------

@@ -25,13 +25,15 @@ from ros2_ik.core.closed_form import chain, many
 from ros2_ik.core.model import robots
 from ros2_ik.core.model.group import Group
 from ros2_ik.core.model.robot import Robot
-from ros2_ik.core.pose import PoseTarget, rotation_errors
+from ros2_ik.core.pose import (ORIENTATION_TOLERANCE_RAD, POSITION_TOLERANCE_M, PoseTarget,
+                               rotation_errors)
 from ros2_ik.core.problem import Problem
 from ros2_ik.core.result import IKResult, IKStatus
 from ros2_ik.core.runtime import blas
 from ros2_ik.core.solve import prepare, solve
 from ros2_ik.core.solvers import before_iterating, registry
 from ros2_ik.core.solvers.base import DISTINCT_TOLERANCE, SolveOptions
+from ros2_ik.core.solvers.seed_library import LIBRARY_STARTS
 
 #: Status codes of :attr:`BatchResult.status` (index into this tuple).
 STATUS_CODES: Tuple[IKStatus, ...] = tuple(IKStatus)
@@ -92,13 +94,13 @@ class BatchOptions:
 
     frame: str
     reference_frame: str
-    position_tolerance_m: float = 1e-4
-    orientation_tolerance_rad: float = 1e-3
+    position_tolerance_m: float = POSITION_TOLERANCE_M
+    orientation_tolerance_rad: float = ORIENTATION_TOLERANCE_RAD
     position_only: bool = False
     solver: str = "lm"
     timeout_s: float = 0.005
     max_attempts: int = 0
-    library_starts: int = 32
+    library_starts: int = LIBRARY_STARTS
     template: Optional[ProblemTemplate] = None
 
 
@@ -364,9 +366,10 @@ def solve_batch(group_spec: GroupSpec, targets: Union[np.ndarray, Sequence[PoseT
                 seed: Optional[np.ndarray] = None, timeout_s: float = 0.005,
                 batch_seed: int = 0, workers: int = 1, chunk_size: int = 256,
                 frame: str = "", reference_frame: Optional[str] = None,
-                position_tolerance_m: float = 1e-4, orientation_tolerance_rad: float = 1e-3,
+                position_tolerance_m: float = POSITION_TOLERANCE_M,
+                orientation_tolerance_rad: float = ORIENTATION_TOLERANCE_RAD,
                 position_only: bool = False, solver: str = "lm", max_attempts: int = 0,
-                library_starts: int = 32, first_index: int = 0,
+                library_starts: int = LIBRARY_STARTS, first_index: int = 0,
                 executor: Optional[cf.Executor] = None, use_ray: bool = False,
                 ray_address: Optional[str] = None,
                 template: Optional[ProblemTemplate] = None) -> BatchResult:

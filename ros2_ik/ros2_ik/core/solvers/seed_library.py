@@ -36,6 +36,8 @@ from ros2_ik.core.solvers import chain_kernel
 #: Library size per (group, frame): built once (compiled FK), ranked by one product per
 #: solve (the costs: docs/design.md).
 SAMPLES = 8000
+#: Restarts per solve from the library, by default (``solve``'s, batch IK's, the node's).
+LIBRARY_STARTS = 32
 #: Samples the constraint ranking reads (a prefix: its per-constraint cost grows with it).
 CONSTRAINT_SAMPLES = 2000
 #: The first ``QUICK_STARTS`` restarts come from the nearest of the first ``QUICK_SAMPLES``
