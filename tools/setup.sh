@@ -8,7 +8,7 @@ stamp="$venv/.ros2_ik_setup_stamp"
 python="${PYTHON:-python3.11}"
 command -v "$python" >/dev/null || python=python3
 
-want="$(cat "$root/requirements.txt" "$root/requirements.lock" | sha256sum | cut -d' ' -f1)"
+want="$(cat "$root/requirements.txt" "$root/requirements.lock" "$root/requirements-nodeps.txt" | sha256sum | cut -d' ' -f1)"
 if [[ -f "$stamp" && "$(cat "$stamp")" == "$want" ]]; then
   exit 0
 fi
