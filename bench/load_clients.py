@@ -344,6 +344,9 @@ def cancel_worker(domain_id: str, namespace: str, cancels: int, results,
                   deadline: float) -> None:
     """Goals on an unreachable target, each cancelled after its first feedback.
 
+    The target is 0.5 m below the base: out of reach, but inside the reach bound, so the
+    goal searches (and sends feedback) instead of being answered before any attempt.
+
     Times cancel request -> cancel response and -> result.
     """
     from action_msgs.msg import GoalStatus
@@ -358,7 +361,7 @@ def cancel_worker(domain_id: str, namespace: str, cancels: int, results,
         goal = ConstrainedIK.Goal(group_name="arm", timeout=10.0, random_seed=i)
         pose = PoseGoal(tip_link="panda_hand")
         pose.target.header.frame_id = "panda_link0"
-        pose.target.pose.position.x, pose.target.pose.orientation.w = 3.0, 1.0
+        pose.target.pose.position.z, pose.target.pose.orientation.w = -0.5, 1.0
         goal.pose_goals = [pose]
         first_feedback = Future()
         sent = action.send_goal_async(
