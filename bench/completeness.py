@@ -151,7 +151,7 @@ def outcomes(arms: List[Arm], count: int, budget_s: float, seed: int,
         else:
             ours, drake = pair[0](), pair[1]()
         records.append({"robot": arm.case.name, "robot_kind": arm.case.kind, "combo": combo,
-                        "index": i, "across_pi": spec.meta["across_pi"], "ours": ours,
+                        "index": i, "across_pi": spec.meta.get("across_pi", False), "ours": ours,
                         "drake": drake})
         if (i + 1) % 100 == 0:
             print(f"  {i + 1}/{count} problems", flush=True)
