@@ -179,8 +179,12 @@ class DrakeArm:
     def _pose(self, ik: InverseKinematics, a) -> None:
         """Add a ``pose`` term as position constraints in the target frame (a free axis open).
 
-        The frame's origin at the target's; unless ``position_only``, also two points 10 cm
-        along its x and y axes at theirs. Three points fix the orientation as accurately as
+        The frame's origin at the target's; unless ``position_only``, also points 10 cm
+        along its x and y axes at theirs, and with a free axis along all three: each point
+        is then held in the two other axes only, and the point along the free axis is the
+        one that holds the tilts towards it to first order (along the other two only, they
+        hold to the square root of SNOPT's tolerance, ~5e-4 rad), the two others the
+        half turn about an axis normal to it. Points fix the orientation as accurately as
         the positions; SNOPT's orientation bound of 0 rad (the trace form) only holds to
         ~1e-4 rad, the check's tolerance.
         """
@@ -192,7 +196,7 @@ class DrakeArm:
             free[a["free_axis"]] = np.inf
         points = [np.zeros(3)]
         if not a["position_only"]:
-            points += [0.1 * np.eye(3)[0], 0.1 * np.eye(3)[1]]
+            points += list(0.1 * np.eye(3)[:2 if a["free_axis"] < 0 else 3])
         for p in points:
             ik.AddPositionConstraint(frame, p, world, X_world_target, p - free, p + free)
 
