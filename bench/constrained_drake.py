@@ -35,7 +35,7 @@ import tempfile
 import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
-from typing import Dict, List, Optional
+from typing import Dict, List, Optional, Tuple
 
 import numpy as np
 
@@ -80,6 +80,7 @@ class DrakeArm:
 
     def __init__(self, urdf_xml: str, group, plant_from=None):
         self.scene_graph, self._shape_ids = None, None
+        self.continuous = {n for n, c in zip(group.joint_names, group.continuous) if c}
         if plant_from is not None:  # a drake_ik.DrakeMinDistanceIK (panda + scene)
             self.plant, self.plant_context = plant_from.plant, plant_from.plant_context
             self.index = plant_from.index
@@ -164,7 +165,7 @@ class DrakeArm:
             bounds = a["bounds"] if kind == "joint_bounds" else {
                 name: (value, value) for name, value in a["positions"].items()}
             index = [self.plant.GetJointByName(name).position_start() for name in bounds]
-            lower, upper = (np.array([b[k] for b in bounds.values()]) for k in (0, 1))
+            lower, upper = np.array([self._on_plant(n, b) for n, b in bounds.items()]).T
             ik.prog().AddBoundingBoxConstraint(lower, upper, ik.q()[index])
         elif kind == "min_distance":
             ik.AddMinimumDistanceLowerBoundConstraint(
@@ -175,6 +176,22 @@ class DrakeArm:
             self._distance(ik, a)
         else:
             raise ValueError(f"no Drake mapping for constraint kind {kind!r}")
+
+    def _on_plant(self, name: str, bounds) -> Tuple[float, float]:
+        """Joint ``name``'s ``(lower, upper)`` [rad or m] as Drake's plant can hold them.
+
+        A continuous joint's window is one on the circle: written 2 pi further, it is the
+        same window.  Drake parses a continuous joint with a ``<limit>`` (example-robot-
+        data's Kinova) as a revolute one within those limits, so the window is moved by
+        turns to the equivalent nearest the middle of the plant's range.
+        """
+        lower, upper = bounds
+        joint = self.plant.GetJointByName(name)
+        lo, hi = joint.position_lower_limits()[0], joint.position_upper_limits()[0]
+        if name in self.continuous and math.isfinite(lo) and math.isfinite(hi):
+            turns = round((0.5 * (lo + hi) - 0.5 * (lower + upper)) / (2 * math.pi))
+            lower, upper = lower + 2 * math.pi * turns, upper + 2 * math.pi * turns
+        return lower, upper
 
     def _pose(self, ik: InverseKinematics, a) -> None:
         """Add a ``pose`` term as position constraints in the target frame (a free axis open).
