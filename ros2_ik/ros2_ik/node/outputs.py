@@ -119,9 +119,11 @@ class Outputs:
 
     def markers(self, frame: str, T_ref_target: pin.SE3, T_ref_reached: Optional[pin.SE3],
                 closest: Optional[Sequence[np.ndarray]] = None,
-                T_ref_base: Optional[pin.SE3] = None) -> None:
+                T_ref_base: Optional[pin.SE3] = None, world_frame: str = "universe") -> None:
         """Target (green) and reached (blue) poses as arrows, closest pair (red), base (orange).
 
+        Poses in ``frame``; the closest pair's points in ``world_frame`` (the model's root
+        frame, named as tf names it: a whole-body group's base parent frame).
         ``T_ref_base``: a whole-body solution's base pose (an arrow along the base's x).
         """
         stamp = self._node.get_clock().now().to_msg()
@@ -139,7 +141,7 @@ class Outputs:
         if closest is not None:
             line = Marker(ns="closest_pair", id=0, type=Marker.LINE_LIST,
                           action=Marker.ADD)
-            line.header.frame_id, line.header.stamp = "universe", stamp
+            line.header.frame_id, line.header.stamp = world_frame, stamp
             line.pose.orientation.w = 1.0
             line.scale.x = 0.005
             line.color.r, line.color.a = 1.0, 1.0
