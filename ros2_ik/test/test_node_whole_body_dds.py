@@ -8,52 +8,26 @@ marker, all checked against the reply and against our own FK (a pinocchio model 
 here, planar root).  talos: the constrained-IK action with both soles held and the CoM
 inside their polygon, checked by our own FK and ``pin.centerOfMass``.
 """
-import os
-
 import numpy as np
 import pinocchio as pin
 import pytest
 
 pytest.importorskip("rclpy")
 
-from ament_index_python.packages import get_package_share_directory  # noqa: E402
 from geometry_msgs.msg import Point, PoseStamped, Transform  # noqa: E402
 from trajectory_msgs.msg import JointTrajectory  # noqa: E402
 from visualization_msgs.msg import MarkerArray  # noqa: E402
 
-from ros2_ik.core import robots  # noqa: E402
-from ros2_ik.node.harness import Client, NodeProcess, wait_for  # noqa: E402
+from ros2_ik.node.harness import wait_for  # noqa: E402
 from ros2_ik_interfaces.action import ConstrainedIK  # noqa: E402
 from ros2_ik_interfaces.msg import (  # noqa: E402
     ContactConstraint, IKErrorCode, PoseGoal, SupportPolygonConstraint)
 from ros2_ik_interfaces.srv import ComputeIK  # noqa: E402
-from whole_body_checks import full_q  # noqa: E402
+from whole_body_checks import SOLE, full_q, inside_by, serve, stop  # noqa: E402
 
 FAR = (2.0, -0.5, 0.9)  # the pr2 example's wrist target, beyond the arm's reach [m]
-SOLE = [(0.1, 0.05), (0.1, -0.05), (-0.1, 0.05), (-0.1, -0.05)]  # the talos example's
 STANDING = Transform()  # the talos example's base seed: 1.02 m up, upright
 STANDING.translation.z, STANDING.rotation.w = 1.02, 1.0
-
-
-def _serve(namespace, config, urdf_path, srdf_path, *params):
-    """ik_node with ``config`` under ``/namespace``, fed URDF + SRDF; (node, client, urdf)."""
-    urdf = (robots.data_dir() / urdf_path).read_text()
-    srdf = (robots.data_dir() / srdf_path).read_text()
-    args = ["--params-file",
-            os.path.join(get_package_share_directory("ros2_ik"), "config", config),
-            "-r", f"__ns:=/{namespace}"]
-    for param in params:
-        args += ["-p", param]
-    node = NodeProcess(extra_args=args)
-    client = Client(f"{namespace}_client", namespace=f"/{namespace}")
-    client.publish_description(urdf, srdf)
-    client.wait_for_service()
-    return node, client, urdf
-
-
-def _stop(node, client):
-    client.close()
-    assert node.stop() == 0, node.output()[-2000:]
 
 
 def _collect(client, kind, topic):
@@ -77,13 +51,13 @@ def _mid_joints(model):
 
 @pytest.fixture(scope="module")
 def pr2_node(ros_context):
-    node, client, urdf = _serve(
+    node, client, urdf = serve(
         "wbpr2", "pr2_whole_body.yaml", "pr2_description/urdf/pr2.urdf",
         "pr2_description/srdf/pr2.srdf", "base_goal_topic:=/wbpr2/base_controller/goal",
         "controller_topic:=/wbpr2/whole_body_controller/joint_trajectory",
         "execute_max_joint_jump:=3.2")
     yield client, pin.buildModelFromXML(urdf, pin.JointModelPlanar())
-    _stop(node, client)
+    stop(node, client)
 
 
 def test_pr2_example_executes_joints_and_base_and_shows_the_base(pr2_node):
@@ -138,15 +112,15 @@ def test_pr2_example_executes_joints_and_base_and_shows_the_base(pr2_node):
 
 @pytest.fixture(scope="module")
 def talos_node(ros_context):
-    node, client, urdf = _serve("wbtalos", "talos_whole_body.yaml",
-                                "talos_data/robots/talos_full_v2.urdf",
-                                "talos_data/srdf/talos.srdf")
+    node, client, urdf = serve("wbtalos", "talos_whole_body.yaml",
+                               "talos_data/robots/talos_full_v2.urdf",
+                               "talos_data/srdf/talos.srdf")
     probe = ComputeIK.Request()
     probe.target.pose.position.x = 0.4
     client.wait_for_model(probe)
     assert client.action.wait_for_server(timeout_sec=30)
     yield client, pin.buildModelFromXML(urdf, pin.JointModelFreeFlyer())
-    _stop(node, client)
+    stop(node, client)
 
 
 def _talos_goal():
@@ -194,12 +168,4 @@ def test_talos_example_holds_the_soles_and_the_com(talos_node):
         assert np.linalg.norm(pin.log6(T0.actInv(T)).vector) < 2e-3  # held where it stood
         corners += [T.act(np.array([x, y, 0.0]))[:2] for x, y in SOLE]
     com = pin.centerOfMass(model, data, q)[:2]
-    assert _inside_by(com, np.array(corners)) >= 0.02 - 1e-3
-
-
-def _inside_by(p, points):
-    """Signed distance [m] of ``p`` inside the convex hull of ``points`` (2D)."""
-    from scipy.spatial import ConvexHull
-    hull = ConvexHull(points)
-    # each facet: n . x + d <= 0 inside, n unit
-    return float(min(-(eq[:2] @ p + eq[2]) for eq in hull.equations))
+    assert inside_by(com, np.array(corners)) >= 0.02 - 1e-3

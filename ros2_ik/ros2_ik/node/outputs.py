@@ -12,6 +12,7 @@ from trajectory_msgs.msg import JointTrajectory
 from visualization_msgs.msg import Marker, MarkerArray
 
 from ros2_ik.node import execution
+from ros2_ik.node.base_pose import pose_stamped
 from ros2_ik.node.conversions import joint_state, se3_to_pose
 from ros2_ik.node.trajectory_action import make_sender
 
@@ -84,13 +85,7 @@ class Outputs:
         """
         if self.base_goal_pub is None:
             return "base_goal_topic is empty: the base pose has nowhere to go"
-        tf = base.transforms[0]
-        msg = PoseStamped()
-        msg.header.frame_id = base.header.frame_id
-        msg.header.stamp = self._node.get_clock().now().to_msg()
-        msg.pose.position.x, msg.pose.position.y = tf.translation.x, tf.translation.y
-        msg.pose.position.z, msg.pose.orientation = tf.translation.z, tf.rotation
-        self.base_goal_pub.publish(msg)
+        self.base_goal_pub.publish(pose_stamped(base, self._node.get_clock().now().to_msg()))
         return ""
 
     def execute_path(self, group, trajectory: JointTrajectory, q_path: np.ndarray,
