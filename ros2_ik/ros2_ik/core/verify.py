@@ -75,13 +75,14 @@ def check(group: Group, pose: Optional[CompiledPose], q: np.ndarray,
     q_full = group.to_full_q(q)
     if constraints:
         update_for_measures(model, data, q_full, constraints)
+        placement = data.oMf[pose.frame_id] if pose is not None else None
     else:
         pin.forwardKinematics(model, data, q_full)
-        if pose is not None:
-            pin.updateFramePlacement(model, data, pose.frame_id)
+        placement = pin.updateFramePlacement(model, data, pose.frame_id) \
+            if pose is not None else None
     pos, ori, reasons = math.nan, math.nan, []
     if pose is not None:
-        pos, ori = pose.errors(data.oMf[pose.frame_id])
+        pos, ori = pose.errors(placement)
         if not pose.within_tolerance(pos, ori):
             reasons.append(f"pose error {pos:.3g} m / {ori:.3g} rad above tolerance")
     if not group.within_limits(q):
