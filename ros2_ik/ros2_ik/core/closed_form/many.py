@@ -32,10 +32,10 @@ class Answers(NamedTuple):
 
 def solve_many(group, frame_id: int, closed_form, T_world_frame: np.ndarray,
                seeds: np.ndarray, position_tolerance_m: float,
-               orientation_tolerance_rad: float, distinct: float) -> Answers:
+               orientation_tolerance_rad: float) -> Answers:
     """Answer targets ``T_world_frame`` (N, 4, 4) from ``seeds`` (N, n) (module docstring)."""
     Q, ls = closed_form.solve_many(T_world_frame)
-    q, found = nearest_each(Q, ls, seeds, group.lower, group.upper, distinct)
+    q, found = nearest_each(Q, ls, seeds, group.lower, group.upper)
     pos, ori = _errors(group, frame_id, q, found, T_world_frame)
     inside = np.all((q >= group.lower) & (q <= group.upper), axis=1)
     verified = found & inside & (pos <= position_tolerance_m) & \
