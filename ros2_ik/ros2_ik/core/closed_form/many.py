@@ -2,8 +2,9 @@
 
 The same answer as one solve per target (:mod:`ros2_ik.core.solvers.before_iterating`):
 each target's branch inside the limits nearest its seed, verified on the full model,
-with the per-target Python around it done once per batch (one compiled pass for the
-branches, pinocchio's forward kinematics in one loop, the errors as arrays).  A target
+with the per-target Python around it done once per batch (one batched call of the
+closed form, one compiled pass for the branches, pinocchio's forward kinematics in one
+loop, the errors as arrays).  A target
 whose nearest branch does not verify, or that has no branch inside the limits, is left
 to the one-target path (its proof or the search).
 """
