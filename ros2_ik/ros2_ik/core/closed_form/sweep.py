@@ -24,7 +24,7 @@ is a sample of the solutions, not every one.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Iterator, List, NamedTuple, Optional
+from typing import TYPE_CHECKING, Iterator, List, NamedTuple, Optional, Tuple
 
 import numpy as np
 import pinocchio as pin
@@ -55,7 +55,7 @@ class Sweep:
     messages (the joint's name and EAIK's family of the rest).
     """
 
-    __slots__ = ("joint", "family", "name", "_H", "_P", "_R", "_lo", "_hi", "_Robot")
+    __slots__ = ("joint", "family", "name", "_H", "_P", "_R", "_lo", "_hi", "_Robot", "_grid")
 
     def __init__(self, joint: int, name: str, family: str, H: np.ndarray, P: np.ndarray,
                  R: np.ndarray, lower: float, upper: float):
@@ -66,6 +66,7 @@ class Sweep:
         self._lo, self._hi = lower, upper
         import eaik.pybindings.EAIK as eaik
         self._Robot = eaik.Robot
+        self._grid = None  # [(values (cells,), closed forms)] per level, built on first use
 
     def at(self, value: float) -> Optional[chain.ClosedForm]:
         """Return the closed form of the chain with the swept joint held at ``value`` [rad].
@@ -83,20 +84,32 @@ class Sweep:
         except RuntimeError:  # e.g. two axes made parallel at this value
             return None
 
-    def values(self, seed_value: float) -> Iterator[float]:
-        """Yield the swept joint's values [rad]: the seed's (clamped into the limits) first.
+    def forms(self, seed_value: float) -> Iterator[Tuple[float, Optional[chain.ClosedForm]]]:
+        """Yield ``(value [rad], closed form held there)`` in sweep order (None: refused).
 
-        Then the centres of :data:`LEVELS` cells over the limits (a continuous joint: one
-        turn centred on the seed), each level nearest the seed first.  Cells of each
-        level halve the last's, so no centre repeats.
+        The seed's value (clamped into the limits) first, then the centres of
+        :data:`LEVELS` cells over the limits (a continuous joint: over one turn, nearest
+        modulo 2 pi), each level nearest the seed first.  Cells of each level halve the
+        last's, so no centre repeats; their closed forms are built once.
         """
         lo, hi = self._lo, self._hi
-        if not (math.isfinite(lo) and math.isfinite(hi)):
-            lo, hi = seed_value - math.pi, seed_value + math.pi
-        yield min(max(seed_value, lo), hi)
-        for fractions in _CENTRES:
-            level = lo + fractions * (hi - lo)
-            yield from level[np.argsort(np.abs(level - seed_value))].tolist()
+        wraps = not (math.isfinite(lo) and math.isfinite(hi))
+        first = seed_value if wraps else min(max(seed_value, lo), hi)
+        yield first, self.at(first)
+        if self._grid is None:
+            lo, hi = (-math.pi, math.pi) if wraps else (lo, hi)
+            self._grid = [(v, [self.at(x) for x in v.tolist()])
+                          for v in (lo + f * (hi - lo) for f in _CENTRES)]
+        for values, forms in self._grid:
+            gap = values - seed_value
+            if wraps:
+                gap = np.remainder(gap + math.pi, 2 * math.pi) - math.pi
+            for k in np.argsort(np.abs(gap)).tolist():
+                yield float(values[k]), forms[k]
+
+    def values(self, seed_value: float) -> List[float]:
+        """Return the swept joint's values [rad] in the order of :meth:`forms`."""
+        return [value for value, _ in self.forms(seed_value)]
 
 
 #: Cell centres of each level of :data:`LEVELS`, as fractions of the range.
@@ -219,8 +232,7 @@ def _score(group, frame_id: int, sweep: Sweep) -> int:
     for q in _samples(group, SCORE_SAMPLES):
         T = pin.SE3(_pose(group, frame_id, q))
         count = 0
-        for count, value in enumerate(sweep.values(float(seed[sweep.joint])), 1):
-            form = sweep.at(value)
+        for count, (_, form) in enumerate(sweep.forms(float(seed[sweep.joint])), 1):
             if form is not None and len(branches.branches(form, group.lower, group.upper, T,
                                                           seed, 1e-2).q):
                 break
@@ -234,12 +246,11 @@ def along(sweep: Sweep, group, T_world_frame: pin.SE3, seed: np.ndarray, distinc
           ) -> Iterator[Branches]:
     """Yield the :class:`.branches.Branches` of ``T_world_frame`` at each swept value.
 
-    In the order of :meth:`Sweep.values` from ``seed`` (n,) [rad]; values EAIK refuses
+    In the order of :meth:`Sweep.forms` from ``seed`` (n,) [rad]; values EAIK refuses
     are skipped.  The caller stops when it has what it needs.
     """
     from ros2_ik.core.closed_form import branches
-    for value in sweep.values(float(seed[sweep.joint])):
-        form = sweep.at(value)
+    for _, form in sweep.forms(float(seed[sweep.joint])):
         if form is not None:
             yield branches.branches(form, group.lower, group.upper, T_world_frame, seed,
                                     distinct)
@@ -256,8 +267,7 @@ def prepare(group, frame: str) -> None:
     from ros2_ik.core.closed_form import branches
     mid = group.mid_configuration()
     T = pin.SE3(_pose(group, frame_id, mid))
-    for value in sweep.values(float(mid[sweep.joint])):
-        form = sweep.at(value)
+    for _, form in sweep.forms(float(mid[sweep.joint])):
         if form is not None:
             branches.branches(form, group.lower, group.upper, T, mid, 1e-2)
             return

@@ -1,13 +1,13 @@
 """Answers for 7R chains from a swept joint (:mod:`ros2_ik.core.closed_form.sweep`).
 
-Called by :func:`~ros2_ik.core.solvers.before_iterating.answer` on seven-joint groups.
-A pose-only problem on every axis gets the first verified branch nearest the seed (with
-``num_solutions`` > 1: the distinct verified branches the sweep found within its
-budget, a sample of a 7R pose's continuum); any other problem, and a pose the sweep
-did not answer within its budget, gets the branches found (else the nearest ones just
-outside the limits, clamped) as the first starts of the search.  The sweep never
-answers NO_SOLUTION: it samples one joint, which proves nothing about the values
-between samples.
+Called by :func:`~ros2_ik.core.solvers.before_iterating.answer` on seven-joint groups,
+for pose-only problems on every axis (any other problem keeps the search as before).
+The answer is the first verified branch nearest the seed (with ``num_solutions`` > 1:
+the distinct verified branches the sweep found within its budget, a sample of a 7R
+pose's continuum, not every solution).  A pose the sweep did not answer within its
+budget gets the branches found (else the nearest ones just outside the limits,
+clamped) as the first starts of the search.  The sweep never answers NO_SOLUTION: it
+samples one joint, which proves nothing about the values between samples.
 """
 from __future__ import annotations
 
@@ -35,14 +35,15 @@ def answer(solver, problem: Problem, seed: np.ndarray, options, distinct: float
     ``distinct`` [rad]: two branches are one when no joint differs by more.
     """
     pose, group = problem.pose, problem.group
+    if not (problem.pose_only and pose.full_pose):
+        return None  # constraints, costs or a free axis: the search as before
     found_sweep = sweep.of(group, pose.frame_id)
     if found_sweep is None:
         return None
     start = time.perf_counter()
     deadline = start + BUDGET_SHARE * options.timeout_s
-    pose_only = problem.pose_only and pose.full_pose
-    first = pose_only and options.num_solutions == 1  # answered at the first verified
-    want = math.inf if first else options.num_solutions if pose_only else STARTS
+    first = options.num_solutions == 1  # answered at the first verified branch
+    want = math.inf if first else options.num_solutions
     rows: List[np.ndarray] = []
     near: List[np.ndarray] = []
     for found in sweep.along(found_sweep, group, pose.T_world_target, seed, distinct):
@@ -56,7 +57,7 @@ def answer(solver, problem: Problem, seed: np.ndarray, options, distinct: float
             near.append(group.clamp(found.outside[int(np.argmin(found.gap))]))
         if len(rows) >= want or time.perf_counter() > deadline:
             break
-    if pose_only and rows and not first:
+    if rows and not first:
         return _many(solver, problem, seed, options, rows, found_sweep, start)
     starts = rows[:STARTS] + near
     return starts[:STARTS] or None
