@@ -84,25 +84,32 @@ def run_arm(arm: Arm, poses: int) -> Dict:
     trac = trac_ik_adapter(arm, group)
     times: Dict[str, List[float]] = {k: [] for k in ("ours", "lm_today", "trac_ik")}
     ok: Dict[str, int] = {k: 0 for k in times}
-    by_sweep = no_solution_reachable = 0
-    try:
+    counts = {"by_sweep": 0, "no_solution": 0}
+
+    def ours(k, T):
+        r, dt = _timed(solve, group, PoseTarget(group.tip, T), seed, "lm", TIMEOUT_S, 0, k)
+        times["ours"].append(dt)
+        ok["ours"] += verified(group, r.q if r.success else None, T)
+        counts["by_sweep"] += r.success and "swept" in r.message
+        counts["no_solution"] += r.status is IKStatus.NO_SOLUTION
+
+    def lm_today(k, T):
+        LevenbergMarquardt.closed_form = False
+        r, dt = _timed(solve, group, PoseTarget(group.tip, T), seed, "lm", TIMEOUT_S, 0, k)
+        LevenbergMarquardt.closed_form = True
+        times["lm_today"].append(dt)
+        ok["lm_today"] += verified(group, r.q if r.success else None, T)
+
+    def trac_ik(k, T):
+        q, dt = _timed(trac, T, seed)
+        times["trac_ik"].append(dt)
+        ok["trac_ik"] += verified(group, q, T)
+
+    runs = [ours, lm_today] + ([trac_ik] if trac is not None else [])
+    try:  # interleaved, each method first in turn (the one after TRAC-IK runs cache-cold)
         for k, T in enumerate(targets):
-            target = PoseTarget(group.tip, T)
-            LevenbergMarquardt.closed_form = True
-            r, dt = _timed(solve, group, target, seed, "lm", TIMEOUT_S, 0, k)
-            times["ours"].append(dt)
-            ok["ours"] += verified(group, r.q if r.success else None, T)
-            by_sweep += r.success and "swept" in r.message
-            no_solution_reachable += r.status is IKStatus.NO_SOLUTION
-            LevenbergMarquardt.closed_form = False
-            r, dt = _timed(solve, group, target, seed, "lm", TIMEOUT_S, 0, k)
-            times["lm_today"].append(dt)
-            ok["lm_today"] += verified(group, r.q if r.success else None, T)
-            LevenbergMarquardt.closed_form = True
-            if trac is not None:
-                q, dt = _timed(trac, T, seed)
-                times["trac_ik"].append(dt)
-                ok["trac_ik"] += verified(group, q, T)
+            for i in range(len(runs)):
+                runs[(k + i) % len(runs)](k, T)
     finally:
         LevenbergMarquardt.closed_form = True
     for key, values in times.items():
@@ -111,8 +118,8 @@ def run_arm(arm: Arm, poses: int) -> Dict:
             row[f"{key}_p90_us"] = float(np.percentile(values, 90)) * 1e6
             row[f"{key}_success"] = ok[key] / len(values)
     row["poses"] = poses
-    row["answered_by_sweep"] = by_sweep / poses
-    row["false_no_solution"] = no_solution_reachable
+    row["answered_by_sweep"] = counts["by_sweep"] / poses
+    row["false_no_solution"] = counts["no_solution"]
     row["median_ratio_ours_to_lm_today"] = row["ours_median_us"] / row["lm_today_median_us"]
     return row
 

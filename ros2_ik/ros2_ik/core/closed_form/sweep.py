@@ -7,13 +7,16 @@ form, :mod:`.chain`, with the held joint's rotation folded into the offsets: EAI
 
 Detection (:func:`of`, once per group and frame, from the kinematics alone): every
 joint is tried held; it is kept when EAIK decomposes the rest at values spread over its
-limits and a self-test finds known configurations again.  Of the joints kept, the one
-whose sweep reaches sample poses from the mid configuration in the fewest values is
-swept.  A chain where no joint works has no sweep (the search solves it as before).
+limits and a self-test finds known configurations again.  Each joint kept gets an
+order of :data:`CELLS` values spread over its limits (cell centres; a continuous joint:
+one turn): greedily, the value that gives branches within the limits to the most sample
+poses not yet covered, then the next (the coverage order, fixed once per group); the
+joint whose order reaches the sample poses in the fewest values is swept.  A chain
+where no joint works has no sweep (the search solves it as before).
 
 Solving (:func:`along`, answered by :mod:`ros2_ik.core.solvers.swept`): the swept
-joint takes the seed's value first, then values spread over its limits, coarse to fine,
-nearest the seed first at each level (:meth:`Sweep.values`); at each value the branches
+joint takes the seed's value first (a seed near a solution: that solution's branch),
+then the values of the coverage order (:meth:`Sweep.forms`); at each value the branches
 within the limits (:func:`.branches.branches`) are verified on the full model.  A
 sampled joint proves nothing about the values between samples: after the sweep's budget
 the search runs (from the nearest branches just outside the limits), and NO_SOLUTION
@@ -39,13 +42,13 @@ if TYPE_CHECKING:  # numba compiles branches: imported once a sweep is found
 JOINTS = 7
 #: Values of the held joint at which EAIK must decompose the rest (spread over its limits).
 DETECT_VALUES = 5
-#: Configurations of the self-test and of the choice of the swept joint (fixed seed).
+#: Configurations of the self-test, and the sample poses of the coverage order (fixed).
 SELF_TEST_SAMPLES = 8
-SCORE_SAMPLES = 16
+COVER_SAMPLES = 48
 #: Largest distance of a known configuration to a branch found [rad].
 SELF_TEST_TOLERANCE = 1e-4
-#: Values of one sweep: coarse-to-fine levels of this many cells over the limits.
-LEVELS = (8, 16, 32)
+#: Values of one sweep after the seed's: centres of this many cells over the limits.
+CELLS = 32
 
 
 class Sweep:
@@ -66,7 +69,7 @@ class Sweep:
         self._lo, self._hi = lower, upper
         import eaik.pybindings.EAIK as eaik
         self._Robot = eaik.Robot
-        self._grid = None  # [(values (cells,), closed forms)] per level, built on first use
+        self._grid = None  # (values (CELLS,), their closed forms): :meth:`order`
 
     def at(self, value: float) -> Optional[chain.ClosedForm]:
         """Return the closed form of the chain with the swept joint held at ``value`` [rad].
@@ -87,33 +90,28 @@ class Sweep:
     def forms(self, seed_value: float) -> Iterator[Tuple[float, Optional[chain.ClosedForm]]]:
         """Yield ``(value [rad], closed form held there)`` in sweep order (None: refused).
 
-        The seed's value (clamped into the limits) first, then the centres of
-        :data:`LEVELS` cells over the limits (a continuous joint: over one turn, nearest
-        modulo 2 pi), each level nearest the seed first.  Cells of each level halve the
-        last's, so no centre repeats; their closed forms are built once.
+        The seed's value (clamped into the limits) first, then the coverage order
+        (module docstring).  Its closed forms are built once.
         """
         lo, hi = self._lo, self._hi
-        wraps = not (math.isfinite(lo) and math.isfinite(hi))
-        first = seed_value if wraps else min(max(seed_value, lo), hi)
+        first = min(max(seed_value, lo), hi)
         yield first, self.at(first)
-        if self._grid is None:
-            lo, hi = (-math.pi, math.pi) if wraps else (lo, hi)
-            self._grid = [(v, [self.at(x) for x in v.tolist()])
-                          for v in (lo + f * (hi - lo) for f in _CENTRES)]
-        for values, forms in self._grid:
-            gap = values - seed_value
-            if wraps:
-                gap = np.remainder(gap + math.pi, 2 * math.pi) - math.pi
-            for k in np.argsort(np.abs(gap)).tolist():
-                yield float(values[k]), forms[k]
+        yield from zip(self._grid[0].tolist(), self._grid[1])
 
     def values(self, seed_value: float) -> List[float]:
         """Return the swept joint's values [rad] in the order of :meth:`forms`."""
         return [value for value, _ in self.forms(seed_value)]
 
+    def centres(self) -> np.ndarray:
+        """Centres (CELLS,) of the cells over the limits (a continuous joint: one turn)."""
+        lo, hi = self._lo, self._hi
+        if not (math.isfinite(lo) and math.isfinite(hi)):
+            lo, hi = -math.pi, math.pi
+        return lo + (np.arange(CELLS) + 0.5) / CELLS * (hi - lo)
 
-#: Cell centres of each level of :data:`LEVELS`, as fractions of the range.
-_CENTRES = [(np.arange(cells) + 0.5) / cells for cells in LEVELS]
+    def order(self, values: np.ndarray) -> None:
+        """Sweep ``values`` [rad] after the seed's, in this order; build their forms."""
+        self._grid = (values, [self.at(v) for v in values.tolist()])
 
 
 class Detection(NamedTuple):
@@ -172,7 +170,8 @@ def detect(group, frame_id: int) -> Detection:
             kept.append(Sweep(i, group.joint_names[i], family, H, P, R, lo, hi))
     if not kept:
         return Detection(None, "EAIK decomposes the chain with no joint held")
-    scores = [_score(group, frame_id, s) for s in kept]
+    poses = [pin.SE3(_pose(group, frame_id, q)) for q in _samples(group, COVER_SAMPLES, 1)]
+    scores = [_cover(group, s, poses) for s in kept]
     return Detection(kept[int(np.argmin(scores))], "")
 
 
@@ -190,9 +189,9 @@ def _family(sweep: Sweep) -> str:
     return "/".join(sorted(families))
 
 
-def _samples(group, count: int) -> List[np.ndarray]:
+def _samples(group, count: int, rng_seed: int = 0) -> List[np.ndarray]:
     """``count`` configurations within the limits (one turn on continuous joints)."""
-    rng = np.random.default_rng(0)
+    rng = np.random.default_rng(rng_seed)
     lo = np.where(np.isfinite(group.lower), group.lower, -math.pi)
     hi = np.where(np.isfinite(group.upper), group.upper, math.pi)
     return [rng.uniform(lo, hi) for _ in range(count)]
@@ -224,22 +223,30 @@ def _self_test(group, frame_id: int, sweep: Sweep) -> bool:
     return True
 
 
-def _score(group, frame_id: int, sweep: Sweep) -> int:
-    """Values the sweep takes, from the mid configuration, to a branch within the limits."""
+def _cover(group, sweep: Sweep, poses: List[pin.SE3]) -> float:
+    """Set ``sweep``'s coverage order on ``poses``; return the mean values to reach one.
+
+    A pose no value reaches counts as ``2 * CELLS``.
+    """
     from ros2_ik.core.closed_form import branches
-    seed = group.mid_configuration()
-    total = 0
-    for q in _samples(group, SCORE_SAMPLES):
-        T = pin.SE3(_pose(group, frame_id, q))
-        count = 0
-        for count, (_, form) in enumerate(sweep.forms(float(seed[sweep.joint])), 1):
-            if form is not None and len(branches.branches(form, group.lower, group.upper, T,
-                                                          seed, 1e-2).q):
-                break
-        else:
-            count *= 2
-        total += count
-    return total
+    values = sweep.centres()
+    seed = group.mid_configuration()  # feasibility does not depend on it: the limits do
+    reached = np.zeros((len(values), len(poses)), dtype=bool)
+    for k, value in enumerate(values.tolist()):
+        form = sweep.at(value)
+        if form is not None:
+            reached[k] = [len(branches.branches(form, group.lower, group.upper, T, seed,
+                                                1e-2).q) > 0 for T in poses]
+    order, covered = [], np.zeros(len(poses), dtype=bool)
+    left = list(range(len(values)))
+    while left:  # greedy: most new poses, then most poses, then the lower value
+        gain = [(int((reached[k] & ~covered).sum()), int(reached[k].sum()), -k) for k in left]
+        k = left.pop(gain.index(max(gain)))
+        order.append(k)
+        covered |= reached[k]
+    sweep.order(values[order])
+    first = np.where(reached[order].any(axis=0), reached[order].argmax(axis=0) + 1, 2 * CELLS)
+    return float(first.mean())
 
 
 def along(sweep: Sweep, group, T_world_frame: pin.SE3, seed: np.ndarray, distinct: float
