@@ -4,6 +4,7 @@ The soles' drift and the CoM's place in the polygon are measured with a fresh pi
 Data (framesForwardKinematics, centerOfMass), the polygon against hand-written edges,
 the base quaternion's norm directly.
 """
+import daqp
 import numpy as np
 import pinocchio as pin
 import pytest
@@ -100,6 +101,68 @@ def test_com_stays_inside_when_the_hand_asks_too_much(talos):
     drift, margin, _ = _measure(model, qs, servo.polygon)
     assert drift < 1e-4
     assert MARGIN - 1e-3 < margin < MARGIN + 5e-3  # pressed against the bound, not past
+
+
+def _qp_written_out(servo, q, T_target, dt):
+    """The step's velocity from the QP of the module docstring, built on a fresh Data and
+    solved from scratch (daqp, no warm start): the reference the fast step must match."""
+    model, c = servo.model, servo.config
+    data = model.createData()
+    pin.computeJointJacobians(model, data, q)
+    pin.updateFramePlacements(model, data)
+
+    def task(fid, T):
+        T_err = T.actInv(data.oMf[fid])
+        J = pin.Jlog6(T_err) @ pin.getFrameJacobian(model, data, fid, pin.LOCAL)
+        return J, pin.log6(T_err).vector
+
+    W = np.diag(np.square(c.hand_weights))
+    J, e = task(model.getFrameId(HAND), T_target)
+    posture = np.array([c.posture_weight if model.joints[j].nv == 1 else 0.0
+                        for j in range(1, model.njoints) for _ in range(model.joints[j].nv)])
+    H = J.T @ W @ J + np.diag(c.damping + c.lm_damping * (e @ W @ e) + posture)
+    f = J.T @ W @ (c.hand_gain * e) - posture * c.posture_gain * pin.difference(
+        model, q, servo.posture)
+    rows, upper, lower = [], [], []
+    for frame, T_hold in zip(SOLES, servo.T_world_contacts):
+        J_c, e_c = task(model.getFrameId(frame), T_hold)
+        rows.append(J_c)
+        upper += list(-c.contact_gain * e_c)
+        lower += list(-c.contact_gain * e_c)
+    A_poly, b_poly = servo.polygon
+    com = pin.centerOfMass(model, data, q)
+    rows.append(A_poly @ pin.jacobianCenterOfMass(model, data, q)[:2])
+    upper += list(c.com_gain * (b_poly - A_poly @ com[:2] - c.com_margin_m))
+    lower += [-1e30] * len(b_poly)
+    lo, hi = servo._box.fill(q, servo.v, dt, np.empty(model.nv), np.empty(model.nv))
+    sense = np.array([0] * model.nv + [5] * 12 + [0] * len(b_poly), dtype=np.int32)
+    v, _, flag, _ = daqp.solve(H, f, np.vstack(rows), np.r_[hi, upper], np.r_[lo, lower],
+                               sense)
+    assert flag == 1
+    return np.clip(v, lo, hi)
+
+
+def test_step_is_the_qp_written_out(talos):
+    """Each step (reused arrays, compiled cost, warm-started QP) is the QP built plainly.
+
+    Within daqp's primal tolerance (1e-6): from the last step's active set, daqp may stop
+    at another point of that tolerance than from scratch (seen: 4e-8 rad/s).
+    """
+    model, q0 = talos
+    servo = _servo(model, q0)
+    data = model.createData()
+    pin.framesForwardKinematics(model, data, q0)
+    T0 = data.oMf[model.getFrameId(HAND)]
+    q = q0
+    for k in range(120):  # a far target: the CoM rows become active on the way
+        T = pin.SE3(T0.rotation, T0.translation + min(k / 60, 1.0) * np.array([0.8, 0, -0.3]))
+        expected = _qp_written_out(servo, q, T, DT)
+        step = servo.step(q, T, DT)
+        assert step.flag == 1
+        np.testing.assert_allclose(step.v, expected, rtol=0, atol=1e-6)
+        q = step.q_next
+    assert servo.polygon[1].min() > 0  # sanity: a real polygon
+    assert _measure(model, [q0, q], servo.polygon)[1] < MARGIN + 5e-3  # the CoM rows bit
 
 
 def test_bad_input_names_the_field(talos):

@@ -32,7 +32,6 @@ import numpy as np
 import pinocchio as pin
 
 from ros2_ik.core.constraints.support_polygon import convex_hull_2d
-from ros2_ik.core.pose import split_error
 from ros2_ik.core.servo import _qp_terms
 from ros2_ik.core.servo.step import checked_input
 
@@ -119,7 +118,11 @@ class WholeBodyServo:
         self.w2 = np.square(np.asarray(self.config.hand_weights, dtype=float))
         self._box = _Box(model, self.config, moving)
         self._post_w = np.where(self._box.is_joint, self.config.posture_weight, 0.0)
+        self._post_gain = self._post_w * self.config.posture_gain
         self.v = np.zeros(model.nv)
+        self._H, self._f = np.empty((model.nv, model.nv)), np.empty(model.nv)
+        self._J_hand = np.empty((6, model.nv))
+        self._qp: Optional[daqp.Model] = None
         self.T_world_contacts: list = []
         self.polygon: Tuple[np.ndarray, np.ndarray] = (np.zeros((0, 2)), np.zeros(0))
         _qp_terms.warm_up()
@@ -142,6 +145,13 @@ class WholeBodyServo:
         self._lower[nv + n_eq:] = -_INF
         self._sense = np.zeros(nv + n_eq + n_edges, dtype=np.int32)
         self._sense[nv:nv + n_eq] = _EQUALITY
+        # each term writes its rows in place: (frame, held pose, A rows, upper, lower)
+        self._contact_rows_at = [
+            (fid, T, self._A[6 * i:6 * i + 6], self._upper[nv + 6 * i:nv + 6 * i + 6],
+             self._lower[nv + 6 * i:nv + 6 * i + 6])
+            for i, ((fid, _), T) in enumerate(zip(self.contacts, self.T_world_contacts))]
+        self._A_com, self._com_upper = self._A[n_eq:], self._upper[nv + n_eq:]
+        self._qp = None  # daqp's workspace: set up on the first step
 
     def reset(self, v: Optional[np.ndarray] = None) -> None:
         """Set the previous velocity (for the joints' acceleration bound)."""
@@ -154,47 +164,64 @@ class WholeBodyServo:
         q = checked_input(q, self.model.nq, dt)
         model, nv = self.model, self.model.nv
         pin.computeJointJacobians(model, self.data, q)
-        J_hand, e_hand, T_err = self._frame_task(self.hand, T_world_target)
-        H, f = self._cost(q, J_hand, e_hand)
+        e_hand, T_err = self._frame_task(self.hand, T_world_target, self._J_hand)
+        H, f = self._cost(q, self._J_hand, e_hand)
         drift = self._contact_rows()
         margin = self._com_rows()
         lo, hi = self._box.fill(q, self.v, dt, self._lower[:nv], self._upper[:nv])
-        v, _, flag, _ = daqp.solve(H, f, self._A, self._upper, self._lower, self._sense)
+        v, flag = self._solve(H, f)
         if flag != 1:
             v = np.zeros(nv)
-        v = np.minimum(np.maximum(v, lo), hi)
+        v = np.minimum(np.maximum(v, lo, out=v), hi, out=v)
         self.v = v
-        t, w = split_error(T_err)
+        t, w = T_err.translation, e_hand[3:]  # log6's angular part is log3(R)
         return WholeBodyStep(v, pin.integrate(model, q, v * dt), math.sqrt(t @ t),
                              math.sqrt(w @ w), drift, margin, int(flag))
 
-    def _frame_task(self, fid: int, T_world_target: pin.SE3):
-        """Return ``(Jlog6 J_LOCAL (6, nv), log6 error (6,), T_target_frame)`` of a frame."""
+    def _frame_task(self, fid: int, T_world_target: pin.SE3, J_out: np.ndarray):
+        """Write ``Jlog6 J_LOCAL`` (6, nv) into ``J_out``; return ``(log6, T_target_frame)``."""
         pin.updateFramePlacement(self.model, self.data, fid)
         T_err = T_world_target.actInv(self.data.oMf[fid])
         J = pin.getFrameJacobian(self.model, self.data, fid, _LOCAL)
-        return pin.Jlog6(T_err) @ J, pin.log6(T_err).vector, T_err
+        np.matmul(pin.Jlog6(T_err), J, out=J_out)
+        return pin.log6(T_err).vector, T_err
 
     def _cost(self, q: np.ndarray, J: np.ndarray, e: np.ndarray):
-        """``H`` (nv, nv) and ``f`` (nv,): hand task, damping, posture."""
+        """``H`` (nv, nv) and ``f`` (nv,): hand task, damping, posture (reused arrays)."""
         c = self.config
-        WJ = J * self.w2[:, None]
         mu = c.damping + c.lm_damping * float(self.w2 @ (e * e))
-        H = J.T @ WJ
-        H.flat[::self.model.nv + 1] += mu + self._post_w
         dq_post = pin.difference(self.model, q, self.posture)
-        f = WJ.T @ (c.hand_gain * e) - self._post_w * (c.posture_gain * dq_post)
-        return H, f
+        _qp_terms.least_squares_cost(J, -c.hand_gain * e, self.w2, mu,
+                                     self._post_gain * dq_post, self._H, self._f)
+        self._H.flat[::self.model.nv + 1] += self._post_w
+        return self._H, self._f
+
+    def _solve(self, H: np.ndarray, f: np.ndarray):
+        """Solve the QP; warm-started from the last step's active set: ``(v, flag)``.
+
+        The QP is strictly convex (``damping`` > 0): the start changes the answer only
+        within daqp's tolerance (its primal tolerance, 1e-6).  A failed warm start is
+        retried from scratch.
+        """
+        if self._qp is not None:
+            self._qp.update(H=H, f=f, A=self._A, bupper=self._upper, blower=self._lower)
+            v, _, flag, _ = self._qp.solve()
+            if flag == 1:
+                return v, flag
+        self._qp = daqp.Model()
+        self._qp.setup(H, f, self._A, self._upper, self._lower, self._sense)
+        v, _, flag, _ = self._qp.solve()
+        if flag != 1:
+            self._qp = None
+        return v, flag
 
     def _contact_rows(self) -> float:
         """Write the rows holding each contact (J_c v = -k_c e_c); the largest drift [m]."""
-        nv, drift = self.model.nv, 0.0
-        for i, ((fid, _), T_hold) in enumerate(zip(self.contacts, self.T_world_contacts)):
-            J, e, T_err = self._frame_task(fid, T_hold)
-            self._A[6 * i:6 * i + 6] = J
-            rows = slice(nv + 6 * i, nv + 6 * i + 6)
-            np.multiply(e, -self.config.contact_gain, out=self._upper[rows])
-            self._lower[rows] = self._upper[rows]
+        drift, gain = 0.0, -self.config.contact_gain
+        for fid, T_hold, A, upper, lower in self._contact_rows_at:
+            e, T_err = self._frame_task(fid, T_hold, A)
+            np.multiply(e, gain, out=upper)
+            lower[:] = upper
             t = T_err.translation
             drift = max(drift, math.sqrt(t @ t))
         return drift
@@ -202,13 +229,11 @@ class WholeBodyServo:
     def _com_rows(self) -> float:
         """Write the CoM damper rows (one per polygon edge); the CoM's margin [m]."""
         J_com = pin.jacobianCenterOfMass(self.model, self.data, False)
-        com_xy = self.data.com[0][:2]
         A_poly, b_poly = self.polygon
-        distance = b_poly - A_poly @ com_xy
-        start = 6 * len(self.contacts)
-        np.matmul(A_poly, J_com[:2], out=self._A[start:])
-        self._upper[self.model.nv + start:] = self.config.com_gain * (
-            distance - self.config.com_margin_m)
+        distance = b_poly - A_poly @ self.data.com[0][:2]
+        np.matmul(A_poly, J_com[:2], out=self._A_com)
+        c = self.config
+        np.multiply(distance - c.com_margin_m, c.com_gain, out=self._com_upper)
         return float(distance.min())
 
 
