@@ -271,6 +271,8 @@ class WholeBodyGroup(Group):
 
     def from_full_q(self, q_full: np.ndarray) -> np.ndarray:
         """Full pinocchio configuration -> group vector (the base's and group joints' values)."""
+        if self._plain is not None:  # the vector is pinocchio's coordinates: one slice
+            return np.array(q_full[self._plain], dtype=float)
         return self.from_reduced_q(np.asarray(q_full, dtype=float)[self.iq_full])
 
     def base_placement(self, q: np.ndarray) -> pin.SE3:
