@@ -61,15 +61,20 @@ def least_squares_cost(J, v, w2, diag, posture_term, H, f):  # pragma: no cover
     QP is ``0.5 qd^T H qd + f^T qd``.
     """
     n = J.shape[1]
+    JT, WJT = np.empty((n, 6)), np.empty((n, 6))  # rows contiguous in the inner loops
+    for r in range(n):
+        for k in range(6):
+            JT[r, k] = J[k, r]
+            WJT[r, k] = J[k, r] * w2[k]
     for r in range(n):
         s = 0.0
         for k in range(6):
-            s += J[k, r] * w2[k] * v[k]
+            s += WJT[r, k] * v[k]
         f[r] = -s - posture_term[r]
         for c in range(r + 1):
             s = 0.0
             for k in range(6):
-                s += J[k, r] * w2[k] * J[k, c]
+                s += WJT[r, k] * JT[c, k]
             H[r, c] = s
             H[c, r] = s
         H[r, r] += diag

@@ -180,8 +180,7 @@ class WholeBodyServo:
 
     def _frame_task(self, fid: int, T_world_target: pin.SE3, J_out: np.ndarray):
         """Write ``Jlog6 J_LOCAL`` (6, nv) into ``J_out``; return ``(log6, T_target_frame)``."""
-        pin.updateFramePlacement(self.model, self.data, fid)
-        T_err = T_world_target.actInv(self.data.oMf[fid])
+        T_err = T_world_target.actInv(pin.updateFramePlacement(self.model, self.data, fid))
         J = pin.getFrameJacobian(self.model, self.data, fid, _LOCAL)
         np.matmul(pin.Jlog6(T_err), J, out=J_out)
         return pin.log6(T_err).vector, T_err
@@ -234,7 +233,7 @@ class WholeBodyServo:
         np.matmul(A_poly, J_com[:2], out=self._A_com)
         c = self.config
         np.multiply(distance - c.com_margin_m, c.com_gain, out=self._com_upper)
-        return float(distance.min())
+        return min(distance.tolist())
 
 
 class _Box:
