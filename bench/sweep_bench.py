@@ -8,8 +8,10 @@ a note when the folder is absent).  For each: whether a joint held leaves a clos
 reason), then, interleaved on the same reachable targets (FK of uniform configurations
 in the limits, seed at mid-limits, ``timeout_s`` 5 ms):
 
-* ``ours``: ``solve()`` as a user calls it (lm, which answers from the sweep);
-* ``lm_today``: lm with the closed forms switched off (``LevenbergMarquardt.closed_form``);
+* ``ours``: ``solve(..., solver="analytic")`` (the sweep, then lm's search for what it
+  did not answer); on an arm without a swept joint, ``solve()`` (lm);
+* ``lm_today``: ``solve()`` with lm, which does not sweep (its closed forms switched off
+  too, ``LevenbergMarquardt.closed_form``);
 * ``trac_ik``: TRAC-IK (pytracik, Speed, 5 ms), when installed.
 
 Success is checked here by pinocchio FK on the full model (1e-4 m, 1e-3 rad, limits).
@@ -86,8 +88,10 @@ def run_arm(arm: Arm, poses: int) -> Dict:
     ok: Dict[str, int] = {k: 0 for k in times}
     counts = {"by_sweep": 0, "no_solution": 0}
 
+    solver = "analytic" if found else "lm"
+
     def ours(k, T):
-        r, dt = _timed(solve, group, PoseTarget(group.tip, T), seed, "lm", TIMEOUT_S, 0, k)
+        r, dt = _timed(solve, group, PoseTarget(group.tip, T), seed, solver, TIMEOUT_S, 0, k)
         times["ours"].append(dt)
         ok["ours"] += verified(group, r.q if r.success else None, T)
         counts["by_sweep"] += r.success and "swept" in r.message
@@ -105,11 +109,12 @@ def run_arm(arm: Arm, poses: int) -> Dict:
         times["trac_ik"].append(dt)
         ok["trac_ik"] += verified(group, q, T)
 
-    runs = [ours, lm_today] + ([trac_ik] if trac is not None else [])
-    try:  # interleaved, each method first in turn (the one after TRAC-IK runs cache-cold)
-        for k, T in enumerate(targets):
-            for i in range(len(runs)):
-                runs[(k + i) % len(runs)](k, T)
+    try:  # interleaved: TRAC-IK first (the solve after it runs cache-cold), then ours and
+        for k, T in enumerate(targets):  # lm today, each first on every other target
+            if trac is not None:
+                trac_ik(k, T)
+            for run in ((ours, lm_today) if k % 2 == 0 else (lm_today, ours)):
+                run(k, T)
     finally:
         LevenbergMarquardt.closed_form = True
     for key, values in times.items():
