@@ -29,38 +29,15 @@ from typing import Dict, List
 
 import numpy as np
 
-from analytic_bench import REAL_URDFS, RESULTS, Arm, trac_ik_adapter, verified
+from analytic_bench import RESULTS, Arm, arms, trac_ik_adapter, verified
 from machine import machine, pyplot
 from ros2_ik.core.closed_form import sweep
-from ros2_ik.core.model import robots
 from ros2_ik.core.pose import PoseTarget
 from ros2_ik.core.result import IKStatus
 from ros2_ik.core.solve import prepare, solve
 from ros2_ik.core.solvers.lm import LevenbergMarquardt
 
 TIMEOUT_S = 0.005
-
-
-def arms() -> List[Arm]:
-    """Return the 7-joint arms of example-robot-data and of the vendor folder (when present)."""
-    out = []
-    for name, spec in robots.ARMS.items():
-        arm = Arm(name, "example-robot-data", robots.urdf_text(name), spec.base, spec.tip,
-                  robots.srdf_text(name))
-        if arm.group()[1].n == sweep.JOINTS:
-            out.append(arm)
-    manifest = REAL_URDFS / "manifest.json"
-    if manifest.is_file():
-        for entry in json.loads(manifest.read_text()):
-            if entry.get("dof") == sweep.JOINTS:
-                srdf = REAL_URDFS / entry["srdf"] if entry.get("srdf") else None
-                out.append(Arm(entry["name"], "real_urdfs",
-                               (REAL_URDFS / entry["file"]).read_text(),
-                               entry["base"], entry["tip"],
-                               srdf.read_text() if srdf and srdf.is_file() else ""))
-    else:
-        print(f"{REAL_URDFS} absent: vendor arms skipped")
-    return out
 
 
 def _timed(f, *args):
@@ -182,7 +159,7 @@ def main() -> None:
     args = parser.parse_args()
     poses = args.poses or (200 if args.quick else 2000)
     rows = []
-    for arm in arms():
+    for arm in arms(sweep.JOINTS):
         if args.arms and arm.name not in args.arms:
             continue
         print(f"{arm.name} ({arm.source})", flush=True)
