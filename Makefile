@@ -70,12 +70,13 @@ bench-quick: BENCH_ARGS += --quick
 bench-quick: bench
 
 # Servo step (core.servo) vs Pink, interleaved: results/servo.{json,md,png}; then the node's
-# 250 Hz loop for 60 s on a simulated arm: results/servo_node.*.  Both in make bench too.
+# 250 Hz loop for 60 s on a simulated arm: results/servo_node.*, and on talos's whole body
+# (soles, CoM, a hand): results/servo_node_wholebody.*.  The first two in make bench too.
 # BENCH_ARGS=--quick: one lap per task, 10 s of the node.
 servo-bench: build
 	@$(ENV) pip install --quiet -r bench/requirements-servo.txt 2>&1 | { grep -v "is ignored" || true; } \
 	&& python bench/servo_bench.py $(BENCH_ARGS) && python bench/servo_node_bench.py $(BENCH_ARGS) \
-	&& python tools/bench_readme.py
+	&& python bench/servo_node_bench.py --whole-body $(BENCH_ARGS) && python tools/bench_readme.py
 
 # IK along Cartesian paths (solve_path vs sequential per-pose IK, ours and TRAC-IK Distance):
 # results/path.{json,md,png}.  In make bench too.  BENCH_ARGS=--quick: a few paths per arm.
