@@ -5,7 +5,7 @@ ENV := source tools/env.sh &&
 PYTEST_ARGS ?=
 
 .PHONY: setup extras build dispatch test test-long lint docs demo bench bench-quick \
-	servo-bench bench-path bench-batch bench-analytic bench-ab bench-unreachable fuzz \
+	servo-bench bench-path bench-batch bench-analytic bench-sweep bench-ab bench-unreachable fuzz \
 	completeness load clean bench-wholebody
 
 setup:
@@ -109,6 +109,12 @@ bench-batch: build
 bench-analytic: build
 	@$(ENV) pip install --quiet -r bench/requirements-bench.txt 2>&1 | { grep -v "is ignored" || true; } \
 	&& python bench/analytic_bench.py $(ANALYTIC_ARGS) && python tools/bench_readme.py
+
+# 7R arms by a swept joint over 6R closed forms against lm today and TRAC-IK, interleaved:
+# results/sweep.*. SWEEP_ARGS=--quick.
+bench-sweep: build
+	@$(ENV) pip install --quiet -r bench/requirements-bench.txt 2>&1 | { grep -v "is ignored" || true; } \
+	&& python bench/sweep_bench.py $(SWEEP_ARGS)
 
 # Old commit against new (issue 39): the pose, constrained and collision benchmarks of both
 # revisions interleaved (each in a temporary git worktree), then the completeness fuzz on each:
