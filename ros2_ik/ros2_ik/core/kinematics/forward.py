@@ -2,11 +2,16 @@
 
 Arrays of a :class:`~.model.Tree`: ``parents`` (k,) each joint's parent (-1: the world,
 a parent before its children), ``placements`` (k, 4, 4) ``T_parent_joint`` [m],
-``kinds`` (k,) fixed, revolute or prismatic (:data:`.model.FIXED`, ...), ``axes`` (k, 3)
-unit axes in the joint frame, ``columns`` (k,) index of the joint's value in the group
-vector ``q`` (n,) [rad or m].  Frames: ``fparent`` (f,) the joint carrying each frame
-(-1: the world), ``fplace`` (f, 4, 4) ``T_joint_frame``.  Jacobians are
-``LOCAL_WORLD_ALIGNED`` (the package's convention, :mod:`ros2_ik.core.kinematics`).
+``kinds`` (k,) fixed, revolute, prismatic, free-flyer or planar (:data:`.model.FIXED`,
+...), ``axes`` (k, 3) unit axes in the joint frame, ``columns`` (k,) index of the joint's
+(first) value in the group vector ``q`` (nq,) [rad or m].  Frames: ``fparent`` (f,) the
+joint carrying each frame (-1: the world), ``fplace`` (f, 4, 4) ``T_joint_frame``.
+Jacobians are ``LOCAL_WORLD_ALIGNED`` (the package's convention,
+:mod:`ros2_ik.core.kinematics`), in tangent columns (nv,): a free-flyer's six
+(pinocchio's: linear then angular velocity in the base frame), a planar base's three
+(``vx vy`` in the base frame, ``omega``), then one per 1-DoF joint.  The joint kinds are
+told apart here alone (placement, Jacobian columns) and in :mod:`.configuration`
+(integrate, difference, limits).
 
 Written out by index, without array views or calls but inlined ones: in numba each call
 passes its arrays as structs and each view counts a reference, and every iteration of
@@ -15,7 +20,8 @@ every attempt calls :func:`kinematics`.
 import math
 
 from ros2_ik.core.runtime.compiled import jit  # deferred: numba loads with the first kernel
-from ros2_ik.core.kinematics.model import FIXED, PRISMATIC, REVOLUTE
+from ros2_ik.core.kinematics.lie import quaternion_matrix
+from ros2_ik.core.kinematics.model import FIXED, FREEFLYER, PLANAR, PRISMATIC, REVOLUTE
 
 
 @jit(inline="always")
@@ -58,21 +64,42 @@ def joints(parents, placements, kinds, axes, columns, q, oMi,
             R00, R01, R02 = c + t * x * x, t * x * y - s * z, t * x * z + s * y
             R10, R11, R12 = t * x * y + s * z, c + t * y * y, t * y * z - s * x
             R20, R21, R22 = t * x * z - s * y, t * y * z + s * x, c + t * z * z
-            for r in range(3):
-                n0, n1, n2 = oMi[i, r, 0], oMi[i, r, 1], oMi[i, r, 2]
-                oMi[i, r, 0] = n0 * R00 + n1 * R10 + n2 * R20
-                oMi[i, r, 1] = n0 * R01 + n1 * R11 + n2 * R21
-                oMi[i, r, 2] = n0 * R02 + n1 * R12 + n2 * R22
+            moved(oMi, i, 0.0, 0.0, 0.0, R00, R01, R02, R10, R11, R12, R20, R21, R22)
+        elif kind == FREEFLYER:  # x y z, then the unit quaternion qx qy qz qw
+            c = columns[i]
+            R00, R01, R02, R10, R11, R12, R20, R21, R22 = quaternion_matrix(
+                q[c + 3], q[c + 4], q[c + 5], q[c + 6])
+            moved(oMi, i, q[c], q[c + 1], q[c + 2], R00, R01, R02, R10, R11, R12, R20, R21,
+                  R22)
+        elif kind == PLANAR:  # x y theta: about the joint's z axis
+            c = columns[i]
+            co, si = math.cos(q[c + 2]), math.sin(q[c + 2])
+            moved(oMi, i, q[c], q[c + 1], 0.0, co, -si, 0.0, si, co, 0.0, 0.0, 0.0, 1.0)
 
 
 @jit(inline="always")
-def frame_jacobian(parents, kinds, columns, oMi, waxes, oMf, f, p,
-                   Jf):  # pragma: no cover - compiled
-    """``LOCAL_WORLD_ALIGNED`` Jacobian (6, n) of frame ``oMf[f]`` on joint ``p`` into ``Jf[f]``.
+def moved(oMi, i, px, py, pz, R00, R01, R02, R10, R11, R12, R20, R21,
+          R22):  # pragma: no cover - compiled
+    """``oMi[i] = oMi[i] @ [R | p]``: a joint's motion after its placement, by index."""
+    for r in range(3):
+        n0, n1, n2 = oMi[i, r, 0], oMi[i, r, 1], oMi[i, r, 2]
+        oMi[i, r, 3] += n0 * px + n1 * py + n2 * pz
+        oMi[i, r, 0] = n0 * R00 + n1 * R10 + n2 * R20
+        oMi[i, r, 1] = n0 * R01 + n1 * R11 + n2 * R21
+        oMi[i, r, 2] = n0 * R02 + n1 * R12 + n2 * R22
+
+
+@jit(inline="always")
+def frame_jacobian(parents, kinds, columns, oMi, waxes, oMf, f, p, Jf,
+                   shift):  # pragma: no cover - compiled
+    """``LOCAL_WORLD_ALIGNED`` Jacobian (6, nv) of frame ``oMf[f]`` on joint ``p`` into ``Jf[f]``.
 
     Column of a revolute joint: ``[a x (p_frame - p_joint), a]``, of a prismatic one
     ``[a, 0]`` (``a`` its world axis); zero for the joints not between the frame and the
-    root.
+    root.  A base's columns are prismatic along its own (moved) x, y (and z) axes, then
+    revolute about them (a planar base: about z alone), at its origin.  ``shift``: the
+    group vector's length less the tangent's (1 with a free-flyer, else 0), taken off a
+    1-DoF joint's column.
     """
     for r in range(6):
         for c in range(Jf.shape[2]):
@@ -81,18 +108,34 @@ def frame_jacobian(parents, kinds, columns, oMi, waxes, oMf, f, p,
     j = p
     while j >= 0:  # the joints between the frame and the root: the Jacobian's columns
         kind = kinds[j]
-        if kind != FIXED:
+        if kind == REVOLUTE:
+            column(Jf, f, columns[j] - shift, False, waxes[j, 0], waxes[j, 1], waxes[j, 2],
+                   tx - oMi[j, 0, 3], ty - oMi[j, 1, 3], tz - oMi[j, 2, 3])
+        elif kind == PRISMATIC:
+            column(Jf, f, columns[j] - shift, True, waxes[j, 0], waxes[j, 1], waxes[j, 2],
+                   0.0, 0.0, 0.0)
+        elif kind != FIXED:  # a base: columns[j] is its first tangent column too
             c = columns[j]
-            ax, ay, az = waxes[j, 0], waxes[j, 1], waxes[j, 2]
-            if kind == PRISMATIC:
-                Jf[f, 0, c], Jf[f, 1, c], Jf[f, 2, c] = ax, ay, az
-            else:
-                dx, dy, dz = tx - oMi[j, 0, 3], ty - oMi[j, 1, 3], tz - oMi[j, 2, 3]
-                Jf[f, 0, c] = ay * dz - az * dy
-                Jf[f, 1, c] = az * dx - ax * dz
-                Jf[f, 2, c] = ax * dy - ay * dx
-                Jf[f, 3, c], Jf[f, 4, c], Jf[f, 5, c] = ax, ay, az
+            dx, dy, dz = tx - oMi[j, 0, 3], ty - oMi[j, 1, 3], tz - oMi[j, 2, 3]
+            for a in range(3 if kind == FREEFLYER else 2):  # along x, y (z): prismatic
+                column(Jf, f, c + a, True, oMi[j, 0, a], oMi[j, 1, a], oMi[j, 2, a], 0.0,
+                       0.0, 0.0)
+            for a in range(0 if kind == FREEFLYER else 2, 3):  # about x, y, z (planar: z)
+                column(Jf, f, c + a + (3 if kind == FREEFLYER else 0), False, oMi[j, 0, a],
+                       oMi[j, 1, a], oMi[j, 2, a], dx, dy, dz)
         j = parents[j]
+
+
+@jit(inline="always")
+def column(Jf, f, c, prismatic, ax, ay, az, dx, dy, dz):  # pragma: no cover - compiled
+    """Column ``c`` of ``Jf[f]``: ``[a, 0]`` (prismatic) or ``[a x d, a]`` (revolute)."""
+    if prismatic:
+        Jf[f, 0, c], Jf[f, 1, c], Jf[f, 2, c] = ax, ay, az
+    else:
+        Jf[f, 0, c] = ay * dz - az * dy
+        Jf[f, 1, c] = az * dx - ax * dz
+        Jf[f, 2, c] = ax * dy - ay * dx
+        Jf[f, 3, c], Jf[f, 4, c], Jf[f, 5, c] = ax, ay, az
 
 
 @jit
@@ -100,14 +143,15 @@ def kinematics(parents, placements, kinds, axes, columns, q, fparent, fplace, oM
                Jf, waxes):  # pragma: no cover - compiled
     """Joint placements ``oMi`` (k, 4, 4), frame placements ``oMf`` (f, 4, 4), Jacobians.
 
-    ``Jf`` (f, 6, n): each frame's ``LOCAL_WORLD_ALIGNED`` Jacobian (:func:`frame_jacobian`)
-    in group columns; ``waxes`` (k, 3) receives the joints' world axes.
+    ``Jf`` (f, 6, nv): each frame's ``LOCAL_WORLD_ALIGNED`` Jacobian (:func:`frame_jacobian`)
+    in tangent columns; ``waxes`` (k, 3) receives the joints' world axes.
     """
     joints(parents, placements, kinds, axes, columns, q, oMi, waxes)
+    shift = q.shape[0] - Jf.shape[2]
     for f in range(fparent.shape[0]):  # the frames on tree joint p (-1: the world)
         p = fparent[f]
         placed(oMi, p, fplace, f, oMf)
-        frame_jacobian(parents, kinds, columns, oMi, waxes, oMf, f, p, Jf)
+        frame_jacobian(parents, kinds, columns, oMi, waxes, oMf, f, p, Jf, shift)
 
 
 @jit(inline="always")

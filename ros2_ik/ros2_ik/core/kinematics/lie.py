@@ -4,7 +4,8 @@
 [rad] of a rotation matrix), ``log6`` (the twist ``[v, w]`` of a transform, pinocchio's
 order: linear [m] then angular [rad]), ``jlog3`` (pinocchio's ``Jlog3``: the derivative of
 ``log3`` with respect to a right (local) perturbation) and ``log_map`` (the rate of
-``log3(R_WA^T R_WB)`` from world angular velocities).  Plain loops on preallocated arrays
+``log3(R_WA^T R_WB)`` from world angular velocities), ``quaternion_matrix`` (a
+quaternion's rotation).  Plain loops on preallocated arrays
 or floats: numba's ``@`` on small matrices calls BLAS and allocates.
 """
 import math
@@ -140,3 +141,12 @@ def log_map(wx, wy, wz, theta, S):  # pragma: no cover - compiled
         for c in range(3):
             S[4, r, c] = (S[1, r, 0] * S[0, c, 0] + S[1, r, 1] * S[0, c, 1]
                           + S[1, r, 2] * S[0, c, 2])
+
+
+@jit(inline="always")
+def quaternion_matrix(x, y, z, w):  # pragma: no cover - compiled
+    """Rotation matrix entries (row by row) of quaternion ``(x, y, z, w)``, normalised."""
+    s = 2.0 / (x * x + y * y + z * z + w * w)
+    return (1.0 - s * (y * y + z * z), s * (x * y - z * w), s * (x * z + y * w),
+            s * (x * y + z * w), 1.0 - s * (x * x + z * z), s * (y * z - x * w),
+            s * (x * z - y * w), s * (y * z + x * w), 1.0 - s * (x * x + y * y))

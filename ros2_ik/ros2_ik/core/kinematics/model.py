@@ -21,8 +21,11 @@ _REVOLUTE = {"JointModelRX": (1.0, 0.0, 0.0), "JointModelRY": (0.0, 1.0, 0.0),
              "JointModelRUBY": (0.0, 1.0, 0.0), "JointModelRUBZ": (0.0, 0.0, 1.0)}
 _PRISMATIC = {"JointModelPX": (1.0, 0.0, 0.0), "JointModelPY": (0.0, 1.0, 0.0),
               "JointModelPZ": (0.0, 0.0, 1.0)}
-#: Joint kinds, as :mod:`.forward` numbers them.
-FIXED, REVOLUTE, PRISMATIC = 0, 1, 2
+#: Joint kinds, as :mod:`.forward` numbers them.  A base (a free-flyer or a planar root,
+#: :mod:`ros2_ik.core.model.floating_base`) is one more kind: its coordinates are the
+#: group's (x y z qx qy qz qw: 7, tangent 6; x y theta: 3, tangent 3), placed first.
+FIXED, REVOLUTE, PRISMATIC, FREEFLYER, PLANAR = 0, 1, 2, 3, 4
+_BASES = {"JointModelFreeFlyer": FREEFLYER, "JointModelPlanar": PLANAR}
 
 
 class Tree(NamedTuple):
@@ -30,8 +33,12 @@ class Tree(NamedTuple):
 
     ``parents`` (k,) tree index of each joint's parent (-1: the world); ``placements``
     (k, 4, 4) ``T_parent_joint`` [m] (a locked joint's includes its motion); ``kinds``
-    (k,) 0 fixed, 1 revolute, 2 prismatic; ``axes`` (k, 3) unit axes in the joint frame;
-    ``columns`` (k,) index in the group vector (0 for fixed joints).
+    (k,) 0 fixed, 1 revolute, 2 prismatic, 3 free-flyer, 4 planar (a base: the root, its
+    coordinates first in the group vector); ``axes`` (k, 3) unit axes in the joint frame
+    (zero for a base); ``columns`` (k,) index of the joint's first coordinate in the group
+    vector (0 for fixed joints).  With a free-flyer the group vector has one more entry
+    than the tangent (7 coordinates, 6 velocities): a 1-DoF joint's tangent (Jacobian)
+    column is its ``column - 1`` (:func:`.forward.kinematics`).
     """
 
     parents: np.ndarray
@@ -77,9 +84,10 @@ def model_tree(model: pin.Model, joint_ids: Sequence[int], column: Mapping[int, 
                liMi=None) -> Optional[Tree]:
     """Return the tree of ``model``'s joints ``joint_ids`` (each after its parent), or None.
 
-    ``column``: each moving joint's index in the group vector; the others are fixed at
-    ``liMi[j]`` (pinocchio ``Data.liMi`` at the locked configuration).  None when a
-    moving joint is not one-axis revolute or prismatic, or a fixed one has no ``liMi``.
+    ``column``: each moving joint's (first) index in the group vector; the others are
+    fixed at ``liMi[j]`` (pinocchio ``Data.liMi`` at the locked configuration).  None when
+    a moving joint is not one-axis revolute or prismatic nor a free-flyer or planar root,
+    or a fixed one has no ``liMi``.
     """
     index = {j: i for i, j in enumerate(joint_ids)}
     k = len(index)
@@ -93,12 +101,17 @@ def model_tree(model: pin.Model, joint_ids: Sequence[int], column: Mapping[int, 
                 return None
             placements[i] = liMi[j].homogeneous
             continue
+        placements[i] = model.jointPlacements[j].homogeneous
+        columns[i] = column[j]
+        base = _BASES.get(model.joints[j].shortname())
+        if base is not None and parents[i] < 0:
+            kinds[i] = base
+            continue
         axis = joint_axis(model.joints[j])
         if axis is None:
             return None
         kinds[i] = PRISMATIC if axis[0] else REVOLUTE
-        axes[i], columns[i] = axis[1], column[j]
-        placements[i] = model.jointPlacements[j].homogeneous
+        axes[i] = axis[1]
     return Tree(parents, np.ascontiguousarray(placements), kinds, axes, columns)
 
 
@@ -127,15 +140,19 @@ _UNKNOWN = object()
 
 
 def tree_of(group) -> Optional[Tree]:
-    """Return the tree of ``group``'s full model, or None (a group joint of another kind)."""
+    """Return the tree of ``group``'s full model, or None (a group joint of another kind).
+
+    A whole-body group's base (its first joint) has column 0, the next joints follow its
+    coordinates (``group.base_nq``).
+    """
     tree = _TREES.get(group, _UNKNOWN)
     if tree is _UNKNOWN:
         model = group.robot.model
         data = model.createData()
         pin.forwardKinematics(model, data, group.q_full_locked)  # liMi of the locked joints
-        tree = _TREES[group] = model_tree(
-            model, range(1, model.njoints), {j: i for i, j in enumerate(group.joint_ids)},
-            data.liMi)
+        shift = group.base_nq - 1 if group.has_base else 0
+        column = {j: i + shift if i else 0 for i, j in enumerate(group.joint_ids)}
+        tree = _TREES[group] = model_tree(model, range(1, model.njoints), column, data.liMi)
     return tree
 
 
@@ -144,10 +161,11 @@ def pruned(tree: Tree, fparent: np.ndarray) -> Tuple[Tree, np.ndarray]:
 
     Their supports, in tree order (a parent before its children): the kinematics of a
     whole robot loaded for one arm (a mobile manipulator's 48 joints, 8 of them under the
-    hand) then computes only those, with the same placements and Jacobians.
+    hand) then computes only those, with the same placements and Jacobians.  A base is
+    always kept (its kind tells the kernels the group vector's layout).
     """
     parents = tree.parents.tolist()
-    needed: set = set()
+    needed: set = {0} if len(parents) and tree.kinds[0] >= FREEFLYER else set()
     for j in fparent.tolist():
         while j >= 0 and j not in needed:
             needed.add(j)
