@@ -49,7 +49,7 @@ def test_predicted_decrease_and_lagrangian_change_match_their_formulas(arm, pyth
             else polish_kernel.model_for(state)
         cost, lin = model.evaluate(q)
         assert lin is not None
-        B = lin.hessian + polish.MU * np.eye(q.shape[0])
+        B = polish.damped(lin.hessian)
         for radius in (1.5, 0.1, 0.01):
             found = polish._qp_step(model, q, lin, B, radius)
             if found is None:
