@@ -5,7 +5,7 @@ ENV := source tools/env.sh &&
 PYTEST_ARGS ?=
 
 .PHONY: setup extras build dispatch test test-long lint docs demo bench bench-quick \
-	servo-bench bench-path bench-batch bench-analytic bench-ab bench-unreachable fuzz \
+	servo-bench bench-path bench-batch bench-analytic bench-sweep bench-ab bench-unreachable fuzz \
 	completeness load clean bench-wholebody
 
 setup:
@@ -70,12 +70,13 @@ bench-quick: BENCH_ARGS += --quick
 bench-quick: bench
 
 # Servo step (core.servo) vs Pink, interleaved: results/servo.{json,md,png}; then the node's
-# 250 Hz loop for 60 s on a simulated arm: results/servo_node.*.  Both in make bench too.
+# 250 Hz loop for 60 s on a simulated arm: results/servo_node.*, and on talos's whole body
+# (soles, CoM, a hand): results/servo_node_wholebody.*.  The first two in make bench too.
 # BENCH_ARGS=--quick: one lap per task, 10 s of the node.
 servo-bench: build
 	@$(ENV) pip install --quiet -r bench/requirements-servo.txt 2>&1 | { grep -v "is ignored" || true; } \
 	&& python bench/servo_bench.py $(BENCH_ARGS) && python bench/servo_node_bench.py $(BENCH_ARGS) \
-	&& python tools/bench_readme.py
+	&& python bench/servo_node_bench.py --whole-body $(BENCH_ARGS) && python tools/bench_readme.py
 
 # IK along Cartesian paths (solve_path vs sequential per-pose IK, ours and TRAC-IK Distance):
 # results/path.{json,md,png}.  In make bench too.  BENCH_ARGS=--quick: a few paths per arm.
@@ -109,6 +110,12 @@ bench-batch: build
 bench-analytic: build
 	@$(ENV) pip install --quiet -r bench/requirements-bench.txt 2>&1 | { grep -v "is ignored" || true; } \
 	&& python bench/analytic_bench.py $(ANALYTIC_ARGS) && python tools/bench_readme.py
+
+# 7R arms by a swept joint over 6R closed forms against lm today and TRAC-IK, interleaved:
+# results/sweep.*. SWEEP_ARGS=--quick.
+bench-sweep: build
+	@$(ENV) pip install --quiet -r bench/requirements-bench.txt 2>&1 | { grep -v "is ignored" || true; } \
+	&& python bench/sweep_bench.py $(SWEEP_ARGS)
 
 # Old commit against new (issue 39): the pose, constrained and collision benchmarks of both
 # revisions interleaved (each in a temporary git worktree), then the completeness fuzz on each:

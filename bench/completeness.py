@@ -304,16 +304,17 @@ def plot(summary: dict, path: pathlib.Path) -> None:
     plt = pyplot()
     if plt is None:
         return
-    names = [n for n in summary if n.startswith("all /")]
+    names = [n for n in summary if n.startswith("all /") or n == ACROSS_PI]
     x = np.arange(len(names))
-    fig, ax = plt.subplots(figsize=(9, 4))
-    ax.bar(x - 0.2, [100 * summary[n]["ours_verified_success"] for n in names], 0.4,
-           label="ros2_ik lm")
-    ax.bar(x + 0.2, [100 * summary[n]["drake_verified_success"] for n in names], 0.4,
-           label="Drake SNOPT + restarts")
-    ax.set_xticks(x, [n.split(" / ")[1] for n in names], rotation=20)
+    fig, ax = plt.subplots(figsize=(11, 4.5))
+    ours = [100 * summary[n]["ours_verified_success"] for n in names]
+    drake = [100 * summary[n]["drake_verified_success"] for n in names]
+    ax.bar(x - 0.2, ours, 0.4, label="ros2_ik lm")
+    ax.bar(x + 0.2, drake, 0.4, label="Drake SNOPT + restarts")
+    ax.set_xticks(x, [n.split(" / ")[1] if n != ACROSS_PI else "across +-pi" for n in names],
+                  rotation=30, ha="right")
     ax.set_ylabel("verified success [%]")
-    ax.set_ylim(min(80, ax.get_ylim()[0]), 100.5)
+    ax.set_ylim(min(80.0, np.nanmin(ours + drake) - 2.0), 100.5)
     ax.legend(loc="lower left")
     ax.set_title("Feasible-by-construction problems on unseen robots")
     fig.tight_layout()

@@ -14,6 +14,12 @@ the tip's tracking error by our own FK of the arm's state (sampled every 40 ms) 
 target sent; ComputeIK round trips during the run.  Also the node's own tick period, from
 its status.
 Writes bench/results/servo_node.json and servo_node.md.  ``--quick``: 10 s.
+
+``--whole-body``: talos (config/talos_whole_body.yaml, its whole_body group with the
+floating base) instead of the Panda: both soles held, the CoM 2 cm inside their polygon,
+the left gripper on the circle (in the world frame); the measured base pose is sent once
+on ``~/servo/base_pose`` and the tracking error is our FK of the arm's joints with the
+base pose the node commands.  Writes servo_node_wholebody.json / .md.
 """
 from __future__ import annotations
 
@@ -41,6 +47,96 @@ COMMANDS = f"/{NS}/arm/commands"
 CLOCKS = ("sent", "received", "callback")
 HEADLINE_CLOCK = "received"
 RADIUS, SPEED = 0.1, 0.2  # circle [m], [m/s]
+BASE_COMMANDS = f"/{NS}/base_command"  # the whole-body servo's base pose
+
+
+class Arm:
+    """The Panda: panda.yaml, READY, the hand in panda_link0."""
+
+    name, mode, frame, tip = "panda", "node_position_250hz", "panda_link0", "panda_hand"
+    radius = RADIUS
+
+    def __init__(self):
+        import panda_node
+        self.model = panda_node.description()[2]
+        self.joints, self.q0 = panda_node.ARM, np.array(panda_node.READY)
+
+    def start(self, params):
+        import panda_node
+        return panda_node.start(NS, *params, joints=False)
+
+    def stop(self, node, client):
+        import panda_node
+        panda_node.stop(node, client)
+
+    def tip_pose(self, q, base=None):
+        from panda_node import T_frame
+        return T_frame(self.model, self.joints, q, self.tip, self.frame)
+
+    def before_start(self, run):
+        """Nothing: an arm's base is fixed."""
+
+
+class Talos(Arm):
+    """Talos standing (base 1.02 m up, joints 0): soles held, the left gripper servoed."""
+
+    name, mode, frame, tip = "talos", "node_wholebody_position_250hz", "", \
+        "gripper_left_base_link"
+    radius = 0.03  # within the standing hand's reach [m]
+    feet = ("left_sole_link", "right_sole_link")
+
+    def __init__(self):
+        import pinocchio as pin
+        from ros2_ik.core import robots
+        urdf = (robots.data_dir() / "talos_data/robots/talos_full_v2.urdf").read_text()
+        self.model = pin.buildModelFromXML(urdf, pin.JointModelFreeFlyer())
+        self.joints = [self.model.names[j] for j in range(2, self.model.njoints)]
+        self.q0 = np.zeros(len(self.joints))
+        self.base0 = np.array([0.0, 0.0, 1.02, 0.0, 0.0, 0.0, 1.0])
+
+    def start(self, params):
+        from whole_body_checks import SOLE, serve
+        from ros2_ik_interfaces.srv import ComputeIK
+        points = ",".join(f"{x},{y},0.0" for x, y in SOLE)
+        node, client, _ = serve(
+            NS, "talos_whole_body.yaml", "talos_data/robots/talos_full_v2.urdf",
+            "talos_data/srdf/talos.srdf", *params, f"servo_frame:={self.tip}",
+            f"controller_joints:=[{','.join(self.joints)}]",
+            f"servo_contacts:=[{','.join(self.feet)}]", f"servo_contact_points:=[{points}]",
+            f"servo_base_command_topic:={BASE_COMMANDS}")
+        probe = ComputeIK.Request()
+        probe.target.pose.position.x = 0.4
+        try:
+            client.wait_for_model(probe, timeout_s=120.0)
+        except BaseException:
+            print(node.output()[-3000:])
+            self.stop(node, client)
+            raise
+        return node, client
+
+    def stop(self, node, client):
+        from whole_body_checks import stop
+        stop(node, client)
+
+    def tip_pose(self, q, base=None):
+        import pinocchio as pin
+        full = pin.neutral(self.model)
+        full[:7] = self.base0 if base is None else base
+        full[7:] = q
+        data = self.model.createData()
+        pin.framesForwardKinematics(self.model, data, full)
+        return data.oMf[self.model.getFrameId(self.tip)]
+
+    def before_start(self, run):
+        """Send the measured base pose (the node has no estimator)."""
+        import pinocchio as pin
+        from geometry_msgs.msg import PoseStamped
+        from ros2_ik.node.conversions import se3_to_pose
+        msg = PoseStamped()
+        msg.header.frame_id = "universe"
+        msg.pose = se3_to_pose(pin.XYZQUATToSE3(self.base0))
+        run.base_pub.publish(msg)
+        run.client.spin(0.1)
 
 
 class Run:
@@ -55,7 +151,7 @@ class Run:
         n = client.node
         self.client, self.model = client, model
         self.periods = {clock: [] for clock in CLOCKS}
-        self.states, self.statuses, self.targets = [], [], []
+        self.states, self.statuses, self.targets, self.bases = [], [], [], []
         self.round_trips, self.codes = [], []
         n.create_subscription(Float64MultiArray, f"/{NS}/fake_controller/command_periods",
                               self._on_periods, 10)
@@ -64,6 +160,9 @@ class Run:
         n.create_subscription(ServoStatus, f"/{NS}/ik_node/servo/status",
                               self.statuses.append, 100)
         self.pose_pub = n.create_publisher(PoseStamped, f"/{NS}/ik_node/servo/target_pose", 10)
+        self.base_pub = n.create_publisher(PoseStamped, f"/{NS}/ik_node/servo/base_pose", 10)
+        n.create_subscription(PoseStamped, BASE_COMMANDS,
+                              lambda m: self.bases.append((time.monotonic(), m)), 300)
         self.start_client = n.create_client(Trigger, f"/{NS}/ik_node/servo/start")
 
     def _on_periods(self, msg):
@@ -76,14 +175,14 @@ class Run:
         self.states.append((time.monotonic(), np.array(msg.position)))
 
 
-def _circle(T0, t):
+def _circle(T0, t, radius=RADIUS):
     import pinocchio as pin
-    w = SPEED / RADIUS
-    c = T0.translation - np.array([RADIUS, 0.0, 0.0])
-    return pin.SE3(T0.rotation, c + RADIUS * np.array([np.cos(w * t), np.sin(w * t), 0.0]))
+    w = SPEED / radius
+    c = T0.translation - np.array([radius, 0.0, 0.0])
+    return pin.SE3(T0.rotation, c + radius * np.array([np.cos(w * t), np.sin(w * t), 0.0]))
 
 
-def _drive(run, seconds, T0, request, service_hz):
+def _drive(run, seconds, T0, request, service_hz, robot):
     """Stream the circle and call ComputeIK for ``seconds``; one call in flight."""
     from geometry_msgs.msg import PoseStamped
     from ros2_ik.node.conversions import se3_to_pose
@@ -92,9 +191,9 @@ def _drive(run, seconds, T0, request, service_hz):
     pending = None
     while (now := time.monotonic()) < start + seconds:
         if now >= next_target:
-            T = _circle(T0, now - start)
+            T = _circle(T0, now - start, robot.radius)
             msg = PoseStamped()
-            msg.header.frame_id = "panda_link0"
+            msg.header.frame_id = robot.frame
             msg.pose = se3_to_pose(T)
             run.pose_pub.publish(msg)
             run.targets.append((now, T))
@@ -110,20 +209,26 @@ def _drive(run, seconds, T0, request, service_hz):
         run.client.spin(max(0.0, min(wake - time.monotonic(), 0.01)))
 
 
-def _tracking_rms(run, model, after_s):
+def _tracking_rms(run, robot, after_s):
     """RMS distance [m] from the arm's tip (our FK) to the newest target sent before it.
 
-    After ``after_s`` of transient; it includes the servo's lag (speed / gain).
+    After ``after_s`` of transient; it includes the servo's lag (speed / gain).  A
+    whole-body robot's base: the newest base pose the node commanded before the state.
     """
-    from panda_node import ARM, T_frame
     t_targets = np.array([t for t, _ in run.targets])
+    t_bases = np.array([t for t, _ in run.bases])
     t0 = t_targets[0] + after_s
     errors = []
     for t, q in run.states:
         i = np.searchsorted(t_targets, t) - 1
-        if t < t0 or i < 0 or len(q) != 7:
+        if t < t0 or i < 0 or len(q) != len(robot.joints):
             continue
-        T = T_frame(model, ARM, q, "panda_hand", "panda_link0")
+        base = None
+        if len(t_bases):
+            p = run.bases[max(0, np.searchsorted(t_bases, t) - 1)][1].pose
+            base = (p.position.x, p.position.y, p.position.z, p.orientation.x,
+                    p.orientation.y, p.orientation.z, p.orientation.w)
+        T = robot.tip_pose(q, base)
         errors.append(np.linalg.norm(T.translation - run.targets[i][1].translation))
     return float(np.sqrt(np.mean(np.square(errors)))) if errors else float("nan")
 
@@ -139,15 +244,15 @@ def _period_stats(periods):
             "rate_hz": float(1e3 / np.mean(p)), "commands": int(p.size)}
 
 
-def _row(run, model, seconds):
+def _row(run, robot, seconds):
     from ros2_ik_interfaces.msg import IKErrorCode
     rt = np.array(run.round_trips or [np.nan]) * 1e3
     by_clock = {clock: _period_stats(run.periods[clock]) for clock in CLOCKS}
-    return {"robot": "panda", "solver": "ik_node servo", "mode": "node_position_250hz",
+    return {"robot": robot.name, "solver": "ik_node servo", "mode": robot.mode,
             "seconds": seconds, "period_clock": HEADLINE_CLOCK, **by_clock[HEADLINE_CLOCK],
             **{f"{clock}_{key}": value for clock, stats in by_clock.items()
                for key, value in stats.items() if clock != HEADLINE_CLOCK},
-            "tracking_rms_m": _tracking_rms(run, model, 2.0),
+            "tracking_rms_m": _tracking_rms(run, robot, 2.0),
             "compute_ik_calls": int(rt.size),
             "compute_ik_success_rate": float(np.mean(np.array(run.codes)
                                                      == IKErrorCode.SUCCESS))
@@ -182,43 +287,45 @@ def main():
                         help="servo_avoid_collisions:=false (no dampers)")
     parser.add_argument("--service-hz", type=float, default=SERVICE_HZ,
                         help="ComputeIK calls per second during the run (0: none)")
+    parser.add_argument("--whole-body", action="store_true",
+                        help="talos's whole-body servo (soles, CoM, a hand) instead of the "
+                        "Panda")
     args = parser.parse_args()
     seconds = 10.0 if args.quick else 60.0
     import rclpy
     from ros2_ik.node.harness import FakeControllerProcess, isolate_ros, wait_for
-    import panda_node
-    from panda_node import ARM, READY, T_frame, description
     from ros2_ik.node.conversions import se3_to_pose
     from ros2_ik_interfaces.srv import ComputeIK
 
     isolate_ros()
     rclpy.init()
-    model = description()[2]
-    node, client = panda_node.start(
-        NS, f"servo_command_topic:={COMMANDS}", f"servo_rate:={RATE}",
-        f"servo_avoid_collisions:={'false' if args.no_collisions else 'true'}",
-        *([] if args.priority is None else [f"servo_thread_priority:={args.priority}"]),
-        joints=False)
-    q0 = np.array(READY)
-    arm = FakeControllerProcess(NS, ARM, q0, COMMANDS, rate_hz=RATE)
+    robot = Talos() if args.whole_body else Arm()
+    node, client = robot.start([
+        f"servo_command_topic:={COMMANDS}", f"servo_rate:={RATE}",
+        # the whole-body servo avoids no collisions: no collision model to build
+        f"servo_avoid_collisions:="
+        f"{'false' if args.no_collisions or args.whole_body else 'true'}",
+        *([] if args.priority is None else [f"servo_thread_priority:={args.priority}"])])
+    arm = FakeControllerProcess(NS, robot.joints, robot.q0, COMMANDS, rate_hz=RATE)
     try:
-        run = Run(client, model)
+        run = Run(client, robot.model)
         wait_for(lambda: len(run.states) > 5, 20.0, "joint_states", client.spin)
+        robot.before_start(run)
         started = lambda: _start(run)  # noqa: E731
         wait_for(started, 20.0, "the servo to start", client.spin)
-        T0 = T_frame(model, ARM, q0, "panda_hand", "panda_link0")
+        T0 = robot.tip_pose(robot.q0)
         request = ComputeIK.Request()
-        request.target.header.frame_id = "panda_link0"
-        request.target.pose = se3_to_pose(T_frame(model, ARM, q0 + 0.1, "panda_hand",
-                                                  "panda_link0"))
+        request.target.header.frame_id = robot.frame
+        request.target.pose = se3_to_pose(robot.tip_pose(robot.q0 + 0.1))
+        request.position_only = args.whole_body
         request.timeout = 0.05
-        _drive(run, seconds, T0, request, args.service_hz)
-        row = {**_row(run, model, seconds), "thread_priority": _priority(args.priority)}
+        _drive(run, seconds, T0, request, args.service_hz, robot)
+        row = {**_row(run, robot, seconds), "thread_priority": _priority(args.priority)}
     finally:
         arm.stop()
-        panda_node.stop(node, client)
+        robot.stop(node, client)
         rclpy.try_shutdown()
-    _write(row, args.quick)
+    _write(row, args.quick, "_wholebody" if args.whole_body else "")
 
 
 def _priority(asked):
@@ -236,13 +343,14 @@ def _start(run):
     return future.result().success
 
 
-def _write(row, quick):
+def _write(row, quick, kind=""):
     RESULTS.mkdir(exist_ok=True)
-    name = "servo_node_quick" if quick else "servo_node"
+    name = f"servo_node{kind}_quick" if quick else f"servo_node{kind}"
     out = {"machine": machine(), "rows": [row], "quick": quick,
            "targets": {"rate_hz": RATE, "jitter_p99_ms_max": 2.0}}
     (RESULTS / f"{name}.json").write_text(json.dumps(out, indent=1))
-    lines = [f"ik_node's servo loop, {row['seconds']:.0f} s at 250 Hz on the simulated arm "
+    lines = [f"ik_node's servo loop ({row['robot']}, {row['mode']}), {row['seconds']:.0f} s "
+             "at 250 Hz on the simulated arm "
              "(node/fake_controller.py), a circle streamed at 100 Hz, ComputeIK at 20 Hz; "
              "command periods by the publisher's stamp (sent), the controller's middleware "
              "reception (received: the target's clock) and the controller's Python callback; "
@@ -263,7 +371,7 @@ def _write(row, quick):
               f"\n{row['seconds']:.0f} s, {row['commands']} commands at the controller; load "
               f"{out['machine']['load_average']}"]
     (RESULTS / f"{name}.md").write_text("\n".join(lines) + "\n")
-    if not quick and (RESULTS / "servo.json").exists():
+    if not quick and not kind and (RESULTS / "servo.json").exists():
         from servo_bench import merge_rows
         merge_rows([row])  # one servo.json: the step's rows and the node's
     print("\n".join(lines))

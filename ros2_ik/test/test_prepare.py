@@ -79,3 +79,13 @@ def test_a_first_solve_does_not_spend_its_budget_on_the_models_data():
     assert result.status.name == "SUCCESS"
     assert result.solve_time_s < 0.5 * make_data_s, (result.solve_time_s, make_data_s)
     assert np.all(np.isfinite(result.q))
+
+
+def test_prepare_builds_the_reach_bound_of_its_frame():
+    """The reach proof of every solve reads the bound; prepare builds it, not the 1st solve."""
+    from ros2_ik.core.kinematics import reach
+    _, group = robots.load_group("ur5")
+    assert not reach._BOUNDS.get(group)
+    solve_module.prepare(group, None, constrained=True)
+    tip = group.robot.model.getFrameId(group.tip)
+    assert reach._BOUNDS.get(group)[tip] is not None

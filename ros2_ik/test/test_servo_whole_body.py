@@ -116,3 +116,57 @@ def test_bad_input_names_the_field(talos):
     fresh = WholeBodyServo(model, HAND, [Contact(s, CORNERS) for s in SOLES])
     with pytest.raises(ValueError, match="hold"):
         fresh.step(q0, pin.SE3.Identity(), DT)
+
+
+def test_joints_outside_moving_keep_their_values(talos):
+    model, q0 = talos
+    arm = [f"arm_left_{i}_joint" for i in range(1, 8)]
+    legs = [f"leg_{s}_{i}_joint" for s in ("left", "right") for i in range(1, 7)]
+    servo = WholeBodyServo(model, HAND, [Contact(s, CORNERS) for s in SOLES],
+                           WholeBodyConfig(com_margin_m=MARGIN), posture=q0,
+                           moving=arm + legs)
+    servo.hold(q0)
+    qs, target = _run(servo, q0, (0.05, 0.0, 0.05), 300)
+    held = [model.joints[j].idx_q for j in range(2, model.njoints)
+            if model.names[j] not in arm + legs]
+    np.testing.assert_array_equal(qs[-1][held], q0[held])  # exactly: a zero box
+    moved = [model.joints[model.getJointId(n)].idx_q for n in arm]
+    assert np.abs(qs[-1][moved] - q0[moved]).max() > 1e-3
+    with pytest.raises(ValueError, match="moving"):
+        WholeBodyServo(model, HAND, [Contact(s, CORNERS) for s in SOLES], moving=["nope"])
+
+
+def test_supervisor_follows_fresh_pose_targets_and_holds_otherwise(talos):
+    """States and commands of the node's whole-body servo, on a whole-body group."""
+    from ros2_ik.core.model.robot import Robot
+    from ros2_ik.core.servo.supervisor import State, Target
+    from ros2_ik.core.servo.whole_body_supervisor import WholeBodySupervisor
+    model, q0 = talos
+    urdf = (robots.data_dir() / "talos_data/robots/talos_full_v2.urdf").read_text()
+    group = Robot.from_urdf(urdf, root_joint="floating").whole_body(tip=HAND)
+    q = group.from_full_q(q0)
+    sup = WholeBodySupervisor(_servo(model, q0), group, target_timeout_s=0.5)
+    assert "joint_states" in sup.start(None)
+    assert sup.start(q) == "" and sup.report.state == State.HALTED
+    held = sup.tick(0.0, np.zeros(3), DT)  # no target yet: the start, held
+    np.testing.assert_array_equal(held.q, q)
+    assert not held.qd.any()
+    T = group.fk(q, HAND)
+    T.translation += (0.03, 0.0, 0.03)
+    sup.set_target(Target(0.0, twist=np.ones(6)))
+    assert "twist" in sup.report.reason
+    sup.set_target(Target(0.0, pose=T))
+    for k in range(200):
+        command = sup.tick(0.1 * k / 200, np.zeros(3), DT)
+    assert sup.report.state == State.RUNNING
+    reached = group.fk(command.q, HAND).translation  # our FK of the command
+    assert np.linalg.norm(reached - T.translation) < 5e-3
+    qs = [q0, group.to_full_q(command.q)]
+    drift, margin, unit = _measure(model, qs, sup.servo.polygon)
+    assert drift < 1e-3 and margin >= MARGIN - 1e-3 and unit < 1e-12
+    stale = sup.tick(10.0, np.zeros(3), DT)
+    assert sup.report.state == State.HALTED and "stale" in sup.report.reason
+    np.testing.assert_array_equal(stale.q, command.q)
+    assert sup.tick(0.1, None, DT) is not None and "joint_states" in sup.report.reason
+    sup.stop("done")
+    assert sup.tick(0.1, np.zeros(3), DT) is None

@@ -18,6 +18,7 @@ from test_constraints_fixtures import FRAMES, ROBOTS, random_configurations
 from test_constraints_jacobians import _terms
 from test_constraints_physical import CASES, _independent
 
+from ros2_ik.core import constraints as C
 from ros2_ik.core import terms
 from ros2_ik.core.constraints import update_kinematics
 from ros2_ik.core.kinematics.frames import frame_id, frame_jacobian
@@ -87,3 +88,28 @@ def test_a_constraint_measured_through_evaluate_gets_the_jacobians():
         ok, _, _, reason = verify_pose(group, None, q, [_HandLever(model, lever + 0.01,
                                                                    math.inf)])
         assert not ok and "hand_lever by 0.01 m" in reason, reason
+
+
+@pytest.mark.parametrize("R_AbarA_identity,R_BbarB_identity",
+                         [(True, True), (True, False), (False, True), (False, False)])
+def test_orientation_measure_with_identity_offsets(R_AbarA_identity, R_BbarB_identity):
+    """The angle of ``R_AB`` (scipy's rotation magnitude) with either offset the identity."""
+    from scipy.spatial.transform import Rotation
+
+    model = ROBOTS["panda"]()
+    turn = Rotation.from_rotvec
+    R_AbarA = np.eye(3) if R_AbarA_identity else turn([0.3, -0.2, 0.9]).as_matrix()
+    R_BbarB = np.eye(3) if R_BbarB_identity else turn([-1.2, 0.4, 0.1]).as_matrix()
+    term = C.OrientationConstraint(model, "panda_link3", R_AbarA, "panda_hand", R_BbarB, 0.5)
+    data, reference = model.createData(), model.createData()
+    violated = 0
+    for q in random_configurations(model, 10, seed=7):
+        update_for_measures(model, data, q, [term])
+        pin.framesForwardKinematics(model, reference, q)
+        R_WA = reference.oMf[model.getFrameId("panda_link3")].rotation @ R_AbarA
+        R_WB = reference.oMf[model.getFrameId("panda_hand")].rotation @ R_BbarB
+        theta = Rotation.from_matrix(R_WA.T @ R_WB).magnitude()
+        np.testing.assert_allclose(term.measure(model, data, q), [max(theta - 0.5, 0.0)],
+                                   atol=1e-9)
+        violated += theta > 0.5
+    assert violated

@@ -11,6 +11,7 @@ from typing import Callable, Iterable, Optional, Union
 import numpy as np
 
 from ros2_ik.core import errors, terms
+from ros2_ik.core.kinematics import reach
 from ros2_ik.core.model.group import Group
 from ros2_ik.core.pose import PoseTarget
 from ros2_ik.core.problem import Problem
@@ -89,7 +90,9 @@ def prepare(group: Group, frame: Optional[str] = None, constrained: bool = False
             solver: str = "lm") -> float:
     """Do now the one-time work of a first solve, outside any solve's time budget.
 
-    Builds ``group``'s seed library (for ``frame``'s placements when given) and lets
+    Builds ``group``'s seed library (for ``frame``'s placements when given) and the reach
+    bound of ``frame`` (the tip when None; other frames' bounds are built by the first
+    solve that needs them), and lets
     ``solver`` load what it compiles (:meth:`~ros2_ik.core.solvers.base.Solver.warm_up`;
     with ``constrained``, what problems with constraints need too: for ``lm``, the
     compiled constraint attempt and polishing model); with a ``frame``, what solves for
@@ -111,6 +114,7 @@ def prepare(group: Group, frame: Optional[str] = None, constrained: bool = False
         seed_library.library(group)
     else:
         seed_library.prepare(group, frame)
+    _build_reach_bound(group, frame)
     solver_class = registry.solver_class(solver)
     solver_class.warm_up(constrained)
     if frame is not None:
@@ -119,6 +123,18 @@ def prepare(group: Group, frame: Optional[str] = None, constrained: bool = False
         done = _PREPARED[group] = set()
     done.add((frame, constrained, solver))
     return time.perf_counter() - started
+
+
+def _build_reach_bound(group: Group, frame: Optional[str]) -> None:
+    """Build the reach bound of ``frame`` (the group's tip when None) [m].
+
+    Every solve's proof (:func:`~ros2_ik.core.solvers.proofs.reach_proof`) reads it;
+    unbuilt, it is one-time work inside the first solve's budget.
+    """
+    model = group.robot.model
+    name = group.tip if frame is None else frame
+    if model.existFrame(name):
+        reach.reach_bound(group, model.getFrameId(name))
 
 
 def _warn_unprepared(group: Group, spent_s: float, timeout_s: float) -> None:

@@ -104,16 +104,7 @@ def fill(Q: np.ndarray, ls: np.ndarray, seed: np.ndarray, lower: np.ndarray,
     for i in range(m):
         if ls[i]:
             continue
-        g, d = 0.0, 0.0
-        for j in range(n):
-            c, outside = _nearest(Q[i, j], seed[j], lower[j], upper[j])
-            rows[exact, j] = c
-            g = max(g, outside)
-            step = c - seed[j]
-            if upper[j] - lower[j] >= TWO_PI - 1e-9:  # wraps: the seed's branch is near
-                step -= math.floor(step / TWO_PI + 0.5) * TWO_PI
-            d += step * step
-        gap[exact], dist[exact] = g, d
+        gap[exact], dist[exact] = _representative(Q[i], seed, lower, upper, rows[exact])
         exact += 1
     order = np.argsort(dist[:exact])
     k = 0
@@ -140,22 +131,48 @@ def fill(Q: np.ndarray, ls: np.ndarray, seed: np.ndarray, lower: np.ndarray,
 
 @jit
 def nearest_each(Q: np.ndarray, ls: np.ndarray, seeds: np.ndarray, lower: np.ndarray,
-                 upper: np.ndarray, distinct: float):
+                 upper: np.ndarray):
     """Each target's branch inside the limits nearest its seed: ``(q (N, n), found (N,))``.
 
     ``Q`` (N, m, n) and ``ls`` (N, m) as :func:`representatives` takes them
-    for one target (padding rows flagged least-squares).
+    for one target (padding rows flagged least-squares); the row is that target's
+    :func:`representatives` first (the nearest; the first of equally near ones).
     """
     count, m, n = Q.shape
     q = np.zeros((count, n))
     found = np.zeros(count, dtype=np.bool_)
-    out, rows, gap, dist = np.empty((m, n)), np.empty((m, n)), np.empty(m), np.empty(m)
+    row = np.empty(n)
     for k in range(count):
-        inside, _ = fill(Q[k], ls[k], seeds[k], lower, upper, distinct, out, rows, gap, dist)
-        if inside:
-            q[k] = out[0]
-            found[k] = True
+        best = np.inf
+        for i in range(m):
+            if ls[k, i]:
+                continue
+            g, d = _representative(Q[k, i], seeds[k], lower, upper, row)
+            if g <= 0.0 and d < best:
+                best = d
+                q[k] = row
+                found[k] = True
     return q, found
+
+
+@jit(inline="always")
+def _representative(angles: np.ndarray, seed: np.ndarray, lower: np.ndarray,
+                    upper: np.ndarray, out: np.ndarray) -> Tuple[float, float]:
+    """Write into ``out`` (n,) each angle's equivalent inside the limits nearest ``seed``.
+
+    Returns how far the row lies outside the limits [rad] (0: inside) and its squared
+    distance to the seed [rad^2] (modulo 2 pi on a joint whose range spans 2 pi).
+    """
+    g, d = 0.0, 0.0
+    for j in range(len(angles)):
+        c, outside = _nearest(angles[j], seed[j], lower[j], upper[j])
+        out[j] = c
+        g = max(g, outside)
+        step = c - seed[j]
+        if upper[j] - lower[j] >= TWO_PI - 1e-9:  # wraps: the seed's branch is near
+            step -= math.floor(step / TWO_PI + 0.5) * TWO_PI
+        d += step * step
+    return g, d
 
 
 @jit(inline="always")

@@ -2,8 +2,9 @@
 
 The same answer as one solve per target (:mod:`ros2_ik.core.solvers.before_iterating`):
 each target's branch inside the limits nearest its seed, verified on the full model,
-with the per-target Python around it done once per batch (one compiled pass for the
-branches, pinocchio's forward kinematics in one loop, the errors as arrays).  A target
+with the per-target Python around it done once per batch (one batched call of the
+closed form, one compiled pass for the branches, pinocchio's forward kinematics in one
+loop, the errors as arrays).  A target
 whose nearest branch does not verify, or that has no branch inside the limits, is left
 to the one-target path (its proof or the search).
 """
@@ -32,10 +33,10 @@ class Answers(NamedTuple):
 
 def solve_many(group, frame_id: int, closed_form, T_world_frame: np.ndarray,
                seeds: np.ndarray, position_tolerance_m: float,
-               orientation_tolerance_rad: float, distinct: float) -> Answers:
+               orientation_tolerance_rad: float) -> Answers:
     """Answer targets ``T_world_frame`` (N, 4, 4) from ``seeds`` (N, n) (module docstring)."""
     Q, ls = closed_form.solve_many(T_world_frame)
-    q, found = nearest_each(Q, ls, seeds, group.lower, group.upper, distinct)
+    q, found = nearest_each(Q, ls, seeds, group.lower, group.upper)
     pos, ori = _errors(group, frame_id, q, found, T_world_frame)
     inside = np.all((q >= group.lower) & (q <= group.upper), axis=1)
     verified = found & inside & (pos <= position_tolerance_m) & \

@@ -21,6 +21,7 @@ from ._base import BoundedConstraint
 
 
 _ZERO3 = np.zeros(3)
+_EYE9 = [1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0]
 
 
 class OrientationConstraint(BoundedConstraint):
@@ -129,6 +130,8 @@ class OrientationConstraint(BoundedConstraint):
     def _K(self) -> list:
         """``R_BbarB R_AbarA^T`` (nine floats, row by row)."""
         a, b = self._R_AbarA_list, self._R_BbarB_list
+        if b == _EYE9:  # the usual R_BbarB: K is R_AbarA^T, no product
+            return [a[0], a[3], a[6], a[1], a[4], a[7], a[2], a[5], a[8]]
         return [b[i] * a[j] + b[i + 1] * a[j + 1] + b[i + 2] * a[j + 2]
                 for i in (0, 3, 6) for j in (0, 3, 6)]
 

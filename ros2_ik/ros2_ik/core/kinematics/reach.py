@@ -73,10 +73,14 @@ def reach_bound(group, frame_id: int) -> Optional[ReachBound]:
     table: Optional[Dict[int, Optional[ReachBound]]] = _BOUNDS.get(group)
     if table is None:
         table = _BOUNDS[group] = {}
-    if frame_id in table:
-        return table[frame_id]
-    bound = table[frame_id] = _bound(group, int(frame_id))
+    bound = table.get(frame_id, _UNKNOWN)
+    if bound is _UNKNOWN:
+        bound = table[frame_id] = _bound(group, int(frame_id))
     return bound
+
+
+#: A frame whose bound is not computed yet (None is a bound's value: no bound).
+_UNKNOWN = object()
 
 
 def _bound(group, frame_id: int) -> Optional[ReachBound]:

@@ -250,8 +250,7 @@ def _closed_form_rows(group: Group, options: BatchOptions, T: np.ndarray, seeds:
     lower, upper = group.lower, group.upper
     answers = many.solve_many(group, frame_id, solver_form, T_world,
                               np.minimum(np.maximum(seeds[fast], lower), upper),
-                              options.position_tolerance_m, options.orientation_tolerance_rad,
-                              DISTINCT_TOLERANCE)
+                              options.position_tolerance_m, options.orientation_tolerance_rad)
     done = fast[answers.verified]
     q[done] = answers.q[answers.verified]
     status[done] = SUCCESS_CODE

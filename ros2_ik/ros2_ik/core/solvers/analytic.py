@@ -15,7 +15,7 @@ from typing import Optional
 import numpy as np
 
 from ros2_ik.core import errors
-from ros2_ik.core.closed_form import chain
+from ros2_ik.core.closed_form import chain, sweep
 from ros2_ik.core.problem import Problem
 from ros2_ik.core.result import IKResult
 from ros2_ik.core.solvers.base import Begun, SolveOptions
@@ -37,8 +37,9 @@ class Analytic(LevenbergMarquardt):
                 "solver 'analytic' answers pose targets on every axis without constraints "
                 "or costs; use 'lm' (which starts from the closed form's branches)")
         group = problem.group
-        if chain.of(group, pose.frame_id) is None:
+        if chain.of(group, pose.frame_id) is None and sweep.of(group, pose.frame_id) is None:
             raise errors.InvalidArgument(
                 f"solver 'analytic': the chain of {group} to '{pose.target.frame}' has no "
-                f"closed form ({chain.reason(group, pose.frame_id)}); use 'lm'")
+                f"closed form ({chain.reason(group, pose.frame_id)}; "
+                f"{sweep.reason(group, pose.frame_id)}); use 'lm'")
         return super().solve(problem, seed, options, begun)

@@ -21,7 +21,7 @@ from typing import List, Optional, Union
 import numpy as np
 import pinocchio as pin
 
-from ros2_ik.core.closed_form import chain
+from ros2_ik.core.closed_form import chain, sweep
 from ros2_ik.core.problem import Problem
 from ros2_ik.core.result import IKResult, IKStatus, Solution
 from ros2_ik.core.verify import check
@@ -36,7 +36,12 @@ def answer(solver, problem: Problem, seed: np.ndarray, options, distinct: float)
     ``distinct`` [rad]: two branches are one when no joint differs by more.
     """
     pose = problem.pose
-    if pose is None or not solver.closed_form or problem.group.n != chain.JOINTS:
+    if pose is None or not solver.closed_form:
+        return None
+    if problem.group.n == sweep.JOINTS:  # 7R: a swept joint over 6R closed forms
+        from ros2_ik.core.solvers import swept  # it imports this module's exact()
+        return swept.answer(solver, problem, seed, options, distinct)
+    if problem.group.n != chain.JOINTS:
         return None
     start = time.perf_counter()
     group = problem.group
@@ -72,6 +77,8 @@ def prepare(group, frame: str) -> None:
     The one-time work of the first answer (EAIK's solver and its self-test, the numba
     kernel), done outside any solve's budget by :func:`ros2_ik.core.solve.prepare`.
     """
+    if group.n == sweep.JOINTS:
+        sweep.prepare(group, frame)
     if group.n != chain.JOINTS:
         return
     frame_id = group.robot.frame_id(frame)

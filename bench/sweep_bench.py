@@ -1,0 +1,197 @@
+#!/usr/bin/env python3
+"""7R arms by a swept joint over 6R closed forms: what the sweep gives the user.
+
+Arms: the 7-joint chains of example-robot-data (:data:`ros2_ik.core.robots.ARMS`) and of
+the vendor descriptions in ``shared/real_urdfs`` (read there, never copied; skipped with
+a note when the folder is absent).  For each: whether a joint held leaves a closed form
+(:mod:`ros2_ik.core.closed_form.sweep`: the swept joint and EAIK's family, or the
+reason), then, interleaved on the same reachable targets (FK of uniform configurations
+in the limits, seed at mid-limits, ``timeout_s`` 5 ms):
+
+* ``ours``: ``solve()`` as a user calls it (lm, which answers from the sweep);
+* ``lm_today``: lm with the closed forms switched off (``LevenbergMarquardt.closed_form``);
+* ``trac_ik``: TRAC-IK (pytracik, Speed, 5 ms), when installed.
+
+Success is checked here by pinocchio FK on the full model (1e-4 m, 1e-3 rad, limits).
+Also the share of answers the sweep gave (the rest: lm's search after the sweep's
+budget) and the ratio of medians ours / lm today (target <= 0.5).
+Writes bench/results/sweep.json, sweep.md and sweep.png.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import time
+from typing import Dict, List
+
+import numpy as np
+
+from analytic_bench import REAL_URDFS, RESULTS, Arm, trac_ik_adapter, verified
+from machine import machine, pyplot
+from ros2_ik.core.closed_form import sweep
+from ros2_ik.core.model import robots
+from ros2_ik.core.pose import PoseTarget
+from ros2_ik.core.result import IKStatus
+from ros2_ik.core.solve import prepare, solve
+from ros2_ik.core.solvers.lm import LevenbergMarquardt
+
+TIMEOUT_S = 0.005
+
+
+def arms() -> List[Arm]:
+    """Return the 7-joint arms of example-robot-data and of the vendor folder (when present)."""
+    out = []
+    for name, spec in robots.ARMS.items():
+        arm = Arm(name, "example-robot-data", robots.urdf_text(name), spec.base, spec.tip,
+                  robots.srdf_text(name))
+        if arm.group()[1].n == sweep.JOINTS:
+            out.append(arm)
+    manifest = REAL_URDFS / "manifest.json"
+    if manifest.is_file():
+        for entry in json.loads(manifest.read_text()):
+            if entry.get("dof") == sweep.JOINTS:
+                srdf = REAL_URDFS / entry["srdf"] if entry.get("srdf") else None
+                out.append(Arm(entry["name"], "real_urdfs",
+                               (REAL_URDFS / entry["file"]).read_text(),
+                               entry["base"], entry["tip"],
+                               srdf.read_text() if srdf and srdf.is_file() else ""))
+    else:
+        print(f"{REAL_URDFS} absent: vendor arms skipped")
+    return out
+
+
+def _timed(f, *args):
+    start = time.perf_counter()
+    out = f(*args)
+    return out, time.perf_counter() - start
+
+
+def run_arm(arm: Arm, poses: int) -> Dict:
+    """Every figure of one arm (module docstring)."""
+    robot, group = arm.group()
+    fid = robot.frame_id(group.tip)
+    found = sweep.of(group, fid)
+    row: Dict = {"arm": arm.name, "source": arm.source, "sweep": found is not None,
+                 "swept_joint": found.name if found else "",
+                 "family": found.family if found else "",
+                 "reason": "" if found else sweep.reason(group, fid)}
+    rng = np.random.default_rng(0)
+    qs = [group.random_configuration(rng) for _ in range(poses)]
+    targets = [group.fk(q, group.tip) for q in qs]
+    seed = group.mid_configuration()
+    prepare(group, group.tip)
+    trac = trac_ik_adapter(arm, group)
+    times: Dict[str, List[float]] = {k: [] for k in ("ours", "lm_today", "trac_ik")}
+    ok: Dict[str, int] = {k: 0 for k in times}
+    counts = {"by_sweep": 0, "no_solution": 0}
+
+    def ours(k, T):
+        r, dt = _timed(solve, group, PoseTarget(group.tip, T), seed, "lm", TIMEOUT_S, 0, k)
+        times["ours"].append(dt)
+        ok["ours"] += verified(group, r.q if r.success else None, T)
+        counts["by_sweep"] += r.success and "swept" in r.message
+        counts["no_solution"] += r.status is IKStatus.NO_SOLUTION
+
+    def lm_today(k, T):
+        LevenbergMarquardt.closed_form = False
+        r, dt = _timed(solve, group, PoseTarget(group.tip, T), seed, "lm", TIMEOUT_S, 0, k)
+        LevenbergMarquardt.closed_form = True
+        times["lm_today"].append(dt)
+        ok["lm_today"] += verified(group, r.q if r.success else None, T)
+
+    def trac_ik(k, T):
+        q, dt = _timed(trac, T, seed)
+        times["trac_ik"].append(dt)
+        ok["trac_ik"] += verified(group, q, T)
+
+    runs = [ours, lm_today] + ([trac_ik] if trac is not None else [])
+    try:  # interleaved, each method first in turn (the one after TRAC-IK runs cache-cold)
+        for k, T in enumerate(targets):
+            for i in range(len(runs)):
+                runs[(k + i) % len(runs)](k, T)
+    finally:
+        LevenbergMarquardt.closed_form = True
+    for key, values in times.items():
+        if values:
+            row[f"{key}_median_us"] = statistics.median(values) * 1e6
+            row[f"{key}_p90_us"] = float(np.percentile(values, 90)) * 1e6
+            row[f"{key}_success"] = ok[key] / len(values)
+    row["poses"] = poses
+    row["answered_by_sweep"] = counts["by_sweep"] / poses
+    row["false_no_solution"] = counts["no_solution"]
+    row["median_ratio_ours_to_lm_today"] = row["ours_median_us"] / row["lm_today_median_us"]
+    return row
+
+
+def report(rows: List[Dict], info: Dict) -> str:
+    """Markdown table of the run."""
+    lines = ["# 7R arms: a swept joint over 6R closed forms (bench/sweep_bench.py)", "",
+             f"Machine: {info['cpu']}, {info['cores']} cores, load {info['load_average']}"
+             " (shared: medians, ratios)", "",
+             "| arm | source | swept joint | by sweep | ours median [us] | lm today [us] "
+             "| ours / lm today | TRAC-IK [us] | ours success | lm today success "
+             "| TRAC-IK success |", "|" + "---|" * 11]
+    for r in rows:
+        trac = f"{r['trac_ik_median_us']:.0f}" if "trac_ik_median_us" in r else "-"
+        trac_ok = f"{100 * r['trac_ik_success']:.1f} %" if "trac_ik_success" in r else "-"
+        lines.append(
+            f"| {r['arm']} | {r['source']} | {r['swept_joint'] or '-'} | "
+            f"{100 * r['answered_by_sweep']:.0f} % | {r['ours_median_us']:.1f} | "
+            f"{r['lm_today_median_us']:.1f} | {r['median_ratio_ours_to_lm_today']:.2f} | "
+            f"{trac} | {100 * r['ours_success']:.1f} % | {100 * r['lm_today_success']:.1f} % "
+            f"| {trac_ok} |")
+    lines += ["", "Without a swept joint (lm as before; ours = lm today up to noise):", ""]
+    lines += [f"- {r['arm']} ({r['source']}): {r['reason']}" for r in rows if not r["sweep"]]
+    lines += ["", "Swept joints and EAIK's families of the rest:", ""]
+    lines += [f"- {r['arm']}: {r['family']}" for r in rows if r["sweep"]]
+    return "\n".join(lines) + "\n"
+
+
+def plot(rows: List[Dict], path) -> None:
+    """Medians per arm: ours, lm today, TRAC-IK (log scale)."""
+    plt = pyplot()
+    if plt is None:
+        return
+    keys = [("ours_median_us", "ours (solve)"), ("lm_today_median_us", "lm today"),
+            ("trac_ik_median_us", "TRAC-IK")]
+    fig, ax = plt.subplots(figsize=(max(6, 0.8 * len(rows)), 4))
+    x = np.arange(len(rows))
+    for i, (key, label) in enumerate(keys):
+        ax.bar(x + 0.27 * i, [r.get(key, np.nan) for r in rows], 0.27, label=label)
+    ax.set_xticks(x + 0.27, [r["arm"] + ("" if r["sweep"] else " (no sweep)") for r in rows],
+                  rotation=60, ha="right")
+    ax.set_yscale("log")
+    ax.set_ylabel("pose solve median [us]")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+
+
+def main() -> None:
+    """Run every arm and write the results."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="200 poses an arm")
+    parser.add_argument("--poses", type=int, default=0)
+    parser.add_argument("--arms", nargs="*", help="only these arms (by name)")
+    args = parser.parse_args()
+    poses = args.poses or (200 if args.quick else 2000)
+    rows = []
+    for arm in arms():
+        if args.arms and arm.name not in args.arms:
+            continue
+        print(f"{arm.name} ({arm.source})", flush=True)
+        rows.append(run_arm(arm, poses))
+    info = machine()
+    RESULTS.mkdir(exist_ok=True)
+    (RESULTS / "sweep.json").write_text(json.dumps(
+        {"machine": info, "quick": args.quick, "poses_per_arm": poses,
+         "timeout_s": TIMEOUT_S, "arms": rows}, indent=1))
+    text = report(rows, info)
+    (RESULTS / "sweep.md").write_text(text)
+    plot(rows, RESULTS / "sweep.png")
+    print(text)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,76 @@
+"""Answers for 7R chains from a swept joint (:mod:`ros2_ik.core.closed_form.sweep`).
+
+Called by :func:`~ros2_ik.core.solvers.before_iterating.answer` on seven-joint groups,
+for pose-only problems on every axis (any other problem keeps the search as before).
+The answer is the first verified branch nearest the seed (with ``num_solutions`` > 1:
+the distinct verified branches the sweep found within its budget, a sample of a 7R
+pose's continuum, not every solution).  A pose the sweep did not answer within its
+budget gets the branches found (else the nearest ones just outside the limits,
+clamped) as the first starts of the search.  The sweep never answers NO_SOLUTION: it
+samples one joint, which proves nothing about the values between samples.
+"""
+from __future__ import annotations
+
+import math
+import time
+from typing import List, Union
+
+import numpy as np
+
+from ros2_ik.core.closed_form import sweep
+from ros2_ik.core.problem import Problem
+from ros2_ik.core.result import IKResult, IKStatus
+from ros2_ik.core.solvers.before_iterating import exact
+
+#: Share of the solve's ``timeout_s`` the sweep may take before the search runs.
+BUDGET_SHARE = 0.25
+#: Branches handed to the search as starts.
+STARTS = 8
+
+
+def answer(solver, problem: Problem, seed: np.ndarray, options, distinct: float
+           ) -> Union[IKResult, List[np.ndarray], None]:
+    """Return a result, the starts to try after the seed, or None (module docstring).
+
+    ``distinct`` [rad]: two branches are one when no joint differs by more.
+    """
+    pose, group = problem.pose, problem.group
+    if not (problem.pose_only and pose.full_pose):
+        return None  # constraints, costs or a free axis: the search as before
+    found_sweep = sweep.of(group, pose.frame_id)
+    if found_sweep is None:
+        return None
+    start = time.perf_counter()
+    deadline = start + BUDGET_SHARE * options.timeout_s
+    first = options.num_solutions == 1  # answered at the first verified branch
+    want = math.inf if first else options.num_solutions
+    rows: List[np.ndarray] = []
+    near: List[np.ndarray] = []
+    for found in sweep.along(found_sweep, group, pose.T_world_target, seed, distinct):
+        if len(found.q):
+            if first:
+                result = exact(problem, seed, options, found, found_sweep, start, solver.name)
+                if result is not None and result.status is IKStatus.SUCCESS:
+                    return result
+            rows.extend(found.q)
+        elif len(found.outside) and len(near) < STARTS:
+            near.append(group.clamp(found.outside[int(np.argmin(found.gap))]))
+        if len(rows) >= want or time.perf_counter() > deadline:
+            break
+    if rows and not first:
+        return _many(solver, problem, seed, options, rows, found_sweep, start)
+    starts = rows[:STARTS] + near
+    return starts[:STARTS] or None
+
+
+def _many(solver, problem: Problem, seed: np.ndarray, options, rows: List[np.ndarray],
+          found_sweep: sweep.Sweep, start: float) -> Union[IKResult, List[np.ndarray]]:
+    """Verify ``rows`` nearest the seed first: the result, or the rows as starts."""
+    from ros2_ik.core.closed_form.branches import Branches
+    rows.sort(key=lambda q: float(np.abs(q - seed).sum()))
+    every = np.array(rows)
+    found = Branches(every, len(rows), every[:0], np.zeros(0), every[:0])
+    result = exact(problem, seed, options, found, found_sweep, start, solver.name)
+    if result is not None and result.status is IKStatus.SUCCESS:
+        return result
+    return rows[:STARTS]

@@ -1,0 +1,181 @@
+"""7R arms by a swept joint over 6R closed forms (core/closed_form/sweep.py).
+
+Every answer is checked by pinocchio's forward kinematics on the full model and the
+joint limits, never by the solver's own figures.
+"""
+import math
+
+import numpy as np
+import pinocchio as pin
+import pytest
+
+from ros2_ik.core import errors
+from ros2_ik.core.closed_form import chain, sweep
+from ros2_ik.core.model import robots
+from ros2_ik.core.pose import PoseTarget
+from ros2_ik.core.problem import Problem
+from ros2_ik.core.result import IKStatus
+from ros2_ik.core.solve import solve
+from ros2_ik.core.solvers import before_iterating
+from ros2_ik.core.solvers.base import SolveOptions
+from ros2_ik.core.solvers.lm import LevenbergMarquardt
+
+pytest.importorskip("eaik.pybindings.EAIK", reason="eaik is not installed (make setup)")
+
+
+@pytest.fixture(scope="module")
+def panda():
+    return robots.load_group("panda")
+
+
+def _targets(group, count, seed):
+    rng = np.random.default_rng(seed)
+    qs = [group.random_configuration(rng) for _ in range(count)]
+    return [(q, group.fk(q, group.tip)) for q in qs]
+
+
+def _verified(group, q, T, tol=1e-4):
+    """Pinocchio FK within ``tol`` [m, rad] of ``T`` (the search's: its tolerances), limits."""
+    err = pin.log6(T.actInv(group.fk(np.asarray(q), group.tip))).np
+    return np.abs(err).max() < tol and group.within_limits(q)
+
+
+def test_panda_has_a_swept_joint(panda):
+    robot, group = panda
+    fid = robot.frame_id(group.tip)
+    assert chain.of(group, fid) is None  # seven joints: no 6R closed form
+    found = sweep.of(group, fid)
+    assert found is not None, sweep.reason(group, fid)
+    assert 0 <= found.joint < 7 and found.name == group.joint_names[found.joint]
+    # held at any value in its limits, the rest reproduces pinocchio's kinematics
+    for q, T in _targets(group, 5, seed=1):
+        form = found.at(float(q[found.joint]))
+        assert np.abs(form.forward(q) - T.homogeneous).max() < 1e-9
+
+
+def test_answers_verified_by_pinocchio_within_limits(panda):
+    _, group = panda
+    seed = group.mid_configuration()
+    swept = 0
+    for k, (q_true, T) in enumerate(_targets(group, 40, seed=2)):
+        result = solve(group, PoseTarget(group.tip, T), seed, solver="analytic",
+                       timeout_s=0.05, random_seed=k)
+        assert result.status is IKStatus.SUCCESS, result.message
+        exact = "swept" in result.message
+        assert _verified(group, result.q, T, 1e-9 if exact else 1e-4)
+        swept += exact
+    assert swept >= 36  # the sweep answers; the search only where it ran out
+
+
+def test_the_seed_is_its_own_answer(panda):
+    """A seed that solves the pose: the sweep starts at its value, its branch first."""
+    _, group = panda
+    for q_true, T in _targets(group, 10, seed=3):
+        result = solve(group, PoseTarget(group.tip, T), q_true, solver="analytic")
+        assert result.success and "swept" in result.message
+        assert np.abs(result.q - q_true).max() < 1e-6
+
+
+def test_limits_respected_on_a_narrowed_joint():
+    """Limits narrowed on a joint other than the swept one: every answer inside them."""
+    text = robots.urdf_text("panda")
+    start = text.index('<joint name="panda_joint2"')
+    end = text.index("</joint>", start)
+    joint = text[start:end]
+    limit = joint[joint.index("<limit"):]
+    limit = limit[:limit.index("/>") + 2]
+    narrowed = joint.replace(limit, '<limit effort="87" lower="-0.3" upper="0.9" '
+                                    'velocity="2.175"/>')
+    from ros2_ik.core.model.robot import Robot
+    robot = Robot.from_urdf(text[:start] + narrowed + text[end:])
+    spec = robots.ARMS["panda"]
+    group = robot.group(base=spec.base, tip=spec.tip)
+    assert sweep.of(group, robot.frame_id(group.tip)) is not None
+    seed = group.mid_configuration()
+    for k, (q_true, T) in enumerate(_targets(group, 15, seed=4)):
+        result = solve(group, PoseTarget(group.tip, T), seed, timeout_s=0.05, random_seed=k)
+        assert result.success, result.message
+        assert -0.3 - 1e-9 <= result.q[1] <= 0.9 + 1e-9
+        assert _verified(group, result.q, T)
+
+
+def test_num_solutions_distinct_verified_branches(panda):
+    _, group = panda
+    q_true, T = _targets(group, 1, seed=5)[0]
+    result = solve(group, PoseTarget(group.tip, T), group.mid_configuration(),
+                   solver="analytic", num_solutions=20, timeout_s=0.2)
+    assert result.success and len(result.solutions) >= 2
+    qs = np.array([s.q for s in result.solutions])
+    for s in result.solutions:
+        assert _verified(group, s.q, T)
+    for i in range(len(qs)):
+        for j in range(i):
+            assert np.abs(qs[i] - qs[j]).max() > 1e-2
+
+
+def test_other_problems_keep_the_search(panda):
+    """A free axis (or constraints, costs): no sweep, lm's search as before."""
+    _, group = panda
+    q_true, T = _targets(group, 1, seed=6)[0]
+    problem = Problem(group, PoseTarget(group.tip, T, position_only=True))
+    assert before_iterating.answer(LevenbergMarquardt(), problem, group.mid_configuration(),
+                                   SolveOptions(), 1e-2) is None
+    result = solve(group, problem, group.mid_configuration(), timeout_s=0.05)
+    assert result.success and "swept" not in result.message
+    assert np.linalg.norm(group.fk(result.q, group.tip).translation - T.translation) < 1e-3
+
+
+def test_out_of_reach_still_no_solution(panda):
+    _, group = panda
+    T = _targets(group, 1, seed=7)[0][1]
+    far = pin.SE3(T.rotation, T.translation * (3.0 / np.linalg.norm(T.translation)))
+    result = solve(group, PoseTarget(group.tip, far), group.mid_configuration(), timeout_s=0.5)
+    assert result.status is IKStatus.NO_SOLUTION
+    assert result.message.startswith("no solution: ")
+
+
+def test_arm_without_a_swept_joint_keeps_lm():
+    """xarm7 (offset axes): no joint held leaves a chain EAIK decomposes."""
+    robot, group = robots.load_group("xarm7")
+    fid = robot.frame_id(group.tip)
+    assert sweep.of(group, fid) is None and sweep.reason(group, fid)
+    q_true, T = _targets(group, 1, seed=8)[0]
+    problem = Problem(group, PoseTarget(group.tip, T))
+    assert before_iterating.answer(LevenbergMarquardt(), problem, group.mid_configuration(),
+                                   SolveOptions(), 1e-2) is None
+    with pytest.raises(errors.InvalidArgument, match="no closed form"):
+        solve(group, problem, group.mid_configuration(), solver="analytic")
+    result = solve(group, problem, group.mid_configuration(), timeout_s=0.05)
+    assert result.success and "swept" not in result.message
+
+
+def test_continuous_swept_values_cover_one_turn():
+    """Values of a joint without limits: the seed's first, then one turn, each once."""
+    _, group = robots.load_group("panda")
+    H, P, R = chain._product_of_exponentials(
+        group, group.robot.frame_id(group.tip), chain._axes(group.robot.model, group.joint_ids))
+    s = sweep.Sweep(6, "j", "", H, P, R, -math.inf, math.inf)
+    s.order(s.centres()[::-1])
+    values = s.values(10.0)
+    assert values[0] == 10.0
+    assert min(values[1:]) >= -math.pi and max(values[1:]) <= math.pi
+    assert len(set(np.round(values, 9))) == len(values) == 1 + sweep.CELLS
+    assert values[1:] == sorted(values[1:], reverse=True)  # the order given
+
+
+def test_coverage_order_reaches_poses_in_few_values(panda):
+    """The order found at detection reaches most sample poses within its first values."""
+    robot, group = panda
+    found = sweep.of(group, robot.frame_id(group.tip))
+    seed = group.mid_configuration()
+    from ros2_ik.core.closed_form import branches
+    firsts = []
+    for _, T in _targets(group, 40, seed=9):  # poses the detection did not see
+        for count, (_, form) in enumerate(list(found.forms(float(seed[found.joint])))[1:], 1):
+            if form is not None and len(branches.branches(form, group.lower, group.upper, T,
+                                                          seed, 1e-2).q):
+                break
+        else:
+            count = 99
+        firsts.append(count)
+    assert np.median(firsts) <= 2 and np.mean(np.array(firsts) <= 4) >= 0.7, firsts
