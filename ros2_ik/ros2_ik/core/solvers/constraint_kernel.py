@@ -4,8 +4,10 @@
 pinocchio and numpy calls per constraint, the stacking, the predicted active set); a
 solve needs a few iterations.  This module runs the same attempt in one compiled call
 (:mod:`_constraint_lm_jit`) on the model's own joint tree: the group's joints are
-revolute (continuous ones as angles) or prismatic, every other joint is folded into a
-fixed placement at its locked position (any joint type), and the kernel computes the
+revolute (continuous ones as angles) or prismatic, or a whole-body group's base (a
+free-flyer or planar root, stepped on its Lie group:
+:mod:`ros2_ik.core.kinematics.configuration`), every other joint is folded into a fixed
+placement at its locked position (any joint type), and the kernel computes the
 placements and ``LOCAL_WORLD_ALIGNED`` Jacobians of the frames the constraints name.
 Each constraint's physical rows [m or rad] are those of its ``evaluate_physical``
 (orientation bounds: ``evaluate_excess``), a pose target's those of
@@ -13,9 +15,10 @@ Each constraint's physical rows [m or rad] are those of its ``evaluate_physical`
 (``test/test_constraint_kernel.py``).
 
 :func:`compile_problem` returns None, and the Python loop runs, when numba is absent, a
-constraint is of another type (a subclass, the minimum distance, joint bounds) or a
-group joint is of another kind.  Every answer is
-still verified outside, on the full pinocchio model, by the driver.
+constraint is of another type (a subclass, the minimum distance, joint bounds), a
+group joint is of another kind, or a whole-body problem has costs or a free-flyer a yaw
+range.  Every answer is still verified outside, on the full pinocchio model, by the
+driver.
 """
 from __future__ import annotations
 
@@ -28,7 +31,7 @@ import pinocchio as pin
 
 from ros2_ik.core.constraints import registry
 from ros2_ik.core.costs import registry as cost_registry
-from ros2_ik.core.kinematics.model import Tree, pruned, tree_of
+from ros2_ik.core.kinematics.model import FREEFLYER, Tree, pruned, tree_of
 from ros2_ik.core.problem import Problem
 from ros2_ik.core.runtime.per_object import PerObject
 from ros2_ik.core.solvers import chain_kernel, direct_call
@@ -269,8 +272,10 @@ def compile_problem(problem: Problem, tolerance: ConstraintTolerance) -> Optiona
         return None
     if not problem.row_constraints and problem.pose is None:  # joint bounds alone: no rows
         return None
-    if tree_of(problem.group) is None:
-        return None
+    group = problem.group
+    if tree_of(group) is None or group.has_base and (problem.costs or (
+            group.base_kind == "floating" and group.bounds.has_yaw)):
+        return None  # polishing and a free-flyer's yaw range: the Python paths
     encoded, lower, upper, phys, n_phys = [], [], [], [], []
     for c in problem.row_constraints:  # joint windows are the attempt's limits instead
         kind = registry.kind_of(c)
@@ -375,14 +380,15 @@ def _attempt_args(compiled: Compiled, q: np.ndarray, lower: np.ndarray, upper: n
 
 
 def evaluate(compiled: Compiled, q: np.ndarray):
-    """Rows at group vector ``q``: ``(g (m,), J (m, n), always (k,), its J, largest)``.
+    """Rows at group vector ``q``: ``(g (m,), J (m, nv), always (k,), its J, largest)``.
 
     ``g`` in the order of the row constraints; ``always``: the weighted pose rows (6, with
     a target) then the orientation bounds' excesses (3 each), ``largest`` their largest
     excess norm [rad].
     """
     q = np.array(q, dtype=float)
-    n, t = q.shape[0], compiled.tree
+    t = compiled.tree
+    n = q.shape[0] - (t.kinds.shape[0] and t.kinds[0] == FREEFLYER)  # the tangent's size
     g, J = np.empty(compiled.n_rows), np.empty((compiled.n_rows, n))
     k = 3 * compiled.n_excess + (6 if compiled.pose.shape[0] else 0)
     xe, xJ = np.empty(k), np.empty((k, n))

@@ -197,8 +197,8 @@ class LevenbergMarquardt(CompiledConstraints, Solver):
         if problem.costs and not self.supports_costs:
             raise errors.InvalidArgument(
                 f"solver '{self.name}' does not minimise costs; use 'sqp' or 'bfgs'")
-        if problem.group.has_base:  # the compiled kernels are fixed-base: the Python loop
-            return self._residuals_state(problem)
+        if problem.group.has_base:  # the compiled constraint kernel or the Python loop
+            return self.kernel_state(problem) or self._residuals_state(problem)
         if problem.pose_only:
             return self._pose_state(problem)
         if self._pose_first(problem):

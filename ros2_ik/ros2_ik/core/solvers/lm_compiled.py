@@ -55,7 +55,7 @@ class CompiledConstraints:
         ``state.attempt(state, q0, budget)``: :meth:`_attempt_kernel_step`;
         ``state.first_attempt(state, starts, budget)``: :meth:`_first_kernel_step`.
         """
-        if not self.compiled_constraints or problem.group.has_base:
+        if not self.compiled_constraints:
             return None
         tolerance = self.options.constraint_tolerance
         compiled = constraint_kernel.compile_problem(problem, tolerance)
