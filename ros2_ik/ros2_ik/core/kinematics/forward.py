@@ -94,12 +94,9 @@ def frame_jacobian(parents, kinds, columns, oMi, waxes, oMf, f, p, Jf,
                    shift):  # pragma: no cover - compiled
     """``LOCAL_WORLD_ALIGNED`` Jacobian (6, nv) of frame ``oMf[f]`` on joint ``p`` into ``Jf[f]``.
 
-    Column of a revolute joint: ``[a x (p_frame - p_joint), a]``, of a prismatic one
-    ``[a, 0]`` (``a`` its world axis); zero for the joints not between the frame and the
-    root.  A base's columns are prismatic along its own (moved) x, y (and z) axes, then
-    revolute about them (a planar base: about z alone), at its origin.  ``shift``: the
-    group vector's length less the tangent's (1 with a free-flyer, else 0), taken off a
-    1-DoF joint's column.
+    Each joint's columns at the frame's origin (:func:`joint_columns`); zero for the
+    joints not between the frame and the root.  ``shift``: the group vector's length less the
+    tangent's (1 with a free-flyer, else 0), taken off a 1-DoF joint's column.
     """
     for r in range(6):
         for c in range(Jf.shape[2]):
@@ -107,23 +104,33 @@ def frame_jacobian(parents, kinds, columns, oMi, waxes, oMf, f, p, Jf,
     tx, ty, tz = oMf[f, 0, 3], oMf[f, 1, 3], oMf[f, 2, 3]
     j = p
     while j >= 0:  # the joints between the frame and the root: the Jacobian's columns
-        kind = kinds[j]
-        if kind == REVOLUTE:
-            column(Jf, f, columns[j] - shift, False, waxes[j, 0], waxes[j, 1], waxes[j, 2],
-                   tx - oMi[j, 0, 3], ty - oMi[j, 1, 3], tz - oMi[j, 2, 3])
-        elif kind == PRISMATIC:
-            column(Jf, f, columns[j] - shift, True, waxes[j, 0], waxes[j, 1], waxes[j, 2],
-                   0.0, 0.0, 0.0)
-        elif kind != FIXED:  # a base: columns[j] is its first tangent column too
-            c = columns[j]
-            dx, dy, dz = tx - oMi[j, 0, 3], ty - oMi[j, 1, 3], tz - oMi[j, 2, 3]
-            for a in range(3 if kind == FREEFLYER else 2):  # along x, y (z): prismatic
-                column(Jf, f, c + a, True, oMi[j, 0, a], oMi[j, 1, a], oMi[j, 2, a], 0.0,
-                       0.0, 0.0)
-            for a in range(0 if kind == FREEFLYER else 2, 3):  # about x, y, z (planar: z)
-                column(Jf, f, c + a + (3 if kind == FREEFLYER else 0), False, oMi[j, 0, a],
-                       oMi[j, 1, a], oMi[j, 2, a], dx, dy, dz)
+        joint_columns(kinds, columns, oMi, waxes, j, Jf, f, shift, 1.0, tx - oMi[j, 0, 3],
+                      ty - oMi[j, 1, 3], tz - oMi[j, 2, 3])
         j = parents[j]
+
+
+@jit(inline="always")
+def joint_columns(kinds, columns, oMi, waxes, j, Jf, f, shift, w, dx, dy,
+                  dz):  # pragma: no cover - compiled
+    """Joint ``j``'s columns of ``Jf[f]``: the rate of a point ``d`` from it, times ``w``.
+
+    ``d = (dx, dy, dz)`` [m] in world axes from the joint's origin.  A revolute joint's
+    column is ``w [a x d, a]``, a prismatic one's ``w [a, 0]`` (``a`` its world axis); a
+    base's are prismatic along its own (moved) x, y (and z) axes, then revolute about
+    them (a planar base: about z alone).  ``shift``: :func:`frame_jacobian`'s.
+    """
+    kind = kinds[j]
+    if kind == REVOLUTE or kind == PRISMATIC:
+        column(Jf, f, columns[j] - shift, kind == PRISMATIC, w * waxes[j, 0],
+               w * waxes[j, 1], w * waxes[j, 2], dx, dy, dz)
+    elif kind != FIXED:  # a base: columns[j] is its first tangent column too
+        c = columns[j]
+        for a in range(3 if kind == FREEFLYER else 2):  # along x, y (z): prismatic
+            column(Jf, f, c + a, True, w * oMi[j, 0, a], w * oMi[j, 1, a], w * oMi[j, 2, a],
+                   0.0, 0.0, 0.0)
+        for a in range(0 if kind == FREEFLYER else 2, 3):  # about x, y, z (planar: z)
+            column(Jf, f, c + a + (3 if kind == FREEFLYER else 0), False, w * oMi[j, 0, a],
+                   w * oMi[j, 1, a], w * oMi[j, 2, a], dx, dy, dz)
 
 
 @jit(inline="always")
