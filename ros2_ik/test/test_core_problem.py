@@ -1,13 +1,16 @@
 """Drake-style problems (constraints and costs, no pose target) through every solver."""
 import numpy as np
+import pinocchio as pin
 import pytest
 
 from ros2_ik.core import constraints as C
-from ros2_ik.core import robots
-from ros2_ik.core.problem import Problem
+from ros2_ik.core import errors, robots
+from ros2_ik.core.model.group import with_joint_value
+from ros2_ik.core.pose import PoseTarget
+from ros2_ik.core.problem import Problem, pose_constraints
 from ros2_ik.core.result import IKStatus
 from ros2_ik.core.solve import solve
-from ros2_ik.core.verify import verify_pose
+from ros2_ik.core.verify import ConstraintTolerance, verify_pose
 
 
 @pytest.fixture(scope="module")
@@ -90,3 +93,59 @@ def test_with_terms_copies_only_when_terms_are_added(panda):
     more = problem.with_terms([extra])
     assert more is not problem and more.constraints == problem.constraints + (extra,)
     assert problem.constraints == (problem.constraints[0],)  # the original is unchanged
+
+
+def _frame_pose(robot, q_full, frame):
+    data = robot.model.createData()
+    pin.framesForwardKinematics(robot.model, data, q_full)
+    return data.oMf[robot.model.getFrameId(frame)]
+
+
+def test_pose_constraints_hold_within_the_tolerance_ball_only(panda):
+    """A second pose goal's box and orientation rows, judged by pinocchio's FK."""
+    robot, group = panda
+    q = group.to_full_q(group.mid_configuration())
+    T = _frame_pose(robot, q, "panda_hand")
+    tol_m, tol_rad = 1e-3, 2e-3
+    target = PoseTarget("panda_hand", T, position_tolerance_m=tol_m,
+                        orientation_tolerance_rad=tol_rad)
+    terms = pose_constraints(robot.model, [target])
+    assert [c.name for c in terms] == ["pose_position(panda_hand)",
+                                       "pose_orientation(panda_hand)"]
+    ok, _, _, reason = verify_pose(group, None, group.mid_configuration(), terms)
+    assert ok, reason
+    for offset, rotation, holds in (
+            ([0.9 * tol_m / np.sqrt(3)] * 3, 0.0, True),  # near a corner of the box (its axes)
+            ([1.1 * tol_m, 0, 0], 0.0, False),  # outside the ball
+            ([0, 0, 0], 0.9 * tol_rad, True), ([0, 0, 0], 1.1 * tol_rad, False)):
+        moved = T * pin.SE3(pin.exp3(np.array([0.0, 0.0, rotation])), np.array(offset))
+        shifted = PoseTarget("panda_hand", moved, position_tolerance_m=tol_m,
+                             orientation_tolerance_rad=tol_rad)
+        ok, _, _, _ = verify_pose(group, None, group.mid_configuration(),
+                                  pose_constraints(robot.model, [shifted]),
+                                  tolerance=ConstraintTolerance(1e-12, 1e-12))
+        assert ok is holds, (offset, rotation)
+    only = pose_constraints(robot.model, [PoseTarget("panda_hand", T, position_only=True)])
+    assert [c.name for c in only] == ["pose_position(panda_hand)"]
+    with pytest.raises(errors.InvalidGoal):
+        pose_constraints(robot.model, [T])
+
+
+_CONTINUOUS = """<robot name="c"><link name="a"/><link name="b"/><link name="c"/>
+<joint name="spin" type="continuous"><parent link="a"/><child link="b"/>
+<axis xyz="0 0 1"/></joint>
+<joint name="slide" type="prismatic"><parent link="b"/><child link="c"/>
+<axis xyz="1 0 0"/><limit lower="-1" upper="1" effort="1" velocity="1"/></joint></robot>"""
+
+
+def test_with_joint_value_writes_one_joint_in_pinocchios_layout():
+    model = pin.buildModelFromXML(_CONTINUOUS)
+    q = pin.neutral(model)
+    out = with_joint_value(model, q, "spin", 2.5)
+    assert np.allclose(out, [np.cos(2.5), np.sin(2.5), 0.0])
+    assert np.allclose(q, pin.neutral(model))  # a copy: the input is untouched
+    assert np.allclose(with_joint_value(model, out, "slide", -0.25)[2], -0.25)
+    with pytest.raises(errors.InvalidJoint, match="valid: .*slide.*spin|spin.*slide"):
+        with_joint_value(model, q, "nope", 0.0)
+    with pytest.raises(errors.InvalidJoint):
+        with_joint_value(model, q, "universe", 0.0)

@@ -3,12 +3,14 @@ from __future__ import annotations
 
 import math
 from operator import le
-from typing import Iterable, Optional, Tuple
+from typing import Iterable, List, Optional, Tuple
 
 import numpy as np
 
 from ros2_ik.core import errors, terms
 from ros2_ik.core.constraints.joints import JointBoundsConstraint
+from ros2_ik.core.constraints.orientation import OrientationConstraint
+from ros2_ik.core.constraints.position import PositionConstraint
 from ros2_ik.core.model.group import Group
 from ros2_ik.core.pose import CompiledPose, PoseTarget
 
@@ -107,6 +109,33 @@ class Problem:
     def pose_only(self) -> bool:
         """True when the problem is a pose target and nothing else."""
         return self.pose is not None and not self.constraints and not self.costs
+
+
+def pose_constraints(model, targets: Iterable[PoseTarget]) -> List[terms.Constraint]:
+    """Pose targets as constraints: a position box and an orientation bound per target.
+
+    The problem's one pose target is :attr:`Problem.target`; further pose goals (a second
+    hand, a foot) become these constraints, with the targets' tolerances.  The position:
+    a cube of half-width ``position_tolerance_m / sqrt(3)`` [m] in the target's axes, so
+    that a point inside it lies within ``position_tolerance_m`` of the target (inside the
+    ball of that radius).  A box, not the ball itself: its rows are linear in the point
+    and converge where the distance stalls near its bound.  The orientation: within
+    ``orientation_tolerance_rad`` [rad] of the target's, unless ``position_only``.
+    ``model``: the pinocchio model the frames name.
+    """
+    out: List[terms.Constraint] = []
+    for t in targets:
+        if not isinstance(t, PoseTarget):
+            raise errors.InvalidGoal(f"pose goal must be a PoseTarget, got {type(t).__name__}")
+        half = np.full(3, t.position_tolerance_m / math.sqrt(3.0))
+        ref = t.reference_frame or "universe"
+        out.append(PositionConstraint(model, ref, -half, half, t.frame, np.zeros(3),
+                                      t.T_ref_target, name=f"pose_position({t.frame})"))
+        if not t.position_only:
+            out.append(OrientationConstraint(
+                model, ref, t.T_ref_target.rotation, t.frame, np.eye(3),
+                t.orientation_tolerance_rad, name=f"pose_orientation({t.frame})"))
+    return out
 
 
 def _folded(group: Group, constraints: Tuple[terms.Constraint, ...]

@@ -68,6 +68,15 @@ class Constraint(ABC):
         """
         return bool(np.all(self.violation(self.value(model, data, q)) <= 0.0))  # NaN: no
 
+    def impossible(self) -> Optional[str]:
+        """Return why no configuration at all meets this constraint, or None (cannot tell).
+
+        A proof from the constraint alone (its bounds, its fixed data), whatever the
+        joints do; a solve answers NO_SOLUTION with it before iterating
+        (:mod:`ros2_ik.core.solvers.proofs`).  Cheap on a constraint that can hold.
+        """
+        return None
+
     def bound_lists(self) -> Tuple[list, list]:
         """:attr:`lower_bound` and :attr:`upper_bound` as lists of floats."""
         return self.lower_bound.tolist(), self.upper_bound.tolist()

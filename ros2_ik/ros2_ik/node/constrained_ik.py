@@ -3,20 +3,19 @@
 Locked joints leave the group (Drake's ``Joint::Lock``): the solve runs on the other
 joints with the locked ones held at their values.  The first pose goal is the
 problem's pose target; further pose goals become position + orientation constraints
-with the same tolerances.
+with the same tolerances (:func:`ros2_ik.core.problem.pose_constraints`).
 """
 from __future__ import annotations
 
 import math
 import time
-from typing import Callable, List, Optional
+from typing import Callable, Optional
 
 import numpy as np
 
-from ros2_ik.core import constraints as C
 from ros2_ik.core.constraints import (DistanceConstraint, MinimumDistanceConstraint,
                                       MinimumDistanceUpperBoundConstraint)
-from ros2_ik.core.problem import Problem
+from ros2_ik.core.problem import Problem, pose_constraints
 from ros2_ik.core.result import Progress
 from ros2_ik.core.solve import solve
 from ros2_ik.core.verify import ConstraintTolerance, check
@@ -93,14 +92,14 @@ def build_problem(snapshot: RobotSnapshot, cfg: NodeConfig, joints: JointStateCa
     model = snapshot.robot.model
     q_seed_full = group.to_full_q(seed)
     terms = constraints_of(model, goal, q_seed_full, ("", "universe", parent or "")) \
-        + _pose_constraints(model, targets[1:])
+        + pose_constraints(model, targets[1:])
     if scene_constraints(goal):
         checker = collision_checker(snapshot, cfg)
         terms += [minimum_distance(checker, cfg, m.minimum_distance, m.influence_distance,
                                    tolerance.m)
                   for m in goal.minimum_distance_constraints]
         terms += distance_constraints_of(checker, goal)
-    costs = costs_of(model, goal, q_seed_full, _set_joint(model))
+    costs = costs_of(model, goal, q_seed_full)
     costs += base_motion_costs(model, goal, group, seed)
     problem = Problem(group, targets[0] if targets else None,
                       terms + list(extra_constraints), costs)
@@ -135,43 +134,6 @@ def _lock(snapshot: RobotSnapshot, group, seed: np.ndarray, locked_msg):
     reduced_names, _ = joint_part(reduced)
     return reduced, np.concatenate((seed[:part.start or 0],
                                     [by_name[n] for n in reduced_names]))
-
-
-def _set_joint(model):
-    def set_joint(q_full: np.ndarray, name: str, value: float) -> np.ndarray:
-        if not model.existJointName(name):
-            raise RequestError(IKErrorCode.INVALID_GOAL, f"posture cost: unknown joint "
-                               f"'{name}'; valid: {list(model.names)[1:]}")
-        joint = model.joints[model.getJointId(name)]
-        q_full = q_full.copy()
-        if joint.nq == 2:  # continuous: (cos, sin)
-            q_full[joint.idx_q:joint.idx_q + 2] = (math.cos(value), math.sin(value))
-        else:
-            q_full[joint.idx_q] = value
-        return q_full
-    return set_joint
-
-
-def _pose_constraints(model, targets) -> List:
-    """Pose goals after the first, as position-box + orientation-bound constraints.
-
-    The position: a cube of half-width ``position_tolerance / sqrt(3)`` [m] in the
-    target's axes, so that a point inside it lies within ``position_tolerance`` of the
-    target (inside the ball of that radius).  A box, not the ball itself: its rows are
-    linear in the point and converge where the distance stalls near its bound (pr2's
-    two arms, a second wrist pose: one attempt instead of 17).
-    """
-    out: List = []
-    for t in targets:
-        half = np.full(3, t.position_tolerance_m / math.sqrt(3.0))
-        ref = t.reference_frame or "universe"
-        out.append(C.PositionConstraint(model, ref, -half, half, t.frame, np.zeros(3),
-                                        t.T_ref_target, name=f"pose_position({t.frame})"))
-        if not t.position_only:
-            out.append(C.OrientationConstraint(
-                model, ref, t.T_ref_target.rotation, t.frame, np.eye(3),
-                t.orientation_tolerance_rad, name=f"pose_orientation({t.frame})"))
-    return out
 
 
 def _progress_adapter(problem: Problem, publish):

@@ -15,7 +15,8 @@ import pinocchio as pin
 from ros2_ik.core import constraints as C
 from ros2_ik.core import costs as K
 from ros2_ik.core.constraints import DistanceConstraint, MinimumDistanceUpperBoundConstraint
-from ros2_ik.core.errors import IKError, InvalidGoal
+from ros2_ik.core.errors import IKError, InvalidGoal, InvalidJoint
+from ros2_ik.core.model.group import with_joint_value
 from ros2_ik.core.pose import PoseTarget
 from ros2_ik.node import whole_body_terms as wb
 from ros2_ik.node.conversions import (
@@ -52,7 +53,7 @@ def constraints_of(model: pin.Model, goal, q_seed_full: Optional[np.ndarray] = N
     a support polygon, a held contact); ``root_aliases``: frame names meaning the model's
     root (a contact target's frame).  An error names the message field first.
     """
-    inputs = _Inputs(model, None, q_seed_full, None, root_aliases)
+    inputs = _Inputs(model, None, q_seed_full, root_aliases)
     return [_field(f"{field}[{i}]", lambda build=build, m=m: build(inputs, m))
             for field, part, build in GOAL_TERMS if part == CONSTRAINT
             for i, m in enumerate(getattr(goal, field))] + _joint_bounds(model, goal.joint_bounds)
@@ -103,9 +104,9 @@ def _joint_bounds(model: pin.Model, m) -> List:
     return [C.JointBoundsConstraint(model, bounds)]
 
 
-def costs_of(model: pin.Model, goal, q_seed_full: np.ndarray, joint_index) -> List:
+def costs_of(model: pin.Model, goal, q_seed_full: np.ndarray) -> List:
     """Every cost of a goal; posture costs default to the seed."""
-    inputs = _Inputs(model, None, q_seed_full, joint_index)
+    inputs = _Inputs(model, None, q_seed_full)
     return [_field(f"{field}[{i}]", lambda build=build, m=m: build(inputs, m))
             for field, part, build in GOAL_TERMS if part == COST
             for i, m in enumerate(getattr(goal, field))]
@@ -121,12 +122,15 @@ def _matrix3(values: Sequence[float]) -> np.ndarray:
 
 def _posture(inputs: "_Inputs", m):
     """Return a PostureCost toward ``m.nominal`` (named joints overwrite the seed) or the seed."""
-    model, q_seed_full, joint_index = inputs.model, inputs.q_seed_full, inputs.joint_index
-    q_nominal = np.array(q_seed_full, dtype=float)
+    model = inputs.model
+    q_nominal = np.array(inputs.q_seed_full, dtype=float)
     if len(m.nominal.position) != len(m.nominal.name):
         raise InvalidGoal("posture cost: nominal.name and nominal.position differ in length")
     for name, value in zip(m.nominal.name, m.nominal.position):
-        q_nominal = joint_index(q_nominal, name, value)
+        try:
+            q_nominal = with_joint_value(model, q_nominal, name, value)
+        except InvalidJoint as exc:  # a goal's field, not a seed: INVALID_GOAL
+            raise InvalidGoal(f"posture cost: {exc}") from exc
     weights: object = 1.0
     if len(m.weights):
         if len(m.weights) != model.nv:
@@ -168,7 +172,6 @@ class _Inputs(NamedTuple):
     model: Optional[pin.Model]
     checker: object = None
     q_seed_full: Optional[np.ndarray] = None
-    joint_index: Optional[Callable] = None
     root_aliases: Tuple[str, ...] = ("", ROOT)
 
 

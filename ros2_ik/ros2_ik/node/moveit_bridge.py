@@ -160,7 +160,7 @@ def to_constrained_goal(ik_request, cfg, frame_names: Sequence[str] = (),
     goal.tip_link = links[0]
     settings = cfg.kinematics.get(ik_request.group_name, {})
     position_only = bool(settings.get("position_only_ik", False))
-    # Poses after the first are constraints (constrained_ik._pose_constraints), met within
+    # Poses after the first are constraints (core.problem.pose_constraints), met within
     # their tolerance plus the constraint tolerance: half the node's tolerance for each
     # keeps every tip within the node's.
     half_m, half_rad = cfg.position_tolerance / 2, cfg.orientation_tolerance / 2

@@ -6,9 +6,14 @@ given in the world, or from contact frames (their origins, or points fixed in ea
 as a sole's corners) at a configuration (:meth:`ComInSupportPolygonConstraint.from_frames`).
 The CoM is projected on the plane along ``n``.  One row per edge of the hull: the
 distance [m] of the projected CoM inside that edge, at least ``margin``.
+
+A margin deeper than the polygon's inradius (the largest distance any point of the plane
+has inside every edge) leaves no place for the CoM whatever the joints do:
+:meth:`ComInSupportPolygonConstraint.impossible` says so before a solve iterates.
 """
 from __future__ import annotations
 
+import itertools
 from typing import Optional, Sequence, Tuple
 
 import numpy as np
@@ -20,6 +25,25 @@ from ..errors import InvalidGoal
 from . import checks as check
 from ._base import BoundedConstraint
 from .com import com_value, com_world
+
+
+def inradius(A: np.ndarray, b: np.ndarray) -> float:
+    """Largest ``t`` with a point ``x`` where ``A x - b >= t`` on every row [m].
+
+    ``A`` (h, 2) unit inward normals, ``b`` (h,): the half-planes of a bounded convex
+    polygon (h >= 3).  The linear program's optimum lies where three rows are equal, so
+    every triple of rows is tried (h is a handful of contact points).
+    """
+    h = A.shape[0]
+    i, j, k = np.array([t for t in itertools.combinations(range(h), 3)]).T
+    M = np.stack((np.column_stack((A[i], -np.ones(len(i)))),
+                  np.column_stack((A[j], -np.ones(len(j)))),
+                  np.column_stack((A[k], -np.ones(len(k))))), axis=1)  # (T, 3, 3)
+    regular = np.abs(np.linalg.det(M)) > 1e-12
+    rhs = np.column_stack((b[i], b[j], b[k]))[regular][:, :, None]
+    x = np.linalg.solve(M[regular], rhs)[:, :, 0]
+    # each vertex's t is its least distance inside every row: the best is the optimum
+    return float(np.max(np.min(x[:, :2] @ A.T - b, axis=1))) if len(x) else 0.0
 
 
 def convex_hull_2d(points: np.ndarray) -> np.ndarray:
@@ -77,6 +101,7 @@ class ComInSupportPolygonConstraint(BoundedConstraint):
         #: Row i: ``d_i = A[i] . c_W - b[i]`` (A (h, 3) inward normals in the world).
         self._A = inward @ self._basis
         self._b = np.einsum("ij,ij->i", inward, hull)
+        self._inward = inward
         h = hull.shape[0]
         super().__init__(check.term_name(name, "com_in_support_polygon"),
                          [self.margin] * h, [np.inf] * h)
@@ -108,6 +133,20 @@ class ComInSupportPolygonConstraint(BoundedConstraint):
                 local_points[k], f"local_points[{k}]", cols=3)
             points += [X.act(np.asarray(p, dtype=float)) for p in local]
         return cls(model, np.array(points), margin, normal, name=name)
+
+    def impossible(self) -> Optional[str]:
+        """Return why no CoM meets the margin (deeper than the polygon's inradius), or None.
+
+        Cheap when the margin is met at the vertices' mean (the usual problem).
+        """
+        centre = self.vertices.mean(axis=0)
+        if float(np.min(self._inward @ centre - self._b)) >= self.margin:
+            return None
+        radius = inradius(self._inward, self._b)
+        if self.margin <= radius + 1e-9:
+            return None
+        return (f"{self.name}: margin {self.margin:.3g} m is deeper than the support "
+                f"polygon's inradius {radius:.3g} m: no centre of mass meets it")
 
     def evaluate(self, model: pin.Model, data: pin.Data, q: np.ndarray
                  ) -> Tuple[np.ndarray, np.ndarray]:

@@ -560,6 +560,23 @@ def locked_configuration(model: pin.Model, locked: Dict[int, float]) -> np.ndarr
     return q
 
 
+def with_joint_value(model: pin.Model, q_full: np.ndarray, name: str,
+                     value: float) -> np.ndarray:
+    """Return a copy of the full configuration ``q_full`` with joint ``name`` at ``value``.
+
+    ``value`` [rad] or [m]: a continuous joint's angle is written as its (cos, sin) pair.
+    Only one-variable joints (revolute, continuous, prismatic) are named here; any other
+    name raises :class:`errors.InvalidJoint` listing the valid ones.
+    """
+    jid = model.getJointId(name) if isinstance(name, str) else model.njoints
+    if jid >= model.njoints or model.nvs[jid] != 1:
+        raise errors.InvalidJoint(str(name), [model.names[j] for j in range(1, model.njoints)
+                                              if model.nvs[j] == 1])
+    q = np.array(q_full, dtype=float)
+    _write_joint(q, model.idx_qs[jid], model.nqs[jid] == 2, float(value))
+    return q
+
+
 def _write_joint(q: np.ndarray, iq: int, continuous: bool, value: float) -> None:
     if continuous:
         q[iq], q[iq + 1] = math.cos(value), math.sin(value)

@@ -7,7 +7,9 @@ is cheap on the usual problem (its per-group work cached), and it never raises o
 valid problem.  :meth:`Solver.solve <ros2_ik.core.solvers.base.Solver.solve>` answers
 NO_SOLUTION with the first reason (:func:`no_solution`) before its first attempt.
 
-The proof registered here is the reach bound (:mod:`ros2_ik.core.kinematics.reach`): a
+A constraint that cannot hold by itself says so (``Constraint.impossible``, e.g. a
+CoM margin deeper than the support polygon): :func:`term_proof`.  The other proof
+registered here is the reach bound (:mod:`ros2_ik.core.kinematics.reach`): a
 pose target, or the point of a position constraint in a box fixed in the world, farther
 from the sphere holding every placement of its frame than the tolerance allows.
 """
@@ -95,7 +97,16 @@ def _position_beyond(group, c: PositionConstraint, tolerance_m: float) -> Option
             f"{reach:.2f} m (frame '{group.robot.model.frames[fid_B].name}')")
 
 
-_PROOFS: List[Proof] = [reach_proof]
+def term_proof(problem: "Problem", options: Any) -> Optional[str]:
+    """Return the first constraint's own proof that it cannot hold (its ``impossible``)."""
+    for c in problem.constraints:
+        reason = c.impossible()
+        if reason is not None:
+            return reason
+    return None
+
+
+_PROOFS: List[Proof] = [reach_proof, term_proof]
 
 
 def register(proof: Proof) -> Proof:
