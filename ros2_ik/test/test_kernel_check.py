@@ -52,7 +52,8 @@ def test_units_are_those_of_the_classes():
     from ros2_ik.core.solvers import _dispatch_jit
     by_code = {0: C.PositionConstraint, 1: C.OrientationConstraint, 2: C.GazeTargetConstraint,
                3: C.AngleBetweenVectorsConstraint, 4: C.PointToPointDistanceConstraint,
-               5: C.PointToLineDistanceConstraint, 6: C.PolyhedronConstraint}
+               5: C.PointToLineDistanceConstraint, 6: C.ComInSupportPolygonConstraint,
+               7: C.CenterOfMassConstraint, 8: C.PolyhedronConstraint}
     assert {k.code: k.cls for k in registry.kinds()} == by_code
     for code, kind in by_code.items():
         assert ("rad" if _dispatch_jit.RADIANS[code] else "m") == kind.unit, kind

@@ -192,3 +192,77 @@ def test_pr2_planar_base_moves_the_hand_beyond_the_arms_reach(pr2):
         assert isinstance(LevenbergMarquardt().setup(problem), ck.KernelState)
         res = solve(pr2, problem, pr2.mid_configuration(), timeout_s=2.0, random_seed=k)
         _verified(pr2, res, target, [], q_star)
+
+
+def _polygon(group, q_star, feet, margin):
+    """The polygon of ``feet`` where ``q_star`` puts them (a sole: its corners)."""
+    sole = [[x, y, 0.0] for x in (-0.1, 0.1) for y in (-0.065, 0.065)]
+    return C.ComInSupportPolygonConstraint.from_frames(
+        group.robot.model, wholebody_groups.full_q(group, q_star), feet,
+        [sole] * len(feet) if feet == SOLES else None, margin=margin)
+
+
+def _rows_are_the_python_classs(group, held, term, q):
+    """The kernel's rows of ``term`` (after ``held``) at ``q`` against its ``evaluate``."""
+    model = group.robot.model
+    compiled = ck.compile_problem(Problem(group, None, held + [term]), ConstraintTolerance())
+    assert compiled is not None
+    g, J, _, _, _ = ck.evaluate(compiled, q)
+    qf = wholebody_groups.full_q(group, q)
+    data = model.createData()
+    pin.computeJointJacobians(model, data, qf)
+    pin.updateFramePlacements(model, data)
+    value, jac = term.evaluate(model, data, qf)
+    h = len(value)
+    np.testing.assert_allclose(g[-h:], value, atol=1e-10)
+    np.testing.assert_allclose(J[-h:], jac[:, group.iv_full], atol=1e-9)
+
+
+def test_com_in_support_polygon_rows_are_the_python_classs(solo, talos):
+    """The compiled rows (the CoM as a frame) against ``evaluate`` on the full model."""
+    rng = np.random.default_rng(8)
+    for group, feet in ((solo, SOLO_FEET), (talos, SOLES)):
+        q_star = (_solo_star if group is solo else _talos_star)(group, rng)
+        q = group.integrate(q_star, rng.normal(0.0, 0.1, group.nv))
+        _rows_are_the_python_classs(group, _held(group, q_star, feet),
+                                    _polygon(group, q_star, feet, 0.01), q)
+
+
+def test_solo12_four_feet_base_target_and_com_in_polygon_compiled(solo):
+    """The bench's quadruped family through the compiled attempt, verified outside."""
+    rng = np.random.default_rng(9)
+    model = solo.robot.model
+    for k in range(3):
+        q_star = _solo_star(solo, rng)
+        poly = _polygon(solo, q_star, SOLO_FEET, 0.0)
+        target = PoseTarget("base_link", solo.fk(q_star, "base_link"))
+        problem = Problem(solo, target, _held(solo, q_star, SOLO_FEET) + [poly])
+        assert isinstance(LevenbergMarquardt().setup(problem), ck.KernelState)
+        seed = solo.mid_configuration()
+        seed[2] = 0.3
+        res = solve(solo, problem, seed, timeout_s=2.0, random_seed=k)
+        _verified(solo, res, target, SOLO_FEET, q_star)
+        data = model.createData()
+        qf = wholebody_groups.full_q(solo, np.asarray(res.q))
+        com = pin.centerOfMass(model, data, qf)
+        assert np.all(poly._A @ com - poly._b >= -1e-4)
+
+
+def test_an_impossible_com_margin_is_no_solution_naming_it(solo):
+    rng = np.random.default_rng(10)
+    q_star = _solo_star(solo, rng)
+    poly = _polygon(solo, q_star, SOLO_FEET, 0.5)  # deeper than the polygon's inradius
+    problem = Problem(solo, None, _held(solo, q_star, SOLO_FEET) + [poly])
+    res = solve(solo, problem, solo.mid_configuration(), timeout_s=0.5, random_seed=0)
+    assert res.status.name == "NO_SOLUTION" and poly.name in res.message
+
+
+def test_com_box_rows_are_the_python_classs(talos):
+    """``CenterOfMassConstraint`` in the world and in a moving frame: compiled = Python."""
+    rng = np.random.default_rng(12)
+    model = talos.robot.model
+    q_star = _talos_star(talos, rng)
+    for frame in ("universe", "base_link", "left_sole_link"):
+        com = C.CenterOfMassConstraint(model, [-0.1, -0.1, 0.5], [0.1, 0.1, 1.0], frame)
+        q = talos.integrate(q_star, rng.normal(0.0, 0.1, talos.nv))
+        _rows_are_the_python_classs(talos, _held(talos, q_star, SOLES), com, q)

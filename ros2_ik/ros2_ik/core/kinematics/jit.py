@@ -15,7 +15,7 @@ compiled.load()  # a kernel is needed: numba, and the functions decorated before
 
 _HERE = Path(__file__).resolve().parent
 #: The compiled files of this package and the decorator's: every kernel calls into them.
-_NAMES = ("lie", "forward", "configuration", "mass", "relative", "linalg")
+_NAMES = ("lie", "forward", "configuration", "relative", "linalg")
 SOURCES = tuple(_HERE / f"{name}.py" for name in _NAMES) + (
     _HERE.parent / "runtime" / "compiled.py",)
 

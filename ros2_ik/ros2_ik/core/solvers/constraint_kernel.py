@@ -31,7 +31,8 @@ import pinocchio as pin
 
 from ros2_ik.core.constraints import registry
 from ros2_ik.core.costs import registry as cost_registry
-from ros2_ik.core.kinematics.model import FREEFLYER, Tree, pruned, tree_of
+from ros2_ik.core.kinematics.model import COM_FRAME, COM_PARENT, FREEFLYER, Tree, pruned, \
+    tree_of
 from ros2_ik.core.problem import Problem
 from ros2_ik.core.runtime.per_object import PerObject
 from ros2_ik.core.solvers import chain_kernel, direct_call
@@ -183,11 +184,14 @@ def constraint_sources() -> List[Path]:
 def _frame_arrays(model: pin.Model, fids) -> Tuple[np.ndarray, np.ndarray]:
     """``fparent`` (f,) and ``fplace`` (f, 4, 4) of model frames ``fids``, in that order.
 
+    :data:`~ros2_ik.core.kinematics.model.COM_FRAME` is the centre of mass.
     Once per problem shape (:func:`_layout` keeps the arrays).
     """
-    frames = [model.frames[fid] for fid in fids]  # each a copy: read once
-    return (np.array([f.parentJoint - 1 for f in frames], dtype=np.int64),
-            np.array([f.placement.homogeneous for f in frames]).reshape(len(fids), 4, 4))
+    frames = [None if fid == COM_FRAME else model.frames[fid] for fid in fids]  # copies
+    return (np.array([COM_PARENT if f is None else f.parentJoint - 1 for f in frames],
+                     dtype=np.int64),
+            np.array([np.eye(4) if f is None else f.placement.homogeneous
+                      for f in frames]).reshape(len(fids), 4, 4))
 
 
 #: Per group: {shape key: Layout}, the arrays that depend on the problem's shape alone,
