@@ -27,6 +27,10 @@ tight_line  a tip axis within <= 2 deg of a line's direction + the tip origin <=
             from that line (an insertion)
             The tight bounds are uniform in [0, 2 deg] / [0, 2 mm]; q_star sits anywhere
             inside them, often near the boundary.
+windows_pi  (robots with a continuous joint only) a 1 mm box on the tip + windows of
+            half-width 0.05-0.3 rad on up to two continuous joints, each containing
+            +-pi (or an equivalent, +-3 pi), ``q_star`` inside (issue 48: "keep this
+            joint within +-0.3 rad of where it is" when it sits near +-pi)
 scene       (the Panda in ``bench/panda_scene.yaml`` only) a 5 mm box on the tip + one of
             a minimum distance (lower bound <= the clearance at ``q_star``), Drake's
             minimum-distance upper bound, or a named pair's distance band
@@ -59,6 +63,8 @@ TIGHT_COMBOS = ("tight_axis", "tight_orientation", "tight_line")
 TIGHT_RAD, TIGHT_M = math.radians(2.0), 2e-3
 #: The combination of the scene robot (:class:`SceneProblems`).
 SCENE_COMBO = "scene"
+#: Joint windows across +-pi (robots with a continuous joint; a pass of their own).
+WINDOWS_PI_COMBO = "windows_pi"
 
 
 class RobotCase(NamedTuple):
@@ -146,7 +152,23 @@ class FeasibleProblems:
         constraints, costs = getattr(self, "_" + combo)(rng, q)
         seed = g.mid_configuration() if rng.random() < 0.5 else g.random_configuration(rng)
         return ProblemSpec(combo, self.case.name, index, q, seed, tuple(constraints),
-                           tuple(costs), meta={"robot_kind": self.case.kind})
+                           tuple(costs), meta={"robot_kind": self.case.kind,
+                                               "across_pi": self.across_pi(constraints)})
+
+    def across_pi(self, constraints) -> bool:
+        """Whether a continuous joint's window in ``constraints`` straddles +-pi.
+
+        That is, holds an odd multiple of pi.
+        """
+        continuous = {n for n, c in zip(self.group.joint_names, self.group.continuous) if c}
+        for term in constraints:
+            if term.kind != "joint_bounds":
+                continue
+            for name, (lo, hi) in term.args["bounds"].items():
+                odd = 2 * math.floor((hi - math.pi) / (2 * math.pi)) + 1  # largest <= hi
+                if name in continuous and lo <= odd * math.pi <= hi:
+                    return True
+        return False
 
     def _pose(self, rng, q):
         return [pose_term(self.kin, q, self.group.tip)], []
@@ -169,6 +191,22 @@ class FeasibleProblems:
                 centre += 2 * math.pi * int(rng.integers(-1, 2))  # [-3.2, -3.1], [9.4, 9.5]
             lo, hi = centre - 0.05, centre + 0.05
             bounds[g.joint_names[i]] = (float(max(lo, g.lower[i])), float(min(hi, g.upper[i])))
+        return [box_term(self.kin, q, self.root, g.tip, 1e-3),
+                Term("joint_bounds", dict(bounds=bounds))], []
+
+    def _windows_pi(self, rng, q):
+        """Windows containing +-pi on up to two continuous joints (``q``, edited, inside)."""
+        g = self.group
+        cont = [int(i) for i in rng.permutation(np.flatnonzero(g.continuous))][:2]
+        if not cont:
+            raise ValueError(f"{self.case.name}: no continuous joint for {WINDOWS_PI_COMBO}")
+        bounds = {}
+        for i in cont:
+            half = float(rng.uniform(0.05, 0.3))
+            centre = math.pi * rng.choice((-1, 1)) + rng.uniform(-0.8, 0.8) * half
+            centre += 2 * math.pi * int(rng.integers(-1, 2))  # [2.9, 3.4], [-3.4, -2.9], ...
+            q[i] = centre + rng.uniform(-half, half)
+            bounds[g.joint_names[i]] = (centre - half, centre + half)
         return [box_term(self.kin, q, self.root, g.tip, 1e-3),
                 Term("joint_bounds", dict(bounds=bounds))], []
 

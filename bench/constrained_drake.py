@@ -35,7 +35,7 @@ import tempfile
 import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
-from typing import Dict, List, Optional
+from typing import Dict, List, Optional, Tuple
 
 import numpy as np
 
@@ -80,6 +80,7 @@ class DrakeArm:
 
     def __init__(self, urdf_xml: str, group, plant_from=None):
         self.scene_graph, self._shape_ids = None, None
+        self.continuous = {n for n, c in zip(group.joint_names, group.continuous) if c}
         if plant_from is not None:  # a drake_ik.DrakeMinDistanceIK (panda + scene)
             self.plant, self.plant_context = plant_from.plant, plant_from.plant_context
             self.index = plant_from.index
@@ -164,7 +165,7 @@ class DrakeArm:
             bounds = a["bounds"] if kind == "joint_bounds" else {
                 name: (value, value) for name, value in a["positions"].items()}
             index = [self.plant.GetJointByName(name).position_start() for name in bounds]
-            lower, upper = (np.array([b[k] for b in bounds.values()]) for k in (0, 1))
+            lower, upper = np.array([self._on_plant(n, b) for n, b in bounds.items()]).T
             ik.prog().AddBoundingBoxConstraint(lower, upper, ik.q()[index])
         elif kind == "min_distance":
             ik.AddMinimumDistanceLowerBoundConstraint(
@@ -176,11 +177,31 @@ class DrakeArm:
         else:
             raise ValueError(f"no Drake mapping for constraint kind {kind!r}")
 
+    def _on_plant(self, name: str, bounds) -> Tuple[float, float]:
+        """Joint ``name``'s ``(lower, upper)`` [rad or m] as Drake's plant can hold them.
+
+        A continuous joint's window is one on the circle: written 2 pi further, it is the
+        same window.  Drake parses a continuous joint with a ``<limit>`` (example-robot-
+        data's Kinova) as a revolute one within those limits, so the window is moved by
+        turns to the equivalent nearest the middle of the plant's range.
+        """
+        lower, upper = bounds
+        joint = self.plant.GetJointByName(name)
+        lo, hi = joint.position_lower_limits()[0], joint.position_upper_limits()[0]
+        if name in self.continuous and math.isfinite(lo) and math.isfinite(hi):
+            turns = round((0.5 * (lo + hi) - 0.5 * (lower + upper)) / (2 * math.pi))
+            lower, upper = lower + 2 * math.pi * turns, upper + 2 * math.pi * turns
+        return lower, upper
+
     def _pose(self, ik: InverseKinematics, a) -> None:
         """Add a ``pose`` term as position constraints in the target frame (a free axis open).
 
-        The frame's origin at the target's; unless ``position_only``, also two points 10 cm
-        along its x and y axes at theirs. Three points fix the orientation as accurately as
+        The frame's origin at the target's; unless ``position_only``, also points 10 cm
+        along its x and y axes at theirs, and with a free axis along all three: each point
+        is then held in the two other axes only, and the point along the free axis is the
+        one that holds the tilts towards it to first order (along the other two only, they
+        hold to the square root of SNOPT's tolerance, ~5e-4 rad), the two others the
+        half turn about an axis normal to it. Points fix the orientation as accurately as
         the positions; SNOPT's orientation bound of 0 rad (the trace form) only holds to
         ~1e-4 rad, the check's tolerance.
         """
@@ -192,7 +213,7 @@ class DrakeArm:
             free[a["free_axis"]] = np.inf
         points = [np.zeros(3)]
         if not a["position_only"]:
-            points += [0.1 * np.eye(3)[0], 0.1 * np.eye(3)[1]]
+            points += list(0.1 * np.eye(3)[:2 if a["free_axis"] < 0 else 3])
         for p in points:
             ik.AddPositionConstraint(frame, p, world, X_world_target, p - free, p + free)
 

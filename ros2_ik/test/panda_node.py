@@ -29,20 +29,31 @@ def start(namespace: str, *params: str, joints=True, env=None):
     once the node answers with a model.
     """
     from ament_index_python.packages import get_package_share_directory
+
+    config = os.path.join(get_package_share_directory("ros2_ik"), "config", "panda.yaml")
+    args = ["--params-file", config]
+    for param in params:
+        args += ["-p", param]
+    urdf, srdf, _ = description()
+    return serve(namespace, urdf, srdf, args, (ARM, READY) if joints else None, env)
+
+
+def serve(namespace: str, urdf: str, srdf: str, args: Sequence[str] = (), joints=None,
+          env=None):
+    """ik_node under ``/namespace`` with ``args`` (``--ros-args`` ones), fed a description.
+
+    ``joints``: (names, positions) published as one joint state, or None.  Returns
+    (NodeProcess, Client) once the node answers with a model.
+    """
     from ros2_ik.node.harness import Client, NodeProcess
     from ros2_ik_interfaces.srv import ComputeIK
 
-    config = os.path.join(get_package_share_directory("ros2_ik"), "config", "panda.yaml")
-    args = ["--params-file", config, "-r", f"__ns:=/{namespace}"]
-    for param in params:
-        args += ["-p", param]
-    node = NodeProcess(extra_args=args, env=env)
+    node = NodeProcess(extra_args=[*args, "-r", f"__ns:=/{namespace}"], env=env)
     client = Client(f"{namespace}_client", namespace=f"/{namespace}")
     try:
-        urdf, srdf, _ = description()
         client.publish_description(urdf, srdf)
         if joints:
-            client.publish_joints(ARM, READY)
+            client.publish_joints(*joints)
         client.wait_for_service()
         probe = ComputeIK.Request()
         probe.target.pose.position.x = 0.4

@@ -17,7 +17,7 @@ from ros2_ik.core import robots
 from ros2_ik.core.model.robot import Robot
 from ros2_ik.core.pose import PoseTarget
 from ros2_ik.core.problem import Problem
-from ros2_ik.core.solvers import chain_kernel
+from ros2_ik.core.solvers import attempts, chain_kernel
 from ros2_ik.core.solvers.budget import Budget
 from ros2_ik.core.solvers.lm import LevenbergMarquardt
 from ros2_ik.core.solvers.pose_state import PoseState
@@ -105,7 +105,7 @@ def test_nan_ends_an_attempt_instead_of_raising():
     for q0 in (np.full(group.n, np.nan), np.full(group.n, np.inf)):
         q, it, done, E = chain_kernel.attempt(
             chain, q0, state.T_target_inv_h, lower, upper, state.bounded, 1.0,
-            state.pos_tol2, state.ori_tol2, state.near2, lm._kernel_settings())
+            state.pos_tol2, state.ori_tol2, state.near2, attempts.chain_settings(type(lm)))
         assert not done and it <= 3, (q0[0], it, E)
 
 
@@ -121,8 +121,8 @@ def test_compiled_attempt_is_the_python_attempt(name, group):
         for compiled in (True, False):  # setup chooses the attempt once per solve
             lm.compiled = compiled
             state = lm.setup(problem)
-            assert state.chain is not None
-            assert (state.attempt == lm._attempt_chain) == compiled
+            assert state.state.chain is not None
+            assert isinstance(state, attempts.CompiledPose) == compiled
             runs.append(lm.local_solve(state, start, Budget(10.0)))
         a, b = runs
         if a.iterations == b.iterations and a.converged == b.converged \

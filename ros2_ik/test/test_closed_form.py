@@ -287,3 +287,24 @@ def test_batch_rows_answer_as_solve_does():
         assert STATUS_CODES[result.status[k]] is one.status
         assert np.array_equal(result.q[k], one.q)
     assert STATUS_CODES[result.status[-1]] is IKStatus.NO_SOLUTION
+
+
+def test_solve_many_is_solve_per_target(arm):
+    """One batched call gives each target's rows and flags, padded as least-squares rows."""
+    _, group = arm
+    closed = chain.of(group, group.robot.frame_id(group.tip))
+    poses = [T.homogeneous for _, T in _targets(group, 30, seed=4)]
+    far = poses[0].copy()
+    far[:3, 3] *= 5.0 / np.linalg.norm(far[:3, 3])
+    poses.append(far)  # least-squares rows only
+    Q, ls = closed.solve_many(np.array(poses))
+    widths = set()
+    for k, H in enumerate(poses):
+        rows, flags = closed.solve(H)
+        widths.add(len(rows))
+        assert np.array_equal(Q[k, :len(rows)], rows)
+        assert np.array_equal(ls[k, :len(rows)], flags)
+        assert ls[k, len(rows):].all()
+    assert Q.shape == (len(poses), max(widths), group.n)
+    empty = closed.solve_many(np.zeros((0, 4, 4)))
+    assert empty[0].shape == (0, 0, group.n) and empty[1].shape == (0, 0)

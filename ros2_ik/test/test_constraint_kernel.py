@@ -4,7 +4,7 @@ Rows and Jacobians of every frame-based constraint type, computed by the kernel 
 own joint tree, against ``Residuals`` (the classes' ``evaluate_physical`` and
 ``evaluate_excess``) and against finite differences, on arms with revolute, continuous,
 unaligned, prismatic and locked joints (random arms of ``bench/random_arms.py`` among
-them); whole attempts against ``active_set.attempt`` (same iterations, same end point);
+them); whole attempts against the Python loop (``lm_loop.run``) (same iterations, same end point);
 problems the kernel cannot take run the Python loop.
 """
 import dataclasses
@@ -21,9 +21,9 @@ from ros2_ik.core.kinematics.frames import relative_rotation
 from ros2_ik.core.model.robot import Robot
 from ros2_ik.core.problem import Problem
 from ros2_ik.core.solve import solve
-from ros2_ik.core.solvers import active_set, chain_kernel, constraint_kernel as ck
+from ros2_ik.core.solvers import attempts, chain_kernel, constraint_kernel as ck
 from ros2_ik.core.solvers.budget import Budget
-from ros2_ik.core.solvers.lm import LevenbergMarquardt, _lm_step
+from ros2_ik.core.solvers.lm import LevenbergMarquardt
 from ros2_ik.core.solvers.residuals import Residuals
 from ros2_ik.core.verify import ConstraintTolerance
 
@@ -171,7 +171,7 @@ def test_orientation_bound_of_zero_at_no_rotation_equals_the_python_rows():
 
 @pytest.mark.parametrize("arm", fam.ARMS)
 def test_attempts_equal_the_python_loop(arm):
-    """Same iterations, verdict and end point as active_set.attempt on the families."""
+    """Same iterations, verdict and end point as the Python loop on the families."""
     group = robots.load_group(arm)[1]
     lm = LevenbergMarquardt()
     settings = ck.Settings(lm.damping_scale, lm.bias, lm.stall_ratio, True)
@@ -182,7 +182,7 @@ def test_attempts_equal_the_python_loop(arm):
             problem = build(spec, group)
             state = ck.KernelState(ck.compile_problem(problem, TOL), problem, TOL)
             for q0 in (spec.seed, group.random_configuration(rng)):
-                py = active_set.attempt(state.residuals, q0, Budget(10.0), _lm_step, lm)
+                py = _python_attempt(lm, state, q0)
                 q, it, done, _ = ck.attempt(state.compiled, q0, state.lower, state.upper,
                                             settings, lm.max_iterations_constrained)
                 total += 1
@@ -190,6 +190,11 @@ def test_attempts_equal_the_python_loop(arm):
                     same += 1
                     assert np.abs(q - py[0]).max() < 1e-6, (family, spec.index)
     assert same >= 0.95 * total, (same, total)  # rounding may flip a stall test
+
+
+def _python_attempt(lm, state, q0):
+    """The Python loop's attempt (:func:`lm_loop.run` on the stacked rows) from ``q0``."""
+    return attempts.StackedAttempt(lm, state.residuals).project(q0, Budget(10.0))
 
 
 def _with_pose(spec, group, weights=(1.0,) * 6, offset_m=0.02):
@@ -227,7 +232,7 @@ def test_pose_rows_equal_the_python_ones(weights):
 
 
 def test_pose_attempts_equal_the_python_loop():
-    """Pose + constraints: same iterations, verdict and end point as active_set.attempt."""
+    """Pose + constraints: same iterations, verdict and end point as the Python loop."""
     group = robots.load_group("xarm7")[1]
     lm = LevenbergMarquardt()
     settings = ck.Settings(lm.damping_scale, lm.bias, lm.stall_ratio, True)
@@ -236,7 +241,7 @@ def test_pose_attempts_equal_the_python_loop():
         for spec in fam.generate(family, "xarm7", group, 5, seed=3):
             problem = _with_pose(spec, group)
             state = ck.KernelState(ck.compile_problem(problem, TOL), problem, TOL)
-            py = active_set.attempt(state.residuals, spec.seed, Budget(10.0), _lm_step, lm)
+            py = _python_attempt(lm, state, spec.seed)
             q, it, done, _ = ck.attempt(state.compiled, spec.seed, state.lower, state.upper,
                                         settings, lm.max_iterations_constrained)
             total += 1
@@ -318,7 +323,7 @@ def test_compiled_problems_try_the_seed_before_ranking_the_library():
     lm = LevenbergMarquardt()
     lm.options = SolveOptions(constraint_tolerance=TOL)
     assert lm.cheap_attempts(lm.setup(problem))
-    assert not lm.cheap_attempts(Residuals(problem))
+    assert not lm.cheap_attempts(attempts.StackedAttempt(lm, Residuals(problem)))
     search = Search(problem, spec.seed, lm.options)
     search.seed_first = True
     starts = []

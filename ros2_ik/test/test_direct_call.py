@@ -2,7 +2,7 @@
 
 :func:`direct_call.entry_point`'s function checks nothing: an argument of another dtype,
 dimension or layout would be read as if it had the signature's.  Every call of the
-attempt and of the check during solves of every benchmark family (costs, polishing,
+attempt, the polishing loop and the cost during solves of every benchmark family (costs, polishing,
 restarts, a pose target with constraints) on arms with revolute, continuous and locked
 joints is recorded; each argument's numba type must be the entry's, and the entries'
 answers equal the dispatchers'.
@@ -13,8 +13,8 @@ import pytest
 from ros2_ik.core import robots
 from ros2_ik.core.pose import PoseTarget
 from ros2_ik.core.solve import prepare, solve
-from ros2_ik.core.solvers import (chain_kernel, constraint_kernel, direct_call, kernel_check,
-                                  polish_kernel)
+from ros2_ik.core.solvers import chain_kernel, constraint_kernel, direct_call, polish_kernel
+from ros2_ik.core.verify import ConstraintTolerance
 from test_constraint_kernel import fam, build  # noqa: F401
 
 pytestmark = pytest.mark.skipif(not chain_kernel.available(), reason="numba not installed")
@@ -26,7 +26,6 @@ def _entries():
     group = robots.load_group("panda")[1]
     prepare(group, None, constrained=True)
     return [(constraint_kernel, "_ATTEMPT", constraint_kernel.lm().attempt_packed),
-            (kernel_check, "_MEASURE", kernel_check._jit().measure_packed),
             (polish_kernel, "_POLISH", polish_kernel.loop().polish_packed),
             (polish_kernel, "_COST_AT", polish_kernel.jit().cost_at_packed)]
 
@@ -63,8 +62,6 @@ def test_every_call_passes_the_entry_types(monkeypatch):
         target = PoseTarget(group.tip, group.fk(spec.q_star, group.tip))
         solve(group, target, spec.seed, constraints=build(spec, group).constraints,
               timeout_s=0.05, random_seed=1)
-    # (the compiled measure, _MEASURE, is on no solve's path since issue 46: only the full
-    # model's check accepts)
     assert min(calls.get(name, 0) for name in ("_ATTEMPT", "_POLISH")) > 10, calls
     assert calls.get("_COST_AT", 0) > 5, calls
 
@@ -74,17 +71,12 @@ def test_the_entries_answer_as_the_dispatchers():
     group = robots.load_group("kinova")[1]
     for spec in fam.generate("d", "kinova", group, 5, seed=2):
         state = constraint_kernel.KernelState(
-            constraint_kernel.compile_problem(build(spec, group), kernel_check.ConstraintTolerance(
-                1e-4, 1e-4)), build(spec, group), kernel_check.ConstraintTolerance(1e-4, 1e-4))
+            constraint_kernel.compile_problem(build(spec, group), ConstraintTolerance(
+                1e-4, 1e-4)), build(spec, group), ConstraintTolerance(1e-4, 1e-4))
         settings = constraint_kernel.Settings(0.01, 1e-6, 0.995, True)
-        for (module, name, dispatcher), args in zip(entries[:2], (
+        for (module, name, dispatcher), args in zip(entries[:1], (
                 constraint_kernel._attempt_args(state.compiled, np.array(spec.seed),
-                                                state.lower, state.upper, settings, 15),
-                kernel_check._measure_args(state.compiled,
-                                           np.random.default_rng(0).random((
-                                               len(state.compiled.fids), 4, 4)),
-                                           np.empty(len(state.compiled.layout.ctype)),
-                                           state.tolerance))):
+                                                state.lower, state.upper, settings, 15),)):
             copies = [np.array(a) if isinstance(a, np.ndarray) else a for a in args]
             assert np.all(np.asarray(getattr(module, name)(*args), dtype=float)
                           == np.asarray(dispatcher(*copies), dtype=float))

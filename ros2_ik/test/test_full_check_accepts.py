@@ -1,12 +1,12 @@
 """Only the full check accepts (issue 46): a SUCCESS of ``solve()`` is verified on the full model.
 
-The compiled attempt and the compiled measure (:class:`kernel_check.KernelCheck`) read the
-same packed parameters: a wrong packing would make the solver and that measure agree on
-the wrong problem.  Here a position constraint's kernel form is packed with its point
-moved 5 cm: the kernel converges to the moved point, which the compiled measure passes.
+A check reading the compiled attempt's packed parameters would agree with the attempt
+on a wrong packing (the compiled measure did, before it was removed).  Here a position
+constraint's kernel form is packed with its point moved 5 cm: the kernel converges to
+the moved point.
 The answer must still be no SUCCESS that misses the real constraint, measured
 independently (pinocchio's FK on the full model, in metres).  Before issue 46 the seed's
-attempt was accepted on the compiled measure alone: this test failed.
+attempt was accepted on a compiled measure alone: this test failed.
 """
 import numpy as np
 import pinocchio as pin
@@ -14,6 +14,7 @@ import pytest
 
 from ros2_ik.core import IKStatus, Problem, robots, solve
 from ros2_ik.core.constraints import PositionConstraint, position, registry
+from ros2_ik.core.solvers.base import SolveOptions
 
 SHIFT_M = 0.05
 
@@ -65,19 +66,19 @@ def test_a_wrong_kernel_packing_never_gives_a_false_success(wrong_packing):
             assert _inside(group, constraint, result.q)
 
 
-def test_the_compiled_measure_agrees_with_the_wrong_packing(wrong_packing):
-    """What made the old acceptance wrong: the kernel's own measure passes its end point."""
-    from ros2_ik.core.solvers import constraint_kernel, lm_compiled  # noqa: F401
-    from ros2_ik.core.solvers.kernel_check import KernelCheck
+def test_the_kernel_converges_on_the_wrong_packing(wrong_packing):
+    """What an acceptance on the kernel's packing would take: its converged end point."""
+    from ros2_ik.core.solvers import attempts
     from ros2_ik.core.solvers.registry import create
     robot, group = robots.load_group("panda")
     constraint = next(_problems(group, 1))
     problem = Problem(group, None, [constraint])
     solver = create("lm")
-    state = solver.kernel_state(problem)
+    solver.options = SolveOptions()
+    state = attempts.compiled_constraints(solver, problem)
     seed = group.mid_configuration()
-    q, _, converged = solver._kernel(state, seed, solver.max_iterations_constrained)[:3]
-    assert converged and KernelCheck.of(state).holds(q)
+    q, _, converged = state.project(seed)[:3]
+    assert converged
     assert not _inside(group, constraint, q)
 
 

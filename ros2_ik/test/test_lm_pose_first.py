@@ -9,11 +9,10 @@ from ros2_ik.core.constraints import MinimumDistanceConstraint
 from ros2_ik.core.model.robot import Robot
 from ros2_ik.core.pose import PoseTarget
 from ros2_ik.core.problem import Problem
-from ros2_ik.core.solvers import chain_kernel
+from ros2_ik.core.solvers import attempts, chain_kernel
 from ros2_ik.core.solvers.base import SolveOptions
 from ros2_ik.core.solvers.budget import Budget
 from ros2_ik.core.solvers.lm import LevenbergMarquardt
-from ros2_ik.core.solvers.residuals import Residuals
 from ros2_ik.core.terms import Constraint
 from test_collision_distances import panda_files
 
@@ -133,9 +132,9 @@ def test_other_constraints_keep_the_stacked_loop(panda):
     checker = checker_with_ball(panda, np.array([0.0, 0.0, 1.0]))
     ceiling = _Ceiling(robot.model.getFrameId("panda_hand_tcp"))
     mixed = Problem(group, target, [MinimumDistanceConstraint(checker), ceiling])
-    assert isinstance(LevenbergMarquardt().setup(mixed), Residuals)
-    assert not isinstance(LevenbergMarquardt().setup(
-        Problem(group, target, [MinimumDistanceConstraint(checker)])), Residuals)
+    assert isinstance(LevenbergMarquardt().setup(mixed), attempts.StackedAttempt)
+    assert isinstance(LevenbergMarquardt().setup(
+        Problem(group, target, [MinimumDistanceConstraint(checker)])), attempts.PoseFirst)
 
 
 def _box_and_bound(panda):
@@ -153,7 +152,6 @@ def _box_and_bound(panda):
 @pytest.mark.parametrize("offset", [(0.0, 0.0, 1.0), (0.0, 0.0, 0.075)])
 def test_constraint_problems_solve_the_clearance_last(panda, offset):
     """No pose target: the other constraints first, then the clearance (far / grazing ball)."""
-    from ros2_ik.core.solvers.clearance_last import ClearanceLastState
     from ros2_ik.core.verify import verify_pose
     _, _, _, group, _, _ = panda
     checker = checker_with_ball(panda, np.array(offset))
@@ -161,11 +159,11 @@ def test_constraint_problems_solve_the_clearance_last(panda, offset):
                                                                      0.05)]
     problem = Problem(group, None, constraints)
     state = LevenbergMarquardt().setup(problem)
-    assert isinstance(state, ClearanceLastState)
+    assert isinstance(state, attempts.ClearanceLast)
     # the box and the bound run compiled (numba installed), the clearance in Python
-    assert (state.run_first is not None) == chain_kernel.available()
+    assert state.cheap == chain_kernel.available()
     # cheap to set up: no Python residuals until a stage needs them (~90 us each)
-    assert state._first is None and state._full is None
+    assert state.state._first is None and state.state._full is None
     result = LevenbergMarquardt().solve(problem, READY.copy(),
                                         SolveOptions(timeout_s=0.5, random_seed=1))
     assert result.success, result.message
@@ -202,18 +200,18 @@ def test_clearance_last_pushes_out_every_nth_rejection_only():
     from ros2_ik.core.solvers import clearance_last
     from ros2_ik.core.solvers.budget import Budget
     calls = []
-    state = SimpleNamespace(first="first", full="full", rejected=0, clear=lambda q: False,
-                            run_first=lambda q, b: (q + 1.0, 3, True, 0.0))
+    state = SimpleNamespace(rejected=0, clear=lambda q: False)
 
-    def push(res, q, q0, budget):
-        calls.append((res, q.copy()))
+    def push(q, q0, budget):
+        calls.append((q.copy(), q0.copy()))
         return q + 10.0, 4, True, 0.0
 
-    results = [clearance_last.attempt(state, np.zeros(2), Budget(1.0), None, push, 3)
+    results = [clearance_last.attempt(state, np.zeros(2), Budget(1.0),
+                                      lambda q, b: (q + 1.0, 3, True, 0.0), push, 3)
                for _ in range(6)]
     assert [done for _, _, done, _ in results] == [False, False, True] * 2
-    assert len(calls) == 2 and all(res == "full" for res, _ in calls)
+    assert len(calls) == 2
     # pushed out from the first stage's solution, not from the attempt's start
-    assert all(np.array_equal(q, np.ones(2)) for _, q in calls)
+    assert all(np.array_equal(q, np.ones(2)) and not q0.any() for q, q0 in calls)
     assert results[2][1] == 3 + 4  # iterations of both stages
     assert state.rejected == 6

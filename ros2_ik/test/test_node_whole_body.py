@@ -24,6 +24,7 @@ from ros2_ik_interfaces.action import ConstrainedIK
 from ros2_ik_interfaces.msg import (
     ContactConstraint, IKErrorCode, PoseGoal, SupportPolygonConstraint)
 from ros2_ik_interfaces.srv import ComputeIK
+from whole_body_checks import full_q
 
 SOLE = [(0.1, 0.05), (0.1, -0.05), (-0.1, 0.05), (-0.1, -0.05)]
 FAR = (2.0, -0.5, 0.9)  # beyond the pr2 arm's reach from the origin [m]
@@ -55,24 +56,6 @@ def _cfg(groups=None, **values):
     base = {spec.name: spec.default for spec in SCHEMA}
     base.update(timeout=1.0, **values)
     return NodeConfig(base, groups or {})
-
-
-def _full_q(model, names, positions, base: Transform):
-    """Our own full configuration from a reply: base transform + joints by name."""
-    q = pin.neutral(model)
-    t, r = base.translation, base.rotation
-    if model.joints[1].nq == 4:  # planar: x y cos sin
-        yaw = 2.0 * math.atan2(r.z, r.w)
-        q[:4] = (t.x, t.y, math.cos(yaw), math.sin(yaw))
-    else:
-        q[:7] = (t.x, t.y, t.z, r.x, r.y, r.z, r.w)
-    for name, value in zip(names, positions):
-        joint = model.joints[model.getJointId(name)]
-        if joint.nq == 2:
-            q[joint.idx_q:joint.idx_q + 2] = (math.cos(value), math.sin(value))
-        else:
-            q[joint.idx_q] = value
-    return q
 
 
 def _fk(model, q, frame):
@@ -108,7 +91,7 @@ def test_pr2_base_drives_to_a_far_target(pr2):
     assert list(r.solution_base.joint_names) == ["world_joint"]
     assert r.solution_base.header.frame_id == "odom_combined"
     assert "world_joint" not in r.solution.name and len(r.solution.name) == 15
-    q = _full_q(model, r.solution.name, r.solution.position, r.solution_base.transforms[0])
+    q = full_q(model, r.solution.name, r.solution.position, r.solution_base.transforms[0])
     assert np.linalg.norm(_fk(model, q, "r_wrist_roll_link").translation - FAR) < 1e-3
     assert np.hypot(q[0], q[1]) > 0.5  # the base moved toward the target
 
@@ -197,7 +180,7 @@ def test_get_position_ik_answers_the_virtual_joint(pr2):
     assert multi.transforms[1].translation.x == 9.0  # other entries unchanged
     js = out.solution.joint_state
     assert js.name[0] == "head_pan_joint" and js.position[0] == 0.1  # kept from the seed
-    q = _full_q(model, js.name, js.position, multi.transforms[0])
+    q = full_q(model, js.name, js.position, multi.transforms[0])
     assert np.linalg.norm(_fk(model, q, "r_wrist_roll_link").translation - FAR) < 1e-3
 
 
@@ -220,8 +203,8 @@ def test_talos_action_holds_the_soles_and_the_com(talos):
     result = solve_goal(snapshot, "", cfg, JointStateCache(), goal, lambda: False)
     assert result.error_code.val == IKErrorCode.SUCCESS, result.message
     sol = result.solutions[0]
-    q = _full_q(model, sol.joint_state.name, sol.joint_state.position, sol.base.transforms[0])
-    seed = _full_q(model, [], [], goal.seed_base.transforms[0])
+    q = full_q(model, sol.joint_state.name, sol.joint_state.position, sol.base.transforms[0])
+    seed = full_q(model, [], [], goal.seed_base.transforms[0])
     seed[7:] = 0.5 * (model.lowerPositionLimit[7:] + model.upperPositionLimit[7:])
     for sole in soles:  # held where the seed (base at 1.02 m, joints mid-range) put them
         err = pin.log6(_fk(model, seed, sole).actInv(_fk(model, q, sole))).vector
@@ -258,8 +241,8 @@ def test_over_dds_answers_then_keeps_serving_after_bad_input(ros_context, pr2):
         assert "seed_base.transforms[0].rotation" in bad.message
         again = client.call(_pr2_request())
         assert again.error_code.val == IKErrorCode.SUCCESS, again.message
-        q = _full_q(model, again.solution.name, again.solution.position,
-                    again.solution_base.transforms[0])
+        q = full_q(model, again.solution.name, again.solution.position,
+                   again.solution_base.transforms[0])
         assert np.linalg.norm(_fk(model, q, "r_wrist_roll_link").translation - FAR) < 1e-3
         # Executed from where the robot is (joint_states, the base as seed): the joints go
         # to the controller, the base pose to base_goal_topic.
@@ -302,8 +285,7 @@ def test_action_maps_com_box_and_base_motion_cost(pr2):
     result = solve_goal(snapshot, "", _cfg(), JointStateCache(), goal, lambda: False)
     assert result.error_code.val == IKErrorCode.SUCCESS, result.message
     sol = result.solutions[0]
-    q = _full_q(model, sol.joint_state.name, sol.joint_state.position,
-                sol.base.transforms[0])
+    q = full_q(model, sol.joint_state.name, sol.joint_state.position, sol.base.transforms[0])
     com = pin.centerOfMass(model, model.createData(), q)
     assert np.all(com >= (-5.0, -5.0, -1e-4)) and np.all(com <= (5.0, 5.0, 1.5 + 1e-4))
     assert np.linalg.norm(_fk(model, q, "r_wrist_roll_link").translation - FAR) < 1e-3

@@ -18,7 +18,8 @@ import numpy as np
 import pytest
 
 from ros2_ik.core import robots
-from ros2_ik.core.solvers import chain_kernel, constraint_kernel as ck, polish, polish_kernel
+from ros2_ik.core.solvers import attempts, chain_kernel, constraint_kernel as ck, polish, \
+    polish_kernel
 from ros2_ik.core.solvers import registry
 from ros2_ik.core.solvers.budget import Budget
 
@@ -119,16 +120,17 @@ def _lagrangian_change_in_compiled_order(self, before, lam):
 
 
 def _feasible(problem, start, lm):
-    state = ck.KernelState(ck.compile_problem(problem, TOL), problem, TOL)
-    q, _, done, _ = lm._kernel(state, start, lm.max_iterations_constrained)
+    state = attempts.CompiledConstraints(lm, ck.compile_problem(problem, TOL), problem, TOL)
+    q, _, done, _ = state.project(start)
     return state, q, done
 
 
 def _same_steps(state, q, lm):
     model = polish_kernel.model_for(state)
     assert isinstance(model, polish_kernel.CompiledModel)
-    q_py, steps_py = polish.polish(model, q, Budget(10.0), lambda x: lm._kernel_restore(state, x))
-    q_c, steps_c = model.polish(q, Budget(10.0), lm._settings(), lm.restore_iterations)
+    q_py, steps_py = polish.polish(model, q, Budget(10.0), state.restore)
+    q_c, steps_c = model.polish(q, Budget(10.0), attempts.kernel_settings(type(lm)),
+                                lm.restore_iterations)
     np.testing.assert_array_equal(q_c, q_py)
     assert steps_c == steps_py
     return steps_c
@@ -177,9 +179,11 @@ def test_deadline_stops_the_loop(loop):
     c = state.compiled
     steps = polish_kernel._polish(c, model._cube, model._pose_rows, model._costs,
                                   model._constant, (model.lower, model.upper), q_out, model._k,
-                                  time.perf_counter(), lm._settings(), lm.restore_iterations)
+                                  time.perf_counter(), attempts.kernel_settings(type(lm)),
+                                  lm.restore_iterations)
     assert steps == 1 and np.array_equal(q_out, q)  # stopped before its first step
     budget = Budget(10.0)
     budget.deadline = time.perf_counter() - 1.0
     budget._next_poll = budget.deadline
-    assert model.polish(q, budget, lm._settings(), lm.restore_iterations)[1] == 0
+    assert model.polish(q, budget, attempts.kernel_settings(type(lm)),
+                        lm.restore_iterations)[1] == 0

@@ -33,7 +33,7 @@ def _feasible_states(arm: str, count: int):
     out = []
     for spec in fam.generate("g", arm, group, 3 * count, 0):
         state = lm.setup(build(spec, group))
-        q, _, done, _ = lm._kernel(state, spec.seed, lm.max_iterations_constrained)
+        q, _, done, _ = state.project(spec.seed)
         if done:
             out.append((lm, state, q))
     assert len(out) >= count
@@ -49,7 +49,7 @@ def test_predicted_decrease_and_lagrangian_change_match_their_formulas(arm, pyth
             else polish_kernel.model_for(state)
         cost, lin = model.evaluate(q)
         assert lin is not None
-        B = lin.hessian + polish.MU * np.eye(q.shape[0])
+        B = polish.damped(lin.hessian)
         for radius in (1.5, 0.1, 0.01):
             found = polish._qp_step(model, q, lin, B, radius)
             if found is None:
@@ -57,7 +57,7 @@ def test_predicted_decrease_and_lagrangian_change_match_their_formulas(arm, pyth
             dq, lam, predicted = found
             expected = -(lin.grad @ dq + 0.5 * dq @ B @ dq)
             assert predicted == pytest.approx(expected, rel=1e-8, abs=1e-14)
-            q_new, _, lin_new = polish._try(model, q + dq, lambda x: lm._kernel_restore(state, x))
+            q_new, _, lin_new = polish._try(model, q + dq, state.restore)
             if lin_new is None or lin_new.rows.shape != lin.rows.shape:
                 continue
             direct = (lin_new.grad + lam @ lin_new.rows) - (lin.grad + lam @ lin.rows)

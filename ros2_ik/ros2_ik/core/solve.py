@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import logging
 import math
+import os
+import random
 import time
 from typing import Callable, Iterable, Optional, Union
 
@@ -171,9 +173,14 @@ def _count(name: str, value: int, minimum: int) -> int:
 
 
 def _random_seed(value: Optional[int]) -> int:
-    if value is None:
-        import secrets  # not at import (hmac, ...)
-        return secrets.randbits(31)
+    if value is None:  # a fresh seed per solve: not a secret, so no system call each time
+        return _SEEDS.getrandbits(31)
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
         raise errors.InvalidArgument(f"random_seed must be an integer >= 0, got {value!r}")
     return int(value)
+
+
+#: Where solves without a ``random_seed`` draw theirs: seeded from the system's entropy,
+#: again in every forked child (workers of one pool draw different seeds).
+_SEEDS = random.Random()
+os.register_at_fork(after_in_child=_SEEDS.seed)

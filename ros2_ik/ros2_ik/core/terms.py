@@ -56,7 +56,8 @@ class Constraint(ABC):
     def value(self, model: pin.Model, data: pin.Data, q: np.ndarray) -> np.ndarray:
         """Return ``g(q)`` alone, shape ``(m,)``; the default drops :meth:`evaluate`'s Jacobian.
 
-        Same precondition as :meth:`evaluate`; a subclass may compute less (no Jacobian).
+        Same precondition as :meth:`evaluate`; a subclass that defines it computes less
+        (no Jacobian) and needs only forward kinematics and frame placements.
         """
         return np.asarray(self.evaluate(model, data, q)[0])
 
@@ -82,13 +83,16 @@ class Constraint(ABC):
         return self.lower_bound.tolist(), self.upper_bound.tolist()
 
     def violation(self, value: np.ndarray) -> np.ndarray:
-        """Per-row distance outside the bounds, shape ``(m,)``, zero when satisfied."""
-        value = np.asarray(value, dtype=float)
-        values = value.tolist()
+        """Per-row distance outside the bounds, shape ``(m,)``, zero when satisfied.
+
+        ``value``: shape ``(m,)``, an array or a list of floats.
+        """
+        values = value if type(value) is list else np.asarray(value, dtype=float).tolist()
         if len(values) <= 8 and math.isfinite(sum(values)):  # floats: cheaper here
             lower, upper = self.bound_lists()  # a bounded constraint's makes no array
             return np.array([max(lo - v, v - hi, 0.0) for v, lo, hi in zip(
                 values, lower, upper)])
+        value = np.asarray(values, dtype=float)
         below = self.lower_bound - value
         above = value - self.upper_bound
         return np.maximum(np.maximum(below, above), 0.0)
@@ -144,7 +148,10 @@ class Constraint(ABC):
 
         The verification's figure, computed from the geometry by its own formula (not
         the residual a solver drives): an angle bound reports radians, a distance metres.
-        Same precondition as :meth:`evaluate`.
+        Precondition: forward kinematics and frame placements of ``q`` in ``data``
+        (``pin.framesForwardKinematics``), no Jacobians, when the class defines
+        ``measure`` or :meth:`value`; else :meth:`evaluate`'s (the default measures
+        through it).  :func:`ros2_ik.core.verify.check` runs what each needs.
         """
         return self.violation(self.value(model, data, q))
 

@@ -7,7 +7,7 @@ own bookkeeping is not trusted.
 from __future__ import annotations
 
 import math
-from typing import Iterable, List, NamedTuple, Optional, Sequence, Tuple, Union
+from typing import Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple, Union
 
 import numpy as np
 import pinocchio as pin
@@ -46,6 +46,9 @@ class Violation(NamedTuple):
 
 DEFAULT_TOLERANCE = ConstraintTolerance()
 _BASE_HOLDS = terms.Constraint.holds
+_BASE_MEASURE = terms.Constraint.measure
+_BASE_VALUE = terms.Constraint.value
+_THROUGH_EVALUATE: Dict[type, bool] = {}
 
 
 def verify_pose(group: Group, target: Optional[Union[PoseTarget, CompiledPose]],
@@ -71,15 +74,15 @@ def check(group: Group, pose: Optional[CompiledPose], q: np.ndarray,
     model = group.robot.model
     q_full = group.to_full_q(q)
     if constraints:
-        pin.computeJointJacobians(model, data, q_full)
-        pin.updateFramePlacements(model, data)
+        update_for_measures(model, data, q_full, constraints)
+        placement = data.oMf[pose.frame_id] if pose is not None else None
     else:
         pin.forwardKinematics(model, data, q_full)
-        if pose is not None:
-            pin.updateFramePlacement(model, data, pose.frame_id)
+        placement = pin.updateFramePlacement(model, data, pose.frame_id) \
+            if pose is not None else None
     pos, ori, reasons = math.nan, math.nan, []
     if pose is not None:
-        pos, ori = pose.errors(data.oMf[pose.frame_id])
+        pos, ori = pose.errors(placement)
         if not pose.within_tolerance(pos, ori):
             reasons.append(f"pose error {pos:.3g} m / {ori:.3g} rad above tolerance")
     if not group.within_limits(q):
@@ -93,6 +96,32 @@ def check(group: Group, pose: Optional[CompiledPose], q: np.ndarray,
     return not reasons, pos, ori, "; ".join(reasons), violations
 
 
+def update_for_measures(model: pin.Model, data: pin.Data, q_full: np.ndarray,
+                        constraints: Sequence[terms.Constraint]) -> None:
+    """One forward kinematics of ``q_full`` (nq,) shared by every constraint's measure.
+
+    The frame placements ``data.oMf`` alone (:meth:`Constraint.measure`'s precondition)
+    when every constraint measures without a Jacobian; the joint Jacobians too when one
+    measures through :meth:`Constraint.evaluate` (neither ``measure`` nor ``value`` of its
+    own: :mod:`ros2_ik.core.terms`' precondition).
+    """
+    for c in constraints:
+        if _through_evaluate(type(c)):
+            pin.computeJointJacobians(model, data, q_full)
+            pin.updateFramePlacements(model, data)
+            return
+    pin.framesForwardKinematics(model, data, q_full)
+
+
+def _through_evaluate(kind: type) -> bool:
+    """Whether constraints of class ``kind`` measure through ``evaluate`` (cached per class)."""
+    known = _THROUGH_EVALUATE.get(kind)
+    if known is None:
+        known = _THROUGH_EVALUATE[kind] = (kind.measure is _BASE_MEASURE
+                                           and kind.value is _BASE_VALUE)
+    return known
+
+
 def constraint_violations(model: pin.Model, data: pin.Data, q_full: np.ndarray,
                           constraints: Sequence[terms.Constraint],
                           tol: ConstraintTolerance) -> List[Violation]:
@@ -104,20 +133,23 @@ def constraint_violations(model: pin.Model, data: pin.Data, q_full: np.ndarray,
     """
     out = []
     smallest = min(tol.m, tol.rad)
+    within = smallest.__ge__  # NaN: False
     for c in constraints:
         # A constraint with its own holds() (the minimum distance: fewer pairs) is asked
         # first; the others' measure() is the cheaper test (holds() would evaluate rows).
         if type(c).holds is not _BASE_HOLDS and c.holds(model, data, q_full):
             continue
-        rows = np.asarray(c.measure(model, data, q_full), dtype=float)
-        if all(v <= smallest for v in rows.tolist()):  # the usual case (NaN: not here)
+        rows = c.measure(model, data, q_full)
+        values = rows.tolist() if type(rows) is np.ndarray else \
+            np.asarray(rows, dtype=float).tolist()
+        if all(map(within, values)):  # the usual case: floats, no array made
             continue
         units = c.units
-        over = [k for k, (v, u) in enumerate(zip(rows.tolist(), units))
+        over = [k for k, (v, u) in enumerate(zip(values, units))
                 if not v <= tol.of(u)]  # NaN counts as violated
         if over:
-            k = max(over, key=lambda i: math.inf if math.isnan(rows[i])
-                    else rows[i] / tol.of(units[i]))
-            amount = float(rows[k]) if not math.isnan(rows[k]) else math.inf
-            out.append(Violation(c.name, amount, units[k]))
+            k = max(over, key=lambda i: math.inf if math.isnan(values[i])
+                    else values[i] / tol.of(units[i]))
+            amount = values[k] if not math.isnan(values[k]) else math.inf
+            out.append(Violation(c.name, float(amount), units[k]))
     return out

@@ -14,7 +14,7 @@ from typing import NamedTuple, Optional, Sequence, Tuple
 
 import numpy as np
 import pinocchio as pin
-from geometry_msgs.msg import Transform
+from geometry_msgs.msg import PoseStamped, Transform
 from sensor_msgs.msg import MultiDOFJointState
 
 from ros2_ik.node.conversions import QUATERNION_NORM_TOLERANCE
@@ -47,6 +47,31 @@ def base_state(group, q: np.ndarray, parent_frame: str,
     msg.joint_names = [group.base_joint]
     msg.transforms = [transform(T)]
     return msg
+
+
+def pose_stamped(base: MultiDOFJointState, stamp) -> PoseStamped:
+    """Return the first base entry of ``base`` as a PoseStamped in its header's frame.
+
+    What a mobile base's controller takes as a goal (rviz's 2D Goal Pose, Nav2's simple
+    goal), and what the whole-body servo commands.
+    """
+    tf = base.transforms[0]
+    msg = PoseStamped()
+    msg.header.frame_id, msg.header.stamp = base.header.frame_id, stamp
+    msg.pose.position.x, msg.pose.position.y = tf.translation.x, tf.translation.y
+    msg.pose.position.z, msg.pose.orientation = tf.translation.z, tf.rotation
+    return msg
+
+
+def base_of_pose(group, msg: PoseStamped) -> MultiDOFJointState:
+    """Return a PoseStamped of the base as the group's base entry (for :func:`with_base`)."""
+    tf = Transform()
+    p = msg.pose.position
+    tf.translation.x, tf.translation.y, tf.translation.z = p.x, p.y, p.z
+    tf.rotation = msg.pose.orientation
+    out = MultiDOFJointState(joint_names=[group.base_joint], transforms=[tf])
+    out.header.frame_id = msg.header.frame_id
+    return out
 
 
 def transform(T: pin.SE3) -> Transform:

@@ -267,9 +267,11 @@ class IKNode(Node):
         if not self.outputs.wants_markers():
             return
         q = reply_vector(group, answer.solution, answer.solution_base)
-        ref = request.target.header.frame_id or "universe"
-        if has_base(group) and ref == self.robot.snapshot.base_parent_frame:
-            ref = "universe"  # the model's root frame stands for the base's parent
+        ref = shown = request.target.header.frame_id or "universe"
+        world = self.robot.snapshot.base_parent_frame if has_base(group) else "universe"
+        if ref in (world, "universe"):
+            # the model's root frame stands for the base's parent; rviz knows the parent
+            ref, shown = "universe", world
         T_world_ref = group.fk(q, ref)
         T_ref_reached = T_world_ref.actInv(group.fk(q, group.tip))
         try:
@@ -280,7 +282,8 @@ class IKNode(Node):
         witnesses = None if closest is None or not np.isfinite(closest.distance_m) else (
             closest.p_world_a, closest.p_world_b)
         T_ref_base = T_world_ref.actInv(group.base_placement(q)) if has_base(group) else None
-        self.outputs.markers(ref, T_ref_target, T_ref_reached, witnesses, T_ref_base)
+        self.outputs.markers(shown, T_ref_target, T_ref_reached, witnesses, T_ref_base,
+                             world)
 
     def _execute(self, computed: Answer) -> None:
         """Send the solution to the controller when safe; the outcome goes in the reply."""

@@ -12,6 +12,7 @@ from trajectory_msgs.msg import JointTrajectory
 from visualization_msgs.msg import Marker, MarkerArray
 
 from ros2_ik.node import execution
+from ros2_ik.node.base_pose import pose_stamped
 from ros2_ik.node.conversions import joint_state, se3_to_pose
 from ros2_ik.node.trajectory_action import make_sender
 
@@ -84,13 +85,7 @@ class Outputs:
         """
         if self.base_goal_pub is None:
             return "base_goal_topic is empty: the base pose has nowhere to go"
-        tf = base.transforms[0]
-        msg = PoseStamped()
-        msg.header.frame_id = base.header.frame_id
-        msg.header.stamp = self._node.get_clock().now().to_msg()
-        msg.pose.position.x, msg.pose.position.y = tf.translation.x, tf.translation.y
-        msg.pose.position.z, msg.pose.orientation = tf.translation.z, tf.rotation
-        self.base_goal_pub.publish(msg)
+        self.base_goal_pub.publish(pose_stamped(base, self._node.get_clock().now().to_msg()))
         return ""
 
     def execute_path(self, group, trajectory: JointTrajectory, q_path: np.ndarray,
@@ -119,9 +114,11 @@ class Outputs:
 
     def markers(self, frame: str, T_ref_target: pin.SE3, T_ref_reached: Optional[pin.SE3],
                 closest: Optional[Sequence[np.ndarray]] = None,
-                T_ref_base: Optional[pin.SE3] = None) -> None:
+                T_ref_base: Optional[pin.SE3] = None, world_frame: str = "universe") -> None:
         """Target (green) and reached (blue) poses as arrows, closest pair (red), base (orange).
 
+        Poses in ``frame``; the closest pair's points in ``world_frame`` (the model's root
+        frame, named as tf names it: a whole-body group's base parent frame).
         ``T_ref_base``: a whole-body solution's base pose (an arrow along the base's x).
         """
         stamp = self._node.get_clock().now().to_msg()
@@ -139,7 +136,7 @@ class Outputs:
         if closest is not None:
             line = Marker(ns="closest_pair", id=0, type=Marker.LINE_LIST,
                           action=Marker.ADD)
-            line.header.frame_id, line.header.stamp = "universe", stamp
+            line.header.frame_id, line.header.stamp = world_frame, stamp
             line.pose.orientation.w = 1.0
             line.scale.x = 0.005
             line.color.r, line.color.a = 1.0, 1.0

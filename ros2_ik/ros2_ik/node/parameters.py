@@ -225,6 +225,19 @@ SCHEMA: Tuple[ParamSpec, ...] = (
               _non_negative),
     ParamSpec("servo_influence_distance", 0.1, "Obstacles nearer than this [m] start to "
               "slow the approach.", _positive),
+    # --- whole-body servo (a servo_group with a floating or planar base) --------------
+    ParamSpec("servo_contacts", [""], "Whole-body servo: frames held where they are at "
+              "~/servo/start (the feet); their support points span the CoM's polygon. "
+              "Read at ~/servo/start."),
+    ParamSpec("servo_contact_points", [0.0, 0.0, 0.0], "Whole-body servo: support points "
+              "of each contact in its own frame, x y z per point [m] (a sole's corners; "
+              "the default: the frame's origin, a point foot)."),
+    ParamSpec("servo_com_margin", 0.02, "Whole-body servo: the CoM stays this far inside "
+              "the support polygon [m].", _non_negative),
+    ParamSpec("servo_base_command_topic", "~/servo/base_command", "Whole-body servo: "
+              "geometry_msgs/PoseStamped of the commanded base pose, each tick, in the "
+              "base's parent frame (the measured base pose comes on ~/servo/base_pose).",
+              read_only=True),
     # --- MoveIt and rviz (moveit_bridge.py, interactive_goal.py) ---------------------
     ParamSpec("moveit_ik_service", "moveit/compute_ik", "Name of the moveit_msgs/"
               "GetPositionIK service (for MoveIt's srv_kinematics_plugin), served when "

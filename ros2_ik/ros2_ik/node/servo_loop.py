@@ -9,6 +9,13 @@ Interfaces (under the node's name)::
     ~/servo/target_twist  geometry_msgs/TwistStamped  tip twist, axes of header.frame_id
     ~/servo/status  ros2_ik_interfaces/ServoStatus    25 Hz and on every change;
                     transient local (a late subscriber gets the latest, STOPPED at start)
+    ~/servo/base_pose     geometry_msgs/PoseStamped   whole-body: the measured base pose
+                    (in the base's parent frame), read at start
+
+A whole-body servo_group (floating or planar base) runs ``core/servo/whole_body.py``:
+``servo_contacts`` held where they are at start, the CoM ``servo_com_margin`` inside
+their support polygon, the frame toward ``target_pose``; it sends the joints on
+``servo_command_topic`` and the base pose on ``servo_base_command_topic`` every tick.
 
 Commands go to ``servo_command_topic`` as positions or velocities (Float64MultiArray) or
 one-point JointTrajectory messages.  The loop runs on its own thread (node/periodic.py:
@@ -34,7 +41,10 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from ros2_ik.core.errors import IKError
 from ros2_ik.core.servo import Servo, ServoConfig
-from ros2_ik.node.base_pose import has_base
+from ros2_ik.core.servo.whole_body import Contact, WholeBodyConfig, WholeBodyServo
+from ros2_ik.core.servo.whole_body_supervisor import WholeBodySupervisor
+from ros2_ik.node.base_pose import (
+    base_of_pose, base_state, has_base, joint_part, pose_stamped, with_base)
 from ros2_ik.node.compute_ik import RequestError, collision_checker, resolve_group
 from ros2_ik.node.parameters import clean_list
 from ros2_ik.node.periodic import PeriodicThread
@@ -52,7 +62,8 @@ STATUS_QOS = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE,
 
 def _read_at_start(cfg) -> tuple:
     """Return the parameters a running servo cannot take (a start rebuilds it for them)."""
-    return cfg.servo_group, cfg.servo_frame, cfg.servo_avoid_collisions
+    return (cfg.servo_group, cfg.servo_frame, cfg.servo_avoid_collisions,
+            cfg.servo_contacts, cfg.servo_contact_points, cfg.servo_com_margin)
 
 
 class ServoLoop:
@@ -71,6 +82,10 @@ class ServoLoop:
         self._last_status = (-1.0, None)
         kind = JointTrajectory if cfg.servo_output == "trajectory" else Float64MultiArray
         self.command_pub = node.create_publisher(kind, cfg.servo_command_topic, 10)
+        self.base_pub = node.create_publisher(PoseStamped, cfg.servo_base_command_topic, 10)
+        self._base_pose: Optional[PoseStamped] = None  # the newest measured base pose
+        node.create_subscription(PoseStamped, "~/servo/base_pose", self._on_base_pose, 10,
+                                 callback_group=callback_group)
         self.status_pub = node.create_publisher(ServoStatus, "~/servo/status", STATUS_QOS)
         stopped = ServoStatus(state=int(State.STOPPED), reason="not started")
         stopped.header.stamp = node.get_clock().now().to_msg()
@@ -142,15 +157,14 @@ class ServoLoop:
             # executor) thread, so joint_states read after it would look stale.
             q = self._measured(group)
             frame = cfg.servo_frame or tip
-            checker = collision_checker(snapshot, cfg) if cfg.servo_avoid_collisions else None
-            servo = self._make_servo(group, frame, checker)
+            if has_base(group):
+                q = self._with_measured_base(group, q)
+                supervisor = WholeBodySupervisor(self._whole_body_servo(group, frame, q),
+                                                 group, cfg.servo_target_timeout)
+            else:
+                supervisor = self._supervisor(group, frame, q)
         except (RequestError, IKError, ValueError, KeyError) as exc:
             return f"cannot servo: {exc}"
-        supervisor = Supervisor(servo, self._limits(group, servo), cfg.servo_target_timeout,
-                                cfg.servo_clearance if cfg.servo_avoid_collisions else 0.0,
-                                TipJacobian(group, frame), cfg.servo_output == "velocity")
-        if q is not None:
-            servo.warm_up(np.clip(q, group.lower, group.upper), self.period_s)
         problem = supervisor.start(q)
         if problem:
             return f"cannot start: {problem}"
@@ -167,6 +181,53 @@ class ServoLoop:
                                           f"{self._loop.priority_error}; normal scheduling")
         self._status(force=True)
         return ""
+
+    def _supervisor(self, group, frame: str, q: Optional[np.ndarray]) -> Supervisor:
+        """Return the arm servo's supervisor on a fixed-base group (warmed up at ``q``)."""
+        cfg = self.node.config
+        checker = collision_checker(self.node.robot.snapshot, cfg) \
+            if cfg.servo_avoid_collisions else None
+        servo = self._make_servo(group, frame, checker)
+        supervisor = Supervisor(servo, self._limits(group, servo), cfg.servo_target_timeout,
+                                cfg.servo_clearance if cfg.servo_avoid_collisions else 0.0,
+                                TipJacobian(group, frame), cfg.servo_output == "velocity")
+        if q is not None:
+            servo.warm_up(np.clip(q, group.lower, group.upper), self.period_s)
+        return supervisor
+
+    def _with_measured_base(self, group, joints: Optional[np.ndarray]) -> Optional[np.ndarray]:
+        """Return the group vector at start: the measured base pose, then the joints."""
+        if joints is None:
+            return None
+        if self._base_pose is None:
+            raise ValueError("no base pose: publish the measured base pose on "
+                             "~/servo/base_pose (PoseStamped in the base's parent frame)")
+        q = group.mid_configuration()
+        q[joint_part(group)[1]] = joints
+        return with_base(group, q, base_of_pose(group, self._base_pose),
+                         self.node.robot.snapshot.base_parent_frame, "servo/base_pose")
+
+    def _whole_body_servo(self, group, frame: str, q: Optional[np.ndarray]) -> WholeBodyServo:
+        """Return the whole-body step on the group's full model (contacts, CoM, ``frame``)."""
+        cfg = self.node.config
+        contacts = clean_list(cfg.servo_contacts)
+        if not contacts:
+            raise ValueError("servo_contacts: name the frames held in place (the feet)")
+        points = np.asarray(cfg.servo_contact_points, dtype=float)
+        if points.size == 0 or points.size % 3:
+            raise ValueError("servo_contact_points: x y z per point, got "
+                             f"{points.size} values")
+        config = WholeBodyConfig(hand_gain=cfg.servo_gain,
+                                 velocity_scale=cfg.servo_velocity_scaling,
+                                 acceleration_limit=cfg.servo_acceleration_limit,
+                                 com_margin_m=cfg.servo_com_margin)
+        posture = None if q is None else group.to_full_q(q)
+        return WholeBodyServo(group.robot.model, frame,
+                              [Contact(c, points.reshape(-1, 3)) for c in contacts], config,
+                              posture, joint_part(group)[0])
+
+    def _on_base_pose(self, msg: PoseStamped) -> None:
+        self._base_pose = msg
 
     def stop(self, reason: str) -> None:
         """Stop sending commands (the controller keeps the last one)."""
@@ -193,6 +254,9 @@ class ServoLoop:
         """Apply changed parameters to the running servo (same group and frame)."""
         cfg, sup = self.node.config, self.supervisor
         self._config = cfg
+        if isinstance(sup, WholeBodySupervisor):  # the gains are read at start
+            sup.target_timeout_s = cfg.servo_target_timeout
+            return
         try:
             servo = self._make_servo(self.group, self.frame, sup.servo.checker)
         except (IKError, ValueError, KeyError) as exc:
@@ -205,10 +269,6 @@ class ServoLoop:
 
     def _make_servo(self, group, frame: str, checker) -> Servo:
         cfg = self.node.config
-        if has_base(group):  # the node has no measured base pose to servo from
-            raise ValueError(f"group {group.base_joint!r}+joints is a whole-body group; the "
-                             "node's servo moves fixed-base groups (whole-body servo: "
-                             "ros2_ik.core.servo.WholeBodyServo, docs/servo.md)")
         config = ServoConfig(gain=cfg.servo_gain, velocity_scale=cfg.servo_velocity_scaling,
                              acceleration_limit=cfg.servo_acceleration_limit,
                              **self._collision_fields(cfg))
@@ -228,15 +288,16 @@ class ServoLoop:
     def _output_map(self, group) -> None:
         """Map the controller joint order to group indices (-1: not in the group, held)."""
         cfg = self.node.config
-        self._order = list(clean_list(cfg.controller_joints)) or list(group.joint_names)
+        self._order = list(clean_list(cfg.controller_joints)) or list(joint_part(group)[0])
         index = {name: i for i, name in enumerate(group.joint_names)}
         self._index = np.array([index.get(n, -1) for n in self._order])
         latest = self.node.joints.latest()
         self._held = np.array([latest.get(n, math.nan) for n in self._order])
 
     def _measured(self, group) -> Optional[np.ndarray]:
+        """Return the measured joints (a whole-body group's without the base); None if stale."""
         cfg = self.node.config
-        current = self.node.joints.fresh(group.joint_names, cfg.servo_joint_state_timeout)
+        current = self.node.joints.fresh(joint_part(group)[0], cfg.servo_joint_state_timeout)
         if current is None:
             return None
         return np.fromiter(current.values(), float, len(current))
@@ -291,6 +352,9 @@ class ServoLoop:
         command = self.supervisor.tick(now, self._measured(self.group), self.period_s)
         if command is not None:
             self.command_pub.publish(self._message(command))
+            if has_base(self.group):
+                base = base_state(self.group, command.q, self._snapshot.base_parent_frame)
+                self.base_pub.publish(pose_stamped(base, self.node.get_clock().now().to_msg()))
         if self.supervisor.report.state == State.STOPPED:  # a controlled stop's end
             self.stop(self.supervisor.report.reason)
             return

@@ -53,15 +53,24 @@ class Branches(NamedTuple):
     ls: np.ndarray
 
 
+#: The empty ``outside``, ``gap`` and ``ls`` of a target with branches inside the limits
+#: (shared: read-only, nothing to make per solve).
+_NONE = np.empty((0, 0))
+_NONE.setflags(write=False)
+
+
 def branches(closed_form, lower: np.ndarray, upper: np.ndarray, T_world_frame: pin.SE3,
              seed: np.ndarray, distinct: float) -> Branches:
-    """:class:`Branches` of target ``T_world_frame`` within ``[lower, upper]`` (n,) [rad]."""
+    """:class:`Branches` of target ``T_world_frame`` within ``[lower, upper]`` (n,) [rad].
+
+    ``outside``, ``gap`` and ``ls`` are empty when some branch is inside the limits.
+    """
     Q, ls = closed_form.solve(T_world_frame.homogeneous)
     reps, gap, k, exact = representatives(Q, ls, seed, lower, upper, distinct)
     if k:
         inside = reps[:k]
         inside.setflags(write=False)
-        return Branches(inside, exact, reps[:0], gap[:0], Q[:0])
+        return Branches(inside, exact, _NONE, _NONE, _NONE)
     return Branches(reps[:0], exact, reps[:exact], gap[:exact], Q if exact == 0 else Q[:0])
 
 

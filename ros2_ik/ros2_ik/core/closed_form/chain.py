@@ -53,6 +53,32 @@ class ClosedForm:
         solution = self._robot.calculate_IK(T_world_frame_h)
         return solution.Q, solution.is_LS
 
+    def solve_many(self, T_world_frame_h: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+        """:meth:`solve` of each of ``T_world_frame_h`` (N, 4, 4) in one call.
+
+        Returns the angles (N, m, n) [rad] and the least-squares flags (N, m), ``m`` the
+        most branches of a target; a target with fewer has its last rows padded (zeros,
+        flagged least-squares).
+        """
+        count = len(T_world_frame_h)
+        if not count:
+            return np.zeros((0, 0, self.n)), np.zeros((0, 0), dtype=bool)
+        solutions = self._robot.calculate_IK_batched(
+            np.ascontiguousarray(T_world_frame_h, dtype=float), 1)
+        rows = [solution.Q for solution in solutions]
+        flags = [solution.is_LS for solution in solutions]
+        counts = np.fromiter(map(len, rows), dtype=np.intp, count=count)
+        width = int(counts.max())
+        if int(counts.min()) == width:
+            return np.array(rows).reshape(count, width, self.n), np.array(flags, dtype=bool)
+        Q = np.zeros((count, width, self.n))
+        ls = np.ones((count, width), dtype=bool)
+        which = np.repeat(np.arange(count), counts)
+        row = np.arange(len(which)) - np.repeat(np.cumsum(counts) - counts, counts)
+        Q[which, row] = np.concatenate(rows)
+        ls[which, row] = np.concatenate(flags)
+        return Q, ls
+
     def forward(self, q: np.ndarray) -> np.ndarray:
         """Return EAIK's ``T_world_frame`` (4, 4) at angles ``q`` [rad] (the self-test's)."""
         return self._robot.fwdkin(q)

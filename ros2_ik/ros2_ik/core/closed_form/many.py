@@ -34,14 +34,7 @@ def solve_many(group, frame_id: int, closed_form, T_world_frame: np.ndarray,
                seeds: np.ndarray, position_tolerance_m: float,
                orientation_tolerance_rad: float, distinct: float) -> Answers:
     """Answer targets ``T_world_frame`` (N, 4, 4) from ``seeds`` (N, n) (module docstring)."""
-    count, n = len(T_world_frame), group.n
-    solved = [closed_form.solve(T) for T in T_world_frame]
-    width = max((len(Q) for Q, _ in solved), default=0)
-    Q = np.zeros((count, width, n))
-    ls = np.ones((count, width), dtype=np.bool_)
-    for k, (rows, flags) in enumerate(solved):
-        Q[k, :len(rows)] = rows
-        ls[k, :len(rows)] = flags
+    Q, ls = closed_form.solve_many(T_world_frame)
     q, found = nearest_each(Q, ls, seeds, group.lower, group.upper, distinct)
     pos, ori = _errors(group, frame_id, q, found, T_world_frame)
     inside = np.all((q >= group.lower) & (q <= group.upper), axis=1)
@@ -57,11 +50,18 @@ def _errors(group, frame_id: int, q: np.ndarray, found: np.ndarray, T_world: np.
     the norm of ``log3(R_target^T R)``, from the rotation's trace and skew part.
     """
     model, data = group.robot.model, group.full_data()
+    rows = np.flatnonzero(found)
+    q_full = np.repeat(group.q_full_locked[None], len(rows), axis=0)
+    q_full[:, group.iq_full] = group.to_reduced_qs(q[rows])
+    forward, place = pin.forwardKinematics, pin.updateFramePlacement
+    placements = []
+    for row in q_full:
+        forward(model, data, row)
+        placements.append(place(model, data, frame_id).homogeneous)
     H = np.repeat(np.eye(4)[None], len(q), axis=0)
     H[:, :3, 3] = np.inf
-    for k in np.flatnonzero(found).tolist():
-        pin.forwardKinematics(model, data, group.to_full_q(q[k]))
-        H[k] = pin.updateFramePlacement(model, data, frame_id).homogeneous
+    if placements:
+        H[rows] = placements
     pos = np.linalg.norm(H[:, :3, 3] - T_world[:, :3, 3], axis=1)
     R = np.einsum("kji,kjl->kil", T_world[:, :3, :3], H[:, :3, :3])  # R_target^T R
     trace = np.einsum("kii->k", R)

@@ -8,7 +8,8 @@ import numpy as np
 import pinocchio as pin
 
 from ros2_ik.core.kinematics import relative
-from ros2_ik.core.kinematics.frames import (cross, frame_id, frame_jacobian, vector_angle,
+from ros2_ik.core.kinematics.frames import (cross, frame_id, frame_jacobian, placement_rows,
+                                            rotate_vector, vector_angle,
                                             vectors_angle_and_gradient, vectors_dot)
 from ros2_ik.core.runtime.compiled import jit
 
@@ -112,9 +113,14 @@ class AngleBetweenVectorsConstraint(BoundedConstraint):
                 np.array([-s, -s, -s] + lower), np.array([s, s, s] + upper))
 
     def measure(self, model: pin.Model, data: pin.Data, q: np.ndarray) -> np.ndarray:
-        """Distance [rad] of the angle outside ``[angle_lower, angle_upper]``."""
-        angle = vector_angle(data.oMf[self._fid_A].rotation @ self._a_A,
-                             data.oMf[self._fid_B].rotation @ self._b_B)
+        """Distance [rad] of the angle outside ``[angle_lower, angle_upper]``.
+
+        The angle between ``a_A`` and ``b`` expressed in A (``R_AB b_B``): that of the two
+        vectors in the world.
+        """
+        X_AB = placement_rows(model, data, self._fid_A, self._fid_B)
+        b_A = rotate_vector(X_AB, self._b_B_list)
+        angle = vector_angle(self._a_A_list, b_A)
         return np.array([max(self.angle_lower - angle, angle - self.angle_upper, 0.0)])
 
     def sample_violation(self, frames) -> np.ndarray:

@@ -18,8 +18,9 @@ import numpy as np
 import pinocchio as pin
 
 from ros2_ik.core.kinematics import relative
-from ros2_ik.core.kinematics.frames import (cross, frame_id, perpendicular, perpendicular_floats,
-                                            point_in_frame, projection_off, projection_off_floats)
+from ros2_ik.core.kinematics.frames import (frame_id, perpendicular, perpendicular_floats,
+                                            placement_rows, point_in_frame, projection_off,
+                                            projection_off_floats, transform_point)
 from ros2_ik.core.runtime.compiled import jit
 
 from . import checks as check
@@ -116,10 +117,15 @@ class PointToPointDistanceConstraint(BoundedConstraint):
         return _bend(*self._difference(model, data))
 
     def measure(self, model: pin.Model, data: pin.Data, q: np.ndarray) -> np.ndarray:
-        """Distance [m] of ``|p_P1P2|`` outside ``[distance_lower, distance_upper]``."""
-        p_WP1 = data.oMf[self._fid_1].act(self._p_B1P1)
-        p_WP2 = data.oMf[self._fid_2].act(self._p_B2P2)
-        return _outside(float(np.linalg.norm(p_WP1 - p_WP2)), self.distance_lower,
+        """Distance [m] of ``|p_P1P2|`` outside ``[distance_lower, distance_upper]``.
+
+        ``|p_P1P2|`` from P1 expressed in B2 (distances do not depend on the frame).
+        """
+        x, y, z = transform_point(placement_rows(model, data, self._fid_2, self._fid_1),
+                                  self._p_B1P1_list)
+        a, b, c = self._p_B2P2_list
+        x, y, z = x - a, y - b, z - c
+        return _outside(math.sqrt(x * x + y * y + z * z), self.distance_lower,
                         self.distance_upper)
 
     def sample_violation(self, frames) -> np.ndarray:
@@ -189,11 +195,18 @@ class PointToLineDistanceConstraint(BoundedConstraint):
         return _bend(*self._projected(model, data))
 
     def measure(self, model: pin.Model, data: pin.Data, q: np.ndarray) -> np.ndarray:
-        """Distance [m] of ``dist(P, line)`` outside the bounds (cross product form)."""
-        X_WL = data.oMf[self._fid_line]
-        u = X_WL.actInv(data.oMf[self._fid_point].act(self._p_B1P)) - self._p_B2Q
-        distance = float(np.linalg.norm(cross(u, self._n_B2)))
-        return _outside(distance, self.distance_lower, self.distance_upper)
+        """Distance [m] of ``dist(P, line)`` outside the bounds: ``|u x n_B2|`` (n unit).
+
+        ``u = p_B2P - p_B2Q``: P relative to the line's point Q, expressed in B2.
+        """
+        X_LP = placement_rows(model, data, self._fid_line, self._fid_point)
+        x, y, z = transform_point(X_LP, self._p_B1P_list)
+        a, b, c = self._p_B2Q_list
+        x, y, z = x - a, y - b, z - c
+        n0, n1, n2 = self._n_B2_list
+        u, v, w = y * n2 - z * n1, z * n0 - x * n2, x * n1 - y * n0
+        return _outside(math.sqrt(u * u + v * v + w * w), self.distance_lower,
+                        self.distance_upper)
 
     def sample_violation(self, frames) -> np.ndarray:
         """Squared distance [m^2] of each sample's ``dist(P, line)`` outside the bounds."""

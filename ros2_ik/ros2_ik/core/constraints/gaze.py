@@ -9,7 +9,8 @@ import pinocchio as pin
 
 from ros2_ik.core.kinematics import relative
 from ros2_ik.core.kinematics.frames import (cross, frame_id, perpendicular, perpendicular_floats,
-                                            point_in_frame, vector_angle)
+                                            placement_rows, point_in_frame, transform_point,
+                                            vector_angle)
 from ros2_ik.core.runtime.compiled import jit
 
 from . import checks as check
@@ -120,10 +121,12 @@ class GazeTargetConstraint(BoundedConstraint):
                 np.array([-s, -s, -s, -math.inf]), np.array([s, s, s, bound]))
 
     def measure(self, model: pin.Model, data: pin.Data, q: np.ndarray) -> np.ndarray:
-        """``[max(alpha - cone_half_angle, 0)]`` [rad]."""
-        X_WA, X_WB = data.oMf[self._fid_A], data.oMf[self._fid_B]
-        p = X_WA.actInv(X_WB.act(self._p_BT)) - self._p_AS
-        return np.array([max(vector_angle(p, self._n_A) - self.cone_half_angle, 0.0)])
+        """``[max(alpha - cone_half_angle, 0)]`` [rad], ``alpha`` the angle of ``n_A`` to S->T."""
+        x, y, z = transform_point(placement_rows(model, data, self._fid_A, self._fid_B),
+                                  self._p_BT_list)
+        s0, s1, s2 = self._p_AS_list
+        alpha = vector_angle((x - s0, y - s1, z - s2), self._n_A_list)
+        return np.array([max(alpha - self.cone_half_angle, 0.0)])
 
     def sample_violation(self, frames) -> np.ndarray:
         """Weighted squared angle [rad^2] of each sample's target outside the cone."""

@@ -1,6 +1,7 @@
 """Drake's OrientationConstraint: the angle between frames A and B is at most theta_bound."""
 from __future__ import annotations
 
+import functools
 import math
 from typing import Optional, Tuple
 
@@ -8,8 +9,9 @@ import numpy as np
 import pinocchio as pin
 
 from ros2_ik.core.kinematics import lie, relative
-from ros2_ik.core.kinematics.frames import (frame_id, relative_rotation, rotation_angle,
-                                            rotation_between, trace_and_gradient)
+from ros2_ik.core.kinematics.frames import (frame_id, placement_rows, relative_rotation,
+                                            rotation_angle, rotation_product,
+                                            trace_and_gradient)
 from ros2_ik.core.runtime.compiled import jit
 
 from . import checks as check
@@ -114,10 +116,21 @@ class OrientationConstraint(BoundedConstraint):
         return R_AB, J_w_AB, w, math.sqrt(float(w @ w))
 
     def measure(self, model: pin.Model, data: pin.Data, q: np.ndarray) -> np.ndarray:
-        """``[max(theta - theta_bound, 0)]`` [rad], theta from ``R_AB``'s entries."""
-        R_AB = rotation_between(data, self._fid_Abar, self._R_AbarA, self._fid_Bbar,
-                                self._R_BbarB)
-        return np.array([max(rotation_angle(R_AB) - self.theta_bound, 0.0)])
+        """``[max(theta - theta_bound, 0)]`` [rad], theta from the entries of a rotation.
+
+        ``R_AB = R_AbarA^T R_AbarBbar R_BbarB`` is similar to ``R_AbarBbar K`` (conjugate
+        by ``R_AbarA``) with ``K = R_BbarB R_AbarA^T``: the same angle, one product less.
+        """
+        X_AbarBbar = placement_rows(model, data, self._fid_Abar, self._fid_Bbar)
+        N = rotation_product(X_AbarBbar, self._K)
+        return np.array([max(rotation_angle(N) - self.theta_bound, 0.0)])
+
+    @functools.cached_property
+    def _K(self) -> list:
+        """``R_BbarB R_AbarA^T`` (nine floats, row by row)."""
+        a, b = self._R_AbarA_list, self._R_BbarB_list
+        return [b[i] * a[j] + b[i + 1] * a[j + 1] + b[i + 2] * a[j + 2]
+                for i in (0, 3, 6) for j in (0, 3, 6)]
 
     def sample_violation(self, frames) -> np.ndarray:
         """Weighted squared angle [rad^2] of each sample beyond ``theta_bound``."""

@@ -8,7 +8,8 @@ import numpy as np
 import pinocchio as pin
 
 from ros2_ik.core.kinematics import relative
-from ros2_ik.core.kinematics.frames import frame_id, frame_jacobian, point_jacobian
+from ros2_ik.core.kinematics.frames import (frame_id, frame_jacobian, point_jacobian,
+                                            relative_placement)
 from ros2_ik.core.runtime.compiled import jit
 
 from . import checks as check
@@ -74,7 +75,7 @@ class PolyhedronConstraint(BoundedConstraint):
 
     def measure(self, model: pin.Model, data: pin.Data, q: np.ndarray) -> np.ndarray:
         """Per-row distance [m] of the stacked points outside each half-space."""
-        X_FG = data.oMf[self._fid_F].actInv(data.oMf[self._fid_G])
+        X_FG = relative_placement(model, data, self._fid_F, self._fid_G)
         p = (X_FG.rotation @ self._p_GP + X_FG.translation[:, None]).T.reshape(-1)
         return np.maximum((self._A @ p - self.upper_bound) * self._inv_norms, 0.0)
 

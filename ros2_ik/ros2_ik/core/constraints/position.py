@@ -7,7 +7,8 @@ import numpy as np
 import pinocchio as pin
 
 from ros2_ik.core.kinematics import relative
-from ros2_ik.core.kinematics.frames import frame_id, point_in_frame
+from ros2_ik.core.kinematics.frames import (frame_id, placement_rows, point_in_frame,
+                                            transform_point)
 from ros2_ik.core.runtime.compiled import jit
 
 from . import checks as check
@@ -45,11 +46,17 @@ class PositionConstraint(BoundedConstraint):
         return point_in_frame(model, data, self._fid_A, self._X_AbarA, self._fid_B, self._p_BQ)
 
     def value(self, model: pin.Model, data: pin.Data, q: np.ndarray) -> np.ndarray:
-        """``p_AQ`` (3,) [m] alone (no Jacobian): the verification's figure."""
-        X_WA = data.oMf[self._fid_A]
-        if self._X_AbarA is not None:
-            X_WA = X_WA * self._X_AbarA
-        return X_WA.actInv(data.oMf[self._fid_B].act(self._p_BQ))
+        """``p_AQ`` (3,) [m] alone (no Jacobian)."""
+        return np.array(self._p_AQ(model, data))
+
+    def measure(self, model: pin.Model, data: pin.Data, q: np.ndarray) -> np.ndarray:
+        """Distance [m] of each of ``p_AQ``'s coordinates outside the box (3,)."""
+        return self.violation(self._p_AQ(model, data))
+
+    def _p_AQ(self, model: pin.Model, data: pin.Data) -> list:
+        """``p_AQ`` [m] from the placements, as three floats: the verification's figure."""
+        X_AB = placement_rows(model, data, self._fid_A, self._fid_B, self._X_AbarA)
+        return transform_point(X_AB, self._p_BQ_list)
 
     def sample_violation(self, frames) -> np.ndarray:
         """Squared distance [m^2] of each sample's ``p_AQ`` outside the box."""

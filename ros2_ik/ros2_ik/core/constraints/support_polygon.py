@@ -19,7 +19,7 @@ from typing import Optional, Sequence, Tuple
 import numpy as np
 import pinocchio as pin
 
-from ros2_ik.core.kinematics.frames import frame_id, perpendicular
+from ros2_ik.core.kinematics.frames import frame_id, perpendicular_floats
 from ros2_ik.core.kinematics.model import COM_FRAME
 from ros2_ik.core.runtime.compiled import jit
 
@@ -88,9 +88,10 @@ class ComInSupportPolygonConstraint(BoundedConstraint):
         points = check.matrix(points_W, "points_W", cols=3)
         n = check.unit_vector3(normal, "normal")
         self.margin = check.non_negative(margin, "margin")
-        u = perpendicular(n)
-        v = np.cross(n, u)
-        self._basis = np.vstack((u, v))  # (2, 3): plane coordinates of a world point
+        (ux, uy, uz), (nx, ny, nz) = perpendicular_floats(n), n.tolist()
+        # (2, 3): plane coordinates of a world point, u and n x u (floats: cheaper)
+        self._basis = np.array([[ux, uy, uz],
+                                [ny * uz - nz * uy, nz * ux - nx * uz, nx * uy - ny * ux]])
         hull = convex_hull_2d(points @ self._basis.T)
         if hull.shape[0] < 3:
             raise InvalidGoal(
@@ -98,9 +99,9 @@ class ComInSupportPolygonConstraint(BoundedConstraint):
                 "the plane); give each contact several points (e.g. a sole's corners)")
         #: Hull vertices (h, 2) in the plane's coordinates [m], counter-clockwise.
         self.vertices = hull
-        edges = np.roll(hull, -1, axis=0) - hull
-        inward = np.column_stack((-edges[:, 1], edges[:, 0]))
-        inward /= np.linalg.norm(inward, axis=1)[:, None]
+        edges = hull[list(range(1, len(hull))) + [0]] - hull
+        inward = edges[:, ::-1] * [-1.0, 1.0]  # each edge turned left: into the polygon
+        inward /= np.sqrt(np.einsum("ij,ij->i", inward, inward))[:, None]
         #: Row i: ``d_i = A[i] . c_W - b[i]`` (A (h, 3) inward normals in the world).
         self._A = inward @ self._basis
         self._b = np.einsum("ij,ij->i", inward, hull)

@@ -84,11 +84,50 @@ def point_in_frame(
     return X_WA.actInv(p_WQ), X_WA.rotation.T @ J
 
 
-def rotation_between(data: pin.Data, fid_Abar: int, R_AbarA: np.ndarray, fid_Bbar: int,
-                     R_BbarB: np.ndarray) -> np.ndarray:
-    """Return ``R_AB`` (3, 3) alone (no Jacobian): B's orientation in A."""
-    R_WA = data.oMf[fid_Abar].rotation @ R_AbarA
-    return R_WA.T @ (data.oMf[fid_Bbar].rotation @ R_BbarB)
+def placement_rows(model: pin.Model, data: pin.Data, fid_A: int, fid_B: int,
+                   X_AbarA: Optional[pin.SE3] = None) -> list:
+    """``X_AB`` as floats: rows ``[R_AB | p_AB]`` (4 lists of 4; [m]), B's placement in A.
+
+    A is model frame ``fid_A`` offset by ``X_AbarA`` (None: none).  Needs forward
+    kinematics only (``data.oMi``).  Each placement as ``updateFramePlacement`` returns it
+    (a copy: several times cheaper than reading ``data.oMf``), one product in pinocchio,
+    then plain floats, on which the verification's measures compute (cheaper than numpy
+    on 3-vectors).
+    """
+    X_AB = relative_placement(model, data, fid_A, fid_B)
+    if X_AbarA is not None:
+        X_AB = X_AbarA.actInv(X_AB)
+    return X_AB.homogeneous.tolist()
+
+
+def relative_placement(model: pin.Model, data: pin.Data, fid_A: int, fid_B: int) -> pin.SE3:
+    """``X_AB`` of two model frames (forward kinematics only; see :func:`placement_rows`)."""
+    return _placement(model, data, fid_A).actInv(_placement(model, data, fid_B))
+
+
+_placement = pin.updateFramePlacement
+
+
+def transform_point(rows: list, p) -> list:
+    """``R p + t`` [m] of :func:`placement_rows`' ``rows`` and a point ``p`` (3 floats)."""
+    (a, b, c, x), (d, e, f, y), (g, h, i, z) = rows[0], rows[1], rows[2]
+    p0, p1, p2 = p
+    return [a * p0 + b * p1 + c * p2 + x, d * p0 + e * p1 + f * p2 + y,
+            g * p0 + h * p1 + i * p2 + z]
+
+
+def rotate_vector(rows: list, v) -> list:
+    """``R v`` of :func:`placement_rows`' ``rows`` (or a 3x3's) and a vector ``v`` (3 floats)."""
+    (a, b, c), (d, e, f), (g, h, i) = rows[0][:3], rows[1][:3], rows[2][:3]
+    v0, v1, v2 = v
+    return [a * v0 + b * v1 + c * v2, d * v0 + e * v1 + f * v2, g * v0 + h * v1 + i * v2]
+
+
+def rotation_product(rows: list, K: list) -> list:
+    """``R K`` (3 rows of 3 floats): ``R`` of :func:`placement_rows`' ``rows``, ``K`` 9 floats."""
+    k0, k1, k2, k3, k4, k5, k6, k7, k8 = K
+    return [[r0 * k0 + r1 * k3 + r2 * k6, r0 * k1 + r1 * k4 + r2 * k7,
+             r0 * k2 + r1 * k5 + r2 * k8] for r0, r1, r2, *_ in rows[:3]]
 
 
 def relative_rotation(
@@ -134,13 +173,15 @@ def vectors_dot(
     return float(a_W @ b_W), (pin.skew(a_W) @ b_W) @ J_w  # not np.cross: dear on 3-vectors
 
 
-def rotation_angle(R: np.ndarray) -> float:
+def rotation_angle(R) -> float:
     """Angle [rad] of rotation matrix ``R`` in ``[0, pi]``: ``atan2(sin, cos)`` from its entries.
 
-    ``2 sin(theta) = |(R32 - R23, R13 - R31, R21 - R12)|``, ``2 cos(theta) = tr(R) - 1``:
-    accurate near 0 and pi, unlike ``arccos`` of the trace.
+    ``R``: a (3, 3) array or 3 rows of (at least) 3 floats.  ``2 sin(theta) = |(R32 - R23,
+    R13 - R31, R21 - R12)|``, ``2 cos(theta) = tr(R) - 1``: accurate near 0 and pi,
+    unlike ``arccos`` of the trace.
     """
-    (a, b, c), (d, e, f), (g, h, i) = R.tolist()  # floats: cheaper than indexing
+    rows = R.tolist() if type(R) is np.ndarray else R  # floats: cheaper than indexing
+    (a, b, c), (d, e, f), (g, h, i) = rows[0][:3], rows[1][:3], rows[2][:3]
     x, y, z = h - f, c - g, d - b
     return math.atan2(0.5 * math.sqrt(x * x + y * y + z * z), 0.5 * (a + e + i - 1.0))
 
@@ -152,11 +193,15 @@ def cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.array((a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0))
 
 
-def vector_angle(a: np.ndarray, b: np.ndarray) -> float:
-    """Angle [rad] between 3-vectors ``a`` and ``b`` in ``[0, pi]`` (0 if either is zero)."""
-    cross = (a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0])
-    return math.atan2(math.sqrt(cross[0] ** 2 + cross[1] ** 2 + cross[2] ** 2),
-                      float(a @ b))
+def vector_angle(a, b) -> float:
+    """Angle [rad] between 3-vectors ``a`` and ``b`` in ``[0, pi]`` (0 if either is zero).
+
+    ``a``, ``b``: arrays or sequences of three floats.
+    """
+    a0, a1, a2 = a.tolist() if type(a) is np.ndarray else a
+    b0, b1, b2 = b.tolist() if type(b) is np.ndarray else b
+    x, y, z = a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0
+    return math.atan2(math.sqrt(x * x + y * y + z * z), a0 * b0 + a1 * b1 + a2 * b2)
 
 
 def perpendicular_floats(n) -> Tuple[float, float, float]:

@@ -99,11 +99,13 @@ class WholeBodyServo:
 
     def __init__(self, model: pin.Model, hand: str, contacts: Sequence[Contact],
                  config: Optional[WholeBodyConfig] = None,
-                 posture: Optional[np.ndarray] = None):
+                 posture: Optional[np.ndarray] = None,
+                 moving: Optional[Sequence[str]] = None):
         """Bind ``model`` (base joint included), the ``hand`` frame and the ``contacts``.
 
         ``posture`` (nq,): the joints' rest configuration (default: pinocchio's neutral).
-        Call :meth:`hold` before stepping.
+        ``moving``: the 1-DoF joints the step may move (default: every one); the others
+        keep their value (a velocity box of zero).  Call :meth:`hold` before stepping.
         """
         self.model, self.data = model, model.createData()
         self.config = config or WholeBodyConfig()
@@ -115,7 +117,7 @@ class WholeBodyServo:
         if self.posture.shape != (model.nq,) or not np.isfinite(self.posture).all():
             raise ValueError(f"posture: need {model.nq} finite values")
         self.w2 = np.square(np.asarray(self.config.hand_weights, dtype=float))
-        self._box = _Box(model, self.config)
+        self._box = _Box(model, self.config, moving)
         self._post_w = np.where(self._box.is_joint, self.config.posture_weight, 0.0)
         self.v = np.zeros(model.nv)
         self.T_world_contacts: list = []
@@ -213,20 +215,25 @@ class WholeBodyServo:
 class _Box:
     """The velocity box: the arm servo's per 1-DoF joint, ``+-base_velocity`` elsewhere."""
 
-    def __init__(self, model: pin.Model, c: WholeBodyConfig):
-        iq, iv, is_joint = [], [], np.zeros(model.nv, dtype=bool)
-        for joint in model.joints[1:]:
+    def __init__(self, model: pin.Model, c: WholeBodyConfig,
+                 moving: Optional[Sequence[str]] = None):
+        iq, iv, is_joint, held = [], [], np.zeros(model.nv, dtype=bool), []
+        unknown = set(moving or ()) - set(model.names)
+        if unknown:
+            raise ValueError(f"moving: unknown joints {sorted(unknown)}")
+        for j, joint in enumerate(model.joints[1:], start=1):
             if joint.nq == joint.nv == 1:
                 iq.append(joint.idx_q)
                 iv.append(joint.idx_v)
                 is_joint[joint.idx_v] = True
+                held.append(moving is not None and model.names[j] not in moving)
         self.iq, self.iv, self.is_joint = _index(iq), _index(iv), is_joint
         self.lower = model.lowerPositionLimit[self.iq].copy()
         self.upper = model.upperPositionLimit[self.iq].copy()
         vmax = model.velocityLimit[self.iv]
         vmax = np.where(np.isfinite(vmax) & (vmax > 0) & (vmax < 1e10), vmax,
                         c.default_velocity)
-        self.vmax = c.velocity_scale * vmax
+        self.vmax = np.where(held, 0.0, c.velocity_scale * vmax)
         self.a_max, self.base = float(c.acceleration_limit), float(c.base_velocity)
         self.nv = model.nv
 

@@ -37,7 +37,7 @@ def _step(J, e, lam, A, y, dq):  # pragma: no cover - compiled
 def attempt(parents, placements, kinds, axes, columns, fparent, fplace, q, Tti, lower, upper,
             bounded, sw, pos_tol2, ori_tol2, near2, scale, bias, stall, bounds,
             active_set):  # pragma: no cover - compiled
-    """Run the attempt of ``LevenbergMarquardt._attempt_log6``, in place on ``q``.
+    """Run the Python pose loop's iteration (``log6``, ``PoseState``) in place on ``q``.
 
     The chain's tree and tip (``parents`` ... ``fplace``, ``model.Chain``); ``Tti`` (4, 4)
     ``T_target_world``.

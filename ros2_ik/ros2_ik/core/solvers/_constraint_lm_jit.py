@@ -1,4 +1,6 @@
-"""The compiled LM attempt of :mod:`constraint_kernel`: ``active_set.attempt`` in numba.
+"""The compiled LM attempt of :mod:`constraint_kernel`: the stacked rows' loop in numba.
+
+The Python oracle: :func:`lm_loop.run` on :class:`active_set.StackedRows`.
 
 The same iteration as the Python loop: hinge rows outside their shrunk bounds, the
 pose rows (when there is a target) and the orientation excesses always in the system, a
@@ -141,7 +143,7 @@ def work(n, k, f, n_rows, n_always):  # pragma: no cover - compiled
 def attempt(parents, placements, kinds, axes, columns, fparent, fplace, ctype, cfa, cfb,
             coff, params, pose, n_rows, n_excess, q, lower, upper, lo, hi, margin, x_margin,
             scale, bias, stall, last, active_set):  # pragma: no cover - compiled
-    """Run ``active_set.attempt`` in place on ``q``: ``(it, done, E)`` (:func:`attempt_in`)."""
+    """Run the stacked rows' loop in place on ``q``: ``(it, done, E)`` (:func:`attempt_in`)."""
     p6 = 6 if pose.shape[0] else 0
     arrays = work(tangent_size(kinds, q.shape[0]), parents.shape[0], fparent.shape[0],
                   n_rows, p6 + 3 * n_excess)
@@ -170,7 +172,7 @@ def attempt_packed(ints, consts, values, q, lower, upper, scale, bias, stall, la
 def attempt_in(arrays, parents, placements, kinds, axes, columns, fparent, fplace, ctype,
                cfa, cfb, coff, params, pose, q, lower, upper, lo, hi, margin, x_margin,
                scale, bias, stall, last, active_set):  # pragma: no cover - compiled
-    """Run ``active_set.attempt`` in place on ``q`` with :func:`work`'s ``arrays``.
+    """Run the stacked rows' loop in place on ``q`` with :func:`work`'s ``arrays``.
 
     ``pose``: empty without a pose target, else the parameters of
     :func:`_constraint_jit.weighted_pose_rows`; its six rows stand before the excess

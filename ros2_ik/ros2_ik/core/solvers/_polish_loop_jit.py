@@ -104,7 +104,7 @@ def polish(tree, problem, kernel, costs, restore, limits, q, k, constants, deadl
     ``costs``: ``(cube, pose_rows, ktype, kfa, kfb, koff, kparams)``; ``restore``: the
     attempt's ``(scale, bias, stall, iterations, active_set)``; ``limits``: the search
     limits ``(lower, upper)``; ``k`` QP rows; ``constants``: ``(MAX_STEPS, RADIUS,
-    MIN_RADIUS, RELATIVE_DECREASE, MU, FEASIBLE_SLACK)`` and the costs' constant (the
+    MIN_RADIUS, RELATIVE_DECREASE, MU, MU_FLOOR, FEASIBLE_SLACK)`` and the costs' constant (the
     locked joints' posture cost, ``CompiledModel``'s); ``deadline``: [s] on
     ``time.perf_counter``'s clock; ``settings``: daqp's (see :func:`quadprog`).
     """
@@ -114,7 +114,7 @@ def polish(tree, problem, kernel, costs, restore, limits, q, k, constants, deadl
     cube, pose_rows, ktype, kfa, kfb, koff, kparams = costs
     scale, bias, stall, restore_iterations, active_set = restore
     lower, upper = limits
-    max_steps, radius_max, min_radius, relative, mu, slack, constant = constants
+    max_steps, radius_max, min_radius, relative, mu, mu_floor, slack, constant = constants
     n, eq = q.shape[0], pose_rows.shape[0]
     g, J, glo, ghi, gm = np.empty(k), np.empty((k, n)), np.empty(k), np.empty(k), np.empty(k)
     grad, H = np.empty(n), np.empty((n, n))
@@ -130,8 +130,12 @@ def polish(tree, problem, kernel, costs, restore, limits, q, k, constants, deadl
     if not ok:  # not feasible after all (the attempt's test is its own)
         return 0
     B = H.copy()
+    damping = 0.0
     for i in range(n):
-        B[i, i] += mu
+        damping = max(damping, H[i, i])
+    damping = mu * damping + mu_floor  # polish.damped
+    for i in range(n):
+        B[i, i] += damping
     sense = np.zeros(n + k, dtype=np.int32)
     sense[n + k - eq:] = EQUALITY
     b_hi, b_lo, dq, lam = np.empty(n + k), np.empty(n + k), np.empty(n), np.empty(n + k)

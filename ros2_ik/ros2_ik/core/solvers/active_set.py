@@ -1,4 +1,4 @@
-"""One Levenberg-Marquardt attempt on pose rows and constraint rows, with an active set.
+"""The rows and step of an LM attempt on pose and constraint rows, with an active set.
 
 The constraint rows are the constraints' physical rows ([m] or [rad],
 ``Constraint.evaluate_physical``) against their bounds shrunk by a quarter of the
@@ -8,75 +8,88 @@ carry it outside: then it joins as an equality at its bound and the step is solv
 (at most ``PREDICTIONS`` times).  Without that prediction a hinge row leaves the system as
 soon as it is satisfied, the next step pushes it back out, and the iterates zig-zag
 (many iterations, and attempts that never settle).  Joints on a limit that the step
-pushes outward are dropped and the step solved again, as in the pose loops.
+pushes outward are dropped and the step solved again, as in the pose rows.  The iteration
+itself is :func:`lm_loop.run`'s.
 """
 from __future__ import annotations
 
-import math
 from functools import partial
 from typing import Tuple
 
 import numpy as np
+from scipy.linalg.lapack import dposv
 
-from ros2_ik.core.solvers.budget import Budget
+from ros2_ik.core.solvers.lm_loop import damped_step
 from ros2_ik.core.solvers.residuals import DONE_FRACTION, Residuals, hinge_rows
 
 #: Re-solves per iteration for rows the step would carry outside their bounds.
 PREDICTIONS = 2
-_Attempt = Tuple[np.ndarray, int, bool, float]  # (q, iterations, converged, merit)
 _EMPTY = np.zeros(0)
 
 
-def attempt(res: Residuals, q: np.ndarray, budget: Budget, step, params,
-            max_iterations: int = 0) -> _Attempt:
-    """One attempt from group vector ``q``: ``(q, iterations, converged, merit)``.
+class StackedRows:
+    """Pose, excess and hinge rows of :class:`Residuals` for :func:`lm_loop.run`.
 
-    ``step(J, e, damping)`` returns the damped least-squares step (minimising
-    ``|J dq + e|^2 + damping |dq|^2``); ``params`` has the LM's ``damping_scale``,
-    ``bias``, ``stall_ratio``, ``max_iterations_constrained`` and ``active_set``;
-    ``max_iterations`` > 0 overrides the last.
+    One per :class:`Residuals` (per solve); holds the rows of its last evaluation.
     """
-    lower, upper = res.lower, res.upper
-    lo, hi, margin = res.row_lower, res.row_upper, res.row_margin
-    # Python floats: a handful of rows and joints, where numpy calls cost more.
-    lo_list, hi_list, margin_list = lo.tolist(), hi.tolist(), margin.tolist()
-    group = res.group
-    lower_list, upper_list = group.tangent_bounds(lower, upper)
-    E_prev, stalls = math.inf, 0
-    last = max_iterations or params.max_iterations_constrained
-    pose_done = True
-    for it in range(1, last + 1):
-        pe, pJ = _EMPTY, res.empty_jacobian
-        q_full = res.update(q)
+
+    __slots__ = ("res", "lo", "hi", "lo_list", "hi_list", "margin_list", "lower_list",
+                 "upper_list", "q_full", "pe", "pJ", "g", "J", "r", "E")
+
+    def __init__(self, res: Residuals):
+        """Read ``res``'s bounds once (Python floats: a handful of rows and joints)."""
+        self.res = res
+        self.lo, self.hi = res.row_lower, res.row_upper
+        self.lo_list, self.hi_list = self.lo.tolist(), self.hi.tolist()
+        self.margin_list = res.row_margin.tolist()
+        self.lower_list, self.upper_list = res.group.tangent_bounds(res.lower, res.upper)
+        self.q_full = self.pe = self.pJ = self.g = self.J = self.r = None
+        self.E = 0.0
+
+    def begin(self, q: np.ndarray) -> np.ndarray:
+        """Start an attempt from group vector ``q``."""
+        return q
+
+    def evaluate(self, q: np.ndarray) -> Tuple[bool, float, float]:
+        """Rows at group vector ``q``: ``(converged, E, E)``.
+
+        The pose rows (when there is a target) and the vector excesses are always in the
+        system; a hinge row only outside its shrunk bound.  Converged: the pose within
+        tolerance and every row within ``DONE_FRACTION`` of its margin.
+        """
+        res = self.res
+        pe, pJ, pose_done = _EMPTY, res.empty_jacobian, True
+        q_full = self.q_full = res.update(q)
         if res.pose is not None:
             pe, pJ, scaled = res.pose_rows()
             pose_done = scaled <= 1.0
-        xe, xJ, x_worst = res.excess_rows(q_full)  # always in the system, like the pose
+        xe, xJ, x_worst = res.excess_rows(q_full)
         if xe.size:
             pe, pJ = np.concatenate((pe, xe)), np.vstack((pJ, xJ))
         g, J = res.all_rows(q_full)
-        r, rr, worst_rows = hinge_rows(g.tolist(), lo_list, hi_list, margin_list)
-        worst = max(0.25 * worst_rows - 0.25, x_worst)
-        E = float(pe @ pe) + rr
-        if pose_done and worst <= DONE_FRACTION:
-            return q, it, True, E
-        stalls = stalls + 1 if E > params.stall_ratio * E_prev else 0
-        if it == last or stalls >= 3 or budget.expired() or not math.isfinite(E):
-            return q, it, False, E
-        E_prev = E
-        damping = params.damping_scale * E + params.bias
-        C = res.curvature(r, q_full) if res.bends else None  # the norm rows' curvature
-        solve = step if C is None else partial(_curved_step, C)
-        dq = _predicted_step(solve, pe, pJ, g, J, np.array(r), lo, hi, damping)
-        if params.active_set:
-            out = _pushed_out(group.tangent_list(q), dq.tolist(), lower_list, upper_list)
+        r, rr, worst_rows = hinge_rows(g.tolist(), self.lo_list, self.hi_list,
+                                       self.margin_list)
+        E = self.E = float(pe @ pe) + rr
+        self.pe, self.pJ, self.g, self.J, self.r = pe, pJ, g, J, r
+        return pose_done and max(0.25 * worst_rows - 0.25, x_worst) <= DONE_FRACTION, E, E
+
+    def step(self, q: np.ndarray, scale: float, bias: float, active_set: bool) -> np.ndarray:
+        """Return the predicted-active-set step's end from ``q``, projected into the limits."""
+        res, pe, pJ, g, J, lo, hi = self.res, self.pe, self.pJ, self.g, self.J, self.lo, \
+            self.hi
+        damping = scale * self.E + bias
+        C = res.curvature(self.r, self.q_full) if res.bends else None  # norm rows' curvature
+        solve = damped_step if C is None else partial(_curved_step, C)
+        dq = _predicted_step(solve, pe, pJ, g, J, np.array(self.r), lo, hi, damping)
+        if active_set:
+            out = _pushed_out(res.group.tangent_list(q), dq.tolist(), self.lower_list,
+                              self.upper_list)
             if out is not None:
                 if C is not None:
                     solve = partial(_curved_step, C * np.outer(~out, ~out))
-                dq = _predicted_step(solve, pe, pJ * ~out, g, J * ~out, np.array(r), lo, hi,
-                                     damping)
-        q = group.project(res.integrate(q, dq), lower, upper)
-    raise AssertionError("unreachable")
+                dq = _predicted_step(solve, pe, pJ * ~out, g, J * ~out, np.array(self.r), lo,
+                                     hi, damping)
+        return res.group.project(res.integrate(q, dq), res.lower, res.upper)
 
 
 def _curved_step(C: np.ndarray, J: np.ndarray, e: np.ndarray,
@@ -87,7 +100,7 @@ def _curved_step(C: np.ndarray, J: np.ndarray, e: np.ndarray,
     """
     A = J.T @ J + C
     A.flat[::A.shape[0] + 1] += damping
-    return -np.linalg.solve(A, J.T @ e)
+    return -dposv(A, J.T @ e, overwrite_a=1, overwrite_b=1)[1]
 
 
 def _pushed_out(q, dq, lower, upper):

@@ -43,13 +43,27 @@ def answer(solver, problem: Problem, seed: np.ndarray, options, distinct: float)
     solver_form = chain.of(group, pose.frame_id)
     if solver_form is None:
         return None
-    from ros2_ik.core.closed_form import branches  # numba: loaded when a closed form is
-    found = branches.branches(solver_form, group.lower, group.upper, pose.T_world_target,
-                              seed, distinct)
+    found = _branches().branches(solver_form, group.lower, group.upper,
+                                 pose.T_world_target, seed, distinct)
     if not (problem.pose_only and pose.full_pose):
         return list(found.q)
     result = exact(problem, seed, options, found, solver_form, start, solver.name)
     return result if result is not None else list(found.q)
+
+
+def _branches():
+    """:mod:`ros2_ik.core.closed_form.branches`, imported when a closed form is first found.
+
+    It loads numba; an arm without a closed form never needs it.
+    """
+    global _BRANCHES
+    if _BRANCHES is None:
+        from ros2_ik.core.closed_form import branches
+        _BRANCHES = branches
+    return _BRANCHES
+
+
+_BRANCHES = None
 
 
 def prepare(group, frame: str) -> None:
@@ -64,12 +78,11 @@ def prepare(group, frame: str) -> None:
     solver_form = chain.of(group, frame_id)
     if solver_form is None:
         return
-    from ros2_ik.core.closed_form import branches
     data = group.full_data()
     mid = group.mid_configuration()
     pin.framesForwardKinematics(group.robot.model, data, group.to_full_q(mid))
-    branches.branches(solver_form, group.lower, group.upper, pin.SE3(data.oMf[frame_id]),
-                      mid, 1e-2)
+    _branches().branches(solver_form, group.lower, group.upper, pin.SE3(data.oMf[frame_id]),
+                         mid, 1e-2)
 
 
 def exact(problem: Problem, seed: np.ndarray, options, found, solver_form: chain.ClosedForm,
@@ -88,8 +101,9 @@ def exact(problem: Problem, seed: np.ndarray, options, found, solver_form: chain
     data = group.full_data()
     tol = options.constraint_tolerance
     jump = options.max_joint_jump_rad
+    wanted, limit_jump = options.num_solutions, jump < math.inf
     seed_values = seed.tolist()
-    solutions, nearest_jump, limit_jump = [], None, math.isfinite(jump)
+    solutions, nearest_jump = [], None
     for q in found.q:
         ok, pos, ori, _, _ = check(group, pose, q, (), data, tol)
         if not ok:
@@ -99,19 +113,17 @@ def exact(problem: Problem, seed: np.ndarray, options, found, solver_form: chain
             nearest_jump = nearest_jump or (q, pos, ori)
             continue
         solutions.append(Solution(q, pos, ori, math.dist(values, seed_values)))
-        if len(solutions) >= options.num_solutions:
+        if len(solutions) >= wanted:
             break
-    elapsed = time.perf_counter() - start
     if solutions:
         best = solutions[0]
         return IKResult(
-            q=best.q, joint_names=group.joint_names, status=IKStatus.SUCCESS, iterations=0,
-            restarts=0, position_error_m=best.position_error_m,
-            orientation_error_rad=best.orientation_error_rad, solve_time_s=elapsed,
-            random_seed=options.random_seed, solutions=tuple(solutions),
-            message=f"closed form ({solver_form.family}): {len(solutions)} of "
-                    f"{len(found.q)} branches within the limits",
-            solver=name)
+            best.q, group.joint_names, IKStatus.SUCCESS, 0, 0, best.position_error_m,
+            best.orientation_error_rad, time.perf_counter() - start, options.random_seed,
+            (), tuple(solutions),
+            f"closed form ({solver_form.family}): {len(solutions)} of {len(found.q)} "
+            f"branches within the limits", name)
+    elapsed = time.perf_counter() - start
     if nearest_jump is not None:
         q, pos, ori = nearest_jump
         moved = float(np.abs(q - seed).max())
@@ -123,8 +135,7 @@ def exact(problem: Problem, seed: np.ndarray, options, found, solver_form: chain
                     f"max_joint_jump_rad={jump:.3g}", solver=name)
     if len(found.q):
         return None  # branches that did not verify: the search decides
-    from ros2_ik.core.closed_form import branches
-    reason, best = branches.proof(group, pose, found, solver_form.family, data)
+    reason, best = _branches().proof(group, pose, found, solver_form.family, data)
     if not reason:
         return None
     if not np.isfinite(best).all():

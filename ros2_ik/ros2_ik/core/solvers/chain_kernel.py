@@ -1,6 +1,6 @@
 """The pose-only LM attempt compiled with numba: one call per attempt.
 
-The Python loop (``LevenbergMarquardt._attempt_log6``) spends almost all of an iteration
+The Python loop (:func:`lm_loop.run` on ``PoseState``) spends almost all of an iteration
 in the interpreter around six pinocchio calls; a solve of a 6-joint arm needs a few
 iterations and a hard target tens of attempts.  This module runs the same
 attempt (Chan-damped LM on ``log6``, the LOCAL frame Jacobian, clamping, the predicted

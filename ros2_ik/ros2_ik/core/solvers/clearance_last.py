@@ -62,9 +62,6 @@ class ClearanceLastState:
         #: The first stage's problem: every constraint but the clearance.
         self.first_problem = Problem(problem.group, problem.target, others)
         self._first = self._full = None
-        #: The first stage as one call ``(q0, budget) -> (q, iterations, done, merit)``
-        #: when the solver has a faster form of it (lm: the compiled attempt), else None.
-        self.run_first = None
         #: First-stage solutions of this solve that the clearance test rejected.
         self.rejected = 0
 
@@ -99,24 +96,22 @@ class ClearanceLastState:
 
 
 def attempt(state: ClearanceLastState, q0: np.ndarray, budget: Budget,
-            run: Callable[[Residuals, np.ndarray, Budget], _Attempt],
-            push: Callable[[Residuals, np.ndarray, np.ndarray, Budget], _Attempt],
+            first: Callable[[np.ndarray, Budget], _Attempt],
+            push: Callable[[np.ndarray, np.ndarray, Budget], _Attempt],
             push_every: int = 1) -> _Attempt:
     """Other constraints, then clearance (see the module docstring).
 
-    ``run`` is one attempt (the first stage when ``state.run_first`` is None);
-    ``push(residuals, q, q0, budget)`` the push-out from the first stage's ``q``, run on
-    every ``push_every``-th rejected first-stage solution.
+    ``first(q0, budget)`` is the first stage (on :attr:`ClearanceLastState.first`, or a
+    faster form of it); ``push(q, q0, budget)`` the push-out (on
+    :attr:`ClearanceLastState.full`) from the first stage's ``q``, run on every
+    ``push_every``-th rejected first-stage solution.
     """
-    if state.run_first is not None:
-        q, it, done, merit = state.run_first(q0, budget)
-    else:
-        q, it, done, merit = run(state.first, q0, budget)
+    q, it, done, merit = first(q0, budget)
     if not done or state.clear(q):
         return q, it, done, merit
     if not push_now(state, push_every):
         return q, it, False, merit  # rejected: the driver's next start
-    q, more, done, merit = push(state.full, q, q0, budget)
+    q, more, done, merit = push(q, q0, budget)
     return q, it + more, done, merit
 
 

@@ -1,18 +1,18 @@
 """The constrained LM attempt compiled with numba, for frame-based constraints.
 
-``active_set.attempt`` spends most of an iteration in the interpreter (six to ten
-pinocchio and numpy calls per constraint, the stacking, the predicted active set); a
-solve needs a few iterations.  This module runs the same attempt in one compiled call
-(:mod:`_constraint_lm_jit`) on the model's own joint tree: the group's joints are
-revolute (continuous ones as angles) or prismatic, or a whole-body group's base (a
-free-flyer or planar root, stepped on its Lie group:
+The Python loop on the stacked rows (:class:`active_set.StackedRows`) spends most of an
+iteration in the interpreter (six to ten pinocchio and numpy calls per constraint, the
+stacking, the predicted active set); a solve needs a few iterations.  This module runs
+the same attempt in one compiled call (:mod:`_constraint_lm_jit`) on the model's own
+joint tree: the group's joints are revolute (continuous ones as angles) or prismatic, or
+a whole-body group's base (a free-flyer or planar root, stepped on its Lie group:
 :mod:`ros2_ik.core.kinematics.configuration`), every other joint is folded into a fixed
 placement at its locked position (any joint type), and the kernel computes the
-placements and ``LOCAL_WORLD_ALIGNED`` Jacobians of the frames the constraints name.
-Each constraint's physical rows [m or rad] are those of its ``evaluate_physical``
-(orientation bounds: ``evaluate_excess``), a pose target's those of
-``Residuals.pose_rows``, tested against the Python classes and finite differences
-(``test/test_constraint_kernel.py``).
+placements and ``LOCAL_WORLD_ALIGNED`` Jacobians of the frames the constraints name (the
+centre of mass too, as a frame: ``kinematics.model.COM_FRAME``).  Each constraint's
+physical rows [m or rad] are those of its ``evaluate_physical`` (orientation bounds:
+``evaluate_excess``), a pose target's those of ``Residuals.pose_rows``, tested against
+the Python classes and finite differences (``test/test_constraint_kernel.py``).
 
 :func:`compile_problem` returns None, and the Python loop runs, when numba is absent, a
 constraint is of another type (a subclass, the minimum distance, joint bounds), a
@@ -49,7 +49,7 @@ _ATTEMPT = None
 #: constraint kernels', each calling into the ones before it (and all into
 #: :mod:`ros2_ik.core.kinematics` and the constraint files, :func:`constraint_sources`).
 _JIT_SOURCES = ("_chain_jit", "_constraint_jit", "_dispatch_jit", "_constraint_lm_jit",
-                "_polish_jit", "_polish_loop_jit", "_measure_jit")
+                "_polish_jit", "_polish_loop_jit")
 
 
 class Layout(NamedTuple):
@@ -119,7 +119,7 @@ class Compiled:
     constraints' physical bounds [m or rad] (m each), ``pose`` (65,): the pose target's
     frame index, ``T_target_world`` (16), ``R6`` (36), sqrt weights (6), inverse
     tolerances (6), empty without a target; ``phys``: what each constraint's own
-    ``measure`` needs beyond ``params`` (its kind's ``measure_bounds``), for :mod:`kernel_check`.
+    ``measure`` needs beyond ``params`` (its kind's ``measure_bounds``).
     ``lo``, ``hi``, ``margin`` (m,): the rows' bounds shrunk by their unit's margin (as
     ``Residuals.row_lower``).  Those are made when Python first reads one, by the
     kernels' own :func:`_constraint_jit.value_views` and :func:`_constraint_jit.shrunk`
@@ -342,7 +342,7 @@ class KernelState:
         self.lower, self.upper = problem.search_bounds if problem.folded \
             else search_limits(problem.group)
         self._residuals: Optional[Residuals] = None
-        #: Polishing's model of the problem, made when first needed (``lm_compiled``).
+        #: Polishing's model of the problem, made when first needed (:mod:`attempts`).
         self.polish_model = None
 
     @property

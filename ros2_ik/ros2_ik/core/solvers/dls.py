@@ -46,24 +46,20 @@ class DampedLeastSquares(Solver):
     def setup(self, problem: Problem) -> Any:
         """Reduced-model state for full-pose problems, stacked residuals otherwise.
 
-        Each with its one attempt, ``state.attempt(state, q0, budget)``: :meth:`_run_pose`
-        or :meth:`_run_stacked`.
+        :meth:`local_solve` runs the loop of its type.
         """
         if problem.costs:
             raise errors.InvalidArgument(
                 f"solver '{self.name}' does not minimise costs; use 'sqp' or 'bfgs'")
         if problem.pose_only and problem.pose.full_pose and not problem.group.has_base:
-            state = PoseState(problem)
-            state.attempt = self._run_pose
-        else:
-            state = Residuals(problem, exact=False,
-                              tolerance=self.options.constraint_tolerance)
-            state.attempt = self._run_stacked
-        return state
+            return PoseState(problem)
+        return Residuals(problem, exact=False, tolerance=self.options.constraint_tolerance)
 
     def local_solve(self, state: Any, q0: np.ndarray, budget: Budget) -> LocalResult:
-        """One CLIK run from ``q0``: the one ``setup`` chose for ``state``."""
-        return state.attempt(state, q0, budget)
+        """One CLIK run from ``q0``: on the reduced model or the stacked residuals."""
+        if type(state) is PoseState:
+            return self._run_pose(state, q0, budget)
+        return self._run_stacked(state, q0, budget)
 
     def _run_pose(self, state: PoseState, q0: np.ndarray, budget: Budget) -> LocalResult:
         """Run the CLIK loop on the reduced model's configuration of group vector ``q0``."""

@@ -43,8 +43,11 @@ RADIUS, MIN_RADIUS = 1.5, 1e-6
 #: Stop when a kept step, or the QP's predicted decrease, lowers the costs by less than
 #: this fraction of them (plus 1e-12 absolute).
 RELATIVE_DECREASE = 1e-4
-#: Damping added to the curvature model (keeps the QP strictly convex).
-MU = 1e-6
+#: Damping added to the curvature model: this fraction of the costs' largest Gauss-Newton
+#: curvature, plus ``MU_FLOOR`` (keeps the QP strictly convex).  Directions the costs do not
+#: curve (an arm that moves while a base-motion cost pulls the base) would otherwise step
+#: to the trust radius, overshoot the constraints' curvature, and be rejected.
+MU, MU_FLOOR = 0.05, 1e-6
 EQUALITY = 5  # daqp's sense flag of an equality row
 _SENSE = np.dtype(c_int)  # resolved once, not per array
 #: A trial point is feasible when every physical row lies within this many of its margins
@@ -67,7 +70,7 @@ def polish(model: "Model", q: np.ndarray, budget: Budget,
     cost, state = model.evaluate(q)
     if state is None:  # not feasible after all (the attempt's test is its own)
         return q, 0
-    B = state.hessian + MU * np.eye(state.hessian.shape[0])
+    B = damped(state.hessian)
     group = model.group
     radius, started = RADIUS, time.perf_counter()
     for step in range(1, MAX_STEPS + 1):
@@ -181,6 +184,13 @@ def _try(model: "Model", q_new: np.ndarray, restore):
         return q_new, math.inf, None
     cost_new, state_new = model.evaluate(q_new, restored=True)
     return q_new, cost_new, state_new
+
+
+def damped(H: np.ndarray) -> np.ndarray:
+    """Return ``H + (MU max diag(H) + MU_FLOOR) I``: the first curvature model."""
+    B = H.copy()
+    B.flat[::H.shape[0] + 1] += MU * max(float(np.max(np.diag(H))), 0.0) + MU_FLOOR
+    return B
 
 
 def _bfgs(B: np.ndarray, s: np.ndarray, y: np.ndarray) -> np.ndarray:

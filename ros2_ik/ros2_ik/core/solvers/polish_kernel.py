@@ -32,7 +32,7 @@ _LOOP = None
 _DAQP_SETTINGS = None
 #: :func:`polish.polish`'s constants, in the order of :func:`_polish_loop_jit.polish`.
 _CONSTANTS = (polish.MAX_STEPS, polish.RADIUS, polish.MIN_RADIUS, polish.RELATIVE_DECREASE,
-              polish.MU, polish.FEASIBLE_SLACK)
+              polish.MU, polish.MU_FLOOR, polish.FEASIBLE_SLACK)
 #: Whether :func:`warm_up` has run in this process.
 _WARM = False
 #: Compiled entries of ``polish_packed`` and ``cost_at_packed`` for :func:`_polish_args`'

@@ -12,10 +12,14 @@ from operator import ge as _ge, le as _le
 import numpy as np
 import pinocchio as pin
 
-from ros2_ik.core.pose import split_error
+from ros2_ik.core.pose import split_error, twist_error
 from ros2_ik.core.problem import Problem
 from ros2_ik.core.runtime.per_object import PerObject
 from ros2_ik.core.solvers import chain_kernel
+from ros2_ik.core.solvers.lm_loop import damped_step
+from ros2_ik.core.solvers.residuals import LWA
+
+_LOCAL = pin.ReferenceFrame.LOCAL
 
 _GROUP_ARRAYS: PerObject = PerObject()
 
@@ -56,7 +60,7 @@ class PoseState:
                  "R6", "log6", "lower", "upper", "bounded", "continuous", "pos_tol2",
                  "ori_tol2", "near2", "q_simple", "v_simple", "lower_simple",
                  "upper_simple", "lower_list", "upper_list", "to_q", "from_q", "chain",
-                 "T_target_inv_h", "attempt")
+                 "T_target_inv_h", "e", "J", "E_weighted", "limited")
 
     def __init__(self, problem: Problem):
         """Pick the loop (log6 for a full isotropic pose) and cache its inputs."""
@@ -86,8 +90,10 @@ class PoseState:
             else None
         self.T_target_inv_h = np.ascontiguousarray(self.T_target_inv.homogeneous) \
             if self.chain is not None else None
-        #: The solver's attempt ``(state, q0, budget) -> LocalResult``, set by its ``setup``.
-        self.attempt = None
+        # The rows the last evaluate left for the step (:mod:`lm_loop`), weighted; and
+        # whether the last step clamped a joint (then the step tests the limits).
+        self.e = self.J = None
+        self.E_weighted, self.limited = 0.0, False
 
     def integrate(self, q: np.ndarray, dq: np.ndarray) -> np.ndarray:
         """Return configuration ``q`` of the loop's model moved by tangent step ``dq``.
@@ -98,18 +104,76 @@ class PoseState:
         """
         return pin.integrate(self.model, q, dq) if self.continuous else q + dq
 
+    def begin(self, q: np.ndarray) -> np.ndarray:
+        """Start an attempt from loop configuration ``q`` (a joint on a limit: tested)."""
+        self.limited = self.bounded and self.on_limit(q)
+        return q
+
+    def evaluate(self, q: np.ndarray):
+        """Evaluate the pose rows at ``q`` for :func:`lm_loop.run`: ``(converged, E, merit)``.
+
+        A full isotropic pose (``log6``): ``e = log6(T_target^-1 T)`` with the LOCAL frame
+        Jacobian, three pinocchio calls (cheaper than computeFrameJacobian and rotating
+        the error); E = merit = ``|e|^2`` [m^2 + rad^2], converged by the exact tolerance
+        test.  Otherwise the error in target axes with the world-aligned Jacobian: merit
+        ``|e / tol|^2`` (converged at 1), E the weighted ``|e|^2``.
+        """
+        model, data, fid = self.model, self.data, self.fid
+        if self.log6:
+            pin.computeJointJacobians(model, data, q)
+            Terr = self.T_target_inv * pin.updateFramePlacement(model, data, fid)
+            J = pin.getFrameJacobian(model, data, fid, _LOCAL).reshape(6, -1)  # (6,): nv 1
+            e = twist_error(Terr)  # pairs with the LOCAL Jacobian (core.pose)
+            E = e.dot(e)
+            if E <= self.near2 and self.within(Terr):
+                return True, E, E
+            sw = self.sqrt_w[0]
+            self.e, self.J, self.E_weighted = (e, J, E) if sw == 1.0 else \
+                (e * sw, J * sw, E * sw * sw)
+            return False, E, E
+        J = self.R6 @ pin.computeFrameJacobian(model, data, q, fid, LWA).reshape(6, -1)
+        e = np.concatenate(split_error(self.T_target_inv * data.oMf[fid]))  # target axes
+        es = e * self.inv_tol
+        merit = es @ es
+        if merit <= 1.0:
+            return True, merit, merit
+        self.e, self.J = e * self.sqrt_w, J * self.sqrt_w[:, None]
+        E = self.E_weighted = self.e @ self.e
+        return False, E, merit
+
+    def step(self, q: np.ndarray, scale: float, bias: float, active_set: bool) -> np.ndarray:
+        """Return ``q`` moved by the damped step on :meth:`evaluate`'s rows, clamped.
+
+        With ``active_set``, joints resting on a limit that the step pushes outward are
+        dropped and the step solved again, so the other joints compensate.
+        """
+        lam = scale * self.E_weighted + bias
+        J, e = self.J, self.e
+        dq = damped_step(J, e, lam)
+        if active_set and self.limited:
+            out = self.pushed_out(q, dq)
+            if out is not None:
+                dq = damped_step(J * ~out, e, lam)
+        q = self.integrate(q, dq)
+        if self.bounded:
+            free = q
+            q = np.minimum(np.maximum(q, self.lower), self.upper)
+            # Byte comparison: cheaper than (q != free).any() on a few floats.
+            self.limited = q.tobytes() != free.tobytes()
+        return q
+
     def pushed_out(self, q: np.ndarray, dq: np.ndarray):
-        """Mask (n,) of joints on a limit that ``q - dq`` would push beyond it, or None."""
+        """Mask (n,) of joints on a limit that step ``dq`` would push beyond it, or None."""
         if self.continuous:  # q holds cos/sin pairs: compare the 1-coordinate joints only
             qb, dqb = q[self.q_simple], dq[self.v_simple]
-            hit = ((qb <= self.lower_simple) & (dqb > 0)) | ((qb >= self.upper_simple) & (dqb < 0))
+            hit = ((qb <= self.lower_simple) & (dqb < 0)) | ((qb >= self.upper_simple) & (dqb > 0))
             if not hit.any():
                 return None
             out = np.zeros(dq.shape[0], dtype=bool)
             out[self.v_simple] = hit
             return out
         # Python floats: cheaper than the seven numpy calls for a few joints.
-        hit = [(x <= lo and d > 0.0) or (x >= hi and d < 0.0) for x, d, lo, hi
+        hit = [(x <= lo and d < 0.0) or (x >= hi and d > 0.0) for x, d, lo, hi
                in zip(q.tolist(), dq.tolist(), self.lower_list, self.upper_list)]
         return np.array(hit) if any(hit) else None
 

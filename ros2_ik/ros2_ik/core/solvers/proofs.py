@@ -53,7 +53,7 @@ def reach_proof(problem: "Problem", options: Any) -> Optional[str]:
     if pose is not None:
         bound = reach_bound(group, pose.frame_id)
         if bound is not None:
-            distance = _to_target(pose, bound.centre_array)
+            distance = _to_target(pose, bound.centre)
             reach = bound.radius_m + pose.target.position_tolerance_m
             if _beyond(distance, reach):
                 return (f"target {distance:.2f} m from {bound.centre_name}, "
@@ -66,11 +66,19 @@ def reach_proof(problem: "Problem", options: Any) -> Optional[str]:
     return None
 
 
-def _to_target(pose, centre: np.ndarray) -> float:
-    """Distance [m] from ``centre`` (world) to the positions ``pose`` accepts, in its axes."""
-    d = pose.T_target_world.act(centre)  # R_t^T (centre - p_t): the error's axes
-    if not (pose.full_pose or pose.mask[0] and pose.mask[1] and pose.mask[2]):
-        d = d[pose.mask[:3]]
+def _to_target(pose, centre: tuple) -> float:
+    """Distance [m] from ``centre`` (world) to the positions ``pose`` accepts, in its axes.
+
+    Every position axis constrained: the distance to the target's position (a rotation
+    keeps lengths), on floats; else in the target's axes, the free ones left out.
+    """
+    mask = pose.mask
+    if pose.full_pose or mask[0] and mask[1] and mask[2]:
+        x, y, z = pose.T_world_target.translation.tolist()
+        cx, cy, cz = centre
+        return math.sqrt((cx - x) ** 2 + (cy - y) ** 2 + (cz - z) ** 2)
+    d = pose.T_target_world.act(np.array(centre))  # R_t^T (centre - p_t): the error's axes
+    d = d[mask[:3]]
     return math.sqrt(d.dot(d))
 
 

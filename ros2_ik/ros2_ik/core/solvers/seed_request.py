@@ -22,6 +22,7 @@ import numpy as np
 
 from ros2_ik.core.problem import Problem
 from ros2_ik.core.result import IKResult, Solution
+from ros2_ik.core.solvers.attempts import compiled_constraints
 from ros2_ik.core.solvers.base import (Begun, LocalResult, SolveOptions, cost_starts,
                                        returned_q, solved)
 from ros2_ik.core.solvers.budget import Budget
@@ -46,11 +47,11 @@ def answer(solver, problem: Problem, seed: np.ndarray, options: SolveOptions
            ) -> Union[IKResult, Begun, None]:
     """Return the result when the seed's attempt is verified; else the attempt begun, or None.
 
-    ``solver``: a :class:`lm_compiled.CompiledConstraints` (its attempt and settings);
-    None when the kernel does not take the problem (the driver runs as usual).
+    ``solver``: lm (:func:`attempts.compiled_constraints`: its compiled attempt); None
+    when the kernel does not take the problem (the driver runs as usual).
     """
     start = time.perf_counter()
-    state = solver.kernel_state(problem)
+    state = compiled_constraints(solver, problem)
     if state is None:
         return None
     if problem.costs:  # the driver's first attempt of a problem with costs
@@ -58,7 +59,7 @@ def answer(solver, problem: Problem, seed: np.ndarray, options: SolveOptions
         local = solver.first_attempt(state, [seed] + cost_starts(problem, seed, math.inf),
                                      budget)
     else:
-        local = LocalResult(*solver._kernel(state, seed, solver.max_iterations_constrained))
+        local = LocalResult(*state.project(seed))
     q, iterations, converged = local.q, local.iterations, local.converged
     group = problem.group
     if converged and math.isfinite(sum(q.tolist())):
