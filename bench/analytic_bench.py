@@ -65,18 +65,18 @@ class Arm:
         return robot, robot.group(base=self.base, tip=self.tip)
 
 
-def arms() -> List[Arm]:
-    """Return the 6-joint arms of example-robot-data and of the vendor folder (when present)."""
+def arms(joints: int = 6) -> List[Arm]:
+    """Return the arms of ``joints`` joints of example-robot-data and of the vendor folder."""
     out = []
     for name, spec in robots.ARMS.items():
         arm = Arm(name, "example-robot-data", robots.urdf_text(name), spec.base, spec.tip,
                   robots.srdf_text(name))
-        if arm.group()[1].n == 6:
+        if arm.group()[1].n == joints:
             out.append(arm)
     manifest = REAL_URDFS / "manifest.json"
     if manifest.is_file():
         for entry in json.loads(manifest.read_text()):
-            if entry.get("dof") == 6:
+            if entry.get("dof") == joints:
                 srdf = REAL_URDFS / entry["srdf"] if entry.get("srdf") else None
                 out.append(Arm(entry["name"], "real_urdfs",
                                (REAL_URDFS / entry["file"]).read_text(),

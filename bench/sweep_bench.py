@@ -8,8 +8,10 @@ a note when the folder is absent).  For each: whether a joint held leaves a clos
 reason), then, interleaved on the same reachable targets (FK of uniform configurations
 in the limits, seed at mid-limits, ``timeout_s`` 5 ms):
 
-* ``ours``: ``solve()`` as a user calls it (lm, which answers from the sweep);
-* ``lm_today``: lm with the closed forms switched off (``LevenbergMarquardt.closed_form``);
+* ``ours``: ``solve(..., solver="analytic")`` (the sweep, then lm's search for what it
+  did not answer); on an arm without a swept joint, ``solve()`` (lm);
+* ``lm_today``: ``solve()`` with lm, which does not sweep (its closed forms switched off
+  too, ``LevenbergMarquardt.closed_form``);
 * ``trac_ik``: TRAC-IK (pytracik, Speed, 5 ms), when installed.
 
 Success is checked here by pinocchio FK on the full model (1e-4 m, 1e-3 rad, limits).
@@ -27,38 +29,15 @@ from typing import Dict, List
 
 import numpy as np
 
-from analytic_bench import REAL_URDFS, RESULTS, Arm, trac_ik_adapter, verified
+from analytic_bench import RESULTS, Arm, arms, trac_ik_adapter, verified
 from machine import machine, pyplot
 from ros2_ik.core.closed_form import sweep
-from ros2_ik.core.model import robots
 from ros2_ik.core.pose import PoseTarget
 from ros2_ik.core.result import IKStatus
 from ros2_ik.core.solve import prepare, solve
 from ros2_ik.core.solvers.lm import LevenbergMarquardt
 
 TIMEOUT_S = 0.005
-
-
-def arms() -> List[Arm]:
-    """Return the 7-joint arms of example-robot-data and of the vendor folder (when present)."""
-    out = []
-    for name, spec in robots.ARMS.items():
-        arm = Arm(name, "example-robot-data", robots.urdf_text(name), spec.base, spec.tip,
-                  robots.srdf_text(name))
-        if arm.group()[1].n == sweep.JOINTS:
-            out.append(arm)
-    manifest = REAL_URDFS / "manifest.json"
-    if manifest.is_file():
-        for entry in json.loads(manifest.read_text()):
-            if entry.get("dof") == sweep.JOINTS:
-                srdf = REAL_URDFS / entry["srdf"] if entry.get("srdf") else None
-                out.append(Arm(entry["name"], "real_urdfs",
-                               (REAL_URDFS / entry["file"]).read_text(),
-                               entry["base"], entry["tip"],
-                               srdf.read_text() if srdf and srdf.is_file() else ""))
-    else:
-        print(f"{REAL_URDFS} absent: vendor arms skipped")
-    return out
 
 
 def _timed(f, *args):
@@ -86,8 +65,10 @@ def run_arm(arm: Arm, poses: int) -> Dict:
     ok: Dict[str, int] = {k: 0 for k in times}
     counts = {"by_sweep": 0, "no_solution": 0}
 
+    solver = "analytic" if found else "lm"
+
     def ours(k, T):
-        r, dt = _timed(solve, group, PoseTarget(group.tip, T), seed, "lm", TIMEOUT_S, 0, k)
+        r, dt = _timed(solve, group, PoseTarget(group.tip, T), seed, solver, TIMEOUT_S, 0, k)
         times["ours"].append(dt)
         ok["ours"] += verified(group, r.q if r.success else None, T)
         counts["by_sweep"] += r.success and "swept" in r.message
@@ -105,11 +86,12 @@ def run_arm(arm: Arm, poses: int) -> Dict:
         times["trac_ik"].append(dt)
         ok["trac_ik"] += verified(group, q, T)
 
-    runs = [ours, lm_today] + ([trac_ik] if trac is not None else [])
-    try:  # interleaved, each method first in turn (the one after TRAC-IK runs cache-cold)
-        for k, T in enumerate(targets):
-            for i in range(len(runs)):
-                runs[(k + i) % len(runs)](k, T)
+    try:  # interleaved: TRAC-IK first (the solve after it runs cache-cold), then ours and
+        for k, T in enumerate(targets):  # lm today, each first on every other target
+            if trac is not None:
+                trac_ik(k, T)
+            for run in ((ours, lm_today) if k % 2 == 0 else (lm_today, ours)):
+                run(k, T)
     finally:
         LevenbergMarquardt.closed_form = True
     for key, values in times.items():
@@ -177,7 +159,7 @@ def main() -> None:
     args = parser.parse_args()
     poses = args.poses or (200 if args.quick else 2000)
     rows = []
-    for arm in arms():
+    for arm in arms(sweep.JOINTS):
         if args.arms and arm.name not in args.arms:
             continue
         print(f"{arm.name} ({arm.source})", flush=True)

@@ -8,7 +8,8 @@ per-solver details, which stay in bench/results/constrained.md), ``<!-- constrai
 begin/end -->`` the same of the ``--other-arms`` run, ``<!-- servo:begin/end
 -->`` servo.md, servo_node.md and servo_whole_body.md, ``<!-- batch:begin/end -->``
 batch.md, ``<!-- wholebody:begin/end -->`` the whole-body summary (wholebody.md up to its
-per-method details), ``<!-- analytic:begin/end -->`` analytic.md (closed-form pose IK).
+per-method details), ``<!-- analytic:begin/end -->`` analytic.md (closed-form pose IK),
+``<!-- sweep:begin/end -->`` sweep.md (7R arms by a swept joint).
 """
 import pathlib
 
@@ -57,9 +58,9 @@ def batch() -> str:
     return path.read_text().strip() if path.exists() else ""
 
 
-def analytic() -> str:
-    """Return the closed-form benchmark's tables (analytic.md), or ''."""
-    path = RESULTS / "analytic.md"
+def after_title(name: str) -> str:
+    """Return a benchmark's tables without their title (analytic.md, sweep.md), or ''."""
+    path = RESULTS / name
     return path.read_text().split("\n", 2)[2].strip() if path.exists() else ""
 
 
@@ -74,7 +75,8 @@ def wholebody() -> str:
 
 
 if __name__ == "__main__":
-    sections = {"bench": tables(), "servo": servo(), "batch": batch(), "analytic": analytic(),
+    sections = {"bench": tables(), "servo": servo(), "batch": batch(),
+                "analytic": after_title("analytic.md"), "sweep": after_title("sweep.md"),
                 "wholebody": wholebody(),
                 "constrained-other": constrained("constrained_other_arms"),
                 "constrained": constrained()}

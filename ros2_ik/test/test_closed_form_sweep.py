@@ -17,6 +17,7 @@ from ros2_ik.core.problem import Problem
 from ros2_ik.core.result import IKStatus
 from ros2_ik.core.solve import solve
 from ros2_ik.core.solvers import before_iterating
+from ros2_ik.core.solvers.analytic import Analytic
 from ros2_ik.core.solvers.base import SolveOptions
 from ros2_ik.core.solvers.lm import LevenbergMarquardt
 
@@ -92,11 +93,15 @@ def test_limits_respected_on_a_narrowed_joint():
     group = robot.group(base=spec.base, tip=spec.tip)
     assert sweep.of(group, robot.frame_id(group.tip)) is not None
     seed = group.mid_configuration()
+    swept = 0
     for k, (q_true, T) in enumerate(_targets(group, 15, seed=4)):
-        result = solve(group, PoseTarget(group.tip, T), seed, timeout_s=0.05, random_seed=k)
+        result = solve(group, PoseTarget(group.tip, T), seed, solver="analytic",
+                       timeout_s=0.05, random_seed=k)
         assert result.success, result.message
         assert -0.3 - 1e-9 <= result.q[1] <= 0.9 + 1e-9
         assert _verified(group, result.q, T)
+        swept += "swept" in result.message
+    assert swept >= 12
 
 
 def test_num_solutions_distinct_verified_branches(panda):
@@ -118,7 +123,7 @@ def test_other_problems_keep_the_search(panda):
     _, group = panda
     q_true, T = _targets(group, 1, seed=6)[0]
     problem = Problem(group, PoseTarget(group.tip, T, position_only=True))
-    assert before_iterating.answer(LevenbergMarquardt(), problem, group.mid_configuration(),
+    assert before_iterating.answer(Analytic(), problem, group.mid_configuration(),
                                    SolveOptions(), 1e-2) is None
     result = solve(group, problem, group.mid_configuration(), timeout_s=0.05)
     assert result.success and "swept" not in result.message
@@ -129,9 +134,34 @@ def test_out_of_reach_still_no_solution(panda):
     _, group = panda
     T = _targets(group, 1, seed=7)[0][1]
     far = pin.SE3(T.rotation, T.translation * (3.0 / np.linalg.norm(T.translation)))
-    result = solve(group, PoseTarget(group.tip, far), group.mid_configuration(), timeout_s=0.5)
+    result = solve(group, PoseTarget(group.tip, far), group.mid_configuration(),
+                   solver="analytic", timeout_s=0.5)
     assert result.status is IKStatus.NO_SOLUTION
     assert result.message.startswith("no solution: ")
+
+
+def test_lm_keeps_its_search_on_7r_arms(panda):
+    """lm does not sweep (its median is as good): its pose answers come from its search."""
+    _, group = panda
+    q_true, T = _targets(group, 1, seed=10)[0]
+    problem = Problem(group, PoseTarget(group.tip, T))
+    assert before_iterating.answer(LevenbergMarquardt(), problem, group.mid_configuration(),
+                                   SolveOptions(), 1e-2) is None
+    result = solve(group, problem, group.mid_configuration(), timeout_s=0.05)
+    assert result.success and result.iterations > 0 and "swept" not in result.message
+
+
+def test_the_sweep_cache_frees_its_group():
+    import gc
+    import weakref
+    refs = []
+    for _ in range(2):
+        robot, group = robots.load_group("panda")
+        assert sweep.of(group, robot.frame_id(group.tip)) is not None
+        refs.append(weakref.ref(group))
+        del robot, group
+    gc.collect()
+    assert all(ref() is None for ref in refs)
 
 
 def test_arm_without_a_swept_joint_keeps_lm():
@@ -141,7 +171,7 @@ def test_arm_without_a_swept_joint_keeps_lm():
     assert sweep.of(group, fid) is None and sweep.reason(group, fid)
     q_true, T = _targets(group, 1, seed=8)[0]
     problem = Problem(group, PoseTarget(group.tip, T))
-    assert before_iterating.answer(LevenbergMarquardt(), problem, group.mid_configuration(),
+    assert before_iterating.answer(Analytic(), problem, group.mid_configuration(),
                                    SolveOptions(), 1e-2) is None
     with pytest.raises(errors.InvalidArgument, match="no closed form"):
         solve(group, problem, group.mid_configuration(), solver="analytic")

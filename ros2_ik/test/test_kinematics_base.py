@@ -53,6 +53,7 @@ def _frames(model, group):
 
 
 def _compiled(tree, fparent, fplace, q, nv):
+    """The compiled kinematics: ``(oMi, oMf, Jf)``."""
     from ros2_ik.core.kinematics import forward, jit  # noqa: F401 - jit loads numba
     k, f = tree.parents.shape[0], fparent.shape[0]
     oMi, oMf = np.empty((k, 4, 4)), np.empty((f, 4, 4))
@@ -201,3 +202,30 @@ def test_fixed_base_trees_are_unchanged():
     np.testing.assert_array_equal(_integrate(tree, q, dq, lower, upper),
                                   np.clip(q + dq, lower, upper))
     assert math.isclose(_difference(tree, q, q + dq, group.n)[0], dq[0])
+
+
+@pytest.mark.parametrize("name", sorted(GROUPS) + ["panda"])
+def test_center_of_mass_and_its_jacobian_are_pinocchios(name):
+    """The CoM frame against ``pin.centerOfMass`` and ``pin.jacobianCenterOfMass``."""
+    group = robots.load_group("panda")[1] if name == "panda" else _group(name)
+    model = group.robot.model
+    fid = model.getFrameId(group.tip)
+    fparent = np.array([model.frames[fid].parentJoint - 1, km.COM_PARENT], dtype=np.int64)
+    fplace = np.array([model.frames[fid].placement.homogeneous, np.eye(4)])
+    tree, fparent = km.pruned(km.tree_of(group), fparent)  # the CoM keeps every joint
+    assert len(tree.parents) == model.njoints - 1
+    nv = group.nv if group.has_base else group.n
+    rng = np.random.default_rng(11)
+    for _ in range(SAMPLES):
+        q = _random_q(group, rng) if group.has_base else group.random_configuration(rng)
+        _, oMf, Jf = _compiled(tree, fparent, fplace, q, nv)
+        qf = wholebody_groups.full_q(group, q) if group.has_base else group.to_full_q(q)
+        data = model.createData()
+        com = pin.centerOfMass(model, data, qf)
+        Jcom = pin.jacobianCenterOfMass(model, data, qf)[:, group.iv_full]
+        np.testing.assert_allclose(oMf[1, :3, 3], com, atol=1e-10)
+        np.testing.assert_allclose(oMf[1, :3, :3], np.eye(3))
+        np.testing.assert_allclose(Jf[1, :3], Jcom, atol=1e-10)
+        np.testing.assert_array_equal(Jf[1, 3:], 0.0)
+        pin.updateFramePlacements(model, data)  # the tip beside it is unchanged
+        np.testing.assert_allclose(oMf[0], data.oMf[fid].homogeneous, atol=1e-10)

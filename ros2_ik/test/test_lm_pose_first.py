@@ -31,16 +31,10 @@ def arm_and_target():
     return robot, urdf, srdf, group, target
 
 
-class SearchOnly(LevenbergMarquardt):
-    """lm's own search: a pose-only Panda target is otherwise answered by the 7R sweep."""
-
-    closed_form = False
-
-
 @pytest.fixture(scope="module")
 def panda():
     robot, urdf, srdf, group, target = arm_and_target()
-    plain = one_attempt(SearchOnly(), Problem(group, target))
+    plain = one_attempt(LevenbergMarquardt(), Problem(group, target))
     assert plain.success
     return robot, urdf, srdf, group, target, plain
 

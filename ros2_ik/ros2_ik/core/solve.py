@@ -129,10 +129,11 @@ def _build_reach_bound(group: Group, frame: Optional[str]) -> None:
     Every solve's proof (:func:`~ros2_ik.core.solvers.proofs.reach_proof`) reads it;
     unbuilt, it is one-time work inside the first solve's budget.
     """
-    model = group.robot.model
-    name = group.tip if frame is None else frame
-    if model.existFrame(name):
-        reach.reach_bound(group, model.getFrameId(name))
+    try:
+        frame_id = group.robot.frame_id(group.tip if frame is None else frame)
+    except errors.InvalidFrame:
+        return  # the solve answers FRAME_NOT_FOUND
+    reach.reach_bound(group, frame_id)
 
 
 def _warn_unprepared(group: Group, spent_s: float, timeout_s: float) -> None:

@@ -14,8 +14,11 @@ import numpy as np
 import pinocchio as pin
 
 from ros2_ik.core.kinematics.frames import frame_id, frame_jacobian
+from ros2_ik.core.kinematics.model import COM_FRAME
 
 from . import checks as check
+from . import compiled as kernel
+from . import position
 from ._base import BoundedConstraint
 
 _WORLD = 0
@@ -111,3 +114,17 @@ class CenterOfMassDistanceConstraint(BoundedConstraint):
         """``|c_A - p_A|`` (1,) [m] alone (``centerOfMass``)."""
         d = com_value(model, data, self._fid_A) - np.array(self._p_A)
         return np.array([math.sqrt(float(d @ d))])
+
+
+# The kernels' form (``registry``): the CoM is a frame of the kernels (``COM_FRAME``,
+# ``kinematics.forward.center_of_mass``), so the box is a position constraint on that
+# frame's origin seen in A: PositionConstraint's compiled rows and measure, parameters
+# ``X_AbarA`` (the identity) and ``p_BQ`` (0).  The compiled part of this file (helper
+# wb-jit); the classes above are the Python ones.
+def _encode(c: CenterOfMassConstraint, tolerance) -> tuple:
+    return c._fid_A, COM_FRAME, _EYE4 + [0.0, 0.0, 0.0]
+
+
+_EYE4 = np.eye(4).ravel().tolist()
+KIND = kernel.Kind(CenterOfMassConstraint, _encode, position.KIND.measure_bounds,
+                   kernel.physical_rows, position.KIND.rows, position.KIND.measure)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Dict, Optional, Tuple
 
-from . import angle, distance, gaze, orientation, polyhedron, position
+from . import angle, com, distance, gaze, orientation, polyhedron, position, support_polygon
 from .compiled import Kind
 
 #: The constraint types, one line each: a compiled type's code is its place here.
@@ -25,6 +25,8 @@ TYPES: Tuple[Kind, ...] = (
     angle.KIND,
     distance.POINT_TO_POINT,
     distance.POINT_TO_LINE,
+    support_polygon.KIND,
+    com.KIND,
     polyhedron.KIND,
 )
 _KINDS: Dict[type, Kind] = {}

@@ -20,9 +20,12 @@ import numpy as np
 import pinocchio as pin
 
 from ros2_ik.core.kinematics.frames import frame_id, perpendicular_floats
+from ros2_ik.core.kinematics.model import COM_FRAME
+from ros2_ik.core.runtime.compiled import jit
 
 from ..errors import InvalidGoal
 from . import checks as check
+from . import compiled as kernel
 from ._base import BoundedConstraint
 from .com import com_value, com_world
 
@@ -158,3 +161,47 @@ class ComInSupportPolygonConstraint(BoundedConstraint):
     def value(self, model: pin.Model, data: pin.Data, q: np.ndarray) -> np.ndarray:
         """Return the distances (h,) [m] alone (``centerOfMass``): the verification's figure."""
         return self._A @ com_value(model, data, 0) - self._b
+
+
+# The kernels' form (``registry``), on the centre of mass as a frame (``COM_FRAME``:
+# ``oMf`` its position, ``Jf`` its Jacobian, ``kinematics.forward.center_of_mass``):
+# parameters ``h``, then ``A`` (h, 3) row by row and ``b`` (h,).  The compiled part of
+# this file (helper wb-jit); the class above is the Python one.
+def _encode(c: ComInSupportPolygonConstraint, tolerance) -> tuple:
+    return COM_FRAME, COM_FRAME, [float(len(c._b))] + c._A.ravel().tolist() + c._b.tolist()
+
+
+def _measure_bounds(c: ComInSupportPolygonConstraint) -> list:
+    return [c.margin]
+
+
+@jit
+def rows(oMf, Jf, fa, fb, prm, g, Jg, row, p3, J3):  # pragma: no cover - compiled
+    """``evaluate_physical``: the CoM's distances [m] inside each edge from ``row``; h."""
+    h = int(prm[0])
+    cx, cy, cz = oMf[fa, 0, 3], oMf[fa, 1, 3], oMf[fa, 2, 3]
+    for i in range(h):
+        x, y, z = prm[1 + 3 * i], prm[2 + 3 * i], prm[3 + 3 * i]
+        g[row + i] = x * cx + y * cy + z * cz - prm[1 + 3 * h + i]
+        for c in range(Jg.shape[1]):
+            Jg[row + i, c] = x * Jf[fa, 0, c] + y * Jf[fa, 1, c] + z * Jf[fa, 2, c]
+    return h
+
+
+@jit
+def measure(Wa, Wb, prm, phys, R):  # pragma: no cover - compiled
+    """``measure``: how far [m] the CoM (``Wa``'s origin) is short of the margin ``phys[0]``."""
+    h = int(prm[0])
+    worst = 0.0
+    for i in range(h):
+        d = (prm[1 + 3 * i] * Wa[0, 3] + prm[2 + 3 * i] * Wa[1, 3] + prm[3 + 3 * i] * Wa[2, 3]
+             - prm[1 + 3 * h + i])
+        v = phys[0] - d
+        v = v if v != v else max(v, 0.0)
+        if not v <= worst:
+            worst = v
+    return worst
+
+
+KIND = kernel.Kind(ComInSupportPolygonConstraint, _encode, _measure_bounds,
+                   kernel.physical_rows, rows, measure)

@@ -19,9 +19,12 @@ every attempt calls :func:`kinematics`.
 """
 import math
 
+import numpy as np
+
 from ros2_ik.core.runtime.compiled import jit  # deferred: numba loads with the first kernel
 from ros2_ik.core.kinematics.lie import quaternion_matrix
-from ros2_ik.core.kinematics.model import FIXED, FREEFLYER, PLANAR, PRISMATIC, REVOLUTE
+from ros2_ik.core.kinematics.model import COM_PARENT, FIXED, FREEFLYER, PLANAR, PRISMATIC, \
+    REVOLUTE
 
 
 @jit(inline="always")
@@ -94,12 +97,9 @@ def frame_jacobian(parents, kinds, columns, oMi, waxes, oMf, f, p, Jf,
                    shift):  # pragma: no cover - compiled
     """``LOCAL_WORLD_ALIGNED`` Jacobian (6, nv) of frame ``oMf[f]`` on joint ``p`` into ``Jf[f]``.
 
-    Column of a revolute joint: ``[a x (p_frame - p_joint), a]``, of a prismatic one
-    ``[a, 0]`` (``a`` its world axis); zero for the joints not between the frame and the
-    root.  A base's columns are prismatic along its own (moved) x, y (and z) axes, then
-    revolute about them (a planar base: about z alone), at its origin.  ``shift``: the
-    group vector's length less the tangent's (1 with a free-flyer, else 0), taken off a
-    1-DoF joint's column.
+    Each joint's columns at the frame's origin (:func:`joint_columns`); zero for the
+    joints not between the frame and the root.  ``shift``: the group vector's length less the
+    tangent's (1 with a free-flyer, else 0), taken off a 1-DoF joint's column.
     """
     for r in range(6):
         for c in range(Jf.shape[2]):
@@ -107,23 +107,33 @@ def frame_jacobian(parents, kinds, columns, oMi, waxes, oMf, f, p, Jf,
     tx, ty, tz = oMf[f, 0, 3], oMf[f, 1, 3], oMf[f, 2, 3]
     j = p
     while j >= 0:  # the joints between the frame and the root: the Jacobian's columns
-        kind = kinds[j]
-        if kind == REVOLUTE:
-            column(Jf, f, columns[j] - shift, False, waxes[j, 0], waxes[j, 1], waxes[j, 2],
-                   tx - oMi[j, 0, 3], ty - oMi[j, 1, 3], tz - oMi[j, 2, 3])
-        elif kind == PRISMATIC:
-            column(Jf, f, columns[j] - shift, True, waxes[j, 0], waxes[j, 1], waxes[j, 2],
-                   0.0, 0.0, 0.0)
-        elif kind != FIXED:  # a base: columns[j] is its first tangent column too
-            c = columns[j]
-            dx, dy, dz = tx - oMi[j, 0, 3], ty - oMi[j, 1, 3], tz - oMi[j, 2, 3]
-            for a in range(3 if kind == FREEFLYER else 2):  # along x, y (z): prismatic
-                column(Jf, f, c + a, True, oMi[j, 0, a], oMi[j, 1, a], oMi[j, 2, a], 0.0,
-                       0.0, 0.0)
-            for a in range(0 if kind == FREEFLYER else 2, 3):  # about x, y, z (planar: z)
-                column(Jf, f, c + a + (3 if kind == FREEFLYER else 0), False, oMi[j, 0, a],
-                       oMi[j, 1, a], oMi[j, 2, a], dx, dy, dz)
+        joint_columns(kinds, columns, oMi, waxes, j, Jf, f, shift, 1.0, tx - oMi[j, 0, 3],
+                      ty - oMi[j, 1, 3], tz - oMi[j, 2, 3])
         j = parents[j]
+
+
+@jit(inline="always")
+def joint_columns(kinds, columns, oMi, waxes, j, Jf, f, shift, w, dx, dy,
+                  dz):  # pragma: no cover - compiled
+    """Joint ``j``'s columns of ``Jf[f]``: the rate of a point ``d`` from it, times ``w``.
+
+    ``d = (dx, dy, dz)`` [m] in world axes from the joint's origin.  A revolute joint's
+    column is ``w [a x d, a]``, a prismatic one's ``w [a, 0]`` (``a`` its world axis); a
+    base's are prismatic along its own (moved) x, y (and z) axes, then revolute about
+    them (a planar base: about z alone).  ``shift``: :func:`frame_jacobian`'s.
+    """
+    kind = kinds[j]
+    if kind == REVOLUTE or kind == PRISMATIC:
+        column(Jf, f, columns[j] - shift, kind == PRISMATIC, w * waxes[j, 0],
+               w * waxes[j, 1], w * waxes[j, 2], dx, dy, dz)
+    elif kind != FIXED:  # a base: columns[j] is its first tangent column too
+        c = columns[j]
+        for a in range(3 if kind == FREEFLYER else 2):  # along x, y (z): prismatic
+            column(Jf, f, c + a, True, w * oMi[j, 0, a], w * oMi[j, 1, a], w * oMi[j, 2, a],
+                   0.0, 0.0, 0.0)
+        for a in range(0 if kind == FREEFLYER else 2, 3):  # about x, y, z (planar: z)
+            column(Jf, f, c + a + (3 if kind == FREEFLYER else 0), False, w * oMi[j, 0, a],
+                   w * oMi[j, 1, a], w * oMi[j, 2, a], dx, dy, dz)
 
 
 @jit(inline="always")
@@ -139,19 +149,80 @@ def column(Jf, f, c, prismatic, ax, ay, az, dx, dy, dz):  # pragma: no cover - c
 
 
 @jit
+def center_of_mass(parents, placements, kinds, columns, oMi, waxes, sub, oMf, Jf, f,
+                   shift):  # pragma: no cover - compiled
+    """Centre of mass into ``oMf[f]`` (``[I | c]``, c [m]), its Jacobian into ``Jf[f]``.
+
+    The whole tree's bodies (``placements[:, 3]``: centre in the joint frame [m], mass
+    [kg]) placed by :func:`joints`' ``oMi``; the Jacobian (``waxes``: the joints' world
+    axes) in tangent columns, its angular rows zero: each joint's columns
+    (:func:`joint_columns`) at the centre of the bodies it carries, weighted by their
+    share of the mass.  ``sub`` (k, 4) scratch: each subtree's mass-weighted centre and
+    mass.  ``shift``: :func:`frame_jacobian`'s.  Returns the total mass [kg].
+    """
+    k = parents.shape[0]
+    for i in range(k):
+        m = placements[i, 3, 3]
+        x, y, z = placements[i, 3, 0], placements[i, 3, 1], placements[i, 3, 2]
+        for r in range(3):
+            sub[i, r] = m * (oMi[i, r, 0] * x + oMi[i, r, 1] * y + oMi[i, r, 2] * z
+                             + oMi[i, r, 3])
+        sub[i, 3] = m
+    for i in range(k - 1, -1, -1):  # children after their parents: subtrees upward
+        p = parents[i]
+        if p >= 0:
+            for r in range(4):
+                sub[p, r] += sub[i, r]
+    total, cx, cy, cz = 0.0, 0.0, 0.0, 0.0
+    for i in range(k):
+        if parents[i] < 0:
+            total += sub[i, 3]
+            cx, cy, cz = cx + sub[i, 0], cy + sub[i, 1], cz + sub[i, 2]
+    for r in range(4):
+        for c in range(4):
+            oMf[f, r, c] = 1.0 if r == c else 0.0
+    oMf[f, 0, 3], oMf[f, 1, 3], oMf[f, 2, 3] = cx / total, cy / total, cz / total
+    for r in range(6):
+        for c in range(Jf.shape[2]):
+            Jf[f, r, c] = 0.0
+    for i in range(k):
+        if kinds[i] == FIXED or sub[i, 3] == 0.0:
+            continue
+        joint_columns(kinds, columns, oMi, waxes, i, Jf, f, shift, sub[i, 3] / total,
+                      sub[i, 0] / sub[i, 3] - oMi[i, 0, 3], sub[i, 1] / sub[i, 3] - oMi[i, 1, 3],
+                      sub[i, 2] / sub[i, 3] - oMi[i, 2, 3])  # at the carried bodies' centre
+    for r in range(3, 6):  # a point: no angular rate
+        for c in range(Jf.shape[2]):
+            Jf[f, r, c] = 0.0
+    return total
+
+
+@jit
 def kinematics(parents, placements, kinds, axes, columns, q, fparent, fplace, oMi, oMf,
                Jf, waxes):  # pragma: no cover - compiled
     """Joint placements ``oMi`` (k, 4, 4), frame placements ``oMf`` (f, 4, 4), Jacobians.
 
     ``Jf`` (f, 6, nv): each frame's ``LOCAL_WORLD_ALIGNED`` Jacobian (:func:`frame_jacobian`)
-    in tangent columns; ``waxes`` (k, 3) receives the joints' world axes.
+    in tangent columns; ``waxes`` (k, 3) receives the joints' world axes.  A frame on
+    :data:`.model.COM_PARENT` is the whole robot's centre of mass (:func:`center_of_mass`,
+    on the unpruned tree).
     """
     joints(parents, placements, kinds, axes, columns, q, oMi, waxes)
     shift = q.shape[0] - Jf.shape[2]
+    com = -1
     for f in range(fparent.shape[0]):  # the frames on tree joint p (-1: the world)
         p = fparent[f]
+        if p == COM_PARENT:
+            com = f
+            continue
         placed(oMi, p, fplace, f, oMf)
         frame_jacobian(parents, kinds, columns, oMi, waxes, oMf, f, p, Jf, shift)
+    if com >= 0:  # the centre of mass, once, copied to any other frame naming it
+        center_of_mass(parents, placements, kinds, columns, oMi, waxes,
+                       np.empty((parents.shape[0], 4)), oMf, Jf, com, shift)
+        for f in range(com):
+            if fparent[f] == COM_PARENT:
+                oMf[f], Jf[f] = oMf[com], Jf[com]
 
 
 @jit(inline="always")

@@ -25,6 +25,9 @@ _PRISMATIC = {"JointModelPX": (1.0, 0.0, 0.0), "JointModelPY": (0.0, 1.0, 0.0),
 #: :mod:`ros2_ik.core.model.floating_base`) is one more kind: its coordinates are the
 #: group's (x y z qx qy qz qw: 7, tangent 6; x y theta: 3, tangent 3), placed first.
 FIXED, REVOLUTE, PRISMATIC, FREEFLYER, PLANAR = 0, 1, 2, 3, 4
+#: The model frame id that names the whole robot's centre of mass (no frame has it), and
+#: its ``fparent`` in the kernels' frame arrays (:func:`.forward.kinematics`).
+COM_FRAME, COM_PARENT = -1, -2
 _BASES = {"JointModelFreeFlyer": FREEFLYER, "JointModelPlanar": PLANAR}
 
 
@@ -32,7 +35,9 @@ class Tree(NamedTuple):
     """Joints as arrays for the kernels (a parent before its children).
 
     ``parents`` (k,) tree index of each joint's parent (-1: the world); ``placements``
-    (k, 4, 4) ``T_parent_joint`` [m] (a locked joint's includes its motion); ``kinds``
+    (k, 4, 4) ``T_parent_joint`` [m] (a locked joint's includes its motion), whose last
+    row (constant in a transform, never read as one) holds the joint's body: its centre
+    of mass in the joint frame [m] and its mass [kg] (pinocchio's ``inertias``); ``kinds``
     (k,) 0 fixed, 1 revolute, 2 prismatic, 3 free-flyer, 4 planar (a base: the root, its
     coordinates first in the group vector); ``axes`` (k, 3) unit axes in the joint frame
     (zero for a base); ``columns`` (k,) index of the joint's first coordinate in the group
@@ -96,12 +101,15 @@ def model_tree(model: pin.Model, joint_ids: Sequence[int], column: Mapping[int, 
     columns = np.zeros(k, dtype=np.int64)
     for i, j in enumerate(joint_ids):
         parents[i] = index.get(model.parents[j], -1)
+        inertia = model.inertias[j]
         if j not in column:
             if liMi is None:
                 return None
             placements[i] = liMi[j].homogeneous
+            placements[i, 3] = (*inertia.lever, inertia.mass)
             continue
         placements[i] = model.jointPlacements[j].homogeneous
+        placements[i, 3] = (*inertia.lever, inertia.mass)
         columns[i] = column[j]
         base = _BASES.get(model.joints[j].shortname())
         if base is not None and parents[i] < 0:
@@ -162,9 +170,12 @@ def pruned(tree: Tree, fparent: np.ndarray) -> Tuple[Tree, np.ndarray]:
     Their supports, in tree order (a parent before its children): the kinematics of a
     whole robot loaded for one arm (a mobile manipulator's 48 joints, 8 of them under the
     hand) then computes only those, with the same placements and Jacobians.  A base is
-    always kept (its kind tells the kernels the group vector's layout).
+    always kept (its kind tells the kernels the group vector's layout), and every joint
+    when a frame is the centre of mass (:data:`COM_PARENT`: every body counts).
     """
     parents = tree.parents.tolist()
+    if COM_PARENT in fparent.tolist():
+        return tree, fparent
     needed: set = {0} if len(parents) and tree.kinds[0] >= FREEFLYER else set()
     for j in fparent.tolist():
         while j >= 0 and j not in needed:

@@ -15,6 +15,7 @@ import math
 
 import numpy as np
 
+from ros2_ik.core.kinematics.configuration import integrate, pushed_out, tangent_size
 from ros2_ik.core.kinematics.forward import kinematics
 from ros2_ik.core.kinematics.jit import jit
 from ros2_ik.core.kinematics.linalg import cholesky_solve
@@ -123,19 +124,8 @@ def _hinge(g, lo, hi, margin, r):  # pragma: no cover - compiled
 
 
 @jit
-def _pushed_out(q, dq, lower, upper, keep):  # pragma: no cover - compiled
-    """Clear ``keep`` for the joints on a limit that ``dq`` pushes outward; True if any."""
-    any_out = False
-    for j in range(q.shape[0]):
-        out = (q[j] <= lower[j] and dq[j] < 0.0) or (q[j] >= upper[j] and dq[j] > 0.0)
-        keep[j] = not out
-        any_out = any_out or out
-    return any_out
-
-
-@jit
 def work(n, k, f, n_rows, n_always):  # pragma: no cover - compiled
-    """Return the arrays an attempt writes (:func:`attempt_in`), for ``n`` group joints.
+    """Return the arrays an attempt writes (:func:`attempt_in`), for ``n`` tangent columns.
 
     ``k`` tree joints, ``f`` frames, ``n_rows`` row-constraint rows, ``n_always`` rows
     always in the system (the pose's six, three per orientation bound).
@@ -155,7 +145,8 @@ def attempt(parents, placements, kinds, axes, columns, fparent, fplace, ctype, c
             scale, bias, stall, last, active_set):  # pragma: no cover - compiled
     """Run the stacked rows' loop in place on ``q``: ``(it, done, E)`` (:func:`attempt_in`)."""
     p6 = 6 if pose.shape[0] else 0
-    arrays = work(q.shape[0], parents.shape[0], fparent.shape[0], n_rows, p6 + 3 * n_excess)
+    arrays = work(tangent_size(kinds, q.shape[0]), parents.shape[0], fparent.shape[0],
+                  n_rows, p6 + 3 * n_excess)
     return attempt_in(arrays, parents, placements, kinds, axes, columns, fparent, fplace,
                       ctype, cfa, cfb, coff, params, pose, q, lower, upper, lo, hi, margin,
                       x_margin, scale, bias, stall, last, active_set)
@@ -170,7 +161,8 @@ def attempt_packed(ints, consts, values, q, lower, upper, scale, bias, stall, la
     """
     t, v = layout_views(ints, consts), value_views(ints, values)
     lo, hi, margin = shrunk(ints, values)
-    arrays = work(q.shape[0], ints[0], ints[1], ints[3], (6 if ints[6] else 0) + 3 * ints[4])
+    arrays = work(tangent_size(t[2], q.shape[0]), ints[0], ints[1], ints[3],
+                  (6 if ints[6] else 0) + 3 * ints[4])
     return attempt_in(arrays, t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7], t[8], t[9],
                       t[10], v[0], v[3], q, lower, upper, lo, hi, margin, v[5], scale, bias,
                       stall, last, active_set)
@@ -189,7 +181,7 @@ def attempt_in(arrays, parents, placements, kinds, axes, columns, fparent, fplac
     """
     (oMi, oMf, Jf, waxes, g, Jg, r, e, xe, xJ, A, b, dq, w, T, keep, active, Tb, nb, S33,
      J3) = arrays
-    n, p6 = q.shape[0], 6 if pose.shape[0] else 0
+    p6 = 6 if pose.shape[0] else 0
     excess = xe.shape[0] > p6  # orientation bounds
     E_prev, stalls = np.inf, 0
     for it in range(1, last + 1):
@@ -214,11 +206,9 @@ def attempt_in(arrays, parents, placements, kinds, axes, columns, fparent, fplac
         lam = scale * E + bias
         keep[:] = True
         _predicted(xJ, xe, g, Jg, r, lo, hi, lam, keep, active, e, A, b, dq, Tb, nb)
-        if active_set and _pushed_out(q, dq, lower, upper, keep):
+        if active_set and pushed_out(kinds, q, dq, lower, upper, keep):
             _predicted(xJ, xe, g, Jg, r, lo, hi, lam, keep, active, e, A, b, dq, Tb, nb)
-        for j in range(n):
-            x = q[j] + dq[j]
-            q[j] = lower[j] if x < lower[j] else (upper[j] if x > upper[j] else x)
+        integrate(kinds, q, dq, lower, upper)
     return last, False, np.inf
 
 
@@ -230,7 +220,7 @@ def evaluate(parents, placements, kinds, axes, columns, fparent, fplace, ctype, 
     With a pose target its six rows come first in ``xe``, ``xJ``.  Returns the largest
     excess norm [rad].
     """
-    n, k, f = q.shape[0], parents.shape[0], fparent.shape[0]
+    n, k, f = tangent_size(kinds, q.shape[0]), parents.shape[0], fparent.shape[0]
     oMi, oMf, Jf = np.empty((k, 4, 4)), np.empty((f, 4, 4)), np.empty((f, 6, n))
     waxes = np.empty((k, 3))
     kinematics(parents, placements, kinds, axes, columns, q, fparent, fplace, oMi, oMf, Jf,

@@ -21,6 +21,7 @@ from ros2_ik.core.constraints import gaze
 from ros2_ik.core.constraints import orientation as constraints_orientation
 from ros2_ik.core.constraints import polyhedron
 from ros2_ik.core.constraints import position as constraints_position
+from ros2_ik.core.constraints import support_polygon
 from ros2_ik.core.costs import angle as costs_angle
 from ros2_ik.core.costs import orientation as costs_orientation
 from ros2_ik.core.costs import position as costs_position
@@ -29,8 +30,9 @@ from ros2_ik.core.costs import posture
 #: Every constraint type code a branch below names, by code:
 #: PositionConstraint, OrientationConstraint, GazeTargetConstraint,
 #: AngleBetweenVectorsConstraint, PointToPointDistanceConstraint,
-#: PointToLineDistanceConstraint, PolyhedronConstraint.
-CODES = (0, 1, 2, 3, 4, 5, 6)
+#: PointToLineDistanceConstraint, ComInSupportPolygonConstraint,
+#: CenterOfMassConstraint, PolyhedronConstraint.
+CODES = (0, 1, 2, 3, 4, 5, 6, 7, 8)
 #: Every cost type code a branch of :func:`costs` names, by code:
 #: PostureCost, PositionCost, OrientationCost, AngleBetweenVectorsCost.
 COST_CODES = (0, 1, 2, 3)
@@ -40,7 +42,7 @@ UNKNOWN_COST = "unknown cost type code in a compiled problem"
 #: codes disagree): never another type's rows in its place.
 UNKNOWN_TYPE = "unknown constraint type code in a compiled problem"
 #: Unit of each type's violation (index = type code): 1 radians, 0 metres (the class's).
-RADIANS = np.array([0, 1, 1, 1, 0, 0, 0], dtype=np.int64)
+RADIANS = np.array([0, 1, 1, 1, 0, 0, 0, 0, 0], dtype=np.int64)
 
 
 @jit
@@ -102,7 +104,11 @@ def physical_rows(t, oMf, Jf, fa, fb, prm, g, Jg, row, p3, J3):  # pragma: no co
         return distance.point_rows(oMf, Jf, fa, fb, prm, g, Jg, row, p3, J3)
     if t == 5:  # PointToLineDistanceConstraint
         return distance.line_rows(oMf, Jf, fa, fb, prm, g, Jg, row, p3, J3)
-    if t == 6:  # PolyhedronConstraint
+    if t == 6:  # ComInSupportPolygonConstraint
+        return support_polygon.rows(oMf, Jf, fa, fb, prm, g, Jg, row, p3, J3)
+    if t == 7:  # CenterOfMassConstraint
+        return constraints_position.rows(oMf, Jf, fa, fb, prm, g, Jg, row, p3, J3)
+    if t == 8:  # PolyhedronConstraint
         return polyhedron.rows(oMf, Jf, fa, fb, prm, g, Jg, row, p3, J3)
     raise ValueError(UNKNOWN_TYPE)
 
@@ -178,7 +184,11 @@ def measure(ctype, cfa, cfb, coff, params, poff, phys, W, out, tol_m,
             out[i] = distance.point_measure(Wa, Wb, prm, ph, R)
         elif t == 5:  # PointToLineDistanceConstraint
             out[i] = distance.line_measure(Wa, Wb, prm, ph, R)
-        elif t == 6:  # PolyhedronConstraint
+        elif t == 6:  # ComInSupportPolygonConstraint
+            out[i] = support_polygon.measure(Wa, Wb, prm, ph, R)
+        elif t == 7:  # CenterOfMassConstraint
+            out[i] = constraints_position.measure(Wa, Wb, prm, ph, R)
+        elif t == 8:  # PolyhedronConstraint
             out[i] = polyhedron.measure(Wa, Wb, prm, ph, R)
         else:  # a type this check does not know: never accepted
             out[i] = math.nan

@@ -5,8 +5,9 @@
 the first one of a problem with costs, and ``cheap`` tells the driver whether an attempt
 costs less than ranking the seed library.  The first that applies:
 
-1. :class:`StackedAttempt` for a whole-body group (a floating or planar base: the
-   compiled kernels are fixed-base);
+1. for a whole-body group (a floating or planar base): :class:`CompiledConstraints`
+   when the kernel computes every term (the base is a joint kind of the compiled
+   kinematics), else :class:`StackedAttempt`;
 2. the pose-only attempts: :class:`CompiledPose` (:mod:`chain_kernel`) when the chain
    allows, else :class:`PythonPose` (:func:`lm_loop.run` on :class:`PoseState`);
 3. :class:`PoseFirst`: a pose target whose constraints are all usually inactive at a pose
@@ -59,9 +60,9 @@ class Attempt:
 
 def choose_attempt(lm, problem: Problem) -> Attempt:
     """Return ``problem``'s attempt for solver ``lm`` (the order: module docstring)."""
-    if problem.group.has_base:
-        return StackedAttempt(lm, Residuals(problem, exact=False,
-                                            tolerance=lm.options.constraint_tolerance))
+    if problem.group.has_base:  # the compiled constraint attempt, else the Python loop
+        return compiled_constraints(lm, problem) or StackedAttempt(
+            lm, Residuals(problem, exact=False, tolerance=lm.options.constraint_tolerance))
     if problem.pose_only:
         return pose_attempt(lm, problem)
     if _pose_first(lm, problem):
@@ -85,7 +86,7 @@ def pose_attempt(lm, problem: Problem) -> Attempt:
 
 def compiled_constraints(lm, problem: Problem) -> Optional["CompiledConstraints"]:
     """Return ``problem``'s compiled constraint attempt, or None (the kernel cannot)."""
-    if not lm.compiled_constraints or problem.group.has_base:
+    if not lm.compiled_constraints:
         return None
     tolerance = lm.options.constraint_tolerance
     compiled = constraint_kernel.compile_problem(problem, tolerance)

@@ -4,18 +4,21 @@ The Python loop on the stacked rows (:class:`active_set.StackedRows`) spends mos
 iteration in the interpreter (six to ten pinocchio and numpy calls per constraint, the
 stacking, the predicted active set); a solve needs a few iterations.  This module runs
 the same attempt in one compiled call (:mod:`_constraint_lm_jit`) on the model's own
-joint tree: the group's joints are revolute (continuous ones as angles) or prismatic,
-every other joint is folded into a fixed placement at its locked position (any joint
-type), and the kernel computes the placements and ``LOCAL_WORLD_ALIGNED`` Jacobians of
-the frames the constraints name.  Each constraint's physical rows [m or rad] are those of
-its ``evaluate_physical`` (orientation bounds: ``evaluate_excess``), a pose target's
-those of ``Residuals.pose_rows``, tested against the Python classes and finite
-differences (``test/test_constraint_kernel.py``).
+joint tree: the group's joints are revolute (continuous ones as angles) or prismatic, or
+a whole-body group's base (a free-flyer or planar root, stepped on its Lie group:
+:mod:`ros2_ik.core.kinematics.configuration`), every other joint is folded into a fixed
+placement at its locked position (any joint type), and the kernel computes the
+placements and ``LOCAL_WORLD_ALIGNED`` Jacobians of the frames the constraints name (the
+centre of mass too, as a frame: ``kinematics.model.COM_FRAME``).  Each constraint's
+physical rows [m or rad] are those of its ``evaluate_physical`` (orientation bounds:
+``evaluate_excess``), a pose target's those of ``Residuals.pose_rows``, tested against
+the Python classes and finite differences (``test/test_constraint_kernel.py``).
 
 :func:`compile_problem` returns None, and the Python loop runs, when numba is absent, a
-constraint is of another type (a subclass, the minimum distance, joint bounds) or a
-group joint is of another kind.  Every answer is
-still verified outside, on the full pinocchio model, by the driver.
+constraint is of another type (a subclass, the minimum distance, joint bounds), a
+group joint is of another kind, or a whole-body problem has costs or a free-flyer a yaw
+range.  Every answer is still verified outside, on the full pinocchio model, by the
+driver.
 """
 from __future__ import annotations
 
@@ -28,7 +31,8 @@ import pinocchio as pin
 
 from ros2_ik.core.constraints import registry
 from ros2_ik.core.costs import registry as cost_registry
-from ros2_ik.core.kinematics.model import Tree, pruned, tree_of
+from ros2_ik.core.kinematics.model import COM_FRAME, COM_PARENT, FREEFLYER, Tree, pruned, \
+    tree_of
 from ros2_ik.core.problem import Problem
 from ros2_ik.core.runtime.per_object import PerObject
 from ros2_ik.core.solvers import chain_kernel, direct_call
@@ -180,11 +184,14 @@ def constraint_sources() -> List[Path]:
 def _frame_arrays(model: pin.Model, fids) -> Tuple[np.ndarray, np.ndarray]:
     """``fparent`` (f,) and ``fplace`` (f, 4, 4) of model frames ``fids``, in that order.
 
+    :data:`~ros2_ik.core.kinematics.model.COM_FRAME` is the centre of mass.
     Once per problem shape (:func:`_layout` keeps the arrays).
     """
-    frames = [model.frames[fid] for fid in fids]  # each a copy: read once
-    return (np.array([f.parentJoint - 1 for f in frames], dtype=np.int64),
-            np.array([f.placement.homogeneous for f in frames]).reshape(len(fids), 4, 4))
+    frames = [None if fid == COM_FRAME else model.frames[fid] for fid in fids]  # copies
+    return (np.array([COM_PARENT if f is None else f.parentJoint - 1 for f in frames],
+                     dtype=np.int64),
+            np.array([np.eye(4) if f is None else f.placement.homogeneous
+                      for f in frames]).reshape(len(fids), 4, 4))
 
 
 #: Per group: {shape key: Layout}, the arrays that depend on the problem's shape alone,
@@ -269,8 +276,10 @@ def compile_problem(problem: Problem, tolerance: ConstraintTolerance) -> Optiona
         return None
     if not problem.row_constraints and problem.pose is None:  # joint bounds alone: no rows
         return None
-    if tree_of(problem.group) is None:
-        return None
+    group = problem.group
+    if tree_of(group) is None or group.has_base and (problem.costs or (
+            group.base_kind == "floating" and group.bounds.has_yaw)):
+        return None  # polishing and a free-flyer's yaw range: the Python paths
     encoded, lower, upper, phys, n_phys = [], [], [], [], []
     for c in problem.row_constraints:  # joint windows are the attempt's limits instead
         kind = registry.kind_of(c)
@@ -375,14 +384,15 @@ def _attempt_args(compiled: Compiled, q: np.ndarray, lower: np.ndarray, upper: n
 
 
 def evaluate(compiled: Compiled, q: np.ndarray):
-    """Rows at group vector ``q``: ``(g (m,), J (m, n), always (k,), its J, largest)``.
+    """Rows at group vector ``q``: ``(g (m,), J (m, nv), always (k,), its J, largest)``.
 
     ``g`` in the order of the row constraints; ``always``: the weighted pose rows (6, with
     a target) then the orientation bounds' excesses (3 each), ``largest`` their largest
     excess norm [rad].
     """
     q = np.array(q, dtype=float)
-    n, t = q.shape[0], compiled.tree
+    t = compiled.tree
+    n = q.shape[0] - (t.kinds.shape[0] and t.kinds[0] == FREEFLYER)  # the tangent's size
     g, J = np.empty(compiled.n_rows), np.empty((compiled.n_rows, n))
     k = 3 * compiled.n_excess + (6 if compiled.pose.shape[0] else 0)
     xe, xJ = np.empty(k), np.empty((k, n))

@@ -89,7 +89,7 @@ class LevenbergMarquardt(Solver):
     #: pushed out for at most ``clearance_push_iterations``; the others restart at once.
     #: The figures: docs/design.md.  A solve limited to fewer attempts (``max_attempts``)
     #: pushes out each colliding solution, for a whole attempt and then from the
-    #: attempt's start (:meth:`_push_out`).
+    #: attempt's start (:func:`attempts.push_out`).
     clearance_push_every = 3
     clearance_push_iterations = 4
     #: Constant added to the damping (keeps steps finite at singularities) [m^2].

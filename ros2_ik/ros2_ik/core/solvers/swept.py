@@ -1,7 +1,9 @@
 """Answers for 7R chains from a swept joint (:mod:`ros2_ik.core.closed_form.sweep`).
 
-Called by :func:`~ros2_ik.core.solvers.before_iterating.answer` on seven-joint groups,
-for pose-only problems on every axis (any other problem keeps the search as before).
+Called by :func:`~ros2_ik.core.solvers.before_iterating.answer` on seven-joint groups
+for solvers with ``sweep = True`` (``analytic``; ``lm`` keeps its search: the sweep's
+median is no better than lm's on these arms), for pose-only problems on every axis (any
+other problem keeps the search as before).
 The answer is the first verified branch nearest the seed (with ``num_solutions`` > 1:
 the distinct verified branches the sweep found within its budget, a sample of a 7R
 pose's continuum, not every solution).  A pose the sweep did not answer within its
