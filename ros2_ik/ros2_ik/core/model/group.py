@@ -401,8 +401,10 @@ class Group:
         """Return this thread's ``Data`` of the reduced model (reused across solves)."""
         return self._thread_data("reduced", self.reduced_model)
 
-    def residuals_data(self) -> pin.Data:
-        """Return this thread's ``Data`` of the full model for a solve's stacked residuals."""
+    def residuals_data(self, reduced: bool = False) -> pin.Data:
+        """Return this thread's ``Data`` of the full (or reduced) model for a solve's residuals."""
+        if reduced:
+            return self._thread_data("residuals_reduced", self.reduced_model)
         return self._thread_data("residuals", self.robot.model)
 
     def full_data(self) -> pin.Data:

@@ -76,7 +76,7 @@ def _to_target(pose, centre: tuple) -> float:
     if pose.full_pose or mask[0] and mask[1] and mask[2]:
         x, y, z = pose.T_world_target.translation.tolist()
         cx, cy, cz = centre
-        return math.sqrt((cx - x) ** 2 + (cy - y) ** 2 + (cz - z) ** 2)
+        return math.hypot(cx - x, cy - y, cz - z)  # no OverflowError on a huge target
     d = pose.T_target_world.act(np.array(centre))  # R_t^T (centre - p_t): the error's axes
     d = d[mask[:3]]
     return math.sqrt(d.dot(d))

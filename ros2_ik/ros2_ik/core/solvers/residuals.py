@@ -93,10 +93,10 @@ class Residuals:
         iv = self.iv
         if iv.size and np.array_equal(iv, np.arange(iv[0], iv[0] + iv.size)):
             self.iv = slice(int(iv[0]), int(iv[0]) + iv.size)  # a view, not a copy
-        # This thread's Data of the full model, reused: createData scales with the whole
-        # robot, not the chain (~90 ms on a 102-joint model under load), and each
-        # evaluation writes all it reads.
-        self.data = group.residuals_data()
+        # This thread's Data of the model, reused: createData scales with the whole robot,
+        # not the chain (~90 ms on a 102-joint model under load), and each evaluation
+        # writes all it reads.
+        self.data = group.residuals_data(self.reduced)
         # Constraints with a vector excess (an orientation bound) stack it instead of rows.
         self._excess = [(c, c.physical_bounds[1][0] - 0.25 * tolerance.rad)
                         for c in problem.row_constraints if hasattr(c, "evaluate_excess")]
