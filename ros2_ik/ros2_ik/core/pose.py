@@ -105,7 +105,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ros2_ik.core.model.group import Group
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class PoseTarget:
     """Place frame ``frame`` at ``T_ref_target`` expressed in ``reference_frame``.
 
@@ -123,6 +123,22 @@ class PoseTarget:
     position_tolerance_m: float = POSITION_TOLERANCE_M
     orientation_tolerance_rad: float = ORIENTATION_TOLERANCE_RAD
     position_only: bool = False
+
+    def __init__(self, frame: str, T_ref_target: pin.SE3, reference_frame: str = "",
+                 weights: Tuple[float, ...] = _UNIT_WEIGHTS,
+                 position_tolerance_m: float = POSITION_TOLERANCE_M,
+                 orientation_tolerance_rad: float = ORIENTATION_TOLERANCE_RAD,
+                 position_only: bool = False):
+        """Store the fields (one update of the instance's dict, as :class:`IKResult`), validate.
+
+        The frozen dataclass's own ``__init__`` calls ``object.__setattr__`` per field,
+        dearer on every target made.
+        """
+        self.__dict__.update(
+            frame=frame, T_ref_target=T_ref_target, reference_frame=reference_frame,
+            weights=weights, position_tolerance_m=position_tolerance_m,
+            orientation_tolerance_rad=orientation_tolerance_rad, position_only=position_only)
+        self.__post_init__()
 
     def __post_init__(self):
         """Validate numbers (raises :class:`errors.InvalidGoal`)."""
@@ -231,7 +247,7 @@ class CompiledPose:
     @staticmethod
     def _world_target(group: "Group", ref: str, T_ref_target: pin.SE3) -> pin.SE3:
         if not ref:
-            return pin.SE3(T_ref_target)
+            return T_ref_target.copy()  # a copy: the caller may change its own later
         robot = group.robot
         ref_id = robot.frame_id(ref)
         if group.moves_frame(ref_id):
@@ -249,7 +265,10 @@ class CompiledPose:
         t, w = split_error(self.T_target_world * T_world_frame)
         if not self.full_pose:
             t, w = t[self.mask[:3]], w[self.mask[3:]]
-        return math.sqrt(t.dot(t)), math.sqrt(w.dot(w))
+            return math.sqrt(t.dot(t)), math.sqrt(w.dot(w))
+        x, y, z = t.tolist()  # floats: cheaper than two numpy dot products
+        a, b, c = w.tolist()
+        return math.sqrt(x * x + y * y + z * z), math.sqrt(a * a + b * b + c * c)
 
     def within_tolerance(self, pos_err: float, ori_err: float) -> bool:
         """Return True when both errors are within the target's tolerances."""

@@ -33,8 +33,9 @@ class Problem:
                 f"target must be a PoseTarget or None, got {type(target).__name__}")
         self.group = group
         self.target = target
-        self.constraints: Tuple[terms.Constraint, ...] = tuple(constraints)
-        self.costs: Tuple[terms.Cost, ...] = tuple(costs)
+        self.constraints: Tuple[terms.Constraint, ...] = \
+            constraints if type(constraints) is tuple else tuple(constraints)
+        self.costs: Tuple[terms.Cost, ...] = costs if type(costs) is tuple else tuple(costs)
         for c in self.constraints:
             if not isinstance(c, terms.Constraint):
                 raise errors.InvalidGoal(f"not a terms.Constraint: {c!r}")
@@ -48,7 +49,8 @@ class Problem:
         #: the solvers keep by projection (:attr:`search_bounds`), not rows.  None when
         #: they leave a joint no value (disjoint windows): rows then, which fail as rows do.
         self.folded: Tuple[JointBoundsConstraint, ...]
-        self.folded, self._windows = _folded(group, self.constraints)
+        self.folded, self._windows = _folded(group, self.constraints) if self.constraints \
+            else ((), group.limit_lists)
         #: The other constraints: rows for the solvers (every one is still verified).
         self.row_constraints: Tuple[terms.Constraint, ...] = tuple(
             c for c in self.constraints if c not in self.folded) if self.folded \

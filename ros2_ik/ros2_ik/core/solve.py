@@ -20,7 +20,7 @@ from ros2_ik.core.runtime.per_object import PerObject
 from ros2_ik.core.solvers import registry, seed_library
 from ros2_ik.core.solvers.base import SolveOptions
 from ros2_ik.core.verify import CONSTRAINT_TOLERANCE_M, CONSTRAINT_TOLERANCE_RAD, \
-    ConstraintTolerance
+    DEFAULT_TOLERANCE, ConstraintTolerance
 
 _LOG = logging.getLogger(__name__)
 
@@ -67,17 +67,15 @@ def solve(group: Group, target_or_problem: Union[PoseTarget, Problem], seed: np.
         _warn_unprepared(group, spent, timeout_s)
     group.full_data()  # this thread's Data of the full model, made once: not on the clock
     seed_q = problem.group.clamped_seed(seed)
-    options = SolveOptions(
-        timeout_s=timeout_s,
-        max_attempts=_count("max_attempts", max_attempts, minimum=0),
-        random_seed=_random_seed(random_seed),
-        max_joint_jump_rad=_positive("max_joint_jump_rad", max_joint_jump_rad, allow_inf=True),
-        num_solutions=_count("num_solutions", num_solutions, minimum=1),
-        cancel=cancel, feedback=feedback,
-        constraint_tolerance=ConstraintTolerance(
-            _positive("constraint_tolerance_m", constraint_tolerance_m),
-            _positive("constraint_tolerance_rad", constraint_tolerance_rad)),
-        library_starts=_count("library_starts", library_starts, minimum=0))
+    options = SolveOptions(  # positional: a third of the keyword call's cost
+        timeout_s,
+        _count("max_attempts", max_attempts, minimum=0),
+        _random_seed(random_seed),
+        _positive("max_joint_jump_rad", max_joint_jump_rad, allow_inf=True),
+        _count("num_solutions", num_solutions, minimum=1),
+        cancel, feedback,
+        _tolerance(constraint_tolerance_m, constraint_tolerance_rad),
+        _count("library_starts", library_starts, minimum=0))
     instance = registry.create(solver)
     result = instance.solve(problem, seed_q, options)
     if _LOG.isEnabledFor(logging.DEBUG):
@@ -179,6 +177,15 @@ def _positive(name: str, value: float, allow_inf: bool = False) -> float:
     if not v > 0 or math.isnan(v) or (math.isinf(v) and not allow_inf):
         raise errors.InvalidArgument(f"{name} must be > 0 and finite, got {value!r}")
     return v
+
+
+def _tolerance(m: float, rad: float) -> ConstraintTolerance:
+    """Return the validated :class:`ConstraintTolerance` of ``m`` [m] and ``rad`` [rad]."""
+    if m == CONSTRAINT_TOLERANCE_M and rad == CONSTRAINT_TOLERANCE_RAD \
+            and type(m) is float and type(rad) is float:  # the usual case: no new tuple
+        return DEFAULT_TOLERANCE
+    return ConstraintTolerance(_positive("constraint_tolerance_m", m),
+                               _positive("constraint_tolerance_rad", rad))
 
 
 def _count(name: str, value: int, minimum: int) -> int:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import math
 import threading
 from collections import Counter
-from operator import le as _le
 from typing import Dict, Mapping, Optional, Protocol, Sequence, Tuple
 
 import numpy as np
@@ -272,8 +271,10 @@ class Group:
 
     def within_limits_values(self, values: list) -> bool:
         """:meth:`within_limits` of a list of floats."""
-        return all(map(_le, self._lower_list, values)) \
-            and all(map(_le, values, self._upper_list))
+        for v, lo, hi in zip(values, self._lower_list, self._upper_list):
+            if not lo <= v <= hi:  # nan fails it too
+                return False
+        return True
 
     def random_configuration(self, rng: np.random.Generator,
                              center: Optional[np.ndarray] = None,
@@ -339,8 +340,12 @@ class Group:
 
     def _checked(self, q: np.ndarray, what: str) -> Tuple[np.ndarray, list]:
         """:meth:`check_vector`'s array and its values as a list of floats."""
-        arr = np.array(q, dtype=float).reshape(-1)
-        if arr.shape != (self.n,):
+        shape = (self.n,)
+        if type(q) is np.ndarray and q.dtype is _F64 and q.shape == shape:
+            arr = q.copy()  # the usual case: a float vector of the right length
+        else:
+            arr = np.array(q, dtype=float).reshape(-1)
+        if arr.shape != shape:
             raise errors.InvalidSeed(
                 f"{what} has {arr.size} values, group has {self.n}: {list(self.joint_names)}")
         values = arr.tolist()
@@ -458,6 +463,8 @@ def _reduced_model(model: pin.Model, lock_ids: Sequence[int], q_full: np.ndarray
         reduced.frames[i].name = model.frames[i].name
     return reduced
 
+
+_F64 = np.dtype(float)
 
 _PLAIN_REVOLUTE = {"JointModelRUBX": pin.JointModelRX, "JointModelRUBY": pin.JointModelRY,
                    "JointModelRUBZ": pin.JointModelRZ}
