@@ -169,7 +169,8 @@ def detect(group, frame_id: int) -> Detection:
         if family and _self_test(group, frame_id, sweep):
             kept.append(Sweep(i, group.joint_names[i], family, H, P, R, lo, hi))
     if not kept:
-        return Detection(None, "EAIK decomposes the chain with no joint held")
+        return Detection(None, "no joint, held fixed, leaves a 6R chain that EAIK "
+                               "decomposes and that passes the self-test")
     poses = [pin.SE3(_pose(group, frame_id, q)) for q in _samples(group, COVER_SAMPLES, 1)]
     scores = [_cover(group, s, poses) for s in kept]
     return Detection(kept[int(np.argmin(scores))], "")
