@@ -14,6 +14,7 @@ has inside every edge) leaves no place for the CoM whatever the joints do:
 from __future__ import annotations
 
 import itertools
+import math
 from typing import Optional, Sequence, Tuple
 
 import numpy as np
@@ -99,14 +100,18 @@ class ComInSupportPolygonConstraint(BoundedConstraint):
                 "the plane); give each contact several points (e.g. a sole's corners)")
         #: Hull vertices (h, 2) in the plane's coordinates [m], counter-clockwise.
         self.vertices = hull
-        edges = hull[list(range(1, len(hull))) + [0]] - hull
-        inward = edges[:, ::-1] * [-1.0, 1.0]  # each edge turned left: into the polygon
-        inward /= np.sqrt(np.einsum("ij,ij->i", inward, inward))[:, None]
+        corners = hull.tolist()
+        u, v = self._basis.tolist()
+        inward, A, b = [], [], []  # floats: cheaper than numpy for a few edges
+        for (x0, y0), (x1, y1) in zip(corners, corners[1:] + corners[:1]):
+            length = math.hypot(x1 - x0, y1 - y0)
+            nx_, ny_ = (y0 - y1) / length, (x1 - x0) / length  # the edge turned left: inward
+            inward.append((nx_, ny_))
+            A.append([nx_ * u[k] + ny_ * v[k] for k in range(3)])
+            b.append(nx_ * x0 + ny_ * y0)
         #: Row i: ``d_i = A[i] . c_W - b[i]`` (A (h, 3) inward normals in the world).
-        self._A = inward @ self._basis
-        self._b = np.einsum("ij,ij->i", inward, hull)
-        self._inward = inward
-        h = hull.shape[0]
+        self._A, self._b, self._inward = np.array(A), np.array(b), np.array(inward)
+        h = len(corners)
         super().__init__(check.term_name(name, "com_in_support_polygon"),
                          [self.margin] * h, [np.inf] * h)
 
