@@ -112,6 +112,9 @@ class ComInSupportPolygonConstraint(BoundedConstraint):
         #: Row i: ``d_i = A[i] . c_W - b[i]`` (A (h, 3) inward normals in the world).
         self._A, self._b, self._inward = np.array(A), np.array(b), np.array(inward)
         h = len(corners)
+        cx, cy = sum(x for x, _ in corners) / h, sum(y for _, y in corners) / h
+        #: Least distance [m] of the vertices' mean inside the edges (:meth:`impossible`).
+        self._centre_depth = min(n[0] * cx + n[1] * cy - bi for n, bi in zip(inward, b))
         super().__init__(check.term_name(name, "com_in_support_polygon"),
                          [self.margin] * h, [np.inf] * h)
 
@@ -148,8 +151,7 @@ class ComInSupportPolygonConstraint(BoundedConstraint):
 
         Cheap when the margin is met at the vertices' mean (the usual problem).
         """
-        centre = self.vertices.mean(axis=0)
-        if float(np.min(self._inward @ centre - self._b)) >= self.margin:
+        if self._centre_depth >= self.margin:
             return None
         radius = inradius(self._inward, self._b)
         if self.margin <= radius + 1e-9:
