@@ -4,7 +4,7 @@ import gc
 import pytest
 
 from ros2_ik.core import robots
-from ros2_ik.core.runtime.per_object import PerObject
+from ros2_ik.core.runtime.per_object import PerObject, PerObjectAndKey
 
 
 class _Key:
@@ -48,3 +48,22 @@ def test_pinocchio_models_and_groups_are_keys():
     cache[robot.model] = "model"
     cache[group] = "group"
     assert cache[robot.model] == "model" and cache[group] == "group"
+
+
+def test_per_object_and_key_builds_each_value_once_none_included():
+    built = []
+
+    def build(obj, key):
+        built.append((id(obj), key))
+        return None if key == "none" else (id(obj), key)
+
+    values, a, b = PerObjectAndKey(build), _Key(), _Key()
+    assert values.table(a) == {}
+    assert values(a, 1) == (id(a), 1) and values(a, 1) == (id(a), 1)
+    assert values(a, "none") is None and values(a, "none") is None
+    assert values(b, 1) == (id(b), 1)
+    assert built == [(id(a), 1), (id(a), "none"), (id(b), 1)]
+    assert values.table(a) == {1: (id(a), 1), "none": None}
+    del a
+    gc.collect()
+    assert len(values._tables) == 1  # a's table went with a

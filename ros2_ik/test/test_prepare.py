@@ -85,7 +85,7 @@ def test_prepare_builds_the_reach_bound_of_its_frame():
     """The reach proof of every solve reads the bound; prepare builds it, not the 1st solve."""
     from ros2_ik.core.kinematics import reach
     _, group = robots.load_group("ur5")
-    assert not reach._BOUNDS.get(group)
+    assert not reach._BOUNDS.table(group)
     solve_module.prepare(group, None, constrained=True)
     tip = group.robot.model.getFrameId(group.tip)
-    assert reach._BOUNDS.get(group)[tip] is not None
+    assert reach._BOUNDS.table(group)[tip] is not None

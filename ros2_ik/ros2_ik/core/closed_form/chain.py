@@ -20,7 +20,7 @@ from typing import NamedTuple, Optional, Tuple
 import numpy as np
 import pinocchio as pin
 
-from ros2_ik.core.runtime.per_object import PerObject
+from ros2_ik.core.runtime.per_object import PerObjectAndKey
 
 #: Joints a closed form takes: six, each a rotation.
 JOINTS = 6
@@ -96,22 +96,16 @@ def of(group, frame_id: int) -> Optional[ClosedForm]:
 
     Detected once per group and frame (:func:`detect`), then a lookup.
     """
-    cache = _CACHE.get(group)
-    if cache is None:
-        cache = _CACHE[group] = {}
-    found = cache.get(frame_id)
-    if found is None:
-        found = cache[frame_id] = detect(group, frame_id)
-    return found.closed_form
+    return _DETECTIONS(group, frame_id).closed_form
 
 
 def reason(group, frame_id: int) -> str:
     """Why ``group``'s chain to ``frame_id`` has no closed form ('' when it has one)."""
-    of(group, frame_id)
-    return _CACHE[group][frame_id].reason
+    return _DETECTIONS(group, frame_id).reason
 
 
-_CACHE: PerObject = PerObject()
+#: Per group and frame id: its Detection (``detect`` is defined below).
+_DETECTIONS: PerObjectAndKey = PerObjectAndKey(lambda group, fid: detect(group, fid))
 
 
 def detect(group, frame_id: int) -> Detection:

@@ -33,7 +33,7 @@ import numpy as np
 import pinocchio as pin
 
 from ros2_ik.core.closed_form import chain
-from ros2_ik.core.runtime.per_object import PerObject
+from ros2_ik.core.runtime.per_object import PerObjectAndKey
 
 if TYPE_CHECKING:  # numba compiles branches: imported once a sweep is found
     from ros2_ik.core.closed_form.branches import Branches
@@ -121,27 +121,21 @@ class Detection(NamedTuple):
     reason: str
 
 
-_CACHE: PerObject = PerObject()
-
-
 def of(group, frame_id: int) -> Optional[Sweep]:
     """Return the sweep of ``group``'s chain to frame ``frame_id`` (full model), or None.
 
     Detected once per group and frame (:func:`detect`), then a lookup.
     """
-    cache = _CACHE.get(group)
-    if cache is None:
-        cache = _CACHE[group] = {}
-    found = cache.get(frame_id)
-    if found is None:
-        found = cache[frame_id] = detect(group, frame_id)
-    return found.sweep
+    return _DETECTIONS(group, frame_id).sweep
 
 
 def reason(group, frame_id: int) -> str:
     """Why ``group``'s chain to ``frame_id`` has no sweep ('' when it has one)."""
-    of(group, frame_id)
-    return _CACHE[group][frame_id].reason
+    return _DETECTIONS(group, frame_id).reason
+
+
+#: Per group and frame id: its Detection (``detect`` is defined below).
+_DETECTIONS: PerObjectAndKey = PerObjectAndKey(lambda group, fid: detect(group, fid))
 
 
 def detect(group, frame_id: int) -> Detection:

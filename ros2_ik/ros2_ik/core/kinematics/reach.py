@@ -23,12 +23,12 @@ the frame's origin; a point fixed in the frame at ``p`` adds ``|p|``.
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Dict, NamedTuple, Optional
+from typing import NamedTuple, Optional
 
 import numpy as np
 import pinocchio as pin
 
-from ros2_ik.core.runtime.per_object import PerObject
+from ros2_ik.core.runtime.per_object import PerObjectAndKey
 
 from .model import joint_axis
 
@@ -58,10 +58,6 @@ def _centre_array(centre: tuple) -> np.ndarray:
     return array
 
 
-#: Per group: {frame id: ReachBound or None}.
-_BOUNDS: PerObject = PerObject()
-
-
 def reach_bound(group, frame_id: int) -> Optional[ReachBound]:
     """Return the reach bound of model frame ``frame_id`` moved by ``group`` (cached), or None.
 
@@ -70,17 +66,11 @@ def reach_bound(group, frame_id: int) -> Optional[ReachBound]:
     multi-DoF joint (a floating or planar base) lies on the chain, even one the group's
     joints leave out: whole-body solves move it.
     """
-    table: Optional[Dict[int, Optional[ReachBound]]] = _BOUNDS.get(group)
-    if table is None:
-        table = _BOUNDS[group] = {}
-    bound = table.get(frame_id, _UNKNOWN)
-    if bound is _UNKNOWN:
-        bound = table[frame_id] = _bound(group, int(frame_id))
-    return bound
+    return _BOUNDS(group, frame_id)
 
 
-#: A frame whose bound is not computed yet (None is a bound's value: no bound).
-_UNKNOWN = object()
+#: Per group and frame id: its ReachBound, or None (no bound).
+_BOUNDS: PerObjectAndKey = PerObjectAndKey(lambda group, fid: _bound(group, int(fid)))
 
 
 def _bound(group, frame_id: int) -> Optional[ReachBound]:

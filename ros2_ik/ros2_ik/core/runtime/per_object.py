@@ -8,7 +8,7 @@ fraction of the cost of a lookup (the weak dictionary builds a weak reference on
 from __future__ import annotations
 
 import weakref
-from typing import Any, Dict, Generic, Hashable, Optional, Tuple, TypeVar
+from typing import Any, Callable, Dict, Generic, Hashable, Optional, Tuple, TypeVar
 
 V = TypeVar("V")
 
@@ -58,3 +58,35 @@ class PerObject(Generic[V]):
     def __len__(self) -> int:
         """Return the number of objects with a value (collected ones leave at once)."""
         return len(self._entries)
+
+
+class PerObjectAndKey(Generic[V]):
+    """``value(obj, key)``: built once by ``build(obj, key)``, held while ``obj`` lives.
+
+    One table per object (:class:`PerObject`), e.g. a group's value for each frame id:
+    the first call builds, the next are two dictionary lookups.  ``None`` is a value
+    like any other (built once, not again).
+    """
+
+    def __init__(self, build: Callable[[Any, Hashable], V]) -> None:
+        """Cache what ``build`` returns."""
+        self._tables: PerObject[Dict[Hashable, V]] = PerObject()
+        self._build = build
+
+    def __call__(self, obj: Hashable, key: Hashable) -> V:
+        """Return the value of ``(obj, key)``, built on the first call."""
+        table = self._tables.get(obj)
+        if table is None:
+            table = self._tables[obj] = {}
+        value = table.get(key, _MISSING)
+        if value is _MISSING:
+            value = table[key] = self._build(obj, key)
+        return value
+
+    def table(self, obj: Hashable) -> Dict[Hashable, V]:
+        """Return the values built so far for ``obj`` (empty when none)."""
+        return self._tables.get(obj) or {}
+
+
+#: A key with no value built yet.
+_MISSING = object()
