@@ -11,6 +11,7 @@ import math
 import numpy as np
 import pinocchio as pin
 import pytest
+import wholebody_groups
 
 from ros2_ik.core import constraints as C
 from ros2_ik.core import costs, errors, robots
@@ -26,53 +27,26 @@ SOLE = [[x, y, 0.0] for x in (-0.1, 0.1) for y in (-0.065, 0.065)]
 SOLO_FEET = ["FL_FOOT", "FR_FOOT", "HL_FOOT", "HR_FOOT"]
 
 
-def _read(path: str) -> str:
-    return (robots.data_dir() / path).read_text()
+_read = wholebody_groups.read
+full_q = wholebody_groups.full_q
 
 
 @pytest.fixture(scope="module")
 def talos():
-    robot = Robot.from_urdf(_read("talos_data/robots/talos_reduced.urdf"),
-                            root_joint="floating")
-    return robot, robot.whole_body(tip="gripper_left_joint")
+    group = wholebody_groups.talos()
+    return group.robot, group
 
 
 @pytest.fixture(scope="module")
 def solo():
-    model = pin.buildModelFromUrdf(str(robots.data_dir() / "solo_description/robots/solo12.urdf"),
-                                   pin.JointModelFreeFlyer())
-    robot = Robot(model)
-    return robot, robot.whole_body()
+    group = wholebody_groups.solo()
+    return group.robot, group
 
 
 @pytest.fixture(scope="module")
 def pr2():
-    robot = Robot.from_urdf(_read("pr2_description/urdf/pr2.urdf"),
-                            _read("pr2_description/srdf/pr2.srdf"), root_joint="srdf")
-    arm = [robot.model.names[j] for j in range(2, robot.model.njoints)
-           if robot.model.names[j].startswith("r_") and "gripper" not in robot.model.names[j]
-           and robot.model.nvs[j] == 1]
-    return robot, robot.whole_body(tip="r_gripper_tool_frame",
-                                   joints=["torso_lift_joint"] + arm)
-
-
-def full_q(group, q) -> np.ndarray:
-    """The full configuration of group vector ``q``, assembled here by joint name."""
-    model = group.robot.model
-    qf = group.q_full_locked.copy()
-    nb = 7 if group.base_kind == "floating" else 3
-    if nb == 7:
-        qf[:7] = q[:7]
-    else:
-        qf[:4] = [q[0], q[1], math.cos(q[2]), math.sin(q[2])]
-    for name, v in zip(group.joint_names[nb:], q[nb:]):
-        j = model.getJointId(name)
-        i = model.idx_qs[j]
-        if model.nqs[j] == 2:
-            qf[i:i + 2] = (math.cos(v), math.sin(v))
-        else:
-            qf[i] = v
-    return qf
+    group = wholebody_groups.pr2()
+    return group.robot, group
 
 
 def kinematics(model, qf):
