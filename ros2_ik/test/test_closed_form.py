@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pinocchio as pin
 import pytest
+import urdf_edits
 
 from ros2_ik.core import errors
 from ros2_ik.core.model import robots
@@ -161,15 +162,7 @@ def test_out_of_reach_proven_with_a_reason(arm):
 
 def _narrow_ur5():
     """ur5 with its elbow limited to [1, 2.5] rad: elbows bent less leave the limits."""
-    text = robots.urdf_text("ur5")
-    start = text.index('<joint name="elbow_joint"')
-    end = text.index("</joint>", start)
-    joint = text[start:end]
-    limit = joint[joint.index("<limit"):]
-    limit = limit[:limit.index("/>") + 2]
-    narrowed = joint.replace(limit, '<limit effort="150.0" lower="1.0" upper="2.5" '
-                                    'velocity="3.15"/>')
-    robot = Robot.from_urdf(text[:start] + narrowed + text[end:])
+    robot = urdf_edits.narrowed("ur5", "elbow_joint", 1.0, 2.5)
     return robot, robot.group(base="base_link", tip="tool0")
 
 

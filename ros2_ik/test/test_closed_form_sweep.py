@@ -8,6 +8,7 @@ import math
 import numpy as np
 import pinocchio as pin
 import pytest
+import urdf_edits
 
 from ros2_ik.core import errors
 from ros2_ik.core.closed_form import chain, sweep
@@ -79,16 +80,7 @@ def test_the_seed_is_its_own_answer(panda):
 
 def test_limits_respected_on_a_narrowed_joint():
     """Limits narrowed on a joint other than the swept one: every answer inside them."""
-    text = robots.urdf_text("panda")
-    start = text.index('<joint name="panda_joint2"')
-    end = text.index("</joint>", start)
-    joint = text[start:end]
-    limit = joint[joint.index("<limit"):]
-    limit = limit[:limit.index("/>") + 2]
-    narrowed = joint.replace(limit, '<limit effort="87" lower="-0.3" upper="0.9" '
-                                    'velocity="2.175"/>')
-    from ros2_ik.core.model.robot import Robot
-    robot = Robot.from_urdf(text[:start] + narrowed + text[end:])
+    robot = urdf_edits.narrowed("panda", "panda_joint2", -0.3, 0.9)
     spec = robots.ARMS["panda"]
     group = robot.group(base=spec.base, tip=spec.tip)
     assert sweep.of(group, robot.frame_id(group.tip)) is not None
