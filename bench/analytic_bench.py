@@ -113,7 +113,8 @@ def eaik_count(closed, group, T: pin.SE3) -> int:
     return len(kept)
 
 
-def _timed(f, *args):
+def timed(f, *args):
+    """``(f(*args), its wall time [s])``."""
     start = time.perf_counter()
     out = f(*args)
     return out, time.perf_counter() - start
@@ -151,21 +152,21 @@ def run_arm(arm: Arm, poses: int, batch_rows: int) -> Dict:
     for k, T in enumerate(targets):
         target = PoseTarget(group.tip, T)
         LevenbergMarquardt.closed_form = True
-        r, dt = _timed(solve, group, target, seed)
+        r, dt = timed(solve, group, target, seed)
         times["ours"].append(dt)
         ok["ours"] += verified(group, r.q if r.success else None, T)
         no_solution_reachable += r.status is IKStatus.NO_SOLUTION
         LevenbergMarquardt.closed_form = False
-        r, dt = _timed(solve, group, target, seed, "lm", 0.005, 0, k)
+        r, dt = timed(solve, group, target, seed, "lm", 0.005, 0, k)
         LevenbergMarquardt.closed_form = True
         times["lm_today"].append(dt)
         ok["lm_today"] += verified(group, r.q if r.success else None, T)
         H = T.homogeneous
-        _, dt = _timed(closed.solve, H)
+        _, dt = timed(closed.solve, H)
         times["eaik_raw"].append(dt)
         ok["eaik_raw"] += 1
         if trac is not None:
-            q, dt = _timed(trac, T, seed)
+            q, dt = timed(trac, T, seed)
             times["trac_ik"].append(dt)
             ok["trac_ik"] += verified(group, q, T)
         every = solve(group, target, seed, num_solutions=1000)
@@ -173,7 +174,7 @@ def run_arm(arm: Arm, poses: int, batch_rows: int) -> Dict:
     alone = []  # the user's loop: solve() after solve(), nothing in between
     for T in targets:
         target = PoseTarget(group.tip, T)
-        alone.append(_timed(solve, group, target, seed)[1])
+        alone.append(timed(solve, group, target, seed)[1])
     row["ours_alone_median_us"] = statistics.median(alone) * 1e6
     for key, values in times.items():
         if values:
@@ -200,7 +201,7 @@ def unreachable(group, targets: List[pin.SE3], seed: np.ndarray) -> Dict:
         d = T.translation - base
         far = pin.SE3(T.rotation, base + (1.5 * reach + np.linalg.norm(base) + 0.1)
                       * d / np.linalg.norm(d))
-        r, dt = _timed(solve, group, PoseTarget(group.tip, far), seed)
+        r, dt = timed(solve, group, PoseTarget(group.tip, far), seed)
         times.append(dt)
         proven += r.status is IKStatus.NO_SOLUTION
     return {"unreachable_median_us": statistics.median(times) * 1e6,

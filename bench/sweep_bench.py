@@ -24,12 +24,11 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import time
 from typing import Dict, List
 
 import numpy as np
 
-from analytic_bench import RESULTS, Arm, arms, trac_ik_adapter, verified
+from analytic_bench import RESULTS, Arm, arms, timed, trac_ik_adapter, verified
 from machine import machine, pyplot
 from ros2_ik.core.closed_form import sweep
 from ros2_ik.core.pose import PoseTarget
@@ -38,12 +37,6 @@ from ros2_ik.core.solve import prepare, solve
 from ros2_ik.core.solvers.lm import LevenbergMarquardt
 
 TIMEOUT_S = 0.005
-
-
-def _timed(f, *args):
-    start = time.perf_counter()
-    out = f(*args)
-    return out, time.perf_counter() - start
 
 
 def run_arm(arm: Arm, poses: int) -> Dict:
@@ -68,7 +61,7 @@ def run_arm(arm: Arm, poses: int) -> Dict:
     solver = "analytic" if found else "lm"
 
     def ours(k, T):
-        r, dt = _timed(solve, group, PoseTarget(group.tip, T), seed, solver, TIMEOUT_S, 0, k)
+        r, dt = timed(solve, group, PoseTarget(group.tip, T), seed, solver, TIMEOUT_S, 0, k)
         times["ours"].append(dt)
         ok["ours"] += verified(group, r.q if r.success else None, T)
         counts["by_sweep"] += r.success and "swept" in r.message
@@ -76,13 +69,13 @@ def run_arm(arm: Arm, poses: int) -> Dict:
 
     def lm_today(k, T):
         LevenbergMarquardt.closed_form = False
-        r, dt = _timed(solve, group, PoseTarget(group.tip, T), seed, "lm", TIMEOUT_S, 0, k)
+        r, dt = timed(solve, group, PoseTarget(group.tip, T), seed, "lm", TIMEOUT_S, 0, k)
         LevenbergMarquardt.closed_form = True
         times["lm_today"].append(dt)
         ok["lm_today"] += verified(group, r.q if r.success else None, T)
 
     def trac_ik(k, T):
-        q, dt = _timed(trac, T, seed)
+        q, dt = timed(trac, T, seed)
         times["trac_ik"].append(dt)
         ok["trac_ik"] += verified(group, q, T)
 
