@@ -1,0 +1,123 @@
+"""Proofs that held contacts, targets or a CoM bound cannot hold together (issue 47).
+
+:func:`proofs.held_proof` compares the sets the terms hold points in with the bounds of
+``kinematics/reach.py`` (their soundness: test_reach_pairs.py).  Checked here: problems
+feasible by construction (every term met at a random configuration q*, by pinocchio FK
+and ``centerOfMass``) are never proven impossible; feet held 3 m apart, a hand target
+beyond reach of the held feet, a CoM box or ball out of reach of the feet, and a foot
+held on a far line (a box with free axes) answer NO_SOLUTION after one attempt, the
+message naming the terms and the distances.
+"""
+import numpy as np
+import pinocchio as pin
+import pytest
+
+from ros2_ik.core import PoseTarget, solve
+from ros2_ik.core import constraints as C
+from ros2_ik.core.problem import Problem
+from ros2_ik.core.solvers import proofs
+from ros2_ik.core.solvers.base import SolveOptions
+from wholebody_groups import full_q, talos
+
+FEET = ("left_sole_link", "right_sole_link")
+HAND = "gripper_left_joint"
+
+
+@pytest.fixture(scope="module")
+def group():
+    return talos()
+
+
+def _standing(g, rng):
+    """A random q* (base anywhere, joints in limits), its full q and data."""
+    q = g.random_configuration(rng)
+    qf = full_q(g, q)
+    data = g.robot.model.createData()
+    pin.framesForwardKinematics(g.robot.model, data, qf)
+    pin.centerOfMass(g.robot.model, data, qf)
+    return q, qf, data
+
+
+def _seed(g):
+    seed = g.mid_configuration()
+    seed[2] = 1.0
+    return seed
+
+
+def _no_solution(g, problem):
+    res = solve(g, problem, _seed(g), timeout_s=2.0, random_seed=0)
+    assert res.status.name == "NO_SOLUTION", (res.status, res.message)
+    assert res.restarts == 0
+    return res.message
+
+
+def test_feasible_problems_are_never_proven_impossible(group):
+    g, model = group, group.robot.model
+    rng = np.random.default_rng(11)
+    for _ in range(40):
+        q, qf, data = _standing(g, rng)
+        c = data.com[0]
+        terms = [C.FramePlacementConstraint.at_current(model, f, qf) for f in FEET]
+        terms += [C.CenterOfMassConstraint(model, c - 0.01, c + 0.01),
+                  C.CenterOfMassDistanceConstraint(model, c + [0.05, 0.0, 0.0], 0.0, 0.06),
+                  C.PositionConstraint(model, frame_A="universe", frame_B="arm_right_7_link",
+                                       p_BQ=np.zeros(3),
+                                       p_AQ_lower=[-np.inf, -np.inf, -np.inf],
+                                       p_AQ_upper=[np.inf, np.inf, np.inf])]
+        p_hand = data.oMf[model.getFrameId("arm_right_7_link")].translation
+        terms.append(C.PositionConstraint(model, frame_A="universe",
+                                          frame_B="arm_right_7_link", p_BQ=np.zeros(3),
+                                          p_AQ_lower=[-np.inf, p_hand[1], p_hand[2]],
+                                          p_AQ_upper=[np.inf, p_hand[1], p_hand[2]]))
+        problem = Problem(g, PoseTarget(HAND, g.fk(q, HAND)), terms)
+        assert proofs.no_solution(problem, SolveOptions()) is None
+
+
+def test_feet_held_three_metres_apart(group):
+    g, model = group, group.robot.model
+    _, qf, data = _standing(g, np.random.default_rng(1))
+    left = C.FramePlacementConstraint.at_current(model, FEET[0], qf)
+    T = pin.SE3(data.oMf[model.getFrameId(FEET[1])])
+    T.translation = left.T_world_target.translation + [0.0, 3.0, 0.0]
+    right = C.FramePlacementConstraint(model, FEET[1], T)
+    message = _no_solution(g, Problem(g, None, [left, right]))
+    assert f"contact({FEET[0]}) and contact({FEET[1]}): targets 3.00 m apart" in message
+    assert "reach" in message
+
+
+def test_hand_target_beyond_reach_of_the_held_feet(group):
+    g, model = group, group.robot.model
+    q, qf, _ = _standing(g, np.random.default_rng(2))
+    feet = [C.FramePlacementConstraint.at_current(model, f, qf) for f in FEET]
+    T = g.fk(q, HAND)
+    T.translation = T.translation + [0.0, 0.0, 2.5]
+    message = _no_solution(g, Problem(g, PoseTarget(HAND, T), feet))
+    assert "pose target and contact(" in message and f"'{HAND}'" in message
+    # within reach: not proven
+    T.translation = T.translation - [0.0, 0.0, 2.5]
+    assert proofs.no_solution(Problem(g, PoseTarget(HAND, T), feet), SolveOptions()) is None
+
+
+def test_com_box_and_com_ball_out_of_reach_of_the_feet(group):
+    g, model = group, group.robot.model
+    _, qf, data = _standing(g, np.random.default_rng(3))
+    feet = [C.FramePlacementConstraint.at_current(model, f, qf) for f in FEET]
+    up = data.oMf[model.getFrameId(FEET[0])].translation + [0.0, 0.0, 3.0]
+    box = C.CenterOfMassConstraint(model, up - 0.1, up + 0.1, name="com_high")
+    message = _no_solution(g, Problem(g, None, feet + [box]))
+    assert "com_high and contact(" in message and "the CoM is at most" in message
+    ball = C.CenterOfMassDistanceConstraint(model, up, 0.0, 0.5, name="com_near")
+    assert "com_near" in _no_solution(g, Problem(g, None, feet + [ball]))
+
+
+def test_a_foot_on_a_far_line(group):
+    """A position box free along x (a line) 3 m to the side of the other, held, foot."""
+    g, model = group, group.robot.model
+    _, qf, data = _standing(g, np.random.default_rng(4))
+    left = C.FramePlacementConstraint.at_current(model, FEET[0], qf)
+    p = left.T_world_target.translation
+    line = C.PositionConstraint(model, frame_A="universe", frame_B=FEET[1], p_BQ=np.zeros(3),
+                                p_AQ_lower=[-np.inf, p[1] + 3.0, p[2]],
+                                p_AQ_upper=[np.inf, p[1] + 3.0, p[2]], name="line")
+    message = _no_solution(g, Problem(g, None, [left, line]))
+    assert f"contact({FEET[0]}) and line: targets 3.00 m apart" in message
