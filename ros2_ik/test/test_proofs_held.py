@@ -121,3 +121,21 @@ def test_a_foot_on_a_far_line(group):
                                 p_AQ_upper=[np.inf, p[1] + 3.0, p[2]], name="line")
     message = _no_solution(g, Problem(g, None, [left, line]))
     assert f"contact({FEET[0]}) and line: targets 3.00 m apart" in message
+
+
+@pytest.mark.parametrize("robot", ["talos", "solo12"])
+def test_bench_problems_and_their_far_contact_variants(robot):
+    """The benchmark's families (feasible by construction) are not proven impossible; with a
+    contact moved 3 m (``with_far_contact``) they are, naming that contact."""
+    import sys
+    from pathlib import Path
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+    import wholebody_problems as wb
+    from wholebody_ours import OursWholeBody
+    ours = OursWholeBody(robot)
+    for problem in wb.problems(robot, 3, seed=5):
+        assert proofs.no_solution(ours.problem(problem), SolveOptions()) is None
+        far = wb.with_far_contact(problem)
+        reason = proofs.no_solution(ours.problem(far), SolveOptions())
+        assert reason is not None and far.meta["infeasible"] in reason, reason
+        assert " m apart, reach " in reason
