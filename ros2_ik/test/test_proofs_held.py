@@ -139,3 +139,21 @@ def test_bench_problems_and_their_far_contact_variants(robot):
         reason = proofs.no_solution(ours.problem(far), SolveOptions())
         assert reason is not None and far.meta["infeasible"] in reason, reason
         assert " m apart, reach " in reason
+
+
+def test_a_foot_on_a_plane_out_of_reach_and_one_within(group):
+    """PointOnPlaneConstraint: a slab; 3 m above the held foot is out of reach, at it not."""
+    g, model = group, group.robot.model
+    _, qf, data = _standing(g, np.random.default_rng(6))
+    left = C.FramePlacementConstraint.at_current(model, FEET[0], qf)
+    p = data.oMf[model.getFrameId(FEET[1])].translation
+    tilted = np.array([0.3, -0.2, 1.0]) / np.linalg.norm([0.3, -0.2, 1.0])
+    for height, proven in ((3.0, True), (0.0, False)):
+        plane = C.PointOnPlaneConstraint(model, FEET[1], p_FP=(0.01, 0.0, 0.0),
+                                         plane_point=p + height * tilted,
+                                         plane_normal=tilted, cone_rad=np.pi, name="plane")
+        problem = Problem(g, None, [left, plane])
+        if proven:
+            assert "and plane: targets" in _no_solution(g, problem)
+        else:
+            assert proofs.no_solution(problem, SolveOptions()) is None

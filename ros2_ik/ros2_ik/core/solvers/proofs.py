@@ -14,10 +14,10 @@ pose target, or the point of a position constraint in a box fixed in the world, 
 from the sphere holding every placement of its frame than the tolerance allows.
 
 :func:`held_proof` compares the terms that hold a frame's point in a set fixed in the
-world (a contact, a pose target, a position box): two such sets farther apart than the
-bound on the distance between their frames (the two feet held 3 m apart, a hand target
-beyond reach of the held feet), and a CoM box or ball farther from a held frame than the
-CoM can be from it.
+world (a contact, a pose target, a position box, a point on a plane): two such sets
+farther apart than the bound on the distance between their frames (the two feet held 3 m
+apart, a hand target beyond reach of the held feet), and a CoM box or ball farther from a
+held frame than the CoM can be from it.
 """
 from __future__ import annotations
 
@@ -29,7 +29,8 @@ import pinocchio as pin
 
 from ros2_ik.core.constraints.com import CenterOfMassConstraint, \
     CenterOfMassDistanceConstraint
-from ros2_ik.core.constraints.contact import FramePlacementConstraint
+from ros2_ik.core.constraints.contact import FramePlacementConstraint, \
+    PointOnPlaneConstraint
 from ros2_ik.core.constraints.position import PositionConstraint
 from ros2_ik.core.kinematics.reach import com_distance_bound, frame_distance_bound, \
     reach_bound
@@ -128,7 +129,7 @@ def term_proof(problem: "Problem", options: Any) -> Optional[str]:
 
 #: The constraint types that hold a point in a set fixed in the world (:class:`_Held`).
 _HOLDING = (FramePlacementConstraint, PositionConstraint, CenterOfMassConstraint,
-            CenterOfMassDistanceConstraint)
+            CenterOfMassDistanceConstraint, PointOnPlaneConstraint)
 _SQRT3 = math.sqrt(3.0)
 _WORLD = pin.SE3.Identity()
 
@@ -173,6 +174,10 @@ class _Held:
                 else:
                     self._box(c.name, c._fid_B, math.hypot(*c._p_BQ_list), X_WA, lower,
                               upper, tolerance_m)
+            elif kind is PointOnPlaneConstraint:
+                (lo, _), (hi, _) = c.bound_lists()
+                self._box(c.name, c._fid, float(np.linalg.norm(c._p_FP)), _plane_frame(c),
+                          [-math.inf, -math.inf, lo], [math.inf, math.inf, hi], tolerance_m)
             elif kind is CenterOfMassDistanceConstraint:
                 r = c.bound_lists()[1][0] + tolerance_m
                 X_WA = _fixed_frame(group, c._fid_A, None)
@@ -196,7 +201,7 @@ class _Held:
         if not radius < math.inf:
             lower, upper = [v - widen for v in lower], [v + widen for v in upper]
             self._ball(term, frame, offset, (0.0, 0.0, 0.0), math.inf)
-            self.boxes[-1] = (X_WA or _WORLD, lower, upper)
+            self.boxes[-1] = (_WORLD if X_WA is None else X_WA, lower, upper)
             return
         mid = [0.5 * (lx + ux), 0.5 * (ly + uy), 0.5 * (lz + uz)]
         self._ball(term, frame, offset, mid if X_WA is None else X_WA.act(np.array(mid)),
@@ -238,6 +243,14 @@ def held_proof(problem: "Problem", options: Any) -> Optional[str]:
         if _beyond(apart, reach):
             return _reason(problem.group, held, i, j, apart, reach)
     return None
+
+
+def _plane_frame(c: PointOnPlaneConstraint) -> pin.SE3:
+    """Return a frame on ``c``'s plane: origin its point, z its (unit) normal."""
+    n = np.asarray(c._n, dtype=float)
+    x = np.cross(n, [1.0, 0.0, 0.0] if abs(n[0]) < 0.9 else [0.0, 1.0, 0.0])
+    x /= np.linalg.norm(x)
+    return pin.SE3(np.column_stack((x, np.cross(n, x), n)), np.asarray(c._o, dtype=float))
 
 
 def _fixed_frame(group, fid_A: int, X_AbarA):
