@@ -157,3 +157,35 @@ def test_a_foot_on_a_plane_out_of_reach_and_one_within(group):
             assert "and plane: targets" in _no_solution(g, problem)
         else:
             assert proofs.no_solution(problem, SolveOptions()) is None
+
+
+def test_the_node_answers_no_solution_naming_the_contacts():
+    """The constrained-IK action on talos: soles held where the seed puts them, the gripper
+    3 m away: NO_SOLUTION (the node's error code) with the proof's sentence."""
+    pytest.importorskip("rclpy")
+    from geometry_msgs.msg import PoseStamped, Transform
+    from sensor_msgs.msg import MultiDOFJointState
+    from ros2_ik.core import robots
+    from ros2_ik.node.constrained_ik import solve_goal
+    from ros2_ik.node.parameters import SCHEMA, GroupConfig, NodeConfig
+    from ros2_ik.node.robot_source import JointStateCache, RobotSource
+    from ros2_ik_interfaces.action import ConstrainedIK
+    from ros2_ik_interfaces.msg import ContactConstraint, IKErrorCode, PoseGoal
+    source = RobotSource("floating")
+    source.set_srdf((robots.data_dir() / "talos_data/srdf/talos.srdf").read_text())
+    source.set_urdf((robots.data_dir() / "talos_data/robots/talos_full_v2.urdf").read_text())
+    hand = "gripper_left_base_link"
+    cfg = NodeConfig({**{s.name: s.default for s in SCHEMA}, "timeout": 2.0},
+                     {"whole_body": GroupConfig("whole_body", "", hand, ("root_joint",))})
+    goal = ConstrainedIK.Goal(group_name="whole_body", timeout=2.0)
+    tf = Transform()
+    tf.translation.z, tf.rotation.w = 1.02, 1.0
+    goal.seed_base = MultiDOFJointState(joint_names=["root_joint"], transforms=[tf])
+    target = PoseStamped()
+    target.header.frame_id = "universe"
+    target.pose.position.x, target.pose.position.z, target.pose.orientation.w = 3.0, 0.8, 1.0
+    goal.pose_goals = [PoseGoal(tip_link=hand, target=target, position_only=True)]
+    goal.contact_constraints = [ContactConstraint(frame=f, hold_current=True) for f in FEET]
+    result = solve_goal(source.snapshot, "", cfg, JointStateCache(), goal, lambda: False)
+    assert result.error_code.val == IKErrorCode.NO_SOLUTION, result.message
+    assert "m apart, reach" in result.message and "sole_link" in result.message, result.message
