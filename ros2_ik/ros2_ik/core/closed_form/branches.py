@@ -216,8 +216,11 @@ def proof(group, pose, found: Branches, family: str, data: pin.Data
             return "", None
         nearest = min(range(len(misses)), key=misses.__getitem__)
         pos, ori = misses[nearest]
-        return (f"out of reach: the pose has no exact solution (closed form {family}); its "
-                f"nearest least-squares branch misses it by {pos:.3g} m / {ori:.3g} rad",
+        manifold = (f", a {group.n}-joint chain reaches a {group.n}-dimensional set of poses"
+                    if group.n < 6 else "")
+        return (f"out of reach: the pose has no exact solution (closed form {family}"
+                f"{manifold}); its nearest least-squares branch misses it by {pos:.3g} m / "
+                f"{ori:.3g} rad",
                 group.clamp(found.ls[nearest]))
     tolerance = target.position_tolerance_m + target.orientation_tolerance_rad
     for q, gap in zip(found.outside, found.gap.tolist()):

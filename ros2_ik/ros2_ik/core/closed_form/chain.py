@@ -7,11 +7,14 @@ consecutive joints and from the last joint to the frame [m], and the frame's ori
 ``R`` (3, 3).  Every joint offset, base placement and tool offset is in these figures, so
 a target ``T_world_frame`` goes to the solver as it is and its angles are the group's.
 
-A chain has a closed form when its joints are six revolute ones (continuous included)
-in one serial chain to the frame and EAIK knows a decomposition of it (spherical wrist,
-three parallel axes, and its other families); our kernel (:mod:`.six_r`) then solves
-when the chain is one of its families, EAIK otherwise.  A self-test checks that the
-solver reproduces pinocchio's forward kinematics and finds known configurations again.
+A chain has a closed form when its joints are six (or five) revolute ones (continuous
+included) in one serial chain to the frame and EAIK knows a decomposition of it
+(spherical wrist, three parallel axes, and its other families; with five joints, e.g.
+three parallel axes between two others); our kernel (:mod:`.six_r`) solves a
+six-joint chain of its families, EAIK the others.  A self-test checks that the solver
+reproduces pinocchio's forward kinematics and finds known configurations again.  A
+five-joint chain reaches a five-dimensional set of poses: a full pose off it has no
+exact solution, which the closed form's least-squares rows prove (:mod:`.branches`).
 """
 from __future__ import annotations
 
@@ -25,8 +28,8 @@ from ros2_ik.core.closed_form import six_r
 from ros2_ik.core.runtime import compiled
 from ros2_ik.core.runtime.per_object import PerObjectAndKey
 
-#: Joints a closed form takes: six, each a rotation.
-JOINTS = 6
+#: Joint counts a closed form takes, each joint a rotation.
+JOINTS = (5, 6)
 #: Largest disagreement [m or rad-as-matrix-entry] of the self-test's forward kinematics
 #: and the largest distance of a known configuration to a branch found [rad].
 SELF_TEST_TOLERANCE = 1e-7
@@ -97,7 +100,7 @@ class ClosedForm:
 
     def _kernel(self, T: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
         """:func:`.six_r.solve_6r` of ``T`` (N, 4, 4): ``(Q (N, 8, 6), ls (N, 8))``."""
-        Q = np.empty((len(T), six_r.BRANCHES, JOINTS))
+        Q = np.empty((len(T), six_r.BRANCHES, six_r.JOINTS))
         ls = np.empty((len(T), six_r.BRANCHES), dtype=bool)
         six_r.solve_6r(self.kernel[0], self.kernel[1], T, Q, ls)
         return Q, ls
@@ -150,8 +153,9 @@ _DETECTIONS: PerObjectAndKey = PerObjectAndKey(lambda group, fid: detect(group, 
 def detect(group, frame_id: int) -> Detection:
     """Read the chain (module docstring), build EAIK's solver and self-test it."""
     model = group.robot.model
-    if group.n != JOINTS:
-        return Detection(None, f"{group.n} joints (a closed form here takes {JOINTS})")
+    if group.n not in JOINTS:
+        return Detection(None, f"{group.n} joints (a closed form here takes "
+                               f"{' or '.join(map(str, JOINTS))})")
     axes = _axes(model, group.joint_ids)
     if isinstance(axes, str):
         return Detection(None, axes)
@@ -168,7 +172,8 @@ def detect(group, frame_id: int) -> Detection:
     robot = eaik.Robot(H.T, P.T, R, [], True)
     if not robot.has_known_decomposition():
         return Detection(None, f"no known decomposition ({robot.get_kinematic_family()})")
-    closed_form = ClosedForm(robot, robot.get_kinematic_family(), JOINTS, _kernel(H, P, R))
+    kernel = _kernel(H, P, R) if group.n == six_r.JOINTS else None
+    closed_form = ClosedForm(robot, robot.get_kinematic_family(), group.n, kernel)
     failure = _self_test(group, frame_id, closed_form)
     if failure:
         return Detection(None, failure)

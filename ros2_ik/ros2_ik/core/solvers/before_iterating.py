@@ -43,7 +43,7 @@ def answer(solver, problem: Problem, seed: np.ndarray, options, distinct: float)
             return None
         from ros2_ik.core.solvers import swept  # it imports this module's exact()
         return swept.answer(solver, problem, seed, options, distinct)
-    if problem.group.n != chain.JOINTS:
+    if problem.group.n not in chain.JOINTS:
         return None
     start = time.perf_counter()
     group = problem.group
@@ -81,7 +81,7 @@ def prepare(group, frame: str) -> None:
     """
     if group.n == sweep.JOINTS:
         sweep.prepare(group, frame)
-    if group.n != chain.JOINTS:
+    if group.n not in chain.JOINTS:
         return
     frame_id = group.robot.frame_id(frame)
     solver_form = chain.of(group, frame_id)
