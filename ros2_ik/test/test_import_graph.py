@@ -289,5 +289,6 @@ def test_every_core_file_with_compiled_functions_is_a_source_of_the_stale_cache_
         pathlib.Path(jit.__file__).resolve()} | set(six_r.SOURCES)  # jit: re-exports
     # Its kernel calls only its own file's compiled functions, and no other kernel calls
     # it: numba's check of the function's own file is enough.
-    self_contained = {(CORE / "closed_form" / "branches.py").resolve()}
+    self_contained = {(CORE / "closed_form" / f"{name}.py").resolve()
+                      for name in ("branches", "held")}
     assert compiled and compiled <= sources | self_contained

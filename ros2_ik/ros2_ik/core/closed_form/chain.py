@@ -10,11 +10,11 @@ a target ``T_world_frame`` goes to the solver as it is and its angles are the gr
 A chain has a closed form when its joints are six (or five) revolute ones (continuous
 included) in one serial chain to the frame and EAIK knows a decomposition of it
 (spherical wrist, three parallel axes, and its other families; with five joints, e.g.
-three parallel axes between two others); our kernel (:mod:`.six_r`) solves a
-six-joint chain of its families, EAIK the others.  A self-test checks that the solver
-reproduces pinocchio's forward kinematics and finds known configurations again.  A
-five-joint chain reaches a five-dimensional set of poses: a full pose off it has no
-exact solution, which the closed form's least-squares rows prove (:mod:`.branches`).
+three parallel axes between two others).  Our kernel (:mod:`.six_r`) then solves a
+six-joint chain when it is one of its families, EAIK otherwise.  A self-test checks that
+the solver reproduces pinocchio's forward kinematics and finds known configurations
+again.  A five-joint chain reaches a five-dimensional set of poses: a full pose off it
+has no exact solution, which the closed form's least-squares rows prove (:mod:`.branches`).
 """
 from __future__ import annotations
 
@@ -100,7 +100,7 @@ class ClosedForm:
 
     def _kernel(self, T: np.ndarray) -> Tuple[np.ndarray, np.ndarray, int]:
         """:func:`.six_r.solve_6r` of ``T`` (N, 4, 4): ``Q`` (N, 8, 6), ``ls`` (N, 8), misses."""
-        Q = np.empty((len(T), six_r.BRANCHES, six_r.JOINTS))
+        Q = np.empty((len(T), six_r.BRANCHES, self.n))
         ls = np.empty((len(T), six_r.BRANCHES), dtype=bool)
         return Q, ls, six_r.solve_6r(self.kernel[0], self.kernel[1], T, Q, ls)
 

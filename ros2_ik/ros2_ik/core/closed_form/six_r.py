@@ -29,7 +29,7 @@ from ros2_ik.core.runtime.compiled import jit
 SPHERICAL_TWO_PARALLEL, THREE_PARALLEL_TWO_INTERSECTING = 1, 2
 FAMILY_NAMES = {SPHERICAL_TWO_PARALLEL: "spherical wrist, axes 2 and 3 parallel",
                 THREE_PARALLEL_TWO_INTERSECTING: "axes 2, 3, 4 parallel, axes 5 and 6 meet"}
-#: Joints and branches of one target.
+#: Joints of the chains it solves, and branches of one target.
 JOINTS, BRANCHES = 6, 8
 #: Axes count as parallel, and lines as meeting, within this [rad as sine, m]: the
 #: kernels then solve the idealised chain, so only a chain exact to rounding qualifies.
