@@ -180,6 +180,16 @@ class WholeBodyGroup(Group):
         self._tangent_inf = (inf_v, [-math.inf] * self.base_nv)
 
     # ------------------------------------------------------------------ build
+    def _wrapping(self) -> np.ndarray:
+        """:meth:`Group._wrapping` of the joints; of the base, an unbounded planar heading.
+
+        A position [m] or quaternion coordinate is no angle: unbounded, it never wraps
+        (a base 4 m from the seed is not 4 - 2 pi m from it).
+        """
+        wraps = Group._wrapping(self)
+        wraps[:self.base_nq] = self.continuous[:self.base_nq]
+        return wraps
+
     def _coordinate_limits(self, model: pin.Model) -> Tuple[np.ndarray, np.ndarray]:
         b = self.bounds
         if self.base_kind == FLOATING:

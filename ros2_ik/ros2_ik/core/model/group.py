@@ -70,8 +70,7 @@ class Group:
     # ------------------------------------------------------------------ build
     def _derive(self) -> None:
         """From :attr:`continuous` and the limits: wrapping, search limits, caches."""
-        # Joints whose every angle has an equivalent inside the limits.
-        self.wraps = self.continuous | ((self.upper - self.lower) >= TWO_PI - 1e-9)
+        self.wraps = self._wrapping()
         # Limits the solvers clamp to: none on wrapping joints (wrapped at the end).
         self.search_lower = np.where(self.wraps, -np.inf, self.lower)
         self.search_upper = np.where(self.wraps, np.inf, self.upper)
@@ -90,6 +89,13 @@ class Group:
         self._sample_span = np.where(self.continuous, math.pi, self.upper) - self._sample_lo
         self._placements: Dict[int, pin.SE3] = {}
         self._moves: Dict[int, bool] = {}
+
+    def _wrapping(self) -> np.ndarray:
+        """Per coordinate, whether every angle has an equivalent inside its limits.
+
+        Continuous joints, and revolute ones with a range >= 2 pi.
+        """
+        return self.continuous | ((self.upper - self.lower) >= TWO_PI - 1e-9)
 
     def _limits(self, model: pin.Model) -> Tuple[np.ndarray, np.ndarray]:
         lower, upper = [], []
