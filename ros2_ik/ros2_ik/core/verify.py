@@ -88,7 +88,8 @@ def check(group: Group, pose: Optional[CompiledPose], q: np.ndarray,
     if pose is not None:
         pos, ori = pose.errors(placement)
         pose_ok = pose.within_tolerance(pos, ori)
-    limits_ok = group.within_limits(q)
+    limits_ok = group.within_limits_values(q.tolist() if type(q) is np.ndarray else
+                                           np.asarray(q, dtype=float).tolist())
     if pose_ok and limits_ok and not violations:
         return True, pos, ori, "", violations
     reasons = []
