@@ -6,7 +6,7 @@ PYTEST_ARGS ?=
 
 .PHONY: setup extras build dispatch test test-long lint docs demo bench bench-quick \
 	servo-bench bench-path bench-batch bench-analytic bench-sweep bench-ab bench-unreachable fuzz \
-	completeness load clean bench-wholebody
+	completeness load clean bench-wholebody bench-import
 
 setup:
 	@bash tools/setup.sh
@@ -116,6 +116,11 @@ bench-analytic: build
 bench-sweep: build
 	@$(ENV) pip install --quiet -r bench/requirements-bench.txt 2>&1 | { grep -v "is ignored" || true; } \
 	&& python bench/sweep_bench.py $(SWEEP_ARGS)
+
+# Import cost (issue 46): `import ros2_ik.core` after `import pinocchio` in fresh processes,
+# cached bytecode and none, interleaved: results/import.*. IMPORT_ARGS=--quick (6 runs, ~1 min).
+bench-import: build
+	@$(ENV) python bench/import_bench.py $(IMPORT_ARGS)
 
 # Old commit against new (issue 39): the pose, constrained and collision benchmarks of both
 # revisions interleaved (each in a temporary git worktree), then the completeness fuzz on each:

@@ -1,0 +1,179 @@
+"""Cost of ``import ros2_ik.core`` beside ``import pinocchio`` (issue 46), fresh processes.
+
+Target: ``import ros2_ik.core`` costs at most 0.1 s more than ``import pinocchio`` in the
+same run.  Each run is a fresh interpreter that times, in order, ``import pinocchio``,
+then ``import ros2_ik.core`` (the increment: the target's figure), then
+``import ros2_ik.node.ik_node`` (for information: what the node adds on top).  Two
+bytecode modes, interleaved run by run so both see the same load:
+
+cached  compiled bytecode read from a cache warmed by one untimed run (what an installed
+        package gives its user once it has been imported once)
+source  no bytecode anywhere: every module compiled from its source (what a shell of
+        ``tools/env.sh`` gives: it sets ``PYTHONDONTWRITEBYTECODE=1`` and colcon's build
+        tree holds no ``__pycache__``)
+
+Both use ``PYTHONPYCACHEPREFIX`` (a temporary directory) so no ``__pycache__`` is written
+into the tree or the venv.  Medians [s] per mode, the target line on the cached mode, the
+heavy modules ``import ros2_ik.core`` loads, machine and load: ``results/import.json``,
+``import.md``, ``import.png``.
+
+    python bench/import_bench.py            # 20 runs per mode
+    python bench/import_bench.py --quick    # 6
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from machine import machine, pyplot  # noqa: E402
+
+TARGET_S = 0.1
+MODES = ("cached", "source")
+# Modules the core loads only when first needed (checked by test_import_cost.py too).
+HEAVY = ("numba", "scipy", "yaml", "eaik", "ros2_ik.core.collision",
+         "ros2_ik.core.closed_form", "ros2_ik.core.solvers.proofs", "rclpy")
+
+CHILD = f"""
+import sys, time, json
+t0 = time.perf_counter()
+import pinocchio
+t1 = time.perf_counter()
+import ros2_ik.core
+t2 = time.perf_counter()
+heavy = [m for m in {HEAVY!r} if m in sys.modules]
+node = None
+try:
+    import ros2_ik.node.ik_node
+    node = time.perf_counter() - t2
+except ImportError as e:
+    print("no node:", e, file=sys.stderr)
+print(json.dumps({{"pinocchio_s": t1 - t0, "core_after_pinocchio_s": t2 - t1,
+                  "node_after_core_s": node, "heavy_loaded_by_core": heavy}}))
+"""
+
+
+def run_once(mode: str, cache: str, empty: str) -> dict:
+    """One fresh interpreter in ``mode``; its three timings [s] and the heavy modules."""
+    env = dict(os.environ)
+    if mode == "cached":
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        env["PYTHONPYCACHEPREFIX"] = cache
+    else:
+        env["PYTHONDONTWRITEBYTECODE"] = "1"
+        env["PYTHONPYCACHEPREFIX"] = empty
+    out = subprocess.run([sys.executable, "-c", CHILD], env=env, capture_output=True,
+                         text=True, check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def measure(runs: int) -> dict:
+    """Run ``runs`` interleaved runs per mode; return every run's timings, per mode."""
+    rows = {mode: [] for mode in MODES}
+    with tempfile.TemporaryDirectory() as cache, tempfile.TemporaryDirectory() as empty:
+        run_once("cached", cache, empty)  # warm the bytecode cache, untimed
+        for i in range(runs):
+            for mode in (MODES if i % 2 == 0 else MODES[::-1]):
+                rows[mode].append(run_once(mode, cache, empty))
+    return rows
+
+
+def summary(rows: dict) -> dict:
+    """Medians [s] per mode, the increment's median and the target verdict."""
+    out = {}
+    for mode, runs in rows.items():
+        med = {k: statistics.median(r[k] for r in runs if r[k] is not None)
+               for k in ("pinocchio_s", "core_after_pinocchio_s", "node_after_core_s")
+               if any(r[k] is not None for r in runs)}
+        med["core_after_pinocchio_max_s"] = max(r["core_after_pinocchio_s"] for r in runs)
+        med["runs"] = len(runs)
+        med["heavy_loaded_by_core"] = sorted({m for r in runs
+                                              for m in r["heavy_loaded_by_core"]})
+        out[mode] = med
+    out["target_s"] = TARGET_S
+    out["target_met_cached"] = out["cached"]["core_after_pinocchio_s"] <= TARGET_S
+    return out
+
+
+def markdown(res: dict, mach: dict) -> str:
+    """Return the results table with the target line, machine and load."""
+    s = res["summary"]
+    lines = ["# `import ros2_ik.core` after `import pinocchio` (issue 46)", "",
+             f"Fresh interpreters, {s['cached']['runs']} runs per mode, modes interleaved; "
+             f"medians [s]. Load (1/5/15 min) at the start "
+             f"{', '.join(f'{x:.2f}' for x in res['load_start'])}, at the end "
+             f"{', '.join(f'{x:.2f}' for x in mach['load_average'])}; {mach['cores']} cores "
+             f"({mach['cpu']}), shared.", "",
+             "| mode | import pinocchio | + import ros2_ik.core | (max) "
+             "| + import ros2_ik.node.ik_node |", "|---|---|---|---|---|"]
+    for mode in MODES:
+        m = s[mode]
+        node = m.get("node_after_core_s")
+        lines.append(f"| {mode} | {m['pinocchio_s']:.3f} | {m['core_after_pinocchio_s']:.3f} "
+                     f"| {m['core_after_pinocchio_max_s']:.3f} | "
+                     f"{'-' if node is None else f'{node:.3f}'} |")
+    verdict = "met" if s["target_met_cached"] else "NOT met"
+    lines += ["", f"Target: `import ros2_ik.core` <= {TARGET_S} s more than `import "
+              f"pinocchio` (cached bytecode, median): {verdict} "
+              f"({s['cached']['core_after_pinocchio_s']:.3f} s).",
+              "`source`: no bytecode (tools/env.sh's PYTHONDONTWRITEBYTECODE=1, colcon's "
+              "build tree): every module compiled at import; for information.",
+              f"Heavy modules loaded by `import ros2_ik.core`: "
+              f"{', '.join(s['cached']['heavy_loaded_by_core']) or 'none'} "
+              f"(of {', '.join(HEAVY)})."]
+    return "\n".join(lines) + "\n"
+
+
+def plot(rows: dict, path: Path) -> None:
+    """Per-run increments of the core and the node, per mode, with the target line."""
+    plt = pyplot()
+    if plt is None:
+        return
+    fig, ax = plt.subplots(figsize=(6, 3.5))
+    for k, mode in enumerate(MODES):
+        for j, (key, label) in enumerate((("pinocchio_s", "pinocchio"),
+                                          ("core_after_pinocchio_s", "+ ros2_ik.core"),
+                                          ("node_after_core_s", "+ ik_node"))):
+            ys = [r[key] for r in rows[mode] if r[key] is not None]
+            xs = [3 * k + j] * len(ys)
+            ax.plot(xs, ys, "o", alpha=0.5, color=f"C{j}",
+                    label=label if k == 0 else None)
+    ax.axhline(TARGET_S, color="k", ls="--", lw=1, label=f"target {TARGET_S} s")
+    ax.set_xticks([1, 4], list(MODES))
+    ax.set_ylabel("import time [s]")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+
+
+def main(argv=None) -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--quick", action="store_true", help="6 runs per mode")
+    p.add_argument("--runs", type=int, default=None, help="runs per mode (20)")
+    p.add_argument("--out", default=str(HERE / "results"), help="results directory")
+    args = p.parse_args(argv)
+    runs = args.runs or (6 if args.quick else 20)
+    load_start = list(os.getloadavg())
+    rows = measure(runs)
+    mach = machine()
+    res = {"machine": mach, "load_start": load_start, "runs": rows,
+           "summary": summary(rows)}
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "import.json").write_text(json.dumps(res, indent=1))
+    md = markdown(res, mach)
+    (out / "import.md").write_text(md)
+    plot(rows, out / "import.png")
+    print(md)
+
+
+if __name__ == "__main__":
+    main()
