@@ -4,14 +4,16 @@ Each class resolves its frame / joint names once in ``__init__`` (unknown names 
 ``InvalidFrame`` / ``InvalidJoint`` listing the valid ones), validates its numbers
 (``InvalidGoal`` naming the argument) and holds no ``pin.Data``.  The distance terms on
 the collision geometry (:mod:`ros2_ik.core.collision`) are in :mod:`.collision` and
-:mod:`.distance_bounds`.
+:mod:`.distance_bounds`: their names (``_LAZY``) are looked up through the module
+``__getattr__``, which imports them (and the collision package) when first asked for, so
+``import ros2_ik.core`` loads no collision code.
 """
+import importlib
+
 from .angle import AngleBetweenVectorsConstraint
 from .com import CenterOfMassConstraint, CenterOfMassDistanceConstraint
 from .contact import FramePlacementConstraint, PointOnPlaneConstraint
-from .collision import MinimumDistanceConstraint
 from .distance import PointToLineDistanceConstraint, PointToPointDistanceConstraint
-from .distance_bounds import DistanceConstraint, MinimumDistanceUpperBoundConstraint
 from .gaze import GazeTargetConstraint
 from .joints import JointBoundsConstraint, LockedJointConstraint
 from .numdiff import finite_difference, update_kinematics
@@ -41,3 +43,17 @@ __all__ = [
     "finite_difference",
     "update_kinematics",
 ]
+
+#: The names imported when first asked for, and their modules (the module docstring).
+_LAZY = {"MinimumDistanceConstraint": ".collision",
+         "DistanceConstraint": ".distance_bounds",
+         "MinimumDistanceUpperBoundConstraint": ".distance_bounds"}
+
+
+def __getattr__(name: str):
+    """Import a collision term's class on first use (``_LAZY``)."""
+    if name not in _LAZY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(_LAZY[name], __name__), name)
+    globals()[name] = value
+    return value

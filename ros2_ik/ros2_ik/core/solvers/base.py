@@ -21,7 +21,7 @@ import numpy as np
 from ros2_ik.core import errors
 from ros2_ik.core.problem import Problem
 from ros2_ik.core.result import IKResult, IKStatus, Progress, Solution
-from ros2_ik.core.solvers import before_iterating, proofs, seed_library
+from ros2_ik.core.solvers import before_iterating, seed_library
 from ros2_ik.core.solvers.budget import Budget
 from ros2_ik.core.verify import DEFAULT_TOLERANCE, ConstraintTolerance, Violation, check
 
@@ -428,12 +428,18 @@ def proven(result: IKResult, reason: str, start: float) -> IKResult:
         solver=result.solver)
 
 
+def _no_solution(problem: Problem, options: SolveOptions) -> Optional[str]:
+    """Return :func:`proofs.no_solution`: imported at the first failed attempt, not before."""
+    from ros2_ik.core.solvers import proofs
+    return proofs.no_solution(problem, options)
+
+
 def _proven_or(result: IKResult, problem: Problem, options: SolveOptions,
                start: float) -> IKResult:
     """Return ``result``, or :func:`proven` when it has no solution and a proof applies."""
     if result.status is IKStatus.SUCCESS:
         return result
-    reason = proofs.no_solution(problem, options)
+    reason = _no_solution(problem, options)
     return result if reason is None else proven(result, reason, start)
 
 
@@ -557,7 +563,7 @@ class Solver(ABC):
             if prove and search.attempts:  # the first attempt made: proofs if it failed
                 prove = False
                 if not search.solutions:
-                    reason = proofs.no_solution(problem, options)
+                    reason = _no_solution(problem, options)
                     if reason is not None:
                         return proven(search.result(self.name), reason, start)
             if search.finished():

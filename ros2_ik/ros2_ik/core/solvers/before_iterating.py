@@ -16,15 +16,17 @@ from __future__ import annotations
 
 import math
 import time
-from typing import List, Optional, Union
+from typing import TYPE_CHECKING, List, Optional, Union
 
 import numpy as np
 import pinocchio as pin
 
-from ros2_ik.core.closed_form import chain, sweep
 from ros2_ik.core.problem import Problem
 from ros2_ik.core.result import IKResult, IKStatus, Solution
 from ros2_ik.core.verify import check
+
+if TYPE_CHECKING:
+    from ros2_ik.core.closed_form.chain import ClosedForm
 
 #: The answer: a result, exact branches to start from, or None.
 Answer = Union[IKResult, List[np.ndarray], None]
@@ -38,6 +40,7 @@ def answer(solver, problem: Problem, seed: np.ndarray, options, distinct: float)
     pose = problem.pose
     if pose is None or not solver.closed_form:
         return None
+    chain, sweep = _forms()
     if problem.group.n == sweep.JOINTS:  # 7R: a swept joint (:mod:`.swept` decides)
         from ros2_ik.core.solvers import swept  # it imports this module's exact()
         return swept.answer(solver, problem, seed, options, distinct)
@@ -71,12 +74,28 @@ def _branches():
 _BRANCHES = None
 
 
+def _forms():
+    """:mod:`ros2_ik.core.closed_form`'s ``chain`` and ``sweep``, imported at first use.
+
+    The first pose a closed-form solver is asked imports them, not ``import ros2_ik.core``.
+    """
+    global _FORMS
+    if _FORMS is None:
+        from ros2_ik.core.closed_form import chain, sweep
+        _FORMS = chain, sweep
+    return _FORMS
+
+
+_FORMS = None
+
+
 def prepare(group, frame: str) -> None:
     """Detect ``group``'s closed form to ``frame`` and load its compiled step, if it has one.
 
     The one-time work of the first answer (EAIK's solver and its self-test, the numba
     kernel), done outside any solve's budget by :func:`ros2_ik.core.solve.prepare`.
     """
+    chain, sweep = _forms()
     if group.n == sweep.JOINTS:
         sweep.prepare(group, frame)
     if group.n not in chain.JOINTS:
@@ -92,7 +111,7 @@ def prepare(group, frame: str) -> None:
                          mid, 1e-2)
 
 
-def exact(problem: Problem, seed: np.ndarray, options, found, solver_form: chain.ClosedForm,
+def exact(problem: Problem, seed: np.ndarray, options, found, solver_form: ClosedForm,
           start: float, name: str
           ) -> Optional[IKResult]:
     """Return the result of a pose-only problem from its :class:`.Branches`, or None.
