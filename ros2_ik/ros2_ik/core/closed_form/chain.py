@@ -112,6 +112,7 @@ class ClosedForm:
 def _padded(rows: list, flags: list, n: int) -> Tuple[np.ndarray, np.ndarray]:
     """Return EAIK's per-target rows as ``(Q (N, m, n), ls (N, m))``, short ones padded (LS)."""
     count = len(rows)
+    rows = [np.reshape(r, (-1, n)) for r in rows]  # EAIK's empty answer is (0, 0)
     counts = np.fromiter(map(len, rows), dtype=np.intp, count=count)
     width = int(counts.max())
     if int(counts.min()) == width:
