@@ -386,10 +386,10 @@ class WholeBodyGroup(Group):
         if not Group.within_limits_values(self, values):
             return False
         if self.base_kind == FLOATING:
-            norm = math.sqrt(sum(v * v for v in values[3:7]))
-            if not abs(norm - 1.0) <= 1e-9:
+            x, y, z, w = values[3:7]
+            if not abs(math.sqrt(x * x + y * y + z * z + w * w) - 1.0) <= 1e-9:
                 return False
-            if self.bounds.has_yaw:
+            if self._has_yaw:
                 yaw = yaw_of_quaternion(*values[3:7])
                 b = self.bounds
                 yaw += round((0.5 * (b.yaw_lower + b.yaw_upper) - yaw) / TWO_PI) * TWO_PI
@@ -447,7 +447,8 @@ class WholeBodyGroup(Group):
         """Shape, finiteness and a usable quaternion; a free-flyer's quaternion normalised."""
         arr, values = Group._checked(self, q, what)
         if self.base_kind == FLOATING:
-            norm = math.sqrt(sum(v * v for v in values[3:7]))
+            x, y, z, w = values[3:7]
+            norm = math.sqrt(x * x + y * y + z * z + w * w)
             if not norm > 1e-6:
                 raise errors.InvalidSeed(
                     f"{what}: base quaternion {self.joint_names[3:7]} has norm {norm:.3g}")

@@ -542,7 +542,8 @@ class Solver(ABC):
             first_starts = early
             answer = self.seed_answer(problem, seed, options)
             if isinstance(answer, IKResult):
-                return _proven_or(answer, problem, options, start)
+                return answer if answer.status is IKStatus.SUCCESS else \
+                    _proven_or(answer, problem, options, start)
             begun = answer
         search = Search(problem, seed, options, begun.start if begun else None)
         if first_starts:

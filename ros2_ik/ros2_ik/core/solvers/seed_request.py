@@ -56,14 +56,13 @@ def answer(solver, problem: Problem, seed: np.ndarray, options: SolveOptions
     state = compiled_constraints(solver, problem)
     if state is None:
         return None
-    q0 = in_windows(problem, seed)
+    q0 = in_windows(problem, seed) if problem.folded else seed
     if problem.costs:  # the driver's first attempt of a problem with costs
         budget = Budget(options.timeout_s, options.cancel, None, start)
-        local = solver.first_attempt(state, [q0] + cost_starts(problem, seed, math.inf),
-                                     budget)
+        q, iterations, converged, merit = solver.first_attempt(
+            state, [q0] + cost_starts(problem, seed, math.inf), budget)
     else:
-        local = LocalResult(*state.project(q0))
-    q, iterations, converged = local.q, local.iterations, local.converged
+        q, iterations, converged, merit = state.project(q0)
     group = problem.group
     if converged and math.isfinite(sum(q.tolist())):
         q_out = returned_q(problem, q, seed)
@@ -74,4 +73,4 @@ def answer(solver, problem: Problem, seed: np.ndarray, options: SolveOptions
             solution = Solution(q_out, pos, ori, math.dist(q_out.tolist(), seed.tolist()))
             return solved(group, (solution,), 1, iterations, time.perf_counter() - start,
                           options.random_seed, solver.name)
-    return Begun(start, state, local)
+    return Begun(start, state, LocalResult(q, iterations, converged, merit))
