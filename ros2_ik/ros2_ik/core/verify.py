@@ -112,8 +112,12 @@ def update_for_measures(model: pin.Model, data: pin.Data, q_full: np.ndarray,
     too when one measures through :meth:`Constraint.evaluate` (neither ``measure_rows``
     nor ``value`` of its own: :mod:`ros2_ik.core.terms`' precondition).
     """
+    known = _THROUGH_EVALUATE.get  # the usual case: one lookup per constraint
     for c in constraints:
-        if _through_evaluate(type(c)):
+        through = known(type(c))
+        if through is None:
+            through = _through_evaluate(type(c))
+        if through:
             pin.computeJointJacobians(model, data, q_full)
             pin.updateFramePlacements(model, data)
             return
@@ -138,7 +142,7 @@ def constraint_violations(placements: Placements, constraints: Sequence[terms.Co
     amount is that of the row farthest out (relative to its unit's tolerance).
     """
     out = []
-    smallest = min(tol.m, tol.rad)
+    smallest = min(tol)  # of [m] and [rad]
     for c in constraints:
         values = c.measure_rows(placements)
         if sum(values) <= smallest:  # rows >= 0: each is within; NaN or inf: not

@@ -82,9 +82,8 @@ class PolyhedronConstraint(BoundedConstraint):
         p = []
         for p_GP in self._p_GP_lists:
             p += point_seen(placements, self._fid_F, self._fid_G, p_GP)
-        rows = (self._A @ p).tolist()
-        return [max((v - b) * inv, 0.0)
-                for v, b, inv in zip(rows, self.bound_lists()[1], self._inv_norms_list)]
+        A_unit, b_unit = self._unit_rows
+        return [max(v - b, 0.0) for v, b in zip(np.dot(A_unit, p).tolist(), b_unit)]
 
     @functools.cached_property
     def _p_GP_lists(self) -> list:
@@ -92,9 +91,9 @@ class PolyhedronConstraint(BoundedConstraint):
         return self._p_GP.T.tolist()
 
     @functools.cached_property
-    def _inv_norms_list(self) -> list:
-        """``1 / |A_i|`` as floats."""
-        return self._inv_norms.tolist()
+    def _unit_rows(self) -> tuple:
+        """``A_i / |A_i|`` (k, 3N) and ``b_i / |A_i|`` (k floats [m]): the rows in [m]."""
+        return self._A * self._inv_norms[:, None], self.physical_lists()[1]
 
     def sample_violation(self, frames) -> np.ndarray:
         """Squared distance [m^2] of each sample's stacked points outside the half-spaces."""
