@@ -121,6 +121,36 @@ def test_applies_only_where_the_driver_would_stop_at_the_seed():
     assert not seed_request.applies(Problem(group, target), base)  # pose only: no rows
 
 
+def test_a_seed_outside_a_joint_window_starts_inside_it_as_the_drivers():
+    """A joint window (a folded joint-bounds constraint) the seed is outside: the seed's
+    attempt starts projected into it, as the driver's first start does (the same answer)."""
+    from ros2_ik.core import constraints as C
+    from ros2_ik.core import robots
+    group = robots.load_group("panda")[1]
+    prepare(group, None, constrained=True)
+    model, rng = group.robot.model, np.random.default_rng(3)
+    name = group.joint_names[0]
+    answered = 0
+    for _ in range(12):
+        q = group.random_configuration(rng)
+        T = group.fk(q, group.tip)
+        box = C.PositionConstraint(model, "universe", T.translation - 0.005,
+                                   T.translation + 0.005, group.tip, np.zeros(3))
+        window = C.JointBoundsConstraint(model, {name: (q[0] - 0.1, q[0] + 0.1)})
+        problem = Problem(group, None, [box, window])
+        assert problem.folded
+        seed = group.mid_configuration()
+        seed[0] = q[0] + 0.5  # outside the window
+        shortcut, driver = _both(problem, seed, 3)
+        assert shortcut.status == driver.status
+        np.testing.assert_array_equal(shortcut.q, driver.q)
+        assert (shortcut.restarts, shortcut.iterations) == (driver.restarts, driver.iterations)
+        if shortcut.success:
+            assert q[0] - 0.1 - 1e-9 <= shortcut.q[0] <= q[0] + 0.1 + 1e-9
+            answered += shortcut.restarts == 0
+    assert answered
+
+
 @pytest.mark.parametrize("robot", ["solo12", "pr2"])
 def test_whole_body_answers_with_a_pose_target_are_the_drivers(robot):
     """Contacts, the CoM and a pose target (the whole-body benchmark's): same answers.
