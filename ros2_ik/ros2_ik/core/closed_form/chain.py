@@ -121,7 +121,7 @@ def _padded(rows: list, flags: list, n: int) -> Tuple[np.ndarray, np.ndarray]:
     ls = np.ones((count, width), dtype=bool)
     which = np.repeat(np.arange(count), counts)
     row = np.arange(len(which)) - np.repeat(np.cumsum(counts) - counts, counts)
-    Q[which, row] = np.concatenate(rows)
+    Q[which, row] = np.concatenate([np.reshape(r, (-1, n)) for r in rows])  # () when none
     ls[which, row] = np.concatenate(flags)
     return Q, ls
 
