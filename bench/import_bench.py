@@ -7,18 +7,24 @@ then ``import ros2_ik.core`` (the increment: the target's figure), then
 bytecode modes, interleaved run by run so both see the same load:
 
 cached  compiled bytecode read from a cache warmed by one untimed run (what an installed
-        package gives its user once it has been imported once)
-source  no bytecode anywhere: every module compiled from its source (what a shell of
-        ``tools/env.sh`` gives: it sets ``PYTHONDONTWRITEBYTECODE=1`` and colcon's build
-        tree holds no ``__pycache__``)
+        package gives its user once it has been imported once); ``PYTHONPYCACHEPREFIX``
+        is a temporary directory, so nothing is written into the tree or the venv
+source  ``PYTHONDONTWRITEBYTECODE=1`` and no prefix, as a shell of ``tools/env.sh`` has
+        it: the venv's packages read the bytecode pip wrote, ours (colcon's build tree
+        holds no ``__pycache__``) are compiled from source at every import
 
-Both use ``PYTHONPYCACHEPREFIX`` (a temporary directory) so no ``__pycache__`` is written
-into the tree or the venv.  Medians [s] per mode, the target line on the cached mode, the
-heavy modules ``import ros2_ik.core`` loads, machine and load: ``results/import.json``,
-``import.md``, ``import.png``.
+Medians [s] per mode, the target line on the cached mode, the heavy modules
+``import ros2_ik.core`` loads, machine and load: ``results/import.json``, ``import.md``,
+``import.png``.
+
+``--against DIR`` adds another tree (a checkout whose package is ``DIR/ros2_ik``, e.g.
+``git worktree add /tmp/old <commit>``) run beside this one in every round (each tree
+first on ``PYTHONPATH``); the markdown then has both trees and the ratios this / other of
+the core's increment.
 
     python bench/import_bench.py            # 20 runs per mode
     python bench/import_bench.py --quick    # 6
+    python bench/import_bench.py --quick --against /tmp/old
 """
 from __future__ import annotations
 
@@ -61,33 +67,39 @@ print(json.dumps({{"pinocchio_s": t1 - t0, "core_after_pinocchio_s": t2 - t1,
 """
 
 
-def run_once(mode: str, cache: str, empty: str) -> dict:
-    """One fresh interpreter in ``mode``; its three timings [s] and the heavy modules."""
+def run_once(mode: str, cache: str, tree: str) -> dict:
+    """One fresh interpreter in ``mode`` on ``tree``; its three timings [s], heavy modules."""
     env = dict(os.environ)
+    path = env.get("PYTHONPATH", "")
+    env["PYTHONPATH"] = f"{tree}:{path}" if path else tree
     if mode == "cached":
         env.pop("PYTHONDONTWRITEBYTECODE", None)
         env["PYTHONPYCACHEPREFIX"] = cache
     else:
         env["PYTHONDONTWRITEBYTECODE"] = "1"
-        env["PYTHONPYCACHEPREFIX"] = empty
+        env.pop("PYTHONPYCACHEPREFIX", None)
     out = subprocess.run([sys.executable, "-c", CHILD], env=env, capture_output=True,
                          text=True, check=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def measure(runs: int) -> dict:
-    """Run ``runs`` interleaved runs per mode; return every run's timings, per mode."""
-    rows = {mode: [] for mode in MODES}
-    with tempfile.TemporaryDirectory() as cache, tempfile.TemporaryDirectory() as empty:
-        run_once("cached", cache, empty)  # warm the bytecode cache, untimed
+def measure(runs: int, trees: dict) -> dict:
+    """Run ``runs`` interleaved rounds; return every run's timings per tree and mode."""
+    rows = {name: {mode: [] for mode in MODES} for name in trees}
+    with tempfile.TemporaryDirectory() as cache:
+        caches = {}
+        for name, tree in trees.items():  # warm each tree's bytecode cache, untimed
+            caches[name] = os.path.join(cache, name)
+            run_once("cached", caches[name], tree)
+        cells = [(name, mode) for name in trees for mode in MODES]
         for i in range(runs):
-            for mode in (MODES if i % 2 == 0 else MODES[::-1]):
-                rows[mode].append(run_once(mode, cache, empty))
+            for name, mode in (cells if i % 2 == 0 else cells[::-1]):
+                rows[name][mode].append(run_once(mode, caches[name], trees[name]))
     return rows
 
 
 def summary(rows: dict) -> dict:
-    """Medians [s] per mode, the increment's median and the target verdict."""
+    """Return medians [s] per mode, the increment's median and the target verdict."""
     out = {}
     for mode, runs in rows.items():
         med = {k: statistics.median(r[k] for r in runs if r[k] is not None)
@@ -106,48 +118,59 @@ def summary(rows: dict) -> dict:
 def markdown(res: dict, mach: dict) -> str:
     """Return the results table with the target line, machine and load."""
     s = res["summary"]
+    this = s["this"]
     lines = ["# `import ros2_ik.core` after `import pinocchio` (issue 46)", "",
-             f"Fresh interpreters, {s['cached']['runs']} runs per mode, modes interleaved; "
-             f"medians [s]. Load (1/5/15 min) at the start "
+             f"Fresh interpreters, {this['cached']['runs']} runs per tree and mode, "
+             f"interleaved; medians [s]. Load (1/5/15 min) at the start "
              f"{', '.join(f'{x:.2f}' for x in res['load_start'])}, at the end "
              f"{', '.join(f'{x:.2f}' for x in mach['load_average'])}; {mach['cores']} cores "
-             f"({mach['cpu']}), shared.", "",
-             "| mode | import pinocchio | + import ros2_ik.core | (max) "
-             "| + import ros2_ik.node.ik_node |", "|---|---|---|---|---|"]
-    for mode in MODES:
-        m = s[mode]
-        node = m.get("node_after_core_s")
-        lines.append(f"| {mode} | {m['pinocchio_s']:.3f} | {m['core_after_pinocchio_s']:.3f} "
-                     f"| {m['core_after_pinocchio_max_s']:.3f} | "
-                     f"{'-' if node is None else f'{node:.3f}'} |")
-    verdict = "met" if s["target_met_cached"] else "NOT met"
+             f"({mach['cpu']}), shared. Trees: "
+             f"{', '.join(f'{k} `{v}`' for k, v in res['trees'].items())}.", "",
+             "| tree | mode | import pinocchio | + import ros2_ik.core | (max) "
+             "| + import ros2_ik.node.ik_node | core: this / other |",
+             "|---|---|---|---|---|---|---|"]
+    for name in res["trees"]:
+        for mode in MODES:
+            m = s[name][mode]
+            node = m.get("node_after_core_s")
+            ratio = "-"
+            if name == "this" and "other" in s:
+                other = s["other"][mode]["core_after_pinocchio_s"]
+                ratio = f"{m['core_after_pinocchio_s'] / other:.2f}"
+            lines.append(f"| {name} | {mode} | {m['pinocchio_s']:.3f} | "
+                         f"{m['core_after_pinocchio_s']:.3f} | "
+                         f"{m['core_after_pinocchio_max_s']:.3f} | "
+                         f"{'-' if node is None else f'{node:.3f}'} | {ratio} |")
+    verdict = "met" if this["target_met_cached"] else "NOT met"
     lines += ["", f"Target: `import ros2_ik.core` <= {TARGET_S} s more than `import "
-              f"pinocchio` (cached bytecode, median): {verdict} "
-              f"({s['cached']['core_after_pinocchio_s']:.3f} s).",
-              "`source`: no bytecode (tools/env.sh's PYTHONDONTWRITEBYTECODE=1, colcon's "
-              "build tree): every module compiled at import; for information.",
-              f"Heavy modules loaded by `import ros2_ik.core`: "
-              f"{', '.join(s['cached']['heavy_loaded_by_core']) or 'none'} "
+              f"pinocchio` (this tree, cached bytecode, median): {verdict} "
+              f"({this['cached']['core_after_pinocchio_s']:.3f} s).",
+              "`source`: tools/env.sh's PYTHONDONTWRITEBYTECODE=1 (colcon's build tree has "
+              "no bytecode: every ros2_ik module compiled at import); for information.",
+              f"Heavy modules loaded by `import ros2_ik.core` (this tree): "
+              f"{', '.join(this['cached']['heavy_loaded_by_core']) or 'none'} "
               f"(of {', '.join(HEAVY)})."]
     return "\n".join(lines) + "\n"
 
 
 def plot(rows: dict, path: Path) -> None:
-    """Per-run increments of the core and the node, per mode, with the target line."""
+    """Per-run times per tree and mode, with the target line."""
     plt = pyplot()
     if plt is None:
         return
-    fig, ax = plt.subplots(figsize=(6, 3.5))
-    for k, mode in enumerate(MODES):
+    fig, ax = plt.subplots(figsize=(7, 3.5))
+    cells = [(name, mode) for name in rows for mode in MODES]
+    for k, (name, mode) in enumerate(cells):
         for j, (key, label) in enumerate((("pinocchio_s", "pinocchio"),
                                           ("core_after_pinocchio_s", "+ ros2_ik.core"),
                                           ("node_after_core_s", "+ ik_node"))):
-            ys = [r[key] for r in rows[mode] if r[key] is not None]
-            xs = [3 * k + j] * len(ys)
-            ax.plot(xs, ys, "o", alpha=0.5, color=f"C{j}",
+            ys = [r[key] for r in rows[name][mode] if r[key] is not None]
+            ax.plot([4 * k + j] * len(ys), ys, "o", alpha=0.5, color=f"C{j}",
                     label=label if k == 0 else None)
     ax.axhline(TARGET_S, color="k", ls="--", lw=1, label=f"target {TARGET_S} s")
-    ax.set_xticks([1, 4], list(MODES))
+    ax.set_xticks([4 * k + 1 for k in range(len(cells))],
+                  [f"{name}\n{mode}" for name, mode in cells])
+    ax.set_yscale("log")
     ax.set_ylabel("import time [s]")
     ax.legend(fontsize=8)
     fig.tight_layout()
@@ -158,14 +181,18 @@ def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--quick", action="store_true", help="6 runs per mode")
     p.add_argument("--runs", type=int, default=None, help="runs per mode (20)")
+    p.add_argument("--against", default=None, help="another tree to run beside this one")
     p.add_argument("--out", default=str(HERE / "results"), help="results directory")
     args = p.parse_args(argv)
     runs = args.runs or (6 if args.quick else 20)
+    trees = {"this": str(HERE.parent / "ros2_ik")}
+    if args.against:
+        trees["other"] = str(Path(args.against).resolve() / "ros2_ik")
     load_start = list(os.getloadavg())
-    rows = measure(runs)
+    rows = measure(runs, trees)
     mach = machine()
-    res = {"machine": mach, "load_start": load_start, "runs": rows,
-           "summary": summary(rows)}
+    res = {"machine": mach, "load_start": load_start, "trees": trees, "runs": rows,
+           "summary": {name: summary(r) for name, r in rows.items()}}
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     (out / "import.json").write_text(json.dumps(res, indent=1))
