@@ -284,9 +284,11 @@ def test_every_core_file_with_compiled_functions_is_a_source_of_the_stale_cache_
     uses_jit = re.compile(r"^from ros2_ik\.core\.runtime\.compiled import jit", re.MULTILINE)
     compiled = {p.resolve() for p in CORE.rglob("*.py") if p.parent != SOLVERS
                 and uses_jit.search(p.read_text())}
+    from ros2_ik.core.closed_form import six_r
     sources = set(constraint_kernel.constraint_sources()) | set(jit.SOURCES) | {
-        pathlib.Path(jit.__file__).resolve()}  # re-exports the decorator, compiles nothing
+        pathlib.Path(jit.__file__).resolve()} | set(six_r.SOURCES)  # jit: re-exports
     # Its kernel calls only its own file's compiled functions, and no other kernel calls
     # it: numba's check of the function's own file is enough.
-    self_contained = {(CORE / "closed_form" / "branches.py").resolve()}
+    self_contained = {(CORE / "closed_form" / f"{name}.py").resolve()
+                      for name in ("branches", "held")}
     assert compiled and compiled <= sources | self_contained

@@ -177,6 +177,21 @@ def test_problems_it_cannot_take_get_the_python_model():
     assert isinstance(polish_kernel.model_for(state), polish.ResidualsModel)
 
 
+def compiled_then_python(monkeypatch, objectives):
+    """``objectives()`` polished compiled, then by the Python model: ``(a, b, loops run)``.
+
+    ``loops run``: how many compiled polishing loops the first call ran.
+    """
+    calls = []
+    run = polish_kernel.CompiledModel.polish
+    monkeypatch.setattr(polish_kernel.CompiledModel, "polish",
+                        lambda self, *a, **k: calls.append(1) or run(self, *a, **k))
+    compiled = objectives()
+    monkeypatch.setattr(polish_kernel, "model_for",
+                        lambda state: polish.ResidualsModel(state.residuals))
+    return compiled, objectives(), len(calls)
+
+
 @pytest.mark.parametrize("with_pose", [False, True])
 def test_solves_reach_the_python_models_objectives(monkeypatch, with_pose):
     """Family g (+ a pose target), compiled model and loop or Python: objectives within 1e-6."""
@@ -198,15 +213,8 @@ def test_solves_reach_the_python_models_objectives(monkeypatch, with_pose):
             out.append(res.costs(res.update(result.q))[0])
         return np.array(out)
 
-    calls = []
-    run = polish_kernel.CompiledModel.polish
-    monkeypatch.setattr(polish_kernel.CompiledModel, "polish",
-                        lambda self, *a, **k: calls.append(1) or run(self, *a, **k))
-    compiled = objectives()
-    assert len(calls) >= len(specs)  # the compiled model and loop polished them
-    monkeypatch.setattr(polish_kernel, "model_for",
-                        lambda state: polish.ResidualsModel(state.residuals))
-    python = objectives()
+    compiled, python, calls = compiled_then_python(monkeypatch, objectives)
+    assert calls >= len(specs)  # the compiled model and loop polished them
     close = np.abs(compiled - python) <= 1e-6 * np.maximum(1.0, np.abs(python))
     assert close.mean() >= 0.9, (compiled, python)
 

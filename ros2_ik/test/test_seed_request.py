@@ -16,7 +16,9 @@ from ros2_ik.core.problem import Problem
 from ros2_ik.core.pose import PoseTarget
 from ros2_ik.core.solve import prepare
 from ros2_ik.core.solvers import chain_kernel, registry, seed_request
-from ros2_ik.core.solvers.base import SolveOptions, Solver
+from ros2_ik.core.solvers.lm import LevenbergMarquardt
+from ros2_ik.core.solvers import proofs
+from ros2_ik.core.solvers.base import SolveOptions
 from ros2_ik.core.solvers.budget import Budget
 from ros2_ik.core.verify import ConstraintTolerance, check
 from test_constraint_kernel import GROUPS, _random_specs, build  # noqa: F401
@@ -25,11 +27,18 @@ pytestmark = pytest.mark.skipif(not chain_kernel.available(), reason="numba not 
 TOL = ConstraintTolerance(1e-4, 1e-4)
 
 
-def _both(problem, seed, max_attempts):
+class DriverOnly(LevenbergMarquardt):
+    """lm without its step 1: the driver makes the seed's attempt itself."""
+
+    def seed_answer(self, problem, seed, options):
+        return None
+
+
+def _both(problem, seed, max_attempts, tolerance=TOL):
     options = SolveOptions(timeout_s=10.0, max_attempts=max_attempts, random_seed=4,
-                           constraint_tolerance=TOL)
+                           constraint_tolerance=tolerance)
     shortcut = registry.create("lm").solve(problem, seed, options)
-    driver = Solver.solve(registry.create("lm"), problem, seed, options)
+    driver = DriverOnly().solve(problem, seed, options)
     return shortcut, driver
 
 
@@ -108,7 +117,81 @@ def test_applies_only_where_the_driver_would_stop_at_the_seed():
     assert not seed_request.applies(with_cost, SolveOptions(feedback=lambda progress: None))
     assert seed_request.applies(problem, SolveOptions(feedback=lambda progress: None))
     target = PoseTarget(group.tip, group.fk(group.mid_configuration(), group.tip))
-    assert not seed_request.applies(Problem(group, target, problem.constraints), base)
+    assert seed_request.applies(Problem(group, target, problem.constraints), base)
+    assert not seed_request.applies(Problem(group, target), base)  # pose only: no rows
+
+
+@pytest.mark.parametrize("robot", ["solo12", "pr2"])
+def test_whole_body_answers_with_a_pose_target_are_the_drivers(robot):
+    """Contacts, the CoM and a pose target (the whole-body benchmark's): same answers.
+
+    The problems the CoM cannot meet too (NO_SOLUTION naming the term, after the one
+    attempt): the proofs run once the seed's attempt has failed, in both.
+    """
+    import wholebody_problems as wb
+    from wholebody_ours import TOL_M, TOL_RAD, OursWholeBody
+    ours = OursWholeBody(robot)
+    tolerance = ConstraintTolerance(TOL_M, TOL_RAD)
+    outcomes = set()
+    for p in wb.problems(robot, 6, seed=5):
+        for variant in (p, wb.with_impossible_com(p)):
+            if variant is None:
+                continue
+            problem = ours.problem(variant)
+            seed = ours.group.from_full_q(ours.to_ours(variant.seed))
+            shortcut, driver = _both(problem, seed, 3, tolerance)
+            assert shortcut.status == driver.status
+            np.testing.assert_array_equal(shortcut.q, driver.q)
+            assert (shortcut.restarts, shortcut.iterations) == \
+                (driver.restarts, driver.iterations)
+            assert shortcut.message == driver.message
+            ok = check(ours.group, problem.pose, shortcut.q, problem.constraints,
+                       ours.group.full_data(), tolerance)[0]
+            assert ok == shortcut.success
+            outcomes.add((shortcut.status.name, shortcut.restarts))
+    assert ("SUCCESS", 0) in outcomes  # answered from the seed
+
+
+def test_proofs_run_only_once_the_first_attempt_failed():
+    """A solved problem pays no proof; an unsolved one is proven after one attempt."""
+    name, group = GROUPS[0]
+    prepare(group, None, constrained=True)
+    calls = []
+
+    def never(problem, options):  # a registered proof that proves nothing
+        calls.append(problem)
+        return None
+
+    proofs.register(never)
+    try:
+        solved = unsolved = 0
+        for spec in _random_specs(name, group, 30, seed=2):
+            problem, seed = build(spec, group), np.asarray(spec.seed, dtype=float)
+            before = len(calls)
+            result = registry.create("lm").solve(problem, seed, SolveOptions(
+                timeout_s=1.0, max_attempts=2, random_seed=1, constraint_tolerance=TOL))
+            if result.success and result.restarts == 0:
+                solved += 1
+                assert len(calls) == before
+            elif result.restarts > 0:
+                unsolved += 1
+                assert len(calls) == before + 1
+        assert solved and unsolved
+    finally:
+        proofs.unregister(never)
+    # A target beyond reach: NO_SOLUTION after one attempt, the reach bound's reason.
+    T = group.fk(group.mid_configuration(), group.tip)
+    T.translation += np.array([10.0, 0.0, 0.0])
+    problem = Problem(group, PoseTarget(group.tip, T), spec_constraints(name, group))
+    result = registry.create("lm").solve(problem, group.mid_configuration(), SolveOptions(
+        timeout_s=1.0, random_seed=1, constraint_tolerance=TOL))
+    assert result.status.name == "NO_SOLUTION" and result.restarts == 0
+    assert "reach" in result.message and "one attempt from the seed" in result.message
+
+
+def spec_constraints(name, group):
+    """The constraints of one random problem on ``group``."""
+    return build(_random_specs(name, group, 1, seed=1)[0], group).constraints
 
 
 def test_a_budget_started_earlier_counts_the_time_before():

@@ -135,3 +135,22 @@ def test_feet_held_com_inside_hand_tracks(servo_node):
     assert any(s.state == ServoStatus.RUNNING for s in status), [s.reason for s in status]
     answer = _call(client, "stop")
     assert answer.success, answer.message
+
+
+def test_the_base_parent_frame_is_parsed_once_per_model(monkeypatch):
+    """The servo reads it every tick: an SRDF parse there held the GIL for the tick's time.
+
+    Parsed once per snapshot (a new model is a new snapshot), with the SRDF's answer.
+    """
+    from ros2_ik.core.model.robot import Robot
+    from ros2_ik.node import robot_source
+    calls = []
+    parse = robot_source.virtual_joint_parent
+    monkeypatch.setattr(robot_source, "virtual_joint_parent",
+                        lambda srdf: calls.append(srdf) or parse(srdf))
+    urdf = (robots.data_dir() / "pr2_description/urdf/pr2.urdf").read_text()
+    srdf = (robots.data_dir() / "pr2_description/srdf/pr2.srdf").read_text()
+    snapshot = robot_source.RobotSnapshot(Robot.from_urdf(urdf, srdf, root_joint="srdf"), 1,
+                                          urdf, srdf)
+    assert [snapshot.base_parent_frame for _ in range(3)] == [parse(srdf)] * 3
+    assert parse(srdf) == "odom_combined" and len(calls) == 1

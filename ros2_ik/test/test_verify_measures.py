@@ -1,14 +1,16 @@
 """The full check's one forward kinematics: what each measure needs, and what it gets.
 
 ``verify.check`` updates the kinematics once per check, shared by every constraint:
-frame placements alone (no Jacobians) when each constraint defines ``measure`` or
-``value``, the joint Jacobians too when one measures through ``evaluate``.  Each measure
+frame placements alone (no Jacobians) when each constraint defines ``measure_rows`` or
+``value``, the joint Jacobians too when one measures through ``evaluate``; the measures
+read the placements as floats (``kinematics.frames.Placements``).  Each measure
 is compared with geometry computed here from pinocchio placements
 (``test_constraints_physical._independent``), never with the constraint's own code.
 """
 from __future__ import annotations
 
 import math
+import weakref
 import zlib
 
 import numpy as np
@@ -21,7 +23,7 @@ from test_constraints_physical import CASES, _independent
 from ros2_ik.core import constraints as C
 from ros2_ik.core import terms
 from ros2_ik.core.constraints import update_kinematics
-from ros2_ik.core.kinematics.frames import frame_id, frame_jacobian
+from ros2_ik.core.kinematics.frames import Placements, frame_id, frame_jacobian
 from ros2_ik.core.model.robots import load_group
 from ros2_ik.core.verify import update_for_measures, verify_pose
 
@@ -113,3 +115,152 @@ def test_orientation_measure_with_identity_offsets(R_AbarA_identity, R_BbarB_ide
                                    atol=1e-9)
         violated += theta > 0.5
     assert violated
+
+
+def _tight_terms(group, q_star, checker):
+    """One constraint of every type, each holding at ``q_star`` with (almost) no slack.
+
+    Built from placements computed here (pinocchio FK), so that a corrupted solution
+    must move each term out of its bounds.
+    """
+    model = group.robot.model
+    q_full = group.to_full_q(q_star)
+    data = model.createData()
+    pin.framesForwardKinematics(model, data, q_full)
+    base, tip = group.base, group.tip
+    X_bt = data.oMf[model.getFrameId(base)].actInv(data.oMf[model.getFrameId(tip)])
+    X_wt = data.oMf[model.getFrameId(tip)]
+    p_q = X_bt.act(np.array([0.02, -0.01, 0.1]))
+    eps = 1e-6
+    n_A = np.array([0.0, 0.6, 0.8])
+    com = pin.centerOfMass(model, model.createData(), q_full)
+    joint = group.joint_names[1]
+    distance = checker.distances(q_full)
+    ball = float(distance.distances_m[[k for k, names in enumerate(
+        distance.compiled.pair_names) if set(names) == {"panda_hand", "ball"}][0]])
+    clearance = checker.min_distance(q_full).distance_m
+    corners = com[:2] + 1e-3 * np.array([[1.0, 0.0], [-0.5, 0.9], [-0.5, -0.9]])
+    return [
+        C.PositionConstraint(model, base, p_q - eps, p_q + eps, tip, [0.02, -0.01, 0.1]),
+        C.OrientationConstraint(model, base, X_bt.rotation, tip, np.eye(3), eps),
+        C.GazeTargetConstraint(model, tip, [0.0, 0.0, 0.0], n_A, base,
+                               X_bt.act(0.5 * n_A), 1e-3),
+        C.AngleBetweenVectorsConstraint(model, base, X_bt.rotation @ n_A, tip, n_A, 0.0, 1e-3),
+        C.PointToPointDistanceConstraint(model, tip, [0.0, 0.0, 0.0], base, [0.3, 0.2, 0.1],
+                                         np.linalg.norm(X_bt.translation - [.3, .2, .1]) - eps,
+                                         np.linalg.norm(X_bt.translation - [.3, .2, .1]) + eps),
+        C.PointToLineDistanceConstraint(model, tip, [0.0, 0.0, 0.0], base, X_bt.translation,
+                                        [0.0, 0.0, 1.0], 0.0, eps),
+        C.PolyhedronConstraint(model, base, tip, np.zeros((3, 1)),
+                               np.vstack((np.eye(3), -np.eye(3))),
+                               np.concatenate((X_bt.translation, -X_bt.translation)) + eps),
+        C.FramePlacementConstraint(model, tip, X_wt),
+        C.PointOnPlaneConstraint(model, tip, plane_point=X_wt.translation,
+                                 plane_normal=X_wt.rotation[:, 2], cone_rad=1e-3),
+        C.JointBoundsConstraint(model, {joint: (q_star[1] - eps, q_star[1] + eps)}),
+        C.LockedJointConstraint(model, {joint: q_star[1]}),
+        C.CenterOfMassConstraint(model, com - eps, com + eps),
+        C.CenterOfMassDistanceConstraint(model, [0.0, 0.0, 0.0], 0.0,
+                                         float(np.linalg.norm(com)) + eps),
+        C.ComInSupportPolygonConstraint(model, np.column_stack((corners, np.zeros(3)))),
+        C.MinimumDistanceConstraint(checker, clearance - eps, clearance + 0.05),
+        C.MinimumDistanceUpperBoundConstraint(checker, clearance + eps),
+        C.DistanceConstraint(checker, "panda_hand", "ball", ball - eps, ball + eps),
+    ]
+
+
+def test_a_moved_joint_is_rejected_for_every_constraint_type():
+    """A solution with one joint moved is rejected, by name, whatever the constraint type.
+
+    Each term holds at ``q_star`` with no slack (:func:`_tight_terms`); the shoulder
+    joint moved by +-0.1 rad must violate every two-sided term, and the one-sided ones
+    (a distance at least / at most, the CoM's distance) in one of the two directions.
+    """
+    from ros2_ik.core.collision import (CollisionChecker, PlanningScene, SceneObject, Sphere,
+                                        pose_from_xyz_quat)
+    from ros2_ik.core.model import robots
+    from ros2_ik.core.verify import DEFAULT_TOLERANCE, check
+
+    robot, group = load_group("panda")
+    model = robot.model
+    scene = PlanningScene.for_model(model)
+    scene.add(SceneObject("ball", [Sphere(0.05)],
+                          T_frame_object=pose_from_xyz_quat([0.5, 0.3, 0.4])))
+    checker = CollisionChecker.from_urdf(model, robots.urdf_text("panda"),
+                                         robots.srdf_text("panda"), scene)
+    q_star = np.array([0.2, -0.4, 0.1, -2.0, 0.3, 1.8, 0.5])
+    tight = _tight_terms(group, q_star, checker)
+    assert {type(c) for c in tight} >= {getattr(C, n) for n in C.__all__ if "Constraint" in n}
+    data = model.createData()
+    ok, _, _, reason, _ = check(group, None, q_star, tight, data, DEFAULT_TOLERANCE)
+    assert ok, reason
+    one_sided = (C.CenterOfMassDistanceConstraint, C.MinimumDistanceConstraint,
+                 C.MinimumDistanceUpperBoundConstraint, C.ComInSupportPolygonConstraint)
+    for term in tight:
+        rejected = []
+        for step in (0.1, -0.1):
+            moved = q_star.copy()
+            moved[1] += step
+            ok, _, _, reason, violations = check(group, None, moved, [term], data,
+                                                 DEFAULT_TOLERANCE)
+            rejected.append(not ok and [v.name for v in violations] == [term.name])
+        assert any(rejected) if isinstance(term, one_sided) else all(rejected), term.name
+
+
+@pytest.mark.parametrize("robot", ["panda", "tiny"])
+def test_placements_read_every_frame_as_pinocchio_places_it(robot):
+    """``Placements.pose`` of every frame (on the world or moving) = ``data.oMf`` at each q.
+
+    The views are made at the first configuration and must follow the next ones.
+    """
+    model = ROBOTS[robot]()
+    data, reference = model.createData(), model.createData()
+    for q in random_configurations(model, 4, seed=11):
+        pin.framesForwardKinematics(model, data, q)
+        pin.framesForwardKinematics(model, reference, q)
+        placements = Placements.of(model, data, q)
+        assert placements.q is q and placements.data is data
+        for fid in range(model.nframes):
+            X = reference.oMf[fid]
+            np.testing.assert_allclose(placements.pose(fid), np.concatenate(
+                (X.rotation.T.ravel(), X.translation)), atol=1e-15, err_msg=str(fid))
+
+
+def test_placements_go_with_their_data():
+    """One Placements per Data while it lives (its views read that Data's memory only)."""
+    import gc
+
+    model = ROBOTS["tiny"]()
+    data = model.createData()
+    q = pin.neutral(model)
+    first = Placements.of(model, data, q)
+    assert Placements.of(model, data, q) is first
+    assert Placements.of(model, model.createData(), q) is not first
+    ref = weakref.ref(data)
+    del data
+    gc.collect()
+    assert ref() is None and first.data is None
+
+
+@pytest.mark.parametrize("offset", [-1e-7, -1e-10, 0.0, 1e-10, 1e-7, 1e-5])
+def test_orientation_measure_at_its_bound(offset):
+    """At ``theta_bound = theta(q) + offset`` the measure is ``max(-offset, 0)`` within 1e-9.
+
+    The trace's shortcut (inside by more than rounding) and the angle agree at the bound.
+    """
+    from scipy.spatial.transform import Rotation
+
+    model = ROBOTS["panda"]()
+    data = model.createData()
+    R_AbarA = Rotation.from_rotvec([0.3, -0.2, 0.9]).as_matrix()
+    for q in random_configurations(model, 5, seed=5):
+        pin.framesForwardKinematics(model, data, q)
+        R_WA = data.oMf[model.getFrameId("panda_link3")].rotation @ R_AbarA
+        R_WB = data.oMf[model.getFrameId("panda_hand")].rotation
+        theta = Rotation.from_matrix(R_WA.T @ R_WB).magnitude()
+        if not 1e-3 < theta + offset < math.pi:
+            continue
+        term = C.OrientationConstraint(model, "panda_link3", R_AbarA, "panda_hand",
+                                       np.eye(3), theta + offset)
+        np.testing.assert_allclose(term.measure(model, data, q), [max(-offset, 0.0)],
+                                   atol=1e-9)

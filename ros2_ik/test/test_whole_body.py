@@ -286,6 +286,30 @@ def test_pr2_planar_base_reaches_beyond_the_arm_with_least_base_motion(pr2):
     assert res.q[0] > 1.5  # the base moved (the URDF's planar limits do not confine it)
 
 
+def test_a_base_position_never_wraps_but_a_planar_heading_does(pr2, solo):
+    # A position [m] or quaternion coordinate is no angle: 4 m from the seed is not
+    # 4 - 2 pi m; an unbounded planar heading is an angle.
+    for _, g in (pr2, solo):
+        seed = g.mid_configuration()
+        q = seed.copy()
+        q[:2] = (4.0, -5.0)
+        q[2] = seed[2] + 7.0 if g.base_kind == "planar" else 6.5
+        expected = q.copy()
+        if g.base_kind == "planar":
+            expected[2] -= 2 * math.pi
+        np.testing.assert_allclose(g.unwrap_near(q, seed)[:3], expected[:3], atol=1e-12)
+        assert not g.wraps[:g.base_nq].any() if g.base_kind == "floating" else \
+            g.wraps[:3].tolist() == [False, False, True]
+    robot, g = pr2
+    seed = g.mid_configuration()
+    T = g.fk(seed, "r_gripper_tool_frame")
+    T.translation += np.array([4.5, 0.0, 0.0])  # the base must move more than pi m
+    target = PoseTarget("r_gripper_tool_frame", T)
+    res = solve(g, target, seed, timeout_s=2.0, random_seed=0)
+    _check_success(g, res, target)
+    assert res.q[0] > math.pi
+
+
 def test_base_bounds_are_kept(pr2, talos):
     robot, _ = pr2
     g = robot.whole_body(tip="r_gripper_tool_frame", base_bounds=BaseBounds(

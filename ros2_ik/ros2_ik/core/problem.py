@@ -37,11 +37,9 @@ class Problem:
             constraints if type(constraints) is tuple else tuple(constraints)
         self.costs: Tuple[terms.Cost, ...] = costs if type(costs) is tuple else tuple(costs)
         for c in self.constraints:
-            if not isinstance(c, terms.Constraint):
-                raise errors.InvalidGoal(f"not a terms.Constraint: {c!r}")
+            _check_kind(c, terms.Constraint)
         for c in self.costs:
-            if not isinstance(c, terms.Cost):
-                raise errors.InvalidGoal(f"not a terms.Cost: {c!r}")
+            _check_kind(c, terms.Cost)
         if target is None and not self.constraints and not self.costs:
             raise errors.InvalidGoal("problem has no target, no constraint and no cost")
         self.pose: Optional[CompiledPose] = target.compile(group) if target else None
@@ -111,6 +109,23 @@ class Problem:
     def pose_only(self) -> bool:
         """True when the problem is a pose target and nothing else."""
         return self.pose is not None and not self.constraints and not self.costs
+
+
+def _check_kind(term, kind: type) -> None:
+    """Raise InvalidGoal unless ``term`` is a ``kind`` (:class:`terms.Constraint` or ``Cost``).
+
+    The classes found to be one are remembered: an abstract base class's ``isinstance``
+    is a Python call, and a problem checks every term.
+    """
+    key = (type(term), kind)
+    if key not in _KINDS:
+        if not isinstance(term, kind):
+            raise errors.InvalidGoal(f"not a terms.{kind.__name__}: {term!r}")
+        _KINDS.add(key)
+
+
+#: ``(term class, kind)`` pairs :func:`_check_kind` found to hold.
+_KINDS: set = set()
 
 
 def pose_constraints(model, targets: Iterable[PoseTarget]) -> List[terms.Constraint]:

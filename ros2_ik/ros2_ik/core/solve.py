@@ -160,6 +160,9 @@ def _problem(group, target_or_problem, constraints, costs) -> Problem:
     if isinstance(target_or_problem, Problem):
         if target_or_problem.group is not group:
             raise errors.InvalidArgument("problem was built for another group")
+        if type(constraints) is tuple and not constraints and type(costs) is tuple \
+                and not costs:  # the defaults add nothing: no copy, no call
+            return target_or_problem
         return target_or_problem.with_terms(constraints, costs)
     if isinstance(target_or_problem, PoseTarget):
         return Problem(group, target_or_problem, constraints, costs)

@@ -25,6 +25,8 @@ from typing import Optional, Tuple
 import numpy as np
 import pinocchio as pin
 
+from ros2_ik.core.kinematics.frames import Placements
+
 
 class Constraint(ABC):
     """``lower_bound <= g(q) <= upper_bound`` with ``g`` of shape ``(m,)``."""
@@ -148,12 +150,23 @@ class Constraint(ABC):
 
         The verification's figure, computed from the geometry by its own formula (not
         the residual a solver drives): an angle bound reports radians, a distance metres.
-        Precondition: forward kinematics and frame placements of ``q`` in ``data``
+        :meth:`measure_rows` as an array, with the same precondition.
+        """
+        return np.array(self.measure_rows(Placements.of(model, data, q)), dtype=float)
+
+    def measure_rows(self, placements: Placements) -> list:
+        """:meth:`measure` as a list of floats (each >= 0, NaN where undefined) [m or rad].
+
+        Computed from the frames' world placements (``placements.pose``) on floats.
+
+        What :func:`ros2_ik.core.verify.check` reads.  Precondition: forward kinematics
+        and frame placements of ``placements.q`` in ``placements.data``
         (``pin.framesForwardKinematics``), no Jacobians, when the class defines
-        ``measure`` or :meth:`value`; else :meth:`evaluate`'s (the default measures
+        ``measure_rows`` or :meth:`value`; else :meth:`evaluate`'s (the default measures
         through it).  :func:`ros2_ik.core.verify.check` runs what each needs.
         """
-        return self.violation(self.value(model, data, q))
+        return self.violation(self.value(placements.model, placements.data,
+                                         placements.q)).tolist()
 
 
 class Cost(ABC):

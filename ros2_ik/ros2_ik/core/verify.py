@@ -13,6 +13,7 @@ import numpy as np
 import pinocchio as pin
 
 from ros2_ik.core import terms
+from ros2_ik.core.kinematics.frames import Placements
 from ros2_ik.core.model.group import Group
 from ros2_ik.core.pose import CompiledPose, PoseTarget
 
@@ -45,8 +46,7 @@ class Violation(NamedTuple):
 
 
 DEFAULT_TOLERANCE = ConstraintTolerance()
-_BASE_HOLDS = terms.Constraint.holds
-_BASE_MEASURE = terms.Constraint.measure
+_BASE_MEASURE_ROWS = terms.Constraint.measure_rows
 _BASE_VALUE = terms.Constraint.value
 _THROUGH_EVALUATE: Dict[type, bool] = {}
 
@@ -76,37 +76,48 @@ def check(group: Group, pose: Optional[CompiledPose], q: np.ndarray,
     if constraints:
         update_for_measures(model, data, q_full, constraints)
         placement = data.oMf[pose.frame_id] if pose is not None else None
+        violations = constraint_violations(Placements.of(model, data, q_full), constraints,
+                                           tol)
     else:
         pin.forwardKinematics(model, data, q_full)
         placement = pin.updateFramePlacement(model, data, pose.frame_id) \
             if pose is not None else None
-    pos, ori, reasons = math.nan, math.nan, []
+        violations = []
+    pos = ori = math.nan
+    pose_ok = True
     if pose is not None:
         pos, ori = pose.errors(placement)
-        if not pose.within_tolerance(pos, ori):
-            reasons.append(f"pose error {pos:.3g} m / {ori:.3g} rad above tolerance")
-    if not group.within_limits(q):
+        pose_ok = pose.within_tolerance(pos, ori)
+    limits_ok = group.within_limits(q)
+    if pose_ok and limits_ok and not violations:
+        return True, pos, ori, "", violations
+    reasons = []
+    if not pose_ok:
+        reasons.append(f"pose error {pos:.3g} m / {ori:.3g} rad above tolerance")
+    if not limits_ok:
         names = [n for n, v, lo, hi in zip(group.joint_names, q, group.lower, group.upper)
                  if not lo <= v <= hi]
         reasons.append(f"outside joint limits: {names}")
-    violations = constraint_violations(model, data, q_full, constraints, tol) \
-        if constraints else []
     if violations:
         reasons.append("violated: " + ", ".join(str(v) for v in violations))
-    return not reasons, pos, ori, "; ".join(reasons), violations
+    return False, pos, ori, "; ".join(reasons), violations
 
 
 def update_for_measures(model: pin.Model, data: pin.Data, q_full: np.ndarray,
                         constraints: Sequence[terms.Constraint]) -> None:
     """One forward kinematics of ``q_full`` (nq,) shared by every constraint's measure.
 
-    The frame placements ``data.oMf`` alone (:meth:`Constraint.measure`'s precondition)
-    when every constraint measures without a Jacobian; the joint Jacobians too when one
-    measures through :meth:`Constraint.evaluate` (neither ``measure`` nor ``value`` of its
-    own: :mod:`ros2_ik.core.terms`' precondition).
+    The frame placements ``data.oMf`` alone (:meth:`Constraint.measure_rows`'
+    precondition) when every constraint measures without a Jacobian; the joint Jacobians
+    too when one measures through :meth:`Constraint.evaluate` (neither ``measure_rows``
+    nor ``value`` of its own: :mod:`ros2_ik.core.terms`' precondition).
     """
+    known = _THROUGH_EVALUATE.get  # the usual case: one lookup per constraint
     for c in constraints:
-        if _through_evaluate(type(c)):
+        through = known(type(c))
+        if through is None:
+            through = _through_evaluate(type(c))
+        if through:
             pin.computeJointJacobians(model, data, q_full)
             pin.updateFramePlacements(model, data)
             return
@@ -117,32 +128,24 @@ def _through_evaluate(kind: type) -> bool:
     """Whether constraints of class ``kind`` measure through ``evaluate`` (cached per class)."""
     known = _THROUGH_EVALUATE.get(kind)
     if known is None:
-        known = _THROUGH_EVALUATE[kind] = (kind.measure is _BASE_MEASURE
+        known = _THROUGH_EVALUATE[kind] = (kind.measure_rows is _BASE_MEASURE_ROWS
                                            and kind.value is _BASE_VALUE)
     return known
 
 
-def constraint_violations(model: pin.Model, data: pin.Data, q_full: np.ndarray,
-                          constraints: Sequence[terms.Constraint],
+def constraint_violations(placements: Placements, constraints: Sequence[terms.Constraint],
                           tol: ConstraintTolerance) -> List[Violation]:
     """Each constraint some row of which lies outside its bounds by more than its tolerance.
 
-    A row's violation is :meth:`~ros2_ik.core.terms.Constraint.measure`'s, in its unit
-    ([m] or [rad]); the reported amount is that of the row farthest out (relative to its
-    unit's tolerance).
+    A row's violation is :meth:`~ros2_ik.core.terms.Constraint.measure_rows`', in its unit
+    ([m] or [rad]), at ``placements`` (:func:`update_for_measures` run); the reported
+    amount is that of the row farthest out (relative to its unit's tolerance).
     """
     out = []
-    smallest = min(tol.m, tol.rad)
-    within = smallest.__ge__  # NaN: False
+    smallest = min(tol)  # of [m] and [rad]
     for c in constraints:
-        # A constraint with its own holds() (the minimum distance: fewer pairs) is asked
-        # first; the others' measure() is the cheaper test (holds() would evaluate rows).
-        if type(c).holds is not _BASE_HOLDS and c.holds(model, data, q_full):
-            continue
-        rows = c.measure(model, data, q_full)
-        values = rows.tolist() if type(rows) is np.ndarray else \
-            np.asarray(rows, dtype=float).tolist()
-        if all(map(within, values)):  # the usual case: floats, no array made
+        values = c.measure_rows(placements)
+        if sum(values) <= smallest:  # rows >= 0: each is within; NaN or inf: not
             continue
         units = c.units
         over = [k for k, (v, u) in enumerate(zip(values, units))

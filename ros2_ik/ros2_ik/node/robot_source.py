@@ -11,6 +11,7 @@ import threading
 import time
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Dict, Optional, Sequence, Tuple
 
 import pinocchio as pin
@@ -70,11 +71,13 @@ class RobotSnapshot:
             data = self._verification.data = self.robot.model.createData()
         return data
 
-    @property
+    @cached_property
     def base_parent_frame(self) -> str:
         """The frame the base joint hangs from: the SRDF virtual joint's ``parent_frame``.
 
         ``universe`` (the model's root frame, which it stands for) when the SRDF names none.
+        Parsed once per snapshot: the servo reads it every tick, and parsing the SRDF holds
+        the GIL (one C call), delaying the servo thread's ticks.
         """
         return virtual_joint_parent(self.srdf) or "universe"
 

@@ -66,7 +66,18 @@ def branches(closed_form, lower: np.ndarray, upper: np.ndarray, T_world_frame: p
     ``outside``, ``gap`` and ``ls`` are empty when some branch is inside the limits.
     """
     Q, ls = closed_form.solve(T_world_frame.homogeneous)
+    return of_rows(Q, ls, lower, upper, seed, distinct)
+
+
+def of_rows(Q: np.ndarray, ls, lower: np.ndarray, upper: np.ndarray, seed: np.ndarray,
+            distinct: float) -> Branches:
+    """:class:`Branches` of a closed form's rows ``Q`` (m, n) [rad] and flags ``ls`` (m,)."""
     reps, gap, k, exact = representatives(Q, ls, seed, lower, upper, distinct)
+    return pack(Q, reps, gap, k, exact)
+
+
+def pack(Q: np.ndarray, reps: np.ndarray, gap: np.ndarray, k: int, exact: int) -> Branches:
+    """:class:`Branches` of rows ``Q`` from :func:`representatives`' ``(out, gap, k, exact)``."""
     if k:
         inside = reps[:k]
         inside.setflags(write=False)
@@ -194,6 +205,39 @@ def _nearest(x: float, ref: float, lo: float, hi: float) -> Tuple[float, float]:
         above = c + TWO_PI
         return (c, lo - c) if lo - c <= above - hi else (above, above - hi)
     return c, 0.0
+
+
+@jit
+def widen(Q: np.ndarray, joint: int, value: float) -> np.ndarray:
+    """Return a held chain's rows ``Q`` (m, n) [rad] as the chain's, ``value`` at ``joint``."""
+    m, n = Q.shape
+    out = np.empty((m, n + 1))
+    for i in range(m):
+        k = 0
+        for j in range(n + 1):
+            if j == joint:
+                out[i, j] = value
+            else:
+                out[i, j] = Q[i, k]
+                k += 1
+    return out
+
+
+@jit
+def widened_representatives(Q: np.ndarray, ls: np.ndarray, joint: int, value: float,
+                            seed: np.ndarray, lower: np.ndarray, upper: np.ndarray,
+                            distinct: float):
+    """:func:`representatives` of a 7R chain's rest's rows ``Q`` (m, 6) widened at ``joint``.
+
+    The rest: the chain with joint ``joint`` held at ``value`` [rad]
+    (:mod:`.held`).  Returns ``(rows (m, 7), out, gap, k, exact)``, ``rows`` the
+    widened ``Q``.
+    """
+    rows = widen(Q, joint, value)
+    m, n = rows.shape
+    out, scratch, gap, dist = np.empty((m, n)), np.empty((m, n)), np.empty(m), np.empty(m)
+    k, exact = fill(rows, ls, seed, lower, upper, distinct, out, scratch, gap, dist)
+    return rows, out, gap, k, exact
 
 
 def proof(group, pose, found: Branches, family: str, data: pin.Data

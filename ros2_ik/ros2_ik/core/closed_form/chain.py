@@ -10,10 +10,11 @@ a target ``T_world_frame`` goes to the solver as it is and its angles are the gr
 A chain has a closed form when its joints are six (or five) revolute ones (continuous
 included) in one serial chain to the frame and EAIK knows a decomposition of it
 (spherical wrist, three parallel axes, and its other families; with five joints, e.g.
-three parallel axes between two others); a self-test then checks that the solver
-reproduces pinocchio's forward kinematics and finds known configurations again.  A
-five-joint chain reaches a five-dimensional set of poses: a full pose off it has no
-exact solution, which the closed form's least-squares rows prove (:mod:`.branches`).
+three parallel axes between two others).  Our kernel (:mod:`.six_r`) then solves a
+six-joint chain when it is one of its families, EAIK otherwise.  A self-test checks that
+the solver reproduces pinocchio's forward kinematics and finds known configurations
+again.  A five-joint chain reaches a five-dimensional set of poses: a full pose off it
+has no exact solution, which the closed form's least-squares rows prove (:mod:`.branches`).
 """
 from __future__ import annotations
 
@@ -23,6 +24,8 @@ from typing import NamedTuple, Optional, Tuple
 import numpy as np
 import pinocchio as pin
 
+from ros2_ik.core.closed_form import six_r
+from ros2_ik.core.runtime import compiled
 from ros2_ik.core.runtime.per_object import PerObjectAndKey
 
 #: Joint counts a closed form takes, each joint a rotation.
@@ -37,24 +40,35 @@ SELF_TEST_SAMPLES = 8
 class ClosedForm:
     """The closed-form solver of one group's chain to one frame (see the module docstring).
 
-    ``family``: EAIK's name of the decomposition (e.g. ``6R-SPHERICAL_WRIST``).
+    ``family``: EAIK's name of the decomposition (e.g. ``6R-SPHERICAL_WRIST``);
+    ``kernel``: ``(family, G)`` of our compiled subproblem kernel (:mod:`.six_r`) when the
+    chain is one of its families, else None (EAIK solves).
     """
 
-    __slots__ = ("family", "n", "_robot")
+    __slots__ = ("family", "n", "kernel", "_robot")
 
-    def __init__(self, robot, family: str, n: int):
-        """Wrap EAIK ``robot`` (internal: use :func:`of`)."""
-        self._robot, self.family, self.n = robot, family, n
+    def __init__(self, robot, family: str, n: int, kernel=None):
+        """Wrap EAIK ``robot`` and our ``kernel`` (internal: use :func:`of`)."""
+        self._robot, self.family, self.n, self.kernel = robot, family, n, kernel
 
-    def solve(self, T_world_frame_h: np.ndarray) -> Tuple[np.ndarray, list]:
+    def solve(self, T_world_frame_h: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
         """Every branch of 4x4 ``T_world_frame_h``: angles (m, n) [rad] and least-squares flags.
 
         A row whose flag is False is an exact solution (angles in ``(-pi, pi]``); True: the
         pose is out of reach of that branch and the row only minimises EAIK's subproblem
-        residuals.
+        residuals (EAIK's rows whenever the kernel finds no exact one: the proof of
+        :mod:`.branches` measures how far they miss).
         """
+        if self.kernel is not None:
+            Q, ls = self._kernel(np.asarray(T_world_frame_h, dtype=float)[None])
+            if not ls[0].all():
+                return Q[0], ls[0]
+        return self.eaik(T_world_frame_h)
+
+    def eaik(self, T_world_frame_h: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+        """Return EAIK's branches of 4x4 ``T_world_frame_h`` as :meth:`solve` returns them."""
         solution = self._robot.calculate_IK(T_world_frame_h)
-        return solution.Q, solution.is_LS
+        return solution.Q, np.asarray(solution.is_LS, dtype=bool)
 
     def solve_many(self, T_world_frame_h: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
         """:meth:`solve` of each of ``T_world_frame_h`` (N, 4, 4) in one call.
@@ -66,25 +80,50 @@ class ClosedForm:
         count = len(T_world_frame_h)
         if not count:
             return np.zeros((0, 0, self.n)), np.zeros((0, 0), dtype=bool)
-        solutions = self._robot.calculate_IK_batched(
-            np.ascontiguousarray(T_world_frame_h, dtype=float), 1)
-        rows = [solution.Q for solution in solutions]
-        flags = [solution.is_LS for solution in solutions]
-        counts = np.fromiter(map(len, rows), dtype=np.intp, count=count)
-        width = int(counts.max())
-        if int(counts.min()) == width:
-            return np.array(rows).reshape(count, width, self.n), np.array(flags, dtype=bool)
-        Q = np.zeros((count, width, self.n))
-        ls = np.ones((count, width), dtype=bool)
-        which = np.repeat(np.arange(count), counts)
-        row = np.arange(len(which)) - np.repeat(np.cumsum(counts) - counts, counts)
-        Q[which, row] = np.concatenate(rows)
-        ls[which, row] = np.concatenate(flags)
+        T = np.ascontiguousarray(T_world_frame_h, dtype=float)
+        if self.kernel is None:
+            return self._eaik_many(T)
+        Q, ls = self._kernel(T)
+        missed = np.flatnonzero(ls.all(axis=1))
+        if len(missed):  # EAIK's least-squares rows, as solve() gives them
+            rows, flags = self._eaik_many(T[missed])
+            width = min(rows.shape[1], six_r.BRANCHES)
+            Q[missed], ls[missed] = 0.0, True
+            Q[missed, :width], ls[missed, :width] = rows[:, :width], flags[:, :width]
+        return Q, ls
+
+    def _eaik_many(self, T: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+        """Return EAIK's rows of each of ``T`` (N, 4, 4), padded (:meth:`solve_many`)."""
+        solutions = self._robot.calculate_IK_batched(T, 1)
+        return _padded([solution.Q for solution in solutions],
+                       [solution.is_LS for solution in solutions], self.n)
+
+    def _kernel(self, T: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+        """:func:`.six_r.solve_6r` of ``T`` (N, 4, 4): ``(Q (N, 8, 6), ls (N, 8))``."""
+        Q = np.empty((len(T), six_r.BRANCHES, self.n))
+        ls = np.empty((len(T), six_r.BRANCHES), dtype=bool)
+        six_r.solve_6r(self.kernel[0], self.kernel[1], T, Q, ls)
         return Q, ls
 
     def forward(self, q: np.ndarray) -> np.ndarray:
         """Return EAIK's ``T_world_frame`` (4, 4) at angles ``q`` [rad] (the self-test's)."""
         return self._robot.fwdkin(q)
+
+
+def _padded(rows: list, flags: list, n: int) -> Tuple[np.ndarray, np.ndarray]:
+    """Return EAIK's per-target rows as ``(Q (N, m, n), ls (N, m))``, short ones padded (LS)."""
+    count = len(rows)
+    counts = np.fromiter(map(len, rows), dtype=np.intp, count=count)
+    width = int(counts.max())
+    if int(counts.min()) == width:
+        return np.array(rows).reshape(count, width, n), np.array(flags, dtype=bool)
+    Q = np.zeros((count, width, n))
+    ls = np.ones((count, width), dtype=bool)
+    which = np.repeat(np.arange(count), counts)
+    row = np.arange(len(which)) - np.repeat(np.cumsum(counts) - counts, counts)
+    Q[which, row] = np.concatenate(rows)
+    ls[which, row] = np.concatenate(flags)
+    return Q, ls
 
 
 class Detection(NamedTuple):
@@ -133,11 +172,22 @@ def detect(group, frame_id: int) -> Detection:
     robot = eaik.Robot(H.T, P.T, R, [], True)
     if not robot.has_known_decomposition():
         return Detection(None, f"no known decomposition ({robot.get_kinematic_family()})")
-    closed_form = ClosedForm(robot, robot.get_kinematic_family(), group.n)
+    kernel = _kernel(H, P, R) if group.n == six_r.JOINTS else None
+    closed_form = ClosedForm(robot, robot.get_kinematic_family(), group.n, kernel)
     failure = _self_test(group, frame_id, closed_form)
     if failure:
         return Detection(None, failure)
     return Detection(closed_form, "")
+
+
+def _kernel(H: np.ndarray, P: np.ndarray, R: np.ndarray):
+    """``(family, G)`` of :mod:`.six_r` for the chain, or None (not its families, no numba)."""
+    found = six_r.geometry(H, P, R)
+    if found is None or not compiled.available():
+        return None
+    from ros2_ik.core.kinematics import jit  # loads numba: the kernel compiles
+    jit.drop_stale_cache(six_r.SOURCES)
+    return found
 
 
 def _axes(model: pin.Model, joint_ids) -> object:

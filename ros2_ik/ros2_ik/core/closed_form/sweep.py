@@ -5,19 +5,24 @@ leaves a six-joint chain; when EAIK decomposes that chain (its product-of-expone
 form, :mod:`.chain`, with the held joint's rotation folded into the offsets: EAIK's
 ``fixed_axes``), each value gives the six joints' exact branches in microseconds.
 
-Detection (:func:`of`, once per group and frame, from the kinematics alone): every
-joint is tried held; it is kept when EAIK decomposes the rest at values spread over its
-limits and a self-test finds known configurations again.  Each joint kept gets an
-order of :data:`CELLS` values spread over its limits (cell centres; a continuous joint:
-one turn): greedily, the value that gives branches within the limits to the most sample
-poses not yet covered, then the next (the coverage order, fixed once per group); the
-joint whose order reaches the sample poses in the fewest values is swept.  A chain
-where no joint works has no sweep (the search solves it as before).
+Detection (:func:`of`, once per group and frame, from the kinematics alone): the chain's
+first and last joints are tried held as its ends (the other six then form one 6R chain:
+one closed form serves every value, only the target moves, :mod:`.held`), every joint
+held inside the chain too (EAIK's ``fixed_axes``: a closed form per value, kept when
+EAIK decomposes the rest at values spread over its limits); each is kept when a
+self-test finds known configurations again.  Each joint kept is scored on sample poses
+by the values of :data:`CELLS` (cell centres over its limits; a continuous joint: one
+turn) it needs to reach them in a greedy coverage order; the joint with the fewest
+(a closed form built per solve counted as :data:`BUILD_COST` values) is swept.  On it a
+model of which values reach which poses is fitted (:func:`.held.fit`,
+:data:`RANK_SAMPLES` poses).  A chain where no joint works has no sweep (the search
+solves it as before).
 
 Solving (:func:`along`, answered by :mod:`ros2_ik.core.solvers.swept`): the swept
 joint takes the seed's value first (a seed near a solution: that solution's branch),
-then the values of the coverage order (:meth:`Sweep.forms`); at each value the branches
-within the limits (:func:`.branches.branches`) are verified on the full model.  A
+then the cells' centres ranked for the target by the fitted model
+(:meth:`Sweep.forms`); at each value the branches within the limits
+(:mod:`.branches`) are verified on the full model.  A
 sampled joint proves nothing about the values between samples: after the sweep's budget
 the search runs (from the nearest branches just outside the limits), and NO_SOLUTION
 comes only from the search or the reach bound.  ``num_solutions`` returns the distinct
@@ -27,16 +32,14 @@ is a sample of the solutions, not every one.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Iterator, List, NamedTuple, Optional, Tuple
+from typing import Iterator, List, NamedTuple, Optional, Tuple
 
 import numpy as np
 import pinocchio as pin
 
-from ros2_ik.core.closed_form import chain
+from ros2_ik.core.closed_form import branches, chain, held
+from ros2_ik.core.closed_form.branches import Branches
 from ros2_ik.core.runtime.per_object import PerObjectAndKey
-
-if TYPE_CHECKING:  # numba compiles branches: imported once a sweep is found
-    from ros2_ik.core.closed_form.branches import Branches
 
 #: Joints of a chain the sweep takes: seven rotations.
 JOINTS = 7
@@ -49,27 +52,56 @@ COVER_SAMPLES = 48
 SELF_TEST_TOLERANCE = 1e-4
 #: Values of one sweep after the seed's: centres of this many cells over the limits.
 CELLS = 32
+#: What building a held chain's closed form for the seed's value costs (a joint not at
+#: the chain's end), in values tried.
+BUILD_COST = 0.5
+#: A sweep whose coverage order reaches the sample poses in at most this many values on
+#: average is cheap (:attr:`Sweep.cheap`): solvers that search (lm) answer from it too.
+CHEAP_VALUES = 1.2
+#: Sample poses that fit the ranking of the values for a target (:func:`.held.ranked`).
+RANK_SAMPLES = 1000
 
 
 class Sweep:
     """The swept joint of a 7R chain and its six-joint closed forms (module docstring).
 
     ``joint``: index of the swept joint in the group; ``family``: a description for
-    messages (the joint's name and EAIK's family of the rest).
+    messages (the joint's name and EAIK's family of the rest); ``cheap``: one value
+    reaches nearly every pose (:data:`CHEAP_VALUES`); ``end``: the joint is the
+    chain's first or last, and one closed form of the other six serves every value
+    (:mod:`.held`); otherwise EAIK builds one per value (``fixed_axes``).
     """
 
-    __slots__ = ("joint", "family", "name", "_H", "_P", "_R", "_lo", "_hi", "_Robot", "_grid")
+    __slots__ = ("joint", "family", "name", "end", "_H", "_P", "_R", "_lo", "_hi",
+                 "_Robot", "_rest", "_axis", "_point", "_tool_RT", "_values", "_forms",
+                 "_prior", "_weights", "_scale", "_last", "cheap")
 
     def __init__(self, joint: int, name: str, family: str, H: np.ndarray, P: np.ndarray,
-                 R: np.ndarray, lower: float, upper: float):
+                 R: np.ndarray, lower: float, upper: float, end: bool = False):
         """Hold the chain's form (internal: use :func:`of`)."""
-        self.joint, self.name = joint, name
-        self.family = f"joint '{name}' swept over {family}"
+        self.joint, self.name, self.end = joint, name, end
         self._H, self._P, self._R = H.T.copy(), P.T.copy(), R
         self._lo, self._hi = lower, upper
         import eaik.pybindings.EAIK as eaik
         self._Robot = eaik.Robot
-        self._grid = None  # (values (CELLS,), their closed forms): :meth:`order`
+        self._values = self.centres()  # and the ranking's data: :meth:`order`, :meth:`rank`
+        self._forms = self._prior = self._weights = None
+        self._scale = 1.0
+        self._last = None  # (value [rad], closed form): :meth:`_held_at`
+        self.cheap = False  # set by detection (:data:`CHEAP_VALUES`)
+        self._rest = None
+        if end:  # the other six from the held joint's point on (first) or to it (last)
+            first = joint == 0
+            self._axis = np.ascontiguousarray(H[joint])
+            self._point = np.ascontiguousarray(P[0] if first else P[JOINTS])
+            self._tool_RT = np.ascontiguousarray(R.T if not first else np.eye(3))
+            rest = (eaik.Robot(H[1:].T, np.vstack([P[0] + P[1], P[2:]]).T, R, [], True)
+                    if first else eaik.Robot(H[:JOINTS - 1].T, P[:JOINTS].T, np.eye(3), [],
+                                             True))
+            if rest.has_known_decomposition():
+                self._rest = rest
+                family = family or rest.get_kinematic_family()
+        self.family = f"joint '{name}' swept over {family}"
 
     def at(self, value: float) -> Optional[chain.ClosedForm]:
         """Return the closed form of the chain with the swept joint held at ``value`` [rad].
@@ -87,20 +119,47 @@ class Sweep:
         except RuntimeError:  # e.g. two axes made parallel at this value
             return None
 
-    def forms(self, seed_value: float) -> Iterator[Tuple[float, Optional[chain.ClosedForm]]]:
+    def rows(self, value: float, form: Optional[chain.ClosedForm], T_world_frame_h: np.ndarray
+             ) -> Optional[Tuple[np.ndarray, np.ndarray]]:
+        """Every branch of 4x4 ``T_world_frame_h`` with the joint at ``value`` [rad].
+
+        Angles (m, 7) [rad] and least-squares flags (m,) as :meth:`.chain.ClosedForm.solve`
+        gives them; ``form``: the closed form held at ``value`` (:meth:`forms`; unused
+        on an end joint).  None when EAIK refuses the chain at that value.
+        """
+        if self._rest is not None:
+            solution = self._rest.calculate_IK(held.target(
+                T_world_frame_h, value, self._axis, self._point, self._tool_RT,
+                self.joint == 0))
+            return branches.widen(solution.Q, self.joint, value), solution.is_LS
+        return None if form is None else form.solve(T_world_frame_h)
+
+    def forms(self, seed_value: float, T_world_frame_h: np.ndarray
+              ) -> Iterator[Tuple[float, Optional[chain.ClosedForm]]]:
         """Yield ``(value [rad], closed form held there)`` in sweep order (None: refused).
 
-        The seed's value (clamped into the limits) first, then the coverage order
-        (module docstring).  Its closed forms are built once.
+        The seed's value (clamped into the limits) first: a seed near a solution keeps
+        that solution's branch.  Then the cells' centres ranked for the target
+        (:func:`.held.ranked`).  Closed forms are built once (none on an end joint:
+        :meth:`rows` needs none).
         """
         lo, hi = self._lo, self._hi
         first = min(max(seed_value, lo), hi)
-        yield first, self.at(first)
-        yield from zip(self._grid[0].tolist(), self._grid[1])
+        yield first, None if self._rest is not None else self._held_at(first)
+        values, forms = self._values, self._forms
+        for c in held.ranked(self._weights, T_world_frame_h, self._scale).tolist():
+            yield values[c], forms[c]
 
-    def values(self, seed_value: float) -> List[float]:
+    def _held_at(self, value: float) -> Optional[chain.ClosedForm]:
+        """:meth:`at`, the last one built kept (a seed used again costs no new one)."""
+        last = self._last
+        if last is None or last[0] != value:
+            last = self._last = (value, self.at(value))
+        return last[1]
+
+    def values(self, seed_value: float, T_world_frame_h: np.ndarray) -> List[float]:
         """Return the swept joint's values [rad] in the order of :meth:`forms`."""
-        return [value for value, _ in self.forms(seed_value)]
+        return [value for value, _ in self.forms(seed_value, T_world_frame_h)]
 
     def centres(self) -> np.ndarray:
         """Centres (CELLS,) of the cells over the limits (a continuous joint: one turn)."""
@@ -109,9 +168,23 @@ class Sweep:
             lo, hi = -math.pi, math.pi
         return lo + (np.arange(CELLS) + 0.5) / CELLS * (hi - lo)
 
-    def order(self, values: np.ndarray) -> None:
-        """Sweep ``values`` [rad] after the seed's, in this order; build their forms."""
-        self._grid = (values, [self.at(v) for v in values.tolist()])
+    def order(self, cells: np.ndarray) -> None:
+        """Break the ranking's ties in this order of the cells (C,); build their forms."""
+        self._prior = np.empty(CELLS)
+        self._prior[cells] = (CELLS - np.arange(CELLS)) / CELLS
+        if self._forms is None:
+            self._forms = [None if self._rest is not None else self.at(v)
+                           for v in self._values.tolist()]
+
+    def rank(self, poses: List[np.ndarray], reached: np.ndarray) -> None:
+        """Fit the ranking (:func:`.held.fit`) on sample ``poses`` (4, 4) and ``reached``.
+
+        Positions are scaled by the inverse of their spread [1/m], orientations as they
+        are; ``reached`` (C, N): the cell's centre gives pose ``i`` branches.
+        """
+        spread = float(np.std([T[:3, 3] for T in poses], axis=0).sum()) or 1.0
+        self._scale = 3.0 / spread
+        self._weights = held.fit(poses, reached, self._scale, 1e-3 * self._prior)
 
 
 class Detection(NamedTuple):
@@ -139,7 +212,13 @@ _DETECTIONS: PerObjectAndKey = PerObjectAndKey(lambda group, fid: detect(group, 
 
 
 def detect(group, frame_id: int) -> Detection:
-    """Read the chain, try each joint held, keep the best that passes (module docstring)."""
+    """Read the chain, try each joint held, keep the best that passes (module docstring).
+
+    The chain's first and last joints are tried as ends first (one closed form of the
+    rest for every value), every joint then as held inside the chain (EAIK's
+    ``fixed_axes``); the one whose sweep reaches the sample poses in the fewest values,
+    counting a closed form built per solve as :data:`BUILD_COST` values, is swept.
+    """
     model = group.robot.model
     if group.n != JOINTS:
         return Detection(None, f"{group.n} joints (a sweep takes {JOINTS})")
@@ -155,19 +234,31 @@ def detect(group, frame_id: int) -> Detection:
     except ImportError:
         return Detection(None, "eaik is not installed (pip install --no-deps eaik==1.2.2)")
     H, P, R = chain._product_of_exponentials(group, frame_id, axes)
-    kept = []
-    for i in range(JOINTS):
+
+    def held(i: int, end: bool) -> Optional[Sweep]:
         lo, hi = float(group.lower[i]), float(group.upper[i])
-        sweep = Sweep(i, group.joint_names[i], "", H, P, R, lo, hi)
-        family = _family(sweep)
-        if family and _self_test(group, frame_id, sweep):
-            kept.append(Sweep(i, group.joint_names[i], family, H, P, R, lo, hi))
+        if end:
+            sweep = Sweep(i, group.joint_names[i], "", H, P, R, lo, hi, end=True)
+            ok = sweep._rest is not None
+        else:
+            family = _family(Sweep(i, group.joint_names[i], "", H, P, R, lo, hi))
+            sweep = Sweep(i, group.joint_names[i], family, H, P, R, lo, hi) if family else None
+            ok = sweep is not None
+        return sweep if ok and _self_test(group, frame_id, sweep) else None
+
+    ends = [s for s in (held(0, True), held(JOINTS - 1, True)) if s is not None]
+    kept = ends + [s for s in (held(i, False) for i in range(JOINTS)) if s is not None
+                   and all(e.joint != s.joint for e in ends)]
     if not kept:
         return Detection(None, "no joint, held fixed, leaves a 6R chain that EAIK "
                                "decomposes and that passes the self-test")
-    poses = [pin.SE3(_pose(group, frame_id, q)) for q in _samples(group, COVER_SAMPLES, 1)]
-    scores = [_cover(group, s, poses) for s in kept]
-    return Detection(kept[int(np.argmin(scores))], "")
+    poses = [_pose(group, frame_id, q) for q in _samples(group, COVER_SAMPLES, 1)]
+    scores = [_cover(group, s, poses) + (0.0 if s.end else BUILD_COST) for s in kept]
+    best = kept[int(np.argmin(scores))]
+    best.cheap = min(scores) - (0.0 if best.end else BUILD_COST) <= CHEAP_VALUES
+    poses = [_pose(group, frame_id, q) for q in _samples(group, RANK_SAMPLES, 2)]
+    best.rank(poses, _reached(group, best, poses))
+    return Detection(best, "")
 
 
 def _family(sweep: Sweep) -> str:
@@ -196,20 +287,21 @@ def _pose(group, frame_id: int, q: np.ndarray) -> np.ndarray:
     """``T_world_frame`` (4, 4) at ``q`` on the full model."""
     data = group.full_data()
     pin.framesForwardKinematics(group.robot.model, data, group.to_full_q(q))
-    return data.oMf[frame_id].homogeneous
+    return data.oMf[frame_id].homogeneous.copy()
 
 
 def _self_test(group, frame_id: int, sweep: Sweep) -> bool:
     """Whether, held at a known configuration's value, the closed form finds it again."""
     for q in _samples(group, SELF_TEST_SAMPLES):
-        form = sweep.at(float(q[sweep.joint]))
-        if form is None:
-            return False
+        value = float(q[sweep.joint])
+        form = None if sweep.end else sweep.at(value)
         T = _pose(group, frame_id, q)
-        if np.abs(form.forward(q) - T).max() > chain.SELF_TEST_TOLERANCE:
+        if form is not None and np.abs(form.forward(q) - T).max() > chain.SELF_TEST_TOLERANCE:
             return False
-        Q, ls = form.solve(T)
-        exact = np.asarray(Q)[~np.asarray(ls, dtype=bool)]
+        rows = sweep.rows(value, form, T)
+        if rows is None:
+            return False
+        exact = np.asarray(rows[0])[~np.asarray(rows[1], dtype=bool)]
         if not len(exact):
             return False
         gap = np.abs(np.remainder(exact - q + math.pi, 2 * math.pi) - math.pi).max(axis=1)
@@ -218,28 +310,48 @@ def _self_test(group, frame_id: int, sweep: Sweep) -> bool:
     return True
 
 
-def _cover(group, sweep: Sweep, poses: List[pin.SE3]) -> float:
-    """Set ``sweep``'s coverage order on ``poses``; return the mean values to reach one.
+def _reached(group, sweep: Sweep, poses: List[np.ndarray]) -> np.ndarray:
+    """(C, N) bool: the cell's centre gives pose ``i`` (4, 4) branches within the limits.
 
-    A pose no value reaches counts as ``2 * CELLS``.
+    One batched closed-form call and one compiled pass per value (:mod:`.many`'s).
     """
-    from ros2_ik.core.closed_form import branches
-    values = sweep.centres()
-    seed = group.mid_configuration()  # feasibility does not depend on it: the limits do
-    reached = np.zeros((len(values), len(poses)), dtype=bool)
-    for k, value in enumerate(values.tolist()):
-        form = sweep.at(value)
-        if form is not None:
-            reached[k] = [len(branches.branches(form, group.lower, group.upper, T, seed,
-                                                1e-2).q) > 0 for T in poses]
+    T = np.array(poses)
+    lower, upper = np.asarray(group.lower, float), np.asarray(group.upper, float)
+    if sweep.end:  # the rest's rows: the held joint's column is at the value, inside
+        rest = chain.ClosedForm(sweep._rest, sweep.family, JOINTS - 1)
+        lower, upper = np.delete(lower, sweep.joint), np.delete(upper, sweep.joint)
+    seeds = np.repeat(np.clip(0.0, lower, upper)[None], len(poses), axis=0)
+    reached = np.zeros((CELLS, len(poses)), dtype=bool)
+    for k, value in enumerate(sweep.centres().tolist()):
+        if sweep.end:
+            moved = np.array([held.target(H, value, sweep._axis, sweep._point,
+                                          sweep._tool_RT, sweep.joint == 0) for H in T])
+            Q, ls = rest.solve_many(moved)
+        else:
+            form = sweep.at(value)
+            if form is None:
+                continue
+            Q, ls = form.solve_many(T)
+        reached[k] = branches.nearest_each(Q, ls, seeds, lower, upper)[1]
+    return reached
+
+
+def _cover(group, sweep: Sweep, poses: List[np.ndarray]) -> float:
+    """Set ``sweep``'s coverage order on ``poses`` (4, 4); return the mean values to reach one.
+
+    The order (greedy: the value that reaches most poses not yet reached, then the next)
+    breaks the ranking's ties (:meth:`Sweep.order`).  A pose no value reaches counts as
+    ``2 * CELLS``.
+    """
+    reached = _reached(group, sweep, poses)
     order, covered = [], np.zeros(len(poses), dtype=bool)
-    left = list(range(len(values)))
+    left = list(range(CELLS))
     while left:  # greedy: most new poses, then most poses, then the lower value
         gain = [(int((reached[k] & ~covered).sum()), int(reached[k].sum()), -k) for k in left]
         k = left.pop(gain.index(max(gain)))
         order.append(k)
         covered |= reached[k]
-    sweep.order(values[order])
+    sweep.order(np.array(order))
     first = np.where(reached[order].any(axis=0), reached[order].argmax(axis=0) + 1, 2 * CELLS)
     return float(first.mean())
 
@@ -251,11 +363,23 @@ def along(sweep: Sweep, group, T_world_frame: pin.SE3, seed: np.ndarray, distinc
     In the order of :meth:`Sweep.forms` from ``seed`` (n,) [rad]; values EAIK refuses
     are skipped.  The caller stops when it has what it needs.
     """
-    from ros2_ik.core.closed_form import branches
-    for _, form in sweep.forms(float(seed[sweep.joint])):
+    T = T_world_frame.homogeneous
+    lower, upper = group.lower, group.upper
+    rest, joint = sweep._rest, sweep.joint
+    if rest is not None:  # an end joint: one closed form, the target moves (:mod:`.held`)
+        axis, point, tool_RT, first = sweep._axis, sweep._point, sweep._tool_RT, joint == 0
+        target, solve = held.target, rest.calculate_IK
+        representatives = branches.widened_representatives
+        pack = branches.pack
+        for value, _ in sweep.forms(float(seed[joint]), T):
+            solution = solve(target(T, value, axis, point, tool_RT, first))
+            yield pack(*representatives(solution.Q, solution.is_LS, joint, value, seed, lower,
+                                        upper, distinct))
+        return
+    for value, form in sweep.forms(float(seed[joint]), T):
         if form is not None:
-            yield branches.branches(form, group.lower, group.upper, T_world_frame, seed,
-                                    distinct)
+            Q, ls = form.solve(T)
+            yield branches.of_rows(Q, ls, lower, upper, seed, distinct)
 
 
 def prepare(group, frame: str) -> None:
@@ -266,10 +390,6 @@ def prepare(group, frame: str) -> None:
     sweep = of(group, frame_id)
     if sweep is None:
         return
-    from ros2_ik.core.closed_form import branches
     mid = group.mid_configuration()
-    T = pin.SE3(_pose(group, frame_id, mid))
-    for _, form in sweep.forms(float(mid[sweep.joint])):
-        if form is not None:
-            branches.branches(form, group.lower, group.upper, T, mid, 1e-2)
-            return
+    for _ in along(sweep, group, pin.SE3(_pose(group, frame_id, mid)), mid, 1e-2):
+        return

@@ -33,6 +33,11 @@ def _floats(values) -> list:
         np.asarray(values, dtype=float).reshape(-1).tolist()
 
 
+def outside(value: float, lower: float, upper: float) -> float:
+    """Distance of ``value`` outside ``[lower, upper]`` (0 inside; NaN stays NaN)."""
+    return max(lower - value, value - upper, 0.0)
+
+
 class BoundedConstraint(Constraint):
     """Stores ``lower_bound`` / ``upper_bound`` once, read-only.
 

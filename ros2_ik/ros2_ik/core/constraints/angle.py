@@ -8,15 +8,15 @@ import numpy as np
 import pinocchio as pin
 
 from ros2_ik.core.kinematics import relative
-from ros2_ik.core.kinematics.frames import (cross, frame_id, frame_jacobian, placement_rows,
-                                            rotate_vector, vector_angle,
+from ros2_ik.core.kinematics.frames import (Placements, cross, frame_id, frame_jacobian,
+                                            vector_angle, vector_in_world,
                                             vectors_angle_and_gradient, vectors_dot)
 from ros2_ik.core.runtime.compiled import jit
 
 from . import checks as check
 from . import compiled as kernel
 from . import _samples as samples
-from ._base import BoundedConstraint
+from ._base import BoundedConstraint, outside
 
 
 class AngleBetweenVectorsConstraint(BoundedConstraint):
@@ -112,16 +112,14 @@ class AngleBetweenVectorsConstraint(BoundedConstraint):
         return (np.concatenate((cross(a, b), g)), np.vstack((J_v, J)),
                 np.array([-s, -s, -s] + lower), np.array([s, s, s] + upper))
 
-    def measure(self, model: pin.Model, data: pin.Data, q: np.ndarray) -> np.ndarray:
+    def measure_rows(self, placements: Placements) -> list:
         """Distance [rad] of the angle outside ``[angle_lower, angle_upper]``.
 
-        The angle between ``a_A`` and ``b`` expressed in A (``R_AB b_B``): that of the two
-        vectors in the world.
+        The angle between ``a_A`` and ``b_B`` both expressed in the world.
         """
-        X_AB = placement_rows(model, data, self._fid_A, self._fid_B)
-        b_A = rotate_vector(X_AB, self._b_B_list)
-        angle = vector_angle(self._a_A_list, b_A)
-        return np.array([max(self.angle_lower - angle, angle - self.angle_upper, 0.0)])
+        angle = vector_angle(vector_in_world(placements.pose(self._fid_A), self._a_A_list),
+                             vector_in_world(placements.pose(self._fid_B), self._b_B_list))
+        return [outside(angle, self.angle_lower, self.angle_upper)]
 
     def sample_violation(self, frames) -> np.ndarray:
         """Weighted squared angle [rad^2] of each sample outside the bounds."""

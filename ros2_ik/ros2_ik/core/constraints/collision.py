@@ -30,6 +30,7 @@ import pinocchio as pin
 from ros2_ik.core.collision.checker import CollisionChecker, PairDistances
 from ros2_ik.core.constraints._base import BoundedConstraint
 from ros2_ik.core.errors import InvalidArgument
+from ros2_ik.core.kinematics.frames import Placements
 from ros2_ik.core.runtime.per_object import PerObject
 
 FORMULATIONS = ("pairs", "smooth")
@@ -189,15 +190,19 @@ class MinimumDistanceConstraint(BoundedConstraint):
         """Every row of :meth:`measure` is in [m]."""
         return ("m",) * len(self.lower_bound) if self.formulation == "pairs" else ("m",)
 
-    def measure(self, model: pin.Model, data: pin.Data, q: np.ndarray) -> np.ndarray:
+    def measure_rows(self, placements: Placements) -> list:
         """Return by how much [m] the nearest pairs are closer than ``min_distance_m``.
 
-        Rows as the pairs formulation; one row, the nearest pair, for the smooth one.
+        Rows as the pairs formulation; one row, the nearest pair, for the smooth one.  A
+        configuration that :meth:`holds` (fewer pairs computed) measures zeros.
         """
+        model, data = placements.model, placements.data
+        out = [0.0] * len(self.units)
+        if self.holds(model, data, placements.q):
+            return out
         pairs, near = self._near(model, data)
-        distances = pairs.distances_m[near][:len(self.units)]
-        out = np.zeros(len(self.units))
-        out[:len(distances)] = np.maximum(self.min_distance_m - distances, 0.0)
+        distances = pairs.distances_m[near][:len(out)].tolist()
+        out[:len(distances)] = [max(self.min_distance_m - d, 0.0) for d in distances]
         return out
 
     def _near(self, model: pin.Model, data: pin.Data) -> Tuple[PairDistances, np.ndarray]:

@@ -86,7 +86,8 @@ class CostKind(NamedTuple):
 
     ``cls``: the exact class; ``frames(c)``: the model frame ids (A, B) its compiled value
     reads, or (); ``encode(c, group)``: ``(parameters, constant)``, the constant being the
-    part of its value the group's joints do not move; ``value``: compiled ``value(oMf,
+    part of its value the group's joints do not move, or None when its compiled value
+    does not take ``group`` (the Python polishing runs); ``value``: compiled ``value(oMf,
     Jf, fa, fb, prm, q, grad, H, S33, Sn) -> cost``, adding its gradient to ``grad`` and
     its Gauss-Newton curvature (when it has one) to ``H``.  ``code``: its type code in the
     generated dispatch, set by :mod:`registry` (its place in ``registry.COST_TYPES``).

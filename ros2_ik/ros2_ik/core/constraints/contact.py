@@ -18,8 +18,9 @@ from typing import Optional, Tuple
 import numpy as np
 import pinocchio as pin
 
-from ros2_ik.core.kinematics.frames import frame_id, frame_jacobian, point_jacobian, \
-    rotation_angle, vector_angle, vectors_angle_and_gradient
+from ros2_ik.core.kinematics.frames import Placements, frame_id, frame_jacobian, \
+    point_jacobian, rotation_angle, rotation_product, rotation_rows, vector_angle, \
+    vectors_angle_and_gradient
 
 from ..errors import InvalidGoal
 from . import checks as check
@@ -65,6 +66,7 @@ class FramePlacementConstraint(BoundedConstraint):
         T = pose_argument(T_world_target, "T_world_target")
         self.T_world_target = T
         self._p, self._Rt = T.translation.copy(), T.rotation.T.copy()
+        self._p_list, self._Rt_rows = self._p.tolist(), self._Rt.tolist()
         tp = check.non_negative(position_tolerance, "position_tolerance")
         ta = check.angle(angle_tolerance, "angle_tolerance")
         self._tols = (tp, ta)
@@ -95,16 +97,16 @@ class FramePlacementConstraint(BoundedConstraint):
         X = data.oMf[self._fid]
         return np.concatenate((X.translation - self._p, pin.log3(self._Rt @ X.rotation)))
 
-    def measure(self, model: pin.Model, data: pin.Data, q: np.ndarray) -> np.ndarray:
+    def measure_rows(self, placements: Placements) -> list:
         """``[|dp| - tol_p, 0, 0, angle - tol_a, 0, 0]`` clipped at 0 [m, rad]: norms, not rows."""
-        X = data.oMf[self._fid]
-        dist = float(np.linalg.norm(X.translation - self._p))
-        angle = rotation_angle(self._Rt @ X.rotation)
+        X_WF = placements.pose(self._fid)
+        x, y, z = X_WF[9:]
+        a, b, c = self._p_list
+        dist = math.sqrt((x - a) ** 2 + (y - b) ** 2 + (z - c) ** 2)
+        angle = rotation_angle(rotation_product(self._Rt_rows, rotation_rows(X_WF)))
         tp, ta = self._tols
-        out = np.zeros(6)
-        out[0] = max(dist - tp, 0.0) if dist == dist else math.inf
-        out[3] = max(angle - ta, 0.0) if angle == angle else math.inf
-        return out
+        return [max(dist - tp, 0.0) if dist == dist else math.inf, 0.0, 0.0,
+                max(angle - ta, 0.0) if angle == angle else math.inf, 0.0, 0.0]
 
 
 class PointOnPlaneConstraint(BoundedConstraint):

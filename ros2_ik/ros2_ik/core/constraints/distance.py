@@ -18,15 +18,16 @@ import numpy as np
 import pinocchio as pin
 
 from ros2_ik.core.kinematics import relative
-from ros2_ik.core.kinematics.frames import (frame_id, perpendicular, perpendicular_floats,
-                                            placement_rows, point_in_frame, projection_off,
-                                            projection_off_floats, transform_point)
+from ros2_ik.core.kinematics.frames import (Placements, frame_id, perpendicular,
+                                            perpendicular_floats, point_in_frame,
+                                            point_in_world, point_seen, projection_off,
+                                            projection_off_floats)
 from ros2_ik.core.runtime.compiled import jit
 
 from . import checks as check
 from . import compiled as kernel
 from . import _samples as samples
-from ._base import BoundedConstraint
+from ._base import BoundedConstraint, outside
 
 _X = np.array([1.0, 0.0, 0.0])
 
@@ -49,10 +50,6 @@ def _bend(d: np.ndarray, J: np.ndarray) -> Optional[np.ndarray]:
         return None
     u = d / norm
     return (J - np.outer(u, u @ J)) / norm
-
-
-def _outside(distance: float, lower: float, upper: float) -> np.ndarray:
-    return np.array([max(lower - distance, distance - upper, 0.0)])
 
 
 def _distance_bounds(distance_lower, distance_upper) -> Tuple[float, float]:
@@ -116,17 +113,16 @@ class PointToPointDistanceConstraint(BoundedConstraint):
         """
         return _bend(*self._difference(model, data))
 
-    def measure(self, model: pin.Model, data: pin.Data, q: np.ndarray) -> np.ndarray:
+    def measure_rows(self, placements: Placements) -> list:
         """Distance [m] of ``|p_P1P2|`` outside ``[distance_lower, distance_upper]``.
 
-        ``|p_P1P2|`` from P1 expressed in B2 (distances do not depend on the frame).
+        ``|p_P1P2|`` from P1 and P2 in the world (distances do not depend on the frame).
         """
-        x, y, z = transform_point(placement_rows(model, data, self._fid_2, self._fid_1),
-                                  self._p_B1P1_list)
-        a, b, c = self._p_B2P2_list
+        x, y, z = point_in_world(placements.pose(self._fid_1), self._p_B1P1_list)
+        a, b, c = point_in_world(placements.pose(self._fid_2), self._p_B2P2_list)
         x, y, z = x - a, y - b, z - c
-        return _outside(math.sqrt(x * x + y * y + z * z), self.distance_lower,
-                        self.distance_upper)
+        return [outside(math.sqrt(x * x + y * y + z * z), self.distance_lower,
+                        self.distance_upper)]
 
     def sample_violation(self, frames) -> np.ndarray:
         """Squared distance [m^2] of each sample's ``|p_P1P2|`` outside the bounds."""
@@ -194,19 +190,18 @@ class PointToLineDistanceConstraint(BoundedConstraint):
         """Rows (3, nv) of the turn of P's offset from the line, or None (see point to point)."""
         return _bend(*self._projected(model, data))
 
-    def measure(self, model: pin.Model, data: pin.Data, q: np.ndarray) -> np.ndarray:
+    def measure_rows(self, placements: Placements) -> list:
         """Distance [m] of ``dist(P, line)`` outside the bounds: ``|u x n_B2|`` (n unit).
 
         ``u = p_B2P - p_B2Q``: P relative to the line's point Q, expressed in B2.
         """
-        X_LP = placement_rows(model, data, self._fid_line, self._fid_point)
-        x, y, z = transform_point(X_LP, self._p_B1P_list)
+        x, y, z = point_seen(placements, self._fid_line, self._fid_point, self._p_B1P_list)
         a, b, c = self._p_B2Q_list
         x, y, z = x - a, y - b, z - c
         n0, n1, n2 = self._n_B2_list
         u, v, w = y * n2 - z * n1, z * n0 - x * n2, x * n1 - y * n0
-        return _outside(math.sqrt(u * u + v * v + w * w), self.distance_lower,
-                        self.distance_upper)
+        return [outside(math.sqrt(u * u + v * v + w * w), self.distance_lower,
+                        self.distance_upper)]
 
     def sample_violation(self, frames) -> np.ndarray:
         """Squared distance [m^2] of each sample's ``dist(P, line)`` outside the bounds."""

@@ -8,8 +8,8 @@ import numpy as np
 import pinocchio as pin
 
 from ros2_ik.core.kinematics import relative
-from ros2_ik.core.kinematics.frames import (cross, frame_id, perpendicular, perpendicular_floats,
-                                            placement_rows, point_in_frame, transform_point,
+from ros2_ik.core.kinematics.frames import (Placements, cross, frame_id, perpendicular,
+                                            perpendicular_floats, point_in_frame, point_seen,
                                             vector_angle)
 from ros2_ik.core.runtime.compiled import jit
 
@@ -120,13 +120,12 @@ class GazeTargetConstraint(BoundedConstraint):
         return (np.concatenate((cross(n, u), alpha)), np.vstack((J_v, J_alpha)),
                 np.array([-s, -s, -s, -math.inf]), np.array([s, s, s, bound]))
 
-    def measure(self, model: pin.Model, data: pin.Data, q: np.ndarray) -> np.ndarray:
+    def measure_rows(self, placements: Placements) -> list:
         """``[max(alpha - cone_half_angle, 0)]`` [rad], ``alpha`` the angle of ``n_A`` to S->T."""
-        x, y, z = transform_point(placement_rows(model, data, self._fid_A, self._fid_B),
-                                  self._p_BT_list)
+        x, y, z = point_seen(placements, self._fid_A, self._fid_B, self._p_BT_list)
         s0, s1, s2 = self._p_AS_list
         alpha = vector_angle((x - s0, y - s1, z - s2), self._n_A_list)
-        return np.array([max(alpha - self.cone_half_angle, 0.0)])
+        return [max(alpha - self.cone_half_angle, 0.0)]
 
     def sample_violation(self, frames) -> np.ndarray:
         """Weighted squared angle [rad^2] of each sample's target outside the cone."""

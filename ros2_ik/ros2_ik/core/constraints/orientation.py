@@ -9,9 +9,9 @@ import numpy as np
 import pinocchio as pin
 
 from ros2_ik.core.kinematics import lie, relative
-from ros2_ik.core.kinematics.frames import (frame_id, placement_rows, relative_rotation,
-                                            rotation_angle, rotation_product,
-                                            trace_and_gradient)
+from ros2_ik.core.kinematics.frames import (Placements, frame_id, relative_rotation,
+                                            rotation_angle, rotation_product, rotation_rows,
+                                            trace_and_gradient, transposed_rows)
 from ros2_ik.core.runtime.compiled import jit
 
 from . import checks as check
@@ -52,6 +52,7 @@ class OrientationConstraint(BoundedConstraint):
         self._R_BbarB_list = check.rotation_list(R_BbarB, "R_BbarB")
         self.theta_bound = check.angle(theta_bound, "theta_bound")
         lower = 2.0 * math.cos(self.theta_bound) + 1.0
+        self._inside_trace = lower + 1e-12  # a trace above it: inside, beyond rounding
         default = f"orientation({frame_Abar},{frame_Bbar})"
         super().__init__(check.term_name(name, default), [lower], [math.inf],
                          physical=([-math.inf], [self.theta_bound]))
@@ -116,24 +117,44 @@ class OrientationConstraint(BoundedConstraint):
         w = pin.log3(R_AB)
         return R_AB, J_w_AB, w, math.sqrt(float(w @ w))
 
-    def measure(self, model: pin.Model, data: pin.Data, q: np.ndarray) -> np.ndarray:
+    def measure_rows(self, placements: Placements) -> list:
         """``[max(theta - theta_bound, 0)]`` [rad], theta from the entries of a rotation.
 
-        ``R_AB = R_AbarA^T R_AbarBbar R_BbarB`` is similar to ``R_AbarBbar K`` (conjugate
-        by ``R_AbarA``) with ``K = R_BbarB R_AbarA^T``: the same angle, one product less.
+        ``R_AB = R_AbarA^T R_WAbar^T R_WBbar R_BbarB`` is similar to ``R_WBbar M`` with
+        ``M = R_BbarB R_AbarA^T R_WAbar^T`` (conjugate by ``R_WAbar R_AbarA``): the same
+        angle.  Its trace ``1 + 2 cos(theta)`` above that of the bound by more than
+        rounding (1e-12) proves ``theta < theta_bound``: 0 without the other entries.
         """
-        X_AbarBbar = placement_rows(model, data, self._fid_Abar, self._fid_Bbar)
-        N = rotation_product(X_AbarBbar, self._K)
-        return np.array([max(rotation_angle(N) - self.theta_bound, 0.0)])
+        X_WB = placements.pose(self._fid_Bbar)
+        M = self._M(placements.pose(self._fid_Abar))
+        a, d, g, b, e, h, c, f, i = X_WB[:9]  # R_WB: rows (a b c), (d e f), (g h i)
+        (m0, m1, m2), (m3, m4, m5), (m6, m7, m8) = M
+        if (a * m0 + b * m3 + c * m6) + (d * m1 + e * m4 + f * m7) \
+                + (g * m2 + h * m5 + i * m8) >= self._inside_trace:
+            return [0.0]
+        N = rotation_product(rotation_rows(X_WB), M)
+        return [max(rotation_angle(N) - self.theta_bound, 0.0)]
+
+    def _M(self, X_WAbar: list) -> list:
+        """``R_BbarB R_AbarA^T R_WAbar^T`` (rows of floats), kept while ``X_WAbar`` is.
+
+        A frame fixed in the world gives the same list every time (:class:`Placements`):
+        its product is made once.
+        """
+        pose, M = self._last_M
+        if pose is not X_WAbar:
+            M = rotation_product(self._K, transposed_rows(X_WAbar))
+            self._last_M = (X_WAbar, M)
+        return M
+
+    _last_M: tuple = (None, None)
 
     @functools.cached_property
     def _K(self) -> list:
-        """``R_BbarB R_AbarA^T`` (nine floats, row by row)."""
+        """``R_BbarB R_AbarA^T`` (rows of three floats)."""
         a, b = self._R_AbarA_list, self._R_BbarB_list
-        if b == _EYE9:  # the usual R_BbarB: K is R_AbarA^T, no product
-            return [a[0], a[3], a[6], a[1], a[4], a[7], a[2], a[5], a[8]]
-        return [b[i] * a[j] + b[i + 1] * a[j + 1] + b[i + 2] * a[j + 2]
-                for i in (0, 3, 6) for j in (0, 3, 6)]
+        K = [[a[0], a[3], a[6]], [a[1], a[4], a[7]], [a[2], a[5], a[8]]]  # R_AbarA^T
+        return K if b == _EYE9 else rotation_product((b[0:3], b[3:6], b[6:9]), K)
 
     def sample_violation(self, frames) -> np.ndarray:
         """Weighted squared angle [rad^2] of each sample beyond ``theta_bound``."""

@@ -1,6 +1,7 @@
 """Drake's PolyhedronConstraint: ``A [p_FP1; ...; p_FPN] <= b``."""
 from __future__ import annotations
 
+import functools
 import math
 from typing import Optional, Tuple
 
@@ -8,8 +9,8 @@ import numpy as np
 import pinocchio as pin
 
 from ros2_ik.core.kinematics import relative
-from ros2_ik.core.kinematics.frames import (frame_id, frame_jacobian, point_jacobian,
-                                            relative_placement)
+from ros2_ik.core.kinematics.frames import (Placements, frame_id, frame_jacobian,
+                                            point_jacobian, point_seen)
 from ros2_ik.core.runtime.compiled import jit
 
 from . import checks as check
@@ -73,11 +74,26 @@ class PolyhedronConstraint(BoundedConstraint):
         value, jacobian = self.evaluate(model, data, q)
         return value * self._inv_norms, jacobian * self._inv_norms[:, None]
 
-    def measure(self, model: pin.Model, data: pin.Data, q: np.ndarray) -> np.ndarray:
-        """Per-row distance [m] of the stacked points outside each half-space."""
-        X_FG = relative_placement(model, data, self._fid_F, self._fid_G)
-        p = (X_FG.rotation @ self._p_GP + X_FG.translation[:, None]).T.reshape(-1)
-        return np.maximum((self._A @ p - self.upper_bound) * self._inv_norms, 0.0)
+    def measure_rows(self, placements: Placements) -> list:
+        """Per-row distance [m] of the stacked points outside each half-space.
+
+        ``(A_i p - b_i) / |A_i|`` clipped at 0, ``p`` the points of G seen in F (3N,).
+        """
+        p = []
+        for p_GP in self._p_GP_lists:
+            p += point_seen(placements, self._fid_F, self._fid_G, p_GP)
+        A_unit, b_unit = self._unit_rows
+        return [max(v - b, 0.0) for v, b in zip(np.dot(A_unit, p).tolist(), b_unit)]
+
+    @functools.cached_property
+    def _p_GP_lists(self) -> list:
+        """The points ``p_GP`` [m], each as three floats."""
+        return self._p_GP.T.tolist()
+
+    @functools.cached_property
+    def _unit_rows(self) -> tuple:
+        """``A_i / |A_i|`` (k, 3N) and ``b_i / |A_i|`` (k floats [m]): the rows in [m]."""
+        return self._A * self._inv_norms[:, None], self.physical_lists()[1]
 
     def sample_violation(self, frames) -> np.ndarray:
         """Squared distance [m^2] of each sample's stacked points outside the half-spaces."""

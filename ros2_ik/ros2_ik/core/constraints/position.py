@@ -1,14 +1,15 @@
 """Drake's PositionConstraint: a point fixed in B inside a box expressed in A."""
 from __future__ import annotations
 
+import functools
 from typing import Optional, Tuple
 
 import numpy as np
 import pinocchio as pin
 
 from ros2_ik.core.kinematics import relative
-from ros2_ik.core.kinematics.frames import (frame_id, placement_rows, point_in_frame,
-                                            transform_point)
+from ros2_ik.core.kinematics.frames import (Placements, flat_pose, frame_id, point_in_frame,
+                                            point_seen, world_in_frame)
 from ros2_ik.core.runtime.compiled import jit
 
 from . import checks as check
@@ -47,16 +48,25 @@ class PositionConstraint(BoundedConstraint):
 
     def value(self, model: pin.Model, data: pin.Data, q: np.ndarray) -> np.ndarray:
         """``p_AQ`` (3,) [m] alone (no Jacobian)."""
-        return np.array(self._p_AQ(model, data))
+        return np.array(self._p_AQ(Placements.of(model, data, q)))
 
-    def measure(self, model: pin.Model, data: pin.Data, q: np.ndarray) -> np.ndarray:
-        """Distance [m] of each of ``p_AQ``'s coordinates outside the box (3,)."""
-        return self.violation(self._p_AQ(model, data))
+    def measure_rows(self, placements: Placements) -> list:
+        """Distance [m] of each of ``p_AQ``'s coordinates outside the box (3 floats)."""
+        x, y, z = self._p_AQ(placements)
+        (l0, l1, l2), (u0, u1, u2) = self._given[:2]  # lists (box_and_point's)
+        return [max(l0 - x, x - u0, 0.0), max(l1 - y, y - u1, 0.0),
+                max(l2 - z, z - u2, 0.0)]  # as outside(), written out
 
-    def _p_AQ(self, model: pin.Model, data: pin.Data) -> list:
+    def _p_AQ(self, placements: Placements) -> list:
         """``p_AQ`` [m] from the placements, as three floats: the verification's figure."""
-        X_AB = placement_rows(model, data, self._fid_A, self._fid_B, self._X_AbarA)
-        return transform_point(X_AB, self._p_BQ_list)
+        p = point_seen(placements, self._fid_A, self._fid_B, self._p_BQ_list)
+        X = self._X_AbarA
+        return p if X is None else world_in_frame(self._X_AbarA_floats, p)
+
+    @functools.cached_property
+    def _X_AbarA_floats(self) -> list:
+        """``X_AbarA`` as :meth:`Placements.pose` gives a placement (12 floats)."""
+        return flat_pose(self._X_AbarA)
 
     def sample_violation(self, frames) -> np.ndarray:
         """Squared distance [m^2] of each sample's ``p_AQ`` outside the box."""

@@ -123,11 +123,14 @@ def posture_columns(group) -> tuple:
     return _COLUMNS[group]
 
 
-def encode_posture(c: PostureCost, group) -> Tuple[list, float]:
+def encode_posture(c: PostureCost, group) -> Optional[Tuple[list, float]]:
     """Per group column (continuous, nominal or its cos, its sin or 0, weight); constant.
 
-    The constant is the cost of the joints outside the group, which stay locked.
+    The constant is the cost of the joints outside the group, which stay locked.  None
+    for a group with a base (the compiled value knows 1-DoF columns only).
     """
+    if group.has_base:
+        return None
     q_nom, w = c._q_nominal.tolist(), c._weights.tolist()
     first, second, iv, continuous, outside, simple = posture_columns(group)
     params: list = []

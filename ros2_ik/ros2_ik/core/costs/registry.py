@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Dict, Optional, Tuple
 
 from ros2_ik.core.constraints.compiled import CostKind
-from ros2_ik.core.costs import angle, orientation, position, posture
+from ros2_ik.core.costs import angle, base_motion, orientation, position, posture
 
 #: The cost types the polishing kernel takes, one line each: a type's code is its place.
 COST_TYPES: Tuple[CostKind, ...] = (
@@ -20,6 +20,7 @@ COST_TYPES: Tuple[CostKind, ...] = (
     position.POSITION,
     orientation.ORIENTATION,
     angle.ANGLE,
+    base_motion.BASE_MOTION,
 )
 _COST_KINDS: Dict[type, CostKind] = {
     k.cls: k._replace(code=code) for code, k in enumerate(COST_TYPES)}

@@ -8,6 +8,7 @@ frame origin, rows 3-5 the angular velocity, both expressed in the world frame W
 from __future__ import annotations
 
 import math
+import weakref
 from typing import Optional, Tuple
 
 import numpy as np
@@ -84,50 +85,143 @@ def point_in_frame(
     return X_WA.actInv(p_WQ), X_WA.rotation.T @ J
 
 
-def placement_rows(model: pin.Model, data: pin.Data, fid_A: int, fid_B: int,
-                   X_AbarA: Optional[pin.SE3] = None) -> list:
-    """``X_AB`` as floats: rows ``[R_AB | p_AB]`` (4 lists of 4; [m]), B's placement in A.
+class Placements:
+    """World placements of the frames of one ``pin.Data``, read as floats: the check's input.
 
-    A is model frame ``fid_A`` offset by ``X_AbarA`` (None: none).  Needs forward
-    kinematics only (``data.oMi``).  Each placement as ``updateFramePlacement`` returns it
-    (a copy: several times cheaper than reading ``data.oMf``), one product in pinocchio,
-    then plain floats, on which the verification's measures compute (cheaper than numpy
-    on 3-vectors).
+    ``pose(fid)`` gives frame ``fid``'s placement ``X_WF`` as 12 floats, pinocchio's
+    order: ``R_WF`` column by column, then ``p_WF`` [m].  Read through one numpy view of
+    ``data.oMf[fid]`` made once per frame: it follows the placement each forward
+    kinematics writes (no copy, no ``SE3``).  A frame on the world (parent joint 0) does
+    not move: its floats are read once from the model (the same list each time).
+    Precondition: ``data.oMf`` holds the placements of :attr:`q` (nq,), the configuration
+    :meth:`of` was given.  One per ``Data`` (:meth:`of`), used by the thread that owns
+    that ``Data``; it holds the ``Data`` weakly (its views are read only while it lives).
     """
-    X_AB = relative_placement(model, data, fid_A, fid_B)
-    if X_AbarA is not None:
-        X_AB = X_AbarA.actInv(X_AB)
-    return X_AB.homogeneous.tolist()
+
+    __slots__ = ("model", "q", "_data", "_views")
+
+    def __init__(self, model: pin.Model, data: pin.Data) -> None:
+        """Placements of ``data`` (a ``Data`` of ``model``); no view is made yet."""
+        self.model = model
+        self.q: Optional[np.ndarray] = None
+        self._data = weakref.ref(data)
+        self._views: dict = {}
+
+    @classmethod
+    def of(cls, model: pin.Model, data: pin.Data, q: np.ndarray) -> "Placements":
+        """Return the placements of ``data`` (one per ``Data``), at configuration ``q`` (nq,)."""
+        placements = _PLACEMENTS.get(data)
+        if placements is None or placements.model is not model:
+            placements = _PLACEMENTS[data] = cls(model, data)
+        placements.q = q
+        return placements
+
+    @property
+    def data(self) -> pin.Data:
+        """The ``Data`` read (for terms measured through their ``value`` or ``evaluate``)."""
+        return self._data()
+
+    def pose(self, fid: int) -> list:
+        """``X_WF`` of frame ``fid``: ``R_WF`` column by column, then ``p_WF`` [m] (12 floats).
+
+        A list the caller must not change (a fixed frame's is shared).
+        """
+        view = self._views.get(fid)
+        if view is None:
+            view = self._views[fid] = self._make(fid)
+        return view if type(view) is list else view.tolist()
+
+    def _make(self, fid: int):
+        frame = self.model.frames[fid]
+        if frame.parentJoint == 0:  # fixed in the world: oMf = the frame's placement
+            return flat_pose(frame.placement)
+        X = self._data().oMf[fid]  # a reference into data.oMf: its arrays are views
+        R, p = X.rotation, X.translation
+        start = R.__array_interface__["data"][0]
+        if R.strides == (8, 24) and p.__array_interface__["data"][0] == start + 72:
+            # Eigen's layout of an SE3: the rotation's columns then the translation.
+            return np.lib.stride_tricks.as_strided(R, shape=(12,), strides=(8,))
+        return _Joined(R, p)  # pragma: no cover - another layout
 
 
-def relative_placement(model: pin.Model, data: pin.Data, fid_A: int, fid_B: int) -> pin.SE3:
-    """``X_AB`` of two model frames (forward kinematics only; see :func:`placement_rows`)."""
-    return _placement(model, data, fid_A).actInv(_placement(model, data, fid_B))
+def flat_pose(X: pin.SE3) -> list:
+    """:meth:`Placements.pose`'s 12 floats of a ``pin.SE3``."""
+    return X.rotation.ravel(order="F").tolist() + X.translation.tolist()
 
 
-_placement = pin.updateFramePlacement
+class _Joined:
+    """A rotation view and a translation view that ``tolist`` as one :meth:`Placements.pose`."""
+
+    __slots__ = ("R", "p")
+
+    def __init__(self, R: np.ndarray, p: np.ndarray) -> None:
+        self.R, self.p = R, p
+
+    def tolist(self) -> list:
+        return self.R.ravel(order="F").tolist() + self.p.tolist()
 
 
-def transform_point(rows: list, p) -> list:
-    """``R p + t`` [m] of :func:`placement_rows`' ``rows`` and a point ``p`` (3 floats)."""
-    (a, b, c, x), (d, e, f, y), (g, h, i, z) = rows[0], rows[1], rows[2]
+#: One :class:`Placements` per ``pin.Data``, while it lives.
+_PLACEMENTS: PerObject = PerObject()
+
+
+def point_in_world(X: list, p) -> list:
+    """``R p + t`` [m]: point ``p`` (3 floats) of a :meth:`Placements.pose` ``X``'s frame."""
+    a, d, g, b, e, h, c, f, i, x, y, z = X
     p0, p1, p2 = p
     return [a * p0 + b * p1 + c * p2 + x, d * p0 + e * p1 + f * p2 + y,
             g * p0 + h * p1 + i * p2 + z]
 
 
-def rotate_vector(rows: list, v) -> list:
-    """``R v`` of :func:`placement_rows`' ``rows`` (or a 3x3's) and a vector ``v`` (3 floats)."""
-    (a, b, c), (d, e, f), (g, h, i) = rows[0][:3], rows[1][:3], rows[2][:3]
+def world_in_frame(X: list, p_W) -> list:
+    """``R^T (p_W - t)`` [m]: world point ``p_W`` (3 floats) in pose ``X``'s frame."""
+    a, d, g, b, e, h, c, f, i, x, y, z = X
+    x, y, z = p_W[0] - x, p_W[1] - y, p_W[2] - z
+    return [a * x + d * y + g * z, b * x + e * y + h * z, c * x + f * y + i * z]
+
+
+def point_seen(placements: Placements, fid_A: int, fid_B: int, p_BQ) -> list:
+    """``p_AQ`` [m] of point Q fixed in frame B at ``p_BQ`` (3 floats), expressed in frame A.
+
+    :func:`world_in_frame` of :func:`point_in_world`, written out (no list between).
+    """
+    a, d, g, b, e, h, c, f, i, x, y, z = placements.pose(fid_B)
+    p0, p1, p2 = p_BQ
+    x += a * p0 + b * p1 + c * p2
+    y += d * p0 + e * p1 + f * p2
+    z += g * p0 + h * p1 + i * p2
+    a, d, g, b, e, h, c, f, i, u, v, w = placements.pose(fid_A)
+    x, y, z = x - u, y - v, z - w
+    return [a * x + d * y + g * z, b * x + e * y + h * z, c * x + f * y + i * z]
+
+
+def vector_in_world(X: list, v) -> list:
+    """``R v`` of a :meth:`Placements.pose` ``X`` and a vector ``v`` (3 floats)."""
+    a, d, g, b, e, h, c, f, i = X[:9]
     v0, v1, v2 = v
     return [a * v0 + b * v1 + c * v2, d * v0 + e * v1 + f * v2, g * v0 + h * v1 + i * v2]
 
 
-def rotation_product(rows: list, K: list) -> list:
-    """``R K`` (3 rows of 3 floats): ``R`` of :func:`placement_rows`' ``rows``, ``K`` 9 floats."""
-    k0, k1, k2, k3, k4, k5, k6, k7, k8 = K
-    return [[r0 * k0 + r1 * k3 + r2 * k6, r0 * k1 + r1 * k4 + r2 * k7,
-             r0 * k2 + r1 * k5 + r2 * k8] for r0, r1, r2, *_ in rows[:3]]
+def rotation_rows(X: list) -> list:
+    """``R`` of a :meth:`Placements.pose` ``X`` as rows of three floats."""
+    return [X[0:9:3], X[1:9:3], X[2:9:3]]
+
+
+def transposed_rows(X: list) -> list:
+    """``R^T`` of a :meth:`Placements.pose` ``X`` as rows of three floats (its columns)."""
+    return [X[0:3], X[3:6], X[6:9]]
+
+
+def rotation_product(A, B) -> list:
+    """Return ``A B`` of two 3x3 matrices given as rows of floats."""
+    (a0, a1, a2), (a3, a4, a5), (a6, a7, a8) = A
+    (b0, b1, b2), (b3, b4, b5), (b6, b7, b8) = B
+    return [[a0 * b0 + a1 * b3 + a2 * b6, a0 * b1 + a1 * b4 + a2 * b7,
+             a0 * b2 + a1 * b5 + a2 * b8],
+            [a3 * b0 + a4 * b3 + a5 * b6, a3 * b1 + a4 * b4 + a5 * b7,
+             a3 * b2 + a4 * b5 + a5 * b8],
+            [a6 * b0 + a7 * b3 + a8 * b6, a6 * b1 + a7 * b4 + a8 * b7,
+             a6 * b2 + a7 * b5 + a8 * b8]]
 
 
 def relative_rotation(

@@ -180,6 +180,16 @@ class WholeBodyGroup(Group):
         self._tangent_inf = (inf_v, [-math.inf] * self.base_nv)
 
     # ------------------------------------------------------------------ build
+    def _wrapping(self) -> np.ndarray:
+        """:meth:`Group._wrapping` of the joints; of the base, an unbounded planar heading.
+
+        A position [m] or quaternion coordinate is no angle: unbounded, it never wraps
+        (a base 4 m from the seed is not 4 - 2 pi m from it).
+        """
+        wraps = Group._wrapping(self)
+        wraps[:self.base_nq] = self.continuous[:self.base_nq]
+        return wraps
+
     def _coordinate_limits(self, model: pin.Model) -> Tuple[np.ndarray, np.ndarray]:
         b = self.bounds
         if self.base_kind == FLOATING:
@@ -376,10 +386,10 @@ class WholeBodyGroup(Group):
         if not Group.within_limits_values(self, values):
             return False
         if self.base_kind == FLOATING:
-            norm = math.sqrt(sum(v * v for v in values[3:7]))
-            if not abs(norm - 1.0) <= 1e-9:
+            x, y, z, w = values[3:7]
+            if not abs(math.sqrt(x * x + y * y + z * z + w * w) - 1.0) <= 1e-9:
                 return False
-            if self.bounds.has_yaw:
+            if self._has_yaw:
                 yaw = yaw_of_quaternion(*values[3:7])
                 b = self.bounds
                 yaw += round((0.5 * (b.yaw_lower + b.yaw_upper) - yaw) / TWO_PI) * TWO_PI
@@ -437,12 +447,14 @@ class WholeBodyGroup(Group):
         """Shape, finiteness and a usable quaternion; a free-flyer's quaternion normalised."""
         arr, values = Group._checked(self, q, what)
         if self.base_kind == FLOATING:
-            norm = math.sqrt(sum(v * v for v in values[3:7]))
+            x, y, z, w = values[3:7]
+            norm = math.sqrt(x * x + y * y + z * z + w * w)
             if not norm > 1e-6:
                 raise errors.InvalidSeed(
                     f"{what}: base quaternion {self.joint_names[3:7]} has norm {norm:.3g}")
-            arr[3:7] /= norm
-            values = arr.tolist()
+            if norm != 1.0:  # usually unit already: no array operation
+                arr[3:7] /= norm
+                values = arr.tolist()
         return arr, values
 
     def __repr__(self) -> str:

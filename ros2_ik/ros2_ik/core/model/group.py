@@ -19,6 +19,7 @@ import pinocchio as pin
 from ros2_ik.core import errors
 
 TWO_PI = 2.0 * math.pi
+_INV_TWO_PI = 1.0 / TWO_PI
 
 
 class RobotModel(Protocol):
@@ -70,8 +71,7 @@ class Group:
     # ------------------------------------------------------------------ build
     def _derive(self) -> None:
         """From :attr:`continuous` and the limits: wrapping, search limits, caches."""
-        # Joints whose every angle has an equivalent inside the limits.
-        self.wraps = self.continuous | ((self.upper - self.lower) >= TWO_PI - 1e-9)
+        self.wraps = self._wrapping()
         # Limits the solvers clamp to: none on wrapping joints (wrapped at the end).
         self.search_lower = np.where(self.wraps, -np.inf, self.lower)
         self.search_upper = np.where(self.wraps, np.inf, self.upper)
@@ -90,6 +90,13 @@ class Group:
         self._sample_span = np.where(self.continuous, math.pi, self.upper) - self._sample_lo
         self._placements: Dict[int, pin.SE3] = {}
         self._moves: Dict[int, bool] = {}
+
+    def _wrapping(self) -> np.ndarray:
+        """Per coordinate, whether every angle has an equivalent inside its limits.
+
+        Continuous joints, and revolute ones with a range >= 2 pi.
+        """
+        return self.continuous | ((self.upper - self.lower) >= TWO_PI - 1e-9)
 
     def _limits(self, model: pin.Model) -> Tuple[np.ndarray, np.ndarray]:
         lower, upper = [], []
@@ -265,8 +272,21 @@ class Group:
         """:meth:`unwrap_near` on lists of floats (``values`` changed in place and returned)."""
         lower, upper = windows if windows is not None else (self._lower_list,
                                                             self._upper_list)
-        for i in self._wrap_list:  # floats: cheaper than numpy for a few joints
-            values[i] = _unwrap_one(values[i], reference[i], lower[i], upper[i])
+        for i in self._wrap_list:  # floats, inline: cheaper than numpy or a call per joint
+            # x + 2 pi k inside [lo, hi] nearest ref (rounding half to even); x kept when
+            # there is none, or when x or ref is not finite.
+            x = values[i]
+            d = reference[i] - x
+            if not math.isfinite(d):
+                continue
+            lo, hi = lower[i], upper[i]
+            cand = x + round(d * _INV_TWO_PI) * TWO_PI
+            if cand < lo:
+                cand += math.ceil((lo - cand) * _INV_TWO_PI) * TWO_PI
+            elif cand > hi:
+                cand -= math.ceil((cand - hi) * _INV_TWO_PI) * TWO_PI
+            if lo <= cand <= hi:
+                values[i] = cand
         return values
 
     def within_limits_values(self, values: list) -> bool:
@@ -518,21 +538,6 @@ def _same_kinematics(red: pin.Model, angles: pin.Model, continuous: np.ndarray) 
             if not np.allclose(M1.homogeneous, M2.homogeneous, atol=1e-12):
                 return False
     return True
-
-
-def _unwrap_one(x: float, ref: float, lo: float, hi: float) -> float:
-    """``x + 2 pi k`` inside ``[lo, hi]`` nearest ``ref``; ``x`` when there is none.
-
-    Rounding half to even; ``x`` itself when it or ``ref`` is not finite.
-    """
-    if not (math.isfinite(x) and math.isfinite(ref)):
-        return x
-    cand = x + round((ref - x) * (1.0 / TWO_PI)) * TWO_PI
-    if cand < lo:
-        cand += math.ceil((lo - cand) * (1.0 / TWO_PI)) * TWO_PI
-    elif cand > hi:
-        cand -= math.ceil((cand - hi) * (1.0 / TWO_PI)) * TWO_PI
-    return cand if lo <= cand <= hi else x
 
 
 def to_pairs(values: list, continuous: list, out: list) -> list:

@@ -20,6 +20,7 @@ from ros2_ik.core.constraints import polyhedron
 from ros2_ik.core.constraints import position as constraints_position
 from ros2_ik.core.constraints import support_polygon
 from ros2_ik.core.costs import angle as costs_angle
+from ros2_ik.core.costs import base_motion
 from ros2_ik.core.costs import orientation as costs_orientation
 from ros2_ik.core.costs import position as costs_position
 from ros2_ik.core.costs import posture
@@ -31,8 +32,9 @@ from ros2_ik.core.costs import posture
 #: CenterOfMassConstraint, PolyhedronConstraint.
 CODES = (0, 1, 2, 3, 4, 5, 6, 7, 8)
 #: Every cost type code a branch of :func:`costs` names, by code:
-#: PostureCost, PositionCost, OrientationCost, AngleBetweenVectorsCost.
-COST_CODES = (0, 1, 2, 3)
+#: PostureCost, PositionCost, OrientationCost, AngleBetweenVectorsCost,
+#: BaseMotionCost.
+COST_CODES = (0, 1, 2, 3, 4)
 #: The error :func:`costs` raises on a cost type code it has no formula for.
 UNKNOWN_COST = "unknown cost type code in a compiled problem"
 #: The error a kernel raises on a type code it has no formula for (an encoder and these
@@ -164,6 +166,8 @@ def costs(ktype, kfa, kfb, koff, kparams, oMf, Jf, q, grad, H, S33,
             total += costs_orientation.value(oMf, Jf, fa, fb, prm, q, grad, H, S33, Sn)
         elif t == 3:  # AngleBetweenVectorsCost
             total += costs_angle.value(oMf, Jf, fa, fb, prm, q, grad, H, S33, Sn)
+        elif t == 4:  # BaseMotionCost
+            total += base_motion.value(oMf, Jf, fa, fb, prm, q, grad, H, S33, Sn)
         else:
             raise ValueError(UNKNOWN_COST)
     return total

@@ -8,6 +8,7 @@ rows (``Residuals.pose_rows``) and the costs' value, gradient and Gauss-Newton c
 """
 import numpy as np
 
+from ros2_ik.core.kinematics.configuration import tangent_size
 from ros2_ik.core.kinematics.forward import kinematics
 from ros2_ik.core.kinematics.jit import jit
 from ros2_ik.core.solvers._constraint_jit import layout_views, weighted_pose_rows
@@ -41,7 +42,7 @@ def model(parents, placements, kinds, axes, columns, fparent, fplace, ctype, cfa
           coff, params, cube, lo, hi, margin, x_margin, pose, pose_rows, ktype, kfa, kfb,
           koff, kparams, q, slack, g, J, glo, ghi, gm, grad, H):  # pragma: no cover
     """:func:`model_in` with its own :func:`work` arrays."""
-    arrays = work(q.shape[0], parents.shape[0], fparent.shape[0])
+    arrays = work(tangent_size(kinds, q.shape[0]), parents.shape[0], fparent.shape[0])
     return model_in(arrays, parents, placements, kinds, axes, columns, fparent, fplace,
                     ctype, cfa, cfb, coff, params, cube, lo, hi, margin, x_margin, pose,
                     pose_rows, ktype, kfa, kfb, koff, kparams, q, slack, g, J, glo, ghi, gm,
@@ -90,7 +91,7 @@ def cost_at(parents, placements, kinds, axes, columns, fparent, fplace, ktype, k
     What choosing among projected starts needs (``polish.from_best_start``), without the
     rows, bounds and curvature :func:`model` also computes.
     """
-    n = q.shape[0]
+    n = tangent_size(kinds, q.shape[0])
     arrays = work(n, parents.shape[0], fparent.shape[0])
     oMi, oMf, Jf, waxes, S33, Sn = arrays[:6]
     kinematics(parents, placements, kinds, axes, columns, q, fparent, fplace, oMi, oMf, Jf,

@@ -15,6 +15,7 @@ import llvmlite.binding
 import numpy as np
 from numba import types
 
+from ros2_ik.core.kinematics.configuration import base_of, difference, integrate, sizes
 from ros2_ik.core.kinematics.jit import jit
 from ros2_ik.core.solvers._constraint_jit import layout_views, shrunk, value_views
 from ros2_ik.core.solvers._constraint_lm_jit import attempt_in, work
@@ -115,7 +116,10 @@ def polish(tree, problem, kernel, costs, restore, limits, q, k, constants, deadl
     scale, bias, stall, restore_iterations, active_set = restore
     lower, upper = limits
     max_steps, radius_max, min_radius, relative, mu, mu_floor, slack, constant = constants
-    n, eq = q.shape[0], pose_rows.shape[0]
+    base = base_of(kinds)
+    nb, vb = sizes(base)  # the base's coordinates and tangent columns (0, 0: none)
+    nq, eq = q.shape[0], pose_rows.shape[0]
+    n = nq - nb + vb  # tangent columns
     g, J, glo, ghi, gm = np.empty(k), np.empty((k, n)), np.empty(k), np.empty(k), np.empty(k)
     grad, H = np.empty(n), np.empty((n, n))
     g2, J2, glo2, ghi2, gm2 = (np.empty(k), np.empty((k, n)), np.empty(k), np.empty(k),
@@ -139,7 +143,8 @@ def polish(tree, problem, kernel, costs, restore, limits, q, k, constants, deadl
     sense = np.zeros(n + k, dtype=np.int32)
     sense[n + k - eq:] = EQUALITY
     b_hi, b_lo, dq, lam = np.empty(n + k), np.empty(n + k), np.empty(n), np.empty(n + k)
-    s, y, Bs, q_new = np.empty(n), np.empty(n), np.empty(n), np.empty(n)
+    s, y, Bs, q_new, scratch = np.empty(n), np.empty(n), np.empty(n), np.empty(nq), \
+        np.empty((4, 4))
     qp_problem, qp_result, ts = (np.zeros(10, dtype=np.int64), np.zeros(8, dtype=np.int64),
                                  np.zeros(2, dtype=np.int64))
     restoring = work(n, parents.shape[0], fparent.shape[0], n_rows,  # restorations' arrays
@@ -150,9 +155,12 @@ def polish(tree, problem, kernel, costs, restore, limits, q, k, constants, deadl
         # Stop while a step of the mean length still ends before the deadline.
         if t >= deadline or radius < min_radius or t + 1.5 * (t - started) / step > deadline:
             return step
-        for i in range(n):
-            b_hi[i] = min(upper[i] - q[i], radius)
-            b_lo[i] = max(lower[i] - q[i], -radius)
+        for i in range(vb):  # a base's tangent: the radius alone (integrate keeps its box)
+            b_hi[i], b_lo[i] = radius, -radius
+        for i in range(vb, n):  # a joint's column i, its coordinate i + nb - vb
+            j = i + nb - vb
+            b_hi[i] = min(upper[j] - q[j], radius)
+            b_lo[i] = max(lower[j] - q[j], -radius)
         for i in range(k):
             b_hi[n + i] = ghi[i] - g[i]
             b_lo[n + i] = glo[i] - g[i]
@@ -169,8 +177,8 @@ def polish(tree, problem, kernel, costs, restore, limits, q, k, constants, deadl
             continue
         if -objective <= relative * abs(cost) + 1e-12:
             return step  # first-order optimal within the linearisation
-        for i in range(n):  # clamp, then restore onto the constraints
-            q_new[i] = min(max(q[i] + dq[i], lower[i]), upper[i])
+        q_new[:] = q  # step and clamp (polish's group.integrate, project), then restore
+        integrate(kinds, q_new, dq, lower, upper)
         _, done, _ = attempt_in(restoring, parents, placements, kinds, axes, columns,
                                 fparent, fplace, ctype, cfa, cfb, coff, params, pose, q_new,
                                 lower, upper, lo, hi, margin, x_margin, scale, bias, stall,
@@ -186,8 +194,8 @@ def polish(tree, problem, kernel, costs, restore, limits, q, k, constants, deadl
         if not cost_new < cost:
             radius = 0.25 * min(radius, largest)
             continue
+        difference(kinds, q, q_new, s, scratch)
         for i in range(n):  # the Lagrangian's gradient change at the QP's multipliers
-            s[i] = q_new[i] - q[i]
             v = grad2[i] - grad[i]
             for r in range(k):
                 v += lam[n + r] * (J2[r, i] - J[r, i])

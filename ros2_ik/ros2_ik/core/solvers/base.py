@@ -124,13 +124,7 @@ class Search:
         window when it has an equivalent there.
         """
         start = self._next_start()
-        problem = self.problem
-        if problem.folded:
-            if self.group.has_wrapping:  # a window across +-pi: the equivalent inside it
-                start = self.group.unwrap_near(start, problem.window_centres, problem.windows)
-            lower, upper = problem.search_bounds
-            start = np.minimum(np.maximum(start, lower), upper)
-        return start
+        return in_windows(self.problem, start) if self.problem.folded else start
 
     def _next_start(self) -> np.ndarray:
         if self.problem.pose is None and self.problem.constraints:
@@ -326,6 +320,20 @@ class Search:
             f"{_at_windows(self.problem, self.best.q)}")
 
 
+def in_windows(problem: Problem, start: np.ndarray) -> np.ndarray:
+    """``start`` projected into ``problem``'s joint windows (:attr:`Problem.search_bounds`).
+
+    A wrapping joint is first shifted by 2 pi to its equivalent inside its window, when
+    it has one.  ``start`` itself when the problem has no window.
+    """
+    if not problem.folded:
+        return start
+    if problem.group.has_wrapping:  # a window across +-pi: the equivalent inside it
+        start = problem.group.unwrap_near(start, problem.window_centres, problem.windows)
+    lower, upper = problem.search_bounds
+    return np.minimum(np.maximum(start, lower), upper)
+
+
 def cost_starts(problem: Problem, seed: np.ndarray, jump: float) -> List[np.ndarray]:
     """Group vectors where a cost is lowest (:meth:`Cost.preferred_configuration`).
 
@@ -356,8 +364,13 @@ def returned_q(problem: Problem, q: np.ndarray, seed: np.ndarray) -> np.ndarray:
     the IKResult keep it as it is.
     """
     group = problem.group
-    q = unwrapped(problem, q, seed) if group.has_wrapping else np.array(q, dtype=float)
-    if not group.within_limits_values(q.tolist()):
+    if group.has_wrapping and not problem.costs:  # on floats: one list each way
+        values = group.unwrap_values(q.tolist(), seed.tolist(), problem.windows)
+        q = np.array(values)
+    else:
+        q = unwrapped(problem, q, seed) if group.has_wrapping else np.array(q, dtype=float)
+        values = q.tolist()
+    if not group.within_limits_values(values):
         q = group.clamp(q)
     q.setflags(write=False)
     return q
@@ -384,22 +397,18 @@ def solved(group, solutions: Tuple[Solution, ...], attempts: int, iterations: in
            elapsed_s: float, random_seed: int, solver_name: str) -> IKResult:
     """Return the SUCCESS result of verified ``solutions``, the nearest to the seed first."""
     best = solutions[0]
-    return IKResult(
-        q=best.q, joint_names=group.joint_names, status=IKStatus.SUCCESS,
-        iterations=iterations, restarts=max(attempts - 1, 0),
-        position_error_m=best.position_error_m,
-        orientation_error_rad=best.orientation_error_rad, solve_time_s=elapsed_s,
-        random_seed=random_seed, violations=(), solutions=solutions,
-        message=_ONE_FIRST_TIME if len(solutions) == attempts == 1 else
-        f"{len(solutions)} solution(s) after {attempts} attempt(s)",
-        solver=solver_name)
+    return IKResult(  # positional: every solved request makes one
+        best.q, group.joint_names, IKStatus.SUCCESS, iterations, max(attempts - 1, 0),
+        best.position_error_m, best.orientation_error_rad, elapsed_s, random_seed, (),
+        solutions, _ONE_FIRST_TIME if len(solutions) == attempts == 1 else
+        f"{len(solutions)} solution(s) after {attempts} attempt(s)", solver_name)
 
 
 def proven(result: IKResult, reason: str, start: float) -> IKResult:
     """Return ``result`` of one attempt on a problem :mod:`proofs` showed has no solution.
 
     NO_SOLUTION, its message the proof's ``reason`` and the best available
-    configuration's errors; ``start``: when the proof began (``time.perf_counter()``).
+    configuration's errors; ``start``: when the solve began (``time.perf_counter()``).
     A SUCCESS (verified: the proof was wrong) is returned as it is.
     """
     if result.status is IKStatus.SUCCESS:
@@ -417,6 +426,15 @@ def proven(result: IKResult, reason: str, start: float) -> IKResult:
         violations=result.violations,
         message=f"no solution: {reason}; best available (one attempt from the seed) {best}",
         solver=result.solver)
+
+
+def _proven_or(result: IKResult, problem: Problem, options: SolveOptions,
+               start: float) -> IKResult:
+    """Return ``result``, or :func:`proven` when it has no solution and a proof applies."""
+    if result.status is IKStatus.SUCCESS:
+        return result
+    reason = proofs.no_solution(problem, options)
+    return result if reason is None else proven(result, reason, start)
 
 
 #: :func:`solved`'s usual message, made once (not formatted on every solve).
@@ -492,46 +510,41 @@ class Solver(ABC):
               begun: Optional[Begun] = None) -> IKResult:
         """Run the driver: one path for every solve.
 
-        0. :func:`proofs.no_solution`: a problem proven to have no solution (a target
-           beyond the reach bound) answers NO_SOLUTION with the reason after one attempt
-           from the seed (its end point: the best available configuration);
-           :func:`before_iterating.answer`: a result before any iteration (a closed
+        1. :func:`before_iterating.answer`: a result before any iteration (a closed
            form's exact answer or proof), or the exact branches to start from after the
            seed;
-        1. :meth:`seed_answer`: the solver may answer from the seed's attempt alone (its
+        2. :meth:`seed_answer`: the solver may answer from the seed's attempt alone (its
            result), or make that attempt and hand it on (a :class:`Begun`);
-        2. :meth:`setup` (unless begun): the problem's state, its one local step chosen;
-        3. restarts (:class:`Search`: starts, budget, independent verification of every
+        3. :meth:`setup` (unless begun): the problem's state, its one local step chosen;
+        4. restarts (:class:`Search`: starts, budget, independent verification of every
            candidate): ``local_solve`` from each start (with costs, the first attempt is
            :meth:`first_attempt`) until the budget, attempts or solutions run out.
 
-        ``begun``: the seed's attempt made already, counted as the first attempt.
-        """
-        if begun is None:
-            start = time.perf_counter()
-            reason = proofs.no_solution(problem, options)
-            if reason is not None:  # one attempt, for the best available configuration
-                one = options._replace(max_attempts=1, num_solutions=1)
-                return proven(self._search(problem, seed, one, None), reason, start)
-        return self._search(problem, seed, options, begun)
+        Once the first attempt (or step 1's answer) has no solution,
+        :func:`proofs.no_solution`: a problem proven to have no solution (a target beyond
+        the reach bound) answers NO_SOLUTION with the reason at once, the attempt's end
+        point its best available configuration.  A solved problem needs no proof.
 
-    def _search(self, problem: Problem, seed: np.ndarray, options: SolveOptions,
-                begun: Optional[Begun]) -> IKResult:
-        """Run steps 1-3 of :meth:`solve` (after the proofs)."""
+        ``begun``: the seed's attempt made already, counted as the first attempt (no
+        proofs then).
+        """
+        start = time.perf_counter()
         self.options = options
         if problem.group.has_base and not self.supports_base:
             raise errors.InvalidArgument(
                 f"solver '{self.name}' does not take whole-body groups (a floating or planar "
                 "base) yet; use 'lm'")
+        prove = begun is None
         first_starts = None
         if begun is None:
             early = before_iterating.answer(self, problem, seed, options, DISTINCT_TOLERANCE)
             if isinstance(early, IKResult):
-                return early
+                return _proven_or(early, problem, options, start)
             first_starts = early
             answer = self.seed_answer(problem, seed, options)
             if isinstance(answer, IKResult):
-                return answer
+                return answer if answer.status is IKStatus.SUCCESS else \
+                    _proven_or(answer, problem, options, start)
             begun = answer
         search = Search(problem, seed, options, begun.start if begun else None)
         if first_starts:
@@ -540,14 +553,23 @@ class Solver(ABC):
         search.seed_first = self.cheap_attempts(state)
         if begun is not None:
             search.consider(begun.local)  # the seed's attempt
-        while not search.finished():
+        while True:
+            if prove and search.attempts:  # the first attempt made: proofs if it failed
+                prove = False
+                if not search.solutions:
+                    reason = proofs.no_solution(problem, options)
+                    if reason is not None:
+                        return proven(search.result(self.name), reason, start)
+            if search.finished():
+                break
             q0 = search.next_start()
             if search.attempts == 0 and problem.costs:
                 search.consider(self.first_attempt(state, [q0] + search.cost_starts(),
                                                    search.budget))
             else:
                 search.consider(self.local_solve(state, q0, search.budget))
-        return search.result(self.name)
+        result = search.result(self.name)  # proofs still due: no attempt was made
+        return _proven_or(result, problem, options, start) if prove else result
 
     def seed_answer(self, problem: Problem, seed: np.ndarray, options: SolveOptions
                     ) -> Optional[Any]:

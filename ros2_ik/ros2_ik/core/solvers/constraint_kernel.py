@@ -266,14 +266,14 @@ def compile_problem(problem: Problem, tolerance: ConstraintTolerance) -> Optiona
     A problem of a shape met before costs one array construction: its integer arrays are
     the shape's (shared, only read by the kernels), every float is in one array, sliced.
     """
-    if not problem.constraints or lm() is None:
-        return None
+    group = problem.group
+    if lm() is None or not problem.constraints and (problem.pose is None or not group.has_base):
+        return None  # without constraints only a base group's pose target: compiled here
     if not problem.row_constraints and problem.pose is None:  # joint bounds alone: no rows
         return None
-    group = problem.group
-    if tree_of(group) is None or group.has_base and (problem.costs or (
-            group.base_kind == "floating" and group.bounds.has_yaw)):
-        return None  # polishing and a free-flyer's yaw range: the Python paths
+    if tree_of(group) is None or group.has_base and (
+            group.base_kind == "floating" and group.bounds.has_yaw):
+        return None  # a free-flyer's yaw range: the Python paths
     encoded, lower, upper = [], [], []
     for c in problem.row_constraints:  # joint windows are the attempt's limits instead
         kind = registry.kind_of(c)

@@ -11,9 +11,9 @@ more than the local method.
 
 The order a solve takes (one path, :meth:`base.Solver.solve`):
 
-1. the seed's answer (:meth:`seed_answer`, :mod:`seed_request`): constraints without a pose
-   target, one solution asked: the compiled attempt from the seed, returned when verified,
-   else handed on as the driver's first attempt;
+1. the seed's answer (:meth:`seed_answer`, :mod:`seed_request`): constraints (a pose
+   target or not), one solution asked: the compiled attempt from the seed, returned when
+   verified, else handed on as the driver's first attempt;
 2. :meth:`setup` picks the problem's one attempt object (:func:`attempts.choose_attempt`);
 3. the driver's restarts (:class:`base.Search`) call :meth:`local_solve`, which runs that
    attempt from each start (with costs, the first attempt is :meth:`first_attempt`), and

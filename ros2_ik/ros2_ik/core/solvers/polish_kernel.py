@@ -69,7 +69,7 @@ def warm_up() -> bool:
                               [[0.0] * 8, [0.0] * 6 + np.eye(3).ravel().tolist()])
         cube, pose_rows = np.zeros(2, dtype=np.bool_), np.arange(6, dtype=np.intp)
         tiny = constraint_kernel.tiny_problem()
-        _call(tiny, cube, pose_rows, _unpacked(costs), np.zeros(2), 13)  # 3 + 4 rows, 6 pose
+        _call(tiny, cube, pose_rows, _unpacked(costs), np.zeros(2), 13, 2)  # 3 + 4 rows, 6 pose
         _COST_AT = direct_call.entry_point(_JIT.cost_at_packed,
                                            *_cost_args(tiny, costs, np.zeros(2)))
         limits = (np.full(2, -1.0), np.full(2, 1.0))
@@ -81,12 +81,12 @@ def warm_up() -> bool:
 
 
 def _call(c: constraint_kernel.Compiled, cube: np.ndarray, pose_rows: np.ndarray,
-          costs: tuple, q: np.ndarray, k: int):
-    """Run :func:`_polish_jit.model` at group vector ``q`` (``k`` QP rows).
+          costs: tuple, q: np.ndarray, k: int, n: int):
+    """Run :func:`_polish_jit.model` at group vector ``q`` (``k`` QP rows, ``n`` tangent columns).
 
     Returns ``(feasible, cost, g, J, lower, upper, grad, H)``.
     """
-    t, n = c.tree, q.shape[0]
+    t = c.tree
     g, J, lo, hi, gm = np.empty(k), np.empty((k, n)), np.empty(k), np.empty(k), np.empty(k)
     grad, H = np.empty(n), np.empty((n, n))
     ok, cost = _JIT.model(t.parents, t.placements, t.kinds, t.axes, t.columns, c.fparent,
@@ -171,7 +171,7 @@ class CompiledModel:
         pose = state.problem.pose
         # The search limits as the kernel takes them (writable: the compiled loop's type).
         self.lower, self.upper = state.lower, state.upper
-        self.group = state.problem.group  # a fixed-base group: its steps add
+        self.group = state.problem.group  # its integrate, difference, project: polish's
         self._compiled, self._costs, self._cube = state.compiled, costs, cube
         self._pose_rows = np.flatnonzero(pose.mask) if pose is not None else _NO_POSE_ROWS
         self._constant, self._k = constant, k + self._pose_rows.shape[0]
@@ -187,7 +187,10 @@ class CompiledModel:
             kind = cost_registry.cost_kind_of(c)
             if kind is None:
                 return None
-            p, extra = kind.encode(c, problem.group)
+            encoded = kind.encode(c, problem.group)
+            if encoded is None:
+                return None
+            p, extra = encoded
             a, b = kind.frames(c) or (-1, -1)  # the posture cost reads no frame
             types.append(kind.code)
             fa.append(compiled.frames[a] if a >= 0 else 0)
@@ -233,6 +236,7 @@ class CompiledModel:
     def _run(self, q: np.ndarray):
         ok, cost, g, J, lo, hi, grad, H = _call(self._compiled, self._cube, self._pose_rows,
                                                 _unpacked(self._costs),
-                                                np.array(q, dtype=float), self._k)
+                                                np.array(q, dtype=float), self._k,
+                                                self.group.nv)
         return ok, cost + self._constant, polish.State(J, g, lo, hi, self._pose_rows.shape[0],
                                                        grad, H)

@@ -1,7 +1,8 @@
 """Step 1 of the driver for lm (:meth:`base.Solver.seed_answer`): a request answered from its seed.
 
-Most constraint problems without a pose target are solved by the attempt from the seed
-(``bench/constrained_bench.py``).  For those, the driver (:class:`base.Search`: starts,
+Most constraint problems are solved by the attempt from the seed: without a pose target
+(``bench/constrained_bench.py``), and the whole-body ones with their contacts and a pose
+target (``bench/wholebody_bench.py``).  For those, the driver (:class:`base.Search`: starts,
 candidates, the result's assembly) cost as much as the compiled attempt itself
 (docs/design.md).  :func:`answer`
 makes that attempt (with costs, the driver's first: the seed and the costs' preferred
@@ -24,7 +25,7 @@ from ros2_ik.core.problem import Problem
 from ros2_ik.core.result import IKResult, Solution
 from ros2_ik.core.solvers.attempts import compiled_constraints
 from ros2_ik.core.solvers.base import (Begun, LocalResult, SolveOptions, cost_starts,
-                                       returned_q, solved)
+                                       in_windows, returned_q, solved)
 from ros2_ik.core.solvers.budget import Budget
 from ros2_ik.core.verify import check
 
@@ -32,14 +33,14 @@ from ros2_ik.core.verify import check
 def applies(problem: Problem, options: SolveOptions) -> bool:
     """Return True for the requests :func:`answer` takes.
 
-    Constraints (and costs) without a pose target, one solution asked, no joint jump
+    Constraints (and costs, a pose target or not), one solution asked, no joint jump
     limit: the driver would then try the seed first (with costs, the seed and the costs'
     preferred configurations, :meth:`Solver.first_attempt`) and stop at its first
     verified solution.  Not with costs and a ``feedback`` callback: polishing may last
     past the driver's first feedback (``budget.FEEDBACK_PERIOD_S``).
     """
-    return (problem.pose is None and bool(problem.constraints)
-            and options.num_solutions == 1 and math.isinf(options.max_joint_jump_rad)
+    return (bool(problem.constraints) and options.num_solutions == 1
+            and math.isinf(options.max_joint_jump_rad)
             and not (problem.costs and options.feedback is not None))
 
 
@@ -48,27 +49,28 @@ def answer(solver, problem: Problem, seed: np.ndarray, options: SolveOptions
     """Return the result when the seed's attempt is verified; else the attempt begun, or None.
 
     ``solver``: lm (:func:`attempts.compiled_constraints`: its compiled attempt); None
-    when the kernel does not take the problem (the driver runs as usual).
+    when the kernel does not take the problem (the driver runs as usual).  The seed is
+    the driver's first start (:meth:`base.Search.next_start`: in the joint windows).
     """
     start = time.perf_counter()
     state = compiled_constraints(solver, problem)
     if state is None:
         return None
+    q0 = in_windows(problem, seed) if problem.folded else seed
     if problem.costs:  # the driver's first attempt of a problem with costs
         budget = Budget(options.timeout_s, options.cancel, None, start)
-        local = solver.first_attempt(state, [seed] + cost_starts(problem, seed, math.inf),
-                                     budget)
+        q, iterations, converged, merit = solver.first_attempt(
+            state, [q0] + cost_starts(problem, seed, math.inf), budget)
     else:
-        local = LocalResult(*state.project(seed))
-    q, iterations, converged = local.q, local.iterations, local.converged
+        q, iterations, converged, merit = state.project(q0)
     group = problem.group
     if converged and math.isfinite(sum(q.tolist())):
         q_out = returned_q(problem, q, seed)
         # Only the full model's check accepts (the kernel's measure shares its packing).
-        if check(group, None, q_out, problem.constraints, group.full_data(),
-                 options.constraint_tolerance)[0]:
-            solution = Solution(q_out, math.nan, math.nan,
-                                math.dist(q_out.tolist(), seed.tolist()))
+        ok, pos, ori, _, _ = check(group, problem.pose, q_out, problem.constraints,
+                                   group.full_data(), options.constraint_tolerance)
+        if ok:
+            solution = Solution(q_out, pos, ori, math.dist(q_out.tolist(), seed.tolist()))
             return solved(group, (solution,), 1, iterations, time.perf_counter() - start,
                           options.random_seed, solver.name)
-    return Begun(start, state, local)
+    return Begun(start, state, LocalResult(q, iterations, converged, merit))

@@ -1,0 +1,229 @@
+"""Our compiled closed form of two 6R families, every branch of many targets in one call.
+
+The chain is :mod:`.chain`'s product of exponentials at the zero configuration: joint
+axes ``H`` (6, 3), offsets ``P`` (7, 3) [m] and the frame's orientation ``R`` (3, 3), all
+in the world frame.  :func:`geometry` recognises, within :data:`TOLERANCE`:
+
+* :data:`SPHERICAL_TWO_PARALLEL`: axes 4, 5, 6 meet in one point (a spherical wrist) and
+  axes 2, 3 are parallel;
+* :data:`THREE_PARALLEL_TWO_INTERSECTING`: axes 2, 3, 4 are parallel and axes 5, 6 meet;
+
+and moves the joints' points along their axes to the meeting points, so that each
+family splits into Paden-Kahan subproblems (:mod:`.subproblems`) with 2 x 2 x 2 branches.
+:func:`solve_6r` fills caller-owned arrays with all eight branches of each target.  Any
+other chain has no geometry here (the caller keeps EAIK's solver).
+"""
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Optional, Tuple
+
+import numpy as np
+
+from ros2_ik.core.closed_form import subproblems
+from ros2_ik.core.closed_form.subproblems import add, dot, rot, sp1, sp3, sp4, sub, wrap
+from ros2_ik.core.runtime.compiled import jit
+
+#: Family numbers of :func:`solve_6r` (0: none here).
+SPHERICAL_TWO_PARALLEL, THREE_PARALLEL_TWO_INTERSECTING = 1, 2
+FAMILY_NAMES = {SPHERICAL_TWO_PARALLEL: "spherical wrist, axes 2 and 3 parallel",
+                THREE_PARALLEL_TWO_INTERSECTING: "axes 2, 3, 4 parallel, axes 5 and 6 meet"}
+#: Joints of the chains it solves, and branches of one target.
+JOINTS, BRANCHES = 6, 8
+#: Axes count as parallel, and lines as meeting, within this [rad as sine, m]: the
+#: kernels then solve the idealised chain, so only a chain exact to rounding qualifies.
+TOLERANCE = 1e-10
+#: Axes that a subproblem needs apart must be further from parallel than this [sine].
+APART = 1e-6
+#: The files of the compiled functions :func:`solve_6r` runs (numba's cache checks only
+#: its own): :func:`ros2_ik.core.kinematics.jit.drop_stale_cache` is given both.
+SOURCES = (Path(__file__).resolve(), Path(subproblems.__file__).resolve())
+
+
+def geometry(H: np.ndarray, P: np.ndarray, R: np.ndarray) -> Optional[Tuple[int, np.ndarray]]:
+    """``(family, G)`` for :func:`solve_6r`, or None when neither family fits the chain.
+
+    ``G`` (18, 3): the axes (rows 0-5), the offsets world-to-joint-1, 1-2, 2-3, 3-4, 4-5
+    (6-10) and meeting-point-to-frame (11) [m], ``R``'s rows (12-14), a unit vector
+    perpendicular to axis 6 (15) and one to axis 2 (16), and the signs of axes 3 and 4
+    along axis 2 (17: ``s3, s4, 0``).
+    """
+    H = np.asarray(H, dtype=float)
+    points = np.cumsum(np.asarray(P, dtype=float)[:6], axis=0)
+    tip = np.sum(np.asarray(P, dtype=float), axis=0)
+    if not (_apart(H[0], H[1]) and _apart(H[3], H[4]) and _apart(H[4], H[5])):
+        return None
+    if _parallel(H[1], H[2]):
+        meet = _meeting_point(H[3:6], points[3:6])
+        if meet is not None:
+            return SPHERICAL_TWO_PARALLEL, _layout(H, points[:3], meet, tip, R)
+    if _parallel(H[1], H[2]) and _parallel(H[1], H[3]) and _apart(H[1], H[4]):
+        meet = _meeting_point(H[4:6], points[4:6])
+        if meet is not None:
+            return THREE_PARALLEL_TWO_INTERSECTING, _layout(H, points[:4], meet, tip, R)
+    return None
+
+
+def _parallel(a: np.ndarray, b: np.ndarray) -> bool:
+    return float(np.linalg.norm(np.cross(a, b))) <= TOLERANCE
+
+
+def _apart(a: np.ndarray, b: np.ndarray) -> bool:
+    return float(np.linalg.norm(np.cross(a, b))) > APART
+
+
+def _meeting_point(axes: np.ndarray, points: np.ndarray) -> Optional[np.ndarray]:
+    """Return the point of the lines (``points``, ``axes``) when they meet within TOLERANCE."""
+    off = [np.eye(3) - np.outer(h, h) for h in axes]
+    A = np.sum(off, axis=0)
+    b = np.sum([M @ p for M, p in zip(off, points)], axis=0)
+    meet = np.linalg.lstsq(A, b, rcond=None)[0]
+    gaps = [np.linalg.norm(M @ (meet - p)) for M, p in zip(off, points)]
+    return meet if max(gaps) <= TOLERANCE else None
+
+
+def _layout(H: np.ndarray, points: np.ndarray, meet: np.ndarray, tip: np.ndarray,
+            R: np.ndarray) -> np.ndarray:
+    """``G`` of :func:`geometry`: the joints before the meeting point, then the point."""
+    G = np.zeros((18, 3))
+    G[:6] = H
+    chain = np.vstack([np.zeros(3), points, meet])
+    G[6:6 + len(points) + 1] = np.diff(chain, axis=0)
+    G[11] = tip - meet
+    G[12:15] = R
+    G[15] = _perpendicular(H[5])
+    G[16] = _perpendicular(H[1])
+    G[17, :2] = np.sign(H[2] @ H[1]), np.sign(H[3] @ H[1])
+    return G
+
+
+def _perpendicular(h: np.ndarray) -> np.ndarray:
+    v = np.cross(h, np.eye(3)[int(np.argmin(np.abs(h)))])
+    return v / np.linalg.norm(v)
+
+
+@jit
+def solve_6r(family: int, G: np.ndarray, T: np.ndarray, Q: np.ndarray,
+             ls: np.ndarray) -> None:  # pragma: no cover - compiled
+    """All branches of each target ``T`` (N, 4, 4) ``T_world_frame`` into ``Q`` and ``ls``.
+
+    ``Q`` (N, 8, 6) [rad, in ``(-pi, pi]``]; ``ls`` (N, 8) True where a subproblem of the
+    branch had no exact solution (the pose is out of that branch's reach; the row only
+    comes near).  ``family`` and ``G`` from :func:`geometry`.
+    """
+    for k in range(T.shape[0]):
+        if family == SPHERICAL_TWO_PARALLEL:
+            _spherical(G, T, k, Q, ls)
+        else:
+            _three_parallel(G, T, k, Q, ls)
+
+
+@jit(inline="always")
+def _row(G, i):  # pragma: no cover - compiled
+    return (G[i, 0], G[i, 1], G[i, 2])
+
+
+@jit(inline="always")
+def _wrist(G, T, k):  # pragma: no cover - compiled
+    """``R_world_6`` rows (the target's rotation times the frame's at zero, transposed)."""
+    a, b, c = _row(G, 12), _row(G, 13), _row(G, 14)
+    t0 = (T[k, 0, 0], T[k, 0, 1], T[k, 0, 2])
+    t1 = (T[k, 1, 0], T[k, 1, 1], T[k, 1, 2])
+    t2 = (T[k, 2, 0], T[k, 2, 1], T[k, 2, 2])
+    return ((dot(t0, a), dot(t0, b), dot(t0, c)), (dot(t1, a), dot(t1, b), dot(t1, c)),
+            (dot(t2, a), dot(t2, b), dot(t2, c)))
+
+
+@jit(inline="always")
+def _times(M0, M1, M2, v):  # pragma: no cover - compiled
+    """``M v`` for the rows ``M0, M1, M2``."""
+    return (dot(M0, v), dot(M1, v), dot(M2, v))
+
+
+@jit(inline="always")
+def _times_transposed(M0, M1, M2, v):  # pragma: no cover - compiled
+    """``M^T v`` for the rows ``M0, M1, M2``."""
+    return (M0[0] * v[0] + M1[0] * v[1] + M2[0] * v[2],
+            M0[1] * v[0] + M1[1] * v[1] + M2[1] * v[2],
+            M0[2] * v[0] + M1[2] * v[1] + M2[2] * v[2])
+
+
+@jit(inline="always")
+def _put(Q, ls, k, row, q1, q2, q3, q4, q5, q6, exact):  # pragma: no cover - compiled
+    Q[k, row, 0], Q[k, row, 1], Q[k, row, 2] = wrap(q1), wrap(q2), wrap(q3)
+    Q[k, row, 3], Q[k, row, 4], Q[k, row, 5] = wrap(q4), wrap(q5), wrap(q6)
+    ls[k, row] = not exact
+
+
+@jit(inline="always")
+def _spherical(G, T, k, Q, ls):  # pragma: no cover - compiled
+    """:data:`SPHERICAL_TWO_PARALLEL`: the wrist point from joints 1-3, then the wrist.
+
+    q1: subproblem 4 (axis 2's component of the wrist point is fixed); q3: subproblem 3
+    (its distance from joint 2); q2: subproblem 1; q4, q5: subproblem 2 on axis 6; q6:
+    subproblem 1.
+    """
+    h1, h2, h3 = _row(G, 0), _row(G, 1), _row(G, 2)
+    h4, h5, h6 = _row(G, 3), _row(G, 4), _row(G, 5)
+    p12, p23, p34, v6 = _row(G, 7), _row(G, 8), _row(G, 9), _row(G, 15)
+    M0, M1, M2 = _wrist(G, T, k)
+    tip = (T[k, 0, 3], T[k, 1, 3], T[k, 2, 3])
+    x = sub(sub(tip, _times(M0, M1, M2, _row(G, 11))), _row(G, 6))
+    a6, b6 = _times(M0, M1, M2, h6), _times(M0, M1, M2, v6)
+    one = sp4(x, h1, h2, dot(h2, add(add(p12, p23), p34)))
+    row = 0
+    for i1 in range(2):
+        q1 = one[0] if i1 == 0 else one[1]
+        y = sub(rot(h1, -q1, x), p12)
+        three = sp3(h3, p34, p23, math.sqrt(dot(y, y)))
+        for i3 in range(2):
+            q3 = three[0] if i3 == 0 else three[1]
+            q2 = sp1(h2, add(p23, rot(h3, q3, p34)), y)
+            a = rot(h3, -q3, rot(h2, -q2, rot(h1, -q1, a6)))
+            b = rot(h3, -q3, rot(h2, -q2, rot(h1, -q1, b6)))
+            four = sp4(a, h4, h5, dot(h5, h6))
+            for i4 in range(2):
+                q4 = four[0] if i4 == 0 else four[1]
+                q5 = sp1(h5, h6, rot(h4, -q4, a))
+                q6 = sp1(h6, v6, rot(h5, -q5, rot(h4, -q4, b)))
+                _put(Q, ls, k, row, q1, q2, q3, q4, q5, q6, one[2] and three[2] and four[2])
+                row += 1
+
+
+@jit(inline="always")
+def _three_parallel(G, T, k, Q, ls):  # pragma: no cover - compiled
+    """:data:`THREE_PARALLEL_TWO_INTERSECTING`: joints 1 and 5 first, then the planar three.
+
+    q1: subproblem 4 (axis 2's component of the point where axes 5, 6 meet is fixed); q5:
+    subproblem 4 (axis 2's component of axis 6); q6 and the sum of q2-q4: subproblem 1;
+    q3: subproblem 3; q2: subproblem 1; q4: the rest of the sum.
+    """
+    h1, h2, h3 = _row(G, 0), _row(G, 1), _row(G, 2)
+    h5, h6 = _row(G, 4), _row(G, 5)
+    p12, p23, p34, p45 = _row(G, 7), _row(G, 8), _row(G, 9), _row(G, 10)
+    v2, s3, s4 = _row(G, 16), G[17, 0], G[17, 1]
+    M0, M1, M2 = _wrist(G, T, k)
+    tip = (T[k, 0, 3], T[k, 1, 3], T[k, 2, 3])
+    w = sub(sub(tip, _times(M0, M1, M2, _row(G, 11))), _row(G, 6))
+    a6 = _times(M0, M1, M2, h6)
+    one = sp4(w, h1, h2, dot(h2, add(add(add(p12, p23), p34), p45)))
+    row = 0
+    for i1 in range(2):
+        q1 = one[0] if i1 == 0 else one[1]
+        g = _times_transposed(M0, M1, M2, rot(h1, q1, h2))
+        wl = sub(rot(h1, -q1, w), p12)
+        five = sp4(h2, h5, h6, dot(h2, rot(h1, -q1, a6)))
+        for i5 in range(2):
+            q5 = five[0] if i5 == 0 else five[1]
+            q6 = sp1(h6, g, rot(h5, -q5, h2))
+            m = rot(h1, -q1, _times(M0, M1, M2, rot(h6, -q6, rot(h5, -q5, v2))))
+            theta = sp1(h2, v2, m)
+            y = sub(wl, rot(h2, theta, p45))
+            three = sp3(h3, p34, p23, math.sqrt(dot(y, y)))
+            for i3 in range(2):
+                q3 = three[0] if i3 == 0 else three[1]
+                q2 = sp1(h2, add(p23, rot(h3, q3, p34)), y)
+                q4 = s4 * (theta - q2 - s3 * q3)
+                _put(Q, ls, k, row, q1, q2, q3, q4, q5, q6, one[2] and five[2] and three[2])
+                row += 1
