@@ -45,6 +45,8 @@ class AngleBetweenVectorsConstraint(BoundedConstraint):
         self.angle_upper = check.angle(angle_upper, "angle_upper")
         check.ordered(self.angle_lower, self.angle_upper, "angle_lower", "angle_upper")
         default = f"angle({frame_A},{frame_B})"
+        self._inside_cos = (math.cos(self.angle_upper) + 1e-12,  # beyond rounding: inside
+                            math.cos(self.angle_lower) - 1e-12)
         super().__init__(check.term_name(name, default),
                          [math.cos(self.angle_upper)], [math.cos(self.angle_lower)],
                          physical=([self.angle_lower], [self.angle_upper]))
@@ -115,11 +117,16 @@ class AngleBetweenVectorsConstraint(BoundedConstraint):
     def measure_rows(self, placements: Placements) -> list:
         """Distance [rad] of the angle outside ``[angle_lower, angle_upper]``.
 
-        The angle between ``a_A`` and ``b_B`` both expressed in the world.
+        The angle between ``a_A`` and ``b_B`` both expressed in the world.  Their cosine
+        (unit vectors) inside ``[cos(angle_upper), cos(angle_lower)]`` by more than
+        rounding (1e-12) proves the angle inside its bounds: 0 without the angle.
         """
-        angle = vector_angle(vector_in_world(placements.pose(self._fid_A), self._a_A_list),
-                             vector_in_world(placements.pose(self._fid_B), self._b_B_list))
-        return [outside(angle, self.angle_lower, self.angle_upper)]
+        a = vector_in_world(placements.pose(self._fid_A), self._a_A_list)
+        b = vector_in_world(placements.pose(self._fid_B), self._b_B_list)
+        low, high = self._inside_cos
+        if low <= a[0] * b[0] + a[1] * b[1] + a[2] * b[2] <= high:
+            return [0.0]
+        return [outside(vector_angle(a, b), self.angle_lower, self.angle_upper)]
 
     def sample_violation(self, frames) -> np.ndarray:
         """Weighted squared angle [rad^2] of each sample outside the bounds."""

@@ -1,7 +1,6 @@
 """Drake's OrientationConstraint: the angle between frames A and B is at most theta_bound."""
 from __future__ import annotations
 
-import functools
 import math
 from typing import Optional, Tuple
 
@@ -143,18 +142,16 @@ class OrientationConstraint(BoundedConstraint):
         """
         pose, M = self._last_M
         if pose is not X_WAbar:
-            M = rotation_product(self._K, transposed_rows(X_WAbar))
+            a, b = self._R_AbarA_list, self._R_BbarB_list
+            K = [a[0:9:3], a[1:9:3], a[2:9:3]]  # R_AbarA^T
+            if b != _EYE9:
+                K = rotation_product((b[0:3], b[3:6], b[6:9]), K)
+            M = rotation_product(K, transposed_rows(X_WAbar))
             self._last_M = (X_WAbar, M)
         return M
 
+    #: ``(X_WAbar, M)`` of the last :meth:`_M` (none yet).
     _last_M: tuple = (None, None)
-
-    @functools.cached_property
-    def _K(self) -> list:
-        """``R_BbarB R_AbarA^T`` (rows of three floats)."""
-        a, b = self._R_AbarA_list, self._R_BbarB_list
-        K = [[a[0], a[3], a[6]], [a[1], a[4], a[7]], [a[2], a[5], a[8]]]  # R_AbarA^T
-        return K if b == _EYE9 else rotation_product((b[0:3], b[3:6], b[6:9]), K)
 
     def sample_violation(self, frames) -> np.ndarray:
         """Weighted squared angle [rad^2] of each sample beyond ``theta_bound``."""

@@ -1,7 +1,6 @@
 """Drake's PolyhedronConstraint: ``A [p_FP1; ...; p_FPN] <= b``."""
 from __future__ import annotations
 
-import functools
 import math
 from typing import Optional, Tuple
 
@@ -45,8 +44,13 @@ class PolyhedronConstraint(BoundedConstraint):
         default = f"polyhedron({frame_G} in {frame_F})"
         norms = np.linalg.norm(self._A, axis=1)
         self._inv_norms = check.read_only(1.0 / np.where(norms > 0.0, norms, 1.0))
+        b_unit = b * self._inv_norms
         super().__init__(check.term_name(name, default), np.full(rows, -math.inf), b,
-                         physical=(np.full(rows, -math.inf), b * self._inv_norms))
+                         physical=(np.full(rows, -math.inf), b_unit))
+        # The measure's: each point p_GP (three floats), and the rows A_i / |A_i| (k, 3N)
+        # and b_i / |A_i| (k floats [m]).
+        self._p_GP_lists = self._p_GP.T.tolist()
+        self._unit_rows = self._A * self._inv_norms[:, None], b_unit.tolist()
 
     def evaluate(
         self, model: pin.Model, data: pin.Data, q: np.ndarray
@@ -84,16 +88,6 @@ class PolyhedronConstraint(BoundedConstraint):
             p += point_seen(placements, self._fid_F, self._fid_G, p_GP)
         A_unit, b_unit = self._unit_rows
         return [max(v - b, 0.0) for v, b in zip(np.dot(A_unit, p).tolist(), b_unit)]
-
-    @functools.cached_property
-    def _p_GP_lists(self) -> list:
-        """The points ``p_GP`` [m], each as three floats."""
-        return self._p_GP.T.tolist()
-
-    @functools.cached_property
-    def _unit_rows(self) -> tuple:
-        """``A_i / |A_i|`` (k, 3N) and ``b_i / |A_i|`` (k floats [m]): the rows in [m]."""
-        return self._A * self._inv_norms[:, None], self.physical_lists()[1]
 
     def sample_violation(self, frames) -> np.ndarray:
         """Squared distance [m^2] of each sample's stacked points outside the half-spaces."""
