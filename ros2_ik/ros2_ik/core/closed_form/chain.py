@@ -121,8 +121,8 @@ def _padded(rows: list, flags: list, n: int) -> Tuple[np.ndarray, np.ndarray]:
     ls = np.ones((count, width), dtype=bool)
     which = np.repeat(np.arange(count), counts)
     row = np.arange(len(which)) - np.repeat(np.cumsum(counts) - counts, counts)
-    Q[which, row] = np.concatenate([np.reshape(r, (-1, n)) for r in rows])  # () when none
-    ls[which, row] = np.concatenate(flags)
+    Q[which, row] = np.concatenate(rows)
+    ls[which, row] = np.concatenate([np.asarray(f, dtype=bool) for f in flags])
     return Q, ls
 
 
@@ -172,7 +172,7 @@ def detect(group, frame_id: int) -> Detection:
     robot = eaik.Robot(H.T, P.T, R, [], True)
     if not robot.has_known_decomposition():
         return Detection(None, f"no known decomposition ({robot.get_kinematic_family()})")
-    kernel = _kernel(H, P, R) if group.n == six_r.JOINTS else None
+    kernel = compiled_kernel(H, P, R) if group.n == six_r.JOINTS else None
     closed_form = ClosedForm(robot, robot.get_kinematic_family(), group.n, kernel)
     failure = _self_test(group, frame_id, closed_form)
     if failure:
@@ -180,8 +180,14 @@ def detect(group, frame_id: int) -> Detection:
     return Detection(closed_form, "")
 
 
-def _kernel(H: np.ndarray, P: np.ndarray, R: np.ndarray):
-    """``(family, G)`` of :mod:`.six_r` for the chain, or None (not its families, no numba)."""
+def compiled_kernel(H: np.ndarray, P: np.ndarray, R: np.ndarray):
+    """Return ``(family, G)`` of :mod:`.six_r` for a 6R chain, or None.
+
+    ``H`` (6, 3), ``P`` (7, 3), ``R`` (3, 3) as the module docstring reads them; None when
+    the chain is not one of the kernel's families or numba is absent.  Pass the result
+    as ``ClosedForm(..., kernel=)`` (or to :func:`.six_r.solve_6r`): numba is loaded and
+    the kernel's stale caches dropped here.
+    """
     found = six_r.geometry(H, P, R)
     if found is None or not compiled.available():
         return None
