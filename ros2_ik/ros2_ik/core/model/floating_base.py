@@ -452,8 +452,9 @@ class WholeBodyGroup(Group):
             if not norm > 1e-6:
                 raise errors.InvalidSeed(
                     f"{what}: base quaternion {self.joint_names[3:7]} has norm {norm:.3g}")
-            arr[3:7] /= norm
-            values = arr.tolist()
+            if norm != 1.0:  # usually unit already: no array operation
+                arr[3:7] /= norm
+                values = arr.tolist()
         return arr, values
 
     def __repr__(self) -> str:

@@ -364,8 +364,13 @@ def returned_q(problem: Problem, q: np.ndarray, seed: np.ndarray) -> np.ndarray:
     the IKResult keep it as it is.
     """
     group = problem.group
-    q = unwrapped(problem, q, seed) if group.has_wrapping else np.array(q, dtype=float)
-    if not group.within_limits_values(q.tolist()):
+    if group.has_wrapping and not problem.costs:  # on floats: one list each way
+        values = group.unwrap_values(q.tolist(), seed.tolist(), problem.windows)
+        q = np.array(values)
+    else:
+        q = unwrapped(problem, q, seed) if group.has_wrapping else np.array(q, dtype=float)
+        values = q.tolist()
+    if not group.within_limits_values(values):
         q = group.clamp(q)
     q.setflags(write=False)
     return q
@@ -392,15 +397,11 @@ def solved(group, solutions: Tuple[Solution, ...], attempts: int, iterations: in
            elapsed_s: float, random_seed: int, solver_name: str) -> IKResult:
     """Return the SUCCESS result of verified ``solutions``, the nearest to the seed first."""
     best = solutions[0]
-    return IKResult(
-        q=best.q, joint_names=group.joint_names, status=IKStatus.SUCCESS,
-        iterations=iterations, restarts=max(attempts - 1, 0),
-        position_error_m=best.position_error_m,
-        orientation_error_rad=best.orientation_error_rad, solve_time_s=elapsed_s,
-        random_seed=random_seed, violations=(), solutions=solutions,
-        message=_ONE_FIRST_TIME if len(solutions) == attempts == 1 else
-        f"{len(solutions)} solution(s) after {attempts} attempt(s)",
-        solver=solver_name)
+    return IKResult(  # positional: every solved request makes one
+        best.q, group.joint_names, IKStatus.SUCCESS, iterations, max(attempts - 1, 0),
+        best.position_error_m, best.orientation_error_rad, elapsed_s, random_seed, (),
+        solutions, _ONE_FIRST_TIME if len(solutions) == attempts == 1 else
+        f"{len(solutions)} solution(s) after {attempts} attempt(s)", solver_name)
 
 
 def proven(result: IKResult, reason: str, start: float) -> IKResult:
