@@ -189,3 +189,26 @@ def test_the_node_answers_no_solution_naming_the_contacts():
     result = solve_goal(source.snapshot, "", cfg, JointStateCache(), goal, lambda: False)
     assert result.error_code.val == IKErrorCode.NO_SOLUTION, result.message
     assert "m apart, reach" in result.message and "sole_link" in result.message, result.message
+
+
+def test_two_hands_held_farther_apart_than_the_arms_reach(group):
+    """A position box in a moving frame (the left hand) for the right hand: 3 m away is
+    proven out of reach, the box where q* puts it is not."""
+    g, model = group, group.robot.model
+    _, qf, data = _standing(g, np.random.default_rng(8))
+    left, right = (model.getFrameId(f) for f in ("arm_left_7_link", "arm_right_7_link"))
+    p = data.oMf[left].actInv(data.oMf[right].translation)
+    offset = pin.SE3(pin.rpy.rpyToMatrix(0.3, -0.2, 0.5), np.array([0.02, 0.0, -0.01]))
+    p = offset.actInv(p)  # in A = left hand frame * offset
+    for shift, proven in ((3.0, True), (0.0, False)):
+        box = C.PositionConstraint(model, frame_A="arm_left_7_link", frame_B="arm_right_7_link",
+                                   p_BQ=np.zeros(3), p_AQ_lower=p + [shift, 0.0, 0.0],
+                                   p_AQ_upper=p + [shift + 0.01, 0.0, 0.01],
+                                   X_AbarA=offset, name="hands")
+        problem = Problem(g, None, [box])
+        if proven:
+            message = _no_solution(g, problem)
+            assert "hands: box " in message
+            assert " m from frame 'arm_left_7_link', reach " in message
+        else:
+            assert proofs.no_solution(problem, SolveOptions()) is None

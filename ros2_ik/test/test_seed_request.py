@@ -118,7 +118,64 @@ def test_applies_only_where_the_driver_would_stop_at_the_seed():
     assert seed_request.applies(problem, SolveOptions(feedback=lambda progress: None))
     target = PoseTarget(group.tip, group.fk(group.mid_configuration(), group.tip))
     assert seed_request.applies(Problem(group, target, problem.constraints), base)
-    assert not seed_request.applies(Problem(group, target), base)  # pose only: no rows
+    assert seed_request.applies(Problem(group, target), base)
+    assert not seed_request.applies(Problem(group, target), SolveOptions(num_solutions=3))
+
+
+@pytest.mark.parametrize("arm", ["panda", "ur5", "kinova"])
+def test_pose_answers_are_the_drivers(arm):
+    """Pose targets (full, position only, a free axis; ur5 and kinova with a closed form):
+    the seed's attempt answered as the driver answers, from the same attempt object."""
+    from ros2_ik.core import robots
+    group = robots.load_group(arm)[1]
+    prepare(group, group.tip)
+    rng, restarts = np.random.default_rng(7), set()
+    for k in range(30):
+        T = group.fk(group.random_configuration(rng), group.tip)
+        kind = k % 3
+        target = PoseTarget(group.tip, T, position_only=kind == 1,
+                            weights=(1, 1, 1, 1, 1, 0) if kind == 2 else (1,) * 6)
+        problem, seed = Problem(group, target), group.mid_configuration()
+        shortcut, driver = _both(problem, seed, 3)
+        assert shortcut.status == driver.status
+        np.testing.assert_array_equal(shortcut.q, driver.q)
+        assert (shortcut.restarts, shortcut.iterations) == (driver.restarts, driver.iterations)
+        assert shortcut.message == driver.message
+        ok = check(group, problem.pose, shortcut.q, (), group.robot.model.createData(),
+                   TOL)[0]
+        assert ok == shortcut.success
+        restarts.add(shortcut.restarts)
+    assert 0 in restarts and len(restarts) > 1
+
+
+def test_a_seed_outside_a_joint_window_starts_inside_it_as_the_drivers():
+    """A joint window (a folded joint-bounds constraint) the seed is outside: the seed's
+    attempt starts projected into it, as the driver's first start does (the same answer)."""
+    from ros2_ik.core import constraints as C
+    from ros2_ik.core import robots
+    group = robots.load_group("panda")[1]
+    prepare(group, None, constrained=True)
+    model, rng = group.robot.model, np.random.default_rng(3)
+    name = group.joint_names[0]
+    answered = 0
+    for _ in range(12):
+        q = group.random_configuration(rng)
+        T = group.fk(q, group.tip)
+        box = C.PositionConstraint(model, "universe", T.translation - 0.005,
+                                   T.translation + 0.005, group.tip, np.zeros(3))
+        window = C.JointBoundsConstraint(model, {name: (q[0] - 0.1, q[0] + 0.1)})
+        problem = Problem(group, None, [box, window])
+        assert problem.folded
+        seed = group.mid_configuration()
+        seed[0] = q[0] + 0.5  # outside the window
+        shortcut, driver = _both(problem, seed, 3)
+        assert shortcut.status == driver.status
+        np.testing.assert_array_equal(shortcut.q, driver.q)
+        assert (shortcut.restarts, shortcut.iterations) == (driver.restarts, driver.iterations)
+        if shortcut.success:
+            assert q[0] - 0.1 - 1e-9 <= shortcut.q[0] <= q[0] + 0.1 + 1e-9
+            answered += shortcut.restarts == 0
+    assert answered
 
 
 @pytest.mark.parametrize("robot", ["solo12", "pr2"])

@@ -67,15 +67,9 @@ def solve(group: Group, target_or_problem: Union[PoseTarget, Problem], seed: np.
         _warn_unprepared(group, spent, timeout_s)
     group.full_data()  # this thread's Data of the full model, made once: not on the clock
     seed_q = problem.group.clamped_seed(seed)
-    options = SolveOptions(  # positional: a third of the keyword call's cost
-        timeout_s,
-        _count("max_attempts", max_attempts, minimum=0),
-        _random_seed(random_seed),
-        _positive("max_joint_jump_rad", max_joint_jump_rad, allow_inf=True),
-        _count("num_solutions", num_solutions, minimum=1),
-        cancel, feedback,
-        _tolerance(constraint_tolerance_m, constraint_tolerance_rad),
-        _count("library_starts", library_starts, minimum=0))
+    options = _options(timeout_s, max_attempts, random_seed, max_joint_jump_rad, num_solutions,
+                       cancel, feedback, constraint_tolerance_m, constraint_tolerance_rad,
+                       library_starts)
     instance = registry.create(solver)
     result = instance.solve(problem, seed_q, options)
     if _LOG.isEnabledFor(logging.DEBUG):
@@ -168,6 +162,37 @@ def _problem(group, target_or_problem, constraints, costs) -> Problem:
         return Problem(group, target_or_problem, constraints, costs)
     raise errors.InvalidGoal(
         f"expected a PoseTarget or a Problem, got {type(target_or_problem).__name__}")
+
+
+def _options(timeout_s: float, max_attempts: int, random_seed: Optional[int],
+             max_joint_jump_rad: float, num_solutions: int, cancel, feedback,
+             constraint_tolerance_m: float, constraint_tolerance_rad: float,
+             library_starts: int) -> SolveOptions:
+    """Return the validated :class:`SolveOptions` (``timeout_s`` validated already).
+
+    Bad values raise :class:`errors.InvalidArgument` naming the argument.  The usual
+    request (integer counts in range, no jump limit) is checked in one expression, without
+    a call per field.
+    """
+    if type(max_attempts) is int and type(num_solutions) is int \
+            and type(library_starts) is int and max_attempts >= 0 and num_solutions >= 1 \
+            and library_starts >= 0 and type(max_joint_jump_rad) is float \
+            and max_joint_jump_rad == math.inf and (
+                random_seed is None or type(random_seed) is int and random_seed >= 0):
+        return SolveOptions(  # positional: a third of the keyword call's cost
+            timeout_s, max_attempts,
+            _SEEDS.getrandbits(31) if random_seed is None else random_seed,
+            max_joint_jump_rad, num_solutions, cancel, feedback,
+            _tolerance(constraint_tolerance_m, constraint_tolerance_rad), library_starts)
+    return SolveOptions(
+        timeout_s,
+        _count("max_attempts", max_attempts, minimum=0),
+        _random_seed(random_seed),
+        _positive("max_joint_jump_rad", max_joint_jump_rad, allow_inf=True),
+        _count("num_solutions", num_solutions, minimum=1),
+        cancel, feedback,
+        _tolerance(constraint_tolerance_m, constraint_tolerance_rad),
+        _count("library_starts", library_starts, minimum=0))
 
 
 def _positive(name: str, value: float, allow_inf: bool = False) -> float:

@@ -60,8 +60,8 @@ class ClosedForm:
         :mod:`.branches` measures how far they miss).
         """
         if self.kernel is not None:
-            Q, ls = self._kernel(np.asarray(T_world_frame_h, dtype=float)[None])
-            if not ls[0].all():
+            Q, ls, missed = self._kernel(np.asarray(T_world_frame_h, dtype=float)[None])
+            if not missed:
                 return Q[0], ls[0]
         return self.eaik(T_world_frame_h)
 
@@ -82,28 +82,27 @@ class ClosedForm:
             return np.zeros((0, 0, self.n)), np.zeros((0, 0), dtype=bool)
         T = np.ascontiguousarray(T_world_frame_h, dtype=float)
         if self.kernel is None:
-            return self._eaik_many(T)
-        Q, ls = self._kernel(T)
-        missed = np.flatnonzero(ls.all(axis=1))
-        if len(missed):  # EAIK's least-squares rows, as solve() gives them
-            rows, flags = self._eaik_many(T[missed])
+            return self.eaik_many(T)
+        Q, ls, missed = self._kernel(T)
+        if missed:  # EAIK's least-squares rows, as solve() gives them
+            missed = np.flatnonzero(ls.all(axis=1))
+            rows, flags = self.eaik_many(T[missed])
             width = min(rows.shape[1], six_r.BRANCHES)
             Q[missed], ls[missed] = 0.0, True
             Q[missed, :width], ls[missed, :width] = rows[:, :width], flags[:, :width]
         return Q, ls
 
-    def _eaik_many(self, T: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
-        """Return EAIK's rows of each of ``T`` (N, 4, 4), padded (:meth:`solve_many`)."""
+    def eaik_many(self, T: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+        """Return EAIK's rows of each of ``T`` (N, 4, 4), padded as :meth:`solve_many` pads."""
         solutions = self._robot.calculate_IK_batched(T, 1)
         return _padded([solution.Q for solution in solutions],
                        [solution.is_LS for solution in solutions], self.n)
 
-    def _kernel(self, T: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
-        """:func:`.six_r.solve_6r` of ``T`` (N, 4, 4): ``(Q (N, 8, 6), ls (N, 8))``."""
+    def _kernel(self, T: np.ndarray) -> Tuple[np.ndarray, np.ndarray, int]:
+        """:func:`.six_r.solve_6r` of ``T`` (N, 4, 4): ``Q`` (N, 8, 6), ``ls`` (N, 8), misses."""
         Q = np.empty((len(T), six_r.BRANCHES, self.n))
         ls = np.empty((len(T), six_r.BRANCHES), dtype=bool)
-        six_r.solve_6r(self.kernel[0], self.kernel[1], T, Q, ls)
-        return Q, ls
+        return Q, ls, six_r.solve_6r(self.kernel[0], self.kernel[1], T, Q, ls)
 
     def forward(self, q: np.ndarray) -> np.ndarray:
         """Return EAIK's ``T_world_frame`` (4, 4) at angles ``q`` [rad] (the self-test's)."""
@@ -113,6 +112,7 @@ class ClosedForm:
 def _padded(rows: list, flags: list, n: int) -> Tuple[np.ndarray, np.ndarray]:
     """Return EAIK's per-target rows as ``(Q (N, m, n), ls (N, m))``, short ones padded (LS)."""
     count = len(rows)
+    rows = [np.reshape(r, (-1, n)) for r in rows]  # EAIK's empty answer is (0, 0)
     counts = np.fromiter(map(len, rows), dtype=np.intp, count=count)
     width = int(counts.max())
     if int(counts.min()) == width:
@@ -122,7 +122,7 @@ def _padded(rows: list, flags: list, n: int) -> Tuple[np.ndarray, np.ndarray]:
     which = np.repeat(np.arange(count), counts)
     row = np.arange(len(which)) - np.repeat(np.cumsum(counts) - counts, counts)
     Q[which, row] = np.concatenate(rows)
-    ls[which, row] = np.concatenate(flags)
+    ls[which, row] = np.concatenate([np.asarray(f, dtype=bool) for f in flags])
     return Q, ls
 
 
@@ -172,7 +172,7 @@ def detect(group, frame_id: int) -> Detection:
     robot = eaik.Robot(H.T, P.T, R, [], True)
     if not robot.has_known_decomposition():
         return Detection(None, f"no known decomposition ({robot.get_kinematic_family()})")
-    kernel = _kernel(H, P, R) if group.n == six_r.JOINTS else None
+    kernel = compiled_kernel(H, P, R) if group.n == six_r.JOINTS else None
     closed_form = ClosedForm(robot, robot.get_kinematic_family(), group.n, kernel)
     failure = _self_test(group, frame_id, closed_form)
     if failure:
@@ -180,8 +180,14 @@ def detect(group, frame_id: int) -> Detection:
     return Detection(closed_form, "")
 
 
-def _kernel(H: np.ndarray, P: np.ndarray, R: np.ndarray):
-    """``(family, G)`` of :mod:`.six_r` for the chain, or None (not its families, no numba)."""
+def compiled_kernel(H: np.ndarray, P: np.ndarray, R: np.ndarray):
+    """Return ``(family, G)`` of :mod:`.six_r` for a 6R chain, or None.
+
+    ``H`` (6, 3), ``P`` (7, 3), ``R`` (3, 3) as the module docstring reads them; None when
+    the chain is not one of the kernel's families or numba is absent.  Pass the result
+    as ``ClosedForm(..., kernel=)`` (or to :func:`.six_r.solve_6r`): numba is loaded and
+    the kernel's stale caches dropped here.
+    """
     found = six_r.geometry(H, P, R)
     if found is None or not compiled.available():
         return None

@@ -143,10 +143,6 @@ def _encode(c: AngleBetweenVectorsConstraint, tolerance) -> tuple:
     return c._fid_A, c._fid_B, c._a_A_list + c._b_B_list
 
 
-def _measure_bounds(c: AngleBetweenVectorsConstraint) -> list:
-    return [c.angle_lower, c.angle_upper]
-
-
 def _polish_rows(c: AngleBetweenVectorsConstraint) -> Tuple[int, bool]:
     return (4 if c.cube_rows else 1), c.cube_rows
 
@@ -249,19 +245,5 @@ def linearise(oMf, Jf, fa, fb, prm, cube, lo, hi, margin, x_margin, row, out, g,
     return 1, k + 1
 
 
-@jit
-def measure(Wa, Wb, prm, phys, R):  # pragma: no cover - compiled
-    """``measure``: distance [rad] of the angle of ``R_WA a_A``, ``R_WB b_B`` outside ``phys``."""
-    a, b = prm[0:3], prm[3:6]
-    angle = relative.vector_angle(
-        Wa[0, 0] * a[0] + Wa[0, 1] * a[1] + Wa[0, 2] * a[2],
-        Wa[1, 0] * a[0] + Wa[1, 1] * a[1] + Wa[1, 2] * a[2],
-        Wa[2, 0] * a[0] + Wa[2, 1] * a[1] + Wa[2, 2] * a[2],
-        Wb[0, 0] * b[0] + Wb[0, 1] * b[1] + Wb[0, 2] * b[2],
-        Wb[1, 0] * b[0] + Wb[1, 1] * b[1] + Wb[1, 2] * b[2],
-        Wb[2, 0] * b[0] + Wb[2, 1] * b[1] + Wb[2, 2] * b[2])
-    return kernel.outside(angle, phys[0], phys[1])
-
-
-KIND = kernel.Kind(AngleBetweenVectorsConstraint, _encode, _measure_bounds, _polish_rows, rows,
-                   measure, linearise, bend=bend)
+KIND = kernel.Kind(AngleBetweenVectorsConstraint, _encode, _polish_rows, rows, linearise,
+                   bend=bend)

@@ -154,10 +154,6 @@ def _encode(c: GazeTargetConstraint, tolerance) -> tuple:
                                 + list(perpendicular_floats(c._n_A_list)))
 
 
-def _measure_bounds(c: GazeTargetConstraint) -> list:
-    return [c.cone_half_angle]
-
-
 def _polish_rows(c: GazeTargetConstraint) -> Tuple[int, bool]:
     return 4, True
 
@@ -245,15 +241,4 @@ def linearise(oMf, Jf, fa, fb, prm, cube, lo, hi, margin, x_margin, row, out, g,
     return 1, 4
 
 
-@jit
-def measure(Wa, Wb, prm, phys, R):  # pragma: no cover - compiled
-    """``measure``: angle [rad] of the gaze direction beyond the cone's half angle."""
-    x, y, z = relative.seen_from(Wa, Wb, prm, 0)
-    alpha = relative.vector_angle(x - prm[3], y - prm[4], z - prm[5], prm[6], prm[7], prm[8])
-    if alpha != alpha:
-        return alpha
-    return max(alpha - phys[0], 0.0)
-
-
-KIND = kernel.Kind(GazeTargetConstraint, _encode, _measure_bounds, _polish_rows, rows, measure,
-                   linearise)
+KIND = kernel.Kind(GazeTargetConstraint, _encode, _polish_rows, rows, linearise)

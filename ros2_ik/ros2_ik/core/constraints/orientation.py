@@ -189,10 +189,6 @@ def _encode(c: OrientationConstraint, tolerance) -> tuple:
     return c._fid_Abar, c._fid_Bbar, c._R_AbarA_list + c._R_BbarB_list + [bound]
 
 
-def _measure_bounds(c: OrientationConstraint) -> list:
-    return [c.theta_bound]
-
-
 def _polish_rows(c: OrientationConstraint) -> Tuple[int, bool]:
     return 4, True
 
@@ -297,34 +293,5 @@ def linearise(oMf, Jf, fa, fb, prm, cube, lo, hi, margin, x_margin, row, out, g,
     return 0, 4
 
 
-@jit
-def _rotation_in_world(W, prm, o, r, c):  # pragma: no cover - compiled
-    """Entry ``(r, c)`` of ``W[:3, :3] R`` for ``R`` (3, 3) at ``prm[o:o + 9]`` row by row."""
-    return W[r, 0] * prm[o + c] + W[r, 1] * prm[o + 3 + c] + W[r, 2] * prm[o + 6 + c]
-
-
-@jit
-def measure(Wa, Wb, prm, phys, R):  # pragma: no cover - compiled
-    """``measure``: angle [rad] of ``R_AB`` beyond ``phys[0]``, from its entries (atan2).
-
-    ``R`` (3, 3, 3) is scratch: ``R_WA``, ``R_WB``, ``R_AB = R_WA^T R_WB``.
-    """
-    R_WA, R_WB, R_AB = R[0], R[1], R[2]
-    for r in range(3):
-        for c in range(3):
-            R_WA[r, c] = _rotation_in_world(Wa, prm, 0, r, c)
-            R_WB[r, c] = _rotation_in_world(Wb, prm, 9, r, c)
-    for r in range(3):
-        for c in range(3):
-            R_AB[r, c] = (R_WA[0, r] * R_WB[0, c] + R_WA[1, r] * R_WB[1, c]
-                          + R_WA[2, r] * R_WB[2, c])
-    x, y, z = R_AB[2, 1] - R_AB[1, 2], R_AB[0, 2] - R_AB[2, 0], R_AB[1, 0] - R_AB[0, 1]
-    theta = math.atan2(0.5 * math.sqrt(x * x + y * y + z * z),
-                       0.5 * (R_AB[0, 0] + R_AB[1, 1] + R_AB[2, 2] - 1.0))
-    if theta != theta:
-        return theta
-    return max(theta - phys[0], 0.0)
-
-
-KIND = kernel.Kind(OrientationConstraint, _encode, _measure_bounds, _polish_rows, excess,
-                   measure, linearise, excess=True)
+KIND = kernel.Kind(OrientationConstraint, _encode, _polish_rows, excess, linearise,
+                   excess=True)

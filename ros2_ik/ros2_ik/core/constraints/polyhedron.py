@@ -109,10 +109,6 @@ def _encode(c: PolyhedronConstraint, tolerance) -> tuple:
                                 + c._inv_norms.tolist())
 
 
-def _measure_bounds(c: PolyhedronConstraint) -> list:
-    return list(c.bound_lists()[1])
-
-
 @jit
 def rows(oMf, Jf, fa, fb, prm, g, Jg, row, p3, J3):  # pragma: no cover - compiled
     """``evaluate_physical`` into rows ``row..row+k`` of ``g``, ``Jg`` [m]; returns k.
@@ -139,28 +135,4 @@ def rows(oMf, Jf, fa, fb, prm, g, Jg, row, p3, J3):  # pragma: no cover - compil
     return k
 
 
-@jit
-def measure(Wa, Wb, prm, phys, R):  # pragma: no cover - compiled
-    """``measure``: largest distance [m] of a point of G outside a half-space of F.
-
-    ``phys`` (k,): the upper bounds ``b``.
-    """
-    n_pts, n_rows = int(prm[0]), int(prm[1])
-    a0 = 2 + 3 * n_pts
-    i0 = a0 + n_rows * 3 * n_pts
-    worst = 0.0
-    for r in range(n_rows):
-        s = 0.0
-        for k in range(n_pts):
-            x, y, z = relative.seen_from(Wa, Wb, prm, 2 + 3 * k)
-            at = a0 + r * 3 * n_pts + 3 * k
-            s += prm[at] * x + prm[at + 1] * y + prm[at + 2] * z
-        v = (s - phys[r]) * prm[i0 + r]
-        v = v if v != v else max(v, 0.0)
-        if not v <= worst:
-            worst = v
-    return worst
-
-
-KIND = kernel.Kind(PolyhedronConstraint, _encode, _measure_bounds, kernel.physical_rows, rows,
-                   measure)
+KIND = kernel.Kind(PolyhedronConstraint, _encode, kernel.physical_rows, rows)

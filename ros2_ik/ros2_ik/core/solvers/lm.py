@@ -11,9 +11,9 @@ more than the local method.
 
 The order a solve takes (one path, :meth:`base.Solver.solve`):
 
-1. the seed's answer (:meth:`seed_answer`, :mod:`seed_request`): constraints (a pose
-   target or not), one solution asked: the compiled attempt from the seed, returned when
-   verified, else handed on as the driver's first attempt;
+1. the seed's answer (:meth:`seed_answer`, :mod:`seed_request`): one solution asked, a pose
+   target or compiled constraints: the attempt from the seed, returned when verified,
+   else handed on as the driver's first attempt;
 2. :meth:`setup` picks the problem's one attempt object (:func:`attempts.choose_attempt`);
 3. the driver's restarts (:class:`base.Search`) call :meth:`local_solve`, which runs that
    attempt from each start (with costs, the first attempt is :meth:`first_attempt`), and
@@ -155,6 +155,6 @@ class LevenbergMarquardt(Solver):
     def seed_answer(self, problem: Problem, seed: np.ndarray, options: SolveOptions
                     ) -> Union[IKResult, Begun, None]:
         """Run the driver's step 1 (:meth:`Solver.solve`): :mod:`seed_request` if it applies."""
-        if self.compiled_constraints and seed_request.applies(problem, options):
+        if seed_request.applies(problem, options):
             return seed_request.answer(self, problem, seed, options)
         return None

@@ -17,7 +17,8 @@ from the sphere holding every placement of its frame than the tolerance allows.
 world (a contact, a pose target, a position box, a point on a plane): two such sets
 farther apart than the bound on the distance between their frames (the two feet held 3 m
 apart, a hand target beyond reach of the held feet), and a CoM box or ball farther from a
-held frame than the CoM can be from it.
+held frame than the CoM can be from it.  :func:`relative_proof`: a position box in a
+moving frame farther from it than its point's frame can be (two hands held 3 m apart).
 """
 from __future__ import annotations
 
@@ -245,6 +246,34 @@ def held_proof(problem: "Problem", options: Any) -> Optional[str]:
     return None
 
 
+def relative_proof(problem: "Problem", options: Any) -> Optional[str]:
+    """Return why a position box in a moving frame A cannot hold its point, or None.
+
+    Point Q (fixed in B at ``p_BQ``) in a box of frame A, A fixed to model frame F that the
+    group moves (two hands on one box): ``|p_Q - p_F|`` is at most the bound on the
+    distance between F and B plus ``|p_BQ|``, and at least the distance from F's origin
+    (in A) to the box widened by the constraint tolerance.
+    """
+    for c in problem.constraints:
+        if type(c) is not PositionConstraint or not problem.group.moves_frame(c._fid_A):
+            continue
+        pair = frame_distance_bound(problem.group, c._fid_A, c._fid_B)
+        if pair is None:
+            continue
+        tol = options.constraint_tolerance.m
+        o = np.zeros(3) if c._X_AbarA is None else c._X_AbarA.actInv(np.zeros(3))
+        lower, upper = (np.array(v, dtype=float) for v in c.bound_lists())
+        outside = np.maximum(np.maximum(lower - tol - o, 0.0), o - upper - tol)
+        distance = float(np.linalg.norm(outside))
+        reach = pair.radius_m + math.hypot(*c._p_BQ_list)
+        if _beyond(distance, reach):
+            frames = problem.group.robot.model.frames
+            return (f"{c.name}: box {distance:.2f} m from frame "
+                    f"'{frames[c._fid_A].name}', reach {reach:.2f} m to frame "
+                    f"'{frames[c._fid_B].name}'")
+    return None
+
+
 def _plane_frame(c: PointOnPlaneConstraint) -> pin.SE3:
     """Return a frame on ``c``'s plane: origin its point, z its (unit) normal."""
     n = np.asarray(c._n, dtype=float)
@@ -296,7 +325,7 @@ def _reason(group, held: _Held, i: int, j: int, apart: float, reach: float) -> s
             f"'{names[frames[j]].name}'")
 
 
-_PROOFS: List[Proof] = [reach_proof, term_proof, held_proof]
+_PROOFS: List[Proof] = [reach_proof, term_proof, held_proof, relative_proof]
 
 
 def register(proof: Proof) -> Proof:

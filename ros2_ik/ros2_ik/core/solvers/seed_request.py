@@ -1,10 +1,10 @@
 """Step 1 of the driver for lm (:meth:`base.Solver.seed_answer`): a request answered from its seed.
 
-Most constraint problems are solved by the attempt from the seed: without a pose target
-(``bench/constrained_bench.py``), and the whole-body ones with their contacts and a pose
-target (``bench/wholebody_bench.py``).  For those, the driver (:class:`base.Search`: starts,
-candidates, the result's assembly) cost as much as the compiled attempt itself
-(docs/design.md).  :func:`answer`
+Most requests are solved by the attempt from the seed: constraint problems without a pose
+target (``bench/constrained_bench.py``), the whole-body ones with their contacts and a pose
+target (``bench/wholebody_bench.py``), and most pose targets.  For those, the driver
+(:class:`base.Search`: starts, candidates, the result's assembly) cost as much as the
+compiled attempt itself (docs/design.md).  :func:`answer`
 makes that attempt (with costs, the driver's first: the seed and the costs' preferred
 configurations projected, the best polished), unwraps and clamps its end point and
 checks it as the driver does (:func:`base.returned_q`, then :func:`verify.check` on the
@@ -23,7 +23,7 @@ import numpy as np
 
 from ros2_ik.core.problem import Problem
 from ros2_ik.core.result import IKResult, Solution
-from ros2_ik.core.solvers.attempts import compiled_constraints
+from ros2_ik.core.solvers.attempts import CompiledConstraints, compiled_constraints
 from ros2_ik.core.solvers.base import (Begun, LocalResult, SolveOptions, cost_starts,
                                        in_windows, returned_q, solved)
 from ros2_ik.core.solvers.budget import Budget
@@ -33,14 +33,14 @@ from ros2_ik.core.verify import check
 def applies(problem: Problem, options: SolveOptions) -> bool:
     """Return True for the requests :func:`answer` takes.
 
-    Constraints (and costs, a pose target or not), one solution asked, no joint jump
-    limit: the driver would then try the seed first (with costs, the seed and the costs'
+    A pose target or constraints (and costs), one solution asked, no joint jump limit:
+    the driver would then try the seed first (with costs, the seed and the costs'
     preferred configurations, :meth:`Solver.first_attempt`) and stop at its first
     verified solution.  Not with costs and a ``feedback`` callback: polishing may last
     past the driver's first feedback (``budget.FEEDBACK_PERIOD_S``).
     """
-    return (bool(problem.constraints) and options.num_solutions == 1
-            and math.isinf(options.max_joint_jump_rad)
+    return ((problem.pose is not None or bool(problem.constraints))
+            and options.num_solutions == 1 and math.isinf(options.max_joint_jump_rad)
             and not (problem.costs and options.feedback is not None))
 
 
@@ -48,21 +48,30 @@ def answer(solver, problem: Problem, seed: np.ndarray, options: SolveOptions
            ) -> Union[IKResult, Begun, None]:
     """Return the result when the seed's attempt is verified; else the attempt begun, or None.
 
-    ``solver``: lm (:func:`attempts.compiled_constraints`: its compiled attempt); None
-    when the kernel does not take the problem (the driver runs as usual).  The seed is
-    the driver's first start (:meth:`base.Search.next_start`: in the joint windows).
+    ``solver``: lm.  With a pose target, the attempt is the driver's own
+    (:meth:`Solver.setup`), whose first start is the seed.  Without one, the driver tries
+    the seed first only when an attempt is cheap: the compiled attempt
+    (:func:`attempts.compiled_constraints`), else None (the driver runs as usual, the
+    library ranked first).  The seed is the driver's first start
+    (:meth:`base.Search.next_start`: in the joint windows).
     """
     start = time.perf_counter()
-    state = compiled_constraints(solver, problem)
-    if state is None:
-        return None
-    q0 = in_windows(problem, seed) if problem.folded else seed
+    if problem.pose is None:
+        state = compiled_constraints(solver, problem)
+        if state is None:
+            return None
+    else:
+        state = solver.setup(problem)
+    q0 = in_windows(problem, seed) if problem.folded else seed.copy()
     if problem.costs:  # the driver's first attempt of a problem with costs
         budget = Budget(options.timeout_s, options.cancel, None, start)
         q, iterations, converged, merit = solver.first_attempt(
             state, [q0] + cost_starts(problem, seed, math.inf), budget)
-    else:
+    elif type(state) is CompiledConstraints:  # one compiled call: no budget to poll
         q, iterations, converged, merit = state.project(q0)
+    else:
+        q, iterations, converged, merit = solver.local_solve(
+            state, q0, Budget(options.timeout_s, options.cancel, None, start))
     group = problem.group
     if converged and math.isfinite(sum(q.tolist())):
         q_out = returned_q(problem, q, seed)
