@@ -13,13 +13,16 @@ limits, seed at mid-limits):
   requests runs, not interleaved with the others);
 * ``lm_today``: lm with the closed form switched off (``LevenbergMarquardt.closed_form``);
 * ``eaik_raw``: EAIK's ``calculate_IK`` alone (no frames, limits nor verification);
+* ``closed_form_raw``: the closed form ``solve()`` calls, alone (our compiled kernel,
+  :mod:`ros2_ik.core.closed_form.six_r`, on its families; EAIK on the others);
 * ``trac_ik``: TRAC-IK (pytracik, Speed, 5 ms), when installed.
 
 Success is checked here by pinocchio FK on the full model (1e-4 m, 1e-3 rad, limits).
 Also: ``num_solutions`` (all branches within the limits) against EAIK's exact solutions
 with an equivalent inside the limits, counted here; unreachable targets (the reachable
 ones moved beyond the arm's reach) and their median; batch IK CPU time per
-target (one process: solves per second per core), closed form against lm today.
+target (one process: solves per second per core), closed form against lm today, and the
+raw batched closed form per target (ours against EAIK's ``calculate_IK_batched``).
 Writes bench/results/analytic.json, analytic.md and analytic.png.
 """
 from __future__ import annotations
@@ -99,7 +102,7 @@ def verified(group, q: Optional[np.ndarray], T: pin.SE3) -> bool:
 
 def eaik_count(closed, group, T: pin.SE3) -> int:
     """Count EAIK's exact solutions with an equivalent inside the limits, distinct (1e-2 rad)."""
-    Q, ls = closed.solve(T.homogeneous)
+    Q, ls = closed.eaik(T.homogeneous)
     kept: List[np.ndarray] = []
     for row in np.asarray(Q)[~np.asarray(ls, dtype=bool)]:
         k_lo = np.ceil((group.lower - row) / (2 * np.pi))
@@ -137,6 +140,8 @@ def run_arm(arm: Arm, poses: int, batch_rows: int) -> Dict:
     closed = chain.of(group, fid)
     row: Dict = {"arm": arm.name, "source": arm.source, "closed_form": closed is not None,
                  "family": closed.family if closed else "",
+                 "kernel": "ours" if closed is not None and closed.kernel is not None else
+                 "EAIK",
                  "reason": "" if closed else chain.reason(group, fid)}
     if closed is None:
         return row
@@ -146,7 +151,8 @@ def run_arm(arm: Arm, poses: int, batch_rows: int) -> Dict:
     seed = group.mid_configuration()
     prepare(group, group.tip)
     trac = trac_ik_adapter(arm, group)
-    times: Dict[str, List[float]] = {k: [] for k in ("ours", "lm_today", "eaik_raw", "trac_ik")}
+    keys = ("ours", "lm_today", "eaik_raw", "closed_form_raw", "trac_ik")
+    times: Dict[str, List[float]] = {k: [] for k in keys}
     ok: Dict[str, int] = {k: 0 for k in times}
     no_solution_reachable = equal_counts = 0
     for k, T in enumerate(targets):
@@ -162,9 +168,10 @@ def run_arm(arm: Arm, poses: int, batch_rows: int) -> Dict:
         times["lm_today"].append(dt)
         ok["lm_today"] += verified(group, r.q if r.success else None, T)
         H = T.homogeneous
-        _, dt = timed(closed.solve, H)
-        times["eaik_raw"].append(dt)
-        ok["eaik_raw"] += 1
+        for key, f in (("eaik_raw", closed.eaik), ("closed_form_raw", closed.solve)):
+            _, dt = timed(f, H)
+            times[key].append(dt)
+            ok[key] += 1
         if trac is not None:
             q, dt = timed(trac, T, seed)
             times["trac_ik"].append(dt)
@@ -184,7 +191,9 @@ def run_arm(arm: Arm, poses: int, batch_rows: int) -> Dict:
     row["false_no_solution"] = no_solution_reachable
     row["num_solutions_equal_eaik"] = equal_counts / poses
     row.update(unreachable(group, targets, seed))
-    row.update(batch_rate(arm, group, targets[:batch_rows] * max(1, batch_rows // poses)))
+    many = targets[:batch_rows] * max(1, batch_rows // poses)
+    row.update(batch_rate(arm, group, many))
+    row.update(raw_batch(closed, np.array([t.homogeneous for t in many])))
     return row
 
 
@@ -229,30 +238,44 @@ def batch_rate(arm: Arm, group, targets: List[pin.SE3]) -> Dict:
             "batch_ratio": ours / today}
 
 
+def raw_batch(closed, T: np.ndarray) -> Dict:
+    """Per target [us] of one batched call: our closed form against EAIK's, interleaved."""
+    times: Dict[str, List[float]] = {"closed_form": [], "eaik": []}
+    for _ in range(3):
+        for key, f in (("closed_form", closed.solve_many), ("eaik", closed.eaik_many)):
+            start = time.process_time()
+            f(T)
+            times[key].append((time.process_time() - start) / len(T) * 1e6)
+    return {"batch_closed_form_us": min(times["closed_form"]),
+            "batch_eaik_us": min(times["eaik"])}
+
+
 def report(rows: List[Dict], info: Dict) -> str:
     """Markdown tables of the run."""
     lines = ["# Closed-form pose IK (bench/analytic_bench.py)", "",
              f"Machine: {info['cpu']}, {info['cores']} cores, load {info['load_average']}"
              " (shared: medians, ratios)", "",
-             "| arm | source | closed form | ours median [us] (alone) | lm today [us] "
-             "| EAIK raw [us] "
+             "| arm | source | closed form (kernel) | ours median [us] (alone) "
+             "| lm today [us] | closed form raw [us] | EAIK raw [us] "
              "| TRAC-IK [us] | ours success | TRAC-IK success | num_solutions = EAIK "
              "| unreachable median [us] | unreachable NO_SOLUTION | batch per core (ours / "
-             "today) |", "|" + "---|" * 13]
+             "today) | batched raw per target [us] (ours / EAIK) |", "|" + "---|" * 15]
     for r in rows:
         if not r["closed_form"]:
             continue
         trac = f"{r['trac_ik_median_us']:.0f}" if "trac_ik_median_us" in r else "-"
         trac_ok = f"{100 * r['trac_ik_success']:.1f} %" if "trac_ik_success" in r else "-"
         lines.append(
-            f"| {r['arm']} | {r['source']} | {r['family']} | {r['ours_median_us']:.1f} "
-            f"({r['ours_alone_median_us']:.1f}) | "
-            f"{r['lm_today_median_us']:.1f} | {r['eaik_raw_median_us']:.1f} | {trac} | "
+            f"| {r['arm']} | {r['source']} | {r['family']} ({r['kernel']}) | "
+            f"{r['ours_median_us']:.1f} ({r['ours_alone_median_us']:.1f}) | "
+            f"{r['lm_today_median_us']:.1f} | {r['closed_form_raw_median_us']:.1f} | "
+            f"{r['eaik_raw_median_us']:.1f} | {trac} | "
             f"{100 * r['ours_success']:.1f} % | {trac_ok} | "
             f"{100 * r['num_solutions_equal_eaik']:.0f} % | "
             f"{r['unreachable_median_us']:.0f} | {100 * r['unreachable_no_solution']:.0f} % | "
             f"{r['batch_per_core_ours']:.0f} / {r['batch_per_core_lm_today']:.0f} "
-            f"({r['batch_ratio']:.1f}x) |")
+            f"({r['batch_ratio']:.1f}x) | {r['batch_closed_form_us']:.2f} / "
+            f"{r['batch_eaik_us']:.2f} |")
     lines += ["", "Without a closed form (lm as before):", ""]
     lines += [f"- {r['arm']} ({r['source']}): {r['reason']}" for r in rows
               if not r["closed_form"]]

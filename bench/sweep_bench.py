@@ -8,15 +8,18 @@ a note when the folder is absent).  For each: whether a joint held leaves a clos
 reason), then, interleaved on the same reachable targets (FK of uniform configurations
 in the limits, seed at mid-limits, ``timeout_s`` 5 ms):
 
-* ``ours``: ``solve(..., solver="analytic")`` (the sweep, then lm's search for what it
-  did not answer); on an arm without a swept joint, ``solve()`` (lm);
-* ``lm_today``: ``solve()`` with lm, which does not sweep (its closed forms switched off
-  too, ``LevenbergMarquardt.closed_form``);
+* ``ours``: ``solve()`` as a user calls it (lm: it answers from the sweep where the
+  sweep is cheap, :attr:`~ros2_ik.core.closed_form.sweep.Sweep.cheap`, else searches);
+* ``analytic``: ``solve(..., solver="analytic")`` (the sweep, then lm's search for what
+  it did not answer), on arms with a swept joint;
+* ``lm_today``: ``solve()`` with lm's closed forms and sweep switched off
+  (``LevenbergMarquardt.closed_form``);
 * ``trac_ik``: TRAC-IK (pytracik, Speed, 5 ms), when installed.
 
 Success is checked here by pinocchio FK on the full model (1e-4 m, 1e-3 rad, limits).
 Also the share of answers the sweep gave (the rest: lm's search after the sweep's
-budget) and the ratio of medians ours / lm today (target <= 0.5).
+budget) and the ratios of medians to lm today (issue 48's target: <= 0.5 of lm at its
+start, ~0.47 of lm today).
 Writes bench/results/sweep.json, sweep.md and sweep.png.
 """
 from __future__ import annotations
@@ -46,6 +49,8 @@ def run_arm(arm: Arm, poses: int) -> Dict:
     found = sweep.of(group, fid)
     row: Dict = {"arm": arm.name, "source": arm.source, "sweep": found is not None,
                  "swept_joint": found.name if found else "",
+                 "swept_joint_at_chain_end": bool(found and found.end),
+                 "lm_sweeps": bool(found and found.cheap),
                  "family": found.family if found else "",
                  "reason": "" if found else sweep.reason(group, fid)}
     rng = np.random.default_rng(0)
@@ -54,18 +59,24 @@ def run_arm(arm: Arm, poses: int) -> Dict:
     seed = group.mid_configuration()
     prepare(group, group.tip)
     trac = trac_ik_adapter(arm, group)
-    times: Dict[str, List[float]] = {k: [] for k in ("ours", "lm_today", "trac_ik")}
+    keys = ("ours", "analytic", "lm_today", "trac_ik")
+    times: Dict[str, List[float]] = {k: [] for k in keys}
     ok: Dict[str, int] = {k: 0 for k in times}
-    counts = {"by_sweep": 0, "no_solution": 0}
+    counts = {"ours_by_sweep": 0, "analytic_by_sweep": 0, "no_solution": 0}
 
-    solver = "analytic" if found else "lm"
+    def run(key, solver, k, T):
+        r, dt = timed(solve, group, PoseTarget(group.tip, T), seed, solver, TIMEOUT_S, 0, k)
+        times[key].append(dt)
+        ok[key] += verified(group, r.q if r.success else None, T)
+        counts[f"{key}_by_sweep"] += r.success and "swept" in r.message
+        counts["no_solution"] += r.status is IKStatus.NO_SOLUTION
 
     def ours(k, T):
-        r, dt = timed(solve, group, PoseTarget(group.tip, T), seed, solver, TIMEOUT_S, 0, k)
-        times["ours"].append(dt)
-        ok["ours"] += verified(group, r.q if r.success else None, T)
-        counts["by_sweep"] += r.success and "swept" in r.message
-        counts["no_solution"] += r.status is IKStatus.NO_SOLUTION
+        run("ours", "lm", k, T)
+
+    def analytic(k, T):
+        if found:
+            run("analytic", "analytic", k, T)
 
     def lm_today(k, T):
         LevenbergMarquardt.closed_form = False
@@ -83,8 +94,9 @@ def run_arm(arm: Arm, poses: int) -> Dict:
         for k, T in enumerate(targets):  # lm today, each first on every other target
             if trac is not None:
                 trac_ik(k, T)
-            for run in ((ours, lm_today) if k % 2 == 0 else (lm_today, ours)):
-                run(k, T)
+            runs = (ours, analytic, lm_today)
+            for one in (runs if k % 2 == 0 else runs[::-1]):
+                one(k, T)
     finally:
         LevenbergMarquardt.closed_form = True
     for key, values in times.items():
@@ -93,9 +105,13 @@ def run_arm(arm: Arm, poses: int) -> Dict:
             row[f"{key}_p90_us"] = float(np.percentile(values, 90)) * 1e6
             row[f"{key}_success"] = ok[key] / len(values)
     row["poses"] = poses
-    row["answered_by_sweep"] = counts["by_sweep"] / poses
+    row["ours_answered_by_sweep"] = counts["ours_by_sweep"] / poses
+    row["analytic_answered_by_sweep"] = counts["analytic_by_sweep"] / poses
     row["false_no_solution"] = counts["no_solution"]
-    row["median_ratio_ours_to_lm_today"] = row["ours_median_us"] / row["lm_today_median_us"]
+    for key in ("ours", "analytic"):
+        if f"{key}_median_us" in row:
+            row[f"median_ratio_{key}_to_lm_today"] = \
+                row[f"{key}_median_us"] / row["lm_today_median_us"]
     return row
 
 
@@ -104,18 +120,25 @@ def report(rows: List[Dict], info: Dict) -> str:
     lines = ["# 7R arms: a swept joint over 6R closed forms (bench/sweep_bench.py)", "",
              f"Machine: {info['cpu']}, {info['cores']} cores, load {info['load_average']}"
              " (shared: medians, ratios)", "",
-             "| arm | source | swept joint | by sweep | ours median [us] | lm today [us] "
-             "| ours / lm today | TRAC-IK [us] | ours success | lm today success "
-             "| TRAC-IK success |", "|" + "---|" * 11]
+             "| arm | source | swept joint | lm sweeps | ours median [us] | analytic [us] "
+             "| lm today [us] | ours / lm today | analytic / lm today | analytic by sweep "
+             "| TRAC-IK [us] | ours success | analytic success | lm today success "
+             "| TRAC-IK success |", "|" + "---|" * 15]
+
+    def cell(r, key, form):
+        return form.format(r[key]) if key in r else "-"
     for r in rows:
-        trac = f"{r['trac_ik_median_us']:.0f}" if "trac_ik_median_us" in r else "-"
-        trac_ok = f"{100 * r['trac_ik_success']:.1f} %" if "trac_ik_success" in r else "-"
+        end = " (end)" if r["swept_joint_at_chain_end"] else ""
         lines.append(
-            f"| {r['arm']} | {r['source']} | {r['swept_joint'] or '-'} | "
-            f"{100 * r['answered_by_sweep']:.0f} % | {r['ours_median_us']:.1f} | "
-            f"{r['lm_today_median_us']:.1f} | {r['median_ratio_ours_to_lm_today']:.2f} | "
-            f"{trac} | {100 * r['ours_success']:.1f} % | {100 * r['lm_today_success']:.1f} % "
-            f"| {trac_ok} |")
+            f"| {r['arm']} | {r['source']} | {r['swept_joint'] or '-'}{end} | "
+            f"{'yes' if r['lm_sweeps'] else 'no'} | {r['ours_median_us']:.1f} | "
+            f"{cell(r, 'analytic_median_us', '{:.1f}')} | {r['lm_today_median_us']:.1f} | "
+            f"{r['median_ratio_ours_to_lm_today']:.2f} | "
+            f"{cell(r, 'median_ratio_analytic_to_lm_today', '{:.2f}')} | "
+            f"{100 * r['analytic_answered_by_sweep']:.0f} % | "
+            f"{cell(r, 'trac_ik_median_us', '{:.0f}')} | {100 * r['ours_success']:.1f} % | "
+            f"{cell(r, 'analytic_success', '{:.1%}')} | {100 * r['lm_today_success']:.1f} % "
+            f"| {cell(r, 'trac_ik_success', '{:.1%}')} |")
     lines += ["", "Without a swept joint (lm as before; ours = lm today up to noise):", ""]
     lines += [f"- {r['arm']} ({r['source']}): {r['reason']}" for r in rows if not r["sweep"]]
     lines += ["", "Swept joints and EAIK's families of the rest:", ""]
@@ -128,13 +151,13 @@ def plot(rows: List[Dict], path) -> None:
     plt = pyplot()
     if plt is None:
         return
-    keys = [("ours_median_us", "ours (solve)"), ("lm_today_median_us", "lm today"),
-            ("trac_ik_median_us", "TRAC-IK")]
+    keys = [("ours_median_us", "ours (solve)"), ("analytic_median_us", "analytic"),
+            ("lm_today_median_us", "lm today"), ("trac_ik_median_us", "TRAC-IK")]
     fig, ax = plt.subplots(figsize=(max(6, 0.8 * len(rows)), 4))
     x = np.arange(len(rows))
     for i, (key, label) in enumerate(keys):
-        ax.bar(x + 0.27 * i, [r.get(key, np.nan) for r in rows], 0.27, label=label)
-    ax.set_xticks(x + 0.27, [r["arm"] + ("" if r["sweep"] else " (no sweep)") for r in rows],
+        ax.bar(x + 0.2 * i, [r.get(key, np.nan) for r in rows], 0.2, label=label)
+    ax.set_xticks(x + 0.3, [r["arm"] + ("" if r["sweep"] else " (no sweep)") for r in rows],
                   rotation=60, ha="right")
     ax.set_yscale("log")
     ax.set_ylabel("pose solve median [us]")

@@ -9,12 +9,15 @@ problems then violate a constraint: the rejection path).  Two figures per proble
 reused  the same problem checked again (caches per problem warm: a solve's second check)
 new     a freshly built problem's first check (what a one-solve request pays)
 
-Prints medians [us] per family and overall, with the load; ``--json`` writes them.  To
-compare two trees, run it with each tree's ``ros2_ik`` first on ``PYTHONPATH``,
-alternately (``--rounds``): the figures are medians of the per-round medians.
+Prints medians [us] per family and overall, with the load; ``--json`` writes them.
+``--against DIR`` compares with another tree (a checkout whose ``ros2_ik`` package is
+``DIR/ros2_ik``): each round runs that tree then this one, in fresh processes, and the
+ratios this / that of the overall medians are printed per round (the machine is shared:
+interleaving keeps the load alike).
 
     python bench/verify_bench.py            # 30 problems per family
     python bench/verify_bench.py --quick    # 10
+    python bench/verify_bench.py --quick --against /tmp/base --rounds 3
 """
 from __future__ import annotations
 
@@ -22,7 +25,9 @@ import argparse
 import json
 import os
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -82,14 +87,42 @@ def measure(n: int, repeat: int) -> dict:
     return out
 
 
+def against(other: str, rounds: int, n: int, repeat: int) -> None:
+    """Alternate runs of tree ``other`` and of this one; print each round's ratios."""
+    here = str(HERE.parent / "ros2_ik")
+    path = os.environ.get("PYTHONPATH", "")
+    with tempfile.TemporaryDirectory() as tmp:
+        for r in range(rounds):
+            medians = {}
+            for side, tree in (("other", os.path.join(other, "ros2_ik")), ("this", here)):
+                out = os.path.join(tmp, f"{side}.json")
+                env = dict(os.environ, PYTHONPATH=f"{tree}:{path}" if path else tree)
+                subprocess.run([sys.executable, __file__, "-n", str(n), "--repeat",
+                                str(repeat), "--json", out], env=env, check=True,
+                               stdout=subprocess.DEVNULL)
+                medians[side] = json.loads(Path(out).read_text())
+            this, that = medians["this"], medians["other"]
+            print(f"round {r + 1}: reused {this['median_reused_us']:.2f} / "
+                  f"{that['median_reused_us']:.2f} us = "
+                  f"{this['median_reused_us'] / that['median_reused_us']:.3f}, new "
+                  f"{this['median_new_us']:.2f} / {that['median_new_us']:.2f} us = "
+                  f"{this['median_new_us'] / that['median_new_us']:.3f}, load "
+                  f"{this['load_1min']:.2f}", flush=True)
+
+
 def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--quick", action="store_true", help="10 problems per family")
     p.add_argument("-n", type=int, default=None, help="problems per family (30)")
     p.add_argument("--repeat", type=int, default=200, help="timed calls per problem")
     p.add_argument("--json", default=None, help="write the medians here")
+    p.add_argument("--against", default=None, help="another tree to compare with")
+    p.add_argument("--rounds", type=int, default=3, help="rounds of --against")
     args = p.parse_args(argv)
     n = args.n or (10 if args.quick else 30)
+    if args.against:
+        against(args.against, args.rounds, n, args.repeat)
+        return
     res = measure(n, args.repeat)
     reused = statistics.median(x for f in res.values() for x in f["all_reused"])
     new = statistics.median(x for f in res.values() for x in f["all_new"])

@@ -20,9 +20,10 @@ this shared machine a solve of a few ms is often preempted, which the wall clock
 the CPU time does not, so the CPU-time ratios are the steadier comparison under load.
 Success is decided by ``wholebody_check`` alone (1e-4 m, 1e-3 rad, the CoM margin, joint
 limits, unit quaternion, locked joints); an answer after the budget is a failure ("late").
-Then a few of each robot's problems with their CoM margin made impossible
-(``wholebody_problems.with_impossible_com``) go through every method: any claim of success
-there is false, and ros2_ik should answer NO_SOLUTION naming the CoM term.
+Then a few of each robot's problems made impossible go through every method, two ways:
+the CoM margin past the polygon (``wholebody_problems.with_impossible_com``), and one
+contact's target 3 m from the others (``with_far_contact``).  Any claim of success there is
+false, and ros2_ik should answer NO_SOLUTION naming the CoM term, or the contact moved.
 A false SUCCESS is a method claiming success (ours: SUCCESS; Drake:
 SNOPT's success; Pink: its own stopping test) on an answer the check refuses.  One extra
 problem per robot runs first through every method, untimed (imports, caches).  The
@@ -123,13 +124,14 @@ def run_one(checker: WholeBodyChecker, solve, problem, budget_s: float) -> dict:
             "base_displacement_m": verdict.base_displacement_m if verdict.ok else None}
 
 
-def run_infeasible(checker, solvers, problems, budget_s: float) -> Dict[str, dict]:
-    """Run the problems made impossible (``with_impossible_com``) through every method.
+def run_infeasible(checker, solvers, impossible, budget_s: float, names) -> Dict[str, dict]:
+    """Run problems made impossible through every method.
 
-    Per method: how many, the median time [ms], false SUCCESS (any claim: no answer
-    exists), and for ours how many NO_SOLUTION answers name the CoM term (``NAMES_COM``).
+    ``impossible``: problems (``with_impossible_com``, ``with_far_contact``); ``names(problem,
+    note)``: whether our message names the term that cannot hold.  Per method: how many,
+    the median time [ms], false SUCCESS (any claim: no answer exists), and for ours how many
+    NO_SOLUTION answers name the term.
     """
-    impossible = [q for q in map(wb.with_impossible_com, problems) if q is not None]
     out = {}
     for method, solve in solvers.items() if impossible else ():
         runs = [run_one(checker, solve, p, budget_s) for p in impossible]
@@ -139,10 +141,18 @@ def run_infeasible(checker, solvers, problems, budget_s: float) -> Dict[str, dic
                "first_message": runs[0]["note"][:200]}
         if method == "ours":
             row["no_solution_naming_the_term"] = sum(
-                r["note"].startswith("NO_SOLUTION") and bool(NAMES_COM.search(r["note"]))
-                for r in runs)
+                r["note"].startswith("NO_SOLUTION") and names(p, r["note"])
+                for p, r in zip(impossible, runs))
         out[method] = row
     return out
+
+
+def _names_com(problem, note: str) -> bool:
+    return bool(NAMES_COM.search(note))
+
+
+def _names_contact(problem, note: str) -> bool:
+    return problem.meta["infeasible"] in note and " m apart, reach " in note
 
 
 def run_robot(robot: str, methods, n: int, seed: int, budget_s: float,
@@ -161,9 +171,14 @@ def run_robot(robot: str, methods, n: int, seed: int, budget_s: float,
     for problem in problems[:-1]:
         for k in order.permutation(len(names)):
             records[names[k]].append(run_one(checker, solvers[names[k]], problem, budget_s))
-    impossible = run_infeasible(checker, solvers, problems[:infeasible], budget_s)
+    few = problems[:infeasible]
+    impossible = run_infeasible(checker, solvers, [q for q in map(wb.with_impossible_com, few)
+                                                   if q is not None], budget_s, _names_com)
+    far = run_infeasible(checker, solvers, [q for q in map(wb.with_far_contact, few)
+                                            if q is not None], budget_s, _names_contact)
     gc.unfreeze()
     return {"records": records, "skipped": skipped, "infeasible": impossible,
+            "infeasible_contact": far,
             "draws_median": float(np.median([p.meta["draws"] for p in problems]))}
 
 
@@ -192,7 +207,8 @@ def rows_of(robot: str, run: dict) -> List[dict]:
     """One row per method, with the ratios of the references' medians to ours."""
     spec = wb.ROBOTS[robot]
     rows = [{"family": spec.family, "robot": robot, "method": m, **summary(rs),
-             **({"infeasible": run["infeasible"][m]} if m in run["infeasible"] else {})}
+             **{key: run[key][m] for key in ("infeasible", "infeasible_contact")
+                if m in run.get(key, {})}}
             for m, rs in run["records"].items()]
     ours = next((r for r in rows if r["method"] == "ours"), None)
     for row in rows:
@@ -213,7 +229,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--budget-ms", type=float, default=1000.0, help="per problem [ms]")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--infeasible", type=int, default=None,
-                   help="problems per robot with a CoM term made impossible (3 quick, 20)")
+                   help="problems per robot made impossible, each way: a CoM margin past the "
+                   "polygon, a contact 3 m away (3 quick, 20)")
     p.add_argument("--out", default=str(RESULTS), help="results folder")
     return p.parse_args(argv)
 

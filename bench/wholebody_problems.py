@@ -446,3 +446,32 @@ def with_impossible_com(problem: WholeBodyProblem) -> Optional[WholeBodyProblem]
     terms[k] = Term("com_in_support", dict(terms[k].args, margin_m=0.5 * diameter + 0.01))
     return dataclasses.replace(problem, constraints=tuple(terms),
                                meta=dict(problem.meta, infeasible="com_in_support"))
+
+
+#: How far [m] :func:`with_far_contact` moves a contact: beyond any robot's leg span here.
+FAR_CONTACT_M = 3.0
+
+
+def with_far_contact(problem: WholeBodyProblem) -> Optional[WholeBodyProblem]:
+    """``problem`` with its last contact's target moved 3 m along world x (None: no contact).
+
+    The other contacts stay, so the two targets are farther apart than the legs reach:
+    no configuration holds both, whatever the rest of the problem.  ``meta["infeasible"]``
+    names the contact frame moved.
+    """
+    contacts = ROBOTS[problem.robot].contacts
+    if not contacts:
+        return None
+    frame = contacts[-1].frame
+    terms = list(problem.constraints)
+    k = next(i for i, t in enumerate(terms)
+             if t.kind in ("frame_pose", "frame_position") and t.args["frame"] == frame)
+    args = dict(terms[k].args)
+    if "T" in args:
+        args["T"] = np.array(args["T"], float)
+        args["T"][0, 3] += FAR_CONTACT_M
+    else:
+        args["p"] = np.asarray(args["p"], float) + [FAR_CONTACT_M, 0.0, 0.0]
+    terms[k] = dataclasses.replace(terms[k], args=args)
+    return dataclasses.replace(problem, constraints=tuple(terms),
+                               meta=dict(problem.meta, infeasible=frame))

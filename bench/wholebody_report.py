@@ -95,24 +95,32 @@ def targets(rows: List[dict]) -> List[str]:
     return out
 
 
+#: The impossible problems: row key, what was made impossible, the term ours must name.
+IMPOSSIBLE = (("infeasible", "Impossible CoM margin (half the footholds' span + 1 cm, on the "
+               "robots with a CoM term)", "the CoM term"),
+              ("infeasible_contact", "A contact 3 m from the others (its target moved along x, "
+               "on the robots with contacts)", "the contact"))
+
+
 def impossible(rows: List[dict]) -> List[str]:
-    """Return a line on the problems with a CoM margin past the polygon's inside."""
-    parts = []
-    for method in LABELS:
-        cells = [r["infeasible"] for r in rows if r["method"] == method and "infeasible" in r]
-        if not cells:
-            continue
-        n = sum(c["problems"] for c in cells)
-        text = f"{LABELS[method]} false SUCCESS {sum(c['false_successes'] for c in cells)}/{n}"
-        if method == "ours":
-            named = sum(c["no_solution_naming_the_term"] for c in cells)
-            text += f", NO_SOLUTION naming the CoM term {named}/{n}"
-        text += f", median {float(np.median([c['median_ms'] for c in cells])):.1f} ms"
-        parts.append(text)
-    if not parts:
-        return []
-    return ["Impossible CoM margin (half the footholds' span + 1 cm, on the robots with a CoM "
-            "term): " + "; ".join(parts) + "."]
+    """Return a line per kind of impossible problem: false SUCCESS, our messages, times."""
+    lines = []
+    for key, title, term in IMPOSSIBLE:
+        parts = []
+        for method in LABELS:
+            cells = [r[key] for r in rows if r["method"] == method and key in r]
+            if not cells:
+                continue
+            n = sum(c["problems"] for c in cells)
+            text = f"{LABELS[method]} false SUCCESS {sum(c['false_successes'] for c in cells)}/{n}"
+            if method == "ours":
+                named = sum(c["no_solution_naming_the_term"] for c in cells)
+                text += f", NO_SOLUTION naming {term} {named}/{n}"
+            text += f", median {float(np.median([c['median_ms'] for c in cells])):.1f} ms"
+            parts.append(text)
+        if parts:
+            lines += [f"{title}: " + "; ".join(parts) + ".", ""]
+    return lines[:-1]
 
 
 def details(rows: List[dict]) -> List[str]:

@@ -103,8 +103,8 @@ def test_off_the_manifold_no_solution_with_the_reason(group):
         assert result.status is IKStatus.NO_SOLUTION
         if "5-dimensional set of poses" in result.message:
             proven += 1
-            assert result.iterations == 0 and group.within_limits(result.q)
-            assert result.solve_time_s < 0.01, result.message  # no search ran
+            assert result.iterations == 0, result.message  # no search ran
+            assert group.within_limits(result.q)
             numeric = NumericLM().solve(Problem(group, PoseTarget(group.tip, off)),
                                         group.mid_configuration(),
                                         SolveOptions(timeout_s=0.5, max_attempts=50))

@@ -115,3 +115,25 @@ def test_subproblems_meet_their_equations():
         assert not sp.sp4(tuple(h), tuple(k), tuple(p), 10.0 + np.linalg.norm(h) *
                           np.linalg.norm(p))[2]
         assert -math.pi < sp.wrap(theta + 2 * math.pi * rng.integers(-3, 4)) <= math.pi
+
+
+@pytest.mark.parametrize("name", ["ur5", "kinova"])
+def test_edges_of_the_workspace_are_exact(name):
+    """Elbow straight, wrist singular, all zero: exact branches, each verified by pinocchio.
+
+    At such a pose a subproblem sits on its tangent; rounding must not flag it out of reach
+    (EAIK finds no branch of kinova's zero configuration).
+    """
+    group = robots.load_group(name)[1]
+    closed = chain.of(group, group.robot.frame_id(group.tip))
+    rng = np.random.default_rng(5)
+    for joints in ((2,), (1, 2), (4,), tuple(range(6))):
+        for _ in range(10):
+            q = rng.uniform(-math.pi, math.pi, 6)
+            q[list(joints)] = 0.0
+            T = group.fk(q, group.tip).homogeneous
+            rows, flags = closed.solve(T)
+            exact = rows[~flags]
+            assert len(exact), (joints, q)
+            for row in exact:
+                assert np.abs(group.fk(row, group.tip).homogeneous - T).max() < 1e-7

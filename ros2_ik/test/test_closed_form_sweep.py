@@ -3,7 +3,10 @@
 Every answer is checked by pinocchio's forward kinematics on the full model and the
 joint limits, never by the solver's own figures.
 """
+import json
 import math
+import os
+from pathlib import Path
 
 import numpy as np
 import pinocchio as pin
@@ -13,6 +16,7 @@ import urdf_edits
 from ros2_ik.core import errors
 from ros2_ik.core.closed_form import chain, sweep
 from ros2_ik.core.model import robots
+from ros2_ik.core.model.robot import Robot
 from ros2_ik.core.pose import PoseTarget
 from ros2_ik.core.problem import Problem
 from ros2_ik.core.result import IKStatus
@@ -23,6 +27,8 @@ from ros2_ik.core.solvers.base import SolveOptions
 from ros2_ik.core.solvers.lm import LevenbergMarquardt
 
 pytest.importorskip("eaik.pybindings.EAIK", reason="eaik is not installed (make setup)")
+
+REAL_URDFS = Path(os.environ.get("ROS2_IK_REAL_URDFS", "/work/shared/real_urdfs"))
 
 
 @pytest.fixture(scope="module")
@@ -134,8 +140,9 @@ def test_out_of_reach_still_no_solution(panda):
 
 
 def test_lm_keeps_its_search_on_7r_arms(panda):
-    """lm does not sweep (its median is as good): its pose answers come from its search."""
+    """Panda's sweep is not cheap (lm's median is as good): lm's answers are its search's."""
     _, group = panda
+    assert not sweep.of(group, group.robot.frame_id(group.tip)).cheap
     q_true, T = _targets(group, 1, seed=10)[0]
     problem = Problem(group, PoseTarget(group.tip, T))
     assert before_iterating.answer(LevenbergMarquardt(), problem, group.mid_configuration(),
@@ -228,3 +235,24 @@ def test_a_joint_inside_the_chain_swept_per_value():
     robot, group = robots.load_group("pr2_right")
     found = sweep.of(group, robot.frame_id(group.tip))
     assert not found.end and 0 < found.joint < 6
+
+
+@pytest.mark.skipif(not (REAL_URDFS / "manifest.json").is_file(),
+                    reason=f"{REAL_URDFS} is absent (vendor URDFs are not in the repository)")
+def test_lm_sweeps_where_one_value_reaches_nearly_every_pose():
+    """iiwa's elbow held at one value leaves a spherical-wrist 6R that reaches almost all."""
+    entry = next(e for e in json.loads((REAL_URDFS / "manifest.json").read_text())
+                 if e["name"] == "kuka_lbr_iiwa14_r820")
+    robot = Robot.from_urdf((REAL_URDFS / entry["file"]).read_text())
+    group = robot.group(base=entry["base"], tip=entry["tip"])
+    found = sweep.of(group, robot.frame_id(group.tip))
+    assert found.cheap and 0 < found.joint < 6
+    seed = group.mid_configuration()
+    swept = 0
+    for k, (q_true, T) in enumerate(_targets(group, 30, seed=14)):
+        result = solve(group, PoseTarget(group.tip, T), seed, timeout_s=0.05, random_seed=k)
+        assert result.success and result.solver == "lm", result.message
+        exact = "swept" in result.message
+        assert _verified(group, result.q, T, 1e-9 if exact else 1e-4)
+        swept += exact
+    assert swept >= 28

@@ -36,13 +36,12 @@ def _calls(source: str, function: str) -> set:
 
 
 def test_an_appended_type_gets_its_branches():
-    new = Kind(type("Height", (), {"unit": "m"}), position._encode, position._measure_bounds,
-               None, position.rows, position.measure, linearise=None)
+    new = Kind(type("Height", (), {"unit": "m"}), position._encode, None, position.rows,
+               linearise=None)
     source = dispatch_source.render(registry.TYPES + (new,), cost_registry.COST_TYPES)
     code = len(registry.TYPES)
     assert f"if t == {code}:  # Height" in source
     assert "constraints_position.rows" in _calls(source, "physical_rows")
-    assert "constraints_position.measure" in _calls(source, "measure")
     assert f"CODES = {tuple(range(code + 1))}" in source
     compile(source, "_dispatch_jit.py", "exec")
 

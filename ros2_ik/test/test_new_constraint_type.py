@@ -4,7 +4,7 @@ Issue 39: adding a type meant about eight edits across the core.  Here a new typ
 height of a frame's origin above the world's xy plane within bounds [m], is one file,
 :data:`HEIGHT_FILE` (its class: rows, Jacobian, unit, the default ``measure`` and
 ``linearisation`` of :class:`terms.Constraint` following from them; its encoding and
-compiled rows and measure; its Kind).  Registered at run time it carries no type code (the
+compiled rows; its Kind).  Registered at run time it carries no type code (the
 generated dispatch is fixed): :func:`constraint_kernel.compile_problem` returns None and
 every solver runs its Python path (asserted below).  Added as one line of
 ``registry.TYPES`` in a copy of the package and ``make dispatch`` run there (the long
@@ -33,7 +33,7 @@ LOWER_M, UPPER_M = 0.50, 0.52
 
 
 #: The new type's one file, ``core/constraints/height.py``: its class, its encoding and
-#: its compiled rows and measure, ending with its Kind (the kernels' form).
+#: its compiled rows, ending with its Kind (the kernels' form).
 HEIGHT_FILE = '''"""The height [m] of a frame's origin above the world's xy plane, in bounds."""
 from typing import Optional, Tuple
 
@@ -76,13 +76,7 @@ def rows(oMf, Jf, fa, fb, prm, g, Jg, row, p3, J3):
     return 1
 
 
-@jit
-def measure(Wa, Wb, prm, phys, R):
-    return kernel.outside(Wb[2, 3], phys[0], phys[1])
-
-
-KIND = kernel.Kind(HeightConstraint, _encode, lambda c: list(c.physical_lists()[0])
-                   + list(c.physical_lists()[1]), kernel.physical_rows, rows, measure)
+KIND = kernel.Kind(HeightConstraint, _encode, kernel.physical_rows, rows)
 '''
 
 

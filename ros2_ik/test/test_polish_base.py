@@ -68,7 +68,8 @@ def _solo_problem(group, rng):
         held.append(C.PositionConstraint(model, "universe", p, p, f, [0.0, 0.0, 0.0]))
     T = pin.SE3(pin.rpy.rpyToMatrix(*rng.uniform(-0.3, 0.3, 3)), rng.uniform(-0.2, 0.2, 3))
     cost = K.BaseMotionCost(model, group.base_joint, T, 1.0, 0.3)
-    target = PoseTarget("HR_FOOT", data.oMf[model.getFrameId("HR_FOOT")])
+    target = PoseTarget("HR_FOOT", data.oMf[model.getFrameId("HR_FOOT")],
+                        weights=(1.0, 1.0, 1.0, 0.0, 0.0, 0.0))  # a point foot
     return Problem(group, target, held, [cost])
 
 
@@ -177,6 +178,35 @@ def test_compiled_loop_reaches_the_python_loops_end_points(pr2):
         moved += cost_c < 0.9 * cost_0
         compared += 1
     assert compared >= 8 and moved >= 4  # polishes that lowered the costs, compared
+
+
+def test_compiled_loop_on_a_free_flyer_reaches_the_python_loops_costs(solo):
+    """Solo's feet held, the base pulled toward a pose: nq = nv + 1 in the compiled loop."""
+    lm = LevenbergMarquardt()
+    rng = np.random.default_rng(6)
+    lowered = 0
+    for k in range(4):
+        problem = _solo_problem(solo, rng)
+        state = lm.setup(problem)
+        assert isinstance(state, attempts.CompiledConstraints)
+        start = solo.mid_configuration()
+        start[2] = 0.3
+        q, _, done, _ = state.project(start)
+        assert done
+        model, python = state.polishing_model(), polish.ResidualsModel(state.residuals)
+        assert isinstance(model, polish_kernel.CompiledModel)
+        q_py, _ = polish.polish(python, q, Budget(10.0), state.restore)
+        q_c, _ = model.polish(q, Budget(10.0), attempts.kernel_settings(type(lm)),
+                              lm.restore_iterations)
+        assert abs(np.linalg.norm(q_c[3:7]) - 1.0) < 1e-12
+        for q_end in (q_py, q_c):
+            ok = check(solo, problem.pose, q_end, problem.constraints,
+                       solo.robot.model.createData(), TOL)[0]
+            assert ok
+        cost_py, cost_c = python.cost(q_py), python.cost(q_c)
+        assert cost_c == pytest.approx(cost_py, rel=1e-3, abs=1e-8)
+        lowered += cost_c < 0.9 * python.cost(q)
+    assert lowered >= 3
 
 
 def test_solves_reach_the_python_polishings_objectives(pr2, monkeypatch):

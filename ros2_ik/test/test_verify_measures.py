@@ -264,3 +264,42 @@ def test_orientation_measure_at_its_bound(offset):
                                        np.eye(3), theta + offset)
         np.testing.assert_allclose(term.measure(model, data, q), [max(-offset, 0.0)],
                                    atol=1e-9)
+
+
+@pytest.mark.parametrize("offset", [-1e-7, -1e-10, 0.0, 1e-10, 1e-7, 1e-5])
+def test_angle_and_gaze_measures_at_their_bounds(offset):
+    """Bounds at the angle of ``q`` plus ``offset``: the measure is ``max(-offset, 0)``.
+
+    The cosine shortcuts (inside by more than rounding) and the angles agree at the
+    bound; the angle between vectors is bounded from above and from below.  Angles
+    computed here from the placements (numpy).
+    """
+    model = ROBOTS["panda"]()
+    data = model.createData()
+    a_A, b_B = np.array([0.6, 0.0, 0.8]), np.array([0.0, 0.28, 0.96])
+    p_AS, n_A = np.array([0.01, 0.02, 0.0]), np.array([0.0, 0.6, 0.8])
+    p_BT = np.array([0.5, 0.1, 0.3])
+    measured = set()
+    for q in random_configurations(model, 5, seed=9):
+        pin.framesForwardKinematics(model, data, q)
+        X_WA = data.oMf[model.getFrameId("panda_link2")]
+        X_WB = data.oMf[model.getFrameId("panda_hand")]
+        a, b = X_WA.rotation @ a_A, X_WB.rotation @ b_B
+        angle = math.atan2(np.linalg.norm(np.cross(a, b)), a @ b)
+        p = X_WB.actInv(X_WA.act(p_BT)) - p_AS  # T fixed in link2, seen from the hand
+        alpha = math.atan2(np.linalg.norm(np.cross(p, n_A)), p @ n_A)
+        terms_and_bounds = []
+        if 1e-3 < angle + offset < math.pi:
+            terms_and_bounds.append(C.AngleBetweenVectorsConstraint(
+                model, "panda_link2", a_A, "panda_hand", b_B, 0.0, angle + offset))
+        if 1e-3 < angle - offset < math.pi:
+            terms_and_bounds.append(C.AngleBetweenVectorsConstraint(
+                model, "panda_link2", a_A, "panda_hand", b_B, angle - offset, math.pi))
+        if 1e-3 < alpha + offset < math.pi / 2:
+            terms_and_bounds.append(C.GazeTargetConstraint(
+                model, "panda_hand", p_AS, n_A, "panda_link2", p_BT, alpha + offset))
+        for term in terms_and_bounds:
+            np.testing.assert_allclose(term.measure(model, data, q), [max(-offset, 0.0)],
+                                       atol=1e-9, err_msg=term.name)
+            measured.add(type(term))
+    assert measured == {C.AngleBetweenVectorsConstraint, C.GazeTargetConstraint}

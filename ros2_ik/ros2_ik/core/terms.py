@@ -34,6 +34,16 @@ class Constraint(ABC):
     #: A short human-readable name, used in results ("violated constraints").
     name: str = "constraint"
 
+    #: Whether :meth:`measure_rows` needs :meth:`evaluate`'s precondition (the Jacobians):
+    #: a class with neither ``measure_rows`` nor :meth:`value` of its own (set per class).
+    measured_through_evaluate: bool = True
+
+    def __init_subclass__(cls, **kwargs) -> None:
+        """Set :attr:`measured_through_evaluate` of the new class."""
+        super().__init_subclass__(**kwargs)
+        cls.measured_through_evaluate = (cls.measure_rows is Constraint.measure_rows
+                                         and cls.value is Constraint.value)
+
     @property
     @abstractmethod
     def lower_bound(self) -> np.ndarray:

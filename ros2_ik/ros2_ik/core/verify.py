@@ -7,7 +7,7 @@ own bookkeeping is not trusted.
 from __future__ import annotations
 
 import math
-from typing import Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple, Union
+from typing import Iterable, List, NamedTuple, Optional, Sequence, Tuple, Union
 
 import numpy as np
 import pinocchio as pin
@@ -46,9 +46,6 @@ class Violation(NamedTuple):
 
 
 DEFAULT_TOLERANCE = ConstraintTolerance()
-_BASE_MEASURE_ROWS = terms.Constraint.measure_rows
-_BASE_VALUE = terms.Constraint.value
-_THROUGH_EVALUATE: Dict[type, bool] = {}
 
 
 def verify_pose(group: Group, target: Optional[Union[PoseTarget, CompiledPose]],
@@ -74,10 +71,9 @@ def check(group: Group, pose: Optional[CompiledPose], q: np.ndarray,
     model = group.robot.model
     q_full = group.to_full_q(q)
     if constraints:
-        update_for_measures(model, data, q_full, constraints)
+        placements = update_for_measures(model, data, q_full, constraints)
         placement = data.oMf[pose.frame_id] if pose is not None else None
-        violations = constraint_violations(Placements.of(model, data, q_full), constraints,
-                                           tol)
+        violations = constraint_violations(placements, constraints, tol)
     else:
         pin.forwardKinematics(model, data, q_full)
         placement = pin.updateFramePlacement(model, data, pose.frame_id) \
@@ -88,7 +84,8 @@ def check(group: Group, pose: Optional[CompiledPose], q: np.ndarray,
     if pose is not None:
         pos, ori = pose.errors(placement)
         pose_ok = pose.within_tolerance(pos, ori)
-    limits_ok = group.within_limits(q)
+    limits_ok = group.within_limits_values(q.tolist() if type(q) is np.ndarray else
+                                           np.asarray(q, dtype=float).tolist())
     if pose_ok and limits_ok and not violations:
         return True, pos, ori, "", violations
     reasons = []
@@ -104,33 +101,23 @@ def check(group: Group, pose: Optional[CompiledPose], q: np.ndarray,
 
 
 def update_for_measures(model: pin.Model, data: pin.Data, q_full: np.ndarray,
-                        constraints: Sequence[terms.Constraint]) -> None:
+                        constraints: Sequence[terms.Constraint]) -> Placements:
     """One forward kinematics of ``q_full`` (nq,) shared by every constraint's measure.
 
     The frame placements ``data.oMf`` alone (:meth:`Constraint.measure_rows`'
     precondition) when every constraint measures without a Jacobian; the joint Jacobians
-    too when one measures through :meth:`Constraint.evaluate` (neither ``measure_rows``
-    nor ``value`` of its own: :mod:`ros2_ik.core.terms`' precondition).
+    too when one measures through :meth:`Constraint.evaluate`
+    (:attr:`~ros2_ik.core.terms.Constraint.measured_through_evaluate`).  Returns the
+    placements the measures read.
     """
-    known = _THROUGH_EVALUATE.get  # the usual case: one lookup per constraint
     for c in constraints:
-        through = known(type(c))
-        if through is None:
-            through = _through_evaluate(type(c))
-        if through:
+        if c.measured_through_evaluate:
             pin.computeJointJacobians(model, data, q_full)
             pin.updateFramePlacements(model, data)
-            return
-    pin.framesForwardKinematics(model, data, q_full)
-
-
-def _through_evaluate(kind: type) -> bool:
-    """Whether constraints of class ``kind`` measure through ``evaluate`` (cached per class)."""
-    known = _THROUGH_EVALUATE.get(kind)
-    if known is None:
-        known = _THROUGH_EVALUATE[kind] = (kind.measure_rows is _BASE_MEASURE_ROWS
-                                           and kind.value is _BASE_VALUE)
-    return known
+            break
+    else:
+        pin.framesForwardKinematics(model, data, q_full)
+    return Placements.of(model, data, q_full)
 
 
 def constraint_violations(placements: Placements, constraints: Sequence[terms.Constraint],

@@ -60,8 +60,8 @@ class ClosedForm:
         :mod:`.branches` measures how far they miss).
         """
         if self.kernel is not None:
-            Q, ls = self._kernel(np.asarray(T_world_frame_h, dtype=float)[None])
-            if not ls[0].all():
+            Q, ls, missed = self._kernel(np.asarray(T_world_frame_h, dtype=float)[None])
+            if not missed:
                 return Q[0], ls[0]
         return self.eaik(T_world_frame_h)
 
@@ -82,28 +82,27 @@ class ClosedForm:
             return np.zeros((0, 0, self.n)), np.zeros((0, 0), dtype=bool)
         T = np.ascontiguousarray(T_world_frame_h, dtype=float)
         if self.kernel is None:
-            return self._eaik_many(T)
-        Q, ls = self._kernel(T)
-        missed = np.flatnonzero(ls.all(axis=1))
-        if len(missed):  # EAIK's least-squares rows, as solve() gives them
-            rows, flags = self._eaik_many(T[missed])
+            return self.eaik_many(T)
+        Q, ls, missed = self._kernel(T)
+        if missed:  # EAIK's least-squares rows, as solve() gives them
+            missed = np.flatnonzero(ls.all(axis=1))
+            rows, flags = self.eaik_many(T[missed])
             width = min(rows.shape[1], six_r.BRANCHES)
             Q[missed], ls[missed] = 0.0, True
             Q[missed, :width], ls[missed, :width] = rows[:, :width], flags[:, :width]
         return Q, ls
 
-    def _eaik_many(self, T: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
-        """Return EAIK's rows of each of ``T`` (N, 4, 4), padded (:meth:`solve_many`)."""
+    def eaik_many(self, T: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+        """Return EAIK's rows of each of ``T`` (N, 4, 4), padded as :meth:`solve_many` pads."""
         solutions = self._robot.calculate_IK_batched(T, 1)
         return _padded([solution.Q for solution in solutions],
                        [solution.is_LS for solution in solutions], self.n)
 
-    def _kernel(self, T: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
-        """:func:`.six_r.solve_6r` of ``T`` (N, 4, 4): ``(Q (N, 8, 6), ls (N, 8))``."""
+    def _kernel(self, T: np.ndarray) -> Tuple[np.ndarray, np.ndarray, int]:
+        """:func:`.six_r.solve_6r` of ``T`` (N, 4, 4): ``Q`` (N, 8, 6), ``ls`` (N, 8), misses."""
         Q = np.empty((len(T), six_r.BRANCHES, self.n))
         ls = np.empty((len(T), six_r.BRANCHES), dtype=bool)
-        six_r.solve_6r(self.kernel[0], self.kernel[1], T, Q, ls)
-        return Q, ls
+        return Q, ls, six_r.solve_6r(self.kernel[0], self.kernel[1], T, Q, ls)
 
     def forward(self, q: np.ndarray) -> np.ndarray:
         """Return EAIK's ``T_world_frame`` (4, 4) at angles ``q`` [rad] (the self-test's)."""

@@ -103,20 +103,37 @@ def _perpendicular(h: np.ndarray) -> np.ndarray:
     return v / np.linalg.norm(v)
 
 
+def warm_up() -> None:
+    """Compile or load :func:`solve_6r` now (``make build``: not in a first solve)."""
+    from ros2_ik.core.kinematics import jit as loaded  # loads numba
+    loaded.drop_stale_cache(SOURCES)
+    G = np.zeros((18, 3))
+    G[:6] = np.eye(3)[[2, 1, 1, 2, 1, 2]]
+    solve_6r(SPHERICAL_TWO_PARALLEL, G, np.eye(4)[None], np.empty((1, BRANCHES, JOINTS)),
+             np.empty((1, BRANCHES), dtype=np.bool_))
+
+
 @jit
 def solve_6r(family: int, G: np.ndarray, T: np.ndarray, Q: np.ndarray,
-             ls: np.ndarray) -> None:  # pragma: no cover - compiled
+             ls: np.ndarray) -> int:  # pragma: no cover - compiled
     """All branches of each target ``T`` (N, 4, 4) ``T_world_frame`` into ``Q`` and ``ls``.
 
     ``Q`` (N, 8, 6) [rad, in ``(-pi, pi]``]; ``ls`` (N, 8) True where a subproblem of the
     branch had no exact solution (the pose is out of that branch's reach; the row only
-    comes near).  ``family`` and ``G`` from :func:`geometry`.
+    comes near).  ``family`` and ``G`` from :func:`geometry`.  Returns how many targets
+    have no exact branch.
     """
+    missed = 0
     for k in range(T.shape[0]):
         if family == SPHERICAL_TWO_PARALLEL:
             _spherical(G, T, k, Q, ls)
         else:
             _three_parallel(G, T, k, Q, ls)
+        exact = False
+        for row in range(BRANCHES):
+            exact = exact or not ls[k, row]
+        missed += not exact
+    return missed
 
 
 @jit(inline="always")

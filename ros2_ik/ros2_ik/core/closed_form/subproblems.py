@@ -12,6 +12,11 @@ import math
 
 from ros2_ik.core.runtime.compiled import jit
 
+#: Relative (and absolute [m or 1]) slack of subproblem 4's tangent case: a pose reached
+#: at the edge of a branch (an elbow straight) counts as exact when rounding alone puts
+#: it past the edge.
+ROUNDING = 1e-12
+
 
 @jit(inline="always")
 def dot(a, b):  # pragma: no cover - compiled
@@ -58,7 +63,8 @@ def sp4(h, k, p, d):  # pragma: no cover - compiled
     """Angles ``(a, b, exact)`` [rad] with ``h . R(k, theta) p = d`` (subproblem 4).
 
     ``a cos + b sin = c`` on the part of ``p`` off the axis; no solution (``exact``
-    False): both angles are the one nearest, where the left side is largest or smallest.
+    False, past the tangent by more than :data:`ROUNDING`): both angles are the one
+    nearest, where the left side is largest or smallest.
     """
     kp = dot(k, p)
     along = kp * dot(k, h)
@@ -67,8 +73,8 @@ def sp4(h, k, p, d):  # pragma: no cover - compiled
     c = d - along
     r = math.sqrt(a * a + b * b)
     phi = math.atan2(b, a)
-    if abs(c) <= r:
-        alpha = math.acos(c / r) if r > 0.0 else 0.0
+    if abs(c) <= r * (1.0 + ROUNDING) + ROUNDING:  # past the tangent by rounding only
+        alpha = math.acos(min(1.0, max(-1.0, c / r))) if r > 0.0 else 0.0
         return phi + alpha, phi - alpha, True
     nearest = phi if c > 0.0 else phi + math.pi
     return nearest, nearest, False

@@ -55,6 +55,9 @@ CELLS = 32
 #: What building a held chain's closed form for the seed's value costs (a joint not at
 #: the chain's end), in values tried.
 BUILD_COST = 0.5
+#: A sweep whose coverage order reaches the sample poses in at most this many values on
+#: average is cheap (:attr:`Sweep.cheap`): solvers that search (lm) answer from it too.
+CHEAP_VALUES = 1.2
 #: Sample poses that fit the ranking of the values for a target (:func:`.held.ranked`).
 RANK_SAMPLES = 1000
 
@@ -63,14 +66,15 @@ class Sweep:
     """The swept joint of a 7R chain and its six-joint closed forms (module docstring).
 
     ``joint``: index of the swept joint in the group; ``family``: a description for
-    messages (the joint's name and EAIK's family of the rest); ``end``: the joint is the
+    messages (the joint's name and EAIK's family of the rest); ``cheap``: one value
+    reaches nearly every pose (:data:`CHEAP_VALUES`); ``end``: the joint is the
     chain's first or last, and one closed form of the other six serves every value
     (:mod:`.held`); otherwise EAIK builds one per value (``fixed_axes``).
     """
 
     __slots__ = ("joint", "family", "name", "end", "_H", "_P", "_R", "_lo", "_hi",
                  "_Robot", "_rest", "_axis", "_point", "_tool_RT", "_values", "_forms",
-                 "_prior", "_weights", "_scale", "_last")
+                 "_prior", "_weights", "_scale", "_last", "cheap")
 
     def __init__(self, joint: int, name: str, family: str, H: np.ndarray, P: np.ndarray,
                  R: np.ndarray, lower: float, upper: float, end: bool = False):
@@ -84,6 +88,7 @@ class Sweep:
         self._forms = self._prior = self._weights = None
         self._scale = 1.0
         self._last = None  # (value [rad], closed form): :meth:`_held_at`
+        self.cheap = False  # set by detection (:data:`CHEAP_VALUES`)
         self._rest = None
         if end:  # the other six from the held joint's point on (first) or to it (last)
             first = joint == 0
@@ -250,6 +255,7 @@ def detect(group, frame_id: int) -> Detection:
     poses = [_pose(group, frame_id, q) for q in _samples(group, COVER_SAMPLES, 1)]
     scores = [_cover(group, s, poses) + (0.0 if s.end else BUILD_COST) for s in kept]
     best = kept[int(np.argmin(scores))]
+    best.cheap = min(scores) - (0.0 if best.end else BUILD_COST) <= CHEAP_VALUES
     poses = [_pose(group, frame_id, q) for q in _samples(group, RANK_SAMPLES, 2)]
     best.rank(poses, _reached(group, best, poses))
     return Detection(best, "")

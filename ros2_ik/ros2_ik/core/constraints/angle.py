@@ -45,6 +45,8 @@ class AngleBetweenVectorsConstraint(BoundedConstraint):
         self.angle_upper = check.angle(angle_upper, "angle_upper")
         check.ordered(self.angle_lower, self.angle_upper, "angle_lower", "angle_upper")
         default = f"angle({frame_A},{frame_B})"
+        self._inside_cos = (math.cos(self.angle_upper) + 1e-12,  # beyond rounding: inside
+                            math.cos(self.angle_lower) - 1e-12)
         super().__init__(check.term_name(name, default),
                          [math.cos(self.angle_upper)], [math.cos(self.angle_lower)],
                          physical=([self.angle_lower], [self.angle_upper]))
@@ -115,11 +117,16 @@ class AngleBetweenVectorsConstraint(BoundedConstraint):
     def measure_rows(self, placements: Placements) -> list:
         """Distance [rad] of the angle outside ``[angle_lower, angle_upper]``.
 
-        The angle between ``a_A`` and ``b_B`` both expressed in the world.
+        The angle between ``a_A`` and ``b_B`` both expressed in the world.  Their cosine
+        (unit vectors) inside ``[cos(angle_upper), cos(angle_lower)]`` by more than
+        rounding (1e-12) proves the angle inside its bounds: 0 without the angle.
         """
-        angle = vector_angle(vector_in_world(placements.pose(self._fid_A), self._a_A_list),
-                             vector_in_world(placements.pose(self._fid_B), self._b_B_list))
-        return [outside(angle, self.angle_lower, self.angle_upper)]
+        a = vector_in_world(placements.pose(self._fid_A), self._a_A_list)
+        b = vector_in_world(placements.pose(self._fid_B), self._b_B_list)
+        low, high = self._inside_cos
+        if low <= a[0] * b[0] + a[1] * b[1] + a[2] * b[2] <= high:
+            return [0.0]
+        return [outside(vector_angle(a, b), self.angle_lower, self.angle_upper)]
 
     def sample_violation(self, frames) -> np.ndarray:
         """Weighted squared angle [rad^2] of each sample outside the bounds."""
@@ -134,10 +141,6 @@ class AngleBetweenVectorsConstraint(BoundedConstraint):
 
 def _encode(c: AngleBetweenVectorsConstraint, tolerance) -> tuple:
     return c._fid_A, c._fid_B, c._a_A_list + c._b_B_list
-
-
-def _measure_bounds(c: AngleBetweenVectorsConstraint) -> list:
-    return [c.angle_lower, c.angle_upper]
 
 
 def _polish_rows(c: AngleBetweenVectorsConstraint) -> Tuple[int, bool]:
@@ -242,19 +245,5 @@ def linearise(oMf, Jf, fa, fb, prm, cube, lo, hi, margin, x_margin, row, out, g,
     return 1, k + 1
 
 
-@jit
-def measure(Wa, Wb, prm, phys, R):  # pragma: no cover - compiled
-    """``measure``: distance [rad] of the angle of ``R_WA a_A``, ``R_WB b_B`` outside ``phys``."""
-    a, b = prm[0:3], prm[3:6]
-    angle = relative.vector_angle(
-        Wa[0, 0] * a[0] + Wa[0, 1] * a[1] + Wa[0, 2] * a[2],
-        Wa[1, 0] * a[0] + Wa[1, 1] * a[1] + Wa[1, 2] * a[2],
-        Wa[2, 0] * a[0] + Wa[2, 1] * a[1] + Wa[2, 2] * a[2],
-        Wb[0, 0] * b[0] + Wb[0, 1] * b[1] + Wb[0, 2] * b[2],
-        Wb[1, 0] * b[0] + Wb[1, 1] * b[1] + Wb[1, 2] * b[2],
-        Wb[2, 0] * b[0] + Wb[2, 1] * b[1] + Wb[2, 2] * b[2])
-    return kernel.outside(angle, phys[0], phys[1])
-
-
-KIND = kernel.Kind(AngleBetweenVectorsConstraint, _encode, _measure_bounds, _polish_rows, rows,
-                   measure, linearise, bend=bend)
+KIND = kernel.Kind(AngleBetweenVectorsConstraint, _encode, _polish_rows, rows, linearise,
+                   bend=bend)

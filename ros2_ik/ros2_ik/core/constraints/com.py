@@ -126,5 +126,4 @@ def _encode(c: CenterOfMassConstraint, tolerance) -> tuple:
 
 
 _EYE4 = np.eye(4).ravel().tolist()
-KIND = kernel.Kind(CenterOfMassConstraint, _encode, position.KIND.measure_bounds,
-                   kernel.physical_rows, position.KIND.rows, position.KIND.measure)
+KIND = kernel.Kind(CenterOfMassConstraint, _encode, kernel.physical_rows, position.KIND.rows)

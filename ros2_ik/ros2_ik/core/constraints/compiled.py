@@ -34,14 +34,6 @@ def cube_bounds(half, glo, ghi, gm, out):  # pragma: no cover - compiled
         glo[out + i], ghi[out + i], gm[out + i] = -half, half, 0.0
 
 
-@jit
-def outside(v, lower, upper):  # pragma: no cover - compiled
-    """Distance of ``v`` outside ``[lower, upper]`` (NaN stays NaN)."""
-    if v != v:
-        return v
-    return max(lower - v, v - upper, 0.0)
-
-
 class Kind(NamedTuple):
     """One constraint type as the kernels take it: its file's ``KIND``, in :mod:`registry`.
 
@@ -51,14 +43,10 @@ class Kind(NamedTuple):
 
     * ``encode(c, tolerance)``: ``(model frame id A, model frame id B, parameters)`` as
       its compiled functions read them (``prm``);
-    * ``measure_bounds(c)``: what its compiled ``measure`` needs beyond those (its
-      physical bounds [m or rad], ``phys``);
     * ``rows``: compiled ``rows(oMf, Jf, fa, fb, prm, g, Jg, row, p3, J3) -> count``, its
       physical rows (``evaluate_physical``) into ``g``, ``Jg`` from ``row``; for an
       ``excess`` type ``rows(oMf, Jf, fa, fb, prm, xe, xJ, r0, S33) -> norm``, its three
       excess rows (``evaluate_excess``, always driven to zero) into ``xe``, ``xJ``;
-    * ``measure``: compiled ``measure(Wa, Wb, prm, phys, R) -> violation`` [its unit],
-      the candidate check's figure (``measure``);
     * ``linearise`` (optional): compiled ``linearise(oMf, Jf, fa, fb, prm, cube, lo, hi,
       margin, x_margin, row, out, g, J, glo, ghi, gm, S33, p3, J3) -> (rows read, rows
       written)``, polishing's rows (``linearisation``); without one, its physical rows
@@ -75,10 +63,8 @@ class Kind(NamedTuple):
 
     cls: type
     encode: Optional[Callable] = None
-    measure_bounds: Optional[Callable] = None
     polish_rows: Optional[Callable] = None
     rows: Optional[Callable] = None
-    measure: Optional[Callable] = None
     linearise: Optional[Callable] = None
     excess: bool = False
     bend: Optional[Callable] = None
@@ -87,17 +73,12 @@ class Kind(NamedTuple):
     @property
     def compiled(self) -> bool:
         """Whether the type has compiled functions (the generated dispatch can call it)."""
-        return self.rows is not None and self.measure is not None
+        return self.rows is not None
 
 
 def physical_rows(c) -> Tuple[int, bool]:
     """``polish_rows`` of a type whose linearisation is its physical rows alone."""
     return len(c.physical_lists()[0]), False
-
-
-def distance_bounds(c) -> list:
-    """``measure_bounds`` of a type measured against ``[distance_lower, distance_upper]``."""
-    return [c.distance_lower, c.distance_upper]
 
 
 class CostKind(NamedTuple):

@@ -232,10 +232,6 @@ def _encode_line(c: PointToLineDistanceConstraint, tolerance) -> tuple:
                                        + list(perpendicular_floats(n)))
 
 
-def _line_bounds(c: PointToLineDistanceConstraint) -> list:
-    return c._n_B2_list + kernel.distance_bounds(c)
-
-
 @jit(inline="always")  # a thin step of the dispatch: no call of its own
 def point_rows(oMf, Jf, fa, fb, prm, g, Jg, row, p3, J3):  # pragma: no cover - compiled
     """Point to point ``evaluate_physical``: ``|p_P1P2|`` [m] into row ``row``; 1.
@@ -314,31 +310,7 @@ def line_bend(oMf, Jf, fa, fb, prm, T, S33, p3, J3):  # pragma: no cover - compi
                       P[6] * dx + P[7] * dy + P[8] * dz, J3, T)
 
 
-@jit
-def point_measure(Wa, Wb, prm, phys, R):  # pragma: no cover - compiled
-    """Point to point ``measure``: distance [m] of ``|p_P1P2|`` outside ``phys`` (2,)."""
-    x1, y1, z1 = relative.act(Wb, prm, 0)
-    x2, y2, z2 = relative.act(Wa, prm, 3)
-    x, y, z = x1 - x2, y1 - y2, z1 - z2
-    return kernel.outside(math.sqrt(x * x + y * y + z * z), phys[0], phys[1])
-
-
-@jit
-def line_measure(Wa, Wb, prm, phys, R):  # pragma: no cover - compiled
-    """Point to line ``measure``: distance [m] of ``|u x n|`` outside ``phys[3:5]``.
-
-    ``phys``: the line's unit direction ``n`` (3), then the bounds.
-    """
-    x, y, z = relative.seen_from(Wa, Wb, prm, 0)
-    u0, u1, u2 = x - prm[3], y - prm[4], z - prm[5]
-    x = u1 * phys[2] - u2 * phys[1]
-    y = u2 * phys[0] - u0 * phys[2]
-    z = u0 * phys[1] - u1 * phys[0]
-    return kernel.outside(math.sqrt(x * x + y * y + z * z), phys[3], phys[4])
-
-
 POINT_TO_POINT = kernel.Kind(PointToPointDistanceConstraint, _encode_point,
-                             kernel.distance_bounds, kernel.physical_rows, point_rows,
-                             point_measure, bend=point_bend)
-POINT_TO_LINE = kernel.Kind(PointToLineDistanceConstraint, _encode_line, _line_bounds,
-                            kernel.physical_rows, line_rows, line_measure, bend=line_bend)
+                             kernel.physical_rows, point_rows, bend=point_bend)
+POINT_TO_LINE = kernel.Kind(PointToLineDistanceConstraint, _encode_line, kernel.physical_rows,
+                            line_rows, bend=line_bend)

@@ -53,6 +53,7 @@ class GazeTargetConstraint(BoundedConstraint):
         self.cone_half_angle = check.angle(
             cone_half_angle, "cone_half_angle", math.pi / 2, "pi/2")
         self._cos2 = math.cos(self.cone_half_angle) ** 2
+        self._inside_cos2 = self._cos2 + 1e-12  # beyond rounding: inside the cone
         default = f"gaze({frame_A}->{frame_B})"
         super().__init__(check.term_name(name, default), [0.0, 0.0], [math.inf, math.inf],
                          physical=([-math.inf], [self.cone_half_angle]))
@@ -121,11 +122,20 @@ class GazeTargetConstraint(BoundedConstraint):
                 np.array([-s, -s, -s, -math.inf]), np.array([s, s, s, bound]))
 
     def measure_rows(self, placements: Placements) -> list:
-        """``[max(alpha - cone_half_angle, 0)]`` [rad], ``alpha`` the angle of ``n_A`` to S->T."""
+        """``[max(alpha - cone_half_angle, 0)]`` [rad], ``alpha`` the angle of ``n_A`` to S->T.
+
+        ``p = p_AT - p_AS``; ``(p . n)^2 >= cos^2(cone) |p|^2`` with ``p . n > 0`` and a
+        margin above rounding (1e-12 |p|^2) proves ``alpha < cone_half_angle``: 0
+        without the angle.
+        """
         x, y, z = point_seen(placements, self._fid_A, self._fid_B, self._p_BT_list)
         s0, s1, s2 = self._p_AS_list
-        alpha = vector_angle((x - s0, y - s1, z - s2), self._n_A_list)
-        return [max(alpha - self.cone_half_angle, 0.0)]
+        x, y, z = x - s0, y - s1, z - s2
+        n0, n1, n2 = self._n_A_list
+        c = x * n0 + y * n1 + z * n2
+        if c > 0.0 and c * c >= self._inside_cos2 * (x * x + y * y + z * z):
+            return [0.0]
+        return [max(vector_angle((x, y, z), self._n_A_list) - self.cone_half_angle, 0.0)]
 
     def sample_violation(self, frames) -> np.ndarray:
         """Weighted squared angle [rad^2] of each sample's target outside the cone."""
@@ -142,10 +152,6 @@ class GazeTargetConstraint(BoundedConstraint):
 def _encode(c: GazeTargetConstraint, tolerance) -> tuple:
     return c._fid_A, c._fid_B, (c._p_BT_list + c._p_AS_list + c._n_A_list
                                 + list(perpendicular_floats(c._n_A_list)))
-
-
-def _measure_bounds(c: GazeTargetConstraint) -> list:
-    return [c.cone_half_angle]
 
 
 def _polish_rows(c: GazeTargetConstraint) -> Tuple[int, bool]:
@@ -235,15 +241,4 @@ def linearise(oMf, Jf, fa, fb, prm, cube, lo, hi, margin, x_margin, row, out, g,
     return 1, 4
 
 
-@jit
-def measure(Wa, Wb, prm, phys, R):  # pragma: no cover - compiled
-    """``measure``: angle [rad] of the gaze direction beyond the cone's half angle."""
-    x, y, z = relative.seen_from(Wa, Wb, prm, 0)
-    alpha = relative.vector_angle(x - prm[3], y - prm[4], z - prm[5], prm[6], prm[7], prm[8])
-    if alpha != alpha:
-        return alpha
-    return max(alpha - phys[0], 0.0)
-
-
-KIND = kernel.Kind(GazeTargetConstraint, _encode, _measure_bounds, _polish_rows, rows, measure,
-                   linearise)
+KIND = kernel.Kind(GazeTargetConstraint, _encode, _polish_rows, rows, linearise)

@@ -1,7 +1,6 @@
 """Drake's OrientationConstraint: the angle between frames A and B is at most theta_bound."""
 from __future__ import annotations
 
-import functools
 import math
 from typing import Optional, Tuple
 
@@ -143,18 +142,16 @@ class OrientationConstraint(BoundedConstraint):
         """
         pose, M = self._last_M
         if pose is not X_WAbar:
-            M = rotation_product(self._K, transposed_rows(X_WAbar))
+            a, b = self._R_AbarA_list, self._R_BbarB_list
+            K = [a[0:9:3], a[1:9:3], a[2:9:3]]  # R_AbarA^T
+            if b != _EYE9:
+                K = rotation_product((b[0:3], b[3:6], b[6:9]), K)
+            M = rotation_product(K, transposed_rows(X_WAbar))
             self._last_M = (X_WAbar, M)
         return M
 
+    #: ``(X_WAbar, M)`` of the last :meth:`_M` (none yet).
     _last_M: tuple = (None, None)
-
-    @functools.cached_property
-    def _K(self) -> list:
-        """``R_BbarB R_AbarA^T`` (rows of three floats)."""
-        a, b = self._R_AbarA_list, self._R_BbarB_list
-        K = [[a[0], a[3], a[6]], [a[1], a[4], a[7]], [a[2], a[5], a[8]]]  # R_AbarA^T
-        return K if b == _EYE9 else rotation_product((b[0:3], b[3:6], b[6:9]), K)
 
     def sample_violation(self, frames) -> np.ndarray:
         """Weighted squared angle [rad^2] of each sample beyond ``theta_bound``."""
@@ -190,10 +187,6 @@ def _log_jacobian(R_AB: np.ndarray, J_w_AB: np.ndarray) -> np.ndarray:
 def _encode(c: OrientationConstraint, tolerance) -> tuple:
     bound = c.theta_bound - 0.25 * tolerance.rad  # as Residuals' excess rows
     return c._fid_Abar, c._fid_Bbar, c._R_AbarA_list + c._R_BbarB_list + [bound]
-
-
-def _measure_bounds(c: OrientationConstraint) -> list:
-    return [c.theta_bound]
 
 
 def _polish_rows(c: OrientationConstraint) -> Tuple[int, bool]:
@@ -300,34 +293,5 @@ def linearise(oMf, Jf, fa, fb, prm, cube, lo, hi, margin, x_margin, row, out, g,
     return 0, 4
 
 
-@jit
-def _rotation_in_world(W, prm, o, r, c):  # pragma: no cover - compiled
-    """Entry ``(r, c)`` of ``W[:3, :3] R`` for ``R`` (3, 3) at ``prm[o:o + 9]`` row by row."""
-    return W[r, 0] * prm[o + c] + W[r, 1] * prm[o + 3 + c] + W[r, 2] * prm[o + 6 + c]
-
-
-@jit
-def measure(Wa, Wb, prm, phys, R):  # pragma: no cover - compiled
-    """``measure``: angle [rad] of ``R_AB`` beyond ``phys[0]``, from its entries (atan2).
-
-    ``R`` (3, 3, 3) is scratch: ``R_WA``, ``R_WB``, ``R_AB = R_WA^T R_WB``.
-    """
-    R_WA, R_WB, R_AB = R[0], R[1], R[2]
-    for r in range(3):
-        for c in range(3):
-            R_WA[r, c] = _rotation_in_world(Wa, prm, 0, r, c)
-            R_WB[r, c] = _rotation_in_world(Wb, prm, 9, r, c)
-    for r in range(3):
-        for c in range(3):
-            R_AB[r, c] = (R_WA[0, r] * R_WB[0, c] + R_WA[1, r] * R_WB[1, c]
-                          + R_WA[2, r] * R_WB[2, c])
-    x, y, z = R_AB[2, 1] - R_AB[1, 2], R_AB[0, 2] - R_AB[2, 0], R_AB[1, 0] - R_AB[0, 1]
-    theta = math.atan2(0.5 * math.sqrt(x * x + y * y + z * z),
-                       0.5 * (R_AB[0, 0] + R_AB[1, 1] + R_AB[2, 2] - 1.0))
-    if theta != theta:
-        return theta
-    return max(theta - phys[0], 0.0)
-
-
-KIND = kernel.Kind(OrientationConstraint, _encode, _measure_bounds, _polish_rows, excess,
-                   measure, linearise, excess=True)
+KIND = kernel.Kind(OrientationConstraint, _encode, _polish_rows, excess, linearise,
+                   excess=True)

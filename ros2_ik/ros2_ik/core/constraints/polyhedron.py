@@ -1,7 +1,6 @@
 """Drake's PolyhedronConstraint: ``A [p_FP1; ...; p_FPN] <= b``."""
 from __future__ import annotations
 
-import functools
 import math
 from typing import Optional, Tuple
 
@@ -45,8 +44,13 @@ class PolyhedronConstraint(BoundedConstraint):
         default = f"polyhedron({frame_G} in {frame_F})"
         norms = np.linalg.norm(self._A, axis=1)
         self._inv_norms = check.read_only(1.0 / np.where(norms > 0.0, norms, 1.0))
+        b_unit = b * self._inv_norms
         super().__init__(check.term_name(name, default), np.full(rows, -math.inf), b,
-                         physical=(np.full(rows, -math.inf), b * self._inv_norms))
+                         physical=(np.full(rows, -math.inf), b_unit))
+        # The measure's: each point p_GP (three floats), and the rows A_i / |A_i| (k, 3N)
+        # and b_i / |A_i| (k floats [m]).
+        self._p_GP_lists = self._p_GP.T.tolist()
+        self._unit_rows = self._A * self._inv_norms[:, None], b_unit.tolist()
 
     def evaluate(
         self, model: pin.Model, data: pin.Data, q: np.ndarray
@@ -85,16 +89,6 @@ class PolyhedronConstraint(BoundedConstraint):
         A_unit, b_unit = self._unit_rows
         return [max(v - b, 0.0) for v, b in zip(np.dot(A_unit, p).tolist(), b_unit)]
 
-    @functools.cached_property
-    def _p_GP_lists(self) -> list:
-        """The points ``p_GP`` [m], each as three floats."""
-        return self._p_GP.T.tolist()
-
-    @functools.cached_property
-    def _unit_rows(self) -> tuple:
-        """``A_i / |A_i|`` (k, 3N) and ``b_i / |A_i|`` (k floats [m]): the rows in [m]."""
-        return self._A * self._inv_norms[:, None], self.physical_lists()[1]
-
     def sample_violation(self, frames) -> np.ndarray:
         """Squared distance [m^2] of each sample's stacked points outside the half-spaces."""
         X_F, X_G = frames.placement(self._fid_F), frames.placement(self._fid_G)
@@ -113,10 +107,6 @@ def _encode(c: PolyhedronConstraint, tolerance) -> tuple:
     return c._fid_F, c._fid_G, ([float(p_GP.shape[1]), float(A.shape[0])]
                                 + p_GP.T.ravel().tolist() + A.ravel().tolist()
                                 + c._inv_norms.tolist())
-
-
-def _measure_bounds(c: PolyhedronConstraint) -> list:
-    return list(c.bound_lists()[1])
 
 
 @jit
@@ -145,28 +135,4 @@ def rows(oMf, Jf, fa, fb, prm, g, Jg, row, p3, J3):  # pragma: no cover - compil
     return k
 
 
-@jit
-def measure(Wa, Wb, prm, phys, R):  # pragma: no cover - compiled
-    """``measure``: largest distance [m] of a point of G outside a half-space of F.
-
-    ``phys`` (k,): the upper bounds ``b``.
-    """
-    n_pts, n_rows = int(prm[0]), int(prm[1])
-    a0 = 2 + 3 * n_pts
-    i0 = a0 + n_rows * 3 * n_pts
-    worst = 0.0
-    for r in range(n_rows):
-        s = 0.0
-        for k in range(n_pts):
-            x, y, z = relative.seen_from(Wa, Wb, prm, 2 + 3 * k)
-            at = a0 + r * 3 * n_pts + 3 * k
-            s += prm[at] * x + prm[at + 1] * y + prm[at + 2] * z
-        v = (s - phys[r]) * prm[i0 + r]
-        v = v if v != v else max(v, 0.0)
-        if not v <= worst:
-            worst = v
-    return worst
-
-
-KIND = kernel.Kind(PolyhedronConstraint, _encode, _measure_bounds, kernel.physical_rows, rows,
-                   measure)
+KIND = kernel.Kind(PolyhedronConstraint, _encode, kernel.physical_rows, rows)

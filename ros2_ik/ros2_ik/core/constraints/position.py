@@ -84,11 +84,6 @@ def _encode(c: PositionConstraint, tolerance) -> tuple:
     return c._fid_A, c._fid_B, X + c._p_BQ_list
 
 
-def _measure_bounds(c: PositionConstraint) -> list:
-    lower, upper = c.bound_lists()
-    return lower + upper
-
-
 @jit(inline="always")  # a thin step of the dispatch: no call of its own
 def rows(oMf, Jf, fa, fb, prm, g, Jg, row, p3, J3):  # pragma: no cover - compiled
     """``evaluate_physical``: ``p_AQ`` [m] into rows ``row..row+2`` of ``g``, ``Jg``; 3."""
@@ -96,24 +91,4 @@ def rows(oMf, Jf, fa, fb, prm, g, Jg, row, p3, J3):  # pragma: no cover - compil
     return 3
 
 
-@jit
-def measure(Wa, Wb, prm, phys, R):  # pragma: no cover - compiled
-    """``measure``: largest distance [m] of ``p_AQ`` outside its box, per axis.
-
-    A is frame A-bar (``Wa``) offset by ``X_AbarA`` (``prm[0:16]``, row by row):
-    ``p_AQ = X_AbarA^-1 (W_a^-1 p_WQ)``.  ``phys``: the lower then upper bounds (3 each).
-    """
-    x, y, z = relative.seen_from(Wa, Wb, prm, 16)
-    x, y, z = x - prm[3], y - prm[7], z - prm[11]
-    p = (prm[0] * x + prm[4] * y + prm[8] * z, prm[1] * x + prm[5] * y + prm[9] * z,
-         prm[2] * x + prm[6] * y + prm[10] * z)
-    worst = 0.0
-    for k in range(3):
-        v = kernel.outside(p[k], phys[k], phys[3 + k])
-        if not v <= worst:
-            worst = v
-    return worst
-
-
-KIND = kernel.Kind(PositionConstraint, _encode, _measure_bounds, kernel.physical_rows, rows,
-                   measure)
+KIND = kernel.Kind(PositionConstraint, _encode, kernel.physical_rows, rows)

@@ -1,7 +1,7 @@
 """The constraint types the compiled kernels take: one line per type.
 
 Each type is defined in one file (its Python class, its encoding for the kernels, its
-compiled rows, linearisation and measure, its unit: the class's ``unit``), which ends
+compiled rows and linearisation), which ends
 with the type's :class:`Kind`.  Its line in :data:`TYPES` gives it its type code, its
 place in the list; the compiled dispatch, ``solvers/_dispatch_jit.py``, is generated
 from this list and the costs' (:mod:`ros2_ik.core.costs.registry`) (``make dispatch``;

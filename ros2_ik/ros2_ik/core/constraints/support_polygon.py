@@ -178,10 +178,6 @@ def _encode(c: ComInSupportPolygonConstraint, tolerance) -> tuple:
     return COM_FRAME, COM_FRAME, [float(len(c._b))] + c._A.ravel().tolist() + c._b.tolist()
 
 
-def _measure_bounds(c: ComInSupportPolygonConstraint) -> list:
-    return [c.margin]
-
-
 @jit
 def rows(oMf, Jf, fa, fb, prm, g, Jg, row, p3, J3):  # pragma: no cover - compiled
     """``evaluate_physical``: the CoM's distances [m] inside each edge from ``row``; h."""
@@ -195,20 +191,4 @@ def rows(oMf, Jf, fa, fb, prm, g, Jg, row, p3, J3):  # pragma: no cover - compil
     return h
 
 
-@jit
-def measure(Wa, Wb, prm, phys, R):  # pragma: no cover - compiled
-    """``measure``: how far [m] the CoM (``Wa``'s origin) is short of the margin ``phys[0]``."""
-    h = int(prm[0])
-    worst = 0.0
-    for i in range(h):
-        d = (prm[1 + 3 * i] * Wa[0, 3] + prm[2 + 3 * i] * Wa[1, 3] + prm[3 + 3 * i] * Wa[2, 3]
-             - prm[1 + 3 * h + i])
-        v = phys[0] - d
-        v = v if v != v else max(v, 0.0)
-        if not v <= worst:
-            worst = v
-    return worst
-
-
-KIND = kernel.Kind(ComInSupportPolygonConstraint, _encode, _measure_bounds,
-                   kernel.physical_rows, rows, measure)
+KIND = kernel.Kind(ComInSupportPolygonConstraint, _encode, kernel.physical_rows, rows)

@@ -19,6 +19,14 @@ Each segment is a rigid vector that the joints before it only rotate or translat
 triangle inequality makes the bound exact and conservative wherever the pivots are: never
 smaller than the true reach (for any limits of the revolute joints).  It is the reach of
 the frame's origin; a point fixed in the frame at ``p`` adds ``|p|``.
+
+Between two frames (:func:`frame_distance_bound`): both hang from the deepest joint their
+chains share, which moves them together (a floating base above them included), so their
+distance is bounded by the same sum along the path from one frame up to that joint and
+down to the other: the segments of each side, and the rigid segment joining the two
+sides' first pivots.  The centre of mass's distance to a frame
+(:func:`com_distance_bound`): at most the mass-weighted mean of the bounds from the
+frame to each body's centre of mass (the triangle inequality on the mean).
 """
 from __future__ import annotations
 
@@ -96,6 +104,136 @@ def _bound(group, frame_id: int) -> Optional[ReachBound]:
     M0 = data.oMi[model.parents[j0]] * model.jointPlacements[j0]
     centre = M0.translation + M0.rotation.dot(s[0] * slides[0])
     return ReachBound(tuple(centre.tolist()), radius, f"joint '{model.names[j0]}'")
+
+
+class PairBound(NamedTuple):
+    """``|p_world_a - p_world_b| <= radius_m`` [m] for every configuration within the limits.
+
+    ``via``: the joint both frames hang from (their chains' deepest common joint; a
+    ``universe`` when they share none), for messages.
+    """
+
+    radius_m: float
+    via: str
+
+
+def frame_distance_bound(group, frame_a: int, frame_b: int) -> Optional[PairBound]:
+    """Return the bound on the distance between the origins of two model frames (cached).
+
+    None when a moving joint between the two frames and their chains' deepest common
+    joint is not a one-axis revolute or bounded prismatic joint (a floating or planar
+    base between them: a frame fixed in the world and one on a free-flying robot).
+    """
+    a, b = sorted((int(frame_a), int(frame_b)))
+    return _PAIRS(group, (a, b))
+
+
+def com_distance_bound(group, frame: int) -> Optional[float]:
+    """Return a bound [m] on the distance from frame ``frame``'s origin to the CoM (cached).
+
+    The CoM of the full model (every body, the locked joints' too): the mass-weighted
+    mean of the bounds from the frame to each body's own centre of mass.  None where one
+    of those has none, or the model has no mass.
+    """
+    return _COM(group, int(frame))
+
+
+def _pair(group, frame_a: int, frame_b: int) -> Optional[PairBound]:
+    model: pin.Model = group.robot.model
+    sides = [(model.frames[f].parentJoint, model.frames[f].placement) for f in
+             (frame_a, frame_b)]
+    return _sides_bound(group, sides, pivots=True)
+
+
+def _com(group, frame: int) -> Optional[float]:
+    model: pin.Model = group.robot.model
+    f = model.frames[frame]
+    total = weighted = 0.0
+    for j, inertia in enumerate(model.inertias):
+        if inertia.mass <= 0.0:
+            continue
+        body = pin.SE3(np.eye(3), inertia.lever)
+        bound = _sides_bound(group, [(f.parentJoint, f.placement), (j, body)], pivots=False)
+        if bound is None:
+            return None
+        total += inertia.mass
+        weighted += inertia.mass * bound.radius_m
+    return weighted / total if total > 0.0 else None
+
+
+#: Per group and frame-id pair (sorted): its PairBound, or None.
+_PAIRS: PerObjectAndKey = PerObjectAndKey(lambda group, key: _pair(group, *key))
+#: Per group and frame id: the CoM distance bound [m], or None.
+_COM: PerObjectAndKey = PerObjectAndKey(_com)
+
+
+def _sides_bound(group, sides, pivots: bool) -> Optional[PairBound]:
+    """Return the bound between points ``(joint, placement in it)`` of ``sides`` (two), or None.
+
+    Each side's chain below the deepest joint both chains share: its first moving joint's
+    pivot (rigid in that joint's frame, before its own motion), then :func:`_links`.  The
+    pivots are slid along the axes to shorten the sum when ``pivots`` (any position is
+    sound: without, each pivot is its joint's origin).
+    """
+    model: pin.Model = group.robot.model
+    chains = [list(model.supports[j]) for j, _ in sides]
+    shared = 0
+    while shared < min(map(len, chains)) and chains[0][shared] == chains[1][shared]:
+        shared += 1
+    below = [chain[shared:] for chain in chains]
+    if any(model.joints[j].nv > 1 for chain in below for j in chain):
+        return None
+    data = _locked_data(group)
+    moving = set(group.joint_ids)
+    columns, rows, offsets, travel, width = [], [], [], 0.0, 0
+    for chain, (_, placement) in zip(below, sides):
+        first = next((k for k, j in enumerate(chain) if j in moving), None)
+        lead = pin.SE3.Identity()
+        for j in chain[:first]:  # the joints before the first moving one: rigid
+            lead = lead * data.liMi[j]
+        if first is None:
+            offsets.append((lead * placement).translation)
+            columns.append(None)
+            continue
+        links = _links(model, data, chain[first:], moving, placement)
+        if links is None:
+            return None
+        A, b, slides, motion = links
+        M = lead * model.jointPlacements[chain[first]]
+        offsets.append(M.translation)
+        columns.append((width, M.rotation.dot(slides[0])))
+        rows.append((width, A, b))
+        travel += motion
+        width += A.shape[2]
+    A_all = np.zeros((1 + sum(len(b) for _, _, b in rows), 3, width))
+    b_all = np.zeros((len(A_all), 3))
+    b_all[0] = offsets[0] - offsets[1]  # the first pivots' rigid segment (common frame)
+    for sign, column in zip((1.0, -1.0), columns):
+        if column is not None:
+            A_all[0, :, column[0]] += sign * column[1]
+    m = 1
+    for start, A, b in rows:
+        A_all[m:m + len(b), :, start:start + A.shape[2]] = A
+        b_all[m:m + len(b)] = b
+        m += len(b)
+    s = _pivots(A_all, b_all) if pivots and width else np.zeros(width)
+    via = model.names[chains[0][shared - 1]] if shared else "universe"
+    return PairBound(travel + _length(A_all, b_all, s), via)
+
+
+#: Per group: a Data at its locked configuration (the fixed joints' placements).
+_LOCKED: PerObjectAndKey = PerObjectAndKey(lambda group, _: _forward(group))
+
+
+def _locked_data(group) -> pin.Data:
+    return _LOCKED(group, None)
+
+
+def _forward(group) -> pin.Data:
+    model = group.robot.model
+    data = model.createData()
+    pin.framesForwardKinematics(model, data, group.q_full_locked)
+    return data
 
 
 def _links(model: pin.Model, data: pin.Data, chain, moving, placement: pin.SE3):

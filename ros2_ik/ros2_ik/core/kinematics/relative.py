@@ -4,12 +4,10 @@
 ``LOCAL_WORLD_ALIGNED`` Jacobians (rows 0-2 linear [m], 3-5 angular [rad], world axes),
 as :func:`ros2_ik.core.kinematics.forward.kinematics` computes them.  A point of frame B
 seen in frame A and its Jacobian, the rotations ``R_WA``, ``R_WB``, ``R_AB``, vectors fixed
-in frames turned into world axes, a placement applied to a point.  The constraint and cost
-types' compiled rows (their own files) are written with these.  Plain loops on floats, by
-index (no scratch arrays or views), as in :mod:`.forward`.
+in frames turned into world axes.  The constraint and cost types' compiled rows (their
+own files) are written with these.  Plain loops on floats, by index (no scratch arrays
+or views), as in :mod:`.forward`.
 """
-import math
-
 from ros2_ik.core.runtime.compiled import jit  # deferred: numba loads with the first kernel
 
 
@@ -86,37 +84,3 @@ def world_vectors(oMf, fa, fb, prm, S):  # pragma: no cover - compiled
         a[r] = A[r, 0] * prm[0] + A[r, 1] * prm[1] + A[r, 2] * prm[2]
         b[r] = B[r, 0] * prm[3] + B[r, 1] * prm[4] + B[r, 2] * prm[5]
     return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
-
-
-@jit
-def act(T, p, o):  # pragma: no cover - compiled
-    """Return ``T p`` (three floats) for a placement ``T`` (4, 4) and ``p = p[o:o + 3]``."""
-    x, y, z = p[o], p[o + 1], p[o + 2]
-    return (T[0, 0] * x + T[0, 1] * y + T[0, 2] * z + T[0, 3],
-            T[1, 0] * x + T[1, 1] * y + T[1, 2] * z + T[1, 3],
-            T[2, 0] * x + T[2, 1] * y + T[2, 2] * z + T[2, 3])
-
-
-@jit
-def act_inv(T, x, y, z):  # pragma: no cover - compiled
-    """Return ``T^-1 p`` (three floats): ``R^T (p - t)``."""
-    x, y, z = x - T[0, 3], y - T[1, 3], z - T[2, 3]
-    return (T[0, 0] * x + T[1, 0] * y + T[2, 0] * z,
-            T[0, 1] * x + T[1, 1] * y + T[2, 1] * z,
-            T[0, 2] * x + T[1, 2] * y + T[2, 2] * z)
-
-
-@jit
-def seen_from(Wa, Wb, p, o):  # pragma: no cover - compiled
-    """Return point ``p[o:o + 3]`` of frame B seen in frame A (three floats) [m]."""
-    x, y, z = act(Wb, p, o)
-    return act_inv(Wa, x, y, z)
-
-
-@jit
-def vector_angle(a0, a1, a2, b0, b1, b2):  # pragma: no cover - compiled
-    """Angle [rad] between 3-vectors in ``[0, pi]``: ``atan2(|a x b|, a . b)``."""
-    x = a1 * b2 - a2 * b1
-    y = a2 * b0 - a0 * b2
-    z = a0 * b1 - a1 * b0
-    return math.atan2(math.sqrt(x * x + y * y + z * z), a0 * b0 + a1 * b1 + a2 * b2)

@@ -1,6 +1,6 @@
 """The one ``jit`` decorator of the numba kernels, importable with numba or without.
 
-Each constraint type's file holds its compiled rows, linearisation and measure
+Each constraint type's file holds its compiled rows and linearisation
 (:mod:`ros2_ik.core.constraints.registry`) beside its Python class, so the decorator
 must not need the solver package (which imports the constraints).  Without numba the
 decorated functions stay plain Python: the kernels never run then

@@ -8,12 +8,14 @@ With the cache filled it takes ~2 s: the test session does it too, before any ti
 
 
 def warm_up() -> None:
-    """Compile or load the pose, constraint and polishing attempts and the servo's QP terms."""
+    """Compile or load the attempts, the servo's QP terms and the 6R closed form."""
+    from ros2_ik.core.closed_form import six_r
     from ros2_ik.core.model import robots
     from ros2_ik.core.servo import Servo
     from ros2_ik.core.solvers import chain_kernel, constraint_kernel, polish_kernel
 
     chain_kernel.warm_up()
+    six_r.warm_up()
     constraint_kernel.warm_up()
     polish_kernel.warm_up()
     group = robots.load_group("panda")[1]

@@ -14,10 +14,10 @@ from ros2_ik.core.kinematics.jit import jit
 from ros2_ik.core.kinematics.lie import compose, log3
 
 
-#: Entries before the arrays in a packed problem's integers (:func:`unpack`): tree
+#: Entries before the arrays in a packed problem's integers (:func:`layout_views`): tree
 #: joints k, frames f, constraints c, rows m, orientation bounds, parameters, pose
-#: parameters (0 or 65), physical bounds.
-HEADER = 8
+#: parameters (0 or 65).
+HEADER = 7
 
 
 @jit
@@ -25,10 +25,10 @@ def layout_views(ints, consts):  # pragma: no cover - compiled
     """Return the views of a packed layout (``constraint_kernel.Layout``).
 
     ``ints``: :data:`HEADER` then parents, kinds, columns (k each), fparent (f), ctype,
-    cfa, cfb (c each), coff, poff (c + 1 each), each row's unit (m: 1 for [rad], 0 for
-    [m]); ``consts``: placements (k, 4, 4), axes
-    (k, 3), fplace (f, 4, 4).  Returns ``(parents, placements, kinds, axes, columns,
-    fparent, fplace, ctype, cfa, cfb, coff, poff)``.
+    cfa, cfb (c each), coff (c + 1), each row's unit (m: 1 for [rad], 0 for [m]);
+    ``consts``: placements (k, 4, 4), axes (k, 3), fplace (f, 4, 4).  Returns
+    ``(parents, placements, kinds, axes, columns, fparent, fplace, ctype, cfa, cfb,
+    coff)``.
     """
     k, f, c = ints[0], ints[1], ints[2]
     o = HEADER
@@ -41,7 +41,7 @@ def layout_views(ints, consts):  # pragma: no cover - compiled
     return (parents, consts[:16 * k].reshape((k, 4, 4)), kinds,
             consts[16 * k:19 * k].reshape((k, 3)), columns, fparent,
             consts[19 * k:19 * k + 16 * f].reshape((f, 4, 4)), ctype, cfa, cfb,
-            ints[o:o + c + 1], ints[o + c + 1:o + 2 * c + 2])
+            ints[o:o + c + 1])
 
 
 @jit
@@ -49,14 +49,14 @@ def value_views(ints, values):  # pragma: no cover - compiled
     """Return the views of a problem's packed floats (``constraint_kernel.Compiled``).
 
     ``values``: the orientation bounds' margin [rad], the rows' margin in metres [m],
-    params, the row constraints' physical lower and upper bounds (m each), pose, phys.
-    Returns ``(params, lower, upper, pose, phys, margin_rad, margin_m)``.
+    params, the row constraints' physical lower and upper bounds (m each), pose.
+    Returns ``(params, lower, upper, pose, margin_m, margin_rad)``.
     """
-    m, npar, npose = ints[3], ints[5], ints[6]
+    m, npar = ints[3], ints[5]
     v = 2 + npar
     e = v + 2 * m
-    return (values[2:v], values[v:v + m], values[v + m:e], values[e:e + npose],
-            values[e + npose:], values[0], values[1])
+    return (values[2:v], values[v:v + m], values[v + m:e], values[e:], values[1],
+            values[0])
 
 
 @jit
@@ -64,11 +64,11 @@ def shrunk(ints, values):  # pragma: no cover - compiled
     """Return the row constraints' shrunk bounds and margins ``(lo, hi, margin)`` (m,) each.
 
     Each row's bounds moved inward by its margin, the packed margin of its unit (the
-    layout's unit flags, after ``poff``: 1 for [rad]), as ``Residuals.row_lower``.
+    layout's unit flags, after ``coff``: 1 for [rad]), as ``Residuals.row_lower``.
     """
     m = ints[3]
     units = ints[ints.shape[0] - m:]
-    _, lower, upper, _, _, margin_rad, margin_m = value_views(ints, values)
+    _, lower, upper, _, margin_m, margin_rad = value_views(ints, values)
     lo, hi, margin = np.empty(m), np.empty(m), np.empty(m)
     for i in range(m):
         g = margin_rad if units[i] else margin_m

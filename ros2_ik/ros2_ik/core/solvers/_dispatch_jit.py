@@ -1,17 +1,14 @@
-"""The compiled dispatch: each constraint's rows, linearisation and measure, each cost's value.
+"""The compiled dispatch: each constraint's rows and linearisation, each cost's value.
 
 GENERATED from the registries by ``make dispatch`` (:mod:`dispatch_source`): do not edit.
 By type code (a type's place in ``constraints.registry.TYPES`` or
 ``costs.registry.COST_TYPES``), every branch calls the functions of the type's own file;
 nothing of a type's maths is here. An if/elif chain over the type codes (numba's calls
 through first-class functions are slower). A code no branch names raises ValueError
-(:data:`UNKNOWN_TYPE`) in :func:`rows` and :func:`linearise`, and measures NaN (never
-accepted) in :func:`measure`: ``test/test_constraint_type_codes.py``. A type registered
-without compiled functions never reaches here: its problems run the Python path.
+(:data:`UNKNOWN_TYPE`) in :func:`rows` and :func:`linearise`:
+``test/test_constraint_type_codes.py``. A type registered without compiled functions
+never reaches here: its problems run the Python path.
 """
-import math
-
-import numpy as np
 
 from ros2_ik.core.constraints.compiled import bound_rows
 from ros2_ik.core.runtime.compiled import jit
@@ -43,8 +40,6 @@ UNKNOWN_COST = "unknown cost type code in a compiled problem"
 #: The error a kernel raises on a type code it has no formula for (an encoder and these
 #: codes disagree): never another type's rows in its place.
 UNKNOWN_TYPE = "unknown constraint type code in a compiled problem"
-#: Unit of each type's violation (index = type code): 1 radians, 0 metres (the class's).
-RADIANS = np.array([0, 1, 1, 1, 0, 0, 0, 0, 0], dtype=np.int64)
 
 
 @jit
@@ -147,54 +142,6 @@ def linearise(ctype, cfa, cfb, coff, params, cube, lo, hi, margin, x_margin, oMf
             bound_rows(lo, hi, margin, row, k, glo, ghi, gm, out)
             m = k
         row, out = row + k, out + m
-
-
-@jit
-def within(ctype, amounts, tol_m, tol_rad):  # pragma: no cover - compiled
-    """Return True when every amount is within its unit's tolerance (NaN is not)."""
-    for i in range(ctype.shape[0]):
-        if amounts[i] != amounts[i]:  # NaN (an unknown code's too: no unit to look up)
-            return False
-        tol = tol_rad if RADIANS[ctype[i]] == 1 else tol_m
-        if not amounts[i] <= tol:
-            return False
-    return True
-
-
-@jit
-def measure(ctype, cfa, cfb, coff, params, poff, phys, W, out, tol_m,
-            tol_rad):  # pragma: no cover - compiled
-    """Each constraint's violation into ``out`` (c,) [m or rad, ``RADIANS``]; NaN: unknown.
-
-    ``W`` (f, 4, 4): world placements of the kernel's frames; ``phys[poff[i]:poff[i+1]]``:
-    constraint ``i``'s physical bounds (its kind's ``measure_bounds``).  Returns True
-    when every violation is within the tolerance of its unit [m or rad].
-    """
-    R = np.empty((3, 3, 3))
-    for i in range(ctype.shape[0]):
-        t, Wa, Wb = ctype[i], W[cfa[i]], W[cfb[i]]
-        prm, ph = params[coff[i]:coff[i + 1]], phys[poff[i]:poff[i + 1]]
-        if t == 0:  # PositionConstraint
-            out[i] = constraints_position.measure(Wa, Wb, prm, ph, R)
-        elif t == 1:  # OrientationConstraint
-            out[i] = constraints_orientation.measure(Wa, Wb, prm, ph, R)
-        elif t == 2:  # GazeTargetConstraint
-            out[i] = gaze.measure(Wa, Wb, prm, ph, R)
-        elif t == 3:  # AngleBetweenVectorsConstraint
-            out[i] = constraints_angle.measure(Wa, Wb, prm, ph, R)
-        elif t == 4:  # PointToPointDistanceConstraint
-            out[i] = distance.point_measure(Wa, Wb, prm, ph, R)
-        elif t == 5:  # PointToLineDistanceConstraint
-            out[i] = distance.line_measure(Wa, Wb, prm, ph, R)
-        elif t == 6:  # ComInSupportPolygonConstraint
-            out[i] = support_polygon.measure(Wa, Wb, prm, ph, R)
-        elif t == 7:  # CenterOfMassConstraint
-            out[i] = constraints_position.measure(Wa, Wb, prm, ph, R)
-        elif t == 8:  # PolyhedronConstraint
-            out[i] = polyhedron.measure(Wa, Wb, prm, ph, R)
-        else:  # a type this check does not know: never accepted
-            out[i] = math.nan
-    return within(ctype, out, tol_m, tol_rad)
 
 
 @jit

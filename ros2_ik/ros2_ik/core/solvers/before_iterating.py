@@ -38,9 +38,7 @@ def answer(solver, problem: Problem, seed: np.ndarray, options, distinct: float)
     pose = problem.pose
     if pose is None or not solver.closed_form:
         return None
-    if problem.group.n == sweep.JOINTS:  # 7R: a swept joint, for solvers that take it
-        if not getattr(solver, "sweep", False):
-            return None
+    if problem.group.n == sweep.JOINTS:  # 7R: a swept joint (:mod:`.swept` decides)
         from ros2_ik.core.solvers import swept  # it imports this module's exact()
         return swept.answer(solver, problem, seed, options, distinct)
     if problem.group.n not in chain.JOINTS:

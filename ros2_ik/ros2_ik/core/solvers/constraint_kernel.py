@@ -57,12 +57,13 @@ class Layout(NamedTuple):
 
     Frames: ``fparent`` (f,) tree joint (-1: the world), ``fplace`` (f, 4, 4).
     Constraints: ``ctype``, ``cfa``, ``cfb`` (frame indices), ``coff`` (c + 1,) offsets
-    into ``Compiled.params``, ``poff`` (c + 1,) into ``Compiled.phys``.  ``frames``: the
+    into ``Compiled.params``.  ``frames``: the
     kernel frame index of each model frame id named (the costs' frames too, for
     polishing); ``fids``: the model frame ids in kernel order.  ``radians`` (m,): which
     row-constraint rows are in [rad] (the others in [m]), ``n_excess`` orientation bounds,
     ``n_pose`` pose parameters (65 or 0).
-    ``ints``, ``consts``: all of it packed for the kernels (:func:`_constraint_jit.unpack`).
+    ``ints``, ``consts``: all of it packed for the kernels
+    (:func:`_constraint_jit.layout_views`).
     Only read, by the kernels as by Python.
     """
 
@@ -73,7 +74,6 @@ class Layout(NamedTuple):
     cfa: np.ndarray
     cfb: np.ndarray
     coff: np.ndarray
-    poff: np.ndarray
     frames: dict
     fids: list
     radians: np.ndarray
@@ -84,24 +84,23 @@ class Layout(NamedTuple):
 
     def with_tree(self, tree: Tree, fparent: np.ndarray) -> "Layout":
         """Return this layout on another tree (``fparent``: the frames' joints in it)."""
-        return packed(tree, fparent, *self[2:13])
+        return packed(tree, fparent, *self[2:12])
 
 
 def packed(tree: Tree, fparent: np.ndarray, fplace: np.ndarray, ctype: np.ndarray,
-           cfa: np.ndarray, cfb: np.ndarray, coff: np.ndarray, poff: np.ndarray,
-           frames: dict, fids: list, radians: np.ndarray, n_excess: int,
-           n_pose: int) -> Layout:
+           cfa: np.ndarray, cfb: np.ndarray, coff: np.ndarray, frames: dict, fids: list,
+           radians: np.ndarray, n_excess: int, n_pose: int) -> Layout:
     """Return the :class:`Layout` of these arrays, with their packed ``ints`` and ``consts``.
 
     ``radians`` (m,): 1 where a row constraint's row is in [rad], 0 in [m].
     """
     header = [len(tree.parents), len(fparent), len(ctype), len(radians), n_excess,
-              int(coff[-1]), n_pose, int(poff[-1])]
+              int(coff[-1]), n_pose]
     ints = np.concatenate((np.array(header, dtype=np.int64), tree.parents, tree.kinds,
-                           tree.columns, fparent, ctype, cfa, cfb, coff, poff,
+                           tree.columns, fparent, ctype, cfa, cfb, coff,
                            radians)).astype(np.int64)
     consts = np.concatenate((tree.placements.ravel(), tree.axes.ravel(), fplace.ravel()))
-    return Layout(tree, fparent, fplace, ctype, cfa, cfb, coff, poff, frames, fids,
+    return Layout(tree, fparent, fplace, ctype, cfa, cfb, coff, frames, fids,
                   np.asarray(radians, dtype=bool), n_excess, n_pose, ints, consts.astype(float))
 
 
@@ -118,8 +117,7 @@ class Compiled:
     orientation bounds') and in [m], ``params`` (the constraints' parameters), the row
     constraints' physical bounds [m or rad] (m each), ``pose`` (65,): the pose target's
     frame index, ``T_target_world`` (16), ``R6`` (36), sqrt weights (6), inverse
-    tolerances (6), empty without a target; ``phys``: what each constraint's own
-    ``measure`` needs beyond ``params`` (its kind's ``measure_bounds``).
+    tolerances (6), empty without a target.
     ``lo``, ``hi``, ``margin`` (m,): the rows' bounds shrunk by their unit's margin (as
     ``Residuals.row_lower``).  Those are made when Python first reads one, by the
     kernels' own :func:`_constraint_jit.value_views` and :func:`_constraint_jit.shrunk`
@@ -132,9 +130,9 @@ class Compiled:
         """Keep ``layout`` and ``values`` (see the class docstring)."""
         self.layout, self.values, self._views = layout, values, None
 
-    tree, fparent, fplace, ctype, cfa, cfb, coff, poff, frames, fids, n_excess = map(
-        _field, ("tree", "fparent", "fplace", "ctype", "cfa", "cfb", "coff", "poff",
-                 "frames", "fids", "n_excess"))
+    tree, fparent, fplace, ctype, cfa, cfb, coff, frames, fids, n_excess = map(
+        _field, ("tree", "fparent", "fplace", "ctype", "cfa", "cfb", "coff", "frames",
+                 "fids", "n_excess"))
 
     @property
     def n_rows(self) -> int:
@@ -150,14 +148,14 @@ class Compiled:
         views = self._views
         if views is None:  # the kernels' own unpacking and shrinking, called from Python
             ints, values = self.layout.ints, self.values
-            params, _, _, pose, phys, _, _ = _LM.value_views(ints, values)
+            params, _, _, pose, _, _ = _LM.value_views(ints, values)
             lo, hi, margin = _LM.shrunk(ints, values)
-            views = self._views = (params, lo, hi, margin, pose, phys)
+            views = self._views = (params, lo, hi, margin, pose)
         return views[i]
 
-    params, lo, hi, margin, pose, phys = (
+    params, lo, hi, margin, pose = (
         property(lambda self, i=i: self._view(i), doc=f"``values``' {name} (a view).")
-        for i, name in enumerate(("params", "lo", "hi", "margin", "pose", "phys")))
+        for i, name in enumerate(("params", "lo", "hi", "margin", "pose")))
 
 
 def lm():
@@ -226,15 +224,11 @@ def _layout(group, key: tuple, encoded: list, extra_fids, constraints) -> Layout
             coff.append(coff[-1] + len(e[3]))
         fparent, fplace = _frame_arrays(group.robot.model, list(index))
         tree, fparent = pruned(tree_of(group), fparent)
-        poff = [0]
-        for k in key[0]:
-            poff.append(poff[-1] + k[4])
         layout = packed(tree, fparent, fplace,
                         np.array([e[0] for e in encoded], dtype=np.int64),
                         np.array([index[e[1]] for e in encoded], dtype=np.int64),
                         np.array([index[e[2]] for e in encoded], dtype=np.int64),
-                        np.array(coff, dtype=np.int64), np.array(poff, dtype=np.int64),
-                        index, list(index),
+                        np.array(coff, dtype=np.int64), index, list(index),
                         np.array([u == "rad" for c in constraints
                                   if not registry.kind_of(c).excess
                                   for u in c.units], dtype=np.int64),
@@ -280,7 +274,7 @@ def compile_problem(problem: Problem, tolerance: ConstraintTolerance) -> Optiona
     if tree_of(group) is None or group.has_base and (
             group.base_kind == "floating" and group.bounds.has_yaw):
         return None  # a free-flyer's yaw range: the Python paths
-    encoded, lower, upper, phys, n_phys = [], [], [], [], []
+    encoded, lower, upper = [], [], []
     for c in problem.row_constraints:  # joint windows are the attempt's limits instead
         kind = registry.kind_of(c)
         if kind is None or kind.code is None:  # a type the kernels do not know
@@ -290,13 +284,10 @@ def compile_problem(problem: Problem, tolerance: ConstraintTolerance) -> Optiona
             below, above = c.physical_lists()  # shrunk by the kernel (``shrunk``)
             lower += below
             upper += above
-        extra_values = kind.measure_bounds(c)
-        phys += extra_values
-        n_phys.append(len(extra_values))
     pose = problem.pose
     extra = ([pose.frame_id] if pose is not None else []) + [
         fid for cost in problem.costs for fid in cost_frames(cost)]  # polishing's frames
-    key = (tuple((e[0], e[1], e[2], len(e[3]), k) for e, k in zip(encoded, n_phys)),
+    key = (tuple((e[0], e[1], e[2], len(e[3])) for e in encoded),
            tuple(extra), 0 if pose is None else 65, len(lower))
     layout = _layout(problem.group, key, encoded, extra, problem.row_constraints)
     floats = [0.25 * tolerance.rad, 0.25 * tolerance.m]  # the margins, as Residuals'
@@ -308,7 +299,7 @@ def compile_problem(problem: Problem, tolerance: ConstraintTolerance) -> Optiona
         floats += _floats(float(layout.frames[pose.frame_id]),
                           pose.T_target_world.homogeneous, pose.R6, pose.sqrt_w,
                           pose.inv_tol)
-    return Compiled(layout, np.array(floats + phys, dtype=float))
+    return Compiled(layout, np.array(floats, dtype=float))
 
 
 _SEARCH_LIMITS: PerObject = PerObject()
@@ -425,9 +416,9 @@ def tiny_problem() -> Compiled:
     tree = Tree(np.array([-1, 0]), np.repeat(np.eye(4)[None], 2, axis=0),
                 np.array([1, 2]), np.array([[0.0, 0, 1], [1, 0, 0]]), np.array([0, 1]))
     layout = packed(tree, np.array([1]), np.eye(4)[None], np.array([0, 1]), np.array([0, 0]),
-                    np.array([0, 0]), np.array([0, 19, 38]), np.array([0, 6, 7]), {0: 0},
-                    [0], np.zeros(3, dtype=np.int64), 1, 65)
+                    np.array([0, 0]), np.array([0, 19, 38]), {0: 0}, [0],
+                    np.zeros(3, dtype=np.int64), 1, 65)
     return Compiled(layout, np.concatenate((
         [1e-5, 1e-5], np.eye(4).ravel(), np.zeros(3), np.eye(3).ravel(), np.eye(3).ravel(),
         [0.1], np.full(3, -1.0), np.full(3, 1.0), [0.0], np.eye(4).ravel(),
-        np.eye(6).ravel(), np.ones(12), [-1.0, -1, -1, 1, 1, 1, 0.1])))
+        np.eye(6).ravel(), np.ones(12))))

@@ -25,8 +25,8 @@ TEMPLATE = Path(__file__).resolve().parent / "_dispatch_jit.py.in"
 
 
 #: Names the generated module defines: a module imported under one of these is renamed.
-_RESERVED = frozenset(("math", "np", "jit", "bound_rows", "rows", "bend", "physical_rows",
-                       "linearise", "within", "measure", "costs"))
+_RESERVED = frozenset(("jit", "bound_rows", "rows", "bend", "physical_rows", "linearise",
+                       "costs"))
 
 
 class _Names:
@@ -94,7 +94,7 @@ def render(types: Sequence = None, cost_types: Sequence = None) -> str:
         cost_types = cost_registry.COST_TYPES if cost_types is None else cost_types
     name = _Names()
     coded = [(code, k) for code, k in enumerate(types) if k.compiled]
-    excess, physical, linear, measured, bends = [], [], [], [], []
+    excess, physical, linear, bends = [], [], [], []
     for code, k in coded:
         cls = k.cls.__name__
         if k.excess:
@@ -109,7 +109,6 @@ def render(types: Sequence = None, cost_types: Sequence = None) -> str:
             linear.append((code, cls, f"k, m = {name(k.linearise)}(\n    oMf, Jf, fa, fb, "
                                       "prm, c, lo, hi, margin, x_margin, row, out, g, J, glo, "
                                       "ghi,\n    gm, S33, p3, J3)"))
-        measured.append((code, cls, f"out[i] = {name(k.measure)}(Wa, Wb, prm, ph, R)"))
         if k.bend is not None:
             bends.append((code, cls, f"return {name(k.bend)}(oMf, Jf, fa, fb, prm, T, S33, "
                                      "p3, J3)"))
@@ -124,22 +123,17 @@ def render(types: Sequence = None, cost_types: Sequence = None) -> str:
     cost_branches = [(code, k.cls.__name__, f"total += {name(k.value)}(oMf, Jf, fa, fb, prm, "
                                             "q, grad, H, S33, Sn)")
                      for code, k in enumerate(cost_types)]
-    units = [0] * len(types)
-    for code, k in coded:
-        units[code] = int(getattr(k.cls, "unit", "m") == "rad")
     source = name.resolve(TEMPLATE.read_text().format(
         type_names=_comment(k.cls.__name__ for _, k in coded),
         cost_names=_comment(k.cls.__name__ for k in cost_types),
         codes=_tuple(code for code, _ in coded),
         cost_codes=_tuple(range(len(cost_types))),
-        radians=str(units),
         excess_rows=_chain(excess, " " * 8),
         physical_rows="".join(line for code, cls, body in physical for line in (
             f"    if t == {code}:  # {cls}\n", f"        {body}\n")),
         linearise=linear_source,
         bend="".join(line for code, cls, body in bends for line in (
             f"    if t == {code}:  # {cls}\n", f"        {body}\n")),
-        measure=_chain(measured, " " * 8),
         costs=_chain(cost_branches, " " * 8)))
     return "".join(_wrapped(line) for line in source.splitlines())
 

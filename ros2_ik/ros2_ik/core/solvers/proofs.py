@@ -12,6 +12,13 @@ CoM margin deeper than the support polygon): :func:`term_proof`.  The other proo
 registered here is the reach bound (:mod:`ros2_ik.core.kinematics.reach`): a
 pose target, or the point of a position constraint in a box fixed in the world, farther
 from the sphere holding every placement of its frame than the tolerance allows.
+
+:func:`held_proof` compares the terms that hold a frame's point in a set fixed in the
+world (a contact, a pose target, a position box, a point on a plane): two such sets
+farther apart than the bound on the distance between their frames (the two feet held 3 m
+apart, a hand target beyond reach of the held feet), and a CoM box or ball farther from a
+held frame than the CoM can be from it.  :func:`relative_proof`: a position box in a
+moving frame farther from it than its point's frame can be (two hands held 3 m apart).
 """
 from __future__ import annotations
 
@@ -19,9 +26,16 @@ import math
 from typing import TYPE_CHECKING, Any, Callable, List, Optional
 
 import numpy as np
+import pinocchio as pin
 
+from ros2_ik.core.constraints.com import CenterOfMassConstraint, \
+    CenterOfMassDistanceConstraint
+from ros2_ik.core.constraints.contact import FramePlacementConstraint, \
+    PointOnPlaneConstraint
 from ros2_ik.core.constraints.position import PositionConstraint
-from ros2_ik.core.kinematics.reach import reach_bound
+from ros2_ik.core.kinematics.reach import com_distance_bound, frame_distance_bound, \
+    reach_bound
+from ros2_ik.core.runtime.per_object import PerObjectAndKey
 
 if TYPE_CHECKING:  # pragma: no cover
     from ros2_ik.core.problem import Problem
@@ -114,7 +128,204 @@ def term_proof(problem: "Problem", options: Any) -> Optional[str]:
     return None
 
 
-_PROOFS: List[Proof] = [reach_proof, term_proof]
+#: The constraint types that hold a point in a set fixed in the world (:class:`_Held`).
+_HOLDING = (FramePlacementConstraint, PositionConstraint, CenterOfMassConstraint,
+            CenterOfMassDistanceConstraint, PointOnPlaneConstraint)
+_SQRT3 = math.sqrt(3.0)
+_WORLD = pin.SE3.Identity()
+
+
+class _Held:
+    """The points a problem holds in sets fixed in the world, tolerances included.
+
+    Per point, in parallel lists: ``terms`` (the term's name), ``frames`` (the model frame
+    carrying it; -1: the CoM), ``offsets`` [m] (its distance from that frame's origin);
+    its set lies in the ball ``centres`` (world [m]) of radius ``radii`` [m]; an unbounded
+    set (radius inf) is the box ``boxes``: ``(X_WA, lower, upper)``, ``lower <= X_WA^-1 p
+    <= upper`` [m] in frame A (else None).  Plain lists: it is made on every solve.
+    """
+
+    def __init__(self, problem: "Problem", tolerance_m: float) -> None:
+        """Collect the pose target and the constraints fixed in the world of ``problem``.
+
+        A constraint whose frame A the group moves holds nothing fixed: left out.
+        """
+        self.terms, self.frames, self.offsets = [], [], []
+        self.centres, self.radii, self.boxes = [], [], []
+        group, pose = problem.group, problem.pose
+        if pose is not None:
+            tol, T = pose.target.position_tolerance_m, pose.T_world_target
+            if pose.full_pose or all(pose.mask[:3]):
+                self._ball("pose target", pose.frame_id, 0.0, T.translation.tolist(), tol)
+            else:
+                box = [tol if m else math.inf for m in pose.mask[:3].tolist()]
+                self._box("pose target", pose.frame_id, 0.0, T, [-v for v in box], box, 0.0)
+        for c in problem.constraints:
+            kind = type(c)
+            if kind is FramePlacementConstraint:
+                self._ball(c.name, c._fid, 0.0, c._p.tolist(),
+                           _SQRT3 * (c._tols[0] + tolerance_m))
+            elif kind is PositionConstraint or kind is CenterOfMassConstraint:
+                X_WA = _fixed_frame(group, c._fid_A, getattr(c, "_X_AbarA", None))
+                if X_WA is False:
+                    continue
+                lower, upper = c.bound_lists()
+                if kind is CenterOfMassConstraint:
+                    self._box(c.name, -1, 0.0, X_WA, lower, upper, tolerance_m)
+                else:
+                    self._box(c.name, c._fid_B, math.hypot(*c._p_BQ_list), X_WA, lower,
+                              upper, tolerance_m)
+            elif kind is PointOnPlaneConstraint:
+                (lo, _), (hi, _) = c.bound_lists()
+                self._box(c.name, c._fid, float(np.linalg.norm(c._p_FP)), _plane_frame(c),
+                          [-math.inf, -math.inf, lo], [math.inf, math.inf, hi], tolerance_m)
+            elif kind is CenterOfMassDistanceConstraint:
+                r = c.bound_lists()[1][0] + tolerance_m
+                X_WA = _fixed_frame(group, c._fid_A, None)
+                if X_WA is not False and math.isfinite(r):
+                    p = np.asarray(c._p_A, dtype=float)
+                    self._ball(c.name, -1, 0.0, p if X_WA is None else X_WA.act(p), r)
+
+    def _ball(self, term: str, frame: int, offset: float, centre, radius: float) -> None:
+        self.terms.append(term)
+        self.frames.append(frame)
+        self.offsets.append(offset)
+        self.centres.append(centre)
+        self.radii.append(radius)
+        self.boxes.append(None)
+
+    def _box(self, term: str, frame: int, offset: float, X_WA, lower: list, upper: list,
+             widen: float) -> None:
+        """Add a box in A (``X_WA``, None: the world), each side widened by ``widen`` [m]."""
+        (lx, ly, lz), (ux, uy, uz) = lower, upper
+        radius = 0.5 * math.hypot(ux - lx, uy - ly, uz - lz) + _SQRT3 * widen
+        if not radius < math.inf:
+            lower, upper = [v - widen for v in lower], [v + widen for v in upper]
+            self._ball(term, frame, offset, (0.0, 0.0, 0.0), math.inf)
+            self.boxes[-1] = (_WORLD if X_WA is None else X_WA, lower, upper)
+            return
+        mid = [0.5 * (lx + ux), 0.5 * (ly + uy), 0.5 * (lz + uz)]
+        self._ball(term, frame, offset, mid if X_WA is None else X_WA.act(np.array(mid)),
+                   radius)
+
+    def apart(self, i: int, j: int) -> float:
+        """Return a lower bound [m] on the distance between sets ``i`` and ``j`` (<= 0: none).
+
+        Both bounded: between their balls.  One unbounded: from the other's ball to its
+        box.  Both unbounded: none.
+        """
+        box_i, box_j = self.boxes[i], self.boxes[j]
+        if box_i is None and box_j is None:
+            return math.dist(self.centres[i], self.centres[j]) - self.radii[i] - self.radii[j]
+        if box_i is not None and box_j is not None:
+            return 0.0
+        ball, (X_WA, lower, upper) = (i, box_j) if box_i is None else (j, box_i)
+        x = X_WA.actInv(np.asarray(self.centres[ball], dtype=float))
+        outside = np.maximum(np.maximum(np.array(lower) - x, 0.0), x - np.array(upper))
+        return float(np.linalg.norm(outside)) - self.radii[ball]
+
+
+def held_proof(problem: "Problem", options: Any) -> Optional[str]:
+    """Return why two held points, or a held point and the CoM, cannot be where held.
+
+    Two points held in sets fixed in the world (:class:`_Held`) farther apart than the
+    bound on their frames' distance (:func:`~ros2_ik.core.kinematics.reach.
+    frame_distance_bound`, plus the points' offsets); a CoM box (or ball) farther from a
+    held point than the bound on the CoM's distance to its frame
+    (:func:`~ros2_ik.core.kinematics.reach.com_distance_bound`).  None otherwise.
+    """
+    holding = sum(1 for c in problem.constraints if type(c) in _HOLDING)
+    if holding + (problem.pose is not None) < 2:
+        return None
+    held = _Held(problem, options.constraint_tolerance.m)
+    offsets = held.offsets
+    for i, j, bound in _PAIR_BOUNDS(problem.group, tuple(held.frames)):
+        apart, reach = held.apart(i, j), bound + offsets[i] + offsets[j]
+        if _beyond(apart, reach):
+            return _reason(problem.group, held, i, j, apart, reach)
+    return None
+
+
+def relative_proof(problem: "Problem", options: Any) -> Optional[str]:
+    """Return why a position box in a moving frame A cannot hold its point, or None.
+
+    Point Q (fixed in B at ``p_BQ``) in a box of frame A, A fixed to model frame F that the
+    group moves (two hands on one box): ``|p_Q - p_F|`` is at most the bound on the
+    distance between F and B plus ``|p_BQ|``, and at least the distance from F's origin
+    (in A) to the box widened by the constraint tolerance.
+    """
+    for c in problem.constraints:
+        if type(c) is not PositionConstraint or not problem.group.moves_frame(c._fid_A):
+            continue
+        pair = frame_distance_bound(problem.group, c._fid_A, c._fid_B)
+        if pair is None:
+            continue
+        tol = options.constraint_tolerance.m
+        o = np.zeros(3) if c._X_AbarA is None else c._X_AbarA.actInv(np.zeros(3))
+        lower, upper = (np.array(v, dtype=float) for v in c.bound_lists())
+        outside = np.maximum(np.maximum(lower - tol - o, 0.0), o - upper - tol)
+        distance = float(np.linalg.norm(outside))
+        reach = pair.radius_m + math.hypot(*c._p_BQ_list)
+        if _beyond(distance, reach):
+            frames = problem.group.robot.model.frames
+            return (f"{c.name}: box {distance:.2f} m from frame "
+                    f"'{frames[c._fid_A].name}', reach {reach:.2f} m to frame "
+                    f"'{frames[c._fid_B].name}'")
+    return None
+
+
+def _plane_frame(c: PointOnPlaneConstraint) -> pin.SE3:
+    """Return a frame on ``c``'s plane: origin its point, z its (unit) normal."""
+    n = np.asarray(c._n, dtype=float)
+    x = np.cross(n, [1.0, 0.0, 0.0] if abs(n[0]) < 0.9 else [0.0, 1.0, 0.0])
+    x /= np.linalg.norm(x)
+    return pin.SE3(np.column_stack((x, np.cross(n, x), n)), np.asarray(c._o, dtype=float))
+
+
+def _fixed_frame(group, fid_A: int, X_AbarA):
+    """``X_WA`` of a constraint's frame A (None: the world), or False when the group moves it."""
+    if fid_A == 0 and X_AbarA is None:
+        return None
+    if group.moves_frame(fid_A):
+        return False
+    X_WA = group.locked_placement(fid_A)
+    return X_WA if X_AbarA is None else X_WA * X_AbarA
+
+
+def _pair_bounds(group, frames: tuple) -> list:
+    """``(i, j, bound [m])`` for each pair of ``frames`` (-1: the CoM) that has a bound."""
+    out = []
+    for j, fb in enumerate(frames):
+        for i, fa in enumerate(frames[:j]):
+            if fa < 0 and fb < 0:
+                continue
+            if fa < 0 or fb < 0:
+                bound = com_distance_bound(group, max(fa, fb))
+            else:
+                pair = frame_distance_bound(group, fa, fb)
+                bound = None if pair is None else pair.radius_m
+            if bound is not None:
+                out.append((i, j, bound))
+    return out
+
+
+#: Per group and tuple of held frames: :func:`_pair_bounds`.
+_PAIR_BOUNDS: PerObjectAndKey = PerObjectAndKey(_pair_bounds)
+
+
+def _reason(group, held: _Held, i: int, j: int, apart: float, reach: float) -> str:
+    """:func:`held_proof`'s sentence: the terms, their distance and the reach [m]."""
+    frames, names = held.frames, group.robot.model.frames
+    if frames[i] < 0 or frames[j] < 0:
+        com, point = (i, j) if frames[i] < 0 else (j, i)
+        return (f"{held.terms[com]} and {held.terms[point]}: {apart:.2f} m apart, the CoM "
+                f"is at most {reach:.2f} m from frame '{names[frames[point]].name}'")
+    return (f"{held.terms[i]} and {held.terms[j]}: targets {apart:.2f} m apart, reach "
+            f"{reach:.2f} m between frames '{names[frames[i]].name}' and "
+            f"'{names[frames[j]].name}'")
+
+
+_PROOFS: List[Proof] = [reach_proof, term_proof, held_proof, relative_proof]
 
 
 def register(proof: Proof) -> Proof:

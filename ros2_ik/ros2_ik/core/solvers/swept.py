@@ -1,9 +1,12 @@
 """Answers for 7R chains from a swept joint (:mod:`ros2_ik.core.closed_form.sweep`).
 
-Called by :func:`~ros2_ik.core.solvers.before_iterating.answer` on seven-joint groups
-for solvers with ``sweep = True`` (``analytic``; ``lm`` keeps its search: the sweep's
-median is no better than lm's on these arms), for pose-only problems on every axis (any
-other problem keeps the search as before).
+Called by :func:`~ros2_ik.core.solvers.before_iterating.answer` on seven-joint groups,
+for pose-only problems on every axis (any other problem keeps the search as before):
+for solvers with ``sweep = True`` (``analytic``) on every chain with a sweep; for the
+other solvers that take closed forms (``lm``) where the sweep is cheap
+(:attr:`.sweep.Sweep.cheap`: one value reaches nearly every sample pose, so an answer
+costs about one closed form, less than lm's search; elsewhere lm's median is as good
+as the sweep's: ``bench/sweep_bench.py``).
 The answer is the first verified branch nearest the seed (with ``num_solutions`` > 1:
 the distinct verified branches the sweep found within its budget, a sample of a 7R
 pose's continuum, not every solution).  A pose the sweep did not answer within its
@@ -40,7 +43,7 @@ def answer(solver, problem: Problem, seed: np.ndarray, options, distinct: float
     if not (problem.pose_only and pose.full_pose):
         return None  # constraints, costs or a free axis: the search as before
     found_sweep = sweep.of(group, pose.frame_id)
-    if found_sweep is None:
+    if found_sweep is None or not (getattr(solver, "sweep", False) or found_sweep.cheap):
         return None
     start = time.perf_counter()
     deadline = start + BUDGET_SHARE * options.timeout_s
