@@ -281,12 +281,17 @@ def test_batch_rows_answer_as_solve_does():
 
 
 def batch_equals_solve(arm, group, poses):
-    """Each row of a batch of ``poses`` (its last one unreachable): solve()'s answer."""
+    """Each row of a batch of ``poses`` (its last one unreachable): solve()'s answer.
+
+    One attempt per row, with a budget no loaded machine cuts (rows the closed form
+    leaves to the search then get the same attempt in both).
+    """
     from ros2_ik.core.maps.batch import STATUS_CODES, GroupSpec, solve_batch
-    result = solve_batch(GroupSpec(arm=arm), np.array(poses), max_attempts=1, batch_seed=3)
+    result = solve_batch(GroupSpec(arm=arm), np.array(poses), max_attempts=1, batch_seed=3,
+                         timeout_s=1.0)
     for k, T in enumerate(poses):
         one = solve(group, PoseTarget(group.tip, pin.SE3(T), group.base),
-                    group.mid_configuration(), max_attempts=1,
+                    group.mid_configuration(), max_attempts=1, timeout_s=1.0,
                     random_seed=int(result.random_seed[k]))
         assert STATUS_CODES[result.status[k]] is one.status
         assert np.array_equal(result.q[k], one.q)

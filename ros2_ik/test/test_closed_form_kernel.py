@@ -137,3 +137,11 @@ def test_edges_of_the_workspace_are_exact(name):
             assert len(exact), (joints, q)
             for row in exact:
                 assert np.abs(group.fk(row, group.tip).homogeneous - T).max() < 1e-7
+
+
+def test_eaik_rows_padded_when_a_target_has_none():
+    """EAIK returns a flat empty array for a target without rows: padded as least squares."""
+    flags = [np.array([False, True]), np.zeros(0, dtype=bool)]
+    Q, ls = chain._padded([np.ones((2, 6)), np.zeros(0)], flags, 6)
+    assert Q.shape == (2, 2, 6) and ls.shape == (2, 2)
+    assert (Q[0] == 1.0).all() and list(ls[0]) == [False, True] and ls[1].all()

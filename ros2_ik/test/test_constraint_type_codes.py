@@ -56,7 +56,8 @@ def test_polishing_model_raises_on_an_unknown_code(kernels):
         [0, 1], [0, 0], [0, 0], [[0.0] * 8, [0.0] * 6 + np.eye(3).ravel().tolist()]))
     cube, pose_rows = np.zeros(2, dtype=np.bool_), np.arange(6, dtype=np.intp)
     with pytest.raises(ValueError, match=kernels.UNKNOWN_TYPE):
-        polish_kernel._call(_with_codes([UNKNOWN, 1]), cube, pose_rows, costs, np.zeros(2), 13)
+        polish_kernel._call(_with_codes([UNKNOWN, 1]), cube, pose_rows, costs, np.zeros(2), 13,
+                            2)
 
 
 def test_the_dispatch_names_every_registered_code(kernels):

@@ -46,6 +46,6 @@ def test_the_first_kernel_loads_numba_and_compiles_the_terms_functions():
             "r = solve(group, Problem(group, None, [c]), group.mid_configuration(),\n"
             "          random_seed=1)\n"
             "assert r.status == IKStatus.SUCCESS, r\n"
-            "assert hasattr(position.measure, 'py_func'), position.measure\n"
+            "assert hasattr(position.rows, 'py_func'), position.rows\n"
             "assert hasattr(posture.value, 'py_func')\n")
     assert "numba" in _loaded_after(code)

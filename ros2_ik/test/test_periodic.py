@@ -41,9 +41,10 @@ def test_a_late_tick_skips_deadlines_instead_of_bursting():
     assert loop.skipped >= 10
     # The late tick keeps the grid: the next tick runs at once and may fall just before
     # the next deadline (one short gap, ~2 ms minus the wake-up latency: 0.42 ms seen on
-    # a loaded CI machine). A burst of catch-up ticks would make several gaps short.
+    # a loaded CI machine; at load 10 a late wake-up made a second one). A burst of
+    # catch-up ticks would make all four gaps short.
     gaps = sorted(b - a for a, b in zip(ticks[3:], ticks[4:8]))
-    assert gaps[1] > 0.001, gaps
+    assert gaps[2] > 0.001, gaps
 
 
 def test_priority_is_set_or_the_refusal_said():

@@ -303,3 +303,38 @@ def test_angle_and_gaze_measures_at_their_bounds(offset):
                                        atol=1e-9, err_msg=term.name)
             measured.add(type(term))
     assert measured == {C.AngleBetweenVectorsConstraint, C.GazeTargetConstraint}
+
+
+def test_a_class_defining_measure_alone_is_checked_by_it():
+    """A constraint written against ``measure`` (not ``measure_rows``) keeps its measure.
+
+    Its rows are the placements' frame height above 0.5 m (read here from ``data.oMf``):
+    forward kinematics only, no Jacobian, and the check reports its violation by name.
+    """
+    robot, group = load_group("panda")
+    model = robot.model
+
+    class Height(terms.Constraint):
+        name = "height"
+        lower_bound = property(lambda self: np.array([-math.inf]))
+        upper_bound = property(lambda self: np.array([0.5]))
+
+        def evaluate(self, model, data, q):
+            raise AssertionError("the check must not evaluate a measured constraint")
+
+        def measure(self, model, data, q):
+            z = data.oMf[model.getFrameId("panda_hand")].translation[2]
+            return np.array([max(z - 0.5, 0.0)])
+
+    assert not Height.measured_through_evaluate
+    data, outcomes = model.createData(), set()
+    for q in (np.array([0.0, 0.0, 0.0, -0.2, 0.0, 0.3, 0.0]),  # upright: ~0.94 m high
+              np.array([0.0, 1.2, 0.0, -1.0, 0.0, 2.0, 0.0])):  # reaching down: ~0.09 m
+        pin.framesForwardKinematics(model, data, group.to_full_q(q))
+        z = data.oMf[model.getFrameId("panda_hand")].translation[2]
+        ok, _, _, reason = verify_pose(group, None, q, [Height()])
+        assert ok == (z <= 0.5 + 1e-4), (z, reason)
+        if not ok:
+            assert f"height by {z - 0.5:.3g} m" in reason, reason
+        outcomes.add(ok)
+    assert outcomes == {True, False}

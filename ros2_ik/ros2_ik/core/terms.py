@@ -39,8 +39,14 @@ class Constraint(ABC):
     measured_through_evaluate: bool = True
 
     def __init_subclass__(cls, **kwargs) -> None:
-        """Set :attr:`measured_through_evaluate` of the new class."""
+        """Set :attr:`measured_through_evaluate` of the new class.
+
+        A class that defines :meth:`measure` alone (the check's measure before
+        :meth:`measure_rows`) is measured by it: its ``measure_rows`` reads it.
+        """
         super().__init_subclass__(**kwargs)
+        if cls.measure is not Constraint.measure and cls.measure_rows is Constraint.measure_rows:
+            cls.measure_rows = _rows_of_measure
         cls.measured_through_evaluate = (cls.measure_rows is Constraint.measure_rows
                                          and cls.value is Constraint.value)
 
@@ -177,6 +183,12 @@ class Constraint(ABC):
         """
         return self.violation(self.value(placements.model, placements.data,
                                          placements.q)).tolist()
+
+
+def _rows_of_measure(self: Constraint, placements: Placements) -> list:
+    """``measure_rows`` of a class that defines :meth:`Constraint.measure` alone."""
+    return np.asarray(self.measure(placements.model, placements.data, placements.q),
+                      dtype=float).reshape(-1).tolist()
 
 
 class Cost(ABC):

@@ -112,6 +112,7 @@ class ClosedForm:
 def _padded(rows: list, flags: list, n: int) -> Tuple[np.ndarray, np.ndarray]:
     """Return EAIK's per-target rows as ``(Q (N, m, n), ls (N, m))``, short ones padded (LS)."""
     count = len(rows)
+    rows = [np.reshape(r, (-1, n)) for r in rows]  # EAIK's empty answer is (0, 0)
     counts = np.fromiter(map(len, rows), dtype=np.intp, count=count)
     width = int(counts.max())
     if int(counts.min()) == width:
@@ -121,7 +122,7 @@ def _padded(rows: list, flags: list, n: int) -> Tuple[np.ndarray, np.ndarray]:
     which = np.repeat(np.arange(count), counts)
     row = np.arange(len(which)) - np.repeat(np.cumsum(counts) - counts, counts)
     Q[which, row] = np.concatenate(rows)
-    ls[which, row] = np.concatenate(flags)
+    ls[which, row] = np.concatenate([np.asarray(f, dtype=bool) for f in flags])
     return Q, ls
 
 
@@ -171,7 +172,7 @@ def detect(group, frame_id: int) -> Detection:
     robot = eaik.Robot(H.T, P.T, R, [], True)
     if not robot.has_known_decomposition():
         return Detection(None, f"no known decomposition ({robot.get_kinematic_family()})")
-    kernel = _kernel(H, P, R) if group.n == six_r.JOINTS else None
+    kernel = compiled_kernel(H, P, R) if group.n == six_r.JOINTS else None
     closed_form = ClosedForm(robot, robot.get_kinematic_family(), group.n, kernel)
     failure = _self_test(group, frame_id, closed_form)
     if failure:
@@ -179,8 +180,14 @@ def detect(group, frame_id: int) -> Detection:
     return Detection(closed_form, "")
 
 
-def _kernel(H: np.ndarray, P: np.ndarray, R: np.ndarray):
-    """``(family, G)`` of :mod:`.six_r` for the chain, or None (not its families, no numba)."""
+def compiled_kernel(H: np.ndarray, P: np.ndarray, R: np.ndarray):
+    """Return ``(family, G)`` of :mod:`.six_r` for a 6R chain, or None.
+
+    ``H`` (6, 3), ``P`` (7, 3), ``R`` (3, 3) as the module docstring reads them; None when
+    the chain is not one of the kernel's families or numba is absent.  Pass the result
+    as ``ClosedForm(..., kernel=)`` (or to :func:`.six_r.solve_6r`): numba is loaded and
+    the kernel's stale caches dropped here.
+    """
     found = six_r.geometry(H, P, R)
     if found is None or not compiled.available():
         return None

@@ -3,10 +3,13 @@
 The same steps as the Python loop on the compiled model (:func:`_polish_jit.model`): the
 QP solved by daqp's own C entry (``daqp_quadprog``, the function ``daqp.solve`` calls,
 with its default settings), the restoration by the compiled attempt
-(:func:`_constraint_lm_jit.attempt`), the damped BFGS update.  The clock is
-``clock_gettime(CLOCK_MONOTONIC)``, the one ``time.perf_counter`` reads on Linux, so the
-deadline is the budget's own.  In Python a step is mostly interpreter (six calls
-across the boundary, a score of small numpy operations).
+(:func:`_constraint_lm_jit.attempt`), the damped BFGS update.  A group with a base
+steps in its tangent space (``kinematics.configuration``'s ``integrate`` and
+``difference``, the group's own in the Python loop), its base columns bounded by the trust
+radius alone.  The clock is ``clock_gettime(CLOCK_MONOTONIC)``, the one
+``time.perf_counter`` reads on Linux, so the deadline is the budget's own.  In Python a
+step is mostly interpreter (six calls across the boundary, a score of small numpy
+operations).
 """
 import math
 
