@@ -125,7 +125,7 @@ class GazeTargetConstraint(BoundedConstraint):
         """``[max(alpha - cone_half_angle, 0)]`` [rad], ``alpha`` the angle of ``n_A`` to S->T.
 
         ``p = p_AT - p_AS``; ``(p . n)^2 >= cos^2(cone) |p|^2`` with ``p . n > 0`` and a
-        margin above rounding (1e-12 |p|^2) proves ``alpha < cone_half_angle``: 0
+        margin above rounding (``1e-12 |p|^2``) proves ``alpha < cone_half_angle``: 0
         without the angle.
         """
         x, y, z = point_seen(placements, self._fid_A, self._fid_B, self._p_BT_list)
