@@ -263,3 +263,17 @@ def matrix(value, arg: str, rows: Optional[int] = None, cols: Optional[int] = No
             or cols not in (None, array.shape[1])):
         raise InvalidGoal(f"{arg} must have shape {expected}, got {array.shape}")
     return array_of_shape(array, array.shape, arg)
+
+
+def matrix_lists(value, arg: str, cols: int) -> list:
+    """:func:`matrix` of ``value`` with ``cols`` columns, as a list of rows of floats.
+
+    The usual case (a finite float64 array of that shape) without another array;
+    anything else through :func:`matrix`, whose errors name the argument.
+    """
+    if type(value) is np.ndarray and value.dtype is _F64 and value.ndim == 2 \
+            and value.shape[0] and value.shape[1] == cols:
+        rows = value.tolist()
+        if math.isfinite(sum(map(sum, rows))):  # False with a NaN or an inf
+            return rows
+    return matrix(value, arg, cols=cols).tolist()

@@ -50,14 +50,17 @@ def inradius(A: np.ndarray, b: np.ndarray) -> float:
     return float(np.max(np.min(x[:, :2] @ A.T - b, axis=1))) if len(x) else 0.0
 
 
-def convex_hull_2d(points: np.ndarray) -> np.ndarray:
+def convex_hull_2d(points, as_lists: bool = False):
     """Vertices (h, 2) of the convex hull of ``points`` (k, 2), counter-clockwise.
 
-    Andrew's monotone chain; collinear points are left out.
+    Andrew's monotone chain; collinear points are left out.  ``points``: an array or
+    pairs of floats; ``as_lists``: the vertices as a list of pairs (no array).
     """
-    pts = sorted(set(map(tuple, np.asarray(points, dtype=float).tolist())))
+    pairs = np.asarray(points, dtype=float).tolist() if isinstance(points, np.ndarray) \
+        else points
+    pts = sorted(set(map(tuple, pairs)))
     if len(pts) < 3:
-        return np.array(pts, dtype=float).reshape(-1, 2)
+        return pts if as_lists else np.array(pts, dtype=float).reshape(-1, 2)
 
     def turn(o, a, b) -> float:
         return (a[0] - o[0]) * (b[1] - o[1]) - (a[1] - o[1]) * (b[0] - o[0])
@@ -72,7 +75,8 @@ def convex_hull_2d(points: np.ndarray) -> np.ndarray:
         while len(upper) >= 2 and turn(upper[-2], upper[-1], p) <= 1e-12:
             upper.pop()
         upper.append(p)
-    return np.array(lower[:-1] + upper[:-1], dtype=float)
+    hull = lower[:-1] + upper[:-1]
+    return hull if as_lists else np.array(hull, dtype=float)
 
 
 class ComInSupportPolygonConstraint(BoundedConstraint):
@@ -84,24 +88,29 @@ class ComInSupportPolygonConstraint(BoundedConstraint):
 
     unit = "m"
 
+    #: Row i: ``d_i = A[i] . c_W - b[i]`` (A (h, 3) inward normals in the world); the
+    #: edges' inward normals (h, 2) in the plane; hull vertices (h, 2) in the plane's
+    #: coordinates [m], counter-clockwise.  Arrays made when first read (the compiled
+    #: solver reads the lists).
+    _A, _b, _inward = (check.lazy_array("_A_list"), check.lazy_array("_b_list"),
+                       check.lazy_array("_inward_list"))
+    vertices = check.lazy_array("_corners")
+
     def __init__(self, model: pin.Model, points_W, margin: float = 0.0,
                  normal=(0.0, 0.0, 1.0), *, name: Optional[str] = None):
-        points = check.matrix(points_W, "points_W", cols=3)
-        n = check.unit_vector3(normal, "normal")
+        points = check.matrix_lists(points_W, "points_W", cols=3)
+        (nx, ny, nz), = check.vector_lists((normal,), ("normal",), units=(0,))
         self.margin = check.non_negative(margin, "margin")
-        (ux, uy, uz), (nx, ny, nz) = perpendicular_floats(n), n.tolist()
-        # (2, 3): plane coordinates of a world point, u and n x u (floats: cheaper)
-        self._basis = np.array([[ux, uy, uz],
-                                [ny * uz - nz * uy, nz * ux - nx * uz, nx * uy - ny * ux]])
-        hull = convex_hull_2d(points @ self._basis.T)
-        if hull.shape[0] < 3:
+        # plane coordinates of a world point: along u and n x u (floats: cheaper)
+        u = ux, uy, uz = perpendicular_floats((nx, ny, nz))
+        v = vx, vy, vz = ny * uz - nz * uy, nz * ux - nx * uz, nx * uy - ny * ux
+        corners = convex_hull_2d([(ux * x + uy * y + uz * z, vx * x + vy * y + vz * z)
+                                  for x, y, z in points], as_lists=True)
+        if len(corners) < 3:
             raise InvalidGoal(
-                f"points_W: the support polygon is degenerate ({hull.shape[0]} vertices on "
+                f"points_W: the support polygon is degenerate ({len(corners)} vertices on "
                 "the plane); give each contact several points (e.g. a sole's corners)")
-        #: Hull vertices (h, 2) in the plane's coordinates [m], counter-clockwise.
-        self.vertices = hull
-        corners = hull.tolist()
-        u, v = self._basis.tolist()
+        self._corners = corners
         inward, A, b = [], [], []  # floats: cheaper than numpy for a few edges
         for (x0, y0), (x1, y1) in zip(corners, corners[1:] + corners[:1]):
             length = math.hypot(x1 - x0, y1 - y0)
@@ -109,14 +118,13 @@ class ComInSupportPolygonConstraint(BoundedConstraint):
             inward.append((nx_, ny_))
             A.append([nx_ * u[k] + ny_ * v[k] for k in range(3)])
             b.append(nx_ * x0 + ny_ * y0)
-        #: Row i: ``d_i = A[i] . c_W - b[i]`` (A (h, 3) inward normals in the world).
-        self._A, self._b, self._inward = np.array(A), np.array(b), np.array(inward)
+        self._A_list, self._b_list, self._inward_list = A, b, inward
         h = len(corners)
         cx, cy = sum(x for x, _ in corners) / h, sum(y for _, y in corners) / h
         #: Least distance [m] of the vertices' mean inside the edges (:meth:`impossible`).
         self._centre_depth = min(n[0] * cx + n[1] * cy - bi for n, bi in zip(inward, b))
         super().__init__(check.term_name(name, "com_in_support_polygon"),
-                         [self.margin] * h, [np.inf] * h)
+                         [self.margin] * h, [math.inf] * h)
 
     @classmethod
     def from_frames(cls, model: pin.Model, q: np.ndarray, frames: Sequence[str],
@@ -175,7 +183,8 @@ class ComInSupportPolygonConstraint(BoundedConstraint):
 # parameters ``h``, then ``A`` (h, 3) row by row and ``b`` (h,).  The compiled part of
 # this file (helper wb-jit); the class above is the Python one.
 def _encode(c: ComInSupportPolygonConstraint, tolerance) -> tuple:
-    return COM_FRAME, COM_FRAME, [float(len(c._b))] + c._A.ravel().tolist() + c._b.tolist()
+    b = c._b_list
+    return COM_FRAME, COM_FRAME, [float(len(b))] + [x for row in c._A_list for x in row] + b
 
 
 @jit
