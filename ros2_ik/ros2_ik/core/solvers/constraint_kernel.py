@@ -241,19 +241,6 @@ def _layout(group, key: tuple, encoded: list, extra_fids, constraints) -> Layout
     return layout
 
 
-def _floats(*arrays) -> list:
-    """Return the entries of ``arrays`` (arrays in C order, tuples, floats) as one list."""
-    out: list = []
-    for a in arrays:
-        if isinstance(a, np.ndarray):
-            out += a.ravel().tolist()
-        elif isinstance(a, (list, tuple)):
-            out += a
-        else:
-            out.append(float(a))
-    return out
-
-
 def cost_frames(cost) -> Tuple[int, ...]:
     """Model frame ids (A, B) of a cost the polishing kernel takes on frames, else ()."""
     kind = cost_registry.cost_kind_of(cost)
@@ -296,10 +283,25 @@ def compile_problem(problem: Problem, tolerance: ConstraintTolerance) -> Optiona
     floats += lower
     floats += upper
     if pose is not None:
-        floats += _floats(float(layout.frames[pose.frame_id]),
-                          pose.T_target_world.homogeneous, pose.R6, pose.sqrt_w,
-                          pose.inv_tol)
+        floats.append(float(layout.frames[pose.frame_id]))
+        floats += _pose_floats(pose)
     return Compiled(layout, np.array(floats, dtype=float))
+
+
+_ZERO3 = [0.0, 0.0, 0.0]
+
+
+def _pose_floats(pose) -> list:
+    """``T_target_world`` (16), ``R6`` (36), sqrt weights (6), inverse tolerances (6).
+
+    Row by row, as the arrays' ``ravel``; ``R6``'s blocks are ``T_target_world``'s
+    rotation (``R_tT``, the inverse's exact transpose), written out: no array made.
+    """
+    H = pose.T_target_world.homogeneous.ravel().tolist()
+    r0, r1, r2 = H[0:3], H[4:7], H[8:11]
+    z = _ZERO3
+    return (H + r0 + z + r1 + z + r2 + z + z + r0 + z + r1 + z + r2
+            + pose.sqrt_w.tolist() + pose.inv_tol.tolist())
 
 
 _SEARCH_LIMITS: PerObject = PerObject()
