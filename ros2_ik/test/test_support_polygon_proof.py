@@ -66,3 +66,28 @@ def test_talos_margin_deeper_than_the_feet_is_no_solution_from_the_proof(talos):
     assert res.status.name == "NO_SOLUTION"
     assert "com_deep" in res.message and "inradius" in res.message
     assert res.restarts == 0  # one attempt for the best available, not the budget's
+
+
+def test_measure_rows_against_pinocchio_com_and_scipy_hull():
+    """The verification's rows: the margin less the projected CoM's depth inside each edge.
+
+    The CoM from ``pin.centerOfMass``, the edges from scipy's hull (row order aside).
+    """
+    from scipy.spatial import ConvexHull
+    from ros2_ik.core.kinematics.frames import Placements
+    model = pin.buildSampleModelManipulator()
+    data = model.createData()
+    rng = np.random.default_rng(5)
+    for _ in range(20):
+        pts = rng.uniform(-0.4, 0.4, (int(rng.integers(3, 9)), 2))
+        margin = float(rng.uniform(0.0, 0.1))
+        c = _polygon(model, pts, margin)
+        q = pin.randomConfiguration(model)
+        pin.framesForwardKinematics(model, data, q)
+        com = pin.centerOfMass(model, data, q)
+        eq = ConvexHull(pts).equations  # A x + e <= 0 inside, |A_i| = 1
+        depth = -(eq[:, :2] @ com[:2] + eq[:, 2])
+        expected = np.maximum(margin - depth, 0.0)
+        rows = c.measure_rows(Placements.of(model, data, q))
+        assert len(rows) == len(expected)
+        assert np.sort(rows) == pytest.approx(np.sort(expected), abs=1e-12)

@@ -20,7 +20,7 @@ from typing import Optional, Sequence, Tuple
 import numpy as np
 import pinocchio as pin
 
-from ros2_ik.core.kinematics.frames import frame_id, perpendicular_floats
+from ros2_ik.core.kinematics.frames import Placements, frame_id, perpendicular_floats
 from ros2_ik.core.kinematics.model import COM_FRAME
 from ros2_ik.core.runtime.compiled import jit
 
@@ -176,6 +176,16 @@ class ComInSupportPolygonConstraint(BoundedConstraint):
     def value(self, model: pin.Model, data: pin.Data, q: np.ndarray) -> np.ndarray:
         """Return the distances (h,) [m] alone (``centerOfMass``): the verification's figure."""
         return self._A @ com_value(model, data, 0) - self._b
+
+    def measure_rows(self, placements: Placements) -> list:
+        """Distance [m] of the projected CoM short of ``margin`` inside each edge (h floats).
+
+        :meth:`value` against the bounds (``margin``, ``inf``), on floats (no array).
+        """
+        cx, cy, cz = com_value(placements.model, placements.data, 0).tolist()
+        m = self.margin
+        return [max(m - (x * cx + y * cy + z * cz - bi), 0.0)  # NaN stays NaN
+                for (x, y, z), bi in zip(self._A_list, self._b_list)]
 
 
 # The kernels' form (``registry``), on the centre of mass as a frame (``COM_FRAME``:
