@@ -127,10 +127,28 @@ def _padded(rows: list, flags: list, n: int) -> Tuple[np.ndarray, np.ndarray]:
 
 
 class Detection(NamedTuple):
-    """Whether a chain has a closed form: the solver, or None and the reason why not."""
+    """Whether a chain has a solver (a closed form, a sweep): it, or None and why not."""
 
-    closed_form: Optional[ClosedForm]
+    found: Optional[object]
     reason: str
+
+
+class Detector:
+    """``detect(group, frame_id) -> Detection`` once per group and frame id, then lookups."""
+
+    __slots__ = ("_detections",)
+
+    def __init__(self, detect):
+        """Cache ``detect``'s answers per group and frame id (:class:`PerObjectAndKey`)."""
+        self._detections = PerObjectAndKey(detect)
+
+    def of(self, group, frame_id: int):
+        """Return the solver found for ``group``'s chain to ``frame_id``, or None."""
+        return self._detections(group, frame_id).found
+
+    def reason(self, group, frame_id: int) -> str:
+        """Why ``group``'s chain to ``frame_id`` has none ('' when it has one)."""
+        return self._detections(group, frame_id).reason
 
 
 def of(group, frame_id: int) -> Optional[ClosedForm]:
@@ -138,36 +156,46 @@ def of(group, frame_id: int) -> Optional[ClosedForm]:
 
     Detected once per group and frame (:func:`detect`), then a lookup.
     """
-    return _DETECTIONS(group, frame_id).closed_form
+    return _DETECTOR.of(group, frame_id)
 
 
 def reason(group, frame_id: int) -> str:
     """Why ``group``'s chain to ``frame_id`` has no closed form ('' when it has one)."""
-    return _DETECTIONS(group, frame_id).reason
+    return _DETECTOR.reason(group, frame_id)
 
 
 #: Per group and frame id: its Detection (``detect`` is defined below).
-_DETECTIONS: PerObjectAndKey = PerObjectAndKey(lambda group, fid: detect(group, fid))
+_DETECTOR = Detector(lambda group, fid: detect(group, fid))
+
+
+def preflight(group, frame_id: int, joints: Tuple[int, ...], what: str):
+    """``(axes, '')`` when ``group``'s chain to ``frame_id`` may have ``what``, or ``(None, why)``.
+
+    It may when it has one of ``joints`` joint counts, each joint a rotation (``axes``:
+    :func:`_axes`), the frame hangs on every group joint and eaik is installed.
+    """
+    model = group.robot.model
+    if group.n not in joints:
+        return None, f"{group.n} joints ({what} takes {' or '.join(map(str, joints))})"
+    axes = _axes(model, group.joint_ids)
+    if isinstance(axes, str):
+        return None, axes
+    chain = list(model.supports[model.frames[frame_id].parentJoint])
+    if any(j not in chain for j in group.joint_ids):
+        return None, f"frame '{model.frames[frame_id].name}' does not hang on every group joint"
+    try:
+        import eaik.pybindings.EAIK  # noqa: F401
+    except ImportError:
+        return None, "eaik is not installed (pip install --no-deps eaik==1.2.2)"
+    return axes, ""
 
 
 def detect(group, frame_id: int) -> Detection:
     """Read the chain (module docstring), build EAIK's solver and self-test it."""
-    model = group.robot.model
-    if group.n not in JOINTS:
-        return Detection(None, f"{group.n} joints (a closed form here takes "
-                               f"{' or '.join(map(str, JOINTS))})")
-    axes = _axes(model, group.joint_ids)
-    if isinstance(axes, str):
-        return Detection(None, axes)
-    frame_joint = model.frames[frame_id].parentJoint
-    chain = list(model.supports[frame_joint])
-    if any(j not in chain for j in group.joint_ids):
-        return Detection(None, f"frame '{model.frames[frame_id].name}' does not hang on "
-                               f"every group joint")
-    try:
-        import eaik.pybindings.EAIK as eaik
-    except ImportError:
-        return Detection(None, "eaik is not installed (pip install --no-deps eaik==1.2.2)")
+    axes, why = preflight(group, frame_id, JOINTS, "a closed form here")
+    if axes is None:
+        return Detection(None, why)
+    import eaik.pybindings.EAIK as eaik
     H, P, R = _product_of_exponentials(group, frame_id, axes)
     robot = eaik.Robot(H.T, P.T, R, [], True)
     if not robot.has_known_decomposition():

@@ -32,14 +32,14 @@ is a sample of the solutions, not every one.
 from __future__ import annotations
 
 import math
-from typing import Iterator, List, NamedTuple, Optional, Tuple
+from typing import Iterator, List, Optional, Tuple
 
 import numpy as np
 import pinocchio as pin
 
 from ros2_ik.core.closed_form import branches, chain, held
 from ros2_ik.core.closed_form.branches import Branches
-from ros2_ik.core.runtime.per_object import PerObjectAndKey
+from ros2_ik.core.closed_form.chain import Detection
 
 #: Joints of a chain the sweep takes: seven rotations.
 JOINTS = 7
@@ -187,28 +187,21 @@ class Sweep:
         self._weights = held.fit(poses, reached, self._scale, 1e-3 * self._prior)
 
 
-class Detection(NamedTuple):
-    """Whether a chain has a sweep: the sweep, or None and the reason why not."""
-
-    sweep: Optional[Sweep]
-    reason: str
-
-
 def of(group, frame_id: int) -> Optional[Sweep]:
     """Return the sweep of ``group``'s chain to frame ``frame_id`` (full model), or None.
 
     Detected once per group and frame (:func:`detect`), then a lookup.
     """
-    return _DETECTIONS(group, frame_id).sweep
+    return _DETECTOR.of(group, frame_id)
 
 
 def reason(group, frame_id: int) -> str:
     """Why ``group``'s chain to ``frame_id`` has no sweep ('' when it has one)."""
-    return _DETECTIONS(group, frame_id).reason
+    return _DETECTOR.reason(group, frame_id)
 
 
 #: Per group and frame id: its Detection (``detect`` is defined below).
-_DETECTIONS: PerObjectAndKey = PerObjectAndKey(lambda group, fid: detect(group, fid))
+_DETECTOR = chain.Detector(lambda group, fid: detect(group, fid))
 
 
 def detect(group, frame_id: int) -> Detection:
@@ -219,20 +212,9 @@ def detect(group, frame_id: int) -> Detection:
     ``fixed_axes``); the one whose sweep reaches the sample poses in the fewest values,
     counting a closed form built per solve as :data:`BUILD_COST` values, is swept.
     """
-    model = group.robot.model
-    if group.n != JOINTS:
-        return Detection(None, f"{group.n} joints (a sweep takes {JOINTS})")
-    axes = chain._axes(model, group.joint_ids)
-    if isinstance(axes, str):
-        return Detection(None, axes)
-    chain_joints = list(model.supports[model.frames[frame_id].parentJoint])
-    if any(j not in chain_joints for j in group.joint_ids):
-        return Detection(None, f"frame '{model.frames[frame_id].name}' does not hang on "
-                               f"every group joint")
-    try:
-        import eaik.pybindings.EAIK  # noqa: F401
-    except ImportError:
-        return Detection(None, "eaik is not installed (pip install --no-deps eaik==1.2.2)")
+    axes, why = chain.preflight(group, frame_id, (JOINTS,), "a sweep")
+    if axes is None:
+        return Detection(None, why)
     H, P, R = chain._product_of_exponentials(group, frame_id, axes)
 
     def held(i: int, end: bool) -> Optional[Sweep]:
