@@ -87,8 +87,7 @@ def _bound(group, frame_id: int) -> Optional[ReachBound]:
     chain = [j for j in model.supports[frame.parentJoint] if j > 0]
     if any(model.joints[j].nv > 1 for j in chain):  # a base a whole-body solve moves
         return None
-    data = model.createData()
-    pin.framesForwardKinematics(model, data, group.q_full_locked)
+    data = _locked_data(group)
     moving = set(group.joint_ids)
     first = next((k for k, j in enumerate(chain) if j in moving), None)
     if first is None:  # fixed: the frame's one placement
