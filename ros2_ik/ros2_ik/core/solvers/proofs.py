@@ -53,6 +53,15 @@ def _beyond(distance: float, reach: float) -> bool:
     return distance > reach + _SLACK_M + _SLACK_REL * (distance + reach)
 
 
+def _box_distance(x, lower, upper, widen: float) -> float:
+    """Distance [m] from point ``x`` to the box ``lower <= p <= upper`` widened by ``widen``.
+
+    ``x`` and the box in one frame, on floats; 0 inside.
+    """
+    return math.hypot(*(max(lo - widen - v, 0.0, v - hi - widen)
+                        for v, lo, hi in zip(x, lower, upper)))
+
+
 def reach_proof(problem: "Problem", options: Any) -> Optional[str]:
     """Return why the pose target or a world-fixed position box is out of reach, or None.
 
@@ -108,10 +117,7 @@ def _position_beyond(group, c: PositionConstraint, tolerance_m: float) -> Option
     if c._X_AbarA is not None:
         X_WA = X_WA * c._X_AbarA
     centre_A = X_WA.actInv(bound.centre_array).tolist()
-    lower, upper = c.bound_lists()
-    outside = [max(lo - tolerance_m - x, 0.0, x - hi - tolerance_m)
-               for x, lo, hi in zip(centre_A, lower, upper)]
-    distance = math.sqrt(sum(v * v for v in outside))
+    distance = _box_distance(centre_A, *c.bound_lists(), tolerance_m)
     reach = bound.radius_m + math.sqrt(sum(v * v for v in c._p_BQ_list))
     if not _beyond(distance, reach):
         return None
@@ -220,9 +226,8 @@ class _Held:
         if box_i is not None and box_j is not None:
             return 0.0
         ball, (X_WA, lower, upper) = (i, box_j) if box_i is None else (j, box_i)
-        x = X_WA.actInv(np.asarray(self.centres[ball], dtype=float))
-        outside = np.maximum(np.maximum(np.array(lower) - x, 0.0), x - np.array(upper))
-        return float(np.linalg.norm(outside)) - self.radii[ball]
+        x = X_WA.actInv(np.asarray(self.centres[ball], dtype=float)).tolist()
+        return _box_distance(x, lower, upper, 0.0) - self.radii[ball]
 
 
 def held_proof(problem: "Problem", options: Any) -> Optional[str]:
@@ -261,10 +266,8 @@ def relative_proof(problem: "Problem", options: Any) -> Optional[str]:
         if pair is None:
             continue
         tol = options.constraint_tolerance.m
-        o = np.zeros(3) if c._X_AbarA is None else c._X_AbarA.actInv(np.zeros(3))
-        lower, upper = (np.array(v, dtype=float) for v in c.bound_lists())
-        outside = np.maximum(np.maximum(lower - tol - o, 0.0), o - upper - tol)
-        distance = float(np.linalg.norm(outside))
+        o = [0.0] * 3 if c._X_AbarA is None else c._X_AbarA.actInv(np.zeros(3)).tolist()
+        distance = _box_distance(o, *c.bound_lists(), tol)
         reach = pair.radius_m + math.hypot(*c._p_BQ_list)
         if _beyond(distance, reach):
             frames = problem.group.robot.model.frames
