@@ -124,7 +124,7 @@ class Search:
         window when it has an equivalent there.
         """
         start = self._next_start()
-        return in_windows(self.problem, start) if self.problem.folded else start
+        return in_windows(self.problem, start)
 
     def _next_start(self) -> np.ndarray:
         if self.problem.pose is None and self.problem.constraints:
@@ -549,8 +549,7 @@ class Solver(ABC):
             first_starts = early
             answer = self.seed_answer(problem, seed, options)
             if isinstance(answer, IKResult):
-                return answer if answer.status is IKStatus.SUCCESS else \
-                    _proven_or(answer, problem, options, start)
+                return _proven_or(answer, problem, options, start)
             begun = answer
         search = Search(problem, seed, options, begun.start if begun else None)
         if first_starts:
