@@ -191,7 +191,7 @@ class ComInSupportPolygonConstraint(BoundedConstraint):
 # The kernels' form (``registry``), on the centre of mass as a frame (``COM_FRAME``:
 # ``oMf`` its position, ``Jf`` its Jacobian, ``kinematics.forward.center_of_mass``):
 # parameters ``h``, then ``A`` (h, 3) row by row and ``b`` (h,).  The compiled part of
-# this file (helper wb-jit); the class above is the Python one.
+# this file; the class above is the Python one.
 def _encode(c: ComInSupportPolygonConstraint, tolerance) -> tuple:
     b = c._b_list
     return COM_FRAME, COM_FRAME, [float(len(b))] + [x for row in c._A_list for x in row] + b
