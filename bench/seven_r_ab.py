@@ -55,7 +55,7 @@ def parse_args(argv=None) -> argparse.Namespace:
 
 
 def run_one(rev: Revision, arm: str, poses: int, out: Path) -> dict:
-    """The worker on ``rev`` for one arm; its row."""
+    """Run the worker on ``rev`` for one arm; return its row."""
     cmd = [sys.executable, str(HERE / "seven_r_worker.py"), "--arms", arm, "--poses",
            str(poses), "--out", str(out)]
     rev.env["PYTHONPATH"] = os.pathsep.join([str(HERE)] + [

@@ -49,7 +49,7 @@ class Arm:
         self.srdf = srdf
 
     def group(self):
-        """The group from the whole URDF, base -> tip."""
+        """Build the group from the whole URDF, base -> tip."""
         robot = Robot.from_urdf(self.urdf, self.srdf or None)
         return robot.group(base=self.base, tip=self.tip)
 
