@@ -131,7 +131,7 @@ def difference(kinds, q0, q1, dq, scratch):  # pragma: no cover - compiled
 
 @jit(inline="always")
 def _product(ax, ay, az, aw, bx, by, bz, bw):  # pragma: no cover - compiled
-    """The quaternion product ``a b`` (``(x, y, z, w)``, Hamilton's convention)."""
+    """Return the quaternion product ``a b`` (``(x, y, z, w)``, Hamilton's convention)."""
     return (aw * bx + ax * bw + ay * bz - az * by, aw * by - ax * bz + ay * bw + az * bx,
             aw * bz + ax * by - ay * bx + az * bw, aw * bw - ax * bx - ay * by - az * bz)
 
