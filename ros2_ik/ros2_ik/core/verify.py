@@ -66,8 +66,12 @@ def verify_pose(group: Group, target: Optional[Union[PoseTarget, CompiledPose]],
 
 def check(group: Group, pose: Optional[CompiledPose], q: np.ndarray,
           constraints: Sequence[terms.Constraint], data: pin.Data,
-          tol: ConstraintTolerance) -> Tuple[bool, float, float, str, List[Violation]]:
-    """:func:`verify_pose` on a caller-owned ``data``; also returns the violations."""
+          tol: ConstraintTolerance, values: Optional[list] = None
+          ) -> Tuple[bool, float, float, str, List[Violation]]:
+    """:func:`verify_pose` on a caller-owned ``data``; also returns the violations.
+
+    ``values``: ``q`` as a list of Python floats when the caller has it (else made here).
+    """
     model = group.robot.model
     q_full = group.to_full_q(q)
     if constraints:
@@ -84,8 +88,9 @@ def check(group: Group, pose: Optional[CompiledPose], q: np.ndarray,
     if pose is not None:
         pos, ori = pose.errors(placement)
         pose_ok = pose.within_tolerance(pos, ori)
-    limits_ok = group.within_limits_values(q.tolist() if type(q) is np.ndarray else
-                                           np.asarray(q, dtype=float).tolist())
+    if values is None:
+        values = q.tolist() if type(q) is np.ndarray else np.asarray(q, dtype=float).tolist()
+    limits_ok = group.within_limits_values(values)
     if pose_ok and limits_ok and not violations:
         return True, pos, ori, "", violations
     reasons = []
