@@ -157,8 +157,12 @@ class PoseTarget:
             else:
                 self._check_weights()
                 object.__setattr__(self, "weights", tuple(float(x) for x in self.weights))
-        for name in ("position_tolerance_m", "orientation_tolerance_rad"):
-            value = getattr(self, name)
+        pos_tol, ori_tol = self.position_tolerance_m, self.orientation_tolerance_rad
+        if type(pos_tol) is float and type(ori_tol) is float and \
+                MIN_TOLERANCE <= pos_tol <= _MAX_FLOAT and MIN_TOLERANCE <= ori_tol <= _MAX_FLOAT:
+            return  # the usual case: two floats in range (nan fails the comparisons)
+        for name, value in (("position_tolerance_m", pos_tol),
+                            ("orientation_tolerance_rad", ori_tol)):
             if not _tolerance_ok(value):
                 raise errors.InvalidGoal(f"{name} must be finite and >= {MIN_TOLERANCE} "
                                          f"(below, FK rounding decides), got {value}")
@@ -222,7 +226,7 @@ class CompiledPose:
         robot = group.robot
         self.target = target
         self.frame_id = robot.frame_id(target.frame)
-        self.reduced_frame_id = group.reduced_frame_id(target.frame)
+        self.reduced_frame_id = group.reduced_frame_of(self.frame_id)
         ref = target.reference_frame
         self.T_world_target = self._world_target(group, ref, target.T_ref_target)
         self.T_target_world = self.T_world_target.inverse()

@@ -132,10 +132,10 @@ def exact(problem: Problem, seed: np.ndarray, options, found, solver_form: Close
     seed_values = seed.tolist()
     solutions, nearest_jump = [], None
     for q in found.q:
-        ok, pos, ori, _, _ = check(group, pose, q, (), data, tol)
+        values = q.tolist()
+        ok, pos, ori, _, _ = check(group, pose, q, (), data, tol, values)
         if not ok:
             continue
-        values = q.tolist()
         if limit_jump and max(abs(a - b) for a, b in zip(values, seed_values)) > jump:
             nearest_jump = nearest_jump or (q, pos, ori)
             continue
