@@ -6,7 +6,7 @@ PYTEST_ARGS ?=
 
 .PHONY: setup extras build dispatch test test-long lint docs demo bench bench-quick \
 	servo-bench bench-path bench-batch bench-analytic bench-sweep bench-ab bench-unreachable fuzz \
-	completeness load clean bench-wholebody bench-import
+	completeness load clean bench-wholebody bench-import bench-seven-r
 
 setup:
 	@bash tools/setup.sh
@@ -116,6 +116,13 @@ bench-analytic: build
 bench-sweep: build
 	@$(ENV) pip install --quiet -r bench/requirements-bench.txt 2>&1 | { grep -v "is ignored" || true; } \
 	&& python bench/sweep_bench.py $(SWEEP_ARGS)
+
+# 7-joint arms: solve() today against lm at issue 48's start commit (ef381ac), each in its own
+# worktree, same targets, TRAC-IK between solves in both: results/seven_r.*.
+# SEVEN_R_ARGS=--quick (200 targets, one round); OLD=<rev> to compare with another commit.
+bench-seven-r: setup
+	@$(ENV) pip install --quiet -r bench/requirements-bench.txt 2>&1 | { grep -v "is ignored" || true; } \
+	&& python bench/seven_r_ab.py --old $(or $(OLD),ef381ac) $(SEVEN_R_ARGS)
 
 # Import cost (issue 46): `import ros2_ik.core` after `import pinocchio` in fresh processes,
 # cached bytecode and none, interleaved: results/import.*. IMPORT_ARGS=--quick (6 runs, ~1 min).

@@ -94,10 +94,7 @@ def _integrate_freeflyer(q, dq):  # pragma: no cover - compiled
     q[1] += py + 2.0 * (w * uy + z * ux - x * uz)
     q[2] += pz + 2.0 * (w * uz + x * uy - y * ux)
     ex, ey, ez, ew = h * wx, h * wy, h * wz, math.cos(0.5 * t)  # exp3(w) as a quaternion
-    rx = w * ex + x * ew + y * ez - z * ey
-    ry = w * ey - x * ez + y * ew + z * ex
-    rz = w * ez + x * ey - y * ex + z * ew
-    rw = w * ew - x * ex - y * ey - z * ez
+    rx, ry, rz, rw = _product(x, y, z, w, ex, ey, ez, ew)
     n = 1.0 / math.sqrt(rx * rx + ry * ry + rz * rz + rw * rw)
     if rx * x + ry * y + rz * z + rw * w < 0.0:  # the sign nearer the input's (pinocchio)
         n = -n
@@ -133,25 +130,27 @@ def difference(kinds, q0, q1, dq, scratch):  # pragma: no cover - compiled
 
 
 @jit(inline="always")
+def _product(ax, ay, az, aw, bx, by, bz, bw):  # pragma: no cover - compiled
+    """Return the quaternion product ``a b`` (``(x, y, z, w)``, Hamilton's convention)."""
+    return (aw * bx + ax * bw + ay * bz - az * by, aw * by - ax * bz + ay * bw + az * bx,
+            aw * bz + ax * by - ay * bx + az * bw, aw * bw - ax * bx - ay * by - az * bz)
+
+
+@jit(inline="always")
 def _relative_freeflyer(q0, q1, M):  # pragma: no cover - compiled
-    """``M[:3, :4] = M0^-1 M1`` of the free-flyer placements of ``q0``, ``q1``."""
-    a00, a01, a02, a10, a11, a12, a20, a21, a22 = quaternion_matrix(
-        q0[3], q0[4], q0[5], q0[6])
-    b00, b01, b02, b10, b11, b12, b20, b21, b22 = quaternion_matrix(
-        q1[3], q1[4], q1[5], q1[6])
+    """``M[:3, :4] = M0^-1 M1`` of the free-flyer placements of ``q0``, ``q1``.
+
+    The rotation is that of the quaternion ``conj(u0) u1``; the translation
+    ``R0^T (p1 - p0)``.
+    """
+    x, y, z, w = -q0[3], -q0[4], -q0[5], q0[6]  # conj(u0): R0^T
+    ux, uy, uz, uw = _product(x, y, z, w, q1[3], q1[4], q1[5], q1[6])
+    r, c = quaternion_matrix(ux, uy, uz, uw), quaternion_matrix(x, y, z, w)
     dx, dy, dz = q1[0] - q0[0], q1[1] - q0[1], q1[2] - q0[2]
-    M[0, 0] = a00 * b00 + a10 * b10 + a20 * b20
-    M[0, 1] = a00 * b01 + a10 * b11 + a20 * b21
-    M[0, 2] = a00 * b02 + a10 * b12 + a20 * b22
-    M[1, 0] = a01 * b00 + a11 * b10 + a21 * b20
-    M[1, 1] = a01 * b01 + a11 * b11 + a21 * b21
-    M[1, 2] = a01 * b02 + a11 * b12 + a21 * b22
-    M[2, 0] = a02 * b00 + a12 * b10 + a22 * b20
-    M[2, 1] = a02 * b01 + a12 * b11 + a22 * b21
-    M[2, 2] = a02 * b02 + a12 * b12 + a22 * b22
-    M[0, 3] = a00 * dx + a10 * dy + a20 * dz
-    M[1, 3] = a01 * dx + a11 * dy + a21 * dz
-    M[2, 3] = a02 * dx + a12 * dy + a22 * dz
+    for i in range(3):
+        M[i, 3] = c[3 * i] * dx + c[3 * i + 1] * dy + c[3 * i + 2] * dz
+        for j in range(3):
+            M[i, j] = r[3 * i + j]
 
 
 @jit
