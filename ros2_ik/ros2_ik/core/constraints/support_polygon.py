@@ -61,22 +61,26 @@ def convex_hull_2d(points, as_lists: bool = False):
     pts = sorted(set(map(tuple, pairs)))
     if len(pts) < 3:
         return pts if as_lists else np.array(pts, dtype=float).reshape(-1, 2)
-
-    def turn(o, a, b) -> float:
-        return (a[0] - o[0]) * (b[1] - o[1]) - (a[1] - o[1]) * (b[0] - o[0])
-
-    lower: list = []
-    for p in pts:
-        while len(lower) >= 2 and turn(lower[-2], lower[-1], p) <= 1e-12:
-            lower.pop()
-        lower.append(p)
-    upper: list = []
-    for p in reversed(pts):
-        while len(upper) >= 2 and turn(upper[-2], upper[-1], p) <= 1e-12:
-            upper.pop()
-        upper.append(p)
-    hull = lower[:-1] + upper[:-1]
+    hull = _chain(pts)[:-1] + _chain(pts[::-1])[:-1]
     return hull if as_lists else np.array(hull, dtype=float)
+
+
+def _chain(pts: list) -> list:
+    """One half of Andrew's monotone chain: the points of ``pts`` that turn left."""
+    out: list = []
+    for p in pts:
+        x, y = p
+        while len(out) >= 2:  # (a - o) x (p - o) <= 0: a is not a left turn, dropped
+            (ox, oy), (ax, ay) = out[-2], out[-1]
+            if (ax - ox) * (y - oy) - (ay - oy) * (x - ox) > 1e-12:
+                break
+            out.pop()
+        out.append(p)
+    return out
+
+
+#: The default normal: the world's z axis (a unit vector: not checked again).
+_UP = (0.0, 0.0, 1.0)
 
 
 class ComInSupportPolygonConstraint(BoundedConstraint):
@@ -97,39 +101,43 @@ class ComInSupportPolygonConstraint(BoundedConstraint):
     vertices = check.lazy_array("_corners")
 
     def __init__(self, model: pin.Model, points_W, margin: float = 0.0,
-                 normal=(0.0, 0.0, 1.0), *, name: Optional[str] = None):
+                 normal=_UP, *, name: Optional[str] = None):
         points = check.matrix_lists(points_W, "points_W", cols=3)
-        (nx, ny, nz), = check.vector_lists((normal,), ("normal",), units=(0,))
+        (nx, ny, nz), = (_UP,) if normal is _UP else check.vector_lists(
+            (normal,), ("normal",), units=(0,))
         self.margin = check.non_negative(margin, "margin")
         # plane coordinates of a world point: along u and n x u (floats: cheaper)
-        u = ux, uy, uz = perpendicular_floats((nx, ny, nz))
-        v = vx, vy, vz = ny * uz - nz * uy, nz * ux - nx * uz, nx * uy - ny * ux
+        ux, uy, uz = perpendicular_floats((nx, ny, nz))
+        vx, vy, vz = ny * uz - nz * uy, nz * ux - nx * uz, nx * uy - ny * ux
         corners = convex_hull_2d([(ux * x + uy * y + uz * z, vx * x + vy * y + vz * z)
                                   for x, y, z in points], as_lists=True)
-        if len(corners) < 3:
+        h = len(corners)
+        if h < 3:
             raise InvalidGoal(
-                f"points_W: the support polygon is degenerate ({len(corners)} vertices on "
+                f"points_W: the support polygon is degenerate ({h} vertices on "
                 "the plane); give each contact several points (e.g. a sole's corners)")
         self._corners = corners
         inward, A, b = [], [], []  # floats: cheaper than numpy for a few edges
-        for (x0, y0), (x1, y1) in zip(corners, corners[1:] + corners[:1]):
+        cx = cy = 0.0
+        x0, y0 = corners[0]
+        for x1, y1 in corners[1:] + corners[:1]:  # the edge from vertex (x0, y0) to the next
             length = math.hypot(x1 - x0, y1 - y0)
             nx_, ny_ = (y0 - y1) / length, (x1 - x0) / length  # the edge turned left: inward
             inward.append((nx_, ny_))
-            A.append([nx_ * u[k] + ny_ * v[k] for k in range(3)])
+            A.append([nx_ * ux + ny_ * vx, nx_ * uy + ny_ * vy, nx_ * uz + ny_ * vz])
             b.append(nx_ * x0 + ny_ * y0)
+            cx, cy, x0, y0 = cx + x0, cy + y0, x1, y1
         self._A_list, self._b_list, self._inward_list = A, b, inward
-        h = len(corners)
-        cx, cy = sum(x for x, _ in corners) / h, sum(y for _, y in corners) / h
+        cx, cy = cx / h, cy / h
         #: Least distance [m] of the vertices' mean inside the edges (:meth:`impossible`).
-        self._centre_depth = min(n[0] * cx + n[1] * cy - bi for n, bi in zip(inward, b))
+        self._centre_depth = min([n0 * cx + n1 * cy - bi for (n0, n1), bi in zip(inward, b)])
         super().__init__(check.term_name(name, "com_in_support_polygon"),
                          [self.margin] * h, [math.inf] * h)
 
     @classmethod
     def from_frames(cls, model: pin.Model, q: np.ndarray, frames: Sequence[str],
                     local_points: Optional[Sequence] = None, margin: float = 0.0,
-                    normal=(0.0, 0.0, 1.0), *, name: Optional[str] = None
+                    normal=_UP, *, name: Optional[str] = None
                     ) -> "ComInSupportPolygonConstraint":
         """Return the constraint on the polygon of contact ``frames`` at configuration ``q``.
 

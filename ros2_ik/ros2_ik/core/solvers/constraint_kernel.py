@@ -48,8 +48,8 @@ _ATTEMPT = None
 #: The compiled modules of :mod:`ros2_ik.core.solvers`: the pose kernel's, then the
 #: constraint kernels', each calling into the ones before it (and all into
 #: :mod:`ros2_ik.core.kinematics` and the constraint files, :func:`constraint_sources`).
-_JIT_SOURCES = ("_chain_jit", "_constraint_jit", "_dispatch_jit", "_constraint_lm_jit",
-                "_polish_jit", "_polish_loop_jit")
+_JIT_SOURCES = ("_chain_jit", "_constraint_jit", "_dispatch_jit", "_stacked_jit",
+                "_lm_jit", "_constraint_lm_jit", "_polish_jit", "_polish_loop_jit")
 
 
 class Layout(NamedTuple):
@@ -200,34 +200,35 @@ _LAYOUTS: PerObject = PerObject()
 _MAX_LAYOUTS = 256
 
 
-def _layout(group, key: tuple, encoded: list, extra_fids, constraints) -> Layout:
-    """Return the shape's :class:`Layout` of ``encoded`` ``(type, fid_a, fid_b, params)``.
+def _layout(group, key: tuple, extra_fids, constraints) -> Layout:
+    """Return the shape's :class:`Layout`: ``key[0]`` ``(type, fid_a, fid_b, params)`` each.
 
-    ``key``: ``(constraints, extra_fids, pose parameters, rows)``, see
-    :func:`compile_problem` (cached by it); ``constraints``: the problem's, whose units
-    the row constraints' rows have (the same for every problem of the shape: the kernel
-    takes exact classes, each with its units).
+    ``key``: ``(constraints' (type, fid_a, fid_b, number of parameters), extra_fids, pose
+    parameters, rows)``, see :func:`compile_problem` (cached by it); ``constraints``: the
+    problem's, whose units the row constraints' rows have (the same for every problem of
+    the shape: the kernel takes exact classes, each with its units).
     """
     cache = _LAYOUTS.get(group)
     if cache is None:
         cache = _LAYOUTS[group] = {}
     layout = cache.get(key)
     if layout is None:
+        shape = key[0]
         index: dict = {}
-        for _, a, b, _ in encoded:
+        for _, a, b, _ in shape:
             index.setdefault(a, len(index))
             index.setdefault(b, len(index))
         for fid in extra_fids:
             index.setdefault(fid, len(index))
         coff = [0]
-        for e in encoded:
-            coff.append(coff[-1] + len(e[3]))
+        for e in shape:
+            coff.append(coff[-1] + e[3])
         fparent, fplace = _frame_arrays(group.robot.model, list(index))
         tree, fparent = pruned(tree_of(group), fparent)
         layout = packed(tree, fparent, fplace,
-                        np.array([e[0] for e in encoded], dtype=np.int64),
-                        np.array([index[e[1]] for e in encoded], dtype=np.int64),
-                        np.array([index[e[2]] for e in encoded], dtype=np.int64),
+                        np.array([e[0] for e in shape], dtype=np.int64),
+                        np.array([index[e[1]] for e in shape], dtype=np.int64),
+                        np.array([index[e[2]] for e in shape], dtype=np.int64),
                         np.array(coff, dtype=np.int64), index, list(index),
                         np.array([u == "rad" for c in constraints
                                   if not registry.kind_of(c).excess
@@ -261,25 +262,26 @@ def compile_problem(problem: Problem, tolerance: ConstraintTolerance) -> Optiona
     if tree_of(group) is None or group.has_base and (
             group.base_kind == "floating" and group.bounds.has_yaw):
         return None  # a free-flyer's yaw range: the Python paths
-    encoded, lower, upper = [], [], []
+    # One pass: the shape (the layout's key) and the floats: the margins (as Residuals'),
+    # each constraint's parameters, then the physical bounds (shrunk by the kernel).
+    floats, shape, lower, upper = [0.25 * tolerance.rad, 0.25 * tolerance.m], [], [], []
     for c in problem.row_constraints:  # joint windows are the attempt's limits instead
         kind = registry.kind_of(c)
         if kind is None or kind.code is None:  # a type the kernels do not know
             return None
-        encoded.append((kind.code, *kind.encode(c, tolerance)))
+        fa, fb, params = kind.encode(c, tolerance)
+        shape.append((kind.code, fa, fb, len(params)))
+        floats += params
         if not kind.excess:
-            below, above = c.physical_lists()  # shrunk by the kernel (``shrunk``)
+            below, above = c.physical_lists()
             lower += below
             upper += above
     pose = problem.pose
-    extra = ([pose.frame_id] if pose is not None else []) + [
-        fid for cost in problem.costs for fid in cost_frames(cost)]  # polishing's frames
-    key = (tuple((e[0], e[1], e[2], len(e[3])) for e in encoded),
-           tuple(extra), 0 if pose is None else 65, len(lower))
-    layout = _layout(problem.group, key, encoded, extra, problem.row_constraints)
-    floats = [0.25 * tolerance.rad, 0.25 * tolerance.m]  # the margins, as Residuals'
-    for e in encoded:
-        floats += e[3]
+    extra = () if pose is None else (pose.frame_id,)
+    if problem.costs:  # polishing's frames
+        extra += tuple(fid for cost in problem.costs for fid in cost_frames(cost))
+    key = (tuple(shape), extra, 0 if pose is None else 65, len(lower))
+    layout = _layout(group, key, extra, problem.row_constraints)
     floats += lower
     floats += upper
     if pose is not None:
