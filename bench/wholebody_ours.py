@@ -65,24 +65,27 @@ class OursWholeBody:
                                           locked=locked or None)
         # the one-time work at start-up, as the docs tell a user (and the node does)
         prepare(self.group, self.spec.hand or self.spec.base_frame, constrained=True)
-        self._slots = []  # (bench q index, ours q index, size) per joint, the root first
+        # Where each coordinate of the benchmark's q goes in ours, per joint (the root
+        # first): one indexed copy each way per solve.
+        bench_at, ours_at = [], []
         for j in range(1, self.bench_model.njoints):
             k = 1 if j == 1 else self.model.getJointId(self.bench_model.names[j])
-            self._slots.append((self.bench_model.idx_qs[j], self.model.idx_qs[k],
-                                self.bench_model.nqs[j]))
+            i, o, n = self.bench_model.idx_qs[j], self.model.idx_qs[k], self.bench_model.nqs[j]
+            bench_at += range(i, i + n)
+            ours_at += range(o, o + n)
+        self._bench_at, self._ours_at = np.array(bench_at), np.array(ours_at)
+        self._neutral = pin.neutral(self.model)
 
     def to_ours(self, q_bench: np.ndarray) -> np.ndarray:
         """Map the benchmark's full q to this robot's full q."""
-        q = pin.neutral(self.model)
-        for i, k, n in self._slots:
-            q[k:k + n] = q_bench[i:i + n]
+        q = self._neutral.copy()
+        q[self._ours_at] = q_bench[self._bench_at]
         return q
 
     def to_bench(self, q_full: np.ndarray) -> np.ndarray:
         """Map this robot's full q to the benchmark's full q."""
         q = np.empty(self.bench_model.nq)
-        for i, k, n in self._slots:
-            q[i:i + n] = q_full[k:k + n]
+        q[self._bench_at] = q_full[self._ours_at]
         return q
 
     def problem(self, problem) -> Problem:

@@ -183,13 +183,16 @@ def world_in_frame(X: list, p_W) -> list:
 def point_seen(placements: Placements, fid_A: int, fid_B: int, p_BQ) -> list:
     """``p_AQ`` [m] of point Q fixed in frame B at ``p_BQ`` (3 floats), expressed in frame A.
 
-    :func:`world_in_frame` of :func:`point_in_world`, written out (no list between).
+    :func:`world_in_frame` of :func:`point_in_world`, written out (no list between); A the
+    world (frame 0, ``universe``): the point in the world as it is.
     """
     a, d, g, b, e, h, c, f, i, x, y, z = placements.pose(fid_B)
     p0, p1, p2 = p_BQ
     x += a * p0 + b * p1 + c * p2
     y += d * p0 + e * p1 + f * p2
     z += g * p0 + h * p1 + i * p2
+    if fid_A == 0:
+        return [x, y, z]
     a, d, g, b, e, h, c, f, i, u, v, w = placements.pose(fid_A)
     x, y, z = x - u, y - v, z - w
     return [a * x + d * y + g * z, b * x + e * y + h * z, c * x + f * y + i * z]
