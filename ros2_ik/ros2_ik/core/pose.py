@@ -65,7 +65,8 @@ MIN_TOLERANCE = 1e-9
 #: A pose target's default tolerances [m] and [rad] (the node's defaults too).
 POSITION_TOLERANCE_M = 1e-4
 ORIENTATION_TOLERANCE_RAD = 1e-3
-_UNIT_WEIGHTS = (1.0, 1.0, 1.0, 1.0, 1.0, 1.0)
+#: The default weights: every axis alike.
+UNIT_WEIGHTS = (1.0, 1.0, 1.0, 1.0, 1.0, 1.0)
 
 
 _MAX_FLOAT = float(np.finfo(float).max)
@@ -119,13 +120,13 @@ class PoseTarget:
     frame: str
     T_ref_target: pin.SE3
     reference_frame: str = ""
-    weights: Tuple[float, ...] = _UNIT_WEIGHTS
+    weights: Tuple[float, ...] = UNIT_WEIGHTS
     position_tolerance_m: float = POSITION_TOLERANCE_M
     orientation_tolerance_rad: float = ORIENTATION_TOLERANCE_RAD
     position_only: bool = False
 
     def __init__(self, frame: str, T_ref_target: pin.SE3, reference_frame: str = "",
-                 weights: Tuple[float, ...] = _UNIT_WEIGHTS,
+                 weights: Tuple[float, ...] = UNIT_WEIGHTS,
                  position_tolerance_m: float = POSITION_TOLERANCE_M,
                  orientation_tolerance_rad: float = ORIENTATION_TOLERANCE_RAD,
                  position_only: bool = False):
@@ -151,9 +152,9 @@ class PoseTarget:
         if bad > 1e-6 or bad < 0:
             raise errors.InvalidGoal("target rotation is not a rotation matrix "
                                      "(normalise the quaternion)")
-        if self.weights is not _UNIT_WEIGHTS:  # the default needs no check
-            if type(self.weights) is tuple and self.weights == _UNIT_WEIGHTS:
-                object.__setattr__(self, "weights", _UNIT_WEIGHTS)  # no rebuild
+        if self.weights is not UNIT_WEIGHTS:  # the default needs no check
+            if type(self.weights) is tuple and self.weights == UNIT_WEIGHTS:
+                object.__setattr__(self, "weights", UNIT_WEIGHTS)  # no rebuild
             else:
                 self._check_weights()
                 object.__setattr__(self, "weights", tuple(float(x) for x in self.weights))

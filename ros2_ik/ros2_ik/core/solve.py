@@ -13,7 +13,7 @@ import numpy as np
 from ros2_ik.core import errors, terms
 from ros2_ik.core.kinematics import reach
 from ros2_ik.core.model.group import Group
-from ros2_ik.core.pose import PoseTarget
+from ros2_ik.core.pose import UNIT_WEIGHTS, PoseTarget
 from ros2_ik.core.problem import Problem
 from ros2_ik.core.result import IKResult, Progress
 from ros2_ik.core.runtime.per_object import PerObject
@@ -59,6 +59,23 @@ def solve(group: Group, target_or_problem: Union[PoseTarget, Problem], seed: np.
     before its clock starts, and logs a warning once when it took longer than
     ``timeout_s``.
     """
+    if type(target_or_problem) is PoseTarget and type(constraints) is tuple \
+            and not constraints and type(costs) is tuple and not costs \
+            and num_solutions == 1 and max_joint_jump_rad == math.inf \
+            and target_or_problem.weights is UNIT_WEIGHTS \
+            and not target_or_problem.position_only:
+        # A plain pose request on a prepared frame: the lean path (:mod:`pose_request`).
+        done = _PREPARED.get(group)
+        plan = done.get((target_or_problem.frame, False, solver)) if done else None
+        if plan is not None and plan.solver.compiled:
+            pose = target_or_problem.compile(group)  # its errors, as Problem's
+            if not (type(timeout_s) is float and 0.0 < timeout_s < math.inf):
+                timeout_s = _positive("timeout_s", timeout_s)
+            seed_q = group.clamped_seed(seed)
+            options = _options(timeout_s, max_attempts, random_seed, max_joint_jump_rad,
+                               num_solutions, cancel, feedback, constraint_tolerance_m,
+                               constraint_tolerance_rad, library_starts)
+            return _logged(_LEAN.answer(plan, group, pose, seed_q, options), solver)
     problem = _problem(group, target_or_problem, constraints, costs)
     if not (type(timeout_s) is float and 0.0 < timeout_s < math.inf):  # else valid already
         timeout_s = _positive("timeout_s", timeout_s)
@@ -72,7 +89,11 @@ def solve(group: Group, target_or_problem: Union[PoseTarget, Problem], seed: np.
     options = _options(timeout_s, max_attempts, random_seed, max_joint_jump_rad, num_solutions,
                        cancel, feedback, constraint_tolerance_m, constraint_tolerance_rad,
                        library_starts)
-    result = registry.create(solver).solve(problem, seed_q, options)
+    return _logged(registry.create(solver).solve(problem, seed_q, options), solver)
+
+
+def _logged(result: IKResult, solver: str) -> IKResult:
+    """Return ``result``, logged at debug level."""
     if _LOG.isEnabledFor(logging.DEBUG):
         _LOG.debug("%s: %s in %.3f ms (%d restarts)", solver, result.status.name,
                    result.solve_time_s * 1e3, result.restarts)
@@ -98,7 +119,8 @@ def prepare(group: Group, frame: Optional[str] = None, constrained: bool = False
     every time.  Returns the time it took [s] (0 when done already).
     """
     done = _PREPARED.get(group)
-    if done is not None and (frame, constrained, solver) in done:
+    key = (frame, constrained, solver)
+    if done is not None and key in done:
         return 0.0
     started = time.perf_counter()
     if group.has_base:  # no library for whole-body groups (random starts)
@@ -113,9 +135,26 @@ def prepare(group: Group, frame: Optional[str] = None, constrained: bool = False
     if frame is not None:
         solver_class.prepare_frame(group, frame)
     if done is None:
-        done = _PREPARED[group] = set()
-    done.add((frame, constrained, solver))
+        done = _PREPARED[group] = {}
+    done[key] = _lean().plan(group, frame, solver_class) \
+        if frame is not None and not constrained else None
     return time.perf_counter() - started
+
+
+def _lean():
+    """:mod:`pose_request` (the lean path), imported by the first :func:`prepare`.
+
+    Not at ``import ros2_ik.core``: it imports lm and its kernels.  A plan exists only
+    once it is imported, so the lean path reads :data:`_LEAN` as it is.
+    """
+    global _LEAN
+    if _LEAN is None:
+        from ros2_ik.core.solvers import pose_request
+        _LEAN = pose_request
+    return _LEAN
+
+
+_LEAN = None
 
 
 def _build_reach_bound(group: Group, frame: Optional[str]) -> None:
@@ -146,8 +185,10 @@ def _warn_unprepared(group: Group, spent_s: float, timeout_s: float) -> None:
 _WARNED = False
 
 
-#: Per group, the ``(frame, constrained, solver)`` that :func:`prepare` has done
-#: (libraries are kept as long as their group, the compiled code as long as the process).
+#: Per group, the ``(frame, constrained, solver)`` that :func:`prepare` has done, each
+#: with the :class:`~ros2_ik.core.solvers.pose_request.Plan` of plain pose requests on
+#: it (None: not lean) (libraries are kept as long as their group, the compiled code as
+#: long as the process).
 _PREPARED: PerObject = PerObject()
 
 

@@ -374,12 +374,30 @@ def returned(problem: Problem, q: np.ndarray, seed: np.ndarray, seed_values: lis
     the check (:func:`verify.check`'s ``values``) and the distance to the seed.
     """
     group = problem.group
-    if group.has_wrapping and not problem.costs:  # on floats: one list each way
-        values = group.unwrap_values(q.tolist(), seed_values, problem.windows)
+    if not (group.has_wrapping and problem.costs):
+        return returned_pose(group, problem.windows, q, seed_values)
+    q = unwrapped(problem, q, seed)
+    return _within_limits(group, q, q.tolist())
+
+
+def returned_pose(group, windows: Tuple[list, list], q: np.ndarray, seed_values: list
+                  ) -> Tuple[np.ndarray, list]:
+    """:func:`returned` of a problem without costs, its :attr:`Problem.windows` given.
+
+    Wrapping joints unwrapped near ``seed_values`` (on floats: one list each way), then
+    clamped when outside the limits; read-only.
+    """
+    if group.has_wrapping:
+        values = group.unwrap_values(q.tolist(), seed_values, windows)
         q = np.array(values)
     else:
-        q = unwrapped(problem, q, seed) if group.has_wrapping else np.array(q, dtype=float)
+        q = np.array(q, dtype=float)
         values = q.tolist()
+    return _within_limits(group, q, values)
+
+
+def _within_limits(group, q: np.ndarray, values: list) -> Tuple[np.ndarray, list]:
+    """``q`` (and its ``values``) clamped when outside the limits, made read-only."""
     if not group.within_limits_values(values):
         q = group.clamp(q)
         values = q.tolist()
@@ -562,6 +580,21 @@ class Solver(ABC):
             if isinstance(answer, IKResult):
                 return _proven_or(answer, problem, options, start)
             begun = answer
+        return self.resume(problem, seed, options, begun, first_starts, prove, start)
+
+    def resume(self, problem: Problem, seed: np.ndarray, options: SolveOptions,
+               begun: Optional[Begun], first_starts: Optional[List[np.ndarray]] = None,
+               prove: bool = True, start: Optional[float] = None) -> IKResult:
+        """Run steps 3-4 of :meth:`solve`: the restarts, after the seed's attempt ``begun``.
+
+        ``first_starts``: step 1's exact branches (None: none); ``prove``: the proofs are
+        still due once the first attempt has failed; ``start``: when the solve began
+        (``time.perf_counter()``; now when None).  :mod:`pose_request` resumes here when
+        the seed's attempt of a plain pose request was not verified.
+        """
+        if start is None:
+            start = time.perf_counter()
+        self.options = options
         search = Search(problem, seed, options, begun.start if begun else None)
         if first_starts:
             search.first_starts = first_starts

@@ -58,6 +58,20 @@ def answer(solver, problem: Problem, seed: np.ndarray, options, distinct: float)
     return result if result is not None else list(found.q)
 
 
+def answers_full_pose(solver, group, frame_id: int) -> bool:
+    """Whether :func:`answer` may answer a pose-only target on every axis of ``frame_id``.
+
+    False: it returns None for every such target of ``group`` (no closed form, no sweep
+    ``solver`` runs), which :mod:`pose_request` relies on.
+    """
+    if not solver.closed_form:
+        return False
+    chain, sweep, swept = _forms()
+    if group.n == sweep.JOINTS:
+        return swept.form(solver, group, frame_id) is not None
+    return group.n in chain.JOINTS and chain.of(group, frame_id) is not None
+
+
 def _branches():
     """:mod:`ros2_ik.core.closed_form.branches`, imported when a closed form is first found.
 

@@ -55,6 +55,31 @@ def _group_arrays(group) -> tuple:
     return g
 
 
+def squared_tolerances(target) -> tuple:
+    """``(pos_tol2, ori_tol2, near2)`` of PoseTarget ``target`` [m^2], [rad^2].
+
+    ``near2``: a ``|log6|^2`` below it is worth the exact test (``|v| ~ |t|`` once the
+    rotation is small).  ``t * t``: inf, not OverflowError, for an absurd 1e200 tolerance.
+    """
+    pos_tol, ori_tol = target.position_tolerance_m, target.orientation_tolerance_rad
+    pos_tol2, ori_tol2 = pos_tol * pos_tol, ori_tol * ori_tol
+    return pos_tol2, ori_tol2, 1.1 * (pos_tol2 + ori_tol2)
+
+
+def compiled_chain(group, fid: int):
+    """``(chain, lower, upper, bounded)`` of the compiled pose attempt to reduced frame ``fid``.
+
+    What :class:`PoseState` hands :func:`chain_kernel.attempt` for a full isotropic pose;
+    None when the Python loop runs (a continuous joint without a plain twin, no numba,
+    a joint type the kernel lacks).  Built once per group and frame (:func:`_chain`).
+    """
+    g = _group_arrays(group)
+    if g[4]:  # the reduced model's cos/sin layout
+        return None
+    found = _chain(group, g[-1], fid)
+    return None if found is None else (*found, g[3])
+
+
 class PoseState:
     """What the reduced-model loops need for one pose target (built per solve)."""
 
@@ -81,16 +106,11 @@ class PoseState:
         self.inv_tol, self.sqrt_w = pose.inv_tol, pose.sqrt_w
         self.log6 = pose.twist
         self.R6 = None if self.log6 else pose.R6
-        pos_tol = pose.target.position_tolerance_m  # t * t: inf, not OverflowError,
-        ori_tol = pose.target.orientation_tolerance_rad  # for an absurd 1e200 tolerance
-        self.pos_tol2, self.ori_tol2 = pos_tol * pos_tol, ori_tol * ori_tol
-        # |log6|^2 below this: worth the exact test (|v| ~ |t| once the rotation is small).
-        self.near2 = 1.1 * (self.pos_tol2 + self.ori_tol2)
+        self.pos_tol2, self.ori_tol2, self.near2 = squared_tolerances(pose.target)
         # The compiled attempt's chain (None: the Python loop), and the target it reads.
         self.chain = None
         if self.log6 and not self.continuous:
-            chain = chains.get(self.fid, _MISSING)
-            self.chain = chain if chain is not _MISSING else _chain(group, chains, self.fid)
+            self.chain = _chain(group, chains, self.fid)
         self.T_target_inv_h = np.ascontiguousarray(self.T_target_inv.homogeneous) \
             if self.chain is not None else None
         # The rows the last evaluate left for the step (:mod:`lm_loop`), weighted; and
@@ -194,10 +214,13 @@ class PoseState:
 def _chain(group, chains: dict, fid: int):
     """``(chain, lower, upper)`` of the compiled attempt for ``group``'s frame ``fid``.
 
-    None when the Python loop runs.  Stored in ``chains`` (:func:`_group_arrays`' table);
-    the limits are writable copies (a read-only array is another type to numba: a
-    second compilation).
+    None when the Python loop runs.  Built once, stored in ``chains`` (the last item of
+    :func:`_group_arrays`); the limits are writable copies (a read-only array is another
+    type to numba: a second compilation).
     """
+    found = chains.get(fid, _MISSING)
+    if found is not _MISSING:
+        return found
     chain = chain_kernel.chain_of(group.angle_model, fid)
     chains[fid] = None if chain is None else (
         chain, np.array(group.search_lower, dtype=float),

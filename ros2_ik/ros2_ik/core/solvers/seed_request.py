@@ -17,10 +17,12 @@ from __future__ import annotations
 
 import math
 import time
-from typing import Union
+from typing import Optional, Sequence, Union
 
 import numpy as np
 
+from ros2_ik.core import terms
+from ros2_ik.core.pose import CompiledPose as ResolvedPose  # not attempts.CompiledPose
 from ros2_ik.core.problem import Problem
 from ros2_ik.core.result import IKResult, Solution
 from ros2_ik.core.solvers.attempts import CompiledConstraints, CompiledPose, \
@@ -28,7 +30,7 @@ from ros2_ik.core.solvers.attempts import CompiledConstraints, CompiledPose, \
 from ros2_ik.core.solvers.base import (Begun, LocalResult, SolveOptions, cost_starts,
                                        in_windows, returned, solved)
 from ros2_ik.core.solvers.budget import Budget
-from ros2_ik.core.verify import check
+from ros2_ik.core.verify import ConstraintTolerance, check
 
 
 def applies(problem: Problem, options: SolveOptions) -> bool:
@@ -75,15 +77,32 @@ def answer(solver, problem: Problem, seed: np.ndarray, options: SolveOptions
     else:
         q, iterations, converged, merit = solver.local_solve(
             state, q0, Budget(options.timeout_s, options.cancel, None, start))
-    group = problem.group
     if converged and math.isfinite(sum(q.tolist())):
         seed_values = seed.tolist()
         q_out, values = returned(problem, q, seed, seed_values)
-        # Only the full model's check accepts (the kernel's measure shares its packing).
-        ok, pos, ori, _, _ = check(group, problem.pose, q_out, problem.constraints,
-                                   group.full_data(), options.constraint_tolerance, values)
-        if ok:
-            solution = Solution(q_out, pos, ori, math.dist(values, seed_values))
-            return solved(group, (solution,), 1, iterations, time.perf_counter() - start,
-                          options.random_seed, solver.name)
+        result = verified(problem.group, problem.pose, problem.constraints, q_out, values,
+                          seed_values, iterations, options.constraint_tolerance,
+                          options.random_seed, start, solver.name)
+        if result is not None:
+            return result
     return Begun(start, state, LocalResult(q, iterations, converged, merit))
+
+
+def verified(group, pose: Optional[ResolvedPose], constraints: Sequence[terms.Constraint],
+             q: np.ndarray, values: list, seed_values: list, iterations: int,
+             tolerance: ConstraintTolerance, random_seed: int, start: float, name: str
+             ) -> Optional[IKResult]:
+    """Return the SUCCESS of the seed's attempt ending at returned ``q``, or None.
+
+    ``q``: :func:`base.returned`'s group vector, ``values`` its floats; ``seed_values``
+    the seed's.  Only the full model's check accepts (:func:`verify.check`: the kernel's
+    measure shares its packing); the result is built as the driver builds one
+    (:func:`base.solved`), ``start`` when the solve began (``time.perf_counter()``).
+    """
+    ok, pos, ori, _, _ = check(group, pose, q, constraints, group.full_data(), tolerance,
+                               values)
+    if not ok:
+        return None
+    solution = Solution(q, pos, ori, math.dist(values, seed_values))
+    return solved(group, (solution,), 1, iterations, time.perf_counter() - start,
+                  random_seed, name)

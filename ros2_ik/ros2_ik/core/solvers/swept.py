@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 import time
-from typing import List, Union
+from typing import List, Optional, Union
 
 import numpy as np
 
@@ -42,8 +42,8 @@ def answer(solver, problem: Problem, seed: np.ndarray, options, distinct: float
     pose, group = problem.pose, problem.group
     if not (problem.pose_only and pose.full_pose):
         return None  # constraints, costs or a free axis: the search as before
-    found_sweep = sweep.of(group, pose.frame_id)
-    if found_sweep is None or not (getattr(solver, "sweep", False) or found_sweep.cheap):
+    found_sweep = form(solver, group, pose.frame_id)
+    if found_sweep is None:
         return None
     start = time.perf_counter()
     deadline = start + BUDGET_SHARE * options.timeout_s
@@ -66,6 +66,17 @@ def answer(solver, problem: Problem, seed: np.ndarray, options, distinct: float
         return _many(solver, problem, seed, options, rows, found_sweep, start)
     starts = rows[:STARTS] + near
     return starts[:STARTS] or None
+
+
+def form(solver, group, frame_id: int) -> Optional[sweep.Sweep]:
+    """Return the sweep :func:`answer` runs for ``solver`` on ``frame_id``, or None.
+
+    Every chain's sweep for a solver with ``sweep = True``; the cheap ones for the others.
+    """
+    found_sweep = sweep.of(group, frame_id)
+    if found_sweep is None or not (getattr(solver, "sweep", False) or found_sweep.cheap):
+        return None
+    return found_sweep
 
 
 def _many(solver, problem: Problem, seed: np.ndarray, options, rows: List[np.ndarray],

@@ -1,0 +1,115 @@
+"""The lean path of a plain pose request (pose_request) gives the driver's answer.
+
+Same requests through ``solve`` (which takes the lean path for a plain pose request on
+a prepared frame) and through the solver's own ``solve`` on a :class:`Problem` (the
+path every other request takes): status, q, errors, message, iterations, restarts and
+solutions equal to the bit, for targets the seed answers and for those it does not
+(the driver then goes on, the attempt counted once; unreachable ones get the proof).
+Every SUCCESS is checked against pinocchio's forward kinematics of the returned q.
+"""
+import math
+
+import numpy as np
+import pinocchio as pin
+import pytest
+
+from ros2_ik.core.model import robots
+from ros2_ik.core.pose import PoseTarget
+from ros2_ik.core.problem import Problem
+from ros2_ik.core.solve import prepare, solve
+from ros2_ik.core.solvers import chain_kernel, pose_request, registry
+from ros2_ik.core.solvers.base import SolveOptions
+
+pytestmark = pytest.mark.skipif(not chain_kernel.available(), reason="numba not installed")
+
+#: 7R arms of example-robot-data whose tip has no closed form or sweep lm runs first.
+ARMS = ("panda", "xarm7")
+
+
+@pytest.fixture(scope="module", params=ARMS)
+def arm(request):
+    robot, group = robots.load_group(request.param)
+    prepare(group, group.tip)
+    return group
+
+
+def _requests(group, count, rng):
+    """(target, seed) pairs: reachable from near and far seeds, loose, tight, unreachable."""
+    mid = group.mid_configuration()
+    for k in range(count):
+        q = group.random_configuration(rng)
+        T = group.fk(q, group.tip)
+        seed = mid if k % 2 else group.clamp(q + rng.normal(0.0, 0.4, group.n))
+        if k % 5 == 3:
+            T = pin.SE3(T.rotation, 3.0 * T.translation)  # beyond the reach bound
+        tolerances = {1: (1e-2, 5e-2), 4: (1e-6, 1e-5)}.get(k % 5, (1e-4, 1e-3))
+        yield PoseTarget(group.tip, T, position_tolerance_m=tolerances[0],
+                         orientation_tolerance_rad=tolerances[1]), seed
+
+
+def _driver(group, target, seed, k):
+    options = SolveOptions(timeout_s=10.0, max_attempts=20, random_seed=k)
+    return registry.create("lm").solve(Problem(group, target), group.clamped_seed(seed),
+                                       options)
+
+
+def test_lean_answers_are_the_drivers(arm, monkeypatch):
+    group = arm
+    calls = []
+    answer = pose_request.answer
+    monkeypatch.setattr(pose_request, "answer", lambda *a: calls.append(1) or answer(*a))
+    statuses = set()
+    rng = np.random.default_rng(7)
+    for k, (target, seed) in enumerate(_requests(group, 60, rng)):
+        lean = solve(group, target, seed, "lm", timeout_s=10.0, max_attempts=20,
+                     random_seed=k)
+        driver = _driver(group, target, seed, k)
+        assert lean.status == driver.status
+        np.testing.assert_array_equal(lean.q, driver.q)
+        assert (lean.restarts, lean.iterations, lean.message) == \
+            (driver.restarts, driver.iterations, driver.message)
+        assert lean.position_error_m == driver.position_error_m or \
+            math.isnan(lean.position_error_m) and math.isnan(driver.position_error_m)
+        assert len(lean.solutions) == len(driver.solutions)
+        if lean.success:
+            M = pin.SE3(group.fk(lean.q, group.tip))
+            assert np.linalg.norm(M.translation - target.T_ref_target.translation) \
+                <= target.position_tolerance_m
+            assert np.linalg.norm(pin.log3(target.T_ref_target.rotation.T @ M.rotation)) \
+                <= target.orientation_tolerance_rad
+            assert group.within_limits(lean.q)
+        statuses.add((lean.status.name, lean.restarts > 0))
+    assert len(calls) == 60  # every request took the lean path
+    # The seed answered some, the driver went on for others, the proof answered some.
+    assert ("SUCCESS", False) in statuses and ("SUCCESS", True) in statuses
+    assert ("NO_SOLUTION", False) in statuses
+
+
+def test_other_requests_take_the_driver(arm, monkeypatch):
+    """Weights, several solutions, a jump limit, constraints: never the lean path."""
+    group = arm
+    monkeypatch.setattr(pose_request, "answer", lambda *a: pytest.fail("lean path taken"))
+    T = group.fk(group.mid_configuration() + 0.1, group.tip)
+    seed = group.mid_configuration()
+    solve(group, PoseTarget(group.tip, T, weights=(1, 1, 1, 1, 1, 0)), seed)
+    solve(group, PoseTarget(group.tip, T, position_only=True), seed)
+    solve(group, PoseTarget(group.tip, T), seed, num_solutions=2, max_attempts=3)
+    solve(group, PoseTarget(group.tip, T), seed, max_joint_jump_rad=0.5)
+
+
+def test_lean_path_keeps_the_errors(arm):
+    """Bad input raises as on the driver's path, naming the field."""
+    from ros2_ik.core import errors
+    group = arm
+    T = group.fk(group.mid_configuration(), group.tip)
+    seed = group.mid_configuration()
+    with pytest.raises(errors.InvalidFrame):
+        solve(group, PoseTarget(group.tip, T, reference_frame="no_such_frame"), seed)
+    with pytest.raises(errors.InvalidSeed, match="seed"):
+        solve(group, PoseTarget(group.tip, T), seed[:-1])
+    with pytest.raises(errors.InvalidArgument, match="timeout_s"):
+        solve(group, PoseTarget(group.tip, T), seed, timeout_s=-1.0)
+    with pytest.raises(errors.InvalidArgument, match="max_attempts"):
+        solve(group, PoseTarget(group.tip, T), seed, max_attempts=-1)
+    with pytest.raises(errors.InvalidArgument, match="constraint_tolerance_m"):
+        solve(group, PoseTarget(group.tip, T), seed, constraint_tolerance_m=0.0)
