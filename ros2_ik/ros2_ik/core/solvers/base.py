@@ -463,8 +463,8 @@ def _no_solution(problem: Problem, options: SolveOptions) -> Optional[str]:
     return proofs.no_solution(problem, options)
 
 
-def _proven_or(result: IKResult, problem: Problem, options: SolveOptions,
-               start: float) -> IKResult:
+def proven_or(result: IKResult, problem: Problem, options: SolveOptions,
+              start: float) -> IKResult:
     """Return ``result``, or :func:`proven` when it has no solution and a proof applies."""
     if result.status is IKStatus.SUCCESS:
         return result
@@ -569,18 +569,26 @@ class Solver(ABC):
             raise errors.InvalidArgument(
                 f"solver '{self.name}' does not take whole-body groups (a floating or planar "
                 "base) yet; use 'lm'")
-        prove = begun is None
-        first_starts = None
-        if begun is None:
-            early = before_iterating.answer(self, problem, seed, options, DISTINCT_TOLERANCE)
-            if isinstance(early, IKResult):
-                return _proven_or(early, problem, options, start)
-            first_starts = early
-            answer = self.seed_answer(problem, seed, options)
-            if isinstance(answer, IKResult):
-                return _proven_or(answer, problem, options, start)
-            begun = answer
-        return self.resume(problem, seed, options, begun, first_starts, prove, start)
+        if begun is not None:
+            return self.resume(problem, seed, options, begun, None, False, start)
+        early = before_iterating.answer(self, problem, seed, options, DISTINCT_TOLERANCE)
+        if isinstance(early, IKResult):
+            return proven_or(early, problem, options, start)
+        return self.from_seed(problem, seed, options, early, start)
+
+    def from_seed(self, problem: Problem, seed: np.ndarray, options: SolveOptions,
+                  first_starts: Optional[List[np.ndarray]], start: float) -> IKResult:
+        """Run steps 2-4 of :meth:`solve`: the seed's answer, then the restarts.
+
+        ``first_starts``: step 1's exact branches (None: none); ``start``: when the solve
+        began (``time.perf_counter()``).  :mod:`pose_request` goes on here when a closed
+        form's branches did not answer a plain pose request.
+        """
+        self.options = options
+        answer = self.seed_answer(problem, seed, options)
+        if isinstance(answer, IKResult):
+            return proven_or(answer, problem, options, start)
+        return self.resume(problem, seed, options, answer, first_starts, True, start)
 
     def resume(self, problem: Problem, seed: np.ndarray, options: SolveOptions,
                begun: Optional[Begun], first_starts: Optional[List[np.ndarray]] = None,
@@ -618,7 +626,7 @@ class Solver(ABC):
             else:
                 search.consider(self.local_solve(state, q0, search.budget))
         result = search.result(self.name)  # proofs still due: no attempt was made
-        return _proven_or(result, problem, options, start) if prove else result
+        return proven_or(result, problem, options, start) if prove else result
 
     def seed_answer(self, problem: Problem, seed: np.ndarray, options: SolveOptions
                     ) -> Optional[Any]:

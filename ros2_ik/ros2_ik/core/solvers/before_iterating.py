@@ -50,26 +50,39 @@ def answer(solver, problem: Problem, seed: np.ndarray, options, distinct: float)
     solver_form = chain.of(group, pose.frame_id)
     if solver_form is None:
         return None
-    found = _branches().branches(solver_form, group.lower, group.upper,
-                                 pose.T_world_target, seed, distinct)
+    found = closed_form_branches(solver_form, group, pose, seed, distinct)
     if not (problem.pose_only and pose.full_pose):
         return list(found.q)
-    result = exact(problem, seed, options, found, solver_form, start, solver.name)
+    result = exact(group, pose, seed, options, found, solver_form, start, solver.name)
     return result if result is not None else list(found.q)
 
 
-def answers_full_pose(solver, group, frame_id: int) -> bool:
-    """Whether :func:`answer` may answer a pose-only target on every axis of ``frame_id``.
+def closed_form_branches(solver_form: ClosedForm, group, pose, seed: np.ndarray,
+                         distinct: float):
+    """:class:`.branches.Branches` of ``solver_form`` at CompiledPose ``pose``'s target.
 
-    False: it returns None for every such target of ``group`` (no closed form, no sweep
-    ``solver`` runs), which :mod:`pose_request` relies on.
+    Within ``group``'s limits, nearest ``seed`` first; ``distinct`` [rad] as in
+    :func:`answer`.
+    """
+    return _branches().branches(solver_form, group.lower, group.upper, pose.T_world_target,
+                                seed, distinct)
+
+
+def first_answer(solver, group, frame_id: int) -> Optional[str]:
+    """Name what :func:`answer` runs on a pose-only target on every axis of ``frame_id``.
+
+    ``"sweep"`` (a 7R sweep ``solver`` runs), ``"closed_form"`` (the chain's closed
+    form, :func:`closed_form_branches`) or None (it returns None for every such target
+    of ``group``), which :mod:`pose_request` relies on.
     """
     if not solver.closed_form:
-        return False
+        return None
     chain, sweep, swept = _forms()
     if group.n == sweep.JOINTS:
-        return swept.form(solver, group, frame_id) is not None
-    return group.n in chain.JOINTS and chain.of(group, frame_id) is not None
+        return "sweep" if swept.form(solver, group, frame_id) is not None else None
+    if group.n in chain.JOINTS and chain.of(group, frame_id) is not None:
+        return "closed_form"
+    return None
 
 
 def _branches():
@@ -126,19 +139,18 @@ def prepare(group, frame: str) -> None:
                          mid, 1e-2)
 
 
-def exact(problem: Problem, seed: np.ndarray, options, found, solver_form: ClosedForm,
+def exact(group, pose, seed: np.ndarray, options, found, solver_form: ClosedForm,
           start: float, name: str
           ) -> Optional[IKResult]:
-    """Return the result of a pose-only problem from its :class:`.Branches`, or None.
+    """Return the result of pose-only target ``pose`` (a CompiledPose) from its branches.
 
-    None: not proven (the search decides).
+    ``found``: :class:`.Branches` on ``group``.  None: not proven (the search decides).
 
     Each branch is verified on the full model (:func:`verify.check`); SUCCESS with the
     first ``num_solutions`` that hold and keep ``max_joint_jump_rad``; JUMP_TOO_LARGE
     when some hold but none keeps it; NO_SOLUTION when :func:`.branches.proof`
     proves that none exists.
     """
-    group, pose = problem.group, problem.pose
     data = group.full_data()
     tol = options.constraint_tolerance
     jump = options.max_joint_jump_rad

@@ -2,7 +2,7 @@
 
 A plain request: a :class:`~ros2_ik.core.pose.PoseTarget` on every axis with unit
 weights, no constraints or costs, one solution, no joint jump limit, solver ``lm``, on a
-frame whose chain runs the compiled attempt and has no closed form or sweep that
+frame whose chain runs the compiled attempt and has no sweep that
 :func:`before_iterating.answer` would try first.  Most pose requests are answered by
 the attempt from the seed (~80 % of 7R targets), and for those the driver's objects
 (:class:`Problem`, the solver, its :class:`PoseState`, the restarts' state) cost more
@@ -17,6 +17,11 @@ point unwrapped and clamped (:func:`base.returned_pose`) and checked on the full
 as the driver builds one.  An end point that is not verified goes on into the driver
 as its first attempt (:meth:`base.Solver.resume`: restarts, seed library, proofs), so
 the result is the one :meth:`base.Solver.solve` gives, to the bit.
+
+A frame with a closed form (6R) takes the same path with the closed form's answer in
+place of the attempt (:func:`before_iterating.closed_form_branches` and
+:func:`before_iterating.exact`, as step 1 of :meth:`base.Solver.solve`); a 7R sweep
+keeps the driver's path.
 """
 from __future__ import annotations
 
@@ -30,10 +35,12 @@ from ros2_ik.core import errors
 from ros2_ik.core.kinematics.model import Chain
 from ros2_ik.core.pose import CompiledPose
 from ros2_ik.core.problem import Problem
-from ros2_ik.core.result import IKResult
+from ros2_ik.core.closed_form import chain as closed_form_chain
+from ros2_ik.core.result import IKResult, IKStatus
 from ros2_ik.core.solvers import before_iterating, chain_kernel, seed_request
 from ros2_ik.core.solvers.attempts import chain_settings
-from ros2_ik.core.solvers.base import Begun, LocalResult, SolveOptions, returned_pose
+from ros2_ik.core.solvers.base import DISTINCT_TOLERANCE, Begun, LocalResult, \
+    SolveOptions, proven_or, returned_pose
 from ros2_ik.core.solvers.lm import LevenbergMarquardt
 from ros2_ik.core.solvers.pose_state import compiled_chain, squared_tolerances
 
@@ -43,23 +50,27 @@ class Plan(NamedTuple):
 
     ``solver``: the solver class; ``chain``, ``lower``, ``upper``, ``bounded``: the
     compiled attempt's chain and search limits [rad or m]
-    (:func:`pose_state.compiled_chain`).  Holds no reference to the group (a plan is
-    stored per group: it would keep the group alive).
+    (:func:`pose_state.compiled_chain`), or ``closed_form`` True: the chain's closed form
+    answers first (:func:`before_iterating.closed_form_branches`; the form itself is
+    looked up per request, :func:`closed_form.chain.of`).  Holds no reference to the
+    group (a plan is stored per group: it would keep the group alive).
     """
 
     solver: type
-    chain: Chain
-    lower: np.ndarray
-    upper: np.ndarray
-    bounded: bool
+    chain: Optional[Chain] = None
+    lower: Optional[np.ndarray] = None
+    upper: Optional[np.ndarray] = None
+    bounded: bool = False
+    closed_form: bool = False
 
 
 def plan(group, frame: str, solver_class: type) -> Optional[Plan]:
     """Return the :class:`Plan` of plain pose requests for ``frame``, or None (not lean).
 
     None unless ``solver_class`` is lm itself (a subclass may answer otherwise), the
-    group has a fixed base, the frame exists, its chain runs the compiled attempt and
-    :func:`before_iterating.answer` answers no full pose-only target on it.
+    group has a fixed base, the frame exists, and either its chain has a closed form or
+    it runs the compiled attempt and :func:`before_iterating.answer` answers no full
+    pose-only target on it.
     """
     if solver_class is not LevenbergMarquardt or group.has_base:
         return None
@@ -67,7 +78,10 @@ def plan(group, frame: str, solver_class: type) -> Optional[Plan]:
         frame_id = group.robot.frame_id(frame)
     except errors.InvalidFrame:
         return None
-    if before_iterating.answers_full_pose(solver_class, group, frame_id):
+    first = before_iterating.first_answer(solver_class, group, frame_id)
+    if first == "closed_form":
+        return Plan(solver_class, closed_form=True)
+    if first is not None:  # a sweep: not lean
         return None
     found = compiled_chain(group, group.reduced_frame_of(frame_id))
     return None if found is None else Plan(solver_class, *found)
@@ -83,6 +97,8 @@ def answer(plan: Plan, group, pose: CompiledPose, seed: np.ndarray,
     """
     start = time.perf_counter()
     cls = plan.solver
+    if plan.closed_form:
+        return _closed_form(cls, group, pose, seed, options, start)
     q, iterations, converged, merit = chain_kernel.attempt(
         plan.chain, seed, np.ascontiguousarray(pose.T_target_world.homogeneous),
         plan.lower, plan.upper, plan.bounded, float(pose.sqrt_w[0]),
@@ -101,3 +117,25 @@ def answer(plan: Plan, group, pose: CompiledPose, seed: np.ndarray,
     solver.options = options
     begun = Begun(start, solver.setup(problem), LocalResult(q, iterations, converged, merit))
     return solver.resume(problem, seed, options, begun, None, True, start)
+
+
+def _closed_form(cls: type, group, pose: CompiledPose, seed: np.ndarray,
+                 options: SolveOptions, start: float) -> IKResult:
+    """:func:`answer` on a chain with a closed form: its exact branches first.
+
+    As :meth:`base.Solver.solve` step 1 (:func:`before_iterating.answer`): the verified
+    branches' SUCCESS; a JUMP_TOO_LARGE or NO_SOLUTION through the proofs
+    (:func:`base.proven_or`); branches that prove nothing start the driver's steps 2-4
+    (:meth:`base.Solver.from_seed`).
+    """
+    solver_form = closed_form_chain.of(group, pose.frame_id)
+    found = before_iterating.closed_form_branches(solver_form, group, pose, seed,
+                                                  DISTINCT_TOLERANCE)
+    result = before_iterating.exact(group, pose, seed, options, found, solver_form, start,
+                                    cls.name)
+    if result is not None and result.status is IKStatus.SUCCESS:
+        return result
+    problem = Problem(group, pose.target)
+    if result is not None:
+        return proven_or(result, problem, options, start)
+    return cls().from_seed(problem, seed, options, list(found.q), start)

@@ -54,7 +54,8 @@ def answer(solver, problem: Problem, seed: np.ndarray, options, distinct: float
     for found in sweep.along(found_sweep, group, pose.T_world_target, seed, distinct):
         if len(found.q):
             if first:
-                result = exact(problem, seed, options, found, found_sweep, start, solver.name)
+                result = exact(group, pose, seed, options, found, found_sweep, start,
+                               solver.name)
                 if result is not None and result.status is IKStatus.SUCCESS:
                     return result
             rows.extend(found.q)
@@ -86,7 +87,8 @@ def _many(solver, problem: Problem, seed: np.ndarray, options, rows: List[np.nda
     rows.sort(key=lambda q: float(np.abs(q - seed).sum()))
     every = np.array(rows)
     found = Branches(every, len(rows), every[:0], np.zeros(0), every[:0])
-    result = exact(problem, seed, options, found, found_sweep, start, solver.name)
+    result = exact(problem.group, problem.pose, seed, options, found, found_sweep, start,
+                   solver.name)
     if result is not None and result.status is IKStatus.SUCCESS:
         return result
     return rows[:STARTS]
