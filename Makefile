@@ -21,9 +21,13 @@ build: setup
 
 # The compiled dispatch (core/solvers/_dispatch_jit.py) from the type registry
 # (core/constraints/registry.py), from the sources: after a type is added to the registry.
+# Then the compiled LM loops (core/solvers/_lm_jit.py) from their skeleton
+# (_lm_jit.py.in) and the row families (lm_source.py): after an edit of either.
 dispatch: setup
 	@$(ENV) PYTHONPATH="$(CURDIR)/ros2_ik$${PYTHONPATH:+:$$PYTHONPATH}" \
 		python -m ros2_ik.core.solvers.dispatch_source
+	@$(ENV) PYTHONPATH="$(CURDIR)/ros2_ik$${PYTHONPATH:+:$$PYTHONPATH}" \
+		python -m ros2_ik.core.solvers.lm_source
 
 # Two workers, one test file each at a time (module fixtures start their node once); each
 # worker on its own DDS domain (test/conftest.py). test-long: the tests marked long.

@@ -35,11 +35,17 @@ JIT_IMPORTS = {
     # each constraint type's rows, linearisation and measure, by type code (the types'
     # functions are in their own files under core/constraints/)
     ("_constraint_lm_jit", "_dispatch_jit"), ("_polish_jit", "_dispatch_jit"),
+    ("_lm_jit", "_dispatch_jit"),
     # the type codes, packed layout, rows and pose rows of a problem
-    ("_constraint_lm_jit", "_constraint_jit"),
+    ("_constraint_lm_jit", "_constraint_jit"), ("_lm_jit", "_constraint_jit"),
+    ("_stacked_jit", "_constraint_jit"),
     ("_polish_jit", "_constraint_jit"), ("_polish_loop_jit", "_constraint_jit"),
+    # the generated LM loops (lm_source): each row family's pieces, the packed entry
+    ("_lm_jit", "_chain_jit"), ("_lm_jit", "_stacked_jit"),
+    ("_constraint_lm_jit", "_lm_jit"), ("_constraint_lm_jit", "_stacked_jit"),
     # polishing's loop: restoration is the LM attempt, each step the polishing model
-    ("_polish_loop_jit", "_constraint_lm_jit"), ("_polish_loop_jit", "_polish_jit"),
+    ("_polish_loop_jit", "_lm_jit"), ("_polish_loop_jit", "_stacked_jit"),
+    ("_polish_loop_jit", "_polish_jit"),
 }
 
 

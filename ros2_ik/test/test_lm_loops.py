@@ -5,15 +5,20 @@ same starts, the pose rows (:class:`PoseState`, ``log6``) and the stacked rows
 (:class:`active_set.StackedRows`) must take the same steps as :mod:`chain_kernel` and
 :mod:`constraint_kernel` (same iterations, verdict and end point, to rounding), and every
 converged end point of either must pass the independent check (:func:`verify.verify_pose`:
-pinocchio on the full model, in metres and radians).
+pinocchio on the full model, in metres and radians).  The compiled loops are generated
+from one skeleton (:mod:`lm_source`): the checked-in file must be the generator's, and
+the skeleton with a toy family's rows must end where :func:`lm_loop.run` ends.
 """
+import ast
+import math
+
 import numpy as np
 import pytest
 
 from ros2_ik.core import robots
 from ros2_ik.core.pose import PoseTarget
 from ros2_ik.core.problem import Problem
-from ros2_ik.core.solvers import attempts, chain_kernel, lm_loop
+from ros2_ik.core.solvers import attempts, chain_kernel, lm_loop, lm_source
 from ros2_ik.core.solvers.base import SolveOptions
 from ros2_ik.core.solvers.budget import Budget
 from ros2_ik.core.solvers.lm import LevenbergMarquardt
@@ -92,3 +97,82 @@ def test_the_loop_stops_on_a_progress_bound_and_a_non_finite_error():
         q, it, done, merit = lm_loop.run(rows, np.zeros(2), Budget(10.0), rule)
         # 0.5: the bound holds, the error never shrinks: three stalls end it at iteration 4
         assert not done and it == (4 if E == 0.5 else last) and rows.steps == it - 1
+
+
+def test_the_checked_in_loops_are_the_generators():
+    assert lm_source.stale() == [], "run `make dispatch` and commit the result"
+
+
+#: A toy family: rows ``e = M q - t`` (``M``, ``t`` arguments), the plain LM step.
+_LINEAR = lm_source.Family(
+    name="linear_attempt", doc="Toy rows ``M q - t``.",
+    args="M, t, q, tol, scale, bias, stall, bounds", imports=(),
+    setup="e = np.empty(t.shape[0])\nlast, W = bounds.shape[0] - 1, 1.0",
+    evaluate="e[:] = M @ q - t\nE = float(e @ e)\ndone = E <= tol",
+    diverged="not E <= bounds[it]",
+    step="A = M.T @ M + lam * np.eye(q.shape[0])\nq -= np.linalg.solve(A, M.T @ e)")
+
+#: A toy family whose error never changes: each step adds 1 to ``q[0]`` (the step count).
+_FIXED = lm_source.Family(
+    name="fixed_attempt", doc="Toy rows of error ``E0``.", args="E0, q, scale, bias, stall, "
+    "bounds", imports=(), setup="last, W = bounds.shape[0] - 1, 1.0",
+    evaluate="E, done = E0, False", diverged="not E <= bounds[it] or E == math.inf",
+    step="q[0] += 1.0")
+
+
+def _generated(family):
+    """``family``'s loop from the skeleton, as a Python function (``jit`` as no-op)."""
+    source = lm_source.render(lm_source.FAMILIES + (family,))
+    tree = ast.parse(source)
+    node = next(n for n in tree.body if isinstance(n, ast.FunctionDef)
+                and n.name == family.name)
+    space = {"np": np, "math": math, "jit": lambda f: f}
+    exec(compile(ast.Module([node], []), "<lm_source>", "exec"), space)
+    return space[family.name]
+
+
+def test_every_family_is_the_one_skeleton():
+    source = lm_source.render()
+    skeleton = lm_source.TEMPLATE.read_text().split("\n@jit\n", 1)[1]
+    fixed = [line.strip() for line in skeleton.splitlines()
+             if line.strip() and "{" not in line]
+    for family in lm_source.FAMILIES:
+        lines = iter(line.strip() for line in source.split(f"def {family.name}(")[1]
+                     .split("\n@jit\n")[0].splitlines())
+        assert all(any(line == x for x in lines) for line in fixed), family.name
+        assert source.count(family.step.splitlines()[-1]) == 1  # each hook once
+
+
+def test_the_skeleton_ends_where_the_python_loop_ends():
+    """A toy family's generated loop against :func:`lm_loop.run` on the same rows."""
+    class Linear:
+        def __init__(self, M, t, tol):
+            self.M, self.t, self.tol = M, t, tol
+
+        def evaluate(self, q):
+            self.e = self.M @ q - self.t
+            E = float(self.e @ self.e)
+            return E <= self.tol, E, E
+
+        def step(self, q, scale, bias, active_set):
+            lam = scale * float(self.e @ self.e) + bias
+            A = self.M.T @ self.M + lam * np.eye(q.shape[0])
+            return q - np.linalg.solve(A, self.M.T @ self.e)
+
+    linear, rng = _generated(_LINEAR), np.random.default_rng(3)
+    for _ in range(10):
+        M, t, q0 = rng.normal(size=(4, 3)), rng.normal(size=4), rng.normal(size=3)
+        t = M @ rng.normal(size=3) if rng.random() < 0.5 else t  # solvable or least squares
+        rule = lm_loop.Rule(0.01, 1e-6, 0.995, lm_loop.bounds(((1, 1e3),), 30), True)
+        q, it, done, E = lm_loop.run(Linear(M, t, 1e-12), q0.copy(), Budget(10.0), rule)
+        q_gen = q0.copy()
+        it_gen, done_gen, E_gen = linear(M, t, q_gen, 1e-12, 0.01, 1e-6, 0.995,
+                                         np.array(rule.bounds))
+        assert (it_gen, done_gen) == (it, done) and np.allclose(q_gen, q, atol=1e-12)
+        assert done or it < rule.last  # the least-squares ones stall
+    fixed = _generated(_FIXED)
+    bounds = np.array(lm_loop.bounds(((3, 1.0),), 10))
+    for E0, last in ((2.0, 3), (np.inf, 1), (np.nan, 1), (0.5, 4)):
+        q = np.zeros(1)
+        it, done, _ = fixed(E0, q, 0.01, 1e-6, 0.995, bounds)
+        assert not done and it == last and q[0] == it - 1

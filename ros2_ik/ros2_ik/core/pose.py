@@ -157,8 +157,12 @@ class PoseTarget:
             else:
                 self._check_weights()
                 object.__setattr__(self, "weights", tuple(float(x) for x in self.weights))
-        for name in ("position_tolerance_m", "orientation_tolerance_rad"):
-            value = getattr(self, name)
+        pos_tol, ori_tol = self.position_tolerance_m, self.orientation_tolerance_rad
+        if type(pos_tol) is float and type(ori_tol) is float and \
+                MIN_TOLERANCE <= pos_tol <= _MAX_FLOAT and MIN_TOLERANCE <= ori_tol <= _MAX_FLOAT:
+            return  # the usual case: two floats in range (nan fails the comparisons)
+        for name, value in (("position_tolerance_m", pos_tol),
+                            ("orientation_tolerance_rad", ori_tol)):
             if not _tolerance_ok(value):
                 raise errors.InvalidGoal(f"{name} must be finite and >= {MIN_TOLERANCE} "
                                          f"(below, FK rounding decides), got {value}")
@@ -192,8 +196,11 @@ class PoseTarget:
 @lru_cache(maxsize=256)
 def _weight_info(weights: Tuple[float, ...], position_only: bool, pos_tol: float,
                  ori_tol: float) -> Tuple[np.ndarray, np.ndarray, np.ndarray, bool, bool, bool,
-                                          bool]:
-    """(mask, sqrt_w, inv_tol, full_rotation, isotropic, unit, full_pose) for one weight set."""
+                                          bool, bool]:
+    """(mask, sqrt_w, inv_tol, full_rotation, isotropic, unit, full_pose, twist) of a weight set.
+
+    ``twist``: every axis weighted alike (:attr:`CompiledPose.twist`).
+    """
     w = np.array(weights, dtype=float)
     if position_only:
         w[3:] = 0.0
@@ -206,8 +213,9 @@ def _weight_info(weights: Tuple[float, ...], position_only: bool, pos_tol: float
     isotropic = bool(np.all(w[:3] == w[0]) and np.all(w[3:] == w[3]))
     sqrt_w = np.sqrt(w)
     sqrt_w.setflags(write=False)
+    full_pose = bool(mask.all())
     return (mask, sqrt_w, inv_tol, bool(mask[3:].all()), isotropic, bool(np.all(w == 1.0)),
-            bool(mask.all()))
+            full_pose, full_pose and isotropic and bool(sqrt_w[0] == sqrt_w[3]))
 
 
 class CompiledPose:
@@ -218,12 +226,15 @@ class CompiledPose:
         robot = group.robot
         self.target = target
         self.frame_id = robot.frame_id(target.frame)
-        self.reduced_frame_id = group.reduced_frame_id(target.frame)
+        self.reduced_frame_id = group.reduced_frame_of(self.frame_id)
         ref = target.reference_frame
         self.T_world_target = self._world_target(group, ref, target.T_ref_target)
         self.T_target_world = self.T_world_target.inverse()
+        #: Every axis constrained and weighted alike: the pose loops' error is ``log6``
+        #: (:func:`twist_error`), its weight one number.
+        self.twist: bool
         (self.mask, self.sqrt_w, self.inv_tol, self.full_rotation, self.isotropic,
-         self.unit_weights, self.full_pose) = _weight_info(
+         self.unit_weights, self.full_pose, self.twist) = _weight_info(
             target.weights, target.position_only, target.position_tolerance_m,
             target.orientation_tolerance_rad)
 

@@ -60,18 +60,19 @@ def solve(group: Group, target_or_problem: Union[PoseTarget, Problem], seed: np.
     ``timeout_s``.
     """
     problem = _problem(group, target_or_problem, constraints, costs)
-    timeout_s = _positive("timeout_s", timeout_s)
-    spent = prepare(group, problem.pose.target.frame if problem.pose is not None else None,
-                    constrained=bool(problem.constraints), solver=solver)
+    if not (type(timeout_s) is float and 0.0 < timeout_s < math.inf):  # else valid already
+        timeout_s = _positive("timeout_s", timeout_s)
+    pose = problem.pose
+    spent = prepare(group, pose.target.frame if pose is not None else None,
+                    bool(problem.constraints), solver)
     if spent > timeout_s:
         _warn_unprepared(group, spent, timeout_s)
     group.full_data()  # this thread's Data of the full model, made once: not on the clock
-    seed_q = problem.group.clamped_seed(seed)
+    seed_q = group.clamped_seed(seed)
     options = _options(timeout_s, max_attempts, random_seed, max_joint_jump_rad, num_solutions,
                        cancel, feedback, constraint_tolerance_m, constraint_tolerance_rad,
                        library_starts)
-    instance = registry.create(solver)
-    result = instance.solve(problem, seed_q, options)
+    result = registry.create(solver).solve(problem, seed_q, options)
     if _LOG.isEnabledFor(logging.DEBUG):
         _LOG.debug("%s: %s in %.3f ms (%d restarts)", solver, result.status.name,
                    result.solve_time_s * 1e3, result.restarts)

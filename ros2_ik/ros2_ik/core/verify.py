@@ -66,10 +66,25 @@ def verify_pose(group: Group, target: Optional[Union[PoseTarget, CompiledPose]],
 
 def check(group: Group, pose: Optional[CompiledPose], q: np.ndarray,
           constraints: Sequence[terms.Constraint], data: pin.Data,
-          tol: ConstraintTolerance) -> Tuple[bool, float, float, str, List[Violation]]:
-    """:func:`verify_pose` on a caller-owned ``data``; also returns the violations."""
+          tol: ConstraintTolerance, values: Optional[list] = None
+          ) -> Tuple[bool, float, float, str, List[Violation]]:
+    """:func:`verify_pose` on a caller-owned ``data``; also returns the violations.
+
+    ``values``: ``q`` as a list of Python floats when the caller has it (else made here).
+    """
     model = group.robot.model
     q_full = group.to_full_q(q)
+    if values is None:
+        values = q.tolist() if type(q) is np.ndarray else np.asarray(q, dtype=float).tolist()
+    if pose is not None and not constraints:  # a pose alone: its frame, its two errors
+        pin.forwardKinematics(model, data, q_full)
+        pos, ori = pose.errors(pin.updateFramePlacement(model, data, pose.frame_id))
+        target = pose.target
+        if pos <= target.position_tolerance_m and ori <= target.orientation_tolerance_rad \
+                and group.within_limits_values(values):
+            return True, pos, ori, "", []
+        return _rejected(group, q, pos, ori, pose.within_tolerance(pos, ori),
+                         group.within_limits_values(values), [])
     if constraints:
         placements = update_for_measures(model, data, q_full, constraints)
         placement = data.oMf[pose.frame_id] if pose is not None else None
@@ -84,10 +99,16 @@ def check(group: Group, pose: Optional[CompiledPose], q: np.ndarray,
     if pose is not None:
         pos, ori = pose.errors(placement)
         pose_ok = pose.within_tolerance(pos, ori)
-    limits_ok = group.within_limits_values(q.tolist() if type(q) is np.ndarray else
-                                           np.asarray(q, dtype=float).tolist())
+    limits_ok = group.within_limits_values(values)
     if pose_ok and limits_ok and not violations:
         return True, pos, ori, "", violations
+    return _rejected(group, q, pos, ori, pose_ok, limits_ok, violations)
+
+
+def _rejected(group: Group, q: np.ndarray, pos: float, ori: float, pose_ok: bool,
+              limits_ok: bool, violations: List[Violation]
+              ) -> Tuple[bool, float, float, str, List[Violation]]:
+    """:func:`check`'s answer for a rejected ``q``: the reason names what failed."""
     reasons = []
     if not pose_ok:
         reasons.append(f"pose error {pos:.3g} m / {ori:.3g} rad above tolerance")

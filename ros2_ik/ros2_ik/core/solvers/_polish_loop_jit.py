@@ -3,7 +3,7 @@
 The same steps as the Python loop on the compiled model (:func:`_polish_jit.model`): the
 QP solved by daqp's own C entry (``daqp_quadprog``, the function ``daqp.solve`` calls,
 with its default settings), the restoration by the compiled attempt
-(:func:`_constraint_lm_jit.attempt`), the damped BFGS update.  A group with a base
+(:func:`_lm_jit.stacked_attempt_in`), the damped BFGS update.  A group with a base
 steps in its tangent space (``kinematics.configuration``'s ``integrate`` and
 ``difference``, the group's own in the Python loop), its base columns bounded by the trust
 radius alone.  The clock is ``clock_gettime(CLOCK_MONOTONIC)``, the one
@@ -21,9 +21,10 @@ from numba import types
 from ros2_ik.core.kinematics.configuration import base_of, difference, integrate, sizes
 from ros2_ik.core.kinematics.jit import jit
 from ros2_ik.core.solvers._constraint_jit import layout_views, shrunk, value_views
-from ros2_ik.core.solvers._constraint_lm_jit import attempt_in, work
+from ros2_ik.core.solvers._lm_jit import stacked_attempt_in
 from ros2_ik.core.solvers._polish_jit import model_in, unpack_costs
 from ros2_ik.core.solvers._polish_jit import work as model_work
+from ros2_ik.core.solvers._stacked_jit import work
 from ros2_ik.core.solvers.polish import EQUALITY
 
 # The extension module's C symbols, visible to the compiled code by name (so the
@@ -182,10 +183,10 @@ def polish(tree, problem, kernel, costs, restore, limits, q, k, constants, deadl
             return step  # first-order optimal within the linearisation
         q_new[:] = q  # step and clamp (polish's group.integrate, project), then restore
         integrate(kinds, q_new, dq, lower, upper)
-        _, done, _ = attempt_in(restoring, parents, placements, kinds, axes, columns,
-                                fparent, fplace, ctype, cfa, cfb, coff, params, pose, q_new,
-                                lower, upper, lo, hi, margin, x_margin, scale, bias, stall,
-                                restore_iterations, active_set)
+        _, done, _ = stacked_attempt_in(
+            restoring, parents, placements, kinds, axes, columns, fparent, fplace, ctype, cfa,
+            cfb, coff, params, pose, q_new, lower, upper, lo, hi, margin, x_margin, scale,
+            bias, stall, restore_iterations, active_set)
         if not done:
             radius = 0.25 * min(radius, largest)
             continue

@@ -363,17 +363,28 @@ def returned_q(problem: Problem, q: np.ndarray, seed: np.ndarray) -> np.ndarray:
     A fresh array (solvers clamp already: usually inside the limits); the Solution and
     the IKResult keep it as it is.
     """
+    return returned(problem, q, seed, seed.tolist())[0]
+
+
+def returned(problem: Problem, q: np.ndarray, seed: np.ndarray, seed_values: list
+             ) -> Tuple[np.ndarray, list]:
+    """:func:`returned_q` and its values as Python floats.
+
+    ``seed_values``: ``seed.tolist()``, which the caller has already; the values serve
+    the check (:func:`verify.check`'s ``values``) and the distance to the seed.
+    """
     group = problem.group
     if group.has_wrapping and not problem.costs:  # on floats: one list each way
-        values = group.unwrap_values(q.tolist(), seed.tolist(), problem.windows)
+        values = group.unwrap_values(q.tolist(), seed_values, problem.windows)
         q = np.array(values)
     else:
         q = unwrapped(problem, q, seed) if group.has_wrapping else np.array(q, dtype=float)
         values = q.tolist()
     if not group.within_limits_values(values):
         q = group.clamp(q)
+        values = q.tolist()
     q.setflags(write=False)
-    return q
+    return q, values
 
 
 def unwrapped(problem: Problem, q: np.ndarray, seed: np.ndarray) -> np.ndarray:

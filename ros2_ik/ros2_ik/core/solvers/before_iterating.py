@@ -40,14 +40,13 @@ def answer(solver, problem: Problem, seed: np.ndarray, options, distinct: float)
     pose = problem.pose
     if pose is None or not solver.closed_form:
         return None
-    chain, sweep = _forms()
-    if problem.group.n == sweep.JOINTS:  # 7R: a swept joint (:mod:`.swept` decides)
-        from ros2_ik.core.solvers import swept  # it imports this module's exact()
+    chain, sweep, swept = _forms()
+    group = problem.group
+    if group.n == sweep.JOINTS:  # 7R: a swept joint (:mod:`.swept` decides)
         return swept.answer(solver, problem, seed, options, distinct)
-    if problem.group.n not in chain.JOINTS:
+    if group.n not in chain.JOINTS:
         return None
     start = time.perf_counter()
-    group = problem.group
     solver_form = chain.of(group, pose.frame_id)
     if solver_form is None:
         return None
@@ -75,14 +74,16 @@ _BRANCHES = None
 
 
 def _forms():
-    """:mod:`ros2_ik.core.closed_form`'s ``chain`` and ``sweep``, imported at first use.
+    """:mod:`ros2_ik.core.closed_form`'s ``chain`` and ``sweep``, and :mod:`.swept`.
 
-    The first pose a closed-form solver is asked imports them, not ``import ros2_ik.core``.
+    Imported at first use: the first pose a closed-form solver is asked imports them, not
+    ``import ros2_ik.core`` (:mod:`.swept` imports this module's :func:`exact`).
     """
     global _FORMS
     if _FORMS is None:
         from ros2_ik.core.closed_form import chain, sweep
-        _FORMS = chain, sweep
+        from ros2_ik.core.solvers import swept
+        _FORMS = chain, sweep, swept
     return _FORMS
 
 
@@ -95,7 +96,7 @@ def prepare(group, frame: str) -> None:
     The one-time work of the first answer (EAIK's solver and its self-test, the numba
     kernel), done outside any solve's budget by :func:`ros2_ik.core.solve.prepare`.
     """
-    chain, sweep = _forms()
+    chain, sweep, _ = _forms()
     if group.n == sweep.JOINTS:
         sweep.prepare(group, frame)
     if group.n not in chain.JOINTS:
@@ -131,10 +132,10 @@ def exact(problem: Problem, seed: np.ndarray, options, found, solver_form: Close
     seed_values = seed.tolist()
     solutions, nearest_jump = [], None
     for q in found.q:
-        ok, pos, ori, _, _ = check(group, pose, q, (), data, tol)
+        values = q.tolist()
+        ok, pos, ori, _, _ = check(group, pose, q, (), data, tol, values)
         if not ok:
             continue
-        values = q.tolist()
         if limit_jump and max(abs(a - b) for a, b in zip(values, seed_values)) > jump:
             nearest_jump = nearest_jump or (q, pos, ori)
             continue

@@ -31,6 +31,8 @@ from ros2_ik.core.kinematics.model import Chain, Tree
 
 #: The compiled module, once imported (numba is optional: without it the Python loop runs).
 _JIT = None
+#: The generated loops' module (``_lm_jit.pose_attempt``), imported with :data:`_JIT`.
+_LOOPS = None
 #: Whether :func:`warm_up` has run in this process.
 _WARM = False
 
@@ -42,12 +44,13 @@ def available() -> bool:
 
 def jit():
     """Return the compiled functions' module (imports numba the first time), or None."""
-    global _JIT
+    global _JIT, _LOOPS
     if _JIT is None and available():
         from ros2_ik.core.kinematics.jit import drop_stale_cache
-        drop_stale_cache([Path(__file__).resolve().parent / "_chain_jit.py"])
-        from ros2_ik.core.solvers import _chain_jit
-        _JIT = _chain_jit
+        here = Path(__file__).resolve().parent
+        drop_stale_cache([here / "_chain_jit.py", here / "_lm_jit.py"])
+        from ros2_ik.core.solvers import _chain_jit, _lm_jit
+        _JIT, _LOOPS = _chain_jit, _lm_jit
     return _JIT
 
 
@@ -78,7 +81,7 @@ def attempt(chain: Chain, q0: np.ndarray, T_target_inv: np.ndarray, lower: np.nd
     limits (+-inf where a joint wraps); tolerances squared [m^2], [rad^2].
     """
     q = np.array(q0, dtype=float)  # a fresh C-contiguous copy: the attempt writes it
-    it, done, E = _JIT.attempt(
+    it, done, E = _LOOPS.pose_attempt(
         *chain.tree, chain.fparent, chain.fplace, q, T_target_inv, lower, upper, bounded,
         sw, pos_tol2, ori_tol2, near2, settings.damping_scale, settings.bias,
         settings.stall_ratio, settings.bounds, settings.active_set)

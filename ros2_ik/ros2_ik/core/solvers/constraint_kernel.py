@@ -48,8 +48,8 @@ _ATTEMPT = None
 #: The compiled modules of :mod:`ros2_ik.core.solvers`: the pose kernel's, then the
 #: constraint kernels', each calling into the ones before it (and all into
 #: :mod:`ros2_ik.core.kinematics` and the constraint files, :func:`constraint_sources`).
-_JIT_SOURCES = ("_chain_jit", "_constraint_jit", "_dispatch_jit", "_constraint_lm_jit",
-                "_polish_jit", "_polish_loop_jit")
+_JIT_SOURCES = ("_chain_jit", "_constraint_jit", "_dispatch_jit", "_stacked_jit",
+                "_lm_jit", "_constraint_lm_jit", "_polish_jit", "_polish_loop_jit")
 
 
 class Layout(NamedTuple):

@@ -157,19 +157,28 @@ def _tuple(values) -> str:
     return "(" + ", ".join(map(str, values)) + ("," if len(values) == 1 else "") + ")"
 
 
-def stale() -> List[str]:
-    """Return ``[TARGET]`` when the checked-in dispatch differs from :func:`render`'s."""
-    return [] if TARGET.read_text() == render() else [str(TARGET)]
+def stale(target: Path = TARGET, source: str = None) -> List[str]:
+    """Return ``[target]`` when the checked-in ``target`` differs from ``source``.
+
+    By default the dispatch and :func:`render`'s (a generated file of another generator:
+    its own).
+    """
+    source = render() if source is None else source
+    return [] if target.read_text() == source else [str(target)]
+
+
+def write(target: Path, source: str) -> None:
+    """Write the generated ``target`` as ``source`` unless it is already; say which."""
+    if target.exists() and target.read_text() == source:
+        print(f"{target}: up to date")
+        return
+    target.write_text(source)
+    print(f"{target}: written")
 
 
 def main() -> None:
     """Write :data:`TARGET` from the registry (``make dispatch``)."""
-    source = render()
-    if TARGET.exists() and TARGET.read_text() == source:
-        print(f"{TARGET}: up to date")
-        return
-    TARGET.write_text(source)
-    print(f"{TARGET}: written")
+    write(TARGET, render())
 
 
 if __name__ == "__main__":

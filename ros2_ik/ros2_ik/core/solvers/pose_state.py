@@ -78,7 +78,7 @@ class PoseState:
         self.fid = pose.reduced_frame_id
         self.T_target_inv = pose.T_target_world
         self.inv_tol, self.sqrt_w = pose.inv_tol, pose.sqrt_w
-        self.log6 = pose.full_pose and pose.isotropic and pose.sqrt_w[0] == pose.sqrt_w[3]
+        self.log6 = pose.twist
         self.R6 = None if self.log6 else pose.R6
         pos_tol = pose.target.position_tolerance_m  # t * t: inf, not OverflowError,
         ori_tol = pose.target.orientation_tolerance_rad  # for an absurd 1e200 tolerance

@@ -23,9 +23,10 @@ import numpy as np
 
 from ros2_ik.core.problem import Problem
 from ros2_ik.core.result import IKResult, Solution
-from ros2_ik.core.solvers.attempts import CompiledConstraints, compiled_constraints
+from ros2_ik.core.solvers.attempts import CompiledConstraints, CompiledPose, \
+    compiled_constraints
 from ros2_ik.core.solvers.base import (Begun, LocalResult, SolveOptions, cost_starts,
-                                       in_windows, returned_q, solved)
+                                       in_windows, returned, solved)
 from ros2_ik.core.solvers.budget import Budget
 from ros2_ik.core.verify import check
 
@@ -69,17 +70,20 @@ def answer(solver, problem: Problem, seed: np.ndarray, options: SolveOptions
             state, [q0] + cost_starts(problem, seed, math.inf), budget)
     elif type(state) is CompiledConstraints:  # one compiled call: no budget to poll
         q, iterations, converged, merit = state.project(q0)
+    elif type(state) is CompiledPose:  # one compiled call too
+        q, iterations, converged, merit = state.run(q0, None)
     else:
         q, iterations, converged, merit = solver.local_solve(
             state, q0, Budget(options.timeout_s, options.cancel, None, start))
     group = problem.group
     if converged and math.isfinite(sum(q.tolist())):
-        q_out = returned_q(problem, q, seed)
+        seed_values = seed.tolist()
+        q_out, values = returned(problem, q, seed, seed_values)
         # Only the full model's check accepts (the kernel's measure shares its packing).
         ok, pos, ori, _, _ = check(group, problem.pose, q_out, problem.constraints,
-                                   group.full_data(), options.constraint_tolerance)
+                                   group.full_data(), options.constraint_tolerance, values)
         if ok:
-            solution = Solution(q_out, pos, ori, math.dist(q_out.tolist(), seed.tolist()))
+            solution = Solution(q_out, pos, ori, math.dist(values, seed_values))
             return solved(group, (solution,), 1, iterations, time.perf_counter() - start,
                           options.random_seed, solver.name)
     return Begun(start, state, LocalResult(q, iterations, converged, merit))
