@@ -112,9 +112,13 @@ class IKResult:
                  orientation_error_rad: float, solve_time_s: float, random_seed: int,
                  violations: Tuple[Tuple[str, float, str], ...] = (),
                  solutions: Tuple[Solution, ...] = (), message: str = "", solver: str = ""):
-        """Store a read-only copy of ``q`` and the rest (one dict update, as Solution's)."""
+        """Store a read-only copy of ``q`` and the rest (one dict update, as Solution's).
+
+        The first solution's ``q`` (a SUCCESS's) is read-only already: kept as it is.
+        """
         self.__dict__.update(
-            q=_frozen(q), joint_names=joint_names, status=status, iterations=iterations,
+            q=q if solutions and type(solutions[0]) is Solution and q is solutions[0].q
+            else _frozen(q), joint_names=joint_names, status=status, iterations=iterations,
             restarts=restarts, position_error_m=position_error_m,
             orientation_error_rad=orientation_error_rad, solve_time_s=solve_time_s,
             random_seed=random_seed, violations=violations, solutions=solutions,

@@ -20,6 +20,8 @@ from ros2_ik.core import errors
 
 TWO_PI = 2.0 * math.pi
 _INV_TWO_PI = 1.0 / TWO_PI
+#: Below this distance to the reference [rad], round(d / 2 pi) is 0 (3 / 2 pi ~ 0.48).
+_NO_TURN = 3.0
 
 
 class RobotModel(Protocol):
@@ -277,10 +279,13 @@ class Group:
             # there is none, or when x or ref is not finite.
             x = values[i]
             d = reference[i] - x
-            if not math.isfinite(d):
+            if -_NO_TURN < d < _NO_TURN:  # the usual case: round() below gives 0
+                cand = x + 0.0
+            elif not math.isfinite(d):
                 continue
+            else:
+                cand = x + round(d * _INV_TWO_PI) * TWO_PI
             lo, hi = lower[i], upper[i]
-            cand = x + round(d * _INV_TWO_PI) * TWO_PI
             if cand < lo:
                 cand += math.ceil((lo - cand) * _INV_TWO_PI) * TWO_PI
             elif cand > hi:
