@@ -115,3 +115,20 @@ def test_lean_path_keeps_the_errors(arm):
         solve(group, PoseTarget(group.tip, T), seed, max_attempts=-1)
     with pytest.raises(errors.InvalidArgument, match="constraint_tolerance_m"):
         solve(group, PoseTarget(group.tip, T), seed, constraint_tolerance_m=0.0)
+
+
+def test_empty_lists_take_the_lean_path(arm, monkeypatch):
+    """The node's empty constraint list is a plain request too, with its tolerances."""
+    group = arm
+    calls = []
+    answer = pose_request.answer
+    monkeypatch.setattr(pose_request, "answer", lambda *a: calls.append(1) or answer(*a))
+    T = group.fk(group.mid_configuration() + 0.1, group.tip)
+    seed = group.mid_configuration()
+    lean = solve(group, PoseTarget(group.tip, T), seed, constraints=[], costs=[],
+                 constraint_tolerance_m=1e-4, constraint_tolerance_rad=1e-3, random_seed=3)
+    driver = _driver(group, PoseTarget(group.tip, T), seed, 3)
+    assert calls == [1]
+    assert lean.success and driver.success
+    np.testing.assert_array_equal(lean.q, driver.q)
+    assert (lean.iterations, lean.message) == (driver.iterations, driver.message)

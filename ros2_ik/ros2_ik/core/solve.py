@@ -59,15 +59,17 @@ def solve(group: Group, target_or_problem: Union[PoseTarget, Problem], seed: np.
     before its clock starts, and logs a warning once when it took longer than
     ``timeout_s``.
     """
-    if type(target_or_problem) is PoseTarget and type(constraints) is tuple \
-            and not constraints and type(costs) is tuple and not costs \
-            and num_solutions == 1 and max_joint_jump_rad == math.inf \
+    if type(target_or_problem) is PoseTarget and not constraints and not costs \
+            and type(constraints) in _EMPTY_OK and type(costs) in _EMPTY_OK \
+            and type(num_solutions) is int and num_solutions == 1 \
+            and type(max_joint_jump_rad) is float and max_joint_jump_rad == math.inf \
             and target_or_problem.weights is UNIT_WEIGHTS \
             and not target_or_problem.position_only:
         # A plain pose request on a prepared frame: the lean path (:mod:`pose_request`).
         done = _PREPARED.get(group)
         plan = done.get((target_or_problem.frame, False, solver)) if done else None
-        if plan is not None and plan.solver.compiled:
+        # A solver class whose switches changed since prepare(): the driver's path.
+        if plan is not None and plan.solver.compiled and plan.solver.closed_form:
             pose = target_or_problem.compile(group)  # its errors, as Problem's
             if not (type(timeout_s) is float and 0.0 < timeout_s < math.inf):
                 timeout_s = _positive("timeout_s", timeout_s)
@@ -90,6 +92,10 @@ def solve(group: Group, target_or_problem: Union[PoseTarget, Problem], seed: np.
                        cancel, feedback, constraint_tolerance_m, constraint_tolerance_rad,
                        library_starts)
     return _logged(registry.create(solver).solve(problem, seed_q, options), solver)
+
+
+#: Types of an empty ``constraints`` or ``costs`` the lean path takes (the node's list).
+_EMPTY_OK = (tuple, list)
 
 
 def _logged(result: IKResult, solver: str) -> IKResult:
