@@ -2,8 +2,8 @@
 
 A plain request: a :class:`~ros2_ik.core.pose.PoseTarget` on every axis with unit
 weights, no constraints or costs, one solution, no joint jump limit, solver ``lm``, on a
-frame whose chain runs the compiled attempt and has no sweep that
-:func:`before_iterating.answer` would try first.  Most pose requests are answered by
+frame whose chain runs the compiled attempt, or has a closed form or a sweep that
+:func:`before_iterating.answer` tries first.  Most pose requests are answered by
 the attempt from the seed (~80 % of 7R targets), and for those the driver's objects
 (:class:`Problem`, the solver, its :class:`PoseState`, the restarts' state) cost more
 than the compiled attempt itself (docs/design.md).
@@ -18,10 +18,10 @@ as the driver builds one.  An end point that is not verified goes on into the dr
 as its first attempt (:meth:`base.Solver.resume`: restarts, seed library, proofs), so
 the result is the one :meth:`base.Solver.solve` gives, to the bit.
 
-A frame with a closed form (6R) takes the same path with the closed form's answer in
-place of the attempt (:func:`before_iterating.closed_form_branches` and
-:func:`before_iterating.exact`, as step 1 of :meth:`base.Solver.solve`); a 7R sweep
-keeps the driver's path.
+A frame with a closed form (6R) or a 7R sweep lm runs takes the same path with their
+answer in place of the attempt (:func:`before_iterating.closed_form_branches` and
+:func:`before_iterating.exact`, or :func:`swept.answer_pose`: step 1 of
+:meth:`base.Solver.solve`).
 """
 from __future__ import annotations
 
@@ -37,7 +37,7 @@ from ros2_ik.core.pose import CompiledPose
 from ros2_ik.core.problem import Problem
 from ros2_ik.core.closed_form import chain as closed_form_chain
 from ros2_ik.core.result import IKResult, IKStatus
-from ros2_ik.core.solvers import before_iterating, chain_kernel, seed_request
+from ros2_ik.core.solvers import before_iterating, chain_kernel, seed_request, swept
 from ros2_ik.core.solvers.attempts import chain_settings
 from ros2_ik.core.solvers.base import DISTINCT_TOLERANCE, Begun, LocalResult, \
     SolveOptions, proven_or, returned_pose
@@ -50,10 +50,10 @@ class Plan(NamedTuple):
 
     ``solver``: the solver class; ``chain``, ``lower``, ``upper``, ``bounded``: the
     compiled attempt's chain and search limits [rad or m]
-    (:func:`pose_state.compiled_chain`), or ``closed_form`` True: the chain's closed form
-    answers first (:func:`before_iterating.closed_form_branches`; the form itself is
-    looked up per request, :func:`closed_form.chain.of`).  Holds no reference to the
-    group (a plan is stored per group: it would keep the group alive).
+    (:func:`pose_state.compiled_chain`); or ``first``: what answers first
+    (:func:`before_iterating.first_answer`: ``"closed_form"`` or ``"sweep"``, the form
+    looked up per request).  Holds no reference to the group (a plan is stored per
+    group: it would keep the group alive).
     """
 
     solver: type
@@ -61,7 +61,7 @@ class Plan(NamedTuple):
     lower: Optional[np.ndarray] = None
     upper: Optional[np.ndarray] = None
     bounded: bool = False
-    closed_form: bool = False
+    first: Optional[str] = None
 
 
 def plan(group, frame: str, solver_class: type) -> Optional[Plan]:
@@ -69,8 +69,7 @@ def plan(group, frame: str, solver_class: type) -> Optional[Plan]:
 
     None unless ``solver_class`` is lm itself (a subclass may answer otherwise), the
     group has a fixed base, the frame exists, and either its chain has a closed form or
-    it runs the compiled attempt and :func:`before_iterating.answer` answers no full
-    pose-only target on it.
+    a sweep lm runs, or it runs the compiled attempt.
     """
     if solver_class is not LevenbergMarquardt or group.has_base:
         return None
@@ -79,10 +78,8 @@ def plan(group, frame: str, solver_class: type) -> Optional[Plan]:
     except errors.InvalidFrame:
         return None
     first = before_iterating.first_answer(solver_class, group, frame_id)
-    if first == "closed_form":
-        return Plan(solver_class, closed_form=True)
-    if first is not None:  # a sweep: not lean
-        return None
+    if first is not None:
+        return Plan(solver_class, first=first)
     found = compiled_chain(group, group.reduced_frame_of(frame_id))
     return None if found is None else Plan(solver_class, *found)
 
@@ -97,8 +94,8 @@ def answer(plan: Plan, group, pose: CompiledPose, seed: np.ndarray,
     """
     start = time.perf_counter()
     cls = plan.solver
-    if plan.closed_form:
-        return _closed_form(cls, group, pose, seed, options, start)
+    if plan.first is not None:
+        return _first_answer(cls, plan.first, group, pose, seed, options, start)
     q, iterations, converged, merit = chain_kernel.attempt(
         plan.chain, seed, np.ascontiguousarray(pose.T_target_world.homogeneous),
         plan.lower, plan.upper, plan.bounded, float(pose.sqrt_w[0]),
@@ -119,23 +116,29 @@ def answer(plan: Plan, group, pose: CompiledPose, seed: np.ndarray,
     return solver.resume(problem, seed, options, begun, None, True, start)
 
 
-def _closed_form(cls: type, group, pose: CompiledPose, seed: np.ndarray,
-                 options: SolveOptions, start: float) -> IKResult:
-    """:func:`answer` on a chain with a closed form: its exact branches first.
+def _first_answer(cls: type, first: str, group, pose: CompiledPose, seed: np.ndarray,
+                  options: SolveOptions, start: float) -> IKResult:
+    """:func:`answer` where a closed form or a 7R sweep answers first (``first``).
 
-    As :meth:`base.Solver.solve` step 1 (:func:`before_iterating.answer`): the verified
-    branches' SUCCESS; a JUMP_TOO_LARGE or NO_SOLUTION through the proofs
-    (:func:`base.proven_or`); branches that prove nothing start the driver's steps 2-4
-    (:meth:`base.Solver.from_seed`).
+    As :meth:`base.Solver.solve` step 1 (:func:`before_iterating.answer`): the closed
+    form's branches (:func:`before_iterating.closed_form_branches`, :func:`.exact`) or
+    the sweep's (:func:`swept.answer_pose`); a SUCCESS returned as it is, another result
+    through the proofs (:func:`base.proven_or`); else the driver's steps 2-4
+    (:meth:`base.Solver.from_seed`) with the branches found as the first starts.
     """
-    solver_form = closed_form_chain.of(group, pose.frame_id)
-    found = before_iterating.closed_form_branches(solver_form, group, pose, seed,
-                                                  DISTINCT_TOLERANCE)
-    result = before_iterating.exact(group, pose, seed, options, found, solver_form, start,
-                                    cls.name)
+    if first == "sweep":
+        early = swept.answer_pose(cls, group, pose, seed, options, DISTINCT_TOLERANCE)
+        result, starts = (early, None) if isinstance(early, IKResult) else (None, early)
+    else:
+        solver_form = closed_form_chain.of(group, pose.frame_id)
+        found = before_iterating.closed_form_branches(solver_form, group, pose, seed,
+                                                      DISTINCT_TOLERANCE)
+        result = before_iterating.exact(group, pose, seed, options, found, solver_form,
+                                        start, cls.name)
+        starts = list(found.q)
     if result is not None and result.status is IKStatus.SUCCESS:
         return result
     problem = Problem(group, pose.target)
     if result is not None:
         return proven_or(result, problem, options, start)
-    return cls().from_seed(problem, seed, options, list(found.q), start)
+    return cls().from_seed(problem, seed, options, starts, start)

@@ -39,9 +39,15 @@ def answer(solver, problem: Problem, seed: np.ndarray, options, distinct: float
 
     ``distinct`` [rad]: two branches are one when no joint differs by more.
     """
-    pose, group = problem.pose, problem.group
+    pose = problem.pose
     if not (problem.pose_only and pose.full_pose):
         return None  # constraints, costs or a free axis: the search as before
+    return answer_pose(solver, problem.group, pose, seed, options, distinct)
+
+
+def answer_pose(solver, group, pose, seed: np.ndarray, options, distinct: float
+                ) -> Union[IKResult, List[np.ndarray], None]:
+    """:func:`answer` of CompiledPose ``pose`` on ``group``, pose-only, on every axis."""
     found_sweep = form(solver, group, pose.frame_id)
     if found_sweep is None:
         return None
@@ -64,7 +70,7 @@ def answer(solver, problem: Problem, seed: np.ndarray, options, distinct: float
         if len(rows) >= want or time.perf_counter() > deadline:
             break
     if rows and not first:
-        return _many(solver, problem, seed, options, rows, found_sweep, start)
+        return _many(solver, group, pose, seed, options, rows, found_sweep, start)
     starts = rows[:STARTS] + near
     return starts[:STARTS] or None
 
@@ -80,15 +86,14 @@ def form(solver, group, frame_id: int) -> Optional[sweep.Sweep]:
     return found_sweep
 
 
-def _many(solver, problem: Problem, seed: np.ndarray, options, rows: List[np.ndarray],
+def _many(solver, group, pose, seed: np.ndarray, options, rows: List[np.ndarray],
           found_sweep: sweep.Sweep, start: float) -> Union[IKResult, List[np.ndarray]]:
     """Verify ``rows`` nearest the seed first: the result, or the rows as starts."""
     from ros2_ik.core.closed_form.branches import Branches
     rows.sort(key=lambda q: float(np.abs(q - seed).sum()))
     every = np.array(rows)
     found = Branches(every, len(rows), every[:0], np.zeros(0), every[:0])
-    result = exact(problem.group, problem.pose, seed, options, found, found_sweep, start,
-                   solver.name)
+    result = exact(group, pose, seed, options, found, found_sweep, start, solver.name)
     if result is not None and result.status is IKStatus.SUCCESS:
         return result
     return rows[:STARTS]
