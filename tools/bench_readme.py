@@ -9,7 +9,8 @@ begin/end -->`` the same of the ``--other-arms`` run, ``<!-- servo:begin/end
 -->`` servo.md, servo_node.md and servo_whole_body.md, ``<!-- batch:begin/end -->``
 batch.md, ``<!-- wholebody:begin/end -->`` the whole-body summary (wholebody.md up to its
 per-method details), ``<!-- analytic:begin/end -->`` analytic.md (closed-form pose IK),
-``<!-- sweep:begin/end -->`` sweep.md (7R arms by a swept joint).
+``<!-- sweep:begin/end -->`` sweep.md (7R arms by a swept joint), ``<!-- seven-r:begin/end
+-->`` seven_r.md (7R arms against lm at issue 48's start).
 """
 import pathlib
 
@@ -77,6 +78,7 @@ def wholebody() -> str:
 if __name__ == "__main__":
     sections = {"bench": tables(), "servo": servo(), "batch": batch(),
                 "analytic": after_title("analytic.md"), "sweep": after_title("sweep.md"),
+                "seven-r": after_title("seven_r.md"),
                 "wholebody": wholebody(),
                 "constrained-other": constrained("constrained_other_arms"),
                 "constrained": constrained()}

@@ -246,7 +246,9 @@ def test_pause_holds_and_stop_ends_commands(rig, model):
     rig.spin_until(lambda: rig.last_state().state == ServoStatus.RUNNING, 2.0, "resumed",
                    publish)
     first = len(rig.commands)
-    rig.spin_for(0.1, publish)  # moving again
+    rig.spin_until(lambda: len(rig.commands) > first + 1 and np.ptp(  # moving again
+        np.array(rig.commands[first:]), axis=0).max() > 1e-6, 2.0, "moving again", publish)
+    rig.spin_for(0.05, publish)
     assert "stopping" in rig.call("stop").message
     rig.spin_until(lambda: rig.last_state().state == ServoStatus.STOPPED, 2.0, "stopped")
     rig.spin_for(0.05)

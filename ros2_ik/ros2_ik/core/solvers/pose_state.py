@@ -33,8 +33,10 @@ def _group_arrays(group) -> tuple:
 
     The loops run on ``group.angle_model`` (q = group vector, continuous joints as plain
     angles) unless a continuous joint has no plain twin: then on the reduced model with
-    its cos/sin pairs, ``pin.integrate`` and conversions.  No bound method of ``group`` is
-    kept here: a value referring to its weak key would keep the group alive for ever.
+    its cos/sin pairs, ``pin.integrate`` and conversions.  The last item: the compiled
+    attempt's chains by frame id (:func:`_chain`), filled as frames are asked.  No bound
+    method of ``group`` is kept here: a value referring to its weak key would keep the
+    group alive for ever.
     """
     g = _GROUP_ARRAYS.get(group)
     if g is None:
@@ -43,12 +45,12 @@ def _group_arrays(group) -> tuple:
             q_simple = group.iq_reduced_simple
             g = (group.reduced_model, lower, upper, group.reduced_bounded, True, q_simple,
                  np.flatnonzero(~group.continuous), lower[q_simple], upper[q_simple],
-                 lower.tolist(), upper.tolist())
+                 lower.tolist(), upper.tolist(), {})
         else:
             lower, upper, idx = group.search_lower, group.search_upper, np.arange(group.n)
             bounded = bool(np.isfinite(lower).any() or np.isfinite(upper).any())
             g = (group.angle_model, lower, upper, bounded, False, idx, idx, lower, upper,
-                 lower.tolist(), upper.tolist())
+                 lower.tolist(), upper.tolist(), {})
         _GROUP_ARRAYS[group] = g
     return g
 
@@ -66,10 +68,9 @@ class PoseState:
         """Pick the loop (log6 for a full isotropic pose) and cache its inputs."""
         group, pose = problem.group, problem.pose
         self.group = group
-        g = _group_arrays(group)
         (self.model, self.lower, self.upper, self.bounded, self.continuous, self.q_simple,
          self.v_simple, self.lower_simple, self.upper_simple, self.lower_list,
-         self.upper_list) = g
+         self.upper_list, chains) = _group_arrays(group)
         if self.continuous:  # the reduced model's cos/sin layout
             self.data, self.to_q, self.from_q = (group.reduced_data(), group.to_reduced_q,
                                                  group.from_reduced_q)
@@ -86,8 +87,10 @@ class PoseState:
         # |log6|^2 below this: worth the exact test (|v| ~ |t| once the rotation is small).
         self.near2 = 1.1 * (self.pos_tol2 + self.ori_tol2)
         # The compiled attempt's chain (None: the Python loop), and the target it reads.
-        self.chain = _chain(group, self.model, self.fid) if self.log6 and not self.continuous \
-            else None
+        self.chain = None
+        if self.log6 and not self.continuous:
+            chain = chains.get(self.fid, _MISSING)
+            self.chain = chain if chain is not _MISSING else _chain(group, chains, self.fid)
         self.T_target_inv_h = np.ascontiguousarray(self.T_target_inv.homogeneous) \
             if self.chain is not None else None
         # The rows the last evaluate left for the step (:mod:`lm_loop`), weighted; and
@@ -188,21 +191,19 @@ class PoseState:
         return any(map(_ge, self.lower_list, values)) or any(map(_le, self.upper_list, values))
 
 
-_CHAINS: PerObject = PerObject()
-
-
-def _chain(group, model: pin.Model, fid: int):
+def _chain(group, chains: dict, fid: int):
     """``(chain, lower, upper)`` of the compiled attempt for ``group``'s frame ``fid``.
 
-    None when the Python loop runs.  Cached per group; the limits are writable copies
-    (a read-only array is another type to numba: a second compilation).
+    None when the Python loop runs.  Stored in ``chains`` (:func:`_group_arrays`' table);
+    the limits are writable copies (a read-only array is another type to numba: a
+    second compilation).
     """
-    chains = _CHAINS.get(group)
-    if chains is None:
-        chains = _CHAINS[group] = {}
-    if fid not in chains:
-        chain = chain_kernel.chain_of(model, fid)
-        chains[fid] = None if chain is None else (
-            chain, np.array(group.search_lower, dtype=float),
-            np.array(group.search_upper, dtype=float))
+    chain = chain_kernel.chain_of(group.angle_model, fid)
+    chains[fid] = None if chain is None else (
+        chain, np.array(group.search_lower, dtype=float),
+        np.array(group.search_upper, dtype=float))
     return chains[fid]
+
+
+#: A frame whose chain is not built yet (:func:`_chain`).
+_MISSING = object()
