@@ -25,10 +25,14 @@ the CoM margin past the polygon (``wholebody_problems.with_impossible_com``), an
 contact's target 3 m from the others (``with_far_contact``).  Any claim of success there is
 false, and ros2_ik should answer NO_SOLUTION naming the CoM term, or the contact moved.
 A false SUCCESS is a method claiming success (ours: SUCCESS; Drake:
-SNOPT's success; Pink: its own stopping test) on an answer the check refuses.  One extra
+SNOPT's success; Pink: its own stopping test) on an answer the check refuses.  An extra
 problem per robot runs first through every method, untimed (imports, caches).  The
-process collects its garbage and freezes what is alive before each robot's timed
-problems (as ``constrained_bench``).
+process then collects its garbage and freezes what is alive (as ``constrained_bench``),
+and ``WARM_UP`` extra problems run through every method, untimed, before the timed ones:
+the collection walks the whole heap, and the first solves after it, and the references'
+first solves, found their caches cold (ros2_ik's quadruped request ~0.55 ms, then
+~0.3 ms, against ~0.2 ms interleaved; with 10 problems per robot those few set the
+median).
 
     python bench/wholebody_bench.py            # N=100 per robot
     python bench/wholebody_bench.py --quick    # N=10
@@ -58,6 +62,8 @@ from wholebody_check import TOL_M, TOL_RAD, WholeBodyChecker  # noqa: E402
 
 RESULTS = HERE / "results"
 METHODS = ("ours", "drake_snopt", "pink")
+#: Extra problems per robot through every method before the timed ones, untimed.
+WARM_UP = 4
 REFERENCES = ("drake_snopt", "pink")
 #: A NO_SOLUTION message that names the CoM-in-support-polygon term.
 NAMES_COM = re.compile(r"support[_ ]polygon|ComInSupport|cent(re|er)[_ ]of[_ ]mass|\bCoM\b",
@@ -164,17 +170,20 @@ def _names_contact(problem, note: str) -> bool:
 def run_robot(robot: str, methods, n: int, seed: int, budget_s: float,
               infeasible: int = 0) -> dict:
     """Every problem of one robot through every method, interleaved; per-method records."""
-    problems = wb.problems(robot, n + 1, seed)
+    problems = wb.problems(robot, n + WARM_UP, seed)  # the first n: the same for any count
     checker = WholeBodyChecker(robot)
     solvers, skipped = adapters(robot, methods)
-    for solve in solvers.values():  # untimed warm-up on the extra problem
-        run_one(checker, solve, problems[-1], budget_s)
+    for solve in solvers.values():  # untimed warm-up on the first extra problem
+        run_one(checker, solve, problems[n], budget_s)
     gc.collect()
     gc.freeze()
+    for problem in problems[n:]:  # again, on them all: the collection walked the heap
+        for solve in solvers.values():
+            run_one(checker, solve, problem, budget_s)
     names = list(solvers)
     records: Dict[str, List[dict]] = {m: [] for m in names}
     order = np.random.default_rng(seed)
-    for problem in problems[:-1]:
+    for problem in problems[:n]:
         for k in order.permutation(len(names)):
             records[names[k]].append(run_one(checker, solvers[names[k]], problem, budget_s))
     few = problems[:infeasible]
@@ -185,7 +194,7 @@ def run_robot(robot: str, methods, n: int, seed: int, budget_s: float,
     gc.unfreeze()
     return {"records": records, "skipped": skipped, "infeasible": impossible,
             "infeasible_contact": far,
-            "draws_median": float(np.median([p.meta["draws"] for p in problems]))}
+            "draws_median": float(np.median([p.meta["draws"] for p in problems[:n]]))}
 
 
 def summary(records: List[dict]) -> dict:
