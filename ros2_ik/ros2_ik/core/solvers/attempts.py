@@ -140,14 +140,24 @@ def kernel_settings(cls) -> constraint_kernel.Settings:
                                       bool(cls.active_set))
 
 
-class CompiledPose(Attempt):
+class PoseAttempt(Attempt):
+    """A pose-only attempt on :class:`PoseState`'s target, run by one of the two loops.
+
+    ``how``: the loop's constants: :class:`chain_kernel.Settings` for
+    :class:`CompiledPose`, an :class:`lm_loop.Rule` for :class:`PythonPose`.
+    """
+
+    __slots__ = ("state", "how")
+
+    def __init__(self, state: PoseState, how):
+        """Run on ``state`` (the chain or the loop's model, the target) with ``how``."""
+        self.state, self.how = state, how
+
+
+class CompiledPose(PoseAttempt):
     """The pose attempt compiled (:mod:`chain_kernel`): :class:`PythonPose`'s iteration."""
 
-    __slots__ = ("state", "settings")
-
-    def __init__(self, state: PoseState, settings: chain_kernel.Settings):
-        """Run on ``state``'s chain with the solver's ``settings``."""
-        self.state, self.settings = state, settings
+    __slots__ = ()
 
     def run(self, q0: np.ndarray, budget: Budget) -> LocalResult:
         """One compiled attempt from group vector ``q0``."""
@@ -155,22 +165,18 @@ class CompiledPose(Attempt):
         chain, lower, upper = s.chain
         return LocalResult(*chain_kernel.attempt(
             chain, q0, s.T_target_inv_h, lower, upper, s.bounded, float(s.sqrt_w[0]),
-            s.pos_tol2, s.ori_tol2, s.near2, self.settings))
+            s.pos_tol2, s.ori_tol2, s.near2, self.how))
 
 
-class PythonPose(Attempt):
+class PythonPose(PoseAttempt):
     """The pose attempt in Python: :func:`lm_loop.run` on :class:`PoseState`'s rows."""
 
-    __slots__ = ("state", "rule")
-
-    def __init__(self, state: PoseState, rule: lm_loop.Rule):
-        """Run on ``state`` (the loop's model, its target) with ``rule``."""
-        self.state, self.rule = state, rule
+    __slots__ = ()
 
     def run(self, q0: np.ndarray, budget: Budget) -> LocalResult:
         """One attempt from group vector ``q0`` on the loop's model."""
         s = self.state
-        q, it, done, merit = lm_loop.run(s, s.begin(s.to_q(q0)), budget, self.rule)
+        q, it, done, merit = lm_loop.run(s, s.begin(s.to_q(q0)), budget, self.how)
         return LocalResult(s.from_q(q), it, done, merit)
 
 
