@@ -123,10 +123,11 @@ bench-sweep: build
 
 # 7-joint arms: solve() today against lm at issue 48's start commit (ef381ac), each in its own
 # worktree, same targets, TRAC-IK between solves in both: results/seven_r.*.
-# SEVEN_R_ARGS=--quick (200 targets, one round); OLD=<rev> to compare with another commit.
+# SEVEN_R_ARGS=--quick (200 targets, one round); SEVEN_R_OLD=<rev> to compare with another commit.
+SEVEN_R_OLD ?= ef381ac
 bench-seven-r: setup
 	@$(ENV) pip install --quiet -r bench/requirements-bench.txt 2>&1 | { grep -v "is ignored" || true; } \
-	&& python bench/seven_r_ab.py --old $(or $(OLD),ef381ac) $(SEVEN_R_ARGS)
+	&& python bench/seven_r_ab.py --old $(SEVEN_R_OLD) $(SEVEN_R_ARGS)
 
 # Import cost (issue 46): `import ros2_ik.core` after `import pinocchio` in fresh processes,
 # cached bytecode and none, interleaved: results/import.*. IMPORT_ARGS=--quick (6 runs, ~1 min).
