@@ -29,75 +29,25 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import time
 from pathlib import Path
-from typing import Dict, List, Optional
+from typing import Dict, List
 
 import numpy as np
 import pinocchio as pin
 
+from dof_arms import Arm, arms, timed, trac_ik_adapter, verified
 from machine import machine, pyplot
 from ros2_ik.core.maps import batch
-from ros2_ik.core.model import robots
 from ros2_ik.core.maps.capability import estimate_reach_m
 from ros2_ik.core.closed_form import chain
 from ros2_ik.core.pose import PoseTarget
 from ros2_ik.core.result import IKStatus
-from ros2_ik.core.model.robot import Robot
 from ros2_ik.core.solve import prepare, solve
 from ros2_ik.core.solvers.lm import LevenbergMarquardt
 
 RESULTS = Path(__file__).resolve().parent / "results"
-REAL_URDFS = Path(os.environ.get("ROS2_IK_REAL_URDFS", "/work/shared/real_urdfs"))
-POS_TOL, ORI_TOL = 1e-4, 1e-3
-
-
-class Arm:
-    """A 6R arm of either source: name, source, URDF text, base and tip."""
-
-    def __init__(self, name: str, source: str, urdf: str, base: str, tip: str, srdf: str = ""):
-        """Keep the record; the robot is built on demand."""
-        self.name, self.source, self.urdf, self.base, self.tip = name, source, urdf, base, tip
-        self.srdf = srdf
-
-    def group(self):
-        """(robot, group) from the whole URDF, base -> tip."""
-        robot = Robot.from_urdf(self.urdf, self.srdf or None)
-        return robot, robot.group(base=self.base, tip=self.tip)
-
-
-def arms(joints: int = 6) -> List[Arm]:
-    """Return the arms of ``joints`` joints of example-robot-data and of the vendor folder."""
-    out = []
-    for name, spec in robots.ARMS.items():
-        arm = Arm(name, "example-robot-data", robots.urdf_text(name), spec.base, spec.tip,
-                  robots.srdf_text(name))
-        if arm.group()[1].n == joints:
-            out.append(arm)
-    manifest = REAL_URDFS / "manifest.json"
-    if manifest.is_file():
-        for entry in json.loads(manifest.read_text()):
-            if entry.get("dof") == joints:
-                srdf = REAL_URDFS / entry["srdf"] if entry.get("srdf") else None
-                out.append(Arm(entry["name"], "real_urdfs",
-                               (REAL_URDFS / entry["file"]).read_text(),
-                               entry["base"], entry["tip"],
-                               srdf.read_text() if srdf and srdf.is_file() else ""))
-    else:
-        print(f"{REAL_URDFS} absent: vendor arms skipped")
-    return out
-
-
-def verified(group, q: Optional[np.ndarray], T: pin.SE3) -> bool:
-    """Pinocchio FK of ``q`` within 1e-4 m / 1e-3 rad of ``T`` and inside the limits."""
-    if q is None:
-        return False
-    M = group.fk(np.asarray(q, dtype=float), group.tip)
-    return (np.linalg.norm(M.translation - T.translation) <= POS_TOL
-            and np.linalg.norm(pin.log3(T.rotation.T @ M.rotation)) <= ORI_TOL
-            and group.within_limits(q))
 
 
 def eaik_count(closed, group, T: pin.SE3) -> int:
@@ -114,23 +64,6 @@ def eaik_count(closed, group, T: pin.SE3) -> int:
         if all(d > 1e-2 for d in near):
             kept.append(shifted)
     return len(kept)
-
-
-def timed(f, *args):
-    """``(f(*args), its wall time [s])``."""
-    start = time.perf_counter()
-    out = f(*args)
-    return out, time.perf_counter() - start
-
-
-def trac_ik_adapter(arm: Arm, group):
-    """TRAC-IK on the arm, or None when pytracik is not installed or refuses the chain."""
-    try:
-        import adapters
-        return adapters.trac_ik(arm, group, 0)
-    except Exception as exc:  # missing wheel, or a chain KDL does not parse
-        print(f"  TRAC-IK unavailable on {arm.name}: {exc}")
-        return None
 
 
 def run_arm(arm: Arm, poses: int, batch_rows: int) -> Dict:
@@ -312,7 +245,7 @@ def main() -> None:
     poses = args.poses or (40 if args.quick else 200)
     batch_rows = 400 if args.quick else 2000
     rows = []
-    for arm in arms():
+    for arm in arms(6):
         if args.arms and arm.name not in args.arms:
             continue
         print(f"{arm.name} ({arm.source})", flush=True)

@@ -33,7 +33,8 @@ from typing import Dict, List
 
 import numpy as np
 
-from analytic_bench import RESULTS, Arm, arms, timed, trac_ik_adapter, verified
+from analytic_bench import RESULTS
+from dof_arms import Arm, arms, timed, trac_ik_adapter, verified
 from machine import machine, pyplot
 from ros2_ik.core.closed_form import sweep
 from ros2_ik.core.pose import PoseTarget

@@ -21,13 +21,17 @@ _REPO = Path(__file__).resolve().parents[1]
 
 
 class VendorArm(NamedTuple):
-    """A manifest entry: ``name``, URDF ``path``, the group's ``base`` and ``tip`` frames."""
+    """A manifest entry: ``name``, URDF ``path``, the group's ``base`` and ``tip`` frames.
+
+    ``srdf``: the entry's SRDF path, when the manifest names one.
+    """
 
     name: str
     path: Path
     base: str
     tip: str
     dof: int
+    srdf: Optional[Path] = None
 
 
 def _main_clone(repo: Path) -> Path:
@@ -70,7 +74,8 @@ def arms(path: Optional[Path] = None) -> List[VendorArm]:
     if path is None:
         return []
     manifest = json.loads((path / "manifest.json").read_text())
-    return [VendorArm(e["name"], path / e["file"], e["base"], e["tip"], int(e["dof"]))
+    return [VendorArm(e["name"], path / e["file"], e["base"], e["tip"], int(e["dof"]),
+                      path / e["srdf"] if e.get("srdf") else None)
             for e in manifest]
 
 
