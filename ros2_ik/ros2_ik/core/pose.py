@@ -158,12 +158,8 @@ class PoseTarget:
             else:
                 self._check_weights()
                 object.__setattr__(self, "weights", tuple(float(x) for x in self.weights))
-        pos_tol, ori_tol = self.position_tolerance_m, self.orientation_tolerance_rad
-        if type(pos_tol) is float and type(ori_tol) is float and \
-                MIN_TOLERANCE <= pos_tol <= _MAX_FLOAT and MIN_TOLERANCE <= ori_tol <= _MAX_FLOAT:
-            return  # the usual case: two floats in range (nan fails the comparisons)
-        for name, value in (("position_tolerance_m", pos_tol),
-                            ("orientation_tolerance_rad", ori_tol)):
+        for name, value in (("position_tolerance_m", self.position_tolerance_m),
+                            ("orientation_tolerance_rad", self.orientation_tolerance_rad)):
             if not _tolerance_ok(value):
                 raise errors.InvalidGoal(f"{name} must be finite and >= {MIN_TOLERANCE} "
                                          f"(below, FK rounding decides), got {value}")

@@ -71,16 +71,14 @@ def solve(group: Group, target_or_problem: Union[PoseTarget, Problem], seed: np.
         # A solver class whose switches changed since prepare(): the driver's path.
         if plan is not None and plan.solver.compiled and plan.solver.closed_form:
             pose = target_or_problem.compile(group)  # its errors, as Problem's
-            if not (type(timeout_s) is float and 0.0 < timeout_s < math.inf):
-                timeout_s = _positive("timeout_s", timeout_s)
+            timeout_s = _positive("timeout_s", timeout_s)
             seed_q = group.clamped_seed(seed)
             options = _options(timeout_s, max_attempts, random_seed, max_joint_jump_rad,
                                num_solutions, cancel, feedback, constraint_tolerance_m,
                                constraint_tolerance_rad, library_starts)
             return _logged(_LEAN.answer(plan, group, pose, seed_q, options), solver)
     problem = _problem(group, target_or_problem, constraints, costs)
-    if not (type(timeout_s) is float and 0.0 < timeout_s < math.inf):  # else valid already
-        timeout_s = _positive("timeout_s", timeout_s)
+    timeout_s = _positive("timeout_s", timeout_s)
     pose = problem.pose
     spent = prepare(group, pose.target.frame if pose is not None else None,
                     bool(problem.constraints), solver)
@@ -218,20 +216,8 @@ def _options(timeout_s: float, max_attempts: int, random_seed: Optional[int],
              library_starts: int) -> SolveOptions:
     """Return the validated :class:`SolveOptions` (``timeout_s`` validated already).
 
-    Bad values raise :class:`errors.InvalidArgument` naming the argument.  The usual
-    request (integer counts in range, no jump limit) is checked in one expression, without
-    a call per field.
+    Bad values raise :class:`errors.InvalidArgument` naming the argument.
     """
-    if type(max_attempts) is int and type(num_solutions) is int \
-            and type(library_starts) is int and max_attempts >= 0 and num_solutions >= 1 \
-            and library_starts >= 0 and type(max_joint_jump_rad) is float \
-            and max_joint_jump_rad == math.inf and (
-                random_seed is None or type(random_seed) is int and random_seed >= 0):
-        return SolveOptions(  # positional: a third of the keyword call's cost
-            timeout_s, max_attempts,
-            _SEEDS.getrandbits(31) if random_seed is None else random_seed,
-            max_joint_jump_rad, num_solutions, cancel, feedback,
-            _tolerance(constraint_tolerance_m, constraint_tolerance_rad), library_starts)
     return SolveOptions(
         timeout_s,
         _count("max_attempts", max_attempts, minimum=0),
