@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 import time
-from typing import TYPE_CHECKING, List, Optional, Union
+from typing import TYPE_CHECKING, List, Optional, Tuple, Union
 
 import numpy as np
 import pinocchio as pin
@@ -26,6 +26,7 @@ from ros2_ik.core.result import IKResult, IKStatus, Solution
 from ros2_ik.core.verify import check
 
 if TYPE_CHECKING:
+    from ros2_ik.core.closed_form.branches import Branches
     from ros2_ik.core.closed_form.chain import ClosedForm
 
 #: The answer: a result, exact branches to start from, or None.
@@ -40,39 +41,56 @@ def answer(solver, problem: Problem, seed: np.ndarray, options, distinct: float)
     pose = problem.pose
     if pose is None or not solver.closed_form:
         return None
-    chain, sweep, swept = _forms()
-    group = problem.group
+    if problem.pose_only and pose.full_pose:
+        return pose_answer(solver, problem.group, pose, seed, options, distinct,
+                           time.perf_counter())
+    if problem.group.n == _forms()[1].JOINTS:
+        return None  # 7R: the sweep answers pose-only targets on every axis alone
+    found = _closed_form(problem.group, pose, seed, distinct)
+    return None if found is None else list(found[1].q)
+
+
+def pose_answer(solver, group, pose, seed: np.ndarray, options, distinct: float,
+                start: float) -> Answer:
+    """:func:`answer` of a pose-only target on every axis, CompiledPose ``pose``.
+
+    7R: the sweep's (:func:`swept.answer`); else the closed form's branches, verified
+    (:func:`exact`): a result, or the branches as starts.  ``start``: when the solve
+    began (``time.perf_counter()``).  :mod:`pose_request` answers with it too.
+    """
+    _, sweep, swept = _forms()
     if group.n == sweep.JOINTS:  # 7R: a swept joint (:mod:`.swept` decides)
-        return swept.answer(solver, problem, seed, options, distinct)
+        return swept.answer(solver, group, pose, seed, options, distinct)
+    found = _closed_form(group, pose, seed, distinct)
+    if found is None:
+        return None
+    solver_form, branches = found
+    result = exact(group, pose, seed, options, branches, solver_form, start, solver.name)
+    return result if result is not None else list(branches.q)
+
+
+def _closed_form(group, pose, seed: np.ndarray, distinct: float
+                 ) -> Optional[Tuple[ClosedForm, "Branches"]]:
+    """Return ``group``'s closed form to CompiledPose ``pose``'s frame and its branches.
+
+    None when that chain has no closed form.  The branches lie within
+    ``group``'s limits, nearest ``seed`` first; ``distinct`` [rad] as in :func:`answer`.
+    """
+    chain = _forms()[0]
     if group.n not in chain.JOINTS:
         return None
-    start = time.perf_counter()
     solver_form = chain.of(group, pose.frame_id)
     if solver_form is None:
         return None
-    found = closed_form_branches(solver_form, group, pose, seed, distinct)
-    if not (problem.pose_only and pose.full_pose):
-        return list(found.q)
-    result = exact(group, pose, seed, options, found, solver_form, start, solver.name)
-    return result if result is not None else list(found.q)
-
-
-def closed_form_branches(solver_form: ClosedForm, group, pose, seed: np.ndarray,
-                         distinct: float):
-    """:class:`.branches.Branches` of ``solver_form`` at CompiledPose ``pose``'s target.
-
-    Within ``group``'s limits, nearest ``seed`` first; ``distinct`` [rad] as in
-    :func:`answer`.
-    """
-    return _branches().branches(solver_form, group.lower, group.upper, pose.T_world_target,
-                                seed, distinct)
+    return solver_form, _branches().branches(solver_form, group.lower, group.upper,
+                                             pose.T_world_target, seed, distinct)
 
 
 def first_answer(solver, group, frame_id: int) -> Optional[str]:
     """Name what :func:`answer` runs on a pose-only target on every axis of ``frame_id``.
 
     ``"sweep"`` (a 7R sweep ``solver`` runs), ``"closed_form"`` (the chain's closed
-    form, :func:`closed_form_branches`) or None (it returns None for every such target
+    form, :func:`pose_answer`) or None (it returns None for every such target
     of ``group``), which :mod:`pose_request` relies on.
     """
     if not solver.closed_form:

@@ -19,8 +19,7 @@ as its first attempt (:meth:`base.Solver.resume`: restarts, seed library, proofs
 the result is the one :meth:`base.Solver.solve` gives, to the bit.
 
 A frame with a closed form (6R) or a 7R sweep lm runs takes the same path with their
-answer in place of the attempt (:func:`before_iterating.closed_form_branches` and
-:func:`before_iterating.exact`, or :func:`swept.answer_pose`: step 1 of
+answer in place of the attempt (:func:`before_iterating.pose_answer`: step 1 of
 :meth:`base.Solver.solve`).
 """
 from __future__ import annotations
@@ -35,9 +34,8 @@ from ros2_ik.core import errors
 from ros2_ik.core.kinematics.model import Chain
 from ros2_ik.core.pose import CompiledPose
 from ros2_ik.core.problem import Problem
-from ros2_ik.core.closed_form import chain as closed_form_chain
 from ros2_ik.core.result import IKResult, IKStatus
-from ros2_ik.core.solvers import before_iterating, chain_kernel, seed_request, swept
+from ros2_ik.core.solvers import before_iterating, chain_kernel, seed_request
 from ros2_ik.core.solvers.attempts import chain_settings
 from ros2_ik.core.solvers.base import DISTINCT_TOLERANCE, Begun, LocalResult, \
     SolveOptions, proven_or, returned_pose
@@ -95,7 +93,7 @@ def answer(plan: Plan, group, pose: CompiledPose, seed: np.ndarray,
     start = time.perf_counter()
     cls = plan.solver
     if plan.first is not None:
-        return _first_answer(cls, plan.first, group, pose, seed, options, start)
+        return _first_answer(cls, group, pose, seed, options, start)
     q, iterations, converged, merit = chain_kernel.attempt(
         plan.chain, seed, np.ascontiguousarray(pose.T_target_world.homogeneous),
         plan.lower, plan.upper, plan.bounded, float(pose.sqrt_w[0]),
@@ -116,29 +114,20 @@ def answer(plan: Plan, group, pose: CompiledPose, seed: np.ndarray,
     return solver.resume(problem, seed, options, begun, None, True, start)
 
 
-def _first_answer(cls: type, first: str, group, pose: CompiledPose, seed: np.ndarray,
+def _first_answer(cls: type, group, pose: CompiledPose, seed: np.ndarray,
                   options: SolveOptions, start: float) -> IKResult:
-    """:func:`answer` where a closed form or a 7R sweep answers first (``first``).
+    """:func:`answer` where a closed form or a 7R sweep answers first.
 
-    As :meth:`base.Solver.solve` step 1 (:func:`before_iterating.answer`): the closed
-    form's branches (:func:`before_iterating.closed_form_branches`, :func:`.exact`) or
-    the sweep's (:func:`swept.answer_pose`); a SUCCESS returned as it is, another result
-    through the proofs (:func:`base.proven_or`); else the driver's steps 2-4
-    (:meth:`base.Solver.from_seed`) with the branches found as the first starts.
+    As :meth:`base.Solver.solve` step 1 (:func:`before_iterating.pose_answer`): a
+    SUCCESS returned as it is, another result through the proofs
+    (:func:`base.proven_or`); else the driver's steps 2-4 (:meth:`base.Solver.from_seed`)
+    with the branches found as the first starts.
     """
-    if first == "sweep":
-        early = swept.answer_pose(cls, group, pose, seed, options, DISTINCT_TOLERANCE)
-        result, starts = (early, None) if isinstance(early, IKResult) else (None, early)
-    else:
-        solver_form = closed_form_chain.of(group, pose.frame_id)
-        found = before_iterating.closed_form_branches(solver_form, group, pose, seed,
-                                                      DISTINCT_TOLERANCE)
-        result = before_iterating.exact(group, pose, seed, options, found, solver_form,
-                                        start, cls.name)
-        starts = list(found.q)
-    if result is not None and result.status is IKStatus.SUCCESS:
-        return result
+    early = before_iterating.pose_answer(cls, group, pose, seed, options, DISTINCT_TOLERANCE,
+                                         start)
+    if isinstance(early, IKResult) and early.status is IKStatus.SUCCESS:
+        return early
     problem = Problem(group, pose.target)
-    if result is not None:
-        return proven_or(result, problem, options, start)
-    return cls().from_seed(problem, seed, options, starts, start)
+    if isinstance(early, IKResult):
+        return proven_or(early, problem, options, start)
+    return cls().from_seed(problem, seed, options, early, start)

@@ -1,6 +1,6 @@
 """Answers for 7R chains from a swept joint (:mod:`ros2_ik.core.closed_form.sweep`).
 
-Called by :func:`~ros2_ik.core.solvers.before_iterating.answer` on seven-joint groups,
+Called by :func:`~ros2_ik.core.solvers.before_iterating.pose_answer` on seven-joint groups,
 for pose-only problems on every axis (any other problem keeps the search as before):
 for solvers with ``sweep = True`` (``analytic``) on every chain with a sweep; for the
 other solvers that take closed forms (``lm``) where the sweep is cheap
@@ -23,7 +23,6 @@ from typing import List, Optional, Union
 import numpy as np
 
 from ros2_ik.core.closed_form import sweep
-from ros2_ik.core.problem import Problem
 from ros2_ik.core.result import IKResult, IKStatus
 from ros2_ik.core.solvers.before_iterating import exact
 
@@ -33,21 +32,14 @@ BUDGET_SHARE = 0.25
 STARTS = 8
 
 
-def answer(solver, problem: Problem, seed: np.ndarray, options, distinct: float
+def answer(solver, group, pose, seed: np.ndarray, options, distinct: float
            ) -> Union[IKResult, List[np.ndarray], None]:
     """Return a result, the starts to try after the seed, or None (module docstring).
 
-    ``distinct`` [rad]: two branches are one when no joint differs by more.
+    ``pose``: a CompiledPose on ``group``, pose-only, on every axis
+    (:func:`before_iterating.pose_answer`).  ``distinct`` [rad]: two branches are one
+    when no joint differs by more.
     """
-    pose = problem.pose
-    if not (problem.pose_only and pose.full_pose):
-        return None  # constraints, costs or a free axis: the search as before
-    return answer_pose(solver, problem.group, pose, seed, options, distinct)
-
-
-def answer_pose(solver, group, pose, seed: np.ndarray, options, distinct: float
-                ) -> Union[IKResult, List[np.ndarray], None]:
-    """:func:`answer` of CompiledPose ``pose`` on ``group``, pose-only, on every axis."""
     found_sweep = form(solver, group, pose.frame_id)
     if found_sweep is None:
         return None
