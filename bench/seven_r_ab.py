@@ -12,9 +12,16 @@ back to back per arm, in the order OLD NEW, then NEW OLD, ... for R rounds.  Rep
 arm: each revision's median per round, the median of the rounds' ratios new/old, and the
 verified success (pinocchio FK on the full model, 1e-4 m, 1e-3 rad, limits).
 
+Today's worker also times the floor (``seven_r_worker.py --floor``: the PoseTarget, ONE
+compiled attempt, the full model's check and the IKResult, nothing between them) on the
+arms that run the compiled attempt.  On the targets that floor answers, the table gives
+its median against old's and today's there: a floor above half of old's median means no
+request path of that shape meets the target on that arm.
+
     python bench/seven_r_ab.py                   # 1000 targets per arm, 3 rounds
     python bench/seven_r_ab.py --quick           # 200 targets, 1 round
-Writes bench/results/seven_r.json, seven_r.md and seven_r.png.
+    python bench/seven_r_ab.py --warm            # no TRAC-IK between solves
+Writes bench/results/seven_r.json, seven_r.md and seven_r.png (``--warm``: seven_r_warm.*).
 """
 from __future__ import annotations
 
@@ -47,6 +54,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--poses", type=int, default=None, help="targets per arm (1000; 200 quick)")
     p.add_argument("--arms", default="", help="comma list (default: every 7-joint arm)")
     p.add_argument("--quick", action="store_true")
+    p.add_argument("--warm", action="store_true", help="no TRAC-IK call between solves")
     p.add_argument("--out", default=str(RESULTS))
     args = p.parse_args(argv)
     args.rounds = args.rounds or (1 if args.quick else 3)
@@ -54,10 +62,11 @@ def parse_args(argv=None) -> argparse.Namespace:
     return args
 
 
-def run_one(rev: Revision, arm: str, poses: int, out: Path) -> dict:
-    """Run the worker on ``rev`` for one arm; return its row."""
+def run_one(rev: Revision, arm: str, poses: int, out: Path, warm: bool) -> dict:
+    """Run the worker on ``rev`` for one arm (the floor too on today's); return its row."""
     cmd = [sys.executable, str(HERE / "seven_r_worker.py"), "--arms", arm, "--poses",
-           str(poses), "--out", str(out)]
+           str(poses), "--out", str(out)] + (["--warm"] if warm else []) + (
+        ["--floor"] if rev.label == "new" else [])
     rev.env["PYTHONPATH"] = os.pathsep.join([str(HERE)] + [
         p for p in rev.env["PYTHONPATH"].split(os.pathsep) if p != str(HERE)])
     rev.run(f"seven_r_{arm}", cmd)
@@ -75,10 +84,30 @@ def summary(arm: str, runs: Dict[str, List[dict]]) -> dict:
         row[f"{label}_median_us"] = statistics.median(row[f"{label}_median_us_per_round"])
     row["median_ratio_new_to_old"] = statistics.median(
         n / o for n, o in zip(row["new_median_us_per_round"], row["old_median_us_per_round"]))
+    row.update(floor_figures(runs))
     row["named_by_issue"] = arm in NAMED
     row["target_met"] = (row["median_ratio_new_to_old"] <= TARGET_RATIO
                          and row["new_success"] >= TARGET_SUCCESS)
     return row
+
+
+def floor_figures(runs: Dict[str, List[dict]]) -> dict:
+    """Medians [us] of the floor, old and new on the targets the floor answers (all rounds).
+
+    Empty when today's worker timed no floor (the arm does not run the compiled attempt).
+    """
+    floors = [r.get("floor_s") for r in runs["new"]]
+    if not all(floors):
+        return {}
+    picked = {label: [t for r, f in zip(found, floors) for t, ok in zip(r["times_s"], f)
+                      if ok is not None] for label, found in runs.items()}
+    floor = [t for f in floors for t in f if t is not None]
+    out = {"floor_share_answered": len(floor) / sum(len(f) for f in floors),
+           "floor_median_us": statistics.median(floor) * 1e6}
+    for label, times in picked.items():
+        out[f"{label}_median_us_where_floor_answers"] = statistics.median(times) * 1e6
+    out["floor_to_old"] = out["floor_median_us"] / out["old_median_us_where_floor_answers"]
+    return out
 
 
 def report(rows: List[dict], info: dict) -> str:
@@ -89,7 +118,8 @@ def report(rows: List[dict], info: dict) -> str:
              f"load {info['load_start']} at start, "
              f"{info['load_end']} at the end; old {info['old']['sha'][:7]}, new "
              f"{info['new']['sha'][:7]}; {info['poses']} targets per arm, {info['rounds']} "
-             "round(s), TRAC-IK between solves in both.", "",
+             f"round(s), {'no TRAC-IK' if info.get('warm') else 'TRAC-IK'} between solves "
+             "in both.", "",
              "| arm | source | old median [us] | new median [us] | new / old (median of "
              "rounds) | old success | new success | issue names it | <= 0.5 and >= 99.9 % |",
              "|---|---|---|---|---|---|---|---|---|"]
@@ -99,6 +129,18 @@ def report(rows: List[dict], info: dict) -> str:
             f"{r['new_median_us']:.1f} | {r['median_ratio_new_to_old']:.2f} | "
             f"{100 * r['old_success']:.1f} % | {100 * r['new_success']:.1f} % | "
             f"{'yes' if r['named_by_issue'] else ''} | {'met' if r['target_met'] else 'missed'} |")
+    floored = [r for r in rows if "floor_median_us" in r]
+    if floored:
+        lines += ["", "The floor (bench/seven_r_worker.py --floor) on the targets the seed's "
+                  "compiled attempt answers, against old and today on the same targets:", "",
+                  "| arm | targets the floor answers | old there [us] | today there [us] | "
+                  "floor [us] | floor / old |", "|---|---|---|---|---|---|"]
+        for r in floored:
+            lines.append(
+                f"| {r['arm']} | {100 * r['floor_share_answered']:.0f} % | "
+                f"{r['old_median_us_where_floor_answers']:.1f} | "
+                f"{r['new_median_us_where_floor_answers']:.1f} | {r['floor_median_us']:.1f} | "
+                f"{r['floor_to_old']:.2f} |")
     named = [r for r in rows if r["named_by_issue"]]
     lines += ["", f"Verdict on the arms issue 48 names: "
               f"{'met' if named and all(r['target_met'] for r in named) else 'missed'} "
@@ -138,24 +180,26 @@ def main(argv=None) -> int:
             runs: Dict[str, List[dict]] = {"old": [], "new": []}
             for k in range(args.rounds):
                 for rev in (revs if k % 2 == 0 else revs[::-1]):
-                    runs[rev.label].append(run_one(rev, arm, args.poses,
-                                                   base / f"{rev.label}_{arm}_{k}.json"))
+                    runs[rev.label].append(run_one(
+                        rev, arm, args.poses, base / f"{rev.label}_{arm}_{k}.json", args.warm))
             rows.append(summary(arm, runs))
             r = rows[-1]
             print(f"{arm:32s} old {r['old_median_us']:7.1f} us  new {r['new_median_us']:7.1f}"
                   f" us  ratio {r['median_ratio_new_to_old']:.2f}  success "
-                  f"{r['old_success']:.3f} / {r['new_success']:.3f}", flush=True)
+                  f"{r['old_success']:.3f} / {r['new_success']:.3f}"
+                  + (f"  floor / old {r['floor_to_old']:.2f}" if "floor_to_old" in r else ""),
+                  flush=True)
         info = {"machine": machine(), "load_start": load_start,
                 "load_end": [round(x, 2) for x in os.getloadavg()],
                 "old": revs[0].info(), "new": revs[1].info(), "poses": args.poses,
-                "rounds": args.rounds,
+                "rounds": args.rounds, "warm": args.warm,
                 "date": datetime.datetime.now(datetime.timezone.utc).isoformat()}
     finally:
         for rev in revs:
             rev.remove()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    stem = "seven_r_quick" if args.quick else "seven_r"
+    stem = "seven_r" + ("_warm" if args.warm else "") + ("_quick" if args.quick else "")
     (out / f"{stem}.json").write_text(json.dumps({"info": info, "rows": rows}, indent=1))
     (out / f"{stem}.md").write_text(report(rows, info))
     plot(rows, out / f"{stem}.png")

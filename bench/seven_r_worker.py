@@ -10,7 +10,14 @@ revision), target = FK of the tip, seed at mid-limits, ``timeout_s`` 5 ms,
 (when pytracik is installed), as in ``sweep_bench.py``: the solve runs with the caches
 another solver left, as between a node's requests.  Success is judged here
 (:func:`dof_arms.verified`): pinocchio FK on the full model within 1e-4 m and 1e-3 rad,
-inside the limits.
+inside the limits.  ``--warm``: no TRAC-IK call between solves (back-to-back requests).
+
+``--floor`` (today's revision only) also times, per target, the parts no plain pose request
+can skip: the PoseTarget, its resolution for the group, ONE compiled attempt from the seed
+and the full model's check (:func:`verify.check`), and the IKResult, with no validation,
+unwrap, options or driver between them (None where that attempt is not verified: those
+targets need more than the floor).  Its median bounds what any request path built on one
+compiled attempt and one pinocchio check can reach.
 
     python bench/seven_r_worker.py --arms panda,franka_fr3 --poses 200 --out times.json
 """
@@ -41,23 +48,65 @@ def targets(group, poses: int, seed: int):
     return [group.fk(rng.uniform(lo, hi), group.tip) for _ in range(poses)]
 
 
-def run_arm(arm: Arm, poses: int, seed: int) -> dict:
-    """Wall times [s] and verified flags of ``solve()`` on the arm's targets."""
+def run_arm(arm: Arm, poses: int, seed: int, warm: bool = False, floor: bool = False
+            ) -> dict:
+    """Wall times [s] and verified flags of ``solve()`` on the arm's targets.
+
+    With ``floor``: also ``floor_s``, the floor's time per target (module docstring).
+    """
     group = arm.group()[1]
     Ts = targets(group, poses, seed)
     start = group.mid_configuration()
     prepare(group, group.tip)
-    trac = trac_ik_adapter(arm, group)
-    times, ok = [], []
+    trac = None if warm else trac_ik_adapter(arm, group)
+    floor_of = _floor(group) if floor else None
+    times, ok, floors = [], [], []
     for k, T in enumerate(Ts):
+        if floor_of is not None:
+            if trac is not None:
+                trac(T, start)
+            floors.append(floor_of(T, start, k))
         if trac is not None:
             trac(T, start)
         t0 = time.perf_counter()
         r = solve(group, PoseTarget(group.tip, T), start, "lm", TIMEOUT_S, 0, k)
         times.append(time.perf_counter() - t0)
         ok.append(verified(group, r.q if r.success else None, T))
-    return {"arm": arm.name, "source": arm.source, "times_s": times, "verified": ok,
-            "trac_ik_between": trac is not None}
+    row = {"arm": arm.name, "source": arm.source, "times_s": times, "verified": ok,
+           "trac_ik_between": trac is not None}
+    if floor_of is not None:
+        row["floor_s"] = floors
+    return row
+
+
+def _floor(group):
+    """Return the floor's request (module docstring) on ``group``'s tip, or None (no attempt).
+
+    Today's API only: the lean path's plan gives the compiled chain.
+    """
+    from ros2_ik.core.result import IKResult, IKStatus
+    from ros2_ik.core.solvers import chain_kernel, pose_request
+    from ros2_ik.core.solvers.attempts import chain_settings
+    from ros2_ik.core.solvers.lm import LevenbergMarquardt
+    from ros2_ik.core.solvers.pose_state import squared_tolerances
+    from ros2_ik.core.verify import DEFAULT_TOLERANCE, check
+    plan = pose_request.plan(group, group.tip, LevenbergMarquardt)
+    if plan is None or plan.chain is None:
+        return None
+    settings, data = chain_settings(LevenbergMarquardt), group.full_data()
+
+    def request(T, seed, k):
+        t0 = time.perf_counter()
+        pose = PoseTarget(group.tip, T).compile(group)
+        q, it, done, _ = chain_kernel.attempt(
+            plan.chain, seed, np.ascontiguousarray(pose.T_target_world.homogeneous),
+            plan.lower, plan.upper, plan.bounded, 1.0, *squared_tolerances(pose.target), settings)
+        good, pos, ori, _, _ = check(group, pose, q, (), data, DEFAULT_TOLERANCE)
+        IKResult(q, group.joint_names, IKStatus.SUCCESS, it, 0, pos, ori,
+                 time.perf_counter() - t0, k, (), (), "", "lm")
+        elapsed = time.perf_counter() - t0
+        return elapsed if done and good else None
+    return request
 
 
 def main(argv=None) -> int:
@@ -65,6 +114,8 @@ def main(argv=None) -> int:
     p.add_argument("--arms", default="", help="comma list (default: every 7-joint arm)")
     p.add_argument("--poses", type=int, default=200)
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--warm", action="store_true", help="no TRAC-IK call between solves")
+    p.add_argument("--floor", action="store_true", help="time the floor too (today only)")
     p.add_argument("--list", action="store_true", help="print the arms' names and stop")
     p.add_argument("--out", required=False)
     args = p.parse_args(argv)
@@ -73,7 +124,8 @@ def main(argv=None) -> int:
         print(",".join(a.name for a in arms))
         return 0
     wanted = [a for a in args.arms.split(",") if a]
-    rows = [run_arm(a, args.poses, args.seed) for a in arms if not wanted or a.name in wanted]
+    rows = [run_arm(a, args.poses, args.seed, args.warm, args.floor) for a in arms
+            if not wanted or a.name in wanted]
     Path(args.out).write_text(json.dumps(rows))
     return 0
 
