@@ -12,7 +12,8 @@ another solver left, as between a node's requests.  Success is judged here
 (:func:`dof_arms.verified`): pinocchio FK on the full model within 1e-4 m and 1e-3 rad,
 inside the limits.  ``--warm``: no TRAC-IK call between solves (back-to-back requests).
 
-``--floor`` (today's revision only) also times, per target, the parts no plain pose request
+``--floor`` (today's revision only) then times, per target, in a pass of its own after the
+solves (they run exactly as on the old revision), the parts no plain pose request
 can skip: the PoseTarget, its resolution for the group, ONE compiled attempt from the seed
 and the full model's check (:func:`verify.check`), and the IKResult, with no validation,
 unwrap, options or driver between them (None where that attempt is not verified: those
@@ -62,16 +63,16 @@ def run_arm(arm: Arm, poses: int, seed: int, warm: bool = False, floor: bool = F
     floor_of = _floor(group) if floor else None
     times, ok, floors = [], [], []
     for k, T in enumerate(Ts):
-        if floor_of is not None:
-            if trac is not None:
-                trac(T, start)
-            floors.append(floor_of(T, start, k))
         if trac is not None:
             trac(T, start)
         t0 = time.perf_counter()
         r = solve(group, PoseTarget(group.tip, T), start, "lm", TIMEOUT_S, 0, k)
         times.append(time.perf_counter() - t0)
         ok.append(verified(group, r.q if r.success else None, T))
+    for k, T in enumerate(Ts if floor_of is not None else ()):  # after: solve() runs as old
+        if trac is not None:
+            trac(T, start)
+        floors.append(floor_of(T, start, k))
     row = {"arm": arm.name, "source": arm.source, "times_s": times, "verified": ok,
            "trac_ik_between": trac is not None}
     if floor_of is not None:
