@@ -17,13 +17,13 @@ benchmark's own independent check rejects; the target is none on the new commit.
 """
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 from typing import Dict, Iterable, List, Optional
 
 import numpy as np
 from machine import pyplot
+import results_files
 
 #: New median / old median above which a benchmark counts as slower (issue 39: 5 %).
 SLOWER_LIMIT = 1.05
@@ -192,10 +192,7 @@ def judge(doc: dict) -> dict:
 
 def write(out: Path, doc: dict) -> None:
     """Write ab.json, ab.md and ab.png of ``doc`` into folder ``out``."""
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "ab.json").write_text(json.dumps(doc, indent=1))
-    (out / "ab.md").write_text(markdown(doc))
-    write_plot(out / "ab.png", doc)
+    results_files.write(out, "ab", doc, markdown(doc), lambda path: write_plot(path, doc))
 
 
 def _yes(flag: bool) -> str:

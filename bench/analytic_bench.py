@@ -28,7 +28,6 @@ Writes bench/results/analytic.json, analytic.md and analytic.png.
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import time
 from pathlib import Path
@@ -39,6 +38,7 @@ import pinocchio as pin
 
 from dof_arms import Arm, arms, timed, trac_ik_adapter, verified
 from machine import machine, pyplot
+import results_files
 from ros2_ik.core.maps import batch
 from ros2_ik.core.maps.capability import estimate_reach_m
 from ros2_ik.core.closed_form import chain
@@ -251,14 +251,10 @@ def main() -> None:
         print(f"{arm.name} ({arm.source})", flush=True)
         rows.append(run_arm(arm, poses, batch_rows))
     info = machine()
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "analytic.json").write_text(json.dumps(
+    results_files.write(
+        RESULTS, "analytic",
         {"machine": info, "quick": args.quick, "poses_per_arm": poses, "arms": rows},
-        indent=1))
-    text = report(rows, info)
-    (RESULTS / "analytic.md").write_text(text)
-    plot(rows, RESULTS / "analytic.png")
-    print(text)
+        report(rows, info), lambda path: plot(rows, path), echo=True)
 
 
 if __name__ == "__main__":

@@ -16,7 +16,6 @@ Writes bench/results/batch.json, batch.md and batch_map.png (a slice of the map)
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
 import tempfile
@@ -27,6 +26,7 @@ import numpy as np
 import pinocchio as pin
 
 from machine import machine
+import results_files
 from ros2_ik.core import robots
 from ros2_ik.core.maps.batch import GroupSpec, solve_batch, worker_pool
 from ros2_ik.core.maps.capability import MapSettings, build_map
@@ -233,11 +233,8 @@ def main() -> None:
                                      / tp["local 2 (ray phase)"]["solves_per_s"]
                                      if with_ray else None),
             "load_average_before": load_before, "machine": machine()}
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "batch.json").write_text(json.dumps(
-        {"rows": rows, "capability_map": cmap, **info}, indent=1) + "\n")
-    (RESULTS / "batch.md").write_text(_markdown(rows, cmap, info))
-    print((RESULTS / "batch.md").read_text())
+    results_files.write(RESULTS, "batch", {"rows": rows, "capability_map": cmap, **info},
+                        _markdown(rows, cmap, info), echo=True, newline=True)
 
 
 if __name__ == "__main__":

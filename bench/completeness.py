@@ -22,7 +22,6 @@ problems with ``--wholebody-budget`` each) are cells of their own ("whole-body /
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import math
 import pathlib
@@ -38,6 +37,7 @@ from completeness_problems import (COMBOS, SCENE_COMBO, TIGHT_COMBOS, WINDOWS_PI
 from constrained_check import checker_for
 from constrained_ours import build, solve_spec
 from machine import machine, pyplot
+import results_files
 from ros2_ik.core import Robot, prepare, robots
 from ros2_ik.core.kinematics.reach import reach_bound
 
@@ -216,10 +216,9 @@ def summarise(records: List[dict]) -> dict:
 def write(summary: dict, records: List[dict], arms: List[Arm], args, elapsed: float,
           wholebody_unavailable: Optional[dict] = None) -> None:
     """JSON, markdown table and PNG under bench/results/."""
-    RESULTS.mkdir(exist_ok=True)
     failures = [r for r in records if not r["ours"]["ok"]][:60]
     drake_failures = [r for r in records if r["drake"] and not r["drake"]["ok"]][:60]
-    stem = RESULTS / (args.out or ("completeness_quick" if args.quick else "completeness"))
+    stem = args.out or ("completeness_quick" if args.quick else "completeness")
     doc = {"machine": machine(), "budget_s": args.budget, "problems": len(records),
            "robots": len(arms), "robot_names": [a.case.name for a in arms],
            "drake_unavailable": {a.case.name: a.drake_error for a in arms if a.drake is None},
@@ -227,9 +226,8 @@ def write(summary: dict, records: List[dict], arms: List[Arm], args, elapsed: fl
            "wholebody_unavailable": wholebody_unavailable or {},
            "seconds": round(elapsed, 1), "cells": summary, "failures": failures,
            "drake_failures": drake_failures}
-    stem.with_suffix(".json").write_text(json.dumps(doc, indent=1, default=float))
-    stem.with_suffix(".md").write_text(markdown(doc))
-    plot(summary, stem.with_suffix(".png"))
+    results_files.write(RESULTS, stem, doc, markdown(doc), lambda path: plot(summary, path),
+                        default=float)
     if not args.quick and args.problems == 0 and not args.robots and not args.out:
         write_docs(markdown(doc))
 

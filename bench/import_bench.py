@@ -41,6 +41,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from machine import machine, pyplot  # noqa: E402
+import results_files  # noqa: E402
 
 TARGET_S = 0.1
 MODES = ("cached", "source")
@@ -193,13 +194,8 @@ def main(argv=None) -> None:
     mach = machine()
     res = {"machine": mach, "load_start": load_start, "trees": trees, "runs": rows,
            "summary": {name: summary(r) for name, r in rows.items()}}
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "import.json").write_text(json.dumps(res, indent=1))
-    md = markdown(res, mach)
-    (out / "import.md").write_text(md)
-    plot(rows, out / "import.png")
-    print(md)
+    results_files.write(Path(args.out), "import", res, markdown(res, mach),
+                        lambda path: plot(rows, path), echo=True)
 
 
 if __name__ == "__main__":

@@ -37,6 +37,7 @@ ROOT = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT.parent / "ros2_ik"))
 from machine import machine  # noqa: E402
+import results_files  # noqa: E402
 import servo_wholebody  # noqa: E402
 from ros2_ik.core import robots  # noqa: E402
 from ros2_ik.core.collision import (CollisionChecker, PlanningScene,  # noqa: E402
@@ -260,10 +261,9 @@ def main():
     out = {"machine": machine(), "rows": rows, "pink_over_ours_median": speed,
            "ours_over_pink_rms_error": error, "quick": args.quick, "dt_s": DT,
            "config": {k: getattr(CONFIG, k) for k in CONFIG.__dataclass_fields__}}
-    (out_dir / "servo.json").write_text(json.dumps(out, indent=1))
-    (out_dir / "servo.md").write_text(_markdown(out))
-    _plot({k: runs[k] for k in ("circle", "scene")}, group, out_dir / "servo.png")
-    print(_markdown(out))
+    results_files.write(out_dir, "servo", out, _markdown(out),
+                        lambda path: _plot({k: runs[k] for k in ("circle", "scene")}, group, path),
+                        echo=True)
     print(servo_wholebody.markdown(servo_wholebody.main(out_dir, args.quick, out["machine"])))
 
 

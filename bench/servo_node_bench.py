@@ -24,7 +24,6 @@ base pose the node commands.  Writes servo_node_wholebody.json / .md.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from pathlib import Path
@@ -36,6 +35,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT.parent / "ros2_ik"))
 sys.path.insert(0, str(ROOT.parent / "ros2_ik" / "test"))
 from machine import machine  # noqa: E402
+import results_files  # noqa: E402
 
 RESULTS = ROOT / "results"
 NS, RATE, TARGET_HZ, SERVICE_HZ = "servo_bench", 250.0, 100.0, 20.0
@@ -344,11 +344,9 @@ def _start(run):
 
 
 def _write(row, quick, kind=""):
-    RESULTS.mkdir(exist_ok=True)
     name = f"servo_node{kind}_quick" if quick else f"servo_node{kind}"
     out = {"machine": machine(), "rows": [row], "quick": quick,
            "targets": {"rate_hz": RATE, "jitter_p99_ms_max": 2.0}}
-    (RESULTS / f"{name}.json").write_text(json.dumps(out, indent=1))
     lines = [f"ik_node's servo loop ({row['robot']}, {row['mode']}), {row['seconds']:.0f} s "
              "at 250 Hz on the simulated arm "
              "(node/fake_controller.py), a circle streamed at 100 Hz, ComputeIK at 20 Hz; "
@@ -370,7 +368,7 @@ def _write(row, quick, kind=""):
               " ms in the worst.",
               f"\n{row['seconds']:.0f} s, {row['commands']} commands at the controller; load "
               f"{out['machine']['load_average']}"]
-    (RESULTS / f"{name}.md").write_text("\n".join(lines) + "\n")
+    results_files.write(RESULTS, name, out, "\n".join(lines) + "\n")
     if not quick and not kind and (RESULTS / "servo.json").exists():
         from servo_bench import merge_rows
         merge_rows([row])  # one servo.json: the step's rows and the node's

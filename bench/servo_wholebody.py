@@ -23,7 +23,6 @@ seconds: the achieved period's jitter |period - 4 ms| (p99 [ms]).
 """
 from __future__ import annotations
 
-import json
 import logging
 import time
 from pathlib import Path
@@ -31,6 +30,7 @@ from pathlib import Path
 import numpy as np
 import pinocchio as pin
 
+import results_files
 from ros2_ik.core import robots
 from ros2_ik.core.servo.whole_body import Contact, WholeBodyConfig, WholeBodyServo
 from ros2_ik.node.periodic import PeriodicThread
@@ -294,7 +294,6 @@ def main(out_dir: Path, quick: bool, machine_info: dict) -> dict:
               "pink_over_ours_median": ratios(all_rows), "quick": quick, "dt_s": DT,
               "targets": {"jitter_p99_ms_max": 2.0, "pink_over_ours_median_min": 2.0},
               "config": {k: getattr(CONFIG, k) for k in CONFIG.__dataclass_fields__}}
-    (out_dir / "servo_whole_body.json").write_text(json.dumps(result, indent=1))
-    (out_dir / "servo_whole_body.md").write_text(markdown(result))
-    plot("talos", "reach", min(steps, 750), out_dir / "servo_whole_body.png")
+    results_files.write(out_dir, "servo_whole_body", result, markdown(result),
+                        lambda path: plot("talos", "reach", min(steps, 750), path))
     return result

@@ -37,6 +37,7 @@ from typing import Dict, List
 
 from ab import Revision
 from machine import machine, pyplot
+import results_files
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results"
@@ -197,13 +198,9 @@ def main(argv=None) -> int:
     finally:
         for rev in revs:
             rev.remove()
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
     stem = "seven_r" + ("_warm" if args.warm else "") + ("_quick" if args.quick else "")
-    (out / f"{stem}.json").write_text(json.dumps({"info": info, "rows": rows}, indent=1))
-    (out / f"{stem}.md").write_text(report(rows, info))
-    plot(rows, out / f"{stem}.png")
-    print(report(rows, info))
+    results_files.write(Path(args.out), stem, {"info": info, "rows": rows}, report(rows, info),
+                        lambda path: plot(rows, path), echo=True)
     return 0
 
 

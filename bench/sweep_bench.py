@@ -27,7 +27,6 @@ Writes bench/results/sweep.json, sweep.md and sweep.png.
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 from typing import Dict, List
 
@@ -36,6 +35,7 @@ import numpy as np
 from analytic_bench import RESULTS
 from dof_arms import Arm, arms, timed, trac_ik_adapter, verified
 from machine import machine, pyplot
+import results_files
 from ros2_ik.core.closed_form import sweep
 from ros2_ik.core.pose import PoseTarget
 from ros2_ik.core.result import IKStatus
@@ -184,14 +184,10 @@ def main() -> None:
         print(f"{arm.name} ({arm.source})", flush=True)
         rows.append(run_arm(arm, poses))
     info = machine()
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "sweep.json").write_text(json.dumps(
-        {"machine": info, "quick": args.quick, "poses_per_arm": poses,
-         "timeout_s": TIMEOUT_S, "arms": rows}, indent=1))
-    text = report(rows, info)
-    (RESULTS / "sweep.md").write_text(text)
-    plot(rows, RESULTS / "sweep.png")
-    print(text)
+    results_files.write(
+        RESULTS, "sweep", {"machine": info, "quick": args.quick, "poses_per_arm": poses,
+                           "timeout_s": TIMEOUT_S, "arms": rows},
+        report(rows, info), lambda path: plot(rows, path), echo=True)
 
 
 if __name__ == "__main__":

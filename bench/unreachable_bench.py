@@ -17,7 +17,6 @@ SUCCESS, a reachable one a proof, or a median exceeds 1 ms.
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import pathlib
 import statistics
@@ -31,6 +30,7 @@ import vendor_arms
 from adapters import trac_ik
 from bench_arms import BenchArm, catalogue, random_family
 from machine import machine, pyplot
+import results_files
 from ros2_ik.core import PoseTarget, Problem, prepare, robots, solve
 from ros2_ik.core.kinematics.reach import reach_bound
 from ros2_ik.core.solvers import proofs
@@ -167,14 +167,6 @@ def plot(doc: dict, path: pathlib.Path) -> None:
     fig.savefig(path, dpi=100)
 
 
-def write(doc: dict) -> None:
-    """Write ``doc`` to results/unreachable.{json,md,png}."""
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "unreachable.json").write_text(json.dumps(doc, indent=1))
-    (RESULTS / "unreachable.md").write_text(markdown(doc))
-    plot(doc, RESULTS / "unreachable.png")
-
-
 def main() -> int:
     """Run, write results, return the exit status."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -191,8 +183,8 @@ def main() -> int:
            "all_no_solution": all(set(r["statuses"]) == {"NO_SOLUTION"} for r in rows),
            "false_proofs": sum(r["false_proofs"] for r in rows),
            "trac_ik_successes": sum(r["trac_ik_successes"] for r in rows)}
-    write(doc)
-    print(markdown(doc))
+    results_files.write(RESULTS, "unreachable", doc, markdown(doc),
+                        lambda path: plot(doc, path), echo=True)
     ok = doc["all_no_solution"] and not doc["false_proofs"] \
         and doc["worst_median_ms"] <= TARGET_MS
     return 0 if ok else 1
