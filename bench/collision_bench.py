@@ -40,6 +40,7 @@ import numpy as np
 import pinocchio as pin
 
 from machine import machine, pyplot
+import results_files
 from ros2_ik.core import robots
 from ros2_ik.core.collision import CollisionChecker, MeshResolver, PlanningScene, load_scene_yaml
 from ros2_ik.core.collision.pairs import geometry_link_name
@@ -277,8 +278,7 @@ def main(argv=None) -> int:
         if row["solver"].startswith("drake") and "drake" in meta:
             row["drake"] = meta["drake"]
     out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "collision.json").write_text(json.dumps(rows, indent=1))
+    results_files.write_json(out, "collision", rows)
     write_markdown(out / "collision.md", rows, meta)
     write_plot(out / "collision.png", rows)
     merge_latest(out / "latest.json", rows, ROBOT_ROW)

@@ -35,7 +35,6 @@ import argparse
 import datetime
 import gc
 import importlib.util
-import json
 import logging
 import os
 import sys
@@ -51,6 +50,7 @@ from constrained_check import checker_for  # noqa: E402
 from constrained_ours import build, scene_checker, solve_spec  # noqa: E402
 from constrained_report import summarise_rows, write_markdown, write_plot  # noqa: E402
 from machine import machine  # noqa: E402
+import results_files  # noqa: E402
 
 from ros2_ik.core import errors, robots  # noqa: E402
 
@@ -240,8 +240,7 @@ def main(argv=None) -> int:
     for row in rows:
         row.update({"date": meta["date"], "machine": meta["machine"]["cpu"]})
     out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "constrained.json").write_text(json.dumps({"meta": meta, "rows": rows}, indent=1))
+    results_files.write_json(out, "constrained", {"meta": meta, "rows": rows})
     write_markdown(out / "constrained.md", rows, meta, skipped)
     write_plot(out / "constrained.png", rows)
     print(f"{meta['seconds']} s; wrote {out / 'constrained.json'}, constrained.md, "

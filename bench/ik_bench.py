@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import datetime
-import json
 import os
 import sys
 import time
@@ -35,6 +34,7 @@ from bench_arms import (BenchArm, catalogue, chain_alone, mixed_family,  # noqa:
                         random_family)
 from ik_report import write_markdown, write_plot  # noqa: E402
 from machine import machine  # noqa: E402
+import results_files  # noqa: E402
 
 from ros2_ik.core import robots  # noqa: E402
 
@@ -276,8 +276,8 @@ def main(argv=None) -> int:
         row.update({"date": meta["date"], "machine": meta["machine"]["cpu"],
                     "machine_info": meta["machine"], "budget_s": meta["budget_s"],
                     "tolerances": meta["tolerances"]})
-    (out / "latest.json").write_text(json.dumps(rows, indent=1))
-    (out / "ik_failures.json").write_text(json.dumps(failures, indent=1))
+    results_files.write_json(out, "latest", rows)
+    results_files.write_json(out, "ik_failures", failures)
     write_markdown(out / "latest.md", rows, meta)
     write_plot(out / "latest.png", rows)
     print(f"wrote {out / 'latest.json'}, latest.md, latest.png, ik_failures.json "

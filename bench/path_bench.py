@@ -31,6 +31,7 @@ import pinocchio as pin
 from adapters import missing_dependency, ours, trac_ik
 from bench_arms import catalogue
 from machine import machine, pyplot
+import results_files
 from path_cases import cases, line, start_configuration
 
 from ros2_ik.core.path import solve_path
@@ -311,13 +312,12 @@ def main(argv=None) -> int:
     info = machine()
     rows, goals = summary(records), targets(records)
     goals["panda_timing"] = timing
-    args.out.mkdir(parents=True, exist_ok=True)
     stem = ("path_quick" if args.quick else "path") + (
         "" if args.branches == DEFAULT_BRANCHES else f"_b{args.branches}") + (
         f"_rng{args.rng_seed}" if args.rng_seed else "")
-    (args.out / f"{stem}.json").write_text(json.dumps(dict(
+    results_files.write_json(args.out, stem, dict(
         machine=info, max_joint_step=STEP, summary=rows, targets=goals, paths=records,
-        curves=curves), indent=1))
+        curves=curves))
     write_markdown(args.out / f"{stem}.md", rows, goals, info)
     plot(args.out / f"{stem}.png", curves)
     print(json.dumps(goals, indent=1))

@@ -6,19 +6,26 @@ from pathlib import Path
 from typing import Any, Callable, Optional
 
 
+def write_json(out: Path, stem: str, data: Any, *, newline: bool = False, **dumps: Any) -> None:
+    """Make the folder ``out`` (and its parents) and write ``data`` to ``out/<stem>.json``.
+
+    The text is ``json.dumps(data, indent=1, **dumps)``, followed by a newline when ``newline``.
+    """
+    out.mkdir(parents=True, exist_ok=True)
+    dumps.setdefault("indent", 1)
+    (out / f"{stem}.json").write_text(json.dumps(data, **dumps) + ("\n" if newline else ""))
+
+
 def write(out: Path, stem: str, data: Any, markdown: str,
           plot: Optional[Callable[[Path], None]] = None, *, echo: bool = False,
           newline: bool = False, **dumps: Any) -> None:
     """Write ``out/<stem>.json``, ``out/<stem>.md`` and, given ``plot``, ``out/<stem>.png``.
 
-    Makes the folder ``out`` (and its parents) first.  ``data`` goes to the JSON as
-    ``json.dumps(data, indent=1, **dumps)`` (``dumps`` e.g. ``default=float``), followed by a
-    newline when ``newline``; ``markdown`` goes to the .md as it is.  ``plot(path)`` draws the
-    PNG at ``path``.  ``echo`` prints ``markdown`` after the files are written.
+    ``data`` goes to the JSON by ``write_json`` (``dumps`` e.g. ``default=float``), ``markdown``
+    to the .md as it is; ``plot(path)`` draws the PNG at ``path``.  ``echo`` prints
+    ``markdown`` after the files are written.
     """
-    out.mkdir(parents=True, exist_ok=True)
-    dumps.setdefault("indent", 1)
-    (out / f"{stem}.json").write_text(json.dumps(data, **dumps) + ("\n" if newline else ""))
+    write_json(out, stem, data, newline=newline, **dumps)
     (out / f"{stem}.md").write_text(markdown)
     if plot is not None:
         plot(out / f"{stem}.png")

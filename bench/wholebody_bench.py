@@ -42,7 +42,6 @@ from __future__ import annotations
 import argparse
 import datetime
 import gc
-import json
 import logging
 import os
 import re
@@ -58,6 +57,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import wholebody_problems as wb  # noqa: E402
 from machine import machine, pyplot  # noqa: E402
+import results_files  # noqa: E402
 from wholebody_check import TOL_M, TOL_RAD, WholeBodyChecker  # noqa: E402
 
 RESULTS = HERE / "results"
@@ -281,8 +281,7 @@ def main(argv=None) -> int:
     meta["seconds"] = round(time.perf_counter() - started, 1)
     meta["machine"]["load_average_end"] = list(os.getloadavg())
     out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "wholebody.json").write_text(json.dumps({"meta": meta, "rows": rows}, indent=1))
+    results_files.write_json(out, "wholebody", {"meta": meta, "rows": rows})
     from wholebody_report import write_markdown, write_plot
     write_markdown(out / "wholebody.md", rows, meta)
     write_plot(out / "wholebody.png", rows, pyplot())
