@@ -123,7 +123,8 @@ bench-sweep: build
 
 # 7-joint arms: solve() today against lm at issue 48's start commit (ef381ac), each in its own
 # worktree, same targets, TRAC-IK between solves in both: results/seven_r.*.
-# SEVEN_R_ARGS=--quick (200 targets, one round); SEVEN_R_OLD=<rev> to compare with another commit.
+# SEVEN_R_ARGS=--quick (200 targets, one round), --warm (no TRAC-IK between solves);
+# SEVEN_R_OLD=<rev> to compare with another commit. Today's run also times the floor (worker --floor).
 SEVEN_R_OLD ?= ef381ac
 bench-seven-r: setup
 	@$(ENV) pip install --quiet -r bench/requirements-bench.txt 2>&1 | { grep -v "is ignored" || true; } \

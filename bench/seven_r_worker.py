@@ -13,7 +13,8 @@ another solver left, as between a node's requests.  Success is judged here
 inside the limits.  ``--warm``: no TRAC-IK call between solves (back-to-back requests).
 
 ``--floor`` (today's revision only) then times, per target, in a pass of its own after the
-solves (they run exactly as on the old revision), the parts no plain pose request
+solves (they run exactly as on the old revision) and between the same calls (the judge,
+TRAC-IK), the parts no plain pose request
 can skip: the PoseTarget, its resolution for the group, ONE compiled attempt from the seed
 and the full model's check (:func:`verify.check`), and the IKResult, with no validation,
 unwrap, options or driver between them (None where that attempt is not verified: those
@@ -72,7 +73,9 @@ def run_arm(arm: Arm, poses: int, seed: int, warm: bool = False, floor: bool = F
     for k, T in enumerate(Ts if floor_of is not None else ()):  # after: solve() runs as old
         if trac is not None:
             trac(T, start)
-        floors.append(floor_of(T, start, k))
+        elapsed, q = floor_of(T, start, k)
+        floors.append(elapsed)
+        verified(group, q, T)  # as after each solve: the next request's caches alike
     row = {"arm": arm.name, "source": arm.source, "times_s": times, "verified": ok,
            "trac_ik_between": trac is not None}
     if floor_of is not None:
@@ -83,7 +86,8 @@ def run_arm(arm: Arm, poses: int, seed: int, warm: bool = False, floor: bool = F
 def _floor(group):
     """Return the floor's request (module docstring) on ``group``'s tip, or None (no attempt).
 
-    Today's API only: the lean path's plan gives the compiled chain.
+    The request returns ``(its time [s] or None when not verified, q)``.  Today's API
+    only: the lean path's plan gives the compiled chain.
     """
     from ros2_ik.core.result import IKResult, IKStatus
     from ros2_ik.core.solvers import chain_kernel, pose_request
@@ -106,7 +110,7 @@ def _floor(group):
         IKResult(q, group.joint_names, IKStatus.SUCCESS, it, 0, pos, ori,
                  time.perf_counter() - t0, k, (), (), "", "lm")
         elapsed = time.perf_counter() - t0
-        return elapsed if done and good else None
+        return (elapsed if done and good else None), q
     return request
 
 
