@@ -8,9 +8,11 @@ uniform configurations inside the limits (numpy seed ``seed``; the same targets 
 revision), target = FK of the tip, seed at mid-limits, ``timeout_s`` 5 ms,
 ``solver="lm"`` as a user calls it.  Each solve follows a TRAC-IK call on the same target
 (when pytracik is installed), as in ``sweep_bench.py``: the solve runs with the caches
-another solver left, as between a node's requests.  Success is judged here
-(:func:`dof_arms.verified`): pinocchio FK on the full model within 1e-4 m and 1e-3 rad,
-inside the limits.  ``--warm``: no TRAC-IK call between solves (back-to-back requests).
+another solver left, as between a node's requests.  Success is judged here, after each
+solve (:func:`dof_arms.verified`): pinocchio FK on the full model within 1e-4 m and
+1e-3 rad, inside the limits.  The two together leave the next solve's caches cold
+(either alone leaves them nearly warm).  ``--warm``: no TRAC-IK call between solves (the
+judge still runs).
 
 ``--floor`` (today's revision only) then times, per target, in a pass of its own after the
 solves (they run exactly as on the old revision) and between the same calls (the judge,

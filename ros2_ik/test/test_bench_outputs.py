@@ -174,3 +174,30 @@ def test_wholebody_bench_writes_rows_and_tables(tmp_path):
     table = (tmp_path / "wholebody.md").read_text()
     assert "| quadruped | solo12 |" in table and "| mobile | tiago |" in table
     assert "<!-- wholebody-details -->" in table
+
+
+def test_seven_r_floor_is_judged_on_the_targets_it_answers():
+    """Synthetic runs: the floor's medians and old's and today's come from the same targets."""
+    sys.path.insert(0, str(BENCH))
+    import seven_r_ab
+
+    def run(times, floor=None):
+        out = {"source": "s", "times_s": times, "verified": [True] * len(times)}
+        if floor is not None:
+            out["floor_s"] = floor
+        return out
+    runs = {"old": [run([8.0, 9.0, 10.0, 50.0])],
+            "new": [run([4.0, 5.0, 6.0, 40.0], floor=[3.0, None, 4.0, None])]}
+    row = seven_r_ab.summary("panda", runs)
+    assert row["median_ratio_new_to_old"] == pytest.approx(5.5 / 9.5)
+    assert row["floor_share_answered"] == pytest.approx(0.5)
+    assert row["floor_median_us"] == pytest.approx(3.5e6)
+    assert row["old_median_us_where_floor_answers"] == pytest.approx(9.0e6)  # 8 and 10
+    assert row["new_median_us_where_floor_answers"] == pytest.approx(5.0e6)  # 4 and 6
+    assert row["floor_to_old"] == pytest.approx(3.5 / 9.0)
+    info = {"machine": {"cpu": "c", "cores": 2}, "load_start": [0], "load_end": [0],
+            "old": {"sha": "a" * 40}, "new": {"sha": "b" * 40}, "poses": 4, "rounds": 1}
+    text = seven_r_ab.report([row], info)
+    assert "| panda | 50 % | 9000000.0 | 5000000.0 | 3500000.0 | 0.39 |" in text
+    runs["new"][0].pop("floor_s")
+    assert "floor_median_us" not in seven_r_ab.summary("panda", runs)
