@@ -1,9 +1,9 @@
 """``verify.check`` on a pose alone: errors, acceptance and reasons against geometry here.
 
-A pose target without constraints is checked in one branch of its own (forward kinematics
-of the full model, the frame's placement, the two errors); its figures and its decision
-must be those computed here from pinocchio's placement and the limits, and those of the
-general branch (the same target with a constraint that always holds).
+A pose target without constraints is checked by forward kinematics of the full model and
+the frame's placement alone (no constraint measures); its figures and its decision must be
+those computed here from pinocchio's placement and the limits, and those of the same
+target with a constraint that always holds.
 """
 from __future__ import annotations
 

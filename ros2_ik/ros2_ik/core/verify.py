@@ -76,15 +76,6 @@ def check(group: Group, pose: Optional[CompiledPose], q: np.ndarray,
     q_full = group.to_full_q(q)
     if values is None:
         values = q.tolist() if type(q) is np.ndarray else np.asarray(q, dtype=float).tolist()
-    if pose is not None and not constraints:  # a pose alone: its frame, its two errors
-        pin.forwardKinematics(model, data, q_full)
-        pos, ori = pose.errors(pin.updateFramePlacement(model, data, pose.frame_id))
-        target = pose.target
-        if pos <= target.position_tolerance_m and ori <= target.orientation_tolerance_rad \
-                and group.within_limits_values(values):
-            return True, pos, ori, "", []
-        return _rejected(group, q, pos, ori, pose.within_tolerance(pos, ori),
-                         group.within_limits_values(values), [])
     if constraints:
         placements = update_for_measures(model, data, q_full, constraints)
         placement = data.oMf[pose.frame_id] if pose is not None else None
