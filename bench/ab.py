@@ -41,11 +41,12 @@ from pathlib import Path
 from typing import Dict, List, NamedTuple
 
 import ab_report as report
+import results_files
 from machine import machine
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
-RESULTS = HERE / "results"
+RESULTS = results_files.RESULTS
 LOGS = ROOT / "log" / "ab"
 OURS_CONSTRAINED = "lm,sqp,bfgs,dls"
 COLLISION_METHODS = ("lm+collision", "lm_reject_restart")

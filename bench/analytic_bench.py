@@ -47,7 +47,7 @@ from ros2_ik.core.result import IKStatus
 from ros2_ik.core.solve import prepare, solve
 from ros2_ik.core.solvers.lm import LevenbergMarquardt
 
-RESULTS = Path(__file__).resolve().parent / "results"
+RESULTS = results_files.RESULTS
 
 
 def eaik_count(closed, group, T: pin.SE3) -> int:

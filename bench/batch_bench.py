@@ -35,7 +35,7 @@ from ros2_ik.core.result import IKStatus
 from ros2_ik.core.solve import solve
 from ros2_ik.reach import save_slice_png
 
-RESULTS = Path(__file__).resolve().parent / "results"
+RESULTS = results_files.RESULTS
 PANDA = GroupSpec(arm="panda")
 
 

@@ -51,7 +51,7 @@ from ros2_ik.core.verify import CONSTRAINT_TOLERANCE_M
 
 HERE = Path(__file__).resolve().parent
 SCENE = HERE / "panda_scene.yaml"
-RESULTS = HERE / "results"
+RESULTS = results_files.RESULTS
 ROBOT_ROW = "panda_scene"
 POS_TOL_M, ORI_TOL_RAD = 1e-4, 1e-3
 # As ik_node does (node/compute_ik.py: minimum_distance): the bound carries the solver's

@@ -43,7 +43,7 @@ from ros2_ik.core.kinematics.reach import reach_bound
 
 #: The cell of the problems whose continuous-joint window straddles +-pi.
 ACROSS_PI = "across +-pi / windows"
-RESULTS = pathlib.Path(__file__).resolve().parent / "results"
+RESULTS = results_files.RESULTS
 DOCS = RESULTS.parents[1] / "docs" / "completeness.md"
 
 

@@ -59,7 +59,7 @@ DRAKE = ("drake_snopt", "drake_ipopt", "drake_snopt_nominal")
 #: Solvers run only on problems with costs (started from the posture cost's nominal).
 COSTS_ONLY = ("drake_snopt_nominal",)
 SCENE = HERE / "panda_scene.yaml"
-RESULTS = HERE / "results"
+RESULTS = results_files.RESULTS
 #: Solvers also timed on a second, immediate solve of each problem (``_warm_pass``).
 WARM_PASS = ("lm", "drake_snopt")
 #: ``--other-arms``: arms the families were not developed on (example-robot-data; whole

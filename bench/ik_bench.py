@@ -39,7 +39,7 @@ import results_files  # noqa: E402
 from ros2_ik.core import robots  # noqa: E402
 
 POS_TOL_M, ORI_TOL_RAD = 1e-4, 1e-3
-RESULTS = Path(__file__).resolve().parent / "results"
+RESULTS = results_files.RESULTS
 OURS = ("lm", "dls", "bfgs", "sqp")
 
 

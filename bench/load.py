@@ -45,7 +45,9 @@ import numpy as np
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
 sys.path.insert(0, str(ROOT / "tools"))
-RESULTS = ROOT / "bench" / "results"
+import results_files  # noqa: E402
+
+RESULTS = results_files.RESULTS
 NAMESPACE = "/load"
 PARTS = "single_client,four_clients,action,with_joint_states,cancel,soak"
 

@@ -5,6 +5,10 @@ import json
 from pathlib import Path
 from typing import Any, Callable, Optional
 
+#: Where the benchmarks leave their results (``bench/results/``): the documentation's tables
+#: are generated from the files there.
+RESULTS = Path(__file__).resolve().parent / "results"
+
 
 def write_json(out: Path, stem: str, data: Any, *, newline: bool = False, **dumps: Any) -> None:
     """Make the folder ``out`` (and its parents) and write ``data`` to ``out/<stem>.json``.

@@ -45,7 +45,7 @@ from ros2_ik.core.collision import (CollisionChecker, PlanningScene,  # noqa: E4
 from ros2_ik.core.servo import Servo, ServoConfig  # noqa: E402
 
 DT, TIP, GAIN, ACC = 0.004, "panda_hand", 20.0, 10.0
-RESULTS = ROOT / "results"
+RESULTS = results_files.RESULTS
 SCENE = ROOT / "panda_scene.yaml"
 CONFIG = ServoConfig(gain=GAIN, acceleration_limit=ACC)
 

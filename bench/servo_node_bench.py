@@ -37,7 +37,7 @@ sys.path.insert(0, str(ROOT.parent / "ros2_ik" / "test"))
 from machine import machine  # noqa: E402
 import results_files  # noqa: E402
 
-RESULTS = ROOT / "results"
+RESULTS = results_files.RESULTS
 NS, RATE, TARGET_HZ, SERVICE_HZ = "servo_bench", 250.0, 100.0, 20.0
 COMMANDS = f"/{NS}/arm/commands"
 # The command periods by three clocks (node/fake_controller.py): when the servo published,

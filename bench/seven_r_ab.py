@@ -40,7 +40,7 @@ from machine import machine, pyplot
 import results_files
 
 HERE = Path(__file__).resolve().parent
-RESULTS = HERE / "results"
+RESULTS = results_files.RESULTS
 #: The arms issue 48 names (xArm7 from both sources), judged against its target.
 NAMED = ("panda", "franka_fr3", "kuka_lbr_iiwa14_r820", "kinova_gen3_7dof", "xarm7",
          "ufactory_xarm7")

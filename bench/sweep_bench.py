@@ -32,7 +32,6 @@ from typing import Dict, List
 
 import numpy as np
 
-from analytic_bench import RESULTS
 from dof_arms import Arm, arms, timed, trac_ik_adapter, verified
 from machine import machine, pyplot
 import results_files
@@ -185,8 +184,9 @@ def main() -> None:
         rows.append(run_arm(arm, poses))
     info = machine()
     results_files.write(
-        RESULTS, "sweep", {"machine": info, "quick": args.quick, "poses_per_arm": poses,
-                           "timeout_s": TIMEOUT_S, "arms": rows},
+        results_files.RESULTS, "sweep", {"machine": info, "quick": args.quick,
+                                         "poses_per_arm": poses, "timeout_s": TIMEOUT_S,
+                                         "arms": rows},
         report(rows, info), lambda path: plot(rows, path), echo=True)
 
 

@@ -36,7 +36,7 @@ from ros2_ik.core.kinematics.reach import reach_bound
 from ros2_ik.core.solvers import proofs
 from ros2_ik.core.solvers.base import SolveOptions
 
-RESULTS = pathlib.Path(__file__).resolve().parent / "results"
+RESULTS = results_files.RESULTS
 #: The issue's target for the median answer beyond the bound [ms].
 TARGET_MS = 1.0
 

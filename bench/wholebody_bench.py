@@ -60,7 +60,7 @@ from machine import machine, pyplot  # noqa: E402
 import results_files  # noqa: E402
 from wholebody_check import TOL_M, TOL_RAD, WholeBodyChecker  # noqa: E402
 
-RESULTS = HERE / "results"
+RESULTS = results_files.RESULTS
 METHODS = ("ours", "drake_snopt", "pink")
 #: Extra problems per robot through every method before the timed ones, untimed.
 WARM_UP = 4
