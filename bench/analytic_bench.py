@@ -37,7 +37,7 @@ import numpy as np
 import pinocchio as pin
 
 from dof_arms import Arm, arms, timed, trac_ik_adapter, verified
-from machine import machine, pyplot
+from machine import machine, median_bars
 import results_files
 from ros2_ik.core.maps import batch
 from ros2_ik.core.maps.capability import estimate_reach_m
@@ -217,22 +217,12 @@ def report(rows: List[Dict], info: Dict) -> str:
 
 def plot(rows: List[Dict], path: Path) -> None:
     """Medians per closed-form arm: ours, lm today, EAIK raw, TRAC-IK (log scale)."""
-    plt = pyplot()
-    if plt is None:
-        return
     done = [r for r in rows if r["closed_form"]]
-    keys = [("ours_median_us", "ours (solve)"), ("lm_today_median_us", "lm today"),
-            ("eaik_raw_median_us", "EAIK raw"), ("trac_ik_median_us", "TRAC-IK")]
-    fig, ax = plt.subplots(figsize=(max(6, 0.7 * len(done)), 4))
-    x = np.arange(len(done))
-    for i, (key, label) in enumerate(keys):
-        ax.bar(x + 0.2 * i, [r.get(key, np.nan) for r in done], 0.2, label=label)
-    ax.set_xticks(x + 0.3, [r["arm"] for r in done], rotation=60, ha="right")
-    ax.set_yscale("log")
-    ax.set_ylabel("pose solve median [us]")
-    ax.legend()
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
+    median_bars(path, done, [("ours_median_us", "ours (solve)"),
+                             ("lm_today_median_us", "lm today"),
+                             ("eaik_raw_median_us", "EAIK raw"),
+                             ("trac_ik_median_us", "TRAC-IK")],
+                [r["arm"] for r in done], "pose solve median [us]", 0.7)
 
 
 def main() -> None:

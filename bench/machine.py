@@ -38,3 +38,28 @@ def pyplot():
         print("matplotlib not installed: no plot")
         return None
     return plt
+
+
+def median_bars(path: Path, rows: list, keys: list, names: list, ylabel: str,
+                inch_per_row: float) -> None:
+    """Draw grouped bars, one group per row, log scale, into the PNG at ``path``.
+
+    ``keys``: ``(key, label)`` pairs, a bar each of ``row[key]`` (nan where absent);
+    ``names``: the groups' tick labels.  Nothing without matplotlib (said).
+    """
+    plt = pyplot()
+    if plt is None:
+        return
+    import numpy as np
+
+    width = 0.8 / len(keys)
+    fig, ax = plt.subplots(figsize=(max(6, inch_per_row * len(rows)), 4))
+    x = np.arange(len(rows))
+    for i, (key, label) in enumerate(keys):
+        ax.bar(x + width * i, [r.get(key, np.nan) for r in rows], width, label=label)
+    ax.set_xticks(x + 0.5 * width * (len(keys) - 1), names, rotation=60, ha="right")
+    ax.set_yscale("log")
+    ax.set_ylabel(ylabel)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)

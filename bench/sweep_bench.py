@@ -33,7 +33,7 @@ from typing import Dict, List
 import numpy as np
 
 from dof_arms import Arm, arms, timed, trac_ik_adapter, verified
-from machine import machine, pyplot
+from machine import machine, median_bars
 import results_files
 from ros2_ik.core.closed_form import sweep
 from ros2_ik.core.pose import PoseTarget
@@ -149,23 +149,13 @@ def report(rows: List[Dict], info: Dict) -> str:
 
 
 def plot(rows: List[Dict], path) -> None:
-    """Medians per arm: ours, lm today, TRAC-IK (log scale)."""
-    plt = pyplot()
-    if plt is None:
-        return
-    keys = [("ours_median_us", "ours (solve)"), ("analytic_median_us", "analytic"),
-            ("lm_today_median_us", "lm today"), ("trac_ik_median_us", "TRAC-IK")]
-    fig, ax = plt.subplots(figsize=(max(6, 0.8 * len(rows)), 4))
-    x = np.arange(len(rows))
-    for i, (key, label) in enumerate(keys):
-        ax.bar(x + 0.2 * i, [r.get(key, np.nan) for r in rows], 0.2, label=label)
-    ax.set_xticks(x + 0.3, [r["arm"] + ("" if r["sweep"] else " (no sweep)") for r in rows],
-                  rotation=60, ha="right")
-    ax.set_yscale("log")
-    ax.set_ylabel("pose solve median [us]")
-    ax.legend()
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
+    """Medians per arm: ours, analytic, lm today, TRAC-IK (log scale)."""
+    median_bars(path, rows, [("ours_median_us", "ours (solve)"),
+                             ("analytic_median_us", "analytic"),
+                             ("lm_today_median_us", "lm today"),
+                             ("trac_ik_median_us", "TRAC-IK")],
+                [r["arm"] + ("" if r["sweep"] else " (no sweep)") for r in rows],
+                "pose solve median [us]", 0.8)
 
 
 def main() -> None:
