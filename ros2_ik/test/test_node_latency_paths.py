@@ -176,6 +176,20 @@ def test_load_report_shows_the_floors():
     assert "ComputeIK echo of a bare rclpy server" in text
     assert "node side 0.080 / 0.900, client side 0.040 / 0.900" in text
     assert "ComputeIK, with no work, in 0.450 ms" in text and "0.350 ms above the echo" in text
+    # an echo under the 0.5 ms target leaves the node the rest: 0.5 - 0.45 = 0.05 ms
+    assert "leaves a node 0.050 ms of its own work above the echo" in text
+
+
+def test_load_report_says_when_the_echo_alone_misses_the_target():
+    from load_report import floor_note
+    ms = {"p50": 0.6}
+    one = {"round_trip_ms": {"p50": 0.9}, "reply_solve_time_ms": {"p50": 0.2},
+           "in_process_solve_ms": {"p50": 0.1}, "empty_service_round_trip_ms": ms,
+           "echo_compute_ik_round_trip_ms": {"p50": 0.7},
+           "message_conversions_node_ms": ms, "message_conversions_client_ms": ms}
+    text = floor_note({"single_client": one})
+    assert "would be 0.700 ms above it, against the 0.5 ms target" in text
+    assert "leaves a node" not in text
 
 
 def test_message_conversions_are_timed_on_both_sides():
