@@ -271,6 +271,52 @@ def test_vendor_6r_arms(entry):
             assert np.abs(pin.log6(T.actInv(_fk(group, s.q))).np).max() < 1e-8
 
 
+def _alexander_left_leg():
+    """Alexander's left leg, a chain EAIK solves (not our kernel), whose tangent cases EAIK
+    flags least-squares: 8-14 % of random poses had their own configuration flagged."""
+    path = robots.data_dir() / "alexander_description/urdf/alexander_v1.lowerBodyOnly.urdf"
+    robot = Robot.from_urdf(path.read_text())
+    root = next(f.name for f in robot.model.frames if f.type == pin.FrameType.BODY)
+    group = robot.group(base=root, tip="LEFT_FOOT")
+    closed = chain.of(group, robot.frame_id(group.tip))
+    assert closed is not None and closed.kernel is None, chain.reason(group, robot.frame_id(
+        group.tip))
+    return group, closed
+
+
+def test_rows_flagged_least_squares_that_meet_the_pose_are_exact():
+    """Every pose made by FK has the configuration it came from among the exact rows."""
+    group, closed = _alexander_left_leg()
+    for q_true, T in _targets(group, 80, seed=21):
+        Q, ls = closed.solve(T.homogeneous)
+        exact = np.asarray(Q)[~np.asarray(ls, dtype=bool)]
+        assert len(exact) and any(_same_branch(q, q_true, group) for q in exact)
+        result = solve(group, PoseTarget(group.tip, T), group.mid_configuration(),
+                       solver="analytic", num_solutions=100)
+        assert result.success, result.message
+        assert any(_same_branch(s.q, q_true, group) for s in result.solutions)
+    rows, flags = closed.solve_many(np.array([T.homogeneous for _, T in
+                                              _targets(group, 80, seed=21)]))
+    for (q_true, _), Q, ls in zip(_targets(group, 80, seed=21), rows, flags):
+        assert any(_same_branch(q, q_true, group) for q in Q[~ls])
+
+
+def test_a_flagged_row_near_the_pose_is_no_proof(monkeypatch):
+    """With the flags left as EAIK gives them, the proof still does not answer NO_SOLUTION.
+
+    The pose (completeness fuzz, seed 13, problem 3934) has one branch within the limits,
+    the one it came from, which EAIK flags least-squares; its other exact branches leave the
+    limits.  The proof said "outside the joint limits" until it measured the flagged rows.
+    """
+    group, _ = _alexander_left_leg()
+    monkeypatch.setattr(chain, "EXACT_RESIDUAL", -1.0)  # EAIK's flags as they come
+    q_true = np.array([0.80745531, 1.00569114, 0.22593636, 2.19450284, -0.74164269,
+                       0.26510798])
+    seed = np.array([0.26179939, 0.34906707, -0.916296, 1.22260314, -0.2618005, 0.0])
+    result = solve(group, PoseTarget(group.tip, _fk(group, q_true)), seed, timeout_s=0.5)
+    assert result.status is IKStatus.SUCCESS, result.message
+
+
 def test_batch_rows_answer_as_solve_does():
     """The batch's closed-form pass: each row's q and status are solve()'s."""
     _, group = robots.load_group("ur5")

@@ -43,7 +43,8 @@ class Branches(NamedTuple):
     first; ``exact``: exact solutions the closed form found over all angles;
     ``outside``: (e, n), the exact solutions' nearest equivalents when none is inside
     (for the proof), with ``gap`` (e,), how far each lies outside its limits [rad];
-    ``ls``: the least-squares rows when there is no exact solution.
+    ``ls``: the least-squares rows when none is inside (every row when there is no exact
+    solution).
     """
 
     q: np.ndarray
@@ -73,16 +74,25 @@ def of_rows(Q: np.ndarray, ls, lower: np.ndarray, upper: np.ndarray, seed: np.nd
             distinct: float) -> Branches:
     """:class:`Branches` of a closed form's rows ``Q`` (m, n) [rad] and flags ``ls`` (m,)."""
     reps, gap, k, exact = representatives(Q, ls, seed, lower, upper, distinct)
-    return pack(Q, reps, gap, k, exact)
+    return pack(Q, reps, gap, k, exact, ls)
 
 
-def pack(Q: np.ndarray, reps: np.ndarray, gap: np.ndarray, k: int, exact: int) -> Branches:
-    """:class:`Branches` of rows ``Q`` from :func:`representatives`' ``(out, gap, k, exact)``."""
+def pack(Q: np.ndarray, reps: np.ndarray, gap: np.ndarray, k: int, exact: int,
+         ls=None) -> Branches:
+    """:class:`Branches` of rows ``Q`` from :func:`representatives`' ``(out, gap, k, exact)``.
+
+    ``ls``: the rows' least-squares flags (m,), for :attr:`Branches.ls` when no row is
+    inside the limits (None: only when there is no exact row, all of them).
+    """
     if k:
         inside = reps[:k]
         inside.setflags(write=False)
         return Branches(inside, exact, _NONE, _NONE, _NONE)
-    return Branches(reps[:0], exact, reps[:exact], gap[:exact], Q if exact == 0 else Q[:0])
+    if exact == 0:
+        least = Q
+    else:
+        least = Q[:0] if ls is None else np.asarray(Q)[np.asarray(ls, dtype=bool)]
+    return Branches(reps[:0], exact, reps[:exact], gap[:exact], least)
 
 
 @jit
@@ -245,18 +255,21 @@ def proof(group, pose, found: Branches, family: str, data: pin.Data
     """Why no configuration within the limits meets ``pose`` (a CompiledPose), or ''.
 
     '' (not proven: the search decides) unless, with the margins of the module
-    docstring, either every least-squares row misses the pose, or every exact branch
-    lies outside the joint limits at a regular configuration.  Returned with the best
-    available configuration (the nearest row, clamped into the limits), or None.
+    docstring, every least-squares row misses the pose and either there is no exact
+    solution or every exact branch lies outside the joint limits at a regular
+    configuration.  A least-squares row that comes near the pose may be an exact solution
+    the closed form flagged (a tangent case): it leaves the question to the search too.
+    Returned with the best available configuration (the nearest row, clamped into the
+    limits), or None.
     """
     target = pose.target
+    need_m = max(TOLERANCE_FACTOR * target.position_tolerance_m, REACH_MARGIN_M)
+    need_rad = max(TOLERANCE_FACTOR * target.orientation_tolerance_rad, REACH_MARGIN_RAD)
+    misses = [_errors(group, pose, row, data) for row in found.ls]
+    if any(pos <= need_m and ori <= need_rad for pos, ori in misses):
+        return "", None
     if found.exact == 0:
         if not len(found.ls):
-            return "", None
-        need_m = max(TOLERANCE_FACTOR * target.position_tolerance_m, REACH_MARGIN_M)
-        need_rad = max(TOLERANCE_FACTOR * target.orientation_tolerance_rad, REACH_MARGIN_RAD)
-        misses = [_errors(group, pose, row, data) for row in found.ls]
-        if any(pos <= need_m and ori <= need_rad for pos, ori in misses):
             return "", None
         nearest = min(range(len(misses)), key=misses.__getitem__)
         pos, ori = misses[nearest]

@@ -35,6 +35,35 @@ JOINTS = (5, 6)
 SELF_TEST_TOLERANCE = 1e-7
 #: Configurations of the self-test (fixed: the detection is deterministic).
 SELF_TEST_SAMPLES = 8
+#: A row EAIK flags least-squares whose forward kinematics meets the target within this
+#: (largest entry of the 4x4 difference, [m] or rotation entry) is an exact solution.
+#: EAIK flags the tangent cases of its subproblems so: on the SO-100/101 arms and
+#: Alexander's legs, 8-14 % of random poses had the configuration they came from among
+#: the flagged rows, 5e-7 or closer to the pose; the rows of a pose out of a branch's
+#: reach miss it by 3e-5 or more on every arm here.
+EXACT_RESIDUAL = 1e-6
+
+
+def eaik_rows(robot, T_h: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+    """EAIK ``robot``'s rows of 4x4 ``T_h``: angles (m, n) [rad] and least-squares flags.
+
+    A flagged row that meets ``T_h`` within :data:`EXACT_RESIDUAL` by EAIK's own forward
+    kinematics is exact (its flag cleared): a tangent case, not a pose out of reach.
+    """
+    solution = robot.calculate_IK(T_h)
+    return solution.Q, exact_flags(robot, T_h, solution.Q, solution.is_LS)
+
+
+def exact_flags(robot, T_h: np.ndarray, Q: np.ndarray, is_LS) -> np.ndarray:
+    """Return EAIK's least-squares flags ``is_LS`` of rows ``Q``, cleared where one meets ``T_h``.
+
+    See :func:`eaik_rows`; one forward kinematics per flagged row.
+    """
+    ls = np.array(is_LS, dtype=bool)
+    for i in np.flatnonzero(ls).tolist():
+        if np.abs(robot.fwdkin(Q[i]) - T_h).max() <= EXACT_RESIDUAL:
+            ls[i] = False
+    return ls
 
 
 class ClosedForm:
@@ -42,14 +71,18 @@ class ClosedForm:
 
     ``family``: EAIK's name of the decomposition (e.g. ``6R-SPHERICAL_WRIST``);
     ``kernel``: ``(family, G)`` of our compiled subproblem kernel (:mod:`.six_r`) when the
-    chain is one of its families, else None (EAIK solves).
+    chain is one of its families, else None (EAIK solves); ``tangents``: EAIK's flagged
+    rows that meet the target count as exact (:func:`exact_flags`), as the proofs and
+    ``num_solutions`` need; False for the 7R sweep's forms (:mod:`.sweep`: it proves
+    nothing, and its choice of joint counts rows, not their cost).
     """
 
-    __slots__ = ("family", "n", "kernel", "_robot")
+    __slots__ = ("family", "n", "kernel", "tangents", "_robot")
 
-    def __init__(self, robot, family: str, n: int, kernel=None):
+    def __init__(self, robot, family: str, n: int, kernel=None, tangents: bool = True):
         """Wrap EAIK ``robot`` and our ``kernel`` (internal: use :func:`of`)."""
         self._robot, self.family, self.n, self.kernel = robot, family, n, kernel
+        self.tangents = tangents
 
     def solve(self, T_world_frame_h: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
         """Every branch of 4x4 ``T_world_frame_h``: angles (m, n) [rad] and least-squares flags.
@@ -67,6 +100,8 @@ class ClosedForm:
 
     def eaik(self, T_world_frame_h: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
         """Return EAIK's branches of 4x4 ``T_world_frame_h`` as :meth:`solve` returns them."""
+        if self.tangents:
+            return eaik_rows(self._robot, T_world_frame_h)
         solution = self._robot.calculate_IK(T_world_frame_h)
         return solution.Q, np.asarray(solution.is_LS, dtype=bool)
 
@@ -95,8 +130,12 @@ class ClosedForm:
     def eaik_many(self, T: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
         """Return EAIK's rows of each of ``T`` (N, 4, 4), padded as :meth:`solve_many` pads."""
         solutions = self._robot.calculate_IK_batched(T, 1)
+        if not self.tangents:
+            return _padded([solution.Q for solution in solutions],
+                           [solution.is_LS for solution in solutions], self.n)
         return _padded([solution.Q for solution in solutions],
-                       [solution.is_LS for solution in solutions], self.n)
+                       [exact_flags(self._robot, target, solution.Q, solution.is_LS)
+                        for target, solution in zip(T, solutions)], self.n)
 
     def _kernel(self, T: np.ndarray) -> Tuple[np.ndarray, np.ndarray, int]:
         """:func:`.six_r.solve_6r` of ``T`` (N, 4, 4): ``Q`` (N, 8, 6), ``ls`` (N, 8), misses."""

@@ -110,7 +110,9 @@ class Sweep:
         refuses the chain at that value.
         """
         robot = self.eaik_robot(value)
-        return None if robot is None else chain.ClosedForm(robot, self.family, JOINTS)
+        if robot is None:
+            return None
+        return chain.ClosedForm(robot, self.family, JOINTS, tangents=False)
 
     def eaik_robot(self, value: float):
         """Return EAIK's robot of the chain held at ``value`` [rad] (None: EAIK refuses it)."""
@@ -300,7 +302,7 @@ def _reached(group, sweep: Sweep, poses: List[np.ndarray]) -> np.ndarray:
     T = np.array(poses)
     lower, upper = np.asarray(group.lower, float), np.asarray(group.upper, float)
     if sweep.end:  # the rest's rows: the held joint's column is at the value, inside
-        rest = chain.ClosedForm(sweep._rest, sweep.family, JOINTS - 1)
+        rest = chain.ClosedForm(sweep._rest, sweep.family, JOINTS - 1, tangents=False)
         lower, upper = np.delete(lower, sweep.joint), np.delete(upper, sweep.joint)
     seeds = np.repeat(np.clip(0.0, lower, upper)[None], len(poses), axis=0)
     reached = np.zeros((CELLS, len(poses)), dtype=bool)
