@@ -51,10 +51,17 @@ RESULTS = results_files.RESULTS
 
 
 def eaik_count(closed, group, T: pin.SE3) -> int:
-    """Count EAIK's exact solutions with an equivalent inside the limits, distinct (1e-2 rad)."""
-    Q, ls = closed.eaik(T.homogeneous)
+    """Count EAIK's solutions with an equivalent inside the limits, distinct (1e-2 rad).
+
+    A solution: a row of EAIK's whose pinocchio FK meets ``T`` within 1e-6 (largest entry
+    of the 4x4 difference), whatever EAIK's least-squares flag says (it flags tangent
+    cases; ``chain.exact_flags``): independent of both our flags and EAIK's.
+    """
+    solution = closed._robot.calculate_IK(T.homogeneous)
     kept: List[np.ndarray] = []
-    for row in np.asarray(Q)[~np.asarray(ls, dtype=bool)]:
+    for row in np.asarray(solution.Q):
+        if np.abs(group.fk(row, group.tip).homogeneous - T.homogeneous).max() > 1e-6:
+            continue
         k_lo = np.ceil((group.lower - row) / (2 * np.pi))
         k_lo = np.where(np.isfinite(k_lo), k_lo, 0.0)
         shifted = row + 2 * np.pi * k_lo

@@ -89,18 +89,25 @@ class ClosedForm:
 
         A row whose flag is False is an exact solution (angles in ``(-pi, pi]``); True: the
         pose is out of reach of that branch and the row only minimises EAIK's subproblem
-        residuals (EAIK's rows whenever the kernel finds no exact one: the proof of
-        :mod:`.branches` measures how far they miss).
+        residuals (EAIK's rows whenever the kernel finds no exact one, flags as EAIK gives
+        them: the kernel's verdict stands, and the proof of :mod:`.branches` measures how
+        far they miss).
         """
         if self.kernel is not None:
             Q, ls, missed = self._kernel(np.asarray(T_world_frame_h, dtype=float)[None])
             if not missed:
                 return Q[0], ls[0]
+            return self.eaik(T_world_frame_h, tangents=False)
         return self.eaik(T_world_frame_h)
 
-    def eaik(self, T_world_frame_h: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
-        """Return EAIK's branches of 4x4 ``T_world_frame_h`` as :meth:`solve` returns them."""
-        if self.tangents:
+    def eaik(self, T_world_frame_h: np.ndarray, tangents: Optional[bool] = None
+             ) -> Tuple[np.ndarray, np.ndarray]:
+        """Return EAIK's branches of 4x4 ``T_world_frame_h`` as :meth:`solve` returns them.
+
+        ``tangents``: clear the flags of rows that meet the pose (:func:`exact_flags`);
+        None: :attr:`tangents`.
+        """
+        if self.tangents if tangents is None else tangents:
             return eaik_rows(self._robot, T_world_frame_h)
         solution = self._robot.calculate_IK(T_world_frame_h)
         return solution.Q, np.asarray(solution.is_LS, dtype=bool)
@@ -121,16 +128,20 @@ class ClosedForm:
         Q, ls, missed = self._kernel(T)
         if missed:  # EAIK's least-squares rows, as solve() gives them
             missed = np.flatnonzero(ls.all(axis=1))
-            rows, flags = self.eaik_many(T[missed])
+            rows, flags = self.eaik_many(T[missed], tangents=False)
             width = min(rows.shape[1], six_r.BRANCHES)
             Q[missed], ls[missed] = 0.0, True
             Q[missed, :width], ls[missed, :width] = rows[:, :width], flags[:, :width]
         return Q, ls
 
-    def eaik_many(self, T: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
-        """Return EAIK's rows of each of ``T`` (N, 4, 4), padded as :meth:`solve_many` pads."""
+    def eaik_many(self, T: np.ndarray, tangents: Optional[bool] = None
+                  ) -> Tuple[np.ndarray, np.ndarray]:
+        """Return EAIK's rows of each of ``T`` (N, 4, 4), padded as :meth:`solve_many` pads.
+
+        ``tangents`` as :meth:`eaik`'s.
+        """
         solutions = self._robot.calculate_IK_batched(T, 1)
-        if not self.tangents:
+        if not (self.tangents if tangents is None else tangents):
             return _padded([solution.Q for solution in solutions],
                            [solution.is_LS for solution in solutions], self.n)
         return _padded([solution.Q for solution in solutions],
