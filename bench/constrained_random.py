@@ -185,11 +185,17 @@ class RandomProblems:
         return Term("joint_bounds", dict(bounds=bounds))
 
     def _locked(self, rng, q, mode):
+        """Lock 1-2 joints: at ``q``'s values, or at random ones in the arbitrary mode.
+
+        A feasible mode keeps ``q``'s value even within 1e-3 of a limit (``q`` must still
+        hold); the arbitrary mode's values lie 1e-3 inside the limits.
+        """
         idx, lo, hi, value = self._joint_values(rng, q)
         margin = 1e-3
-        pick = value if mode != "arbitrary" else rng.uniform(lo + margin, hi - margin)
-        positions = {self.group.joint_names[i]: float(np.clip(pick[i], lo[i] + margin,
-                                                              hi[i] - margin))
+        arbitrary = mode == "arbitrary"
+        pick = rng.uniform(lo + margin, hi - margin) if arbitrary else value
+        positions = {self.group.joint_names[i]: float(pick[i]) if not arbitrary
+                     else float(np.clip(pick[i], lo[i] + margin, hi[i] - margin))
                      if hi[i] - lo[i] > 2 * margin else 0.5 * float(lo[i] + hi[i])
                      for i in idx[:int(rng.integers(1, 3))]}
         return Term("locked", dict(positions=positions))
