@@ -156,7 +156,9 @@ def test_out_of_reach_proven_with_a_reason(arm):
         assert result.message.startswith("no solution: "), result.message
         assert group.within_limits(result.q)  # the best available configuration
         assert result.position_error_m > 1.0
-        assert result.solve_time_s < 0.5  # no search ran (figures: bench/analytic_bench.py)
+        # No search ran (it would restart within its 1 s; timings: bench/analytic_bench.py,
+        # not here: this call once took 1.1 s in a busy test worker of a fresh clone).
+        assert result.restarts == 0, result.message
     T = _targets(group, 1, seed=10)[0][1]
     base = group.locked_placement(group.robot.frame_id(group.base)).translation
     reach = np.linalg.norm(T.translation - base)
@@ -164,7 +166,7 @@ def test_out_of_reach_proven_with_a_reason(arm):
     result = solve(group, PoseTarget(group.tip, inside), group.mid_configuration(),
                    timeout_s=1.0)
     if result.status is IKStatus.NO_SOLUTION:  # within the reach sphere: the closed form
-        assert result.solve_time_s < 0.5, result.message
+        assert result.restarts == 0, result.message  # proven, not searched
 
 
 def _narrow_ur5():

@@ -84,7 +84,6 @@ def test_a_target_beyond_the_bound_answers_at_once_with_the_reason(solver):
     result = solve(group, target, group.mid_configuration(), solver=solver, timeout_s=1.0)
     assert result.status.name == "NO_SOLUTION" and result.restarts == 0
     assert "reach" in result.message and f"{bound.radius_m + 1:.2f} m" in result.message
-    assert result.solve_time_s < 0.5  # one attempt: a search would take its 1 s
     # The best available configuration (the one attempt's end), its error measured here.
     assert group.within_limits(result.q)
     reached = group.fk(result.q, group.tip).translation
