@@ -48,3 +48,47 @@ def test_the_first_solve_after_prepare_keeps_its_budget():
     # The unprepared group's solve did its own one-time work, and said what to call.
     assert out["late"] in ("SUCCESS", "NO_SOLUTION", "TIMED_OUT")
     assert run.stderr.count("call ros2_ik.core.prepare(") == 1, run.stderr
+
+
+FIRST_POSES = r"""
+import gc, json, sys
+import numpy as np
+import pinocchio as pin
+from numba.core.registry import CPUDispatcher
+from ros2_ik.core import prepare, robots, solve
+from ros2_ik.core.pose import PoseTarget
+
+def loaded():
+    '''Compiled versions loaded in this process, and our modules imported.'''
+    versions = sum(len(d.overloads) for d in gc.get_objects() if isinstance(d, CPUDispatcher))
+    return versions, {m for m in sys.modules if m.startswith("ros2_ik")}
+
+group = robots.load_group("ur5")[1]
+prepare(group, group.tip)
+before = loaded()
+T = group.fk(group.mid_configuration() + 0.2, group.tip)
+far = pin.SE3(T.rotation, 3.0 * T.translation / np.linalg.norm(T.translation))
+inside = pin.SE3(T.rotation, 0.02 * T.translation / np.linalg.norm(T.translation))
+statuses = [solve(group, PoseTarget(group.tip, target), group.mid_configuration(),
+                  timeout_s=0.005).status.name for target in (T, far, inside)]
+after = loaded()
+print(json.dumps(dict(statuses=statuses, versions=[before[0], after[0]],
+                      modules=sorted(after[1] - before[1]))))
+"""
+
+
+def test_prepare_loads_what_the_first_pose_solves_need():
+    """After ``prepare``, a reachable, an unreachable and an in-reach-sphere pose (the closed
+    form's proof) load no compiled version and import none of our modules.
+
+    Each would otherwise be one-time work inside that request's budget: EAIK's read-only rows
+    made the first unreachable pose load another version of the branches' kernel (~15 ms), and
+    the proofs' module was imported at the first failed attempt (~3 ms from source).
+    """
+    run = subprocess.run([sys.executable, "-c", FIRST_POSES], capture_output=True, text=True,
+                         timeout=300)
+    assert run.returncode == 0, run.stderr
+    out = json.loads(run.stdout.strip().splitlines()[-1])
+    assert out["statuses"][:2] == ["SUCCESS", "NO_SOLUTION"], out
+    assert out["versions"][1] == out["versions"][0], out
+    assert out["modules"] == [], out

@@ -50,8 +50,18 @@ def eaik_rows(robot, T_h: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
     A flagged row that meets ``T_h`` within :data:`EXACT_RESIDUAL` by EAIK's own forward
     kinematics is exact (its flag cleared): a tangent case, not a pose out of reach.
     """
-    solution = robot.calculate_IK(T_h)
-    return solution.Q, exact_flags(robot, T_h, solution.Q, solution.is_LS)
+    Q, ls = _arrays(robot.calculate_IK(T_h))
+    return Q, exact_flags(robot, T_h, Q, ls)
+
+
+def _arrays(solution) -> Tuple[np.ndarray, np.ndarray]:
+    """Rows (m, n) and flags (m,) of an EAIK solution, C-ordered and writable.
+
+    EAIK's own are read-only (its rows in Fortran order): another compiled version of
+    :func:`.branches.representatives` than the one :func:`ros2_ik.core.solve.prepare`
+    loads, loaded inside the first such solve's budget (~15 ms).
+    """
+    return np.array(solution.Q, dtype=float, order="C"), np.array(solution.is_LS, dtype=bool)
 
 
 def exact_flags(robot, T_h: np.ndarray, Q: np.ndarray, is_LS) -> np.ndarray:
@@ -109,8 +119,7 @@ class ClosedForm:
         """
         if self.tangents if tangents is None else tangents:
             return eaik_rows(self._robot, T_world_frame_h)
-        solution = self._robot.calculate_IK(T_world_frame_h)
-        return solution.Q, np.asarray(solution.is_LS, dtype=bool)
+        return _arrays(self._robot.calculate_IK(T_world_frame_h))
 
     def solve_many(self, T_world_frame_h: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
         """:meth:`solve` of each of ``T_world_frame_h`` (N, 4, 4) in one call.
