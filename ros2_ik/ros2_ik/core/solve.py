@@ -165,11 +165,8 @@ def _build_reach_bound(group: Group, frame: Optional[str]) -> None:
     """Build the reach bound of ``frame`` (the group's tip when None) [m].
 
     Every solve's proof (:func:`~ros2_ik.core.solvers.proofs.reach_proof`) reads it;
-    unbuilt, it is one-time work inside the first solve's budget.  The proofs' module is
-    imported here too (a solve imports it at its first failed attempt: ~3 ms inside the
-    first unreachable request's budget when Python compiles it from source).
+    unbuilt, it is one-time work inside the first solve's budget.
     """
-    from ros2_ik.core.solvers import proofs  # noqa: F401
     try:
         frame_id = group.robot.frame_id(group.tip if frame is None else frame)
     except errors.InvalidFrame:

@@ -535,9 +535,12 @@ class Solver(ABC):
     def prepare_frame(cls, group, frame: str) -> None:
         """Do the one-time work of solves for ``frame`` on ``group`` (outside any budget).
 
-        Default: with :attr:`closed_form`, detect the chain's closed form and load its
-        compiled step (:func:`before_iterating.prepare`).
+        Default: import the proofs a failed attempt runs (:func:`_no_solution`: ~3 ms
+        inside the first unreachable request's budget otherwise, compiled from source);
+        with :attr:`closed_form`, detect the chain's closed form and load its compiled step
+        (:func:`before_iterating.prepare`).
         """
+        from ros2_ik.core.solvers import proofs  # noqa: F401
         if cls.closed_form:
             before_iterating.prepare(group, frame)
 
