@@ -12,6 +12,7 @@ import numpy as np
 
 from ros2_ik.core import errors, terms
 from ros2_ik.core.kinematics import reach
+from ros2_ik.core.kinematics.model import tree_of
 from ros2_ik.core.model.group import Group
 from ros2_ik.core.pose import UNIT_WEIGHTS, PoseTarget
 from ros2_ik.core.problem import Problem
@@ -134,6 +135,9 @@ def prepare(group: Group, frame: Optional[str] = None, constrained: bool = False
     else:
         seed_library.prepare(group, frame)
     _build_reach_bound(group, frame)
+    group.locked_placements()  # the proofs read them; one Data (~10 ms on big models)
+    if constrained:
+        tree_of(group)  # the constraint kernels' tree of the model: one Data too
     solver_class = registry.solver_class(solver)
     solver_class.warm_up(constrained)
     if frame is not None:

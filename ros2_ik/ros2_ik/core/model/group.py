@@ -444,14 +444,24 @@ class Group:
         return data
 
     def locked_placement(self, frame_id: int) -> pin.SE3:
-        """``T_world_frame`` of a frame no group joint moves (cached)."""
-        T = self._placements.get(frame_id)
-        if T is None:
+        """``T_world_frame`` of a frame no group joint moves (:meth:`locked_placements`)."""
+        return self.locked_placements()[frame_id]
+
+    def locked_placements(self) -> Dict[int, pin.SE3]:
+        """``T_world_frame`` of every frame at the locked joints' values, by frame id (cached).
+
+        One forward kinematics for all frames, at the first call (``prepare`` makes it): a
+        model's ``Data`` costs 5-12 ms to make on tiago_dual's 101 joints, which one per
+        frame put inside the first requests' budgets.  The frames no group joint moves
+        stay there.
+        """
+        placements = self._placements
+        if not placements:  # made whole, then stored: a thread never sees it half-filled
             model = self.robot.model
             data = model.createData()
             pin.framesForwardKinematics(model, data, self.q_full_locked)
-            T = self._placements[frame_id] = pin.SE3(data.oMf[frame_id])
-        return T
+            placements = self._placements = {i: pin.SE3(T) for i, T in enumerate(data.oMf)}
+        return placements
 
     def moves_frame(self, frame_id: int) -> bool:
         """Return True when some group joint moves frame ``frame_id`` (cached per frame)."""
