@@ -380,12 +380,16 @@ class Group:
         return arr, values
 
     def fk(self, q: np.ndarray, frame: str) -> pin.SE3:
-        """``T_world_frame`` at group vector ``q`` (fresh Data on the full model)."""
+        """``T_world_frame`` at group vector ``q``, on the full model.
+
+        On this thread's ``Data`` of its own, which no solver uses (a fresh one per call
+        cost 5-12 ms on tiago_dual's 101 joints); the placement returned is a copy.
+        """
         fid = self.robot.frame_id(frame)
         model = self.robot.model
-        data = model.createData()
-        pin.framesForwardKinematics(model, data, self.to_full_q(q))
-        return pin.SE3(data.oMf[fid])
+        data = self._thread_data("fk", model)
+        pin.forwardKinematics(model, data, self.to_full_q(q))
+        return pin.SE3(pin.updateFramePlacement(model, data, fid))
 
     def reduced_frame_id(self, name: str) -> int:
         """Id of frame ``name`` in the reduced model (InvalidFrame if absent)."""
