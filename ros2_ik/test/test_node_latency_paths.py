@@ -112,9 +112,22 @@ def test_group_resolution_is_cached_per_model_and_config():
     values = {spec.name: spec.default for spec in SCHEMA}
     other = NodeConfig(values, {"arm": GroupConfig("arm", "panda_link0", "panda_link7")})
     assert C.resolve_group(snapshot, other, "", "", "")[1] == "panda_link7"
-    with pytest.raises(C.RequestError, match="unknown group"):  # errors are not cached
+    with pytest.raises(C.RequestError, match="unknown group") as raised:  # not cached
         C.resolve_group(snapshot, cfg, "leg", "", "")
     assert ("leg", "", "") not in snapshot.resolved
+    assert "no SRDF yet" not in str(raised.value)
+
+
+def test_an_unknown_group_before_the_srdf_says_so():
+    """The URDF and the SRDF come on two topics: a group asked for in between is unknown,
+    and the answer says that no SRDF has come yet (a client may ask again)."""
+    from ros2_ik.node.robot_source import RobotSource
+    source = RobotSource()
+    source.set_urdf(robots.urdf_text("panda"))
+    with pytest.raises(C.RequestError, match="no SRDF yet"):
+        C.resolve_group(source.snapshot, _config(), "arm_and_hand", "", "")
+    source.set_srdf(robots.srdf_text("panda"))
+    assert C.resolve_group(source.snapshot, _config(), "arm_and_hand", "", "")[1]
 
 
 def test_status_codes_by_member_and_by_name_agree():

@@ -98,7 +98,10 @@ def group_config(snapshot: RobotSnapshot, cfg: NodeConfig, name: str) -> GroupCo
     srdf = snapshot.srdf_groups.get(name)
     if srdf is None:
         valid = sorted(set(cfg.groups) | set(snapshot.srdf_groups))
-        raise RequestError(IKErrorCode.INVALID_GROUP, f"unknown group '{name}'; valid: {valid}")
+        why = "" if snapshot.srdf else " (no SRDF yet: none received on " \
+            "robot_description_semantic nor given as srdf_file)"
+        raise RequestError(IKErrorCode.INVALID_GROUP,
+                           f"unknown group '{name}'{why}; valid: {valid}")
     if srdf.base_joint:  # a whole-body group: the base joint first, then the others
         return GroupConfig(name, srdf.base_link, srdf.tips[0],
                            (srdf.base_joint,) + tuple(srdf.joints))
