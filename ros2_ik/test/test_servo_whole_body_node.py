@@ -95,8 +95,9 @@ def test_feet_held_com_inside_hand_tracks(servo_node):
     measured.pose = se3_to_pose(pin.XYZQUATToSE3(start[:7]))
     wait_for(lambda: base_pub.get_subscription_count() > 0, 10, "base_pose subscriber",
              client.spin)
-    # The targets are not latched: sent before discovery matched them, they are lost and
-    # the hand stays where it started (seen once in CI: 0.13 m from the target).
+    # The targets are not latched: sent before discovery matched them, they would be lost
+    # and the hand stay where it started (seen once in CI, 0.13 m from the target: the cause
+    # is not certain; the asserts below now report the servo's reasons first).
     wait_for(lambda: target_pub.get_subscription_count() > 0, 10, "target_pose subscriber",
              client.spin)
     base_pub.publish(measured)
@@ -135,8 +136,10 @@ def test_feet_held_com_inside_hand_tracks(servo_node):
     corners = np.array([now[f].act(np.array([x, y, 0.0]))[:2] for f in FEET for x, y in SOLE])
     com = pin.centerOfMass(model, data, q)[:2]
     assert inside_by(com, corners) >= MARGIN - 2e-3
-    assert np.linalg.norm(now[HAND].translation - T.translation) < 0.02  # tracking
+    # first the servo's own account: a halt's reason says more than the distance
     assert any(s.state == ServoStatus.RUNNING for s in status), [s.reason for s in status]
+    assert np.linalg.norm(now[HAND].translation - T.translation) < 0.02, (  # tracking
+        len(commands), [s.reason for s in status[-3:]])
     answer = _call(client, "stop")
     assert answer.success, answer.message
 
