@@ -156,11 +156,10 @@ def tree_of(group) -> Optional[Tree]:
     tree = _TREES.get(group, _UNKNOWN)
     if tree is _UNKNOWN:
         model = group.robot.model
-        data = model.createData()
-        pin.forwardKinematics(model, data, group.q_full_locked)  # liMi of the locked joints
         shift = group.base_nq - 1 if group.has_base else 0
         column = {j: i + shift if i else 0 for i, j in enumerate(group.joint_ids)}
-        tree = _TREES[group] = model_tree(model, range(1, model.njoints), column, data.liMi)
+        tree = _TREES[group] = model_tree(model, range(1, model.njoints), column,
+                                          group.locked_data().liMi)  # the locked joints'
     return tree
 
 

@@ -87,7 +87,7 @@ def _bound(group, frame_id: int) -> Optional[ReachBound]:
     chain = [j for j in model.supports[frame.parentJoint] if j > 0]
     if any(model.joints[j].nv > 1 for j in chain):  # a base a whole-body solve moves
         return None
-    data = _locked_data(group)
+    data = group.locked_data()
     moving = set(group.joint_ids)
     first = next((k for k, j in enumerate(chain) if j in moving), None)
     if first is None:  # fixed: the frame's one placement
@@ -182,7 +182,7 @@ def _sides_bound(group, sides, pivots: bool) -> Optional[PairBound]:
     below = [chain[shared:] for chain in chains]
     if any(model.joints[j].nv > 1 for chain in below for j in chain):
         return None
-    data = _locked_data(group)
+    data = group.locked_data()
     moving = set(group.joint_ids)
     columns, rows, offsets, travel, width = [], [], [], 0.0, 0
     for chain, (_, placement) in zip(below, sides):
@@ -218,21 +218,6 @@ def _sides_bound(group, sides, pivots: bool) -> Optional[PairBound]:
     s = _pivots(A_all, b_all) if pivots and width else np.zeros(width)
     via = model.names[chains[0][shared - 1]] if shared else "universe"
     return PairBound(travel + _length(A_all, b_all, s), via)
-
-
-#: Per group: a Data at its locked configuration (the fixed joints' placements).
-_LOCKED: PerObjectAndKey = PerObjectAndKey(lambda group, _: _forward(group))
-
-
-def _locked_data(group) -> pin.Data:
-    return _LOCKED(group, None)
-
-
-def _forward(group) -> pin.Data:
-    model = group.robot.model
-    data = model.createData()
-    pin.framesForwardKinematics(model, data, group.q_full_locked)
-    return data
 
 
 def _links(model: pin.Model, data: pin.Data, chain, moving, placement: pin.SE3):

@@ -91,6 +91,7 @@ class Group:
         self._sample_lo = np.where(self.continuous, -math.pi, self.lower)
         self._sample_span = np.where(self.continuous, math.pi, self.upper) - self._sample_lo
         self._placements: Dict[int, pin.SE3] = {}
+        self._locked_data: Optional[pin.Data] = None
         self._moves: Dict[int, bool] = {}
 
     def _wrapping(self) -> np.ndarray:
@@ -454,18 +455,31 @@ class Group:
     def locked_placements(self) -> Dict[int, pin.SE3]:
         """``T_world_frame`` of every frame at the locked joints' values, by frame id (cached).
 
-        One forward kinematics for all frames, at the first call (``prepare`` makes it): a
-        model's ``Data`` costs 5-12 ms to make on tiago_dual's 101 joints, which one per
-        frame put inside the first requests' budgets.  The frames no group joint moves
-        stay there.
+        Copies of :meth:`locked_data`'s ``oMf`` (``prepare`` makes them).  The frames no
+        group joint moves stay there.
         """
         placements = self._placements
         if not placements:  # made whole, then stored: a thread never sees it half-filled
+            placements = self._placements = {
+                i: pin.SE3(T) for i, T in enumerate(self.locked_data().oMf)}
+        return placements
+
+    def locked_data(self) -> pin.Data:
+        """Return a ``Data`` of the full model at the locked joints' values (``q_full_locked``).
+
+        Every joint's and frame's placement there (``oMi``, ``liMi``, ``oMf``), from one
+        forward kinematics at the first call (``prepare`` makes it): the reach bounds, the
+        proofs' fixed frames and the compiled kernels' tree read it.  Only read, never handed
+        to a solver.  Made once: a model's ``Data`` costs 5-12 ms to make on tiago_dual's
+        101 joints, which one per use put inside the first requests' budgets.
+        """
+        data = self._locked_data
+        if data is None:  # computed, then stored: a thread never sees it unfilled
             model = self.robot.model
             data = model.createData()
             pin.framesForwardKinematics(model, data, self.q_full_locked)
-            placements = self._placements = {i: pin.SE3(T) for i, T in enumerate(data.oMf)}
-        return placements
+            self._locked_data = data
+        return data
 
     def moves_frame(self, frame_id: int) -> bool:
         """Return True when some group joint moves frame ``frame_id`` (cached per frame)."""
