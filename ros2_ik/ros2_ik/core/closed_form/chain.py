@@ -117,7 +117,7 @@ class ClosedForm:
         ``tangents``: clear the flags of rows that meet the pose (:func:`exact_flags`);
         None: :attr:`tangents`.
         """
-        if self.tangents if tangents is None else tangents:
+        if self._tangents(tangents):
             return eaik_rows(self._robot, T_world_frame_h)
         return _arrays(self._robot.calculate_IK(T_world_frame_h))
 
@@ -150,12 +150,15 @@ class ClosedForm:
         ``tangents`` as :meth:`eaik`'s.
         """
         solutions = self._robot.calculate_IK_batched(T, 1)
-        if not (self.tangents if tangents is None else tangents):
-            return _padded([solution.Q for solution in solutions],
-                           [solution.is_LS for solution in solutions], self.n)
-        return _padded([solution.Q for solution in solutions],
-                       [exact_flags(self._robot, target, solution.Q, solution.is_LS)
-                        for target, solution in zip(T, solutions)], self.n)
+        flags = [solution.is_LS for solution in solutions]
+        if self._tangents(tangents):
+            flags = [exact_flags(self._robot, target, solution.Q, ls)
+                     for target, solution, ls in zip(T, solutions, flags)]
+        return _padded([solution.Q for solution in solutions], flags, self.n)
+
+    def _tangents(self, tangents: Optional[bool]) -> bool:
+        """Whether flagged rows that meet the pose count as exact: ``tangents``, else ours."""
+        return self.tangents if tangents is None else tangents
 
     def _kernel(self, T: np.ndarray) -> Tuple[np.ndarray, np.ndarray, int]:
         """:func:`.six_r.solve_6r` of ``T`` (N, 4, 4): ``Q`` (N, 8, 6), ``ls`` (N, 8), misses."""
