@@ -191,13 +191,18 @@ class RandomProblems:
         hold); the arbitrary mode's values lie 1e-3 inside the limits.
         """
         idx, lo, hi, value = self._joint_values(rng, q)
+        if mode != "arbitrary":
+            chosen = idx[:int(rng.integers(1, 3))]
+            return Term("locked", dict(positions={self.group.joint_names[i]: float(value[i])
+                                                  for i in chosen}))
         margin = 1e-3
-        arbitrary = mode == "arbitrary"
-        pick = rng.uniform(lo + margin, hi - margin) if arbitrary else value
-        positions = {self.group.joint_names[i]: float(pick[i]) if not arbitrary
-                     else float(np.clip(pick[i], lo[i] + margin, hi[i] - margin))
-                     if hi[i] - lo[i] > 2 * margin else 0.5 * float(lo[i] + hi[i])
-                     for i in idx[:int(rng.integers(1, 3))]}
+        pick = rng.uniform(lo + margin, hi - margin)  # drawn before the count, as always
+
+        def inside(i: int) -> float:
+            if hi[i] - lo[i] > 2 * margin:
+                return float(np.clip(pick[i], lo[i] + margin, hi[i] - margin))
+            return 0.5 * float(lo[i] + hi[i])
+        positions = {self.group.joint_names[i]: inside(i) for i in idx[:int(rng.integers(1, 3))]}
         return Term("locked", dict(positions=positions))
 
     def costs(self, rng: np.random.Generator, q: np.ndarray) -> tuple:

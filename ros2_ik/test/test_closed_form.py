@@ -289,7 +289,8 @@ def _alexander_left_leg():
 def test_rows_flagged_least_squares_that_meet_the_pose_are_exact():
     """Every pose made by FK has the configuration it came from among the exact rows."""
     group, closed = _alexander_left_leg()
-    for q_true, T in _targets(group, 80, seed=21):
+    targets = _targets(group, 80, seed=21)
+    for q_true, T in targets:
         Q, ls = closed.solve(T.homogeneous)
         exact = np.asarray(Q)[~np.asarray(ls, dtype=bool)]
         assert len(exact) and any(_same_branch(q, q_true, group) for q in exact)
@@ -297,9 +298,8 @@ def test_rows_flagged_least_squares_that_meet_the_pose_are_exact():
                        solver="analytic", num_solutions=100)
         assert result.success, result.message
         assert any(_same_branch(s.q, q_true, group) for s in result.solutions)
-    rows, flags = closed.solve_many(np.array([T.homogeneous for _, T in
-                                              _targets(group, 80, seed=21)]))
-    for (q_true, _), Q, ls in zip(_targets(group, 80, seed=21), rows, flags):
+    rows, flags = closed.solve_many(np.array([T.homogeneous for _, T in targets]))
+    for (q_true, _), Q, ls in zip(targets, rows, flags):
         assert any(_same_branch(q, q_true, group) for q in Q[~ls])
 
 
