@@ -19,7 +19,7 @@ from ros2_ik.core.problem import Problem
 from ros2_ik.core.result import IKResult, Progress
 from ros2_ik.core.runtime.per_object import PerObject
 from ros2_ik.core.solvers import registry, seed_library
-from ros2_ik.core.solvers.base import SolveOptions
+from ros2_ik.core.solvers.base import SolveOptions, prepare_proofs
 from ros2_ik.core.verify import CONSTRAINT_TOLERANCE_M, CONSTRAINT_TOLERANCE_RAD, \
     DEFAULT_TOLERANCE, ConstraintTolerance
 
@@ -135,6 +135,7 @@ def prepare(group: Group, frame: Optional[str] = None, constrained: bool = False
     else:
         seed_library.prepare(group, frame)
     _build_reach_bound(group, frame)
+    prepare_proofs()  # the proofs read the bound and the placements
     group.locked_placements()  # the proofs read them; one Data (~10 ms on big models)
     if constrained:
         tree_of(group)  # the constraint kernels' tree of the model: one Data too

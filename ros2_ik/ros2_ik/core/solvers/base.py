@@ -458,9 +458,21 @@ def proven(result: IKResult, reason: str, start: float) -> IKResult:
 
 
 def _no_solution(problem: Problem, options: SolveOptions) -> Optional[str]:
-    """Return :func:`proofs.no_solution`: imported at the first failed attempt, not before."""
+    """Return :func:`proofs.no_solution`: imported at the first failed attempt, not before.
+
+    Unless :func:`prepare_proofs` imported it (``prepare`` does).
+    """
     from ros2_ik.core.solvers import proofs
     return proofs.no_solution(problem, options)
+
+
+def prepare_proofs() -> None:
+    """Import the proofs every solver's failed attempt runs (:func:`_no_solution`) now.
+
+    Outside any budget: otherwise ~3 ms inside the first unreachable request's (Python
+    compiling the module from source).
+    """
+    from ros2_ik.core.solvers import proofs  # noqa: F401
 
 
 def proven_or(result: IKResult, problem: Problem, options: SolveOptions,
@@ -535,12 +547,9 @@ class Solver(ABC):
     def prepare_frame(cls, group, frame: str) -> None:
         """Do the one-time work of solves for ``frame`` on ``group`` (outside any budget).
 
-        Default: import the proofs a failed attempt runs (:func:`_no_solution`: ~3 ms
-        inside the first unreachable request's budget otherwise, compiled from source);
-        with :attr:`closed_form`, detect the chain's closed form and load its compiled step
-        (:func:`before_iterating.prepare`).
+        Default: with :attr:`closed_form`, detect the chain's closed form and load its
+        compiled step (:func:`before_iterating.prepare`).
         """
-        from ros2_ik.core.solvers import proofs  # noqa: F401
         if cls.closed_form:
             before_iterating.prepare(group, frame)
 
