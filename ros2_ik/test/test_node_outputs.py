@@ -28,8 +28,14 @@ def model():
 
 
 def collect(client, kind, topic):
+    """Subscribe to ``topic`` and wait until the node's publisher is matched.
+
+    The node publishes once per answer, not latched: sent before discovery matched the
+    subscription, it is lost (test_position_controller_mode timed out so once in a full run).
+    """
     box = []
-    client.node.create_subscription(kind, topic, box.append, 10)
+    sub = client.node.create_subscription(kind, topic, box.append, 10)
+    wait_for(lambda: sub.get_publisher_count() > 0, 10, f"a publisher of {topic}", client.spin)
     return box
 
 
