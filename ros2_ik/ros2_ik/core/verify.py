@@ -1,6 +1,7 @@
 """Independent verification of a returned configuration.
 
-A fresh ``pin.Data`` on the *full* model, forward kinematics of exactly the values
+A ``pin.Data`` of the *full* model that no solver is handed (one per thread:
+:func:`verify_pose`'s, or the caller's), forward kinematics of exactly the values
 returned, the pose tolerances, every constraint and the joint limits.  Solvers'
 own bookkeeping is not trusted.
 """
@@ -16,11 +17,15 @@ from ros2_ik.core import terms
 from ros2_ik.core.kinematics.frames import Placements
 from ros2_ik.core.model.group import Group
 from ros2_ik.core.pose import CompiledPose, PoseTarget
+from ros2_ik.core.runtime.thread_data import PerThreadData
 
 #: Default tolerances on constraint violations: [m] for positions, distances and
 #: polyhedra; [rad] for orientation, gaze and angle bounds.
 CONSTRAINT_TOLERANCE_M = 1e-4
 CONSTRAINT_TOLERANCE_RAD = 1e-4
+
+#: :func:`verify_pose`'s ``Data`` per thread and model (no solver's).
+_VERIFY_DATA = PerThreadData()
 
 
 class ConstraintTolerance(NamedTuple):
@@ -59,7 +64,7 @@ def verify_pose(group: Group, target: Optional[Union[PoseTarget, CompiledPose]],
     constraint is measured in [m] or [rad] (``Constraint.measure``) against ``tolerance``.
     """
     pose = target.compile(group) if isinstance(target, PoseTarget) else target
-    data = group.robot.model.createData()
+    data = _VERIFY_DATA(group.robot.model)
     return check(group, pose, np.asarray(q, dtype=float), tuple(constraints),
                  data, tolerance)[:4]
 

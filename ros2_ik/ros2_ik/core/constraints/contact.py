@@ -19,7 +19,7 @@ import numpy as np
 import pinocchio as pin
 
 from ros2_ik.core.kinematics.frames import Placements, frame_id, frame_jacobian, \
-    point_jacobian, rotation_angle, rotation_product, rotation_rows, vector_angle, \
+    placements_at, point_jacobian, rotation_angle, rotation_product, rotation_rows, vector_angle, \
     vectors_angle_and_gradient
 
 from ..errors import InvalidGoal
@@ -78,9 +78,8 @@ class FramePlacementConstraint(BoundedConstraint):
                    ) -> "FramePlacementConstraint":
         """Hold ``frame`` where full configuration ``q`` (nq,) puts it."""
         q = check.array_of_shape(q, (model.nq,), "q")
-        data = model.createData()
-        pin.framesForwardKinematics(model, data, q)
-        return cls(model, frame, pin.SE3(data.oMf[frame_id(model, frame)]), **kwargs)
+        T = pin.SE3(placements_at(model, q)[frame_id(model, frame)])
+        return cls(model, frame, T, **kwargs)
 
     @property
     def units(self) -> Tuple[str, ...]:

@@ -20,7 +20,8 @@ from typing import Optional, Sequence, Tuple
 import numpy as np
 import pinocchio as pin
 
-from ros2_ik.core.kinematics.frames import Placements, frame_id, perpendicular_floats
+from ros2_ik.core.kinematics.frames import Placements, frame_id, perpendicular_floats, \
+    placements_at
 from ros2_ik.core.kinematics.model import COM_FRAME
 from ros2_ik.core.runtime.compiled import jit
 
@@ -152,11 +153,10 @@ class ComInSupportPolygonConstraint(BoundedConstraint):
         if local_points is not None and len(local_points) != len(frames):
             raise InvalidGoal(
                 f"local_points has {len(local_points)} entries for {len(frames)} frames")
-        data = model.createData()
-        pin.framesForwardKinematics(model, data, q)
+        placements = placements_at(model, q)
         points = []
         for k, name_k in enumerate(frames):
-            X = data.oMf[frame_id(model, name_k)]
+            X = placements[frame_id(model, name_k)]
             local = [np.zeros(3)] if local_points is None else check.matrix(
                 local_points[k], f"local_points[{k}]", cols=3)
             points += [X.act(np.asarray(p, dtype=float)) for p in local]

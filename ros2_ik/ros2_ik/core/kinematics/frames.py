@@ -1,7 +1,8 @@
 """Frame lookups and the kinematic quantities every term is built from.
 
-All functions read ``data.oMf`` and frame Jacobians that the caller has already
-computed (see :mod:`ros2_ik.core.terms`); none runs forward kinematics.
+All functions but :func:`placements_at` read ``data.oMf`` and frame Jacobians that the
+caller has already computed (see :mod:`ros2_ik.core.terms`); none other runs forward
+kinematics.
 Jacobians are ``LOCAL_WORLD_ALIGNED``: rows 0-2 are the linear velocity of the
 frame origin, rows 3-5 the angular velocity, both expressed in the world frame W.
 """
@@ -17,6 +18,7 @@ import pinocchio as pin
 from ros2_ik.core.errors import InvalidFrame
 from ros2_ik.core.model.frame_names import nameable_frames
 from ros2_ik.core.runtime.per_object import PerObject
+from ros2_ik.core.runtime.thread_data import PerThreadData
 
 _LWA = pin.ReferenceFrame.LOCAL_WORLD_ALIGNED
 
@@ -50,6 +52,22 @@ def frame_id(model: pin.Model, name: str) -> int:
     if fid is None:
         raise InvalidFrame(str(name), nameable_frames(model))
     return fid
+
+
+#: :func:`placements_at`'s ``Data`` per thread and model.
+_PLACEMENT_DATA = PerThreadData()
+
+
+def placements_at(model: pin.Model, q: np.ndarray):
+    """``T_world_frame`` of every frame of ``model`` at full configuration ``q`` (nq,).
+
+    This thread's ``data.oMf`` (by frame id), valid until the next call in the thread:
+    copy what is kept (``pin.SE3(X)``).  For a term placed where a configuration puts a
+    frame, once per goal, without making a ``Data`` each time.
+    """
+    data = _PLACEMENT_DATA(model)
+    pin.framesForwardKinematics(model, data, q)
+    return data.oMf
 
 
 def frame_jacobian(model: pin.Model, data: pin.Data, fid: int) -> np.ndarray:

@@ -19,31 +19,24 @@ whose every posture grazes an obstacle needs the push-out.  A solve limited to f
 """
 from __future__ import annotations
 
-import threading
 from typing import Callable, Tuple
 
 import numpy as np
 import pinocchio as pin
 
 from ros2_ik.core.problem import Problem
-from ros2_ik.core.runtime.per_object import PerObject
+from ros2_ik.core.runtime.thread_data import PerThreadData
 from ros2_ik.core.solvers.budget import Budget
 from ros2_ik.core.solvers.residuals import Residuals
 from ros2_ik.core.verify import ConstraintTolerance
 
 _Attempt = Tuple[np.ndarray, int, bool, float]  # (q, iterations, converged, merit)
-_CHECK_DATA = threading.local()
+_CHECK_DATA = PerThreadData()
 
 
 def check_data(group) -> pin.Data:
     """Return this thread's full-model Data for the clearance test (not the verify Data)."""
-    cache = getattr(_CHECK_DATA, "by_group", None)
-    if cache is None:
-        cache = _CHECK_DATA.by_group = PerObject()
-    data = cache.get(group)
-    if data is None:
-        data = cache[group] = group.robot.model.createData()
-    return data
+    return _CHECK_DATA(group.robot.model)
 
 
 class ClearanceLastState:
