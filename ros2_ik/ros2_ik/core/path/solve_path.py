@@ -30,8 +30,12 @@ from ros2_ik.core.path.options import (DEFAULT_BRANCHES, PathOptions, path_optio
 from ros2_ik.core.path.segments import Failure, Segments, unwind
 from ros2_ik.core.pose import PoseTarget
 from ros2_ik.core.result import IKResult
+from ros2_ik.core.runtime.thread_data import PerThreadData
 from ros2_ik.core.solve import prepare, solve
 from ros2_ik.core.verify import CONSTRAINT_TOLERANCE_M, CONSTRAINT_TOLERANCE_RAD
+
+#: The segments' and waypoints' checks: one ``Data`` per thread and model, not per path.
+_PATH_DATA = PerThreadData()
 
 #: A solve's time cap [s] when the path has no ``timeout_s``: only a safety net, since
 #: attempt counts bound each solve (:func:`_solver_calls`).
@@ -121,7 +125,7 @@ def solve_path(group: Group, waypoints: Sequence[PoseTarget], seed: np.ndarray,
     segments = Segments(group, [p.pose for p in problems], problems[0].constraints,
                         opts.tolerance, opts.path_tolerance_m, opts.path_tolerance_rad,
                         opts.check_step_m, opts.check_step_rad)
-    data = group.robot.model.createData()
+    data = _PATH_DATA(group.robot.model)
     ladder = Ladder(group, segments, opts.step, opts.beam,
                     _solver_calls(group, problems, opts), data)
     failure = _build(ladder, len(problems), seed_q, opts, started)
