@@ -9,9 +9,11 @@ bytecode modes, interleaved run by run so both see the same load:
 cached  compiled bytecode read from a cache warmed by one untimed run (what an installed
         package gives its user once it has been imported once); ``PYTHONPYCACHEPREFIX``
         is a temporary directory, so nothing is written into the tree or the venv
-source  ``PYTHONDONTWRITEBYTECODE=1`` and no prefix, as a shell of ``tools/env.sh`` has
-        it: the venv's packages read the bytecode pip wrote, ours (colcon's build tree
-        holds no ``__pycache__``) are compiled from source at every import
+source  no bytecode at all: ``PYTHONPYCACHEPREFIX`` an empty directory and
+        ``PYTHONDONTWRITEBYTECODE=1``, so every module (the venv's, which
+        ``tools/setup.sh`` installs with ``--no-compile``, and ours) is compiled from
+        source: a process's first start after the install (the later ones read what it
+        wrote)
 
 Medians [s] per mode, the target line on the cached mode, the heavy modules
 ``import ros2_ik.core`` loads, machine and load: ``results/import.json``, ``import.md``,
@@ -69,7 +71,11 @@ print(json.dumps({{"pinocchio_s": t1 - t0, "core_after_pinocchio_s": t2 - t1,
 
 
 def run_once(mode: str, cache: str, tree: str) -> dict:
-    """One fresh interpreter in ``mode`` on ``tree``; its three timings [s], heavy modules."""
+    """One fresh interpreter in ``mode`` on ``tree``; its three timings [s], heavy modules.
+
+    ``cache``: the bytecode directory of the cached mode; the source mode reads an empty
+    one beside it and writes nothing.
+    """
     env = dict(os.environ)
     path = env.get("PYTHONPATH", "")
     env["PYTHONPATH"] = f"{tree}:{path}" if path else tree
@@ -78,7 +84,7 @@ def run_once(mode: str, cache: str, tree: str) -> dict:
         env["PYTHONPYCACHEPREFIX"] = cache
     else:
         env["PYTHONDONTWRITEBYTECODE"] = "1"
-        env.pop("PYTHONPYCACHEPREFIX", None)
+        env["PYTHONPYCACHEPREFIX"] = cache + "_empty"
     out = subprocess.run([sys.executable, "-c", CHILD], env=env, capture_output=True,
                          text=True, check=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
@@ -146,8 +152,8 @@ def markdown(res: dict, mach: dict) -> str:
     lines += ["", f"Target: `import ros2_ik.core` <= {TARGET_S} s more than `import "
               f"pinocchio` (this tree, cached bytecode, median): {verdict} "
               f"({this['cached']['core_after_pinocchio_s']:.3f} s).",
-              "`source`: tools/env.sh's PYTHONDONTWRITEBYTECODE=1 (colcon's build tree has "
-              "no bytecode: every ros2_ik module compiled at import); for information.",
+              "`source`: no bytecode at all (every module compiled at import: a first "
+              "start after tools/setup.sh's --no-compile install); for information.",
               f"Heavy modules loaded by `import ros2_ik.core` (this tree): "
               f"{', '.join(this['cached']['heavy_loaded_by_core']) or 'none'} "
               f"(of {', '.join(HEAVY)})."]

@@ -8,9 +8,12 @@ export AMENT_PREFIX_PATH="$VIRTUAL_ENV${AMENT_PREFIX_PATH:+:$AMENT_PREFIX_PATH}"
 export CMAKE_PREFIX_PATH="$VIRTUAL_ENV${CMAKE_PREFIX_PATH:+:$CMAKE_PREFIX_PATH}"
 export ROS_LOG_DIR="$_ros2_ik_root/log/ros"
 export RMW_IMPLEMENTATION="${RMW_IMPLEMENTATION:-rmw_fastrtps_cpp}"
-# No PYTHONDONTWRITEBYTECODE: setup.sh installs with --no-compile, so the modules a process
-# imports are compiled once, at their first import, and read from __pycache__ after that
-# (with it set, numpy, numba, rclpy and ours were compiled at every start: ~0.75 s each).
+# Bytecode is written: setup.sh installs with --no-compile, so the modules a process imports
+# are compiled once, at their first import, and read from __pycache__ after that.  With
+# PYTHONDONTWRITEBYTECODE set (this file set it until 2026-11-26; some shells and CI images
+# do), numpy, numba, rclpy, the messages and ros2_ik were compiled at every process start
+# under make: ~0.75 s per start of the node or a test worker.
+unset PYTHONDONTWRITEBYTECODE
 # Where tools/ros_src.sh caches the interface packages it builds (tests and CI only).
 ros2_ik_ros_src_cache() { echo "${XDG_CACHE_HOME:-$HOME/.cache}/ros2_ik/ros-src"; }
 _ros2_ik_key="$VIRTUAL_ENV/.ros2_ik_ros_src_stamp"
