@@ -165,6 +165,39 @@ def test_boundary_values_are_accepted():
     _position(p_AQ_lower=[-INF] * 3, p_AQ_upper=[INF] * 3)
 
 
+def test_huge_finite_directions_are_their_direction():
+    """A direction of 1e300 is finite and not zero: normalised without overflow.
+
+    Its squared norm overflows: normalised by it, (1e300, 0, 0) became (0, 0, 0), and a
+    support polygon with that normal raised ZeroDivisionError (whole-body fuzz).  A
+    polyhedron row of that size kept a zero physical bound the same way.
+    """
+    import pinocchio as pin
+    model = planar_2r()
+    data = model.createData()
+    q = np.array([0.3, -0.4])
+    pin.framesForwardKinematics(model, data, q)
+    pin.computeJointJacobians(model, data, q)
+    for huge, unit in (([1e300, 0, 0], [1, 0, 0]), ([0, -1e300, 1e300], [0, -1, 1])):
+        a, b = _angle(a_A=huge), _angle(a_A=unit)
+        np.testing.assert_allclose(a.measure(model, data, q), b.measure(model, data, q))
+        g, h = _gaze(n_A=huge), _gaze(n_A=unit)
+        np.testing.assert_allclose(g.measure(model, data, q), h.measure(model, data, q))
+    A = np.ones((4, 6))
+    big = _poly(A=A * 1e300, b=np.full(4, 1e300))
+    np.testing.assert_allclose(big.measure(model, data, q),
+                               _poly(A=A, b=np.ones(4)).measure(model, data, q))
+
+
+def test_support_polygon_normal_of_huge_components():
+    from ros2_ik.core.constraints import ComInSupportPolygonConstraint
+    model = planar_2r()
+    square = [[x, y, 0.0] for x in (-1.0, 1.0) for y in (-1.0, 1.0)]
+    huge = ComInSupportPolygonConstraint(model, square, normal=[0.0, 0.0, 1e300])
+    unit = ComInSupportPolygonConstraint(model, square)
+    np.testing.assert_allclose(huge.vertices, unit.vertices)
+
+
 def test_joint_bounds_errors():
     model = tiny()
     with pytest.raises(InvalidJoint, match="j1.*j2.*j3.*j4"):

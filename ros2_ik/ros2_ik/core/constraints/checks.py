@@ -68,7 +68,7 @@ def vector3(value, arg: str) -> np.ndarray:
 def unit_vector3(value, arg: str) -> np.ndarray:
     """Return a finite, non-zero 3-vector, normalised."""
     vector = array_of_shape(value, (3,), arg)
-    norm = math.sqrt(sum(x * x for x in vector.tolist()))
+    norm = math.hypot(*vector.tolist())  # no overflow: (1e300, 0, 0) has norm 1e300
     if norm < ZERO_VECTOR_NORM:
         raise InvalidGoal(f"{arg} must be a non-zero vector, got {vector.tolist()}")
     return read_only(vector / norm)
@@ -105,7 +105,7 @@ def vector_lists(values, args, units=()) -> tuple:
     if all(flat) and math.isfinite(sum(x + y + z for x, y, z in flat)):
         for k in units:
             x, y, z = flat[k]
-            norm = math.sqrt(x * x + y * y + z * z)  # as unit_vector3
+            norm = math.hypot(x, y, z)  # as unit_vector3
             if norm < ZERO_VECTOR_NORM:
                 break
             flat[k] = [x / norm, y / norm, z / norm]

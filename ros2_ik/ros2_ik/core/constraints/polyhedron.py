@@ -42,7 +42,9 @@ class PolyhedronConstraint(BoundedConstraint):
         rows = self._A.shape[0]
         b = check.array_of_shape(b, (rows,), "b")
         default = f"polyhedron({frame_G} in {frame_F})"
-        norms = np.linalg.norm(self._A, axis=1)
+        scale = np.abs(self._A).max(axis=1, initial=0.0)  # rows' norms without overflow
+        norms = scale * np.linalg.norm(self._A / np.where(scale > 0.0, scale, 1.0)[:, None],
+                                       axis=1)
         self._inv_norms = check.read_only(1.0 / np.where(norms > 0.0, norms, 1.0))
         b_unit = b * self._inv_norms
         super().__init__(check.term_name(name, default), np.full(rows, -math.inf), b,
