@@ -5,6 +5,7 @@ answer is checked against forward kinematics of the returned values and plain jo
 differences, never against the result's own figures.
 """
 import math
+import time
 
 import numpy as np
 import pinocchio as pin
@@ -219,6 +220,23 @@ def test_bad_input_names_the_field(panda):
         solve_path(panda, one, q, STEP, path_tolerance_m=math.nan)
     with pytest.raises(errors.InvalidArgument, match="max_step_m"):
         cartesian_waypoints(pin.SE3.Identity(), [pin.SE3.Identity()], 0.0, 0.1)
+
+
+def test_a_step_too_small_is_refused_at_once_naming_it(panda):
+    """A check step of 1e-12 m made 5e10 checks per segment: the call never returned."""
+    q = panda.mid_configuration()
+    T = panda.fk(q, panda.tip)
+    far = pin.SE3(T.rotation, T.translation + np.array([0.05, 0.0, 0.0]))
+    two = targets(panda, [T, far])
+    for field, step in (("check_step_m", 1e-12), ("check_step_m", 5e-324),
+                        ("check_step_rad", 1e-300)):
+        started = time.perf_counter()
+        with pytest.raises(errors.InvalidArgument, match=f"{field}: .*at most"):
+            solve_path(panda, two, q, STEP, timeout_s=1.0, **{field: step})
+        assert time.perf_counter() - started < 5.0  # refused, not searched
+    with pytest.raises(errors.InvalidArgument, match="max_step_m: .*at most"):
+        cartesian_waypoints(T, [far], 1e-12, 0.1)
+    assert len(cartesian_waypoints(T, [far], 0.05 / 10_000, 0.1)) == 10_000  # the limit
 
 
 def test_obstacle_on_the_line_stops_the_path_before_it():

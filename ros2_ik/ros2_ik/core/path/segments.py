@@ -31,14 +31,29 @@ def between(T_a: pin.SE3, T_b: pin.SE3, t: float) -> pin.SE3:
     return pin.SE3(R, (1.0 - t) * T_a.translation + t * T_b.translation)
 
 
-def steps_between(T_a: pin.SE3, T_b: pin.SE3, step_m: float, step_rad: float) -> int:
+#: Most steps between two consecutive poses (:func:`steps_between`): a step that small
+#: is a mistake (5e-3 m steps: 50 m), and each step is a pose made and checked.
+MAX_STEPS = 10_000
+
+
+def steps_between(T_a: pin.SE3, T_b: pin.SE3, step_m: float, step_rad: float,
+                  names: Tuple[str, str] = ("step_m", "step_rad")) -> int:
     """Return how many equal steps from ``T_a`` to ``T_b`` keep each within the limits.
 
-    None is over ``step_m`` [m] or ``step_rad`` [rad]; at least 1.
+    None is over ``step_m`` [m] or ``step_rad`` [rad]; at least 1.  More than
+    :data:`MAX_STEPS` raises ``InvalidArgument`` naming the step (``names``: the
+    caller's names of ``step_m`` and ``step_rad``).
     """
     distance_m = float(np.linalg.norm(T_b.translation - T_a.translation))
     angle_rad = float(np.linalg.norm(pin.log3(T_a.rotation.T @ T_b.rotation)))
-    return max(1, math.ceil(distance_m / step_m - 1e-9), math.ceil(angle_rad / step_rad - 1e-9))
+    counts = (distance_m / step_m, angle_rad / step_rad)
+    for name, count, step, apart, unit in zip(names, counts, (step_m, step_rad),
+                                              (distance_m, angle_rad), ("m", "rad")):
+        if count - 1e-9 > MAX_STEPS:  # as the count below
+            raise errors.InvalidArgument(
+                f"{name}: {step:g} {unit} makes {count:.3g} steps between two poses "
+                f"{apart:.3g} {unit} apart (at most {MAX_STEPS}); use a larger step")
+    return max(1, math.ceil(counts[0] - 1e-9), math.ceil(counts[1] - 1e-9))
 
 
 def cartesian_waypoints(T_start: pin.SE3, T_goals: Sequence[pin.SE3], max_step_m: float,
@@ -57,7 +72,8 @@ def cartesian_waypoints(T_start: pin.SE3, T_goals: Sequence[pin.SE3], max_step_m
     out: List[pin.SE3] = []
     previous = T_start
     for T_goal in T_goals:
-        count = steps_between(previous, T_goal, max_step_m, max_step_rad)
+        count = steps_between(previous, T_goal, max_step_m, max_step_rad,
+                              ("max_step_m", "max_step_rad"))
         out.extend(between(previous, T_goal, k / count) for k in range(1, count + 1))
         previous = T_goal
     return out
@@ -123,7 +139,8 @@ class Segments:
         self.constraints, self.tolerance = tuple(constraints), tolerance
         self.path_tolerance_m, self.path_tolerance_rad = path_tolerance_m, path_tolerance_rad
         self.counts = [1] + [
-            steps_between(a.T_world_target, b.T_world_target, check_step_m, check_step_rad)
+            steps_between(a.T_world_target, b.T_world_target, check_step_m, check_step_rad,
+                          ("check_step_m", "check_step_rad"))
             for a, b in zip(targets[:-1], targets[1:])]
         self._cache: Dict[Tuple[int, bytes, bytes], Failure] = {}
 
