@@ -3,6 +3,8 @@ import logging
 import os
 import shutil
 
+import coal
+import numpy as np
 import pinocchio as pin
 import pytest
 
@@ -133,3 +135,20 @@ def test_allowed_path_rejects_symlink_escape_and_empty_list(tmp_path):
         check_allowed_path(str(allowed / "x.stl"), [])
     with pytest.raises(PathNotAllowed):  # a sibling sharing the prefix is not inside
         check_allowed_path(str(tmp_path / "allowed_evil" / "x.stl"), [str(allowed)])
+
+
+def test_a_flat_robot_mesh_becomes_a_thin_plate(tmp_path):
+    """A flat collision mesh (one quad) crashed qhull in coal; it is a 1 mm plate now."""
+    quad = tmp_path / "quad.stl"
+    facets = [((0, 0, 0), (0.2, 0, 0), (0, 0.1, 0)), ((0.2, 0, 0), (0.2, 0.1, 0), (0, 0.1, 0))]
+    quad.write_text("solid quad\n" + "".join(
+        "facet normal 0 0 1\nouter loop\n" + "".join(f"vertex {x} {y} {z}\n" for x, y, z in f)
+        + "endloop\nendfacet\n" for f in facets) + "endsolid quad\n")
+    urdf = mesh_urdf(str(quad))
+    geometry = build_robot_geometry(pin.buildModelFromXML(urdf), urdf,
+                                    MeshResolver(search_dirs=[str(tmp_path)]))
+    hull = next(g.geometry for g in geometry.geometryObjects
+                if not isinstance(g.geometry, coal.Sphere))
+    points = hull.points()
+    extent = np.ptp(np.asarray(points), axis=0)
+    np.testing.assert_allclose(extent, [0.2, 0.1, 1e-3], atol=1e-9)

@@ -113,6 +113,7 @@ def test_world_object_in_moving_frame_is_refused_but_fixed_frame_is_used():
 @pytest.mark.parametrize("bad, match", [
     (dict(radius=-1.0), "positive"),
     (dict(radius=float("nan")), "positive"),
+    (dict(radius=1e300), "up to 10000 m"),  # coal's EPA gave wrong depths on such sizes
 ])
 def test_shape_validation(bad, match):
     with pytest.raises(InvalidArgument, match=match):
@@ -208,6 +209,31 @@ def test_inline_mesh_object_collides_like_its_hull():
                           T_frame_object=pose_from_xyz_quat([0.0, 0.0, 1.0])))
     distance, _, _ = pair_distance(checker, np.zeros(3), ("l1", "cube"))
     assert distance == pytest.approx(1.0 - 0.1 - 0.02, abs=1e-6)  # l1 box half height 0.02
+
+
+def test_flat_mesh_is_a_thin_plate():
+    """A wall or a table top as one quad: coplanar vertices, on which qhull (in coal)
+    crashed the process.  It now stands for a plate 1 mm thick, as a 1 mm box would."""
+    model, scene, checker = tiny()
+    quad = np.array([[x, y, 0.0] for x in (-0.3, 0.3) for y in (-0.3, 0.3)])
+    at = pose_from_xyz_quat([0.0, 0.0, 1.0])
+    scene.add(SceneObject("quad", [Mesh(quad, [[0, 1, 2], [1, 2, 3]])], T_frame_object=at))
+    scene.add(SceneObject("slab", [Box((0.6, 0.6, 1e-3))],
+                          T_frame_object=pose_from_xyz_quat([0.0, 0.0, 1.0 - 0.6])))
+    plate, _, _ = pair_distance(checker, np.zeros(3), ("l1", "quad"))
+    slab, _, _ = pair_distance(checker, np.zeros(3), ("l1", "slab"))
+    assert plate == pytest.approx(slab + 0.6, abs=1e-6)  # the slab is 0.6 m lower
+
+
+@pytest.mark.parametrize("vertices, match", [
+    ([[0, 0, 0], [1e300, 0, 0], [0, 1, 0], [0, 0, 1]], "within 10000 m"),
+    ([[0, 0, 0], [1, 0, 0], [2, 0, 0], [3, 0, 0]], "on a line"),
+    ([[1e-300 * v for v in p] for p in ([0, 0, 0], [1, 0, 0], [0, 1, 0], [0, 0, 1])],
+     "at one point"),
+])
+def test_meshes_qhull_cannot_take_are_refused(vertices, match):
+    with pytest.raises(InvalidArgument, match=match):
+        Mesh(vertices, [[0, 1, 2]])
 
 
 def test_schema_file_and_parser_agree_on_keys():

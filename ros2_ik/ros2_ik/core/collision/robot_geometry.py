@@ -15,7 +15,8 @@ from typing import Optional
 import coal
 import pinocchio as pin
 
-from ..errors import RobotModelError
+from ..errors import InvalidArgument, RobotModelError
+from .hull import plate_points
 from .meshes import MeshNotFoundError, MeshResolver
 
 _LOG = logging.getLogger(__name__)
@@ -47,11 +48,24 @@ def _resolve_collision_meshes(
 
 
 def convex_hull(geometry: coal.CollisionGeometry) -> coal.CollisionGeometry:
-    """Return the convex hull of a triangle mesh (``BVHModel``); other shapes unchanged."""
+    """Return the convex hull of a triangle mesh (``BVHModel``); other shapes unchanged.
+
+    A flat mesh becomes a thin plate (:func:`.hull.plate_points`), and a mesh qhull would
+    crash on raises ``RobotModelError``.
+    """
     if not isinstance(geometry, coal.BVHModelBase):
         return geometry
     if geometry.num_vertices < 4:
         raise RobotModelError(f"cannot build the convex hull of {geometry.num_vertices} vertices")
+    try:
+        points = plate_points(geometry.vertices())
+    except InvalidArgument as exc:
+        raise RobotModelError(str(exc)) from exc
+    if points is not None:  # a plate: the hull of its faces' points
+        geometry = coal.BVHModelOBBRSS()
+        geometry.beginModel(0, len(points))
+        geometry.addVertices(points)
+        geometry.endModel()
     geometry.buildConvexHull(False, "Qt")  # returns whether the mesh was convex already
     if geometry.convex is None:
         raise RobotModelError("qhull failed on a mesh (are its vertices coplanar?)")

@@ -25,6 +25,7 @@ from typing import Iterable, Mapping, Optional, Tuple, Union
 import numpy as np
 
 from ..errors import InvalidArgument, InvalidFrame
+from .hull import MAX_COORDINATE_M, plate_points
 
 WORLD_FRAME = "world"
 
@@ -50,9 +51,14 @@ def _values_equal(a, b) -> bool:
 
 
 def _positive(value: float, what: str) -> float:
+    """Return a shape's size [m]: positive, at most :data:`.hull.MAX_COORDINATE_M`.
+
+    coal's EPA gave wrong penetration depths on sizes near the float range.
+    """
     value = float(value)
-    if not np.isfinite(value) or value <= 0.0:
-        raise InvalidArgument(f"{what} must be a positive finite length in [m], got {value}")
+    if not 0.0 < value <= MAX_COORDINATE_M:  # NaN too
+        raise InvalidArgument(f"{what} must be a positive length in [m] up to "
+                              f"{MAX_COORDINATE_M:g} m, got {value}")
     return value
 
 
@@ -137,6 +143,7 @@ class Mesh:
             raise InvalidArgument("a mesh needs at least 4 finite vertices")
         if len(triangles) and (triangles.min() < 0 or triangles.max() >= len(vertices)):
             raise InvalidArgument("mesh triangle indices must be in [0, len(vertices))")
+        plate_points(vertices)  # raises on a mesh whose hull cannot be built
         object.__setattr__(self, "vertices_m", vertices)
         object.__setattr__(self, "triangles", triangles)
 
