@@ -1,8 +1,10 @@
 """What every fuzzed answer must be (tests' helper for the in-process fuzz tests).
 
 Not a test module.  :func:`counted` counts an answer's code and fails on a crash (an
-unknown code or INTERNAL_ERROR) or a non-success without a message; :func:`lie` counts
-and fails a SUCCESS that the test's own check refutes.  ``bench/fuzz.py`` reads the
+unknown code or INTERNAL_ERROR) or a non-success without a message; :func:`sendable`
+fails an answer that DDS could not carry (a field out of its type's range: the client
+would get no reply); :func:`lie` counts and fails a SUCCESS that the test's own check
+refutes.  ``bench/fuzz.py`` reads the
 counts (``stats``: a ``Counter``).
 """
 from collections import Counter
@@ -20,6 +22,17 @@ def counted(stats: Counter, code: int, message: str, what) -> None:
         stats["crash"] += 1
         raise AssertionError(f"code {code}: {message}; input={what!r}")
     assert code == IKErrorCode.SUCCESS or message.strip(), f"code {code}, no message"
+
+
+def sendable(stats: Counter, reply, what) -> None:
+    """AssertionError (counted as a crash) when ``reply`` does not serialize."""
+    from rclpy.serialization import serialize_message
+    try:
+        serialize_message(reply)
+    except Exception as exc:  # noqa: BLE001 - any failure: the reply would not be sent
+        stats["crash"] += 1
+        raise AssertionError(f"reply not sendable: {type(exc).__name__}: {exc}; "
+                             f"input={what!r}") from exc
 
 
 def lie(stats: Counter, why: str, what) -> None:

@@ -23,7 +23,7 @@ from ros2_ik.node.compute_ik_path import compute_ik_path  # noqa: E402
 from ros2_ik.node.conversions import se3_to_pose  # noqa: E402
 from ros2_ik.node.parameters import SCHEMA, NodeConfig  # noqa: E402
 from ros2_ik.node.robot_source import JointStateCache, RobotSource  # noqa: E402
-from fuzz_answers import counted, examples, lie  # noqa: E402
+from fuzz_answers import counted, examples, lie, sendable  # noqa: E402
 from ros2_ik_interfaces.msg import IKErrorCode  # noqa: E402
 from ros2_ik_interfaces.srv import ComputeIKPath  # noqa: E402
 from panda_node import ARM, READY, description, pose_errors  # noqa: E402
@@ -155,6 +155,7 @@ def check_request(req) -> int:
     res = answer.response
     code = res.error_code.val
     counted(STATS, code, res.message, req)
+    sendable(STATS, res, req)
     if elapsed > MAX_TIMEOUT_S + LATE_S:
         STATS["late"] += 1
         raise AssertionError(f"answered after {elapsed:.2f} s; request={req!r}")
@@ -168,3 +169,20 @@ def check_request(req) -> int:
 @given(req=path_requests())
 def test_path_request_fuzz(req):
     check_request(req)
+
+
+def test_velocity_scaling_outside_its_range_is_refused_naming_it():
+    """A scaling of 1e-300 timed the path at 1e298 s: a Duration no message can carry (the
+    reply was never sent); 5e-324 answered INTERNAL_ERROR; 1.5 exceeds the limits."""
+    T0 = _hand(READY)
+    for scaling, words in ((1e-300, "makes the path last"), (5e-324, "makes the path last"),
+                           (1.5, "in (0, 1]")):
+        req = ComputeIKPath.Request(tip_link="panda_hand", max_joint_step=[0.2],
+                                    time_from_velocity_limits=True, velocity_scaling=scaling)
+        req.header.frame_id = "panda_link0"
+        req.waypoints = [se3_to_pose(pin.SE3(T0.rotation, T0.translation + [0.01 * k, 0, 0]))
+                         for k in range(3)]
+        req.seed.name, req.seed.position = list(ARM), list(READY)
+        assert check_request(req) == IKErrorCode.INVALID_GOAL
+        res = compute_ik_path(Panda.snapshot, "", _cfg(), JointStateCache(), req).response
+        assert "velocity_scaling" in res.message and words in res.message, res.message

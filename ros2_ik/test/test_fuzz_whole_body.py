@@ -27,7 +27,7 @@ from ros2_ik.node.constrained_ik import solve_goal  # noqa: E402
 from ros2_ik.node.parameters import SCHEMA, GroupConfig, NodeConfig  # noqa: E402
 from ros2_ik.node.robot_source import JointStateCache, RobotSource  # noqa: E402
 from ros2_ik_interfaces.action import ConstrainedIK  # noqa: E402
-from fuzz_answers import counted, examples, lie  # noqa: E402
+from fuzz_answers import counted, examples, lie, sendable  # noqa: E402
 from ros2_ik_interfaces.msg import (  # noqa: E402
     CenterOfMassConstraint, ContactConstraint, IKErrorCode, PoseGoal,
     SupportPolygonConstraint)
@@ -258,6 +258,7 @@ def check_goal(goal) -> int:
         raise AssertionError(f"{type(exc).__name__}: {exc}; goal={goal!r}") from exc
     code = res.error_code.val
     counted(STATS, code, res.message, goal)
+    sendable(STATS, res, goal)
     for sol in res.solutions if code == IKErrorCode.SUCCESS else ():
         if sol.error_code.val != IKErrorCode.SUCCESS:
             continue

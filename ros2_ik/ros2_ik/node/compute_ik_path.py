@@ -29,6 +29,8 @@ from ros2_ik_interfaces.srv import ComputeIKPath
 #: [rad]; the budget per waypoint [s] when ``timeout`` is not given.
 PATH_TOLERANCE_M, PATH_TOLERANCE_RAD = 1e-3, 1e-2
 CHECK_STEP_M, CHECK_STEP_RAD = 5e-3, 5e-2
+#: Longest time from start [s] a trajectory point holds (builtin_interfaces/Duration: int32 s).
+MAX_DURATION_S = 2 ** 31 - 1
 TIMEOUT_PER_WAYPOINT_S = 0.05
 
 _STATUS_CODES = {PathStatus.COMPLETE: IKErrorCode.SUCCESS,
@@ -92,6 +94,9 @@ def _compute(snapshot, model_error, cfg, joints, request, response) -> PathAnswe
         timeout_s=timeout,
         random_seed=0 if request.random_seed < 0 else int(request.random_seed))
     scaling = finite_or(request.velocity_scaling, 1.0, "velocity_scaling")
+    if scaling > 1.0:
+        raise RequestError(IKErrorCode.INVALID_GOAL, f"velocity_scaling: {scaling:g}; it "
+                           "is a fraction of the velocity limits in (0, 1] (<= 0: 1.0)")
     _fill(response, group, result, seed if request.start_at_seed else None,
           scaling if request.time_from_velocity_limits else 0.0)
     response.solve_time = time.perf_counter() - started
@@ -147,6 +152,10 @@ def trajectory_msg(names, q_path: np.ndarray, times_s: np.ndarray) -> JointTraje
 def _fill(response, group, result: PathResult, start, scaling: float) -> None:
     times = path_times(result.q_path, start, group.velocity_limits, scaling) if scaling > 0 \
         else np.zeros(len(result.q_path))
+    if len(times) and not times[-1] <= MAX_DURATION_S:  # inf too
+        raise RequestError(IKErrorCode.INVALID_GOAL, f"velocity_scaling: {scaling:g} makes "
+                           f"the path last {times[-1]:.3g} s; a time_from_start holds at "
+                           f"most {MAX_DURATION_S} s")
     response.trajectory = trajectory_msg(group.joint_names, result.q_path, times)
     response.fraction = float(result.fraction)
     response.failed_waypoint = int(result.failed_waypoint)
