@@ -24,20 +24,24 @@ import traceback
 from typing import Callable, Optional
 
 import rclpy
-from rclpy.executors import Executor, SingleThreadedExecutor
+from rclpy.context import Context
+from rclpy.executors import Executor, ExternalShutdownException, SingleThreadedExecutor
 from rclpy.task import Future
 
 #: Longest single wait of the spin loop [s].  Any finite value: see :func:`spin`.
 SPIN_SLICE_S = 60.0
 
 
-def make_executor() -> Executor:
-    """Return an ``EventsExecutor`` when this rclpy has one, else a single-threaded one."""
+def make_executor(context: Optional[Context] = None) -> Executor:
+    """Return an ``EventsExecutor`` when this rclpy has one, else a single-threaded one.
+
+    ``context``: rclpy's context to run in (None: the default one, as ik_node's).
+    """
     try:
         from rclpy.experimental import EventsExecutor
     except ImportError:
-        return SingleThreadedExecutor()
-    return EventsExecutor()
+        return SingleThreadedExecutor(context=context)
+    return EventsExecutor(context=context)
 
 
 def spin(executor: Executor) -> None:
@@ -47,11 +51,29 @@ def spin(executor: Executor) -> None:
     a condition variable until ``time_point::max()``, which overflows in that build and
     turns the wait into a busy loop that starves the event queue (nothing is ever
     dispatched).  A deadline ``SPIN_SLICE_S`` ahead does not overflow.  Raises
-    ``ExternalShutdownException`` on shutdown, as ``spin()`` does.
+    ``ExternalShutdownException`` on shutdown, as ``spin()`` does.  A callback's exception
+    is logged and spinning goes on (:func:`_log_callback_failure`).
     """
     never = Future()
     while rclpy.ok(context=executor.context):
-        executor.spin_until_future_complete(never, timeout_sec=SPIN_SLICE_S)
+        try:
+            executor.spin_until_future_complete(never, timeout_sec=SPIN_SLICE_S)
+        except ExternalShutdownException:
+            raise
+        except Exception as exc:  # noqa: BLE001 - a callback's bug must not end the node
+            _log_callback_failure(exc)
+
+
+def _log_callback_failure(exc: Exception) -> None:
+    """Log a callback's exception with its traceback; spinning goes on.
+
+    rclpy re-raises a callback's exception out of the executor, which ended ``spin`` and
+    with it the node (every answer of the node's own services already catches its
+    errors; this is the net under the rest: a subscription, a timer, a plug-in).
+    """
+    rclpy.logging.get_logger("ik_node").error(
+        "a callback raised; the node goes on serving:\n"
+        + "".join(traceback.format_exception(exc)))
 
 
 class GoalWorker:
