@@ -189,6 +189,22 @@ def test_huge_finite_directions_are_their_direction():
                                _poly(A=A, b=np.ones(4)).measure(model, data, q))
 
 
+def test_bounds_and_targets_near_the_float_range_are_measured_not_raised():
+    """``1e300 ** 2`` raises OverflowError (an INTERNAL_ERROR from the action, found by
+    the whole-body fuzz on a contact target); ``x * x`` and ``hypot`` do not."""
+    import pinocchio as pin
+    from ros2_ik.core.constraints import FramePlacementConstraint
+    model = planar_2r()
+    data = model.createData()
+    q = np.array([0.3, -0.4])
+    pin.framesForwardKinematics(model, data, q)
+    pin.computeJointJacobians(model, data, q)
+    for far in (_p2p(distance_upper=1e300), _p2l(distance_upper=1e300)):
+        assert far.measure(model, data, q).tolist() == [0.0]
+    held = FramePlacementConstraint(model, "tip", pin.SE3(np.eye(3), np.array([1e300, 0, 0])))
+    assert held.measure(model, data, q)[0] == pytest.approx(1e300)
+
+
 def test_support_polygon_normal_of_huge_components():
     from ros2_ik.core.constraints import ComInSupportPolygonConstraint
     model = planar_2r()

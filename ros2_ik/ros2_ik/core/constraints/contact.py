@@ -101,7 +101,7 @@ class FramePlacementConstraint(BoundedConstraint):
         X_WF = placements.pose(self._fid)
         x, y, z = X_WF[9:]
         a, b, c = self._p_list
-        dist = math.sqrt((x - a) ** 2 + (y - b) ** 2 + (z - c) ** 2)
+        dist = math.hypot(x - a, y - b, z - c)  # no OverflowError: a target 1e300 m away
         angle = rotation_angle(rotation_product(self._Rt_rows, rotation_rows(X_WF)))
         tp, ta = self._tols
         return [max(dist - tp, 0.0) if dist == dist else math.inf, 0.0, 0.0,

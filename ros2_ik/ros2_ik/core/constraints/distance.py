@@ -52,6 +52,15 @@ def _bend(d: np.ndarray, J: np.ndarray) -> Optional[np.ndarray]:
     return (J - np.outer(u, u @ J)) / norm
 
 
+def _squared(lower: float, upper: float) -> Tuple[list, list]:
+    """Return ``[lower^2], [upper^2]`` [m^2] (the rows' bounds).
+
+    ``x * x`` is inf beyond the float range, where ``x ** 2`` raised OverflowError (a
+    bound of 1e300 m).
+    """
+    return [lower * lower], [upper * upper]
+
+
 def _distance_bounds(distance_lower, distance_upper) -> Tuple[float, float]:
     lower = check.non_negative(distance_lower, "distance_lower")
     upper = check.non_negative(distance_upper, "distance_upper", allow_inf=True)
@@ -81,7 +90,7 @@ class PointToPointDistanceConstraint(BoundedConstraint):
                                                                     distance_upper)
         default = f"point_to_point({frame1},{frame2})"
         super().__init__(check.term_name(name, default),
-                         [self.distance_lower ** 2], [self.distance_upper ** 2],
+                         *_squared(self.distance_lower, self.distance_upper),
                          physical=([self.distance_lower], [self.distance_upper]))
 
     def _difference(self, model: pin.Model, data: pin.Data):
@@ -155,7 +164,7 @@ class PointToLineDistanceConstraint(BoundedConstraint):
                                                                     distance_upper)
         default = f"point_to_line({frame_point},{frame_line})"
         super().__init__(check.term_name(name, default),
-                         [self.distance_lower ** 2], [self.distance_upper ** 2],
+                         *_squared(self.distance_lower, self.distance_upper),
                          physical=([self.distance_lower], [self.distance_upper]))
 
     @functools.cached_property
