@@ -62,10 +62,7 @@ def convex_hull(geometry: coal.CollisionGeometry) -> coal.CollisionGeometry:
     except InvalidArgument as exc:
         raise RobotModelError(str(exc)) from exc
     if points is not None:  # a plate: the hull of its faces' points
-        geometry = coal.BVHModelOBBRSS()
-        geometry.beginModel(0, len(points))
-        geometry.addVertices(points)
-        geometry.endModel()
+        geometry = _bvh(points, ())
     geometry.buildConvexHull(False, "Qt")  # returns whether the mesh was convex already
     if geometry.convex is None:
         raise RobotModelError("qhull failed on a mesh (are its vertices coplanar?)")
@@ -74,13 +71,18 @@ def convex_hull(geometry: coal.CollisionGeometry) -> coal.CollisionGeometry:
 
 def mesh_hull(vertices_m, triangles) -> coal.CollisionGeometry:
     """Convex hull of a vertex (n, 3) / triangle (k, 3) mesh given as arrays."""
+    return convex_hull(_bvh(vertices_m, triangles))
+
+
+def _bvh(vertices_m, triangles) -> coal.BVHModelOBBRSS:
+    """Return coal's mesh of vertices (n, 3) [m] and triangles (k, 3) (none: points only)."""
     bvh = coal.BVHModelOBBRSS()
     bvh.beginModel(len(triangles), len(vertices_m))
     bvh.addVertices(vertices_m)
     if len(triangles):
         bvh.addTriangles(triangles)
     bvh.endModel()
-    return convex_hull(bvh)
+    return bvh
 
 
 def build_robot_geometry(
