@@ -82,6 +82,10 @@ def _compute(snapshot, model_error, cfg, joints, request, response) -> PathAnswe
                                             tolerance_m=waypoints[0].position_tolerance_m))
     timeout = min(finite_or(request.timeout, TIMEOUT_PER_WAYPOINT_S * len(waypoints),
                             "timeout"), cfg.max_timeout)
+    scaling = finite_or(request.velocity_scaling, 1.0, "velocity_scaling")  # before solving
+    if scaling > 1.0:
+        raise RequestError(IKErrorCode.INVALID_GOAL, f"velocity_scaling: {scaling:g}; it "
+                           "is a fraction of the velocity limits in (0, 1] (<= 0: 1.0)")
     result = solve_path(
         group, waypoints, seed, list(request.max_joint_step), constraints=constraints,
         start_at_seed=request.start_at_seed,
@@ -93,10 +97,6 @@ def _compute(snapshot, model_error, cfg, joints, request, response) -> PathAnswe
         check_step_rad=finite_or(request.check_step_rad, CHECK_STEP_RAD, "check_step_rad"),
         timeout_s=timeout,
         random_seed=0 if request.random_seed < 0 else int(request.random_seed))
-    scaling = finite_or(request.velocity_scaling, 1.0, "velocity_scaling")
-    if scaling > 1.0:
-        raise RequestError(IKErrorCode.INVALID_GOAL, f"velocity_scaling: {scaling:g}; it "
-                           "is a fraction of the velocity limits in (0, 1] (<= 0: 1.0)")
     _fill(response, group, result, seed if request.start_at_seed else None,
           scaling if request.time_from_velocity_limits else 0.0)
     response.solve_time = time.perf_counter() - started
