@@ -4,7 +4,7 @@ Not a test module.  :func:`counted` counts an answer's code and fails on a crash
 unknown code or INTERNAL_ERROR) or a non-success without a message; :func:`sendable`
 fails an answer that DDS could not carry (a field out of its type's range: the client
 would get no reply); :func:`lie` counts and fails a SUCCESS that the test's own check
-refutes.  ``bench/fuzz.py`` reads the
+refutes; :func:`drawn` draws a field sensible or broken.  ``bench/fuzz.py`` reads the
 counts (``stats``: a ``Counter``).
 """
 from collections import Counter
@@ -40,6 +40,11 @@ def lie(stats: Counter, why: str, what) -> None:
     if why:
         stats["false_success"] += 1
         raise AssertionError(f"false SUCCESS: {why}; input={what!r}")
+
+
+def drawn(draw, good, broken: bool, bad):
+    """Draw from ``bad`` when the field is ``broken``, else from ``good`` (strategies)."""
+    return draw(bad) if broken else draw(good)
 
 
 def examples(variable: str, default: int):

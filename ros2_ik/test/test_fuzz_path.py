@@ -7,6 +7,7 @@ forward kinematics, within the limits and the joint step; or another code with a
 An exception, INTERNAL_ERROR or an answer later than its budget allows is a failure.
 ``FUZZ_PATH_EXAMPLES`` sets the count (bench/fuzz.py runs more).
 """
+import functools
 import math
 import time
 from collections import Counter
@@ -21,9 +22,9 @@ pytest.importorskip("rclpy")
 
 from ros2_ik.node.compute_ik_path import compute_ik_path  # noqa: E402
 from ros2_ik.node.conversions import se3_to_pose  # noqa: E402
-from ros2_ik.node.parameters import SCHEMA, NodeConfig  # noqa: E402
-from ros2_ik.node.robot_source import JointStateCache, RobotSource  # noqa: E402
-from fuzz_answers import counted, examples, lie, sendable  # noqa: E402
+from ros2_ik.node.robot_source import JointStateCache  # noqa: E402
+from fuzz_answers import counted, drawn, examples, lie, sendable  # noqa: E402
+from node_inputs import config, snapshot  # noqa: E402
 from ros2_ik_interfaces.msg import IKErrorCode  # noqa: E402
 from ros2_ik_interfaces.srv import ComputeIKPath  # noqa: E402
 from panda_node import ARM, READY, description, pose_errors  # noqa: E402
@@ -33,6 +34,7 @@ STATS: Counter = Counter()
 MAX_TIMEOUT_S, LATE_S = 0.3, 2.0
 BAD_NUMBERS = st.sampled_from([math.nan, math.inf, -math.inf, -1.0, 0.0, 1e300, 1e-300,
                                5e-324])
+_number = functools.partial(drawn, bad=BAD_NUMBERS)  # a number, or a broken one
 NAMES = st.sampled_from(["", "nowhere", "panda_link0", "panda_hand", "panda_link3",
                          "panda_joint1", "universe"])
 
@@ -46,17 +48,12 @@ class Panda:
     def load(cls):
         if cls.model is None:
             urdf, srdf, cls.model = description()
-            source = RobotSource()
-            source.set_srdf(srdf)
-            source.set_urdf(urdf)
-            cls.snapshot = source.snapshot
+            cls.snapshot = snapshot(urdf, srdf)
         return cls
 
 
-def _cfg() -> NodeConfig:
-    values = {spec.name: spec.default for spec in SCHEMA}
-    values.update(max_timeout=MAX_TIMEOUT_S)
-    return NodeConfig(values, {})
+def _cfg():
+    return config(max_timeout=MAX_TIMEOUT_S)
 
 
 def _hand(q, frame: str = "panda_hand") -> pin.SE3:
@@ -67,10 +64,6 @@ def _hand(q, frame: str = "panda_hand") -> pin.SE3:
     full[:7] = q
     pin.framesForwardKinematics(model, data, full)
     return data.oMf[model.getFrameId(frame)]
-
-
-def _number(draw, good, broken: bool) -> float:
-    return draw(BAD_NUMBERS) if broken else draw(good)
 
 
 @st.composite

@@ -21,9 +21,9 @@ from geometry_msgs.msg import Point, Pose  # noqa: E402
 from shape_msgs.msg import Mesh, MeshTriangle, SolidPrimitive  # noqa: E402
 
 from fuzz_answers import counted, examples, sendable  # noqa: E402
+from node_inputs import config, snapshot  # noqa: E402
 from ros2_ik.node.compute_ik import compute_ik  # noqa: E402
-from ros2_ik.node.parameters import SCHEMA, NodeConfig  # noqa: E402
-from ros2_ik.node.robot_source import JointStateCache, RobotSource  # noqa: E402
+from ros2_ik.node.robot_source import JointStateCache  # noqa: E402
 from ros2_ik.node.scene_io import apply_batch  # noqa: E402
 from ros2_ik_interfaces.msg import CollisionObject  # noqa: E402
 from ros2_ik_interfaces.srv import ComputeIK  # noqa: E402
@@ -46,11 +46,7 @@ class Panda:
     def load(cls):
         if cls.snapshot is None:
             urdf, srdf, _ = description()
-            source = RobotSource()
-            source.set_srdf(srdf)
-            source.set_urdf(urdf)
-            cls.snapshot = source.snapshot
-            cls.cfg = NodeConfig({spec.name: spec.default for spec in SCHEMA}, {})
+            cls.snapshot, cls.cfg = snapshot(urdf, srdf), config()
         return cls
 
 

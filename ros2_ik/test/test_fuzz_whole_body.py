@@ -8,6 +8,7 @@ pinocchio model built here, or a non-success code with a message; an exception o
 INTERNAL_ERROR is a crash.  ``FUZZ_WHOLE_BODY_EXAMPLES`` sets the count (bench/fuzz.py
 runs more).
 """
+import functools
 import math
 from collections import Counter
 
@@ -24,10 +25,11 @@ from sensor_msgs.msg import MultiDOFJointState  # noqa: E402
 
 from ros2_ik.core import robots  # noqa: E402
 from ros2_ik.node.constrained_ik import solve_goal  # noqa: E402
-from ros2_ik.node.parameters import SCHEMA, GroupConfig, NodeConfig  # noqa: E402
-from ros2_ik.node.robot_source import JointStateCache, RobotSource  # noqa: E402
+from ros2_ik.node.parameters import GroupConfig  # noqa: E402
+from ros2_ik.node.robot_source import JointStateCache  # noqa: E402
 from ros2_ik_interfaces.action import ConstrainedIK  # noqa: E402
-from fuzz_answers import counted, examples, lie, sendable  # noqa: E402
+from fuzz_answers import counted, drawn, examples, lie, sendable  # noqa: E402
+from node_inputs import config, snapshot  # noqa: E402
 from ros2_ik_interfaces.msg import (  # noqa: E402
     CenterOfMassConstraint, ContactConstraint, IKErrorCode, PoseGoal,
     SupportPolygonConstraint)
@@ -43,6 +45,7 @@ POS_TOL, CTOL_M, CTOL_RAD, SLACK = 1e-4, 1e-4, 1e-3, 1e-9
 STATS: Counter = Counter()
 
 BAD_NUMBERS = st.sampled_from([math.nan, math.inf, -math.inf, -1.0, 0.0, 1e300, -1e-300])
+_number = functools.partial(drawn, bad=BAD_NUMBERS)  # a number, or a broken one
 NAMES = st.sampled_from(["", "nowhere", "universe", "root_joint", "torso_2_link",
                          "arm_left_7_joint"] + SOLES + HANDS)
 
@@ -57,23 +60,15 @@ class Talos:
         if cls.model is None:
             urdf = (robots.data_dir() / "talos_data/robots/talos_full_v2.urdf").read_text()
             srdf = (robots.data_dir() / "talos_data/srdf/talos.srdf").read_text()
-            source = RobotSource("floating")
-            source.set_srdf(srdf)
-            source.set_urdf(urdf)
-            cls.snapshot, cls.model = source.snapshot, pin.buildModelFromXML(
-                urdf, pin.JointModelFreeFlyer())
+            cls.snapshot = snapshot(urdf, srdf, "floating")
+            cls.model = pin.buildModelFromXML(urdf, pin.JointModelFreeFlyer())
         return cls
 
 
-def _cfg() -> NodeConfig:
-    values = {spec.name: spec.default for spec in SCHEMA}
-    values.update(timeout=0.2, max_timeout=0.3)
-    return NodeConfig(values, {"whole_body": GroupConfig(
-        "whole_body", "", "gripper_left_base_link", ("root_joint",))})
-
-
-def _number(draw, good, broken: bool) -> float:
-    return draw(BAD_NUMBERS) if broken else draw(good)
+def _cfg():
+    return config({"whole_body": GroupConfig(
+        "whole_body", "", "gripper_left_base_link", ("root_joint",))},
+        timeout=0.2, max_timeout=0.3)
 
 
 def _base_seed(draw, broken: bool) -> MultiDOFJointState:

@@ -1,0 +1,22 @@
+"""The node's inputs built in-process (tests' helper): its configuration, a robot snapshot.
+
+Not a test module.  As ik_node builds them from its parameters and from the
+``robot_description`` / ``robot_description_semantic`` topics, without DDS.
+"""
+from ros2_ik.node.parameters import SCHEMA, NodeConfig
+from ros2_ik.node.robot_source import RobotSource
+
+
+def config(groups=None, **values) -> NodeConfig:
+    """Return the node's configuration: every parameter at its default but ``values``."""
+    base = {spec.name: spec.default for spec in SCHEMA}
+    base.update(values)
+    return NodeConfig(base, groups or {})
+
+
+def snapshot(urdf: str, srdf: str, root_joint=None):
+    """Return the robot snapshot the node builds from ``urdf`` and ``srdf`` (XML text)."""
+    source = RobotSource(root_joint)
+    source.set_srdf(srdf)
+    source.set_urdf(urdf)
+    return source.snapshot
