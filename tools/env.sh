@@ -10,9 +10,8 @@ export ROS_LOG_DIR="$_ros2_ik_root/log/ros"
 export RMW_IMPLEMENTATION="${RMW_IMPLEMENTATION:-rmw_fastrtps_cpp}"
 # Bytecode is written: setup.sh installs with --no-compile, so the modules a process imports
 # are compiled once, at their first import, and read from __pycache__ after that.  With
-# PYTHONDONTWRITEBYTECODE set (this file set it until 2026-11-26; some shells and CI images
-# do), numpy, numba, rclpy, the messages and ros2_ik were compiled at every process start
-# under make: ~0.75 s per start of the node or a test worker.
+# PYTHONDONTWRITEBYTECODE set (some shells and CI images set it), numpy, numba, rclpy, the
+# messages and ros2_ik would be compiled again at every start of the node or a test worker.
 unset PYTHONDONTWRITEBYTECODE
 # Where tools/ros_src.sh caches the interface packages it builds (tests and CI only).
 ros2_ik_ros_src_cache() { echo "${XDG_CACHE_HOME:-$HOME/.cache}/ros2_ik/ros-src"; }
