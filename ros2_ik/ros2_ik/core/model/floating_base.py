@@ -32,7 +32,7 @@ import pinocchio as pin
 
 from ros2_ik.core import errors
 from ros2_ik.core.model.group import Group, RobotModel, TWO_PI, _reduced_model, from_pairs, \
-    locked_configuration, to_pairs
+    locked_configuration, rotates, to_pairs
 
 FLOATING, PLANAR = "floating", "planar"
 _INF = math.inf
@@ -163,6 +163,11 @@ class WholeBodyGroup(Group):
         self.continuous = np.array([False] * (self.base_nq - 1)
                                    + [theta_wraps] + arm_cont) if kind == PLANAR else \
             np.array([False] * 7 + arm_cont)
+        # No base coordinate counts as a turning joint: a position [m] or quaternion
+        # coordinate is no angle (a base 4 m from the seed is not 4 - 2 pi m from it), and
+        # a planar heading wraps only unbounded (``continuous`` above).
+        self.rotates = np.array([False] * self.base_nq
+                                + [rotates(model.joints[j]) for j in self.arm_ids])
         self.lower, self.upper = self._coordinate_limits(model)
         self.velocity_limits = np.concatenate((np.full(self.base_nq, np.inf), np.array(
             [model.velocityLimit[model.idx_vs[j]] for j in self.arm_ids], dtype=float)))
@@ -180,16 +185,6 @@ class WholeBodyGroup(Group):
         self._tangent_inf = (inf_v, [-math.inf] * self.base_nv)
 
     # ------------------------------------------------------------------ build
-    def _wrapping(self) -> np.ndarray:
-        """:meth:`Group._wrapping` of the joints; of the base, an unbounded planar heading.
-
-        A position [m] or quaternion coordinate is no angle: unbounded, it never wraps
-        (a base 4 m from the seed is not 4 - 2 pi m from it).
-        """
-        wraps = Group._wrapping(self)
-        wraps[:self.base_nq] = self.continuous[:self.base_nq]
-        return wraps
-
     def _coordinate_limits(self, model: pin.Model) -> Tuple[np.ndarray, np.ndarray]:
         b = self.bounds
         if self.base_kind == FLOATING:

@@ -54,6 +54,9 @@ class Group:
         self.joint_index: Dict[str, int] = {name: i for i, name in enumerate(self.joint_names)}
         self.locked = {model.names[j]: v for j, v in locked.items()}
         self.continuous = np.array([model.nqs[j] == 2 for j in self.joint_ids])
+        #: Per group joint, whether its value is an angle [rad] (revolute, continuous)
+        #: rather than a length [m] (prismatic): only an angle has 2 pi equivalents.
+        self.rotates = np.array([rotates(model.joints[j]) for j in self.joint_ids])
         self.lower, self.upper = self._limits(model)
         self.velocity_limits = np.array([model.velocityLimit[model.idx_vs[j]]
                                          for j in self.joint_ids])
@@ -77,7 +80,8 @@ class Group:
         # Limits the solvers clamp to: none on wrapping joints (wrapped at the end).
         self.search_lower = np.where(self.wraps, -np.inf, self.lower)
         self.search_upper = np.where(self.wraps, np.inf, self.upper)
-        for arr in (self.continuous, self.lower, self.upper, self.velocity_limits, self.wraps,
+        for arr in (self.continuous, self.rotates, self.lower, self.upper,
+                    self.velocity_limits, self.wraps,
                     self.search_lower, self.search_upper):
             arr.setflags(write=False)
         self._local = threading.local()
@@ -97,9 +101,10 @@ class Group:
     def _wrapping(self) -> np.ndarray:
         """Per coordinate, whether every angle has an equivalent inside its limits.
 
-        Continuous joints, and revolute ones with a range >= 2 pi.
+        Continuous joints, and revolute ones with a range >= 2 pi (:attr:`rotates`: a
+        prismatic joint's 7 m range has no equivalents).
         """
-        return self.continuous | ((self.upper - self.lower) >= TWO_PI - 1e-9)
+        return self.continuous | (self.rotates & ((self.upper - self.lower) >= TWO_PI - 1e-9))
 
     def _limits(self, model: pin.Model) -> Tuple[np.ndarray, np.ndarray]:
         lower, upper = [], []
@@ -545,6 +550,19 @@ def _angle_model(red: pin.Model, continuous: np.ndarray) -> Optional[pin.Model]:
     for f in list(red.frames)[1:]:  # frame 0 (universe) exists already
         out.addFrame(pin.Frame(f), False)
     return out if _same_kinematics(red, out, continuous) else None
+
+
+def rotates(joint) -> bool:
+    """Whether a one-axis pinocchio joint model turns about its axis (its value [rad]).
+
+    Revolute and continuous joints do; a prismatic one moves along its axis [m]; a
+    helical one does both (its value's 2 pi equivalents are other placements): no.
+    Read from the motion subspace at the joint's neutral value.
+    """
+    data = joint.createData()
+    joint.calc(data, np.array([1.0, 0.0]) if joint.nq == 2 else np.zeros(joint.nq))
+    S = np.asarray(data.S, dtype=float).reshape(-1)
+    return bool(np.abs(S[:3]).max() == 0.0 and np.abs(S[3:]).max() > 0.0)
 
 
 def unbounded_unaligned_axis(joint) -> np.ndarray:

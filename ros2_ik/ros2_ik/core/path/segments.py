@@ -82,14 +82,15 @@ def cartesian_waypoints(T_start: pin.SE3, T_goals: Sequence[pin.SE3], max_step_m
 def path_wraps(group: Group) -> np.ndarray:
     """Return the joints (n,) bool whose path may pass from an angle to its 2 pi equivalent.
 
-    Continuous joints and revolute joints with a range above 2 pi.  Not a range of
+    Continuous joints and revolute joints with a range above 2 pi (not a prismatic joint's
+    7 m: :attr:`Group.rotates`).  Not a range of
     exactly 2 pi (``group.wraps`` counts it, e.g. a UR elbow in [-pi, pi]): only its two
     ends are equivalents, so a path crossing from near +pi to near -pi cannot be placed
     inside the limits; there the joint moves the plain difference, the long way round.
     """
     mask = _PATH_WRAPS.get(group)
     if mask is None:
-        mask = group.continuous | ((group.upper - group.lower) > TWO_PI + 1e-6)
+        mask = group.continuous | (group.rotates & ((group.upper - group.lower) > TWO_PI + 1e-6))
         mask.setflags(write=False)
         _PATH_WRAPS[group] = mask
     return mask
