@@ -2,14 +2,16 @@
 
 Shared by ``analytic_bench.py`` (6R), ``sweep_bench.py`` and ``seven_r_worker.py`` (7R): the
 arm records, the group a user builds from one, the independent check of an answer and the
-TRAC-IK reference.  Written against the API every commit since issue 48's start shares
-(``Robot.from_urdf``, ``Group.fk``, ``Group.within_limits``): ``seven_r_ab.py`` runs
-``seven_r_worker.py`` on that older commit too.  The vendor descriptions are read where they
-are (:mod:`vendor_arms`), never copied.
+TRAC-IK reference; and the same arms on a rail (:func:`on_rail`: a prismatic first joint
+under the arm's root; ``sweep_bench.py`` and ``test_rail.py``).  Written against the API
+every commit since issue 48's start shares (``Robot.from_urdf``, ``Group.fk``,
+``Group.within_limits``): ``seven_r_ab.py`` runs ``seven_r_worker.py`` on that older commit
+too.  The vendor descriptions are read where they are (:mod:`vendor_arms`), never copied.
 """
 from __future__ import annotations
 
 import time
+import xml.etree.ElementTree as ET
 from typing import List, Optional
 
 import numpy as np
@@ -25,6 +27,16 @@ except ImportError:  # the root modules before it
     from ros2_ik.core.robot import Robot
 
 POS_TOL, ORI_TOL = 1e-4, 1e-3
+#: Half the length of :func:`on_rail`'s rail [m]: 8 m, longer than 2 pi m (a length, not
+#: an angle: it must never wrap).
+RAIL_HALF_LENGTH_M = 4.0
+#: The rail: along its x axis, its carriage turned and offset from the rail's origin.
+RAIL = """<link name="rail_base"/><link name="rail_carriage"/>
+<joint name="rail_joint" type="prismatic"><parent link="rail_base"/>
+<child link="rail_carriage"/><origin xyz="0.1 0.2 0" rpy="0 0 0.3"/><axis xyz="1 0 0"/>
+<limit lower="-{half}" upper="{half}" effort="100" velocity="1"/></joint>
+<joint name="rail_mount" type="fixed"><parent link="rail_carriage"/><child link="{root}"/>
+<origin xyz="0 0 0.1"/></joint>"""
 
 
 class Arm:
@@ -44,9 +56,8 @@ class Arm:
 def arms(joints: int) -> List[Arm]:
     """Return the arms of ``joints`` joints of example-robot-data and of the vendor folder."""
     out = []
-    for name, spec in robots.ARMS.items():
-        arm = Arm(name, "example-robot-data", robots.urdf_text(name), spec.base, spec.tip,
-                  robots.srdf_text(name))
+    for name in robots.ARMS:
+        arm = example(name)
         if arm.group()[1].n == joints:
             out.append(arm)
     if vendor_arms.folder() is None:
@@ -56,6 +67,32 @@ def arms(joints: int) -> List[Arm]:
             srdf = a.srdf.read_text() if a.srdf and a.srdf.is_file() else ""
             out.append(Arm(a.name, "real_urdfs", a.path.read_text(), a.base, a.tip, srdf))
     return out
+
+
+def example(name: str) -> Arm:
+    """Return example-robot-data's arm ``name`` (:data:`robots.ARMS`)."""
+    spec = robots.ARMS[name]
+    return Arm(name, "example-robot-data", robots.urdf_text(name), spec.base, spec.tip,
+               robots.srdf_text(name))
+
+
+def on_rail(arm: Arm, half_length_m: float = RAIL_HALF_LENGTH_M) -> Arm:
+    """``arm`` on a rail of ``2 * half_length_m`` [m] under its root link, from ``rail_base``.
+
+    The group gains a prismatic first joint, ``rail_joint`` (:data:`RAIL`).
+    """
+    root = _root_link(arm.urdf)
+    urdf = arm.urdf.replace("</robot>", RAIL.format(half=half_length_m, root=root)
+                            + "</robot>")
+    return Arm(f"{arm.name} on rail", arm.source, urdf, "rail_base", arm.tip, arm.srdf)
+
+
+def _root_link(urdf: str) -> str:
+    """Return the URDF's root link: the one no joint has as its child."""
+    xml = ET.fromstring(urdf)
+    children = {j.find("child").get("link") for j in xml.findall("joint")}
+    return next(link.get("name") for link in xml.findall("link")
+                if link.get("name") not in children)
 
 
 def verified(group, q: Optional[np.ndarray], T: pin.SE3) -> bool:

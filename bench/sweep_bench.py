@@ -3,7 +3,9 @@
 
 Arms: the 7-joint chains of example-robot-data (:data:`ros2_ik.core.robots.ARMS`) and of
 the vendor descriptions in ``shared/real_urdfs`` (read there, never copied; skipped with
-a note when the folder is absent).  For each: whether a joint held leaves a closed form
+a note when the folder is absent), then every 6-joint one of them on an 8 m rail
+(:func:`dof_arms.on_rail`: the rail is the prismatic joint swept; ``--no-rails``:
+none).  For each: whether a joint held leaves a closed form
 (:mod:`ros2_ik.core.closed_form.sweep`: the swept joint and EAIK's family, or the
 reason), then, interleaved on the same reachable targets (FK of uniform configurations
 in the limits, seed at mid-limits, ``timeout_s`` 5 ms):
@@ -32,7 +34,7 @@ from typing import Dict, List
 
 import numpy as np
 
-from dof_arms import Arm, arms, timed, trac_ik_adapter, verified
+from dof_arms import Arm, arms, on_rail, timed, trac_ik_adapter, verified
 from machine import machine, median_bars
 import results_files
 from ros2_ik.core.closed_form import sweep
@@ -164,10 +166,12 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="200 poses an arm")
     parser.add_argument("--poses", type=int, default=0)
     parser.add_argument("--arms", nargs="*", help="only these arms (by name)")
+    parser.add_argument("--no-rails", action="store_true", help="no 6R arm on a rail")
     args = parser.parse_args()
     poses = args.poses or (200 if args.quick else 2000)
     rows = []
-    for arm in arms(sweep.JOINTS):
+    railed = [] if args.no_rails else [on_rail(a) for a in arms(sweep.JOINTS - 1)]
+    for arm in arms(sweep.JOINTS) + railed:
         if args.arms and arm.name not in args.arms:
             continue
         print(f"{arm.name} ({arm.source})", flush=True)

@@ -236,13 +236,17 @@ def widen(Q: np.ndarray, joint: int, value: float) -> np.ndarray:
 @jit
 def widened_representatives(Q: np.ndarray, ls: np.ndarray, joint: int, value: float,
                             seed: np.ndarray, lower: np.ndarray, upper: np.ndarray,
-                            distinct: float):
+                            distinct: float, turns: bool = True):
     """:func:`representatives` of a 7R chain's rest's rows ``Q`` (m, 6) widened at ``joint``.
 
-    The rest: the chain with joint ``joint`` held at ``value`` [rad]
-    (:mod:`.held`).  Returns ``(rows (m, 7), out, gap, k, exact)``, ``rows`` the
-    widened ``Q``.
+    The rest: the chain with joint ``joint`` held at ``value`` [rad] (:mod:`.held`);
+    ``turns`` False: a prismatic joint at ``value`` [m], which has no 2 pi equivalents
+    (``value`` lies inside its limits and is kept as it is).  Returns
+    ``(rows (m, 7), out, gap, k, exact)``, ``rows`` the widened ``Q``.
     """
+    if not turns:  # seeded at the value itself: no equivalent is nearer, none is taken
+        seed = seed.copy()
+        seed[joint] = value
     rows = widen(Q, joint, value)
     m, n = rows.shape
     out, scratch, gap, dist = np.empty((m, n)), np.empty((m, n)), np.empty(m), np.empty(m)

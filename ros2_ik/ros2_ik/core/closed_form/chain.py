@@ -230,16 +230,19 @@ def reason(group, frame_id: int) -> str:
 _DETECTOR = Detector(lambda group, fid: detect(group, fid))
 
 
-def preflight(group, frame_id: int, joints: Tuple[int, ...], what: str):
+def preflight(group, frame_id: int, joints: Tuple[int, ...], what: str,
+              slide_end: bool = False):
     """``(axes, '')`` when ``group``'s chain to ``frame_id`` may have ``what``, or ``(None, why)``.
 
     It may when it has one of ``joints`` joint counts, each joint a rotation (``axes``:
-    :func:`_axes`), the frame hangs on every group joint and eaik is installed.
+    :func:`_axes`; with ``slide_end``, one prismatic joint at an end of the chain may
+    slide instead: its axis is its direction), the frame hangs on every group joint and
+    eaik is installed.
     """
     model = group.robot.model
     if group.n not in joints:
         return None, f"{group.n} joints ({what} takes {' or '.join(map(str, joints))})"
-    axes = _axes(model, group.joint_ids)
+    axes = _axes(model, group.joint_ids, slide_end)
     if isinstance(axes, str):
         return None, axes
     chain = list(model.supports[model.frames[frame_id].parentJoint])
@@ -286,10 +289,14 @@ def compiled_kernel(H: np.ndarray, P: np.ndarray, R: np.ndarray):
     return found
 
 
-def _axes(model: pin.Model, joint_ids) -> object:
-    """Each joint's axis (3,) in its own frame, or a reason (str) when one is no rotation."""
-    axes = []
-    for j in joint_ids:
+def _axes(model: pin.Model, joint_ids, slide_end: bool = False) -> object:
+    """Each joint's axis (3,) in its own frame, or a reason (str) when one is no rotation.
+
+    With ``slide_end``: one joint at either end of ``joint_ids`` may be a translation
+    along its axis (a prismatic joint; its axis is its direction).
+    """
+    axes, slides = [], 0
+    for i, j in enumerate(joint_ids):
         joint = model.joints[j]
         data = joint.createData()
         q = np.array([1.0, 0.0]) if joint.nq == 2 else np.zeros(joint.nq)
@@ -297,8 +304,16 @@ def _axes(model: pin.Model, joint_ids) -> object:
             return f"joint '{model.names[j]}' is not a one-axis joint"
         joint.calc(data, q)
         S = np.asarray(data.S, dtype=float).reshape(-1)
+        end = i in (0, len(joint_ids) - 1)
+        if slide_end and end and slides == 0 and np.abs(S[3:]).max() == 0.0 \
+                and abs(np.linalg.norm(S[:3]) - 1.0) <= 1e-9:
+            slides += 1
+            axes.append(S[:3])
+            continue
         if np.abs(S[:3]).max() > 1e-12 or abs(np.linalg.norm(S[3:]) - 1.0) > 1e-9:
-            return f"joint '{model.names[j]}' is not a rotation about its origin"
+            where = " (a prismatic joint may only be the first or the last, and only one)" \
+                if slide_end else ""
+            return f"joint '{model.names[j]}' is not a rotation about its origin{where}"
         axes.append(S[3:])
     return axes
 

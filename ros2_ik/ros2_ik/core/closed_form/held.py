@@ -11,6 +11,14 @@ in the world frame at the zero configuration, the frame's orientation ``R``), wi
   the world's orientation) has orientation ``R_T R^T Rot(h_7, a)^T`` and position
   ``p_T - R_T R^T P_7``, independent of ``a``.
 
+A prismatic end joint (a rail, :func:`.chain.preflight`'s ``slide_end``) held at ``d``
+[m] moves along its axis ``h`` instead:
+
+* the first: ``T_world_frame = Trans(h_1 d) T_rest``, the rest as above; its target is
+  ``T`` moved by ``-h_1 d``;
+* the last: the rest is joints 1-6 with the frame's own offset and orientation ``R``;
+  ``T = T_rest Trans(R^T h_7 d)``, so its target is ``T`` moved by ``-R_T R^T h_7 d``.
+
 One closed form of the rest serves every value: only the target moves
 (:func:`.branches.widened_representatives` puts the held value back into its rows).
 
@@ -34,12 +42,15 @@ RIDGE = 1e-3
 
 @jit
 def target(T: np.ndarray, value: float, axis: np.ndarray, point: np.ndarray,
-           tool_RT: np.ndarray, first: bool) -> np.ndarray:
-    """Return the pose (4, 4) the rest must reach for ``T`` (4, 4), the end at ``value`` [rad].
+           tool_RT: np.ndarray, first: bool, slide: bool = False) -> np.ndarray:
+    """Return the pose (4, 4) the rest must reach for ``T`` (4, 4), the end at ``value``.
 
-    ``axis`` (3,) the held joint's unit axis; ``point`` (3,): the first joint's point
-    ``P_0`` or the last offset ``P_7`` [m]; ``tool_RT`` (3, 3): ``R^T`` (last joint only).
+    ``value`` [rad], or [m] when ``slide`` (a prismatic end joint); ``axis`` (3,) the held
+    joint's unit axis; ``point`` (3,): the first joint's point ``P_0`` or the last offset
+    ``P_7`` [m] (a turning joint only); ``tool_RT`` (3, 3): ``R^T`` (last joint only).
     """
+    if slide:
+        return _slid(T, value, axis, tool_RT, first)
     c, s = math.cos(value), math.sin(value)
     x, y, z = axis[0], axis[1], axis[2]
     v = 1.0 - c
@@ -65,6 +76,21 @@ def target(T: np.ndarray, value: float, axis: np.ndarray, point: np.ndarray,
         for j in range(3):
             out[i, j] = A[i, 0] * Q[j, 0] + A[i, 1] * Q[j, 1] + A[i, 2] * Q[j, 2]
         out[i, 3] = T[i, 3] - (A[i, 0] * point[0] + A[i, 1] * point[1] + A[i, 2] * point[2])
+    return out
+
+
+@jit
+def _slid(T: np.ndarray, value: float, axis: np.ndarray, tool_RT: np.ndarray, first: bool
+          ) -> np.ndarray:
+    """:func:`target` of a prismatic end joint at ``value`` [m] (module docstring)."""
+    out = T.copy()
+    for i in range(3):
+        if first:
+            out[i, 3] -= axis[i] * value
+        else:  # R_T R^T h d
+            for k in range(3):
+                out[i, 3] -= T[i, k] * (tool_RT[k, 0] * axis[0] + tool_RT[k, 1] * axis[1]
+                                        + tool_RT[k, 2] * axis[2]) * value
     return out
 
 

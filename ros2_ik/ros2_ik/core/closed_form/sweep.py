@@ -1,6 +1,7 @@
 """Seven-joint arms by a swept joint over the closed form of the six others.
 
-A 7R chain has a continuum of solutions per pose.  Held at a value, one of its joints
+A 7R chain, or a 6R arm on a rail (a prismatic first or last joint), has a continuum of
+solutions per pose.  Held at a value, one of its joints
 leaves a six-joint chain; when EAIK decomposes that chain (its product-of-exponentials
 form, :mod:`.chain`, with the held joint's rotation folded into the offsets: EAIK's
 ``fixed_axes``), each value gives the six joints' exact branches in microseconds.
@@ -10,9 +11,11 @@ first and last joints are tried held as its ends (the other six then form one 6R
 one closed form serves every value, only the target moves, :mod:`.held`), every joint
 held inside the chain too (EAIK's ``fixed_axes``: a closed form per value, kept when
 EAIK decomposes the rest at values spread over its limits); each is kept when a
-self-test finds known configurations again.  Each joint kept is scored on sample poses
-by the values of :data:`CELLS` (cell centres over its limits; a continuous joint: one
-turn) it needs to reach them in a greedy coverage order; the joint with the fewest
+self-test finds known configurations again.  A chain with a prismatic end joint holds
+that joint only, as an end (the rest must be six rotations: :mod:`.held`'s slide).
+Each joint kept is scored on sample poses by the values of :data:`CELLS` (cell centres
+over its limits; a continuous joint: one turn) it needs to reach them in a greedy
+coverage order; the joint with the fewest
 (a closed form built per solve counted as :data:`BUILD_COST` values) is swept.  On it a
 model of which values reach which poses is fitted (:func:`.held.fit`,
 :data:`RANK_SAMPLES` poses).  A chain where no joint works has no sweep (the search
@@ -41,7 +44,7 @@ from ros2_ik.core.closed_form import branches, chain, held
 from ros2_ik.core.closed_form.branches import Branches
 from ros2_ik.core.closed_form.chain import Detection
 
-#: Joints of a chain the sweep takes: seven rotations.
+#: Joints of a chain the sweep takes: seven rotations (or six and a prismatic end).
 JOINTS = 7
 #: Values of the held joint at which EAIK must decompose the rest (spread over its limits).
 DETECT_VALUES = 5
@@ -69,17 +72,19 @@ class Sweep:
     messages (the joint's name and EAIK's family of the rest); ``cheap``: one value
     reaches nearly every pose (:data:`CHEAP_VALUES`); ``end``: the joint is the
     chain's first or last, and one closed form of the other six serves every value
-    (:mod:`.held`); otherwise EAIK builds one per value (``fixed_axes``).
+    (:mod:`.held`); otherwise EAIK builds one per value (``fixed_axes``); ``slide``: the
+    joint is prismatic (an end; its values [m]).
     """
 
-    __slots__ = ("joint", "family", "name", "end", "_H", "_P", "_R", "_lo", "_hi",
+    __slots__ = ("joint", "family", "name", "end", "slide", "_H", "_P", "_R", "_lo", "_hi",
                  "_Robot", "_rest", "_axis", "_point", "_tool_RT", "_values", "_forms",
                  "_prior", "_weights", "_scale", "_last", "cheap")
 
     def __init__(self, joint: int, name: str, family: str, H: np.ndarray, P: np.ndarray,
-                 R: np.ndarray, lower: float, upper: float, end: bool = False):
+                 R: np.ndarray, lower: float, upper: float, end: bool = False,
+                 slide: bool = False):
         """Hold the chain's form (internal: use :func:`of`)."""
-        self.joint, self.name, self.end = joint, name, end
+        self.joint, self.name, self.end, self.slide = joint, name, end, end and slide
         self._H, self._P, self._R = H.T.copy(), P.T.copy(), R
         self._lo, self._hi = lower, upper
         import eaik.pybindings.EAIK as eaik
@@ -95,9 +100,13 @@ class Sweep:
             self._axis = np.ascontiguousarray(H[joint])
             self._point = np.ascontiguousarray(P[0] if first else P[JOINTS])
             self._tool_RT = np.ascontiguousarray(R.T if not first else np.eye(3))
-            rest = (eaik.Robot(H[1:].T, np.vstack([P[0] + P[1], P[2:]]).T, R, [], True)
-                    if first else eaik.Robot(H[:JOINTS - 1].T, P[:JOINTS].T, np.eye(3), [],
-                                             True))
+            if first:
+                rest = eaik.Robot(H[1:].T, np.vstack([P[0] + P[1], P[2:]]).T, R, [], True)
+            elif self.slide:  # the frame's own offset and orientation (:mod:`.held`)
+                rest = eaik.Robot(H[:JOINTS - 1].T, np.vstack(
+                    [P[:JOINTS - 1], P[JOINTS - 1] + P[JOINTS]]).T, R, [], True)
+            else:
+                rest = eaik.Robot(H[:JOINTS - 1].T, P[:JOINTS].T, np.eye(3), [], True)
             if rest.has_known_decomposition():
                 self._rest = rest
                 family = family or rest.get_kinematic_family()
@@ -132,7 +141,7 @@ class Sweep:
         if self._rest is not None:
             solution = self._rest.calculate_IK(held.target(
                 T_world_frame_h, value, self._axis, self._point, self._tool_RT,
-                self.joint == 0))
+                self.joint == 0, self.slide))
             return branches.widen(solution.Q, self.joint, value), solution.is_LS
         return None if form is None else form.solve(T_world_frame_h)
 
@@ -164,7 +173,10 @@ class Sweep:
         return [value for value, _ in self.forms(seed_value, T_world_frame_h)]
 
     def centres(self) -> np.ndarray:
-        """Centres (CELLS,) of the cells over the limits (a continuous joint: one turn)."""
+        """Centres (CELLS,) of the cells over the limits (a continuous joint: one turn).
+
+        A prismatic joint's limits are finite (:func:`detect`).
+        """
         lo, hi = self._lo, self._hi
         if not (math.isfinite(lo) and math.isfinite(hi)):
             lo, hi = -math.pi, math.pi
@@ -214,15 +226,21 @@ def detect(group, frame_id: int) -> Detection:
     ``fixed_axes``); the one whose sweep reaches the sample poses in the fewest values,
     counting a closed form built per solve as :data:`BUILD_COST` values, is swept.
     """
-    axes, why = chain.preflight(group, frame_id, (JOINTS,), "a sweep")
+    axes, why = chain.preflight(group, frame_id, (JOINTS,), "a sweep", slide_end=True)
     if axes is None:
         return Detection(None, why)
     H, P, R = chain._product_of_exponentials(group, frame_id, axes)
+    slides = np.flatnonzero(~np.asarray(group.rotates)).tolist()  # one end at most
+    if slides and not (math.isfinite(group.lower[slides[0]])
+                       and math.isfinite(group.upper[slides[0]])):
+        return Detection(None, f"prismatic joint '{group.joint_names[slides[0]]}' has no "
+                               f"finite limits to sweep")
 
     def held(i: int, end: bool) -> Optional[Sweep]:
         lo, hi = float(group.lower[i]), float(group.upper[i])
         if end:
-            sweep = Sweep(i, group.joint_names[i], "", H, P, R, lo, hi, end=True)
+            sweep = Sweep(i, group.joint_names[i], "", H, P, R, lo, hi, end=True,
+                          slide=i in slides)
             ok = sweep._rest is not None
         else:
             family = _family(Sweep(i, group.joint_names[i], "", H, P, R, lo, hi))
@@ -230,9 +248,12 @@ def detect(group, frame_id: int) -> Detection:
             ok = sweep is not None
         return sweep if ok and _self_test(group, frame_id, sweep) else None
 
-    ends = [s for s in (held(0, True), held(JOINTS - 1, True)) if s is not None]
-    kept = ends + [s for s in (held(i, False) for i in range(JOINTS)) if s is not None
-                   and all(e.joint != s.joint for e in ends)]
+    if slides:  # the rest must be six rotations: the prismatic joint is held
+        kept = [s for s in (held(slides[0], True),) if s is not None]
+    else:
+        ends = [s for s in (held(0, True), held(JOINTS - 1, True)) if s is not None]
+        kept = ends + [s for s in (held(i, False) for i in range(JOINTS)) if s is not None
+                       and all(e.joint != s.joint for e in ends)]
     if not kept:
         return Detection(None, "no joint, held fixed, leaves a 6R chain that EAIK "
                                "decomposes and that passes the self-test")
@@ -309,7 +330,8 @@ def _reached(group, sweep: Sweep, poses: List[np.ndarray]) -> np.ndarray:
     for k, value in enumerate(sweep.centres().tolist()):
         if sweep.end:
             moved = np.array([held.target(H, value, sweep._axis, sweep._point,
-                                          sweep._tool_RT, sweep.joint == 0) for H in T])
+                                          sweep._tool_RT, sweep.joint == 0, sweep.slide)
+                              for H in T])
             Q, ls = rest.solve_many(moved)
         else:
             form = sweep.at(value)
@@ -352,13 +374,13 @@ def along(sweep: Sweep, group, T_world_frame: pin.SE3, seed: np.ndarray, distinc
     rest, joint = sweep._rest, sweep.joint
     if rest is not None:  # an end joint: one closed form, the target moves (:mod:`.held`)
         axis, point, tool_RT, first = sweep._axis, sweep._point, sweep._tool_RT, joint == 0
-        target, solve = held.target, rest.calculate_IK
+        target, solve, slide = held.target, rest.calculate_IK, sweep.slide
         representatives = branches.widened_representatives
         pack = branches.pack
         for value, _ in sweep.forms(float(seed[joint]), T):
-            solution = solve(target(T, value, axis, point, tool_RT, first))
+            solution = solve(target(T, value, axis, point, tool_RT, first, slide))
             yield pack(*representatives(solution.Q, solution.is_LS, joint, value, seed, lower,
-                                        upper, distinct))
+                                        upper, distinct, not slide))
         return
     for value, form in sweep.forms(float(seed[joint]), T):
         if form is not None:
