@@ -19,12 +19,13 @@ from ros2_ik.core import robots
 from ros2_ik.node.constrained_ik import solve_goal
 from ros2_ik.node.compute_ik import compute_ik
 from ros2_ik.node.moveit_bridge import answer
-from ros2_ik.node.parameters import SCHEMA, GroupConfig, NodeConfig
-from ros2_ik.node.robot_source import JointStateCache, RobotSource
+from ros2_ik.node.parameters import GroupConfig
+from ros2_ik.node.robot_source import JointStateCache
 from ros2_ik_interfaces.action import ConstrainedIK
 from ros2_ik_interfaces.msg import (
     ContactConstraint, IKErrorCode, PoseGoal, SupportPolygonConstraint)
 from ros2_ik_interfaces.srv import ComputeIK
+from node_inputs import config, snapshot
 from whole_body_checks import full_q
 
 SOLE = [(0.1, 0.05), (0.1, -0.05), (-0.1, 0.05), (-0.1, -0.05)]
@@ -35,10 +36,7 @@ def _load(urdf_path, srdf_path, root_joint, ours):
     """The node's snapshot and our own model (root joint ``ours``), URDF and SRDF text."""
     urdf, srdf = (robots.data_dir() / p for p in (urdf_path, srdf_path))
     urdf, srdf = urdf.read_text(), srdf.read_text()
-    source = RobotSource(root_joint)
-    source.set_srdf(srdf)
-    source.set_urdf(urdf)
-    return source.snapshot, pin.buildModelFromXML(urdf, ours), urdf, srdf
+    return snapshot(urdf, srdf, root_joint), pin.buildModelFromXML(urdf, ours), urdf, srdf
 
 
 @pytest.fixture(scope="module")
@@ -54,9 +52,7 @@ def talos():
 
 
 def _cfg(groups=None, **values):
-    base = {spec.name: spec.default for spec in SCHEMA}
-    base.update(timeout=1.0, **values)
-    return NodeConfig(base, groups or {})
+    return config(groups, timeout=1.0, **values)
 
 
 def _fk(model, q, frame):
