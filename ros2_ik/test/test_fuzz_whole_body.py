@@ -5,8 +5,9 @@ whole-body goals, a third of them with one or two fields broken: contacts (held 
 seed puts them, or at a target), support polygons, CoM boxes, the base seed, the
 base-motion weight, pose goals.  Every answer is a SUCCESS that passes our own check on a
 pinocchio model built here, or a non-success code with a message; an exception or
-INTERNAL_ERROR is a crash.  ``FUZZ_WHOLE_BODY_EXAMPLES`` sets the count (bench/fuzz.py
-runs more).
+INTERNAL_ERROR is a crash.  A base seed beyond the world is refused, not searched for
+(neither SUCCESS nor NO_SOLUTION nor TIMED_OUT).  ``FUZZ_WHOLE_BODY_EXAMPLES`` sets the
+count (bench/fuzz.py runs more).
 """
 import functools
 import math
@@ -24,6 +25,7 @@ from geometry_msgs.msg import Point, PoseStamped, Transform, Vector3  # noqa: E4
 from sensor_msgs.msg import MultiDOFJointState  # noqa: E402
 
 from ros2_ik.core import robots  # noqa: E402
+from ros2_ik.core.model.world import MAX_COORDINATE_M  # noqa: E402
 from ros2_ik.node.constrained_ik import solve_goal  # noqa: E402
 from ros2_ik.node.parameters import GroupConfig  # noqa: E402
 from ros2_ik.node.robot_source import JointStateCache  # noqa: E402
@@ -76,11 +78,13 @@ def _base_seed(draw, broken: bool) -> MultiDOFJointState:
     tf.translation.z, tf.rotation.w = STANDING_Z, 1.0
     msg = MultiDOFJointState(joint_names=["root_joint"], transforms=[tf])
     if broken:
-        how = draw(st.sampled_from(["name", "nan", "quaternion", "count"]))
+        how = draw(st.sampled_from(["name", "nan", "far", "quaternion", "count"]))
         if how == "name":
             msg.joint_names = [draw(NAMES)]
         elif how == "nan":
             tf.translation.x = math.nan
+        elif how == "far":  # beyond the world (MAX_COORDINATE_M): refused, not searched
+            tf.translation.x = draw(st.sampled_from([1e300, -1e300, 2e4]))
         elif how == "quaternion":
             tf.rotation.w = 0.0
         else:
@@ -253,6 +257,9 @@ def check_goal(goal) -> int:
         raise AssertionError(f"{type(exc).__name__}: {exc}; goal={goal!r}") from exc
     code = res.error_code.val
     counted(STATS, code, res.message, goal)
+    if any(abs(tf.translation.x) > MAX_COORDINATE_M for tf in goal.seed_base.transforms):
+        assert code not in (IKErrorCode.SUCCESS, IKErrorCode.NO_SOLUTION,
+                            IKErrorCode.TIMED_OUT), f"{res.message}; goal={goal!r}"
     sendable(STATS, res, goal)
     for sol in res.solutions if code == IKErrorCode.SUCCESS else ():
         if sol.error_code.val != IKErrorCode.SUCCESS:

@@ -17,11 +17,12 @@ from ros2_ik.core import robots  # noqa: E402
 from ros2_ik.node import interactive_goal as ig  # noqa: E402
 from ros2_ik.node.compute_ik import compute_ik  # noqa: E402
 from ros2_ik.node.conversions import se3_to_pose  # noqa: E402
-from ros2_ik.node.parameters import SCHEMA, GroupConfig, NodeConfig  # noqa: E402
+from ros2_ik.node.parameters import GroupConfig, NodeConfig  # noqa: E402
 from ros2_ik.node.robot_source import JointStateCache, RobotSource  # noqa: E402
 from ros2_ik_interfaces.msg import IKErrorCode  # noqa: E402
 from ros2_ik_interfaces.srv import ComputeIK  # noqa: E402
 from visualization_msgs.msg import InteractiveMarkerFeedback  # noqa: E402
+from node_inputs import config  # noqa: E402
 
 BASE, TIP = "panda_link0", "panda_hand"
 
@@ -74,9 +75,8 @@ class FakeNode:
     """The attributes of IKNode that InteractiveGoal uses; solves with the real core."""
 
     def __init__(self):
-        values = {spec.name: spec.default for spec in SCHEMA}
-        values.update(group_names=["arm"], default_group="arm")
-        self.config = NodeConfig(values, {"arm": GroupConfig("arm", BASE, TIP)})
+        self.config = config({"arm": GroupConfig("arm", BASE, TIP)}, group_names=["arm"],
+                             default_group="arm")
         self.robot = RobotSource()
         self.joints = JointStateCache()
         self.requests, self.answers, self.logger = [], [], Logger()

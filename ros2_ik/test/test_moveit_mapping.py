@@ -23,8 +23,9 @@ from ros2_ik.core import robots  # noqa: E402
 from ros2_ik.node import moveit_bridge as mb  # noqa: E402
 from ros2_ik.node.conversions import se3_to_pose  # noqa: E402
 from ros2_ik.node.error_codes import CODE_NAMES  # noqa: E402
-from ros2_ik.node.parameters import SCHEMA, GroupConfig, NodeConfig  # noqa: E402
-from ros2_ik.node.robot_source import JointStateCache, RobotSource  # noqa: E402
+from ros2_ik.node.parameters import GroupConfig, NodeConfig  # noqa: E402
+from ros2_ik.node.robot_source import JointStateCache  # noqa: E402
+import node_inputs  # noqa: E402
 
 FINGERS = ["panda_finger_joint1", "panda_finger_joint2"]
 BASE, TIP = "panda_link0", "panda_hand"
@@ -105,17 +106,13 @@ def model():
 
 @pytest.fixture(scope="module")
 def snapshot():
-    source = RobotSource()
-    source.set_srdf(robots.srdf_text("panda"))
-    source.set_urdf(robots.urdf_text("panda"))
-    return source.snapshot
+    return node_inputs.snapshot(robots.urdf_text("panda"), robots.srdf_text("panda"))
 
 
 @pytest.fixture
 def cfg():
-    values = {spec.name: spec.default for spec in SCHEMA}
-    values.update(group_names=["panda_arm"], default_group="panda_arm")
-    return NodeConfig(values, {"panda_arm": GroupConfig("panda_arm", BASE, TIP)})
+    return node_inputs.config({"panda_arm": GroupConfig("panda_arm", BASE, TIP)},
+                              group_names=["panda_arm"], default_group="panda_arm")
 
 
 def fk(model, names, positions, frame=TIP, ref=BASE) -> pin.SE3:
@@ -324,17 +321,12 @@ PR2_LEFT = ["l" + name[1:] for name in PR2_RIGHT]
 
 
 def snapshot_of(arm: str, srdf: str):
-    source = RobotSource()
-    source.set_srdf(srdf)
-    source.set_urdf(robots.urdf_text(arm))
-    return source.snapshot
+    return node_inputs.snapshot(robots.urdf_text(arm), srdf)
 
 
 def srdf_only_config() -> NodeConfig:
     """No ros2_ik group at all (group_names empty): every group comes from the SRDF."""
-    values = {spec.name: spec.default for spec in SCHEMA}
-    values.update(group_names=[], default_group="")
-    return NodeConfig(values, {})
+    return node_inputs.config(group_names=[], default_group="")
 
 
 def plugin_request(model, group, base_frame, tips, targets, seed, request_type=Request):

@@ -19,10 +19,11 @@ from ros2_ik.core import robots  # noqa: E402
 from ros2_ik.core.errors import InvalidGoal  # noqa: E402
 from ros2_ik.node import compute_ik as C  # noqa: E402
 from ros2_ik.node.conversions import joint_state, pose_to_se3  # noqa: E402
-from ros2_ik.node.parameters import SCHEMA, GroupConfig, NodeConfig  # noqa: E402
+from ros2_ik.node.parameters import GroupConfig  # noqa: E402
 from ros2_ik.node.robot_source import JointStateCache  # noqa: E402
 from ros2_ik.node.spinning import GoalWorker  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
+import node_inputs  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 
@@ -69,8 +70,7 @@ def test_position_nan_is_rejected():
 
 
 def _config():
-    values = {spec.name: spec.default for spec in SCHEMA}
-    return NodeConfig(values, {"arm": GroupConfig("arm", "panda_link0", "panda_hand")})
+    return node_inputs.config({"arm": GroupConfig("arm", "panda_link0", "panda_hand")})
 
 
 def test_config_values_read_as_attributes_and_stay_in_sync():
@@ -100,17 +100,13 @@ def test_exact_seed_shortcut_equals_the_general_path(arm):
 
 
 def test_group_resolution_is_cached_per_model_and_config():
-    from ros2_ik.node.robot_source import RobotSource
-    source = RobotSource()
-    source.set_srdf(robots.srdf_text("panda"))
-    source.set_urdf(robots.urdf_text("panda"))
-    snapshot, cfg = source.snapshot, _config()
+    snapshot = node_inputs.snapshot(robots.urdf_text("panda"), robots.srdf_text("panda"))
+    cfg = _config()
     group, tip = C.resolve_group(snapshot, cfg, "", "", "")
     assert (group, tip) == C.resolve_group(snapshot, cfg, "", "", "")
     assert tip == "panda_hand" and snapshot.resolved[("", "", "")][0] is cfg
     # A parameter change is a new config: resolved again under it (here a new tip).
-    values = {spec.name: spec.default for spec in SCHEMA}
-    other = NodeConfig(values, {"arm": GroupConfig("arm", "panda_link0", "panda_link7")})
+    other = node_inputs.config({"arm": GroupConfig("arm", "panda_link0", "panda_link7")})
     assert C.resolve_group(snapshot, other, "", "", "")[1] == "panda_link7"
     with pytest.raises(C.RequestError, match="unknown group") as raised:  # not cached
         C.resolve_group(snapshot, cfg, "leg", "", "")

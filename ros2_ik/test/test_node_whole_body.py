@@ -6,6 +6,7 @@ built here from the URDF (base set from the reply's transform, joints by name), 
 with ``pin.centerOfMass``: never by the node's own figures.
 """
 import math
+import time
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -18,12 +19,13 @@ from ros2_ik.core import robots
 from ros2_ik.node.constrained_ik import solve_goal
 from ros2_ik.node.compute_ik import compute_ik
 from ros2_ik.node.moveit_bridge import answer
-from ros2_ik.node.parameters import SCHEMA, GroupConfig, NodeConfig
-from ros2_ik.node.robot_source import JointStateCache, RobotSource
+from ros2_ik.node.parameters import GroupConfig
+from ros2_ik.node.robot_source import JointStateCache
 from ros2_ik_interfaces.action import ConstrainedIK
 from ros2_ik_interfaces.msg import (
     ContactConstraint, IKErrorCode, PoseGoal, SupportPolygonConstraint)
 from ros2_ik_interfaces.srv import ComputeIK
+from node_inputs import config, snapshot
 from whole_body_checks import full_q
 
 SOLE = [(0.1, 0.05), (0.1, -0.05), (-0.1, 0.05), (-0.1, -0.05)]
@@ -34,10 +36,7 @@ def _load(urdf_path, srdf_path, root_joint, ours):
     """The node's snapshot and our own model (root joint ``ours``), URDF and SRDF text."""
     urdf, srdf = (robots.data_dir() / p for p in (urdf_path, srdf_path))
     urdf, srdf = urdf.read_text(), srdf.read_text()
-    source = RobotSource(root_joint)
-    source.set_srdf(srdf)
-    source.set_urdf(urdf)
-    return source.snapshot, pin.buildModelFromXML(urdf, ours), urdf, srdf
+    return snapshot(urdf, srdf, root_joint), pin.buildModelFromXML(urdf, ours), urdf, srdf
 
 
 @pytest.fixture(scope="module")
@@ -53,9 +52,7 @@ def talos():
 
 
 def _cfg(groups=None, **values):
-    base = {spec.name: spec.default for spec in SCHEMA}
-    base.update(timeout=1.0, **values)
-    return NodeConfig(base, groups or {})
+    return config(groups, timeout=1.0, **values)
 
 
 def _fk(model, q, frame):
@@ -102,6 +99,8 @@ def test_pr2_base_drives_to_a_far_target(pr2):
     (_base(xyz=(math.nan, 0.0, 0.0)), "seed_base.transforms[0].translation"),
     (_base(frame="map"), "seed_base.header.frame_id"),
     (_base(xyz=(0.0, 0.0, 0.3)), "planar base"),
+    (_base(xyz=(0.0, -2e4, 0.0)), "seed_base.transforms[0].translation: base position "
+                                  "world_joint/y = -20000 m"),
 ])
 def test_bad_base_seed_names_the_field(pr2, base, field):
     snapshot = pr2[0]
@@ -184,18 +183,24 @@ def test_get_position_ik_answers_the_virtual_joint(pr2):
     assert np.linalg.norm(_fk(model, q, "r_wrist_roll_link").translation - FAR) < 1e-3
 
 
-def test_talos_action_holds_the_soles_and_the_com(talos):
-    snapshot, model = talos
+def _talos_hand_goal(base_xyz):
+    """The talos whole-body group's configuration, and a goal: the left hand at (0.3, 0.3, 0.8)."""
     cfg = _cfg({"whole_body": GroupConfig("whole_body", "", "gripper_left_base_link",
                                           ("root_joint",))})
     goal = ConstrainedIK.Goal(group_name="whole_body", timeout=2.0)
-    goal.seed_base = _base("root_joint", xyz=(0.0, 0.0, 1.02))
+    goal.seed_base = _base("root_joint", xyz=base_xyz)
     target = PoseStamped()
     target.header.frame_id = "universe"
     target.pose.position.x, target.pose.position.y, target.pose.position.z = 0.3, 0.3, 0.8
     target.pose.orientation.w = 1.0
     goal.pose_goals = [PoseGoal(tip_link="gripper_left_base_link", target=target,
                                 position_only=True)]
+    return cfg, goal
+
+
+def test_talos_action_holds_the_soles_and_the_com(talos):
+    snapshot, model = talos
+    cfg, goal = _talos_hand_goal((0.0, 0.0, 1.02))
     soles = ["left_sole_link", "right_sole_link"]
     goal.contact_constraints = [ContactConstraint(frame=s, hold_current=True) for s in soles]
     goal.support_polygon_constraints = [SupportPolygonConstraint(
@@ -216,6 +221,20 @@ def test_talos_action_holds_the_soles_and_the_com(talos):
     com = pin.centerOfMass(model, model.createData(), q)[:2]
     lo, hi = corners.min(axis=0), corners.max(axis=0)  # the soles sit side by side
     assert np.all(com > lo + 0.019) and np.all(com < hi - 0.019)
+
+
+def test_talos_action_refuses_a_base_seed_beyond_the_world_at_once(talos):
+    """A base seed 1e300 m away is INVALID_SEED naming the field, not a timeout.
+
+    It ran the whole timeout and answered NO_SOLUTION ("best available has inf m").
+    """
+    cfg, goal = _talos_hand_goal((1e300, 0.0, 1.02))
+    started = time.perf_counter()
+    result = solve_goal(talos[0], "", cfg, JointStateCache(), goal, lambda: False)
+    assert result.error_code.val == IKErrorCode.INVALID_SEED, result.message
+    assert time.perf_counter() - started < 1.0
+    assert "seed_base.transforms[0].translation" in result.message
+    assert "root_joint/trans_x = 1e+300 m" in result.message, result.message
 
 
 def test_over_dds_answers_then_keeps_serving_after_bad_input(ros_context, pr2):

@@ -153,18 +153,17 @@ def test_library_starts_reaches_the_solver():
     from ros2_ik.core import robots
     from ros2_ik.core.pose import PoseTarget
     from ros2_ik.core.solve import solve
+    from node_inputs import config
     from ros2_ik.node.compute_ik import solve_options
-    from ros2_ik.node.parameters import NodeConfig
     from ros2_ik_interfaces.srv import ComputeIK
 
-    defaults = {spec.name: spec.default for spec in SCHEMA}
     group = robots.load_group("panda")[1]
     target = PoseTarget(group.tip, group.fk(group.random_configuration(
         np.random.default_rng(2)), group.tip))
     request = ComputeIK.Request(random_seed=3, max_attempts=6)
     results = {}
     for n in (0, 4):
-        options = solve_options(request, NodeConfig(dict(defaults, library_starts=n)))
+        options = solve_options(request, config(library_starts=n))
         assert options["library_starts"] == n
         results[n] = solve(group, target, group.mid_configuration(), **options)
     direct = solve(group, target, group.mid_configuration(), timeout_s=1.0, max_attempts=6,

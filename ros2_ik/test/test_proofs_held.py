@@ -166,17 +166,17 @@ def test_the_node_answers_no_solution_naming_the_contacts():
     from geometry_msgs.msg import PoseStamped, Transform
     from sensor_msgs.msg import MultiDOFJointState
     from ros2_ik.core import robots
+    from node_inputs import config, snapshot
     from ros2_ik.node.constrained_ik import solve_goal
-    from ros2_ik.node.parameters import SCHEMA, GroupConfig, NodeConfig
-    from ros2_ik.node.robot_source import JointStateCache, RobotSource
+    from ros2_ik.node.parameters import GroupConfig
+    from ros2_ik.node.robot_source import JointStateCache
     from ros2_ik_interfaces.action import ConstrainedIK
     from ros2_ik_interfaces.msg import ContactConstraint, IKErrorCode, PoseGoal
-    source = RobotSource("floating")
-    source.set_srdf((robots.data_dir() / "talos_data/srdf/talos.srdf").read_text())
-    source.set_urdf((robots.data_dir() / "talos_data/robots/talos_full_v2.urdf").read_text())
+    talos = snapshot((robots.data_dir() / "talos_data/robots/talos_full_v2.urdf").read_text(),
+                     (robots.data_dir() / "talos_data/srdf/talos.srdf").read_text(), "floating")
     hand = "gripper_left_base_link"
-    cfg = NodeConfig({**{s.name: s.default for s in SCHEMA}, "timeout": 2.0},
-                     {"whole_body": GroupConfig("whole_body", "", hand, ("root_joint",))})
+    cfg = config({"whole_body": GroupConfig("whole_body", "", hand, ("root_joint",))},
+                 timeout=2.0)
     goal = ConstrainedIK.Goal(group_name="whole_body", timeout=2.0)
     tf = Transform()
     tf.translation.z, tf.rotation.w = 1.02, 1.0
@@ -186,7 +186,7 @@ def test_the_node_answers_no_solution_naming_the_contacts():
     target.pose.position.x, target.pose.position.z, target.pose.orientation.w = 3.0, 0.8, 1.0
     goal.pose_goals = [PoseGoal(tip_link=hand, target=target, position_only=True)]
     goal.contact_constraints = [ContactConstraint(frame=f, hold_current=True) for f in FEET]
-    result = solve_goal(source.snapshot, "", cfg, JointStateCache(), goal, lambda: False)
+    result = solve_goal(talos, "", cfg, JointStateCache(), goal, lambda: False)
     assert result.error_code.val == IKErrorCode.NO_SOLUTION, result.message
     assert "m apart, reach" in result.message and "sole_link" in result.message, result.message
 

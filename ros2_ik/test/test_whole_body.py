@@ -7,6 +7,8 @@ here, and every SUCCESS again on the full model, from a configuration this test
 assembles from the returned vector by joint name (not through the group's conversion).
 """
 import math
+import re
+import time
 
 import numpy as np
 import pinocchio as pin
@@ -16,6 +18,7 @@ import wholebody_groups
 from ros2_ik.core import constraints as C
 from ros2_ik.core import costs, errors, robots
 from ros2_ik.core.model.floating_base import BaseBounds
+from ros2_ik.core.model.world import MAX_COORDINATE_M
 from ros2_ik.core.pose import PoseTarget
 from ros2_ik.core.problem import Problem
 from ros2_ik.core.model.robot import Robot
@@ -451,6 +454,35 @@ def test_bad_input_names_the_field(talos):
         C.ComInSupportPolygonConstraint(robot.model, SOLE, margin=-1.0)
     with pytest.raises(errors.InvalidGoal, match="cone_rad"):
         C.PointOnPlaneConstraint(robot.model, "left_sole_link", cone_rad=4.0)
+
+
+@pytest.mark.parametrize("far", [1e300, -2e4])
+def test_a_base_seed_beyond_the_world_is_refused_at_once(talos, pr2, far):
+    """A base seed beyond ``MAX_COORDINATE_M`` is InvalidSeed naming the coordinate.
+
+    It ran to the timeout and answered NO_SOLUTION ("best available has inf m"): no step
+    moves a base 1e300 m away by metres.  A base and target far out but inside the
+    world are still solved; a quaternion of 1e300 components is normalised, not zeroed.
+    """
+    for g, coordinate in ((talos[1], 1), (pr2[1], 0)):
+        seed = g.mid_configuration()
+        target = PoseTarget(g.tip, g.fk(seed, g.tip))
+        seed[coordinate] = far
+        started = time.perf_counter()
+        with pytest.raises(errors.InvalidSeed, match=re.escape(g.joint_names[coordinate])):
+            solve(g, target, seed, timeout_s=2.0)
+        assert time.perf_counter() - started < 1.0
+        with pytest.raises(errors.InvalidSeed, match="within 10000 m"):
+            g.check_vector(seed)
+        inside = g.mid_configuration()
+        inside[coordinate] = math.copysign(MAX_COORDINATE_M, far)
+        T = g.fk(inside, g.tip)
+        res = solve(g, PoseTarget(g.tip, pin.SE3(T.rotation, T.translation + 0.01)), inside,
+                    timeout_s=2.0, random_seed=0)
+        assert res.status.name == "SUCCESS", res.message
+    seed = talos[1].mid_configuration()
+    seed[3:7] = (0.0, 0.0, 1e300, 1e300)
+    np.testing.assert_allclose(talos[1].check_vector(seed)[3:7], [0, 0, 0.5 ** 0.5, 0.5 ** 0.5])
 
 
 @pytest.mark.parametrize("solver", ["dls", "bfgs", "sqp"])

@@ -85,14 +85,17 @@ def transform(T: pin.SE3) -> Transform:
 
 
 def with_base(group, q: np.ndarray, msg: MultiDOFJointState, parent_frame: str,
-              field: str, code: int = IKErrorCode.INVALID_SEED) -> np.ndarray:
+              field: str, code: int = IKErrorCode.INVALID_SEED, *,
+              in_world: bool = True) -> np.ndarray:
     """Return ``q`` with the base set from ``msg`` (unchanged when ``msg`` is empty).
 
     ``msg`` may hold other multi-DoF joints (a MoveIt robot state): the group's base joint
     is read, the others ignored.  Raises :class:`RequestError` (``code``) naming the field:
     a base given to a fixed-base group, a message without the group's base joint (an
     unknown virtual joint), a frame other than the parent frame, NaN, a non-unit
-    quaternion, a planar base given height, roll or pitch.
+    quaternion, a planar base given height, roll or pitch, and with ``in_world`` a base
+    farther than ``MAX_COORDINATE_M`` [m] from the parent frame's origin (the core's
+    ``WholeBodyGroup.beyond_world``: a seed there would run to the timeout).
     """
     names = list(msg.joint_names)
     if not names and not len(msg.transforms):
@@ -117,6 +120,9 @@ def with_base(group, q: np.ndarray, msg: MultiDOFJointState, parent_frame: str,
         q[:3] = _planar(xyz, quat, f"{field}.transforms[{i}]", code)
     else:
         q[:7] = np.concatenate((xyz, quat))
+    far = group.beyond_world(q.tolist()) if in_world else ""
+    if far:
+        raise RequestError(code, f"{field}.transforms[{i}].translation: {far}")
     return q
 
 
@@ -160,10 +166,11 @@ def sent_vector(group, q_solver: np.ndarray, joint_values: np.ndarray,
                 msg: MultiDOFJointState, parent_frame: str) -> np.ndarray:
     """Return the group vector as a reply carries it: base from ``msg``, then ``joint_values``.
 
-    (What the node re-verifies: the values sent, not the solver's.)
+    (What the node re-verifies: the values sent, not the solver's, wherever the solver
+    put the base.)
     """
     q = with_base(group, np.array(q_solver, dtype=float), msg, parent_frame, "solution_base",
-                  IKErrorCode.INTERNAL_ERROR)
+                  IKErrorCode.INTERNAL_ERROR, in_world=False)
     q[base_size(group):] = joint_values
     return q
 

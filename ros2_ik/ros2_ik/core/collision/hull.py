@@ -5,8 +5,8 @@ with qhull.  qhull crashes the process (a segmentation fault, not an exception) 
 vertices that are coplanar, such as a wall or a table top given as one quad, and on
 coordinates near the float range.  :func:`plate_points` runs before every hull: a flat
 mesh becomes a plate :data:`FLAT_THICKNESS_M` thick (its vertices moved by half of it to
-each side of their plane); coordinates beyond :data:`MAX_COORDINATE_M`, or vertices on a
-line or at one point, raise ``InvalidArgument``.
+each side of their plane); coordinates beyond :data:`.world.MAX_COORDINATE_M`, or
+vertices on a line or at one point, raise ``InvalidArgument``.
 """
 from __future__ import annotations
 
@@ -15,9 +15,8 @@ from typing import Optional
 import numpy as np
 
 from ..errors import InvalidArgument
+from ..model.world import MAX_COORDINATE_M
 
-#: Largest vertex coordinate [m] of a mesh: no robot cell is 10 km wide.
-MAX_COORDINATE_M = 1e4
 #: Thickness [m] of the plate that stands for a flat mesh (and the least a hull has).
 FLAT_THICKNESS_M = 1e-3
 #: Least extent [m] of a mesh across its longest axis in the plane: less is a line.
@@ -29,7 +28,7 @@ def plate_points(vertices: np.ndarray, what: str = "mesh") -> Optional[np.ndarra
 
     None when the mesh has volume (its own vertices make the hull); the vertices moved to
     both sides of their plane when it is thinner than :data:`FLAT_THICKNESS_M`.  Raises
-    ``InvalidArgument`` naming ``what`` on coordinates beyond :data:`MAX_COORDINATE_M` or
+    ``InvalidArgument`` naming ``what`` on coordinates beyond :data:`.world.MAX_COORDINATE_M` or
     on vertices on a line or at one point.
     """
     vertices = np.asarray(vertices, dtype=float).reshape(-1, 3)

@@ -25,7 +25,8 @@ from typing import Iterable, Mapping, Optional, Tuple, Union
 import numpy as np
 
 from ..errors import InvalidArgument, InvalidFrame
-from .hull import MAX_COORDINATE_M, plate_points
+from ..model.world import MAX_COORDINATE_M
+from .hull import plate_points
 
 WORLD_FRAME = "world"
 
@@ -51,7 +52,7 @@ def _values_equal(a, b) -> bool:
 
 
 def _positive(value: float, what: str) -> float:
-    """Return a shape's size [m]: positive, at most :data:`.hull.MAX_COORDINATE_M`.
+    """Return a shape's size [m]: positive, at most :data:`.world.MAX_COORDINATE_M`.
 
     coal's EPA gave wrong penetration depths on sizes near the float range.
     """

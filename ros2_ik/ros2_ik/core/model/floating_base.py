@@ -33,6 +33,7 @@ import pinocchio as pin
 from ros2_ik.core import errors
 from ros2_ik.core.model.group import Group, RobotModel, TWO_PI, _reduced_model, from_pairs, \
     locked_configuration, rotates, to_pairs
+from ros2_ik.core.model.world import MAX_COORDINATE_M
 
 FLOATING, PLANAR = "floating", "planar"
 _INF = math.inf
@@ -439,11 +440,14 @@ class WholeBodyGroup(Group):
         return np.array([self.random_configuration(rng) for _ in range(count)])
 
     def _checked(self, q: np.ndarray, what: str) -> Tuple[np.ndarray, list]:
-        """Shape, finiteness and a usable quaternion; a free-flyer's quaternion normalised."""
+        """Shape, finiteness, the base in the world and a usable quaternion (normalised)."""
         arr, values = Group._checked(self, q, what)
+        far = self.beyond_world(values)
+        if far:
+            raise errors.InvalidSeed(f"{what}: {far}")
         if self.base_kind == FLOATING:
             x, y, z, w = values[3:7]
-            norm = math.sqrt(x * x + y * y + z * z + w * w)
+            norm = math.hypot(x, y, z, w)  # no overflow: 1e300 components are a direction
             if not norm > 1e-6:
                 raise errors.InvalidSeed(
                     f"{what}: base quaternion {self.joint_names[3:7]} has norm {norm:.3g}")
@@ -451,6 +455,19 @@ class WholeBodyGroup(Group):
                 arr[3:7] /= norm
                 values = arr.tolist()
         return arr, values
+
+    def beyond_world(self, values: list) -> str:
+        """Say which base position coordinates of group vector ``values`` [m] lie too far.
+
+        '' when each lies within :data:`.world.MAX_COORDINATE_M` of the world origin (the
+        base joint's parent frame), as a base the solvers can move must: a seed beyond it
+        would run to the timeout (no step of metres moves a base 1e300 m away).
+        """
+        npos = 3 if self.base_kind == FLOATING else 2
+        far = [f"{name} = {v:.6g} m" for name, v in zip(self.joint_names, values[:npos])
+               if not -MAX_COORDINATE_M <= v <= MAX_COORDINATE_M]
+        return (f"base position {', '.join(far)}: a base must lie within "
+                f"{MAX_COORDINATE_M:g} m of the world origin") if far else ""
 
     def __repr__(self) -> str:
         """Short description."""
