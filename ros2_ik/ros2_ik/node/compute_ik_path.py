@@ -22,6 +22,7 @@ from ros2_ik.node.conversions import finite_or, pose_to_se3
 from ros2_ik.node.error_codes import CODE_NAMES, RequestError, code_for_exception
 from ros2_ik.node.parameters import NodeConfig
 from ros2_ik.node.robot_source import JointStateCache, RobotSnapshot
+from ros2_ik.node.upstream import held_group
 from ros2_ik_interfaces.msg import IKErrorCode
 from ros2_ik_interfaces.srv import ComputeIKPath
 
@@ -71,6 +72,7 @@ def _compute(snapshot, model_error, cfg, joints, request, response) -> PathAnswe
                                    request.tip_link)
     except errors.InvalidFrame as exc:
         raise RequestError(IKErrorCode.FRAME_NOT_FOUND, f"base_link/tip_link: {exc}") from exc
+    group = held_group(snapshot, group, request.seed.name, request.seed.position, joints, cfg)
     waypoints = path_targets(snapshot, request, tip, cfg)
     if not len(request.max_joint_step):
         raise RequestError(IKErrorCode.INVALID_GOAL, "max_joint_step: required (> 0 [rad or "

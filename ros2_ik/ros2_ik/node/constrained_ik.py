@@ -30,6 +30,7 @@ from ros2_ik.node.goal_terms import (
     scene_constraints)
 from ros2_ik.node.parameters import NodeConfig
 from ros2_ik.node.robot_source import JointStateCache, RobotSnapshot
+from ros2_ik.node.upstream import held_group
 from ros2_ik.node.whole_body_terms import base_motion_costs
 from ros2_ik_interfaces.action import ConstrainedIK
 from ros2_ik_interfaces.msg import IKErrorCode, IKSolution
@@ -51,9 +52,9 @@ def solve_goal(snapshot: Optional[RobotSnapshot], model_error: str, cfg: NodeCon
                                f"{count_terms(goal)} constraints/costs/pose goals; the "
                                f"limit is max_constraints={cfg.max_constraints}")
         tolerance = goal_tolerance(goal, cfg)
-        problem, seed = build_problem(snapshot, cfg, joints, goal, extra_constraints,
-                                      tolerance)
         notes: list = []
+        problem, seed = build_problem(snapshot, cfg, joints, goal, extra_constraints,
+                                      tolerance, notes)
         options = solve_options(goal, cfg, notes)
         on_progress = _progress_adapter(problem, feedback) if feedback else None
         core = solve(problem.group, problem, seed, num_solutions=max(goal.num_solutions, 1),
@@ -79,10 +80,16 @@ def goal_tolerance(goal, cfg: NodeConfig) -> ConstraintTolerance:
 
 
 def build_problem(snapshot: RobotSnapshot, cfg: NodeConfig, joints: JointStateCache, goal,
-                  extra_constraints=(), tolerance: ConstraintTolerance = ConstraintTolerance()):
-    """(Problem, seed) of a goal, on the group minus its locked joints."""
+                  extra_constraints=(), tolerance: ConstraintTolerance = ConstraintTolerance(),
+                  notes: Optional[list] = None):
+    """(Problem, seed) of a goal, on the group minus its locked joints.
+
+    The group is held at its upstream joints' values (node/upstream.py); why not, to
+    ``notes``.
+    """
     tip = goal.tip_link or (goal.pose_goals[0].tip_link if goal.pose_goals else "")
     group, tip = resolve_group(snapshot, cfg, goal.group_name, goal.base_link, tip)
+    group = held_group(snapshot, group, goal.seed.name, goal.seed.position, joints, cfg, notes)
     # The base's parent frame stands for the root frame where the base moves (compute_ik).
     parent = snapshot.base_parent_frame if has_base(group) else ""
     targets, _ = pose_goals(goal, cfg, parent)

@@ -10,6 +10,7 @@ import math
 import threading
 import time
 import xml.etree.ElementTree as ET
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Dict, Optional, Sequence, Tuple
@@ -35,6 +36,7 @@ class RobotSnapshot:
     srdf: str
     scene: PlanningScene = field(default_factory=PlanningScene)
     _groups: Dict[Tuple, object] = field(default_factory=dict)
+    _variants: Dict[object, "OrderedDict[Tuple, object]"] = field(default_factory=dict)
     #: What a request's (group_name, base_link, tip_link) resolved to, with the config
     #: it was resolved under: ``(cfg, group, tip)`` (see ``compute_ik.resolve_group``).
     resolved: Dict[Tuple[str, str, str], Tuple[object, object, str]] = \
@@ -60,6 +62,23 @@ class RobotSnapshot:
             if key not in self._groups:
                 self._groups[key] = build()
             return self._groups[key]
+
+    def variant(self, group, key: Tuple, build, limit: int) -> object:
+        """Return ``group``'s variant cached under ``key``, built by ``build()`` on first use.
+
+        At most ``limit`` variants per group are kept, the least recently used dropped
+        first (node/upstream.py: a group held at other values of the joints carrying it).
+        """
+        with self._lock:
+            variants = self._variants.setdefault(group, OrderedDict())
+            found = variants.get(key)
+            if found is None:
+                found = variants[key] = build()
+                while len(variants) > limit:
+                    variants.popitem(last=False)
+            else:
+                variants.move_to_end(key)
+            return found
 
     def verification_data(self) -> pin.Data:
         """Return this thread's ``Data`` of the full model for the independent re-check.

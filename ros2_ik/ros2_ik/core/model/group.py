@@ -37,6 +37,11 @@ class RobotModel(Protocol):
     def frame_id(self, name: str) -> int:
         """Return the id of frame ``name`` in :attr:`model`."""
 
+    def group(self, base: Optional[str] = None, tip: Optional[str] = None,
+              joints: Optional[Sequence[str]] = None,
+              locked: Optional[Mapping[str, float]] = None) -> "Group":
+        """Return the group of ``joints`` (or the chain ``base`` -> ``tip``), others locked."""
+
 
 class Group:
     """Joints moved by a solve; built by :meth:`Robot.group`."""
@@ -97,6 +102,7 @@ class Group:
         self._placements: Dict[int, pin.SE3] = {}
         self._locked_data: Optional[pin.Data] = None
         self._moves: Dict[int, bool] = {}
+        self._upstream: Optional[Tuple[str, ...]] = None
 
     def _wrapping(self) -> np.ndarray:
         """Per coordinate, whether every angle has an equivalent inside its limits.
@@ -485,6 +491,38 @@ class Group:
             pin.framesForwardKinematics(model, data, self.q_full_locked)
             self._locked_data = data
         return data
+
+    @property
+    def upstream(self) -> Tuple[str, ...]:
+        """Names of the locked joints that move the group's joints (their ancestors).
+
+        A torso lift under an arm, a rail under a 6R arm: held at :attr:`locked`'s values,
+        they place the whole chain in the world, so a target in a frame above them, the
+        planning scene and world-frame constraints are met on the robot only where it
+        really holds them (:meth:`held_at`).  Model order; () when there is none.
+        """
+        found = self._upstream
+        if found is None:
+            model = self.robot.model
+            carrying = set()
+            for j in self.joint_ids:
+                carrying.update(model.supports[j])
+            found = self._upstream = tuple(
+                model.names[j] for j in sorted(carrying)
+                if j not in self.joint_ids and model.names[j] in self.locked)
+        return found
+
+    def held_at(self, values: Mapping[str, float]) -> "Group":
+        """Return this group with locked joints ``values`` [rad or m] held there instead.
+
+        Same joints, base and tip; every other locked joint keeps its value; values are
+        clipped into the joint limits as :meth:`Robot.group` does.  A new group: its
+        one-time work (``prepare``) is its own.
+        """
+        locked = dict(self.locked)
+        locked.update(values)
+        return self.robot.group(base=self.base, tip=self.tip, joints=self.joint_names,
+                                locked=locked)
 
     def moves_frame(self, frame_id: int) -> bool:
         """Return True when some group joint moves frame ``frame_id`` (cached per frame)."""

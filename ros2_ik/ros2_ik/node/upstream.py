@@ -1,0 +1,85 @@
+"""The joints that carry a group, held where the robot holds them.
+
+A fixed-base group locks every joint outside it (``Robot.group``: at 0, clipped into the
+limits).  The locked joints *upstream* of the group (``Group.upstream``: a torso lift
+under an arm, a rail under a 6R arm) place its whole chain in the world: a target in a
+frame above them, the planning scene and world-frame constraints are met on the robot only
+when the solve holds them where the robot holds them.  So each request solves on the group
+held at those joints' values from, in this order:
+
+1. the request's own seed or robot state, when it names them;
+2. fresh ``joint_states``;
+3. else the group's own values, and the reply's message says so.
+
+Values are rounded to :data:`QUANTUM` (rad or m: under 1e-6 m at a 2 m lever, a hundredth
+of the default tolerance), so a joint that holds still reuses one group.  Each held set is
+a group of its own (one ``prepare``, up to a few hundred ms on a 7-joint arm, on its first
+request); a snapshot keeps :data:`VARIANTS` of them per group.  Joints on other branches
+(a second arm, a head, the fingers) stay locked as before.
+"""
+from __future__ import annotations
+
+import math
+from typing import Dict, Optional, Sequence
+
+from ros2_ik.node.base_pose import has_base
+from ros2_ik.node.error_codes import RequestError
+from ros2_ik.node.parameters import NodeConfig
+from ros2_ik.node.robot_source import JointStateCache, RobotSnapshot
+from ros2_ik_interfaces.msg import IKErrorCode
+
+#: Rounding of an upstream joint's value before it picks a group [rad or m].
+QUANTUM = 1e-6
+#: Held groups a snapshot keeps per group (least recently used dropped first).
+VARIANTS = 8
+
+
+def held_group(snapshot: RobotSnapshot, group, names: Sequence[str],
+               positions: Sequence[float], joints: JointStateCache, cfg: NodeConfig,
+               notes: Optional[list] = None, field: str = "seed"):
+    """Return ``group`` held at its upstream joints' values (module docstring).
+
+    ``names`` / ``positions``: the request's joint values (its seed or robot state,
+    ``field`` names it in errors); a non-finite value of an upstream joint there is
+    refused (INVALID_SEED).  Why the group's own values were kept goes to ``notes``.
+    """
+    upstream = () if has_base(group) else group.upstream
+    if not upstream:
+        return group
+    values = _given(upstream, names, positions, field)
+    missing = [n for n in upstream if n not in values]
+    if missing:
+        current = joints.fresh(missing, cfg.joint_state_timeout)
+        if current is None:
+            if notes is not None:
+                notes.append(_kept(group, missing))
+        else:
+            values.update(current)
+    held = {n: round(v / QUANTUM) * QUANTUM for n, v in values.items()}
+    if all(abs(group.locked[n] - v) <= QUANTUM for n, v in held.items()):
+        return group  # the group's own values (within the rounding): no other group
+    return snapshot.variant(group, tuple(sorted(held.items())), lambda: group.held_at(held),
+                            VARIANTS)
+
+
+def _given(upstream: Sequence[str], names: Sequence[str], positions: Sequence[float],
+           field: str) -> Dict[str, float]:
+    """Return the request's values of the upstream joints; refuse a non-finite one."""
+    wanted = set(upstream)
+    out = {}
+    for name, value in zip(names, positions):
+        if name in wanted:
+            value = float(value)
+            if not math.isfinite(value):
+                raise RequestError(IKErrorCode.INVALID_SEED,
+                                   f"{field}: joint '{name}' (it carries the group) is "
+                                   f"{value}: not finite")
+            out[name] = value
+    return out
+
+
+def _kept(group, missing: Sequence[str]) -> str:
+    """Say that ``missing`` upstream joints keep the group's values, and where."""
+    held = ", ".join(f"{n}={group.locked[n]:.6g}" for n in missing)
+    return (f"joints carrying the group held at {held} (neither in the request nor in fresh "
+            f"joint_states)")

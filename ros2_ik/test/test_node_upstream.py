@@ -1,0 +1,172 @@
+"""Joints that carry a group are held where the robot holds them (node/upstream.py).
+
+TIAGo's arm group (``torso_lift_link`` -> ``arm_tool_link``) hangs from the torso lift, a
+joint outside the group.  A target in ``base_footprint`` is reached on the robot only when
+the solve holds the lift where the robot holds it: the request's seed, else fresh
+joint_states.  Every answer is checked here by pinocchio's FK of the full model at the
+robot's own lift height (not the node's), 1e-4 m.
+"""
+import numpy as np
+import pinocchio as pin
+import pytest
+
+import node_inputs
+from geometry_msgs.msg import Pose
+from ros2_ik.core.model.robots import ARMS, urdf_text
+from ros2_ik.node import compute_ik as C
+from ros2_ik.node import constrained_ik as CI
+from ros2_ik.node.parameters import GroupConfig
+from ros2_ik.node.robot_source import JointStateCache
+from ros2_ik.node.upstream import VARIANTS
+from ros2_ik_interfaces.action import ConstrainedIK
+from ros2_ik_interfaces.msg import IKErrorCode, PoseGoal
+from ros2_ik_interfaces.srv import ComputeIK
+
+LIFT = "torso_lift_joint"
+SPEC = ARMS["tiago"]
+
+
+@pytest.fixture(scope="module")
+def tiago():
+    snapshot = node_inputs.snapshot(urdf_text("tiago"), "")
+    cfg = node_inputs.config({"arm": GroupConfig("arm", SPEC.base, SPEC.tip)})
+    return snapshot, cfg
+
+
+def _robot_tip(snapshot, names, values) -> pin.SE3:
+    """``T_base_footprint_tool`` of the full model at ``names = values``, others at 0."""
+    model = snapshot.robot.model
+    data = model.createData()
+    q = pin.neutral(model)
+    for name, value in zip(names, values):
+        j = model.getJointId(name)
+        q[model.idx_qs[j]] = value
+    pin.framesForwardKinematics(model, data, q)
+    return data.oMf[model.getFrameId(SPEC.tip)]
+
+
+def _request(T: pin.SE3, seed_names=(), seed_positions=()) -> ComputeIK.Request:
+    request = ComputeIK.Request()
+    request.group_name = "arm"
+    request.target.header.frame_id = "base_footprint"
+    request.target.pose = _pose(T)
+    request.timeout = 0.5
+    request.seed.name = list(seed_names)
+    request.seed.position = [float(v) for v in seed_positions]
+    return request
+
+
+def _pose(T: pin.SE3) -> Pose:
+    pose = Pose()
+    pose.position.x, pose.position.y, pose.position.z = T.translation.tolist()
+    q = pin.Quaternion(T.rotation)
+    pose.orientation.x, pose.orientation.y, pose.orientation.z, pose.orientation.w = \
+        q.x, q.y, q.z, q.w
+    return pose
+
+
+def _arm(snapshot, cfg):
+    return C.resolve_group(snapshot, cfg, "arm", "", "")[0]
+
+
+def _solve(snapshot, cfg, joints, request):
+    return C.compute_ik(snapshot, "", cfg, joints, request).response
+
+
+def _reached(snapshot, response, lift: float, T: pin.SE3) -> float:
+    """Distance [m] of the tool, at the answer and lift height ``lift``, from ``T``."""
+    names = list(response.solution.name) + [LIFT]
+    values = list(response.solution.position) + [lift]
+    return float(np.linalg.norm(_robot_tip(snapshot, names, values).translation
+                                - T.translation))
+
+
+def test_the_lift_carries_the_arm(tiago):
+    snapshot, cfg = tiago
+    assert _arm(snapshot, cfg).upstream == (LIFT,)
+
+
+@pytest.mark.parametrize("lift", [0.0, 0.12, 0.3])
+def test_joint_states_place_the_lift(tiago, lift):
+    snapshot, cfg = tiago
+    arm = _arm(snapshot, cfg)
+    q = arm.mid_configuration() + 0.2
+    T = _robot_tip(snapshot, list(arm.joint_names) + [LIFT], list(q) + [lift])
+    joints = JointStateCache()
+    joints.update([LIFT] + list(arm.joint_names), [lift] + list(arm.mid_configuration()))
+    response = _solve(snapshot, cfg, joints, _request(T))
+    assert response.error_code.val == IKErrorCode.SUCCESS, response.message
+    assert _reached(snapshot, response, lift, T) < 1e-4
+
+
+def test_the_request_seed_names_the_lift_over_joint_states(tiago):
+    snapshot, cfg = tiago
+    arm = _arm(snapshot, cfg)
+    q = arm.mid_configuration() - 0.1
+    T = _robot_tip(snapshot, list(arm.joint_names) + [LIFT], list(q) + [0.2])
+    joints = JointStateCache()
+    joints.update([LIFT], [0.05])
+    names = list(arm.joint_names) + [LIFT]
+    request = _request(T, names, list(arm.mid_configuration()) + [0.2])
+    response = _solve(snapshot, cfg, joints, request)
+    assert response.error_code.val == IKErrorCode.SUCCESS, response.message
+    assert _reached(snapshot, response, 0.2, T) < 1e-4
+
+
+def test_without_a_value_the_reply_says_where_the_lift_was_held(tiago):
+    snapshot, cfg = tiago
+    arm = _arm(snapshot, cfg)
+    T = _robot_tip(snapshot, arm.joint_names, arm.mid_configuration() + 0.2)
+    response = _solve(snapshot, cfg, JointStateCache(), _request(T))
+    assert response.error_code.val == IKErrorCode.SUCCESS, response.message
+    assert f"held at {LIFT}=0" in response.message
+
+
+def test_a_non_finite_lift_in_the_seed_is_refused(tiago):
+    snapshot, cfg = tiago
+    arm = _arm(snapshot, cfg)
+    T = _robot_tip(snapshot, arm.joint_names, arm.mid_configuration())
+    response = _solve(snapshot, cfg, JointStateCache(), _request(T, [LIFT], [float("nan")]))
+    assert response.error_code.val == IKErrorCode.INVALID_SEED
+    assert LIFT in response.message
+
+
+def test_the_action_holds_the_lift_too(tiago):
+    snapshot, cfg = tiago
+    arm = _arm(snapshot, cfg)
+    T = _robot_tip(snapshot, list(arm.joint_names) + [LIFT],
+                   list(arm.mid_configuration() + 0.15) + [0.25])
+    goal = ConstrainedIK.Goal()
+    goal.group_name = "arm"
+    pose_goal = PoseGoal()
+    pose_goal.tip_link = SPEC.tip
+    pose_goal.target.header.frame_id = "base_footprint"
+    pose_goal.target.pose = _pose(T)
+    goal.pose_goals = [pose_goal]
+    goal.timeout = 0.5
+    joints = JointStateCache()
+    joints.update([LIFT], [0.25])
+    result = CI.solve_goal(snapshot, "", cfg, joints, goal, lambda: False)
+    assert result.error_code.val == IKErrorCode.SUCCESS, result.message
+    solution = result.solutions[0].joint_state
+    assert LIFT not in solution.name  # the group's joints: the lift is not sent
+    tip = _robot_tip(snapshot, list(solution.name) + [LIFT], list(solution.position) + [0.25])
+    assert np.linalg.norm(tip.translation - T.translation) < 1e-4
+
+
+def test_held_groups_are_kept_per_lift_height_and_bounded(tiago):
+    snapshot, cfg = tiago
+    arm = _arm(snapshot, cfg)
+    T = _robot_tip(snapshot, arm.joint_names, arm.mid_configuration())
+    seen = []
+    for k in range(VARIANTS + 2):
+        request = _request(T, [LIFT], [0.01 * (k + 1)])
+        group = C.held_group(snapshot, arm, request.seed.name, request.seed.position,
+                             JointStateCache(), cfg)
+        assert group.locked[LIFT] == pytest.approx(0.01 * (k + 1))
+        seen.append(group)
+    again = C.held_group(snapshot, arm, [LIFT], [0.01 * (VARIANTS + 2) + 1e-8],
+                         JointStateCache(), cfg)
+    assert again is seen[-1]  # within the rounding: the same group
+    assert len(snapshot._variants[arm]) == VARIANTS
+    assert C.held_group(snapshot, arm, [LIFT], [0.0], JointStateCache(), cfg) is arm
