@@ -37,7 +37,8 @@ def test_ik_bench_writes_rows_tables_and_passes(tmp_path):
         "panda": "catalogue", "ur5": "catalogue", "random0": "random"}
     chain = {r["mode"]: r for r in rows if r["mode"] != "pose"}
     assert set(chain) == {"full_robot", "chain_alone"}
-    assert chain["full_robot"]["model_joints"] == 9 and chain["chain_alone"]["model_joints"] == 7
+    # Panda: 7 joints and a finger; the second finger follows the first (URDF <mimic>)
+    assert chain["full_robot"]["model_joints"] == 8 and chain["chain_alone"]["model_joints"] == 7
     for r in rows:
         assert ROW_KEYS <= set(r), r
         assert r["n"] == 6 and r["repeat"] == 2 and 0.0 <= r["success_rate"] <= 1.0
@@ -54,7 +55,7 @@ def test_ik_bench_writes_rows_tables_and_passes(tmp_path):
     table = (tmp_path / "latest.md").read_text()
     assert "fastest of 2 passes" in table
     assert "| panda | catalogue | 7 |" in table and "| random0 | random |" in table
-    assert "Full robot vs the same chain" in table and "| panda | 9 |" in table
+    assert "Full robot vs the same chain" in table and "| panda | 8 |" in table
     if (tmp_path / "latest.png").exists():  # matplotlib is bench-only
         assert (tmp_path / "latest.png").stat().st_size > 1000
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import logging
 import xml.etree.ElementTree as ET
-from typing import Dict, Mapping, Optional, Sequence, Tuple
+from typing import Dict, Mapping, NamedTuple, Optional, Sequence, Tuple
 
 import numpy as np
 import pinocchio as pin
@@ -27,21 +27,46 @@ def _is_movable_1dof(model: pin.Model, joint_id: int) -> bool:
     return model.nvs[joint_id] == 1 and model.joints[joint_id].shortname() != "JointModelMimic"
 
 
-class Robot:
-    """A kinematic model: ``model`` (full pinocchio model), frame and joint names."""
+class Mimic(NamedTuple):
+    """A URDF ``<mimic>``: the joint's value is ``multiplier * leader + offset`` [rad or m]."""
 
-    def __init__(self, model: pin.Model, srdf_xml: Optional[str] = None):
-        """Wrap an existing pinocchio ``model``; prefer :meth:`from_urdf`."""
+    leader: str
+    multiplier: float
+    offset: float
+
+
+class Robot:
+    """A kinematic model: ``model`` (full pinocchio model), frame and joint names.
+
+    A URDF mimic joint (``<mimic joint="leader">``: a parallelogram's link, a gripper's
+    second finger, a torso's twin) follows its leader on the robot, so it is never a
+    joint of a group: locked, it is held at its value (``locked``), else at its leader's
+    through the mimic relation.  A chain to the tip through a mimic joint whose leader the
+    group moves is refused (:meth:`group`): ros2_ik does not solve such coupled chains.
+    """
+
+    def __init__(self, model: pin.Model, srdf_xml: Optional[str] = None,
+                 mimics: Optional[Mapping[str, Mimic]] = None):
+        """Wrap an existing pinocchio ``model``; prefer :meth:`from_urdf`.
+
+        ``mimics``: the URDF's mimic joints by name (:func:`mimic_joints`).
+        """
         self._model = model
         self.srdf_xml = srdf_xml
+        #: The model's mimic joints by name (their relation to their leaders).
+        self.mimics: Dict[str, Mimic] = dict(mimics or {})
         self._frame_names = tuple(f.name for f in model.frames)
         # First frame of each name (pinocchio's getFrameId picks the same one).
         self._frame_ids: Dict[str, int] = {}
         for i, name in enumerate(self._frame_names):
             self._frame_ids.setdefault(name, i)
         self._joint_ids = tuple(
-            j for j in range(1, model.njoints) if _is_movable_1dof(model, j))
+            j for j in range(1, model.njoints)
+            if _is_movable_1dof(model, j) and model.names[j] not in self.mimics)
         self._joint_names = tuple(model.names[j] for j in self._joint_ids)
+        self._joint_set = frozenset(self._joint_ids)
+        self._mimic_ids = tuple(j for j in range(1, model.njoints)
+                                if model.names[j] in self.mimics and model.nvs[j] == 1)
 
     @classmethod
     def from_urdf(cls, urdf_xml: str, srdf_xml: Optional[str] = None,
@@ -75,7 +100,7 @@ class Robot:
             raise errors.RobotModelError("URDF has no movable joint")
         if root_joint == "srdf" and kind is not None:
             _check_child_link(model, srdf_xml)
-        return cls(model, srdf_xml)
+        return cls(model, srdf_xml, mimic_joints(urdf_xml, model))
 
     @property
     def base_kind(self) -> Optional[str]:
@@ -133,6 +158,7 @@ class Robot:
             base_name = base if base else self._frame_names[0]
             self.frame_id(base_name)
             joint_ids = self._explicit(joints)
+            self._check_mimics(joint_ids, tip_id)
         locked_values = self._locked_values(joint_ids, locked or {})
         return Group(self, base_name, tip, joint_ids, locked_values)
 
@@ -171,6 +197,7 @@ class Robot:
             joint_ids = ()  # the base alone (an SRDF group of the virtual joint)
         else:
             joint_ids = self._explicit(joints)
+        self._check_mimics(joint_ids, self.frame_id(tip))
         locked_values = self._locked_values(joint_ids, locked or {})
         return WholeBodyGroup(self, tip, joint_ids, locked_values, base_bounds)
 
@@ -183,35 +210,92 @@ class Robot:
                 f"frame '{self._frame_names[base_id]}' is not an ancestor of "
                 f"'{self._frame_names[tip_id]}': no chain between them")
         below = tip_support[tip_support.index(base_joint) + 1:]
-        chain = tuple(j for j in below if _is_movable_1dof(model, j))
+        chain = tuple(j for j in below if j in self._joint_set)
         if not chain:
             raise errors.InvalidArgument(
                 f"no movable joint between '{self._frame_names[base_id]}' and "
                 f"'{self._frame_names[tip_id]}'")
+        self._check_mimics(chain, tip_id)
         return chain
+
+    def _check_mimics(self, joint_ids: Tuple[int, ...], tip_id: int) -> None:
+        """Refuse a tip that hangs below a mimic joint whose leader ``joint_ids`` move."""
+        model = self._model
+        moved = {model.names[j] for j in joint_ids}
+        for j in model.supports[model.frames[tip_id].parentJoint]:
+            name = model.names[j]
+            leader = self._leader(name)
+            if leader in moved:
+                raise errors.InvalidArgument(
+                    f"joint '{name}' follows '{leader}' (URDF <mimic>), which the group "
+                    f"moves, and carries '{self._frame_names[tip_id]}': ros2_ik does not "
+                    f"solve a chain through a mimic joint")
+
+    def _leader(self, name: str) -> str:
+        """Return the joint that drives ``name`` through mimic relations ('' when none)."""
+        seen = set()
+        while name in self.mimics and name not in seen:
+            seen.add(name)
+            name = self.mimics[name].leader
+        return name if seen else ""
 
     def _explicit(self, joints: Sequence[str]) -> Tuple[int, ...]:
         if isinstance(joints, str) or len(joints) == 0:
             raise errors.InvalidArgument("joints must be a non-empty list of joint names")
         if len(set(joints)) != len(joints):
             raise errors.InvalidArgument(f"duplicated joint names in {list(joints)}")
+        for name in joints:
+            if name in self.mimics:
+                raise errors.InvalidArgument(
+                    f"joint '{name}' follows '{self._leader(name)}' (URDF <mimic>): a group "
+                    f"moves the leader, not the mimic joint")
         return tuple(sorted(self.joint_id(name) for name in joints))
 
     def _locked_values(self, group_ids: Tuple[int, ...],
                        locked: Mapping[str, float]) -> Dict[int, float]:
-        outside = [j for j in self._joint_ids if j not in group_ids]
+        outside = [j for j in self._joint_ids if j not in group_ids] + list(self._mimic_ids)
         outside_names = {self._model.names[j]: j for j in outside}
         for name in locked:
             if name not in outside_names:
                 raise errors.InvalidJoint(str(name), outside_names)
-        values = {}
-        for name, j in outside_names.items():
+        values, by_name = {}, {}
+        for name, j in outside_names.items():  # mimic joints last: their leaders first
             lo, hi = _limits(self._model, j)
-            value = float(locked.get(name, 0.0))
+            value = float(locked[name]) if name in locked else self._mimicked(name, by_name)
             if not np.isfinite(value):
                 raise errors.InvalidArgument(f"locked value of '{name}' is not finite")
-            values[j] = float(np.clip(value, lo, hi))
+            values[j] = by_name[name] = float(np.clip(value, lo, hi))
         return values
+
+    def _mimicked(self, name: str, values: Mapping[str, float]) -> float:
+        """Return a locked joint's default [rad or m]: 0, or a mimic joint's by its leader's."""
+        mimic = self.mimics.get(name)
+        if mimic is None:
+            return 0.0
+        leader = values.get(mimic.leader)
+        if leader is None:  # a leader the group moves, or a mimic of a mimic not yet set
+            leader = self._mimicked(mimic.leader, values)
+        return mimic.multiplier * leader + mimic.offset
+
+
+def mimic_joints(urdf_xml: str, model: pin.Model) -> Dict[str, Mimic]:
+    """Return the URDF's mimic joints of ``model`` by name (one-axis joints of the model).
+
+    A ``<mimic>`` whose leader is no one-axis joint of the model is left out (the joint
+    then moves on its own, as pinocchio reads it).  Read after pinocchio's parser, which
+    refuses a multiplier or offset that is not a finite number.
+    """
+    if "<mimic" not in urdf_xml:
+        return {}
+    names = {model.names[j] for j in range(1, model.njoints) if model.nvs[j] == 1}
+    out = {}
+    for joint in ET.fromstring(urdf_xml).findall("joint"):
+        mimic, name = joint.find("mimic"), joint.get("name", "")
+        if mimic is None or name not in names or mimic.get("joint") not in names:
+            continue
+        out[name] = Mimic(mimic.get("joint"), float(mimic.get("multiplier", 1.0)),
+                          float(mimic.get("offset", 0.0)))
+    return out
 
 
 def _root_joint(root_joint: Optional[str], srdf_xml: Optional[str]
