@@ -56,6 +56,17 @@ def test_chain_needs_an_ancestor(arm):
         robot.group(base="panda_hand", tip="panda_link3")
 
 
+def test_inverted_urdf_limits_name_the_joint(arm):
+    robot, _ = arm
+    urdf = robots.urdf_text("panda").replace(
+        'lower="-1.7628" upper="1.7628"', 'lower="1.7628" upper="-1.7628"', 1)
+    assert urdf != robots.urdf_text("panda")
+    inverted = Robot.from_urdf(urdf)
+    with pytest.raises(errors.InvalidArgument, match="'panda_joint2' has lower limit 1.76"):
+        inverted.group(base="panda_link0", tip="panda_hand")
+    inverted.group(base="panda_link2", tip="panda_hand")  # a group without it is fine
+
+
 def test_unknown_solver_lists_registered_ones(arm):
     _, group = arm
     with pytest.raises(errors.UnknownSolver) as info:

@@ -159,6 +159,7 @@ class Robot:
             self.frame_id(base_name)
             joint_ids = self._explicit(joints)
             self._check_mimics(joint_ids, tip_id)
+        self._check_limits(joint_ids)
         locked_values = self._locked_values(joint_ids, locked or {})
         return Group(self, base_name, tip, joint_ids, locked_values)
 
@@ -198,6 +199,7 @@ class Robot:
         else:
             joint_ids = self._explicit(joints)
         self._check_mimics(joint_ids, self.frame_id(tip))
+        self._check_limits(joint_ids)
         locked_values = self._locked_values(joint_ids, locked or {})
         return WholeBodyGroup(self, tip, joint_ids, locked_values, base_bounds)
 
@@ -217,6 +219,15 @@ class Robot:
                 f"'{self._frame_names[tip_id]}'")
         self._check_mimics(chain, tip_id)
         return chain
+
+    def _check_limits(self, joint_ids: Tuple[int, ...]) -> None:
+        """Refuse a group joint whose URDF lower limit lies above its upper one."""
+        for j in joint_ids:
+            lo, hi = _limits(self._model, j)
+            if not lo <= hi:
+                raise errors.InvalidArgument(
+                    f"joint '{self._model.names[j]}' has lower limit {lo:g} above its upper "
+                    f"limit {hi:g} in the URDF: no value is within them (fix the URDF)")
 
     def _check_mimics(self, joint_ids: Tuple[int, ...], tip_id: int) -> None:
         """Refuse a tip that hangs below a mimic joint whose leader ``joint_ids`` move."""
