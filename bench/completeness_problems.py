@@ -54,7 +54,7 @@ import vendor_arms
 from constrained_problems import Kinematics, ProblemSpec, Term, tilt, unit
 from constrained_random import RandomProblems
 from random_arms import random_arm
-from ros2_ik.core import Robot, robots
+from ros2_ik.core import Robot, errors, robots
 
 COMBOS = ("pose", "position", "windows", "constraints", "two_frames", "costs",
           "tight_axis", "tight_orientation", "tight_line")
@@ -85,9 +85,10 @@ def root_link_of(model: pin.Model) -> str:
 def _chains(path: Path, per_urdf: int) -> List[RobotCase]:
     text = path.read_text()
     try:
-        model = Robot.from_urdf(text).model
+        robot = Robot.from_urdf(text)
     except Exception:  # noqa: BLE001 - test_every_chain checks the reason
         return []
+    model = robot.model
     parents = {model.parents[j] for j in range(1, model.njoints)}
     leaves = [f for f in model.frames if f.type == pin.FrameType.BODY and f.parentJoint > 0
               and f.parentJoint not in parents]
@@ -97,11 +98,25 @@ def _chains(path: Path, per_urdf: int) -> List[RobotCase]:
         if len(joints) < 3 or joints in seen or any(model.nvs[j] > 1 for j in
                                                     model.supports[frame.parentJoint]):
             continue
+        if _through_mimic(robot, frame.name):
+            continue
         seen.add(joints)
         out.append(RobotCase(f"{path.parent.parent.name}/{path.stem}:{frame.name}",
                              "example-robot-data", text, root_link_of(model), frame.name))
     step = max(1, len(out) // per_urdf)
     return out[::step][:per_urdf]
+
+
+def _through_mimic(robot: Robot, frame: str) -> bool:
+    """Whether the chain to ``frame`` runs through a mimic joint its own joints lead.
+
+    ``Robot.group`` refuses such a chain (a finger that follows another): no problem on it.
+    """
+    try:
+        robot.group(tip=frame)
+    except errors.InvalidArgument as exc:
+        return "URDF <mimic>" in str(exc)
+    return False
 
 
 def robot_cases(random_count: int, per_urdf: int = 2) -> List[RobotCase]:
