@@ -122,13 +122,27 @@ def test_without_a_value_the_reply_says_where_the_lift_was_held(tiago):
     assert f"held at {LIFT}=0" in response.message
 
 
-def test_a_non_finite_lift_in_the_seed_is_refused(tiago):
+@pytest.mark.parametrize("lift", [float("nan"), float("inf"), 5.0, -0.01])
+def test_a_lift_in_the_seed_outside_its_limits_is_refused(tiago, lift):
     snapshot, cfg = tiago
     arm = _arm(snapshot, cfg)
     T = _robot_tip(snapshot, arm.joint_names, arm.mid_configuration())
-    response = _solve(snapshot, cfg, JointStateCache(), _request(T, [LIFT], [float("nan")]))
+    response = _solve(snapshot, cfg, JointStateCache(), _request(T, [LIFT], [lift]))
     assert response.error_code.val == IKErrorCode.INVALID_SEED
     assert LIFT in response.message
+
+
+def test_a_lift_just_past_its_limit_is_clamped(tiago):
+    snapshot, cfg = tiago
+    arm = _arm(snapshot, cfg)
+    top = snapshot.robot.joint_limits(LIFT)[1]
+    q = arm.mid_configuration() + 0.1
+    T = _robot_tip(snapshot, list(arm.joint_names) + [LIFT], list(q) + [top])
+    request = _request(T, list(arm.joint_names) + [LIFT],
+                       list(arm.mid_configuration()) + [top + 5e-4])
+    response = _solve(snapshot, cfg, JointStateCache(), request)
+    assert response.error_code.val == IKErrorCode.SUCCESS, response.message
+    assert _reached(snapshot, response, top, T) < 1e-4
 
 
 def test_the_action_holds_the_lift_too(tiago):

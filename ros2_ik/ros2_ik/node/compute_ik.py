@@ -21,7 +21,8 @@ from ros2_ik.core.solve import solve
 from ros2_ik.core.verify import CONSTRAINT_TOLERANCE_M, ConstraintTolerance, check
 from ros2_ik.node.base_pose import (
     base_state, has_base, robot_base_joint, sent_vector, split, whole_body_seed, with_base)
-from ros2_ik.node.conversions import finite_or, joint_state, pose_to_se3, weights_array
+from ros2_ik.node.conversions import SEED_LIMIT_TOLERANCE, finite_or, joint_state, pose_to_se3, \
+    weights_array
 from ros2_ik.node.error_codes import (
     CODE_NAMES, RequestError, code_for_exception, code_for_status)
 from ros2_ik.node.parameters import GroupConfig, NodeConfig, clean_list
@@ -29,10 +30,6 @@ from ros2_ik.node.robot_source import JointStateCache, RobotSnapshot
 from ros2_ik.node.upstream import held_group
 from ros2_ik_interfaces.msg import IKErrorCode
 from ros2_ik_interfaces.srv import ComputeIK
-
-#: A request's seed may sit this far outside a joint limit [rad or m] (a driver's
-#: rounding) and is clamped; farther out it is INVALID_SEED (wrong units or joint order).
-SEED_LIMIT_TOLERANCE = 1e-3
 
 
 def resolve_group(snapshot: RobotSnapshot, cfg: NodeConfig, group_name: str,

@@ -14,6 +14,9 @@ from ros2_ik.core.errors import InvalidGoal
 
 #: A quaternion whose norm is within this of 1 is normalised; others are rejected.
 QUATERNION_NORM_TOLERANCE = 1e-3
+#: A request's seed may sit this far outside a joint limit [rad or m] (a driver's
+#: rounding) and is clamped; farther out it is INVALID_SEED (wrong units or joint order).
+SEED_LIMIT_TOLERANCE = 1e-3
 #: The weights of a request that gives none.
 UNIT_WEIGHTS = (1.0,) * 6
 

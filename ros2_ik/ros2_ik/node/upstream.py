@@ -19,10 +19,10 @@ request); a snapshot keeps :data:`VARIANTS` of them per group.  Joints on other 
 """
 from __future__ import annotations
 
-import math
 from typing import Dict, Optional, Sequence
 
 from ros2_ik.node.base_pose import has_base
+from ros2_ik.node.conversions import SEED_LIMIT_TOLERANCE
 from ros2_ik.node.error_codes import RequestError
 from ros2_ik.node.parameters import NodeConfig
 from ros2_ik.node.robot_source import JointStateCache, RobotSnapshot
@@ -40,13 +40,14 @@ def held_group(snapshot: RobotSnapshot, group, names: Sequence[str],
     """Return ``group`` held at its upstream joints' values (module docstring).
 
     ``names`` / ``positions``: the request's joint values (its seed or robot state,
-    ``field`` names it in errors); a non-finite value of an upstream joint there is
-    refused (INVALID_SEED).  Why the group's own values were kept goes to ``notes``.
+    ``field`` names it in errors); an upstream joint's value there that is not finite or
+    lies outside its limits is refused as a seed is (INVALID_SEED).  Why the group's own
+    values were kept goes to ``notes``.
     """
     upstream = () if has_base(group) else group.upstream
     if not upstream:
         return group
-    values = _given(upstream, names, positions, field)
+    values = _given(group.robot, upstream, names, positions, field)
     missing = [n for n in upstream if n not in values]
     if missing:
         current = joints.fresh(missing, cfg.joint_state_timeout)
@@ -55,27 +56,40 @@ def held_group(snapshot: RobotSnapshot, group, names: Sequence[str],
                 notes.append(_kept(group, missing))
         else:
             values.update(current)
-    held = {n: round(v / QUANTUM) * QUANTUM for n, v in values.items()}
+    held = {n: round(_clamped(group.robot, n, v) / QUANTUM) * QUANTUM
+            for n, v in values.items()}
     if all(abs(group.locked[n] - v) <= QUANTUM for n, v in held.items()):
         return group  # the group's own values (within the rounding): no other group
     return snapshot.variant(group, tuple(sorted(held.items())), lambda: group.held_at(held),
                             VARIANTS)
 
 
-def _given(upstream: Sequence[str], names: Sequence[str], positions: Sequence[float],
+def _given(robot, upstream: Sequence[str], names: Sequence[str], positions: Sequence[float],
            field: str) -> Dict[str, float]:
-    """Return the request's values of the upstream joints; refuse a non-finite one."""
+    """Return the request's values of the upstream joints [rad or m].
+
+    A non-finite one, or one farther than ``SEED_LIMIT_TOLERANCE`` outside its limits, is
+    refused as a group joint's seed is (INVALID_SEED naming it); closer, it is clamped
+    (:func:`held_group`, as joint_states are).
+    """
     wanted = set(upstream)
     out = {}
     for name, value in zip(names, positions):
         if name in wanted:
             value = float(value)
-            if not math.isfinite(value):
+            lo, hi = robot.joint_limits(name)
+            if not lo - SEED_LIMIT_TOLERANCE <= value <= hi + SEED_LIMIT_TOLERANCE:
                 raise RequestError(IKErrorCode.INVALID_SEED,
-                                   f"{field}: joint '{name}' (it carries the group) is "
-                                   f"{value}: not finite")
+                                   f"{field}: joint '{name}' (it carries the group) = "
+                                   f"{value:.6g} is not in its limits [{lo:.6g}, {hi:.6g}]")
             out[name] = value
     return out
+
+
+def _clamped(robot, name: str, value: float) -> float:
+    """Return ``value`` [rad or m] clamped into joint ``name``'s limits."""
+    lo, hi = robot.joint_limits(name)
+    return min(max(value, lo), hi)
 
 
 def _kept(group, missing: Sequence[str]) -> str:

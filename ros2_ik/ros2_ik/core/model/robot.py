@@ -129,6 +129,16 @@ class Robot:
             raise errors.InvalidFrame(str(name), nameable_frames(self._model))
         return fid
 
+    def joint_limits(self, name: str) -> Tuple[float, float]:
+        """Return one-axis joint ``name``'s position limits [rad or m] (+-inf: continuous).
+
+        Mimic joints included; :class:`errors.InvalidJoint` for any other name.
+        """
+        j = self._model.getJointId(name) if isinstance(name, str) else 0
+        if not 0 < j < self._model.njoints or self._model.nvs[j] != 1:
+            raise errors.InvalidJoint(str(name), self._joint_names)
+        return _limits(self._model, j)
+
     def joint_id(self, name: str) -> int:
         """Pinocchio joint id of movable joint ``name`` (:class:`errors.InvalidJoint`)."""
         if not isinstance(name, str) or name not in self._joint_names:
