@@ -6,11 +6,17 @@ the solve holds the lift where the robot holds it: the request's seed, else fres
 joint_states.  Every answer is checked here by pinocchio's FK of the full model at the
 robot's own lift height (not the node's), 1e-4 m.
 """
+import math
+from collections import Counter
+
 import numpy as np
 import pinocchio as pin
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import node_inputs
+from fuzz_answers import counted, examples, lie, sendable
 from geometry_msgs.msg import Pose
 from ros2_ik.core.model.robots import ARMS, urdf_text
 from ros2_ik.node import compute_ik as C
@@ -184,3 +190,60 @@ def test_held_groups_are_kept_per_lift_height_and_bounded(tiago):
     assert again is seen[-1]  # within the rounding: the same group
     assert len(snapshot._variants[arm]) == VARIANTS
     assert C.held_group(snapshot, arm, [LIFT], [0.0], JointStateCache(), cfg) is arm
+
+
+#: Codes a fuzzed request may get (counted: anything else, or INTERNAL_ERROR, fails).
+STATS: Counter = Counter()
+LIFTS = st.one_of(st.floats(-0.1, 0.45), st.sampled_from([math.nan, math.inf, -1e300, 1e300]))
+
+
+@st.composite
+def held_requests(draw):
+    """A target made at one lift height, and the lift as the seed and joint_states give it."""
+    q = draw(st.lists(st.floats(-1.0, 1.0), min_size=7, max_size=7))
+    made_at = draw(st.floats(0.0, 0.35))
+    in_seed = draw(st.one_of(st.none(), LIFTS))
+    in_states = draw(st.one_of(st.none(), LIFTS))
+    return np.array(q), made_at, in_seed, in_states
+
+
+@examples("ROS2_IK_FUZZ_UPSTREAM", 30)
+@given(held_requests())
+def test_fuzz_the_lift_of_seeds_and_joint_states(tiago, case):
+    """Every answer has a known code; a SUCCESS reaches the target at the lift it held.
+
+    Held where the target was made, the answer is SUCCESS.  The lift held: the seed's
+    when it names one within its limits (1e-3 past them: clamped), else joint_states'
+    (clamped; a non-finite one is not stored), else 0.
+    """
+    snapshot, cfg = tiago
+    q, made_at, in_seed, in_states = case
+    arm = _arm(snapshot, cfg)
+    q = np.clip(arm.mid_configuration() + q, arm.lower, arm.upper)
+    T = _robot_tip(snapshot, list(arm.joint_names) + [LIFT], list(q) + [made_at])
+    joints = JointStateCache()
+    if in_states is not None:
+        joints.update([LIFT], [in_states])
+    names, positions = list(arm.joint_names), list(arm.mid_configuration())
+    if in_seed is not None:
+        names, positions = names + [LIFT], positions + [in_seed]
+    request = _request(T, names, positions)
+    request.timeout = 0.05
+    response = _solve(snapshot, cfg, joints, request)
+    what = (q.tolist(), made_at, in_seed, in_states)
+    counted(STATS, response.error_code.val, response.message, what)
+    sendable(STATS, response, what)
+    lo, hi = snapshot.robot.joint_limits(LIFT)
+    if in_seed is not None and not lo - 1e-3 <= in_seed <= hi + 1e-3:
+        assert response.error_code.val == IKErrorCode.INVALID_SEED, what
+        return
+    held = in_seed if in_seed is not None else (
+        in_states if in_states is not None and math.isfinite(in_states) else 0.0)
+    held = min(max(held, lo), hi)
+    if abs(held - made_at) < 1e-9:  # held where the target was made: it has a solution
+        assert response.error_code.val == IKErrorCode.SUCCESS, (response.message, what)
+    if response.error_code.val != IKErrorCode.SUCCESS:
+        return
+    miss = _reached(snapshot, response, held, T)
+    lie(STATS, f"the tool misses the target by {miss:.3g} m at lift {held}"
+        if miss > 1e-4 + 1e-6 else "", what)
