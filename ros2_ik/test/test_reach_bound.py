@@ -102,6 +102,13 @@ def test_just_inside_the_tolerance_is_not_proven():
     assert proofs.no_solution(Problem(group, far), SolveOptions()) is not None
 
 
+def test_a_target_at_the_end_of_the_floats_gets_a_short_reason():
+    """1e300 m away: proven at once, and the reason says 1e+300, not 300 digits."""
+    group = _ur5()
+    reason = proofs.no_solution(Problem(group, _beyond(group, 1e300)), SolveOptions())
+    assert reason is not None and "1e+300 m from" in reason and len(reason) < 200, reason
+
+
 def test_free_position_axes_measure_the_distance_to_a_line():
     """A free axis accepts a line of positions: far along it is not beyond the bound."""
     group = _ur5()

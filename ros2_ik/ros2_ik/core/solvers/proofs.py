@@ -48,6 +48,11 @@ Proof = Callable[["Problem", Any], Optional[str]]
 _SLACK_REL, _SLACK_M = 1e-9, 1e-9
 
 
+def _m(length: float) -> str:
+    """Return ``length`` [m] for a message: 2 decimals, or 3 digits when huge (1e+300)."""
+    return f"{length:.2f}" if abs(length) < 1e6 else f"{length:.3g}"
+
+
 def _beyond(distance: float, reach: float) -> bool:
     """Whether ``distance`` [m] exceeds ``reach`` [m] by more than rounding."""
     return distance > reach + _SLACK_M + _SLACK_REL * (distance + reach)
@@ -79,8 +84,8 @@ def reach_proof(problem: "Problem", options: Any) -> Optional[str]:
             distance = _to_target(pose, bound.centre)
             reach = bound.radius_m + pose.target.position_tolerance_m
             if _beyond(distance, reach):
-                return (f"target {distance:.2f} m from {bound.centre_name}, "
-                        f"reach {bound.radius_m:.2f} m (frame '{pose.target.frame}')")
+                return (f"target {_m(distance)} m from {bound.centre_name}, "
+                        f"reach {_m(bound.radius_m)} m (frame '{pose.target.frame}')")
     for c in problem.row_constraints:
         if type(c) is PositionConstraint:
             reason = _position_beyond(group, c, options.constraint_tolerance.m)
@@ -121,8 +126,8 @@ def _position_beyond(group, c: PositionConstraint, tolerance_m: float) -> Option
     reach = bound.radius_m + math.sqrt(sum(v * v for v in c._p_BQ_list))
     if not _beyond(distance, reach):
         return None
-    return (f"{c.name}: box {distance:.2f} m from {bound.centre_name}, reach "
-            f"{reach:.2f} m (frame '{group.robot.model.frames[fid_B].name}')")
+    return (f"{c.name}: box {_m(distance)} m from {bound.centre_name}, reach "
+            f"{_m(reach)} m (frame '{group.robot.model.frames[fid_B].name}')")
 
 
 def term_proof(problem: "Problem", options: Any) -> Optional[str]:
@@ -271,8 +276,8 @@ def relative_proof(problem: "Problem", options: Any) -> Optional[str]:
         reach = pair.radius_m + math.hypot(*c._p_BQ_list)
         if _beyond(distance, reach):
             frames = problem.group.robot.model.frames
-            return (f"{c.name}: box {distance:.2f} m from frame "
-                    f"'{frames[c._fid_A].name}', reach {reach:.2f} m to frame "
+            return (f"{c.name}: box {_m(distance)} m from frame "
+                    f"'{frames[c._fid_A].name}', reach {_m(reach)} m to frame "
                     f"'{frames[c._fid_B].name}'")
     return None
 
@@ -321,10 +326,10 @@ def _reason(group, held: _Held, i: int, j: int, apart: float, reach: float) -> s
     frames, names = held.frames, group.robot.model.frames
     if frames[i] < 0 or frames[j] < 0:
         com, point = (i, j) if frames[i] < 0 else (j, i)
-        return (f"{held.terms[com]} and {held.terms[point]}: {apart:.2f} m apart, the CoM "
-                f"is at most {reach:.2f} m from frame '{names[frames[point]].name}'")
-    return (f"{held.terms[i]} and {held.terms[j]}: targets {apart:.2f} m apart, reach "
-            f"{reach:.2f} m between frames '{names[frames[i]].name}' and "
+        return (f"{held.terms[com]} and {held.terms[point]}: {_m(apart)} m apart, the CoM "
+                f"is at most {_m(reach)} m from frame '{names[frames[point]].name}'")
+    return (f"{held.terms[i]} and {held.terms[j]}: targets {_m(apart)} m apart, reach "
+            f"{_m(reach)} m between frames '{names[frames[i]].name}' and "
             f"'{names[frames[j]].name}'")
 
 
