@@ -19,13 +19,12 @@ pytest.importorskip("rclpy")
 
 from geometry_msgs.msg import PoseStamped  # noqa: E402
 from std_msgs.msg import Float64MultiArray  # noqa: E402
-from std_srvs.srv import Trigger  # noqa: E402
 
 from ros2_ik.core import robots  # noqa: E402
 from ros2_ik.node.conversions import se3_to_pose  # noqa: E402
 from ros2_ik.node.harness import FakeControllerProcess, wait_for  # noqa: E402
 from ros2_ik_interfaces.msg import ServoStatus  # noqa: E402
-from whole_body_checks import SOLE, inside_by, serve, stop  # noqa: E402
+from whole_body_checks import SOLE, call_servo, inside_by, serve, stop  # noqa: E402
 
 NS = "wbservo"
 HAND = "gripper_left_base_link"
@@ -54,11 +53,7 @@ def servo_node(ros_context):
 
 
 def _call(client, name):
-    cli = client.node.create_client(Trigger, f"/{NS}/ik_node/servo/{name}")
-    assert cli.wait_for_service(timeout_sec=30)
-    future = cli.call_async(Trigger.Request())
-    wait_for(future.done, 60, f"servo/{name}", client.spin)
-    return future.result()
+    return call_servo(client, NS, name)
 
 
 def _configuration(model, joints, command, base):

@@ -56,6 +56,17 @@ def serve(namespace, config, urdf_path, srdf_path, *params):
     return node, client, urdf
 
 
+def call_servo(client, namespace: str, name: str):
+    """Call ``/namespace/ik_node/servo/name`` (std_srvs Trigger); return its answer."""
+    from std_srvs.srv import Trigger
+    from ros2_ik.node.harness import wait_for
+    cli = client.node.create_client(Trigger, f"/{namespace}/ik_node/servo/{name}")
+    assert cli.wait_for_service(timeout_sec=30)
+    future = cli.call_async(Trigger.Request())
+    wait_for(future.done, 60, f"servo/{name}", client.spin)
+    return future.result()
+
+
 def stop(node, client):
     """Close the client and stop the node; it must exit cleanly."""
     client.close()

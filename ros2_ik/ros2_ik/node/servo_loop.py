@@ -50,6 +50,7 @@ from ros2_ik.node.parameters import clean_list
 from ros2_ik.node.periodic import PeriodicThread
 from ros2_ik.core.servo.supervisor import Limits, State, Supervisor, TipJacobian
 from ros2_ik.node.servo_targets import pose_target, twist_target
+from ros2_ik.node.upstream import held_group
 from ros2_ik_interfaces.msg import ServoStatus
 
 #: Status messages at most this often [s] (and on every change of state or reason).
@@ -153,6 +154,9 @@ class ServoLoop:
             return ""
         try:
             group, tip = resolve_group(snapshot, cfg, cfg.servo_group, "", "")
+            # Held where the robot holds the joints carrying it (a torso lift), as a
+            # request's group is (node/upstream.py): read once, at the start.
+            group = held_group(snapshot, group, (), (), node.joints, cfg)
             # Measured before the build: building the collision model holds this (the
             # executor) thread, so joint_states read after it would look stale.
             q = self._measured(group)
