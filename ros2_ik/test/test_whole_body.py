@@ -96,6 +96,19 @@ def test_fixed_base_groups_keep_the_root_locked(talos):
     np.testing.assert_array_equal(arm.q_full_locked[:7], [0, 0, 0, 0, 0, 0, 1])
 
 
+def test_a_whole_body_group_held_elsewhere_stays_whole_body(pr2):
+    robot, group = pr2
+    lift = "torso_lift_joint"
+    arm = robot.whole_body(tip=group.tip, joints=[n for n in group.joint_names[group.base_nq:]
+                                                  if n != lift])
+    held = arm.held_at({lift: 0.2})
+    assert held.has_base and held.base_kind == arm.base_kind and held.bounds == arm.bounds
+    assert held.joint_names == arm.joint_names and held.locked[lift] == pytest.approx(0.2)
+    q = arm.mid_configuration()
+    lifted = held.fk(q, arm.tip).translation - arm.fk(q, arm.tip).translation
+    np.testing.assert_allclose(lifted, [0.0, 0.0, 0.2], atol=1e-9)
+
+
 # ---------------------------------------------------------------- the terms
 def _terms(robot, q_ref):
     m = robot.model

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Dict, Optional, Tuple
+from typing import Dict, Mapping, Optional, Tuple
 
 import numpy as np
 import pinocchio as pin
@@ -186,6 +186,17 @@ class WholeBodyGroup(Group):
         self._tangent_inf = (inf_v, [-math.inf] * self.base_nv)
 
     # ------------------------------------------------------------------ build
+    def held_at(self, values: Mapping[str, float]) -> "WholeBodyGroup":
+        """Return this whole-body group with locked joints ``values`` [rad or m] held there.
+
+        Same base (and bounds), joints and tip; as :meth:`Group.held_at`.
+        """
+        locked = dict(self.locked)
+        locked.update(values)
+        model = self.robot.model
+        return self.robot.whole_body(tip=self.tip, joints=[model.names[j] for j in self.arm_ids],
+                                     locked=locked, base_bounds=self.bounds)
+
     def _coordinate_limits(self, model: pin.Model) -> Tuple[np.ndarray, np.ndarray]:
         b = self.bounds
         if self.base_kind == FLOATING:

@@ -42,6 +42,10 @@ class RobotModel(Protocol):
               locked: Optional[Mapping[str, float]] = None) -> "Group":
         """Return the group of ``joints`` (or the chain ``base`` -> ``tip``), others locked."""
 
+    def whole_body(self, tip: Optional[str] = None, joints: Optional[Sequence[str]] = None,
+                   locked: Optional[Mapping[str, float]] = None, base_bounds=None) -> "Group":
+        """Return the whole-body group of the root joint and ``joints``, others locked."""
+
 
 class Group:
     """Joints moved by a solve; built by :meth:`Robot.group`."""
