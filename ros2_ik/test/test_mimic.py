@@ -84,6 +84,14 @@ def test_an_arm_on_the_twin_torso_follows_the_leader(b1):
         assert np.linalg.norm(reached.translation - T.translation) < 1e-4
 
 
+def test_held_elsewhere_a_mimic_joint_follows_its_leader():
+    robot = Robot.from_urdf(TWIN)
+    group = robot.group(base="base", tip="ltip")
+    assert group.locked["b2"] == 0.0
+    assert group.held_at({"b1": 0.7}).locked["b2"] == pytest.approx(0.7)
+    assert group.held_at({"b1": 0.7, "b2": 0.69}).locked["b2"] == 0.69  # measured: kept
+
+
 def test_a_given_mimic_value_is_kept():
     robot = Robot.from_urdf(TWIN)
     group = robot.group(base="base", tip="ltip", locked={"b1": 0.2, "b2": 0.25})

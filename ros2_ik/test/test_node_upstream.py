@@ -1,10 +1,11 @@
-"""Joints that carry a group are held where the robot holds them (node/upstream.py).
+"""Joints outside a group are held where the robot holds them (node/upstream.py).
 
 TIAGo's arm group (``torso_lift_link`` -> ``arm_tool_link``) hangs from the torso lift, a
 joint outside the group.  A target in ``base_footprint`` is reached on the robot only when
 the solve holds the lift where the robot holds it: the request's seed, else fresh
 joint_states.  Every answer is checked here by pinocchio's FK of the full model at the
-robot's own lift height (not the node's), 1e-4 m.
+robot's own lift height (not the node's), 1e-4 m.  PR2's right arm, checking collisions,
+must keep clear of the left arm where joint_states put it, not where it would be at zero.
 """
 import math
 from collections import Counter
@@ -18,9 +19,10 @@ from hypothesis import strategies as st
 import node_inputs
 from fuzz_answers import counted, examples, lie, sendable
 from geometry_msgs.msg import Pose
-from ros2_ik.core.model.robots import ARMS, urdf_text
+from ros2_ik.core.model.robots import ARMS, data_dir, urdf_text
 from ros2_ik.node import compute_ik as C
 from ros2_ik.node import constrained_ik as CI
+from ros2_ik.node.conversions import se3_to_pose
 from ros2_ik.node.parameters import GroupConfig
 from ros2_ik.node.robot_source import JointStateCache
 from ros2_ik.node.upstream import VARIANTS
@@ -71,8 +73,8 @@ def _pose(T: pin.SE3) -> Pose:
     return pose
 
 
-def _arm(snapshot, cfg):
-    return C.resolve_group(snapshot, cfg, "arm", "", "")[0]
+def _arm(snapshot, cfg, name="arm"):
+    return C.resolve_group(snapshot, cfg, name, "", "")[0]
 
 
 def _solve(snapshot, cfg, joints, request):
@@ -247,3 +249,55 @@ def test_fuzz_the_lift_of_seeds_and_joint_states(tiago, case):
     miss = _reached(snapshot, response, held, T)
     lie(STATS, f"the tool misses the target by {miss:.3g} m at lift {held}"
         if miss > 1e-4 + 1e-6 else "", what)
+
+
+@pytest.fixture(scope="module")
+def pr2():
+    folder = data_dir() / "pr2_description"
+    snapshot = node_inputs.snapshot((folder / "urdf/pr2.urdf").read_text(),
+                                    (folder / "srdf/pr2.srdf").read_text())
+    return snapshot, node_inputs.config()
+
+
+def _right_hand_to(T: pin.SE3, avoid: bool) -> ComputeIK.Request:
+    request = ComputeIK.Request()
+    request.group_name = "right_arm"
+    request.target.header.frame_id = "base_link"
+    request.target.pose = se3_to_pose(T)
+    request.weights = [1.0, 1.0, 1.0, 0.0, 0.0, 0.0]
+    request.timeout = 0.3
+    request.avoid_collisions = avoid
+    return request
+
+
+def test_collision_checks_see_the_other_arm_where_it_is(pr2):
+    """The right wrist sent where the left wrist is: only the real left arm is in the way.
+
+    With the left arm at zero (the group's own values), the answer is SUCCESS; with it
+    where joint_states put it, that answer would collide on the robot (the checker at
+    the answer and the real left arm), and the reply says IN_COLLISION.
+    """
+    snapshot, cfg = pr2
+    left = _arm(snapshot, cfg, "left_arm")
+    rng = np.random.default_rng(3)
+    lo = np.where(np.isfinite(left.lower), left.lower, -3.0)
+    hi = np.where(np.isfinite(left.upper), left.upper, 3.0)
+    checker = C.collision_checker(snapshot, cfg)
+    for _ in range(40):
+        q_left = rng.uniform(lo, hi)
+        T = left.fk(q_left, left.tip)
+        at_zero = _solve(snapshot, cfg, JointStateCache(), _right_hand_to(T, True))
+        if at_zero.error_code.val != IKErrorCode.SUCCESS:
+            continue  # the left arm at zero is in the way too: not this case
+        joints = JointStateCache()
+        joints.update(list(left.joint_names), list(q_left))
+        there = _solve(snapshot, cfg, joints, _right_hand_to(T, True))
+        assert there.error_code.val == IKErrorCode.IN_COLLISION, there.message
+        right = _arm(snapshot, cfg, "right_arm")
+        robot = right.held_at(dict(zip(left.joint_names, q_left)))
+        q_right = np.array(at_zero.solution.position)
+        assert checker.in_collision(robot.to_full_q(q_right))  # at-zero's answer collides
+        free = _solve(snapshot, cfg, joints, _right_hand_to(T, False))
+        assert free.error_code.val == IKErrorCode.SUCCESS, free.message  # only collisions
+        return
+    pytest.fail("no left-arm configuration gave the case")

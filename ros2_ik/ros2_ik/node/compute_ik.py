@@ -262,7 +262,7 @@ def _compute_ik(snapshot, model_error, cfg, joints, request, extra_constraints, 
         group, tip = resolve_group(snapshot, cfg, request.group_name, request.base_link,
                                    request.tip_link)
         group = held_group(snapshot, group, request.seed.name, request.seed.position, joints,
-                           cfg, notes)
+                           cfg, notes, every=request.avoid_collisions)
         # The base's parent frame stands for the root frame only where the base moves (a
         # fixed-base group's base is locked at the origin, not where the robot is).
         parent = snapshot.base_parent_frame if has_base(group) else ""

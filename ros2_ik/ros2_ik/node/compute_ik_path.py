@@ -72,7 +72,8 @@ def _compute(snapshot, model_error, cfg, joints, request, response) -> PathAnswe
                                    request.tip_link)
     except errors.InvalidFrame as exc:
         raise RequestError(IKErrorCode.FRAME_NOT_FOUND, f"base_link/tip_link: {exc}") from exc
-    group = held_group(snapshot, group, request.seed.name, request.seed.position, joints, cfg)
+    group = held_group(snapshot, group, request.seed.name, request.seed.position, joints, cfg,
+                       every=request.avoid_collisions)
     waypoints = path_targets(snapshot, request, tip, cfg)
     if not len(request.max_joint_step):
         raise RequestError(IKErrorCode.INVALID_GOAL, "max_joint_step: required (> 0 [rad or "

@@ -240,6 +240,14 @@ class JointStateCache:
                 out[name] = entry[0]
             return out
 
+    def fresh_each(self, names: Sequence[str], max_age_s: float) -> Dict[str, float]:
+        """Positions of those of ``names`` that are known and younger than ``max_age_s``."""
+        now = time.monotonic()
+        with self._lock:
+            return {name: entry[0] for name in names
+                    for entry in (self._positions.get(name),)
+                    if entry is not None and now - entry[1] <= max_age_s}
+
     def latest(self) -> Dict[str, float]:
         """Every known position regardless of age."""
         with self._lock:

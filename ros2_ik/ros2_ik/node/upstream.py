@@ -1,21 +1,22 @@
-"""The joints that carry a group, held where the robot holds them.
+"""The joints outside a group, held where the robot holds them.
 
 A fixed-base group locks every joint outside it (``Robot.group``: at 0, clipped into the
 limits).  The locked joints *upstream* of the group (``Group.upstream``: a torso lift
 under an arm, a rail under a 6R arm) place its whole chain in the world: a target in a
 frame above them, the planning scene and world-frame constraints are met on the robot only
-when the solve holds them where the robot holds them.  So each request solves on the group
-held at those joints' values from, in this order:
+when the solve holds them where the robot holds them.  The others (a second arm, a head,
+the fingers) matter to the collision checks: a request that checks collisions holds them
+too (``every``).  Each request solves on the group held at those joints' values from, in
+this order:
 
 1. the request's own seed or robot state, when it names them;
 2. fresh ``joint_states``;
-3. else the group's own values, and the reply's message says so.
+3. else the group's own values; for an upstream joint the reply's message says so.
 
 Values are rounded to :data:`QUANTUM` (rad or m: under 1e-6 m at a 2 m lever, a hundredth
 of the default tolerance), so a joint that holds still reuses one group.  Each held set is
 a group of its own (one ``prepare``, up to a few hundred ms on a 7-joint arm, on its first
-request); a snapshot keeps :data:`VARIANTS` of them per group.  Joints on other branches
-(a second arm, a head, the fingers) stay locked as before.
+request); a snapshot keeps :data:`VARIANTS` of them per group.
 """
 from __future__ import annotations
 
@@ -36,26 +37,28 @@ VARIANTS = 8
 
 def held_group(snapshot: RobotSnapshot, group, names: Sequence[str],
                positions: Sequence[float], joints: JointStateCache, cfg: NodeConfig,
-               notes: Optional[list] = None, field: str = "seed"):
+               notes: Optional[list] = None, field: str = "seed", every: bool = False):
     """Return ``group`` held at its upstream joints' values (module docstring).
 
     ``names`` / ``positions``: the request's joint values (its seed or robot state,
-    ``field`` names it in errors); an upstream joint's value there that is not finite or
-    lies outside its limits is refused as a seed is (INVALID_SEED).  Why the group's own
-    values were kept goes to ``notes``.
+    ``field`` names it in errors); a held joint's value there that is not finite or lies
+    outside its limits is refused as a seed is (INVALID_SEED).  ``every``: every locked
+    joint, not only the upstream ones (a request that checks collisions).  Why an
+    upstream joint kept the group's value goes to ``notes``.
     """
-    upstream = () if has_base(group) else group.upstream
-    if not upstream:
+    if has_base(group):
         return group
-    values = _given(group.robot, upstream, names, positions, field)
-    missing = [n for n in upstream if n not in values]
+    upstream = group.upstream
+    wanted = list(group.locked) if every else list(upstream)
+    if not wanted:
+        return group
+    values = _given(group.robot, wanted, names, positions, field)
+    missing = [n for n in wanted if n not in values]
     if missing:
-        current = joints.fresh(missing, cfg.joint_state_timeout)
-        if current is None:
-            if notes is not None:
-                notes.append(_kept(group, missing))
-        else:
-            values.update(current)
+        values.update(joints.fresh_each(missing, cfg.joint_state_timeout))
+        kept = [n for n in upstream if n not in values]
+        if kept and notes is not None:
+            notes.append(_kept(group, kept))
     held = {n: round(_clamped(group.robot, n, v) / QUANTUM) * QUANTUM
             for n, v in values.items()}
     if all(abs(group.locked[n] - v) <= QUANTUM for n, v in held.items()):
@@ -64,15 +67,15 @@ def held_group(snapshot: RobotSnapshot, group, names: Sequence[str],
                             VARIANTS)
 
 
-def _given(robot, upstream: Sequence[str], names: Sequence[str], positions: Sequence[float],
+def _given(robot, wanted: Sequence[str], names: Sequence[str], positions: Sequence[float],
            field: str) -> Dict[str, float]:
-    """Return the request's values of the upstream joints [rad or m].
+    """Return the request's values of the ``wanted`` locked joints [rad or m].
 
     A non-finite one, or one farther than ``SEED_LIMIT_TOLERANCE`` outside its limits, is
     refused as a group joint's seed is (INVALID_SEED naming it); closer, it is clamped
     (:func:`held_group`, as joint_states are).
     """
-    wanted = set(upstream)
+    wanted = set(wanted)
     out = {}
     for name, value in zip(names, positions):
         if name in wanted:
@@ -80,7 +83,7 @@ def _given(robot, upstream: Sequence[str], names: Sequence[str], positions: Sequ
             lo, hi = robot.joint_limits(name)
             if not lo - SEED_LIMIT_TOLERANCE <= value <= hi + SEED_LIMIT_TOLERANCE:
                 raise RequestError(IKErrorCode.INVALID_SEED,
-                                   f"{field}: joint '{name}' (it carries the group) = "
+                                   f"{field}: joint '{name}' (outside the group) = "
                                    f"{value:.6g} is not in its limits [{lo:.6g}, {hi:.6g}]")
             out[name] = value
     return out

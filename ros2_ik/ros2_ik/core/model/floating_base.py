@@ -191,11 +191,9 @@ class WholeBodyGroup(Group):
 
         Same base (and bounds), joints and tip; as :meth:`Group.held_at`.
         """
-        locked = dict(self.locked)
-        locked.update(values)
         model = self.robot.model
         return self.robot.whole_body(tip=self.tip, joints=[model.names[j] for j in self.arm_ids],
-                                     locked=locked, base_bounds=self.bounds)
+                                     locked=self._relocked(values), base_bounds=self.bounds)
 
     def _coordinate_limits(self, model: pin.Model) -> Tuple[np.ndarray, np.ndarray]:
         b = self.bounds

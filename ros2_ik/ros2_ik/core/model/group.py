@@ -519,14 +519,20 @@ class Group:
     def held_at(self, values: Mapping[str, float]) -> "Group":
         """Return this group with locked joints ``values`` [rad or m] held there instead.
 
-        Same joints, base and tip; every other locked joint keeps its value; values are
-        clipped into the joint limits as :meth:`Robot.group` does.  A new group: its
-        one-time work (``prepare``) is its own.
+        Same joints, base and tip; every other locked joint keeps its value (a mimic joint
+        not in ``values`` follows its leader's new value); values are clipped into the
+        joint limits as :meth:`Robot.group` does.  A new group: its one-time work
+        (``prepare``) is its own.
         """
-        locked = dict(self.locked)
-        locked.update(values)
         return self.robot.group(base=self.base, tip=self.tip, joints=self.joint_names,
-                                locked=locked)
+                                locked=self._relocked(values))
+
+    def _relocked(self, values: Mapping[str, float]) -> Dict[str, float]:
+        """:attr:`locked` with ``values``; a mimic joint not named left to its leader."""
+        mimics = getattr(self.robot, "mimics", {})
+        locked = {n: v for n, v in self.locked.items() if n not in mimics or n in values}
+        locked.update(values)
+        return locked
 
     def moves_frame(self, frame_id: int) -> bool:
         """Return True when some group joint moves frame ``frame_id`` (cached per frame)."""
