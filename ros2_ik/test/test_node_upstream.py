@@ -301,3 +301,28 @@ def test_collision_checks_see_the_other_arm_where_it_is(pr2):
         assert free.error_code.val == IKErrorCode.SUCCESS, free.message  # only collisions
         return
     pytest.fail("no left-arm configuration gave the case")
+
+
+def test_a_group_held_elsewhere_shares_its_chain_only_when_the_chain_is_the_same(pr2):
+    """The 7R sweep found for the right arm serves it with the left arm moved, not lifted."""
+    from ros2_ik.core.closed_form import sweep
+    from ros2_ik.core.pose import PoseTarget
+    from ros2_ik.core.result import IKStatus
+    from ros2_ik.core.solve import solve
+    snapshot, cfg = pr2
+    right = _arm(snapshot, cfg, "right_arm")
+    fid = right.robot.frame_id(right.tip)
+    found = sweep.of(right, fid)
+    assert found is not None, sweep.reason(right, fid)
+    beside = right.held_at({"l_shoulder_pan_joint": 0.3}).held_at({"l_elbow_flex_joint": -1})
+    lifted = right.held_at({LIFT: 0.2})
+    assert beside.chain_owner(fid) is right and sweep.of(beside, fid) is found
+    assert lifted.chain_owner(fid) is lifted and sweep.of(lifted, fid) is not found
+    for group in (beside, lifted):
+        q = group.mid_configuration() + 0.2
+        T = group.fk(q, group.tip)
+        result = solve(group, PoseTarget(group.tip, T), group.mid_configuration(), "analytic",
+                       0.2, 0, 1)
+        assert result.status is IKStatus.SUCCESS, result.message
+        reached = group.fk(result.q, group.tip)
+        assert np.linalg.norm(reached.translation - T.translation) < 1e-4

@@ -196,7 +196,12 @@ class Detection(NamedTuple):
 
 
 class Detector:
-    """``detect(group, frame_id) -> Detection`` once per group and frame id, then lookups."""
+    """``detect(group, frame_id) -> Detection`` once per group and frame id, then lookups.
+
+    A group held elsewhere (:meth:`Group.held_at`) whose changed joints move neither its
+    joints nor the frame has the same chain: it uses its source's detection
+    (:meth:`Group.chain_owner`).
+    """
 
     __slots__ = ("_detections",)
 
@@ -206,11 +211,11 @@ class Detector:
 
     def of(self, group, frame_id: int):
         """Return the solver found for ``group``'s chain to ``frame_id``, or None."""
-        return self._detections(group, frame_id).found
+        return self._detections(group.chain_owner(frame_id), frame_id).found
 
     def reason(self, group, frame_id: int) -> str:
         """Why ``group``'s chain to ``frame_id`` has none ('' when it has one)."""
-        return self._detections(group, frame_id).reason
+        return self._detections(group.chain_owner(frame_id), frame_id).reason
 
 
 def of(group, frame_id: int) -> Optional[ClosedForm]:

@@ -192,8 +192,9 @@ class WholeBodyGroup(Group):
         Same base (and bounds), joints and tip; as :meth:`Group.held_at`.
         """
         model = self.robot.model
-        return self.robot.whole_body(tip=self.tip, joints=[model.names[j] for j in self.arm_ids],
-                                     locked=self._relocked(values), base_bounds=self.bounds)
+        return self._held(self.robot.whole_body(
+            tip=self.tip, joints=[model.names[j] for j in self.arm_ids],
+            locked=self._relocked(values), base_bounds=self.bounds))
 
     def _coordinate_limits(self, model: pin.Model) -> Tuple[np.ndarray, np.ndarray]:
         b = self.bounds

@@ -107,6 +107,10 @@ class Group:
         self._locked_data: Optional[pin.Data] = None
         self._moves: Dict[int, bool] = {}
         self._upstream: Optional[Tuple[str, ...]] = None
+        #: The group this one was held from (itself unless :meth:`held_at` made it) and the
+        #: joint ids whose locked values differ from that group's (:meth:`chain_owner`).
+        self._source: "Group" = self
+        self._changed: frozenset = frozenset()
 
     def _wrapping(self) -> np.ndarray:
         """Per coordinate, whether every angle has an equivalent inside its limits.
@@ -522,10 +526,36 @@ class Group:
         Same joints, base and tip; every other locked joint keeps its value (a mimic joint
         not in ``values`` follows its leader's new value); values are clipped into the
         joint limits as :meth:`Robot.group` does.  A new group: its one-time work
-        (``prepare``) is its own.
+        (``prepare``) is its own, but for what :meth:`chain_owner` lets it share.
         """
-        return self.robot.group(base=self.base, tip=self.tip, joints=self.joint_names,
-                                locked=self._relocked(values))
+        return self._held(self.robot.group(base=self.base, tip=self.tip,
+                                           joints=self.joint_names,
+                                           locked=self._relocked(values)))
+
+    def _held(self, group: "Group") -> "Group":
+        """Return ``group`` (held elsewhere) told which joints differ from this one's source."""
+        source = self._source
+        model = self.robot.model
+        group._source = source
+        group._changed = frozenset(model.getJointId(n) for n, v in group.locked.items()
+                                   if v != source.locked.get(n))
+        return group
+
+    def chain_owner(self, frame_id: int) -> "Group":
+        """Return the group whose chain-only caches serve this one for frame ``frame_id``.
+
+        This group, or, for a group held elsewhere (:meth:`held_at`) whose changed joints
+        move neither its joints nor the frame (a second arm, the fingers), the group it
+        was held from: the chain to the frame is the same, so is what was derived from it
+        alone (the closed form and the sweep: :class:`.closed_form.chain.Detector`).
+        """
+        if not self._changed:
+            return self._source
+        model = self.robot.model
+        moving = set(model.supports[model.frames[frame_id].parentJoint])
+        for j in self.joint_ids:
+            moving.update(model.supports[j])
+        return self if self._changed & moving else self._source
 
     def _relocked(self, values: Mapping[str, float]) -> Dict[str, float]:
         """:attr:`locked` with ``values``; a mimic joint not named left to its leader."""
