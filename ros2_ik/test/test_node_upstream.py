@@ -27,7 +27,7 @@ from ros2_ik.node.parameters import GroupConfig
 from ros2_ik.node.robot_source import JointStateCache
 from ros2_ik.node.upstream import VARIANTS
 from ros2_ik_interfaces.action import ConstrainedIK
-from ros2_ik_interfaces.msg import IKErrorCode, PoseGoal
+from ros2_ik_interfaces.msg import IKErrorCode, PoseGoal, PositionConstraint
 from ros2_ik_interfaces.srv import ComputeIK
 
 LIFT = "torso_lift_joint"
@@ -326,3 +326,39 @@ def test_a_group_held_elsewhere_shares_its_chain_only_when_the_chain_is_the_same
         assert result.status is IKStatus.SUCCESS, result.message
         reached = group.fk(result.q, group.tip)
         assert np.linalg.norm(reached.translation - T.translation) < 1e-4
+
+
+def test_a_constraint_in_the_head_frame_sees_the_head_where_it_is(pr2):
+    """The right wrist within 2 cm of a point 0.6 m ahead of PR2's head, the head turned.
+
+    Checked by our own FK of the full model at the head pan joint_states give.
+    """
+    snapshot, cfg = pr2
+    model = snapshot.robot.model
+    goal = ConstrainedIK.Goal()
+    goal.group_name = "right_arm"
+    goal.tip_link = "r_wrist_roll_link"
+    box = PositionConstraint(frame_a="head_tilt_link", frame_b="r_wrist_roll_link")
+    box.lower.x, box.lower.y, box.lower.z = 0.58, -0.02, -0.32
+    box.upper.x, box.upper.y, box.upper.z = 0.62, 0.02, -0.28
+    goal.position_constraints = [box]
+    goal.timeout = 0.5
+    joints = JointStateCache()
+    joints.update(["head_pan_joint"], [-0.6])
+    result = CI.solve_goal(snapshot, "", cfg, joints, goal, lambda: False)
+    assert result.error_code.val == IKErrorCode.SUCCESS, result.message
+    solution = result.solutions[0].joint_state
+    data = model.createData()
+    q = pin.neutral(model)
+    for name, value in list(zip(solution.name, solution.position)) + [("head_pan_joint", -0.6)]:
+        j = model.getJointId(name)
+        if model.nqs[j] == 2:
+            q[model.idx_qs[j]:model.idx_qs[j] + 2] = (np.cos(value), np.sin(value))
+        else:
+            q[model.idx_qs[j]] = value
+    pin.framesForwardKinematics(model, data, q)
+    head = data.oMf[model.getFrameId("head_tilt_link")]
+    wrist = data.oMf[model.getFrameId("r_wrist_roll_link")].translation
+    p = head.actInv(wrist)
+    assert np.all(p >= [0.58 - 1e-4, -0.02 - 1e-4, -0.32 - 1e-4]), p
+    assert np.all(p <= [0.62 + 1e-4, 0.02 + 1e-4, -0.28 + 1e-4]), p

@@ -27,7 +27,7 @@ from ros2_ik.node.error_codes import (
     CODE_NAMES, RequestError, code_for_exception, code_for_status)
 from ros2_ik.node.goal_terms import (
     constraints_of, costs_of, count_terms, distance_constraints_of, pose_goals,
-    scene_constraints)
+    reads_beside_the_chain, scene_constraints)
 from ros2_ik.node.parameters import NodeConfig
 from ros2_ik.node.robot_source import JointStateCache, RobotSnapshot
 from ros2_ik.node.upstream import held_group
@@ -90,7 +90,7 @@ def build_problem(snapshot: RobotSnapshot, cfg: NodeConfig, joints: JointStateCa
     tip = goal.tip_link or (goal.pose_goals[0].tip_link if goal.pose_goals else "")
     group, tip = resolve_group(snapshot, cfg, goal.group_name, goal.base_link, tip)
     group = held_group(snapshot, group, goal.seed.name, goal.seed.position, joints, cfg, notes,
-                       every=scene_constraints(goal))
+                       every=reads_beside_the_chain(goal))
     # The base's parent frame stands for the root frame where the base moves (compute_ik).
     parent = snapshot.base_parent_frame if has_base(group) else ""
     targets, _ = pose_goals(goal, cfg, parent)

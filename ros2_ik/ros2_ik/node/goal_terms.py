@@ -160,6 +160,15 @@ def pose_goals(goal, cfg, base_parent: str = "") -> Tuple[List[PoseTarget], int]
     return targets, len(targets)
 
 
+def reads_beside_the_chain(goal) -> bool:
+    """Whether a goal has terms besides its pose goals and joint bounds.
+
+    Such a term may read a frame or a body the group does not move (a head camera's gaze,
+    the centre of mass, an obstacle): the joints beside the chain count for it.
+    """
+    return any(getattr(goal, field) for field, _, _ in GOAL_TERMS)
+
+
 def count_terms(goal) -> int:
     """How many constraints, costs and pose goals a goal carries (for the size limit)."""
     return (sum(len(getattr(goal, field)) for field, _, _ in GOAL_TERMS)

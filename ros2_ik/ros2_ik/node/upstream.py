@@ -5,9 +5,9 @@ limits).  The locked joints *upstream* of the group (``Group.upstream``: a torso
 under an arm, a rail under a 6R arm) place its whole chain in the world: a target in a
 frame above them, the planning scene and world-frame constraints are met on the robot only
 when the solve holds them where the robot holds them.  The others (a second arm, a head,
-the fingers) matter to the collision checks: a request that checks collisions holds them
-too (``every``).  Each request solves on the group held at those joints' values from, in
-this order:
+the fingers) matter to collision checks and to terms on frames beside the chain: a request
+that checks collisions, or a goal with constraints or costs, holds them too (``every``).
+Each request solves on the group held at those joints' values from, in this order:
 
 1. the request's own seed or robot state, when it names them;
 2. fresh ``joint_states``;
