@@ -348,17 +348,45 @@ def test_a_constraint_in_the_head_frame_sees_the_head_where_it_is(pr2):
     result = CI.solve_goal(snapshot, "", cfg, joints, goal, lambda: False)
     assert result.error_code.val == IKErrorCode.SUCCESS, result.message
     solution = result.solutions[0].joint_state
+    at = {**dict(zip(solution.name, solution.position)), "head_pan_joint": -0.6}
+    wrist = _pr2_frame(model, at, "r_wrist_roll_link").translation
+    p = _pr2_frame(model, at, "head_tilt_link").actInv(wrist)
+    assert np.all(p >= [0.58 - 1e-4, -0.02 - 1e-4, -0.32 - 1e-4]), p
+    assert np.all(p <= [0.62 + 1e-4, 0.02 + 1e-4, -0.28 + 1e-4]), p
+
+
+def _pr2_frame(model, values: dict, frame: str) -> pin.SE3:
+    """``T_world_frame`` of PR2 by our own FK at joint ``values`` (others at 0)."""
     data = model.createData()
     q = pin.neutral(model)
-    for name, value in list(zip(solution.name, solution.position)) + [("head_pan_joint", -0.6)]:
+    for name, value in values.items():
         j = model.getJointId(name)
         if model.nqs[j] == 2:
             q[model.idx_qs[j]:model.idx_qs[j] + 2] = (np.cos(value), np.sin(value))
         else:
             q[model.idx_qs[j]] = value
     pin.framesForwardKinematics(model, data, q)
-    head = data.oMf[model.getFrameId("head_tilt_link")]
-    wrist = data.oMf[model.getFrameId("r_wrist_roll_link")].translation
-    p = head.actInv(wrist)
-    assert np.all(p >= [0.58 - 1e-4, -0.02 - 1e-4, -0.32 - 1e-4]), p
-    assert np.all(p <= [0.62 + 1e-4, 0.02 + 1e-4, -0.28 + 1e-4]), p
+    return data.oMf[model.getFrameId(frame)]
+
+
+def test_a_target_in_the_head_frame_sees_the_head_where_it_is(pr2):
+    """A pose given in the turned head's frame (a camera's detection) is met on the robot."""
+    snapshot, cfg = pr2
+    model = snapshot.robot.model
+    right = _arm(snapshot, cfg, "right_arm")
+    head = {"head_pan_joint": -0.6, "head_tilt_joint": 0.3}
+    q = dict(zip(right.joint_names, right.mid_configuration() + 0.2))
+    T_head_wrist = _pr2_frame(model, {**head, **q}, "head_tilt_link").actInv(
+        _pr2_frame(model, {**head, **q}, right.tip))
+    request = ComputeIK.Request()
+    request.group_name = "right_arm"
+    request.target.header.frame_id = "head_tilt_link"
+    request.target.pose = se3_to_pose(T_head_wrist)
+    request.timeout = 0.5
+    joints = JointStateCache()
+    joints.update(list(head), list(head.values()))
+    response = _solve(snapshot, cfg, joints, request)
+    assert response.error_code.val == IKErrorCode.SUCCESS, response.message
+    reached = {**head, **dict(zip(response.solution.name, response.solution.position))}
+    T = _pr2_frame(model, reached, "head_tilt_link").actInv(_pr2_frame(model, reached, right.tip))
+    assert np.linalg.norm(T.translation - T_head_wrist.translation) < 1e-4

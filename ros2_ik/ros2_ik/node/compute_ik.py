@@ -27,7 +27,7 @@ from ros2_ik.node.error_codes import (
     CODE_NAMES, RequestError, code_for_exception, code_for_status)
 from ros2_ik.node.parameters import GroupConfig, NodeConfig, clean_list
 from ros2_ik.node.robot_source import JointStateCache, RobotSnapshot
-from ros2_ik.node.upstream import held_group
+from ros2_ik.node.upstream import beside, held_group
 from ros2_ik_interfaces.msg import IKErrorCode
 from ros2_ik_interfaces.srv import ComputeIK
 
@@ -262,7 +262,8 @@ def _compute_ik(snapshot, model_error, cfg, joints, request, extra_constraints, 
         group, tip = resolve_group(snapshot, cfg, request.group_name, request.base_link,
                                    request.tip_link)
         group = held_group(snapshot, group, request.seed.name, request.seed.position, joints,
-                           cfg, notes, every=request.avoid_collisions)
+                           cfg, notes, every=request.avoid_collisions or beside(
+                               group, (request.target.header.frame_id,)))
         # The base's parent frame stands for the root frame only where the base moves (a
         # fixed-base group's base is locked at the origin, not where the robot is).
         parent = snapshot.base_parent_frame if has_base(group) else ""

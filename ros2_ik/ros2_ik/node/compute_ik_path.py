@@ -22,7 +22,7 @@ from ros2_ik.node.conversions import finite_or, pose_to_se3
 from ros2_ik.node.error_codes import CODE_NAMES, RequestError, code_for_exception
 from ros2_ik.node.parameters import NodeConfig
 from ros2_ik.node.robot_source import JointStateCache, RobotSnapshot
-from ros2_ik.node.upstream import held_group
+from ros2_ik.node.upstream import beside, held_group
 from ros2_ik_interfaces.msg import IKErrorCode
 from ros2_ik_interfaces.srv import ComputeIKPath
 
@@ -73,7 +73,8 @@ def _compute(snapshot, model_error, cfg, joints, request, response) -> PathAnswe
     except errors.InvalidFrame as exc:
         raise RequestError(IKErrorCode.FRAME_NOT_FOUND, f"base_link/tip_link: {exc}") from exc
     group = held_group(snapshot, group, request.seed.name, request.seed.position, joints, cfg,
-                       every=request.avoid_collisions)
+                       every=request.avoid_collisions or beside(group,
+                                                                (request.header.frame_id,)))
     waypoints = path_targets(snapshot, request, tip, cfg)
     if not len(request.max_joint_step):
         raise RequestError(IKErrorCode.INVALID_GOAL, "max_joint_step: required (> 0 [rad or "

@@ -30,7 +30,7 @@ from ros2_ik.node.goal_terms import (
     reads_beside_the_chain, scene_constraints)
 from ros2_ik.node.parameters import NodeConfig
 from ros2_ik.node.robot_source import JointStateCache, RobotSnapshot
-from ros2_ik.node.upstream import held_group
+from ros2_ik.node.upstream import beside, held_group
 from ros2_ik.node.whole_body_terms import base_motion_costs
 from ros2_ik_interfaces.action import ConstrainedIK
 from ros2_ik_interfaces.msg import IKErrorCode, IKSolution
@@ -90,7 +90,8 @@ def build_problem(snapshot: RobotSnapshot, cfg: NodeConfig, joints: JointStateCa
     tip = goal.tip_link or (goal.pose_goals[0].tip_link if goal.pose_goals else "")
     group, tip = resolve_group(snapshot, cfg, goal.group_name, goal.base_link, tip)
     group = held_group(snapshot, group, goal.seed.name, goal.seed.position, joints, cfg, notes,
-                       every=reads_beside_the_chain(goal))
+                       every=reads_beside_the_chain(goal) or beside(
+                           group, [m.target.header.frame_id for m in goal.pose_goals]))
     # The base's parent frame stands for the root frame where the base moves (compute_ik).
     parent = snapshot.base_parent_frame if has_base(group) else ""
     targets, _ = pose_goals(goal, cfg, parent)

@@ -5,8 +5,9 @@ limits).  The locked joints *upstream* of the group (``Group.upstream``: a torso
 under an arm, a rail under a 6R arm) place its whole chain in the world: a target in a
 frame above them, the planning scene and world-frame constraints are met on the robot only
 when the solve holds them where the robot holds them.  The others (a second arm, a head,
-the fingers) matter to collision checks and to terms on frames beside the chain: a request
-that checks collisions, or a goal with constraints or costs, holds them too (``every``).
+the fingers) matter to collision checks and to frames beside the chain: a request that
+checks collisions, a goal with constraints or costs, or a target in such a frame (a head
+camera's: :func:`beside`) holds them too (``every``).
 Each request solves on the group held at those joints' values from, in this order:
 
 1. the request's own seed or robot state, when it names them;
@@ -24,6 +25,7 @@ from __future__ import annotations
 
 from typing import Dict, Optional, Sequence
 
+from ros2_ik.core.errors import IKError
 from ros2_ik.node.base_pose import has_base
 from ros2_ik.node.conversions import SEED_LIMIT_TOLERANCE
 from ros2_ik.node.error_codes import RequestError
@@ -67,6 +69,28 @@ def held_group(snapshot: RobotSnapshot, group, names: Sequence[str],
         return group  # the group's own values (within the rounding): no other group
     return snapshot.variant(group, tuple(sorted(held.items())), lambda: group.held_at(held),
                             VARIANTS)
+
+
+def beside(group, frames: Sequence[str]) -> bool:
+    """Whether a locked joint beside the chain moves one of ``frames`` (a head camera).
+
+    A target expressed in such a frame is where the robot holds that joint: the request
+    holds every joint (``every``).  Unknown names count as no frame (the request's own
+    checks refuse them).
+    """
+    robot = group.robot
+    model = robot.model
+    near = set(group.upstream)
+    for frame in frames:
+        try:
+            fid = robot.frame_id(frame) if frame else None
+        except IKError:
+            continue
+        if fid is not None and any(model.names[j] in group.locked
+                                   and model.names[j] not in near
+                                   for j in model.supports[model.frames[fid].parentJoint]):
+            return True
+    return False
 
 
 def _given(robot, wanted: Sequence[str], names: Sequence[str], positions: Sequence[float],
