@@ -75,13 +75,18 @@ def test_the_servo_reaches_the_target_at_the_lift_the_robot_holds(servo_node):
                                               f"/{NS}/ik_node/servo/target_pose", 10)
     wait_for(lambda: target_pub.get_subscription_count() > 0, 10, "target_pose subscriber",
              client.spin)
+    # The node must have the lift's state before the start reads it (a start without it
+    # holds the lift at 0 and says so in the log): matched, then a few messages.
+    wait_for(lambda: lift_pub.get_subscription_count() > 0, 10, "joint_states subscriber",
+             client.spin)
 
     def publish_lift():
         lift_pub.publish(JointState(name=[LIFT], position=[HEIGHT]))
 
+    for _ in range(25):
+        publish_lift()
+        client.spin(0.02)
     deadline = time.monotonic() + 30.0
-    publish_lift()
-    client.spin(0.2)
     answer = _call(client, "start")
     while not answer.success and time.monotonic() < deadline:
         publish_lift()

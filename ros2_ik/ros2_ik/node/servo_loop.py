@@ -156,8 +156,11 @@ class ServoLoop:
             group, tip = resolve_group(snapshot, cfg, cfg.servo_group, "", "")
             # Held where the robot holds the joints carrying it (a torso lift), as a
             # request's group is (node/upstream.py): read once, at the start.
-            group = held_group(snapshot, group, (), (), node.joints, cfg,
+            notes: list = []
+            group = held_group(snapshot, group, (), (), node.joints, cfg, notes,
                                every=cfg.servo_avoid_collisions)
+            for note in notes:
+                node.get_logger().warning(f"servo: {note}")
             # Measured before the build: building the collision model holds this (the
             # executor) thread, so joint_states read after it would look stale.
             q = self._measured(group)
