@@ -107,6 +107,7 @@ class Group:
         self._locked_data: Optional[pin.Data] = None
         self._moves: Dict[int, bool] = {}
         self._upstream: Optional[Tuple[str, ...]] = None
+        self._carrying_ids: Optional[frozenset] = None
         #: The group this one was held from (itself unless :meth:`held_at` made it) and the
         #: joint ids whose locked values differ from that group's (:meth:`chain_owner`).
         self._source: "Group" = self
@@ -511,13 +512,18 @@ class Group:
         """
         found = self._upstream
         if found is None:
-            model = self.robot.model
-            carrying = set()
-            for j in self.joint_ids:
-                carrying.update(model.supports[j])
+            names = self.robot.model.names
             found = self._upstream = tuple(
-                model.names[j] for j in sorted(carrying)
-                if j not in self.joint_ids and model.names[j] in self.locked)
+                names[j] for j in sorted(self._carrying())
+                if j not in self.joint_ids and names[j] in self.locked)
+        return found
+
+    def _carrying(self) -> frozenset:
+        """Ids of every joint that moves one of the group's joints, theirs included (cached)."""
+        found = self._carrying_ids
+        if found is None:
+            supports = self.robot.model.supports
+            found = self._carrying_ids = frozenset(j for g in self.joint_ids for j in supports[g])
         return found
 
     def held_at(self, values: Mapping[str, float]) -> "Group":
@@ -552,10 +558,9 @@ class Group:
         if not self._changed:
             return self._source
         model = self.robot.model
-        moving = set(model.supports[model.frames[frame_id].parentJoint])
-        for j in self.joint_ids:
-            moving.update(model.supports[j])
-        return self if self._changed & moving else self._source
+        frame = model.supports[model.frames[frame_id].parentJoint]
+        moved = self._changed & self._carrying() or self._changed.intersection(frame)
+        return self if moved else self._source
 
     def _relocked(self, values: Mapping[str, float]) -> Dict[str, float]:
         """:attr:`locked` with ``values``; a mimic joint not named left to its leader."""
