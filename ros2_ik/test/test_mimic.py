@@ -113,3 +113,13 @@ def test_a_group_names_the_leader_not_the_mimic():
     robot = Robot.from_urdf(TWIN)
     with pytest.raises(errors.InvalidArgument, match="'b2' follows 'b1'"):
         robot.group(joints=["b2", "l1"], tip="ltip")
+
+
+def test_mimic_joints_that_lead_each_other_are_a_model_error():
+    """A cycle of mimics is a broken URDF: said when it loads (it recursed without end)."""
+    cyclic = _urdf(["base", "a1", "a2", "tip"],
+                   [_joint("j1", "base", "a1", "0 0 1"),
+                    _joint("j2", "a1", "a2", "0 1 0", "0 0 0.5", '<mimic joint="j3"/>'),
+                    _joint("j3", "a2", "tip", "0 1 0", "0 0 0.5", '<mimic joint="j2"/>')])
+    with pytest.raises(errors.RobotModelError, match="cycle: j2 -> j3 -> j2"):
+        Robot.from_urdf(cyclic)

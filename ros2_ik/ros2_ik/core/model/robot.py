@@ -253,12 +253,14 @@ class Robot:
                     f"solve a chain through a mimic joint")
 
     def _leader(self, name: str) -> str:
-        """Return the joint that drives ``name`` through mimic relations ('' when none)."""
-        seen = set()
-        while name in self.mimics and name not in seen:
-            seen.add(name)
-            name = self.mimics[name].leader
-        return name if seen else ""
+        """Return the joint that drives ``name`` through mimic relations ('' when none).
+
+        The relations have no cycle (:func:`mimic_joints`).
+        """
+        leader = ""
+        while name in self.mimics:
+            leader = name = self.mimics[name].leader
+        return leader
 
     def _explicit(self, joints: Sequence[str]) -> Tuple[int, ...]:
         if isinstance(joints, str) or len(joints) == 0:
@@ -303,8 +305,9 @@ def mimic_joints(urdf_xml: str, model: pin.Model) -> Dict[str, Mimic]:
     """Return the URDF's mimic joints of ``model`` by name (one-axis joints of the model).
 
     A ``<mimic>`` whose leader is no one-axis joint of the model is left out (the joint
-    then moves on its own, as pinocchio reads it).  Read after pinocchio's parser, which
-    refuses a multiplier or offset that is not a finite number.
+    then moves on its own, as pinocchio reads it); mimic joints that lead each other round
+    in a cycle raise :class:`errors.RobotModelError` naming them.  Read after pinocchio's
+    parser, which refuses a multiplier or offset that is not a finite number.
     """
     if "<mimic" not in urdf_xml:
         return {}
@@ -316,6 +319,13 @@ def mimic_joints(urdf_xml: str, model: pin.Model) -> Dict[str, Mimic]:
             continue
         out[name] = Mimic(mimic.get("joint"), float(mimic.get("multiplier", 1.0)),
                           float(mimic.get("offset", 0.0)))
+    for name in out:
+        seen = [name]
+        while seen[-1] in out:
+            seen.append(out[seen[-1]].leader)
+            if seen[-1] in seen[:-1]:
+                raise errors.RobotModelError(
+                    f"mimic joints lead each other in a cycle: {' -> '.join(seen)}")
     return out
 
 
