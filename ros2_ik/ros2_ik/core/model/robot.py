@@ -168,7 +168,7 @@ class Robot:
             base_name = base if base else self._frame_names[0]
             self.frame_id(base_name)
             joint_ids = self._explicit(joints)
-            self._check_mimics(joint_ids, tip_id)
+        self._check_mimics(joint_ids, tip_id)
         self._check_limits(joint_ids)
         locked_values = self._locked_values(joint_ids, locked or {})
         return Group(self, base_name, tip, joint_ids, locked_values)
@@ -227,7 +227,6 @@ class Robot:
             raise errors.InvalidArgument(
                 f"no movable joint between '{self._frame_names[base_id]}' and "
                 f"'{self._frame_names[tip_id]}'")
-        self._check_mimics(chain, tip_id)
         return chain
 
     def _check_limits(self, joint_ids: Tuple[int, ...]) -> None:
