@@ -25,6 +25,7 @@ import numpy as np
 import pinocchio as pin
 
 from ros2_ik.core.closed_form import six_r
+from ros2_ik.core.model.group import motion_subspace
 from ros2_ik.core.runtime import compiled
 from ros2_ik.core.runtime.per_object import PerObjectAndKey
 
@@ -303,12 +304,9 @@ def _axes(model: pin.Model, joint_ids, slide_end: bool = False) -> object:
     axes, slides = [], 0
     for i, j in enumerate(joint_ids):
         joint = model.joints[j]
-        data = joint.createData()
-        q = np.array([1.0, 0.0]) if joint.nq == 2 else np.zeros(joint.nq)
         if joint.nv != 1 or joint.nq not in (1, 2):
             return f"joint '{model.names[j]}' is not a one-axis joint"
-        joint.calc(data, q)
-        S = np.asarray(data.S, dtype=float).reshape(-1)
+        S = motion_subspace(joint)
         end = i in (0, len(joint_ids) - 1)
         if slide_end and end and slides == 0 and np.abs(S[3:]).max() == 0.0 \
                 and abs(np.linalg.norm(S[:3]) - 1.0) <= 1e-9:

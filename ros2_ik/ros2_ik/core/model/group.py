@@ -635,16 +635,25 @@ def _angle_model(red: pin.Model, continuous: np.ndarray) -> Optional[pin.Model]:
     return out if _same_kinematics(red, out, continuous) else None
 
 
+def motion_subspace(joint) -> np.ndarray:
+    """Return a one-axis pinocchio joint model's motion subspace (6,): ``[v, w]``.
+
+    At the joint's neutral value ((cos, sin) = (1, 0) for a continuous joint); for these
+    joints it is the same at any value, in the joint's own frame.
+    """
+    data = joint.createData()
+    joint.calc(data, np.array([1.0, 0.0]) if joint.nq == 2 else np.zeros(joint.nq))
+    return np.asarray(data.S, dtype=float).reshape(-1)
+
+
 def rotates(joint) -> bool:
     """Whether a one-axis pinocchio joint model turns about its axis (its value [rad]).
 
     Revolute and continuous joints do; a prismatic one moves along its axis [m]; a
     helical one does both (its value's 2 pi equivalents are other placements): no.
-    Read from the motion subspace at the joint's neutral value.
+    Read from the motion subspace (:func:`motion_subspace`).
     """
-    data = joint.createData()
-    joint.calc(data, np.array([1.0, 0.0]) if joint.nq == 2 else np.zeros(joint.nq))
-    S = np.asarray(data.S, dtype=float).reshape(-1)
+    S = motion_subspace(joint)
     return bool(np.abs(S[:3]).max() == 0.0 and np.abs(S[3:]).max() > 0.0)
 
 
@@ -653,9 +662,7 @@ def unbounded_unaligned_axis(joint) -> np.ndarray:
 
     This pinocchio's binding of that joint model has no ``axis`` (its bounded twin has).
     """
-    data = joint.createData()
-    joint.calc(data, np.array([1.0, 0.0]))  # (cos, sin): the subspace is the same at any q
-    return np.asarray(data.S, dtype=float).reshape(-1)[3:6]
+    return motion_subspace(joint)[3:6]
 
 
 def _same_kinematics(red: pin.Model, angles: pin.Model, continuous: np.ndarray) -> bool:
