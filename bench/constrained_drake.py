@@ -33,12 +33,12 @@ from __future__ import annotations
 import math
 import tempfile
 import time
-import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Dict, List, Optional, Tuple
 
 import numpy as np
 
+from dof_arms import root_link
 from drake_ik import FEASIBILITY_TOLERANCE, DrakeAttempt, drake_urdf
 from pydrake.geometry import Role
 from pydrake.math import RigidTransform, RotationMatrix
@@ -65,14 +65,6 @@ def start_of(spec, solver: str) -> np.ndarray:
             if term.kind == "posture":
                 return np.asarray(dict(term.args)["q_nominal"], dtype=float)
     return spec.seed
-
-
-def root_link(urdf_xml: str) -> str:
-    """Name of the URDF's root link (the one no joint has as child)."""
-    root = ET.fromstring(urdf_xml)
-    children = {j.find("child").get("link") for j in root.findall("joint")}
-    return next(link.get("name") for link in root.findall("link")
-                if link.get("name") not in children)
 
 
 class DrakeArm:

@@ -81,13 +81,13 @@ def on_rail(arm: Arm, half_length_m: float = RAIL_HALF_LENGTH_M) -> Arm:
 
     The group gains a prismatic first joint, ``rail_joint`` (:data:`RAIL`).
     """
-    root = _root_link(arm.urdf)
+    root = root_link(arm.urdf)
     urdf = arm.urdf.replace("</robot>", RAIL.format(half=half_length_m, root=root)
                             + "</robot>")
     return Arm(f"{arm.name} on rail", arm.source, urdf, "rail_base", arm.tip, arm.srdf)
 
 
-def _root_link(urdf: str) -> str:
+def root_link(urdf: str) -> str:
     """Return the URDF's root link: the one no joint has as its child."""
     xml = ET.fromstring(urdf)
     children = {j.find("child").get("link") for j in xml.findall("joint")}
