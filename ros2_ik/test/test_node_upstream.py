@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 
 import node_inputs
 from fuzz_answers import counted, examples, lie, sendable
+from panda_node import T_frame
 from geometry_msgs.msg import Pose
 from ros2_ik.core.model.robots import ARMS, data_dir, urdf_text
 from ros2_ik.node import compute_ik as C
@@ -43,14 +44,7 @@ def tiago():
 
 def _robot_tip(snapshot, names, values) -> pin.SE3:
     """``T_base_footprint_tool`` of the full model at ``names = values``, others at 0."""
-    model = snapshot.robot.model
-    data = model.createData()
-    q = pin.neutral(model)
-    for name, value in zip(names, values):
-        j = model.getJointId(name)
-        q[model.idx_qs[j]] = value
-    pin.framesForwardKinematics(model, data, q)
-    return data.oMf[model.getFrameId(SPEC.tip)]
+    return T_frame(snapshot.robot.model, names, values, SPEC.tip)
 
 
 def _request(T: pin.SE3, seed_names=(), seed_positions=()) -> ComputeIK.Request:
@@ -348,25 +342,10 @@ def test_a_constraint_in_the_head_frame_sees_the_head_where_it_is(pr2):
     result = CI.solve_goal(snapshot, "", cfg, joints, goal, lambda: False)
     assert result.error_code.val == IKErrorCode.SUCCESS, result.message
     solution = result.solutions[0].joint_state
-    at = {**dict(zip(solution.name, solution.position)), "head_pan_joint": -0.6}
-    wrist = _pr2_frame(model, at, "r_wrist_roll_link").translation
-    p = _pr2_frame(model, at, "head_tilt_link").actInv(wrist)
+    names, values = list(solution.name) + ["head_pan_joint"], list(solution.position) + [-0.6]
+    p = T_frame(model, names, values, "r_wrist_roll_link", "head_tilt_link").translation
     assert np.all(p >= [0.58 - 1e-4, -0.02 - 1e-4, -0.32 - 1e-4]), p
     assert np.all(p <= [0.62 + 1e-4, 0.02 + 1e-4, -0.28 + 1e-4]), p
-
-
-def _pr2_frame(model, values: dict, frame: str) -> pin.SE3:
-    """``T_world_frame`` of PR2 by our own FK at joint ``values`` (others at 0)."""
-    data = model.createData()
-    q = pin.neutral(model)
-    for name, value in values.items():
-        j = model.getJointId(name)
-        if model.nqs[j] == 2:
-            q[model.idx_qs[j]:model.idx_qs[j] + 2] = (np.cos(value), np.sin(value))
-        else:
-            q[model.idx_qs[j]] = value
-    pin.framesForwardKinematics(model, data, q)
-    return data.oMf[model.getFrameId(frame)]
 
 
 def test_a_target_in_the_head_frame_sees_the_head_where_it_is(pr2):
@@ -375,9 +354,9 @@ def test_a_target_in_the_head_frame_sees_the_head_where_it_is(pr2):
     model = snapshot.robot.model
     right = _arm(snapshot, cfg, "right_arm")
     head = {"head_pan_joint": -0.6, "head_tilt_joint": 0.3}
-    q = dict(zip(right.joint_names, right.mid_configuration() + 0.2))
-    T_head_wrist = _pr2_frame(model, {**head, **q}, "head_tilt_link").actInv(
-        _pr2_frame(model, {**head, **q}, right.tip))
+    names = list(head) + list(right.joint_names)
+    T_head_wrist = T_frame(model, names, list(head.values()) + list(
+        right.mid_configuration() + 0.2), right.tip, "head_tilt_link")
     request = ComputeIK.Request()
     request.group_name = "right_arm"
     request.target.header.frame_id = "head_tilt_link"
@@ -387,6 +366,7 @@ def test_a_target_in_the_head_frame_sees_the_head_where_it_is(pr2):
     joints.update(list(head), list(head.values()))
     response = _solve(snapshot, cfg, joints, request)
     assert response.error_code.val == IKErrorCode.SUCCESS, response.message
-    reached = {**head, **dict(zip(response.solution.name, response.solution.position))}
-    T = _pr2_frame(model, reached, "head_tilt_link").actInv(_pr2_frame(model, reached, right.tip))
+    T = T_frame(model, list(head) + list(response.solution.name),
+                list(head.values()) + list(response.solution.position), right.tip,
+                "head_tilt_link")
     assert np.linalg.norm(T.translation - T_head_wrist.translation) < 1e-4

@@ -21,6 +21,7 @@ from std_msgs.msg import Float64MultiArray  # noqa: E402
 from ros2_ik.core import robots  # noqa: E402
 from ros2_ik.node.conversions import se3_to_pose  # noqa: E402
 from ros2_ik.node.harness import FakeControllerProcess, wait_for  # noqa: E402
+from panda_node import T_frame  # noqa: E402
 from whole_body_checks import call_servo, serve, stop  # noqa: E402
 
 NS = "upservo"
@@ -50,16 +51,7 @@ def servo_node(ros_context):
 
 def _tip(model, arm_q, lift: float) -> pin.SE3:
     """``T_base_link_tip`` by our own FK, the arm at ``arm_q`` and the lift at ``lift``."""
-    data = model.createData()
-    q = pin.neutral(model)
-    for name, value in list(zip(ARM, arm_q)) + [(LIFT, lift)]:
-        joint = model.joints[model.getJointId(name)]
-        if joint.nq == 2:
-            q[joint.idx_q:joint.idx_q + 2] = (np.cos(value), np.sin(value))
-        else:
-            q[joint.idx_q] = value
-    pin.framesForwardKinematics(model, data, q)
-    return data.oMf[model.getFrameId("base_link")].actInv(data.oMf[model.getFrameId(TIP)])
+    return T_frame(model, ARM + [LIFT], list(arm_q) + [lift], TIP, "base_link")
 
 
 def _call(client, name):
