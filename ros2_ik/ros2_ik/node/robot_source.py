@@ -229,16 +229,9 @@ class JointStateCache:
                     self._positions[name] = (value, now)
 
     def fresh(self, names: Sequence[str], max_age_s: float) -> Optional[Dict[str, float]]:
-        """Positions of ``names`` when all are known and younger than ``max_age_s``."""
-        now = time.monotonic()
-        with self._lock:
-            out = {}
-            for name in names:
-                entry = self._positions.get(name)
-                if entry is None or now - entry[1] > max_age_s:
-                    return None
-                out[name] = entry[0]
-            return out
+        """Positions of ``names`` (distinct) when all are known and younger than ``max_age_s``."""
+        found = self.fresh_each(names, max_age_s)
+        return found if len(found) == len(names) else None
 
     def fresh_each(self, names: Sequence[str], max_age_s: float) -> Dict[str, float]:
         """Positions of those of ``names`` that are known and younger than ``max_age_s``."""
