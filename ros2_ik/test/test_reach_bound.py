@@ -170,14 +170,26 @@ def test_a_registered_proof_answers_and_can_be_removed():
     assert proofs.no_solution(Problem(group, below), SolveOptions()) is None
 
 
-def test_no_bound_above_a_floating_base():
-    """A free-flyer root (a whole-body solve moves it even when the arm group leaves it out).
+def test_a_locked_floating_base_keeps_the_bound_a_moving_one_has_none():
+    """An arm group of a robot loaded with a free-flyer root: the same bound as without it.
 
-    No finite sphere holds the hand then: no bound, no proof, whatever the distance.
+    The group locks the base where it holds it, as any joint above its first moving one,
+    so a target 50 m away is proven unreachable at once (there was no bound, and such a
+    request ran its whole timeout).  A whole-body group moves the base: no finite
+    sphere holds the hand, no bound, no proof.
     """
+    fixed = Robot.from_urdf(robots.urdf_text("panda"))
+    fixed = fixed.group(base="panda_link0", tip="panda_hand")
     model = pin.buildModelFromXML(robots.urdf_text("panda"), pin.JointModelFreeFlyer())
     robot = Robot(model)
     group = robot.group(base="panda_link0", tip="panda_hand")
-    assert reach_bound(group, robot.frame_id(group.tip)) is None
+    bound = reach_bound(group, robot.frame_id(group.tip))
+    expected = reach_bound(fixed, fixed.robot.frame_id(fixed.tip))
+    assert bound is not None and bound.radius_m == pytest.approx(expected.radius_m)
+    np.testing.assert_allclose(bound.centre, expected.centre, atol=1e-12)
     far = PoseTarget(group.tip, pin.SE3(np.eye(3), np.array([50.0, 0.0, 0.0])))
-    assert proofs.no_solution(Problem(group, far), SolveOptions()) is None
+    assert "50.00 m" in proofs.no_solution(Problem(group, far), SolveOptions())
+    whole = robot.whole_body(tip="panda_hand")
+    assert reach_bound(whole, robot.frame_id(whole.tip)) is None
+    far = PoseTarget(whole.tip, pin.SE3(np.eye(3), np.array([50.0, 0.0, 0.0])))
+    assert proofs.no_solution(Problem(whole, far), SolveOptions()) is None

@@ -70,9 +70,10 @@ def reach_bound(group, frame_id: int) -> Optional[ReachBound]:
     """Return the reach bound of model frame ``frame_id`` moved by ``group`` (cached), or None.
 
     None when a moving joint on the frame's chain is not a one-axis revolute or
-    prismatic joint, or a moving prismatic joint has an infinite range; and when a
-    multi-DoF joint (a floating or planar base) lies on the chain, even one the group's
-    joints leave out: whole-body solves move it.
+    prismatic joint (a whole-body group's floating or planar base), or a moving
+    prismatic joint has an infinite range.  A base the group does not move (an arm
+    group of a robot loaded with a floating root) is locked where the group holds it,
+    as every joint before the first moving one.
     """
     return _BOUNDS(group, frame_id)
 
@@ -85,8 +86,6 @@ def _bound(group, frame_id: int) -> Optional[ReachBound]:
     model: pin.Model = group.robot.model
     frame = model.frames[frame_id]
     chain = [j for j in model.supports[frame.parentJoint] if j > 0]
-    if any(model.joints[j].nv > 1 for j in chain):  # a base a whole-body solve moves
-        return None
     data = group.locked_data()
     moving = set(group.joint_ids)
     first = next((k for k, j in enumerate(chain) if j in moving), None)
@@ -137,6 +136,23 @@ def com_distance_bound(group, frame: int) -> Optional[float]:
     return _COM(group, int(frame))
 
 
+def base_distance_bound(group, frame: int) -> Optional[float]:
+    """Return a bound [m] on the distance from the root joint's origin to a frame's (cached).
+
+    For a whole-body group: how far frame ``frame``'s origin can lie from the base
+    joint's origin, whatever the joints below the base (the same sum as
+    :func:`frame_distance_bound`).  None where a joint between them has no bound.
+    """
+    return _BASE(group, int(frame))
+
+
+def _base(group, frame: int) -> Optional[float]:
+    f = group.robot.model.frames[frame]
+    bound = _sides_bound(group, [(1, pin.SE3.Identity()), (f.parentJoint, f.placement)],
+                         pivots=True)
+    return None if bound is None else bound.radius_m
+
+
 def _pair(group, frame_a: int, frame_b: int) -> Optional[PairBound]:
     model: pin.Model = group.robot.model
     sides = [(model.frames[f].parentJoint, model.frames[f].placement) for f in
@@ -162,6 +178,8 @@ def _com(group, frame: int) -> Optional[float]:
 
 #: Per group and frame-id pair (sorted): its PairBound, or None.
 _PAIRS: PerObjectAndKey = PerObjectAndKey(lambda group, key: _pair(group, *key))
+#: Per group and frame id: the base distance bound [m], or None.
+_BASE: PerObjectAndKey = PerObjectAndKey(_base)
 #: Per group and frame id: the CoM distance bound [m], or None.
 _COM: PerObjectAndKey = PerObjectAndKey(_com)
 
