@@ -93,6 +93,37 @@ def test_pr2_base_drives_to_a_far_target(pr2):
     assert np.hypot(q[0], q[1]) > 0.5  # the base moved toward the target
 
 
+def test_pr2_base_drives_to_a_target_150_m_away_and_refuses_one_beyond_the_world(pr2):
+    """A target 150 m off: the base drives there (it answered NO_SOLUTION after the timeout).
+
+    A target beyond the world (``MAX_COORDINATE_M`` plus the hand's reach from the base)
+    is INVALID_GOAL naming the frame, at once; the node answers the next request.
+    """
+    snapshot, model, _, _ = pr2
+    far = (150.0, -40.0, 0.9)
+    r = compute_ik(snapshot, "", _cfg(), JointStateCache(),
+                   _pr2_request(target=_pose_stamped(far))).response
+    assert r.error_code.val == IKErrorCode.SUCCESS, r.message
+    q = full_q(model, r.solution.name, r.solution.position, r.solution_base.transforms[0])
+    assert np.linalg.norm(_fk(model, q, "r_wrist_roll_link").translation - far) < 1e-3
+    started = time.perf_counter()
+    r = compute_ik(snapshot, "", _cfg(), JointStateCache(),
+                   _pr2_request(target=_pose_stamped((3e4, 0.0, 0.9)))).response
+    assert r.error_code.val == IKErrorCode.INVALID_GOAL, r.message
+    assert "frame 'r_wrist_roll_link'" in r.message and "10000 m" in r.message, r.message
+    assert time.perf_counter() - started < 0.5
+    r = compute_ik(snapshot, "", _cfg(), JointStateCache(), _pr2_request()).response
+    assert r.error_code.val == IKErrorCode.SUCCESS, r.message
+
+
+def _pose_stamped(xyz):
+    target = PoseStamped()
+    target.header.frame_id = "odom_combined"
+    target.pose.position.x, target.pose.position.y, target.pose.position.z = xyz
+    target.pose.orientation.w = 1.0
+    return target
+
+
 @pytest.mark.parametrize("base, field", [
     (_base(quat=(0.0, 0.0, 0.0, 2.0)), "seed_base.transforms[0].rotation"),
     (_base(name="no_such_joint"), "unknown virtual joint"),

@@ -498,6 +498,57 @@ def test_a_base_seed_beyond_the_world_is_refused_at_once(talos, pr2, far):
     np.testing.assert_allclose(talos[1].check_vector(seed)[3:7], [0, 0, 0.5 ** 0.5, 0.5 ** 0.5])
 
 
+@pytest.mark.parametrize("distance", [100.0, 3000.0])
+def test_a_target_beyond_the_arm_from_the_seed_is_reached_by_moving_the_base(
+        talos, pr2, distance):
+    """A hand target 100 m or 3 km from the seed's base: SUCCESS, checked on pinocchio FK.
+
+    Restarts kept the base where the seed had it, and each attempt moved it only metres
+    before its progress test cut it: NO_SOLUTION after the whole timeout ("best
+    available has 83 m" at 100 m).  Now the restarts move the whole robot so that the
+    hand lands on the target (free-flyer: the full pose; planar base: x, y and heading).
+    """
+    for robot, g in (talos, pr2):
+        seed = g.mid_configuration()
+        T0 = g.fk(seed, g.tip)
+        for k, heading in enumerate((0.3, 2.0, -2.8)):
+            offset = distance * np.array([math.cos(heading), math.sin(heading), 0.0])
+            R = pin.rpy.rpyToMatrix(0.0, 0.0, heading).dot(T0.rotation)
+            T = pin.SE3(R, T0.translation + offset)
+            res = solve(g, PoseTarget(g.tip, T), seed, timeout_s=1.0, random_seed=k)
+            assert res.status.name == "SUCCESS", (robot.model.name, heading, res.message)
+            assert res.solve_time_s < 0.5
+            data = kinematics(robot.model, full_q(g, res.q))
+            M = data.oMf[robot.model.getFrameId(g.tip)]
+            assert np.linalg.norm(M.translation - T.translation) < 1e-4
+            assert np.linalg.norm(pin.log3(M.rotation.T.dot(T.rotation))) < 1e-3
+            assert g.within_limits(res.q)
+
+
+def test_a_whole_body_target_beyond_the_world_is_refused_at_once(talos, pr2):
+    """A whole-body target beyond ``MAX_COORDINATE_M`` is InvalidGoal naming the frame.
+
+    The base would have to follow it beyond the world (a seed there is refused too);
+    1e300 m away, it ran the whole timeout.  A fixed-base group keeps its reach proof.
+    """
+    for _, g in (talos, pr2):
+        seed = g.mid_configuration()
+        T0 = g.fk(seed, g.tip)
+        for far in (1e300, -2e4):
+            T = pin.SE3(T0.rotation, T0.translation + np.array([0.0, far, 0.0]))
+            started = time.perf_counter()
+            with pytest.raises(errors.InvalidGoal, match=re.escape(f"frame '{g.tip}'")):
+                solve(g, PoseTarget(g.tip, T), seed, timeout_s=2.0)
+            assert time.perf_counter() - started < 0.5
+    robot = talos[0]
+    arm = robot.group("torso_2_link", "gripper_left_joint")
+    q = arm.mid_configuration()
+    T = arm.fk(q, arm.tip)
+    T.translation = T.translation + np.array([0.0, 1e300, 0.0])
+    res = solve(arm, PoseTarget(arm.tip, T), q, timeout_s=2.0)
+    assert res.status.name == "NO_SOLUTION" and "1e+300 m" in res.message, res.message
+
+
 @pytest.mark.parametrize("solver", ["dls", "bfgs", "sqp"])
 def test_every_solver_takes_whole_body_groups(solo, solver):
     """Quadruped feet held, the base moved to a target: solved on the group's Lie group."""

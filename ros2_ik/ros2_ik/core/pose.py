@@ -37,6 +37,8 @@ import numpy as np
 import pinocchio as pin
 
 from ros2_ik.core import errors
+from ros2_ik.core.kinematics import reach
+from ros2_ik.core.model.world import MAX_COORDINATE_M, within_world
 
 
 def split_error(T_target_frame: pin.SE3) -> Tuple[np.ndarray, np.ndarray]:
@@ -226,6 +228,8 @@ class CompiledPose:
         self.reduced_frame_id = group.reduced_frame_of(self.frame_id)
         ref = target.reference_frame
         self.T_world_target = self._world_target(group, ref, target.T_ref_target)
+        if group.has_base:
+            self._check_within_world(group, target.frame)
         self.T_target_world = self.T_world_target.inverse()
         #: Every axis constrained and weighted alike: the pose loops' error is ``log6``
         #: (:func:`twist_error`), its weight one number.
@@ -234,6 +238,23 @@ class CompiledPose:
          self.unit_weights, self.full_pose, self.twist) = _weight_info(
             target.weights, target.position_only, target.position_tolerance_m,
             target.orientation_tolerance_rad)
+
+    def _check_within_world(self, group: "Group", frame: str) -> None:
+        """Refuse a whole-body target its base cannot follow (InvalidGoal naming the frame).
+
+        A base must lie within :data:`.world.MAX_COORDINATE_M` of the world origin in
+        each coordinate (a seed beyond is refused too), and the frame within its reach
+        bound from the base (:func:`reach.base_distance_bound`): a target beyond both is
+        no place the robot can be (no step of metres moves a base 1e300 m away).
+        """
+        p = self.T_world_target.translation.tolist()
+        reach_m = reach.base_distance_bound(group, self.frame_id)
+        if reach_m is None or within_world([max(0.0, abs(v) - reach_m) for v in p]):
+            return
+        raise errors.InvalidGoal(
+            f"target position of frame '{frame}' is {', '.join(f'{v:.6g}' for v in p)} m in "
+            f"the world: a whole-body group's base must lie within {MAX_COORDINATE_M:g} m of "
+            f"the world origin, and the frame within {reach_m:.3g} m of the base")
 
     @property
     def p_t(self) -> np.ndarray:

@@ -300,6 +300,35 @@ class WholeBodyGroup(Group):
         return pin.SE3(np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]]),
                        np.array([v[0], v[1], 0.0]))
 
+    def carried(self, q: np.ndarray, T_world_frame: pin.SE3, T_world_target: pin.SE3,
+                turn: bool) -> np.ndarray:
+        """Return ``q`` with the whole robot moved rigidly to put a frame on a target.
+
+        ``T_world_frame``: the frame's placement at ``q``; the robot moves as one body
+        (the joints keep their values) so that the frame's origin lands on
+        ``T_world_target``'s and, with ``turn``, its axes on the target's.  A free-flyer
+        makes that move exactly; a planar base its part in its plane (x, y and the turn
+        about its z axis: the origin lands on the target's in that plane).  Then clamped
+        into the base bounds (:meth:`clamp`).
+        """
+        P = self.robot.model.jointPlacements[1]  # the base joint's frame in the world
+        X = self.base_placement(q)  # the base in that frame
+        frame = P.actInv(T_world_frame)  # the frame and target in the base joint's frame
+        target = P.actInv(T_world_target)
+        R = target.rotation.dot(frame.rotation.T) if turn else np.eye(3)
+        if self.base_kind == PLANAR:
+            c, s = R[0, 0], R[1, 0]  # the turn about z nearest to R
+            norm = math.hypot(c, s)
+            c, s = (c / norm, s / norm) if norm > 1e-9 else (1.0, 0.0)
+            R = np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
+        p = R.dot(X.translation - frame.translation) + target.translation
+        out = np.array(q, dtype=float)
+        if self.base_kind == FLOATING:
+            out[:7] = pin.SE3ToXYZQUAT(pin.SE3(R.dot(X.rotation), p))
+        else:
+            out[:3] = (p[0], p[1], q[2] + math.atan2(R[1, 0], R[0, 0]))
+        return self.clamp(out)
+
     # ------------------------------------------------------- the Lie group
     def _base_q(self, q: np.ndarray) -> np.ndarray:
         if self.base_kind == FLOATING:

@@ -2,7 +2,9 @@
 
 One bound for every length given to the core as a place in a robot's world: a mesh's
 vertex coordinates and a shape's size (:mod:`ros2_ik.core.collision`), a whole-body
-group's base position in a seed (:mod:`.floating_base`).  Two reasons give it:
+group's base position in a seed (:mod:`.floating_base`) and its pose targets' positions
+(:class:`ros2_ik.core.pose.CompiledPose`: beyond the frame's reach from a base within
+it).  Two reasons give it:
 
 * no robot's world (a cell, a mobile base's map) is 10 km wide: a coordinate beyond it is
   a wrong unit or a garbage value, not a place;
@@ -14,3 +16,8 @@ group's base position in a seed (:mod:`.floating_base`).  Two reasons give it:
 
 #: Largest coordinate or size [m] the core takes (see the module docstring).
 MAX_COORDINATE_M = 1e4
+
+
+def within_world(point) -> bool:
+    """Whether each coordinate of ``point`` [m] lies within :data:`MAX_COORDINATE_M` (NaN: no)."""
+    return all(-MAX_COORDINATE_M <= v <= MAX_COORDINATE_M for v in point)

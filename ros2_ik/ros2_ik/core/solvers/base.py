@@ -19,6 +19,7 @@ from typing import Any, Callable, List, NamedTuple, Optional, Tuple
 import numpy as np
 
 from ros2_ik.core import errors
+from ros2_ik.core.kinematics import reach
 from ros2_ik.core.problem import Problem
 from ros2_ik.core.result import IKResult, IKStatus, Progress, Solution
 from ros2_ik.core.solvers import before_iterating, seed_library
@@ -112,6 +113,7 @@ class Search:
         #: Starts tried right after the seed, before the library: a closed form's exact
         #: branches (:mod:`before_iterating`).
         self.first_starts: List[np.ndarray] = []
+        self._carry: Optional[bool] = None  # see _carries (decided at the first restart)
 
     # ---------------------------------------------------------------- starts
     def next_start(self) -> np.ndarray:
@@ -146,8 +148,38 @@ class Search:
                 return start
         if self._rng is None:  # created lazily: often not needed
             self._rng = np.random.default_rng(self.options.random_seed)
-        return self.group.random_configuration(
+        if not self._carries():
+            return self.group.random_configuration(
+                self._rng, self.seed, self.options.max_joint_jump_rad)
+        start = self.seed if self.attempts == 1 else self.group.random_configuration(
             self._rng, self.seed, self.options.max_joint_jump_rad)
+        pose = self.problem.pose
+        return self.group.carried(start, self.group.fk(start, pose.target.frame),
+                                  pose.T_world_target, pose.full_rotation)
+
+    def _carries(self) -> bool:
+        """Whether each restart carries the robot to the pose target (whole-body groups).
+
+        When the target lies farther from the base joint, where the seed puts it, than
+        the frame can reach from there (:func:`reach.base_distance_bound`), no start with
+        the base at the seed's place can be a solution: each restart (the seed's posture
+        first, then random ones) is moved as one body so that the frame lands on the
+        target (:meth:`WholeBodyGroup.carried`), and the attempt solves from there.
+        Decided once, at the first restart.
+        """
+        if self._carry is None:
+            self._carry = self._target_beyond_base()
+        return self._carry
+
+    def _target_beyond_base(self) -> bool:
+        group, pose = self.group, self.problem.pose
+        if not group.has_base or pose is None or not pose.mask[:3].all():
+            return False
+        bound = reach.base_distance_bound(group, pose.frame_id)
+        if bound is None:
+            return False
+        X = group.robot.model.jointPlacements[1] * group.base_placement(self.seed)
+        return float(np.linalg.norm(pose.p_t - X.translation)) > bound
 
     def _constraint_start(self) -> Optional[np.ndarray]:
         """Return the next start of a problem without a pose target, or None.
