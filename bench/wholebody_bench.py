@@ -24,6 +24,8 @@ Then a few of each robot's problems made impossible go through every method, two
 the CoM margin past the polygon (``wholebody_problems.with_impossible_com``), and one
 contact's target 3 m from the others (``with_far_contact``).  Any claim of success there is
 false, and ros2_ik should answer NO_SOLUTION naming the CoM term, or the contact moved.
+The same few problems of the mobile robots then run with their answer moved 30-300 m
+across the floor (``with_far_base``: feasible, the seed left at the origin).
 A false SUCCESS is a method claiming success (ours: SUCCESS; Drake:
 SNOPT's success; Pink: its own stopping test) on an answer the check refuses.  An extra
 problem per robot runs first through every method, untimed (imports, caches).  The
@@ -159,6 +161,20 @@ def run_infeasible(checker, solvers, impossible, budget_s: float, names) -> Dict
     return out
 
 
+def run_far_base(checker, solvers, moved, budget_s: float) -> Dict[str, dict]:
+    """Run problems whose answer lies 30-300 m from the seed (``with_far_base``).
+
+    Per method: how many, how many verified, the median time [ms], false SUCCESS.
+    """
+    out = {}
+    for method, solve in solvers.items() if moved else ():
+        runs = [run_one(checker, solve, p, budget_s) for p in moved]
+        out[method] = {"problems": len(runs), "verified": sum(r["ok"] for r in runs),
+                       "median_ms": 1e3 * float(np.median([r["time_s"] for r in runs])),
+                       "false_successes": sum(r["claimed"] and not r["ok"] for r in runs)}
+    return out
+
+
 def _names_com(problem, note: str) -> bool:
     return bool(NAMES_COM.search(note))
 
@@ -191,9 +207,11 @@ def run_robot(robot: str, methods, n: int, seed: int, budget_s: float,
                                                    if q is not None], budget_s, _names_com)
     far = run_infeasible(checker, solvers, [q for q in map(wb.with_far_contact, few)
                                             if q is not None], budget_s, _names_contact)
+    moved = run_far_base(checker, solvers, [q for q in map(wb.with_far_base, few)
+                                            if q is not None], budget_s)
     gc.unfreeze()
     return {"records": records, "skipped": skipped, "infeasible": impossible,
-            "infeasible_contact": far,
+            "infeasible_contact": far, "far_base": moved,
             "draws_median": float(np.median([p.meta["draws"] for p in problems[:n]]))}
 
 
@@ -222,7 +240,7 @@ def rows_of(robot: str, run: dict) -> List[dict]:
     """One row per method, with the ratios of the references' medians to ours."""
     spec = wb.ROBOTS[robot]
     rows = [{"family": spec.family, "robot": robot, "method": m, **summary(rs),
-             **{key: run[key][m] for key in ("infeasible", "infeasible_contact")
+             **{key: run[key][m] for key in ("infeasible", "infeasible_contact", "far_base")
                 if m in run.get(key, {})}}
             for m, rs in run["records"].items()]
     ours = next((r for r in rows if r["method"] == "ours"), None)

@@ -475,3 +475,35 @@ def with_far_contact(problem: WholeBodyProblem) -> Optional[WholeBodyProblem]:
     terms[k] = dataclasses.replace(terms[k], args=args)
     return dataclasses.replace(problem, constraints=tuple(terms),
                                meta=dict(problem.meta, infeasible=frame))
+
+
+#: How far [m] :func:`with_far_base` moves a mobile problem's answer: an aisle, a building.
+FAR_BASE_M = (30.0, 300.0)
+
+
+def with_far_base(problem: WholeBodyProblem) -> Optional[WholeBodyProblem]:
+    """``problem`` with its answer moved 30-300 m across the floor (None: not a mobile robot).
+
+    ``q_star``'s base and every target move by one horizontal vector (its length and
+    direction drawn from the problem's index), so the problem stays feasible by
+    construction; the seed stays at the origin, so the base must travel that far.
+    ``meta["far_m"]``: the distance.
+    """
+    if not ROBOTS[problem.robot].planar:
+        return None
+    rng = np.random.default_rng([problem.index, 47])
+    distance, heading = rng.uniform(*FAR_BASE_M), rng.uniform(-np.pi, np.pi)
+    shift = distance * np.array([math.cos(heading), math.sin(heading), 0.0])
+    q_star = problem.q_star.copy()
+    q_star[:2] += shift[:2]
+    terms = []
+    for term in problem.constraints:
+        args = dict(term.args)
+        if "T" in args:
+            args["T"] = np.array(args["T"], float)
+            args["T"][:3, 3] += shift
+        elif "p" in args:
+            args["p"] = np.asarray(args["p"], float) + shift
+        terms.append(dataclasses.replace(term, args=args))
+    return dataclasses.replace(problem, q_star=q_star, constraints=tuple(terms),
+                               meta=dict(problem.meta, far_m=float(distance)))

@@ -58,7 +58,8 @@ def write_markdown(path: Path, rows: List[dict], meta: dict) -> None:
             _cell(o, "false_successes", "{}"),
             ", ".join(f"{LABELS[k]} {r['exceptions']}" for k, r in methods.items()
                       if "skipped" not in r and r["exceptions"]) or "0"]) + " |")
-    lines += [""] + targets(rows) + [""] + impossible(rows) + ["", DETAILS, "", *details(rows)]
+    lines += [""] + targets(rows) + [""] + impossible(rows) + far_base(rows) + [
+        "", DETAILS, "", *details(rows)]
     path.write_text("\n".join(lines) + "\n")
 
 
@@ -121,6 +122,20 @@ def impossible(rows: List[dict]) -> List[str]:
         if parts:
             lines += [f"{title}: " + "; ".join(parts) + ".", ""]
     return lines[:-1]
+
+
+def far_base(rows: List[dict]) -> List[str]:
+    """Return the line of the problems whose answer lies 30-300 m away ([] when none ran)."""
+    parts = []
+    for method in LABELS:
+        cells = [r["far_base"] for r in rows if r["method"] == method and "far_base" in r]
+        if cells:
+            n = sum(c["problems"] for c in cells)
+            parts.append(f"{LABELS[method]} verified {sum(c['verified'] for c in cells)}/{n}, "
+                         f"false SUCCESS {sum(c['false_successes'] for c in cells)}, median "
+                         f"{float(np.median([c['median_ms'] for c in cells])):.1f} ms")
+    return ["", "The answer moved 30-300 m across the floor (mobile robots; the seed stays at "
+            "the origin): " + "; ".join(parts) + "."] if parts else []
 
 
 def details(rows: List[dict]) -> List[str]:

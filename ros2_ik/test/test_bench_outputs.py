@@ -172,8 +172,12 @@ def test_wholebody_bench_writes_rows_and_tables(tmp_path):
         assert r["problems"] == 2 and 0.0 <= r["verified_success_rate"] <= 1.0
         assert 0.0 < r["median_ms"] <= r["p95_ms"]
         assert {"false_successes", "exceptions", "late", "failure_reasons"} <= set(r)
+    far = {r["method"]: r["far_base"] for r in rows if r["robot"] == "tiago"}
+    assert far["ours"] == {**far["ours"], "problems": 2, "verified": 2, "false_successes": 0}
+    assert not any("far_base" in r for r in rows if r["robot"] == "solo12")
     table = (tmp_path / "wholebody.md").read_text()
     assert "| quadruped | solo12 |" in table and "| mobile | tiago |" in table
+    assert "moved 30-300 m across the floor" in table and "ros2_ik verified 2/2" in table
     assert "<!-- wholebody-details -->" in table
 
 

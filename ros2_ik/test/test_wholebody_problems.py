@@ -127,6 +127,25 @@ def test_humanoid_soles_are_level_on_the_ground():
                 np.testing.assert_allclose(T.rotation[:, 2], [0, 0, 1], atol=1e-9)
 
 
+def test_a_far_base_problem_keeps_its_moved_answer_and_only_that(robot):
+    """``with_far_base``: the check passes the moved ``q_star`` and refuses the original.
+
+    Legged robots get none (their contacts hold them where they stand).
+    """
+    name, problems, checker = robot
+    for problem in problems:
+        far = wb.with_far_base(problem)
+        if not wb.ROBOTS[name].planar:
+            assert far is None
+            continue
+        assert wb.FAR_BASE_M[0] <= far.meta["far_m"] <= wb.FAR_BASE_M[1]
+        assert np.hypot(*(far.q_star[:2] - problem.q_star[:2])) == pytest.approx(
+            far.meta["far_m"])
+        assert checker.check(far.q_star, far).ok
+        assert not checker.check(problem.q_star, far).ok
+        np.testing.assert_array_equal(far.seed, problem.seed)
+
+
 def test_an_impossible_com_margin_refuses_even_q_star():
     problem = wb.problems("solo12", 1, seed=2)[0]
     impossible = wb.with_impossible_com(problem)
