@@ -562,6 +562,26 @@ class Group:
         moved = self._changed & self._carrying() or self._changed.intersection(frame)
         return self if moved else self._source
 
+    def shape_owner(self, frame_id: int) -> "Group":
+        """Return the group whose chain to frame ``frame_id`` has this one's shape.
+
+        :meth:`chain_owner`'s group; or, for a group held elsewhere whose changed joints
+        move that chain only as one body (each lies above every group joint: a torso
+        lift under an arm, a rail under a 6R arm), the group it was held from.  The
+        chain is then the same but for its place in the world: what depends on its
+        shape alone (whether a 7R sweep is cheap, :func:`.solvers.swept.form`) is the
+        owner's; what depends on its place (a closed form's figures) is not.
+        """
+        owner = self.chain_owner(frame_id)
+        if owner is not self or not self._changed:
+            return owner
+        supports = self.robot.model.supports
+        above = frozenset.intersection(*(frozenset(supports[j]) - {j}
+                                         for j in self.joint_ids))
+        frame = supports[self.robot.model.frames[frame_id].parentJoint]
+        moved = self._changed & (self._carrying() | frozenset(frame))
+        return self._source if moved <= above else self
+
     def _relocked(self, values: Mapping[str, float]) -> Dict[str, float]:
         """:attr:`locked` with ``values``; a mimic joint not named left to its leader."""
         mimics = getattr(self.robot, "mimics", {})

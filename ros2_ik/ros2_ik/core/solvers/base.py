@@ -583,7 +583,7 @@ class Solver(ABC):
         compiled step (:func:`before_iterating.prepare`).
         """
         if cls.closed_form:
-            before_iterating.prepare(group, frame)
+            before_iterating.prepare(cls, group, frame)
 
     def solve(self, problem: Problem, seed: np.ndarray, options: SolveOptions,
               begun: Optional[Begun] = None) -> IKResult:

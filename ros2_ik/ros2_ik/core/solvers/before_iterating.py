@@ -135,15 +135,17 @@ def _forms():
 _FORMS = None
 
 
-def prepare(group, frame: str) -> None:
+def prepare(solver, group, frame: str) -> None:
     """Detect ``group``'s closed form to ``frame`` and load its compiled step, if it has one.
 
     The one-time work of the first answer (EAIK's solver and its self-test, the numba
-    kernel), done outside any solve's budget by :func:`ros2_ik.core.solve.prepare`.
+    kernel), done outside any solve's budget by :func:`ros2_ik.core.solve.prepare`.  A
+    7R sweep only where ``solver`` runs it (:func:`.swept.form`).
     """
-    chain, sweep, _ = _forms()
+    chain, sweep, swept = _forms()
     if group.n == sweep.JOINTS:
-        sweep.prepare(group, frame)
+        if swept.form(solver, group, group.robot.frame_id(frame)) is not None:
+            sweep.prepare(group, frame)
     if group.n not in chain.JOINTS:
         return
     frame_id = group.robot.frame_id(frame)

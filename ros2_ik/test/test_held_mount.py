@@ -1,0 +1,112 @@
+"""A group held with its mount moved shares what depends on its chain's shape alone.
+
+The node holds a locked joint above an arm where the robot holds it (node/upstream.py): a
+torso lift, a rail.  Each new value is a group of its own (``Group.held_at``), prepared on
+its first request.  Whether lm runs a 7R arm's sweep (``Sweep.cheap``) depends on the
+chain's shape, which such a joint does not change (``Group.shape_owner``): the held group
+asks the group it was held from, and detects its own sweep only when lm would run it.  A
+lift whose encoder jitters by 1e-5 m between requests cost ~0.2 s per request on TIAGo's
+arm, the sweep detection; answers are checked by pinocchio FK of the full model.
+"""
+import sys
+from pathlib import Path
+
+import numpy as np
+import pinocchio as pin
+import pytest
+
+from panda_node import T_frame
+from ros2_ik.core.closed_form import sweep
+from ros2_ik.core.model.robot import Robot
+from ros2_ik.core.model.robots import ARMS, urdf_text
+from ros2_ik.core.pose import PoseTarget
+from ros2_ik.core.result import IKStatus
+from ros2_ik.core.solve import prepare, solve
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+import dof_arms  # noqa: E402
+
+pytest.importorskip("eaik")
+
+LIFT = "torso_lift_joint"
+
+
+@pytest.fixture
+def detections(monkeypatch):
+    """The groups whose sweep is detected from now on (``sweep.detect`` counted)."""
+    calls = []
+    real = sweep.detect
+
+    def counted(group, frame_id):
+        calls.append(group)
+        return real(group, frame_id)
+    monkeypatch.setattr(sweep, "detect", counted)
+    return calls
+
+
+def test_a_new_lift_height_detects_no_sweep_lm_does_not_run(detections):
+    spec = ARMS["tiago"]
+    group = Robot.from_urdf(urdf_text("tiago")).group(spec.base, spec.tip)
+    frame_id = group.robot.frame_id(group.tip)
+    prepare(group, group.tip)
+    assert not sweep.of(group, frame_id).cheap
+    detections.clear()
+    held = group.held_at({LIFT: 0.25})
+    assert held.chain_owner(frame_id) is held and held.shape_owner(frame_id) is group
+    prepare(held, held.tip)
+    assert detections == []
+    model = group.robot.model
+    rng = np.random.default_rng(3)
+    for k in range(20):
+        q = held.random_configuration(rng)
+        names = list(held.joint_names) + [LIFT]
+        T = T_frame(model, names, list(q) + [0.25], held.tip)
+        result = solve(held, PoseTarget(held.tip, T), held.mid_configuration(), "lm", 0.5, 0, k)
+        assert result.status is IKStatus.SUCCESS, result.message
+        M = T_frame(model, names, list(result.q) + [0.25], held.tip)
+        assert np.linalg.norm(M.translation - T.translation) < 1e-4
+        assert np.linalg.norm(pin.log3(M.rotation.T @ T.rotation)) < 1e-3
+    assert detections == []
+    prepare(held, held.tip, solver="analytic")  # analytic runs every sweep: its own
+    assert detections == [held]
+
+
+def test_a_joint_locked_inside_the_chain_changes_its_shape():
+    spec = ARMS["tiago"]
+    robot = Robot.from_urdf(urdf_text("tiago"))
+    full = robot.group(spec.base, spec.tip)
+    group = robot.group(spec.base, spec.tip,
+                        joints=[n for n in full.joint_names if n != "arm_4_joint"])
+    frame_id = robot.frame_id(group.tip)
+    inside = group.held_at({"arm_4_joint": 0.5})
+    assert inside.shape_owner(frame_id) is inside
+    above = group.held_at({LIFT: 0.1})
+    assert above.shape_owner(frame_id) is group
+    both = group.held_at({LIFT: 0.1, "arm_4_joint": 0.5})
+    assert both.shape_owner(frame_id) is both
+    beside = group.held_at({"head_1_joint": 0.3})  # moves neither the chain nor the frame
+    assert beside.shape_owner(frame_id) is group and beside.chain_owner(frame_id) is group
+
+
+def test_a_cheap_sweep_is_detected_again_where_the_mount_moved(detections):
+    """A vendor iiwa (its sweep cheap: lm runs it) on a locked rail, held 1 m along it."""
+    arm = next((a for a in dof_arms.arms(7) if a.name == "kuka_lbr_iiwa14_r820"), None)
+    if arm is None:
+        pytest.skip("the vendor folder's kuka_lbr_iiwa14_r820 is absent")
+    railed = dof_arms.on_rail(arm)
+    robot, on_rail = railed.group()
+    group = robot.group(railed.base, railed.tip, joints=list(on_rail.joint_names[1:]))
+    frame_id = robot.frame_id(group.tip)
+    prepare(group, group.tip)
+    assert sweep.of(group, frame_id).cheap
+    detections.clear()
+    held = group.held_at({"rail_joint": 1.0})
+    assert held.shape_owner(frame_id) is group
+    prepare(held, held.tip)
+    assert detections == [held]
+    q = held.random_configuration(np.random.default_rng(0))
+    T = T_frame(robot.model, list(held.joint_names) + ["rail_joint"], list(q) + [1.0],
+                held.tip)
+    result = solve(held, PoseTarget(held.tip, T), held.mid_configuration(), "lm", 0.5, 0, 1)
+    assert result.status is IKStatus.SUCCESS, result.message
+    assert dof_arms.verified(held, result.q, T)
