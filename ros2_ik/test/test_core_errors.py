@@ -67,6 +67,30 @@ def test_inverted_urdf_limits_name_the_joint(arm):
     inverted.group(base="panda_link2", tip="panda_hand")  # a group without it is fine
 
 
+def test_a_zero_axis_names_the_joint():
+    """A URDF axis ``0 0 0`` moved nothing: the group was solved as if the joint were not there.
+
+    A UR5 whose elbow had such an axis answered SUCCESS with the elbow at -0.32 rad, which
+    on the robot moves the tool.  Groups with that joint are refused; groups without, and
+    a zero axis on a locked joint, are fine.  A non-unit axis is normalised as before.
+    """
+    text = robots.urdf_text("ur5")
+    axis = '<origin rpy="0.0 0.0 0.0" xyz="0.0 -0.1197 0.425"/>\n    <axis xyz="0 1 0"/>'
+    assert axis in text
+    zero = Robot.from_urdf(text.replace(axis, axis.replace("0 1 0", "0 0 0")))
+    with pytest.raises(errors.InvalidArgument, match="'elbow_joint' has a zero axis"):
+        zero.group(base="base_link", tip="tool0")
+    with pytest.raises(errors.InvalidArgument, match="'elbow_joint' has a zero axis"):
+        zero.group(tip="tool0", joints=["shoulder_pan_joint", "elbow_joint"])
+    assert zero.group(base="forearm_link", tip="tool0").n == 3
+    assert zero.group(tip="tool0", joints=["shoulder_pan_joint", "wrist_1_joint"]).n == 2
+    longer = Robot.from_urdf(text.replace(axis, axis.replace("0 1 0", "0 2 0")))
+    group, plain = longer.group(base="base_link", tip="tool0"), \
+        Robot.from_urdf(text).group(base="base_link", tip="tool0")
+    q = np.full(6, 0.3)
+    assert np.allclose(group.fk(q, "tool0").homogeneous, plain.fk(q, "tool0").homogeneous)
+
+
 def test_unknown_solver_lists_registered_ones(arm):
     _, group = arm
     with pytest.raises(errors.UnknownSolver) as info:

@@ -17,7 +17,7 @@ from ros2_ik.core import errors
 from ros2_ik.core.model import floating_base
 from ros2_ik.core.model.floating_base import BaseBounds, WholeBodyGroup
 from ros2_ik.core.model.frame_names import nameable_frames
-from ros2_ik.core.model.group import Group
+from ros2_ik.core.model.group import Group, motion_subspace
 
 _LOG = logging.getLogger(__name__)
 
@@ -230,13 +230,22 @@ class Robot:
         return chain
 
     def _check_limits(self, joint_ids: Tuple[int, ...]) -> None:
-        """Refuse a group joint whose URDF lower limit lies above its upper one."""
+        """Refuse a group joint whose URDF limits are inverted or whose axis is zero.
+
+        A lower limit above the upper one leaves no value; a zero axis (``xyz="0 0 0"``)
+        moves nothing, so the robot's own joint would be solved as if it did not move.
+        """
         for j in joint_ids:
             lo, hi = _limits(self._model, j)
             if not lo <= hi:
                 raise errors.InvalidArgument(
                     f"joint '{self._model.names[j]}' has lower limit {lo:g} above its upper "
                     f"limit {hi:g} in the URDF: no value is within them (fix the URDF)")
+            joint = self._model.joints[j]
+            if joint.nv == 1 and not np.abs(motion_subspace(joint)).max() > 1e-9:
+                raise errors.InvalidArgument(
+                    f"joint '{self._model.names[j]}' has a zero axis in the URDF: it moves "
+                    f"nothing (give its <axis xyz> a direction)")
 
     def _check_mimics(self, joint_ids: Tuple[int, ...], tip_id: int) -> None:
         """Refuse a tip that hangs below a mimic joint whose leader ``joint_ids`` move."""
