@@ -80,10 +80,14 @@ def _limits(rng: np.random.Generator):
     return (-float(rng.uniform(0.5, math.pi)), float(rng.uniform(0.5, math.pi)))
 
 
-def _mixed_joint(rng: np.random.Generator, kind: str, limits):
-    """Return a mixed arm's joint: prismatic one time in five, unaligned one in five."""
+def _mixed_joint(rng: np.random.Generator, kind: str, limits, slide_m: float = 0.3):
+    """Return a mixed arm's joint: prismatic one time in five, unaligned one in five.
+
+    A prismatic joint's limits are drawn in ``[-slide_m, 0]`` and ``[slide_m / 6, slide_m]``.
+    """
     if rng.random() < 0.2:
-        kind, limits = "prismatic", (-float(rng.uniform(0.0, 0.3)), float(rng.uniform(0.05, 0.3)))
+        kind, limits = "prismatic", (-float(rng.uniform(0.0, slide_m)),
+                                     float(rng.uniform(slide_m / 6.0, slide_m)))
     axis = "0 0 1"
     if rng.random() < 0.2:
         v = rng.normal(size=3)
@@ -91,11 +95,15 @@ def _mixed_joint(rng: np.random.Generator, kind: str, limits):
     return kind, limits, axis
 
 
-def random_arm(seed: int, n_joints: int = 0, mixed: bool = False) -> RandomArm:
+def random_arm(seed: int, n_joints: int = 0, mixed: bool = False,
+               slide_m: float = 0.3) -> RandomArm:
     """Return random arm number ``seed`` (``n_joints`` 0: drawn in 4..8).
 
     ``mixed``: also prismatic joints (one in five) and unaligned axes (any unit vector,
     one in five), 3..8 joints; a different family of arms (named ``mixed<seed>``).
+    ``slide_m`` [m]: how far a mixed arm's prismatic joints reach (0.3: the same arms as
+    without it); another value names the arm ``slide<slide_m>m<seed>``: a rail, a
+    gantry axis longer than 2 pi m.
     """
     rng = np.random.default_rng(seed)
     n = int(n_joints) if n_joints else int(rng.integers(3 if mixed else 4, 9))
@@ -119,7 +127,7 @@ def random_arm(seed: int, n_joints: int = 0, mixed: bool = False) -> RandomArm:
         rpy = [_twist(rng), 0.0, 0.0] if i > 1 else [0.0, 0.0, 0.0]
         axis = "0 0 1"
         if mixed:
-            kind, limits, axis = _mixed_joint(rng, kind, limits)
+            kind, limits, axis = _mixed_joint(rng, kind, limits, slide_m)
         parts += [_link(f"link_{i}"),
                   _joint(f"joint_{i}", kind, parent, f"link_{i}", xyz, rpy, axis, limits)]
         parent = f"link_{i}"
@@ -130,5 +138,7 @@ def random_arm(seed: int, n_joints: int = 0, mixed: bool = False) -> RandomArm:
               _joint("finger_joint", "prismatic", "tool_link", "finger_link", [0, 0, 0.02],
                      [0, 0, 0], "0 1 0", (0.0, 0.04))]
     name = f"mixed{seed}" if mixed else f"random{seed}"
+    if mixed and slide_m != 0.3:
+        name = f"slide{slide_m:g}m{seed}"
     urdf = f'<?xml version="1.0"?><robot name="{name}">' + "".join(parts) + "</robot>"
     return RandomArm(name, urdf, "arm_base_link", "tool_link", n)

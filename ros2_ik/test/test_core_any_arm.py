@@ -43,22 +43,43 @@ def independent_fk(urdf: str, names, values, frame: str, locked=None) -> pin.SE3
     return pin.SE3(data.oMf[model.getFrameId(frame)])
 
 
-@pytest.mark.parametrize("arm", catalogue(robots.ARMS) + TEST_RANDOM, ids=lambda a: a.name)
-def test_reachable_targets_are_found_on_any_arm(arm):
-    _, group = arm.group()
-    rng = np.random.default_rng(21)
+def solves_reachable_targets(arm, group, rng_seed: int, timeout_s: float) -> None:
+    """Assert SUCCESS on TARGETS FK-reachable poses from mid-limits, by independent FK."""
+    rng = np.random.default_rng(rng_seed)
     lo = np.where(group.continuous, -np.pi, group.lower)
     hi = np.where(group.continuous, np.pi, group.upper)
     seed = group.mid_configuration()
     for i in range(TARGETS):
         q = lo + (hi - lo) * rng.random(group.n)
         T = independent_fk(arm.urdf, group.joint_names, q, group.tip, group.locked)
-        result = solve(group, PoseTarget(group.tip, T), seed, timeout_s=0.05, random_seed=i)
+        result = solve(group, PoseTarget(group.tip, T), seed, timeout_s=timeout_s,
+                       random_seed=i)
         assert result.status is IKStatus.SUCCESS, (arm.name, i, result.message)
         T_got = independent_fk(arm.urdf, result.joint_names, result.q, group.tip, group.locked)
         assert np.linalg.norm(T_got.translation - T.translation) <= 1e-4
         assert np.linalg.norm(pin.log3(T.rotation.T @ T_got.rotation)) <= 1e-3
         assert np.all(result.q >= group.lower) and np.all(result.q <= group.upper)
+
+
+@pytest.mark.parametrize("arm", catalogue(robots.ARMS) + TEST_RANDOM, ids=lambda a: a.name)
+def test_reachable_targets_are_found_on_any_arm(arm):
+    solves_reachable_targets(arm, arm.group()[1], 21, 0.05)
+
+
+#: Mixed random arms whose prismatic joints reach up to 8 m: rails, gantry axes.
+LONG_SLIDES = [random_arm(seed, mixed=True, slide_m=8.0) for seed in range(100, 110)]
+
+
+@pytest.mark.parametrize("arm", LONG_SLIDES, ids=lambda a: a.name)
+def test_reachable_targets_are_found_on_arms_with_long_slides(arm):
+    """Prismatic joints longer than 2 pi m are lengths, never angles (no 2 pi wrap).
+
+    Before c1db7e7 such a joint counted as wrapping: each answer was shifted by multiples
+    of 2 pi m toward the seed and failed its check (a UR5 on a 10 m rail: 46 of 200
+    reachable poses NO_SOLUTION).  The generator had only drawn ranges under 0.6 m.
+    """
+    group = Robot.from_urdf(arm.urdf).group(base=arm.base, tip=arm.tip)
+    solves_reachable_targets(arm, group, 22, 0.1)
 
 
 def test_random_arms_are_deterministic_serial_arms_on_a_body():
