@@ -3,7 +3,8 @@
 Not a test module.  As ik_node builds them from its parameters and from the
 ``robot_description`` / ``robot_description_semantic`` topics, without DDS.
 """
-from ros2_ik.node.parameters import SCHEMA, NodeConfig
+from ros2_ik.core.model.robots import ARMS, urdf_text
+from ros2_ik.node.parameters import SCHEMA, GroupConfig, NodeConfig
 from ros2_ik.node.robot_source import RobotSource
 
 
@@ -20,3 +21,10 @@ def snapshot(urdf: str, srdf: str, root_joint=None):
     source.set_srdf(srdf)
     source.set_urdf(urdf)
     return source.snapshot
+
+
+def tiago_arm():
+    """``(snapshot, config)``: TIAGo's URDF and one group ``arm`` (its arm, on the lift)."""
+    spec = ARMS["tiago"]
+    return snapshot(urdf_text("tiago"), ""), config({"arm": GroupConfig("arm", spec.base,
+                                                                        spec.tip)})

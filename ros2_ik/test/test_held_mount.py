@@ -71,12 +71,17 @@ def test_a_new_lift_height_detects_no_sweep_lm_does_not_run(detections):
     assert detections == [held]
 
 
-def test_a_joint_locked_inside_the_chain_changes_its_shape():
+def _without_arm_4():
+    """TIAGo and its arm group without ``arm_4_joint`` (locked inside the chain)."""
     spec = ARMS["tiago"]
     robot = Robot.from_urdf(urdf_text("tiago"))
     full = robot.group(spec.base, spec.tip)
-    group = robot.group(spec.base, spec.tip,
-                        joints=[n for n in full.joint_names if n != "arm_4_joint"])
+    return robot, robot.group(spec.base, spec.tip,
+                              joints=[n for n in full.joint_names if n != "arm_4_joint"])
+
+
+def test_a_joint_locked_inside_the_chain_changes_its_shape():
+    robot, group = _without_arm_4()
     frame_id = robot.frame_id(group.tip)
     inside = group.held_at({"arm_4_joint": 0.5})
     assert inside.shape_owner(frame_id) is inside
@@ -110,3 +115,21 @@ def test_a_cheap_sweep_is_detected_again_where_the_mount_moved(detections):
     result = solve(held, PoseTarget(held.tip, T), held.mid_configuration(), "lm", 0.5, 0, 1)
     assert result.status is IKStatus.SUCCESS, result.message
     assert dof_arms.verified(held, result.q, T)
+
+
+def test_mount_motion_moves_the_chain_as_the_held_group_has_it():
+    """``Group.mount_motion``: the chain's frames at the new lift are D times the old ones."""
+    robot, group = _without_arm_4()
+    D = group.mount_motion({LIFT: 0.3, "head_1_joint": 0.4})
+    held = group.held_at({LIFT: 0.3})
+    rng = np.random.default_rng(4)
+    for _ in range(5):
+        q = group.random_configuration(rng)
+        for frame in (group.tip, "arm_3_link"):
+            np.testing.assert_allclose((D * group.fk(q, frame)).homogeneous,
+                                       held.fk(q, frame).homogeneous, atol=1e-12)
+    assert np.allclose(D.translation, [0.0, 0.0, 0.3 - group.locked[LIFT]], atol=1e-12)
+    assert group.mount_motion({"head_1_joint": 0.4}) == pin.SE3.Identity()
+    assert group.mount_motion({"arm_4_joint": 0.5}) is None
+    with pytest.raises(Exception, match="no_such_joint"):
+        group.mount_motion({"no_such_joint": 0.1})

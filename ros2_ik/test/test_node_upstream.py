@@ -20,11 +20,10 @@ import node_inputs
 from fuzz_answers import counted, examples, lie, sendable
 from panda_node import T_frame
 from geometry_msgs.msg import Pose
-from ros2_ik.core.model.robots import ARMS, data_dir, urdf_text
+from ros2_ik.core.model.robots import ARMS, data_dir
 from ros2_ik.node import compute_ik as C
 from ros2_ik.node import constrained_ik as CI
 from ros2_ik.node.conversions import se3_to_pose
-from ros2_ik.node.parameters import GroupConfig
 from ros2_ik.node.robot_source import JointStateCache
 from ros2_ik.node.upstream import VARIANTS
 from ros2_ik_interfaces.action import ConstrainedIK
@@ -37,9 +36,7 @@ SPEC = ARMS["tiago"]
 
 @pytest.fixture(scope="module")
 def tiago():
-    snapshot = node_inputs.snapshot(urdf_text("tiago"), "")
-    cfg = node_inputs.config({"arm": GroupConfig("arm", SPEC.base, SPEC.tip)})
-    return snapshot, cfg
+    return node_inputs.tiago_arm()
 
 
 def _robot_tip(snapshot, names, values) -> pin.SE3:

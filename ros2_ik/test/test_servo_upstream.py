@@ -4,7 +4,8 @@ PR2's ``right_arm`` (SRDF: ``torso_lift_link`` -> ``r_wrist_roll_link``) hangs f
 torso lift, outside the group.  The lift stands at 0.2 m in ``joint_states``; a simulated
 controller (node/fake_controller.py) follows the arm's commands.  A pose target in
 ``base_link`` must be reached on the robot, i.e. by our own pinocchio FK of the commanded
-arm with the lift at 0.2 m (held at 0 instead, the wrist would end 0.2 m off).
+arm with the lift at 0.2 m (held at 0 instead, the wrist would end 0.2 m off), and again
+after the lift rises to 0.25 m while the servo runs (node/servo_mount.py).
 """
 import time
 
@@ -98,4 +99,15 @@ def test_the_servo_reaches_the_target_at_the_lift_the_robot_holds(servo_node):
     reached = _tip(model, commands[-1].data, HEIGHT)
     miss = np.linalg.norm(reached.translation - _tip(model, goal, HEIGHT).translation)
     assert miss < 2e-3, f"the wrist ends {miss:.4f} m from the target at the robot's lift"
+    # The lift rises 5 cm while the servo runs: the same target, reached at the new height
+    # (the servo used to keep the height its start read: the wrist ended 5 cm high).
+    height = HEIGHT + 0.05
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < 4.0:
+        target_pub.publish(target)
+        lift_pub.publish(JointState(name=[LIFT], position=[height]))
+        client.spin(0.02)
+    reached = _tip(model, commands[-1].data, height)
+    miss = np.linalg.norm(reached.translation - _tip(model, goal, HEIGHT).translation)
+    assert miss < 2e-3, f"the wrist ends {miss:.4f} m from the target after the lift rose"
     _call(client, "stop")

@@ -12,10 +12,13 @@ Interfaces (under the node's name)::
     ~/servo/base_pose     geometry_msgs/PoseStamped   whole-body: the measured base pose
                     (in the base's parent frame), read at start
 
-A whole-body servo_group (floating or planar base) runs ``core/servo/whole_body.py``:
-``servo_contacts`` held where they are at start, the CoM ``servo_com_margin`` inside
-their support polygon, the frame toward ``target_pose``; it sends the joints on
-``servo_command_topic`` and the base pose on ``servo_base_command_topic`` every tick.
+A fixed-base servo_group is held where the joints carrying it (a torso lift) stand at the
+start, and follows them at every tick (node/servo_mount.py: the target moved by the
+chain's mount motion, not a new group).  A whole-body servo_group (floating or planar
+base) runs ``core/servo/whole_body.py``: ``servo_contacts`` held where they are at start,
+the CoM ``servo_com_margin`` inside their support polygon, the frame toward
+``target_pose``; it sends the joints on ``servo_command_topic`` and the base pose on
+``servo_base_command_topic`` every tick.
 
 Commands go to ``servo_command_topic`` as positions or velocities (Float64MultiArray) or
 one-point JointTrajectory messages.  The loop runs on its own thread (node/periodic.py:
@@ -48,7 +51,8 @@ from ros2_ik.node.base_pose import (
 from ros2_ik.node.compute_ik import RequestError, collision_checker, resolve_group
 from ros2_ik.node.parameters import clean_list
 from ros2_ik.node.periodic import PeriodicThread
-from ros2_ik.core.servo.supervisor import Limits, State, Supervisor, TipJacobian
+from ros2_ik.core.servo.supervisor import Limits, State, Supervisor, Target, TipJacobian
+from ros2_ik.node.servo_mount import Mount
 from ros2_ik.node.servo_targets import pose_target, twist_target
 from ros2_ik.node.upstream import held_group
 from ros2_ik_interfaces.msg import ServoStatus
@@ -85,6 +89,9 @@ class ServoLoop:
         self.command_pub = node.create_publisher(kind, cfg.servo_command_topic, 10)
         self.base_pub = node.create_publisher(PoseStamped, cfg.servo_base_command_topic, 10)
         self._base_pose: Optional[PoseStamped] = None  # the newest measured base pose
+        self._mount: Optional[Mount] = None  # the joints carrying the group (a lift)
+        self._target_robot: Optional[Target] = None  # the newest target, robot's world
+        self._mount_note = ""
         node.create_subscription(PoseStamped, "~/servo/base_pose", self._on_base_pose, 10,
                                  callback_group=callback_group)
         self.status_pub = node.create_publisher(ServoStatus, "~/servo/status", STATUS_QOS)
@@ -155,12 +162,15 @@ class ServoLoop:
         try:
             group, tip = resolve_group(snapshot, cfg, cfg.servo_group, "", "")
             # Held where the robot holds the joints carrying it (a torso lift), as a
-            # request's group is (node/upstream.py): read once, at the start.
+            # request's group is (node/upstream.py), at the start; then followed as the
+            # chain's mount, every tick (node/servo_mount.py).
             notes: list = []
             group = held_group(snapshot, group, (), (), node.joints, cfg, notes,
                                every=cfg.servo_avoid_collisions)
             for note in notes:
                 node.get_logger().warning(f"servo: {note}")
+            mount = None if has_base(group) else Mount(group, node.joints,
+                                                       cfg.servo_joint_state_timeout)
             # Measured before the build: building the collision model holds this (the
             # executor) thread, so joint_states read after it would look stale.
             q = self._measured(group)
@@ -177,6 +187,9 @@ class ServoLoop:
         if problem:
             return f"cannot start: {problem}"
         self.supervisor, self.group, self.frame = supervisor, group, frame
+        self._mount, self._target_robot, self._mount_note = mount, None, ""
+        if mount is not None:
+            mount.update()
         self.group_name = cfg.servo_group or cfg.default_group_name
         self._snapshot, self._config = snapshot, cfg
         self._output_map(group)
@@ -329,7 +342,13 @@ class ServoLoop:
         except ValueError as exc:
             self._reject(str(exc))
             return
+        ref = msg.header.frame_id
         with self._lock:
+            mount = self._mount
+            if mount is not None:  # kept in the robot's world, stepped in the model's
+                frame_id = self.group.robot.frame_id(ref) if ref else None
+                target = self._target_robot = mount.to_robot(target, frame_id)
+                target = mount.to_model(target)
             sup.set_target(target)
 
     def _reject(self, why: str) -> None:
@@ -357,6 +376,7 @@ class ServoLoop:
             return
         if self.node.config is not self._config:
             self._reconfigure()
+        self._follow_mount()
         command = self.supervisor.tick(now, self._measured(self.group), self.period_s)
         if command is not None:
             self.command_pub.publish(self._message(command))
@@ -367,6 +387,17 @@ class ServoLoop:
             self.stop(self.supervisor.report.reason)
             return
         self._status()
+
+    def _follow_mount(self) -> None:
+        """Map the target into the model's world again when the joints carrying it moved."""
+        mount = self._mount
+        if mount is None:
+            return
+        if mount.update() and self._target_robot is not None:
+            self.supervisor.set_target(mount.to_model(self._target_robot))
+        if mount.note and mount.note != self._mount_note:
+            self._mount_note = mount.note
+            self.node.get_logger().warning(f"servo: {mount.note}")
 
     def _message(self, command):
         mode = self.node.config.servo_output

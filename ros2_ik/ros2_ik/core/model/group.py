@@ -108,6 +108,7 @@ class Group:
         self._moves: Dict[int, bool] = {}
         self._upstream: Optional[Tuple[str, ...]] = None
         self._carrying_ids: Optional[frozenset] = None
+        self._above_ids: Optional[frozenset] = None
         #: The group this one was held from (itself unless :meth:`held_at` made it) and the
         #: joint ids whose locked values differ from that group's (:meth:`chain_owner`).
         self._source: "Group" = self
@@ -526,6 +527,15 @@ class Group:
             found = self._carrying_ids = frozenset(j for g in self.joint_ids for j in supports[g])
         return found
 
+    def _above(self) -> frozenset:
+        """Ids of the joints above every group joint: each carries the chain as one body."""
+        found = self._above_ids
+        if found is None:
+            supports = self.robot.model.supports
+            found = self._above_ids = frozenset.intersection(
+                *(frozenset(supports[j]) - {j} for j in self.joint_ids))
+        return found
+
     def held_at(self, values: Mapping[str, float]) -> "Group":
         """Return this group with locked joints ``values`` [rad or m] held there instead.
 
@@ -575,12 +585,37 @@ class Group:
         owner = self.chain_owner(frame_id)
         if owner is not self or not self._changed:
             return owner
-        supports = self.robot.model.supports
-        above = frozenset.intersection(*(frozenset(supports[j]) - {j}
-                                         for j in self.joint_ids))
-        frame = supports[self.robot.model.frames[frame_id].parentJoint]
+        model = self.robot.model
+        frame = model.supports[model.frames[frame_id].parentJoint]
         moved = self._changed & (self._carrying() | frozenset(frame))
-        return self._source if moved <= above else self
+        return self._source if moved <= self._above() else self
+
+    def mount_motion(self, values: Mapping[str, float]) -> Optional[pin.SE3]:
+        """``D`` (world): how locked joints at ``values`` [rad or m] would move the chain.
+
+        With those joints there instead of at :attr:`locked`, every frame the group's
+        joints move lies at ``D * T_world_frame`` (the group's own values unchanged): the
+        joints above every group joint (a torso lift under an arm) carry the chain as one
+        body.  The identity when none of ``values`` carries it; None when one lies below
+        a group joint (it changes the chain's shape, not its place).  Unknown names raise
+        :class:`errors.InvalidJoint`.
+        """
+        model = self.robot.model
+        supports, above = model.supports, self._above()
+        ids = {self.robot.joint_id(name): float(v) for name, v in values.items()}
+        carrying = self._carrying()
+        if any(j in carrying and j not in above for j in ids):
+            return None
+        moving = {j: v for j, v in ids.items() if j in above}
+        if not moving:
+            return pin.SE3.Identity()
+        mount = max(above, key=lambda j: len(supports[j]))  # the deepest: the chain's mount
+        q = np.array(self.q_full_locked)
+        for j, v in moving.items():
+            _write_joint(q, model.idx_qs[j], model.nqs[j] == 2, v)
+        data = self._thread_data("mount", model)
+        pin.forwardKinematics(model, data, q)
+        return data.oMi[mount] * self.locked_data().oMi[mount].inverse()
 
     def _relocked(self, values: Mapping[str, float]) -> Dict[str, float]:
         """:attr:`locked` with ``values``; a mimic joint not named left to its leader."""

@@ -1,0 +1,78 @@
+"""The joints carrying the servo's group (a torso lift under an arm), followed every tick.
+
+The servo's group is held where those joints stood at its start (node/upstream.py), and
+rebuilding it while they move would cost a group per tick.  They carry the whole chain as
+one body (``Group.mount_motion``: ``D``, the chain's frames at ``D * T_world_frame``), so
+the servo keeps its group and steers the model's frame toward ``D^-1 T``: the robot's
+frame then reaches ``T``.  Targets are kept in the robot's world (:meth:`Mount.to_robot`,
+at their arrival) and mapped into the model's at every tick that ``D`` changed
+(:meth:`Mount.to_model`).  A joint that lies below a group joint changes the chain's shape:
+it stays where the start read it, and :attr:`Mount.note` says so.  No rclpy.
+"""
+from __future__ import annotations
+
+from typing import Optional, Tuple
+
+import numpy as np
+import pinocchio as pin
+
+from ros2_ik.core.servo.supervisor import Target
+from ros2_ik.node.robot_source import JointStateCache
+from ros2_ik.node.upstream import QUANTUM
+
+
+class Mount:
+    """``D`` of the servo's group from fresh ``joint_states`` (module docstring)."""
+
+    def __init__(self, group, joints: JointStateCache, max_age_s: float) -> None:
+        """Follow ``group``'s upstream joints in ``joints``.
+
+        Values older than ``max_age_s`` [s] are not read: ``D`` keeps its last value.
+        """
+        self.group, self._joints, self._max_age_s = group, joints, max_age_s
+        self.names: Tuple[str, ...] = tuple(group.upstream)
+        self.D = pin.SE3.Identity()
+        self.note = ""
+        self._key: Optional[tuple] = None
+        model = group.robot.model
+        ids = {group.robot.joint_id(n) for n in self.names}
+        self._carried = {f: bool(ids.intersection(model.supports[model.frames[f].parentJoint]))
+                         for f in range(len(model.frames))}
+
+    def update(self) -> bool:
+        """Read the joints again; return True when ``D`` changed (the targets' map with it)."""
+        if not self.names:
+            return False
+        values = self._joints.fresh_each(self.names, self._max_age_s)
+        key = tuple(round(values[n] / QUANTUM) for n in self.names if n in values)
+        if key == self._key or len(key) != len(self.names):
+            return False
+        self._key = key
+        D = self.group.mount_motion(values)
+        if D is None:  # a joint below a group joint: the chain's shape, not its place
+            self.note = (f"{', '.join(self.names)}: a joint inside the chain moved; the "
+                         f"servo keeps the values its start read (restart it)")
+            return False
+        changed = not D.isApprox(self.D, 1e-12)
+        self.D = D
+        return changed
+
+    def to_robot(self, target: Target, frame_id: Optional[int]) -> Target:
+        """``target`` (in the model's world, its pose read in frame ``frame_id``) in the robot's.
+
+        A pose given in a frame the mount carries (the tool, the torso) moved with it:
+        ``D`` times the model's; one in a frame above it (the base) is the same in both.
+        """
+        if target.pose is None or frame_id is None or not self._carried.get(frame_id, False):
+            return target
+        return Target(target.stamp, pose=self.D * target.pose)
+
+    def to_model(self, target: Target) -> Target:
+        """``target`` (in the robot's world) in the model's: ``D^-1`` on a pose, a world twist."""
+        if target.pose is not None:
+            return Target(target.stamp, pose=self.D.actInv(target.pose))
+        if target.twist is not None and target.twist_in_world:
+            R = self.D.rotation.T
+            twist = np.concatenate((R.dot(target.twist[:3]), R.dot(target.twist[3:])))
+            return Target(target.stamp, twist=twist, twist_in_world=True)
+        return target
