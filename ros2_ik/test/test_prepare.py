@@ -91,6 +91,17 @@ def test_prepare_builds_the_reach_bound_of_its_frame():
     assert reach._BOUNDS.table(group)[tip] is not None
 
 
+def test_prepare_builds_a_whole_body_frames_bound_from_the_base():
+    """Whole-body pose targets and restarts read it (``reach.base_distance_bound``)."""
+    import wholebody_groups
+    from ros2_ik.core.kinematics import reach
+    group = wholebody_groups.pr2()
+    tip = group.robot.frame_id(group.tip)
+    assert not reach._BASE.table(group)
+    solve_module.prepare(group, group.tip)
+    assert reach._BASE.table(group)[tip] > 0.5
+
+
 def test_prepare_makes_the_per_group_tables_a_first_request_reads():
     """The frames' locked placements (the proofs') and, with ``constrained``, the constraint
     kernels' tree: each needs a model Data (5-12 ms on tiago_dual's 101 joints), which the

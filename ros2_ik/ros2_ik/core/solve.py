@@ -170,13 +170,18 @@ def _build_reach_bound(group: Group, frame: Optional[str]) -> None:
     """Build the reach bound of ``frame`` (the group's tip when None) [m].
 
     Every solve's proof (:func:`~ros2_ik.core.solvers.proofs.reach_proof`) reads it;
-    unbuilt, it is one-time work inside the first solve's budget.
+    unbuilt, it is one-time work inside the first solve's budget.  A whole-body group
+    has none: its frame's bound from the base instead (:func:`reach.base_distance_bound`,
+    which its pose targets and restarts read).
     """
     try:
         frame_id = group.robot.frame_id(group.tip if frame is None else frame)
     except errors.InvalidFrame:
         return  # the solve answers FRAME_NOT_FOUND
-    reach.reach_bound(group, frame_id)
+    if group.has_base:
+        reach.base_distance_bound(group, frame_id)
+    else:
+        reach.reach_bound(group, frame_id)
 
 
 def _warn_unprepared(group: Group, spent_s: float, timeout_s: float) -> None:
