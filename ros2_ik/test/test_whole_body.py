@@ -549,6 +549,33 @@ def test_a_whole_body_target_beyond_the_world_is_refused_at_once(talos, pr2):
     assert res.status.name == "NO_SOLUTION" and "1e+300 m" in res.message, res.message
 
 
+def test_a_target_beyond_the_bounded_base_reach_is_proven_out_of_reach(talos, pr2):
+    """A target farther from the base's box than its frame reaches is NO_SOLUTION at once.
+
+    ``base_bounds`` keep the base in a box; such a target ran the whole timeout.  One the
+    base reaches inside its box is solved, checked on pinocchio FK.
+    """
+    for robot, g in (talos, pr2):
+        bounded = robot.whole_body(tip=g.tip, joints=g.joint_names[g.base_nq:],
+                                   base_bounds=BaseBounds((-1.0, -1.0, -2.0), (1.0, 1.0, 2.0)))
+        seed = bounded.mid_configuration()
+        T0 = bounded.fk(seed, bounded.tip)
+        far = pin.SE3(T0.rotation, T0.translation + np.array([8.0, 0.0, 0.0]))
+        started = time.perf_counter()
+        res = solve(bounded, PoseTarget(bounded.tip, far), seed, timeout_s=2.0)
+        assert res.status.name == "NO_SOLUTION", res.message
+        assert "from the positions base_bounds allow the base" in res.message, res.message
+        assert time.perf_counter() - started < 0.5
+        near = pin.SE3(T0.rotation, T0.translation + np.array([0.9, 0.0, 0.0]))
+        res = solve(bounded, PoseTarget(bounded.tip, near), seed, timeout_s=2.0,
+                    random_seed=0)
+        assert res.status.name == "SUCCESS", res.message
+        M = kinematics(robot.model, full_q(bounded, res.q)).oMf[
+            robot.model.getFrameId(bounded.tip)]
+        assert np.linalg.norm(M.translation - near.translation) < 1e-4
+        assert bounded.within_limits(res.q)
+
+
 @pytest.mark.parametrize("solver", ["dls", "bfgs", "sqp"])
 def test_every_solver_takes_whole_body_groups(solo, solver):
     """Quadruped feet held, the base moved to a target: solved on the group's Lie group."""

@@ -11,7 +11,9 @@ A constraint that cannot hold by itself says so (``Constraint.impossible``, e.g.
 CoM margin deeper than the support polygon): :func:`term_proof`.  The other proof
 registered here is the reach bound (:mod:`ros2_ik.core.kinematics.reach`): a
 pose target, or the point of a position constraint in a box fixed in the world, farther
-from the sphere holding every placement of its frame than the tolerance allows.
+from the sphere holding every placement of its frame than the tolerance allows; on a
+whole-body group with ``base_bounds``, a pose target farther from the box its base keeps
+to than the frame reaches from the base.
 
 :func:`held_proof` compares the terms that hold a frame's point in a set fixed in the
 world (a contact, a pose target, a position box, a point on a plane): two such sets
@@ -33,8 +35,8 @@ from ros2_ik.core.constraints.com import CenterOfMassConstraint, \
 from ros2_ik.core.constraints.contact import FramePlacementConstraint, \
     PointOnPlaneConstraint
 from ros2_ik.core.constraints.position import PositionConstraint
-from ros2_ik.core.kinematics.reach import com_distance_bound, frame_distance_bound, \
-    reach_bound
+from ros2_ik.core.kinematics.reach import base_distance_bound, com_distance_bound, \
+    frame_distance_bound, reach_bound
 from ros2_ik.core.runtime.per_object import PerObjectAndKey
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -86,12 +88,39 @@ def reach_proof(problem: "Problem", options: Any) -> Optional[str]:
             if _beyond(distance, reach):
                 return (f"target {_m(distance)} m from {bound.centre_name}, "
                         f"reach {_m(bound.radius_m)} m (frame '{pose.target.frame}')")
+        elif group.has_base:
+            reason = _beyond_base_bounds(group, pose)
+            if reason is not None:
+                return reason
     for c in problem.row_constraints:
         if type(c) is PositionConstraint:
             reason = _position_beyond(group, c, options.constraint_tolerance.m)
             if reason is not None:
                 return reason
     return None
+
+
+def _beyond_base_bounds(group, pose) -> Optional[str]:
+    """Why a whole-body pose target lies beyond its frame's reach from every base allowed.
+
+    The base joint's origin stays in its position bounds (``base_bounds``: a box in the
+    joint's parent frame; a planar base's at height 0 there) and the frame within
+    :func:`reach.base_distance_bound` of it: a target farther from that box than the bound
+    plus the tolerance has no solution.  None when the base is unbounded (a farther
+    target is reached by moving it), the bound is unknown or a position axis is free.
+    """
+    reach_m = base_distance_bound(group, pose.frame_id)
+    if reach_m is None or not (pose.mask[0] and pose.mask[1] and pose.mask[2]):
+        return None
+    lower, upper = list(group.bounds.position_lower), list(group.bounds.position_upper)
+    if group.base_kind == "planar":
+        lower[2] = upper[2] = 0.0
+    p = group.robot.model.jointPlacements[1].actInv(pose.T_world_target.translation)
+    distance = _box_distance(p.tolist(), lower, upper, 0.0)
+    if not _beyond(distance, reach_m + pose.target.position_tolerance_m):
+        return None
+    return (f"target {_m(distance)} m from the positions base_bounds allow the base, reach "
+            f"{_m(reach_m)} m from the base (frame '{pose.target.frame}')")
 
 
 def _to_target(pose, centre: tuple) -> float:
