@@ -9,6 +9,7 @@ must keep clear of the left arm where joint_states put it, not where it would be
 """
 import math
 from collections import Counter
+from functools import lru_cache
 
 import numpy as np
 import pinocchio as pin
@@ -203,13 +204,18 @@ def held_requests(draw):
 @examples("ROS2_IK_FUZZ_UPSTREAM", 30)
 @given(held_requests())
 def test_fuzz_the_lift_of_seeds_and_joint_states(tiago, case):
+    check_held_request(case, tiago)
+
+
+def check_held_request(case, tiago=None) -> None:
     """Every answer has a known code; a SUCCESS reaches the target at the lift it held.
 
     Held where the target was made, the answer is SUCCESS.  The lift held: the seed's
     when it names one within its limits (1e-3 past them: clamped), else joint_states'
-    (clamped; a non-finite one is not stored), else 0.
+    (clamped; a non-finite one is not stored), else 0.  ``tiago``: ``(snapshot, config)``
+    (None: :func:`node_inputs.tiago_arm`'s, made once; ``make fuzz`` calls it so).
     """
-    snapshot, cfg = tiago
+    snapshot, cfg = tiago or _tiago_once()
     q, made_at, in_seed, in_states = case
     arm = _arm(snapshot, cfg)
     q = np.clip(arm.mid_configuration() + q, arm.lower, arm.upper)
@@ -240,6 +246,11 @@ def test_fuzz_the_lift_of_seeds_and_joint_states(tiago, case):
     miss = _reached(snapshot, response, held, T)
     lie(STATS, f"the tool misses the target by {miss:.3g} m at lift {held}"
         if miss > 1e-4 + 1e-6 else "", what)
+
+
+@lru_cache(maxsize=1)
+def _tiago_once():
+    return node_inputs.tiago_arm()
 
 
 @pytest.fixture(scope="module")
