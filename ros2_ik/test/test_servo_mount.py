@@ -69,3 +69,44 @@ def test_a_stale_lift_keeps_the_last_motion(tiago):
     mount = Mount(group, joints, 1e-9)  # every reading is stale at once
     joints.update([LIFT], [0.3])
     assert not mount.update() and mount.D.isApprox(pin.SE3.Identity(), 1e-12)
+
+
+def test_the_collision_checks_see_the_arm_at_the_lift_the_robot_holds():
+    """A ball above the tool: its distances follow the lift (``Servo.hold``).
+
+    The group is held at 0.2 m; the lift rises 5 cm.  The dampers' clearance must be the
+    checker's own distance at the robot's configuration (lift 0.25), not at 0.2.
+    """
+    from ros2_ik.core.collision import (CollisionChecker, PlanningScene, SceneObject,
+                                        Sphere, pose_from_xyz_quat)
+    from ros2_ik.core.model.group import with_joint_value
+    from ros2_ik.core.model.robot import Robot
+    from ros2_ik.core.model.robots import urdf_text, srdf_text
+    from ros2_ik.core.servo import Servo, ServoConfig
+    robot = Robot.from_urdf(urdf_text("tiago"), srdf_text("tiago"))
+    group = robot.group(SPEC.base, SPEC.tip).held_at({LIFT: 0.2})
+    scene = PlanningScene.for_model(robot.model)
+    checker = CollisionChecker.from_urdf(robot.model, urdf_text("tiago"), srdf_text("tiago"),
+                                         scene)
+    q = group.mid_configuration()
+    tool = group.fk(q, SPEC.tip).translation
+    scene.add(SceneObject("ball", [Sphere(0.03)],
+                          T_frame_object=pose_from_xyz_quat(tool + [0.0, 0.0, 0.15])))
+    servo = Servo(group, SPEC.tip, ServoConfig(influence_m=0.5), checker=checker)
+
+    def truth(lift):
+        full = with_joint_value(robot.model, group.to_full_q(q), LIFT, lift)
+        return checker.distances(full, 0.5)
+
+    def seen():  # every pair's distance where the dampers' last rows put the robot
+        servo._dampers.rows(q)
+        return checker.distances_from_data(servo._dampers.data, 0.5)
+    np.testing.assert_allclose(seen().distances_m, truth(0.2).distances_m, atol=1e-9)
+    servo.hold({LIFT: 0.25})
+    risen = seen()
+    np.testing.assert_allclose(risen.distances_m, truth(0.25).distances_m, atol=1e-9)
+    names = risen.compiled.pair_names
+    before = truth(0.2).distances_m
+    ball = min((k for k, pair in enumerate(names) if "ball" in pair), key=lambda k: before[k])
+    drop = before[ball] - risen.distances_m[ball]
+    assert drop > 0.02, (names[ball], drop)  # the arm nearer the ball above it

@@ -188,8 +188,6 @@ class ServoLoop:
             return f"cannot start: {problem}"
         self.supervisor, self.group, self.frame = supervisor, group, frame
         self._mount, self._target_robot, self._mount_note = mount, None, ""
-        if mount is not None:
-            mount.update()
         self.group_name = cfg.servo_group or cfg.default_group_name
         self._snapshot, self._config = snapshot, cfg
         self._output_map(group)
@@ -393,8 +391,10 @@ class ServoLoop:
         mount = self._mount
         if mount is None:
             return
-        if mount.update() and self._target_robot is not None:
-            self.supervisor.set_target(mount.to_model(self._target_robot))
+        if mount.update():
+            self.supervisor.servo.hold(mount.values)  # the collision checks: the lift now
+            if self._target_robot is not None:
+                self.supervisor.set_target(mount.to_model(self._target_robot))
         if mount.note and mount.note != self._mount_note:
             self._mount_note = mount.note
             self.node.get_logger().warning(f"servo: {mount.note}")

@@ -6,8 +6,10 @@ one body (``Group.mount_motion``: ``D``, the chain's frames at ``D * T_world_fra
 the servo keeps its group and steers the model's frame toward ``D^-1 T``: the robot's
 frame then reaches ``T``.  Targets are kept in the robot's world (:meth:`Mount.to_robot`,
 at their arrival) and mapped into the model's at every tick that ``D`` changed
-(:meth:`Mount.to_model`).  A joint that lies below a group joint changes the chain's shape:
-it stays where the start read it, and :attr:`Mount.note` says so.  No rclpy.
+(:meth:`Mount.to_model`); the collision checks read the joints' values where the robot
+has them (:meth:`ros2_ik.core.servo.Servo.hold`).  A joint that lies below a group joint
+changes the chain's shape: it stays where the start read it, and :attr:`Mount.note` says
+so.  No rclpy.
 """
 from __future__ import annotations
 
@@ -32,6 +34,8 @@ class Mount:
         self.group, self._joints, self._max_age_s = group, joints, max_age_s
         self.names: Tuple[str, ...] = tuple(group.upstream)
         self.D = pin.SE3.Identity()
+        #: The joints' values [rad or m] that gave ``D`` (the collision checks read them).
+        self.values: dict = {}
         self.note = ""
         self._key: Optional[tuple] = None
         model = group.robot.model
@@ -54,7 +58,7 @@ class Mount:
                          f"servo keeps the values its start read (restart it)")
             return False
         changed = not D.isApprox(self.D, 1e-12)
-        self.D = D
+        self.D, self.values = D, values
         return changed
 
     def to_robot(self, target: Target, frame_id: Optional[int]) -> Target:

@@ -30,13 +30,14 @@ braking curve that stops it at the target distance.
 from __future__ import annotations
 
 import math
-from typing import Optional, Tuple
+from typing import Mapping, Optional, Tuple
 
 import numpy as np
 import pinocchio as pin
 
 from ros2_ik.core.collision.checker import CollisionChecker
 from ros2_ik.core.constraints.collision import pair_gradients
+from ros2_ik.core.model.group import with_joint_value
 
 _MARGIN_M = 1e-3
 
@@ -64,6 +65,16 @@ class CollisionDampers:
         self.gain = float(gain)
         # the rows' target distance [m] (module docstring: the linearisation margin)
         self.target_m = self.clearance_m + min(_MARGIN_M, 0.1 * (influence_m - clearance_m))
+        self._held: dict = {}  # locked joints read elsewhere than the group holds them
+
+    def hold(self, values: Mapping[str, float]) -> None:
+        """Check with locked joints ``values`` [rad or m] where the robot holds them now.
+
+        The group holds its locked joints where they stood when it was made; a torso lift
+        that moved since then carries the arm's links elsewhere, and the distances follow
+        it only when its value is written into the full configuration here.
+        """
+        self._held = dict(values)
 
     def rows(self, q: np.ndarray, qd_prev: Optional[np.ndarray] = None, dt: float = 0.0,
              acceleration: float = 0.0) -> Tuple[np.ndarray, np.ndarray, float]:
@@ -76,6 +87,8 @@ class CollisionDampers:
         braked instead (:func:`braked_speed`).
         """
         q_full = self.group.to_full_q(q)
+        for name, value in self._held.items():
+            q_full = with_joint_value(self.model, q_full, name, value)
         pin.computeJointJacobians(self.model, self.data, q_full)  # also the placements
         pairs = self.checker.distances_from_data(self.data, self.influence_m)
         distances = pairs.distances_m

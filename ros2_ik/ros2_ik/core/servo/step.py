@@ -23,7 +23,7 @@ within the acceleration limit, never jumps (``flag != 1`` says so).
 """
 import math
 from dataclasses import dataclass
-from typing import Optional
+from typing import Mapping, Optional
 
 import daqp
 import numpy as np
@@ -125,6 +125,15 @@ class Servo:
         c = self.config
         self._dampers = None if checker is None else CollisionDampers(
             self.group, checker, c.clearance_m, c.influence_m, c.damper_gain)
+
+    def hold(self, values: Mapping[str, float]) -> None:
+        """Check collisions with locked joints ``values`` [rad or m] where the robot has them.
+
+        A torso lift that moved since the group was held (:meth:`CollisionDampers.hold`);
+        nothing without a checker.
+        """
+        if self._dampers is not None:
+            self._dampers.hold(values)
 
     def warm_up(self, q: np.ndarray, dt: float) -> None:
         """Run a pose and two twist steps at ``q`` (first calls: compilation), then reset.
