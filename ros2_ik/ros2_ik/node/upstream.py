@@ -16,8 +16,9 @@ Each request solves on the group held at those joints' values from, in this orde
 
 Values are rounded to :data:`QUANTUM` (rad or m: under 1e-6 m at a 2 m lever, a hundredth
 of the default tolerance), so a joint that holds still reuses one group.  Each held set is
-a group of its own, prepared on its first request: ~15 ms when only joints beside the chain
-moved (the closed form and sweep are shared: ``Group.chain_owner``), ~8-13 ms on TIAGo's
+a group of its own, prepared on its first request: ~1 ms when only joints beside the chain
+moved (the closed form, sweep, seed library and reach bound are shared:
+``Group.chain_owner``), ~8-13 ms on TIAGo's
 arm when its lift moved (whether lm runs the sweep is shared: ``Group.shape_owner``), ~8 ms
 for a UR5 on a rail (its closed form built for the chain's new place), a few hundred ms
 where lm runs a 7R sweep (detected anew there); a snapshot keeps :data:`VARIANTS` of them

@@ -75,10 +75,12 @@ def reach_bound(group, frame_id: int) -> Optional[ReachBound]:
     group of a robot loaded with a floating root) is locked where the group holds it,
     as every joint before the first moving one.
     """
-    return _BOUNDS(group, frame_id)
+    return _BOUNDS(group.chain_owner(frame_id), frame_id)
 
 
-#: Per group and frame id: its ReachBound, or None (no bound).
+#: Per group and frame id: its ReachBound, or None (no bound).  A group held elsewhere
+#: whose changed joints move neither its joints nor the frame reads its source's
+#: (``Group.chain_owner``): the same chain, the same bound.
 _BOUNDS: PerObjectAndKey = PerObjectAndKey(lambda group, fid: _bound(group, int(fid)))
 
 

@@ -192,12 +192,23 @@ def library(group) -> SeedLibrary:
     return lib
 
 
+def _owner(group, frame: str):
+    """Return the group whose library serves ``group``'s pose ranking of ``frame``.
+
+    ``Group.chain_owner``: a group held elsewhere whose changed joints move neither its
+    joints nor the frame (a second arm, the fingers) has the same samples (same joints,
+    same limits) and the same placements of that frame: its source's library serves it.
+    """
+    return group.chain_owner(group.robot.frame_id(frame))
+
+
 def prepare(group, frame: str) -> None:
     """Build the library of ``group`` for ``frame`` now (e.g. at start-up, outside a solve).
 
     Cheap once built (two dictionary lookups).
     """
-    library(group).ranking(group, frame)
+    owner = _owner(group, frame)
+    library(owner).ranking(owner, frame)
 
 
 def nearest_starts(group, pose, count: int, seed: np.ndarray,
@@ -209,13 +220,14 @@ def nearest_starts(group, pose, count: int, seed: np.ndarray,
     With a finite ``max_jump`` [rad or m] only samples within it of ``seed`` (L-inf) qualify.
     Only the first ``samples`` samples are ranked.
     """
-    lib = library(group)
+    lib = library(_owner(group, pose.target.frame))
     return lib.q[nearest_indices(group, pose, count, seed, max_jump, samples)]
 
 
 def nearest_indices(group, pose, count: int, seed: np.ndarray, max_jump: float = math.inf,
                     samples: int = SAMPLES) -> np.ndarray:
     """Return the indices into the library of :func:`nearest_starts`' configurations."""
+    group = _owner(group, pose.target.frame)
     lib = library(group)
     d = lib.ranking(group, pose.target.frame).distances(
         pose.T_world_target, bool(pose.mask[:3].any()), pose.full_rotation, samples)
@@ -257,7 +269,7 @@ class LibraryStarts:
             self._indices += [i for i in more if i not in seen][:self._count - len(seen)]
         if k >= len(self._indices):
             return None
-        return library(group).q[self._indices[k]].copy()
+        return library(_owner(group, pose.target.frame)).q[self._indices[k]].copy()
 
 
 class _SampleFrames:
