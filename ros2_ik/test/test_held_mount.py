@@ -6,7 +6,9 @@ its first request.  Whether lm runs a 7R arm's sweep (``Sweep.cheap``) depends o
 chain's shape, which such a joint does not change (``Group.shape_owner``): the held group
 asks the group it was held from, and detects its own sweep only when lm would run it.  A
 lift whose encoder jitters by 1e-5 m between requests cost ~0.2 s per request on TIAGo's
-arm, the sweep detection; answers are checked by pinocchio FK of the full model.
+arm, the sweep detection; answers are checked by pinocchio FK of the full model.  The
+seed library and the reach bound are the source's too (the bound's sphere moved with the
+chain), so a new lift height costs a group build, not a prepare.
 """
 import sys
 from pathlib import Path
@@ -17,11 +19,13 @@ import pytest
 
 from panda_node import T_frame
 from ros2_ik.core.closed_form import sweep
+from ros2_ik.core.kinematics import reach
 from ros2_ik.core.model.robot import Robot
 from ros2_ik.core.model.robots import ARMS, urdf_text
 from ros2_ik.core.pose import PoseTarget
 from ros2_ik.core.result import IKStatus
 from ros2_ik.core.solve import prepare, solve
+from ros2_ik.core.solvers import seed_library
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 import dof_arms  # noqa: E402
@@ -67,6 +71,17 @@ def test_a_new_lift_height_detects_no_sweep_lm_does_not_run(detections):
         assert np.linalg.norm(M.translation - T.translation) < 1e-4
         assert np.linalg.norm(pin.log3(M.rotation.T @ T.rotation)) < 1e-3
     assert detections == []
+    # The seed library and reach bound are the source's, the bound's sphere moved with it.
+    assert seed_library._LIBRARIES.get(held) is None
+    moved, source = reach.reach_bound(held, frame_id), reach.reach_bound(group, frame_id)
+    assert moved.radius_m == source.radius_m
+    rise = [0.0, 0.0, 0.25 - group.locked[LIFT]]
+    np.testing.assert_allclose(moved.centre, np.add(source.centre, rise))
+    pose = PoseTarget(held.tip, T).compile(held)  # ranked as a library of its own would
+    shared = seed_library.nearest_indices(held, pose, 8, held.mid_configuration())
+    own = seed_library.SeedLibrary(held).ranking(held, held.tip).distances(
+        pose.T_world_target, True, True, seed_library.SAMPLES)
+    np.testing.assert_array_equal(shared, np.argsort(own, kind="stable")[:8])
     prepare(held, held.tip, solver="analytic")  # analytic runs every sweep: its own
     assert detections == [held]
 
@@ -142,8 +157,6 @@ def test_a_group_held_with_other_fingers_shares_its_library_and_reach_bound():
     a bound of its own, ~6 ms per request on a Panda whose gripper reading jitters.
     Answers on the held group are checked by pinocchio FK.
     """
-    from ros2_ik.core.kinematics import reach
-    from ros2_ik.core.solvers import seed_library
     spec = ARMS["panda"]
     robot = Robot.from_urdf(urdf_text("panda"))
     group = robot.group(spec.base, spec.tip)

@@ -80,11 +80,18 @@ def reach_bound(group, frame_id: int) -> Optional[ReachBound]:
 
 #: Per group and frame id: its ReachBound, or None (no bound).  A group held elsewhere
 #: whose changed joints move neither its joints nor the frame reads its source's
-#: (``Group.chain_owner``): the same chain, the same bound.
+#: (``Group.chain_owner``): the same chain, the same bound; one whose changed joints only
+#: carry the chain (a lift) moves its source's (``Group.shape_owner``, ``source_motion``).
 _BOUNDS: PerObjectAndKey = PerObjectAndKey(lambda group, fid: _bound(group, int(fid)))
 
 
 def _bound(group, frame_id: int) -> Optional[ReachBound]:
+    owner = group.shape_owner(frame_id)
+    if owner is not group:  # held with its mount moved: the owner's sphere, moved with it
+        found = reach_bound(owner, frame_id)
+        D = group.source_motion()
+        return None if found is None or D is None else ReachBound(
+            tuple(D.act(found.centre_array).tolist()), found.radius_m, found.centre_name)
     model: pin.Model = group.robot.model
     frame = model.frames[frame_id]
     chain = [j for j in model.supports[frame.parentJoint] if j > 0]

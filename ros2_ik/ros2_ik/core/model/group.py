@@ -109,6 +109,7 @@ class Group:
         self._upstream: Optional[Tuple[str, ...]] = None
         self._carrying_ids: Optional[frozenset] = None
         self._above_ids: Optional[frozenset] = None
+        self._source_motion = None  # None: not computed; False: none (source_motion)
         #: The group this one was held from (itself unless :meth:`held_at` made it) and the
         #: joint ids whose locked values differ from that group's (:meth:`chain_owner`).
         self._source: "Group" = self
@@ -593,28 +594,46 @@ class Group:
     def mount_motion(self, values: Mapping[str, float]) -> Optional[pin.SE3]:
         """``D`` (world): how locked joints at ``values`` [rad or m] would move the chain.
 
-        With those joints there instead of at :attr:`locked`, every frame the group's
-        joints move lies at ``D * T_world_frame`` (the group's own values unchanged): the
-        joints above every group joint (a torso lift under an arm) carry the chain as one
-        body.  The identity when none of ``values`` carries it; None when one lies below
-        a group joint (it changes the chain's shape, not its place).  Unknown names raise
-        :class:`errors.InvalidJoint`.
+        With those joints there instead of at :attr:`locked` (clipped into their limits,
+        mimic joints following their leaders, as :meth:`held_at` holds them), every frame
+        the group's joints move lies at ``D * T_world_frame`` (the group's own values
+        unchanged): the joints above every group joint (a torso lift under an arm) carry
+        the chain as one body.  The identity when none of ``values`` carries it; None
+        when one lies below a group joint (it changes the chain's shape, not its place).
+        Unknown names raise :class:`errors.InvalidJoint`.
         """
         model = self.robot.model
-        supports, above = model.supports, self._above()
-        ids = {self.robot.joint_id(name): float(v) for name, v in values.items()}
-        carrying = self._carrying()
-        if any(j in carrying and j not in above for j in ids):
+        locked = self.robot._locked_values(self.joint_ids, self._relocked(values))
+        old = self.q_full_locked
+        q = locked_configuration(model, locked)
+        changed = {j for j in locked if not np.array_equal(
+            q[model.idx_qs[j]:model.idx_qs[j] + model.nqs[j]],
+            old[model.idx_qs[j]:model.idx_qs[j] + model.nqs[j]])}
+        return self._mount_motion(changed, q)
+
+    def source_motion(self) -> Optional[pin.SE3]:
+        """``D`` (world) from the group this one was held from, as :meth:`mount_motion`'s.
+
+        The identity for a group not held elsewhere (or held only beside its chain); None
+        when a changed joint lies below a group joint.
+        """
+        found = self._source_motion
+        if found is None:
+            found = self._source_motion = (self._source._mount_motion(
+                self._changed, self.q_full_locked) or False)
+        return found or None
+
+    def _mount_motion(self, changed, q_full: np.ndarray) -> Optional[pin.SE3]:
+        """``D`` of full configuration ``q_full`` whose joints ``changed`` differ from ours."""
+        carrying, above = self._carrying(), self._above()
+        if any(j in carrying and j not in above for j in changed):
             return None
-        moving = {j: v for j, v in ids.items() if j in above}
-        if not moving:
+        if not any(j in above for j in changed):
             return pin.SE3.Identity()
-        mount = max(above, key=lambda j: len(supports[j]))  # the deepest: the chain's mount
-        q = np.array(self.q_full_locked)
-        for j, v in moving.items():
-            _write_joint(q, model.idx_qs[j], model.nqs[j] == 2, v)
+        model = self.robot.model
+        mount = max(above, key=lambda j: len(model.supports[j]))  # the deepest: the mount
         data = self._thread_data("mount", model)
-        pin.forwardKinematics(model, data, q)
+        pin.forwardKinematics(model, data, q_full)
         return data.oMi[mount] * self.locked_data().oMi[mount].inverse()
 
     def _relocked(self, values: Mapping[str, float]) -> Dict[str, float]:

@@ -195,11 +195,18 @@ def library(group) -> SeedLibrary:
 def _owner(group, frame: str):
     """Return the group whose library serves ``group``'s pose ranking of ``frame``.
 
-    ``Group.chain_owner``: a group held elsewhere whose changed joints move neither its
-    joints nor the frame (a second arm, the fingers) has the same samples (same joints,
-    same limits) and the same placements of that frame: its source's library serves it.
+    ``Group.shape_owner``: a group held elsewhere whose changed joints move neither its
+    joints nor the frame (a second arm, the fingers), or carry the whole chain (a lift),
+    has the same samples (same joints, same limits) and the same placements of that
+    frame, moved by ``Group.source_motion`` (:func:`_in_owner`): its source's library
+    serves it.
     """
-    return group.chain_owner(group.robot.frame_id(frame))
+    return group.shape_owner(group.robot.frame_id(frame))
+
+
+def _in_owner(group, owner, T_world_target: pin.SE3) -> pin.SE3:
+    """``T_world_target`` for ``owner``'s placements: ``D^-1 T`` (``Group.source_motion``)."""
+    return T_world_target if owner is group else group.source_motion().actInv(T_world_target)
 
 
 def prepare(group, frame: str) -> None:
@@ -227,10 +234,11 @@ def nearest_starts(group, pose, count: int, seed: np.ndarray,
 def nearest_indices(group, pose, count: int, seed: np.ndarray, max_jump: float = math.inf,
                     samples: int = SAMPLES) -> np.ndarray:
     """Return the indices into the library of :func:`nearest_starts`' configurations."""
-    group = _owner(group, pose.target.frame)
-    lib = library(group)
-    d = lib.ranking(group, pose.target.frame).distances(
-        pose.T_world_target, bool(pose.mask[:3].any()), pose.full_rotation, samples)
+    owner = _owner(group, pose.target.frame)
+    lib = library(owner)
+    d = lib.ranking(owner, pose.target.frame).distances(
+        _in_owner(group, owner, pose.T_world_target), bool(pose.mask[:3].any()),
+        pose.full_rotation, samples)
     if math.isfinite(max_jump):
         d[np.abs(lib.q[:samples] - seed).max(axis=1) > max_jump] = np.inf
     count = min(count, int(np.isfinite(d).sum()))
