@@ -148,6 +148,9 @@ def test_mount_motion_moves_the_chain_as_the_held_group_has_it():
     assert group.mount_motion({"arm_4_joint": 0.5}) is None
     with pytest.raises(Exception, match="no_such_joint"):
         group.mount_motion({"no_such_joint": 0.1})
+    panda = Robot.from_urdf(urdf_text("panda")).group(ARMS["panda"].base, ARMS["panda"].tip)
+    # A mimic joint's name is taken (joint_states name them): it raised InvalidJoint.
+    assert panda.mount_motion({"panda_finger_joint2": 0.02}) == pin.SE3.Identity()
 
 
 def test_a_group_held_with_other_fingers_shares_its_library_and_reach_bound():
