@@ -20,6 +20,7 @@ import pinocchio as pin
 
 from ..errors import InvalidGoal, InvalidJoint
 from . import checks as check
+from ros2_ik.core.kinematics.model import joint_axis
 from ros2_ik.core.runtime.per_object import PerObject
 from ._base import BoundedConstraint
 
@@ -61,7 +62,8 @@ def _read_joint(model: pin.Model, j: int):
         return InvalidGoal(
             f"joint '{name}' has {joint.nv} degrees of freedom; joint bounds apply to "
             f"1-DoF joints only (revolute, continuous, prismatic)")
-    unit = "m" if "P" in joint.shortname().replace("JointModel", "") else "rad"
+    axis = joint_axis(joint)
+    unit = "m" if axis is not None and axis[0] else "rad"  # a helical joint turns: rad
     return _Joint(joint.idx_q, joint.idx_v, joint.nq == 2, unit,
                   float(model.lowerPositionLimit[joint.idx_q]),
                   float(model.upperPositionLimit[joint.idx_q]))

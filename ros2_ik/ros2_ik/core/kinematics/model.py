@@ -13,14 +13,9 @@ from typing import Mapping, NamedTuple, Optional, Sequence, Tuple
 import numpy as np
 import pinocchio as pin
 
-from ros2_ik.core.model.group import unbounded_unaligned_axis
+from ros2_ik.core.model.group import motion_subspace
 from ros2_ik.core.runtime.per_object import PerObject
 
-_REVOLUTE = {"JointModelRX": (1.0, 0.0, 0.0), "JointModelRY": (0.0, 1.0, 0.0),
-             "JointModelRZ": (0.0, 0.0, 1.0), "JointModelRUBX": (1.0, 0.0, 0.0),
-             "JointModelRUBY": (0.0, 1.0, 0.0), "JointModelRUBZ": (0.0, 0.0, 1.0)}
-_PRISMATIC = {"JointModelPX": (1.0, 0.0, 0.0), "JointModelPY": (0.0, 1.0, 0.0),
-              "JointModelPZ": (0.0, 0.0, 1.0)}
 #: Joint kinds, as :mod:`.forward` numbers them.  A base (a free-flyer or a planar root,
 #: :mod:`ros2_ik.core.model.floating_base`) is one more kind: its coordinates are the
 #: group's (x y z qx qy qz qw: 7, tangent 6; x y theta: 3, tangent 3), placed first.
@@ -67,22 +62,20 @@ class Chain(NamedTuple):
 
 
 def joint_axis(joint) -> Optional[tuple]:
-    """(prismatic, unit axis) of a 1-DoF revolute, continuous or prismatic joint, or None."""
-    name = joint.shortname()
-    if name in _REVOLUTE:
-        return False, _REVOLUTE[name]
-    if name in _PRISMATIC:
-        return True, _PRISMATIC[name]
-    if name == "JointModelRevoluteUnboundedUnaligned":
-        a = np.asarray(unbounded_unaligned_axis(joint.extract()), dtype=float)
-    elif name in ("JointModelRevoluteUnaligned", "JointModelPrismaticUnaligned"):
-        a = np.asarray(joint.extract().axis, dtype=float)
-    else:
+    """(prismatic, unit axis) of a 1-DoF revolute, continuous or prismatic joint, or None.
+
+    Read from its motion subspace (:func:`ros2_ik.core.model.group.motion_subspace`, the
+    one reading of a joint's axis): a rotation's is angular only, a translation's linear
+    only; a helical joint (both) or a zero axis (neither) has none.
+    """
+    if joint.nv != 1 or joint.nq not in (1, 2):
         return None
-    norm = float(np.linalg.norm(a))
-    if not norm > 0.0:
+    S = motion_subspace(joint)
+    linear, angular = bool(np.abs(S[:3]).max() > 0.0), bool(np.abs(S[3:]).max() > 0.0)
+    if linear == angular:
         return None
-    return name == "JointModelPrismaticUnaligned", tuple(a / norm)
+    a = S[:3] if linear else S[3:]
+    return linear, tuple((a / np.linalg.norm(a)).tolist())
 
 
 def model_tree(model: pin.Model, joint_ids: Sequence[int], column: Mapping[int, int],
