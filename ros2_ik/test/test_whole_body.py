@@ -525,6 +525,29 @@ def test_a_target_beyond_the_arm_from_the_seed_is_reached_by_moving_the_base(
             assert g.within_limits(res.q)
 
 
+@pytest.mark.parametrize("distance", [100.0, 3000.0])
+def test_a_position_box_far_across_the_floor_is_reached_by_moving_the_base(pr2, distance):
+    """A world-fixed PositionConstraint box far away, no pose target: SUCCESS, checked by FK.
+
+    As with a pose target, restarts kept the base at the seed: NO_SOLUTION after the
+    timeout at 100 m.  They now carry the robot so that the box's point lands in its centre.
+    """
+    robot, g = pr2
+    seed = g.mid_configuration()
+    p0 = g.fk(seed, g.tip).translation
+    p_BQ = np.array([0.0, 0.0, 0.05])
+    for k, heading in enumerate((0.4, -2.5)):
+        centre = p0 + distance * np.array([math.cos(heading), math.sin(heading), 0.0])
+        box = C.PositionConstraint(robot.model, "universe", centre - 0.01, centre + 0.01, g.tip,
+                                   p_BQ)
+        res = solve(g, Problem(g, None, [box]), seed, timeout_s=1.0, random_seed=k)
+        assert res.status.name == "SUCCESS", res.message
+        assert res.solve_time_s < 0.5
+        M = kinematics(robot.model, full_q(g, res.q)).oMf[robot.model.getFrameId(g.tip)]
+        assert np.all(np.abs(M.act(p_BQ) - centre) <= 0.01 + 1e-6)
+        assert g.within_limits(res.q)
+
+
 def test_a_whole_body_target_beyond_the_world_is_refused_at_once(talos, pr2):
     """A whole-body target beyond ``MAX_COORDINATE_M`` is InvalidGoal naming the frame.
 

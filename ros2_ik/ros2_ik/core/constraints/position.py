@@ -68,6 +68,22 @@ class PositionConstraint(BoundedConstraint):
         """``X_AbarA`` as :meth:`Placements.pose` gives a placement (12 floats)."""
         return flat_pose(self._X_AbarA)
 
+    def world_goal(self, group) -> Optional[Tuple[int, list, np.ndarray]]:
+        """``(frame B's id, p_BQ [m], the box's centre in the world [m])``, or None.
+
+        Where point Q should go, for ``group``'s restarts: None when ``group`` moves frame
+        A or an axis of the box is unbounded.
+        """
+        if group.moves_frame(self._fid_A):
+            return None
+        lower, upper = self.bound_lists()
+        if not all(map(np.isfinite, lower + upper)):
+            return None
+        X_WA = group.locked_placement(self._fid_A)
+        if self._X_AbarA is not None:
+            X_WA = X_WA * self._X_AbarA
+        return self._fid_B, self._p_BQ_list, X_WA.act(0.5 * (np.array(lower) + upper))
+
     def sample_violation(self, frames) -> np.ndarray:
         """Squared distance [m^2] of each sample's ``p_AQ`` outside the box."""
         p_WQ = samples.point_world(frames.placement(self._fid_B), self._p_BQ)

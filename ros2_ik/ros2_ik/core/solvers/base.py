@@ -17,8 +17,10 @@ from dataclasses import dataclass
 from typing import Any, Callable, List, NamedTuple, Optional, Tuple
 
 import numpy as np
+import pinocchio as pin
 
 from ros2_ik.core import errors
+from ros2_ik.core.constraints.position import PositionConstraint
 from ros2_ik.core.kinematics import reach
 from ros2_ik.core.problem import Problem
 from ros2_ik.core.result import IKResult, IKStatus, Progress, Solution
@@ -113,7 +115,7 @@ class Search:
         #: Starts tried right after the seed, before the library: a closed form's exact
         #: branches (:mod:`before_iterating`).
         self.first_starts: List[np.ndarray] = []
-        self._carry: Optional[bool] = None  # see _carries (decided at the first restart)
+        self._carry = None  # see _carried_seed (decided at the first restart)
 
     # ---------------------------------------------------------------- starts
     def next_start(self) -> np.ndarray:
@@ -148,38 +150,42 @@ class Search:
                 return start
         if self._rng is None:  # created lazily: often not needed
             self._rng = np.random.default_rng(self.options.random_seed)
-        if not self._carries():
-            return self.group.random_configuration(
-                self._rng, self.seed, self.options.max_joint_jump_rad)
-        start = self.seed if self.attempts == 1 else self.group.random_configuration(
-            self._rng, self.seed, self.options.max_joint_jump_rad)
-        pose = self.problem.pose
-        return self.group.carried(start, self.group.fk(start, pose.target.frame),
-                                  pose.T_world_target, pose.full_rotation)
+        carried = self._carried_seed()
+        if carried is not None and self.attempts == 1:
+            return carried.copy()
+        return self.group.random_configuration(
+            self._rng, self.seed if carried is None else carried,
+            self.options.max_joint_jump_rad)
 
-    def _carries(self) -> bool:
-        """Whether each restart carries the robot to the pose target (whole-body groups).
+    def _carried_seed(self) -> Optional[np.ndarray]:
+        """Return the seed carried to the goal (whole-body groups), or None (the base stays).
 
-        When the target lies farther from the base joint, where the seed puts it, than
-        the frame can reach from there (:func:`reach.base_distance_bound`), no start with
-        the base at the seed's place can be a solution: each restart (the seed's posture
-        first, then random ones) is moved as one body so that the frame lands on the
-        target (:meth:`WholeBodyGroup.carried`), and the attempt solves from there.
-        Decided once, at the first restart.
+        When the pose target (or, without one, a world-fixed position box) lies farther
+        from the base joint, where the seed puts it, than its point can reach from there
+        (:func:`reach.base_distance_bound`), no start with the base at the seed's place
+        can be a solution.  The seed is then moved as one body so that the point lands
+        on the goal (:meth:`WholeBodyGroup.carried`): the first restart, and the base of
+        every random restart after it (their joints drawn as always).  Decided once, at
+        the first restart.
         """
         if self._carry is None:
-            self._carry = self._target_beyond_base()
-        return self._carry
+            goal = self._far_goal()
+            self._carry = False if goal is None else self.group.carried(
+                self.seed, *_carried_point(self.group, self.seed, goal))
+        return None if self._carry is False else self._carry
 
-    def _target_beyond_base(self) -> bool:
-        group, pose = self.group, self.problem.pose
-        if not group.has_base or pose is None or not pose.mask[:3].all():
-            return False
-        bound = reach.base_distance_bound(group, pose.frame_id)
+    def _far_goal(self) -> Optional["_Goal"]:
+        group = self.group
+        goal = _goal(group, self.problem) if group.has_base else None
+        if goal is None:
+            return None
+        bound = reach.base_distance_bound(group, goal.frame_id)
         if bound is None:
-            return False
+            return None
         X = group.robot.model.jointPlacements[1] * group.base_placement(self.seed)
-        return float(np.linalg.norm(pose.p_t - X.translation)) > bound
+        reach_m = bound + math.sqrt(sum(v * v for v in goal.p_FQ))
+        far = float(np.linalg.norm(goal.T_world_goal.translation - X.translation))
+        return goal if far > reach_m else None
 
     def _constraint_start(self) -> Optional[np.ndarray]:
         """Return the next start of a problem without a pose target, or None.
@@ -350,6 +356,40 @@ class Search:
             f"no solution within tolerance after {n} attempt(s) ({why}); best available "
             f"{_describe(self.best, self.problem.pose is not None)}"
             f"{_at_windows(self.problem, self.best.q)}")
+
+
+class _Goal(NamedTuple):
+    """Where a restart carries a whole-body robot.
+
+    Point ``p_FQ`` [m] of frame ``frame_id`` onto ``T_world_goal`` (its axes too with
+    ``turn``).
+    """
+
+    frame_id: int
+    p_FQ: Tuple[float, ...]
+    T_world_goal: "pin.SE3"
+    turn: bool
+
+
+def _goal(group, problem: Problem) -> Optional[_Goal]:
+    """Return the pose target (every position axis held), else the first world-fixed box."""
+    pose = problem.pose
+    if pose is not None:
+        if not (pose.mask[0] and pose.mask[1] and pose.mask[2]):
+            return None
+        return _Goal(pose.frame_id, (0.0, 0.0, 0.0), pose.T_world_target, pose.full_rotation)
+    for c in problem.constraints:
+        goal = c.world_goal(group) if type(c) is PositionConstraint else None
+        if goal is not None:
+            fid, p_FQ, p_world = goal
+            return _Goal(fid, tuple(p_FQ), pin.SE3(np.eye(3), np.asarray(p_world)), False)
+    return None
+
+
+def _carried_point(group, q: np.ndarray, goal: _Goal):
+    """``(T_world_point, T_world_goal, turn)`` at ``q``: the rest of ``carried``'s arguments."""
+    T = group.fk(q, group.robot.model.frames[goal.frame_id].name)
+    return pin.SE3(T.rotation, T.act(np.asarray(goal.p_FQ))), goal.T_world_goal, goal.turn
 
 
 def in_windows(problem: Problem, start: np.ndarray) -> np.ndarray:
