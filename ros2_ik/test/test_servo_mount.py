@@ -110,3 +110,34 @@ def test_the_collision_checks_see_the_arm_at_the_lift_the_robot_holds():
     ball = min((k for k, pair in enumerate(names) if "ball" in pair), key=lambda k: before[k])
     drop = before[ball] - risen.distances_m[ball]
     assert drop > 0.02, (names[ball], drop)  # the arm nearer the ball above it
+
+
+def test_a_mimic_joint_carrying_the_group_is_followed():
+    """A mimic joint above the arm (it follows the lift) names no error and moves ``D``.
+
+    ``Mount`` asked ``Robot.joint_id`` for every upstream joint, which refuses mimic
+    joints: the servo would not start on such a robot ("cannot servo").
+    """
+    import sys
+    from pathlib import Path
+    from ros2_ik.core.model.robot import Robot
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+    from random_arms import random_arm
+    arm = random_arm(1)
+    fixed = '<joint name="mount_joint" type="fixed">'
+    assert fixed in arm.urdf
+    urdf = arm.urdf.replace(fixed, '<joint name="mount_joint" type="prismatic"><axis xyz="0 0 1"/>'
+                            '<limit lower="0" upper="1" effort="1" velocity="1"/>'
+                            '<mimic joint="lift_joint" multiplier="0.5" offset="0"/>')
+    robot = Robot.from_urdf(urdf)
+    group = robot.group(None, arm.tip, joints=robot.group(arm.base, arm.tip).joint_names)
+    assert set(group.upstream) == {"lift_joint", "mount_joint"}
+    joints = JointStateCache()
+    joints.update(list(group.upstream), [0.0, 0.0])
+    mount = Mount(group, joints, 1.0)
+    joints.update(["lift_joint", "mount_joint"], [0.2, 0.1])
+    assert mount.update()
+    q = group.mid_configuration()
+    held = group.held_at({"lift_joint": 0.2})
+    np.testing.assert_allclose((mount.D * group.fk(q, arm.tip)).homogeneous,
+                               held.fk(q, arm.tip).homogeneous, atol=1e-12)

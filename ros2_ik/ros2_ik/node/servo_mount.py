@@ -39,7 +39,7 @@ class Mount:
         self.note = ""
         self._key: Optional[tuple] = None
         model = group.robot.model
-        ids = {group.robot.joint_id(n) for n in self.names}
+        ids = {model.getJointId(n) for n in self.names}  # mimic joints too
         self._carried = {f: bool(ids.intersection(model.supports[model.frames[f].parentJoint]))
                          for f in range(len(model.frames))}
 
