@@ -40,7 +40,8 @@ def test_a_target_is_met_by_the_robot_at_the_lift_it_holds_now(tiago):
     model = group.robot.model
     mount = Mount(group, joints, 1.0)
     assert mount.names == (LIFT,)
-    assert not mount.update() and mount.D.isApprox(pin.SE3.Identity(), 1e-12)  # as held
+    assert mount.update() and not mount.moved  # read, where the start held it
+    assert mount.D.isApprox(pin.SE3.Identity(), 1e-12) and mount.values[LIFT] == 0.2
     q = group.mid_configuration() + 0.2
     names = list(group.joint_names) + [LIFT]
     T = T_frame(model, names, list(q) + [0.2], SPEC.tip)  # base_footprint = the world
@@ -48,7 +49,7 @@ def test_a_target_is_met_by_the_robot_at_the_lift_it_holds_now(tiago):
     tool = model.getFrameId(SPEC.tip)
     carried = mount.to_robot(Target(0.0, pose=group.fk(q, SPEC.tip)), tool)
     joints.update([LIFT], [0.27])
-    assert mount.update() and not mount.update()  # moved once, then still
+    assert mount.update() and mount.moved and not mount.update()  # moved, then still
     model_target = mount.to_model(above).pose
     # The model's tool at model_target is the robot's tool (lift at 0.27) at T.
     np.testing.assert_allclose((mount.D * model_target).homogeneous, T.homogeneous, atol=1e-12)
@@ -69,6 +70,7 @@ def test_a_stale_lift_keeps_the_last_motion(tiago):
     mount = Mount(group, joints, 1e-9)  # every reading is stale at once
     joints.update([LIFT], [0.3])
     assert not mount.update() and mount.D.isApprox(pin.SE3.Identity(), 1e-12)
+    assert not mount.values
 
 
 def test_the_collision_checks_see_the_arm_at_the_lift_the_robot_holds():
@@ -136,8 +138,29 @@ def test_a_mimic_joint_carrying_the_group_is_followed():
     joints.update(list(group.upstream), [0.0, 0.0])
     mount = Mount(group, joints, 1.0)
     joints.update(["lift_joint", "mount_joint"], [0.2, 0.1])
-    assert mount.update()
+    assert mount.update() and mount.moved
     q = group.mid_configuration()
     held = group.held_at({"lift_joint": 0.2})
     np.testing.assert_allclose((mount.D * group.fk(q, arm.tip)).homogeneous,
                                held.fk(q, arm.tip).homogeneous, atol=1e-12)
+
+
+def test_with_collision_checks_the_joints_beside_the_chain_are_read_too(tiago):
+    """``every``: the head's value as the robot holds it now, for the collision checks.
+
+    It does not move the chain (``D`` stays); the mimic-free TIAGo head is read as it is,
+    and a joint without a reading keeps the group's value.
+    """
+    joints = JointStateCache()
+    group = _held(tiago, joints, 0.2)
+    mount = Mount(group, joints, 1.0, every=True)
+    mount.update()
+    assert mount.values["head_1_joint"] == group.locked["head_1_joint"]
+    joints.update(["head_1_joint"], [0.5])
+    assert mount.update() and not mount.moved
+    assert mount.values["head_1_joint"] == 0.5 and mount.values[LIFT] == 0.2
+    assert set(mount.values) == set(group.locked)
+    assert mount.D.isApprox(pin.SE3.Identity(), 1e-12)
+    lone = Mount(group, joints, 1.0)  # without: the upstream joints alone are read
+    joints.update(["head_1_joint"], [0.7])
+    assert lone.update() and not lone.update()  # the head is not read: nothing new

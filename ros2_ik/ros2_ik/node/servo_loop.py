@@ -169,8 +169,9 @@ class ServoLoop:
                                every=cfg.servo_avoid_collisions)
             for note in notes:
                 node.get_logger().warning(f"servo: {note}")
-            mount = None if has_base(group) else Mount(group, node.joints,
-                                                       cfg.servo_joint_state_timeout)
+            mount = None if has_base(group) else Mount(
+                group, node.joints, cfg.servo_joint_state_timeout,
+                every=cfg.servo_avoid_collisions)
             # Measured before the build: building the collision model holds this (the
             # executor) thread, so joint_states read after it would look stale.
             q = self._measured(group)
@@ -392,8 +393,8 @@ class ServoLoop:
         if mount is None:
             return
         if mount.update():
-            self.supervisor.servo.hold(mount.values)  # the collision checks: the lift now
-            if self._target_robot is not None:
+            self.supervisor.servo.hold(mount.values)  # the collision checks: as they are now
+            if mount.moved and self._target_robot is not None:
                 self.supervisor.set_target(mount.to_model(self._target_robot))
         if mount.note and mount.note != self._mount_note:
             self._mount_note = mount.note

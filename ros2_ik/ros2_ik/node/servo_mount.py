@@ -7,7 +7,8 @@ the servo keeps its group and steers the model's frame toward ``D^-1 T``: the ro
 frame then reaches ``T``.  Targets are kept in the robot's world (:meth:`Mount.to_robot`,
 at their arrival) and mapped into the model's at every tick that ``D`` changed
 (:meth:`Mount.to_model`); the collision checks read the joints' values where the robot
-has them (:meth:`ros2_ik.core.servo.Servo.hold`).  A joint that lies below a group joint
+has them (:meth:`ros2_ik.core.servo.Servo.hold`), and with ``every`` those of the joints
+beside the chain too (a second arm, the head, the fingers).  A joint that lies below a group joint
 changes the chain's shape: it stays where the start read it, and :attr:`Mount.note` says
 so.  No rclpy.
 """
@@ -26,16 +27,24 @@ from ros2_ik.node.upstream import QUANTUM
 class Mount:
     """``D`` of the servo's group from fresh ``joint_states`` (module docstring)."""
 
-    def __init__(self, group, joints: JointStateCache, max_age_s: float) -> None:
-        """Follow ``group``'s upstream joints in ``joints``.
+    def __init__(self, group, joints: JointStateCache, max_age_s: float,
+                 every: bool = False) -> None:
+        """Follow ``group``'s upstream joints in ``joints`` (``every``: all its locked ones).
 
         Values older than ``max_age_s`` [s] are not read: ``D`` keeps its last value.
+        ``every``: the joints beside the chain too (a second arm, the head, the fingers),
+        for the collision checks (:attr:`values`); they do not move the chain.
         """
         self.group, self._joints, self._max_age_s = group, joints, max_age_s
         self.names: Tuple[str, ...] = tuple(group.upstream)
+        self._read = tuple(group.locked) if every else self.names
         self.D = pin.SE3.Identity()
-        #: The joints' values [rad or m] that gave ``D`` (the collision checks read them).
+        #: Every locked joint's value [rad or m] as the robot holds it now (the ones not
+        #: read: the group's; mimic joints following their leaders), for the collision
+        #: checks (:meth:`ros2_ik.core.servo.Servo.hold`).
         self.values: dict = {}
+        #: Whether the last :meth:`update` changed ``D`` (the targets' map with it).
+        self.moved = False
         self.note = ""
         self._key: Optional[tuple] = None
         model = group.robot.model
@@ -44,22 +53,29 @@ class Mount:
                          for f in range(len(model.frames))}
 
     def update(self) -> bool:
-        """Read the joints again; return True when ``D`` changed (the targets' map with it)."""
-        if not self.names:
+        """Read the joints again; return True when one changed (:attr:`values`, :attr:`moved`).
+
+        An upstream joint without a fresh value leaves everything as it was.
+        """
+        self.moved = False
+        if not self._read:
             return False
-        values = self._joints.fresh_each(self.names, self._max_age_s)
-        key = tuple(round(values[n] / QUANTUM) for n in self.names if n in values)
-        if key == self._key or len(key) != len(self.names):
+        read = self._joints.fresh_each(self._read, self._max_age_s)
+        if any(n not in read for n in self.names):
+            return False
+        key = tuple((n, round(v / QUANTUM)) for n, v in read.items())
+        if key == self._key:
             return False
         self._key = key
-        D = self.group.mount_motion(values)
+        group = self.group
+        D = group.mount_motion({n: read[n] for n in self.names})
         if D is None:  # a joint below a group joint: the chain's shape, not its place
             self.note = (f"{', '.join(self.names)}: a joint inside the chain moved; the "
                          f"servo keeps the values its start read (restart it)")
             return False
-        changed = not D.isApprox(self.D, 1e-12)
-        self.D, self.values = D, values
-        return changed
+        self.moved = not D.isApprox(self.D, 1e-12)
+        self.D, self.values = D, group.locked_with(read)
+        return True
 
     def to_robot(self, target: Target, frame_id: Optional[int]) -> Target:
         """``target`` (in the model's world, its pose read in frame ``frame_id``) in the robot's.

@@ -603,13 +603,25 @@ class Group:
         Unknown names raise :class:`errors.InvalidJoint`.
         """
         model = self.robot.model
-        locked = self.robot._locked_values(self.joint_ids, self._relocked(values))
+        locked = self._locked_ids(values)
         old = self.q_full_locked
         q = locked_configuration(model, locked)
         changed = {j for j in locked if not np.array_equal(
             q[model.idx_qs[j]:model.idx_qs[j] + model.nqs[j]],
             old[model.idx_qs[j]:model.idx_qs[j] + model.nqs[j]])}
         return self._mount_motion(changed, q)
+
+    def locked_with(self, values: Mapping[str, float]) -> Dict[str, float]:
+        """Every locked joint's value [rad or m] with joints ``values`` there, by name.
+
+        As :meth:`held_at` would hold them: clipped into their limits, a mimic joint not
+        named following its leader.  Unknown names raise :class:`errors.InvalidJoint`.
+        """
+        names = self.robot.model.names
+        return {names[j]: v for j, v in self._locked_ids(values).items()}
+
+    def _locked_ids(self, values: Mapping[str, float]) -> Dict[int, float]:
+        return self.robot._locked_values(self.joint_ids, self._relocked(values))
 
     def source_motion(self) -> Optional[pin.SE3]:
         """``D`` (world) from the group this one was held from, as :meth:`mount_motion`'s.
@@ -797,12 +809,22 @@ def with_joint_value(model: pin.Model, q_full: np.ndarray, name: str,
     Only one-variable joints (revolute, continuous, prismatic) are named here; any other
     name raises :class:`errors.InvalidJoint` listing the valid ones.
     """
-    jid = model.getJointId(name) if isinstance(name, str) else model.njoints
-    if jid >= model.njoints or model.nvs[jid] != 1:
-        raise errors.InvalidJoint(str(name), [model.names[j] for j in range(1, model.njoints)
-                                              if model.nvs[j] == 1])
+    return with_joint_values(model, q_full, {name: value})
+
+
+def with_joint_values(model: pin.Model, q_full: np.ndarray,
+                      values: Mapping[str, float]) -> np.ndarray:
+    """Return a copy of ``q_full`` with each joint named in ``values`` at its value.
+
+    As :func:`with_joint_value`, in one copy.
+    """
     q = np.array(q_full, dtype=float)
-    _write_joint(q, model.idx_qs[jid], model.nqs[jid] == 2, float(value))
+    for name, value in values.items():
+        jid = model.getJointId(name) if isinstance(name, str) else model.njoints
+        if jid >= model.njoints or model.nvs[jid] != 1:
+            raise errors.InvalidJoint(str(name), [model.names[j] for j in
+                                                  range(1, model.njoints) if model.nvs[j] == 1])
+        _write_joint(q, model.idx_qs[jid], model.nqs[jid] == 2, float(value))
     return q
 
 

@@ -37,7 +37,7 @@ import pinocchio as pin
 
 from ros2_ik.core.collision.checker import CollisionChecker
 from ros2_ik.core.constraints.collision import pair_gradients
-from ros2_ik.core.model.group import with_joint_value
+from ros2_ik.core.model.group import with_joint_values
 
 _MARGIN_M = 1e-3
 
@@ -71,8 +71,8 @@ class CollisionDampers:
         """Check with locked joints ``values`` [rad or m] where the robot holds them now.
 
         The group holds its locked joints where they stood when it was made; a torso lift
-        that moved since then carries the arm's links elsewhere, and the distances follow
-        it only when its value is written into the full configuration here.
+        or a second arm that moved since then is elsewhere, and the distances follow it
+        only when its value is written into the full configuration here.
         """
         self._held = dict(values)
 
@@ -87,8 +87,8 @@ class CollisionDampers:
         braked instead (:func:`braked_speed`).
         """
         q_full = self.group.to_full_q(q)
-        for name, value in self._held.items():
-            q_full = with_joint_value(self.model, q_full, name, value)
+        if self._held:
+            q_full = with_joint_values(self.model, q_full, self._held)
         pin.computeJointJacobians(self.model, self.data, q_full)  # also the placements
         pairs = self.checker.distances_from_data(self.data, self.influence_m)
         distances = pairs.distances_m
