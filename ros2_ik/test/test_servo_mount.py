@@ -148,19 +148,31 @@ def test_a_mimic_joint_carrying_the_group_is_followed():
 def test_with_collision_checks_the_joints_beside_the_chain_are_read_too(tiago):
     """``every``: the head's value as the robot holds it now, for the collision checks.
 
-    It does not move the chain (``D`` stays); the mimic-free TIAGo head is read as it is,
-    and a joint without a reading keeps the group's value.
+    It does not move the chain (``D`` stays); a joint without a reading keeps the group's
+    value.
     """
     joints = JointStateCache()
     group = _held(tiago, joints, 0.2)
     mount = Mount(group, joints, 1.0, every=True)
     mount.update()
-    assert mount.values["head_1_joint"] == group.locked["head_1_joint"]
+    assert "head_1_joint" not in mount.values  # not read yet: the group's value stays
     joints.update(["head_1_joint"], [0.5])
     assert mount.update() and not mount.moved
     assert mount.values["head_1_joint"] == 0.5 and mount.values[LIFT] == 0.2
-    assert set(mount.values) == set(group.locked)
     assert mount.D.isApprox(pin.SE3.Identity(), 1e-12)
     lone = Mount(group, joints, 1.0)  # without: the upstream joints alone are read
     joints.update(["head_1_joint"], [0.7])
     assert lone.update() and not lone.update()  # the head is not read: nothing new
+
+
+def test_a_mimic_joint_not_in_joint_states_follows_its_leader():
+    """Panda's second finger (a mimic of the first), absent from ``joint_states``."""
+    from ros2_ik.core.model.robot import Robot
+    from ros2_ik.core.model.robots import urdf_text
+    spec = ARMS["panda"]
+    group = Robot.from_urdf(urdf_text("panda")).group(spec.base, spec.tip)
+    joints = JointStateCache()
+    joints.update(["panda_finger_joint1"], [0.03])
+    mount = Mount(group, joints, 1.0, every=True)
+    assert mount.update()
+    assert mount.values == {"panda_finger_joint1": 0.03, "panda_finger_joint2": 0.03}

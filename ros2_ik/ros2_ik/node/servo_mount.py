@@ -39,14 +39,17 @@ class Mount:
         self.names: Tuple[str, ...] = tuple(group.upstream)
         self._read = tuple(group.locked) if every else self.names
         self.D = pin.SE3.Identity()
-        #: Every locked joint's value [rad or m] as the robot holds it now (the ones not
-        #: read: the group's; mimic joints following their leaders), for the collision
-        #: checks (:meth:`ros2_ik.core.servo.Servo.hold`).
+        #: The locked joints' values [rad or m] as ``joint_states`` give them now (a mimic
+        #: joint not given: by its leader's), for the collision checks
+        #: (:meth:`ros2_ik.core.servo.Servo.hold`); the others keep the group's.
         self.values: dict = {}
         #: Whether the last :meth:`update` changed ``D`` (the targets' map with it).
         self.moved = False
         self.note = ""
         self._key: Optional[tuple] = None
+        self._mount_key: Optional[tuple] = None
+        self._mimics = [(n, m) for n, m in getattr(group.robot, "mimics", {}).items()
+                        if n in group.locked]
         model = group.robot.model
         ids = {model.getJointId(n) for n in self.names}  # mimic joints too
         self._carried = {f: bool(ids.intersection(model.supports[model.frames[f].parentJoint]))
@@ -55,7 +58,8 @@ class Mount:
     def update(self) -> bool:
         """Read the joints again; return True when one changed (:attr:`values`, :attr:`moved`).
 
-        An upstream joint without a fresh value leaves everything as it was.
+        An upstream joint without a fresh value leaves everything as it was.  ``D`` is
+        computed again only when an upstream joint moved (one full-model FK).
         """
         self.moved = False
         if not self._read:
@@ -66,16 +70,25 @@ class Mount:
         key = tuple((n, round(v / QUANTUM)) for n, v in read.items())
         if key == self._key:
             return False
+        mount = tuple(round(read[n] / QUANTUM) for n in self.names)
+        if mount != self._mount_key:
+            D = self.group.mount_motion({n: read[n] for n in self.names})
+            if D is None:  # a joint below a group joint: the chain's shape, not its place
+                self.note = (f"{', '.join(self.names)}: a joint inside the chain moved; the "
+                             f"servo keeps the values its start read (restart it)")
+                return False
+            self.moved = not D.isApprox(self.D, 1e-12)
+            self.D, self._mount_key = D, mount
         self._key = key
-        group = self.group
-        D = group.mount_motion({n: read[n] for n in self.names})
-        if D is None:  # a joint below a group joint: the chain's shape, not its place
-            self.note = (f"{', '.join(self.names)}: a joint inside the chain moved; the "
-                         f"servo keeps the values its start read (restart it)")
-            return False
-        self.moved = not D.isApprox(self.D, 1e-12)
-        self.D, self.values = D, group.locked_with(read)
+        self.values = self._with_mimics(read)
         return True
+
+    def _with_mimics(self, read: dict) -> dict:
+        """``read`` and the mimic joints that follow a joint read but were not read."""
+        for name, mimic in self._mimics:
+            if name not in read and mimic.leader in read:
+                read[name] = mimic.multiplier * read[mimic.leader] + mimic.offset
+        return read
 
     def to_robot(self, target: Target, frame_id: Optional[int]) -> Target:
         """``target`` (in the model's world, its pose read in frame ``frame_id``) in the robot's.

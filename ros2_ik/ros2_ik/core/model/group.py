@@ -602,26 +602,22 @@ class Group:
         when one lies below a group joint (it changes the chain's shape, not its place).
         Unknown names raise :class:`errors.InvalidJoint`.
         """
-        model = self.robot.model
-        locked = self._locked_ids(values)
-        old = self.q_full_locked
-        q = locked_configuration(model, locked)
-        changed = {j for j in locked if not np.array_equal(
-            q[model.idx_qs[j]:model.idx_qs[j] + model.nqs[j]],
-            old[model.idx_qs[j]:model.idx_qs[j] + model.nqs[j]])}
+        model, robot = self.robot.model, self.robot
+        given = dict(values)
+        for name, mimic in getattr(robot, "mimics", {}).items():  # followers not given
+            if name not in given and mimic.leader in given and name in self.locked:
+                given[name] = mimic.multiplier * float(given[mimic.leader]) + mimic.offset
+        q, changed = np.array(self.q_full_locked), set()
+        for name, value in given.items():
+            if name not in self.locked:
+                raise errors.InvalidJoint(str(name), list(self.locked))
+            lo, hi = robot.joint_limits(name)
+            value = min(max(float(value), lo), hi)
+            if value != self.locked[name]:
+                j = model.getJointId(name)
+                _write_joint(q, model.idx_qs[j], model.nqs[j] == 2, value)
+                changed.add(j)
         return self._mount_motion(changed, q)
-
-    def locked_with(self, values: Mapping[str, float]) -> Dict[str, float]:
-        """Every locked joint's value [rad or m] with joints ``values`` there, by name.
-
-        As :meth:`held_at` would hold them: clipped into their limits, a mimic joint not
-        named following its leader.  Unknown names raise :class:`errors.InvalidJoint`.
-        """
-        names = self.robot.model.names
-        return {names[j]: v for j, v in self._locked_ids(values).items()}
-
-    def _locked_ids(self, values: Mapping[str, float]) -> Dict[int, float]:
-        return self.robot._locked_values(self.joint_ids, self._relocked(values))
 
     def source_motion(self) -> Optional[pin.SE3]:
         """``D`` (world) from the group this one was held from, as :meth:`mount_motion`'s.
