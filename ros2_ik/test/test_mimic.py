@@ -123,3 +123,21 @@ def test_mimic_joints_that_lead_each_other_are_a_model_error():
                     _joint("j3", "a2", "tip", "0 1 0", "0 0 0.5", '<mimic joint="j2"/>')])
     with pytest.raises(errors.RobotModelError, match="cycle: j2 -> j3 -> j2"):
         Robot.from_urdf(cyclic)
+
+
+def test_followers_follow_their_leaders_down_a_chain_of_mimics():
+    """``Robot.followers``: the mimic joints a given value leads, a mimic of a mimic too."""
+    chained = _urdf(["base", "a1", "a2", "a3", "tip"],
+                    [_joint("j1", "base", "a1", "0 0 1"),
+                     _joint("j2", "a1", "a2", "0 1 0", "0 0 0.5",
+                            '<mimic joint="j1" multiplier="2" offset="0.1"/>'),
+                     _joint("j3", "a2", "a3", "0 1 0", "0 0 0.5",
+                            '<mimic joint="j2" multiplier="-1"/>'),
+                     _joint("j4", "a3", "tip", "1 0 0", "0 0 0.5")])
+    robot = Robot.from_urdf(chained)
+    assert robot.followers({"j1": 0.3}) == pytest.approx({"j2": 0.7, "j3": -0.7})
+    assert robot.followers({"j1": 0.3, "j2": 0.5}) == pytest.approx({"j3": -0.5})
+    assert robot.followers({"j4": 0.3}) == {}
+    group = robot.group(tip="tip", joints=["j4"])  # held as the followers say
+    assert group.held_at({"j1": 0.3}).locked == pytest.approx(
+        {"j1": 0.3, "j2": 0.7, "j3": -0.7})

@@ -48,8 +48,6 @@ class Mount:
         self.note = ""
         self._key: Optional[tuple] = None
         self._mount_key: Optional[tuple] = None
-        self._mimics = [(n, m) for n, m in getattr(group.robot, "mimics", {}).items()
-                        if n in group.locked]
         model = group.robot.model
         ids = {model.getJointId(n) for n in self.names}  # mimic joints too
         self._carried = {f: bool(ids.intersection(model.supports[model.frames[f].parentJoint]))
@@ -80,15 +78,10 @@ class Mount:
             self.moved = not D.isApprox(self.D, 1e-12)
             self.D, self._mount_key = D, mount
         self._key = key
-        self.values = self._with_mimics(read)
+        read.update((n, v) for n, v in self.group.robot.followers(read).items()
+                    if n in self.group.locked)
+        self.values = read
         return True
-
-    def _with_mimics(self, read: dict) -> dict:
-        """``read`` and the mimic joints that follow a joint read but were not read."""
-        for name, mimic in self._mimics:
-            if name not in read and mimic.leader in read:
-                read[name] = mimic.multiplier * read[mimic.leader] + mimic.offset
-        return read
 
     def to_robot(self, target: Target, frame_id: Optional[int]) -> Target:
         """``target`` (in the model's world, its pose read in frame ``frame_id``) in the robot's.

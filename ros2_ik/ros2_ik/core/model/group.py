@@ -46,6 +46,16 @@ class RobotModel(Protocol):
                    locked: Optional[Mapping[str, float]] = None, base_bounds=None) -> "Group":
         """Return the whole-body group of the root joint and ``joints``, others locked."""
 
+    @property
+    def mimics(self) -> Mapping:
+        """Return the URDF's mimic joints by name (``Mimic``: leader, multiplier, offset)."""
+
+    def followers(self, values: Mapping[str, float]) -> Dict[str, float]:
+        """Return the mimic joints ``values`` lead but do not name, at their values."""
+
+    def joint_limits(self, name: str) -> Tuple[float, float]:
+        """Return one-axis joint ``name``'s position limits [rad or m]."""
+
 
 class Group:
     """Joints moved by a solve; built by :meth:`Robot.group`."""
@@ -604,9 +614,7 @@ class Group:
         """
         model, robot = self.robot.model, self.robot
         given = dict(values)
-        for name, mimic in getattr(robot, "mimics", {}).items():  # followers not given
-            if name not in given and mimic.leader in given and name in self.locked:
-                given[name] = mimic.multiplier * float(given[mimic.leader]) + mimic.offset
+        given.update((n, v) for n, v in robot.followers(values).items() if n in self.locked)
         q, changed = np.array(self.q_full_locked), set()
         for name, value in given.items():
             if name not in self.locked:
@@ -646,7 +654,7 @@ class Group:
 
     def _relocked(self, values: Mapping[str, float]) -> Dict[str, float]:
         """:attr:`locked` with ``values``; a mimic joint not named left to its leader."""
-        mimics = getattr(self.robot, "mimics", {})
+        mimics = self.robot.mimics
         locked = {n: v for n, v in self.locked.items() if n not in mimics or n in values}
         locked.update(values)
         return locked

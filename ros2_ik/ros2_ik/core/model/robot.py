@@ -34,6 +34,10 @@ class Mimic(NamedTuple):
     multiplier: float
     offset: float
 
+    def of(self, leader: float) -> float:
+        """Return the joint's value [rad or m] with its leader at ``leader``."""
+        return self.multiplier * leader + self.offset
+
 
 class Robot:
     """A kinematic model: ``model`` (full pinocchio model), frame and joint names.
@@ -306,7 +310,27 @@ class Robot:
         leader = values.get(mimic.leader)
         if leader is None:  # a leader the group moves, or a mimic of a mimic not yet set
             leader = self._mimicked(mimic.leader, values)
-        return mimic.multiplier * leader + mimic.offset
+        return mimic.of(leader)
+
+    def followers(self, values: Mapping[str, float]) -> Dict[str, float]:
+        """Return the mimic joints ``values`` [rad or m] lead but do not name, at their values.
+
+        A mimic joint follows its leader's value there, or the value its own leader
+        takes (a mimic of a mimic); one whose chain of leaders reaches no joint of
+        ``values`` is left out.  The relations have no cycle (:func:`mimic_joints`).
+        """
+        out: Dict[str, float] = {}
+        for name in self.mimics:
+            chain = [name]
+            while chain[-1] in self.mimics and chain[-1] not in values \
+                    and chain[-1] not in out:
+                chain.append(self.mimics[chain[-1]].leader)
+            value = values.get(chain[-1], out.get(chain[-1]))
+            if value is None or chain[-1] == name:
+                continue
+            for follower in reversed(chain[:-1]):
+                value = out[follower] = self.mimics[follower].of(float(value))
+        return out
 
 
 def mimic_joints(urdf_xml: str, model: pin.Model) -> Dict[str, Mimic]:
