@@ -260,6 +260,7 @@ class LibraryStarts:
         self._args = (group, pose, seed, max_jump)
         self._count = count
         self._indices: Optional[list] = None
+        self._samples: Optional[np.ndarray] = None  # the serving library's (:func:`_owner`)
         self._complete = False
 
     def get(self, k: int) -> Optional[np.ndarray]:
@@ -270,6 +271,7 @@ class LibraryStarts:
         if self._indices is None:
             self._indices = nearest_indices(group, pose, min(QUICK_STARTS, self._count), seed,
                                             max_jump, QUICK_SAMPLES).tolist()
+            self._samples = library(_owner(group, pose.target.frame)).q
         if k >= len(self._indices) and not self._complete:
             self._complete = True
             seen = set(self._indices)
@@ -277,7 +279,7 @@ class LibraryStarts:
             self._indices += [i for i in more if i not in seen][:self._count - len(seen)]
         if k >= len(self._indices):
             return None
-        return library(_owner(group, pose.target.frame)).q[self._indices[k]].copy()
+        return self._samples[self._indices[k]].copy()
 
 
 class _SampleFrames:
