@@ -3,12 +3,12 @@
 The node holds a locked joint above an arm where the robot holds it (node/upstream.py): a
 torso lift, a rail.  Each new value is a group of its own (``Group.held_at``), prepared on
 its first request.  Whether lm runs a 7R arm's sweep (``Sweep.cheap``) depends on the
-chain's shape, which such a joint does not change (``Group.shape_owner``): the held group
-asks the group it was held from, and detects its own sweep only when lm would run it.  A
-lift whose encoder jitters by 1e-5 m between requests cost ~0.2 s per request on TIAGo's
-arm, the sweep detection; answers are checked by pinocchio FK of the full model.  The
-seed library and the reach bound are the source's too (the bound's sphere moved with the
-chain), so a new lift height costs a group build, not a prepare.
+chain's shape, which such a joint does not change (``Group.shape_owner``); so does the
+closed form or the sweep itself, placed where the chain now is (``closed_form.chain.Placed``:
+the source's for ``D^-1 T``).  A lift whose encoder jitters by 1e-5 m between requests cost
+~0.2 s per request on TIAGo's arm, the sweep detection; answers are checked by pinocchio FK
+of the full model.  The seed library and the reach bound are the source's too (the bound's
+sphere moved with the chain), so a new lift height costs a group build, not a prepare.
 """
 import sys
 from pathlib import Path
@@ -18,7 +18,7 @@ import pinocchio as pin
 import pytest
 
 from panda_node import T_frame
-from ros2_ik.core.closed_form import sweep
+from ros2_ik.core.closed_form import chain, sweep
 from ros2_ik.core.kinematics import reach
 from ros2_ik.core.model.robot import Robot
 from ros2_ik.core.model.robots import ARMS, urdf_text
@@ -82,8 +82,8 @@ def test_a_new_lift_height_detects_no_sweep_lm_does_not_run(detections):
     own = seed_library.SeedLibrary(held).ranking(held, held.tip).distances(
         pose.T_world_target, True, True, seed_library.SAMPLES)
     np.testing.assert_array_equal(shared, np.argsort(own, kind="stable")[:8])
-    prepare(held, held.tip, solver="analytic")  # analytic runs every sweep: its own
-    assert detections == [held]
+    prepare(held, held.tip, solver="analytic")  # analytic runs every sweep: the source's
+    assert detections == [] and sweep.of(held, frame_id).form is sweep.of(group, frame_id)
 
 
 def _without_arm_4():
@@ -108,14 +108,29 @@ def test_a_joint_locked_inside_the_chain_changes_its_shape():
     assert beside.shape_owner(frame_id) is group and beside.chain_owner(frame_id) is group
 
 
-def test_a_cheap_sweep_is_detected_again_where_the_mount_moved(detections):
-    """A vendor iiwa (its sweep cheap: lm runs it) on a locked rail, held 1 m along it."""
-    arm = next((a for a in dof_arms.arms(7) if a.name == "kuka_lbr_iiwa14_r820"), None)
+def _railed(name: str, joints: int):
+    """(robot, the arm's group on a locked rail) of arm ``name`` (``joints`` joints)."""
+    arm = next((a for a in dof_arms.arms(joints) if a.name == name), None)
     if arm is None:
-        pytest.skip("the vendor folder's kuka_lbr_iiwa14_r820 is absent")
+        pytest.skip(f"arm {name} is absent (the vendor folder?)")
     railed = dof_arms.on_rail(arm)
     robot, on_rail = railed.group()
-    group = robot.group(railed.base, railed.tip, joints=list(on_rail.joint_names[1:]))
+    return robot, robot.group(railed.base, railed.tip, joints=list(on_rail.joint_names[1:]))
+
+
+def _on_rail_at(robot, group, q: np.ndarray, x: float) -> pin.SE3:
+    """``T_world_tip`` of ``group``'s values ``q`` with the rail at ``x`` [m], by pinocchio FK."""
+    return T_frame(robot.model, list(group.joint_names) + ["rail_joint"], list(q) + [x],
+                   group.tip)
+
+
+def test_a_cheap_sweep_is_the_sources_placed_where_the_mount_moved(detections):
+    """A vendor iiwa (its sweep cheap: lm runs it) on a locked rail, held 1 m along it.
+
+    The held group solves its source's sweep for ``D^-1 T``: no detection of its own
+    (~0.24 s per new rail position before).  Answers checked by pinocchio FK at x = 1 m.
+    """
+    robot, group = _railed("kuka_lbr_iiwa14_r820", 7)
     frame_id = robot.frame_id(group.tip)
     prepare(group, group.tip)
     assert sweep.of(group, frame_id).cheap
@@ -123,13 +138,62 @@ def test_a_cheap_sweep_is_detected_again_where_the_mount_moved(detections):
     held = group.held_at({"rail_joint": 1.0})
     assert held.shape_owner(frame_id) is group
     prepare(held, held.tip)
-    assert detections == [held]
-    q = held.random_configuration(np.random.default_rng(0))
-    T = T_frame(robot.model, list(held.joint_names) + ["rail_joint"], list(q) + [1.0],
-                held.tip)
-    result = solve(held, PoseTarget(held.tip, T), held.mid_configuration(), "lm", 0.5, 0, 1)
-    assert result.status is IKStatus.SUCCESS, result.message
-    assert dof_arms.verified(held, result.q, T)
+    prepare(held, held.tip, solver="analytic")
+    assert detections == []
+    placed = sweep.of(held, frame_id)
+    assert isinstance(placed, chain.Placed) and placed.form is sweep.of(group, frame_id)
+    rng = np.random.default_rng(0)
+    for k in range(10):
+        T = _on_rail_at(robot, held, held.random_configuration(rng), 1.0)
+        for solver in ("lm", "analytic"):
+            result = solve(held, PoseTarget(held.tip, T), held.mid_configuration(), solver,
+                           0.5, 0, k)
+            assert result.status is IKStatus.SUCCESS, result.message
+            assert dof_arms.verified(held, result.q, T)
+            M = _on_rail_at(robot, held, result.q, 1.0)
+            assert np.linalg.norm(M.translation - T.translation) < 1e-4
+    assert "swept" in result.message and detections == []
+
+
+def test_a_closed_form_on_a_moved_rail_finds_the_branches_of_its_own():
+    """A UR5 on a rail held 1.3 m along it: its source's closed form, placed.
+
+    Every branch (``analytic``, ``num_solutions=8``) equals that of a group built at
+    x = 1.3 m from the start, which detects a closed form of its own; so do the batch
+    rows (``solve_many``) and the proof that an unreachable pose has none.
+    """
+    robot, group = _railed("ur5", 6)
+    frame_id = robot.frame_id(group.tip)
+    prepare(group, group.tip)
+    held = group.held_at({"rail_joint": 1.3})
+    own = robot.group(held.base, held.tip, joints=list(held.joint_names),
+                      locked=dict(held.locked))
+    placed = chain.of(held, frame_id)
+    assert isinstance(placed, chain.Placed) and placed.form is chain.of(group, frame_id)
+    assert not isinstance(chain.of(own, frame_id), chain.Placed)
+    rng = np.random.default_rng(1)
+    targets = []
+    for k in range(10):
+        T = _on_rail_at(robot, held, held.random_configuration(rng), 1.3)
+        targets.append(T.homogeneous)
+        answers = [solve(g, PoseTarget(g.tip, T), g.mid_configuration(), "analytic", 0.5, 0,
+                         k, num_solutions=8) for g in (held, own)]
+        for result in answers:
+            assert result.status is IKStatus.SUCCESS, result.message
+            assert all(dof_arms.verified(held, s.q, T) for s in result.solutions)
+        branches = [sorted(tuple(np.round(s.q, 9)) for s in r.solutions) for r in answers]
+        assert len(branches[0]) >= 1 and branches[0] == branches[1]
+    Q, ls = placed.solve_many(np.array(targets))
+    Q_own, ls_own = chain.of(own, frame_id).solve_many(np.array(targets))
+    np.testing.assert_array_equal(ls, ls_own)
+    np.testing.assert_allclose(Q[~ls], Q_own[~ls_own], atol=1e-9)
+    # On the shoulder's axis, inside the reach sphere: the closed form's proof answers.
+    above = pin.SE3(np.eye(3), held.fk(np.zeros(6), "shoulder_link").translation + [0, 0, 0.2])
+    proofs = [solve(g, PoseTarget(g.tip, above), g.mid_configuration(), "analytic", 0.5, 0, 0)
+              for g in (held, own)]
+    assert [r.status for r in proofs] == [IKStatus.NO_SOLUTION] * 2
+    misses = [r.message.split(" m / ")[0] for r in proofs]  # the angle's roundoff differs
+    assert "closed form" in misses[0] and misses[0] == misses[1]
 
 
 def test_mount_motion_moves_the_chain_as_the_held_group_has_it():

@@ -18,10 +18,8 @@ Values are rounded to :data:`QUANTUM` (rad or m: under 1e-6 m at a 2 m lever, a 
 of the default tolerance), so a joint that holds still reuses one group.  Each held set is
 a group of its own, prepared on its first request: ~1 ms when only joints beside the chain
 moved (the closed form, sweep, seed library and reach bound are shared:
-``Group.chain_owner``); ~2-5 ms on TIAGo's arm when its lift moved, ~2 ms for a UR5 on a
-rail (whether lm runs the sweep, the seed library and the reach bound are shared, moved
-with the chain: ``Group.shape_owner``; a closed form is built for the chain's new place);
-a few hundred ms where lm runs a 7R sweep (detected anew there).  A snapshot keeps
+``Group.chain_owner``), about as much when joints carrying the chain moved (a lift, a
+rail: the same, moved with the chain, ``Group.shape_owner``).  A snapshot keeps
 :data:`VARIANTS` of them per group.
 """
 from __future__ import annotations

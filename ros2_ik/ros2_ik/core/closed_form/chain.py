@@ -201,22 +201,74 @@ class Detector:
 
     A group held elsewhere (:meth:`Group.held_at`) whose changed joints move neither its
     joints nor the frame has the same chain: it uses its source's detection
-    (:meth:`Group.chain_owner`).
+    (:meth:`Group.chain_owner`).  One whose changed joints carry the chain as one body (a
+    torso lift, a rail: :meth:`Group.shape_owner`) has the same chain elsewhere: it uses
+    its source's solver, placed where the chain now is (:class:`Placed`), and detects
+    nothing (a 7R sweep's detection took ~0.3 s per new rail position).
     """
 
-    __slots__ = ("_detections",)
+    __slots__ = ("_detections", "_placed")
 
     def __init__(self, detect):
         """Cache ``detect``'s answers per group and frame id (:class:`PerObjectAndKey`)."""
         self._detections = PerObjectAndKey(detect)
+        self._placed = PerObjectAndKey(self._place)
 
     def of(self, group, frame_id: int):
         """Return the solver found for ``group``'s chain to ``frame_id``, or None."""
-        return self._detections(group.chain_owner(frame_id), frame_id).found
+        owner = group.shape_owner(frame_id)
+        found = self._detections(owner, frame_id).found
+        if found is None or owner is group or owner is group.chain_owner(frame_id):
+            return found
+        return self._placed(group, frame_id)
 
     def reason(self, group, frame_id: int) -> str:
         """Why ``group``'s chain to ``frame_id`` has none ('' when it has one)."""
-        return self._detections(group.chain_owner(frame_id), frame_id).reason
+        return self._detections(group.shape_owner(frame_id), frame_id).reason
+
+    def _place(self, group, frame_id: int) -> "Placed":
+        """Return the shape owner's solver, placed by ``group``'s :meth:`Group.source_motion`."""
+        found = self._detections(group.shape_owner(frame_id), frame_id).found
+        return Placed(found, group.source_motion())
+
+
+class Placed:
+    """A chain's solver (a :class:`ClosedForm` or a 7R sweep) on the chain moved by ``D``.
+
+    A group held with the joints that carry its chain elsewhere (:meth:`Detector.of`)
+    has its frames at ``D * T_world_frame`` (world; :meth:`Group.source_motion`), the
+    joint angles unchanged: a target ``T`` of it is the source's target ``D^-1 T``.
+    Serves what the solvers ask of a closed form (:meth:`solve`, :meth:`solve_many`) and
+    of a sweep (:attr:`cheap`; :func:`.sweep.along` solves ``local(T)`` on :attr:`form`).
+    """
+
+    __slots__ = ("form", "_D_inv")
+
+    def __init__(self, form, D: pin.SE3):
+        """Serve ``form`` (the source's) on the chain moved by ``D``."""
+        self.form, self._D_inv = form, D.inverse().homogeneous
+
+    def local(self, T_world_frame_h: np.ndarray) -> np.ndarray:
+        """Return the source's targets ``D^-1 T`` of ``T_world_frame_h``: (4, 4) or (N, 4, 4)."""
+        return self._D_inv @ T_world_frame_h
+
+    @property
+    def family(self) -> str:
+        """Name the source's decomposition (for messages)."""
+        return self.form.family
+
+    @property
+    def cheap(self) -> bool:
+        """Tell whether lm runs the source's sweep too (a sweep only: ``Sweep.cheap``)."""
+        return self.form.cheap
+
+    def solve(self, T_world_frame_h: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+        """:meth:`ClosedForm.solve` of the moved chain."""
+        return self.form.solve(self.local(np.asarray(T_world_frame_h, dtype=float)))
+
+    def solve_many(self, T_world_frame_h: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+        """:meth:`ClosedForm.solve_many` of the moved chain."""
+        return self.form.solve_many(self.local(np.asarray(T_world_frame_h, dtype=float)))
 
 
 def of(group, frame_id: int) -> Optional[ClosedForm]:

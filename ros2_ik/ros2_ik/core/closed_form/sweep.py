@@ -367,9 +367,12 @@ def along(sweep: Sweep, group, T_world_frame: pin.SE3, seed: np.ndarray, distinc
     """Yield the :class:`.branches.Branches` of ``T_world_frame`` at each swept value.
 
     In the order of :meth:`Sweep.forms` from ``seed`` (n,) [rad]; values EAIK refuses
-    are skipped.  The caller stops when it has what it needs.
+    are skipped.  The caller stops when it has what it needs.  A :class:`.chain.Placed`
+    sweep (a held group's chain moved) solves its source's target ``D^-1 T``.
     """
     T = T_world_frame.homogeneous
+    if type(sweep) is chain.Placed:
+        T, sweep = sweep.local(T), sweep.form
     lower, upper = group.lower, group.upper
     rest, joint = sweep._rest, sweep.joint
     if rest is not None:  # an end joint: one closed form, the target moves (:mod:`.held`)

@@ -589,9 +589,10 @@ class Group:
         :meth:`chain_owner`'s group; or, for a group held elsewhere whose changed joints
         move that chain only as one body (each lies above every group joint: a torso
         lift under an arm, a rail under a 6R arm), the group it was held from.  The
-        chain is then the same but for its place in the world: what depends on its
-        shape alone (whether a 7R sweep is cheap, :func:`.solvers.swept.form`) is the
-        owner's; what depends on its place (a closed form's figures) is not.
+        chain is then the same but for its place in the world (:meth:`source_motion`):
+        what was derived from it is the owner's, moved with it (the closed form and the
+        sweep, :class:`.closed_form.chain.Placed`; the seed library's ranking and the
+        reach bound).
         """
         owner = self.chain_owner(frame_id)
         if owner is not self or not self._changed:

@@ -71,17 +71,9 @@ def form(solver, group, frame_id: int) -> Optional[sweep.Sweep]:
     """Return the sweep :func:`answer` runs for ``solver`` on ``frame_id``, or None.
 
     Every chain's sweep for a solver with ``sweep = True``; the cheap ones for the others.
-    Whether a sweep is cheap depends on the chain's shape alone: a group held with its
-    mount moved (``Group.shape_owner``: a torso lift under an arm) asks its owner first,
-    and detects its own sweep only when the owner's is cheap (no detection, ~0.3 s on
-    a 7-joint arm, for each new lift height of an arm whose sweep lm does not run).
+    A group held with its mount moved (a torso lift, a rail) has its source's sweep,
+    placed (:class:`.chain.Placed`): it detects none of its own.
     """
-    if not getattr(solver, "sweep", False):
-        owner = group.shape_owner(frame_id)
-        if owner is not group:
-            owned = sweep.of(owner, frame_id)
-            if owned is None or not owned.cheap:
-                return None
     found_sweep = sweep.of(group, frame_id)
     if found_sweep is None or not (getattr(solver, "sweep", False) or found_sweep.cheap):
         return None
