@@ -116,6 +116,7 @@ class Group:
         self._placements: Dict[int, pin.SE3] = {}
         self._locked_data: Optional[pin.Data] = None
         self._moves: Dict[int, bool] = {}
+        self._moves_chain: Dict[int, Tuple[bool, bool]] = {}  # :meth:`_moved`
         self._upstream: Optional[Tuple[str, ...]] = None
         self._carrying_ids: Optional[frozenset] = None
         self._above_ids: Optional[frozenset] = None
@@ -578,10 +579,7 @@ class Group:
         """
         if not self._changed:
             return self._source
-        model = self.robot.model
-        frame = model.supports[model.frames[frame_id].parentJoint]
-        moved = self._changed & self._carrying() or self._changed.intersection(frame)
-        return self if moved else self._source
+        return self if self._moved(frame_id)[0] else self._source
 
     def shape_owner(self, frame_id: int) -> "Group":
         """Return the group whose chain to frame ``frame_id`` has this one's shape.
@@ -594,13 +592,22 @@ class Group:
         sweep, :class:`.closed_form.chain.Placed`; the seed library's ranking and the
         reach bound).
         """
-        owner = self.chain_owner(frame_id)
-        if owner is not self or not self._changed:
-            return owner
-        model = self.robot.model
-        frame = model.supports[model.frames[frame_id].parentJoint]
-        moved = self._changed & (self._carrying() | frozenset(frame))
-        return self._source if moved <= self._above() else self
+        if not self._changed:
+            return self._source
+        return self if self._moved(frame_id)[1] else self._source
+
+    def _moved(self, frame_id: int) -> Tuple[bool, bool]:
+        """Whether the changed joints move the chain to ``frame_id``, and change its shape.
+
+        Computed once per frame (each solve of a held group asks).
+        """
+        found = self._moves_chain.get(frame_id)
+        if found is None:
+            model = self.robot.model
+            frame = frozenset(model.supports[model.frames[frame_id].parentJoint])
+            moved = self._changed & (self._carrying() | frame)
+            found = self._moves_chain[frame_id] = (bool(moved), not moved <= self._above())
+        return found
 
     def mount_motion(self, values: Mapping[str, float]) -> Optional[pin.SE3]:
         """``D`` (world): how locked joints at ``values`` [rad or m] would move the chain.
