@@ -90,3 +90,42 @@ def test_no_bound_across_a_floating_base():
     model = group.robot.model
     world = model.getFrameId("universe")
     assert frame_distance_bound(group, world, model.getFrameId("left_sole_link")) is None
+
+
+def _sixty_rounds(A: np.ndarray, b: np.ndarray) -> float:
+    """The summed length after 60 rounds of reweighted least squares, none skipped.
+
+    ``reach._pivots`` as it was before it stopped early (``einsum`` on the (m, 3, k)
+    segments), the shortest length met: the reference of its stopping rule.
+    """
+    def length(s):
+        return float(np.linalg.norm(np.einsum("mik,k->mi", A, s) + b, axis=1).sum())
+    k = A.shape[2]
+    s, shortest = np.zeros(k), length(np.zeros(k))
+    for _ in range(60):
+        w = 1.0 / np.maximum(np.linalg.norm(np.einsum("mik,k->mi", A, s) + b, axis=1), 1e-9)
+        H = np.einsum("m,mik,mil->kl", w, A, A) + 1e-12 * np.eye(k)
+        s = np.linalg.solve(H, -np.einsum("m,mik,mi->k", w, A, b))
+        shortest = min(shortest, length(s))
+    return shortest
+
+
+def test_pivots_stop_early_without_loosening_the_bounds(monkeypatch):
+    """Every pair bound of talos and pr2 is as short as 60 full rounds make it (1e-9 m)."""
+    from ros2_ik.core.kinematics import reach
+    problems, real = [], reach._pivots
+
+    def recorded(A, b, rounds=60):
+        problems.append((A, b))
+        return real(A, b, rounds)
+    monkeypatch.setattr(reach, "_pivots", recorded)
+    for make in (talos, pr2):
+        group = make()
+        model = group.robot.model
+        bodies = [i for i, f in enumerate(model.frames) if f.type == pin.FrameType.BODY]
+        rng = np.random.default_rng(3)
+        for _ in range(25):
+            reach._pair(group, *(int(x) for x in rng.choice(bodies, 2, replace=False)))
+    assert len(problems) > 20
+    for A, b in problems:
+        assert reach._length(A, b, real(A, b)) <= _sixty_rounds(A, b) + 1e-9

@@ -14,7 +14,7 @@ import numpy as np
 import pinocchio as pin
 
 from ros2_ik.core.model.group import motion_subspace
-from ros2_ik.core.runtime.per_object import PerObject
+from ros2_ik.core.runtime.per_object import PerObject, PerObjectAndKey
 
 #: Joint kinds, as :mod:`.forward` numbers them.  A base (a free-flyer or a planar root,
 #: :mod:`ros2_ik.core.model.floating_base`) is one more kind: its coordinates are the
@@ -78,6 +78,19 @@ def joint_axis(joint) -> Optional[tuple]:
     return linear, tuple((a / np.linalg.norm(a)).tolist())
 
 
+def model_joint_axis(model: pin.Model, j: int) -> Optional[tuple]:
+    """:func:`joint_axis` of ``model``'s joint ``j``, read once per model and joint.
+
+    Each reading builds the joint's data (~10 us); the reach bounds read every joint of
+    every chain they sum (hundreds on a humanoid, inside the first solve that asks).
+    """
+    return _AXES(model, j)
+
+
+#: Per model and joint id: :func:`joint_axis` of the joint.
+_AXES: PerObjectAndKey = PerObjectAndKey(lambda model, j: joint_axis(model.joints[j]))
+
+
 def model_tree(model: pin.Model, joint_ids: Sequence[int], column: Mapping[int, int],
                liMi=None) -> Optional[Tree]:
     """Return the tree of ``model``'s joints ``joint_ids`` (each after its parent), or None.
@@ -108,7 +121,7 @@ def model_tree(model: pin.Model, joint_ids: Sequence[int], column: Mapping[int, 
         if base is not None and parents[i] < 0:
             kinds[i] = base
             continue
-        axis = joint_axis(model.joints[j])
+        axis = model_joint_axis(model, j)
         if axis is None:
             return None
         kinds[i] = PRISMATIC if axis[0] else REVOLUTE
