@@ -15,7 +15,7 @@ import pytest
 from ros2_ik.core import PoseTarget, solve
 from ros2_ik.core import constraints as C
 from ros2_ik.core.problem import Problem
-from ros2_ik.core.solvers import proofs
+from ros2_ik.core.solvers import base, proofs
 from ros2_ik.core.solvers.base import SolveOptions
 from wholebody_groups import full_q, talos
 
@@ -212,3 +212,32 @@ def test_two_hands_held_farther_apart_than_the_arms_reach(group):
             assert " m from frame 'arm_left_7_link', reach " in message
         else:
             assert proofs.no_solution(problem, SolveOptions()) is None
+
+
+def test_bounds_are_built_within_the_solves_share_of_its_budget(monkeypatch):
+    """A bound between two held frames is built only before the proofs' deadline.
+
+    Building one costs ~0.3-1.5 ms on a humanoid, and the first solve that holds a new
+    set of frames built every pair's inside its budget: with four contacts and a hand and
+    ``timeout_s`` = 5 ms, TALOS full and a human model answered NO_SOLUTION after ~10 ms
+    on problems they solve.  Past the deadline, the pairs not built are left out (no proof
+    from them, none built); the next solve with time builds them, and the proof fires.
+    """
+    from ros2_ik.core.kinematics import reach
+    g = talos()  # a group of its own: no bound built yet
+    model = g.robot.model
+    _, qf, data = _standing(g, np.random.default_rng(1))
+    left = C.FramePlacementConstraint.at_current(model, FEET[0], qf)
+    T = pin.SE3(data.oMf[model.getFrameId(FEET[1])])
+    T.translation = left.T_world_target.translation + [0.0, 3.0, 0.0]
+    apart = Problem(g, None, [left, C.FramePlacementConstraint(model, FEET[1], T)])
+    feet = [model.getFrameId(f) for f in FEET]
+    assert proofs.no_solution(apart, SolveOptions(), deadline=0.0) is None
+    assert not reach.distance_bound_built(g, *feet)
+    monkeypatch.setattr(base, "PROOF_BUILD_SHARE", 0.0)  # every solve past its deadline
+    result = solve(g, apart, _seed(g), timeout_s=0.05, max_attempts=2, random_seed=0)
+    assert result.status.name == "NO_SOLUTION" and result.restarts > 0  # searched, unproven
+    assert not reach.distance_bound_built(g, *feet)
+    monkeypatch.undo()
+    assert "3.00 m apart" in _no_solution(g, apart)  # built now, proven after one attempt
+    assert reach.distance_bound_built(g, *feet)

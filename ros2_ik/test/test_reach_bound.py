@@ -155,7 +155,7 @@ def test_a_registered_proof_answers_and_can_be_removed():
     assert proofs.no_solution(Problem(group, below), SolveOptions()) is None
     calls = []
 
-    def never(problem, options):
+    def never(problem, options, deadline):
         calls.append(problem)
         return "proven by the test"
 

@@ -215,7 +215,7 @@ def test_proofs_run_only_once_the_first_attempt_failed():
     prepare(group, None, constrained=True)
     calls = []
 
-    def never(problem, options):  # a registered proof that proves nothing
+    def never(problem, options, deadline):  # a registered proof that proves nothing
         calls.append(problem)
         return None
 

@@ -135,6 +135,24 @@ def frame_distance_bound(group, frame_a: int, frame_b: int) -> Optional[PairBoun
     return _PAIRS(group, (a, b))
 
 
+def distance_bound(group, frame_a: int, frame_b: int) -> Optional[float]:
+    """Return :func:`frame_distance_bound`'s radius [m], or :func:`com_distance_bound`'s.
+
+    A frame id of -1 is the CoM (at most one of the two); None where there is no bound.
+    """
+    if frame_a < 0 or frame_b < 0:
+        return com_distance_bound(group, max(frame_a, frame_b))
+    pair = frame_distance_bound(group, frame_a, frame_b)
+    return None if pair is None else pair.radius_m
+
+
+def distance_bound_built(group, frame_a: int, frame_b: int) -> bool:
+    """Whether :func:`distance_bound` of the two frames is built (a lookup, not ~1 ms)."""
+    if frame_a < 0 or frame_b < 0:
+        return max(frame_a, frame_b) in _COM.table(group)
+    return tuple(sorted((int(frame_a), int(frame_b)))) in _PAIRS.table(group)
+
+
 def com_distance_bound(group, frame: int) -> Optional[float]:
     """Return a bound [m] on the distance from frame ``frame``'s origin to the CoM (cached).
 

@@ -529,13 +529,21 @@ def proven(result: IKResult, reason: str, start: float) -> IKResult:
         solver=result.solver)
 
 
-def _no_solution(problem: Problem, options: SolveOptions) -> Optional[str]:
+def _no_solution(problem: Problem, options: SolveOptions, start: float) -> Optional[str]:
     """Return :func:`proofs.no_solution`: imported at the first failed attempt, not before.
 
-    Unless :func:`prepare_proofs` imported it (``prepare`` does).
+    Unless :func:`prepare_proofs` imported it (``prepare`` does).  ``start``: when the
+    solve began; the proofs build bounds for later solves within the first
+    :data:`PROOF_BUILD_SHARE` of its ``timeout_s`` only.
     """
     from ros2_ik.core.solvers import proofs
-    return proofs.no_solution(problem, options)
+    return proofs.no_solution(problem, options,
+                              start + PROOF_BUILD_SHARE * options.timeout_s)
+
+
+#: Share of a solve's ``timeout_s`` in which its proofs may build the bounds they cache
+#: (:mod:`proofs`): a first whole-body solve with four contacts spent ~10 ms there.
+PROOF_BUILD_SHARE = 0.5
 
 
 def prepare_proofs() -> None:
@@ -552,7 +560,7 @@ def proven_or(result: IKResult, problem: Problem, options: SolveOptions,
     """Return ``result``, or :func:`proven` when it has no solution and a proof applies."""
     if result.status is IKStatus.SUCCESS:
         return result
-    reason = _no_solution(problem, options)
+    reason = _no_solution(problem, options, start)
     return result if reason is None else proven(result, reason, start)
 
 
@@ -698,7 +706,7 @@ class Solver(ABC):
             if prove and search.attempts:  # the first attempt made: proofs if it failed
                 prove = False
                 if not search.solutions:
-                    reason = _no_solution(problem, options)
+                    reason = _no_solution(problem, options, search.budget.start)
                     if reason is not None:
                         return proven(search.result(self.name), reason, start)
             if search.finished():

@@ -1,11 +1,14 @@
 """Proofs that a problem has no solution, checked by the driver before any attempt.
 
-A proof is a function ``(problem, options) -> reason or None``: a reason (a sentence,
-the result's message) only when no configuration within the joint limits meets the
-problem within its tolerances; None when it cannot tell.  It runs on every solve, so it
-is cheap on the usual problem (its per-group work cached), and it never raises on a
-valid problem.  :meth:`Solver.solve <ros2_ik.core.solvers.base.Solver.solve>` answers
-NO_SOLUTION with the first reason (:func:`no_solution`) before its first attempt.
+A proof is a function ``(problem, options, deadline) -> reason or None``: a reason (a
+sentence, the result's message) only when no configuration within the joint limits meets
+the problem within its tolerances; None when it cannot tell.  It runs on every solve, so
+it is cheap on the usual problem (its per-group work cached), and it never raises on a
+valid problem.  Work it caches for later solves (a bound between two frames, ~0.3-1.5 ms
+each on a humanoid) it does before ``deadline`` (``time.perf_counter()``) only: a proof
+is never needed, the solve's budget is kept, and a later solve builds the rest.
+:meth:`Solver.solve <ros2_ik.core.solvers.base.Solver.solve>` answers NO_SOLUTION with
+the first reason (:func:`no_solution`) after its first attempt fails.
 
 A constraint that cannot hold by itself says so (``Constraint.impossible``, e.g. a
 CoM margin deeper than the support polygon): :func:`term_proof`.  The other proof
@@ -25,6 +28,7 @@ moving frame farther from it than its point's frame can be (two hands held 3 m a
 from __future__ import annotations
 
 import math
+import time
 from typing import TYPE_CHECKING, Any, Callable, List, Optional
 
 import numpy as np
@@ -35,16 +39,17 @@ from ros2_ik.core.constraints.com import CenterOfMassConstraint, \
 from ros2_ik.core.constraints.contact import FramePlacementConstraint, \
     PointOnPlaneConstraint
 from ros2_ik.core.constraints.position import PositionConstraint
-from ros2_ik.core.kinematics.reach import base_distance_bound, com_distance_bound, \
-    frame_distance_bound, reach_bound
-from ros2_ik.core.runtime.per_object import PerObjectAndKey
+from ros2_ik.core.kinematics.reach import base_distance_bound, distance_bound, \
+    distance_bound_built, frame_distance_bound, reach_bound
+from ros2_ik.core.runtime.per_object import PerObject
 
 if TYPE_CHECKING:  # pragma: no cover
     from ros2_ik.core.problem import Problem
 
-#: ``(problem, options) -> reason or None``; ``options``: the solve's
-#: :class:`~ros2_ik.core.solvers.base.SolveOptions` (its tolerances).
-Proof = Callable[["Problem", Any], Optional[str]]
+#: ``(problem, options, deadline) -> reason or None``; ``options``: the solve's
+#: :class:`~ros2_ik.core.solvers.base.SolveOptions` (its tolerances); ``deadline``: the
+#: ``time.perf_counter()`` after which it builds no new bound.
+Proof = Callable[["Problem", Any, float], Optional[str]]
 
 #: Relative and absolute slack [m] of the comparisons: rounding never proves anything.
 _SLACK_REL, _SLACK_M = 1e-9, 1e-9
@@ -69,7 +74,8 @@ def _box_distance(x, lower, upper, widen: float) -> float:
                         for v, lo, hi in zip(x, lower, upper)))
 
 
-def reach_proof(problem: "Problem", options: Any) -> Optional[str]:
+def reach_proof(problem: "Problem", options: Any, deadline: float = math.inf
+                ) -> Optional[str]:
     """Return why the pose target or a world-fixed position box is out of reach, or None.
 
     Pose target: the distance [m] from the bound's centre to the set of positions the
@@ -159,7 +165,8 @@ def _position_beyond(group, c: PositionConstraint, tolerance_m: float) -> Option
             f"{_m(reach)} m (frame '{group.robot.model.frames[fid_B].name}')")
 
 
-def term_proof(problem: "Problem", options: Any) -> Optional[str]:
+def term_proof(problem: "Problem", options: Any, deadline: float = math.inf
+               ) -> Optional[str]:
     """Return the first constraint's own proof that it cannot hold (its ``impossible``)."""
     for c in problem.constraints:
         reason = c.impossible()
@@ -264,7 +271,8 @@ class _Held:
         return _box_distance(x, lower, upper, 0.0) - self.radii[ball]
 
 
-def held_proof(problem: "Problem", options: Any) -> Optional[str]:
+def held_proof(problem: "Problem", options: Any, deadline: float = math.inf
+               ) -> Optional[str]:
     """Return why two held points, or a held point and the CoM, cannot be where held.
 
     Two points held in sets fixed in the world (:class:`_Held`) farther apart than the
@@ -272,20 +280,22 @@ def held_proof(problem: "Problem", options: Any) -> Optional[str]:
     frame_distance_bound`, plus the points' offsets); a CoM box (or ball) farther from a
     held point than the bound on the CoM's distance to its frame
     (:func:`~ros2_ik.core.kinematics.reach.com_distance_bound`).  None otherwise.
+    The bounds not built by ``deadline`` are left out (module docstring).
     """
     holding = sum(1 for c in problem.constraints if type(c) in _HOLDING)
     if holding + (problem.pose is not None) < 2:
         return None
     held = _Held(problem, options.constraint_tolerance.m)
     offsets = held.offsets
-    for i, j, bound in _PAIR_BOUNDS(problem.group, tuple(held.frames)):
+    for i, j, bound in _pair_bounds(problem.group, tuple(held.frames), deadline):
         apart, reach = held.apart(i, j), bound + offsets[i] + offsets[j]
         if _beyond(apart, reach):
             return _reason(problem.group, held, i, j, apart, reach)
     return None
 
 
-def relative_proof(problem: "Problem", options: Any) -> Optional[str]:
+def relative_proof(problem: "Problem", options: Any, deadline: float = math.inf
+                   ) -> Optional[str]:
     """Return why a position box in a moving frame A cannot hold its point, or None.
 
     Point Q (fixed in B at ``p_BQ``) in a box of frame A, A fixed to model frame F that the
@@ -295,6 +305,8 @@ def relative_proof(problem: "Problem", options: Any) -> Optional[str]:
     """
     for c in problem.constraints:
         if type(c) is not PositionConstraint or not problem.group.moves_frame(c._fid_A):
+            continue
+        if not _may_build(problem.group, c._fid_A, c._fid_B, deadline):
             continue
         pair = frame_distance_bound(problem.group, c._fid_A, c._fid_B)
         if pair is None:
@@ -329,25 +341,40 @@ def _fixed_frame(group, fid_A: int, X_AbarA):
     return X_WA if X_AbarA is None else X_WA * X_AbarA
 
 
-def _pair_bounds(group, frames: tuple) -> list:
-    """``(i, j, bound [m])`` for each pair of ``frames`` (-1: the CoM) that has a bound."""
-    out = []
+def _pair_bounds(group, frames: tuple, deadline: float) -> list:
+    """``(i, j, bound [m])`` for each pair of ``frames`` (-1: the CoM) that has a bound.
+
+    Without the pairs whose bound is not built by ``deadline`` (:func:`_may_build`); the
+    list is kept per group and frames once it is whole.
+    """
+    whole = _PAIR_BOUNDS.get(group)
+    if whole is not None and frames in whole:
+        return whole[frames]
+    out, left_out = [], False
     for j, fb in enumerate(frames):
         for i, fa in enumerate(frames[:j]):
             if fa < 0 and fb < 0:
                 continue
-            if fa < 0 or fb < 0:
-                bound = com_distance_bound(group, max(fa, fb))
-            else:
-                pair = frame_distance_bound(group, fa, fb)
-                bound = None if pair is None else pair.radius_m
+            if not _may_build(group, fa, fb, deadline):
+                left_out = True
+                continue
+            bound = distance_bound(group, fa, fb)
             if bound is not None:
                 out.append((i, j, bound))
+    if not left_out:
+        if whole is None:
+            whole = _PAIR_BOUNDS[group] = {}
+        whole[frames] = out
     return out
 
 
-#: Per group and tuple of held frames: :func:`_pair_bounds`.
-_PAIR_BOUNDS: PerObjectAndKey = PerObjectAndKey(_pair_bounds)
+def _may_build(group, frame_a: int, frame_b: int, deadline: float) -> bool:
+    """Whether the bound between two frames (-1: the CoM) is built, or may be now."""
+    return time.perf_counter() < deadline or distance_bound_built(group, frame_a, frame_b)
+
+
+#: Per group, per tuple of held frames: :func:`_pair_bounds`' whole list.
+_PAIR_BOUNDS: PerObject = PerObject()
 
 
 def _reason(group, held: _Held, i: int, j: int, apart: float, reach: float) -> str:
@@ -378,10 +405,14 @@ def unregister(proof: Proof) -> None:
         _PROOFS.remove(proof)
 
 
-def no_solution(problem: "Problem", options: Any) -> Optional[str]:
-    """Return the first registered proof's reason that ``problem`` has no solution, or None."""
+def no_solution(problem: "Problem", options: Any, deadline: float = math.inf
+                ) -> Optional[str]:
+    """Return the first registered proof's reason that ``problem`` has no solution, or None.
+
+    ``deadline``: ``time.perf_counter()`` after which no proof builds a new bound.
+    """
     for proof in _PROOFS:
-        reason = proof(problem, options)
+        reason = proof(problem, options, deadline)
         if reason is not None:
             return reason
     return None
