@@ -119,17 +119,25 @@ def _through_mimic(robot: Robot, frame: str) -> bool:
     return False
 
 
+#: Generated arms whose prismatic joints reach 8 m (rails, gantry axes longer than 2 pi m),
+#: their seeds: each moves one to three such joints besides the 0.4 m lift.
+LONG_SLIDES = (2, 5, 7)
+LONG_SLIDE_M = 8.0
+
+
 def robot_cases(random_count: int, per_urdf: int = 2) -> List[RobotCase]:
     """example-robot-data chains, ``random_count`` generated (mixed) arms, the vendor arms.
 
-    The vendor arms (``vendor_arms``: shared/real_urdfs, each manifest entry's base to
-    tip, class "vendor") when their folder is present.
+    The generated arms include those of :data:`LONG_SLIDES` (class "random" too).  The
+    vendor arms (``vendor_arms``: shared/real_urdfs, each manifest entry's base to tip,
+    class "vendor") when their folder is present.
     """
     cases: List[RobotCase] = []
     for path in sorted(robots.data_dir().rglob("*.urdf")):
         cases += _chains(path, per_urdf)
-    for seed in range(random_count):
-        arm = random_arm(seed, mixed=True)
+    arms = [random_arm(seed, mixed=True) for seed in range(random_count)]
+    arms += [random_arm(seed, mixed=True, slide_m=LONG_SLIDE_M) for seed in LONG_SLIDES]
+    for arm in arms:
         cases.append(RobotCase(arm.name, "random", arm.urdf, "world_link", arm.tip))
     for arm in vendor_arms.arms():
         cases.append(RobotCase(arm.name, "vendor", arm.path.read_text(), arm.base, arm.tip))
