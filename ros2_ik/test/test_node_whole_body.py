@@ -17,7 +17,10 @@ from sensor_msgs.msg import JointState, MultiDOFJointState
 
 from ros2_ik.core import robots
 from ros2_ik.node.constrained_ik import solve_goal
+from ros2_ik.node import compute_ik as C
+from ros2_ik.node.base_pose import reply_vector
 from ros2_ik.node.compute_ik import compute_ik
+from ros2_ik.node.conversions import se3_to_pose
 from ros2_ik.node.moveit_bridge import answer
 from ros2_ik.node.parameters import GroupConfig
 from ros2_ik.node.robot_source import JointStateCache
@@ -181,6 +184,56 @@ class _Holder:
     ik_request: _IKRequest = None
     solution: _State = field(default_factory=_State)
     error_code: object = None
+
+
+_R_ARM = ("r_shoulder_pan_joint", "r_shoulder_lift_joint", "r_upper_arm_roll_joint",
+          "r_elbow_flex_joint", "r_forearm_roll_joint", "r_wrist_flex_joint",
+          "r_wrist_roll_joint")
+
+
+def test_collision_checks_of_a_whole_body_group_see_the_other_arm_where_it_is(pr2):
+    """PR2's base, torso and right arm, the right wrist sent where the left wrist is.
+
+    Collision-checked: every SUCCESS keeps clear of the left arm where joint_states put it,
+    checked here by the collision checker at the reply (base from ``solution_base``) with
+    the left arm there.  Before, each such request answered INTERNAL_ERROR (the re-check
+    read the reply's joints as the group vector, without the base), and with that mended,
+    the left arm stayed at zero: answers that collide on the robot were SUCCESS.
+    """
+    snap = pr2[0]
+    cfg = _cfg({"right_body": GroupConfig("right_body", "base_footprint", "r_wrist_roll_link",
+                                          ("world_joint", "torso_lift_joint") + _R_ARM)})
+    group = C.resolve_group(snap, cfg, "right_body", "", "")[0]
+    left = snap.robot.group(base="torso_lift_link", tip="l_wrist_roll_link")
+    checker = C.collision_checker(snap, cfg)
+    lo = np.where(np.isfinite(left.lower), left.lower, -3.0)
+    hi = np.where(np.isfinite(left.upper), left.upper, 3.0)
+    rng = np.random.default_rng(3)
+    clear = hit_at_zero = 0
+    for _ in range(30):
+        q_left = rng.uniform(lo, hi)
+        req = ComputeIK.Request()
+        req.group_name, req.avoid_collisions, req.timeout = "right_body", True, 0.2
+        req.target.header.frame_id = "odom_combined"
+        req.target.pose = se3_to_pose(left.fk(q_left, left.tip))
+        req.weights = [1.0, 1.0, 1.0, 0.0, 0.0, 0.0]
+        joints = JointStateCache()
+        joints.update(list(left.joint_names), list(q_left))
+        robot_state = group.held_at(dict(zip(left.joint_names, q_left)))
+        for known, count_as in ((joints, "there"), (JointStateCache(), "zero")):
+            res = compute_ik(snap, "", cfg, known, req).response
+            assert res.error_code.val in (IKErrorCode.SUCCESS, IKErrorCode.IN_COLLISION), \
+                res.message
+            if res.error_code.val != IKErrorCode.SUCCESS:
+                continue
+            q = reply_vector(robot_state, res.solution, res.solution_base)
+            distance = checker.min_distance(robot_state.to_full_q(q)).distance_m
+            if count_as == "there":
+                assert distance >= cfg.minimum_distance - 1e-9, distance
+                clear += 1
+            else:
+                hit_at_zero += distance < 0.0
+    assert clear >= 10 and hit_at_zero  # the left arm at zero would have been hit
 
 
 def test_get_position_ik_answers_the_virtual_joint(pr2):

@@ -20,7 +20,8 @@ from ros2_ik.core.pose import PoseTarget
 from ros2_ik.core.solve import solve
 from ros2_ik.core.verify import CONSTRAINT_TOLERANCE_M, ConstraintTolerance, check
 from ros2_ik.node.base_pose import (
-    base_state, has_base, robot_base_joint, sent_vector, split, whole_body_seed, with_base)
+    base_state, has_base, reply_vector, robot_base_joint, sent_vector, split, whole_body_seed,
+    with_base)
 from ros2_ik.node.conversions import SEED_LIMIT_TOLERANCE, finite_or, joint_state, pose_to_se3, \
     weights_array
 from ros2_ik.node.error_codes import (
@@ -317,9 +318,11 @@ def minimum_distance(checker, cfg: NodeConfig, minimum_m: Optional[float] = None
 def report_collision(response, checker, group, cfg: NodeConfig):
     """Independent re-check of the returned values: closest pair, IN_COLLISION if too close.
 
-    Returns the checker's ``DistanceReport`` (the markers draw its witness points).
+    The values as the reply carries them (a whole-body group: the base from
+    ``solution_base``).  Returns the checker's ``DistanceReport`` (the markers draw its
+    witness points).
     """
-    q = np.asarray(response.solution.position)
+    q = reply_vector(group, response.solution, response.solution_base)
     report = checker.min_distance(group.to_full_q(q))
     response.min_distance = float(report.distance_m)
     response.closest_pair = [str(n) for n in report.pair]

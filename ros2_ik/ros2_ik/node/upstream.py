@@ -14,6 +14,9 @@ Each request solves on the group held at those joints' values from, in this orde
 2. fresh ``joint_states``;
 3. else the group's own values; for an upstream joint the reply's message says so.
 
+A whole-body group has no upstream joint (its base is the root); a request that checks
+collisions or reads a frame beside it holds its locked joints as any group's.
+
 Values are rounded to :data:`QUANTUM` (rad or m: under 1e-6 m at a 2 m lever, a hundredth
 of the default tolerance), so a joint that holds still reuses one group.  Each held set is
 a group of its own, prepared on its first request: ~1 ms when only joints beside the chain
@@ -51,8 +54,8 @@ def held_group(snapshot: RobotSnapshot, group, names: Sequence[str],
     joint, not only the upstream ones (a request that checks collisions).  Why an
     upstream joint kept the group's value goes to ``notes``.
     """
-    if has_base(group):
-        return group
+    if has_base(group) and not every:
+        return group  # nothing carries a whole-body group: no upstream joint
     upstream = group.upstream
     wanted = list(group.locked) if every else list(upstream)
     if not wanted:
