@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pinocchio as pin
 import pytest
-from geometry_msgs.msg import Point, PoseStamped, Transform
+from geometry_msgs.msg import Point, Pose, PoseStamped, Transform
 from sensor_msgs.msg import JointState, MultiDOFJointState
 
 from ros2_ik.core import robots
@@ -20,6 +20,7 @@ from ros2_ik.node.constrained_ik import solve_goal
 from ros2_ik.node import compute_ik as C
 from ros2_ik.node.base_pose import reply_vector
 from ros2_ik.node.compute_ik import compute_ik
+from ros2_ik.node.compute_ik_path import compute_ik_path
 from ros2_ik.node.conversions import se3_to_pose
 from ros2_ik.node.moveit_bridge import answer
 from ros2_ik.node.parameters import GroupConfig
@@ -27,7 +28,7 @@ from ros2_ik.node.robot_source import JointStateCache
 from ros2_ik_interfaces.action import ConstrainedIK
 from ros2_ik_interfaces.msg import (
     ContactConstraint, IKErrorCode, PoseGoal, SupportPolygonConstraint)
-from ros2_ik_interfaces.srv import ComputeIK
+from ros2_ik_interfaces.srv import ComputeIK, ComputeIKPath
 from node_inputs import config, snapshot
 from whole_body_checks import full_q
 
@@ -234,6 +235,37 @@ def test_collision_checks_of_a_whole_body_group_see_the_other_arm_where_it_is(pr
             else:
                 hit_at_zero += distance < 0.0
     assert clear >= 10 and hit_at_zero  # the left arm at zero would have been hit
+
+
+def test_a_whole_body_path_takes_waypoints_in_the_base_parent_frame(pr2):
+    """ComputeIKPath's waypoints in ``odom_combined``, as ComputeIK's targets are.
+
+    The model's root frame stands for it; it was FRAME_NOT_FOUND.  Each point reaches its
+    waypoint by our own FK (the base from ``world_joint/x``, ``/y``, ``/theta``).
+    """
+    snapshot, model, _, _ = pr2
+    req = ComputeIKPath.Request()
+    req.group_name, req.tip_link = "whole_body", "r_wrist_roll_link"
+    req.header.frame_id = "odom_combined"
+    goals = [(1.2, -0.4, 0.8), (1.3, -0.3, 0.85)]
+    for x, y, z in goals:
+        pose = Pose()
+        pose.position.x, pose.position.y, pose.position.z = x, y, z
+        pose.orientation.w = 1.0
+        req.waypoints.append(pose)
+    req.position_tolerance, req.orientation_tolerance = 1e-4, 1e-3
+    req.max_joint_step, req.timeout = [0.5], 1.0
+    res = compute_ik_path(snapshot, "", _cfg(), JointStateCache(), req).response
+    assert res.error_code.val == IKErrorCode.SUCCESS, res.message
+    names = list(res.trajectory.joint_names)
+    assert names[:3] == ["world_joint/x", "world_joint/y", "world_joint/theta"]
+    for point, goal in zip(res.trajectory.points, goals):
+        x, y, theta = point.positions[:3]
+        tf = Transform()
+        tf.translation.x, tf.translation.y = x, y
+        tf.rotation.z, tf.rotation.w = math.sin(theta / 2), math.cos(theta / 2)
+        q = full_q(model, names[3:], point.positions[3:], tf)
+        assert np.linalg.norm(_fk(model, q, "r_wrist_roll_link").translation - goal) < 2e-4
 
 
 def test_get_position_ik_answers_the_virtual_joint(pr2):

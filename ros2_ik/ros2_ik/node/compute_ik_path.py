@@ -16,6 +16,7 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 from ros2_ik.core import errors
 from ros2_ik.core.path import PathResult, PathStatus, solve_path
 from ros2_ik.core.pose import PoseTarget
+from ros2_ik.node.base_pose import has_base
 from ros2_ik.node.compute_ik import collision_checker, minimum_distance, resolve_group, \
     seed_for
 from ros2_ik.node.conversions import finite_or, pose_to_se3
@@ -75,7 +76,8 @@ def _compute(snapshot, model_error, cfg, joints, request, response) -> PathAnswe
     group = held_group(snapshot, group, request.seed.name, request.seed.position, joints, cfg,
                        every=request.avoid_collisions or beside(group,
                                                                 (request.header.frame_id,)))
-    waypoints = path_targets(snapshot, request, tip, cfg)
+    waypoints = path_targets(snapshot, request, tip, cfg,
+                             snapshot.base_parent_frame if has_base(group) else "")
     if not len(request.max_joint_step):
         raise RequestError(IKErrorCode.INVALID_GOAL, "max_joint_step: required (> 0 [rad or "
                            "m], one value or one per group joint)")
@@ -107,12 +109,19 @@ def _compute(snapshot, model_error, cfg, joints, request, response) -> PathAnswe
     return PathAnswer(response, group, result, seed)
 
 
-def path_targets(snapshot: RobotSnapshot, request, tip: str, cfg: NodeConfig):
-    """Return the request's waypoints as pose targets of ``tip`` (errors name the field)."""
+def path_targets(snapshot: RobotSnapshot, request, tip: str, cfg: NodeConfig,
+                 base_parent: str = ""):
+    """Return the request's waypoints as pose targets of ``tip`` (errors name the field).
+
+    ``base_parent``: a whole-body group's base parent frame (``odom_combined``), which the
+    model's root frame stands for, as in ComputeIK (:func:`compute_ik.pose_target`).
+    """
     if not request.waypoints:
         raise RequestError(IKErrorCode.INVALID_GOAL, "waypoints: empty path (give at least "
                            "one pose)")
     frame = request.header.frame_id
+    if base_parent and frame == base_parent:
+        frame = ""
     if frame:
         try:
             snapshot.robot.frame_id(frame)
