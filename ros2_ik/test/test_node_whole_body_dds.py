@@ -23,7 +23,7 @@ from ros2_ik_interfaces.action import ConstrainedIK  # noqa: E402
 from ros2_ik_interfaces.msg import (  # noqa: E402
     ContactConstraint, IKErrorCode, PoseGoal, SupportPolygonConstraint)
 from ros2_ik_interfaces.srv import ComputeIK  # noqa: E402
-from whole_body_checks import SOLE, full_q, inside_by, serve, stop  # noqa: E402
+from whole_body_checks import SOLE, full_q, inside_by, path_tips, serve, stop  # noqa: E402
 
 FAR = (2.0, -0.5, 0.9)  # the pr2 example's wrist target, beyond the arm's reach [m]
 STANDING = Transform()  # the talos example's base seed: 1.02 m up, upright
@@ -108,6 +108,57 @@ def test_pr2_example_executes_joints_and_base_and_shows_the_base(pr2_node):
     np.testing.assert_allclose([shown.pose.position.x, shown.pose.position.y,
                                 shown.pose.orientation.z, shown.pose.orientation.w],
                                [q[0], q[1], tf.rotation.z, tf.rotation.w], atol=1e-9)
+
+
+def test_pr2_whole_body_path_is_solved_and_its_execution_refused_by_name(pr2_node):
+    """ComputeIKPath on the whole-body group, in odom_combined, with ``execute``.
+
+    The path is solved (each point checked by our own FK, the base from its
+    ``world_joint/x, y, theta`` columns); executing it is refused naming the base (the
+    controller takes joints, the base columns are in no joint_states: the reply said
+    "joint_states are stale"), and nothing reaches the controller.
+    """
+    from ros2_ik.node.harness import call_resending
+    from ros2_ik_interfaces.srv import ComputeIKPath
+    from geometry_msgs.msg import Pose
+    client, model = pr2_node
+    trajectories = _collect(client, JointTrajectory,
+                            "/wbpr2/whole_body_controller/joint_trajectory")
+    markers = _collect(client, MarkerArray, "/wbpr2/ik_node/markers")
+    names, mid = _mid_joints(model)
+    client.publish_joints(names, mid)
+    path = client.node.create_client(ComputeIKPath, "/wbpr2/compute_ik_path")
+    assert path.wait_for_service(timeout_sec=30.0)
+    req = ComputeIKPath.Request()
+    req.group_name, req.tip_link = "whole_body", "r_wrist_roll_link"
+    req.header.frame_id = "odom_combined"
+    goals = [(1.2, -0.4, 0.8), (1.25, -0.35, 0.82)]
+    req.waypoints = [Pose() for _ in goals]
+    for pose, (x, y, z) in zip(req.waypoints, goals):
+        pose.position = Point(x=x, y=y, z=z)
+        pose.orientation.w = 1.0
+    req.position_tolerance, req.orientation_tolerance = 1e-4, 1e-3
+    req.max_joint_step, req.timeout, req.execute = [0.5], 1.0, True
+    res = call_resending(path, req, client.spin, 60.0, 10.0)
+    assert res.error_code.val == IKErrorCode.EXECUTION_REFUSED, res.message
+    assert "moves the base ('world_joint')" in res.message
+    columns = list(res.trajectory.joint_names)
+    assert columns[:3] == ["world_joint/x", "world_joint/y", "world_joint/theta"]
+    tips = path_tips(model, res.trajectory, "r_wrist_roll_link")
+    assert np.abs(np.array(tips) - np.array(goals)).max() < 2e-4
+    client.spin(0.5)
+    assert not any(list(t.joint_names)[:1] == ["world_joint/x"] for t in trajectories)
+    # Its markers, in odom_combined (the model's root stands for it): drawing them in a
+    # frame the model does not have raised, and a raising async callback made the node
+    # end with a segmentation fault (rclpy's EventsExecutor).
+    wait_for(lambda: any(m.ns == "path_waypoints" for a in markers for m in a.markers), 10,
+             "the path's markers", client.spin)
+    line = next(m for a in markers for m in a.markers if m.ns == "path_reached")
+    assert line.header.frame_id == "odom_combined"
+    reached = np.array([(p.x, p.y, p.z) for p in line.points])
+    assert np.abs(reached - np.array(goals)).max() < 2e-4
+    again = call_resending(path, req, client.spin, 60.0, 10.0)  # and the node still serves
+    assert again.error_code.val == IKErrorCode.EXECUTION_REFUSED, again.message
 
 
 @pytest.fixture(scope="module")

@@ -66,3 +66,37 @@ def test_a_raising_callback_leaves_the_node_serving(ros_context):
         server.destroy_node()
         client.destroy_node()
     assert ended  # spin() ends at shutdown, as it should
+
+
+def test_the_nodes_async_callbacks_answer_instead_of_raising():
+    """ComputeIK's and ComputeIKPath's async callbacks reply INTERNAL_ERROR, never raise.
+
+    rclpy 9.1.2's ``EventsExecutor`` (the node's) ends the process with a segmentation
+    fault when an async service callback raises: a whole-body path whose markers could not
+    be drawn took ik_node down so (test_node_whole_body_dds.py).  Called here with the
+    work behind them raising.
+    """
+    import asyncio
+    from types import SimpleNamespace
+    from ros2_ik.node.ik_node import IKNode
+    from ros2_ik.node.path_server import PathServer
+    from ros2_ik_interfaces.msg import IKErrorCode
+    from ros2_ik_interfaces.srv import ComputeIK, ComputeIKPath
+
+    def broken(*_args):
+        raise RuntimeError("a bug while answering")
+
+    async def on_worker(solve, *args):
+        return solve(*args)
+    long_solves = SimpleNamespace(run=on_worker)
+    for timeout in (0.01, 0.5):  # inline, and on the long-solve worker
+        node = SimpleNamespace(config=SimpleNamespace(timeout=0.005, max_timeout=1.0),
+                               _on_compute_ik=broken, long_solves=long_solves)
+        request = ComputeIK.Request(timeout=timeout)
+        reply = asyncio.run(IKNode._on_compute_ik_request(node, request, ComputeIK.Response()))
+        assert reply.error_code.val == IKErrorCode.INTERNAL_ERROR
+        assert "RuntimeError: a bug while answering" in reply.message
+    server = SimpleNamespace(_node=SimpleNamespace(long_solves=long_solves), _answer=broken)
+    reply = asyncio.run(PathServer._on_request(server, ComputeIKPath.Request(),
+                                               ComputeIKPath.Response()))
+    assert reply.error_code.val == IKErrorCode.INTERNAL_ERROR

@@ -6,6 +6,7 @@ the node's claims.  :func:`serve` starts ik_node with a shipped config file.
 """
 import math
 import os
+from types import SimpleNamespace
 
 from scipy.spatial import ConvexHull
 
@@ -35,6 +36,24 @@ def full_q(model, names, positions, tf):
         else:
             q[joint.idx_q] = value
     return q
+
+
+def path_tips(model, trajectory, frame: str) -> list:
+    """Our own FK of ``frame`` [m] at each point of a planar-base whole-body path.
+
+    The base from the point's first three columns (``<base>/x``, ``/y``, ``/theta``, as
+    the reply names them), the joints by name.
+    """
+    names, data, tips = list(trajectory.joint_names), model.createData(), []
+    for point in trajectory.points:
+        x, y, theta = point.positions[:3]
+        tf = SimpleNamespace(translation=SimpleNamespace(x=x, y=y, z=0.0),
+                             rotation=SimpleNamespace(x=0.0, y=0.0, z=math.sin(theta / 2),
+                                                      w=math.cos(theta / 2)))
+        q = full_q(model, names[3:], point.positions[3:], tf)
+        pin.framesForwardKinematics(model, data, q)
+        tips.append(data.oMf[model.getFrameId(frame)].translation.copy())
+    return tips
 
 
 def serve(namespace, config, urdf_path, srdf_path, *params):

@@ -32,6 +32,19 @@ def base_size(group) -> int:
     return int(group.base_nq) if has_base(group) else 0
 
 
+def marker_frames(group, frame: str, base_parent: str) -> Tuple[str, str]:
+    """Return ``(model frame, shown frame)`` of markers drawn for a request in ``frame``.
+
+    The model's root frame (``universe``, or '') stands for a whole-body group's base
+    parent frame (``odom_combined``: rviz knows it, the model does not): the poses are
+    computed in the root and shown in the parent.  Any other frame is both.
+    """
+    world = base_parent if has_base(group) and base_parent else "universe"
+    if not frame or frame in (world, "universe"):
+        return "universe", world
+    return frame, frame
+
+
 def joint_part(group) -> Tuple[Tuple[str, ...], slice]:
     """Return the group's 1-DoF joint names and the slice of the group vector they occupy."""
     start = base_size(group)

@@ -24,7 +24,7 @@ from std_msgs.msg import String
 from ros2_ik.node.action_server import ConstrainedIKServer
 from ros2_ik.node.capability_markers import CapabilityMapPublisher
 from ros2_ik.node import execution, interactive_goal, moveit_bridge
-from ros2_ik.node.base_pose import has_base, joint_limits, reply_vector
+from ros2_ik.node.base_pose import has_base, joint_limits, marker_frames, reply_vector
 from ros2_ik.core.errors import InvalidGoal
 from ros2_ik.core.solve import prepare
 from ros2_ik.core.solvers import registry
@@ -34,6 +34,7 @@ from ros2_ik.node.conversions import pose_to_se3
 from ros2_ik.node.outputs import Outputs
 from ros2_ik.node.error_codes import CODE_NAMES
 from ros2_ik.node.long_solves import INLINE_SOLVE_MAX_S, LongSolves, budget_s
+from ros2_ik.node.spinning import answered
 from ros2_ik.node.moveit_scene import follow_monitored_scene
 from ros2_ik.node.path_server import PathServer
 from ros2_ik.node.parameters import (
@@ -219,11 +220,17 @@ class IKNode(Node):
 
     async def _on_compute_ik_request(self, request: ComputeIK.Request,
                                      response: ComputeIK.Response) -> ComputeIK.Response:
-        """Reply inline, or from the long-solve thread past INLINE_SOLVE_MAX_S (long_solves)."""
+        """Reply inline, or from the long-solve thread past INLINE_SOLVE_MAX_S (long_solves).
+
+        Never raises (:func:`spinning.answered`: the executor would end the process).
+        """
         cfg = self.config
-        if budget_s(request.timeout, cfg.timeout, cfg.max_timeout) <= INLINE_SOLVE_MAX_S:
-            return self._on_compute_ik(request, response)
-        return await self.long_solves.run(self._on_compute_ik, request, response)
+        try:
+            if budget_s(request.timeout, cfg.timeout, cfg.max_timeout) <= INLINE_SOLVE_MAX_S:
+                return self._on_compute_ik(request, response)
+            return await self.long_solves.run(self._on_compute_ik, request, response)
+        except Exception as exc:  # noqa: BLE001 - the node must keep serving
+            return answered(response, exc)
 
     def _on_compute_ik(self, request: ComputeIK.Request,
                        response: ComputeIK.Response) -> ComputeIK.Response:
@@ -267,11 +274,9 @@ class IKNode(Node):
         if not self.outputs.wants_markers():
             return
         q = reply_vector(group, answer.solution, answer.solution_base)
-        ref = shown = request.target.header.frame_id or "universe"
         world = self.robot.snapshot.base_parent_frame if has_base(group) else "universe"
-        if ref in (world, "universe"):
-            # the model's root frame stands for the base's parent; rviz knows the parent
-            ref, shown = "universe", world
+        ref, shown = marker_frames(group, request.target.header.frame_id,
+                                   self.robot.snapshot.base_parent_frame)
         T_world_ref = group.fk(q, ref)
         T_ref_reached = T_world_ref.actInv(group.fk(q, group.tip))
         try:

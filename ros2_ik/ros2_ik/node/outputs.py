@@ -12,7 +12,7 @@ from trajectory_msgs.msg import JointTrajectory
 from visualization_msgs.msg import Marker, MarkerArray
 
 from ros2_ik.node import execution
-from ros2_ik.node.base_pose import pose_stamped
+from ros2_ik.node.base_pose import has_base, pose_stamped
 from ros2_ik.node.conversions import joint_state, se3_to_pose
 from ros2_ik.node.trajectory_action import make_sender
 
@@ -93,8 +93,14 @@ class Outputs:
         """Send a path (``q_path`` (m, n), timed in ``trajectory``) when safe; refusal or ''.
 
         The first point is held to ``execute_max_joint_jump`` from fresh joint_states (as
-        one solution is), every point to the limits; position mode takes no path.
+        one solution is), every point to the limits; position mode takes no path, and a
+        whole-body group's path (its base moves) is refused: it said "joint_states are
+        stale" before, as its base columns are in no joint_states.
         """
+        if has_base(group):  # the base's coordinates are no controller's joints
+            return (f"a whole-body path moves the base ('{group.base_joint}'); ros2_ik sends "
+                    f"joint paths only: execute it with a fixed-base group, or send its "
+                    f"'{group.base_joint}/...' columns to the base's own controller")
         cfg = self._node.config
         names = trajectory.joint_names
         current = self._node.joints.fresh(names, cfg.joint_state_timeout)

@@ -13,9 +13,11 @@ from geometry_msgs.msg import Point
 from visualization_msgs.msg import Marker, MarkerArray
 
 from ros2_ik.node import execution
+from ros2_ik.node.base_pose import marker_frames
 from ros2_ik.node.compute_ik_path import PathAnswer, compute_ik_path, path_times, \
     trajectory_msg
 from ros2_ik.node.error_codes import CODE_NAMES
+from ros2_ik.node.spinning import answered
 from ros2_ik_interfaces.msg import IKErrorCode
 from ros2_ik_interfaces.srv import ComputeIKPath
 
@@ -32,7 +34,11 @@ class PathServer:
 
     async def _on_request(self, request: ComputeIKPath.Request,
                           response: ComputeIKPath.Response) -> ComputeIKPath.Response:
-        return await self._node.long_solves.run(self._answer, request)
+        """Answer on the long-solve worker; never raises (:func:`spinning.answered`)."""
+        try:
+            return await self._node.long_solves.run(self._answer, request)
+        except Exception as exc:  # noqa: BLE001 - the node must keep serving
+            return answered(response, exc)
 
     def _answer(self, request: ComputeIKPath.Request) -> ComputeIKPath.Response:
         node = self._node
@@ -42,10 +48,7 @@ class PathServer:
         if result is not None and len(result.q_path):
             if request.execute:
                 self._execute(answer)
-            if node.outputs.wants_markers():
-                node.outputs.marker_pub.publish(self._markers(request, answer))
-            if self._display is not None and self._display.get_subscription_count() > 0:
-                self._display.publish(self._display_msg(answer))
+            self._draw(request, answer)
         code = answer.response.error_code.val
         if code < 0:
             node.get_logger().warning(f"compute_ik_path: {CODE_NAMES.get(code, code)} "
@@ -70,6 +73,21 @@ class PathServer:
         reason = self._node.outputs.execute_path(group, trajectory, result.q_path, ok)
         execution.note_outcome(response, reason, ok, IKErrorCode.EXECUTION_REFUSED)
 
+    def _draw(self, request: ComputeIKPath.Request, answer: PathAnswer) -> None:
+        """Publish the path's markers and DisplayTrajectory when someone subscribes.
+
+        A drawing failure is logged; the reply goes out as solved.
+        """
+        node = self._node
+        try:
+            if node.outputs.wants_markers():
+                node.outputs.marker_pub.publish(self._markers(request, answer))
+            if self._display is not None and self._display.get_subscription_count() > 0:
+                self._display.publish(self._display_msg(answer))
+        except Exception as exc:  # noqa: BLE001 - a display failure must not stop us
+            node.get_logger().error(f"compute_ik_path markers: {type(exc).__name__}: {exc}",
+                                    throttle_duration_sec=1.0)
+
     def _display_msg(self, answer: PathAnswer):
         """Return the path as a DisplayTrajectory, timed at the configured velocity scaling.
 
@@ -89,15 +107,16 @@ class PathServer:
     def _markers(self, request: ComputeIKPath.Request, answer: PathAnswer) -> MarkerArray:
         """Draw the reached tip path (blue line) and the requested waypoints (green points)."""
         group = answer.group
-        ref = request.header.frame_id or "universe"
+        ref, shown = marker_frames(group, request.header.frame_id,
+                                   self._node.robot.snapshot.base_parent_frame)
         stamp = self._node.get_clock().now().to_msg()
         tip = group.tip if not request.tip_link else request.tip_link
         reached = [group.fk(q, ref).actInv(group.fk(q, tip)).translation
                    for q in answer.result.q_path]
         asked = [(w.position.x, w.position.y, w.position.z) for w in request.waypoints]
         return MarkerArray(markers=[
-            _line(ref, stamp, "path_reached", Marker.LINE_STRIP, reached, (0.1, 0.3, 0.9)),
-            _line(ref, stamp, "path_waypoints", Marker.POINTS, asked, (0.1, 0.9, 0.1))])
+            _line(shown, stamp, "path_reached", Marker.LINE_STRIP, reached, (0.1, 0.3, 0.9)),
+            _line(shown, stamp, "path_waypoints", Marker.POINTS, asked, (0.1, 0.9, 0.1))])
 
 
 def _display_publisher(node):

@@ -76,6 +76,21 @@ def _log_callback_failure(exc: Exception) -> None:
         + "".join(traceback.format_exception(exc)))
 
 
+def answered(response, exc: Exception):
+    """Return ``response`` as INTERNAL_ERROR for ``exc`` raised while answering, logged.
+
+    For async service callbacks (ComputeIK's, ComputeIKPath's), which must never raise:
+    rclpy 9.1.2's ``EventsExecutor`` ends the process with a segmentation fault when one
+    does (a ComputeIKPath whose markers could not be drawn took ik_node down so).
+    ``response``: the service's reply message (``error_code``, ``message``).
+    """
+    from ros2_ik_interfaces.msg import IKErrorCode
+    _log_callback_failure(exc)
+    response.error_code.val = IKErrorCode.INTERNAL_ERROR
+    response.message = f"INTERNAL_ERROR: {type(exc).__name__}: {exc}"
+    return response
+
+
 class GoalWorker:
     """One daemon thread running submitted jobs in order (the action's solves).
 
