@@ -129,3 +129,23 @@ def test_pivots_stop_early_without_loosening_the_bounds(monkeypatch):
     assert len(problems) > 20
     for A, b in problems:
         assert reach._length(A, b, real(A, b)) <= _sixty_rounds(A, b) + 1e-9
+
+
+def test_a_whole_body_group_held_beside_its_chain_shares_its_bounds():
+    """PR2's base, torso and right arm, held with the left arm elsewhere: the same bounds.
+
+    A collision-checked request holds the left arm where joint_states put it, and each new
+    reading is a held group: its bounds are not built again.
+    """
+    from ros2_ik.core.kinematics import reach
+    group = pr2()
+    model = group.robot.model
+    tool, base = model.getFrameId("r_gripper_tool_frame"), model.getFrameId("base_link")
+    held = group.held_at({"l_shoulder_pan_joint": 0.4, "l_elbow_flex_joint": -0.7})
+    assert held.chain_owner(tool) is group
+    assert frame_distance_bound(held, tool, base) is frame_distance_bound(group, tool, base)
+    assert reach.base_distance_bound(held, tool) == reach.base_distance_bound(group, tool)
+    assert not reach._PAIRS.table(held) and not reach._BASE.table(held)
+    # A frame the changed joints move: a bound of the held group's own.
+    hand = model.getFrameId("l_gripper_tool_frame")
+    assert frame_distance_bound(held, tool, hand) is not frame_distance_bound(group, tool, hand)

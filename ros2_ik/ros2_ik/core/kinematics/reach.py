@@ -132,7 +132,17 @@ def frame_distance_bound(group, frame_a: int, frame_b: int) -> Optional[PairBoun
     base between them: a frame fixed in the world and one on a free-flying robot).
     """
     a, b = sorted((int(frame_a), int(frame_b)))
-    return _PAIRS(group, (a, b))
+    return _PAIRS(_pair_owner(group, a, b), (a, b))
+
+
+def _pair_owner(group, frame_a: int, frame_b: int):
+    """Return the group whose pair bounds serve ``group`` for these two frames.
+
+    Its source when the changed joints of a group held elsewhere move neither its joints
+    nor either frame (``Group.chain_owner`` of both), else the group itself.
+    """
+    owner = group.chain_owner(frame_a)
+    return owner if owner is group.chain_owner(frame_b) else group
 
 
 def distance_bound(group, frame_a: int, frame_b: int) -> Optional[float]:
@@ -150,7 +160,8 @@ def distance_bound_built(group, frame_a: int, frame_b: int) -> bool:
     """Whether :func:`distance_bound` of the two frames is built (a lookup, not ~1 ms)."""
     if frame_a < 0 or frame_b < 0:
         return max(frame_a, frame_b) in _COM.table(group)
-    return tuple(sorted((int(frame_a), int(frame_b)))) in _PAIRS.table(group)
+    a, b = sorted((int(frame_a), int(frame_b)))
+    return (a, b) in _PAIRS.table(_pair_owner(group, a, b))
 
 
 def com_distance_bound(group, frame: int) -> Optional[float]:
@@ -168,9 +179,12 @@ def base_distance_bound(group, frame: int) -> Optional[float]:
 
     For a whole-body group: how far frame ``frame``'s origin can lie from the base
     joint's origin, whatever the joints below the base (the same sum as
-    :func:`frame_distance_bound`).  None where a joint between them has no bound.
+    :func:`frame_distance_bound`).  None where a joint between them has no bound.  A group
+    held elsewhere whose changed joints move neither its joints nor the frame (the other
+    arm, in a collision-checked request) has its source's (``Group.chain_owner``).
     """
-    return _BASE(group, int(frame))
+    frame = int(frame)
+    return _BASE(group.chain_owner(frame), frame)
 
 
 def _base(group, frame: int) -> Optional[float]:
