@@ -1,14 +1,18 @@
 """``make fuzz``: the hypothesis strategies of the fuzz tests, run for >= 10,000 requests.
 
-Eight parts, each with the generators and independent checks of
+Nine parts, each with the generators and independent checks of
 ``ros2_ik/test/test_fuzz_core.py``, ``test_fuzz_node.py``, ``test_constrained_property.py``,
-``test_fuzz_whole_body.py``, ``test_fuzz_path.py``, ``test_fuzz_scene.py`` and
-``test_node_upstream.py``: the core API, arbitrary constraint problems through every
-solver of the core (``constrained_fuzz.py``: every constraint kind, five arms, checked in
-metres and radians by ``constrained_check.py``), ComputeIK over DDS and ConstrainedIK over
-DDS (against one ``ik_node`` process on a private, localhost-only ROS domain), whole-body
-ConstrainedIK goals on talos (contacts, support polygons, CoM boxes, base seeds; through
-the action's goal handler in this process), ComputeIKPath requests on the Panda (through
+``test_fuzz_whole_body.py``, ``test_fuzz_whole_body_ik.py``, ``test_fuzz_path.py``,
+``test_fuzz_scene.py`` and ``test_node_upstream.py``: the core API, arbitrary constraint
+problems through every solver of the core (``constrained_fuzz.py``: every constraint kind,
+five arms, checked in metres and radians by ``constrained_check.py``), ComputeIK over DDS
+and ConstrainedIK over DDS (against one ``ik_node`` process on a private, localhost-only
+ROS domain), whole-body ConstrainedIK goals on talos (contacts, support polygons, CoM
+boxes, base seeds; through the action's goal handler in this process), whole-body
+ComputeIK requests on PR2's base, torso and right arm (targets, weights, base seeds, the
+left arm's ``joint_states``, collision checks; through the service's handler, every
+SUCCESS checked by FK and, when collision-checked, by the checker with the left arm where
+``joint_states`` put it), ComputeIKPath requests on the Panda (through
 the service's handler in this process), planning-scene batches, each followed by a
 collision-checked ComputeIK request, and TIAGo arm requests with the lift under it in the
 seed and ``joint_states`` (sensible, past its limits, huge, non-finite; every SUCCESS
@@ -76,6 +80,9 @@ def main() -> int:
     parser.add_argument("--action", type=int, default=1200, help="ConstrainedIK goals")
     parser.add_argument("--whole-body", type=int, default=3000,
                         help="whole-body ConstrainedIK goals on talos (the goal handler)")
+    parser.add_argument("--whole-body-ik", type=int, default=2000,
+                        help="ComputeIK requests on PR2's base, torso and right arm (the "
+                             "service's handler; half check collisions)")
     parser.add_argument("--path", type=int, default=2000,
                         help="ComputeIKPath requests on the Panda (the service's handler)")
     parser.add_argument("--scene", type=int, default=2000,
@@ -88,6 +95,7 @@ def main() -> int:
     if args.quick:
         args.core, args.constrained, args.service, args.action = 200, 100, 200, 50
         args.whole_body, args.path, args.scene, args.upstream = 50, 50, 50, 50
+        args.whole_body_ik = 50
     warnings.simplefilter("ignore", RuntimeWarning)  # overflow in numpy on 1e300 inputs
 
     import test_fuzz_core as core
@@ -98,6 +106,10 @@ def main() -> int:
     import test_fuzz_whole_body as whole_body
     parts["whole_body"] = run_part("whole-body", whole_body.whole_body_goals(),
                                    whole_body.check_goal, args.whole_body, whole_body.STATS)
+    import test_fuzz_whole_body_ik as whole_body_ik
+    parts["whole_body_ik"] = run_part("whole-body ComputeIK", whole_body_ik.whole_body_requests(),
+                                      whole_body_ik.check_request, args.whole_body_ik,
+                                      whole_body_ik.STATS)
     import test_fuzz_path as path
     parts["path"] = run_part("ComputeIKPath", path.path_requests(), path.check_request,
                              args.path, path.STATS)
