@@ -25,7 +25,7 @@ from ros2_ik.node.base_pose import (
 from ros2_ik.node.conversions import SEED_LIMIT_TOLERANCE, finite_or, joint_state, pose_to_se3, \
     weights_array
 from ros2_ik.node.error_codes import (
-    CODE_NAMES, RequestError, code_for_exception, code_for_status)
+    CODE_NAMES, RequestError, code_for_exception, code_for_status, error_reply)
 from ros2_ik.node.parameters import GroupConfig, NodeConfig, clean_list
 from ros2_ik.node.robot_source import JointStateCache, RobotSnapshot
 from ros2_ik.node.upstream import beside, held_group
@@ -247,8 +247,8 @@ def compute_ik(snapshot: Optional[RobotSnapshot], model_error: str, cfg: NodeCon
                            ComputeIK.Response() if response is None else response)
     except Exception as exc:  # noqa: BLE001 - the node must keep serving
         response = ComputeIK.Response()
-        return Answer(_error(response, IKErrorCode.INTERNAL_ERROR,
-                             f"{type(exc).__name__}: {exc}"))
+        return Answer(error_reply(response, IKErrorCode.INTERNAL_ERROR,
+                                  f"{type(exc).__name__}: {exc}"))
 
 
 def _compute_ik(snapshot, model_error, cfg, joints, request, extra_constraints, response):
@@ -256,7 +256,7 @@ def _compute_ik(snapshot, model_error, cfg, joints, request, extra_constraints, 
     response.min_distance = math.nan
     response.random_seed = int(request.random_seed)
     if snapshot is None:
-        return Answer(_error(response, IKErrorCode.NO_ROBOT_MODEL, model_error))
+        return Answer(error_reply(response, IKErrorCode.NO_ROBOT_MODEL, model_error))
     group = None
     notes: list = []
     try:
@@ -282,7 +282,7 @@ def _compute_ik(snapshot, model_error, cfg, joints, request, extra_constraints, 
                        constraint_tolerance_rad=tolerance.rad,
                        **solve_options(request, cfg, notes))
     except Exception as exc:  # noqa: BLE001 - every failure becomes an error code
-        return Answer(_error(response, code_for_exception(exc), str(exc)), group)
+        return Answer(error_reply(response, code_for_exception(exc), str(exc)), group)
     _fill(response, group, target, result, snapshot.verification_data(), constraints,
           tolerance, snapshot.base_parent_frame)
     if notes:
@@ -366,9 +366,3 @@ def _fill(response, group, target: PoseTarget, result, data, constraints=(),
             message = f"solver claimed success but the independent check failed: {reason}"
     response.error_code.val = code
     response.message = message or CODE_NAMES.get(code, "")
-
-
-def _error(response, code: int, message: str):
-    response.error_code.val = code
-    response.message = f"{CODE_NAMES.get(code, code)}: {message}"
-    return response

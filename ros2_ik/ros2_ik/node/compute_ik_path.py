@@ -20,7 +20,8 @@ from ros2_ik.node.base_pose import has_base
 from ros2_ik.node.compute_ik import collision_checker, minimum_distance, resolve_group, \
     seed_for
 from ros2_ik.node.conversions import finite_or, pose_to_se3
-from ros2_ik.node.error_codes import CODE_NAMES, RequestError, code_for_exception
+from ros2_ik.node.error_codes import CODE_NAMES, RequestError, code_for_exception, \
+    error_reply
 from ros2_ik.node.parameters import NodeConfig
 from ros2_ik.node.robot_source import JointStateCache, RobotSnapshot
 from ros2_ik.node.upstream import beside, held_group
@@ -61,13 +62,13 @@ def compute_ik_path(snapshot: Optional[RobotSnapshot], model_error: str, cfg: No
     try:
         return _compute(snapshot, model_error, cfg, joints, request, response)
     except Exception as exc:  # noqa: BLE001 - the node must keep serving
-        return PathAnswer(_error(response, code_for_exception(exc), str(exc)))
+        return PathAnswer(error_reply(response, code_for_exception(exc), str(exc)))
 
 
 def _compute(snapshot, model_error, cfg, joints, request, response) -> PathAnswer:
     started = time.perf_counter()
     if snapshot is None:
-        return PathAnswer(_error(response, IKErrorCode.NO_ROBOT_MODEL, model_error))
+        return PathAnswer(error_reply(response, IKErrorCode.NO_ROBOT_MODEL, model_error))
     try:
         group, tip = resolve_group(snapshot, cfg, request.group_name, request.base_link,
                                    request.tip_link)
@@ -178,9 +179,3 @@ def _fill(response, group, result: PathResult, start, scaling: float) -> None:
     response.error_code.val = code
     response.message = result.message if code == IKErrorCode.SUCCESS else \
         f"{CODE_NAMES[code]}: {result.message}"
-
-
-def _error(response, code: int, message: str):
-    response.error_code.val = code
-    response.message = f"{CODE_NAMES.get(code, code)}: {message}"
-    return response

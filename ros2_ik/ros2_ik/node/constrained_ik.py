@@ -24,7 +24,7 @@ from ros2_ik.node.compute_ik import (
 from ros2_ik.node.base_pose import base_state, has_base, joint_part, split
 from ros2_ik.node.conversions import finite_or, joint_state
 from ros2_ik.node.error_codes import (
-    CODE_NAMES, RequestError, code_for_exception, code_for_status)
+    CODE_NAMES, RequestError, code_for_exception, code_for_status, error_reply)
 from ros2_ik.node.goal_terms import (
     constraints_of, costs_of, count_terms, distance_constraints_of, pose_goals,
     reads_beside_the_chain, scene_constraints)
@@ -64,9 +64,7 @@ def solve_goal(snapshot: Optional[RobotSnapshot], model_error: str, cfg: NodeCon
               snapshot.base_parent_frame, snapshot.verification_data())
         result.message = "; ".join([result.message] + notes)
     except Exception as exc:  # noqa: BLE001 - every failure becomes an error code
-        code = code_for_exception(exc)
-        result.error_code.val = code
-        result.message = f"{CODE_NAMES.get(code, code)}: {exc}"
+        error_reply(result, code_for_exception(exc), str(exc))
     result.solve_time = time.perf_counter() - started
     return result
 

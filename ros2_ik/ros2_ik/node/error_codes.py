@@ -60,3 +60,14 @@ def code_for_exception(exc: BaseException) -> int:
 def code_for_status(status: Union[IKStatus, str]) -> int:
     """Return the error code of a core ``IKStatus`` (the member or its name)."""
     return _STATUS_CODES.get(status, IKErrorCode.NO_SOLUTION)
+
+
+def error_reply(reply, code: int, message: str):
+    """Return ``reply`` set to error ``code``, its message the code's name and ``message``.
+
+    ``reply``: a ComputeIK or ComputeIKPath response, a ConstrainedIK result (e.g.
+    "NO_ROBOT_MODEL: no robot_description received yet").
+    """
+    reply.error_code.val = code
+    reply.message = f"{CODE_NAMES.get(code, code)}: {message}"
+    return reply

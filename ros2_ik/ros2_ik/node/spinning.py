@@ -84,11 +84,10 @@ def answered(response, exc: Exception):
     does (a ComputeIKPath whose markers could not be drawn took ik_node down so).
     ``response``: the service's reply message (``error_code``, ``message``).
     """
+    from ros2_ik.node.error_codes import error_reply
     from ros2_ik_interfaces.msg import IKErrorCode
     _log_callback_failure(exc)
-    response.error_code.val = IKErrorCode.INTERNAL_ERROR
-    response.message = f"INTERNAL_ERROR: {type(exc).__name__}: {exc}"
-    return response
+    return error_reply(response, IKErrorCode.INTERNAL_ERROR, f"{type(exc).__name__}: {exc}")
 
 
 class GoalWorker:
