@@ -274,9 +274,9 @@ class IKNode(Node):
         if not self.outputs.wants_markers():
             return
         q = reply_vector(group, answer.solution, answer.solution_base)
-        world = self.robot.snapshot.base_parent_frame if has_base(group) else "universe"
-        ref, shown = marker_frames(group, request.target.header.frame_id,
-                                   self.robot.snapshot.base_parent_frame)
+        parent = self.robot.snapshot.base_parent_frame
+        ref, shown = marker_frames(group, request.target.header.frame_id, parent)
+        world = marker_frames(group, "", parent)[1]  # where the root's points are shown
         T_world_ref = group.fk(q, ref)
         T_ref_reached = T_world_ref.actInv(group.fk(q, group.tip))
         try:
