@@ -318,7 +318,14 @@ def _links(model: pin.Model, data: pin.Data, chain, moving, placement: pin.SE3):
 
 def _length(A: np.ndarray, b: np.ndarray, s: np.ndarray) -> float:
     """Return the summed length [m] of the segments with the pivots at ``s``."""
-    return float(np.linalg.norm(np.einsum("mik,k->mi", A, s) + b, axis=1).sum())
+    return float(_segments(A, b, s).sum())
+
+
+def _segments(A: np.ndarray, b: np.ndarray, s: np.ndarray) -> np.ndarray:
+    """Return the lengths (m,) [m] of the segments ``A_k s + b_k`` with the pivots at ``s``."""
+    m, _, k = A.shape
+    return np.sqrt(np.square(A.reshape(3 * m, k) @ s + b.reshape(3 * m)).reshape(m, 3)
+                   .sum(axis=1))
 
 
 def _pivots(A: np.ndarray, b: np.ndarray, rounds: int = 60) -> np.ndarray:
@@ -333,12 +340,12 @@ def _pivots(A: np.ndarray, b: np.ndarray, rounds: int = 60) -> np.ndarray:
     A2, b2 = A.reshape(3 * m, k), b.reshape(3 * m)
     ridge = 1e-12 * np.eye(k)
     s = best = np.zeros(k)
-    r = np.sqrt(np.square(b2).reshape(m, 3).sum(axis=1))
+    r = _segments(A, b, s)
     shortest = float(r.sum())
     for _ in range(rounds):
         WA = A2 * np.repeat(1.0 / np.maximum(r, 1e-9), 3)[:, None]
         s = np.linalg.solve(A2.T @ WA + ridge, -(WA.T @ b2))
-        r = np.sqrt(np.square(A2 @ s + b2).reshape(m, 3).sum(axis=1))
+        r = _segments(A, b, s)
         length = float(r.sum())
         if length < shortest:  # a round may lengthen it, and later ones shorten it again
             gained, best, shortest = shortest - length, s, length
