@@ -28,14 +28,13 @@ from sensor_msgs.msg import MultiDOFJointState  # noqa: E402
 
 from ros2_ik.core import robots  # noqa: E402
 from ros2_ik.node import compute_ik as C  # noqa: E402
-from ros2_ik.node.base_pose import reply_vector  # noqa: E402
 from ros2_ik.node.parameters import GroupConfig  # noqa: E402
 from ros2_ik.node.robot_source import JointStateCache  # noqa: E402
 from ros2_ik_interfaces.msg import IKErrorCode  # noqa: E402
 from ros2_ik_interfaces.srv import ComputeIK  # noqa: E402
 from fuzz_answers import counted, drawn, examples, lie, sendable  # noqa: E402
 from node_inputs import config, snapshot  # noqa: E402
-from whole_body_checks import full_q  # noqa: E402
+from whole_body_checks import clearance_on_robot, full_q  # noqa: E402
 
 STATS: Counter = Counter()
 WRIST = "r_wrist_roll_link"
@@ -152,9 +151,7 @@ def miss(req, res, left) -> str:
     if req.avoid_collisions:
         # where the robot holds the left arm: joint_states' finite values (NaN: ignored)
         held = {n: v for n, v in zip(LEFT_ARM, left or ()) if math.isfinite(v)}
-        robot = pr2.group.held_at(held) if held else pr2.group
-        q_group = reply_vector(robot, res.solution, res.solution_base)
-        distance = pr2.checker.min_distance(robot.to_full_q(q_group)).distance_m
+        distance = clearance_on_robot(pr2.checker, pr2.group, held, res)
         if distance < pr2.cfg.minimum_distance - SLACK:
             return f"in collision on the robot: {distance:.4f} m"
     return ""

@@ -18,7 +18,6 @@ from sensor_msgs.msg import JointState, MultiDOFJointState
 from ros2_ik.core import robots
 from ros2_ik.node.constrained_ik import solve_goal
 from ros2_ik.node import compute_ik as C
-from ros2_ik.node.base_pose import reply_vector
 from ros2_ik.node.compute_ik import compute_ik
 from ros2_ik.node.compute_ik_path import compute_ik_path
 from ros2_ik.node.conversions import se3_to_pose
@@ -30,7 +29,7 @@ from ros2_ik_interfaces.msg import (
     ContactConstraint, IKErrorCode, PoseGoal, SupportPolygonConstraint)
 from ros2_ik_interfaces.srv import ComputeIK, ComputeIKPath
 from node_inputs import config, snapshot
-from whole_body_checks import full_q, path_tips
+from whole_body_checks import clearance_on_robot, full_q, path_tips
 
 SOLE = [(0.1, 0.05), (0.1, -0.05), (-0.1, 0.05), (-0.1, -0.05)]
 FAR = (2.0, -0.5, 0.9)  # beyond the pr2 arm's reach from the origin [m]
@@ -220,15 +219,14 @@ def test_collision_checks_of_a_whole_body_group_see_the_other_arm_where_it_is(pr
         req.weights = [1.0, 1.0, 1.0, 0.0, 0.0, 0.0]
         joints = JointStateCache()
         joints.update(list(left.joint_names), list(q_left))
-        robot_state = group.held_at(dict(zip(left.joint_names, q_left)))
+        held = dict(zip(left.joint_names, q_left))
         for known, count_as in ((joints, "there"), (JointStateCache(), "zero")):
             res = compute_ik(snap, "", cfg, known, req).response
             assert res.error_code.val in (IKErrorCode.SUCCESS, IKErrorCode.IN_COLLISION), \
                 res.message
             if res.error_code.val != IKErrorCode.SUCCESS:
                 continue
-            q = reply_vector(robot_state, res.solution, res.solution_base)
-            distance = checker.min_distance(robot_state.to_full_q(q)).distance_m
+            distance = clearance_on_robot(checker, group, held, res)
             if count_as == "there":
                 assert distance >= cfg.minimum_distance - 1e-9, distance
                 clear += 1

@@ -38,6 +38,18 @@ def full_q(model, names, positions, tf):
     return q
 
 
+def clearance_on_robot(checker, group, held, reply) -> float:
+    """Return the checker's minimum distance [m] at a whole-body reply, on the robot.
+
+    ``group``: the group asked; ``held``: the joints outside it where the robot holds them
+    (name -> value; empty: the group's own values); the base from ``solution_base``.
+    """
+    from ros2_ik.node.base_pose import reply_vector
+    robot = group.held_at(held) if held else group
+    q = reply_vector(robot, reply.solution, reply.solution_base)
+    return checker.min_distance(robot.to_full_q(q)).distance_m
+
+
 def path_tips(model, trajectory, frame: str) -> list:
     """Our own FK of ``frame`` [m] at each point of a planar-base whole-body path.
 
