@@ -136,7 +136,7 @@ def prepare(group: Group, frame: Optional[str] = None, constrained: bool = False
         seed_library.prepare(group, frame)
     _build_reach_bound(group, frame)
     prepare_proofs()  # the proofs read the bound and the placements
-    group.locked_placements()  # the proofs read them; one Data (~10 ms on big models)
+    group.locked_data()  # the proofs read its placements: one forward kinematics
     if constrained:
         tree_of(group)  # the constraint kernels' tree of the model: one Data too
     solver_class = registry.solver_class(solver)

@@ -11,12 +11,13 @@ from __future__ import annotations
 import math
 import threading
 from collections import Counter
-from typing import Dict, Mapping, Optional, Protocol, Sequence, Tuple
+from typing import Dict, List, Mapping, NamedTuple, Optional, Protocol, Sequence, Tuple
 
 import numpy as np
 import pinocchio as pin
 
 from ros2_ik.core import errors
+from ros2_ik.core.runtime.per_object import PerObject
 
 TWO_PI = 2.0 * math.pi
 _INV_TWO_PI = 1.0 / TWO_PI
@@ -55,6 +56,18 @@ class RobotModel(Protocol):
 
     def joint_limits(self, name: str) -> Tuple[float, float]:
         """Return one-axis joint ``name``'s position limits [rad or m]."""
+
+
+class LockedData(NamedTuple):
+    """Placements at a group's locked joints' values (:meth:`Group.locked_data`).
+
+    Lists by joint id (``oMi`` ``T_world_joint``, ``liMi`` ``T_parent_joint``) and by
+    frame id (``oMf`` ``T_world_frame``), [m].
+    """
+
+    oMi: List[pin.SE3]
+    liMi: List[pin.SE3]
+    oMf: List[pin.SE3]
 
 
 class Group:
@@ -113,8 +126,7 @@ class Group:
         # Box of random_configuration (continuous joints: [-pi, pi]).
         self._sample_lo = np.where(self.continuous, -math.pi, self.lower)
         self._sample_span = np.where(self.continuous, math.pi, self.upper) - self._sample_lo
-        self._placements: Dict[int, pin.SE3] = {}
-        self._locked_data: Optional[pin.Data] = None
+        self._locked_data: Optional[LockedData] = None
         self._moves: Dict[int, bool] = {}
         self._moves_chain: Dict[int, Tuple[bool, bool]] = {}  # :meth:`_moved`
         self._upstream: Optional[Tuple[str, ...]] = None
@@ -475,6 +487,16 @@ class Group:
         return self._thread_data("full", self.robot.model)
 
     def _thread_data(self, key: str, model: pin.Model) -> pin.Data:
+        """Return this thread's ``Data`` of ``model`` for purpose ``key`` (made at first call).
+
+        A group held elsewhere (:meth:`held_at`) uses its source's for the full model: the
+        same model, and a solve of either fills what it reads, as within one group.  Made
+        once per new reading instead (a second arm's, a lift's), a full model's ``Data``
+        cost each of those requests 0.2-6 ms (PR2, TIAGo) per purpose.
+        """
+        source = self._source
+        if source is not self and model is self.robot.model:
+            return source._thread_data(key, model)
         data = getattr(self._local, key, None)
         if data is None:
             data = model.createData()
@@ -483,36 +505,35 @@ class Group:
 
     def locked_placement(self, frame_id: int) -> pin.SE3:
         """``T_world_frame`` of a frame no group joint moves (:meth:`locked_placements`)."""
-        return self.locked_placements()[frame_id]
+        return self.locked_data().oMf[frame_id]
 
-    def locked_placements(self) -> Dict[int, pin.SE3]:
+    def locked_placements(self) -> Sequence[pin.SE3]:
         """``T_world_frame`` of every frame at the locked joints' values, by frame id (cached).
 
-        Copies of :meth:`locked_data`'s ``oMf`` (``prepare`` makes them).  The frames no
-        group joint moves stay there.
+        :meth:`locked_data`'s ``oMf`` (``prepare`` makes them).  The frames no group joint
+        moves stay there.
         """
-        placements = self._placements
-        if not placements:  # made whole, then stored: a thread never sees it half-filled
-            placements = self._placements = {
-                i: pin.SE3(T) for i, T in enumerate(self.locked_data().oMf)}
-        return placements
+        return self.locked_data().oMf
 
-    def locked_data(self) -> pin.Data:
-        """Return a ``Data`` of the full model at the locked joints' values (``q_full_locked``).
+    def locked_data(self) -> "LockedData":
+        """Every joint's and frame's placement at the locked joints' values (``q_full_locked``).
 
-        Every joint's and frame's placement there (``oMi``, ``liMi``, ``oMf``), from one
+        ``oMi``, ``liMi``, ``oMf`` as pinocchio's ``Data`` names them, copied out of one
         forward kinematics at the first call (``prepare`` makes it): the reach bounds, the
-        proofs' fixed frames and the compiled kernels' tree read it.  Only read, never handed
-        to a solver.  Made once: a model's ``Data`` costs 5-12 ms to make on tiago_dual's
-        101 joints, which one per use put inside the first requests' budgets.
+        proofs' fixed frames and the compiled kernels' tree read them.  Only read.  Copies,
+        not a ``Data`` of their own: a model's ``Data`` costs 5-12 ms to make on
+        tiago_dual's 101 joints, and a group held elsewhere (each new reading of a second
+        arm or a lift) made one on its first request.
         """
-        data = self._locked_data
-        if data is None:  # computed, then stored: a thread never sees it unfilled
+        found = self._locked_data
+        if found is None:  # computed, then stored: a thread never sees it unfilled
             model = self.robot.model
-            data = model.createData()
+            data = self._thread_data("locked", model)  # a scratch: copied out
             pin.framesForwardKinematics(model, data, self.q_full_locked)
-            self._locked_data = data
-        return data
+            found = self._locked_data = LockedData([pin.SE3(M) for M in data.oMi],
+                                                   [pin.SE3(M) for M in data.liMi],
+                                                   [pin.SE3(M) for M in data.oMf])
+        return found
 
     @property
     def upstream(self) -> Tuple[str, ...]:
@@ -689,9 +710,11 @@ def _reduced_model(model: pin.Model, lock_ids: Sequence[int], q_full: np.ndarray
     with those frames (all but the joints' own) renamed uniquely, and their names are
     given back: ``buildReducedModel`` keeps the frames and their order.
     """
-    counts = Counter(f.name for f in model.frames)
-    clashes = [i for i, f in enumerate(model.frames)
-               if counts[f.name] > 1 and f.type != pin.FrameType.JOINT]
+    clashes = _CLASHES.get(model)
+    if clashes is None:  # once per model: a group held elsewhere reduces it again
+        counts = Counter(f.name for f in model.frames)
+        clashes = _CLASHES[model] = [i for i, f in enumerate(model.frames)
+                                     if counts[f.name] > 1 and f.type != pin.FrameType.JOINT]
     if not clashes:
         return pin.buildReducedModel(model, list(lock_ids), q_full)
     renamed = pin.Model(model)
@@ -702,6 +725,9 @@ def _reduced_model(model: pin.Model, lock_ids: Sequence[int], q_full: np.ndarray
         reduced.frames[i].name = model.frames[i].name
     return reduced
 
+
+#: Per model, the frames :func:`_reduced_model` renames (their names clash).
+_CLASHES: PerObject = PerObject()
 
 _F64 = np.dtype(float)
 
@@ -717,20 +743,35 @@ def _angle_model(red: pin.Model, continuous: np.ndarray) -> Optional[pin.Model]:
     """
     out = pin.Model()
     out.name = red.name
+    kinds = []
     for j in range(1, red.njoints):
         jm = red.joints[j]
         name = jm.shortname()
+        kinds.append(name)
         if name in _PLAIN_REVOLUTE:
             jm = _PLAIN_REVOLUTE[name]()
         elif name == "JointModelRevoluteUnboundedUnaligned":
-            jm = pin.JointModelRevoluteUnaligned(unbounded_unaligned_axis(jm.extract()))
+            axis = unbounded_unaligned_axis(jm.extract())
+            kinds.append(tuple(axis.tolist()))
+            jm = pin.JointModelRevoluteUnaligned(axis)
         elif red.nqs[j] != 1:
             return None  # a joint type without a one-angle twin
         out.addJoint(red.parents[j], jm, red.jointPlacements[j], red.names[j])
         out.appendBodyToJoint(j, red.inertias[j], pin.SE3.Identity())
     for f in list(red.frames)[1:]:  # frame 0 (universe) exists already
         out.addFrame(pin.Frame(f), False)
-    return out if _same_kinematics(red, out, continuous) else None
+    # Whether the twins move as the joints do depends on the joints' types (and axes)
+    # alone, not on their placements: checked once per sequence of types, not again for
+    # each group held elsewhere (a new reading of a second arm, a lift).
+    kinds = tuple(kinds)
+    same = _SAME_KINEMATICS.get(kinds)
+    if same is None:
+        same = _SAME_KINEMATICS[kinds] = _same_kinematics(red, out, continuous)
+    return out if same else None
+
+
+#: :func:`_same_kinematics`' verdict per sequence of joint types (:func:`_angle_model`).
+_SAME_KINEMATICS: Dict[tuple, bool] = {}
 
 
 def motion_subspace(joint) -> np.ndarray:
@@ -764,6 +805,12 @@ def unbounded_unaligned_axis(joint) -> np.ndarray:
 
 
 def _same_kinematics(red: pin.Model, angles: pin.Model, continuous: np.ndarray) -> bool:
+    """Whether ``angles`` places every joint where ``red`` does, at three random angle sets.
+
+    The joints' placements suffice: ``angles`` holds ``red``'s frames as they are, on the
+    same joints.  Compared as one array per model (``np.allclose``'s test, ``atol``
+    1e-12): a group held elsewhere builds its own angle model, on every new reading.
+    """
     rng = np.random.default_rng(0)
     d_red, d_ang = red.createData(), angles.createData()
     for _ in range(3):
@@ -771,12 +818,16 @@ def _same_kinematics(red: pin.Model, angles: pin.Model, continuous: np.ndarray) 
         q = []
         for v, cont in zip(a.tolist(), continuous.tolist()):
             q += (math.cos(v), math.sin(v)) if cont else (v,)
-        pin.framesForwardKinematics(red, d_red, np.array(q))
-        pin.framesForwardKinematics(angles, d_ang, a)
-        for M1, M2 in zip(d_red.oMf, d_ang.oMf):
-            if not np.allclose(M1.homogeneous, M2.homogeneous, atol=1e-12):
-                return False
+        pin.forwardKinematics(red, d_red, np.array(q))
+        pin.forwardKinematics(angles, d_ang, a)
+        if not np.allclose(_placements(d_red.oMi), _placements(d_ang.oMi), atol=1e-12):
+            return False
     return True
+
+
+def _placements(oMi) -> np.ndarray:
+    """Return the homogeneous matrices (k, 4, 4) of a Data's placements ``oMi``."""
+    return np.array([M.homogeneous for M in oMi])
 
 
 def to_pairs(values: list, continuous: list, out: list) -> list:

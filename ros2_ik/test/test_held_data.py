@@ -1,0 +1,94 @@
+"""A group held elsewhere is cheap to make: no ``Data`` of the full model of its own.
+
+A real robot's encoders report new values on every reading, so each collision-checked
+request holds the joints outside the group at new values: a new group
+(``Group.held_at``).  Its full model is its source's, so it uses its source's ``Data``
+of it in each thread, and its placements at the locked values (``locked_data``) are copies
+out of one forward kinematics, not a ``Data`` kept per group (5-12 ms to make on a big
+model).  Checked against pinocchio on a ``Data`` of our own: the placements, and the
+held group's answers by FK with the other arm where it is held.
+"""
+import threading
+
+import numpy as np
+import pinocchio as pin
+
+from ros2_ik.core.model.robot import Robot
+from ros2_ik.core.model.robots import ARMS, srdf_text, urdf_text
+from ros2_ik.core.pose import PoseTarget
+from ros2_ik.core.result import IKStatus
+from ros2_ik.core.solve import prepare, solve
+from test_hardening_false_success import independent_q
+
+LEFT = ("l_shoulder_pan_joint", "l_shoulder_lift_joint", "l_upper_arm_roll_joint",
+        "l_elbow_flex_joint", "l_forearm_roll_joint", "l_wrist_flex_joint")
+
+
+def _pr2_right():
+    spec = ARMS["pr2_right"]
+    robot = Robot.from_urdf(urdf_text("pr2_right"), srdf_text("pr2_right"))
+    return robot, robot.group(base=spec.base, tip=spec.tip)
+
+
+def _full_q(model: pin.Model, values: dict) -> np.ndarray:
+    """Our own full configuration: ``values`` by joint name."""
+    return independent_q(model, list(values), list(values.values()))
+
+
+def test_a_held_group_uses_its_sources_full_data_in_each_thread():
+    _, group = _pr2_right()
+    held = group.held_at({n: 0.3 for n in LEFT})
+    assert held.full_data() is group.full_data()
+    assert held.residuals_data() is group.residuals_data()
+    # its reduced model is its own, and so is that model's Data
+    assert held.reduced_model is not group.reduced_model
+    assert held.reduced_data() is not group.reduced_data()
+    other = []
+    thread = threading.Thread(target=lambda: other.append(held.full_data()))
+    thread.start()
+    thread.join()
+    assert other[0] is not group.full_data()  # another thread: another Data
+
+
+def test_locked_placements_are_pinocchios_at_the_held_values():
+    robot, group = _pr2_right()
+    values = {n: -0.2 - 0.1 * k for k, n in enumerate(LEFT)}
+    held = group.held_at(values)
+    model = robot.model
+    data = model.createData()
+    pin.framesForwardKinematics(model, data, _full_q(model, held.locked))
+    found = held.locked_data()
+    for mine, theirs in ((found.oMi, data.oMi), (found.liMi, data.liMi),
+                         (found.oMf, data.oMf)):
+        assert len(mine) == len(theirs)
+        for a, b in zip(mine, theirs):
+            assert np.allclose(a.homogeneous, b.homogeneous, atol=1e-12)
+    l_wrist = robot.frame_id("l_wrist_roll_link")
+    assert held.locked_placement(l_wrist).isApprox(data.oMf[l_wrist], 1e-12)
+    # the source's placements are its own: the left arm at the source's values
+    assert not group.locked_placement(l_wrist).isApprox(data.oMf[l_wrist], 1e-6)
+
+
+def test_held_groups_answer_on_their_own_model_while_sharing_data():
+    robot, group = _pr2_right()
+    prepare(group, group.tip)
+    model = robot.model
+    rng = np.random.default_rng(3)
+    for k in range(6):
+        held = group.held_at({n: float(rng.uniform(-0.4, 0.0)) for n in LEFT})
+        q = np.clip(held.mid_configuration() + rng.uniform(-0.3, 0.3, held.n),
+                    held.lower, held.upper)
+        T = held.fk(q, held.tip)
+        result = solve(held, PoseTarget(held.tip, T), held.mid_configuration(), "lm", 0.05,
+                       0, k)
+        assert result.status is IKStatus.SUCCESS, result.message
+        values = dict(held.locked)
+        values.update(zip(held.joint_names, result.q.tolist()))
+        data = model.createData()
+        pin.framesForwardKinematics(model, data, _full_q(model, values))
+        X = data.oMf[robot.frame_id(held.tip)]
+        assert np.linalg.norm(X.translation - T.translation) <= 1e-4 + 1e-9
+        assert np.linalg.norm(pin.log3(T.rotation.T @ X.rotation)) <= 1e-3 + 1e-9
+        # the source still answers on its own values, on the same Data
+        assert solve(group, PoseTarget(group.tip, group.fk(q, group.tip)),
+                     group.mid_configuration(), "lm", 0.05, 0, k).success
