@@ -6,7 +6,7 @@ PYTEST_ARGS ?=
 
 .PHONY: setup extras build dispatch test test-long lint docs demo bench bench-quick \
 	servo-bench bench-path bench-batch bench-analytic bench-sweep bench-ab bench-unreachable fuzz \
-	completeness load clean bench-wholebody bench-import bench-seven-r
+	completeness load clean bench-wholebody bench-import bench-seven-r bench-held
 
 setup:
 	@bash tools/setup.sh
@@ -129,6 +129,13 @@ SEVEN_R_OLD ?= ef381ac
 bench-seven-r: setup
 	@$(ENV) pip install --quiet -r bench/requirements-bench.txt 2>&1 | { grep -v "is ignored" || true; } \
 	&& python bench/seven_r_ab.py --old $(SEVEN_R_OLD) $(SEVEN_R_ARGS)
+
+# ComputeIK while joint_states jitter (a group held elsewhere per request): today against
+# HELD_OLD, each in its own worktree, the node's handler in-process: results/held.*.
+# HELD_ARGS=--quick (2 robots, 30 requests, one round).
+HELD_OLD ?= 33d6e79
+bench-held: build
+	@$(ENV) python bench/held_ab.py --old $(HELD_OLD) $(HELD_ARGS)
 
 # Import cost (issue 46): `import ros2_ik.core` after `import pinocchio` in fresh processes,
 # cached bytecode and none, interleaved: results/import.*. IMPORT_ARGS=--quick (6 runs, ~1 min).
