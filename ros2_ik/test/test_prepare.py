@@ -108,8 +108,9 @@ def test_prepare_makes_the_per_group_tables_a_first_request_reads():
     first constrained request on a big model made inside its budget (60 ms)."""
     from ros2_ik.core.kinematics import model as kinematics_model
     group = robots.load_group("panda")[1]
-    assert not group._placements and kinematics_model._TREES.get(group) is None
+    assert group._locked_data is None and kinematics_model._TREES.get(group) is None
     solve_module.prepare(group, group.tip)
+    assert group._locked_data is not None
     assert len(group.locked_placements()) == group.robot.model.nframes
     assert kinematics_model._TREES.get(group) is None  # only with constrained
     solve_module.prepare(group, group.tip, constrained=True)
