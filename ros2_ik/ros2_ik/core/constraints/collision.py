@@ -22,7 +22,7 @@ world frame, ``J_x`` the WORLD-frame joint Jacobian, (6, nv), of the body of sid
 """
 from __future__ import annotations
 
-from typing import Tuple
+from typing import Optional, Tuple
 
 import numpy as np
 import pinocchio as pin
@@ -32,6 +32,7 @@ from ros2_ik.core.constraints._base import BoundedConstraint
 from ros2_ik.core.errors import InvalidArgument
 from ros2_ik.core.kinematics.frames import Placements
 from ros2_ik.core.runtime.per_object import PerObject
+from ros2_ik.core.runtime.thread_data import PerThreadData
 
 FORMULATIONS = ("pairs", "smooth")
 
@@ -47,6 +48,10 @@ def _cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 _SUPPORT_MASKS: PerObject = PerObject()
+#: Per group, :meth:`MinimumDistanceConstraint.apart_wherever`'s answers by (scene, bound).
+_APART: PerObject = PerObject()
+#: The Data :meth:`MinimumDistanceConstraint.apart_wherever` places the pairs with.
+_DATA = PerThreadData()
 
 
 def support_masks(model: pin.Model) -> np.ndarray:
@@ -98,6 +103,30 @@ def distance_gradients(model: pin.Model, data: pin.Data, normals: np.ndarray,
     f_a = np.concatenate((normals, _cross(p_a, normals)), axis=1)  # (k, 6) wrench-like
     f_b = np.concatenate((normals, _cross(p_b, normals)), axis=1)
     return (f_b @ J) * masks[joint_b] - (f_a @ J) * masks[joint_a]
+
+
+def moving_columns(group) -> np.ndarray:
+    """Return the velocity columns (k,) of the full model of the joints ``group`` moves.
+
+    Its joints (a whole-body group's base among them) and the mimic joints that follow
+    one of them.
+    """
+    model = group.robot.model
+    names = {model.names[j] for j in group.joint_ids}  # a base: its joint's one name
+    names |= {n for n, m in group.robot.mimics.items() if m.leader in names}
+    return np.array([model.idx_vs[model.getJointId(n)] for n in sorted(names)], dtype=np.intp)
+
+
+def rigid_pairs(model: pin.Model, compiled, columns: np.ndarray) -> np.ndarray:
+    """Return the indices (k,) of the pairs whose two sides ``columns``' joints move alike.
+
+    Each side moves with the joints that support its parent joint (:func:`support_masks`);
+    when the joints of ``columns`` among them are the same for both sides, moving those
+    joints carries both sides as one body: the pair's distance never changes.
+    """
+    masks = support_masks(model)[:, columns]
+    same = (masks[compiled.joint_a] == masks[compiled.joint_b]).all(axis=1)
+    return np.flatnonzero(same)
 
 
 def check_model(checker: CollisionChecker, model: pin.Model) -> None:
@@ -204,6 +233,48 @@ class MinimumDistanceConstraint(BoundedConstraint):
         distances = pairs.distances_m[near][:len(out)].tolist()
         out[:len(distances)] = [max(self.min_distance_m - d, 0.0) for d in distances]
         return out
+
+    def apart_wherever(self, group, tolerance_m: float) -> Optional[str]:
+        """Return why no configuration of ``group`` keeps this clearance, or None.
+
+        A pair whose two sides no joint of ``group`` moves apart (both on the hand it
+        carries, both on the body it stands on, a scene object and a link the group does not
+        move) is as far apart at every configuration as at the group's locked values
+        (:func:`rigid_pairs`); one closer than ``min_distance_m`` by more than
+        ``tolerance_m`` [m] holds the constraint back whatever the solver does: a URDF
+        without an SRDF whose hand links overlap, a scene object through the robot's base.
+        The pairs formulation only (the smooth one sums over pairs).
+        """
+        if self.formulation != "pairs":
+            return None
+        model = self.checker.model
+        check_model(self.checker, model)
+        bound = self.min_distance_m - tolerance_m
+        compiled = self.checker.compiled()
+        key = (id(compiled), bound)
+        found = _APART.get(group)
+        if found is None:
+            found = _APART[group] = {}
+        if key not in found or found[key][0] is not compiled:  # a new scene: again
+            found[key] = (compiled, self._apart(group, bound))
+        return found[key][1]
+
+    def _apart(self, group, bound: float) -> Optional[str]:
+        """:meth:`apart_wherever` on this scene, clearance ``bound`` [m] with the tolerance."""
+        model = self.checker.model
+        data = _DATA(model)
+        pin.forwardKinematics(model, data, group.q_full_locked)
+        pairs = self.checker.distances_from_data(data, bound)
+        rigid = rigid_pairs(model, pairs.compiled, moving_columns(group))
+        close = rigid[pairs.distances_m[rigid] < bound - 1e-9]
+        if close.size == 0:
+            return None
+        k = close[np.argmin(pairs.distances_m[close])]
+        a, b = pairs.compiled.pair_names[k]
+        return (f"'{a}' and '{b}' are {pairs.distances_m[k]:.4f} m apart wherever the "
+                f"group's joints are (none of them moves one relative to the other), closer "
+                f"than the {self.min_distance_m:.4g} m required: no solution keeps its "
+                f"clearance; if they may touch, disable the pair in the SRDF")
 
     def _near(self, model: pin.Model, data: pin.Data) -> Tuple[PairDistances, np.ndarray]:
         """Distances and the indices (k,) of the pairs within influence, nearest first."""

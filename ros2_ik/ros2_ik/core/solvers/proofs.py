@@ -11,7 +11,9 @@ is never needed, the solve's budget is kept, and a later solve builds the rest.
 the first reason (:func:`no_solution`) after its first attempt fails.
 
 A constraint that cannot hold by itself says so (``Constraint.impossible``, e.g. a
-CoM margin deeper than the support polygon): :func:`term_proof`.  The other proof
+CoM margin deeper than the support polygon): :func:`term_proof`.  A clearance that no
+configuration of the group keeps (two links its joints never move apart, overlapping):
+:func:`clearance_proof`.  The other proof
 registered here is the reach bound (:mod:`ros2_ik.core.kinematics.reach`): a
 pose target, or the point of a position constraint in a box fixed in the world, farther
 from the sphere holding every placement of its frame than the tolerance allows; on a
@@ -34,6 +36,7 @@ from typing import TYPE_CHECKING, Any, Callable, List, Optional
 import numpy as np
 import pinocchio as pin
 
+from ros2_ik.core.constraints.collision import MinimumDistanceConstraint
 from ros2_ik.core.constraints.com import CenterOfMassConstraint, \
     CenterOfMassDistanceConstraint
 from ros2_ik.core.constraints.contact import FramePlacementConstraint, \
@@ -163,6 +166,20 @@ def _position_beyond(group, c: PositionConstraint, tolerance_m: float) -> Option
         return None
     return (f"{c.name}: box {_m(distance)} m from {bound.centre_name}, reach "
             f"{_m(reach)} m (frame '{group.robot.model.frames[fid_B].name}')")
+
+
+def clearance_proof(problem: "Problem", options: Any, deadline: float = math.inf
+                    ) -> Optional[str]:
+    """Return why a clearance cannot hold: a pair no group joint moves apart, too close.
+
+    :meth:`MinimumDistanceConstraint.apart_wherever` of each clearance constraint.
+    """
+    for c in problem.constraints:
+        if isinstance(c, MinimumDistanceConstraint):
+            reason = c.apart_wherever(problem.group, options.constraint_tolerance.m)
+            if reason is not None:
+                return reason
+    return None
 
 
 def term_proof(problem: "Problem", options: Any, deadline: float = math.inf
@@ -389,7 +406,7 @@ def _reason(group, held: _Held, i: int, j: int, apart: float, reach: float) -> s
             f"'{names[frames[j]].name}'")
 
 
-_PROOFS: List[Proof] = [reach_proof, term_proof, held_proof, relative_proof]
+_PROOFS: List[Proof] = [reach_proof, term_proof, clearance_proof, held_proof, relative_proof]
 
 
 def register(proof: Proof) -> Proof:

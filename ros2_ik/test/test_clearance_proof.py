@@ -1,0 +1,135 @@
+"""A clearance that no configuration of the group keeps is answered at once, naming the pair.
+
+Two collision geometries that no joint of the group moves apart (both on the hand the arm
+carries, a scene object and the link the arm stands on) are as far apart at every
+configuration: overlapping, they hold a collision-checked request back whatever the solver
+does.  TIAGo's URDF without an SRDF is such a robot (its hand's thumb inside its safety
+box): every collision-checked request searched its whole timeout (57 ms at 50 ms) before
+answering IN_COLLISION.  The proof (:func:`proofs.clearance_proof`) answers NO_SOLUTION
+after the first attempt, naming the pair; checked here against the checker's distances at
+random configurations (the pair's distance never changes), and never firing where a
+configuration keeps the clearance.
+"""
+import time
+
+import numpy as np
+import pytest
+
+from ros2_ik.core.collision import CollisionChecker, PlanningScene, SceneObject, Sphere, \
+    pose_from_xyz_quat
+from ros2_ik.core.constraints import MinimumDistanceConstraint
+from ros2_ik.core.constraints.collision import moving_columns, rigid_pairs
+from ros2_ik.core.model.robot import Robot
+from ros2_ik.core.model.robots import ARMS, srdf_text, urdf_text
+from ros2_ik.core.pose import PoseTarget
+from ros2_ik.core.result import IKStatus
+from ros2_ik.core.solve import prepare, solve
+
+THUMB, BOX = "hand_thumb_virtual_1_link", "hand_safety_box"
+
+
+@pytest.fixture(scope="module")
+def tiago():
+    """TIAGo's arm from its URDF alone (no SRDF), its checker, a reachable target."""
+    spec = ARMS["tiago"]
+    urdf = urdf_text("tiago")
+    robot = Robot.from_urdf(urdf)
+    group = robot.group(base=spec.base, tip=spec.tip)
+    prepare(group, group.tip, constrained=True)
+    checker = CollisionChecker.from_urdf(robot.model, urdf, None)
+    q = group.mid_configuration()
+    return robot, group, checker, PoseTarget(group.tip, group.fk(q, group.tip))
+
+
+def _pair_distance(checker, group, q, names) -> float:
+    pairs = checker.distances(group.to_full_q(q))
+    k = pairs.compiled.pair_names.index(names)
+    return float(pairs.distances_m[k])
+
+
+def test_a_pair_no_group_joint_moves_apart_is_answered_at_once(tiago):
+    robot, group, checker, target = tiago
+    constraint = MinimumDistanceConstraint(checker, 0.0, 0.05)
+    started = time.perf_counter()
+    result = solve(group, target, group.mid_configuration(), "lm", 0.5, 0, 1,
+                   constraints=[constraint])
+    elapsed = time.perf_counter() - started
+    assert result.status is IKStatus.NO_SOLUTION
+    assert THUMB in result.message and BOX in result.message, result.message
+    assert elapsed < 0.25  # not the 0.5 s budget: the proof, after the first attempt
+    # the claim, checked: the pair overlaps by the same depth wherever the arm is
+    names = next(p for p in checker.compiled().pair_names if set(p) == {THUMB, BOX})
+    rng = np.random.default_rng(0)
+    lo = np.where(np.isfinite(group.lower), group.lower, -np.pi)
+    hi = np.where(np.isfinite(group.upper), group.upper, np.pi)
+    depths = [_pair_distance(checker, group, rng.uniform(lo, hi), names) for _ in range(8)]
+    assert max(depths) < 0.0 and max(depths) - min(depths) < 1e-9
+
+
+def test_rigid_pairs_are_those_no_group_joint_moves_apart(tiago):
+    robot, group, checker, _ = tiago
+    compiled = checker.compiled()
+    rigid = set(rigid_pairs(robot.model, compiled, moving_columns(group)).tolist())
+    rng = np.random.default_rng(1)
+    lo = np.where(np.isfinite(group.lower), group.lower, -np.pi)
+    hi = np.where(np.isfinite(group.upper), group.upper, np.pi)
+    qs = [group.to_full_q(rng.uniform(lo, hi)) for _ in range(4)]
+    # every pair's distance, computed at each configuration (no bound skips one)
+    found = np.array([checker.distances(q).distances_m for q in qs])
+    changes = found.max(axis=0) - found.min(axis=0)
+    for k in range(compiled.num_pairs):
+        if k in rigid:
+            assert changes[k] < 1e-9, compiled.pair_names[k]
+    assert len(rigid) < compiled.num_pairs  # the arm's links against the body are not
+    moved = [k for k in range(compiled.num_pairs) if k not in rigid]
+    assert (changes[moved] > 1e-6).mean() > 0.9
+
+
+def test_a_scene_object_through_a_link_the_group_does_not_move_is_answered_at_once():
+    """PR2's right arm: a ball in its head (moved by locked joints, so paired with world
+    objects) holds every request back; the same ball 3 m away does not."""
+    spec = ARMS["pr2_right"]
+    urdf, srdf = urdf_text("pr2_right"), srdf_text("pr2_right")
+    robot = Robot.from_urdf(urdf, srdf)
+    group = robot.group(base=spec.base, tip=spec.tip)
+    q = group.mid_configuration()
+    target = PoseTarget(group.tip, group.fk(q, group.tip))
+    head = group.fk(q, "head_tilt_link").translation
+    for offset, blocked in ((0.0, True), (3.0, False)):
+        scene = PlanningScene.for_model(robot.model)
+        scene.add(SceneObject("ball", [Sphere(0.1)], T_frame_object=pose_from_xyz_quat(
+            head + [0.0, 0.0, offset])))
+        checker = CollisionChecker.from_urdf(robot.model, urdf, srdf, scene)
+        result = solve(group, target, q, "lm", 0.3, 0, 1,
+                       constraints=[MinimumDistanceConstraint(checker, 0.0, 0.05)])
+        if blocked:
+            assert result.status is IKStatus.NO_SOLUTION
+            assert "'ball'" in result.message, result.message
+            assert "wherever the group's joints are" in result.message
+        else:
+            assert result.success, result.message
+
+
+def test_a_whole_body_groups_base_moves_every_link_against_the_world():
+    """PR2 on its planar base with torso and right arm: the ball in its head is no proof
+    (the base carries the head away from it); the left gripper against the laser on the
+    torso is rigid (the base and the torso carry both), the right arm against the left not."""
+    urdf, srdf = urdf_text("pr2_right"), srdf_text("pr2_right")
+    robot = Robot.from_urdf(urdf, srdf, root_joint="planar")
+    group = robot.whole_body(tip="r_wrist_roll_link", joints=[
+        "torso_lift_joint", "r_shoulder_pan_joint", "r_shoulder_lift_joint",
+        "r_upper_arm_roll_joint", "r_elbow_flex_joint", "r_forearm_roll_joint",
+        "r_wrist_flex_joint", "r_wrist_roll_joint"])
+    q = group.mid_configuration()
+    head = group.fk(q, "head_tilt_link").translation
+    scene = PlanningScene.for_model(robot.model)
+    scene.add(SceneObject("ball", [Sphere(0.1)], T_frame_object=pose_from_xyz_quat(head)))
+    checker = CollisionChecker.from_urdf(robot.model, urdf, srdf, scene)
+    compiled = checker.compiled()
+    rigid = {frozenset(compiled.pair_names[k])
+             for k in rigid_pairs(robot.model, compiled, moving_columns(group))}
+    assert not any("ball" in pair for pair in rigid)
+    assert frozenset(("l_gripper_r_finger_tip_link", "laser_tilt_mount_link")) in rigid
+    assert not any(a.startswith("l_") and b.startswith("r_") for a, b in map(sorted, rigid))
+    constraint = MinimumDistanceConstraint(checker, 0.0, 0.05)
+    assert constraint.apart_wherever(group, 1e-4) is None
