@@ -78,7 +78,7 @@ def plan(group, frame: str, solver_class: type) -> Optional[Plan]:
     first = before_iterating.first_answer(solver_class, group, frame_id)
     if first is not None:
         return Plan(solver_class, first=first)
-    found = compiled_chain(group, group.reduced_frame_of(frame_id))
+    found = compiled_chain(group, frame_id)
     return None if found is None else Plan(solver_class, *found)
 
 

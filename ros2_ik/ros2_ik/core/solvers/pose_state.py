@@ -66,8 +66,8 @@ def squared_tolerances(target) -> tuple:
     return pos_tol2, ori_tol2, 1.1 * (pos_tol2 + ori_tol2)
 
 
-def compiled_chain(group, fid: int):
-    """``(chain, lower, upper, bounded)`` of the compiled pose attempt to reduced frame ``fid``.
+def compiled_chain(group, frame_id: int):
+    """``(chain, lower, upper, bounded)`` of the compiled pose attempt to frame ``frame_id``.
 
     What :class:`PoseState` hands :func:`chain_kernel.attempt` for a full isotropic pose;
     None when the Python loop runs (a continuous joint without a plain twin, no numba,
@@ -76,7 +76,7 @@ def compiled_chain(group, fid: int):
     g = _group_arrays(group)
     if g[4]:  # the reduced model's cos/sin layout
         return None
-    found = _chain(group, g[-1], fid)
+    found = _chain(group, frame_id)
     return None if found is None else (*found, g[3])
 
 
@@ -95,7 +95,7 @@ class PoseState:
         self.group = group
         (self.model, self.lower, self.upper, self.bounded, self.continuous, self.q_simple,
          self.v_simple, self.lower_simple, self.upper_simple, self.lower_list,
-         self.upper_list, chains) = _group_arrays(group)
+         self.upper_list, _) = _group_arrays(group)
         if self.continuous:  # the reduced model's cos/sin layout
             self.data, self.to_q, self.from_q = (group.reduced_data(), group.to_reduced_q,
                                                  group.from_reduced_q)
@@ -110,7 +110,7 @@ class PoseState:
         # The compiled attempt's chain (None: the Python loop), and the target it reads.
         self.chain = None
         if self.log6 and not self.continuous:
-            self.chain = _chain(group, chains, self.fid)
+            self.chain = _chain(group, pose.frame_id)
         self.T_target_inv_h = np.ascontiguousarray(self.T_target_inv.homogeneous) \
             if self.chain is not None else None
         # The rows the last evaluate left for the step (:mod:`lm_loop`), weighted; and
@@ -211,21 +211,25 @@ class PoseState:
         return any(map(_ge, self.lower_list, values)) or any(map(_le, self.upper_list, values))
 
 
-def _chain(group, chains: dict, fid: int):
-    """``(chain, lower, upper)`` of the compiled attempt for ``group``'s frame ``fid``.
+def _chain(group, frame_id: int):
+    """``(chain, lower, upper)`` of the compiled attempt for ``group``'s frame ``frame_id``.
 
-    None when the Python loop runs.  Built once, stored in ``chains`` (the last item of
-    :func:`_group_arrays`); the limits are writable copies (a read-only array is another
-    type to numba: a second compilation).
+    None when the Python loop runs.  Built once, stored in the chains of
+    :func:`_group_arrays` (its last item) of the group whose chain serves this one
+    (:meth:`Group.chain_owner`: a group held with a second arm or the fingers elsewhere
+    has its source's chain); the limits are writable copies (a read-only array is
+    another type to numba: a second compilation).
     """
-    found = chains.get(fid, _MISSING)
+    owner = group.chain_owner(frame_id)
+    chains = _group_arrays(owner)[-1]
+    found = chains.get(frame_id, _MISSING)
     if found is not _MISSING:
         return found
-    chain = chain_kernel.chain_of(group.angle_model, fid)
-    chains[fid] = None if chain is None else (
-        chain, np.array(group.search_lower, dtype=float),
-        np.array(group.search_upper, dtype=float))
-    return chains[fid]
+    chain = chain_kernel.chain_of(owner.angle_model, owner.reduced_frame_of(frame_id))
+    chains[frame_id] = None if chain is None else (
+        chain, np.array(owner.search_lower, dtype=float),
+        np.array(owner.search_upper, dtype=float))
+    return chains[frame_id]
 
 
 #: A frame whose chain is not built yet (:func:`_chain`).
