@@ -18,6 +18,8 @@ from ros2_ik.core.model.robots import ARMS, srdf_text, urdf_text
 from ros2_ik.core.pose import PoseTarget
 from ros2_ik.core.result import IKStatus
 from ros2_ik.core.solve import prepare, solve
+from ros2_ik.core.solvers import chain_kernel
+from ros2_ik.core.solvers.pose_state import compiled_chain
 from test_hardening_false_success import independent_q
 
 LEFT = ("l_shoulder_pan_joint", "l_shoulder_lift_joint", "l_upper_arm_roll_joint",
@@ -92,3 +94,18 @@ def test_held_groups_answer_on_their_own_model_while_sharing_data():
         # the source still answers on its own values, on the same Data
         assert solve(group, PoseTarget(group.tip, group.fk(q, group.tip)),
                      group.mid_configuration(), "lm", 0.05, 0, k).success
+
+
+def test_a_held_group_shares_its_sources_compiled_chain_unless_its_chain_moved():
+    robot, group = _pr2_right()
+    tip = robot.frame_id(group.tip)
+    beside = group.held_at({n: 0.3 for n in LEFT})  # the left arm: not the right's chain
+    assert compiled_chain(beside, tip)[0] is compiled_chain(group, tip)[0]
+    # the torso lift carries the chain (world placements differ): a chain of its own,
+    # whose FK is the held group's
+    lifted = group.held_at({"torso_lift_joint": 0.2})
+    chain = compiled_chain(lifted, tip)[0]
+    assert chain is not compiled_chain(group, tip)[0]
+    q = lifted.mid_configuration()[None]
+    np.testing.assert_allclose(chain_kernel.forward_many(chain, q)[0],
+                               lifted.fk(q[0], lifted.tip).homogeneous, atol=1e-12)
