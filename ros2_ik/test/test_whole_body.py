@@ -296,10 +296,24 @@ def test_pr2_planar_base_reaches_beyond_the_arm_with_least_base_motion(pr2):
     T = g.fk(seed, "r_gripper_tool_frame")
     T.translation += np.array([2.5, 0.5, 0.0])  # far beyond the arm, beyond +-1 m too
     target = PoseTarget("r_gripper_tool_frame", T)
-    cost = costs.BaseMotionCost(robot.model, g.base_joint, g.base_placement(seed), 1.0, 0.1)
+    cost = costs.BaseMotionCost(robot.model, g.base_joint, g.base_world_placement(seed), 1.0,
+                                0.1)
     res = solve(g, Problem(g, target, costs=[cost]), seed, timeout_s=2.0, random_seed=0)
     _check_success(g, res, target)
     assert res.q[0] > 1.5  # the base moved (the URDF's planar limits do not confine it)
+
+
+def test_the_base_world_placement_is_pinocchios(pr2, talos):
+    """``base_world_placement`` (T_world_base, what markers and the base-motion cost read)
+    is the base joint's ``oMi`` by pinocchio FK of the full configuration."""
+    for robot, g in (pr2, talos):
+        rng = np.random.default_rng(2)
+        for _ in range(3):
+            q = g.clamp(g.mid_configuration() + rng.uniform(-1.0, 1.0, g.nq))
+            data = robot.model.createData()
+            pin.forwardKinematics(robot.model, data, g.to_full_q(q))
+            joint = robot.model.getJointId(g.base_joint)
+            assert g.base_world_placement(q).isApprox(data.oMi[joint], 1e-12)
 
 
 def test_a_base_position_never_wraps_but_a_planar_heading_does(pr2, solo):
@@ -400,7 +414,7 @@ def test_tiago_with_a_planar_base_given_in_the_api():
     T = g.fk(seed, "arm_tool_link")
     T.translation += np.array([-1.5, 2.0, 0.1])
     target = PoseTarget("arm_tool_link", T)
-    cost = costs.BaseMotionCost(robot.model, g.base_joint, g.base_placement(seed))
+    cost = costs.BaseMotionCost(robot.model, g.base_joint, g.base_world_placement(seed))
     res = solve(g, Problem(g, target, costs=[cost]), seed, timeout_s=2.0, random_seed=3)
     _check_success(g, res, target)
 

@@ -286,7 +286,8 @@ class IKNode(Node):
         closest = computed.closest  # the re-check's pair: no second distance pass
         witnesses = None if closest is None or not np.isfinite(closest.distance_m) else (
             closest.p_world_a, closest.p_world_b)
-        T_ref_base = T_world_ref.actInv(group.base_placement(q)) if has_base(group) else None
+        T_ref_base = T_world_ref.actInv(group.base_world_placement(q)) \
+            if has_base(group) else None
         self.outputs.markers(shown, T_ref_target, T_ref_reached, witnesses, T_ref_base,
                              world)
 

@@ -51,7 +51,7 @@ def base_motion_costs(model: pin.Model, goal, group, seed: np.ndarray) -> List:
         raise InvalidGoal(f"base_motion_weight: must be >= 0 and finite, got {weight}")
     if not has_base(group):
         raise InvalidGoal("base_motion_weight: the group has no floating or planar base")
-    return [K.BaseMotionCost(model, group.base_joint, group.base_placement(seed),
+    return [K.BaseMotionCost(model, group.base_joint, group.base_world_placement(seed),
                              position_weight=weight, rotation_weight=weight)]
 
 

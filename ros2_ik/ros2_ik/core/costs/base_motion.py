@@ -21,7 +21,7 @@ class BaseMotionCost(NamedCost):
 
     ``frame``: the base's frame (its joint's name, e.g. a whole-body group's
     ``base_joint``); ``T_world_reference``: where it was (e.g. the seed's base pose,
-    ``group.base_placement(seed)``).  Weights [1/m^2], [1/rad^2], >= 0.  For a mobile
+    ``group.base_world_placement(seed)``).  Weights [1/m^2], [1/rad^2], >= 0.  For a mobile
     manipulator: the least base displacement that reaches a target.
     """
 

@@ -291,8 +291,20 @@ class WholeBodyGroup(Group):
             return np.array(q_full[self._plain], dtype=float)
         return self.from_reduced_q(np.asarray(q_full, dtype=float)[self.iq_full])
 
+    def base_world_placement(self, q: np.ndarray) -> pin.SE3:
+        """``T_world_base``: the base joint's frame in the world at group vector ``q``.
+
+        :meth:`base_placement` in the frame the joint is mounted in (the model's
+        ``jointPlacements[1]``, the identity for a root joint pinocchio adds).
+        """
+        return self.robot.model.jointPlacements[1] * self.base_placement(q)
+
     def base_placement(self, q: np.ndarray) -> pin.SE3:
-        """``T_world_base``: the base joint's placement at group vector ``q``."""
+        """``T_parent_base``: the base joint's motion at group vector ``q``.
+
+        In the frame the joint is mounted in (the base's parent frame: a
+        ``MultiDOFJointState``'s transform); :meth:`base_world_placement` in the world.
+        """
         v = np.asarray(q, dtype=float)
         if self.base_kind == FLOATING:
             return pin.XYZQUATToSE3(v[:7])

@@ -182,7 +182,7 @@ class Search:
         bound = reach.base_distance_bound(group, goal.frame_id)
         if bound is None:
             return None
-        X = group.robot.model.jointPlacements[1] * group.base_placement(self.seed)
+        X = group.base_world_placement(self.seed)
         reach_m = bound + math.sqrt(sum(v * v for v in goal.p_FQ))
         far = float(np.linalg.norm(goal.T_world_goal.translation - X.translation))
         return goal if far > reach_m else None
