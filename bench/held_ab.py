@@ -12,10 +12,11 @@ cell (``avoid_collisions`` off / on, ``joint_states`` steady / jittering): each 
 median [ms] (median of the rounds' medians), the ratio new / old, every SUCCESS checked by
 our own FK (false successes counted), and the share of SUCCESS.
 
-    python bench/held_ab.py                    # 4 robots, 80 requests, 3 rounds, vs HEAD~1
+    python bench/held_ab.py                    # 5 robots, 80 requests, 3 rounds, vs 33d6e79
     python bench/held_ab.py --quick            # 2 robots, 30 requests, 1 round
     python bench/held_ab.py --old 33d6e79
-Writes bench/results/held.json, held.md and held.png.
+Writes bench/results/held.json, held.md and held.png, and the table of docs/physical_arms.md
+(section ``held``).
 """
 from __future__ import annotations
 
@@ -33,9 +34,12 @@ from ab import Revision
 from machine import machine, median_bars
 import results_files
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
+from doc_sections import write as write_section  # noqa: E402
+
 HERE = Path(__file__).resolve().parent
 RESULTS = results_files.RESULTS
-ROBOTS = "panda,pr2_right,tiago,kinova_gen3_7dof_robotiq_2f_85"
+ROBOTS = "panda,pr2_right,tiago,baxter_left,g1_left"
 QUICK_ROBOTS = "panda,pr2_right"
 CELLS = ("avoid_false_jitter_0", "avoid_false_jitter_0.0001", "avoid_true_jitter_0",
          "avoid_true_jitter_0.0001")
@@ -104,6 +108,23 @@ def report(rows: List[dict], info: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
+def doc_table(rows: List[dict], info: dict) -> str:
+    """The docs' table (docs/physical_arms.md, section ``held``): collision-checked cells."""
+    lines = [f"Collision-checked ComputeIK (`avoid_collisions`), median of the node's handler "
+             f"[ms] ({info['machine']['cpu']}, {info['date'][:10]}, "
+             f"[bench/results/held.md](bench/results/held.md)):", "",
+             "| robot | joints outside the group | joint_states steady | jittering, "
+             f"{info['old']['sha'][:7]} | jittering, {info['new']['sha'][:7]} | SUCCESS |",
+             "|---|---|---|---|---|---|"]
+    for r in rows:
+        steady = r["cells"]["avoid_true_jitter_0"]["new_median_ms"]
+        jitter = r["cells"]["avoid_true_jitter_0.0001"]
+        lines.append(f"| {r['robot']} | {r['locked_joints']} | {steady:.2f} | "
+                     f"{jitter['old_median_ms']:.2f} | {jitter['new_median_ms']:.2f} | "
+                     f"{100 * jitter['new_success']:.0f} % |")
+    return "\n".join(lines)
+
+
 def plot(rows: List[dict], path: Path) -> None:
     """Old and new medians of each cell, per robot (log scale)."""
     flat = [dict(c, robot=r["robot"], cell=cell) for r in rows for cell, c in r["cells"].items()]
@@ -149,6 +170,8 @@ def main(argv=None) -> int:
     stem = "held_quick" if args.quick else "held"
     results_files.write(out, stem, {"info": info, "rows": rows}, report(rows, info))
     plot(rows, out / f"{stem}.png")
+    if not args.quick and out.resolve() == Path(RESULTS).resolve():
+        write_section("held", doc_table(rows, info))
     return 0
 
 
