@@ -109,7 +109,7 @@ def report(rows: List[dict], info: dict) -> str:
 
 
 def doc_table(rows: List[dict], info: dict) -> str:
-    """The docs' table (docs/physical_arms.md, section ``held``): collision-checked cells."""
+    """Return the docs' table (docs/physical_arms.md, section ``held``): collision checks."""
     lines = [f"Collision-checked ComputeIK (`avoid_collisions`), median of the node's handler "
              f"[ms] ({info['machine']['cpu']}, {info['date'][:10]}, "
              f"[bench/results/held.md](bench/results/held.md)):", "",
