@@ -50,6 +50,24 @@ def test_unknown_joint_lists_valid_names(arm):
         robot.group(joints=["panda_joint1", "panda_joint1"], tip="panda_hand")
 
 
+def test_locked_values_are_clipped_into_the_limits_and_must_be_finite(arm):
+    """The fingers (0 to 0.04 m, the second mimics the first): clipped as the URDF says."""
+    robot, _ = arm
+    model = robot.model
+    hi = model.upperPositionLimit[model.idx_qs[model.getJointId("panda_finger_joint1")]]
+    group = robot.group(base="panda_link0", tip="panda_hand",
+                        locked={"panda_finger_joint1": 5.0})
+    assert group.locked["panda_finger_joint1"] == hi
+    assert group.locked["panda_finger_joint2"] == hi  # its mimic follows the clipped value
+    assert type(group.locked["panda_finger_joint1"]) is float
+    assert robot.group(base="panda_link0", tip="panda_hand",
+                       locked={"panda_finger_joint1": -1.0}).locked["panda_finger_joint1"] == 0.0
+    for bad in (math.nan, math.inf):
+        with pytest.raises(errors.InvalidArgument, match="panda_finger_joint1"):
+            robot.group(base="panda_link0", tip="panda_hand",
+                        locked={"panda_finger_joint1": bad})
+
+
 def test_chain_needs_an_ancestor(arm):
     robot, _ = arm
     with pytest.raises(errors.InvalidArgument, match="ancestor"):

@@ -7,6 +7,7 @@ every other joint locked (Drake's ``Joint::Lock``).
 from __future__ import annotations
 
 import logging
+import math
 import xml.etree.ElementTree as ET
 from typing import Dict, Mapping, NamedTuple, Optional, Sequence, Tuple
 
@@ -297,9 +298,9 @@ class Robot:
         for name, j in outside_names.items():  # mimic joints last: their leaders first
             lo, hi = _limits(self._model, j)
             value = float(locked[name]) if name in locked else self._mimicked(name, by_name)
-            if not np.isfinite(value):
+            if not math.isfinite(value):
                 raise errors.InvalidArgument(f"locked value of '{name}' is not finite")
-            values[j] = by_name[name] = float(np.clip(value, lo, hi))
+            values[j] = by_name[name] = min(max(value, lo), hi)  # floats: np.clip is dearer
         return values
 
     def _mimicked(self, name: str, values: Mapping[str, float]) -> float:
