@@ -113,8 +113,9 @@ def moving_columns(group) -> np.ndarray:
     """
     model = group.robot.model
     names = {model.names[j] for j in group.joint_ids}  # a base: its joint's one name
-    names |= {n for n, m in group.robot.mimics.items() if m.leader in names}
-    return np.array([model.idx_vs[model.getJointId(n)] for n in sorted(names)], dtype=np.intp)
+    ids = set(group.joint_ids) | {model.getJointId(n) for n, m in group.robot.mimics.items()
+                                  if m.leader in names}
+    return np.array([model.idx_vs[j] for j in sorted(ids)], dtype=np.intp)
 
 
 def rigid_pairs(model: pin.Model, compiled, columns: np.ndarray) -> np.ndarray:
@@ -247,8 +248,7 @@ class MinimumDistanceConstraint(BoundedConstraint):
         """
         if self.formulation != "pairs":
             return None
-        model = self.checker.model
-        check_model(self.checker, model)
+        check_model(self.checker, group.robot.model)  # the locked values are the group's
         bound = self.min_distance_m - tolerance_m
         compiled = self.checker.compiled()
         key = (id(compiled), bound)
