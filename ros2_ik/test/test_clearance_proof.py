@@ -9,13 +9,19 @@ answering IN_COLLISION.  The proof (:func:`proofs.clearance_proof`) answers NO_S
 after the first attempt, naming the pair; checked here against the checker's distances at
 random configurations (the pair's distance never changes), and never firing where a
 configuration keeps the clearance.
+
+The same with the hand at its target (:meth:`MinimumDistanceConstraint.apart_at_target`):
+what the arm carries with the tip is placed by a full pose target, what it does not move
+stays put; a pair of the two overlapping (a grasp pose with the hand in the table) is
+answered after the first attempt, checked against a configuration that reaches the target
+without the clearance, and never where a collision-free configuration reaches it.
 """
 import time
 
 import numpy as np
 import pytest
 
-from ros2_ik.core.collision import CollisionChecker, PlanningScene, SceneObject, Sphere, \
+from ros2_ik.core.collision import Box, CollisionChecker, PlanningScene, SceneObject, Sphere, \
     pose_from_xyz_quat
 from ros2_ik.core.constraints import MinimumDistanceConstraint
 from ros2_ik.core.constraints.collision import moving_columns, rigid_pairs
@@ -133,3 +139,95 @@ def test_a_whole_body_groups_base_moves_every_link_against_the_world():
     assert not any(a.startswith("l_") and b.startswith("r_") for a, b in map(sorted, rigid))
     constraint = MinimumDistanceConstraint(checker, 0.0, 0.05)
     assert constraint.apart_wherever(group, 1e-4) is None
+
+
+def _panda_with(box_centre):
+    """Panda's arm and a checker whose scene holds a 0.3 m cube at ``box_centre`` [m]."""
+    urdf, srdf = urdf_text("panda"), srdf_text("panda")
+    robot = Robot.from_urdf(urdf, srdf)
+    spec = ARMS["panda"]
+    group = robot.group(base=spec.base, tip=spec.tip)
+    scene = PlanningScene.for_model(robot.model)
+    scene.add(SceneObject("table", [Box((0.3, 0.3, 0.3))],
+                          T_frame_object=pose_from_xyz_quat(box_centre)))
+    return robot, group, CollisionChecker.from_urdf(robot.model, urdf, srdf, scene)
+
+
+def test_a_hand_target_inside_a_scene_object_is_answered_at_once():
+    """A grasp sampler's pose whose hand lies in the table: what the arm carries with its
+    tip is placed by the target, the table by nothing; answered after the first attempt,
+    naming the pair.  The claim, checked on a configuration that reaches the target
+    without the clearance: that pair overlaps there by the depth the reason gives."""
+    urdf = urdf_text("panda")
+    robot0 = Robot.from_urdf(urdf, srdf_text("panda"))
+    spec = ARMS["panda"]
+    group0 = robot0.group(base=spec.base, tip=spec.tip)
+    q_reach = group0.mid_configuration()
+    T = group0.fk(q_reach, group0.tip)
+    hand = T.translation
+    robot, group, checker = _panda_with(hand)
+    prepare(group, group.tip, constrained=True)
+    target = PoseTarget(group.tip, T)
+    constraint = MinimumDistanceConstraint(checker, 0.0, 0.05)
+    started = time.perf_counter()
+    result = solve(group, target, group.mid_configuration() + 0.3, "lm", 0.5, 0, 1,
+                   constraints=[constraint])
+    elapsed = time.perf_counter() - started
+    assert result.status is IKStatus.NO_SOLUTION, result.message
+    assert "'table'" in result.message and "at the target" in result.message, result.message
+    assert elapsed < 0.25
+    free = solve(group, target, group.mid_configuration(), "lm", 0.5, 0, 1)
+    assert free.success
+    pairs = checker.distances(group.to_full_q(free.q))
+    named = [k for k, p in enumerate(pairs.compiled.pair_names)
+             if "'%s' and '%s'" % p in result.message]
+    assert len(named) == 1
+    depth = float(result.message.split(" m apart with frame")[0].rsplit(" ", 1)[1])
+    assert pairs.distances_m[named[0]] < 0.0
+    assert abs(pairs.distances_m[named[0]] - depth) < 2e-3  # the pose tolerances, rounding
+
+
+def test_no_proof_where_the_hand_at_the_target_is_clear():
+    """The same target with the cube 0.5 m below the hand: solved.  A free axis, or a
+    tolerance as wide as the overlap, leaves the hand's placement open: no proof."""
+    robot, group, checker = _panda_with([0.0, 0.0, -0.2])
+    q = group.mid_configuration()
+    T = group.fk(q, group.tip)
+    far = MinimumDistanceConstraint(checker, 0.0, 0.05)
+    result = solve(group, PoseTarget(group.tip, T), q + 0.2, "lm", 0.5, 0, 1,
+                   constraints=[far])
+    assert result.success, result.message
+    robot, group, checker = _panda_with(T.translation)
+    inside = MinimumDistanceConstraint(checker, 0.0, 0.05)
+    assert inside.apart_at_target(group, PoseTarget(group.tip, T).compile(group), 1e-4)
+    free_yaw = PoseTarget(group.tip, T, weights=(1, 1, 1, 1, 1, 0)).compile(group)
+    assert inside.apart_at_target(group, free_yaw, 1e-4) is None
+    loose = PoseTarget(group.tip, T, position_tolerance_m=0.5).compile(group)
+    assert inside.apart_at_target(group, loose, 1e-4) is None
+
+
+@pytest.mark.parametrize("arm", ["panda", "pr2_right", "g1_left", "baxter_left"])
+def test_never_proven_where_a_collision_free_configuration_reaches(arm):
+    """Targets from random configurations that keep 1 mm of clearance (self-collision,
+    and a box beside the robot): the proof never fires."""
+    spec = ARMS[arm]
+    urdf, srdf = urdf_text(arm), srdf_text(arm)
+    robot = Robot.from_urdf(urdf, srdf)
+    group = robot.group(base=spec.base, tip=spec.tip)
+    q0 = group.mid_configuration()
+    scene = PlanningScene.for_model(robot.model)
+    scene.add(SceneObject("box", [Box((0.2, 0.2, 0.2))], T_frame_object=pose_from_xyz_quat(
+        group.fk(q0, group.tip).translation + [0.0, 0.0, 0.25])))
+    checker = CollisionChecker.from_urdf(robot.model, urdf, srdf, scene)
+    constraint = MinimumDistanceConstraint(checker, 0.0, 0.05)
+    rng = np.random.default_rng(3)
+    lo = np.where(np.isfinite(group.lower), group.lower, -np.pi)
+    hi = np.where(np.isfinite(group.upper), group.upper, np.pi)
+    tried = 0
+    while tried < 25:
+        q = rng.uniform(lo, hi)
+        if checker.min_distance(group.to_full_q(q)).distance_m < 1e-3:
+            continue
+        tried += 1
+        pose = PoseTarget(group.tip, group.fk(q, group.tip)).compile(group)
+        assert constraint.apart_at_target(group, pose, 1e-4) is None, q

@@ -45,6 +45,8 @@ class BoundTables:
     ball_diff: np.ndarray        # (G, B) +1 / -1: centre differences of the B ball pairs
     order: np.ndarray            # (P,) index of each pair in [W x G box bounds, B balls]
     radius: np.ndarray           # (P,) r_a (box pairs) or r_a + r_b (ball pairs) [m]
+    geometry_radius: np.ndarray  # (G,) each geometry's ball radius [m]
+    geometry_centre: np.ndarray  # (G, 3) its ball centre in the geometry's own frame [m]
 
 
 def ensure_local_aabb(geometry) -> None:
@@ -109,6 +111,8 @@ def build_bound_tables(
                        np.int64, (4, G)),
         box_rows=box_rows_, box_half=box_half, ball_diff=_frozen(ball_diff, float),
         order=_frozen(order, np.int64), radius=_frozen(pair_radius, float),
+        geometry_radius=_frozen(radius, float),
+        geometry_centre=_frozen(centers, float, (-1, 3)),
     )
 
 

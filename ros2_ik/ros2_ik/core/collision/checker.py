@@ -190,6 +190,23 @@ class CollisionChecker:
         self._compute(compiled, geom_data, wanted, distances)
         return PairDistances(compiled, geom_data, distances)
 
+    def placed_distances(self, placements: Mapping[int, pin.SE3], pairs: np.ndarray
+                         ) -> np.ndarray:
+        """Signed padded distances (k,) [m] of ``pairs`` (k,), their geometries at ``placements``.
+
+        ``placements``: ``T_world_geometry`` of every geometry of ``pairs``, by geometry
+        index of the compiled scene; placements no configuration need give
+        (:meth:`MinimumDistanceConstraint.apart_at_target` puts the hand at its target).
+        """
+        compiled, geom_data = self._thread_state()
+        pairs = np.asarray(pairs, dtype=np.int64)
+        oMg = geom_data.oMg
+        for g, placement in placements.items():
+            oMg[g] = placement
+        distances = np.full(compiled.num_pairs, np.inf)
+        self._compute(compiled, geom_data, pairs, distances)
+        return distances[pairs]
+
     def clear_from_data(self, data: pin.Data, threshold_m: float) -> bool:
         """Return whether no pair is closer (signed, padded) than ``threshold_m`` (finite).
 

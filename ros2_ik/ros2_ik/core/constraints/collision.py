@@ -22,7 +22,7 @@ world frame, ``J_x`` the WORLD-frame joint Jacobian, (6, nv), of the body of sid
 """
 from __future__ import annotations
 
-from typing import Optional, Tuple
+from typing import NamedTuple, Optional, Tuple
 
 import numpy as np
 import pinocchio as pin
@@ -50,6 +50,8 @@ def _cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 _SUPPORT_MASKS: PerObject = PerObject()
 #: Per group, :meth:`MinimumDistanceConstraint.apart_wherever`'s answers by (scene, bound).
 _APART: PerObject = PerObject()
+#: Per group, :func:`carried_pairs` of each (scene, frame) a pose target names.
+_CARRIED: PerObject = PerObject()
 #: The Data :meth:`MinimumDistanceConstraint.apart_wherever` places the pairs with.
 _DATA = PerThreadData()
 
@@ -130,11 +132,84 @@ def rigid_pairs(model: pin.Model, compiled, columns: np.ndarray) -> np.ndarray:
     return np.flatnonzero(same)
 
 
+def carried_pairs(model: pin.Model, compiled, columns: np.ndarray, frame_joint: int
+                  ) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Return the pairs between what moves as one body with a frame and what no joint moves.
+
+    ``columns``: the group's velocity columns (:func:`moving_columns`); ``frame_joint``:
+    the frame's parent joint.  A joint whose supporting joints among ``columns`` are the
+    frame's (the hand, the fingers held on it, what it carries) keeps its placement
+    relative to the frame: it is *carried*.  Returns ``(carried, pairs, geometry)``: the
+    carried joints (c,), the pairs (k,) of a carried side and a side no joint of
+    ``columns`` moves (a scene object, the body the arm stands on), and the carried side's
+    geometry index per pair (k,).  Empty when the group does not move the frame.
+    """
+    masks = support_masks(model)[:, columns]
+    frame_mask = masks[frame_joint]
+    if not frame_mask.any():
+        return (np.zeros(0, np.intp),) * 3
+    is_carried = (masks == frame_mask).all(axis=1)
+    still = ~masks.any(axis=1)
+    a_carried, b_carried = is_carried[compiled.joint_a], is_carried[compiled.joint_b]
+    a_still, b_still = still[compiled.joint_a], still[compiled.joint_b]
+    pairs = np.flatnonzero(a_carried & b_still | b_carried & a_still)
+    geometry = np.where(a_carried[pairs], compiled.pair_a[pairs], compiled.pair_b[pairs])
+    return np.flatnonzero(is_carried), pairs, geometry
+
+
 def check_model(checker: CollisionChecker, model: pin.Model) -> None:
     """Raise unless ``model`` is the checker's (same tangent size)."""
     if model.nv != checker.model.nv:
         raise InvalidArgument(f"model has nv={model.nv}, the checker's model "
                               f"nv={checker.model.nv}")
+
+
+class _Carried(NamedTuple):
+    """The pairs of :func:`carried_pairs`, placed once at the group's locked values.
+
+    Per pair (k,): ``carried`` and ``still``, the geometry indices of its two sides;
+    ``centre_frame`` (k, 3), the carried side's ball centre in the frame [m];
+    ``centre_world`` (k, 3), the still side's in the world [m]; ``radius`` (k,), the two
+    balls' radii [m]; ``padding`` (k,) [m]; ``reach`` (k,), the farthest the carried side
+    lies from the frame's origin [m].  ``placed``: per geometry, ``T_frame_geometry`` of a
+    carried one, ``T_world_geometry`` of a still one.
+    """
+
+    pairs: np.ndarray
+    carried: np.ndarray
+    still: np.ndarray
+    centre_frame: np.ndarray
+    centre_world: np.ndarray
+    radius: np.ndarray
+    padding: np.ndarray
+    reach: np.ndarray
+    placed: dict
+
+    @classmethod
+    def of(cls, checker: CollisionChecker, group, frame_id: int) -> "_Carried":
+        """Build them for ``group`` (its locked values) and frame ``frame_id``."""
+        model = checker.model
+        compiled = checker.compiled()
+        joint = model.frames[frame_id].parentJoint
+        _, pairs, carried = carried_pairs(model, compiled, moving_columns(group), joint)
+        still = np.where(compiled.pair_a[pairs] == carried, compiled.pair_b[pairs],
+                         compiled.pair_a[pairs])
+        data = _DATA(model)
+        pin.forwardKinematics(model, data, group.q_full_locked)
+        T_frame_world = pin.updateFramePlacement(model, data, frame_id).inverse()
+        placed = checker.placed_from_data(data)[1].oMg
+        centre, radius = compiled.bounds.geometry_centre, compiled.bounds.geometry_radius
+        frames, at = {}, np.zeros((compiled.geom_model.ngeoms, 3))
+        for g in np.unique(carried).tolist():
+            frames[g] = T_frame_world * placed[g]
+        for g in np.unique(still).tolist():
+            frames[g] = pin.SE3(placed[g])
+        for g, placement in frames.items():  # carried in the frame, still in the world
+            at[g] = placement.act(centre[g])
+        centre_frame, centre_world = at[carried], at[still]
+        return cls(pairs, carried, still, centre_frame, centre_world,
+                   radius[carried] + radius[still], compiled.padding_m[pairs],
+                   np.linalg.norm(centre_frame, axis=1) + radius[carried], frames)
 
 
 def smoothed_hinge(x: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
@@ -275,6 +350,61 @@ class MinimumDistanceConstraint(BoundedConstraint):
                 f"group's joints are (none of them moves one relative to the other), closer "
                 f"than the {self.min_distance_m:.4g} m required: no solution keeps its "
                 f"clearance; if they may touch, disable the pair in the SRDF")
+
+    def apart_at_target(self, group, pose, tolerance_m: float) -> Optional[str]:
+        """Return why no configuration placing ``pose``'s frame keeps this clearance, or None.
+
+        What ``group`` moves as one body with the frame (the hand, the fingers held on it:
+        :func:`carried_pairs`) lies, at any solution, where the target puts it, give or
+        take the pose tolerances: each point of a geometry at most ``position_tolerance_m
+        + orientation_tolerance_rad * r`` [m] away, ``r`` its farthest from the frame's
+        origin.  What no joint of the group moves (a scene object, the body the arm stands
+        on) stays where it is.  A pair of the two closer than ``min_distance_m`` by more than
+        that slack and ``tolerance_m`` [m], with the hand at the target, holds the
+        constraint back whatever the solver does: a grasp whose fingers are in the table, a
+        hand target inside the robot's own hip.  ``pose``: a
+        :class:`~ros2_ik.core.pose.CompiledPose` on every axis (a free axis leaves the hand's
+        placement open: None); the pairs formulation only.
+        """
+        if self.formulation != "pairs" or pose is None or not pose.full_pose:
+            return None
+        check_model(self.checker, group.robot.model)  # the locked values are the group's
+        at = self._carried(group, pose.frame_id)
+        if at.pairs.size == 0:
+            return None
+        bound = self.min_distance_m - tolerance_m
+        T = pose.T_world_target
+        centres = at.centre_frame @ T.rotation.T + T.translation
+        gaps = np.linalg.norm(centres - at.centre_world, axis=1) - at.radius
+        near = np.flatnonzero(gaps <= np.maximum(bound + at.padding, 0.0))  # else apart
+        if near.size == 0:
+            return None
+        placements = {g: at.placed[g] for g in at.still[near].tolist()}
+        placements.update((g, T * at.placed[g]) for g in at.carried[near].tolist())
+        distances = self.checker.placed_distances(placements, at.pairs[near])
+        target = pose.target
+        slack = target.position_tolerance_m \
+            + target.orientation_tolerance_rad * at.reach[near]
+        over = distances + slack < bound - 1e-9
+        if not over.any():
+            return None
+        k = int(np.argmin(np.where(over, distances, np.inf)))
+        a, b = self.checker.compiled().pair_names[at.pairs[near[k]]]
+        return (f"'{a}' and '{b}' are {distances[k]:.4f} m apart with frame "
+                f"'{target.frame}' at the target (the group's joints move one with the frame, "
+                f"the other not at all), closer than the {self.min_distance_m:.4g} m "
+                f"required: no solution keeps its clearance")
+
+    def _carried(self, group, frame_id: int) -> "_Carried":
+        """:func:`carried_pairs` of ``frame_id`` on this scene, placed: cached per group."""
+        compiled = self.checker.compiled()
+        key = (id(compiled), frame_id)
+        found = _CARRIED.get(group)
+        if found is None:
+            found = _CARRIED[group] = {}
+        if key not in found or found[key][0] is not compiled:
+            found[key] = (compiled, _Carried.of(self.checker, group, frame_id))
+        return found[key][1]
 
     def _near(self, model: pin.Model, data: pin.Data) -> Tuple[PairDistances, np.ndarray]:
         """Distances and the indices (k,) of the pairs within influence, nearest first."""

@@ -12,8 +12,8 @@ the first reason (:func:`no_solution`) after its first attempt fails.
 
 A constraint that cannot hold by itself says so (``Constraint.impossible``, e.g. a
 CoM margin deeper than the support polygon): :func:`term_proof`.  A clearance that no
-configuration of the group keeps (two links its joints never move apart, overlapping):
-:func:`clearance_proof`.  The other proof
+configuration of the group keeps (two links its joints never move apart, overlapping; the
+hand at its target inside the table): :func:`clearance_proof`.  The other proof
 registered here is the reach bound (:mod:`ros2_ik.core.kinematics.reach`): a
 pose target, or the point of a position constraint in a box fixed in the world, farther
 from the sphere holding every placement of its frame than the tolerance allows; on a
@@ -172,11 +172,15 @@ def clearance_proof(problem: "Problem", options: Any, deadline: float = math.inf
                     ) -> Optional[str]:
     """Return why a clearance cannot hold: a pair no group joint moves apart, too close.
 
-    :meth:`MinimumDistanceConstraint.apart_wherever` of each clearance constraint.
+    :meth:`MinimumDistanceConstraint.apart_wherever` of each clearance constraint, then
+    :meth:`~MinimumDistanceConstraint.apart_at_target`: what the group carries with the
+    pose target's frame, placed at the target, too close to what it does not move.
     """
+    tolerance = options.constraint_tolerance.m
     for c in problem.constraints:
         if isinstance(c, MinimumDistanceConstraint):
-            reason = c.apart_wherever(problem.group, options.constraint_tolerance.m)
+            reason = c.apart_wherever(problem.group, tolerance) \
+                or c.apart_at_target(problem.group, problem.pose, tolerance)
             if reason is not None:
                 return reason
     return None
