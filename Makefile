@@ -6,7 +6,7 @@ PYTEST_ARGS ?=
 
 .PHONY: setup extras build dispatch test test-long lint docs demo bench bench-quick \
 	servo-bench bench-path bench-batch bench-analytic bench-sweep bench-ab bench-unreachable fuzz \
-	completeness load clean bench-wholebody bench-import bench-seven-r bench-held
+	completeness load clean bench-wholebody bench-import bench-seven-r bench-held bench-blocked
 
 setup:
 	@bash tools/setup.sh
@@ -136,6 +136,12 @@ bench-seven-r: setup
 HELD_OLD ?= 33d6e79
 bench-held: build
 	@$(ENV) python bench/held_ab.py --old $(HELD_OLD) $(HELD_ARGS)
+
+# Hand targets inside an obstacle: solve() beside the search alone (and Drake on the Panda)
+# on every catalogue arm: results/blocked.* and docs/physical_arms.md. BLOCKED_ARGS=--quick.
+bench-blocked: build
+	@$(ENV) pip install --quiet -r bench/requirements-collision.txt 2>&1 \
+		| { grep -v "is ignored" || true; } && python bench/blocked_bench.py $(BLOCKED_ARGS)
 
 # Import cost (issue 46): `import ros2_ik.core` after `import pinocchio` in fresh processes,
 # cached bytecode and none, interleaved: results/import.*. IMPORT_ARGS=--quick (6 runs, ~1 min).

@@ -42,8 +42,7 @@ import pinocchio as pin
 from machine import machine, pyplot
 import results_files
 from ros2_ik.core import robots
-from ros2_ik.core.collision import CollisionChecker, MeshResolver, PlanningScene, load_scene_yaml
-from ros2_ik.core.collision.pairs import geometry_link_name
+from ros2_ik.core.collision import CollisionChecker, PlanningScene, load_scene_yaml
 from ros2_ik.core.constraints import MinimumDistanceConstraint
 from ros2_ik.core.pose import PoseTarget
 from ros2_ik.core.solve import prepare, solve
@@ -162,15 +161,9 @@ def lm_reject_restart(s: Setup, budget_s: float):
 
 def drake_mindist(s: Setup, budget_s: float):
     logging.getLogger("drake").setLevel(logging.ERROR)  # URDF tags Drake ignores
-    from drake_ik import DrakeMinDistanceIK
-    g = s.checker.robot_geom.geometryObjects
-    allowed = {frozenset((geometry_link_name(s.robot.model, g[i]),
-                          geometry_link_name(s.robot.model, g[j])))
-               for i, j in s.checker.self_pairs}
-    ik = DrakeMinDistanceIK(
-        s.urdf, {"example-robot-data": str(robots.data_dir().parent)}, MeshResolver().resolve,
-        s.group.base, s.group.tip, s.group.joint_names, s.group.locked, s.objects, allowed,
-        MIN_DISTANCE_M, INFLUENCE_M, POS_TOL_M, ORI_TOL_RAD)
+    from drake_ik import for_checker
+    ik, allowed = for_checker(s.urdf, s.robot.model, s.checker, s.group, s.objects,
+                              MIN_DISTANCE_M, INFLUENCE_M, POS_TOL_M, ORI_TOL_RAD)
     drake_mindist.info = {"solver": ik.solver_name, "robot_geometry": ik.robot_geometry,
                           "scene_geometry": ik.scene_geometry,
                           "self_pairs_match": _robot_pairs(ik.tested_link_pairs()) == allowed}

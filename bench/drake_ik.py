@@ -286,6 +286,30 @@ class DrakeMinDistanceIK:
             guess = self.lower + (self.upper - self.lower) * rng.random(len(guess))
 
 
+def for_checker(urdf_xml: str, robot_model: pin.Model, checker, group, scene_objects,
+                min_distance_m: float, influence_distance_m: float,
+                position_tolerance_m: float, orientation_tolerance_rad: float
+                ) -> Tuple[DrakeMinDistanceIK, set]:
+    """Return Drake's program for ``group`` of an example-robot-data URDF, and the link pairs.
+
+    The robot link pairs Drake tests are those ``checker`` (ours) tests; the meshes are
+    found as ours are (``MeshResolver``).  Returns ``(ik, allowed)``, ``allowed`` those
+    pairs as frozensets of link names.
+    """
+    from ros2_ik.core import robots
+    from ros2_ik.core.collision import MeshResolver
+    from ros2_ik.core.collision.pairs import geometry_link_name
+    g = checker.robot_geom.geometryObjects
+    allowed = {frozenset((geometry_link_name(robot_model, g[i]),
+                          geometry_link_name(robot_model, g[j])))
+               for i, j in checker.self_pairs}
+    ik = DrakeMinDistanceIK(
+        urdf_xml, {"example-robot-data": str(robots.data_dir().parent)}, MeshResolver().resolve,
+        group.base, group.tip, group.joint_names, group.locked, scene_objects, allowed,
+        min_distance_m, influence_distance_m, position_tolerance_m, orientation_tolerance_rad)
+    return ik, allowed
+
+
 def _drake_shape(shape):
     kind = type(shape).__name__
     if kind == "Box":
