@@ -14,7 +14,8 @@ The same with the hand at its target (:meth:`MinimumDistanceConstraint.apart_at_
 what the arm carries with the tip is placed by a full pose target, what it does not move
 stays put; a pair of the two overlapping (a grasp pose with the hand in the table) is
 answered after the first attempt, checked against a configuration that reaches the target
-without the clearance, and never where a collision-free configuration reaches it.
+without the clearance, and never where a collision-free configuration reaches it.  A
+contact (a foot placed inside a step) is answered alike.
 """
 import time
 
@@ -23,11 +24,12 @@ import pytest
 
 from ros2_ik.core.collision import Box, CollisionChecker, PlanningScene, SceneObject, Sphere, \
     pose_from_xyz_quat
-from ros2_ik.core.constraints import MinimumDistanceConstraint
+from ros2_ik.core.constraints import FramePlacementConstraint, MinimumDistanceConstraint
 from ros2_ik.core.constraints.collision import moving_columns, rigid_pairs
 from ros2_ik.core.model.robot import Robot
-from ros2_ik.core.model.robots import ARMS, srdf_text, urdf_text
+from ros2_ik.core.model.robots import ARMS, data_dir, srdf_text, urdf_text
 from ros2_ik.core.pose import PoseTarget
+from ros2_ik.core.problem import Problem
 from ros2_ik.core.result import IKStatus
 from ros2_ik.core.solve import prepare, solve
 
@@ -231,3 +233,34 @@ def test_never_proven_where_a_collision_free_configuration_reaches(arm):
         tried += 1
         pose = PoseTarget(group.tip, group.fk(q, group.tip)).compile(group)
         assert constraint.apart_at_target(group, pose, 1e-4) is None, q
+
+
+def test_a_contact_inside_a_scene_object_is_answered_at_once():
+    """TALOS on a free-flyer, its left sole's contact where a step already is: what the
+    foot carries is placed by the contact; the step, by nothing.  The depth the reason
+    gives is the pair's distance at a configuration meeting the contact; the step 0.2 m
+    lower leaves no proof."""
+    urdf = (data_dir() / "talos_data/robots/talos_reduced.urdf").read_text()
+    srdf = (data_dir() / "talos_data/srdf/talos.srdf").read_text()
+    robot = Robot.from_urdf(urdf, srdf, root_joint="floating")
+    group = robot.whole_body(tip="gripper_left_joint")
+    q = group.mid_configuration()
+    T = group.fk(q, "left_sole_link")
+    for top, blocked in ((0.03, True), (-0.2, False)):
+        scene = PlanningScene.for_model(robot.model)
+        scene.add(SceneObject("step", [Box((0.4, 0.4, 0.2))], T_frame_object=pose_from_xyz_quat(
+            T.translation + [0.0, 0.0, top - 0.1])))
+        checker = CollisionChecker.from_urdf(robot.model, urdf, srdf, scene)
+        contact = FramePlacementConstraint(robot.model, "left_sole_link", T)
+        clearance = MinimumDistanceConstraint(checker, 0.0, 0.05)
+        result = solve(group, Problem(group, None, [contact, clearance]), q, "lm", 0.3, 0, 1)
+        if not blocked:
+            assert "apart with" not in result.message, result.message
+            continue
+        assert result.status is IKStatus.NO_SOLUTION
+        assert "'step'" in result.message and "at contact(left_sole_link)" in result.message
+        pairs = checker.distances(group.to_full_q(q))  # q meets the contact exactly
+        k = next(k for k, p in enumerate(pairs.compiled.pair_names)
+                 if "'%s' and '%s'" % p in result.message)
+        depth = float(result.message.split(" m apart with")[0].rsplit(" ", 1)[1])
+        assert abs(pairs.distances_m[k] - depth) < 1e-4

@@ -354,26 +354,39 @@ class MinimumDistanceConstraint(BoundedConstraint):
     def apart_at_target(self, group, pose, tolerance_m: float) -> Optional[str]:
         """Return why no configuration placing ``pose``'s frame keeps this clearance, or None.
 
-        What ``group`` moves as one body with the frame (the hand, the fingers held on it:
-        :func:`carried_pairs`) lies, at any solution, where the target puts it, give or
-        take the pose tolerances: each point of a geometry at most ``position_tolerance_m
-        + orientation_tolerance_rad * r`` [m] away, ``r`` its farthest from the frame's
-        origin.  What no joint of the group moves (a scene object, the body the arm stands
-        on) stays where it is.  A pair of the two closer than ``min_distance_m`` by more than
-        that slack and ``tolerance_m`` [m], with the hand at the target, holds the
-        constraint back whatever the solver does: a grasp whose fingers are in the table, a
-        hand target inside the robot's own hip.  ``pose``: a
-        :class:`~ros2_ik.core.pose.CompiledPose` on every axis (a free axis leaves the hand's
-        placement open: None); the pairs formulation only.
+        :meth:`apart_placed` of a :class:`~ros2_ik.core.pose.CompiledPose` on every axis (a
+        free axis leaves the hand's placement open: None), within its tolerances.
         """
-        if self.formulation != "pairs" or pose is None or not pose.full_pose:
+        if pose is None or not pose.full_pose:
+            return None
+        target = pose.target
+        return self.apart_placed(group, pose.frame_id, pose.T_world_target,
+                                 target.position_tolerance_m, target.orientation_tolerance_rad,
+                                 tolerance_m, f"frame '{target.frame}' at the target")
+
+    def apart_placed(self, group, frame_id: int, T_world_frame: pin.SE3, slack_m: float,
+                     slack_rad: float, tolerance_m: float, where: str) -> Optional[str]:
+        """Return why no configuration placing frame ``frame_id`` keeps this clearance, or None.
+
+        What ``group`` moves as one body with the frame (the hand, the fingers held on it:
+        :func:`carried_pairs`) lies, at any configuration whose frame is within ``slack_m``
+        [m] and ``slack_rad`` [rad] of ``T_world_frame``, where that placement puts it, give
+        or take ``slack_m + slack_rad * r`` [m] per point, ``r`` its farthest from the
+        frame's origin.  What no joint of the group moves (a scene object, the body the arm
+        stands on) stays where it is.  A pair of the two closer than ``min_distance_m`` by
+        more than that and ``tolerance_m`` [m], the frame at ``T_world_frame``, holds the
+        constraint back whatever the solver does: a grasp whose fingers are in the table, a
+        hand target inside the robot's own hip, a foot's contact inside a step.  ``where``
+        names the placement in the reason.  The pairs formulation only.
+        """
+        if self.formulation != "pairs":
             return None
         check_model(self.checker, group.robot.model)  # the locked values are the group's
-        at = self._carried(group, pose.frame_id)
+        at = self._carried(group, frame_id)
         if at.pairs.size == 0:
             return None
         bound = self.min_distance_m - tolerance_m
-        T = pose.T_world_target
+        T = T_world_frame
         centres = at.centre_frame @ T.rotation.T + T.translation
         gaps = np.linalg.norm(centres - at.centre_world, axis=1) - at.radius
         near = np.flatnonzero(gaps <= np.maximum(bound + at.padding, 0.0))  # else apart
@@ -382,18 +395,14 @@ class MinimumDistanceConstraint(BoundedConstraint):
         placements = {g: at.placed[g] for g in at.still[near].tolist()}
         placements.update((g, T * at.placed[g]) for g in at.carried[near].tolist())
         distances = self.checker.placed_distances(placements, at.pairs[near])
-        target = pose.target
-        slack = target.position_tolerance_m \
-            + target.orientation_tolerance_rad * at.reach[near]
-        over = distances + slack < bound - 1e-9
+        over = distances + slack_m + slack_rad * at.reach[near] < bound - 1e-9
         if not over.any():
             return None
         k = int(np.argmin(np.where(over, distances, np.inf)))
         a, b = self.checker.compiled().pair_names[at.pairs[near[k]]]
-        return (f"'{a}' and '{b}' are {distances[k]:.4f} m apart with frame "
-                f"'{target.frame}' at the target (the group's joints move one with the frame, "
-                f"the other not at all), closer than the {self.min_distance_m:.4g} m "
-                f"required: no solution keeps its clearance")
+        return (f"'{a}' and '{b}' are {distances[k]:.4f} m apart with {where} (the group's "
+                f"joints move one with the frame, the other not at all), closer than the "
+                f"{self.min_distance_m:.4g} m required: no solution keeps its clearance")
 
     def _carried(self, group, frame_id: int) -> "_Carried":
         """:func:`carried_pairs` of ``frame_id`` on this scene, placed: cached per group."""

@@ -173,14 +173,35 @@ def clearance_proof(problem: "Problem", options: Any, deadline: float = math.inf
     """Return why a clearance cannot hold: a pair no group joint moves apart, too close.
 
     :meth:`MinimumDistanceConstraint.apart_wherever` of each clearance constraint, then
-    :meth:`~MinimumDistanceConstraint.apart_at_target`: what the group carries with the
-    pose target's frame, placed at the target, too close to what it does not move.
+    :meth:`~MinimumDistanceConstraint.apart_at_target` and each contact's
+    :meth:`~MinimumDistanceConstraint.apart_placed`: what the group carries with the pose
+    target's or a contact's frame, placed there, too close to what it does not move.
     """
-    tolerance = options.constraint_tolerance.m
+    tolerance = options.constraint_tolerance
     for c in problem.constraints:
         if isinstance(c, MinimumDistanceConstraint):
-            reason = c.apart_wherever(problem.group, tolerance) \
-                or c.apart_at_target(problem.group, problem.pose, tolerance)
+            reason = c.apart_wherever(problem.group, tolerance.m) \
+                or c.apart_at_target(problem.group, problem.pose, tolerance.m) \
+                or _apart_at_contacts(c, problem, tolerance)
+            if reason is not None:
+                return reason
+    return None
+
+
+def _apart_at_contacts(c: MinimumDistanceConstraint, problem: "Problem", tolerance
+                       ) -> Optional[str]:
+    """:meth:`~MinimumDistanceConstraint.apart_placed` of each contact's frame, or None.
+
+    A contact (:class:`FramePlacementConstraint`) holds its frame within its own position
+    and angle tolerances plus the solve's constraint tolerances (its measure).
+    """
+    for k in problem.constraints:
+        if type(k) is FramePlacementConstraint:
+            tp, ta = k._tols
+            frame = problem.group.robot.model.frames[k._fid].name
+            reason = c.apart_placed(problem.group, k._fid, k.T_world_target,
+                                    tp + tolerance.m, ta + tolerance.rad, tolerance.m,
+                                    f"frame '{frame}' at {k.name}")
             if reason is not None:
                 return reason
     return None
