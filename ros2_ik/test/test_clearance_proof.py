@@ -264,3 +264,21 @@ def test_a_contact_inside_a_scene_object_is_answered_at_once():
                  if "'%s' and '%s'" % p in result.message)
         depth = float(result.message.split(" m apart with")[0].rsplit(" ", 1)[1])
         assert abs(pairs.distances_m[k] - depth) < 1e-4
+
+
+def test_a_scene_changed_again_and_again_keeps_one_scene_in_the_caches():
+    """A node's scene changes every second (perception moves an object): the proofs'
+    caches keep the current scene's entries only, and answer on the current scene."""
+    from ros2_ik.core.constraints.collision import _APART, _CARRIED
+    robot, group, checker = _panda_with([0.0, 0.0, -0.2])
+    constraint = MinimumDistanceConstraint(checker, 0.0, 0.05)
+    T = group.fk(group.mid_configuration(), group.tip)
+    pose = PoseTarget(group.tip, T).compile(group)
+    scene = checker.scene
+    for k in range(6):
+        inside = k % 2 == 1
+        scene.move("table", pose_from_xyz_quat(T.translation if inside else [0.0, 0.0, -0.2]))
+        assert bool(constraint.apart_at_target(group, pose, 1e-4)) is inside
+        assert constraint.apart_wherever(group, 1e-4) is None
+        for cache in (_APART, _CARRIED):
+            assert cache.get(group)[0] is checker.compiled()

@@ -48,10 +48,25 @@ def _cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 _SUPPORT_MASKS: PerObject = PerObject()
-#: Per group, :meth:`MinimumDistanceConstraint.apart_wherever`'s answers by (scene, bound).
+#: Per group, :meth:`MinimumDistanceConstraint.apart_wherever`'s answers by bound, on the
+#: scene last seen (:func:`_scene_entries`).
 _APART: PerObject = PerObject()
-#: Per group, :func:`carried_pairs` of each (scene, frame) a pose target names.
+#: Per group, the :class:`_Carried` tables of each frame placed, on the scene last seen.
 _CARRIED: PerObject = PerObject()
+
+
+def _scene_entries(cache: PerObject, group, compiled) -> dict:
+    """Return ``group``'s entries in ``cache`` for the compiled scene ``compiled``.
+
+    Those of an older scene are dropped: a node whose scene changes every second would
+    otherwise keep every old scene's geometry alive.
+    """
+    found = cache.get(group)
+    if found is None or found[0] is not compiled:
+        found = cache[group] = (compiled, {})
+    return found[1]
+
+
 #: The Data :meth:`MinimumDistanceConstraint.apart_wherever` places the pairs with.
 _DATA = PerThreadData()
 
@@ -325,14 +340,10 @@ class MinimumDistanceConstraint(BoundedConstraint):
             return None
         check_model(self.checker, group.robot.model)  # the locked values are the group's
         bound = self.min_distance_m - tolerance_m
-        compiled = self.checker.compiled()
-        key = (id(compiled), bound)
-        found = _APART.get(group)
-        if found is None:
-            found = _APART[group] = {}
-        if key not in found or found[key][0] is not compiled:  # a new scene: again
-            found[key] = (compiled, self._apart(group, bound))
-        return found[key][1]
+        found = _scene_entries(_APART, group, self.checker.compiled())
+        if bound not in found:
+            found[bound] = self._apart(group, bound)
+        return found[bound]
 
     def _apart(self, group, bound: float) -> Optional[str]:
         """:meth:`apart_wherever` on this scene, clearance ``bound`` [m] with the tolerance."""
@@ -406,14 +417,10 @@ class MinimumDistanceConstraint(BoundedConstraint):
 
     def _carried(self, group, frame_id: int) -> "_Carried":
         """:func:`carried_pairs` of ``frame_id`` on this scene, placed: cached per group."""
-        compiled = self.checker.compiled()
-        key = (id(compiled), frame_id)
-        found = _CARRIED.get(group)
-        if found is None:
-            found = _CARRIED[group] = {}
-        if key not in found or found[key][0] is not compiled:
-            found[key] = (compiled, _Carried.of(self.checker, group, frame_id))
-        return found[key][1]
+        found = _scene_entries(_CARRIED, group, self.checker.compiled())
+        if frame_id not in found:
+            found[frame_id] = _Carried.of(self.checker, group, frame_id)
+        return found[frame_id]
 
     def _near(self, model: pin.Model, data: pin.Data) -> Tuple[PairDistances, np.ndarray]:
         """Distances and the indices (k,) of the pairs within influence, nearest first."""
