@@ -14,7 +14,9 @@ import pytest
 from ros2_ik.core import robots
 from ros2_ik.core.collision import (CollisionChecker, PlanningScene, SceneObject, Sphere,
                                     pose_from_xyz_quat)
+from ros2_ik.core.pose import PoseTarget
 from ros2_ik.core.servo import Servo, ServoConfig
+from ros2_ik.core.solve import solve
 from ros2_ik.core.servo.dampers import CollisionDampers
 
 DT, TIP, ACC = 0.004, "panda_hand", 10.0
@@ -218,3 +220,56 @@ def test_bad_checker_and_config_name_the_field(panda):
         Servo(group, TIP, ServoConfig(clearance_m=0.1, influence_m=0.05))
     with pytest.raises(ValueError, match="damper_gain"):
         Servo(group, TIP, ServoConfig(damper_gain=0.0))
+
+
+def test_a_second_arm_where_the_robot_holds_it_is_avoided():
+    """Baxter's left arm servoed toward its right, where the right arm now stands (not
+    where it stood when the group was made): with :meth:`Servo.hold` given the right arm's
+    values, every command keeps the clearance from it; without, the servo drives into it.
+    Distances by the checker on a full configuration this test assembles by joint name."""
+    robot, left = robots.load_group("baxter_left")
+    right = robot.group(base="torso", tip="right_gripper")
+    checker = CollisionChecker.from_urdf(robot.model, robots.urdf_text("baxter_left"),
+                                         robots.srdf_text("baxter_left"),
+                                         PlanningScene.for_model(robot.model))
+    model = robot.model
+    q0 = left.mid_configuration()
+    T0 = left.fk(q0, "left_gripper")
+    target = pin.SE3(T0.rotation, T0.translation + np.array([0.0, -0.5, 0.0]))
+    config = ServoConfig(acceleration_limit=ACC, gain=5.0)
+
+    def drive(servo, steps):
+        q, qs = q0.copy(), [q0.copy()]
+        for _ in range(steps):
+            q = servo.step_pose(q, target, DT).q_next
+            qs.append(q.copy())
+        return np.array(qs)
+
+    blind = drive(Servo(left, "left_gripper", config), 800)
+    # the right arm's hand where the blind path ends (position only)
+    there = solve(right, PoseTarget(right.tip, pin.SE3(np.eye(3), left.fk(
+        blind[-1], "left_gripper").translation), position_only=True),
+        right.mid_configuration(), "lm", 0.5, 0, 1)
+    assert there.success
+    held = dict(zip(right.joint_names, there.q))
+
+    moved = ("left_", "l_gripper")  # the links the left arm moves
+
+    def distance(q):
+        """The nearest pair with a side the left arm moves (the right gripper's fingers
+        sit 6.5 mm apart whatever it does)."""
+        full = left.to_full_q(q)
+        for name, value in held.items():
+            full[model.idx_qs[model.getJointId(name)]] = value
+        pairs = checker.distances(full)
+        return min(d for d, names in zip(pairs.distances_m, pairs.compiled.pair_names)
+                   if any(n.startswith(moved) for n in names))
+
+    assert min(distance(q) for q in blind[::10]) < 0.0
+    unheld = drive(Servo(left, "left_gripper", config, checker=checker), 1500)
+    assert min(distance(q) for q in unheld[::10]) < 0.0  # it avoids where the arm was
+    servo = Servo(left, "left_gripper", config, checker=checker)
+    servo.hold(held)
+    qs = drive(servo, 1500)
+    assert min(distance(q) for q in qs) >= config.clearance_m - 1e-9
+    _check_limits(left, qs)
