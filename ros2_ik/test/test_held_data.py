@@ -12,6 +12,7 @@ import threading
 
 import numpy as np
 import pinocchio as pin
+import pytest
 
 from ros2_ik.core.model.robot import Robot
 from ros2_ik.core.model.robots import ARMS, srdf_text, urdf_text
@@ -109,3 +110,78 @@ def test_a_held_group_shares_its_sources_compiled_chain_unless_its_chain_moved()
     q = lifted.mid_configuration()[None]
     np.testing.assert_allclose(chain_kernel.forward_many(chain, q)[0],
                                lifted.fk(q[0], lifted.tip).homogeneous, atol=1e-12)
+
+
+def _built(group, values):
+    """The group ``Robot.group`` builds with ``values`` held (the models built anew)."""
+    return group.robot.group(base=group.base, tip=group.tip, joints=group.joint_names,
+                             locked=group._relocked(values))
+
+
+def _same_placements(a, b, tol=1e-12):
+    for attr in ("oMi", "liMi", "oMf"):
+        for x, y in zip(getattr(a, attr), getattr(b, attr), strict=True):
+            assert np.allclose(x.homogeneous, y.homogeneous, atol=tol), attr
+
+
+@pytest.mark.parametrize("arm", ["g1_left", "pr2_right", "tiago", "talos_left"])
+def test_a_group_held_with_the_joints_above_it_elsewhere_is_the_group_robot_builds(arm):
+    """A new reading of a lift or a waist (the joints above every group joint) makes a copy
+    of the group with its world placements moved (``Group._placed_elsewhere``), not new
+    models.  It is the group ``Robot.group`` builds: the same models' placements, frames
+    and FK, the same locked placements and compiled chain, the same answers, checked by
+    FK on a ``Data`` of our own with the joints where they are held."""
+    spec = ARMS[arm]
+    robot = Robot.from_urdf(urdf_text(arm), srdf_text(arm))
+    group = robot.group(base=spec.base, tip=spec.tip)
+    prepare(group, group.tip)
+    model, tip = robot.model, robot.frame_id(group.tip)
+    rng = np.random.default_rng(7)
+    source = group
+    for k in range(3):  # each held from the last: a copy of a copy
+        values = {}
+        for n in group.upstream:
+            lo, hi = robot.joint_limits(n)
+            values[n] = float(rng.uniform(max(lo, -0.5), min(hi, 0.5)))
+        assert source._placed_elsewhere(source._relocked(values)) is not None
+        held, built = source.held_at(values), _built(source, values)
+        assert held.reduced_model is not source.reduced_model
+        assert held.locked == built.locked
+        np.testing.assert_array_equal(held.q_full_locked, built.q_full_locked)
+        _same_placements(held.locked_data(), built.locked_data())
+        for attr in ("reduced_model", "angle_model"):
+            a, b = getattr(held, attr), getattr(built, attr)
+            assert (a.njoints, len(a.frames)) == (b.njoints, len(b.frames))
+            for j in range(a.njoints):
+                assert a.jointPlacements[j].isApprox(b.jointPlacements[j], 1e-12)
+            for fa, fb in zip(a.frames, b.frames):
+                assert (fa.name, fa.parentJoint) == (fb.name, fb.parentJoint)
+                assert fa.placement.isApprox(fb.placement, 1e-12)
+        q = held.random_configuration(rng)
+        for frame in (held.tip, held.base):
+            assert held.fk(q, frame).isApprox(built.fk(q, frame), 1e-12)
+        chain, fresh = compiled_chain(held, tip)[0], compiled_chain(built, tip)[0]
+        np.testing.assert_allclose(chain_kernel.forward_many(chain, q[None])[0],
+                                   built.fk(q, held.tip).homogeneous, atol=1e-12)
+        np.testing.assert_allclose(chain.tree.placements, fresh.tree.placements, atol=1e-12)
+        T = built.fk(np.clip(q, held.lower, held.upper), held.tip)
+        result = solve(held, PoseTarget(held.tip, T), held.mid_configuration(), "lm", 0.05,
+                       0, k)
+        assert result.success, result.message
+        values_all = dict(held.locked)
+        values_all.update(zip(held.joint_names, result.q.tolist()))
+        data = model.createData()
+        pin.framesForwardKinematics(model, data, _full_q(model, values_all))
+        X = data.oMf[tip]
+        assert np.linalg.norm(X.translation - T.translation) <= 1e-4 + 1e-9
+        assert np.linalg.norm(pin.log3(T.rotation.T @ X.rotation)) <= 1e-3 + 1e-9
+        source = held
+
+
+def test_a_joint_beside_the_chain_or_none_changed_builds_the_group_anew():
+    robot, group = _pr2_right()
+    assert group._placed_elsewhere(group._relocked({LEFT[0]: 0.3})) is None
+    assert group._placed_elsewhere(group._relocked({"torso_lift_joint": 0.0})) is None
+    both = group.held_at({"torso_lift_joint": 0.1, LEFT[0]: 0.3})
+    _same_placements(both.locked_data(), _built(group, {"torso_lift_joint": 0.1,
+                                                        LEFT[0]: 0.3}).locked_data())

@@ -148,6 +148,19 @@ def chain_of(model: pin.Model, frame_id: int) -> Optional[Chain]:
                  np.ascontiguousarray(frame.placement.homogeneous)[None])
 
 
+def placed_chain(chain: Chain, model: pin.Model, frame_id: int) -> Chain:
+    """``chain``, :func:`chain_of` of another model, with its root placed as in ``model``.
+
+    For a model that differs from the other only in where its root joint stands in the
+    world (a group held with the lift under its chain elsewhere): the same joints, axes
+    and placements below the root, read from ``chain`` instead of from ``model`` again.
+    """
+    root = next(j for j in model.supports[model.frames[frame_id].parentJoint] if j > 0)
+    placements = chain.tree.placements.copy()
+    placements[0, :3] = model.jointPlacements[root].homogeneous[:3]  # row 3: its body
+    return Chain(chain.tree._replace(placements=placements), chain.fparent, chain.fplace)
+
+
 _TREES: PerObject = PerObject()
 #: :func:`tree_of`'s marker of a group not looked at yet (its tree may be None).
 _UNKNOWN = object()

@@ -8,6 +8,7 @@ full configuration (``(nq,)``, continuous joints as cos/sin) and the *reduced* m
 """
 from __future__ import annotations
 
+import copy
 import math
 import threading
 from collections import Counter
@@ -577,9 +578,12 @@ class Group:
         joint limits as :meth:`Robot.group` does.  A new group: its one-time work
         (``prepare``) is its own, but for what :meth:`chain_owner` lets it share.
         """
+        locked = self._relocked(values)
+        placed = self._placed_elsewhere(locked) if type(self) is Group else None
+        if placed is not None:
+            return self._held(placed)
         return self._held(self.robot.group(base=self.base, tip=self.tip,
-                                           joints=self.joint_names,
-                                           locked=self._relocked(values)))
+                                           joints=self.joint_names, locked=locked))
 
     def _held(self, group: "Group") -> "Group":
         """Return ``group`` (held elsewhere) told which joints differ from this one's source."""
@@ -589,6 +593,87 @@ class Group:
         group._changed = frozenset(model.getJointId(n) for n, v in group.locked.items()
                                    if v != source.locked.get(n))
         return group
+
+    def _placed_elsewhere(self, locked: Mapping[str, float]) -> Optional["Group"]:
+        """Return this group with its locked joints at ``locked``, if only joints above it moved.
+
+        Joints above every group joint (a lift under an arm, a humanoid's waist) carry the
+        chain as one body: the group :meth:`Robot.group` would build differs from this one
+        only in the placements its reduced and angle models keep in the world (their root
+        joints', and the frames on the world) and in its locked placements.  Those are
+        this group's moved (:meth:`_moved_locked_data`), and a copy of this group holds
+        them: the models are not built again (~1-2.5 ms per new reading of a lift or a
+        waist).  None when another joint changed (or none did).
+        """
+        robot = self.robot
+        names = robot.model.names
+        values = robot._locked_values(self.joint_ids, locked)  # as Robot.group holds them
+        changed = frozenset(j for j, v in values.items() if v != self.locked[names[j]])
+        if not changed or not changed <= self._above():
+            return None
+        tables = _model_tables(robot.model)
+        q = np.array(self.q_full_locked)
+        for j in changed:
+            _write_joint(q, tables.idx_q[j], tables.cos_sin[j], values[j])
+        q.setflags(write=False)
+        fixed = self._world_fixed()  # before the copy: the copy shares it
+        new = copy.copy(self)
+        new.locked = {names[j]: v for j, v in values.items()}
+        new.q_full_locked = q
+        new._local = threading.local()  # its own Data of its own models
+        new._source_motion, new._upstream = None, None
+        new._moves, new._moves_chain, new._reduced_fids = {}, {}, dict(self._reduced_fids)
+        new._locked_data, moved = self._moved_locked_data(q, changed, tables)
+        new.reduced_model = _placed_model(self.reduced_model, robot.model, new._locked_data,
+                                          fixed, moved)
+        new.angle_model = new.reduced_model if self.angle_model is self.reduced_model \
+            else _placed_model(self.angle_model, robot.model, new._locked_data, fixed, moved)
+        return new
+
+    def _moved_locked_data(self, q_full: np.ndarray, changed: frozenset,
+                           tables: "_ModelTables") -> Tuple["LockedData", List[bool]]:
+        """:meth:`locked_data` at ``q_full``, whose joints ``changed`` lie above the group.
+
+        What the mount (the deepest joint above every group joint) carries moves by
+        ``D = T_world_mount(q_full) T_world_mount^-1``; what only a changed joint above the
+        mount carries (a waist link between two waist joints) is read from one forward
+        kinematics; the rest is this group's (the same objects: only read).  Also returns,
+        per joint id, whether a changed joint moves it.
+        """
+        old, model = self.locked_data(), self.robot.model
+        data = self._thread_data("mount", model)
+        pin.forwardKinematics(model, data, q_full)
+        mount = self._mount()
+        D = data.oMi[mount] * old.oMi[mount].inverse()
+        below = [mount in s for s in tables.supports]
+        moved = [not changed.isdisjoint(s) for s in tables.supports]
+        oMi = [D * M if b else (pin.SE3(data.oMi[j]) if m else M)
+               for j, (M, b, m) in enumerate(zip(old.oMi, below, moved))]
+        liMi = [pin.SE3(data.liMi[j]) if j in changed else M for j, M in enumerate(old.liMi)]
+        oMf = [D * M if below[p] else (oMi[p] * X if moved[p] else M)
+               for M, p, X in zip(old.oMf, tables.frame_parent, tables.frame_placement)]
+        return LockedData(oMi, liMi, oMf), moved
+
+    def _mount(self) -> int:
+        """Return the deepest joint above every group joint (it carries the chain)."""
+        supports = _model_tables(self.robot.model).supports
+        return max(self._above(), key=lambda j: len(supports[j]))
+
+    def _world_fixed(self) -> Tuple[Tuple[Tuple[int, int], ...], Tuple[int, ...]]:
+        """Return where the reduced model stands in the world: its root joints, world frames.
+
+        ``(roots, frames)``: per joint on the universe, its id in the reduced model and in
+        the full one; the frames on the universe (the same ids in both models, and in the
+        angle model).  Cached (shared by :meth:`_placed_elsewhere`'s copies).
+        """
+        found = getattr(self, "_world_fixed_ids", None)
+        if found is None:
+            red, model = self.reduced_model, self.robot.model
+            roots = tuple((j, model.getJointId(red.names[j])) for j in range(1, red.njoints)
+                          if red.parents[j] == 0)
+            frames = tuple(f for f in range(len(red.frames)) if red.frames[f].parentJoint == 0)
+            found = self._world_fixed_ids = (roots, frames)
+        return found
 
     def chain_owner(self, frame_id: int) -> "Group":
         """Return the group whose chain-only caches serve this one for frame ``frame_id``.
@@ -700,6 +785,57 @@ class Group:
     def __repr__(self) -> str:
         """Short description."""
         return f"Group(base={self.base!r}, tip={self.tip!r}, joints={list(self.joint_names)})"
+
+
+def _placed_model(red: pin.Model, model: pin.Model, placed: "LockedData", fixed,
+                  moved: Sequence[bool]) -> pin.Model:
+    """Return a copy of reduced (or angle) model ``red`` placed as ``model`` at ``placed``.
+
+    ``fixed``: :meth:`Group._world_fixed`'s root joints and world frames; ``moved``: per
+    joint id of ``model``, whether its placement changed.  Each root joint's placement is
+    its parent's in the world times its own (the locked joints above it at their values,
+    as ``buildReducedModel`` folds them); each world frame's, its placement in the world.
+    """
+    out = red.copy()
+    roots, frames = fixed
+    oMi, oMf = placed.oMi, placed.oMf
+    for j, full in roots:
+        out.jointPlacements[j] = oMi[model.parents[full]] * model.jointPlacements[full]
+    parent = _model_tables(model).frame_parent
+    for f in frames:
+        if moved[parent[f]]:
+            out.frames[f].placement = oMf[f]
+    return out
+
+
+class _ModelTables(NamedTuple):
+    """What a model's joints and frames are, read once.
+
+    Each reading of pinocchio's vectors costs microseconds.  Per joint id: its supports
+    (a frozenset), its configuration index and whether it is a (cos, sin) pair; per
+    frame: its parent joint and its placement in it.
+    """
+
+    supports: Tuple[frozenset, ...]
+    idx_q: Tuple[int, ...]
+    cos_sin: Tuple[bool, ...]
+    frame_parent: Tuple[int, ...]
+    frame_placement: Tuple[pin.SE3, ...]
+
+
+def _model_tables(model: pin.Model) -> _ModelTables:
+    """Return ``model``'s :class:`_ModelTables` (cached per model)."""
+    found = _TABLES.get(model)
+    if found is None:
+        found = _TABLES[model] = _ModelTables(
+            tuple(frozenset(model.supports[j]) for j in range(model.njoints)),
+            tuple(model.idx_qs), tuple(n == 2 for n in model.nqs),
+            tuple(f.parentJoint for f in model.frames),
+            tuple(pin.SE3(f.placement) for f in model.frames))
+    return found
+
+
+_TABLES: PerObject = PerObject()
 
 
 def _reduced_model(model: pin.Model, lock_ids: Sequence[int], q_full: np.ndarray) -> pin.Model:

@@ -72,6 +72,10 @@ class Robot:
         self._joint_set = frozenset(self._joint_ids)
         self._mimic_ids = tuple(j for j in range(1, model.njoints)
                                 if model.names[j] in self.mimics and model.nvs[j] == 1)
+        #: Per one-axis joint id, its position limits (:func:`_limits`): read once, not per
+        #: group held elsewhere (each reading of the model's arrays costs microseconds).
+        self._limits_of: Dict[int, Tuple[float, float]] = {
+            j: _limits(model, j) for j in range(1, model.njoints) if model.nvs[j] == 1}
 
     @classmethod
     def from_urdf(cls, urdf_xml: str, srdf_xml: Optional[str] = None,
@@ -142,7 +146,7 @@ class Robot:
         j = self._model.getJointId(name) if isinstance(name, str) else 0
         if not 0 < j < self._model.njoints or self._model.nvs[j] != 1:
             raise errors.InvalidJoint(str(name), self._joint_names)
-        return _limits(self._model, j)
+        return self._limits_of[j]
 
     def joint_id(self, name: str) -> int:
         """Pinocchio joint id of movable joint ``name`` (:class:`errors.InvalidJoint`)."""
@@ -296,7 +300,7 @@ class Robot:
                 raise errors.InvalidJoint(str(name), outside_names)
         values, by_name = {}, {}
         for name, j in outside_names.items():  # mimic joints last: their leaders first
-            lo, hi = _limits(self._model, j)
+            lo, hi = self._limits_of[j]
             value = float(locked[name]) if name in locked else self._mimicked(name, by_name)
             if not math.isfinite(value):
                 raise errors.InvalidArgument(f"locked value of '{name}' is not finite")

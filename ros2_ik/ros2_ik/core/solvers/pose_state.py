@@ -12,6 +12,7 @@ from operator import ge as _ge, le as _le
 import numpy as np
 import pinocchio as pin
 
+from ros2_ik.core.kinematics.model import placed_chain
 from ros2_ik.core.pose import split_error, twist_error
 from ros2_ik.core.problem import Problem
 from ros2_ik.core.runtime.per_object import PerObject
@@ -217,7 +218,8 @@ def _chain(group, frame_id: int):
     None when the Python loop runs.  Built once, stored in the chains of
     :func:`_group_arrays` (its last item) of the group whose chain serves this one
     (:meth:`Group.chain_owner`: a group held with a second arm or the fingers elsewhere
-    has its source's chain); the limits are writable copies (a read-only array is
+    has its source's chain; one held with a lift under it elsewhere, its source's placed
+    anew, :func:`placed_chain`); the limits are writable copies (a read-only array is
     another type to numba: a second compilation).
     """
     owner = group.chain_owner(frame_id)
@@ -225,7 +227,13 @@ def _chain(group, frame_id: int):
     found = chains.get(frame_id, _MISSING)
     if found is not _MISSING:
         return found
-    chain = chain_kernel.chain_of(owner.angle_model, owner.reduced_frame_of(frame_id))
+    shape = owner.shape_owner(frame_id)
+    if shape is not owner:  # the same chain, its root elsewhere (a lift moved under it)
+        same = _chain(shape, frame_id)
+        chain = None if same is None else placed_chain(
+            same[0], owner.angle_model, owner.reduced_frame_of(frame_id))
+    else:
+        chain = chain_kernel.chain_of(owner.angle_model, owner.reduced_frame_of(frame_id))
     chains[frame_id] = None if chain is None else (
         chain, np.array(owner.search_lower, dtype=float),
         np.array(owner.search_upper, dtype=float))
