@@ -124,64 +124,96 @@ def _same_placements(a, b, tol=1e-12):
             assert np.allclose(x.homogeneous, y.homogeneous, atol=tol), attr
 
 
+def _check_held_is_built(source, values, rng, k):
+    """``source.held_at(values)`` (a copy) against ``Robot.group``'s build; returns it."""
+    robot = source.robot
+    model, tip = robot.model, robot.frame_id(source.tip)
+    held, built = source.held_at(values), _built(source, values)
+    assert held.reduced_model is not source.reduced_model
+    assert held.locked == built.locked
+    np.testing.assert_array_equal(held.q_full_locked, built.q_full_locked)
+    _same_placements(held.locked_data(), built.locked_data())
+    for attr in ("reduced_model", "angle_model"):
+        a, b = getattr(held, attr), getattr(built, attr)
+        assert (a.njoints, len(a.frames)) == (b.njoints, len(b.frames))
+        for j in range(a.njoints):
+            assert a.jointPlacements[j].isApprox(b.jointPlacements[j], 1e-12)
+            if j:  # the group joints' bodies (the world's: no solve reads it)
+                assert a.inertias[j].isApprox(b.inertias[j], 1e-12), j
+        for fa, fb in zip(a.frames, b.frames):
+            assert (fa.name, fa.parentJoint) == (fb.name, fb.parentJoint)
+            assert fa.placement.isApprox(fb.placement, 1e-12), fa.name
+    q = held.random_configuration(rng)
+    for frame in (held.tip, held.base):
+        assert held.fk(q, frame).isApprox(built.fk(q, frame), 1e-12)
+    found, fresh = compiled_chain(held, tip), compiled_chain(built, tip)
+    if fresh is not None:
+        chain = found[0]
+        np.testing.assert_allclose(chain_kernel.forward_many(chain, q[None])[0],
+                                   built.fk(q, held.tip).homogeneous, atol=1e-12)
+        # the transforms (row 3 holds a body, which a pose chain does not read: a group
+        # held with the fingers elsewhere shares its source's chain, their bodies there)
+        np.testing.assert_allclose(chain.tree.placements[:, :3],
+                                   fresh[0].tree.placements[:, :3], atol=1e-12)
+    T = built.fk(np.clip(q, held.lower, held.upper), held.tip)
+    result = solve(held, PoseTarget(held.tip, T), held.mid_configuration(), "lm", 0.05, 0, k)
+    assert result.success, result.message
+    values_all = dict(held.locked)
+    values_all.update(zip(held.joint_names, result.q.tolist()))
+    data = model.createData()
+    pin.framesForwardKinematics(model, data, _full_q(model, values_all))
+    X = data.oMf[tip]
+    assert np.linalg.norm(X.translation - T.translation) <= 1e-4 + 1e-9
+    assert np.linalg.norm(pin.log3(T.rotation.T @ X.rotation)) <= 1e-3 + 1e-9
+    return held
+
+
+def _random_values(robot, names, rng):
+    values = {}
+    for n in names:
+        lo, hi = robot.joint_limits(n)
+        values[n] = float(rng.uniform(max(lo, -0.5), min(hi, 0.5)))
+    return values
+
+
 @pytest.mark.parametrize("arm", ["g1_left", "pr2_right", "tiago", "talos_left"])
-def test_a_group_held_with_the_joints_above_it_elsewhere_is_the_group_robot_builds(arm):
-    """A new reading of a lift or a waist (the joints above every group joint) makes a copy
-    of the group with its world placements moved (``Group._placed_elsewhere``), not new
-    models.  It is the group ``Robot.group`` builds: the same models' placements, frames
-    and FK, the same locked placements and compiled chain, the same answers, checked by
-    FK on a ``Data`` of our own with the joints where they are held."""
+@pytest.mark.parametrize("which", ["above", "every"])
+def test_a_group_held_elsewhere_is_a_copy_equal_to_the_group_robot_builds(arm, which):
+    """A new reading of the joints outside the group makes a copy of the group with the
+    placements a changed joint lies behind rewritten (``Group._placed_elsewhere``), not new
+    models: the joints above it (a lift, a waist: every request holds them), or every
+    locked joint (a collision-checked request on a robot whose encoders all jitter).  It
+    is the group ``Robot.group`` builds: the same models' placements, frames and FK, the
+    same locked placements and compiled chain, the same answers, checked by FK on a
+    ``Data`` of our own with the joints where they are held.  Held three times in a row:
+    a copy of a copy."""
     spec = ARMS[arm]
     robot = Robot.from_urdf(urdf_text(arm), srdf_text(arm))
     group = robot.group(base=spec.base, tip=spec.tip)
     prepare(group, group.tip)
-    model, tip = robot.model, robot.frame_id(group.tip)
     rng = np.random.default_rng(7)
     source = group
-    for k in range(3):  # each held from the last: a copy of a copy
-        values = {}
-        for n in group.upstream:
-            lo, hi = robot.joint_limits(n)
-            values[n] = float(rng.uniform(max(lo, -0.5), min(hi, 0.5)))
+    names = group.upstream if which == "above" else list(group.locked)
+    for k in range(3):
+        values = _random_values(robot, [n for n in names if n not in robot.mimics], rng)
         assert source._placed_elsewhere(source._relocked(values)) is not None
-        held, built = source.held_at(values), _built(source, values)
-        assert held.reduced_model is not source.reduced_model
-        assert held.locked == built.locked
-        np.testing.assert_array_equal(held.q_full_locked, built.q_full_locked)
-        _same_placements(held.locked_data(), built.locked_data())
-        for attr in ("reduced_model", "angle_model"):
-            a, b = getattr(held, attr), getattr(built, attr)
-            assert (a.njoints, len(a.frames)) == (b.njoints, len(b.frames))
-            for j in range(a.njoints):
-                assert a.jointPlacements[j].isApprox(b.jointPlacements[j], 1e-12)
-            for fa, fb in zip(a.frames, b.frames):
-                assert (fa.name, fa.parentJoint) == (fb.name, fb.parentJoint)
-                assert fa.placement.isApprox(fb.placement, 1e-12)
-        q = held.random_configuration(rng)
-        for frame in (held.tip, held.base):
-            assert held.fk(q, frame).isApprox(built.fk(q, frame), 1e-12)
-        chain, fresh = compiled_chain(held, tip)[0], compiled_chain(built, tip)[0]
-        np.testing.assert_allclose(chain_kernel.forward_many(chain, q[None])[0],
-                                   built.fk(q, held.tip).homogeneous, atol=1e-12)
-        np.testing.assert_allclose(chain.tree.placements, fresh.tree.placements, atol=1e-12)
-        T = built.fk(np.clip(q, held.lower, held.upper), held.tip)
-        result = solve(held, PoseTarget(held.tip, T), held.mid_configuration(), "lm", 0.05,
-                       0, k)
-        assert result.success, result.message
-        values_all = dict(held.locked)
-        values_all.update(zip(held.joint_names, result.q.tolist()))
-        data = model.createData()
-        pin.framesForwardKinematics(model, data, _full_q(model, values_all))
-        X = data.oMf[tip]
-        assert np.linalg.norm(X.translation - T.translation) <= 1e-4 + 1e-9
-        assert np.linalg.norm(pin.log3(T.rotation.T @ X.rotation)) <= 1e-3 + 1e-9
-        source = held
+        source = _check_held_is_built(source, values, rng, k)
 
 
-def test_a_joint_beside_the_chain_or_none_changed_builds_the_group_anew():
+def test_a_locked_joint_inside_the_chain_changes_the_chains_shape():
+    """Panda's group without its fourth joint (locked inside the chain): a new value of it
+    rewrites the placement of the joint after it, and the compiled chain is built anew."""
+    robot = Robot.from_urdf(urdf_text("panda"), srdf_text("panda"))
+    joints = [f"panda_joint{i}" for i in (1, 2, 3, 5, 6, 7)]
+    group = robot.group(base="panda_link0", tip="panda_hand", joints=joints)
+    prepare(group, group.tip)
+    rng = np.random.default_rng(2)
+    source = group
+    for k, value in enumerate((-1.2, -2.0, -0.4)):
+        source = _check_held_is_built(source, {"panda_joint4": value}, rng, k)
+
+
+def test_no_joint_changed_is_no_copy():
     robot, group = _pr2_right()
-    assert group._placed_elsewhere(group._relocked({LEFT[0]: 0.3})) is None
     assert group._placed_elsewhere(group._relocked({"torso_lift_joint": 0.0})) is None
-    both = group.held_at({"torso_lift_joint": 0.1, LEFT[0]: 0.3})
-    _same_placements(both.locked_data(), _built(group, {"torso_lift_joint": 0.1,
-                                                        LEFT[0]: 0.3}).locked_data())
+    assert group._placed_elsewhere(group._relocked({LEFT[0]: group.locked[LEFT[0]]})) is None

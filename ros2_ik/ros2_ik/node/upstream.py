@@ -19,12 +19,12 @@ collisions or reads a frame beside it holds its locked joints as any group's.
 
 Values are rounded to :data:`QUANTUM` (rad or m: under 1e-6 m at a 2 m lever, a hundredth
 of the default tolerance), so a joint that holds still reuses one group.  Each held set is
-a group of its own, prepared on its first request: ~1 ms when only joints beside the chain
-moved (the closed form, sweep, seed library and reach bound are shared:
-``Group.chain_owner``); when only joints above the chain moved (a lift, a rail, a waist),
-a copy of the group with its placements in the world moved, its models not built again
-(``Group._placed_elsewhere``), sharing the rest moved with the chain
-(``Group.shape_owner``): ~0.5 ms.  A snapshot keeps :data:`VARIANTS` of them per group.
+a group of its own: a copy of the group it came from, its models' placements rewritten
+where a changed joint lies behind them (``Group._placed_elsewhere``), prepared on its
+first request.  It shares the closed form, sweep, seed library and reach bound when only
+joints beside the chain moved (``Group.chain_owner``), and the same moved with the chain
+when only joints above it moved (a lift, a rail, a waist: ``Group.shape_owner``); ~0.5-1
+ms in all.  A snapshot keeps :data:`VARIANTS` of them per group.
 """
 from __future__ import annotations
 

@@ -595,84 +595,109 @@ class Group:
         return group
 
     def _placed_elsewhere(self, locked: Mapping[str, float]) -> Optional["Group"]:
-        """Return this group with its locked joints at ``locked``, if only joints above it moved.
+        """Return this group with its locked joints at ``locked``: a copy, its models placed.
 
-        Joints above every group joint (a lift under an arm, a humanoid's waist) carry the
-        chain as one body: the group :meth:`Robot.group` would build differs from this one
-        only in the placements its reduced and angle models keep in the world (their root
-        joints', and the frames on the world) and in its locked placements.  Those are
-        this group's moved (:meth:`_moved_locked_data`), and a copy of this group holds
-        them: the models are not built again (~1-2.5 ms per new reading of a lift or a
-        waist).  None when another joint changed (or none did).
+        The group :meth:`Robot.group` would build holds the same joints, so its reduced
+        and angle models have this group's joints and frames; only placements differ:
+        those a changed joint lies behind (:meth:`_placement_sources`).  A copy of this
+        group holds them, rewritten from its locked placements (:meth:`_placed_data`): the
+        models are not built again (~1-2.5 ms per new reading of a lift or a second arm).
+        None when no joint changed.
         """
         robot = self.robot
         names = robot.model.names
         values = robot._locked_values(self.joint_ids, locked)  # as Robot.group holds them
         changed = frozenset(j for j, v in values.items() if v != self.locked[names[j]])
-        if not changed or not changed <= self._above():
+        if not changed:
             return None
         tables = _model_tables(robot.model)
         q = np.array(self.q_full_locked)
         for j in changed:
             _write_joint(q, tables.idx_q[j], tables.cos_sin[j], values[j])
         q.setflags(write=False)
-        fixed = self._world_fixed()  # before the copy: the copy shares it
+        sources = self._placement_sources()  # before the copy: the copy shares it
         new = copy.copy(self)
         new.locked = {names[j]: v for j, v in values.items()}
         new.q_full_locked = q
         new._local = threading.local()  # its own Data of its own models
         new._source_motion, new._upstream = None, None
         new._moves, new._moves_chain, new._reduced_fids = {}, {}, dict(self._reduced_fids)
-        new._locked_data, moved = self._moved_locked_data(q, changed, tables)
+        new._locked_data = self._placed_data(q, changed, tables)
         new.reduced_model = _placed_model(self.reduced_model, robot.model, new._locked_data,
-                                          fixed, moved)
+                                          sources, changed)
         new.angle_model = new.reduced_model if self.angle_model is self.reduced_model \
-            else _placed_model(self.angle_model, robot.model, new._locked_data, fixed, moved)
+            else _placed_model(self.angle_model, robot.model, new._locked_data, sources,
+                               changed)
         return new
 
-    def _moved_locked_data(self, q_full: np.ndarray, changed: frozenset,
-                           tables: "_ModelTables") -> Tuple["LockedData", List[bool]]:
-        """:meth:`locked_data` at ``q_full``, whose joints ``changed`` lie above the group.
+    def _placed_data(self, q_full: np.ndarray, changed: frozenset,
+                     tables: "_ModelTables") -> "LockedData":
+        """Return :meth:`locked_data` at ``q_full``, where the joints ``changed`` differ.
 
-        What the mount (the deepest joint above every group joint) carries moves by
-        ``D = T_world_mount(q_full) T_world_mount^-1``; what only a changed joint above the
-        mount carries (a waist link between two waist joints) is read from one forward
-        kinematics; the rest is this group's (the same objects: only read).  Also returns,
-        per joint id, whether a changed joint moves it.
+        What no changed joint moves is this group's (the same objects: only read).  When
+        every changed joint lies above the group (a lift, a waist), what the mount (the
+        deepest joint above every group joint) carries moves by ``D = T_world_mount(q_full)
+        T_world_mount^-1``; the other moved joints are read from one forward kinematics.
+        A frame is its joint's placement times its own.
         """
         old, model = self.locked_data(), self.robot.model
         data = self._thread_data("mount", model)
         pin.forwardKinematics(model, data, q_full)
-        mount = self._mount()
-        D = data.oMi[mount] * old.oMi[mount].inverse()
-        below = [mount in s for s in tables.supports]
         moved = [not changed.isdisjoint(s) for s in tables.supports]
-        oMi = [D * M if b else (pin.SE3(data.oMi[j]) if m else M)
-               for j, (M, b, m) in enumerate(zip(old.oMi, below, moved))]
+        if changed <= self._above():
+            mount = self._mount()
+            D = data.oMi[mount] * old.oMi[mount].inverse()
+            oMi = [(D * M if mount in s else pin.SE3(data.oMi[j])) if m else M
+                   for j, (M, m, s) in enumerate(zip(old.oMi, moved, tables.supports))]
+        else:
+            oMi = [pin.SE3(data.oMi[j]) if m else M for j, (M, m) in enumerate(zip(old.oMi,
+                                                                                   moved))]
         liMi = [pin.SE3(data.liMi[j]) if j in changed else M for j, M in enumerate(old.liMi)]
-        oMf = [D * M if below[p] else (oMi[p] * X if moved[p] else M)
+        oMf = [oMi[p] * X if moved[p] else M
                for M, p, X in zip(old.oMf, tables.frame_parent, tables.frame_placement)]
-        return LockedData(oMi, liMi, oMf), moved
+        return LockedData(oMi, liMi, oMf)
 
     def _mount(self) -> int:
         """Return the deepest joint above every group joint (it carries the chain)."""
         supports = _model_tables(self.robot.model).supports
         return max(self._above(), key=lambda j: len(supports[j]))
 
-    def _world_fixed(self) -> Tuple[Tuple[Tuple[int, int], ...], Tuple[int, ...]]:
-        """Return where the reduced model stands in the world: its root joints, world frames.
+    def _placement_sources(self) -> Tuple[tuple, tuple]:
+        """Return what each placement of the reduced model is made of, in the full model.
 
-        ``(roots, frames)``: per joint on the universe, its id in the reduced model and in
-        the full one; the frames on the universe (the same ids in both models, and in the
-        angle model).  Cached (shared by :meth:`_placed_elsewhere`'s copies).
+        ``(joints, frames, bodies)``: per joint of the reduced model ``(j, full id, kept
+        parent's full id, behind)``, per frame ``(f, kept parent's full id, behind)``; the
+        kept parent is the group joint (0: the world) the placement is relative to,
+        ``behind`` the joints between that parent and the placement (a locked joint there
+        changes it).  Per joint of the reduced model ``(j, full id, folded, behind)``: the
+        full model's joints whose bodies it carries as one (its own, the locked ones
+        below it up to the next group joint) and the joints behind them.
+        Frames have the same ids in the full, reduced and angle models.  Cached (shared by
+        :meth:`_placed_elsewhere`'s copies).
         """
-        found = getattr(self, "_world_fixed_ids", None)
+        found = getattr(self, "_sources", None)
         if found is None:
             red, model = self.reduced_model, self.robot.model
-            roots = tuple((j, model.getJointId(red.names[j])) for j in range(1, red.njoints)
-                          if red.parents[j] == 0)
-            frames = tuple(f for f in range(len(red.frames)) if red.frames[f].parentJoint == 0)
-            found = self._world_fixed_ids = (roots, frames)
+            supports = _model_tables(model).supports
+            full = [0] + [model.getJointId(red.names[j]) for j in range(1, red.njoints)]
+            joints = tuple((j, full[j], full[red.parents[j]],
+                            supports[model.parents[full[j]]] - supports[full[red.parents[j]]])
+                           for j in range(1, red.njoints))
+            parents = _model_tables(model).frame_parent
+            frames = tuple((f, full[fr.parentJoint],
+                            supports[parents[f]] - supports[full[fr.parentJoint]])
+                           for f, fr in enumerate(red.frames))
+            kept = {f: j for j, f in enumerate(full)}
+            folded: Dict[int, List[int]] = {j: [] for j in range(1, red.njoints)}
+            for k in range(1, model.njoints):  # each body into its nearest group joint
+                owner = max((a for a in supports[k] if a in kept),
+                            key=lambda a: len(supports[a]), default=0)
+                if owner:
+                    folded[kept[owner]].append(k)
+            bodies = tuple((j, full[j], tuple(ks),
+                            frozenset().union(*(supports[k] for k in ks)) - supports[full[j]])
+                           for j, ks in folded.items())
+            found = self._sources = (joints, frames, bodies)
         return found
 
     def chain_owner(self, frame_id: int) -> "Group":
@@ -787,24 +812,33 @@ class Group:
         return f"Group(base={self.base!r}, tip={self.tip!r}, joints={list(self.joint_names)})"
 
 
-def _placed_model(red: pin.Model, model: pin.Model, placed: "LockedData", fixed,
-                  moved: Sequence[bool]) -> pin.Model:
+def _placed_model(red: pin.Model, model: pin.Model, placed: "LockedData", sources,
+                  changed: frozenset) -> pin.Model:
     """Return a copy of reduced (or angle) model ``red`` placed as ``model`` at ``placed``.
 
-    ``fixed``: :meth:`Group._world_fixed`'s root joints and world frames; ``moved``: per
-    joint id of ``model``, whether its placement changed.  Each root joint's placement is
-    its parent's in the world times its own (the locked joints above it at their values,
-    as ``buildReducedModel`` folds them); each world frame's, its placement in the world.
+    ``sources``: :meth:`Group._placement_sources`; ``changed``: the locked joints whose
+    values differ from ``red``'s.  A placement with a changed joint behind it is rewritten
+    as ``buildReducedModel`` folds it: relative to its kept parent (a group joint at its
+    neutral value, or the world), from the placements at the locked values; so is a group
+    joint's body (the locked bodies it carries).  The world's bodies are left as they are
+    (no solve reads them: the centre of mass is the full model's).
     """
     out = red.copy()
-    roots, frames = fixed
-    oMi, oMf = placed.oMi, placed.oMf
-    for j, full in roots:
-        out.jointPlacements[j] = oMi[model.parents[full]] * model.jointPlacements[full]
-    parent = _model_tables(model).frame_parent
-    for f in frames:
-        if moved[parent[f]]:
-            out.frames[f].placement = oMf[f]
+    joints, frames, bodies = sources
+    oMi, oMf = placed.oMi, placed.oMf  # oMi[0]: the world, the identity
+    for j, full, folded, behind in bodies:
+        if not changed.isdisjoint(behind):
+            inertia = pin.Inertia.Zero()
+            for k in folded:
+                inertia += oMi[full].actInv(oMi[k]).act(model.inertias[k])
+            out.inertias[j] = inertia
+    for j, full, kept, behind in joints:
+        if not changed.isdisjoint(behind):
+            out.jointPlacements[j] = oMi[kept].actInv(
+                oMi[model.parents[full]] * model.jointPlacements[full])
+    for f, kept, behind in frames:
+        if not changed.isdisjoint(behind):
+            out.frames[f].placement = oMi[kept].actInv(oMf[f])
     return out
 
 
