@@ -662,7 +662,7 @@ class Group:
         supports = _model_tables(self.robot.model).supports
         return max(self._above(), key=lambda j: len(supports[j]))
 
-    def _placement_sources(self) -> Tuple[tuple, tuple]:
+    def _placement_sources(self) -> Tuple[tuple, tuple, tuple]:
         """Return what each placement of the reduced model is made of, in the full model.
 
         ``(joints, frames, bodies)``: per joint of the reduced model ``(j, full id, kept
