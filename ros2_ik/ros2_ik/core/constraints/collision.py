@@ -154,10 +154,10 @@ def carried_pairs(model: pin.Model, compiled, columns: np.ndarray, frame_joint: 
     ``columns``: the group's velocity columns (:func:`moving_columns`); ``frame_joint``:
     the frame's parent joint.  A joint whose supporting joints among ``columns`` are the
     frame's (the hand, the fingers held on it, what it carries) keeps its placement
-    relative to the frame: it is *carried*.  Returns ``(carried, pairs, geometry)``: the
-    carried joints (c,), the pairs (k,) of a carried side and a side no joint of
-    ``columns`` moves (a scene object, the body the arm stands on), and the carried side's
-    geometry index per pair (k,).  Empty when the group does not move the frame.
+    relative to the frame: it is *carried*.  Returns ``(pairs, carried, still)``: the
+    pairs (k,) of a carried side and a side no joint of ``columns`` moves (a scene
+    object, the body the arm stands on), and the geometry index of each side (k,).
+    Empty when the group does not move the frame.
     """
     masks = support_masks(model)[:, columns]
     frame_mask = masks[frame_joint]
@@ -168,8 +168,9 @@ def carried_pairs(model: pin.Model, compiled, columns: np.ndarray, frame_joint: 
     a_carried, b_carried = is_carried[compiled.joint_a], is_carried[compiled.joint_b]
     a_still, b_still = still[compiled.joint_a], still[compiled.joint_b]
     pairs = np.flatnonzero(a_carried & b_still | b_carried & a_still)
-    geometry = np.where(a_carried[pairs], compiled.pair_a[pairs], compiled.pair_b[pairs])
-    return np.flatnonzero(is_carried), pairs, geometry
+    a_side = a_carried[pairs]
+    return (pairs, np.where(a_side, compiled.pair_a[pairs], compiled.pair_b[pairs]),
+            np.where(a_side, compiled.pair_b[pairs], compiled.pair_a[pairs]))
 
 
 def check_model(checker: CollisionChecker, model: pin.Model) -> None:
@@ -206,9 +207,7 @@ class _Carried(NamedTuple):
         model = checker.model
         compiled = checker.compiled()
         joint = model.frames[frame_id].parentJoint
-        _, pairs, carried = carried_pairs(model, compiled, moving_columns(group), joint)
-        still = np.where(compiled.pair_a[pairs] == carried, compiled.pair_b[pairs],
-                         compiled.pair_a[pairs])
+        pairs, carried, still = carried_pairs(model, compiled, moving_columns(group), joint)
         data = _DATA(model)
         pin.forwardKinematics(model, data, group.q_full_locked)
         T_frame_world = pin.updateFramePlacement(model, data, frame_id).inverse()

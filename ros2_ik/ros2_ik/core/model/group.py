@@ -645,8 +645,7 @@ class Group:
         pin.forwardKinematics(model, data, q_full)
         moved = [not changed.isdisjoint(s) for s in tables.supports]
         if changed <= self._above():
-            mount = self._mount()
-            D = data.oMi[mount] * old.oMi[mount].inverse()
+            mount, D = self._mount(), self._motion_at(data)
             oMi = [(D * M if mount in s else pin.SE3(data.oMi[j])) if m else M
                    for j, (M, m, s) in enumerate(zip(old.oMi, moved, tables.supports))]
         else:
@@ -678,14 +677,14 @@ class Group:
         found = getattr(self, "_sources", None)
         if found is None:
             red, model = self.reduced_model, self.robot.model
-            supports = _model_tables(model).supports
+            tables = _model_tables(model)
+            supports = tables.supports
             full = [0] + [model.getJointId(red.names[j]) for j in range(1, red.njoints)]
             joints = tuple((j, full[j], full[red.parents[j]],
                             supports[model.parents[full[j]]] - supports[full[red.parents[j]]])
                            for j in range(1, red.njoints))
-            parents = _model_tables(model).frame_parent
             frames = tuple((f, full[fr.parentJoint],
-                            supports[parents[f]] - supports[full[fr.parentJoint]])
+                            supports[tables.frame_parent[f]] - supports[full[fr.parentJoint]])
                            for f, fr in enumerate(red.frames))
             kept = {f: j for j, f in enumerate(full)}
             folded: Dict[int, List[int]] = {j: [] for j in range(1, red.njoints)}
@@ -786,9 +785,16 @@ class Group:
         if not any(j in above for j in changed):
             return pin.SE3.Identity()
         model = self.robot.model
-        mount = max(above, key=lambda j: len(model.supports[j]))  # the deepest: the mount
         data = self._thread_data("mount", model)
         pin.forwardKinematics(model, data, q_full)
+        return self._motion_at(data)
+
+    def _motion_at(self, data: pin.Data) -> pin.SE3:
+        """``D`` (world): the mount's (:meth:`_mount`) motion from the locked values to ``data``.
+
+        ``data``: forward kinematics of the full model done.
+        """
+        mount = self._mount()
         return data.oMi[mount] * self.locked_data().oMi[mount].inverse()
 
     def _relocked(self, values: Mapping[str, float]) -> Dict[str, float]:
