@@ -206,3 +206,23 @@ def test_seven_r_floor_is_judged_on_the_targets_it_answers():
     assert "| panda | 50 % | 9000000.0 | 5000000.0 | 3500000.0 | 0.39 |" in text
     runs["new"][0].pop("floor_s")
     assert "floor_median_us" not in seven_r_ab.summary("panda", runs)
+
+
+def test_seven_r_tail_pools_the_rounds():
+    """Synthetic runs: the percentiles read every round's targets, interpolated by rank."""
+    sys.path.insert(0, str(BENCH))
+    import seven_r_ab
+
+    def run(times):
+        return {"source": "s", "times_s": times, "verified": [True] * len(times)}
+    old = [run([float(t) for t in range(1, 51)]), run([float(t) for t in range(51, 101)])]
+    new = [run([t / 2 for t in range(1, 101)])]
+    row = seven_r_ab.summary("panda", {"old": old, "new": new})
+    assert row["old_p90_us"] == pytest.approx(90.1e6)  # ranks 89 and 90 of 1..100
+    assert row["old_p99_us"] == pytest.approx(99.01e6)
+    assert row["new_p90_us"] == pytest.approx(45.05e6)
+    assert row["p90_ratio_new_to_old"] == pytest.approx(0.5)
+    info = {"machine": {"cpu": "c", "cores": 2}, "load_start": [0], "load_end": [0],
+            "old": {"sha": "a" * 40}, "new": {"sha": "b" * 40}, "poses": 100, "rounds": 2}
+    text = seven_r_ab.report([row], info)
+    assert "| panda | 90100000.0 | 45050000.0 | 0.50 | 99010000.0 | 49505000.0 | 0.50 |" in text
