@@ -114,7 +114,7 @@ def tail_figures(runs: Dict[str, List[dict]]) -> dict:
 
 
 def _percentile(ordered: List[float], p: float) -> float:
-    """The ``p``-th percentile of ``ordered`` (ascending), interpolated between ranks."""
+    """Return the ``p``-th percentile of ``ordered`` (ascending), interpolated by rank."""
     x = (len(ordered) - 1) * p / 100.0
     k = int(x)
     if k + 1 >= len(ordered):
