@@ -485,6 +485,13 @@ def test_empty_malformed_and_missing_mesh_descriptions(spare, model):
     client.publish_description(no_meshes)
     req = good_request(model)
     assert_verified(model, req, client.wait_for_model(req, no_model_code=C.NO_ROBOT_MODEL))
+    # Said when the model arrives (the collision model is built then), before any request
+    # that checks collisions; such a request answers NO_ROBOT_MODEL with the same reason.
+    wait_for(lambda: "collision checks unavailable" in node.output()
+             and "package://gone/none.dae" in node.output(), 20,
+             "the start-up warning of the missing mesh", client.spin)
+    req.avoid_collisions = True
+    assert_rejected(client.call(req), C.NO_ROBOT_MODEL, "package://gone/none.dae")
     client.semantic_pub.publish(type(client.semantic_pub.msg_type())(data="<robot><grr"))
     wait_for(lambda: "robot_description_semantic rejected" in node.output(), 20,
              "the node to reject the malformed SRDF", client.spin)

@@ -28,7 +28,7 @@ from ros2_ik.node.base_pose import has_base, joint_limits, marker_frames, reply_
 from ros2_ik.core.errors import InvalidGoal
 from ros2_ik.core.solve import prepare
 from ros2_ik.core.solvers import registry
-from ros2_ik.node.compute_ik import Answer, compute_ik, resolve_group
+from ros2_ik.node.compute_ik import Answer, collision_checker, compute_ik, resolve_group
 from ros2_ik.node.diagnostics import Diagnostics
 from ros2_ik.node.conversions import pose_to_se3
 from ros2_ik.node.outputs import Outputs
@@ -213,6 +213,18 @@ class IKNode(Node):
             registry.solver_class(cfg.solver)
         except Exception as exc:  # noqa: BLE001 - a request will report the same error
             self.get_logger().warning(f"default group/solver not usable: {exc}")
+        self._warm_up_collisions()
+
+    def _warm_up_collisions(self) -> None:
+        """Build the collision model (meshes, BVHs) now, not in a first avoid_collisions solve.
+
+        A mesh that cannot be found is said here, at start-up; a request that checks
+        collisions then answers NO_ROBOT_MODEL with the same reason (it tries again).
+        """
+        try:
+            collision_checker(self.robot.snapshot, self.config)
+        except Exception as exc:  # noqa: BLE001 - the node keeps serving without them
+            self.get_logger().warning(f"collision checks unavailable: {exc}")
 
     def _on_joint_states(self, msg: JointState) -> None:
         self.diagnostics.joint_states.tick()
