@@ -78,31 +78,34 @@ def _box_tables(geoms, fixed: Sequence[int], centers, halves):
 def build_bound_tables(
     geom_model: pin.GeometryModel, pairs: Sequence[Tuple[int, int]]
 ) -> BoundTables:
-    """Tables for :func:`lower_bounds` (``pairs`` as geometry index tuples, in order)."""
+    """Tables for :func:`lower_bounds` (``pairs`` as geometry index tuples, in order).
+
+    Per pair in numpy (a scene version of a robot with ~2,000 candidate pairs is compiled
+    anew at every change of the scene); per geometry in Python.
+    """
     geoms = geom_model.geometryObjects
+    G = len(geoms)
     centers, halves = zip(*(_local_aabb(g.geometry) for g in geoms)) if geoms else ((), ())
-    radius = [float(np.linalg.norm(h)) for h in halves]
-    joints = tuple(sorted({g.parentJoint for g in geoms} - {0}))
-    slot = [joints.index(g.parentJoint) + 1 if g.parentJoint else 0 for g in geoms]
-    box_rows, ball_rows = [], []  # (k, moving a, fixed b), (k, a, b)
-    for k, (i, j) in enumerate(pairs):
-        if geoms[j].parentJoint == 0 and geoms[i].parentJoint != 0:
-            box_rows.append((k, i, j))
-        elif geoms[i].parentJoint == 0 and geoms[j].parentJoint != 0:
-            box_rows.append((k, j, i))
-        else:
-            ball_rows.append((k, i, j))
-    fixed = sorted({j for _, _, j in box_rows})
-    G, W = len(geoms), len(fixed)
-    order, pair_radius = np.zeros(len(pairs), np.int64), np.zeros(len(pairs))
-    for k, i, j in box_rows:
-        order[k], pair_radius[k] = fixed.index(j) * G + i, radius[i]
-    ball_diff = np.zeros((G, len(ball_rows)))
-    for n, (k, i, j) in enumerate(ball_rows):
-        order[k], pair_radius[k] = W * G + n, radius[i] + radius[j]
-        ball_diff[i, n] += 1.0
-        ball_diff[j, n] -= 1.0
-    box_rows_, box_half = _box_tables(geoms, fixed, centers, halves)
+    radius = np.array([float(np.linalg.norm(h)) for h in halves])
+    parent = np.array([g.parentJoint for g in geoms], dtype=np.int64)
+    joints = tuple(sorted(set(parent.tolist()) - {0}))
+    slot = [joints.index(j) + 1 if j else 0 for j in parent.tolist()]
+    ij = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
+    i, j = ij[:, 0], ij[:, 1]
+    # A pair with one side fixed in the world: ball a against box b (b the fixed side).
+    fixed_i, fixed_j = parent[i] == 0, parent[j] == 0
+    box = fixed_i != fixed_j
+    a, b = np.where(fixed_j, i, j)[box], np.where(fixed_j, j, i)[box]
+    fixed = np.unique(b)
+    W, ball = len(fixed), np.flatnonzero(~box)
+    order, pair_radius = np.zeros(len(ij), np.int64), np.zeros(len(ij))
+    order[box], pair_radius[box] = np.searchsorted(fixed, b) * G + a, radius[a]
+    n = np.arange(len(ball))
+    order[ball], pair_radius[ball] = W * G + n, radius[i[ball]] + radius[j[ball]]
+    ball_diff = np.zeros((G, len(ball)))
+    np.add.at(ball_diff, (i[ball], n), 1.0)
+    np.add.at(ball_diff, (j[ball], n), -1.0)
+    box_rows_, box_half = _box_tables(geoms, fixed.tolist(), centers, halves)
     return BoundTables(
         joints=joints,
         center_joint=_frozen([list(g.placement.act(c)) + [1.0]

@@ -23,7 +23,7 @@ import pinocchio as pin
 from ..errors import InvalidArgument, InvalidFrame
 from .bounds import ensure_local_aabb, lower_bounds, reach_squared, squared_gaps
 from .coal_calls import clamp_depths, configure_requests
-from .compiled import CompiledScene, compile_scene
+from .compiled import CompiledScene, compile_scene, robot_part
 from .meshes import MeshResolver
 from .pairs import candidate_self_pairs
 from .robot_geometry import build_robot_geometry
@@ -123,6 +123,8 @@ class CollisionChecker:
         if self_pairs is None:
             self_pairs = candidate_self_pairs(model, geom_model, srdf_xml)
         self.self_pairs = tuple((int(i), int(j)) for i, j in self_pairs)
+        self._robot_part = robot_part(model, geom_model, self.self_pairs, self.padding_m,
+                                      self.link_padding_m)
         self._compile_lock = threading.Lock()
         self._compiled: Optional[CompiledScene] = None
         self._local = threading.local()
@@ -153,8 +155,7 @@ class CollisionChecker:
             snapshot = self.scene.snapshot() if self.scene is not None else None
             version = snapshot.version if snapshot is not None else 0
             if self._compiled is None or self._compiled.version != version:
-                self._compiled = compile_scene(self.model, self.robot_geom, self.self_pairs,
-                                               snapshot, self.padding_m, self.link_padding_m)
+                self._compiled = compile_scene(self.model, self._robot_part, snapshot)
             return self._compiled
 
     def _thread_state(self) -> Tuple[CompiledScene, pin.GeometryData]:
@@ -162,9 +163,27 @@ class CollisionChecker:
         local = self._local
         if getattr(local, "compiled", None) is not compiled:
             local.geom_data = pin.GeometryData(compiled.geom_model)
-            configure_requests(local.geom_data)
+            local.configured = bytearray(compiled.num_pairs)
             local.compiled = compiled
         return compiled, local.geom_data
+
+    def _ready(self, pairs: list) -> list:
+        """Return ``pairs`` (pair indices), their distance requests configured in this thread.
+
+        Each request is set (:func:`.coal_calls.configure_requests`) before its first use,
+        not all when a scene version arrives: most pairs of a version are never computed,
+        and setting one from Python costs ~5 us (TIAGo's ~1,900 pairs: ~10 ms per version
+        and thread, the servo's included).  Precondition: :meth:`_thread_state` in this
+        thread, for the data the pairs are computed on.
+        """
+        local = self._local
+        configured = local.configured
+        missing = [k for k in pairs if not configured[k]]
+        if missing:
+            configure_requests(local.geom_data, missing)
+            for k in missing:
+                configured[k] = 1
+        return pairs
 
     def _own_data(self) -> pin.Data:
         data = getattr(self._local, "data", None)
@@ -220,7 +239,7 @@ class CollisionChecker:
         pin.updateGeometryPlacements(self.model, data, compiled.geom_model, geom_data)
         distance, model, padding = pin.computeDistance, compiled.geom_model, compiled.padding_m
         return all(distance(model, geom_data, k).min_distance - padding[k] >= threshold_m
-                   for k in wanted)  # NaN: not clear
+                   for k in self._ready(wanted))  # NaN: not clear
 
     def _wanted(self, compiled: CompiledScene, data: pin.Data, threshold_m: float) -> np.ndarray:
         """Pairs (k,) whose lower bound (:meth:`_lower_bounds`) is below ``threshold_m``."""
@@ -244,15 +263,18 @@ class CollisionChecker:
         bounds[bounds <= 0.0] = -np.inf
         return bounds - compiled.padding_m
 
-    @staticmethod
-    def _compute(compiled, geom_data, pairs: np.ndarray, out: np.ndarray) -> None:
-        """Run coal on ``pairs`` only and write their signed padded distances into ``out``."""
+    def _compute(self, compiled, geom_data, pairs: np.ndarray, out: np.ndarray) -> None:
+        """Run coal on ``pairs`` only and write their signed padded distances into ``out``.
+
+        ``compiled`` and ``geom_data``: this thread's (:meth:`_thread_state`).
+        """
         if pairs.size == 0:
             return
         # One computeDistance per pair (it fills distanceResults[k], read by witnesses):
         # cheaper than flagging the active pairs of a (G, G) matrix for computeDistances.
         distance, model = pin.computeDistance, compiled.geom_model
-        raw = np.array([distance(model, geom_data, k).min_distance for k in pairs.tolist()])
+        raw = np.array([distance(model, geom_data, k).min_distance
+                        for k in self._ready(pairs.tolist())])
         names = compiled.pair_names
         out[pairs] = clamp_depths(raw, lambda deep: [names[k] for k in pairs[deep]]) \
             - compiled.padding_m[pairs]

@@ -1,8 +1,10 @@
 """One scene version compiled against the robot: a combined GeometryModel and its pair tables.
 
 Built once per scene version and shared read-only by every thread (each thread owns its
-``pin.GeometryData``).  Robot geometries come first (same indices as the robot's model),
-then one geometry per scene shape.  Pairs:
+``pin.GeometryData``), from the robot's part built once per checker (:class:`RobotPart`):
+a perception that moves an object every tenth of a second makes a version each time.
+Robot geometries come first (same indices as the robot's model), then one geometry per
+scene shape.  Pairs:
 
 * robot/robot: the candidate self pairs;
 * robot/world object: every robot geometry not fixed to the world (a fixed link against a
@@ -130,25 +132,44 @@ def _scene_pairs(sides: List[_Side], n_robot: int) -> List[Tuple[int, int]]:
     return pairs
 
 
-def compile_scene(
-    model: pin.Model,
-    robot_geom: pin.GeometryModel,
-    self_pairs: Sequence[Tuple[int, int]],
-    snapshot: Optional[SceneSnapshot],
-    padding_m: float = 0.0,
-    link_padding_m: Optional[Mapping[str, float]] = None,
-) -> CompiledScene:
-    """Combine the robot geometry with the scene objects of ``snapshot``."""
+@dataclass(frozen=True)
+class RobotPart:
+    """What every scene version of one checker shares: the robot's geometries, self pairs.
+
+    ``geom_model`` holds the robot geometries (the robot model's indices) and the self
+    pairs; each version copies it (the copy shares the geometries) and adds its scene's.
+    """
+
+    geom_model: pin.GeometryModel
+    sides: Tuple[_Side, ...]
+    self_pairs: np.ndarray  # (S, 2) geometry indices, read-only
+
+
+def robot_part(model: pin.Model, robot_geom: pin.GeometryModel,
+               self_pairs: Sequence[Tuple[int, int]], padding_m: float = 0.0,
+               link_padding_m: Optional[Mapping[str, float]] = None) -> RobotPart:
+    """Return the :class:`RobotPart` of ``robot_geom`` with ``self_pairs`` and its paddings [m]."""
     geom_model = pin.GeometryModel()
     for geom in robot_geom.geometryObjects:
         geom_model.addGeometryObject(pin.GeometryObject(geom))
+    for i, j in self_pairs:
+        geom_model.addCollisionPair(pin.CollisionPair(i, j))
     sides = _robot_sides(model, robot_geom, padding_m, dict(link_padding_m or {}))
+    return RobotPart(geom_model, tuple(sides), _frozen(self_pairs, np.int64).reshape(-1, 2))
+
+
+def compile_scene(model: pin.Model, part: RobotPart,
+                  snapshot: Optional[SceneSnapshot]) -> CompiledScene:
+    """Combine the robot geometry of ``part`` with the scene objects of ``snapshot``."""
+    geom_model = part.geom_model.copy()
+    sides = list(part.sides)
     objects: Dict[str, SceneObject] = dict(snapshot.objects) if snapshot else {}
     for name in sorted(objects):
         _add_object(model, geom_model, objects[name], sides)
-    pairs = list(self_pairs) + _scene_pairs(sides, len(robot_geom.geometryObjects))
-    for i, j in pairs:
+    scene_pairs = _scene_pairs(sides, len(part.sides))
+    for i, j in scene_pairs:
         geom_model.addCollisionPair(pin.CollisionPair(i, j))
+    pairs = np.concatenate((part.self_pairs, np.array(scene_pairs, np.int64).reshape(-1, 2)))
     return _tables(snapshot.version if snapshot else 0, geom_model, sides, pairs)
 
 
@@ -158,19 +179,23 @@ def _frozen(values, dtype) -> np.ndarray:
     return array
 
 
-def _tables(version, geom_model, sides: List[_Side], pairs) -> CompiledScene:
+def _tables(version, geom_model, sides: List[_Side], ij: np.ndarray) -> CompiledScene:
+    pad = np.array([side.padding_m for side in sides], dtype=float)
+    joint = np.array([side.joint for side in sides], dtype=np.int64)
+    names = [side.name for side in sides]
+    i, j = ij[:, 0], ij[:, 1]
     return CompiledScene(
         version=version,
         geom_model=geom_model,
-        pair_names=tuple((sides[i].name, sides[j].name) for i, j in pairs),
-        padding_m=_frozen([sides[i].padding_m + sides[j].padding_m for i, j in pairs], float),
-        pad_a_m=_frozen([sides[i].padding_m for i, _ in pairs], float),
-        joint_a=_frozen([sides[i].joint for i, _ in pairs], np.int64),
-        joint_b=_frozen([sides[j].joint for _, j in pairs], np.int64),
-        pair_a=_frozen([i for i, _ in pairs], np.int64),
-        pair_b=_frozen([j for _, j in pairs], np.int64),
-        bounds=build_bound_tables(geom_model, pairs),
-        geometry_names=tuple(side.name for side in sides),
-        geometry_padding_m=_frozen([side.padding_m for side in sides], float),
-        geometry_joint=_frozen([side.joint for side in sides], np.int64),
+        pair_names=tuple(zip([names[k] for k in i.tolist()], [names[k] for k in j.tolist()])),
+        padding_m=_frozen(pad[i] + pad[j], float),
+        pad_a_m=_frozen(pad[i], float),
+        joint_a=_frozen(joint[i], np.int64),
+        joint_b=_frozen(joint[j], np.int64),
+        pair_a=_frozen(i, np.int64),
+        pair_b=_frozen(j, np.int64),
+        bounds=build_bound_tables(geom_model, ij),
+        geometry_names=tuple(names),
+        geometry_padding_m=_frozen(pad, float),
+        geometry_joint=_frozen(joint, np.int64),
     )

@@ -1,0 +1,146 @@
+"""Scene versions compiled from the checker's robot part, and requests set where they are used.
+
+A perception that moves an object makes a scene version each time; the checker compiles
+each one from the robot's part, built once (``compiled.RobotPart``), and sets a pair's
+distance request (``coal_calls.configure_requests``) before the pair's first use in a
+thread.  Checked against independent computations: a checker built anew on the same scene
+(tables and distances to the bit), the bound tables by the per-pair rule written out here,
+and coal's requests themselves.
+"""
+import threading
+
+import numpy as np
+import pinocchio as pin
+import pytest
+
+from ros2_ik.core import robots
+from ros2_ik.core.collision import (Box, CollisionChecker, PlanningScene, SceneObject, Sphere,
+                                    pose_from_xyz_quat)
+from ros2_ik.core.collision.bounds import build_bound_tables
+from ros2_ik.core.collision.coal_calls import _GJK_TOLERANCE, configure_requests
+
+ROBOTS = ("panda", "pr2_right")
+
+
+def _checker(name, objects_at=None):
+    """Return the robot, its group, a checker and its scene (with ``_objects`` at y)."""
+    robot, group = robots.load_group(name)
+    scene = PlanningScene.for_model(robot.model)
+    if objects_at is not None:
+        scene.add_all(_objects(group, objects_at))
+    checker = CollisionChecker.from_urdf(robot.model, robots.urdf_text(name),
+                                         robots.srdf_text(name), scene)
+    return robot, group, checker, scene
+
+
+def _objects(group, y):
+    """A world box at height-y ``y`` [m] and a ball attached to the group's tip."""
+    return [SceneObject("box", [Box((0.1, 0.2, 0.1))],
+                        T_frame_object=pose_from_xyz_quat((0.5, y, 0.3))),
+            SceneObject("ball", [Sphere(0.04)], frame_id=group.tip, attached=True)]
+
+
+def _reference_bounds(geom_model, pairs):
+    """The bound tables' per-pair rule (bounds.py's docstring), one pair at a time.
+
+    A pair with exactly one side fixed in the world bounds the moving side's ball against
+    the fixed side's box (fixed boxes in index order, ``order = W_index * G + a``); every
+    other pair is ball against ball (``order = W * G + n``, n its rank among them).
+    """
+    geoms = geom_model.geometryObjects
+    G = len(geoms)
+    moving = [g.parentJoint != 0 for g in geoms]
+    radius = [float(np.linalg.norm((np.array(g.geometry.aabb_local.max_)
+                                    - np.array(g.geometry.aabb_local.min_)) / 2.0))
+              for g in geoms]
+    kinds = []
+    for i, j in pairs:
+        if moving[i] != moving[j]:
+            a, b = (i, j) if moving[i] else (j, i)
+            kinds.append(("box", a, b))
+        else:
+            kinds.append(("ball", i, j))
+    fixed = sorted({b for kind, _, b in kinds if kind == "box"})
+    order, rad, n = [], [], 0
+    for kind, a, b in kinds:
+        if kind == "box":
+            order.append(fixed.index(b) * G + a)
+            rad.append(radius[a])
+        else:
+            order.append(len(fixed) * G + n)
+            rad.append(radius[a] + radius[b])
+            n += 1
+    return np.array(order), np.array(rad), n
+
+
+@pytest.mark.parametrize("name", ROBOTS)
+def test_bound_tables_follow_the_per_pair_rule(name):
+    robot, group, checker, scene = _checker(name, 0.2)
+    compiled = checker.compiled()
+    pairs = list(zip(compiled.pair_a.tolist(), compiled.pair_b.tolist()))
+    tables = build_bound_tables(compiled.geom_model, pairs)
+    order, radius, balls = _reference_bounds(compiled.geom_model, pairs)
+    assert np.array_equal(tables.order, order)
+    assert np.allclose(tables.radius, radius, rtol=0, atol=1e-15)
+    assert tables.ball_diff.shape[1] == balls
+    assert set(np.unique(tables.ball_diff)) <= {-1.0, 0.0, 1.0}
+    assert 0 < balls < len(pairs)  # both kinds present: the test reads both branches
+
+
+@pytest.mark.parametrize("name", ROBOTS)
+def test_a_moved_object_compiles_as_a_checker_built_on_that_scene(name):
+    """Versions made from the robot part equal a fresh checker's, tables and distances."""
+    robot, group, checker, scene = _checker(name)
+    rng = np.random.default_rng(3)
+    for y in (0.2, 0.05, -0.1):  # three versions of one checker
+        scene.add_all(_objects(group, y))
+        compiled = checker.compiled()
+        _, _, fresh_checker, fresh_scene = _checker(name, y)
+        fresh = fresh_checker.compiled()
+        assert compiled.pair_names == fresh.pair_names
+        assert compiled.geometry_names == fresh.geometry_names
+        for field in ("padding_m", "pad_a_m", "joint_a", "joint_b", "pair_a", "pair_b",
+                      "geometry_padding_m", "geometry_joint"):
+            assert np.array_equal(getattr(compiled, field), getattr(fresh, field)), field
+        for field in ("center_joint", "gather", "box_rows", "box_half", "ball_diff",
+                      "order", "radius"):
+            assert np.array_equal(getattr(compiled.bounds, field),
+                                  getattr(fresh.bounds, field)), field
+        for _ in range(5):
+            q = group.to_full_q(group.random_configuration(rng))
+            assert np.array_equal(checker.distances(q).distances_m,
+                                  fresh_checker.distances(q).distances_m)
+
+
+def test_requests_are_set_before_their_first_use_only():
+    """A computed pair's request has the tight GJK tolerance and no warm start; a pair never
+    computed keeps coal's defaults; the distances equal those of every request set."""
+    robot, group, checker, _ = _checker("panda", 0.1)
+    q = group.to_full_q(group.mid_configuration())
+    pairs = checker.distances(q, threshold_m=0.05)
+    computed = np.flatnonzero(np.isfinite(pairs.distances_m))
+    assert 0 < len(computed) < pairs.compiled.num_pairs
+    requests = pairs.geom_data.distanceRequests
+    done = set(computed.tolist())
+    for k in range(pairs.compiled.num_pairs):
+        tight = requests[k].gjk_tolerance == _GJK_TOLERANCE
+        assert tight == (k in done), k
+    every = pin.GeometryData(pairs.compiled.geom_model)
+    configure_requests(every)
+    pin.updateGeometryPlacements(robot.model, checker._own_data(), pairs.compiled.geom_model,
+                                 every)
+    for k in computed.tolist():
+        d = pin.computeDistance(pairs.compiled.geom_model, every, k).min_distance
+        assert d - pairs.compiled.padding_m[k] == pairs.distances_m[k]
+
+
+def test_each_thread_sets_its_own_requests():
+    """A second thread's data is set as it computes, with the same distances to the bit."""
+    robot, group, checker, _ = _checker("panda", 0.1)
+    q = group.to_full_q(group.mid_configuration())
+    here = checker.distances(q).distances_m
+    there = []
+    worker = threading.Thread(target=lambda: there.append(checker.distances(q).distances_m))
+    worker.start()
+    worker.join()
+    assert np.array_equal(here, there[0])
