@@ -12,6 +12,9 @@ cell (``avoid_collisions`` off / on, ``joint_states`` steady / jittering): each 
 median [ms] (median of the rounds' medians), the ratio new / old, every SUCCESS checked by
 our own FK (false successes counted), and the share of SUCCESS.
 
+A fifth cell moves a box in the scene before each collision-checked request, as a
+perception reports an object: a new scene version each time.
+
     python bench/held_ab.py                    # 5 robots, 80 requests, 3 rounds, vs 33d6e79
     python bench/held_ab.py --quick            # 2 robots, 30 requests, 1 round
     python bench/held_ab.py --old 33d6e79
@@ -41,8 +44,12 @@ HERE = Path(__file__).resolve().parent
 RESULTS = results_files.RESULTS
 ROBOTS = "panda,pr2_right,tiago,baxter_left,g1_left"
 QUICK_ROBOTS = "panda,pr2_right"
-CELLS = ("avoid_false_jitter_0", "avoid_false_jitter_0.0001", "avoid_true_jitter_0",
-         "avoid_true_jitter_0.0001")
+#: Each cell's avoid_collisions and what changes between requests (held_worker.py).
+CELLS = {"avoid_false_jitter_0": ("off", "steady"),
+         "avoid_false_jitter_0.0001": ("off", "jittering"),
+         "avoid_true_jitter_0": ("on", "steady"),
+         "avoid_true_jitter_0.0001": ("on", "jittering"),
+         "avoid_true_scene_moving": ("on", "steady; a box moved 1 mm before each request")}
 #: Requests at the start of each cell left out of its median (the first reading's work).
 SKIP = 2
 
@@ -67,7 +74,7 @@ def summary(robot: str, runs: Dict[str, List[dict]]) -> dict:
     """Per cell: medians [ms] per revision, the ratio new / old, successes, false ones."""
     row: Dict = {"robot": robot, "source": runs["new"][0]["source"],
                  "locked_joints": runs["new"][0]["locked_joints"], "cells": {}}
-    for cell in CELLS:
+    for cell in (c for c in CELLS if c in runs["new"][0]["cells"]):  # older runs: four
         out = {}
         for label, found in runs.items():
             medians = [statistics.median(r["cells"][cell]["times_s"][SKIP:]) * 1e3
@@ -97,8 +104,7 @@ def report(rows: List[dict], info: dict) -> str:
              "(old / new) |", "|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         for cell, c in r["cells"].items():
-            avoid = "on" if cell.startswith("avoid_true") else "off"
-            jitter = "steady" if cell.endswith("_0") else "jittering"
+            avoid, jitter = CELLS[cell]
             lines.append(
                 f"| {r['robot']} | {r['locked_joints']} | {avoid} | {jitter} | "
                 f"{c['old_median_ms']:.2f} | {c['new_median_ms']:.2f} | "

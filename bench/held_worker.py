@@ -37,6 +37,10 @@ from ros2_ik_interfaces.srv import ComputeIK
 #: The encoders' noise on every joint [rad or m] (one standard deviation).
 JITTER_RAD = 1e-4
 TIMEOUT_S = 0.05
+#: The fifth cell: collision-checked, joint_states steady, a box moved before each request.
+SCENE_CELL = "avoid_true_scene_moving"
+#: How far the box moves before each request [m].
+SCENE_STEP_M = 1e-3
 POS_TOL, ORI_TOL, SLACK = 1e-4, 1e-3, 1e-9
 
 
@@ -96,7 +100,7 @@ def miss(model: pin.Model, arm: dof_arms.Arm, held: dict, res, T_base_tip: pin.S
 
 
 def run(arm: dof_arms.Arm, requests: int, seed: int) -> dict:
-    """Return the four cells' times [s], codes and checks on ``arm``."""
+    """Return the five cells' times [s], codes and checks on ``arm``."""
     snapshot, cfg = node_inputs(arm)
     group = C.resolve_group(snapshot, cfg, "arm", "", "")[0]
     model = snapshot.robot.model
@@ -126,8 +130,34 @@ def run(arm: dof_arms.Arm, requests: int, seed: int) -> dict:
                     misses += miss(model, arm, held, res, T)
             cells[f"avoid_{str(avoid).lower()}_jitter_{jitter:g}"] = {
                 "times_s": times, "codes": codes, "false_success": misses}
+    cells[SCENE_CELL] = scene_cell(arm, snapshot, cfg, model, group, rest, targets)
     return {"arm": arm.name, "source": arm.source, "locked_joints": len(group.locked),
             "cells": cells}
+
+
+def scene_cell(arm, snapshot, cfg, model, group, rest: dict, targets) -> dict:
+    """Collision-checked requests, joint_states steady, a box moved before each one.
+
+    As a perception reports an object: the box (10 cm) 0.25 m above the group's tip at
+    mid-limits moves by ``SCENE_STEP_M`` before each request, a new scene version each
+    time (the objects are removed after).
+    """
+    from ros2_ik.core.collision.scene import Box, SceneObject, pose_from_xyz_quat
+    above = group.fk(group.mid_configuration(), arm.tip).translation + (0.0, 0.0, 0.25)
+    joints, times, codes, misses = JointStateCache(), [], [], 0
+    joints.update(list(rest), list(rest.values()))
+    for k, T in enumerate(targets):
+        snapshot.scene.add(SceneObject("box", [Box((0.1, 0.1, 0.1))], T_frame_object=(
+            pose_from_xyz_quat(tuple(above + (SCENE_STEP_M * k, 0.0, 0.0))))))
+        req = request(arm, T, True)
+        t0 = time.perf_counter()
+        res = C.compute_ik(snapshot, "", cfg, joints, req).response
+        times.append(time.perf_counter() - t0)
+        codes.append(int(res.error_code.val))
+        if res.error_code.val == IKErrorCode.SUCCESS:
+            misses += miss(model, arm, rest, res, T)
+    snapshot.scene.clear()
+    return {"times_s": times, "codes": codes, "false_success": misses}
 
 
 def main(argv=None) -> int:
