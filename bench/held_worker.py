@@ -117,25 +117,35 @@ def run(arm: dof_arms.Arm, requests: int, seed: int) -> dict:
     cells = {}
     for avoid in (False, True):
         for jitter in (0.0, JITTER_RAD):
-            joints, times, codes, misses = JointStateCache(), [], [], 0
-            for T in targets:
-                held = {n: v + jitter * rng.standard_normal() for n, v in rest.items()}
-                joints.update(list(held), list(held.values()))
-                req = request(arm, T, avoid)
-                t0 = time.perf_counter()
-                res = C.compute_ik(snapshot, "", cfg, joints, req).response
-                times.append(time.perf_counter() - t0)
-                codes.append(int(res.error_code.val))
-                if res.error_code.val == IKErrorCode.SUCCESS:
-                    misses += miss(model, arm, held, res, T)
-            cells[f"avoid_{str(avoid).lower()}_jitter_{jitter:g}"] = {
-                "times_s": times, "codes": codes, "false_success": misses}
-    cells[SCENE_CELL] = scene_cell(arm, snapshot, cfg, model, group, rest, targets)
+            cells[f"avoid_{str(avoid).lower()}_jitter_{jitter:g}"] = _cell(
+                snapshot, cfg, arm, targets, avoid,
+                lambda k: {n: v + jitter * rng.standard_normal() for n, v in rest.items()})
+    cells[SCENE_CELL] = scene_cell(arm, snapshot, cfg, group, rest, targets)
     return {"arm": arm.name, "source": arm.source, "locked_joints": len(group.locked),
             "cells": cells}
 
 
-def scene_cell(arm, snapshot, cfg, model, group, rest: dict, targets) -> dict:
+def _cell(snapshot, cfg, arm, targets, avoid: bool, before) -> dict:
+    """One cell: a request per target, ``before(k)`` first (the joints' values it returns).
+
+    Times [s] of the node's handler, error codes, and the SUCCESSes that miss their target
+    on our own FK, the other joints where ``before`` put them.
+    """
+    joints, times, codes, misses = JointStateCache(), [], [], 0
+    for k, T in enumerate(targets):
+        held = before(k)
+        joints.update(list(held), list(held.values()))
+        req = request(arm, T, avoid)
+        t0 = time.perf_counter()
+        res = C.compute_ik(snapshot, "", cfg, joints, req).response
+        times.append(time.perf_counter() - t0)
+        codes.append(int(res.error_code.val))
+        if res.error_code.val == IKErrorCode.SUCCESS:
+            misses += miss(snapshot.robot.model, arm, held, res, T)
+    return {"times_s": times, "codes": codes, "false_success": misses}
+
+
+def scene_cell(arm, snapshot, cfg, group, rest: dict, targets) -> dict:
     """Collision-checked requests, joint_states steady, a box moved before each one.
 
     As a perception reports an object: the box (10 cm) 0.25 m above the group's tip at
@@ -144,20 +154,14 @@ def scene_cell(arm, snapshot, cfg, model, group, rest: dict, targets) -> dict:
     """
     from ros2_ik.core.collision.scene import Box, SceneObject, pose_from_xyz_quat
     above = group.fk(group.mid_configuration(), arm.tip).translation + (0.0, 0.0, 0.25)
-    joints, times, codes, misses = JointStateCache(), [], [], 0
-    joints.update(list(rest), list(rest.values()))
-    for k, T in enumerate(targets):
+
+    def move(k):
         snapshot.scene.add(SceneObject("box", [Box((0.1, 0.1, 0.1))], T_frame_object=(
             pose_from_xyz_quat(tuple(above + (SCENE_STEP_M * k, 0.0, 0.0))))))
-        req = request(arm, T, True)
-        t0 = time.perf_counter()
-        res = C.compute_ik(snapshot, "", cfg, joints, req).response
-        times.append(time.perf_counter() - t0)
-        codes.append(int(res.error_code.val))
-        if res.error_code.val == IKErrorCode.SUCCESS:
-            misses += miss(model, arm, rest, res, T)
+        return rest
+    cell = _cell(snapshot, cfg, arm, targets, True, move)
     snapshot.scene.clear()
-    return {"times_s": times, "codes": codes, "false_success": misses}
+    return cell
 
 
 def main(argv=None) -> int:
