@@ -74,7 +74,7 @@ def summary(robot: str, runs: Dict[str, List[dict]]) -> dict:
     """Per cell: medians [ms] per revision, the ratio new / old, successes, false ones."""
     row: Dict = {"robot": robot, "source": runs["new"][0]["source"],
                  "locked_joints": runs["new"][0]["locked_joints"], "cells": {}}
-    for cell in (c for c in CELLS if c in runs["new"][0]["cells"]):  # older runs: four
+    for cell in CELLS:
         out = {}
         for label, found in runs.items():
             medians = [statistics.median(r["cells"][cell]["times_s"][SKIP:]) * 1e3

@@ -35,6 +35,8 @@ import tempfile
 from pathlib import Path
 from typing import Dict, List
 
+import numpy as np
+
 from ab import Revision
 from machine import machine, pyplot
 import results_files
@@ -105,21 +107,12 @@ def tail_figures(runs: Dict[str, List[dict]]) -> dict:
     """
     out: Dict = {}
     for label, found in runs.items():
-        times = sorted(t for r in found for t in r["times_s"])
+        times = [t for r in found for t in r["times_s"]]
         for p in TAIL:
-            out[f"{label}_p{p}_us"] = _percentile(times, p) * 1e6
+            out[f"{label}_p{p}_us"] = float(np.percentile(times, p)) * 1e6
     for p in TAIL:
         out[f"p{p}_ratio_new_to_old"] = out[f"new_p{p}_us"] / out[f"old_p{p}_us"]
     return out
-
-
-def _percentile(ordered: List[float], p: float) -> float:
-    """Return the ``p``-th percentile of ``ordered`` (ascending), interpolated by rank."""
-    x = (len(ordered) - 1) * p / 100.0
-    k = int(x)
-    if k + 1 >= len(ordered):
-        return ordered[-1]
-    return ordered[k] + (ordered[k + 1] - ordered[k]) * (x - k)
 
 
 def floor_figures(runs: Dict[str, List[dict]]) -> dict:

@@ -126,7 +126,7 @@ def test_requests_are_set_before_their_first_use_only():
         tight = requests[k].gjk_tolerance == _GJK_TOLERANCE
         assert tight == (k in done), k
     every = pin.GeometryData(pairs.compiled.geom_model)
-    configure_requests(every)
+    configure_requests(every, range(pairs.compiled.num_pairs))
     pin.updateGeometryPlacements(robot.model, checker._own_data(), pairs.compiled.geom_model,
                                  every)
     for k in computed.tolist():

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 import warnings
-from typing import NamedTuple, Optional, Sequence
+from typing import Iterable, NamedTuple
 
 import coal
 import numpy as np
@@ -29,19 +29,17 @@ _GJK_TOLERANCE = 1e-8
 _MAX_DEPTH_M = 1.0
 
 
-def configure_requests(geom_data: pin.GeometryData, pairs: Optional[Sequence[int]] = None
-                       ) -> None:
+def configure_requests(geom_data: pin.GeometryData, pairs: Iterable[int]) -> None:
     """Set a tight GJK tolerance and no warm start on the distance requests of ``pairs``.
 
-    ``pairs``: pair indices (None: every pair).  A cached GJK guess makes witness points
-    (and so the constraint Jacobian, up to ~5e-5) depend on what the thread computed
-    before, so the same solve could differ between threads; without it results are
-    bit-identical.
+    ``pairs``: pair indices.  A cached GJK guess makes witness points (and so the
+    constraint Jacobian, up to ~5e-5) depend on what the thread computed before, so the
+    same solve could differ between threads; without it results are bit-identical.
     """
     requests = geom_data.distanceRequests
     with warnings.catch_warnings():  # the flag is deprecated but still honoured in coal 3
         warnings.simplefilter("ignore", DeprecationWarning)
-        for k in range(len(requests)) if pairs is None else pairs:
+        for k in pairs:
             _configure(requests[k])
 
 
