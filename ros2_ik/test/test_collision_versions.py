@@ -7,6 +7,7 @@ thread.  Checked against independent computations: a checker built anew on the s
 (tables and distances to the bit), the bound tables by the per-pair rule written out here,
 and coal's requests themselves.
 """
+import gc
 import threading
 
 import numpy as np
@@ -144,3 +145,46 @@ def test_each_thread_sets_its_own_requests():
     worker.start()
     worker.join()
     assert np.array_equal(here, there[0])
+
+
+def test_a_thread_keeps_its_geometry_data_while_objects_only_move():
+    """Moves keep the thread's GeometryData; a new or reshaped object or another frame builds
+    it again; every version's distances equal a fresh checker's on that scene, to the bit,
+    with the version the data was built on no longer the checker's (collected)."""
+    robot, group, checker, scene = _checker("panda", 0.2)
+    rng = np.random.default_rng(5)
+    qs = [group.to_full_q(group.random_configuration(rng)) for _ in range(4)]
+    first = checker.distances(qs[0]).geom_data
+    kept = []
+
+    def same_as_fresh():
+        objects = [scene.snapshot().objects[name] for name in scene.names()]
+        fresh = CollisionChecker.from_urdf(robot.model, robots.urdf_text("panda"),
+                                           robots.srdf_text("panda"), PlanningScene.for_model(
+                                               robot.model))
+        fresh.scene.add_all(objects)
+        gc.collect()  # the versions before: only the thread's data may keep one alive
+        for q in qs:
+            assert np.array_equal(checker.distances(q).distances_m,
+                                  fresh.distances(q).distances_m)
+        kept.append(checker.distances(qs[0]).geom_data is first)
+
+    for y in (0.1, 0.0, -0.15):  # the box moves: perception
+        scene.move("box", pose_from_xyz_quat((0.45, y, 0.25)))
+        same_as_fresh()
+    scene.add_all([SceneObject("box", [Box((0.1, 0.2, 0.1))],  # the same shape, by value
+                               T_frame_object=pose_from_xyz_quat((0.5, 0.1, 0.3)))])
+    same_as_fresh()
+    scene.move("ball", pose_from_xyz_quat((0.0, 0.0, 0.05)))  # the attached ball slides
+    same_as_fresh()
+    assert kept == [True] * 5
+    scene.move("ball", pose_from_xyz_quat((0.0, 0.0, 0.0)), "panda_link5")  # another link
+    same_as_fresh()
+    first = checker.distances(qs[0]).geom_data
+    scene.add_all([SceneObject("box", [Box((0.1, 0.2, 0.2))],  # reshaped
+                               T_frame_object=pose_from_xyz_quat((0.5, 0.1, 0.3)))])
+    same_as_fresh()
+    scene.add(SceneObject("post", [Sphere(0.05)],
+                          T_frame_object=pose_from_xyz_quat((0.3, -0.3, 0.4))))
+    same_as_fresh()
+    assert kept[5:] == [False, False, False]

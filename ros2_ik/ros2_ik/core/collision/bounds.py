@@ -15,7 +15,7 @@ as "unknown, compute" (the checker maps them to ``-inf``).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Sequence, Tuple
 
 import numpy as np
@@ -47,6 +47,7 @@ class BoundTables:
     radius: np.ndarray           # (P,) r_a (box pairs) or r_a + r_b (ball pairs) [m]
     geometry_radius: np.ndarray  # (G,) each geometry's ball radius [m]
     geometry_centre: np.ndarray  # (G, 3) its ball centre in the geometry's own frame [m]
+    box_geometries: Tuple[int, ...] = ()  # (W,) the geometry of each fixed box
 
 
 def ensure_local_aabb(geometry) -> None:
@@ -73,6 +74,24 @@ def _box_tables(geoms, fixed: Sequence[int], centers, halves):
         rows.append(np.hstack((R.T, (-R.T @ p - centers[j])[:, None])))
         half.append(halves[j])
     return (_frozen(rows, float, (-1, 4)), _frozen(half, float, (-1, 1)))
+
+
+def _placed(geoms, fixed: Sequence[int], centers, halves) -> dict:
+    """Return the tables' fields that hold the geometries' placements in their joints."""
+    box_rows, box_half = _box_tables(geoms, fixed, centers, halves)
+    return dict(center_joint=_frozen([list(g.placement.act(c)) + [1.0]
+                                      for g, c in zip(geoms, centers)], float, (-1, 4)).T,
+                box_rows=box_rows, box_half=box_half)
+
+
+def placed_bound_tables(tables: BoundTables, geom_model: pin.GeometryModel) -> BoundTables:
+    """``tables`` for ``geom_model``: the geometries and pairs they were built on, moved.
+
+    Only the placement fields are computed again (:func:`_placed`); the rest is kept.
+    """
+    geoms = geom_model.geometryObjects
+    centers, halves = zip(*(_local_aabb(g.geometry) for g in geoms)) if geoms else ((), ())
+    return replace(tables, **_placed(geoms, tables.box_geometries, centers, halves))
 
 
 def build_bound_tables(
@@ -105,17 +124,16 @@ def build_bound_tables(
     ball_diff = np.zeros((G, len(ball)))
     np.add.at(ball_diff, (i[ball], n), 1.0)
     np.add.at(ball_diff, (j[ball], n), -1.0)
-    box_rows_, box_half = _box_tables(geoms, fixed.tolist(), centers, halves)
     return BoundTables(
         joints=joints,
-        center_joint=_frozen([list(g.placement.act(c)) + [1.0]
-                              for g, c in zip(geoms, centers)], float, (-1, 4)).T,
+        **_placed(geoms, fixed.tolist(), centers, halves),
         gather=_frozen([[(4 * slot[g] + r) * G + g for g in range(G)] for r in range(4)],
                        np.int64, (4, G)),
-        box_rows=box_rows_, box_half=box_half, ball_diff=_frozen(ball_diff, float),
+        ball_diff=_frozen(ball_diff, float),
         order=_frozen(order, np.int64), radius=_frozen(pair_radius, float),
         geometry_radius=_frozen(radius, float),
         geometry_centre=_frozen(centers, float, (-1, 3)),
+        box_geometries=tuple(fixed.tolist()),
     )
 
 

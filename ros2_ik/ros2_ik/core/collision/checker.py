@@ -155,15 +155,27 @@ class CollisionChecker:
             snapshot = self.scene.snapshot() if self.scene is not None else None
             version = snapshot.version if snapshot is not None else 0
             if self._compiled is None or self._compiled.version != version:
-                self._compiled = compile_scene(self.model, self._robot_part, snapshot)
+                self._compiled = compile_scene(self.model, self._robot_part, snapshot,
+                                               self._compiled)
             return self._compiled
 
     def _thread_state(self) -> Tuple[CompiledScene, pin.GeometryData]:
+        """Return this thread's compiled scene and ``GeometryData``, for the current version.
+
+        The data is built again only when the version's structure changed (objects
+        added, removed or reshaped); when objects only moved it is kept, with the
+        version it was built on (``local.built_on``: its distance functors point into
+        that version's GeometryObjects, which must stay alive;
+        :attr:`.compiled.CompiledScene.structure`).
+        """
         compiled = self.compiled()
         local = self._local
         if getattr(local, "compiled", None) is not compiled:
-            local.geom_data = pin.GeometryData(compiled.geom_model)
-            local.configured = bytearray(compiled.num_pairs)
+            built_on = getattr(local, "built_on", None)
+            if built_on is None or built_on.structure is not compiled.structure:
+                local.geom_data = pin.GeometryData(compiled.geom_model)
+                local.configured = bytearray(compiled.num_pairs)
+                local.built_on = compiled
             local.compiled = compiled
         return compiled, local.geom_data
 

@@ -3,6 +3,9 @@
 Built once per scene version and shared read-only by every thread (each thread owns its
 ``pin.GeometryData``), from the robot's part built once per checker (:class:`RobotPart`):
 a perception that moves an object every tenth of a second makes a version each time.
+A version whose objects only moved (same names, frames, shapes) is the previous one with
+new placements (:func:`compile_scene`'s ``previous``): it keeps its geometries and pairs,
+so a thread keeps its ``GeometryData`` (:attr:`CompiledScene.structure`).
 Robot geometries come first (same indices as the robot's model), then one geometry per
 scene shape.  Pairs:
 
@@ -14,8 +17,8 @@ scene shape.  Pairs:
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Dict, List, Mapping, Optional, Sequence, Tuple
+from dataclasses import dataclass, replace
+from typing import List, Mapping, Optional, Sequence, Tuple
 
 import coal
 import numpy as np
@@ -24,7 +27,7 @@ import pinocchio as pin
 from ..errors import InvalidArgument, InvalidFrame
 from ros2_ik.core.kinematics.frames import frame_id
 from ros2_ik.core.model.frame_names import nameable_frames
-from .bounds import BoundTables, build_bound_tables
+from .bounds import BoundTables, build_bound_tables, placed_bound_tables
 from .pairs import geometry_link_name
 from .robot_geometry import mesh_hull
 from .scene import WORLD_FRAME, Box, Cylinder, Mesh, SceneObject, SceneSnapshot, Sphere
@@ -49,6 +52,14 @@ class CompiledScene:
     geometry_names: Tuple[str, ...]
     geometry_padding_m: np.ndarray
     geometry_joint: np.ndarray
+    #: The scene's objects, sorted by name (what :func:`compile_scene` compares).
+    objects: Tuple[SceneObject, ...] = ()
+    #: Shared by the versions that differ only in where their objects are: the same
+    #: coal geometries (shared, not copied) and the same pairs.  A ``pin.GeometryData``
+    #: built on one of them serves every other (its distance functors read the
+    #: geometries through the GeometryObjects of the version it was built on, which
+    #: hold the same coal objects; placements come from ``oMg``).
+    structure: object = None
 
     @property
     def num_pairs(self) -> int:
@@ -93,16 +104,30 @@ def _frame_of(model: pin.Model, obj: SceneObject) -> Tuple[int, pin.SE3]:
     return frame.parentJoint, frame.placement
 
 
-def _add_object(model, geom_model, obj: SceneObject, sides: List[_Side]) -> None:
+def _object_placements(model, obj: SceneObject) -> Tuple[int, List[pin.SE3]]:
+    """Parent joint of ``obj`` and ``T_joint_shape`` of each of its shapes."""
     joint, T_joint_frame = _frame_of(model, obj)
     T_joint_object = T_joint_frame * pin.SE3(obj.T_frame_object)
+    return joint, [T_joint_object * pin.SE3(instance.T_object_shape)
+                   for instance in obj.shapes]
+
+
+def _add_object(model, geom_model, obj: SceneObject, sides: List[_Side]) -> None:
+    joint, placements = _object_placements(model, obj)
     touch = frozenset(obj.touch_links) | {obj.frame_id}
-    for k, instance in enumerate(obj.shapes):
-        geom = pin.GeometryObject(f"{obj.name}/{k}", joint, 0,
-                                  T_joint_object * pin.SE3(instance.T_object_shape),
+    for k, (instance, placement) in enumerate(zip(obj.shapes, placements)):
+        geom = pin.GeometryObject(f"{obj.name}/{k}", joint, 0, placement,
                                   coal_shape(instance.shape))
         geom_model.addGeometryObject(geom)
         sides.append(_Side(obj.name, joint, 0.0, obj.attached, touch))
+
+
+def _same_shapes(a: SceneObject, b: SceneObject) -> bool:
+    """Whether ``b`` is ``a`` moved: the same name, frame, attachment and shapes."""
+    return (a.name == b.name and a.frame_id == b.frame_id and a.attached == b.attached
+            and a.touch_links == b.touch_links and len(a.shapes) == len(b.shapes)
+            and all(x.shape is y.shape or x.shape == y.shape
+                    for x, y in zip(a.shapes, b.shapes)))
 
 
 def _robot_sides(model, robot_geom, padding_m, link_padding_m) -> List[_Side]:
@@ -158,19 +183,50 @@ def robot_part(model: pin.Model, robot_geom: pin.GeometryModel,
     return RobotPart(geom_model, tuple(sides), _frozen(self_pairs, np.int64).reshape(-1, 2))
 
 
-def compile_scene(model: pin.Model, part: RobotPart,
-                  snapshot: Optional[SceneSnapshot]) -> CompiledScene:
-    """Combine the robot geometry of ``part`` with the scene objects of ``snapshot``."""
+def compile_scene(model: pin.Model, part: RobotPart, snapshot: Optional[SceneSnapshot],
+                  previous: Optional[CompiledScene] = None) -> CompiledScene:
+    """Combine the robot geometry of ``part`` with the scene objects of ``snapshot``.
+
+    ``previous``: the version before, compiled on the same ``part``.  When ``snapshot``'s
+    objects are its objects moved (:func:`_same_shapes`), the new version is
+    :func:`_moved` from it.
+    """
+    objects = tuple(sorted(snapshot.objects.values(), key=lambda o: o.name)) \
+        if snapshot else ()
+    version = snapshot.version if snapshot else 0
+    if previous is not None and len(previous.objects) == len(objects) and all(
+            _same_shapes(a, b) for a, b in zip(previous.objects, objects)):
+        return _moved(model, previous, objects, version)
     geom_model = part.geom_model.copy()
     sides = list(part.sides)
-    objects: Dict[str, SceneObject] = dict(snapshot.objects) if snapshot else {}
-    for name in sorted(objects):
-        _add_object(model, geom_model, objects[name], sides)
+    for obj in objects:
+        _add_object(model, geom_model, obj, sides)
     scene_pairs = _scene_pairs(sides, len(part.sides))
     for i, j in scene_pairs:
         geom_model.addCollisionPair(pin.CollisionPair(i, j))
     pairs = np.concatenate((part.self_pairs, np.array(scene_pairs, np.int64).reshape(-1, 2)))
-    return _tables(snapshot.version if snapshot else 0, geom_model, sides, pairs)
+    return _tables(version, geom_model, sides, pairs, objects)
+
+
+def _moved(model, previous: CompiledScene, objects: Tuple[SceneObject, ...],
+           version: int) -> CompiledScene:
+    """``previous`` with its objects at their places in ``objects`` (same shapes, in order).
+
+    The GeometryModel is copied (the copy shares the coal geometries) and its scene
+    geometries placed anew; the pairs and their names and paddings are the previous
+    version's, the bound tables' placements are computed again
+    (:func:`.bounds.placed_bound_tables`), and the :attr:`~CompiledScene.structure` is
+    kept.
+    """
+    geom_model = previous.geom_model.copy()
+    first = len(previous.geometry_names) - sum(len(o.shapes) for o in objects)
+    geoms = geom_model.geometryObjects
+    for obj in objects:
+        for placement in _object_placements(model, obj)[1]:
+            geoms[first].placement = placement
+            first += 1
+    return replace(previous, version=version, geom_model=geom_model, objects=objects,
+                   bounds=placed_bound_tables(previous.bounds, geom_model))
 
 
 def _frozen(values, dtype) -> np.ndarray:
@@ -179,7 +235,8 @@ def _frozen(values, dtype) -> np.ndarray:
     return array
 
 
-def _tables(version, geom_model, sides: List[_Side], ij: np.ndarray) -> CompiledScene:
+def _tables(version, geom_model, sides: List[_Side], ij: np.ndarray,
+            objects: Tuple[SceneObject, ...]) -> CompiledScene:
     pad = np.array([side.padding_m for side in sides], dtype=float)
     joint = np.array([side.joint for side in sides], dtype=np.int64)
     names = [side.name for side in sides]
@@ -198,4 +255,6 @@ def _tables(version, geom_model, sides: List[_Side], ij: np.ndarray) -> Compiled
         geometry_names=tuple(names),
         geometry_padding_m=_frozen(pad, float),
         geometry_joint=_frozen(joint, np.int64),
+        objects=objects,
+        structure=object(),
     )
