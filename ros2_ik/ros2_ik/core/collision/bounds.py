@@ -47,7 +47,8 @@ class BoundTables:
     radius: np.ndarray           # (P,) r_a (box pairs) or r_a + r_b (ball pairs) [m]
     geometry_radius: np.ndarray  # (G,) each geometry's ball radius [m]
     geometry_centre: np.ndarray  # (G, 3) its ball centre in the geometry's own frame [m]
-    box_geometries: Tuple[int, ...] = ()  # (W,) the geometry of each fixed box
+    geometry_half: np.ndarray    # (G, 3) its local AABB's half extents [m]
+    box_geometries: Tuple[int, ...]  # (W,) the geometry of each fixed box
 
 
 def ensure_local_aabb(geometry) -> None:
@@ -89,9 +90,8 @@ def placed_bound_tables(tables: BoundTables, geom_model: pin.GeometryModel) -> B
 
     Only the placement fields are computed again (:func:`_placed`); the rest is kept.
     """
-    geoms = geom_model.geometryObjects
-    centers, halves = zip(*(_local_aabb(g.geometry) for g in geoms)) if geoms else ((), ())
-    return replace(tables, **_placed(geoms, tables.box_geometries, centers, halves))
+    return replace(tables, **_placed(geom_model.geometryObjects, tables.box_geometries,
+                                     tables.geometry_centre, tables.geometry_half))
 
 
 def build_bound_tables(
@@ -133,6 +133,7 @@ def build_bound_tables(
         order=_frozen(order, np.int64), radius=_frozen(pair_radius, float),
         geometry_radius=_frozen(radius, float),
         geometry_centre=_frozen(centers, float, (-1, 3)),
+        geometry_half=_frozen(halves, float, (-1, 3)),
         box_geometries=tuple(fixed.tolist()),
     )
 
