@@ -4,7 +4,9 @@ A perception that moves an object makes a scene version each time; the checker c
 each one from the robot's part, built once (``compiled.RobotPart``), and sets a pair's
 distance request (``coal_calls.configure_requests``) before the pair's first use in a
 thread.  Checked against independent computations: a checker built anew on the same scene
-(tables and distances to the bit), the bound tables by the per-pair rule written out here,
+(tables to the bit; distances within 1e-9 m: coal warm-starts each pair's support function
+from that pair's previous call, so a thread's history moves the last digits:
+``coal_calls.configure_requests``), the bound tables by the per-pair rule written out here,
 and coal's requests themselves.
 """
 import gc
@@ -39,6 +41,12 @@ def _objects(group, y):
     return [SceneObject("box", [Box((0.1, 0.2, 0.1))],
                         T_frame_object=pose_from_xyz_quat((0.5, y, 0.3))),
             SceneObject("ball", [Sphere(0.04)], frame_id=group.tip, attached=True)]
+
+
+def _same_distances(a, b):
+    """Equal pair distances [m]: the same pairs computed (inf alike), within 1e-9 m."""
+    assert np.array_equal(np.isinf(a), np.isinf(b))
+    assert np.allclose(a, b, rtol=0.0, atol=1e-9)
 
 
 def _reference_bounds(geom_model, pairs):
@@ -109,8 +117,8 @@ def test_a_moved_object_compiles_as_a_checker_built_on_that_scene(name):
                                   getattr(fresh.bounds, field)), field
         for _ in range(5):
             q = group.to_full_q(group.random_configuration(rng))
-            assert np.array_equal(checker.distances(q).distances_m,
-                                  fresh_checker.distances(q).distances_m)
+            _same_distances(checker.distances(q).distances_m,
+                            fresh_checker.distances(q).distances_m)
 
 
 def test_requests_are_set_before_their_first_use_only():
@@ -149,7 +157,7 @@ def test_each_thread_sets_its_own_requests():
 
 def test_a_thread_keeps_its_geometry_data_while_objects_only_move():
     """Moves keep the thread's GeometryData; a new or reshaped object or another frame builds
-    it again; every version's distances equal a fresh checker's on that scene, to the bit,
+    it again; every version's distances equal a fresh checker's on that scene (1e-9 m),
     with the version the data was built on no longer the checker's (collected)."""
     robot, group, checker, scene = _checker("panda", 0.2)
     rng = np.random.default_rng(5)
@@ -165,8 +173,7 @@ def test_a_thread_keeps_its_geometry_data_while_objects_only_move():
         fresh.scene.add_all(objects)
         gc.collect()  # the versions before: only the thread's data may keep one alive
         for q in qs:
-            assert np.array_equal(checker.distances(q).distances_m,
-                                  fresh.distances(q).distances_m)
+            _same_distances(checker.distances(q).distances_m, fresh.distances(q).distances_m)
         kept.append(checker.distances(qs[0]).geom_data is first)
 
     for y in (0.1, 0.0, -0.15):  # the box moves: perception
@@ -188,3 +195,59 @@ def test_a_thread_keeps_its_geometry_data_while_objects_only_move():
                           T_frame_object=pose_from_xyz_quat((0.3, -0.3, 0.4))))
     same_as_fresh()
     assert kept[5:] == [False, False, False]
+
+
+def _edit(scene, obj, op, shape, place, link, rng):
+    """Edit ``obj`` in ``scene`` by ``op`` (``shape()``, ``place()``: random ones)."""
+    if op == "move":
+        scene.move(obj.name, pose_from_xyz_quat((0.0, 0.0, rng.uniform(0.0, 0.1)))
+                   if obj.attached else place())
+    elif op == "readd":  # a perception's ADD of the same object: new, equal shapes
+        scene.add(SceneObject(obj.name, [type(s.shape)(*s.shape.__dict__.values())
+                                         for s in obj.shapes], obj.frame_id,
+                              obj.T_frame_object if obj.attached else place(), obj.attached))
+    elif op == "reshape":
+        scene.add(SceneObject(obj.name, [shape()], obj.frame_id, obj.T_frame_object,
+                              obj.attached))
+    elif op == "remove":
+        scene.remove(obj.name)
+    else:  # attach to a link of the group (a new frame)
+        scene.add(SceneObject(obj.name, [s.shape for s in obj.shapes], link, attached=True))
+
+
+@pytest.mark.parametrize("name, steps", [("panda", 30), ("pr2_right", 15)])
+def test_random_scene_edits_answer_as_a_fresh_checker(name, steps):
+    """Moves, same-shaped re-adds, reshapes, new, removed, attached and re-framed objects in
+    a random order: each version's distances, in this thread (its data kept across moves)
+    and in a new one, equal a checker built on that scene's objects."""
+    robot, group, checker, scene = _checker(name)
+    rng = np.random.default_rng(13)
+    links = [f.name for f in robot.model.frames
+             if f.parentJoint in group.joint_ids and f.type == pin.FrameType.BODY]
+    qs = [group.to_full_q(group.random_configuration(rng)) for _ in range(2)]
+
+    def shape():
+        return [Box(tuple(rng.uniform(0.02, 0.2, 3))), Sphere(float(rng.uniform(0.02, 0.1)))][
+            int(rng.integers(2))]
+
+    def place():
+        return pose_from_xyz_quat(tuple(rng.uniform(-0.6, 0.6, 2)) + (rng.uniform(0, 1.2),))
+    for step in range(steps):
+        names = scene.names()
+        op = rng.choice(["move", "move", "readd", "reshape", "add", "remove", "attach"])
+        if op == "add" or not names:
+            scene.add(SceneObject(f"o{step}", [shape()], T_frame_object=place()))
+        else:
+            _edit(scene, scene.snapshot().objects[names[int(rng.integers(len(names)))]], op,
+                  shape, place, links[int(rng.integers(len(links)))], rng)
+        _, _, fresh, fresh_scene = _checker(name)
+        fresh_scene.add_all(list(scene.snapshot().objects.values()))
+        for q in qs:
+            expected = fresh.distances(q, 0.1).distances_m
+            _same_distances(checker.distances(q, 0.1).distances_m, expected)
+            there = []
+            worker = threading.Thread(
+                target=lambda: there.append(checker.distances(q, 0.1).distances_m))
+            worker.start()
+            worker.join()
+            assert np.allclose(there[0], expected, rtol=0.0, atol=1e-6, equal_nan=True), op

@@ -34,7 +34,11 @@ def configure_requests(geom_data: pin.GeometryData, pairs: Iterable[int]) -> Non
 
     ``pairs``: pair indices.  A cached GJK guess makes witness points (and so the
     constraint Jacobian, up to ~5e-5) depend on what the thread computed before, so the
-    same solve could differ between threads; without it results are bit-identical.
+    same solve could differ between threads; without it they do not.  coal still starts
+    each pair's support function from where that pair's previous call ended (its
+    narrowphase: "no reason not to warm-start the support function"), so a pair's distance
+    can differ in its last digits (~1e-10 m, at most the GJK tolerance) with what this
+    thread's data computed before: equal histories give bit-identical results.
     """
     requests = geom_data.distanceRequests
     with warnings.catch_warnings():  # the flag is deprecated but still honoured in coal 3
