@@ -86,6 +86,24 @@ def test_nearest_starts_rank_by_the_documented_distance(panda, position_only):
     np.testing.assert_allclose(got, seed_library.library(panda).q[order[:5]])
 
 
+@pytest.mark.parametrize("position, rotation", [(True, True), (True, False), (False, True)])
+def test_the_compiled_ranking_orders_as_the_distances(panda, position, rotation):
+    """``_Ranking.nearest`` (one compiled pass) gives the order of a stable sort of
+    ``distances`` (numpy's product), on the quick prefix and on the whole library."""
+    ranking = seed_library.library(panda).ranking(panda, panda.tip)
+    rng = np.random.default_rng(21)
+    for _ in range(60):
+        T = panda.fk(panda.random_configuration(rng), panda.tip)
+        for samples, count in ((seed_library.QUICK_SAMPLES, seed_library.QUICK_STARTS),
+                               (seed_library.SAMPLES, seed_library.LIBRARY_STARTS)):
+            got = ranking.nearest(T, position, rotation, count, samples)
+            assert got is not None  # numba is installed: the compiled pass ran
+            d = ranking.distances(T, position, rotation, samples)
+            np.testing.assert_array_equal(got, np.argsort(d, kind="stable")[:count])
+    nan = pin.SE3(np.full((3, 3), np.nan), np.full(3, np.nan))
+    assert ranking.nearest(nan, position, rotation, 4).size == 0
+
+
 def test_a_library_sample_is_its_own_nearest(panda):
     lib = seed_library.library(panda)
     for i in (0, 17, 1999):

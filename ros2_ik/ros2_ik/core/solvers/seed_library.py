@@ -30,6 +30,7 @@ from typing import Dict, Optional, Tuple
 import numpy as np
 import pinocchio as pin
 
+from ros2_ik.core.runtime.compiled import jit
 from ros2_ik.core.runtime.per_object import PerObject
 from ros2_ik.core.solvers import chain_kernel
 
@@ -153,28 +154,76 @@ class _Ranking:
     (The constant ``|p_t|^2 + 3 w`` is left out: it does not change the order.)  The
     product is numpy's einsum on (12, S) rows, not BLAS: an (S, 12) matrix-vector
     product makes OpenBLAS wake its threads, which then spin and slow every solve
-    after it.
+    after it.  :meth:`nearest` ranks with the same product in one compiled pass
+    (:func:`_nearest_k`): the einsum, partition and sort cost ~100-170 us with the caches
+    another solver left (a request's median is about that), the pass ~35-50 us.
     """
 
     def __init__(self, p: np.ndarray, R: np.ndarray):
         self.rows = np.ascontiguousarray(np.hstack((p, R)).T)  # (12, S)
         self.p_squared = (p * p).sum(axis=1)
+        self._zeros = np.zeros(len(p))
         spread = float(((p - p.mean(axis=0)) ** 2).sum(axis=1).mean())
         #: Orientation weight [m^2 per (2 (1 - cos theta))]; a tiny floor for a still frame.
         self.weight = ORIENTATION_WEIGHT * max(spread, 1e-6)
 
+    def _product(self, T: pin.SE3, position: bool, rotation: bool
+                 ) -> Optional[Tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        """``(rows, v, offset)``: ``d = v @ rows + offset`` over every sample; None: no term."""
+        if position and rotation:
+            v = np.concatenate((-2.0 * T.translation, -self.weight * T.rotation.reshape(-1)))
+            return self.rows, v, self.p_squared
+        if position:
+            return self.rows[:3], -2.0 * T.translation, self.p_squared
+        if rotation:
+            return self.rows[3:], -self.weight * T.rotation.reshape(-1), self._zeros
+        return None
+
     def distances(self, T: pin.SE3, position: bool, rotation: bool,
                   samples: int = SAMPLES) -> np.ndarray:
         """Ranking distance of the first ``samples`` samples to ``T`` [m^2, up to a constant]."""
-        rows, p_squared = self.rows[:, :samples], self.p_squared[:samples]
-        if position and rotation:
-            v = np.concatenate((-2.0 * T.translation, -self.weight * T.rotation.reshape(-1)))
-            return np.einsum("ji,j->i", rows, v) + p_squared
-        if position:
-            return np.einsum("ji,j->i", rows[:3], -2.0 * T.translation) + p_squared
-        if rotation:
-            return np.einsum("ji,j->i", rows[3:], -self.weight * T.rotation.reshape(-1))
-        return np.zeros(rows.shape[1])
+        product = self._product(T, position, rotation)
+        if product is None:
+            return np.zeros(min(samples, len(self.p_squared)))
+        rows, v, offset = product
+        return np.einsum("ji,j->i", rows[:, :samples], v) + offset[:samples]
+
+    def nearest(self, T: pin.SE3, position: bool, rotation: bool, count: int,
+                samples: int = SAMPLES) -> Optional[np.ndarray]:
+        """Return the ``count`` samples nearest ``T`` (indices), nearest first, compiled.
+
+        As :func:`np.argpartition` then a stable sort of :meth:`distances` (equal
+        distances: the lower index first).  None when numba is absent or no term counts.
+        """
+        product = self._product(T, position, rotation)
+        if product is None or chain_kernel.jit() is None:
+            return None
+        idx = _nearest_k(*product, min(samples, len(self.p_squared)), count)
+        return idx[idx >= 0]  # a NaN distance is never among the nearest
+
+
+@jit
+def _nearest_k(rows, v, offset, samples, count):  # pragma: no cover - compiled
+    """Return the indices (count,) of the smallest ``v @ rows[:, i] + offset[i]``, i < samples.
+
+    Smallest first, equal ones by index; -1 where fewer qualify (NaN).  The sum runs
+    over the rows in order, then adds the offset, as the einsum of ``distances``.
+    """
+    d = np.zeros(samples)
+    for j in range(rows.shape[0]):
+        vj = v[j]
+        for i in range(samples):
+            d[i] += rows[j, i] * vj
+    best, idx = np.full(count, np.inf), np.full(count, -1)
+    for i in range(samples):
+        x = d[i] + offset[i]
+        if x < best[count - 1]:
+            m = count - 1
+            while m > 0 and best[m - 1] > x:
+                best[m], idx[m] = best[m - 1], idx[m - 1]
+                m -= 1
+            best[m], idx[m] = x, i
+    return idx
 
 
 _LIBRARIES: PerObject = PerObject()
@@ -212,10 +261,11 @@ def _in_owner(group, owner, T_world_target: pin.SE3) -> pin.SE3:
 def prepare(group, frame: str) -> None:
     """Build the library of ``group`` for ``frame`` now (e.g. at start-up, outside a solve).
 
-    Cheap once built (two dictionary lookups).
+    Cheap once built (two dictionary lookups).  Also compiles or loads the ranking's pass
+    (:func:`_nearest_k`, once per process).
     """
     owner = _owner(group, frame)
-    library(owner).ranking(owner, frame)
+    library(owner).ranking(owner, frame).nearest(pin.SE3.Identity(), True, True, 1, 1)
 
 
 def nearest_starts(group, pose, count: int, seed: np.ndarray,
@@ -236,9 +286,14 @@ def nearest_indices(group, pose, count: int, seed: np.ndarray, max_jump: float =
     """Return the indices into the library of :func:`nearest_starts`' configurations."""
     owner = _owner(group, pose.target.frame)
     lib = library(owner)
-    d = lib.ranking(owner, pose.target.frame).distances(
-        _in_owner(group, owner, pose.T_world_target), bool(pose.mask[:3].any()),
-        pose.full_rotation, samples)
+    ranking = lib.ranking(owner, pose.target.frame)
+    T = _in_owner(group, owner, pose.T_world_target)
+    position, rotation = bool(pose.mask[:3].any()), pose.full_rotation
+    if count > 0 and not math.isfinite(max_jump):
+        idx = ranking.nearest(T, position, rotation, count, samples)
+        if idx is not None:
+            return idx
+    d = ranking.distances(T, position, rotation, samples)
     if math.isfinite(max_jump):
         d[np.abs(lib.q[:samples] - seed).max(axis=1) > max_jump] = np.inf
     count = min(count, int(np.isfinite(d).sum()))
