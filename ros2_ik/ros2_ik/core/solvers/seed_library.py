@@ -155,8 +155,8 @@ class _Ranking:
     product is numpy's einsum on (12, S) rows, not BLAS: an (S, 12) matrix-vector
     product makes OpenBLAS wake its threads, which then spin and slow every solve
     after it.  :meth:`nearest` ranks with the same product in one compiled pass
-    (:func:`_nearest_k`): the einsum, partition and sort cost ~100-170 us with the caches
-    another solver left (a request's median is about that), the pass ~35-50 us.
+    (:func:`_nearest_k`): with the caches another solver left, the einsum, partition and
+    sort cost about a median request, the pass a third of that (docs/design.md).
     """
 
     def __init__(self, p: np.ndarray, R: np.ndarray):
@@ -198,6 +198,8 @@ class _Ranking:
         product = self._product(T, position, rotation)
         if product is None or chain_kernel.jit() is None:
             return None
+        if count <= 0:
+            return np.zeros(0, dtype=np.intp)
         idx = _nearest_k(*product, min(samples, len(self.p_squared)), count)
         return idx[idx >= 0]  # a NaN distance is never among the nearest
 
