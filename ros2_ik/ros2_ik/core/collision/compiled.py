@@ -53,13 +53,13 @@ class CompiledScene:
     geometry_padding_m: np.ndarray
     geometry_joint: np.ndarray
     #: The scene's objects, sorted by name (what :func:`compile_scene` compares).
-    objects: Tuple[SceneObject, ...] = ()
+    objects: Tuple[SceneObject, ...]
     #: Shared by the versions that differ only in where their objects are: the same
     #: coal geometries (shared, not copied) and the same pairs.  A ``pin.GeometryData``
     #: built on one of them serves every other (its distance functors read the
     #: geometries through the GeometryObjects of the version it was built on, which
     #: hold the same coal objects; placements come from ``oMg``).
-    structure: object = None
+    structure: object
 
     @property
     def num_pairs(self) -> int:
@@ -196,7 +196,7 @@ def compile_scene(model: pin.Model, part: RobotPart, snapshot: Optional[SceneSna
     version = snapshot.version if snapshot else 0
     if previous is not None and len(previous.objects) == len(objects) and all(
             _same_shapes(a, b) for a, b in zip(previous.objects, objects)):
-        return _moved(model, previous, objects, version)
+        return _moved(model, part, previous, objects, version)
     geom_model = part.geom_model.copy()
     sides = list(part.sides)
     for obj in objects:
@@ -208,8 +208,8 @@ def compile_scene(model: pin.Model, part: RobotPart, snapshot: Optional[SceneSna
     return _tables(version, geom_model, sides, pairs, objects)
 
 
-def _moved(model, previous: CompiledScene, objects: Tuple[SceneObject, ...],
-           version: int) -> CompiledScene:
+def _moved(model, part: RobotPart, previous: CompiledScene,
+           objects: Tuple[SceneObject, ...], version: int) -> CompiledScene:
     """``previous`` with its objects at their places in ``objects`` (same shapes, in order).
 
     The GeometryModel is copied (the copy shares the coal geometries) and its scene
@@ -219,7 +219,7 @@ def _moved(model, previous: CompiledScene, objects: Tuple[SceneObject, ...],
     kept.
     """
     geom_model = previous.geom_model.copy()
-    first = len(previous.geometry_names) - sum(len(o.shapes) for o in objects)
+    first = len(part.sides)  # the scene's geometries follow the robot's
     geoms = geom_model.geometryObjects
     for obj in objects:
         for placement in _object_placements(model, obj)[1]:
