@@ -28,6 +28,34 @@ def test_bad_urdf(xml):
         Robot.from_urdf(xml)
 
 
+def _two_links(joint: str) -> str:
+    return f"<robot name='r'><link name='a'/><link name='b'/>{joint}</robot>"
+
+
+@pytest.mark.parametrize("xml, named", [
+    (_two_links("<joint name='elbow' type='revolute'><parent link='a'/><child link='b'/>"
+                "<axis xyz='0 0 1'/></joint>"), ["elbow", "limits"]),
+    (_two_links("<joint name='elbow' type='revolute'><parent link='a'/><child link='b'/>"
+                "<limit lower='0' upper='1' velocity='1'/></joint>"), ["elbow", "effort"]),
+    (_two_links("<joint name='elbow' type='hinge'><parent link='a'/><child link='b'/>"
+                "</joint>"), ["elbow", "hinge"]),
+    (_two_links("<joint name='elbow' type='fixed'><parent link='a'/><child link='tool'/>"
+                "</joint>"), ["elbow", "tool"]),
+    (_two_links("<joint name='elbow' type='fixed'><parent link='a'/><child link='b'/>"
+                "<origin xyz='0 nan 0'/></joint>"), ["elbow", "origin"]),
+    (_two_links(""), ["root", "[a]", "[b]"]),
+])
+def test_unparsable_urdf_names_the_culprit(xml, named):
+    """urdfdom says why only on stderr: the error carries its words (the joint, the field)."""
+    with pytest.raises(errors.RobotModelError) as info:
+        Robot.from_urdf(xml)
+    message = str(info.value)
+    assert message.startswith("cannot parse URDF: ")
+    assert "does not contain a valid URDF model" not in message
+    for word in named:
+        assert word in message
+
+
 def test_unknown_frames_list_valid_names(arm):
     robot, _ = arm
     with pytest.raises(errors.InvalidFrame, match="panda_hand") as info:

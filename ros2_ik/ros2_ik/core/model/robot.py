@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import logging
 import math
+import os
+import sys
 import xml.etree.ElementTree as ET
 from typing import Dict, Mapping, NamedTuple, Optional, Sequence, Tuple
 
@@ -104,7 +106,8 @@ class Robot:
         except errors.IKError:
             raise
         except Exception as exc:  # pinocchio raises plain ValueError/RuntimeError
-            raise errors.RobotModelError(f"cannot parse URDF: {exc}") from exc
+            raise errors.RobotModelError(
+                f"cannot parse URDF: {_parser_reason(urdf_xml, exc)}") from exc
         if model.njoints <= 1:
             raise errors.RobotModelError("URDF has no movable joint")
         if root_joint == "srdf" and kind is not None:
@@ -336,6 +339,42 @@ class Robot:
             for follower in reversed(chain[:-1]):
                 value = out[follower] = self.mimics[follower].of(float(value))
         return out
+
+
+def _parser_reason(urdf_xml: str, exc: Exception) -> str:
+    """Return why the URDF parser refused ``urdf_xml``, in its own words; else ``exc``'s text.
+
+    urdfdom names the culprit ("Joint [j4] is of type REVOLUTE but it does not specify
+    limits", "child link [tool] of joint [j6] not found") only on stderr, through
+    console_bridge, and pinocchio then raises "The XML stream does not contain a valid URDF
+    model".  Called only after a refusal: the text is parsed again with file descriptor 2
+    read into a temporary file, the parser's error lines kept (without their source
+    locations), anything else written there meanwhile (another thread's log) written back.
+    """
+    import tempfile  # noqa: PLC0415 (only after a refusal: not an import-time cost)
+    with tempfile.TemporaryFile() as captured:
+        sys.stderr.flush()
+        saved = os.dup(2)
+        os.dup2(captured.fileno(), 2)
+        try:
+            pin.buildModelFromXML(urdf_xml)
+        except Exception:  # the refusal being explained
+            pass
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+        captured.seek(0)
+        lines = captured.read().decode(errors="replace").splitlines()
+    reasons, others = [], []
+    for line in lines:
+        text = line.strip()
+        if text.startswith("Error:"):
+            reasons.append(text[len("Error:"):].strip())
+        elif not (text.startswith("at line ") and reasons):
+            others.append(line)
+    if others:
+        sys.stderr.write("\n".join(others) + "\n")
+    return "; ".join(reasons) if reasons else str(exc)
 
 
 def mimic_joints(urdf_xml: str, model: pin.Model) -> Dict[str, Mimic]:
