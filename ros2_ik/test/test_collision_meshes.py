@@ -94,6 +94,38 @@ def test_missing_mesh_skipped_with_warning(caplog):
     assert "no_such_pkg" in caplog.text and "arm" in caplog.text
 
 
+@pytest.mark.parametrize("bad, reason", [
+    ('<geometry><box size="0.1 0.1"/></geometry>', "3 expected"),
+    ('<origin xyz="0 0 nan"/><geometry><sphere radius="0.1"/></geometry>', "nan"),
+])
+def test_unreadable_collision_refused_naming_link_and_reason(bad, reason):
+    """urdfdom drops a <collision> it cannot read (and the link's later ones), on stderr only.
+
+    Checking against the rest would miss that part of the robot: refused, like a missing mesh.
+    """
+    urdf = mesh_urdf("unused").replace(
+        '<collision><geometry><mesh filename="unused"/></geometry></collision>',
+        f"<collision>{bad}</collision>")
+    model = pin.buildModelFromXML(urdf)  # the kinematics do not need it: accepted
+    with pytest.raises(RobotModelError) as caught:
+        build_robot_geometry(model, urdf)
+    message = str(caught.value)
+    assert "'arm' (0 of 2)" in message and reason in message
+
+
+def test_every_collision_read_is_accepted():
+    """Several <collision> per link, on links joined by fixed joints too: all read, no error."""
+    urdf = mesh_urdf("unused").replace(
+        '<collision><geometry><mesh filename="unused"/></geometry></collision>',
+        '<collision><origin xyz="0 0 0.2"/><geometry><box size="0.1 0.1 0.1"/></geometry>'
+        "</collision>").replace("</robot>", (
+            '<joint name="f" type="fixed"><parent link="arm"/><child link="hand"/></joint>'
+            '<link name="hand"><collision><geometry><cylinder radius="0.1" length="0.2"/>'
+            "</geometry></collision></link></robot>"))
+    geom = build_robot_geometry(pin.buildModelFromXML(urdf), urdf)
+    assert geom.ngeoms == 3
+
+
 def test_meshes_become_convex_hulls(panda_stl):
     urdf = mesh_urdf("file://" + panda_stl)
     model = pin.buildModelFromXML(urdf)

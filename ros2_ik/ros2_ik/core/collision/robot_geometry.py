@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import logging
 import xml.etree.ElementTree as ET
-from typing import Optional
+from collections import Counter
+from typing import Optional, Tuple
 
 import coal
 import pinocchio as pin
 
 from ..errors import InvalidArgument, RobotModelError
+from ..model.robot import parser_errors
 from .hull import plate_points
 from .meshes import MeshNotFoundError, MeshResolver
 
@@ -24,8 +26,11 @@ _LOG = logging.getLogger(__name__)
 
 def _resolve_collision_meshes(
     urdf_xml: str, resolver: MeshResolver, skip_missing_meshes: bool
-) -> str:
-    """Return the URDF text with every collision mesh URI made absolute (or dropped)."""
+) -> Tuple[str, Counter]:
+    """Return the URDF text with every collision mesh URI made absolute (or dropped).
+
+    And the number of ``<collision>`` elements it keeps per link name.
+    """
     try:
         root = ET.fromstring(urdf_xml)
     except ET.ParseError as exc:
@@ -44,7 +49,9 @@ def _resolve_collision_meshes(
                 _LOG.warning("skipping a collision geometry of link '%s': %s",
                              link.get("name"), exc)
                 link.remove(collision)
-    return ET.tostring(root, encoding="unicode")
+    kept = Counter({link.get("name"): len(link.findall("collision"))
+                    for link in root.iter("link")})
+    return ET.tostring(root, encoding="unicode"), kept
 
 
 def convex_hull(geometry: coal.CollisionGeometry) -> coal.CollisionGeometry:
@@ -85,6 +92,27 @@ def _bvh(vertices_m, triangles) -> coal.BVHModelOBBRSS:
     return bvh
 
 
+def _check_every_collision_read(model: pin.Model, resolved: str, expected: Counter,
+                                geom_model: pin.GeometryModel) -> None:
+    """Raise RobotModelError when a link has fewer geometries than ``<collision>`` elements.
+
+    urdfdom drops a ``<collision>`` it cannot read (a box with two sizes, a NaN in an
+    origin) and every later one of that link, says so only on stderr and keeps the link:
+    collision checks would never see that part of the robot.  ``expected``: the elements
+    per link name in ``resolved``; the error names the links and the parser's reasons.
+    """
+    read = Counter(model.frames[g.parentFrame].name for g in geom_model.geometryObjects)
+    short = [f"'{name}' ({read[name]} of {count})" for name, count in expected.items()
+             if count > read[name]]
+    if not short:
+        return
+    reasons = parser_errors(lambda: pin.buildGeomFromUrdfString(model, resolved, pin.COLLISION))
+    raise RobotModelError(
+        f"the URDF parser could not read every <collision> of link {', '.join(short)}"
+        + (f": {'; '.join(reasons)}" if reasons else "")
+        + ". Collision checks would miss those parts: fix the URDF")
+
+
 def build_robot_geometry(
     model: pin.Model,
     urdf_xml: str,
@@ -105,11 +133,12 @@ def build_robot_geometry(
     Pairs are chosen by :func:`.pairs.candidate_self_pairs` (the checker calls it).
     """
     resolver = resolver or MeshResolver()
-    resolved = _resolve_collision_meshes(urdf_xml, resolver, skip_missing_meshes)
+    resolved, expected = _resolve_collision_meshes(urdf_xml, resolver, skip_missing_meshes)
     try:
         geom_model = pin.buildGeomFromUrdfString(model, resolved, pin.COLLISION)
     except (RuntimeError, ValueError) as exc:
         raise RobotModelError(f"pinocchio could not read the collision geometry: {exc}") from exc
+    _check_every_collision_read(model, resolved, expected, geom_model)
     if convexify_meshes:
         for geom in geom_model.geometryObjects:
             geom.geometry = convex_hull(geom.geometry)

@@ -11,7 +11,7 @@ import math
 import os
 import sys
 import xml.etree.ElementTree as ET
-from typing import Dict, Mapping, NamedTuple, Optional, Sequence, Tuple
+from typing import Callable, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple
 
 import numpy as np
 import pinocchio as pin
@@ -107,7 +107,9 @@ class Robot:
             raise
         except Exception as exc:  # pinocchio raises plain ValueError/RuntimeError
             raise errors.RobotModelError(
-                f"cannot parse URDF: {_parser_reason(urdf_xml, exc)}") from exc
+                "cannot parse URDF: "
+                + ("; ".join(parser_errors(lambda: pin.buildModelFromXML(urdf_xml)))
+                   or str(exc))) from exc
         if model.njoints <= 1:
             raise errors.RobotModelError("URDF has no movable joint")
         if root_joint == "srdf" and kind is not None:
@@ -341,23 +343,25 @@ class Robot:
         return out
 
 
-def _parser_reason(urdf_xml: str, exc: Exception) -> str:
-    """Return why the URDF parser refused ``urdf_xml``, in its own words; else ``exc``'s text.
+def parser_errors(parse: Callable[[], object]) -> List[str]:
+    """Return the URDF parser's error messages while ``parse()`` runs, in its own words.
 
     urdfdom names the culprit ("Joint [j4] is of type REVOLUTE but it does not specify
     limits", "child link [tool] of joint [j6] not found") only on stderr, through
-    console_bridge, and pinocchio then raises "The XML stream does not contain a valid URDF
-    model".  Called only after a refusal: the text is parsed again with file descriptor 2
-    read into a temporary file, the parser's error lines kept (without their source
-    locations), anything else written there meanwhile (another thread's log) written back.
+    console_bridge; pinocchio then raises "The XML stream does not contain a valid URDF
+    model", or, for a ``<collision>`` it cannot read, goes on without it.  ``parse`` (a
+    pinocchio call on URDF text) runs with file descriptor 2 read into a temporary file;
+    the parser's error lines are returned without their source locations, anything else
+    written there meanwhile (another thread's log) is written back.  For the error paths
+    only: ``parse`` runs again, its result and any exception dropped.
     """
-    import tempfile  # noqa: PLC0415 (only after a refusal: not an import-time cost)
+    import tempfile  # noqa: PLC0415 (error paths only: not an import-time cost)
     with tempfile.TemporaryFile() as captured:
         sys.stderr.flush()
         saved = os.dup(2)
         os.dup2(captured.fileno(), 2)
         try:
-            pin.buildModelFromXML(urdf_xml)
+            parse()
         except Exception:  # the refusal being explained
             pass
         finally:
@@ -374,7 +378,7 @@ def _parser_reason(urdf_xml: str, exc: Exception) -> str:
             others.append(line)
     if others:
         sys.stderr.write("\n".join(others) + "\n")
-    return "; ".join(reasons) if reasons else str(exc)
+    return reasons
 
 
 def mimic_joints(urdf_xml: str, model: pin.Model) -> Dict[str, Mimic]:
