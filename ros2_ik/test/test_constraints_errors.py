@@ -4,6 +4,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pinocchio as pin
 import pytest
 from test_constraints_fixtures import planar_2r, tiny
 
@@ -172,7 +173,6 @@ def test_huge_finite_directions_are_their_direction():
     support polygon with that normal raised ZeroDivisionError (whole-body fuzz).  A
     polyhedron row of that size kept a zero physical bound the same way.
     """
-    import pinocchio as pin
     model = planar_2r()
     data = model.createData()
     q = np.array([0.3, -0.4])
@@ -192,7 +192,6 @@ def test_huge_finite_directions_are_their_direction():
 def test_bounds_and_targets_near_the_float_range_are_measured_not_raised():
     """``1e300 ** 2`` raises OverflowError (an INTERNAL_ERROR from the action, found by
     the whole-body fuzz on a contact target); ``x * x`` and ``hypot`` do not."""
-    import pinocchio as pin
     from ros2_ik.core.constraints import FramePlacementConstraint
     model = planar_2r()
     data = model.createData()
@@ -205,13 +204,35 @@ def test_bounds_and_targets_near_the_float_range_are_measured_not_raised():
     assert held.measure(model, data, q)[0] == pytest.approx(1e300)
 
 
+def _massive_planar_2r() -> pin.Model:
+    model = pin.Model(planar_2r())  # a copy: the fixture's model is shared
+    model.inertias[1] = pin.Inertia.FromSphere(1.0, 0.1)
+    return model
+
+
 def test_support_polygon_normal_of_huge_components():
     from ros2_ik.core.constraints import ComInSupportPolygonConstraint
-    model = planar_2r()
+    model = _massive_planar_2r()
     square = [[x, y, 0.0] for x in (-1.0, 1.0) for y in (-1.0, 1.0)]
     huge = ComInSupportPolygonConstraint(model, square, normal=[0.0, 0.0, 1e300])
     unit = ComInSupportPolygonConstraint(model, square)
     np.testing.assert_allclose(huge.vertices, unit.vertices)
+
+
+def test_centre_of_mass_terms_of_a_massless_model_name_the_term():
+    """planar_2r has no <inertial>: its CoM is undefined (NaN), so every CoM term is refused."""
+    from ros2_ik.core.constraints import CenterOfMassConstraint, \
+        CenterOfMassDistanceConstraint, ComInSupportPolygonConstraint
+    from ros2_ik.core.costs import CenterOfMassCost
+    square = [[x, y, 0.0] for x in (-1.0, 1.0) for y in (-1.0, 1.0)]
+    terms = {"com": lambda m: CenterOfMassConstraint(m, [-1] * 3, [1] * 3),
+             "com_distance": lambda m: CenterOfMassDistanceConstraint(m, Z3, 0.0, 1.0),
+             "support_polygon": lambda m: ComInSupportPolygonConstraint(m, square),
+             "com_cost": lambda m: CenterOfMassCost(m, Z3)}
+    for name, make in terms.items():
+        with pytest.raises(InvalidGoal, match=f"{name}: the robot model has no mass"):
+            make(planar_2r())
+        make(_massive_planar_2r())  # one body with a mass: accepted
 
 
 def test_joint_bounds_errors():
@@ -237,7 +258,6 @@ def test_joint_bounds_errors():
 
 
 def test_multi_dof_joints_are_rejected():
-    import pinocchio as pin
     model = pin.buildModelFromXML(
         "<robot name='r'><link name='a'/><link name='b'/><joint name='f' type='floating'>"
         "<parent link='a'/><child link='b'/></joint></robot>")

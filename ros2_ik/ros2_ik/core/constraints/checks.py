@@ -13,6 +13,7 @@ import numpy as np
 import pinocchio as pin
 
 from ..errors import InvalidGoal
+from ..runtime.per_object import PerObject
 
 #: Vectors shorter than this (in their own unit) count as zero vectors.
 ZERO_VECTOR_NORM = 1e-9
@@ -277,3 +278,23 @@ def matrix_lists(value, arg: str, cols: int) -> list:
         if math.isfinite(sum(map(sum, rows))):  # False with a NaN or an inf
             return rows
     return matrix(value, arg, cols=cols).tolist()
+
+
+#: Per model: whether a body has a mass > 0 (:func:`has_mass`).
+_MASSIVE: PerObject = PerObject()
+
+
+def has_mass(model: pin.Model, term: str) -> None:
+    """Raise InvalidGoal naming ``term`` when no body of ``model`` has a mass > 0 [kg].
+
+    The centre of mass of such a model is undefined (pinocchio's is NaN): a URDF without
+    ``<inertial>`` elements, or whose ``<inertial>`` urdfdom could not read (it then drops
+    them, saying so only on stderr).  Read once per model.
+    """
+    massive = _MASSIVE.get(model)
+    if massive is None:
+        massive = _MASSIVE[model] = any(inertia.mass > 0.0 for inertia in model.inertias)
+    if not massive:
+        raise InvalidGoal(
+            f"{term}: the robot model has no mass (no link's <inertial> has a mass > 0), so "
+            "its centre of mass is undefined; give the URDF's links their <inertial>")

@@ -72,6 +72,7 @@ class CenterOfMassConstraint(BoundedConstraint):
                  name: Optional[str] = None):
         self._fid_A = frame_id(model, frame_A) if frame_A != "universe" else _WORLD
         lo, hi = check.box_bounds(lower, upper, "lower", "upper")
+        check.has_mass(model, "com")
         super().__init__(check.term_name(name, "com"), lo, hi)
 
     def evaluate(self, model: pin.Model, data: pin.Data, q: np.ndarray
@@ -99,6 +100,7 @@ class CenterOfMassDistanceConstraint(BoundedConstraint):
         lo = check.non_negative(lower, "lower")
         hi = check.non_negative(upper, "upper", allow_inf=True)
         check.ordered(lo, hi, "lower", "upper")
+        check.has_mass(model, "com_distance")
         super().__init__(check.term_name(name, "com_distance"), [lo], [hi])
 
     def evaluate(self, model: pin.Model, data: pin.Data, q: np.ndarray

@@ -104,6 +104,7 @@ class ComInSupportPolygonConstraint(BoundedConstraint):
     def __init__(self, model: pin.Model, points_W, margin: float = 0.0,
                  normal=_UP, *, name: Optional[str] = None):
         points = check.matrix_lists(points_W, "points_W", cols=3)
+        check.has_mass(model, "support_polygon")
         (nx, ny, nz), = (_UP,) if normal is _UP else check.vector_lists(
             (normal,), ("normal",), units=(0,))
         self.margin = check.non_negative(margin, "margin")

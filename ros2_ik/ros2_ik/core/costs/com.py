@@ -25,6 +25,7 @@ class CenterOfMassCost(NamedCost):
         if not np.all(np.isfinite(w)) or np.any(w < 0):
             raise InvalidGoal(f"weights must be finite and >= 0, got {np.asarray(w).tolist()}")
         self._sqrt_2w = np.sqrt(2.0 * w)
+        check.has_mass(model, "com_cost")
         self.name = check.term_name(name, "com_cost")
 
     def gauss_newton(self, model: pin.Model, data: pin.Data, q: np.ndarray
