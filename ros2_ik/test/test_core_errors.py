@@ -1,4 +1,5 @@
 """Every error path raises from errors.py with the valid choices in the message."""
+import logging
 import math
 
 import numpy as np
@@ -54,6 +55,21 @@ def test_unparsable_urdf_names_the_culprit(xml, named):
     assert "does not contain a valid URDF model" not in message
     for word in named:
         assert word in message
+
+
+def test_unread_inertial_warns_naming_the_link(caplog):
+    """urdfdom keeps a link whose <inertial> it cannot read, massless: a warning says so."""
+    link = ("<link name='b'><inertial><mass value='{}'/><inertia ixx='1' ixy='0' ixz='0' "
+            "iyy='1' iyz='0' izz='1'/></inertial></link>")
+    joint = ("<joint name='j' type='revolute'><parent link='a'/><child link='b'/>"
+             "<limit lower='0' upper='1' effort='1' velocity='1'/></joint>")
+    for value, warned in (("2 kg", True), ("2", False)):
+        caplog.clear()
+        with caplog.at_level(logging.WARNING, logger="ros2_ik.core.model.robot"):
+            robot = Robot.from_urdf(f"<robot name='r'><link name='a'/>{link.format(value)}"
+                                    f"{joint}</robot>")
+        assert robot.model.nq == 1
+        assert ("Link [b]" in caplog.text and "massless" in caplog.text) == warned
 
 
 def test_unknown_frames_list_valid_names(arm):
