@@ -22,6 +22,7 @@ from ros2_ik.node.conversions import joint_state, pose_to_se3  # noqa: E402
 from ros2_ik.node.parameters import GroupConfig  # noqa: E402
 from ros2_ik.node.robot_source import JointStateCache  # noqa: E402
 from ros2_ik.node.spinning import GoalWorker  # noqa: E402
+from ros2_ik_interfaces.msg import IKErrorCode  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 import node_inputs  # noqa: E402
 
@@ -112,6 +113,18 @@ def test_group_resolution_is_cached_per_model_and_config():
         C.resolve_group(snapshot, cfg, "leg", "", "")
     assert ("leg", "", "") not in snapshot.resolved
     assert "no SRDF yet" not in str(raised.value)
+
+
+def test_an_srdf_group_that_does_not_fit_the_urdf_says_why():
+    """An SRDF written for another description (a renamed link): not "unknown group"."""
+    srdf = robots.srdf_text("panda").replace('<joint name="panda_joint7"/>',
+                                             '<joint name="panda_joint_7"/>')
+    assert srdf != robots.srdf_text("panda")
+    snapshot = node_inputs.snapshot(robots.urdf_text("panda"), srdf)
+    with pytest.raises(C.RequestError, match="does not fit the robot description: joint: "
+                       "unknown joint 'panda_joint_7'") as raised:
+        C.resolve_group(snapshot, _config(), "arm_and_hand", "", "")  # its subgroup "arm"
+    assert raised.value.code == IKErrorCode.INVALID_GROUP
 
 
 def test_an_unknown_group_before_the_srdf_says_so():

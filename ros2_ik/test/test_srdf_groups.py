@@ -5,7 +5,7 @@ The expected joint lists are written out from the SRDF and URDF files, not compu
 import pytest
 
 from ros2_ik.core import robots
-from ros2_ik.core.model.srdf_groups import srdf_groups
+from ros2_ik.core.model.srdf_groups import srdf_groups, unresolved_reason
 
 PR2_RIGHT = ("r_shoulder_pan_joint", "r_shoulder_lift_joint", "r_upper_arm_roll_joint",
              "r_elbow_flex_joint", "r_forearm_roll_joint", "r_wrist_flex_joint",
@@ -63,10 +63,25 @@ def test_unresolvable_groups_are_left_out_and_end_effectors_name_the_tip():
       <group name="missing_sub"><group name="undefined"/></group>
       <group name="fixed"><link name="panda_hand"/></group>
       <group name="listed"><joint name="panda_joint1"/><joint name="panda_joint2"/></group>
+      <group name="typo"><joint name="panda_joint1"/><joint name="panda_jiont2"/></group>
+      <group name="fixed_listed"><joint name="panda_joint1"/><joint name="panda_joint8"/>
+        <joint name="panda_finger_joint2"/></group>
       <end_effector name="ee" parent_link="panda_link3" parent_group="listed" group="x"/>
     </robot>"""
     groups = srdf_groups(robot, srdf)
-    assert sorted(groups) == ["listed", "ok"]
+    assert sorted(groups) == ["fixed_listed", "listed", "ok"]
+    # A fixed joint (panda_joint8) and a mimic one (the second finger) are listed, not moved.
+    assert groups["fixed_listed"].joints == ("panda_joint1",)
     assert groups["ok"].joints == tuple(f"panda_joint{i}" for i in range(1, 8))
     assert groups["listed"].tips == ("panda_link3",)
     assert srdf_groups(robot, "") == {} and srdf_groups(robot, None) == {}
+    # Why each one is left out (a request naming it gets this, not "unknown group").
+    reasons = {name: unresolved_reason(robot, srdf, name)
+               for name in ("ok", "listed", "no_link", "loop_a", "missing_sub", "fixed", "nope")}
+    assert reasons["ok"] is None and reasons["listed"] is None and reasons["nope"] is None
+    assert "unknown frame 'nowhere'" in reasons["no_link"]
+    assert "subgroup 'loop_" in reasons["loop_a"] and "cycle" in reasons["loop_a"]
+    assert "subgroup 'undefined'" in reasons["missing_sub"]
+    assert reasons["fixed"] == "it moves no joint of this model"
+    # A joint the URDF lacks (a typo): MoveIt refuses the group; dropping it would lock it.
+    assert "unknown joint 'panda_jiont2'" in unresolved_reason(robot, srdf, "typo")

@@ -16,6 +16,7 @@ from sensor_msgs.msg import MultiDOFJointState
 
 from ros2_ik.core import errors
 from ros2_ik.core.constraints import MinimumDistanceConstraint
+from ros2_ik.core.model.srdf_groups import unresolved_reason
 from ros2_ik.core.pose import PoseTarget
 from ros2_ik.core.solve import solve
 from ros2_ik.core.verify import CONSTRAINT_TOLERANCE_M, ConstraintTolerance, check
@@ -97,6 +98,11 @@ def group_config(snapshot: RobotSnapshot, cfg: NodeConfig, name: str) -> GroupCo
     srdf = snapshot.srdf_groups.get(name)
     if srdf is None:
         valid = sorted(set(cfg.groups) | set(snapshot.srdf_groups))
+        unresolved = unresolved_reason(snapshot.robot, snapshot.srdf, name)
+        if unresolved:
+            raise RequestError(IKErrorCode.INVALID_GROUP,
+                               f"group '{name}' of the SRDF does not fit the robot "
+                               f"description: {unresolved}; valid: {valid}")
         why = "" if snapshot.srdf else " (no SRDF yet: none received on " \
             "robot_description_semantic nor given as srdf_file)"
         raise RequestError(IKErrorCode.INVALID_GROUP,

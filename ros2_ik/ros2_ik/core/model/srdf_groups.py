@@ -47,21 +47,61 @@ def srdf_groups(robot: Robot, srdf_xml: Optional[str]) -> Dict[str, SrdfGroup]:
     """Return the SRDF's groups that have movable joints on ``robot``'s model, by name."""
     if not srdf_xml:
         return {}
+    elements, end_effectors, base, virtual = _parsed(robot, srdf_xml)
+    out: Dict[str, SrdfGroup] = {}
+    for name in elements:
+        try:
+            group = _resolve(robot, elements, end_effectors, name, set(), base, virtual)
+        except (errors.IKError, KeyError, ValueError):
+            continue
+        if _usable(group):
+            out[name] = group
+    return out
+
+
+def unresolved_reason(robot: Robot, srdf_xml: Optional[str], name: str) -> Optional[str]:
+    """Return why the SRDF's group ``name`` is not among :func:`srdf_groups`, or None.
+
+    None when the SRDF has no group of that name (or it resolves).  For the error a
+    request naming it gets: an SRDF written for another description of the robot (a link
+    renamed, a joint the URDF lacks) otherwise reads as an unknown group.
+    """
+    if not srdf_xml:
+        return None
+    elements, end_effectors, base, virtual = _parsed(robot, srdf_xml)
+    if name not in elements:
+        return None
+    try:
+        group = _resolve(robot, elements, end_effectors, name, set(), base, virtual)
+    except errors.IKError as exc:
+        return str(exc)
+    except KeyError as exc:
+        return f"its subgroup '{exc.args[0]}' is not defined, or its subgroups form a cycle"
+    except ValueError as exc:
+        return str(exc)
+    if _usable(group):
+        return None
+    return "it moves no joint of this model" if group is None or not (
+        group.joints or group.base_joint) else "it has no tip link"
+
+
+def _parsed(robot: Robot, srdf_xml: str):
+    """Return the groups with content by name, end effectors' parent links, the base joint.
+
+    And the names of the SRDF's virtual joints (a group may list one the model lacks).
+    """
     root = ET.fromstring(srdf_xml)
     elements = {g.get("name"): g for g in root.iter("group") if g.get("name") and len(g)}
     end_effectors = {e.get("parent_group"): e.get("parent_link")
                      for e in root.iter("end_effector")
                      if e.get("parent_group") and e.get("parent_link")}
-    base = _base_joint(robot, root)
-    out: Dict[str, SrdfGroup] = {}
-    for name in elements:
-        try:
-            group = _resolve(robot, elements, end_effectors, name, set(), base)
-        except (errors.IKError, KeyError, ValueError):
-            continue
-        if group is not None and (group.joints or group.base_joint) and group.tips:
-            out[name] = group
-    return out
+    virtual = frozenset(vj.get("name", "") for vj in root.iter("virtual_joint"))
+    return elements, end_effectors, _base_joint(robot, root), virtual
+
+
+def _usable(group: Optional[SrdfGroup]) -> bool:
+    """Whether a resolved group moves something and has a tip."""
+    return group is not None and bool(group.joints or group.base_joint) and bool(group.tips)
 
 
 def _base_joint(robot: Robot, root: ET.Element) -> Optional[str]:
@@ -75,7 +115,8 @@ def _base_joint(robot: Robot, root: ET.Element) -> Optional[str]:
 
 
 def _resolve(robot: Robot, elements: Dict[str, ET.Element], end_effectors: Dict[str, str],
-             name: str, seen: Set[str], base: Optional[str] = None) -> Optional[SrdfGroup]:
+             name: str, seen: Set[str], base: Optional[str] = None,
+             virtual: frozenset = frozenset()) -> Optional[SrdfGroup]:
     if name in seen or name not in elements:  # a cycle or an undefined subgroup
         raise KeyError(name)
     seen = seen | {name}
@@ -87,17 +128,19 @@ def _resolve(robot: Robot, elements: Dict[str, ET.Element], end_effectors: Dict[
     has_base = False
     for child in elements[name]:
         if child.tag == "chain":
-            base, tip = child.get("base_link", ""), child.get("tip_link", "")
-            chains.append((base, tip))
-            joint_ids |= {robot.joint_id(j) for j in robot.group(base=base, tip=tip).joint_names}
+            start, tip = child.get("base_link", ""), child.get("tip_link", "")
+            chains.append((start, tip))
+            joint_ids |= {robot.joint_id(j)
+                          for j in robot.group(base=start, tip=tip).joint_names}
             chain_tips.append(tip)
         elif child.tag == "joint":
             has_base = has_base or (base is not None and child.get("name") == base)
-            joint_ids |= _movable(robot, [child.get("name", "")])
+            joint_ids |= _movable(robot, [child.get("name", "")], virtual)
         elif child.tag == "link":
             joint_ids |= _moving(robot, child.get("name", ""))
         elif child.tag == "group":
-            sub = _resolve(robot, elements, end_effectors, child.get("name", ""), seen, base)
+            sub = _resolve(robot, elements, end_effectors, child.get("name", ""), seen, base,
+                           virtual)
             if sub is not None:
                 has_base = has_base or sub.base_joint is not None
                 joint_ids |= {robot.joint_id(j) for j in sub.joints}
@@ -117,8 +160,18 @@ def _resolve(robot: Robot, elements: Dict[str, ET.Element], end_effectors: Dict[
                      tuple(model.names[j] for j in sorted(joint_ids)), one_chain, base_joint)
 
 
-def _movable(robot: Robot, names: List[str]) -> Set[int]:
-    """Return the ids of the named joints that are movable (skip fixed or unknown ones)."""
+def _movable(robot: Robot, names: List[str], virtual: frozenset = frozenset()) -> Set[int]:
+    """Return the ids of the named joints that are movable.
+
+    Fixed and mimic joints are skipped (a group lists them; the robot moves a mimic joint
+    through its leader), as are the SRDF's ``virtual`` joints (a fixed root adds none to
+    the model).  A name the model does not have at all raises :class:`errors.InvalidJoint`:
+    MoveIt refuses such a group, and dropping the joint would lock it unseen.
+    """
+    model = robot.model
+    for n in names:
+        if n not in virtual and n not in model.names and not model.existFrame(n):
+            raise errors.InvalidJoint(n, robot.joint_names, "joint")
     return {robot.joint_id(n) for n in names if n in robot.joint_names}
 
 
