@@ -57,6 +57,38 @@ def test_unparsable_urdf_names_the_culprit(xml, named):
         assert word in message
 
 
+def test_parse_errors_read_from_threads_leave_stderr_as_it_was():
+    """Each thread gets its own reasons, and file descriptor 2 is the same file after.
+
+    The parse here writes as urdfdom does (to fd 2) and sleeps between its lines, so that
+    the threads' captures would interleave without the lock.
+    """
+    import os
+    import threading
+    import time
+    from ros2_ik.core.model.robot import parser_errors
+    before = os.fstat(2)
+    got = {}
+
+    def run(name):
+        def parse():
+            os.write(2, f"Error:   {name} first\n         at line 1 in x.cpp\n".encode())
+            time.sleep(0.005)
+            os.write(2, f"Error:   {name} second\n".encode())
+        got[name] = [parser_errors(parse) for _ in range(4)]
+
+    threads = [threading.Thread(target=run, args=(f"t{k}",)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    after = os.fstat(2)
+    assert (after.st_dev, after.st_ino) == (before.st_dev, before.st_ino)
+    for name, runs in got.items():
+        assert runs == [[f"{name} first", f"{name} second"]] * 4
+    assert len(got) == 4
+
+
 def test_unread_inertial_warns_naming_the_link(caplog):
     """urdfdom keeps a link whose <inertial> it cannot read, massless: a warning says so."""
     link = ("<link name='b'><inertial><mass value='{}'/><inertia ixx='1' ixy='0' ixz='0' "

@@ -10,6 +10,7 @@ import logging
 import math
 import os
 import sys
+import threading
 import xml.etree.ElementTree as ET
 from typing import Callable, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple
 
@@ -344,6 +345,11 @@ class Robot:
         return out
 
 
+#: One capture of file descriptor 2 at a time: two interleaved would leave it pointing
+#: at the other's temporary file.
+_STDERR_CAPTURE = threading.Lock()
+
+
 def parser_errors(parse: Callable[[], object]) -> List[str]:
     """Return the URDF parser's error messages while ``parse()`` runs, in its own words.
 
@@ -357,9 +363,12 @@ def parser_errors(parse: Callable[[], object]) -> List[str]:
     only: ``parse`` runs again, its result and any exception dropped.
     """
     import tempfile  # noqa: PLC0415 (error paths only: not an import-time cost)
-    with tempfile.TemporaryFile() as captured:
+    with _STDERR_CAPTURE, tempfile.TemporaryFile() as captured:
         sys.stderr.flush()
-        saved = os.dup(2)
+        try:
+            saved = os.dup(2)
+        except OSError:  # no stderr (a daemon): nothing to read the reasons from
+            return []
         os.dup2(captured.fileno(), 2)
         try:
             parse()
