@@ -300,6 +300,8 @@ def preflight(group, frame_id: int, joints: Tuple[int, ...], what: str,
     model = group.robot.model
     if group.n not in joints:
         return None, f"{group.n} joints ({what} takes {' or '.join(map(str, joints))})"
+    if group.coupled:
+        return None, "the chain moves mimic joints with their leaders (URDF <mimic>)"
     axes = _axes(model, group.joint_ids, slide_end)
     if isinstance(axes, str):
         return None, axes

@@ -130,8 +130,8 @@ def moving_columns(group) -> np.ndarray:
     """
     model = group.robot.model
     names = {model.names[j] for j in group.joint_ids}  # a base: its joint's one name
-    ids = set(group.joint_ids) | {model.getJointId(n) for n, m in group.robot.mimics.items()
-                                  if m.leader in names}
+    ids = set(group.moving_ids) | {model.getJointId(n) for n, m in group.robot.mimics.items()
+                                   if m.leader in names}
     return np.array([model.idx_vs[j] for j in sorted(ids)], dtype=np.intp)
 
 

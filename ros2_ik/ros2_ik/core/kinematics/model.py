@@ -169,10 +169,15 @@ _UNKNOWN = object()
 def tree_of(group) -> Optional[Tree]:
     """Return the tree of ``group``'s full model, or None (a group joint of another kind).
 
+    None too when the group moves mimic joints with their leaders (:attr:`Group.coupled`):
+    the tree's columns are one joint each.
+
     A whole-body group's base (its first joint) has column 0, the next joints follow its
     coordinates (``group.base_nq``).
     """
     tree = _TREES.get(group, _UNKNOWN)
+    if tree is _UNKNOWN and group.coupled:  # mimic joints moved with their leaders: not here
+        tree = _TREES[group] = None
     if tree is _UNKNOWN:
         model = group.robot.model
         shift = group.base_nq - 1 if group.has_base else 0

@@ -96,13 +96,14 @@ def _bound(group, frame_id: int) -> Optional[ReachBound]:
     frame = model.frames[frame_id]
     chain = [j for j in model.supports[frame.parentJoint] if j > 0]
     data = group.locked_data()
-    moving = set(group.joint_ids)
+    moving = set(group.moving_ids)
     first = next((k for k, j in enumerate(chain) if j in moving), None)
     if first is None:  # fixed: the frame's one placement
         return ReachBound(tuple(data.oMf[frame_id].translation.tolist()), 0.0,
                           f"frame '{frame.name}'")
     j0 = chain[first]
-    links = _links(model, data, chain[first:], moving, frame.placement)
+    links = _links(model, data, chain[first:], moving, frame.placement,
+                   _coupled_travel(group))
     if links is None:
         return None
     A, b, slides, travel = links
@@ -242,7 +243,8 @@ def _sides_bound(group, sides, pivots: bool) -> Optional[PairBound]:
     if any(model.joints[j].nv > 1 for chain in below for j in chain):
         return None
     data = group.locked_data()
-    moving = set(group.joint_ids)
+    moving = set(group.moving_ids)
+    travel_of = _coupled_travel(group)
     columns, rows, offsets, travel, width = [], [], [], 0.0, 0
     for chain, (_, placement) in zip(below, sides):
         first = next((k for k, j in enumerate(chain) if j in moving), None)
@@ -253,7 +255,7 @@ def _sides_bound(group, sides, pivots: bool) -> Optional[PairBound]:
             offsets.append((lead * placement).translation)
             columns.append(None)
             continue
-        links = _links(model, data, chain[first:], moving, placement)
+        links = _links(model, data, chain[first:], moving, placement, travel_of)
         if links is None:
             return None
         A, b, slides, motion = links
@@ -279,7 +281,8 @@ def _sides_bound(group, sides, pivots: bool) -> Optional[PairBound]:
     return PairBound(travel + _length(A_all, b_all, s), via)
 
 
-def _links(model: pin.Model, data: pin.Data, chain, moving, placement: pin.SE3):
+def _links(model: pin.Model, data: pin.Data, chain, moving, placement: pin.SE3,
+           travel_of: Optional[dict] = None):
     """Return the rigid segments between the moving joints' pivots of ``chain``, or None.
 
     A pivot is a point of a moving joint's frame that the joint's own motion leaves in
@@ -296,7 +299,7 @@ def _links(model: pin.Model, data: pin.Data, chain, moving, placement: pin.SE3):
         if j not in moving:
             T = T * data.liMi[j]
             continue
-        motion = _travel(model, j)
+        motion = travel_of[j] if travel_of and j in travel_of else _travel(model, j)
         if motion is None:
             return None
         if slides:
@@ -356,6 +359,23 @@ def _pivots(A: np.ndarray, b: np.ndarray, rounds: int = 60) -> np.ndarray:
 
 #: A round of :func:`_pivots` that shortens the sum by less than this ends it [m].
 PIVOT_GAIN_M = 1e-12
+
+
+def _coupled_travel(group) -> dict:
+    """Per prismatic mimic joint ``group`` moves with its leader: its travel [m], or None.
+
+    It follows its leader's range, not its own limits: ``max |m l + o|`` over the leader's
+    limits (None when they are not finite).  A coupled revolute joint is a pivot like any
+    other (the bound holds for independent joints, so for coupled ones).
+    """
+    model, out = group.robot.model, {}
+    for c in group.coupled:
+        if model_joint_axis(model, c.follower)[0]:
+            iq = model.idx_qs[c.leader]
+            ends = [abs(c.multiplier * float(limit[iq]) + c.offset)
+                    for limit in (model.lowerPositionLimit, model.upperPositionLimit)]
+            out[c.follower] = max(ends) if all(map(np.isfinite, ends)) else None
+    return out
 
 
 def _travel(model: pin.Model, j: int) -> Optional[float]:

@@ -74,11 +74,30 @@ class LockedData(NamedTuple):
 class Group:
     """Joints moved by a solve; built by :meth:`Robot.group`."""
 
+    #: The mimic joints the group moves with their leaders (``Coupling``: follower and
+    #: leader ids of the full model, multiplier, offset); () for most groups.
+    coupled: Tuple = ()
+    _followers: Tuple[int, ...] = ()
+    _coupled_q: Tuple = ()
+    _coupled_v: Tuple = ()
+
+    @property
+    def moving_ids(self) -> Tuple[int, ...]:
+        """Ids of the full model's joints the group moves: its own, then the coupled ones."""
+        return self.joint_ids + self._followers if self._followers else self.joint_ids
+
     def __init__(self, robot: RobotModel, base: str, tip: str, joint_ids: Tuple[int, ...],
-                 locked: Dict[int, float]):
-        """Precompute limits, index maps and the reduced model (internal)."""
+                 locked: Dict[int, float], coupled: Tuple = ()):
+        """Precompute limits, index maps and the reduced model (internal).
+
+        ``coupled``: the mimic joints the group moves with their leaders
+        (:meth:`Robot.coupled`, ``Coupling`` tuples): the reduced models hold them as
+        pinocchio mimic joints, :meth:`to_full_q` sets them.
+        """
         model = robot.model
         self.robot = robot
+        self.coupled = tuple(coupled)
+        self._followers = tuple(c.follower for c in self.coupled)
         self.base = base
         self.tip = tip
         self.joint_ids = tuple(int(j) for j in joint_ids)
@@ -157,6 +176,14 @@ class Group:
 
     def _build_full_maps(self, model: pin.Model, locked: Dict[int, float]) -> None:
         self.q_full_locked = locked_configuration(model, locked)
+        #: Per coupled joint: (its configuration index, its leader's group index,
+        #: multiplier, offset).
+        self._coupled_q = tuple(
+            (model.idx_qs[c.follower], self.joint_ids.index(c.leader), c.multiplier, c.offset)
+            for c in self.coupled)
+        #: Per coupled joint: (its velocity index, its leader's group index, multiplier).
+        self._coupled_v = tuple((model.idx_vs[c.follower], i, m)
+                                for c, (_, i, m, _) in zip(self.coupled, self._coupled_q))
         self.iv_full = np.array([model.idx_vs[j] for j in self.joint_ids], dtype=np.intp)
         iq = []
         for j in self.joint_ids:
@@ -164,14 +191,22 @@ class Group:
         self.iq_full = np.array(iq, dtype=np.intp)
 
     def _build_reduced(self, model: pin.Model) -> None:
-        keep = set(self.joint_ids)
+        keep = set(self.joint_ids) | set(self._followers)
         lock_ids = [j for j in range(1, model.njoints) if j not in keep]
-        self.reduced_model = _reduced_model(model, lock_ids, self.q_full_locked)
-        red = self.reduced_model
+        red = _reduced_model(model, lock_ids, self.q_full_locked)
+        for c in self.coupled:  # the follower's coordinate becomes its leader's
+            red = pin.transformJointIntoMimic(red, red.getJointId(model.names[c.leader]),
+                                              red.getJointId(model.names[c.follower]),
+                                              c.multiplier, c.offset)
+        self.reduced_model = red
+        # The group's joints in the reduced model: 1..n, or, with coupled joints kept
+        # between them, found by name.
+        ids = [red.getJointId(name) for name in self.joint_names] if self.coupled \
+            else range(1, len(self.joint_ids) + 1)
         self.iq_reduced_cos = np.array(
-            [red.idx_qs[i + 1] for i, c in enumerate(self.continuous) if c], dtype=np.intp)
+            [red.idx_qs[j] for j, c in zip(ids, self.continuous) if c], dtype=np.intp)
         self.iq_reduced_simple = np.array(
-            [red.idx_qs[i + 1] for i, c in enumerate(self.continuous) if not c], dtype=np.intp)
+            [red.idx_qs[j] for j, c in zip(ids, self.continuous) if not c], dtype=np.intp)
         lo = np.full(red.nq, -np.inf)
         hi = np.full(red.nq, np.inf)
         lo[self.iq_reduced_simple] = self.search_lower[~self.continuous]
@@ -267,16 +302,36 @@ class Group:
         return np.array(from_pairs(q_red.tolist(), 0, self._continuous_list, []))
 
     def to_full_q(self, q: np.ndarray) -> np.ndarray:
-        """Group vector (n,) -> full pinocchio configuration (nq,), others locked."""
+        """Group vector (n,) -> full pinocchio configuration (nq,), others locked.
+
+        A coupled mimic joint (:attr:`coupled`) takes ``multiplier * leader + offset``.
+        """
         q_full = self.q_full_locked.copy()
         if self._iq_slice is not None:  # one slice assignment: cheaper than indexing
             q_full[self._iq_slice] = self._reduced_list(q) if self.has_continuous else q
         else:
             q_full[self.iq_full] = self.to_reduced_q(np.asarray(q, dtype=float))
+        for iq, i, multiplier, offset in self._coupled_q:
+            q_full[iq] = multiplier * float(q[i]) + offset
         return q_full
+
+    def group_columns(self, J_full: np.ndarray) -> np.ndarray:
+        """Return the group's columns (..., n) of a full-model derivative (..., nv_full).
+
+        A coupled mimic joint's column adds into its leader's, times the multiplier (the
+        chain rule of :meth:`to_full_q`).
+        """
+        out = J_full[..., self.iv_full]
+        if self._coupled_v:
+            out = np.array(out)
+            for iv, i, multiplier in self._coupled_v:
+                out[..., i] += multiplier * J_full[..., iv]
+        return out
 
     def reduced_to_full_q(self, q_red: np.ndarray) -> np.ndarray:
         """Reduced-model configuration -> full configuration (nq,)."""
+        if self.coupled:
+            return self.to_full_q(self.from_reduced_q(np.asarray(q_red, dtype=float)))
         q_full = self.q_full_locked.copy()
         q_full[self.iq_full] = q_red
         return q_full
@@ -606,7 +661,8 @@ class Group:
         """
         robot = self.robot
         names = robot.model.names
-        values = robot._locked_values(self.joint_ids, locked)  # as Robot.group holds them
+        values = robot._locked_values(  # as Robot.group holds them
+            self.joint_ids, locked, {c.follower for c in self.coupled})
         changed = frozenset(j for j, v in values.items() if v != self.locked[names[j]])
         if not changed:
             return None
@@ -810,7 +866,7 @@ class Group:
         if moved is None:
             model = self.robot.model
             support = set(model.supports[model.frames[frame_id].parentJoint])
-            moved = self._moves[frame_id] = any(j in support for j in self.joint_ids)
+            moved = self._moves[frame_id] = any(j in support for j in self.moving_ids)
         return moved
 
     def __repr__(self) -> str:

@@ -12,7 +12,7 @@ import os
 import sys
 import threading
 import xml.etree.ElementTree as ET
-from typing import Callable, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple
+from typing import Callable, Dict, Iterable, List, Mapping, NamedTuple, Optional, Sequence, Tuple
 
 import numpy as np
 import pinocchio as pin
@@ -43,14 +43,27 @@ class Mimic(NamedTuple):
         return self.multiplier * leader + self.offset
 
 
+class Coupling(NamedTuple):
+    """A mimic joint a group moves with its leader: ``follower = multiplier * leader + offset``.
+
+    Joint ids of the full model; [rad or m].
+    """
+
+    follower: int
+    leader: int
+    multiplier: float
+    offset: float
+
+
 class Robot:
     """A kinematic model: ``model`` (full pinocchio model), frame and joint names.
 
     A URDF mimic joint (``<mimic joint="leader">``: a parallelogram's link, a gripper's
     second finger, a torso's twin) follows its leader on the robot, so it is never a
     joint of a group: locked, it is held at its value (``locked``), else at its leader's
-    through the mimic relation.  A chain to the tip through a mimic joint whose leader the
-    group moves is refused (:meth:`group`): ros2_ik does not solve such coupled chains.
+    through the mimic relation.  A mimic joint whose leader a group moves (a parallelogram
+    of a palletiser, of a surgical arm) moves with it (:meth:`coupled`): the group's
+    kinematics hold the coupling; a whole-body group through one is refused.
     """
 
     def __init__(self, model: pin.Model, srdf_xml: Optional[str] = None,
@@ -184,10 +197,12 @@ class Robot:
             base_name = base if base else self._frame_names[0]
             self.frame_id(base_name)
             joint_ids = self._explicit(joints)
-        self._check_mimics(joint_ids, tip_id)
+        coupled = self.coupled(joint_ids)
+        self._check_mimics(joint_ids, tip_id, {c.follower for c in coupled})
         self._check_limits(joint_ids)
-        locked_values = self._locked_values(joint_ids, locked or {})
-        return Group(self, base_name, tip, joint_ids, locked_values)
+        locked_values = self._locked_values(joint_ids, locked or {},
+                                            {c.follower for c in coupled})
+        return Group(self, base_name, tip, joint_ids, locked_values, coupled)
 
     def whole_body(
         self,
@@ -263,14 +278,48 @@ class Robot:
                     f"joint '{self._model.names[j]}' has a zero axis in the URDF: it moves "
                     f"nothing (give its <axis xyz> a direction)")
 
-    def _check_mimics(self, joint_ids: Tuple[int, ...], tip_id: int) -> None:
-        """Refuse a tip that hangs below a mimic joint whose leader ``joint_ids`` move."""
+    def coupled(self, joint_ids: Tuple[int, ...]) -> Tuple[Coupling, ...]:
+        """Return the mimic joints that group joints ``joint_ids`` lead, as :class:`Coupling`.
+
+        Through mimics of mimics too (the relations composed).  A group moves them with
+        their leaders (:class:`Group`: its reduced model holds them as pinocchio mimic
+        joints, which must come after their leaders in the model: one before is held as a
+        locked joint is, and refused on the tip's chain).  Each must be a revolute or
+        prismatic joint, and so must its leader (one coordinate each: a continuous joint's
+        is a (cos, sin) pair); else InvalidArgument.
+        """
+        model, moved, out = self._model, set(joint_ids), []
+        for name, mimic in self.mimics.items():
+            multiplier, offset, leader = mimic.multiplier, mimic.offset, mimic.leader
+            while leader in self.mimics:  # f = m (m' l' + o') + o
+                inner = self.mimics[leader]
+                multiplier, offset = multiplier * inner.multiplier, \
+                    multiplier * inner.offset + offset
+                leader = inner.leader
+            follower_id, leader_id = model.getJointId(name), model.getJointId(leader)
+            if leader_id not in moved or follower_id < leader_id:
+                continue  # pinocchio's mimic joint comes after its leader: not coupled
+            if model.nqs[follower_id] != 1 or model.nqs[leader_id] != 1:
+                raise errors.InvalidArgument(
+                    f"joint '{name}' follows '{leader}' (URDF <mimic>), which the group "
+                    f"moves; ros2_ik couples revolute and prismatic joints only, not a "
+                    f"continuous one")
+            out.append(Coupling(follower_id, leader_id, multiplier, offset))
+        return tuple(sorted(out))
+
+    def _check_mimics(self, joint_ids: Tuple[int, ...], tip_id: int,
+                      coupled: Iterable[int] = ()) -> None:
+        """Refuse a tip that hangs below a mimic joint whose leader ``joint_ids`` move.
+
+        Unless the group moves it with its leader (``coupled``: :meth:`coupled`; a
+        whole-body group none).
+        """
         model = self._model
         moved = {model.names[j] for j in joint_ids}
         for j in model.supports[model.frames[tip_id].parentJoint]:
             name = model.names[j]
             leader = self._leader(name)
-            if leader in moved:
+            if leader in moved and j not in coupled:
                 raise errors.InvalidArgument(
                     f"joint '{name}' follows '{leader}' (URDF <mimic>), which the group "
                     f"moves, and carries '{self._frame_names[tip_id]}': ros2_ik does not "
@@ -298,9 +347,15 @@ class Robot:
                     f"moves the leader, not the mimic joint")
         return tuple(sorted(self.joint_id(name) for name in joints))
 
-    def _locked_values(self, group_ids: Tuple[int, ...],
-                       locked: Mapping[str, float]) -> Dict[int, float]:
-        outside = [j for j in self._joint_ids if j not in group_ids] + list(self._mimic_ids)
+    def _locked_values(self, group_ids: Tuple[int, ...], locked: Mapping[str, float],
+                       coupled: Iterable[int] = ()) -> Dict[int, float]:
+        """Return each locked joint's value [rad or m]: outside the group and not ``coupled``.
+
+        ``locked``'s, else 0 (a mimic joint: its leader's through the relation), clipped
+        into the joint's limits.  ``coupled``: the mimic joints the group moves.
+        """
+        outside = [j for j in self._joint_ids if j not in group_ids] + [
+            j for j in self._mimic_ids if j not in coupled]
         outside_names = {self._model.names[j]: j for j in outside}
         for name in locked:
             if name not in outside_names:

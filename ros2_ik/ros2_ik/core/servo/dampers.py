@@ -96,7 +96,7 @@ class CollisionDampers:
         if near.size == 0:
             return np.zeros((0, self.group.n)), np.zeros(0), math.inf
         d = distances[near]
-        grads = pair_gradients(self.model, self.data, pairs, near)[:, self.group.iv_full]
+        grads = self.group.group_columns(pair_gradients(self.model, self.data, pairs, near))
         moved = np.abs(grads).max(axis=1) > 1e-12
         grads, d = grads[moved], d[moved]
         x = d - self.target_m

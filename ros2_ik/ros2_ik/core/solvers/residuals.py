@@ -93,6 +93,10 @@ class Residuals:
         iv = self.iv
         if iv.size and np.array_equal(iv, np.arange(iv[0], iv[0] + iv.size)):
             self.iv = slice(int(iv[0]), int(iv[0]) + iv.size)  # a view, not a copy
+        #: The full model's derivative (..., nv) to the group's (..., n): its columns,
+        #: coupled mimic joints' added into their leaders' (:meth:`Group.group_columns`).
+        self.columns = group.group_columns if group.coupled and not self.reduced else \
+            self._plain_columns
         # This thread's Data of the model, reused: createData scales with the whole robot,
         # not the chain (~90 ms on a 102-joint model under load), and each evaluation
         # writes all it reads.
@@ -122,6 +126,10 @@ class Residuals:
         self.bends = [(int(starts[k]), c) for k, c in enumerate(self._row_constraints)
                       if hasattr(c, "bend") and starts[k + 1] - starts[k] == 1]
 
+    def _plain_columns(self, J: np.ndarray) -> np.ndarray:
+        """:attr:`columns` of a group without coupled joints: the columns ``iv``."""
+        return J[..., self.iv]
+
     def integrate(self, q: np.ndarray, dq: np.ndarray) -> np.ndarray:
         """Return group vector ``q`` (nq,) moved by tangent step ``dq`` (nv,).
 
@@ -148,7 +156,8 @@ class Residuals:
         pose = self.pose
         T = pose.T_target_world * self.data.oMf[self.fid]
         e = np.concatenate(split_error(T))  # the verifier's: weights, tolerances apply
-        J = pin.getFrameJacobian(self.model, self.data, self.fid, LWA).reshape(6, -1)[:, self.iv]
+        J = self.columns(
+            pin.getFrameJacobian(self.model, self.data, self.fid, LWA).reshape(6, -1))
         if self.exact:
             R_tT = self.R6[:3, :3]
             Jr = pin.Jlog3(T.rotation) @ (T.rotation.T @ (R_tT @ J[3:]))
@@ -195,7 +204,7 @@ class Residuals:
             if r[row] > 0.0:
                 T = c.bend(self.model, self.data, q_full)
                 if T is not None:
-                    T = T[:, self.iv]
+                    T = self.columns(T)
                     C = r[row] ** 2 * (T.T @ T) + (0.0 if C is None else C)
         return C
 
@@ -214,7 +223,7 @@ class Residuals:
             jacobians.append(Jg)
         if not values:
             return _EMPTY, self.empty_jacobian
-        return np.concatenate(values), np.vstack(jacobians)[:, self.iv]
+        return np.concatenate(values), self.columns(np.vstack(jacobians))
 
     def linearised_rows(self, q_full: np.ndarray):
         """Return every constraint's ``linearisation`` stacked: ``(g, J (k, n), lower, upper)``.
@@ -227,7 +236,7 @@ class Residuals:
             return _EMPTY, self.empty_jacobian, _EMPTY, _EMPTY
         g, J, lower, upper = (np.concatenate([p[k] for p in parts]) if k != 1 else
                               np.vstack([p[1] for p in parts]) for k in range(4))
-        return g, J[:, self.iv], lower, upper
+        return g, self.columns(J), lower, upper
 
     def cost_model(self, q_full: np.ndarray) -> Tuple[float, np.ndarray, np.ndarray]:
         """Sum of costs, gradient (n,) and a curvature model (n, n) (kinematics updated).
@@ -242,10 +251,10 @@ class Residuals:
             if gn is None:
                 value, g = c.evaluate(self.model, self.data, q_full)
                 total += float(value)
-                grad += np.asarray(g)[self.iv]
+                grad += self.columns(np.asarray(g))
                 continue
             r, Jr = gn
-            Jr = np.asarray(Jr)[:, self.iv]
+            Jr = self.columns(np.asarray(Jr))
             total += 0.5 * float(r @ r)
             grad += Jr.T @ r
             hessian += Jr.T @ Jr
@@ -264,7 +273,7 @@ class Residuals:
             values.append(e)
             jacobians.append(Je)
             worst = max(worst, math.sqrt(float(e @ e)) / self._excess_margin)
-        return (np.concatenate(values), np.vstack(jacobians)[:, self.iv],
+        return (np.concatenate(values), self.columns(np.vstack(jacobians)),
                 0.25 * worst - 0.25)
 
     def evaluate(self, q: np.ndarray) -> Tuple[np.ndarray, np.ndarray, bool]:
@@ -291,5 +300,5 @@ class Residuals:
         for c in self.problem.costs:
             value, g = c.evaluate(self.model, self.data, q_full)
             total += float(value)
-            grad += np.asarray(g)[self.iv]
+            grad += self.columns(np.asarray(g))
         return total, grad
