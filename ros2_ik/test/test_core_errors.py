@@ -104,6 +104,52 @@ def test_unread_inertial_warns_naming_the_link(caplog):
         assert ("Link [b]" in caplog.text and "massless" in caplog.text) == warned
 
 
+def test_soft_limits_narrow_the_joint_ranges_as_moveit_does(caplog):
+    """<safety_controller> soft limits inside the hard ones bound the group (MoveIt's
+    jointBoundsFromURDF); a missing attribute narrows nothing; an empty overlap is ignored."""
+    def urdf(safety):
+        return _two_links("<joint name='j' type='revolute'><parent link='a'/><child link='b'/>"
+                          "<axis xyz='0 0 1'/><limit lower='-2' upper='2' effort='1' "
+                          f"velocity='1'/>{safety}</joint>")
+    cases = [("<safety_controller k_velocity='1' soft_lower_limit='-1.5' "
+              "soft_upper_limit='1.8'/>", (-1.5, 1.8)),
+             ("<safety_controller k_velocity='1' soft_lower_limit='-2.5' "
+              "soft_upper_limit='2.5'/>", (-2.0, 2.0)),  # wider: the hard limits
+             ("<safety_controller k_velocity='1' soft_upper_limit='0.5'/>", (-2.0, 0.5)),
+             ("", (-2.0, 2.0))]
+    for safety, (lo, hi) in cases:
+        group = Robot.from_urdf(urdf(safety)).group(tip="b")
+        assert (group.lower[0], group.upper[0]) == (lo, hi), safety
+    with caplog.at_level(logging.WARNING, logger="ros2_ik.core.model.robot"):
+        group = Robot.from_urdf(urdf("<safety_controller k_velocity='1' soft_lower_limit='3' "
+                                     "soft_upper_limit='4'/>")).group(tip="b")
+    assert (group.lower[0], group.upper[0]) == (-2.0, 2.0) and "'j'" in caplog.text
+
+
+def test_pr2_answers_keep_inside_its_soft_limits():
+    """PR2's arm: soft limits 0.07-0.15 rad inside the hard ones, read from the URDF here."""
+    import xml.etree.ElementTree as ET
+    text = robots.urdf_text("pr2_right")
+    soft = {j.get("name"): (float(j.find("safety_controller").get("soft_lower_limit")),
+                            float(j.find("safety_controller").get("soft_upper_limit")))
+            for j in ET.fromstring(text).iter("joint")
+            if j.get("type") == "revolute" and j.find("safety_controller") is not None}
+    group = Robot.from_urdf(text).group(base="torso_lift_link", tip="r_wrist_roll_link")
+    for name, lo, hi in zip(group.joint_names, group.lower, group.upper):
+        if name in soft:
+            assert (lo, hi) == pytest.approx(soft[name]), name
+    assert group.lower[0] == pytest.approx(-2.1353981634)
+    rng = np.random.default_rng(3)
+    for k in range(10):
+        T = group.fk(group.random_configuration(rng), group.tip)
+        result = solve(group, PoseTarget(group.tip, T), group.mid_configuration(), "lm",
+                       0.05, 0, k)
+        assert result.success, result.message
+        for name, value in zip(group.joint_names, result.q):
+            if name in soft:
+                assert soft[name][0] - 1e-9 <= value <= soft[name][1] + 1e-9, name
+
+
 def test_unknown_frames_list_valid_names(arm):
     robot, _ = arm
     with pytest.raises(errors.InvalidFrame, match="panda_hand") as info:

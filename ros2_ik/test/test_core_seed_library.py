@@ -20,10 +20,17 @@ def panda():
 
 
 def independent_fk(arm: str, group, q: np.ndarray, frame: str) -> pin.SE3:
-    """``T_world_frame`` from a second model built from the URDF text (no group code)."""
+    """``T_world_frame`` from a second model built from the URDF text (no group code).
+
+    The joints outside the group at the group's locked values (0 clipped into their
+    limits, which a URDF's soft limits narrow: PR2's torso lift).
+    """
     model = pin.buildModelFromXML(robots.urdf_text(arm))
     data = model.createData()
     q_full = pin.neutral(model)
+    for name, value in group.locked.items():
+        if model.nqs[model.getJointId(name)] == 1:
+            q_full[model.idx_qs[model.getJointId(name)]] = value
     for name, value in zip(group.joint_names, q):
         jid = model.getJointId(name)
         if model.nqs[jid] == 2:  # continuous: cos/sin

@@ -59,7 +59,10 @@ def test_locked_placements_are_pinocchios_at_the_held_values():
     held = group.held_at(values)
     model = robot.model
     data = model.createData()
-    pin.framesForwardKinematics(model, data, _full_q(model, held.locked))
+    # the group's own joints where its locked configuration has them: at 0
+    pin.framesForwardKinematics(model, data, _full_q(model, {
+        **{n: 0.0 for n in held.joint_names if model.nqs[model.getJointId(n)] == 1},
+        **held.locked}))
     found = held.locked_data()
     for mine, theirs in ((found.oMi, data.oMi), (found.liMi, data.liMi),
                          (found.oMf, data.oMf)):

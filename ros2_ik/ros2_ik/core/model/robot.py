@@ -129,6 +129,7 @@ class Robot:
         if root_joint == "srdf" and kind is not None:
             _check_child_link(model, srdf_xml)
         _warn_unread_inertials(urdf_xml, model)
+        _apply_soft_limits(urdf_xml, model)
         return cls(model, srdf_xml, mimic_joints(urdf_xml, model))
 
     @property
@@ -444,6 +445,38 @@ def parser_errors(parse: Callable[[], object]) -> List[str]:
     if others:
         sys.stderr.write("\n".join(others) + "\n")
     return reasons
+
+
+def _apply_soft_limits(urdf_xml: str, model: pin.Model) -> None:
+    """Narrow ``model``'s position limits to the URDF's ``<safety_controller>`` soft limits.
+
+    A revolute or prismatic joint's range is then ``[max(lower, soft_lower_limit),
+    min(upper, soft_upper_limit)]`` [rad or m], as MoveIt bounds it (``jointBoundsFromURDF``)
+    and as the robot's safety controller holds it: PR2 and TIAGo keep 0.07-0.15 rad inside
+    their hard limits.  An attribute the element does not give narrows nothing (urdfdom
+    would read it as 0); soft limits that leave no value are ignored with a warning.
+    Continuous joints have no limits to narrow.
+    """
+    if "<safety_controller" not in urdf_xml:
+        return
+    lower, upper = model.lowerPositionLimit.copy(), model.upperPositionLimit.copy()
+    for joint in ET.fromstring(urdf_xml).iter("joint"):
+        safety, name = joint.find("safety_controller"), joint.get("name", "")
+        if safety is None or joint.get("type") not in ("revolute", "prismatic") \
+                or not model.existJointName(name):
+            continue
+        j = model.getJointId(name)
+        if model.nqs[j] != 1:
+            continue
+        iq = model.idx_qs[j]
+        lo = max(lower[iq], float(safety.get("soft_lower_limit", "-inf")))
+        hi = min(upper[iq], float(safety.get("soft_upper_limit", "inf")))
+        if lo <= hi:
+            lower[iq], upper[iq] = lo, hi
+        else:
+            _LOG.warning("URDF: joint '%s': its soft limits leave no value inside its limits "
+                         "[%g, %g]: the limits are kept", name, lower[iq], upper[iq])
+    model.lowerPositionLimit, model.upperPositionLimit = lower, upper
 
 
 def _warn_unread_inertials(urdf_xml: str, model: pin.Model) -> None:
