@@ -382,3 +382,17 @@ def test_followers_follow_their_leaders_down_a_chain_of_mimics():
     group = robot.group(tip="tip", joints=["j4"])  # held as the followers say
     assert group.held_at({"j1": 0.3}).locked == pytest.approx(
         {"j1": 0.3, "j2": 0.7, "j3": -0.7})
+
+
+def test_the_servo_tracks_a_target_with_the_parallelogram():
+    """The servo's steps on the coupled reduced model reach the target (pinocchio's model)."""
+    from ros2_ik.core.servo.step import Servo, ServoConfig
+    group = Robot.from_urdf(PALLETIZER).group(base="base", tip="tip")
+    servo = Servo(group, "tip", ServoConfig(weights=(1, 1, 1, 0, 1, 1)))
+    q = group.mid_configuration()
+    goal = dict(zip(group.joint_names, q + np.array([0.3, -0.2, 0.25, 0.4])))
+    T = _reference_tip(PALLETIZER, goal, "tip")
+    for _ in range(500):
+        q = servo.step_pose(q, T, 0.004).q_next
+    reached = _reference_tip(PALLETIZER, dict(zip(group.joint_names, q)), "tip")
+    assert np.linalg.norm(reached.translation - T.translation) < 1e-4
