@@ -133,8 +133,16 @@ def test_pr2_answers_keep_inside_its_soft_limits():
     soft = {j.get("name"): (float(j.find("safety_controller").get("soft_lower_limit")),
                             float(j.find("safety_controller").get("soft_upper_limit")))
             for j in ET.fromstring(text).iter("joint")
-            if j.get("type") == "revolute" and j.find("safety_controller") is not None}
-    group = Robot.from_urdf(text).group(base="torso_lift_link", tip="r_wrist_roll_link")
+            if j.get("type") in ("revolute", "prismatic")
+            and j.find("safety_controller") is not None}
+    robot = Robot.from_urdf(text)
+    group = robot.group(base="torso_lift_link", tip="r_wrist_roll_link")
+    # A locked joint is held within its hard limits: where joint_states may put it.
+    assert robot.joint_limits("torso_lift_joint") == (0.0, 0.31) and soft[
+        "torso_lift_joint"] == pytest.approx((0.0115, 0.305))
+    assert group.locked["torso_lift_joint"] == 0.0
+    held = group.held_at({"torso_lift_joint": 0.005})  # between the hard and soft limits
+    assert held.locked["torso_lift_joint"] == 0.005
     for name, lo, hi in zip(group.joint_names, group.lower, group.upper):
         if name in soft:
             assert (lo, hi) == pytest.approx(soft[name]), name

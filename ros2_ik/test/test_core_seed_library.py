@@ -23,7 +23,7 @@ def independent_fk(arm: str, group, q: np.ndarray, frame: str) -> pin.SE3:
     """``T_world_frame`` from a second model built from the URDF text (no group code).
 
     The joints outside the group at the group's locked values (0 clipped into their
-    limits, which a URDF's soft limits narrow: PR2's torso lift).
+    limits).
     """
     model = pin.buildModelFromXML(robots.urdf_text(arm))
     data = model.createData()

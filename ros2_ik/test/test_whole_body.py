@@ -106,7 +106,6 @@ def test_a_whole_body_group_held_elsewhere_stays_whole_body(pr2):
     assert held.joint_names == arm.joint_names and held.locked[lift] == pytest.approx(0.2)
     q = arm.mid_configuration()
     lifted = held.fk(q, arm.tip).translation - arm.fk(q, arm.tip).translation
-    # from the arm's own lift (0 clipped into PR2's soft limits: 0.0115 m)
     np.testing.assert_allclose(lifted, [0.0, 0.0, 0.2 - arm.locked[lift]], atol=1e-9)
 
 

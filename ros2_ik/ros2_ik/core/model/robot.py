@@ -67,10 +67,13 @@ class Robot:
     """
 
     def __init__(self, model: pin.Model, srdf_xml: Optional[str] = None,
-                 mimics: Optional[Mapping[str, Mimic]] = None):
+                 mimics: Optional[Mapping[str, Mimic]] = None, hard_limits=None):
         """Wrap an existing pinocchio ``model``; prefer :meth:`from_urdf`.
 
         ``mimics``: the URDF's mimic joints by name (:func:`mimic_joints`).
+        ``hard_limits``: ``(lower, upper)`` (nq,) where the joints can be, when the
+        model's limits are narrower (soft limits: :func:`_apply_soft_limits`); the model's
+        by default.
         """
         self._model = model
         self.srdf_xml = srdf_xml
@@ -88,10 +91,11 @@ class Robot:
         self._joint_set = frozenset(self._joint_ids)
         self._mimic_ids = tuple(j for j in range(1, model.njoints)
                                 if model.names[j] in self.mimics and model.nvs[j] == 1)
-        #: Per one-axis joint id, its position limits (:func:`_limits`): read once, not per
-        #: group held elsewhere (each reading of the model's arrays costs microseconds).
+        #: Per one-axis joint id, where it can be (:meth:`joint_limits`): read once, not
+        #: per group held elsewhere (each reading of the model's arrays costs microseconds).
         self._limits_of: Dict[int, Tuple[float, float]] = {
-            j: _limits(model, j) for j in range(1, model.njoints) if model.nvs[j] == 1}
+            j: _limits(model, j, hard_limits) for j in range(1, model.njoints)
+            if model.nvs[j] == 1}
 
     @classmethod
     def from_urdf(cls, urdf_xml: str, srdf_xml: Optional[str] = None,
@@ -129,8 +133,9 @@ class Robot:
         if root_joint == "srdf" and kind is not None:
             _check_child_link(model, srdf_xml)
         _warn_unread_inertials(urdf_xml, model)
+        hard = (model.lowerPositionLimit.copy(), model.upperPositionLimit.copy())
         _apply_soft_limits(urdf_xml, model)
-        return cls(model, srdf_xml, mimic_joints(urdf_xml, model))
+        return cls(model, srdf_xml, mimic_joints(urdf_xml, model), hard)
 
     @property
     def base_kind(self) -> Optional[str]:
@@ -162,7 +167,10 @@ class Robot:
     def joint_limits(self, name: str) -> Tuple[float, float]:
         """Return one-axis joint ``name``'s position limits [rad or m] (+-inf: continuous).
 
-        Mimic joints included; :class:`errors.InvalidJoint` for any other name.
+        Where the joint can be: the URDF's ``<limit>``, not narrowed by soft limits (a
+        locked joint is held where ``joint_states`` say, a group's search keeps inside
+        the soft ones).  Mimic joints included; :class:`errors.InvalidJoint` for any other
+        name.
         """
         j = self._model.getJointId(name) if isinstance(name, str) else 0
         if not 0 < j < self._model.njoints or self._model.nvs[j] != 1:
@@ -453,9 +461,11 @@ def _apply_soft_limits(urdf_xml: str, model: pin.Model) -> None:
     A revolute or prismatic joint's range is then ``[max(lower, soft_lower_limit),
     min(upper, soft_upper_limit)]`` [rad or m], as MoveIt bounds it (``jointBoundsFromURDF``)
     and as the robot's safety controller holds it: PR2 and TIAGo keep 0.07-0.15 rad inside
-    their hard limits.  An attribute the element does not give narrows nothing (urdfdom
-    would read it as 0); soft limits that leave no value are ignored with a warning.
-    Continuous joints have no limits to narrow.
+    their hard limits.  The groups' ranges, so every search, check and proof; a locked
+    joint is held, and a default clipped, within the hard ones (:meth:`Robot.joint_limits`).
+    An attribute the element does not give narrows nothing (urdfdom would read it as 0);
+    soft limits that leave no value are ignored with a warning.  Continuous joints have
+    no limits to narrow.
     """
     if "<safety_controller" not in urdf_xml:
         return
@@ -582,9 +592,14 @@ def _check_srdf(srdf_xml: Optional[str]) -> None:
             f"robot_description_semantic: root element is <{root.tag}>, expected <robot>")
 
 
-def _limits(model: pin.Model, joint_id: int) -> Tuple[float, float]:
-    """Position limits of a 1-DoF joint; +-inf for continuous joints."""
+def _limits(model: pin.Model, joint_id: int, arrays=None) -> Tuple[float, float]:
+    """Position limits of a 1-DoF joint; +-inf for continuous joints.
+
+    ``arrays``: ``(lower, upper)`` (nq,) to read instead of the model's.
+    """
     if model.nqs[joint_id] == 2:
         return -np.inf, np.inf
     iq = model.idx_qs[joint_id]
-    return float(model.lowerPositionLimit[iq]), float(model.upperPositionLimit[iq])
+    lower, upper = arrays if arrays is not None else (model.lowerPositionLimit,
+                                                      model.upperPositionLimit)
+    return float(lower[iq]), float(upper[iq])
