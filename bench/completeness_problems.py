@@ -113,7 +113,7 @@ def _through_mimic(robot: Robot, frame: str) -> bool:
     No problem on such a chain (a finger that follows another, on the chain or beside
     it): ``Robot.group`` moves the mimic joint with its leader (``Group.coupled``) or
     refuses it, where the oracle's plant holds every joint outside the group where it is
-    (tests/test_mimic.py checks the coupled groups against pinocchio's mimic model).
+    (ros2_ik/test/test_mimic.py checks the coupled groups against pinocchio's mimic model).
     """
     try:
         group = robot.group(tip=frame)

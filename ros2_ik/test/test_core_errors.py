@@ -104,6 +104,24 @@ def test_unread_inertial_warns_naming_the_link(caplog):
         assert ("Link [b]" in caplog.text and "massless" in caplog.text) == warned
 
 
+def test_a_urdf_pinocchio_reads_and_elementtree_does_not(caplog):
+    """tinyxml2 takes a stray <xacro:...> with its prefix unbound, ElementTree does not: the
+    robot loads (soft limits and the inertial check skipped, said), unless it has mimic
+    joints, whose relations it cannot do without."""
+    joint = ("<joint name='j' type='revolute'><parent link='a'/><child link='b'/>"
+             "<limit lower='0' upper='1' effort='1' velocity='1'/>{}</joint>")
+    stray = "<xacro:property name='p' value='1'/>"
+    urdf = _two_links(stray + joint.format(
+        "<safety_controller k_velocity='1' soft_upper_limit='0.5'/>"))
+    with caplog.at_level(logging.WARNING, logger="ros2_ik.core.model.robot"):
+        group = Robot.from_urdf(urdf).group(tip="b")
+    assert group.upper[0] == 1.0 and "not well-formed XML" in caplog.text
+    mimic = urdf.replace("</robot>", "<link name='c'/>" + joint.replace("'j'", "'k'").replace(
+        "<child link='b'/>", "<child link='c'/>").format("<mimic joint='j'/>") + "</robot>")
+    with pytest.raises(errors.RobotModelError, match="<mimic> relations"):
+        Robot.from_urdf(mimic)
+
+
 def test_soft_limits_narrow_the_joint_ranges_as_moveit_does(caplog):
     """<safety_controller> soft limits inside the hard ones bound the group (MoveIt's
     jointBoundsFromURDF); a missing attribute narrows nothing; an empty overlap is ignored."""

@@ -661,8 +661,8 @@ class Group:
         """
         robot = self.robot
         names = robot.model.names
-        values = robot._locked_values(  # as Robot.group holds them
-            self.joint_ids, locked, {c.follower for c in self.coupled})
+        # as Robot.group holds them
+        values = robot._locked_values(self.joint_ids, locked, self._followers)
         changed = frozenset(j for j, v in values.items() if v != self.locked[names[j]])
         if not changed:
             return None

@@ -132,10 +132,11 @@ class Robot:
             raise errors.RobotModelError("URDF has no movable joint")
         if root_joint == "srdf" and kind is not None:
             _check_child_link(model, srdf_xml)
-        _warn_unread_inertials(urdf_xml, model)
+        root = _xml_root(urdf_xml)  # one reading for the three below
+        _warn_unread_inertials(root, urdf_xml, model)
         hard = (model.lowerPositionLimit.copy(), model.upperPositionLimit.copy())
-        _apply_soft_limits(urdf_xml, model)
-        return cls(model, srdf_xml, mimic_joints(urdf_xml, model), hard)
+        _apply_soft_limits(root, model)
+        return cls(model, srdf_xml, mimic_joints(root, model), hard)
 
     @property
     def base_kind(self) -> Optional[str]:
@@ -207,10 +208,10 @@ class Robot:
             self.frame_id(base_name)
             joint_ids = self._explicit(joints)
         coupled = self.coupled(joint_ids)
-        self._check_mimics(joint_ids, tip_id, {c.follower for c in coupled})
+        followers = {c.follower for c in coupled}
+        self._check_mimics(joint_ids, tip_id, followers)
         self._check_limits(joint_ids)
-        locked_values = self._locked_values(joint_ids, locked or {},
-                                            {c.follower for c in coupled})
+        locked_values = self._locked_values(joint_ids, locked or {}, followers)
         return Group(self, base_name, tip, joint_ids, locked_values, coupled)
 
     def whole_body(
@@ -455,7 +456,33 @@ def parser_errors(parse: Callable[[], object]) -> List[str]:
     return reasons
 
 
-def _apply_soft_limits(urdf_xml: str, model: pin.Model) -> None:
+#: The URDF elements :func:`_xml_root` is read for (a text without them is not parsed).
+_READ_TAGS = ("<mimic", "<inertial", "<safety_controller")
+
+
+def _xml_root(urdf_xml: str) -> Optional[ET.Element]:
+    """Return the URDF's root element, for what pinocchio's model does not keep; or None.
+
+    None when the text has none of :data:`_READ_TAGS`, or when ElementTree cannot read
+    what tinyxml2 did (a stray ``<xacro:...>`` with its prefix unbound): the soft limits
+    and the inertial check are then skipped with a warning.  Mimic relations cannot be:
+    without them every mimic joint would move on its own, so a RobotModelError says so.
+    """
+    if not any(tag in urdf_xml for tag in _READ_TAGS):
+        return None
+    try:
+        return ET.fromstring(urdf_xml)
+    except ET.ParseError as exc:
+        if "<mimic" in urdf_xml:
+            raise errors.RobotModelError(
+                f"cannot read the URDF's <mimic> relations: the text is not well-formed "
+                f"XML ({exc})") from None
+        _LOG.warning("URDF: not well-formed XML (%s): its <safety_controller> soft limits "
+                     "and the <inertial> check are skipped", exc)
+        return None
+
+
+def _apply_soft_limits(root: Optional[ET.Element], model: pin.Model) -> None:
     """Narrow ``model``'s position limits to the URDF's ``<safety_controller>`` soft limits.
 
     A revolute or prismatic joint's range is then ``[max(lower, soft_lower_limit),
@@ -467,10 +494,10 @@ def _apply_soft_limits(urdf_xml: str, model: pin.Model) -> None:
     soft limits that leave no value are ignored with a warning.  Continuous joints have
     no limits to narrow.
     """
-    if "<safety_controller" not in urdf_xml:
+    if root is None:
         return
     lower, upper = model.lowerPositionLimit.copy(), model.upperPositionLimit.copy()
-    for joint in ET.fromstring(urdf_xml).iter("joint"):
+    for joint in root.iter("joint"):
         safety, name = joint.find("safety_controller"), joint.get("name", "")
         if safety is None or joint.get("type") not in ("revolute", "prismatic") \
                 or not model.existJointName(name):
@@ -489,7 +516,8 @@ def _apply_soft_limits(urdf_xml: str, model: pin.Model) -> None:
     model.lowerPositionLimit, model.upperPositionLimit = lower, upper
 
 
-def _warn_unread_inertials(urdf_xml: str, model: pin.Model) -> None:
+def _warn_unread_inertials(root: Optional[ET.Element], urdf_xml: str,
+                           model: pin.Model) -> None:
     """Log a warning when the model's mass is not the URDF's: urdfdom dropped an ``<inertial>``.
 
     urdfdom keeps a link whose ``<inertial>`` it cannot read ("2 kg" as a mass), massless,
@@ -497,10 +525,10 @@ def _warn_unread_inertials(urdf_xml: str, model: pin.Model) -> None:
     URDF's masses summed against the model's (equal on every URDF of example-robot-data
     and shared/real_urdfs); the warning names urdfdom's reasons.
     """
-    if "<inertial" not in urdf_xml:
+    if root is None:
         return
     total = 0.0
-    for link in ET.fromstring(urdf_xml).iter("link"):
+    for link in root.iter("link"):
         mass = link.find("inertial/mass")
         if mass is not None:
             try:
@@ -516,19 +544,20 @@ def _warn_unread_inertials(urdf_xml: str, model: pin.Model) -> None:
                  total, read, "; ".join(reasons) or "an <inertial> was not read")
 
 
-def mimic_joints(urdf_xml: str, model: pin.Model) -> Dict[str, Mimic]:
+def mimic_joints(root: Optional[ET.Element], model: pin.Model) -> Dict[str, Mimic]:
     """Return the URDF's mimic joints of ``model`` by name (one-axis joints of the model).
 
     A ``<mimic>`` whose leader is no one-axis joint of the model is left out (the joint
     then moves on its own, as pinocchio reads it); mimic joints that lead each other round
     in a cycle raise :class:`errors.RobotModelError` naming them.  Read after pinocchio's
-    parser, which refuses a multiplier or offset that is not a finite number.
+    parser, which refuses a multiplier or offset that is not a finite number.  ``root``:
+    the URDF's root element (:func:`_xml_root`; None: no mimic joint).
     """
-    if "<mimic" not in urdf_xml:
+    if root is None:
         return {}
     names = {model.names[j] for j in range(1, model.njoints) if model.nvs[j] == 1}
     out = {}
-    for joint in ET.fromstring(urdf_xml).findall("joint"):
+    for joint in root.findall("joint"):
         mimic, name = joint.find("mimic"), joint.get("name", "")
         if mimic is None or name not in names or mimic.get("joint") not in names:
             continue
