@@ -106,7 +106,7 @@ def _floor(group):
         t0 = time.perf_counter()
         pose = PoseTarget(group.tip, T).compile(group)
         q, it, done, _ = chain_kernel.attempt(
-            plan.chain, seed, np.ascontiguousarray(pose.T_target_world.homogeneous),
+            plan.chain, seed, pose.H_target_world,
             plan.lower, plan.upper, plan.bounded, 1.0, *squared_tolerances(pose.target), settings)
         good, pos, ori, _, _ = check(group, pose, q, (), data, DEFAULT_TOLERANCE)
         IKResult(q, group.joint_names, IKStatus.SUCCESS, it, 0, pos, ori,

@@ -1,5 +1,8 @@
 """The two pose-error conventions of ``core.pose`` against independent computations.
 
+``error_norms`` (the verifier's two figures, on floats) against scipy's rotation vector and
+the distance of the origins, from 1e-9 rad to pi; a compiled pose against its target.
+
 ``split_error``: the frame's position in the target's axes [m] and the rotation vector of
 ``R_t^T R`` [rad] (scipy's, not pinocchio's); ``twist_error``: the twist whose exponential
 is ``T_target_frame`` (pinocchio's ``exp6`` undoes it), sharing the rotation vector.
@@ -8,7 +11,11 @@ import numpy as np
 import pinocchio as pin
 from scipy.spatial.transform import Rotation
 
-from ros2_ik.core.pose import split_error, twist_error
+import pytest
+
+from ros2_ik.core import errors
+from ros2_ik.core.model import robots
+from ros2_ik.core.pose import PoseTarget, error_norms, split_error, twist_error
 
 
 def _placements(count: int):
@@ -41,3 +48,45 @@ def test_twist_error_is_the_log_of_the_relative_placement():
         np.testing.assert_allclose(e[3:], split_error(T_tf)[1], atol=1e-12)
         # v is not the position once the frames are rotated: the two conventions differ
         assert np.linalg.norm(e[:3] - T_tf.translation) > 1e-6
+
+
+def _relative(angle: float, seed: int):
+    """(T_world_target, T_world_frame) ``angle`` [rad] apart about a random axis."""
+    rng = np.random.default_rng(seed)
+    axis = rng.normal(size=3)
+    R_tf = Rotation.from_rotvec(angle * axis / np.linalg.norm(axis)).as_matrix()
+    R_wt = Rotation.random(random_state=seed).as_matrix()
+    return pin.SE3(R_wt, rng.normal(size=3)), pin.SE3(R_wt @ R_tf, rng.normal(size=3))
+
+
+@pytest.mark.parametrize("angle", [0.0, 1e-9, 1e-5, 0.3, 2.0, np.pi - 1e-6, np.pi])
+def test_error_norms_are_the_split_errors_lengths(angle):
+    for seed in range(10):
+        T_wt, T_wf = _relative(angle, seed)
+        pos, ori = error_norms(T_wt.homogeneous.tolist(), T_wf.homogeneous.tolist())
+        assert pos == pytest.approx(np.linalg.norm(T_wf.translation - T_wt.translation),
+                                    abs=1e-12)
+        R = T_wt.rotation.T @ T_wf.rotation
+        expected = np.linalg.norm(Rotation.from_matrix(R).as_rotvec())
+        assert ori == pytest.approx(expected, abs=1e-9)
+        assert ori == pytest.approx(angle, abs=1e-9)
+
+
+def test_compiled_pose_holds_the_validated_target():
+    """The compiled target and its inverse are the matrices of the target as validated."""
+    group = robots.load_group("panda")[1]
+    T_wt, T_wf = _relative(1.0, 3)
+    target = PoseTarget(group.tip, T_wt)
+    T_wt.translation = np.array([np.nan, 0.0, 0.0])  # the caller's object, changed later
+    assert np.isfinite(target.T_ref_target.translation).all()
+    pose = target.compile(group)
+    np.testing.assert_array_equal(pose.H_world_target, target.H_ref_target)
+    assert np.isfinite(pose.H_world_target).all()
+    np.testing.assert_allclose(pose.H_target_world @ pose.H_world_target, np.eye(4),
+                               atol=1e-12)
+    assert pose.T_target_world.isApprox(pose.T_world_target.inverse(), 1e-12)
+    assert pose.H_target_world.flags.c_contiguous
+    assert pose.errors(T_wf) == pytest.approx(
+        tuple(np.linalg.norm(v) for v in split_error(pose.T_target_world * T_wf)), abs=1e-12)
+    with pytest.raises(errors.InvalidGoal):
+        PoseTarget(group.tip, T_wt)

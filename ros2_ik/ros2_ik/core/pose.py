@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from typing import TYPE_CHECKING, Tuple
 
 import numpy as np
@@ -59,6 +59,35 @@ def twist_error(T_target_frame: pin.SE3) -> np.ndarray:
     ``v`` differs from its position once the rotation error is not zero.
     """
     return pin.log6(T_target_frame).np
+
+
+def error_norms(target_rows: list, frame_rows: list) -> Tuple[float, float]:
+    """``(|t|, |log3(R)|)`` of :func:`split_error`, from both placements' rows [m], [rad].
+
+    ``target_rows`` and ``frame_rows``: ``T_world_target`` and ``T_world_frame`` as
+    nested lists (at least their first three rows).  ``|t|`` is the distance between the
+    two origins; ``|log3(R)|`` of ``R = R_t^T R_f`` is ``atan2(|vee(R - R^T)| / 2,
+    (trace R - 1) / 2)``, well conditioned from 0 to pi.  Python floats: no array, no
+    call into the bindings.
+    """
+    (a, b, c, x), (d, e, f, y), (g, h, i, z) = target_rows[:3]
+    (A, B, C, X), (D, E, F, Y), (G, H, I, Z) = frame_rows[:3]
+    trace = a * A + b * B + c * C + d * D + e * E + f * F + g * G + h * H + i * I
+    # R = R_t^T R_f: R[j][k] = column j of R_t . column k of R_f; v = vee(R - R^T).
+    vx = (c * B + f * E + i * H) - (b * C + e * F + h * I)  # R[2][1] - R[1][2]
+    vy = (a * C + d * F + g * I) - (c * A + f * D + i * G)  # R[0][2] - R[2][0]
+    vz = (b * A + e * D + h * G) - (a * B + d * E + g * H)  # R[1][0] - R[0][1]
+    return (math.dist((X, Y, Z), (x, y, z)),
+            math.atan2(0.5 * math.sqrt(vx * vx + vy * vy + vz * vz), 0.5 * (trace - 1.0)))
+
+
+def _inverse(rows: list) -> np.ndarray:
+    """Return the inverse (4, 4) of a rigid transform given as rows: ``[R^T, -R^T p]``."""
+    (a, b, c, x), (d, e, f, y), (g, h, i, z) = rows[:3]
+    return np.array([[a, d, g, -(a * x + d * y + g * z)],
+                     [b, e, h, -(b * x + e * y + h * z)],
+                     [c, f, i, -(c * x + f * y + i * z)],
+                     [0.0, 0.0, 0.0, 1.0]])
 
 
 #: Smallest tolerance [m or rad]: two FK evaluations of one q differ by ~1e-16, so a
@@ -117,6 +146,9 @@ class PoseTarget:
     minimises; they are relative (scaled so that the largest is 1); success needs
     position error <= ``position_tolerance_m`` [m] and orientation error <=
     ``orientation_tolerance_rad`` [rad] on the weighted axes.
+
+    ``T_ref_target`` is copied: the caller's SE3 changed later changes no target.  The
+    copy's matrix, as validated, is ``H_ref_target`` (4, 4), read-only: what solves read.
     """
 
     frame: str
@@ -147,13 +179,17 @@ class PoseTarget:
         """Validate numbers (raises :class:`errors.InvalidGoal`)."""
         if not isinstance(self.T_ref_target, pin.SE3):
             raise errors.InvalidGoal("T_ref_target must be a pinocchio.SE3")
-        H = self.T_ref_target.homogeneous
+        T = self.T_ref_target.copy()  # the caller may change its own later
+        self.__dict__["T_ref_target"] = T
+        H = T.homogeneous  # a new array: what is validated is what is solved
         bad = rotation_error(H)
         if math.isnan(bad):
             raise errors.InvalidGoal(f"T_ref_target has non-finite values:\n{H}")
         if bad > 1e-6 or bad < 0:
             raise errors.InvalidGoal("target rotation is not a rotation matrix "
                                      "(normalise the quaternion)")
+        H.setflags(write=False)
+        self.__dict__["H_ref_target"] = H
         if self.weights is not UNIT_WEIGHTS:  # the default needs no check
             if type(self.weights) is tuple and self.weights == UNIT_WEIGHTS:
                 object.__setattr__(self, "weights", UNIT_WEIGHTS)  # no rebuild
@@ -221,16 +257,25 @@ class CompiledPose:
     """A pose target resolved for one group: target in world, masks and scales."""
 
     def __init__(self, target: PoseTarget, group: "Group"):
-        """Resolve frame names and precompute everything the inner loops need."""
+        """Resolve frame names and precompute everything the inner loops need.
+
+        The target is kept as matrices (:attr:`H_world_target`, :attr:`H_target_world`):
+        each call into pinocchio's bindings costs microseconds more than the arithmetic
+        with the caches cold (docs/design.md), so the SE3 objects are made only when read.
+        """
         robot = group.robot
         self.target = target
         self.frame_id = robot.frame_id(target.frame)
         self.reduced_frame_id = group.reduced_frame_of(self.frame_id)
-        ref = target.reference_frame
-        self.T_world_target = self._world_target(group, ref, target.T_ref_target)
+        #: ``T_world_target`` (4, 4), read-only.
+        self.H_world_target = self._world_target(group, target.reference_frame,
+                                                 target.H_ref_target)
+        #: Its rows as floats (:meth:`errors`).
+        self._rows = self.H_world_target.tolist()
         if group.has_base:
             self._check_within_world(group, target.frame)
-        self.T_target_world = self.T_world_target.inverse()
+        #: ``T_world_target^-1`` (4, 4), C-contiguous (the compiled attempts' argument).
+        self.H_target_world = _inverse(self._rows)
         #: Every axis constrained and weighted alike: the pose loops' error is ``log6``
         #: (:func:`twist_error`), its weight one number.
         self.twist: bool
@@ -238,6 +283,16 @@ class CompiledPose:
          self.unit_weights, self.full_pose, self.twist) = _weight_info(
             target.weights, target.position_only, target.position_tolerance_m,
             target.orientation_tolerance_rad)
+
+    @cached_property
+    def T_world_target(self) -> pin.SE3:
+        """Target placement in world (an SE3 made at first read)."""
+        return pin.SE3(self.H_world_target)
+
+    @cached_property
+    def T_target_world(self) -> pin.SE3:
+        """Its inverse (an SE3 made at first read)."""
+        return pin.SE3(self.H_target_world)
 
     def _check_within_world(self, group: "Group", frame: str) -> None:
         """Refuse a whole-body target its base cannot follow (InvalidGoal naming the frame).
@@ -274,30 +329,36 @@ class CompiledPose:
         return R6
 
     @staticmethod
-    def _world_target(group: "Group", ref: str, T_ref_target: pin.SE3) -> pin.SE3:
+    def _world_target(group: "Group", ref: str, H_ref_target: np.ndarray) -> np.ndarray:
+        """``T_world_target`` (4, 4) of the target ``H_ref_target`` in frame ``ref``."""
         if not ref:
-            return T_ref_target.copy()  # a copy: the caller may change its own later
+            return H_ref_target  # the target's validated copy, read-only
         robot = group.robot
         ref_id = robot.frame_id(ref)
         if group.moves_frame(ref_id):
             raise errors.InvalidGoal(
                 f"reference frame '{ref}' is moved by the group joints; express the "
                 f"target in a frame that stays fixed during the solve")
-        return group.locked_placement(ref_id) * T_ref_target
+        H = (group.locked_placement(ref_id) * pin.SE3(H_ref_target)).homogeneous
+        H.setflags(write=False)
+        return H
 
     def error(self, T_world_frame: pin.SE3) -> np.ndarray:
         """Return the unweighted pose error, shape (6,), in target axes, [m] and [rad]."""
         return np.concatenate(split_error(self.T_target_world * T_world_frame))
 
     def errors(self, T_world_frame: pin.SE3) -> Tuple[float, float]:
-        """(position_error_m, orientation_error_rad) on the constrained axes."""
+        """(position_error_m, orientation_error_rad) on the constrained axes.
+
+        The norms of :meth:`error`'s two parts.  With every axis constrained they are
+        :func:`error_norms` of the two matrices (rotations keep lengths): one call into
+        the bindings instead of four.
+        """
+        if self.full_pose:
+            return error_norms(self._rows, T_world_frame.homogeneous.tolist())
         t, w = split_error(self.T_target_world * T_world_frame)
-        if not self.full_pose:
-            t, w = t[self.mask[:3]], w[self.mask[3:]]
-            return math.sqrt(t.dot(t)), math.sqrt(w.dot(w))
-        x, y, z = t.tolist()  # floats: cheaper than two numpy dot products
-        a, b, c = w.tolist()
-        return math.sqrt(x * x + y * y + z * z), math.sqrt(a * a + b * b + c * c)
+        t, w = t[self.mask[:3]], w[self.mask[3:]]
+        return math.sqrt(t.dot(t)), math.sqrt(w.dot(w))
 
     def within_tolerance(self, pos_err: float, ori_err: float) -> bool:
         """Return True when both errors are within the target's tolerances."""

@@ -299,7 +299,7 @@ def _pose_floats(pose) -> list:
     Row by row, as the arrays' ``ravel``; ``R6``'s blocks are ``T_target_world``'s
     rotation (``R_tT``, the inverse's exact transpose), written out: no array made.
     """
-    H = pose.T_target_world.homogeneous.ravel().tolist()
+    H = pose.H_target_world.ravel().tolist()
     r0, r1, r2 = H[0:3], H[4:7], H[8:11]
     z = _ZERO3
     return (H + r0 + z + r1 + z + r2 + z + z + r0 + z + r1 + z + r2

@@ -95,7 +95,7 @@ def answer(plan: Plan, group, pose: CompiledPose, seed: np.ndarray,
     if plan.first is not None:
         return _first_answer(cls, group, pose, seed, options, start)
     q, iterations, converged, merit = chain_kernel.attempt(
-        plan.chain, seed, np.ascontiguousarray(pose.T_target_world.homogeneous),
+        plan.chain, seed, pose.H_target_world,
         plan.lower, plan.upper, plan.bounded, float(pose.sqrt_w[0]),
         *squared_tolerances(pose.target), chain_settings(cls))
     if converged and math.isfinite(sum(q.tolist())):

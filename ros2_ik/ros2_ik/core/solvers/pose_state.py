@@ -112,8 +112,7 @@ class PoseState:
         self.chain = None
         if self.log6 and not self.continuous:
             self.chain = _chain(group, pose.frame_id)
-        self.T_target_inv_h = np.ascontiguousarray(self.T_target_inv.homogeneous) \
-            if self.chain is not None else None
+        self.T_target_inv_h = pose.H_target_world if self.chain is not None else None
         # The rows the last evaluate left for the step (:mod:`lm_loop`), weighted; and
         # whether the last step clamped a joint (then the step tests the limits).
         self.e = self.J = None
