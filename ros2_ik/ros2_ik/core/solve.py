@@ -118,8 +118,8 @@ def prepare(group: Group, frame: Optional[str] = None, constrained: bool = False
     that frame need (:meth:`~ros2_ik.core.solvers.base.Solver.prepare_frame`: a closed
     form's detection).  Compiling happens once per machine
     (numba's on-disk cache), loading once per process.  Call it at start-up, before the
-    first solve whose ``timeout_s`` must hold (the node does, for every group it
-    serves); ``solve`` calls it too, before starting its clock, so an unprepared first
+    first solve whose ``timeout_s`` must hold (the node does, for its default group and
+    each configured one); ``solve`` calls it too, before starting its clock, so an unprepared first
     solve is slow but not cut short.  Cheap once done: one lookup, as a solve calls it
     every time.  Returns the time it took [s] (0 when done already).
     """

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import time
-from typing import NamedTuple, Optional
+from typing import NamedTuple, Optional, Tuple
 
 import numpy as np
 from sensor_msgs.msg import MultiDOFJointState
@@ -48,6 +48,18 @@ def resolve_group(snapshot: RobotSnapshot, cfg: NodeConfig, group_name: str,
     group, tip = _resolve_group(snapshot, cfg, group_name, base_link, tip_link)
     snapshot.resolved[key] = (cfg, group, tip)
     return group, tip
+
+
+def served_groups(cfg: NodeConfig, snapshot: Optional[RobotSnapshot]) -> Tuple[str, ...]:
+    """Names of the groups the node serves without being told more: prepared at start-up.
+
+    The group a request naming none resolves to (``default_group``, else the first of
+    ``group_names``, else the SRDF's first group), then every one of ``group_names``.
+    """
+    default = cfg.default_group_name or (
+        next(iter(snapshot.srdf_groups), "") if snapshot is not None else "")
+    names = ([default] if default else []) + list(cfg.groups)
+    return tuple(dict.fromkeys(names))
 
 
 def _resolve_group(snapshot: RobotSnapshot, cfg: NodeConfig, group_name: str,

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gc
 import pathlib
+import time
 from typing import Any, Dict, List
 
 import numpy as np
@@ -28,7 +29,8 @@ from ros2_ik.node.base_pose import has_base, joint_limits, marker_frames, reply_
 from ros2_ik.core.errors import InvalidGoal
 from ros2_ik.core.solve import prepare
 from ros2_ik.core.solvers import registry
-from ros2_ik.node.compute_ik import Answer, collision_checker, compute_ik, resolve_group
+from ros2_ik.node.compute_ik import Answer, collision_checker, compute_ik, resolve_group, \
+    served_groups
 from ros2_ik.node.diagnostics import Diagnostics
 from ros2_ik.node.conversions import pose_to_se3
 from ros2_ik.node.outputs import Outputs
@@ -199,20 +201,30 @@ class IKNode(Node):
                                f"{len(robot.frame_names)} frames")
 
     def _warm_up(self) -> None:
-        """Build the default group and its restart library, load the default solver: now.
+        """Prepare every group the node serves, load the default solver: now.
 
-        Not in the first solve: building the library and loading the compiled attempts
-        would take its budget (docs/design.md, ``node/``).
+        The default group (a request naming none uses it) and each of ``group_names``: each
+        one's restart library, reach bound and closed-form or sweep detection for its tip
+        (:func:`ros2_ik.core.solve.prepare`), not in its first request, whose budget they
+        would take (docs/design.md, ``node/``).  A group first named in a request (an SRDF
+        group not configured, a base and tip) does that work in its first request, before
+        its clock starts.
         """
         cfg = self.config
-        try:
-            if cfg.default_group_name:
-                group, tip = resolve_group(self.robot.snapshot, cfg, cfg.default_group_name,
-                                           "", "")
+        for name in served_groups(cfg, self.robot.snapshot):
+            started = time.perf_counter()
+            try:
+                group, tip = resolve_group(self.robot.snapshot, cfg, name, "", "")
                 prepare(group, tip, constrained=True, solver=cfg.solver)
+            except Exception as exc:  # noqa: BLE001 - a request will report the same error
+                self.get_logger().warning(f"group '{name}' not usable: {exc}")
+                continue
+            self.get_logger().info(f"group '{name}' prepared for frame '{tip}' in "
+                                   f"{time.perf_counter() - started:.2f} s")
+        try:
             registry.solver_class(cfg.solver)
         except Exception as exc:  # noqa: BLE001 - a request will report the same error
-            self.get_logger().warning(f"default group/solver not usable: {exc}")
+            self.get_logger().warning(f"solver '{cfg.solver}' not usable: {exc}")
         self._warm_up_collisions()
 
     def _warm_up_collisions(self) -> None:
