@@ -18,8 +18,10 @@ over its limits; a continuous joint: one turn) it needs to reach them in a greed
 coverage order; the joint with the fewest
 (a closed form built per solve counted as :data:`BUILD_COST` values) is swept.  On it a
 model of which values reach which poses is fitted (:func:`.held.fit`,
-:data:`RANK_SAMPLES` poses).  A chain where no joint works has no sweep (the search
-solves it as before).
+:data:`RANK_SAMPLES` poses) when the sweep first runs (:func:`prepare` does it for the
+solvers that run it): most of detection's time, which a solver that does not run the
+sweep never pays.  A chain where no joint works has no sweep (the search solves it as
+before).
 
 Solving (:func:`along`, answered by :mod:`ros2_ik.core.solvers.swept`): the swept
 joint takes the seed's value first (a seed near a solution: that solution's branch),
@@ -35,6 +37,7 @@ is a sample of the solutions, not every one.
 from __future__ import annotations
 
 import math
+import threading
 from typing import Iterator, List, Optional, Tuple
 
 import numpy as np
@@ -63,6 +66,8 @@ BUILD_COST = 0.5
 CHEAP_VALUES = 1.2
 #: Sample poses that fit the ranking of the values for a target (:func:`.held.ranked`).
 RANK_SAMPLES = 1000
+#: One ranking fitted at a time (:meth:`Sweep.rank_pending`).
+_RANKING = threading.Lock()
 
 
 class Sweep:
@@ -73,12 +78,13 @@ class Sweep:
     reaches nearly every pose (:data:`CHEAP_VALUES`); ``end``: the joint is the
     chain's first or last, and one closed form of the other six serves every value
     (:mod:`.held`); otherwise EAIK builds one per value (``fixed_axes``); ``slide``: the
-    joint is prismatic (an end; its values [m]).
+    joint is prismatic (an end; its values [m]).  The ranking of the values for a target
+    is fitted at the first :meth:`forms` (:meth:`defer_rank`).
     """
 
     __slots__ = ("joint", "family", "name", "end", "slide", "_H", "_P", "_R", "_lo", "_hi",
                  "_Robot", "_rest", "_axis", "_point", "_tool_RT", "_values", "_forms",
-                 "_prior", "_weights", "_scale", "_last", "cheap")
+                 "_prior", "_weights", "_scale", "_last", "cheap", "_pending")
 
     def __init__(self, joint: int, name: str, family: str, H: np.ndarray, P: np.ndarray,
                  R: np.ndarray, lower: float, upper: float, end: bool = False,
@@ -93,6 +99,7 @@ class Sweep:
         self._forms = self._prior = self._weights = None
         self._scale = 1.0
         self._last = None  # (value [rad], closed form): :meth:`_held_at`
+        self._pending = None  # what :meth:`defer_rank` keeps until the first :meth:`forms`
         self.cheap = False  # set by detection (:data:`CHEAP_VALUES`)
         self._rest = None
         if end:  # the other six from the held joint's point on (first) or to it (last)
@@ -157,6 +164,8 @@ class Sweep:
         lo, hi = self._lo, self._hi
         first = min(max(seed_value, lo), hi)
         yield first, None if self._rest is not None else self._held_at(first)
+        if self._pending is not None:
+            self.rank_pending()
         values, forms = self._values, self._forms
         for c in held.ranked(self._weights, T_world_frame_h, self._scale).tolist():
             yield values[c], forms[c]
@@ -189,6 +198,31 @@ class Sweep:
         if self._forms is None:
             self._forms = [None if self._rest is not None else self.at(v)
                            for v in self._values.tolist()]
+
+    def defer_rank(self, poses: List[np.ndarray], lower: np.ndarray, upper: np.ndarray
+                   ) -> None:
+        """Fit the ranking on sample ``poses`` (4, 4) at the first :meth:`forms`, not now.
+
+        ``lower``, ``upper`` (7,): the group's limits.  The fit solves every cell's value
+        for every pose (~0.5 s for 1000 poses); a solver that never runs this sweep (lm,
+        where it is not :attr:`cheap`) never pays it.  :func:`prepare` runs it for the
+        solvers that do.
+        """
+        self._pending = (poses, lower, upper)
+
+    @property
+    def ranked(self) -> bool:
+        """Whether the ranking is fitted (:meth:`defer_rank`)."""
+        return self._pending is None
+
+    def rank_pending(self) -> None:
+        """Fit the ranking :meth:`defer_rank` deferred, if not yet (one thread fits it)."""
+        with _RANKING:
+            pending = self._pending
+            if pending is not None:
+                poses, lower, upper = pending
+                self.rank(poses, _reached(lower, upper, self, poses))
+                self._pending = None
 
     def rank(self, poses: List[np.ndarray], reached: np.ndarray) -> None:
         """Fit the ranking (:func:`.held.fit`) on sample ``poses`` (4, 4) and ``reached``.
@@ -262,7 +296,8 @@ def detect(group, frame_id: int) -> Detection:
     best = kept[int(np.argmin(scores))]
     best.cheap = min(scores) - (0.0 if best.end else BUILD_COST) <= CHEAP_VALUES
     poses = [_pose(group, frame_id, q) for q in _samples(group, RANK_SAMPLES, 2)]
-    best.rank(poses, _reached(group, best, poses))
+    best.defer_rank(poses, np.array(group.lower, dtype=float),
+                    np.array(group.upper, dtype=float))
     return Detection(best, "")
 
 
@@ -315,13 +350,15 @@ def _self_test(group, frame_id: int, sweep: Sweep) -> bool:
     return True
 
 
-def _reached(group, sweep: Sweep, poses: List[np.ndarray]) -> np.ndarray:
+def _reached(lower: np.ndarray, upper: np.ndarray, sweep: Sweep, poses: List[np.ndarray]
+             ) -> np.ndarray:
     """(C, N) bool: the cell's centre gives pose ``i`` (4, 4) branches within the limits.
 
-    One batched closed-form call and one compiled pass per value (:mod:`.many`'s).
+    ``lower``, ``upper`` (7,): the group's limits.  One batched closed-form call and one
+    compiled pass per value (:mod:`.many`'s).
     """
     T = np.array(poses)
-    lower, upper = np.asarray(group.lower, float), np.asarray(group.upper, float)
+    lower, upper = np.asarray(lower, float), np.asarray(upper, float)
     if sweep.end:  # the rest's rows: the held joint's column is at the value, inside
         rest = chain.ClosedForm(sweep._rest, sweep.family, JOINTS - 1, tangents=False)
         lower, upper = np.delete(lower, sweep.joint), np.delete(upper, sweep.joint)
@@ -349,7 +386,7 @@ def _cover(group, sweep: Sweep, poses: List[np.ndarray]) -> float:
     breaks the ranking's ties (:meth:`Sweep.order`).  A pose no value reaches counts as
     ``2 * CELLS``.
     """
-    reached = _reached(group, sweep, poses)
+    reached = _reached(group.lower, group.upper, sweep, poses)
     order, covered = [], np.zeros(len(poses), dtype=bool)
     left = list(range(CELLS))
     while left:  # greedy: most new poses, then most poses, then the lower value
@@ -392,13 +429,21 @@ def along(sweep: Sweep, group, T_world_frame: pin.SE3, seed: np.ndarray, distinc
 
 
 def prepare(group, frame: str) -> None:
-    """Detect ``group``'s sweep to ``frame`` and load the compiled step, if it has one."""
+    """Detect ``group``'s sweep to ``frame``, fit its ranking, load the compiled step.
+
+    For the solvers that run the sweep (:func:`ros2_ik.core.solvers.swept.form`), outside
+    any solve's budget.
+    """
     if group.n != JOINTS:
         return
     frame_id = group.robot.frame_id(frame)
     sweep = of(group, frame_id)
     if sweep is None:
         return
+    (sweep.form if type(sweep) is chain.Placed else sweep).rank_pending()
     mid = group.mid_configuration()
-    for _ in along(sweep, group, pin.SE3(_pose(group, frame_id, mid)), mid, 1e-2):
-        return
+    # Two values: the seed's, then the first ranked (the ranking's compiled step loads).
+    for k, _ in enumerate(along(sweep, group, pin.SE3(_pose(group, frame_id, mid)), mid,
+                                1e-2)):
+        if k:
+            return
