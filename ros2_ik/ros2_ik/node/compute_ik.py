@@ -50,22 +50,28 @@ def resolve_group(snapshot: RobotSnapshot, cfg: NodeConfig, group_name: str,
     return group, tip
 
 
+def default_group(cfg: NodeConfig, snapshot: Optional[RobotSnapshot]) -> str:
+    """Return the group a request naming none (no group, no base) uses ('': none).
+
+    ``default_group``, else the first of ``group_names``, else the SRDF's first group.
+    """
+    return cfg.default_group_name or (
+        next(iter(snapshot.srdf_groups), "") if snapshot is not None else "")
+
+
 def served_groups(cfg: NodeConfig, snapshot: Optional[RobotSnapshot]) -> Tuple[str, ...]:
     """Names of the groups the node serves without being told more: prepared at start-up.
 
-    The group a request naming none resolves to (``default_group``, else the first of
-    ``group_names``, else the SRDF's first group), then every one of ``group_names``.
+    The :func:`default_group`, then every one of ``group_names``.
     """
-    default = cfg.default_group_name or (
-        next(iter(snapshot.srdf_groups), "") if snapshot is not None else "")
-    names = ([default] if default else []) + list(cfg.groups)
-    return tuple(dict.fromkeys(names))
+    default = default_group(cfg, snapshot)
+    return tuple(dict.fromkeys(([default] if default else []) + list(cfg.groups)))
 
 
 def _resolve_group(snapshot: RobotSnapshot, cfg: NodeConfig, group_name: str,
                    base_link: str, tip_link: str):
     if not group_name and not base_link:
-        group_name = cfg.default_group_name or next(iter(snapshot.srdf_groups), "")
+        group_name = default_group(cfg, snapshot)
         if not group_name:
             raise RequestError(IKErrorCode.INVALID_GROUP,
                                "no group_name or base_link given and no group is configured")
