@@ -107,7 +107,8 @@ SCHEMA: Tuple[ParamSpec, ...] = (
               _one_of("srdf", "floating", "planar", "none"), read_only=True),
     # --- groups ----------------------------------------------------------------------
     ParamSpec("group_names", [""], "Names of the kinematic groups; each is configured by "
-              "groups.<name>.base_link / tip_link / joints.", read_only=True),
+              "groups.<name>.base_link / tip_link / joints, and prepared at start-up for "
+              "its tip_link and the default solver.", read_only=True),
     ParamSpec("default_group", "", "Group used when a request names none (and gives no "
               "base/tip). Empty: the first of group_names."),
     # --- solver ----------------------------------------------------------------------
