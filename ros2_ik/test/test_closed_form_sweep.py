@@ -7,6 +7,7 @@ import json
 import math
 import os
 import re
+from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -214,10 +215,11 @@ def test_ranking_reaches_unseen_poses_in_few_values(name):
     assert np.median(firsts) <= 2 and np.mean(np.array(firsts) <= 4) >= 0.8, firsts
 
 
-def test_the_ranking_is_fitted_when_a_solver_first_runs_the_sweep():
+def test_the_ranking_is_fitted_when_a_solver_first_runs_the_sweep(monkeypatch):
     """lm does not run the Panda's sweep: its prepare leaves the ranking's fit (most of the
     detection's time) undone; the analytic solver's prepare fits it; threads that run a new
     sweep at once see one ranking."""
+    monkeypatch.setattr(sweep, "_SEEN", OrderedDict())  # no detection from another test
     robot, group = robots.load_group("panda")
     prepare(group, group.tip)
     found = sweep.of(group, robot.frame_id(group.tip))
@@ -226,6 +228,7 @@ def test_the_ranking_is_fitted_when_a_solver_first_runs_the_sweep():
     assert found.ranked
     T = [T.homogeneous for _, T in _targets(group, 8, seed=4)]
     expected = [found.values(0.1, H) for H in T]
+    monkeypatch.setattr(sweep, "_SEEN", OrderedDict())
     fresh = robots.load_group("panda")[1]
     again = sweep.of(fresh, robot.frame_id(fresh.tip))
     assert again is not found and not again.ranked
@@ -233,6 +236,34 @@ def test_the_ranking_is_fitted_when_a_solver_first_runs_the_sweep():
         got = list(pool.map(lambda H: again.values(0.1, H), T))
     assert again.ranked
     np.testing.assert_array_equal(got, expected)
+
+
+def test_a_chain_seen_before_keeps_its_detection(monkeypatch):
+    """A robot built again (the node's second model when the SRDF follows the URDF) gets its
+    chain's detection back; other limits make another chain, detected anew."""
+    monkeypatch.setattr(sweep, "_SEEN", OrderedDict())
+    calls = []
+    detected = sweep._detected
+    monkeypatch.setattr(sweep, "_detected", lambda *a: calls.append(a) or detected(*a))
+    robot, group = robots.load_group("panda")
+    first = sweep.of(group, robot.frame_id(group.tip))
+    robot, group = robots.load_group("panda")
+    assert sweep.of(group, robot.frame_id(group.tip)) is first
+    assert len(calls) == 1
+    spec = robots.ARMS["panda"]
+    narrowed = urdf_edits.narrowed("panda", "panda_joint2", -0.3, 0.9)
+    other = narrowed.group(base=spec.base, tip=spec.tip)
+    assert sweep.of(other, narrowed.frame_id(other.tip)) is not first
+    assert len(calls) == 2
+    # the seen chains are bounded: the oldest goes first
+    monkeypatch.setattr(sweep, "SEEN_CHAINS", 1)
+    third = urdf_edits.narrowed("panda", "panda_joint2", -0.2, 0.8)
+    group = third.group(base=spec.base, tip=spec.tip)
+    sweep.of(group, third.frame_id(group.tip))
+    assert len(calls) == 3 and len(sweep._SEEN) == 1
+    robot, group = robots.load_group("panda")
+    assert sweep.of(group, robot.frame_id(group.tip)) is not first
+    assert len(calls) == 4
 
 
 @pytest.mark.parametrize("name,end", [("panda", 6), ("tiago", 0)])

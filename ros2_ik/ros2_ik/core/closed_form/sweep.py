@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import math
 import threading
+from collections import OrderedDict
 from typing import Iterator, List, Optional, Tuple
 
 import numpy as np
@@ -68,6 +69,10 @@ CHEAP_VALUES = 1.2
 RANK_SAMPLES = 1000
 #: One ranking fitted at a time (:meth:`Sweep.rank_pending`).
 _RANKING = threading.Lock()
+#: Chains whose detection is kept by what it reads (:func:`detect`), the newest last.
+SEEN_CHAINS = 64
+_SEEN: "OrderedDict[tuple, Detection]" = OrderedDict()
+_SEEN_LOCK = threading.Lock()
 
 
 class Sweep:
@@ -258,13 +263,34 @@ def detect(group, frame_id: int) -> Detection:
     The chain's first and last joints are tried as ends first (one closed form of the
     rest for every value), every joint then as held inside the chain (EAIK's
     ``fixed_axes``); the one whose sweep reaches the sample poses in the fewest values,
-    counting a closed form built per solve as :data:`BUILD_COST` values, is swept.
+    counting a closed form built per solve as :data:`BUILD_COST` values, is swept.  A
+    chain seen before in this process (the same kinematics, limits and names: a robot
+    built again, as the node does when the SRDF follows the URDF) has that detection.
     """
     axes, why = chain.preflight(group, frame_id, (JOINTS,), "a sweep", slide_end=True)
     if axes is None:
         return Detection(None, why)
     H, P, R = chain._product_of_exponentials(group, frame_id, axes)
     slides = np.flatnonzero(~np.asarray(group.rotates)).tolist()  # one end at most
+    lower, upper = np.array(group.lower, dtype=float), np.array(group.upper, dtype=float)
+    key = (H.tobytes(), P.tobytes(), R.tobytes(), lower.tobytes(), upper.tobytes(),
+           tuple(slides), tuple(group.joint_names))
+    with _SEEN_LOCK:
+        seen = _SEEN.get(key)
+        if seen is not None:
+            _SEEN.move_to_end(key)
+            return seen
+    found = _detected(group, frame_id, H, P, R, slides)
+    with _SEEN_LOCK:
+        _SEEN[key] = found
+        while len(_SEEN) > SEEN_CHAINS:
+            _SEEN.popitem(last=False)
+    return found
+
+
+def _detected(group, frame_id: int, H: np.ndarray, P: np.ndarray, R: np.ndarray,
+              slides: List[int]) -> Detection:
+    """:func:`detect` of a chain not seen before: its form ``(H, P, R)``, prismatic joints."""
     if slides and not (math.isfinite(group.lower[slides[0]])
                        and math.isfinite(group.upper[slides[0]])):
         return Detection(None, f"prismatic joint '{group.joint_names[slides[0]]}' has no "
