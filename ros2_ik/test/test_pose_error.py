@@ -1,7 +1,8 @@
 """The two pose-error conventions of ``core.pose`` against independent computations.
 
-``error_norms`` (the verifier's two figures, on floats) against scipy's rotation vector and
-the distance of the origins, from 1e-9 rad to pi; a compiled pose against its target.
+``CompiledPose.errors`` (the verifier's two figures, on floats) against scipy's rotation
+vector and the distance of the origins, from 1e-9 rad to pi; a compiled pose against its
+target.
 
 ``split_error``: the frame's position in the target's axes [m] and the rotation vector of
 ``R_t^T R`` [rad] (scipy's, not pinocchio's); ``twist_error``: the twist whose exponential
@@ -15,7 +16,7 @@ import pytest
 
 from ros2_ik.core import errors
 from ros2_ik.core.model import robots
-from ros2_ik.core.pose import PoseTarget, error_norms, split_error, twist_error
+from ros2_ik.core.pose import PoseTarget, split_error, twist_error
 
 
 def _placements(count: int):
@@ -59,11 +60,16 @@ def _relative(angle: float, seed: int):
     return pin.SE3(R_wt, rng.normal(size=3)), pin.SE3(R_wt @ R_tf, rng.normal(size=3))
 
 
+@pytest.fixture(scope="module")
+def panda():
+    return robots.load_group("panda")[1]
+
+
 @pytest.mark.parametrize("angle", [0.0, 1e-9, 1e-5, 0.3, 2.0, np.pi - 1e-6, np.pi])
-def test_error_norms_are_the_split_errors_lengths(angle):
+def test_the_verifiers_errors_are_the_split_errors_lengths(panda, angle):
     for seed in range(10):
         T_wt, T_wf = _relative(angle, seed)
-        pos, ori = error_norms(T_wt.homogeneous.tolist(), T_wf.homogeneous.tolist())
+        pos, ori = PoseTarget(panda.tip, T_wt).compile(panda).errors(T_wf)
         assert pos == pytest.approx(np.linalg.norm(T_wf.translation - T_wt.translation),
                                     abs=1e-12)
         R = T_wt.rotation.T @ T_wf.rotation
@@ -72,9 +78,9 @@ def test_error_norms_are_the_split_errors_lengths(angle):
         assert ori == pytest.approx(angle, abs=1e-9)
 
 
-def test_compiled_pose_holds_the_validated_target():
+def test_compiled_pose_holds_the_validated_target(panda):
     """The compiled target and its inverse are the matrices of the target as validated."""
-    group = robots.load_group("panda")[1]
+    group = panda
     T_wt, T_wf = _relative(1.0, 3)
     target = PoseTarget(group.tip, T_wt)
     T_wt.translation = np.array([np.nan, 0.0, 0.0])  # the caller's object, changed later

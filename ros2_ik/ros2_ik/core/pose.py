@@ -38,6 +38,7 @@ import pinocchio as pin
 
 from ros2_ik.core import errors
 from ros2_ik.core.kinematics import reach
+from ros2_ik.core.kinematics.frames import rotation_angle, rotation_product
 from ros2_ik.core.model.world import MAX_COORDINATE_M, within_world
 
 
@@ -59,26 +60,6 @@ def twist_error(T_target_frame: pin.SE3) -> np.ndarray:
     ``v`` differs from its position once the rotation error is not zero.
     """
     return pin.log6(T_target_frame).np
-
-
-def error_norms(target_rows: list, frame_rows: list) -> Tuple[float, float]:
-    """``(|t|, |log3(R)|)`` of :func:`split_error`, from both placements' rows [m], [rad].
-
-    ``target_rows`` and ``frame_rows``: ``T_world_target`` and ``T_world_frame`` as
-    nested lists (at least their first three rows).  ``|t|`` is the distance between the
-    two origins; ``|log3(R)|`` of ``R = R_t^T R_f`` is ``atan2(|vee(R - R^T)| / 2,
-    (trace R - 1) / 2)``, well conditioned from 0 to pi.  Python floats: no array, no
-    call into the bindings.
-    """
-    (a, b, c, x), (d, e, f, y), (g, h, i, z) = target_rows[:3]
-    (A, B, C, X), (D, E, F, Y), (G, H, I, Z) = frame_rows[:3]
-    trace = a * A + b * B + c * C + d * D + e * E + f * F + g * G + h * H + i * I
-    # R = R_t^T R_f: R[j][k] = column j of R_t . column k of R_f; v = vee(R - R^T).
-    vx = (c * B + f * E + i * H) - (b * C + e * F + h * I)  # R[2][1] - R[1][2]
-    vy = (a * C + d * F + g * I) - (c * A + f * D + i * G)  # R[0][2] - R[2][0]
-    vz = (b * A + e * D + h * G) - (a * B + d * E + g * H)  # R[1][0] - R[0][1]
-    return (math.dist((X, Y, Z), (x, y, z)),
-            math.atan2(0.5 * math.sqrt(vx * vx + vy * vy + vz * vz), 0.5 * (trace - 1.0)))
 
 
 def _inverse(rows: list) -> np.ndarray:
@@ -270,12 +251,14 @@ class CompiledPose:
         #: ``T_world_target`` (4, 4), read-only.
         self.H_world_target = self._world_target(group, target.reference_frame,
                                                  target.H_ref_target)
-        #: Its rows as floats (:meth:`errors`).
-        self._rows = self.H_world_target.tolist()
+        rows = self.H_world_target.tolist()
+        #: ``R_t^T`` as rows of floats and ``p_t`` [m] (:meth:`errors`).
+        self._Rt_rows = [list(column) for column in zip(*(row[:3] for row in rows[:3]))]
+        self._p_t = (rows[0][3], rows[1][3], rows[2][3])
         if group.has_base:
             self._check_within_world(group, target.frame)
         #: ``T_world_target^-1`` (4, 4), C-contiguous (the compiled attempts' argument).
-        self.H_target_world = _inverse(self._rows)
+        self.H_target_world = _inverse(rows)
         #: Every axis constrained and weighted alike: the pose loops' error is ``log6``
         #: (:func:`twist_error`), its weight one number.
         self.twist: bool
@@ -350,12 +333,17 @@ class CompiledPose:
     def errors(self, T_world_frame: pin.SE3) -> Tuple[float, float]:
         """(position_error_m, orientation_error_rad) on the constrained axes.
 
-        The norms of :meth:`error`'s two parts.  With every axis constrained they are
-        :func:`error_norms` of the two matrices (rotations keep lengths): one call into
-        the bindings instead of four.
+        The norms of :meth:`error`'s two parts.  With every axis constrained they are the
+        distance of the origins and :func:`~.kinematics.frames.rotation_angle` of
+        ``R_t^T R`` (rotations keep lengths), on floats: one call into the bindings
+        instead of four.
         """
         if self.full_pose:
-            return error_norms(self._rows, T_world_frame.homogeneous.tolist())
+            X = T_world_frame.homogeneous.tolist()
+            x, y, z = self._p_t
+            return (math.hypot(X[0][3] - x, X[1][3] - y, X[2][3] - z),
+                    rotation_angle(rotation_product(self._Rt_rows,
+                                                    [row[:3] for row in X[:3]])))
         t, w = split_error(self.T_target_world * T_world_frame)
         t, w = t[self.mask[:3]], w[self.mask[3:]]
         return math.sqrt(t.dot(t)), math.sqrt(w.dot(w))
