@@ -280,7 +280,7 @@ def detect(group, frame_id: int) -> Detection:
         if seen is not None:
             _SEEN.move_to_end(key)
             return seen
-    found = _detected(group, frame_id, H, P, R, slides)
+    found = _detected(group, frame_id, H, P, R, slides, lower, upper)
     with _SEEN_LOCK:
         _SEEN[key] = found
         while len(_SEEN) > SEEN_CHAINS:
@@ -289,8 +289,11 @@ def detect(group, frame_id: int) -> Detection:
 
 
 def _detected(group, frame_id: int, H: np.ndarray, P: np.ndarray, R: np.ndarray,
-              slides: List[int]) -> Detection:
-    """:func:`detect` of a chain not seen before: its form ``(H, P, R)``, prismatic joints."""
+              slides: List[int], lower: np.ndarray, upper: np.ndarray) -> Detection:
+    """:func:`detect` of a chain not seen before.
+
+    Its form ``(H, P, R)``, its prismatic joints, the group's limits (7,) as arrays.
+    """
     if slides and not (math.isfinite(group.lower[slides[0]])
                        and math.isfinite(group.upper[slides[0]])):
         return Detection(None, f"prismatic joint '{group.joint_names[slides[0]]}' has no "
@@ -322,8 +325,7 @@ def _detected(group, frame_id: int, H: np.ndarray, P: np.ndarray, R: np.ndarray,
     best = kept[int(np.argmin(scores))]
     best.cheap = min(scores) - (0.0 if best.end else BUILD_COST) <= CHEAP_VALUES
     poses = [_pose(group, frame_id, q) for q in _samples(group, RANK_SAMPLES, 2)]
-    best.defer_rank(poses, np.array(group.lower, dtype=float),
-                    np.array(group.upper, dtype=float))
+    best.defer_rank(poses, lower, upper)
     return Detection(best, "")
 
 
@@ -466,9 +468,9 @@ def prepare(group, frame: str) -> None:
     sweep = of(group, frame_id)
     if sweep is None:
         return
-    (sweep.form if type(sweep) is chain.Placed else sweep).rank_pending()
     mid = group.mid_configuration()
-    # Two values: the seed's, then the first ranked (the ranking's compiled step loads).
+    # Two values: the seed's, then the first ranked (the ranking is fitted, if it was not,
+    # and its compiled step loads).
     for k, _ in enumerate(along(sweep, group, pin.SE3(_pose(group, frame_id, mid)), mid,
                                 1e-2)):
         if k:
