@@ -10,7 +10,8 @@ frame_position ``|p - p_target|``                                               
 com_in_support margin - (signed distance of the CoM's (x, y) inside the convex     m
                hull of the contact points' (x, y), from the answer's own FK;
                negative outside)
-limits         every bounded joint inside its limits exactly                      rad/m
+limits         every bounded joint inside its limits exactly (the URDF's, narrowed rad/m
+               to its soft limits: ``wholebody_problems.urdf_text``)
 unit           free-flyer quaternion / planar (cos, sin) / continuous (cos, sin)   -
                norms within ``TOL_UNIT`` of 1
 locked         joints not in the problem's ``moving`` at the seed's values        rad/m

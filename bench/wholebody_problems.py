@@ -44,6 +44,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import zlib
+import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Dict, List, Optional, Sequence, Tuple
@@ -168,9 +169,37 @@ class WholeBodyProblem:
     meta: Dict[str, object] = field(default_factory=dict)
 
 
+@lru_cache(maxsize=None)
 def urdf_text(robot: str) -> str:
-    """URDF XML of ``robot`` (a key of :data:`ROBOTS`)."""
-    return (robots.data_dir() / ROBOTS[robot].urdf).read_text()
+    """URDF XML of ``robot`` (a key of :data:`ROBOTS`), its ranges those a controller keeps.
+
+    Each revolute or prismatic joint's ``<limit>`` is narrowed to its
+    ``<safety_controller>`` soft limits, ``[max(lower, soft_lower_limit), min(upper,
+    soft_upper_limit)]``, as MoveIt bounds the joint and ros2_ik searches it: every
+    method, the sampled ``q_star`` and the check then share one range (PR2 and TIAGo keep
+    0.07-0.15 rad inside their hard limits; with the hard ones a target may need the band
+    the controller refuses).  An absent attribute narrows nothing; soft limits that leave
+    no value are ignored.  Written here, not read from the solver.
+    """
+    return _soft_limited((robots.data_dir() / ROBOTS[robot].urdf).read_text())
+
+
+def _soft_limited(text: str) -> str:
+    root, changed = ET.fromstring(text), False
+    for joint in root.iter("joint"):
+        safety, limit = joint.find("safety_controller"), joint.find("limit")
+        kind = joint.get("type")
+        if safety is None or limit is None or kind not in ("revolute", "prismatic"):
+            continue
+        lower = float(limit.get("lower", "0"))
+        upper = float(limit.get("upper", "0"))
+        lo = max(lower, float(safety.get("soft_lower_limit", "-inf")))
+        hi = min(upper, float(safety.get("soft_upper_limit", "inf")))
+        if lo <= hi and (lo, hi) != (lower, upper):
+            limit.set("lower", repr(lo))
+            limit.set("upper", repr(hi))
+            changed = True
+    return ET.tostring(root, encoding="unicode") if changed else text
 
 
 def srdf_text(robot: str) -> str:

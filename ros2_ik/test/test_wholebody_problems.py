@@ -90,6 +90,38 @@ def test_check_refuses_limits_quaternion_and_locked_joints(robot):
         assert "locked" in checker.check(q, problem).reason
 
 
+@pytest.mark.parametrize("name", ["pr2", "tiago"])
+def test_the_ranges_are_the_soft_limits_a_controller_keeps(name):
+    """Every soft-limited joint's range is the narrowed one, in the check and ``q_star``.
+
+    Read from the raw URDF here: a joint whose ``<safety_controller>`` lies inside its
+    ``<limit>``.  Its hard limit is outside the problem's range: ``q_star`` never goes
+    there and the check refuses it (MoveIt and ros2_ik bound the joint the same way).
+    """
+    import xml.etree.ElementTree as ET
+    raw = ET.fromstring((wb.robots.data_dir() / wb.ROBOTS[name].urdf).read_text())
+    checker, problems = WholeBodyChecker(name), wb.problems(name, COUNT, seed=11)
+    model, narrowed = checker.model, 0
+    for joint in raw.iter("joint"):
+        safety, limit = joint.find("safety_controller"), joint.find("limit")
+        if safety is None or joint.get("type") not in ("revolute", "prismatic"):
+            continue
+        lower, upper = float(limit.get("lower", "0")), float(limit.get("upper", "0"))
+        lo = max(lower, float(safety.get("soft_lower_limit", "-inf")))
+        hi = min(upper, float(safety.get("soft_upper_limit", "inf")))
+        i = model.idx_qs[model.getJointId(joint.get("name"))]
+        assert (model.lowerPositionLimit[i], model.upperPositionLimit[i]) == \
+            pytest.approx((lo, hi), abs=1e-12), joint.get("name")
+        for problem in problems:
+            assert lo <= problem.q_star[i] <= hi, (joint.get("name"), problem.index)
+        if hi < upper:
+            narrowed += 1
+            q = problems[0].q_star.copy()
+            q[i] = upper
+            assert "limits" in checker.check(q, problems[0]).reason, joint.get("name")
+    assert narrowed >= 5
+
+
 def test_check_refuses_a_com_outside_the_polygon():
     """The CoM term judged at ``q_star`` fails once its margin exceeds the CoM's own."""
     problem = wb.problems("talos", 1, seed=3)[0]
