@@ -96,3 +96,37 @@ def test_compiled_pose_holds_the_validated_target(panda):
         tuple(np.linalg.norm(v) for v in split_error(pose.T_target_world * T_wf)), abs=1e-12)
     with pytest.raises(errors.InvalidGoal):
         PoseTarget(group.tip, T_wt)
+
+
+def test_a_target_in_a_reference_frame_is_placed_by_its_locked_placement(panda):
+    """``T_world_target = T_world_ref T_ref_target``, the reference frame's from pinocchio FK."""
+    ref = "panda_link2"  # carried by two locked joints: not at the origin
+    group = panda.robot.group(ref, panda.tip, locked={"panda_joint1": 0.4, "panda_joint2": -0.3})
+    model = group.robot.model
+    data = model.createData()
+    pin.framesForwardKinematics(model, data, group.to_full_q(group.mid_configuration()))
+    assert np.linalg.norm(pin.log6(data.oMf[model.getFrameId(ref)]).vector) > 0.3
+    _, T_ref_target = _relative(0.7, 5)
+    pose = PoseTarget(group.tip, T_ref_target, reference_frame=ref).compile(group)
+    expected = data.oMf[model.getFrameId(ref)] * T_ref_target
+    np.testing.assert_allclose(pose.H_world_target, expected.homogeneous, atol=1e-12)
+    np.testing.assert_allclose(pose.H_target_world, expected.inverse().homogeneous, atol=1e-12)
+    assert not pose.H_world_target.flags.writeable
+
+
+def test_a_target_keeps_one_resolution_per_group_and_pickles_without_it(panda):
+    """Compiled twice for one group (a solve, then the node's re-check): one resolution.
+
+    Another group resolves anew; a pickled target carries no group and compiles again.
+    """
+    import pickle
+    group = panda
+    target = PoseTarget(group.tip, _relative(0.3, 2)[0])
+    first = target.compile(group)
+    assert target.compile(group) is first
+    other = group.robot.group(group.base, group.tip)
+    assert other is not group and target.compile(other) is not first
+    copy = pickle.loads(pickle.dumps(target))
+    assert "_compiled" not in copy.__dict__
+    assert copy == target
+    np.testing.assert_array_equal(copy.compile(group).H_world_target, first.H_world_target)

@@ -29,6 +29,7 @@ defined once here and called by every Python caller (the compiled kernels use
 from __future__ import annotations
 
 import math
+import weakref
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from typing import TYPE_CHECKING, Tuple
@@ -205,8 +206,24 @@ class PoseTarget:
         return w
 
     def compile(self, group: "Group") -> "CompiledPose":
-        """Resolve frames against ``group``'s robot; raises InvalidFrame / InvalidGoal."""
-        return CompiledPose(self, group)
+        """Resolve frames against ``group``'s robot; raises InvalidFrame / InvalidGoal.
+
+        The last group's resolution is kept (a target and its matrix never change), with
+        a weak reference to the group (a target kept keeps no group alive): the node's
+        re-check of an answer reads the one its solve made, not a second.
+        """
+        last = self.__dict__.get("_compiled")
+        if last is not None and last[0]() is group:
+            return last[1]
+        compiled = CompiledPose(self, group)
+        self.__dict__["_compiled"] = (weakref.ref(group), compiled)
+        return compiled
+
+    def __getstate__(self) -> dict:
+        """Return the fields without the kept resolution (a pickled target has no group)."""
+        state = dict(self.__dict__)
+        state.pop("_compiled", None)
+        return state
 
 
 @lru_cache(maxsize=256)
@@ -322,7 +339,7 @@ class CompiledPose:
             raise errors.InvalidGoal(
                 f"reference frame '{ref}' is moved by the group joints; express the "
                 f"target in a frame that stays fixed during the solve")
-        H = (group.locked_placement(ref_id) * pin.SE3(H_ref_target)).homogeneous
+        H = group.locked_placement(ref_id).homogeneous @ H_ref_target
         H.setflags(write=False)
         return H
 
