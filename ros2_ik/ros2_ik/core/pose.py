@@ -268,14 +268,15 @@ class CompiledPose:
         #: ``T_world_target`` (4, 4), read-only.
         self.H_world_target = self._world_target(group, target.reference_frame,
                                                  target.H_ref_target)
-        rows = self.H_world_target.tolist()
+        #: The first three rows of ``T_world_target`` as floats.
+        self._rows = self.H_world_target.tolist()[:3]
+        (a, b, c, x), (d, e, f, y), (g, h, i, z) = self._rows
         #: ``R_t^T`` as rows of floats and ``p_t`` [m] (:meth:`errors`).
-        self._Rt_rows = [list(column) for column in zip(*(row[:3] for row in rows[:3]))]
-        self._p_t = (rows[0][3], rows[1][3], rows[2][3])
+        self._Rt_rows = [[a, d, g], [b, e, h], [c, f, i]]
+        self._p_t = (x, y, z)
+        self._H_target_world = None  # made at first read (a closed form needs none)
         if group.has_base:
             self._check_within_world(group, target.frame)
-        #: ``T_world_target^-1`` (4, 4), C-contiguous (the compiled attempts' argument).
-        self.H_target_world = _inverse(rows)
         #: Every axis constrained and weighted alike: the pose loops' error is ``log6``
         #: (:func:`twist_error`), its weight one number.
         self.twist: bool
@@ -283,6 +284,17 @@ class CompiledPose:
          self.unit_weights, self.full_pose, self.twist) = _weight_info(
             target.weights, target.position_only, target.position_tolerance_m,
             target.orientation_tolerance_rad)
+
+    @property
+    def H_target_world(self) -> np.ndarray:
+        """``T_world_target^-1`` (4, 4), C-contiguous (the compiled attempts' argument).
+
+        Made at first read: a request a closed form answers never reads it.
+        """
+        H = self._H_target_world
+        if H is None:
+            H = self._H_target_world = _inverse(self._rows)
+        return H
 
     @cached_property
     def T_world_target(self) -> pin.SE3:

@@ -60,13 +60,13 @@ _NONE = np.empty((0, 0))
 _NONE.setflags(write=False)
 
 
-def branches(closed_form, lower: np.ndarray, upper: np.ndarray, T_world_frame: pin.SE3,
+def branches(closed_form, lower: np.ndarray, upper: np.ndarray, H_world_frame: np.ndarray,
              seed: np.ndarray, distinct: float) -> Branches:
-    """:class:`Branches` of target ``T_world_frame`` within ``[lower, upper]`` (n,) [rad].
+    """:class:`Branches` of target ``T_world_frame`` (4, 4) within ``[lower, upper]`` (n,) [rad].
 
     ``outside``, ``gap`` and ``ls`` are empty when some branch is inside the limits.
     """
-    Q, ls = closed_form.solve(T_world_frame.homogeneous)
+    Q, ls = closed_form.solve(H_world_frame)
     return of_rows(Q, ls, lower, upper, seed, distinct)
 
 

@@ -105,7 +105,8 @@ class ClosedForm:
         far they miss).
         """
         if self.kernel is not None:
-            Q, ls, missed = self._kernel(np.asarray(T_world_frame_h, dtype=float)[None])
+            # a copy: a read-only target (a PoseTarget's matrix) is another numba signature
+            Q, ls, missed = self._kernel(np.array(T_world_frame_h, dtype=float)[None])
             if not missed:
                 return Q[0], ls[0]
             return self.eaik(T_world_frame_h, tangents=False)

@@ -83,7 +83,7 @@ def _closed_form(group, pose, seed: np.ndarray, distinct: float
     if solver_form is None:
         return None
     return solver_form, _branches().branches(solver_form, group.lower, group.upper,
-                                             pose.T_world_target, seed, distinct)
+                                             pose.H_world_target, seed, distinct)
 
 
 def first_answer(solver, group, frame_id: int) -> Optional[str]:
@@ -155,8 +155,8 @@ def prepare(solver, group, frame: str) -> None:
     data = group.full_data()
     mid = group.mid_configuration()
     pin.framesForwardKinematics(group.robot.model, data, group.to_full_q(mid))
-    _branches().branches(solver_form, group.lower, group.upper, pin.SE3(data.oMf[frame_id]),
-                         mid, 1e-2)
+    _branches().branches(solver_form, group.lower, group.upper,
+                         data.oMf[frame_id].homogeneous, mid, 1e-2)
 
 
 def exact(group, pose, seed: np.ndarray, options, found, solver_form: ClosedForm,
