@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import gc
 import os
 import sys
 import time
@@ -120,6 +121,8 @@ def run_pass(arm: BenchArm, solver: str, group, checker: Checker, targets, seed_
     """
     adapter = SOLVERS[solver](arm, group, 1000)
     adapter(targets[0], seed_q)  # warm-up (imports, caches); not counted
+    gc.collect()  # what is alive now lives on: exempt from collections, as
+    gc.freeze()   # docs/python_api.md advises a loop of solves and ik_node does
     times, ok = np.empty(len(targets)), np.zeros(len(targets), dtype=bool)
     tty = sys.stdout.isatty()
     step = max(1, len(targets) // (10 if tty else 4))
@@ -135,6 +138,34 @@ def run_pass(arm: BenchArm, solver: str, group, checker: Checker, targets, seed_
                   f"{len(targets)}  success {ok[:i + 1].mean():7.2%}",
                   end="" if tty else "\n", flush=True)
     return times * 1e3, ok
+
+
+def run_paired_pass(first, second, seed_q, label: str):
+    """One pass of lm on two setups, target by target: ``((times [ms], ok), (times, ok))``.
+
+    ``first`` and ``second`` are ``(arm, group, checker, targets)`` with targets in the same
+    order.  Target i is solved on both before target i + 1 on either, which goes first
+    alternating: a slow phase of the VM (tens of ms to seconds) hits both alike, where
+    passes of their own (:func:`run_pass`) compared a slow phase with a quiet one.
+    """
+    setups = [(SOLVERS["lm"](arm, group, 1000), checker, targets)
+              for arm, group, checker, targets in (first, second)]
+    for adapter, _, targets in setups:
+        adapter(targets[0], seed_q)  # warm-up (imports, caches); not counted
+    gc.collect()  # as run_pass
+    gc.freeze()
+    count = len(setups[0][2])
+    times, ok = np.empty((2, count)), np.zeros((2, count), dtype=bool)
+    for i in range(count):
+        for j in ((0, 1) if i % 2 == 0 else (1, 0)):
+            adapter, checker, targets = setups[j]
+            t0 = time.perf_counter()
+            q = adapter(targets[i], seed_q)
+            times[j, i] = time.perf_counter() - t0
+            ok[j, i] = checker.ok(q, targets[i])
+    print(f"  {first[0].name:14s} lm       {label} full robot and chain alone  success "
+          f"{ok[0].mean():7.2%} / {ok[1].mean():7.2%}", flush=True)
+    return (times[0] * 1e3, ok[0]), (times[1] * 1e3, ok[1])
 
 
 def _stats(t: np.ndarray) -> dict:
@@ -228,11 +259,11 @@ def chain_rows(arm: BenchArm, n: int, seed: int, repeat: int) -> list:
     seed_q = group.mid_configuration()
     passes = {"full_robot": [], "chain_alone": []}
     for k in range(repeat):
-        label = f"pass {k + 1}/{repeat}"
-        passes["full_robot"].append(run_pass(arm, "lm", group, checker, targets, seed_q,
-                                             label + " full"))
-        passes["chain_alone"].append(run_pass(alone, "lm", chain_group, chain_checker,
-                                              chain_targets, seed_q, label + " chain"))
+        full, chain = run_paired_pass((arm, group, checker, targets),
+                                      (alone, chain_group, chain_checker, chain_targets),
+                                      seed_q, f"pass {k + 1}/{repeat}")
+        passes["full_robot"].append(full)
+        passes["chain_alone"].append(chain)
     rows = []
     for mode, items in passes.items():
         row = _row(arm.name, "lm", n, items)

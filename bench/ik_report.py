@@ -88,7 +88,7 @@ def chain_table(rows) -> list:
     cell = {(r["robot"], r["mode"]): r for r in rows}
     arms = list(dict.fromkeys(r["robot"] for r in rows))
     lines = ["Full robot vs the same chain loaded alone (lm, same targets in the chain's base "
-             "frame, interleaved passes): median ms (success %), ratio of medians "
+             "frame, interleaved target by target): median ms (success %), ratio of medians "
              f"(target <= {CHAIN_RATIO_TARGET}).", "",
              "| arm | joints of the full model | full robot | chain alone | ratio |",
              "|---|---|---|---|---|"]
