@@ -25,6 +25,7 @@ import os
 import sys
 import time
 from pathlib import Path
+from typing import Tuple
 
 import numpy as np
 import pinocchio as pin
@@ -111,6 +112,27 @@ def make_targets(checker: Checker, n: int, seed: int):
     return [checker.fk(lo + (hi - lo) * rng.random(group.n)) for _ in range(n)]
 
 
+def _ready(solver: str, arm: BenchArm, group, first_target, seed_q):
+    """Return a fresh adapter of ``solver``, warmed up on ``first_target`` (not counted).
+
+    Then the heap is frozen: what is alive now lives on, exempt from collections, as
+    docs/python_api.md advises a loop of solves and ik_node does.
+    """
+    adapter = SOLVERS[solver](arm, group, 1000)
+    adapter(first_target, seed_q)  # imports, caches
+    gc.collect()
+    gc.freeze()
+    return adapter
+
+
+def _timed(adapter, checker: Checker, T: pin.SE3, seed_q) -> Tuple[float, bool]:
+    """Wall time [s] of one ``adapter`` call on target ``T``, and the checker's verdict."""
+    t0 = time.perf_counter()
+    q = adapter(T, seed_q)
+    elapsed = time.perf_counter() - t0
+    return elapsed, checker.ok(q, T)
+
+
 def run_pass(arm: BenchArm, solver: str, group, checker: Checker, targets, seed_q,
              label: str, failures: list = None):
     """One pass: (times [ms] (N,), successes (N,) bool) of a freshly built adapter.
@@ -119,18 +141,12 @@ def run_pass(arm: BenchArm, solver: str, group, checker: Checker, targets, seed_
     target the same random seed: the same work.  Our failures are appended to
     ``failures`` as (target index, IKResult).
     """
-    adapter = SOLVERS[solver](arm, group, 1000)
-    adapter(targets[0], seed_q)  # warm-up (imports, caches); not counted
-    gc.collect()  # what is alive now lives on: exempt from collections, as
-    gc.freeze()   # docs/python_api.md advises a loop of solves and ik_node does
+    adapter = _ready(solver, arm, group, targets[0], seed_q)
     times, ok = np.empty(len(targets)), np.zeros(len(targets), dtype=bool)
     tty = sys.stdout.isatty()
     step = max(1, len(targets) // (10 if tty else 4))
     for i, T in enumerate(targets):
-        t0 = time.perf_counter()
-        q = adapter(T, seed_q)
-        times[i] = time.perf_counter() - t0
-        ok[i] = checker.ok(q, T)
+        times[i], ok[i] = _timed(adapter, checker, T, seed_q)
         if not ok[i] and failures is not None and hasattr(adapter, "last_result"):
             failures.append((i, adapter.last_result))
         if (i + 1) % step == 0 and i + 1 < len(targets):
@@ -148,21 +164,14 @@ def run_paired_pass(first, second, seed_q, label: str):
     alternating: a slow phase of the VM (tens of ms to seconds) hits both alike, where
     passes of their own (:func:`run_pass`) compared a slow phase with a quiet one.
     """
-    setups = [(SOLVERS["lm"](arm, group, 1000), checker, targets)
+    setups = [(_ready("lm", arm, group, targets[0], seed_q), checker, targets)
               for arm, group, checker, targets in (first, second)]
-    for adapter, _, targets in setups:
-        adapter(targets[0], seed_q)  # warm-up (imports, caches); not counted
-    gc.collect()  # as run_pass
-    gc.freeze()
     count = len(setups[0][2])
     times, ok = np.empty((2, count)), np.zeros((2, count), dtype=bool)
     for i in range(count):
         for j in ((0, 1) if i % 2 == 0 else (1, 0)):
             adapter, checker, targets = setups[j]
-            t0 = time.perf_counter()
-            q = adapter(targets[i], seed_q)
-            times[j, i] = time.perf_counter() - t0
-            ok[j, i] = checker.ok(q, targets[i])
+            times[j, i], ok[j, i] = _timed(adapter, checker, targets[i], seed_q)
     print(f"  {first[0].name:14s} lm       {label} full robot and chain alone  success "
           f"{ok[0].mean():7.2%} / {ok[1].mean():7.2%}", flush=True)
     return (times[0] * 1e3, ok[0]), (times[1] * 1e3, ok[1])
