@@ -28,7 +28,6 @@ runs) and turned its 2 ms answer into a timeout, a false failure of neither solv
 from __future__ import annotations
 
 import argparse
-import gc
 import logging
 import math
 import pathlib
@@ -45,7 +44,7 @@ from constrained_check import checker_for
 from constrained_ours import build, solve_spec
 from machine import machine, pyplot
 import results_files
-from ros2_ik.core import Robot, prepare, robots
+from ros2_ik.core import Robot, prepare, robots, settle_memory
 from ros2_ik.core.kinematics.reach import reach_bound
 
 #: The cell of the problems whose continuous-joint window straddles +-pi.
@@ -160,8 +159,7 @@ def outcomes(arms: List[Arm], count: int, budget_s: float, seed: int,
     """
     rng = np.random.default_rng(seed if not start else [seed, start])
     records = []
-    gc.collect()  # as ik_node.settle_memory (module docstring)
-    gc.freeze()
+    settle_memory()
     arms = [arm for arm in arms if arm.combos(combos)]
     for i in range(start, start + count if arms else start):
         arm = arms[i % len(arms)]
@@ -355,8 +353,7 @@ def wholebody(args):
     for side, why in unavailable.items():
         print(f"  whole-body {side} not run: {why}")
     print(f"{count} whole-body problems on {len(cases)} robots, budget {args.wholebody_budget} s")
-    gc.collect()  # the whole-body robots and Drake's plants: frozen too
-    gc.freeze()
+    settle_memory()  # the whole-body robots and Drake's plants: frozen too
     return cw.outcomes(cases, count, args.wholebody_budget, args.seed), unavailable
 
 

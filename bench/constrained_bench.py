@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import argparse
 import datetime
-import gc
 import importlib.util
 import logging
 import os
@@ -52,7 +51,7 @@ from constrained_report import summarise_rows, write_markdown, write_plot  # noq
 from machine import machine  # noqa: E402
 import results_files  # noqa: E402
 
-from ros2_ik.core import errors, robots  # noqa: E402
+from ros2_ik.core import errors, robots, settle_memory  # noqa: E402
 
 OURS = ("lm", "sqp", "bfgs", "dls")
 DRAKE = ("drake_snopt", "drake_ipopt", "drake_snopt_nominal")
@@ -167,8 +166,7 @@ def run_cell(arm: Arm, family: str, solvers, n: int, seed: int, budget_s: float)
         solvers = [s for s in solvers if s not in COSTS_ONLY]
     for solver in solvers:  # warm-up on an extra problem (imports, caches): not counted
         run_one(arm, specs[-1], solver, budget_s)
-    gc.collect()  # as ik_node.settle_memory (module doc)
-    gc.freeze()
+    settle_memory()
     records = {s: [] for s in solvers}
     order = np.random.default_rng(seed)  # the solvers' order per problem (module doc)
     started = time.perf_counter()

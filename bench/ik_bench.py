@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import datetime
-import gc
 import os
 import sys
 import time
@@ -38,7 +37,7 @@ from ik_report import write_markdown, write_plot  # noqa: E402
 from machine import machine  # noqa: E402
 import results_files  # noqa: E402
 
-from ros2_ik.core import robots  # noqa: E402
+from ros2_ik.core import robots, settle_memory  # noqa: E402
 
 POS_TOL_M, ORI_TOL_RAD = 1e-4, 1e-3
 RESULTS = results_files.RESULTS
@@ -120,8 +119,7 @@ def _ready(solver: str, arm: BenchArm, group, first_target, seed_q):
     """
     adapter = SOLVERS[solver](arm, group, 1000)
     adapter(first_target, seed_q)  # imports, caches
-    gc.collect()
-    gc.freeze()
+    settle_memory()
     return adapter
 
 

@@ -61,6 +61,7 @@ import wholebody_problems as wb  # noqa: E402
 from machine import machine, pyplot  # noqa: E402
 import results_files  # noqa: E402
 from wholebody_check import TOL_M, TOL_RAD, WholeBodyChecker  # noqa: E402
+from ros2_ik.core import settle_memory  # noqa: E402
 
 RESULTS = results_files.RESULTS
 METHODS = ("ours", "drake_snopt", "pink")
@@ -191,8 +192,7 @@ def run_robot(robot: str, methods, n: int, seed: int, budget_s: float,
     solvers, skipped = adapters(robot, methods)
     for solve in solvers.values():  # untimed warm-up on the first extra problem
         run_one(checker, solve, problems[n], budget_s)
-    gc.collect()
-    gc.freeze()
+    settle_memory()
     for problem in problems[n:]:  # again, on them all: the collection walked the heap
         for solve in solvers.values():
             run_one(checker, solve, problem, budget_s)

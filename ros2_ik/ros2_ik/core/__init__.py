@@ -21,6 +21,7 @@ from ros2_ik.core.model.robot import Robot
 from ros2_ik.core.pose import PoseTarget
 from ros2_ik.core.problem import Problem
 from ros2_ik.core.result import IKResult, IKStatus, Progress, Solution
+from ros2_ik.core.runtime.memory import settle_memory
 from ros2_ik.core.solve import prepare, solve
 from ros2_ik.core.solvers.registry import available as available_solvers
 from ros2_ik.core.verify import verify_pose
@@ -29,5 +30,6 @@ __all__ = [
     "Group", "IKError", "IKResult", "IKStatus", "InvalidArgument", "InvalidFrame",
     "InvalidGeometry", "InvalidGoal", "InvalidGroup", "InvalidJoint", "InvalidSeed",
     "PoseTarget", "Problem", "Progress", "Robot", "RobotModelError", "Solution",
-    "UnknownSolver", "available_solvers", "prepare", "robots", "solve", "verify_pose",
+    "UnknownSolver", "available_solvers", "prepare", "robots", "settle_memory", "solve",
+    "verify_pose",
 ]

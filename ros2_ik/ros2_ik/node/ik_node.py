@@ -7,7 +7,6 @@ joint_states and the timers; ConstrainedIK goals on the action's worker thread
 """
 from __future__ import annotations
 
-import gc
 import pathlib
 import time
 from typing import Any, Dict, List
@@ -27,6 +26,7 @@ from ros2_ik.node.capability_markers import CapabilityMapPublisher
 from ros2_ik.node import execution, interactive_goal, moveit_bridge
 from ros2_ik.node.base_pose import has_base, joint_limits, marker_frames, reply_vector
 from ros2_ik.core.errors import InvalidGoal
+from ros2_ik.core.runtime.memory import settle_memory
 from ros2_ik.core.solve import prepare
 from ros2_ik.core.solvers import registry
 from ros2_ik.node.compute_ik import Answer, collision_checker, compute_ik, resolve_group, \
@@ -344,17 +344,6 @@ class IKNode(Node):
         self.long_solves.stop()
         self.action_server.destroy()
         super().destroy_node()
-
-
-def settle_memory() -> None:
-    """Collect garbage, then exempt every object alive now from later collections.
-
-    The model, the modules and the warm-up's caches live as long as the node; a full
-    collection re-scanning them was the worst joint_states gap and the latency tail of
-    make load (docs/design.md, ``node/``).  Called after a model change.
-    """
-    gc.collect()
-    gc.freeze()
 
 
 def _read(path: str) -> str:
