@@ -314,7 +314,7 @@ class CompiledPose:
         bound from the base (:func:`reach.base_distance_bound`): a target beyond both is
         no place the robot can be (no step of metres moves a base 1e300 m away).
         """
-        p = self.T_world_target.translation.tolist()
+        p = self._p_t  # [m], floats: no SE3 made for the test
         reach_m = reach.base_distance_bound(group, self.frame_id)
         if reach_m is None or within_world([max(0.0, abs(v) - reach_m) for v in p]):
             return
