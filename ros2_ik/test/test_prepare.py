@@ -119,3 +119,20 @@ def test_prepare_makes_the_per_group_tables_a_first_request_reads():
     T = group.fk(group.mid_configuration(), group.base)
     assert (group.locked_placement(group.robot.frame_id(group.base)).homogeneous
             == T.homogeneous).all()
+
+
+def test_settle_memory_freezes_what_lives_then():
+    """After ``settle_memory`` the objects alive are exempt from collections; later ones not."""
+    import gc
+
+    from ros2_ik.core import settle_memory
+    gc.unfreeze()
+    try:
+        before = [[] for _ in range(10)]  # tracked containers alive at the call
+        settle_memory()
+        frozen = gc.get_freeze_count()
+        assert frozen >= len(before)
+        later = [[] for _ in range(10)]  # made after it: tracked, not frozen
+        assert gc.get_freeze_count() == frozen and all(map(gc.is_tracked, later))
+    finally:
+        gc.unfreeze()  # the other tests' heap as it was
