@@ -373,6 +373,9 @@ BAD_GOALS = {
                         "panda_joint1"),
     "locked_unknown_joint": (_locked(["elbow_x"], [0.0]), C.INVALID_GOAL, "elbow_x"),
     "locked_nan": (_locked(["panda_joint1"], [math.nan]), C.INVALID_GOAL, "panda_joint1"),
+    # make fuzz: a SUCCESS reported panda_joint5 at 2.94, past its limit of 2.8973
+    "locked_out_of_limits": (_locked(["panda_joint5"], [2.9423]), C.INVALID_GOAL,
+                             "locked_joints", "panda_joint5"),
     "too_many_constraints": (lambda g: setattr(g, "position_constraints", [box()] * 2000),
                              C.REQUEST_TOO_LARGE, "max_constraints", "100"),
 }

@@ -22,7 +22,7 @@ from ros2_ik.core.verify import ConstraintTolerance, check
 from ros2_ik.node.compute_ik import (
     collision_checker, minimum_distance, resolve_group, seed_for, solve_options)
 from ros2_ik.node.base_pose import base_state, has_base, joint_part, split
-from ros2_ik.node.conversions import finite_or, joint_state
+from ros2_ik.node.conversions import SEED_LIMIT_TOLERANCE, finite_or, joint_state
 from ros2_ik.node.error_codes import (
     CODE_NAMES, RequestError, code_for_exception, code_for_status, error_reply)
 from ros2_ik.node.goal_terms import (
@@ -131,9 +131,11 @@ def _lock(snapshot: RobotSnapshot, group, seed: np.ndarray, locked_msg):
     free = [n for n in names if n not in locked_msg.name]
     if not free:
         raise RequestError(IKErrorCode.INVALID_GOAL, "every joint of the group is locked")
+    robot = snapshot.robot
+    for name in locked_msg.name:
+        _check_locked(robot, name, locked[name])
     key = ("locked", group.base, group.tip, tuple(free), tuple(sorted(locked.items())),
            has_base(group))
-    robot = snapshot.robot
     reduced = snapshot.group(key, lambda: robot.whole_body(
         tip=group.tip, joints=free, locked=locked) if has_base(group) else robot.group(
         base=group.base, tip=group.tip, joints=free, locked=locked))
@@ -141,6 +143,20 @@ def _lock(snapshot: RobotSnapshot, group, seed: np.ndarray, locked_msg):
     reduced_names, _ = joint_part(reduced)
     return reduced, np.concatenate((seed[:part.start or 0],
                                     [by_name[n] for n in reduced_names]))
+
+
+def _check_locked(robot, name: str, value: float) -> None:
+    """Refuse a locked value [rad or m] that is not finite or lies outside joint ``name``'s limits.
+
+    As a seed (:data:`SEED_LIMIT_TOLERANCE`): closer than that outside, the group holds
+    the joint clamped into its limits, and the solutions report where it was held.
+    """
+    lo, hi = robot.joint_limits(name)
+    tol = SEED_LIMIT_TOLERANCE
+    if not (math.isfinite(value) and lo - tol <= value <= hi + tol):
+        raise RequestError(IKErrorCode.INVALID_GOAL,
+                           f"locked_joints: joint '{name}' = {value:.6g} is not in its "
+                           f"limits [{lo:.6g}, {hi:.6g}]")
 
 
 def _progress_adapter(problem: Problem, publish):
@@ -166,7 +182,8 @@ def _fill(result: ConstrainedIK.Result, problem: Problem, core, locked,
     ``data``: the snapshot's verification Data of the model (:meth:`RobotSnapshot.
     verification_data`; made once per thread: a fresh one per goal took 5-12 ms on
     tiago_dual's 101 joints); None: a fresh one.  Each solution's joint state lists the
-    moved joints, then the locked ones.
+    moved joints, then the locked ones where the solve held them (a value given just
+    outside a limit, clamped into it: :func:`_check_locked`).
     """
     result.random_seed = int(core.random_seed)
     code = code_for_status(core.status.name)
@@ -175,10 +192,12 @@ def _fill(result: ConstrainedIK.Result, problem: Problem, core, locked,
     qs = [s.q for s in core.solutions] or ([core.q] if len(core.q) else [])
     if data is None:
         data = problem.group.robot.model.createData()
+    held = problem.group.locked  # where the solve held them (clamped into their limits)
+    held_positions = [float(held[name]) for name in locked.name]
     for q in qs:
         sol = _solution(problem, np.asarray(q), data, tolerance, base_parent)
         sol.joint_state.name = list(sol.joint_state.name) + list(locked.name)
-        sol.joint_state.position = list(sol.joint_state.position) + list(locked.position)
+        sol.joint_state.position = list(sol.joint_state.position) + held_positions
         result.solutions.append(sol)
     if code == IKErrorCode.SUCCESS and not any(
             s.error_code.val == IKErrorCode.SUCCESS for s in result.solutions):
