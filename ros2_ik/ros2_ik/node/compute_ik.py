@@ -23,8 +23,8 @@ from ros2_ik.core.verify import CONSTRAINT_TOLERANCE_M, ConstraintTolerance, che
 from ros2_ik.node.base_pose import (
     base_state, has_base, reply_vector, robot_base_joint, sent_vector, split, whole_body_seed,
     with_base)
-from ros2_ik.node.conversions import SEED_LIMIT_TOLERANCE, finite_or, joint_state, pose_to_se3, \
-    weights_array
+from ros2_ik.node.conversions import SEED_LIMIT_TOLERANCE, finite_or, joint_state, \
+    near_limits, pose_to_se3, weights_array
 from ros2_ik.node.error_codes import (
     CODE_NAMES, RequestError, code_for_exception, code_for_status, error_reply)
 from ros2_ik.node.parameters import GroupConfig, NodeConfig, clean_list
@@ -178,13 +178,13 @@ def _exact_seed(group, seed_msg) -> Optional[np.ndarray]:
 
 
 def _within_limits(group, q: np.ndarray) -> np.ndarray:
-    tol = SEED_LIMIT_TOLERANCE
     out = [f"{n}={v:.6g} not in [{lo:.6g}, {hi:.6g}]" for n, v, lo, hi
-           in zip(group.joint_names, q, group.lower, group.upper)
-           if not lo - tol <= v <= hi + tol]
+           in zip(group.joint_names, q.tolist(), group.lower, group.upper)
+           if not near_limits(v, lo, hi)]
     if out:
         raise RequestError(IKErrorCode.INVALID_SEED,
-                           f"seed outside the joint limits (by more than {tol}): "
+                           f"seed outside the joint limits (by more than "
+                           f"{SEED_LIMIT_TOLERANCE}): "
                            + ", ".join(out))
     return q
 

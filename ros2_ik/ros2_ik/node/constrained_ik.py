@@ -22,7 +22,7 @@ from ros2_ik.core.verify import ConstraintTolerance, check
 from ros2_ik.node.compute_ik import (
     collision_checker, minimum_distance, resolve_group, seed_for, solve_options)
 from ros2_ik.node.base_pose import base_state, has_base, joint_part, split
-from ros2_ik.node.conversions import SEED_LIMIT_TOLERANCE, finite_or, joint_state
+from ros2_ik.node.conversions import finite_or, joint_state, near_limits
 from ros2_ik.node.error_codes import (
     CODE_NAMES, RequestError, code_for_exception, code_for_status, error_reply)
 from ros2_ik.node.goal_terms import (
@@ -148,12 +148,11 @@ def _lock(snapshot: RobotSnapshot, group, seed: np.ndarray, locked_msg):
 def _check_locked(robot, name: str, value: float) -> None:
     """Refuse a locked value [rad or m] that is not finite or lies outside joint ``name``'s limits.
 
-    As a seed (:data:`SEED_LIMIT_TOLERANCE`): closer than that outside, the group holds
+    As a seed (:func:`~.conversions.near_limits`): just outside, the group holds
     the joint clamped into its limits, and the solutions report where it was held.
     """
     lo, hi = robot.joint_limits(name)
-    tol = SEED_LIMIT_TOLERANCE
-    if not (math.isfinite(value) and lo - tol <= value <= hi + tol):
+    if not near_limits(value, lo, hi):
         raise RequestError(IKErrorCode.INVALID_GOAL,
                            f"locked_joints: joint '{name}' = {value:.6g} is not in its "
                            f"limits [{lo:.6g}, {hi:.6g}]")

@@ -21,6 +21,15 @@ SEED_LIMIT_TOLERANCE = 1e-3
 UNIT_WEIGHTS = (1.0,) * 6
 
 
+def near_limits(value: float, lower: float, upper: float) -> bool:
+    """Whether a joint value [rad or m] a request gives may be used (clamped into the limits).
+
+    Finite, and within :data:`SEED_LIMIT_TOLERANCE` of ``[lower, upper]``; else refused.
+    """
+    return math.isfinite(value) and \
+        lower - SEED_LIMIT_TOLERANCE <= value <= upper + SEED_LIMIT_TOLERANCE
+
+
 def _unit_quaternion(q: Quaternion, field: str) -> Tuple[float, float, float, float]:
     """(x, y, z, w) of a near-unit quaternion, normalised; InvalidGoal naming ``field``.
 

@@ -32,7 +32,7 @@ from typing import Dict, Optional, Sequence
 
 from ros2_ik.core.errors import IKError
 from ros2_ik.node.base_pose import has_base
-from ros2_ik.node.conversions import SEED_LIMIT_TOLERANCE
+from ros2_ik.node.conversions import near_limits
 from ros2_ik.node.error_codes import RequestError
 from ros2_ik.node.parameters import NodeConfig
 from ros2_ik.node.robot_source import JointStateCache, RobotSnapshot
@@ -112,7 +112,7 @@ def _given(robot, wanted: Sequence[str], names: Sequence[str], positions: Sequen
         if name in wanted:
             value = float(value)
             lo, hi = robot.joint_limits(name)
-            if not lo - SEED_LIMIT_TOLERANCE <= value <= hi + SEED_LIMIT_TOLERANCE:
+            if not near_limits(value, lo, hi):
                 raise RequestError(IKErrorCode.INVALID_SEED,
                                    f"{field}: joint '{name}' (outside the group) = "
                                    f"{value:.6g} is not in its limits [{lo:.6g}, {hi:.6g}]")
