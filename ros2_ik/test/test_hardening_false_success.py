@@ -212,3 +212,15 @@ def test_a_locked_joint_is_reported_where_it_was_held():
     assert dict(zip(state.name, state.position))["panda_joint5"] == hi
     assert independent_check(model, state.name, state.position, group.tip, T,
                              (1.0,) * 6, 1e-4, 1e-3, False) == ""
+
+
+def test_a_joint_value_a_request_gives_is_finite_and_near_its_limits():
+    """``near_limits``: the seed's, the held joints' and locked_joints' one test."""
+    pytest.importorskip("rclpy")
+    from ros2_ik.node.conversions import SEED_LIMIT_TOLERANCE, near_limits
+    lo, hi = -2.8973, 2.8973
+    assert near_limits(hi, lo, hi) and near_limits(lo - 0.5 * SEED_LIMIT_TOLERANCE, lo, hi)
+    assert not near_limits(hi + 2 * SEED_LIMIT_TOLERANCE, lo, hi)
+    assert not near_limits(math.nan, lo, hi)
+    assert near_limits(1e6, -math.inf, math.inf)  # a continuous joint: any finite angle
+    assert not near_limits(math.inf, -math.inf, math.inf)
