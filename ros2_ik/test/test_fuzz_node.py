@@ -22,6 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 
 from ament_index_python.packages import get_package_share_directory  # noqa: E402
 from panda_node import ARM, READY, stop  # noqa: E402
+from pose_checks import pose_miss  # noqa: E402
 from ros2_ik.core import robots  # noqa: E402
 from ros2_ik.node.conversions import se3_to_pose  # noqa: E402
 from ros2_ik.node.error_codes import CODE_NAMES  # noqa: E402
@@ -105,22 +106,8 @@ def check_pose(names, positions, tip, ref, pose_msg, pos_tol, ori_tol, weights,
     quat = np.array([o.x, o.y, o.z, o.w]) / np.linalg.norm([o.x, o.y, o.z, o.w])
     p = pose_msg.position
     T_target = frame_T(data, ref) * pin.XYZQUATToSE3(np.array([p.x, p.y, p.z, *quat]))
-    T = frame_T(data, tip)
-    w = np.array(weights if len(weights) == 6 else [1.0] * 6, dtype=float)
-    if position_only:
-        w[3:] = 0.0
-    R_t = T_target.rotation
-    dp = (R_t.T @ (T.translation - T_target.translation))[w[:3] > 0]
-    dr = pin.log3(R_t.T @ T.rotation)[w[3:] > 0]
-    # Coordinates of magnitude M are known to ~M * eps: two sums of them that agree to
-    # that are equal (make fuzz: a target 4.7e16 m away with as large a tolerance).
-    rounding = 8 * np.finfo(float).eps * (np.abs(T.translation).sum()
-                                          + np.abs(T_target.translation).sum())
-    if np.linalg.norm(dp) > pos_tol + rounding:
-        return f"position error {np.linalg.norm(dp):.3g} > {pos_tol:.3g}"
-    if np.linalg.norm(dr) > ori_tol:
-        return f"orientation error {np.linalg.norm(dr):.3g} > {ori_tol:.3g}"
-    return ""
+    return pose_miss(frame_T(data, tip), T_target, weights if len(weights) == 6 else [1.0] * 6,
+                     position_only, pos_tol, ori_tol)
 
 
 # --- strategies ---------------------------------------------------------------------------

@@ -15,6 +15,7 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
+from pose_checks import pose_miss
 from ros2_ik.core import errors, robots
 from ros2_ik.core.pose import PoseTarget
 from ros2_ik.core.solve import solve
@@ -62,20 +63,8 @@ def independent_check(model, names, values, tip, T_world_target, weights, pos_to
                 return f"{name}={value} outside its limits"
     data = model.createData()
     pin.framesForwardKinematics(model, data, independent_q(model, names, values))
-    T = data.oMf[model.getFrameId(tip)]
-    R_t, p_t = T_world_target.rotation, T_world_target.translation
-    w = np.array(weights, dtype=float)
-    if position_only:
-        w[3:] = 0.0
-    dp = (R_t.T @ (T.translation - p_t))[w[:3] > 0]
-    dr = pin.log3(R_t.T @ T.rotation)[w[3:] > 0]
-    # Coordinates of magnitude M are known to ~M * eps (test_fuzz_node.check_pose).
-    rounding = 8 * np.finfo(float).eps * (np.abs(T.translation).sum() + np.abs(p_t).sum())
-    if np.linalg.norm(dp) > pos_tol + rounding:
-        return f"position error {np.linalg.norm(dp):.3g} m > {pos_tol:.3g}"
-    if np.linalg.norm(dr) > ori_tol:
-        return f"orientation error {np.linalg.norm(dr):.3g} rad > {ori_tol:.3g}"
-    return ""
+    return pose_miss(data.oMf[model.getFrameId(tip)], T_world_target, weights, position_only,
+                     pos_tol, ori_tol)
 
 
 def random_request(rng, group, model):
