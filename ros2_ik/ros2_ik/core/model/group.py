@@ -12,6 +12,7 @@ import copy
 import math
 import threading
 from collections import Counter
+from operator import le
 from typing import Dict, List, Mapping, NamedTuple, Optional, Protocol, Sequence, Tuple
 
 import numpy as np
@@ -397,11 +398,11 @@ class Group:
         return values
 
     def within_limits_values(self, values: list) -> bool:
-        """:meth:`within_limits` of a list of floats."""
-        for v, lo, hi in zip(values, self._lower_list, self._upper_list):
-            if not lo <= v <= hi:  # nan fails it too
-                return False
-        return True
+        """:meth:`within_limits` of a list of floats: ``lower <= v <= upper`` for each.
+
+        The comparisons run in ``map`` (C), not a Python loop per joint; a NaN fails both.
+        """
+        return all(map(le, self._lower_list, values)) and all(map(le, values, self._upper_list))
 
     def random_configuration(self, rng: np.random.Generator,
                              center: Optional[np.ndarray] = None,
