@@ -4,8 +4,9 @@
 dimension or layout would be read as if it had the signature's.  Every call of the
 attempt, the polishing loop and the cost during solves of every benchmark family (costs, polishing,
 restarts, a pose target with constraints) on arms with revolute, continuous and locked
-joints is recorded; each argument's numba type must be the entry's, and the entries'
-answers equal the dispatchers'.
+joints is recorded, and every call of the pose attempt (the lean path, the driver's
+restarts and its PoseState, int tolerances); each argument's numba type must be the
+entry's, and the entries' answers equal the dispatchers'.
 """
 import numpy as np
 import pytest
@@ -83,3 +84,60 @@ def test_the_entries_answer_as_the_dispatchers():
             for a, b in zip(args, copies):  # what each wrote (q, amounts) is the same
                 if isinstance(a, np.ndarray):
                     np.testing.assert_array_equal(a, b)
+
+
+def _pose_entry():
+    """``(dispatcher, entry)`` of the compiled pose attempt, warmed up (``prepare``)."""
+    group = robots.load_group("panda")[1]
+    prepare(group, group.tip)
+    assert chain_kernel._ATTEMPT is not None
+    return chain_kernel._LOOPS.pose_attempt, chain_kernel._ATTEMPT
+
+
+def test_every_pose_attempt_passes_the_entry_types(monkeypatch):
+    dispatcher, entry = _pose_entry()
+    expected = _signature_of(dispatcher, entry)
+    calls = []
+
+    def recorder(*args):
+        assert direct_call.signature(dispatcher, args) == expected
+        calls.append(1)
+        return entry(*args)
+    monkeypatch.setattr(chain_kernel, "_ATTEMPT", recorder)
+    rng = np.random.default_rng(3)
+    for arm in ARMS:
+        group = robots.load_group(arm)[1]
+        prepare(group, group.tip)
+        mid = group.mid_configuration()
+        for k in range(10):
+            T = group.fk(group.random_configuration(rng), group.tip)
+            # the lean path from mid-limits, then the driver's restarts from a far seed
+            solve(group, PoseTarget(group.tip, T), mid, timeout_s=0.05, random_seed=k)
+            solve(group, PoseTarget(group.tip, T), group.random_configuration(rng),
+                  timeout_s=0.05, max_attempts=3, random_seed=k)
+            # the driver's PoseState: weights alike but not the default, int tolerances
+            solve(group, PoseTarget(group.tip, T, weights=(2.0,) * 6,
+                                    position_tolerance_m=1, orientation_tolerance_rad=1),
+                  mid, timeout_s=0.05, random_seed=k)
+    assert len(calls) > 30, len(calls)
+
+
+def test_the_pose_entry_answers_as_the_dispatcher():
+    dispatcher, entry = _pose_entry()
+    group = robots.load_group("panda")[1]
+    from ros2_ik.core.solvers import pose_request
+    from ros2_ik.core.solvers.attempts import chain_settings
+    from ros2_ik.core.solvers.lm import LevenbergMarquardt
+    plan = pose_request.plan(group, group.tip, LevenbergMarquardt)
+    rng = np.random.default_rng(5)
+    for _ in range(20):
+        pose = PoseTarget(group.tip, group.fk(group.random_configuration(rng), group.tip))
+        args = chain_kernel._attempt_args(
+            plan.chain, group.mid_configuration(), pose.compile(group).H_target_world,
+            plan.lower, plan.upper, plan.bounded, 1.0, 1e-8, 1e-6, 1e-6,
+            chain_settings(LevenbergMarquardt))
+        copies = [np.array(a) if isinstance(a, np.ndarray) else a for a in args]
+        assert entry(*args) == dispatcher(*copies)
+        for a, b in zip(args, copies):  # q, written by both, ends the same
+            if isinstance(a, np.ndarray):
+                np.testing.assert_array_equal(a, b)

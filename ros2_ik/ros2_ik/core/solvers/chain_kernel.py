@@ -28,11 +28,15 @@ import pinocchio as pin
 
 from ros2_ik.core.kinematics import model as kinematics_model
 from ros2_ik.core.kinematics.model import Chain, Tree
+from ros2_ik.core.solvers import direct_call
 
 #: The compiled module, once imported (numba is optional: without it the Python loop runs).
 _JIT = None
 #: The generated loops' module (``_lm_jit.pose_attempt``), imported with :data:`_JIT`.
 _LOOPS = None
+#: ``pose_attempt``'s compiled version for :func:`_attempt_args`' types (set by
+#: :func:`warm_up`; the dispatcher until then), :mod:`direct_call`.
+_ATTEMPT = None
 #: Whether :func:`warm_up` has run in this process.
 _WARM = False
 
@@ -81,11 +85,23 @@ def attempt(chain: Chain, q0: np.ndarray, T_target_inv: np.ndarray, lower: np.nd
     limits (+-inf where a joint wraps); tolerances squared [m^2], [rad^2].
     """
     q = np.array(q0, dtype=float)  # a fresh C-contiguous copy: the attempt writes it
-    it, done, E = _LOOPS.pose_attempt(
-        *chain.tree, chain.fparent, chain.fplace, q, T_target_inv, lower, upper, bounded,
-        sw, pos_tol2, ori_tol2, near2, settings.damping_scale, settings.bias,
-        settings.stall_ratio, settings.bounds, settings.active_set)
+    it, done, E = (_ATTEMPT or _LOOPS.pose_attempt)(*_attempt_args(
+        chain, q, T_target_inv, lower, upper, bounded, sw, pos_tol2, ori_tol2, near2,
+        settings))
     return q, int(it), bool(done), float(E)
+
+
+def _attempt_args(chain: Chain, q: np.ndarray, T_target_inv: np.ndarray, lower: np.ndarray,
+                  upper: np.ndarray, bounded: bool, sw: float, pos_tol2: float,
+                  ori_tol2: float, near2: float, settings: Settings) -> tuple:
+    """``pose_attempt``'s arguments, each of the one type its compiled entry takes.
+
+    The arrays are the chain's, the fresh ``q``, the target's inverse and the writable
+    search limits (:func:`pose_state._chain`); the tolerances may come as ints.
+    """
+    return (*chain.tree, chain.fparent, chain.fplace, q, T_target_inv, lower, upper, bounded,
+            sw, float(pos_tol2), float(ori_tol2), float(near2), settings.damping_scale,
+            settings.bias, settings.stall_ratio, settings.bounds, settings.active_set)
 
 
 def forward_many(chain: Chain, qs: np.ndarray) -> np.ndarray:
@@ -112,8 +128,10 @@ def warm_up() -> bool:
     tree = Tree(np.array([-1, 0]), placements, np.array([1, 1]),
                 np.array([[0.0, 0, 1], [0, 1, 0]]), np.array([0, 1]))
     chain = Chain(tree, np.array([1]), np.eye(4)[None])
-    attempt(chain, np.zeros(2), np.eye(4), np.full(2, -1.0), np.full(2, 1.0), True, 1.0,
-            1e-8, 1e-6, 1e-6, Settings(0.01, 1e-6, 0.995, np.full(21, np.inf), True))
+    global _ATTEMPT
+    _ATTEMPT = direct_call.entry_point(_LOOPS.pose_attempt, *_attempt_args(
+        chain, np.zeros(2), np.eye(4), np.full(2, -1.0), np.full(2, 1.0), True, 1.0,
+        1e-8, 1e-6, 1e-6, Settings(0.01, 1e-6, 0.995, np.full(21, np.inf), True)))
     forward_many(chain, np.zeros((1, 2)))  # the seed libraries' placements, in a solve
     _WARM = True
     return True

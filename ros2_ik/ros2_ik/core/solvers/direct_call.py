@@ -3,9 +3,10 @@
 A dispatcher's call works out the type of every argument, then looks up the compiled
 version for them.  With the caches cold (a request to an idle node, or after another
 solver ran) that costs several times the compiled version's own entry (the figures:
-docs/design.md).  The hot calls of a constraint request (the attempt, the check) have arguments
-the solvers build themselves, always of the same types: :func:`entry_point` returns
-that version's entry once, for them.
+docs/design.md).  The hot calls of a constraint request (the attempt, the check) and a
+pose request's compiled attempt (:mod:`chain_kernel`) have arguments the solvers build
+themselves, always of the same types: :func:`entry_point` returns that version's entry
+once, for them.
 """
 from __future__ import annotations
 
