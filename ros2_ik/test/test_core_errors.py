@@ -277,7 +277,8 @@ def test_non_finite_target(arm, bad):
 
 @pytest.mark.parametrize("kwargs", [
     {"position_tolerance_m": -1e-4}, {"position_tolerance_m": 0.0},
-    {"orientation_tolerance_rad": math.nan}, {"weights": (1, 1, 1, 1, 1)},
+    {"orientation_tolerance_rad": math.nan}, {"position_tolerance_m": 10**400},
+    {"weights": (1, 1, 1, 1, 1)},
     {"weights": (0, 0, 0, 0, 0, 0)}, {"weights": (1, 1, 1, -1, 1, 1)},
     {"weights": (1, 1, 1, math.inf, 1, 1)},
     {"weights": (0, 0, 0, 1, 1, 1), "position_only": True},

@@ -14,7 +14,10 @@ import pytest
 from ros2_ik.core import robots
 from ros2_ik.core.pose import PoseTarget
 from ros2_ik.core.solve import prepare, solve
-from ros2_ik.core.solvers import chain_kernel, constraint_kernel, direct_call, polish_kernel
+from ros2_ik.core.solvers import chain_kernel, constraint_kernel, direct_call, polish_kernel, \
+    pose_request
+from ros2_ik.core.solvers.attempts import chain_settings
+from ros2_ik.core.solvers.lm import LevenbergMarquardt
 from ros2_ik.core.verify import ConstraintTolerance
 from test_constraint_kernel import fam, build  # noqa: F401
 
@@ -125,9 +128,6 @@ def test_every_pose_attempt_passes_the_entry_types(monkeypatch):
 def test_the_pose_entry_answers_as_the_dispatcher():
     dispatcher, entry = _pose_entry()
     group = robots.load_group("panda")[1]
-    from ros2_ik.core.solvers import pose_request
-    from ros2_ik.core.solvers.attempts import chain_settings
-    from ros2_ik.core.solvers.lm import LevenbergMarquardt
     plan = pose_request.plan(group, group.tip, LevenbergMarquardt)
     rng = np.random.default_rng(5)
     for _ in range(20):

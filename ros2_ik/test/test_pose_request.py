@@ -139,6 +139,22 @@ def test_lean_path_keeps_the_errors(arm):
         solve(group, PoseTarget(group.tip, T), seed, constraint_tolerance_m=0.0)
 
 
+@pytest.mark.parametrize("tolerance", [1, 10**200], ids=["int_1", "int_1e200"])
+def test_int_tolerances_are_solved_as_floats(arm, tolerance):
+    """An int tolerance (as large as 1e200) is squared as a float: no OverflowError.
+
+    The lean path and the driver's (weights alike but not the default) both answer.
+    """
+    group = arm
+    T = group.fk(group.mid_configuration() + 0.1, group.tip)
+    seed = group.mid_configuration()
+    for weights in ((1.0,) * 6, (2.0,) * 6):
+        result = solve(group, PoseTarget(group.tip, T, weights=weights,
+                                         position_tolerance_m=tolerance,
+                                         orientation_tolerance_rad=tolerance), seed)
+        assert result.success, result.message
+
+
 def test_empty_lists_take_the_lean_path(arm, monkeypatch):
     """The node's empty constraint list is a plain request too, with its tolerances."""
     group = arm

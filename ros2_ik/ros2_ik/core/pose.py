@@ -111,8 +111,11 @@ def rotation_errors(H: np.ndarray) -> np.ndarray:
 def _tolerance_ok(value) -> bool:
     if type(value) is float:  # the usual case: one chained comparison (nan fails it)
         return MIN_TOLERANCE <= value <= _MAX_FLOAT
-    return not isinstance(value, bool) and isinstance(value, (int, np.floating)) \
-        and math.isfinite(value) and value >= MIN_TOLERANCE
+    try:
+        return not isinstance(value, bool) and isinstance(value, (int, np.floating)) \
+            and math.isfinite(value) and value >= MIN_TOLERANCE
+    except OverflowError:  # an int beyond every float
+        return False
 
 
 if TYPE_CHECKING:  # pragma: no cover

@@ -97,11 +97,12 @@ def _attempt_args(chain: Chain, q: np.ndarray, T_target_inv: np.ndarray, lower: 
     """``pose_attempt``'s arguments, each of the one type its compiled entry takes.
 
     The arrays are the chain's, the fresh ``q``, the target's inverse and the writable
-    search limits (:func:`pose_state._chain`); the tolerances may come as ints.
+    search limits (:func:`pose_state._chain`); the tolerances floats
+    (:func:`pose_state.squared_tolerances`).
     """
     return (*chain.tree, chain.fparent, chain.fplace, q, T_target_inv, lower, upper, bounded,
-            sw, float(pos_tol2), float(ori_tol2), float(near2), settings.damping_scale,
-            settings.bias, settings.stall_ratio, settings.bounds, settings.active_set)
+            sw, pos_tol2, ori_tol2, near2, settings.damping_scale, settings.bias,
+            settings.stall_ratio, settings.bounds, settings.active_set)
 
 
 def forward_many(chain: Chain, qs: np.ndarray) -> np.ndarray:

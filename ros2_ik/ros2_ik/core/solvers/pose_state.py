@@ -60,9 +60,11 @@ def squared_tolerances(target) -> tuple:
     """``(pos_tol2, ori_tol2, near2)`` of PoseTarget ``target`` [m^2], [rad^2].
 
     ``near2``: a ``|log6|^2`` below it is worth the exact test (``|v| ~ |t|`` once the
-    rotation is small).  ``t * t``: inf, not OverflowError, for an absurd 1e200 tolerance.
+    rotation is small).  Floats (a target may give ints; the compiled attempt takes
+    floats), squared as floats: inf, not OverflowError, for an absurd 1e200 tolerance.
     """
-    pos_tol, ori_tol = target.position_tolerance_m, target.orientation_tolerance_rad
+    pos_tol = float(target.position_tolerance_m)
+    ori_tol = float(target.orientation_tolerance_rad)
     pos_tol2, ori_tol2 = pos_tol * pos_tol, ori_tol * ori_tol
     return pos_tol2, ori_tol2, 1.1 * (pos_tol2 + ori_tol2)
 
