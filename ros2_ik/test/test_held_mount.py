@@ -80,7 +80,7 @@ def test_a_new_lift_height_detects_no_sweep_lm_does_not_run(detections):
     pose = PoseTarget(held.tip, T).compile(held)  # ranked as a library of its own would
     shared = seed_library.nearest_indices(held, pose, 8, held.mid_configuration())
     own = seed_library.SeedLibrary(held).ranking(held, held.tip).distances(
-        pose.T_world_target, True, True, seed_library.SAMPLES)
+        pose.world_target_rows, True, True, seed_library.SAMPLES)
     np.testing.assert_array_equal(shared, np.argsort(own, kind="stable")[:8])
     prepare(held, held.tip, solver="analytic")  # analytic runs every sweep: the source's
     assert detections == [] and sweep.of(held, frame_id).form is sweep.of(group, frame_id)

@@ -299,6 +299,11 @@ class CompiledPose:
             H = self._H_target_world = _inverse(self._rows)
         return H
 
+    @property
+    def world_target_rows(self) -> list:
+        """The first three rows of ``T_world_target`` (4 floats each; do not change them)."""
+        return self._rows
+
     @cached_property
     def T_world_target(self) -> pin.SE3:
         """Target placement in world (an SE3 made at first read)."""

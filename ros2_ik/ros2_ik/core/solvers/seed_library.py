@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import math
 import threading
-from typing import Dict, Optional, Tuple
+from typing import Dict, List, Optional, Tuple
 
 import numpy as np
 import pinocchio as pin
@@ -148,6 +148,10 @@ def frame_poses(group, fid: int, qs: np.ndarray) -> np.ndarray:
     return out
 
 
+#: A target's first three rows (4 floats each: ``R`` [-], ``p`` [m]), ``T_world_target``'s.
+Rows = List[List[float]]
+
+
 class _Ranking:
     """The ranking distance as one product: ``d = [p, R] @ [-2 p_t, -w R_t] + |p|^2``.
 
@@ -167,35 +171,47 @@ class _Ranking:
         #: Orientation weight [m^2 per (2 (1 - cos theta))]; a tiny floor for a still frame.
         self.weight = ORIENTATION_WEIGHT * max(spread, 1e-6)
 
-    def _product(self, T: pin.SE3, position: bool, rotation: bool
+    def _product(self, T_rows: Rows, position: bool, rotation: bool
                  ) -> Optional[Tuple[np.ndarray, np.ndarray, np.ndarray]]:
-        """``(rows, v, offset)``: ``d = v @ rows + offset`` over every sample; None: no term."""
+        """``(rows, v, offset)``: ``d = v @ rows + offset`` over every sample; None: no term.
+
+        ``T_rows``: the target's :func:`target_rows`; ``v`` made from its floats in one
+        array (an SE3's ``translation`` and ``rotation`` are a binding call each).
+        """
+        (a, b, c, x), (d, e, f, y), (g, h, i, z) = T_rows
+        w = -self.weight
         if position and rotation:
-            v = np.concatenate((-2.0 * T.translation, -self.weight * T.rotation.reshape(-1)))
+            v = np.array((-2.0 * x, -2.0 * y, -2.0 * z,
+                          w * a, w * b, w * c, w * d, w * e, w * f, w * g, w * h, w * i))
             return self.rows, v, self.p_squared
         if position:
-            return self.rows[:3], -2.0 * T.translation, self.p_squared
+            return self.rows[:3], np.array((-2.0 * x, -2.0 * y, -2.0 * z)), self.p_squared
         if rotation:
-            return self.rows[3:], -self.weight * T.rotation.reshape(-1), self._zeros
+            return (self.rows[3:], np.array((w * a, w * b, w * c, w * d, w * e, w * f,
+                                             w * g, w * h, w * i)), self._zeros)
         return None
 
-    def distances(self, T: pin.SE3, position: bool, rotation: bool,
+    def distances(self, T_rows: Rows, position: bool, rotation: bool,
                   samples: int = SAMPLES) -> np.ndarray:
-        """Ranking distance of the first ``samples`` samples to ``T`` [m^2, up to a constant]."""
-        product = self._product(T, position, rotation)
+        """Ranking distance of the first ``samples`` samples to the target [m^2, up to a constant].
+
+        ``T_rows``: the target's :func:`target_rows`.
+        """
+        product = self._product(T_rows, position, rotation)
         if product is None:
             return np.zeros(min(samples, len(self.p_squared)))
         rows, v, offset = product
         return np.einsum("ji,j->i", rows[:, :samples], v) + offset[:samples]
 
-    def nearest(self, T: pin.SE3, position: bool, rotation: bool, count: int,
+    def nearest(self, T_rows: Rows, position: bool, rotation: bool, count: int,
                 samples: int = SAMPLES) -> Optional[np.ndarray]:
-        """Return the ``count`` samples nearest ``T`` (indices), nearest first, compiled.
+        """Return the ``count`` samples nearest the target (indices), nearest first, compiled.
 
-        As :func:`np.argpartition` then a stable sort of :meth:`distances` (equal
-        distances: the lower index first).  None when numba is absent or no term counts.
+        ``T_rows``: the target's :func:`target_rows`.  As :func:`np.argpartition` then a
+        stable sort of :meth:`distances` (equal distances: the lower index first).  None
+        when numba is absent or no term counts.
         """
-        product = self._product(T, position, rotation)
+        product = self._product(T_rows, position, rotation)
         if product is None or chain_kernel.jit() is None:
             return None
         if count <= 0:
@@ -255,9 +271,20 @@ def _owner(group, frame: str):
     return group.shape_owner(group.robot.frame_id(frame))
 
 
-def _in_owner(group, owner, T_world_target: pin.SE3) -> pin.SE3:
-    """``T_world_target`` for ``owner``'s placements: ``D^-1 T`` (``Group.source_motion``)."""
-    return T_world_target if owner is group else group.source_motion().actInv(T_world_target)
+def target_rows(T_world_target: pin.SE3) -> Rows:
+    """Return the first three rows of ``T_world_target`` (4 floats each): a ranking reads them."""
+    return T_world_target.homogeneous.tolist()[:3]
+
+
+def _in_owner(group, owner, pose) -> Rows:
+    """:func:`target_rows` of ``pose``'s target for ``owner``'s placements.
+
+    ``D^-1 T`` (``Group.source_motion``) when another group's library serves; the
+    compiled pose's own rows (no SE3 made) when the group's own does.
+    """
+    if owner is group:
+        return pose.world_target_rows
+    return target_rows(group.source_motion().actInv(pose.T_world_target))
 
 
 def prepare(group, frame: str) -> None:
@@ -267,7 +294,8 @@ def prepare(group, frame: str) -> None:
     (:func:`_nearest_k`, once per process).
     """
     owner = _owner(group, frame)
-    library(owner).ranking(owner, frame).nearest(pin.SE3.Identity(), True, True, 1, 1)
+    library(owner).ranking(owner, frame).nearest(target_rows(pin.SE3.Identity()), True, True,
+                                                 1, 1)
 
 
 def nearest_starts(group, pose, count: int, seed: np.ndarray,
@@ -289,13 +317,13 @@ def nearest_indices(group, pose, count: int, seed: np.ndarray, max_jump: float =
     owner = _owner(group, pose.target.frame)
     lib = library(owner)
     ranking = lib.ranking(owner, pose.target.frame)
-    T = _in_owner(group, owner, pose.T_world_target)
+    rows = _in_owner(group, owner, pose)
     position, rotation = bool(pose.mask[:3].any()), pose.full_rotation
     if count > 0 and not math.isfinite(max_jump):
-        idx = ranking.nearest(T, position, rotation, count, samples)
+        idx = ranking.nearest(rows, position, rotation, count, samples)
         if idx is not None:
             return idx
-    d = ranking.distances(T, position, rotation, samples)
+    d = ranking.distances(rows, position, rotation, samples)
     if math.isfinite(max_jump):
         d[np.abs(lib.q[:samples] - seed).max(axis=1) > max_jump] = np.inf
     count = min(count, int(np.isfinite(d).sum()))
