@@ -115,17 +115,22 @@ def test_a_target_in_a_reference_frame_is_placed_by_its_locked_placement(panda):
 
 
 def test_a_target_keeps_one_resolution_per_group_and_pickles_without_it(panda):
-    """Compiled twice for one group (a solve, then the node's re-check): one resolution.
+    """Compiled twice for one group while held (a solve, then the node's re-check): one
+    resolution.
 
-    Another group resolves anew; a pickled target carries no group and compiles again.
+    Another group resolves anew; a resolution no longer held is made anew (the target
+    holds it weakly: no cycle); a pickled target carries no group and compiles again.
     """
     import pickle
+    import weakref
     group = panda
     target = PoseTarget(group.tip, _relative(0.3, 2)[0])
     first = target.compile(group)
     assert target.compile(group) is first
     other = group.robot.group(group.base, group.tip)
     assert other is not group and target.compile(other) is not first
+    dropped = weakref.ref(target.compile(other))
+    assert dropped() is None  # freed by its reference count: the target held it weakly
     copy = pickle.loads(pickle.dumps(target))
     assert "_compiled" not in copy.__dict__
     assert copy == target

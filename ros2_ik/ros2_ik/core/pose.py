@@ -211,15 +211,20 @@ class PoseTarget:
     def compile(self, group: "Group") -> "CompiledPose":
         """Resolve frames against ``group``'s robot; raises InvalidFrame / InvalidGoal.
 
-        The last group's resolution is kept (a target and its matrix never change), with
-        a weak reference to the group (a target kept keeps no group alive): the node's
-        re-check of an answer reads the one its solve made, not a second.
+        The last group's resolution is found again while something holds it (a target
+        and its matrix never change): a solve's, then the node's re-check of its answer,
+        which holds it across the solve, read one resolution, not two.  Both references
+        are weak: a kept target keeps no group alive, and a target and its resolution
+        (which holds the target) form no reference cycle, so that a request's objects
+        are freed when it returns, not by the garbage collector's next pass.
         """
         last = self.__dict__.get("_compiled")
         if last is not None and last[0]() is group:
-            return last[1]
+            compiled = last[1]()
+            if compiled is not None:
+                return compiled
         compiled = CompiledPose(self, group)
-        self.__dict__["_compiled"] = (weakref.ref(group), compiled)
+        self.__dict__["_compiled"] = (weakref.ref(group), weakref.ref(compiled))
         return compiled
 
     def __getstate__(self) -> dict:

@@ -17,7 +17,7 @@ from sensor_msgs.msg import MultiDOFJointState
 from ros2_ik.core import errors
 from ros2_ik.core.constraints import MinimumDistanceConstraint
 from ros2_ik.core.model.srdf_groups import unresolved_reason
-from ros2_ik.core.pose import PoseTarget
+from ros2_ik.core.pose import CompiledPose, PoseTarget
 from ros2_ik.core.solve import solve
 from ros2_ik.core.verify import CONSTRAINT_TOLERANCE_M, ConstraintTolerance, check
 from ros2_ik.node.base_pose import (
@@ -301,13 +301,15 @@ def _compute_ik(snapshot, model_error, cfg, joints, request, extra_constraints, 
         constraints = list(extra_constraints)
         if checker is not None:
             constraints.append(minimum_distance(checker, cfg, tolerance_m=tolerance.m))
+        # Held across the solve: the solve and the re-check below read one resolution.
+        pose = target.compile(group)
         result = solve(group, target, seed, constraints=constraints,
                        constraint_tolerance_m=tolerance.m,
                        constraint_tolerance_rad=tolerance.rad,
                        **solve_options(request, cfg, notes))
     except Exception as exc:  # noqa: BLE001 - every failure becomes an error code
         return Answer(error_reply(response, code_for_exception(exc), str(exc)), group)
-    _fill(response, group, target, result, snapshot.verification_data(), constraints,
+    _fill(response, group, pose, result, snapshot.verification_data(), constraints,
           tolerance, snapshot.base_parent_frame)
     if notes:
         response.message = "; ".join([response.message] + notes)
@@ -359,11 +361,13 @@ def report_collision(response, checker, group, cfg: NodeConfig):
     return report
 
 
-def _fill(response, group, target: PoseTarget, result, data, constraints=(),
+def _fill(response, group, pose: CompiledPose, result, data, constraints=(),
           tolerance: ConstraintTolerance = ConstraintTolerance(),
           base_parent: str = "universe") -> None:
     """Copy a core result into the response, re-verifying any SUCCESS independently.
 
+    ``pose``: the request's target as the solve resolved it (held by the caller across
+    the solve: :meth:`PoseTarget.compile` finds it again only while it is held).
     ``data``: the verification's own pinocchio ``Data`` of the full model (not the
     solver's); forward kinematics overwrites all of it that the check reads.  Constraints
     are held to ``tolerance`` ([m] and [rad]).
@@ -382,7 +386,7 @@ def _fill(response, group, target: PoseTarget, result, data, constraints=(),
         if has_base(group):
             base_state(group, result.q, base_parent, response.solution_base)
             q = sent_vector(group, result.q, q, response.solution_base, base_parent)
-        ok, pos_err, rot_err, reason, _ = check(group, target.compile(group), q,
+        ok, pos_err, rot_err, reason, _ = check(group, pose, q,
                                                 tuple(constraints), data, tolerance)
         response.position_error, response.orientation_error = pos_err, rot_err
         if code == IKErrorCode.SUCCESS and not ok:

@@ -93,10 +93,10 @@ class Residuals:
         iv = self.iv
         if iv.size and np.array_equal(iv, np.arange(iv[0], iv[0] + iv.size)):
             self.iv = slice(int(iv[0]), int(iv[0]) + iv.size)  # a view, not a copy
-        #: The full model's derivative (..., nv) to the group's (..., n): its columns,
-        #: coupled mimic joints' added into their leaders' (:meth:`Group.group_columns`).
-        self.columns = group.group_columns if group.coupled and not self.reduced else \
-            self._plain_columns
+        # Coupled mimic joints: the group's own map (:meth:`columns`); a bound method of
+        # this object kept on it would make a reference cycle only the collector frees.
+        self._coupled_columns = group.group_columns if group.coupled and not self.reduced \
+            else None
         # This thread's Data of the model, reused: createData scales with the whole robot,
         # not the chain (~90 ms on a 102-joint model under load), and each evaluation
         # writes all it reads.
@@ -126,9 +126,14 @@ class Residuals:
         self.bends = [(int(starts[k]), c) for k, c in enumerate(self._row_constraints)
                       if hasattr(c, "bend") and starts[k + 1] - starts[k] == 1]
 
-    def _plain_columns(self, J: np.ndarray) -> np.ndarray:
-        """:attr:`columns` of a group without coupled joints: the columns ``iv``."""
-        return J[..., self.iv]
+    def columns(self, J: np.ndarray) -> np.ndarray:
+        """Map the full model's derivative ``J`` (..., nv) to the group's (..., n).
+
+        Its columns ``iv``; coupled mimic joints' added into their leaders'
+        (:meth:`Group.group_columns`).
+        """
+        coupled = self._coupled_columns
+        return J[..., self.iv] if coupled is None else coupled(J)
 
     def integrate(self, q: np.ndarray, dq: np.ndarray) -> np.ndarray:
         """Return group vector ``q`` (nq,) moved by tangent step ``dq`` (nv,).
