@@ -5,17 +5,21 @@ dimension or layout would be read as if it had the signature's.  Every call of t
 attempt, the polishing loop and the cost during solves of every benchmark family (costs, polishing,
 restarts, a pose target with constraints) on arms with revolute, continuous and locked
 joints is recorded, and every call of the pose attempt (the lean path, the driver's
-restarts and its PoseState, int tolerances); each argument's numba type must be the
-entry's, and the entries' answers equal the dispatchers'.
+restarts and its PoseState, int tolerances), and every call of the 6R kernel's branches
+(lm's lean path and driver, the analytic plugin, a free axis, a reference frame, an
+unreachable pose); each argument's numba type must be the entry's, and the entries'
+answers equal the dispatchers'.
 """
 import numpy as np
+import pinocchio as pin
 import pytest
 
 from ros2_ik.core import robots
+from ros2_ik.core.closed_form import branches
 from ros2_ik.core.pose import PoseTarget
+from ros2_ik.core.runtime import direct_call
 from ros2_ik.core.solve import prepare, solve
-from ros2_ik.core.solvers import chain_kernel, constraint_kernel, direct_call, polish_kernel, \
-    pose_request
+from ros2_ik.core.solvers import chain_kernel, constraint_kernel, polish_kernel, pose_request
 from ros2_ik.core.solvers.attempts import chain_settings
 from ros2_ik.core.solvers.lm import LevenbergMarquardt
 from ros2_ik.core.verify import ConstraintTolerance
@@ -97,16 +101,21 @@ def _pose_entry():
     return chain_kernel._LOOPS.pose_attempt, chain_kernel._ATTEMPT
 
 
-def test_every_pose_attempt_passes_the_entry_types(monkeypatch):
-    dispatcher, entry = _pose_entry()
+def _recorded(monkeypatch, module, name: str, dispatcher, entry) -> list:
+    """Put a recorder in ``module.name`` that checks each call's types; return its calls."""
     expected = _signature_of(dispatcher, entry)
     calls = []
 
     def recorder(*args):
-        assert direct_call.signature(dispatcher, args) == expected
+        assert direct_call.signature(dispatcher, args) == expected, name
         calls.append(1)
         return entry(*args)
-    monkeypatch.setattr(chain_kernel, "_ATTEMPT", recorder)
+    monkeypatch.setattr(module, name, recorder)
+    return calls
+
+
+def test_every_pose_attempt_passes_the_entry_types(monkeypatch):
+    calls = _recorded(monkeypatch, chain_kernel, "_ATTEMPT", *_pose_entry())
     rng = np.random.default_rng(3)
     for arm in ARMS:
         group = robots.load_group(arm)[1]
@@ -141,3 +150,53 @@ def test_the_pose_entry_answers_as_the_dispatcher():
         for a, b in zip(args, copies):  # q, written by both, ends the same
             if isinstance(a, np.ndarray):
                 np.testing.assert_array_equal(a, b)
+
+
+CLOSED_FORM_ARMS = ("ur5", "kinova", "z1")
+
+
+def test_every_closed_form_call_passes_the_entry_types(monkeypatch):
+    branches.warm_up()
+    calls = _recorded(monkeypatch, branches, "_KERNEL_FILL", branches.kernel_fill,
+                      branches._KERNEL_FILL)
+    rng = np.random.default_rng(6)
+    for arm in CLOSED_FORM_ARMS:
+        group = robots.load_group(arm)[1]
+        for solver in ("lm", "analytic"):
+            prepare(group, group.tip, solver=solver)
+        mid = group.mid_configuration()
+        before = len(calls)
+        for k in range(5):
+            T = group.fk(group.random_configuration(rng), group.tip)
+            solve(group, PoseTarget(group.tip, T), mid, timeout_s=0.05, random_seed=k)
+            solve(group, PoseTarget(group.tip, T), list(mid), "analytic", 0.05, num_solutions=8)
+            # the branches as the driver's first starts: a free axis
+            solve(group, PoseTarget(group.tip, T, weights=(1.0,) * 5 + (0.0,)), mid,
+                  timeout_s=0.05, max_attempts=2)
+            solve(group, PoseTarget(group.tip, pin.SE3(T.rotation, 10.0 * T.translation)),
+                  mid, timeout_s=0.05, max_attempts=2)  # out of reach: EAIK's rows after
+            ref = group.robot.model.frames[group.robot.frame_id(group.base)].name
+            solve(group, PoseTarget(group.tip, T, reference_frame=ref), mid, timeout_s=0.05)
+        assert len(calls) - before >= 20, (arm, len(calls) - before)
+
+
+def test_the_closed_form_entry_answers_as_the_dispatcher():
+    branches.warm_up()
+    group = robots.load_group("ur5")[1]
+    prepare(group, group.tip)
+    from ros2_ik.core.closed_form import chain
+    form = chain.of(group, group.robot.frame_id(group.tip))
+    family, G = form.kernel
+    rng = np.random.default_rng(7)
+    m, n = 8, group.n
+    for _ in range(20):
+        T = group.fk(group.random_configuration(rng), group.tip).homogeneous[None].copy()
+        seed = group.random_configuration(rng)
+        outs = []
+        for f in (branches._KERNEL_FILL, branches.kernel_fill):
+            bufs = (np.empty((1, m, n)), np.empty((1, m), dtype=np.bool_), np.empty((m, n)),
+                    np.empty((m, n)), np.empty(m), np.empty(m))
+            counts = f(family, G, T, seed, group.lower, group.upper, 1e-2, *bufs)
+            outs.append((counts, bufs[2][:counts[1]].copy()))
+        assert outs[0][0] == outs[1][0]
+        np.testing.assert_array_equal(outs[0][1], outs[1][1])

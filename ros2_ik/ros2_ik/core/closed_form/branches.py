@@ -15,11 +15,14 @@ question to the iterative search.
 from __future__ import annotations
 
 import math
+from pathlib import Path
 from typing import NamedTuple, Optional, Tuple
 
 import numpy as np
 import pinocchio as pin
 
+from ros2_ik.core.closed_form import six_r
+from ros2_ik.core.runtime import direct_call
 from ros2_ik.core.runtime.compiled import jit
 
 TWO_PI = 2.0 * math.pi
@@ -60,14 +63,90 @@ _NONE = np.empty((0, 0))
 _NONE.setflags(write=False)
 
 
+#: This file and the 6R kernel's, whose compiled code :func:`kernel_fill` holds: its cache
+#: is dropped when older than any of them (:func:`ros2_ik.core.kinematics.jit.drop_stale_cache`).
+SOURCES = (Path(__file__).resolve(),) + six_r.SOURCES
+#: :func:`kernel_fill`'s compiled version for :func:`_kernel_branches`' argument types
+#: (:func:`warm_up`; the dispatcher until then), :mod:`.direct_call`.
+_KERNEL_FILL = None
+
+
 def branches(closed_form, lower: np.ndarray, upper: np.ndarray, H_world_frame: np.ndarray,
              seed: np.ndarray, distinct: float) -> Branches:
     """:class:`Branches` of target ``T_world_frame`` (4, 4) within ``[lower, upper]`` (n,) [rad].
 
     ``outside``, ``gap`` and ``ls`` are empty when some branch is inside the limits.
+    ``lower``, ``upper``: the group's limits (read-only); ``seed`` (n,) a float vector.
     """
-    Q, ls = closed_form.solve(H_world_frame)
+    if closed_form.kernel is not None:
+        found = _kernel_branches(closed_form, lower, upper, H_world_frame, seed, distinct)
+        if found is not None:
+            return found
+        Q, ls = closed_form.missed(H_world_frame)
+    else:
+        Q, ls = closed_form.solve(H_world_frame)
     return of_rows(Q, ls, lower, upper, seed, distinct)
+
+
+def _kernel_branches(closed_form, lower: np.ndarray, upper: np.ndarray, H: np.ndarray,
+                     seed: np.ndarray, distinct: float) -> Optional[Branches]:
+    """:func:`branches` by our kernel (``closed_form.kernel``): one compiled call.
+
+    None when the kernel finds no exact row (the pose is out of its reach: EAIK's
+    least-squares rows then, :meth:`.chain.ClosedForm.missed`).  Every array passed is
+    made here (the target copied: a read-only matrix is another numba signature), but
+    ``seed`` and the limits, of the types :func:`warm_up` gives the entry.
+    """
+    n, m = closed_form.n, six_r.BRANCHES
+    T = np.empty((1, 4, 4))
+    T[0] = H
+    Q, ls = np.empty((1, m, n)), np.empty((1, m), dtype=np.bool_)
+    out, rows, gap, dist = np.empty((m, n)), np.empty((m, n)), np.empty(m), np.empty(m)
+    family, G = closed_form.kernel
+    missed, k, exact = (_KERNEL_FILL or kernel_fill)(family, G, T, seed, lower, upper,
+                                                     float(distinct), Q, ls, out, rows, gap,
+                                                     dist)
+    return None if missed else pack(Q[0], out, gap, k, exact, ls[0])
+
+
+@jit
+def kernel_fill(family: int, G: np.ndarray, T: np.ndarray, seed: np.ndarray,
+                lower: np.ndarray, upper: np.ndarray, distinct: float, Q: np.ndarray,
+                ls: np.ndarray, out: np.ndarray, rows: np.ndarray, gap: np.ndarray,
+                dist: np.ndarray) -> Tuple[int, int, int]:  # pragma: no cover - compiled
+    """:func:`.six_r.solve_6r` of one target ``T`` (1, 4, 4), then :func:`fill` of its rows.
+
+    Returns ``(missed, k, exact)``: ``missed`` 1 when the kernel found no exact row (then
+    nothing else is filled), else 0 and :func:`fill`'s counts (``out``, ``gap`` as
+    :func:`representatives` returns them; ``rows``, ``dist``: scratch).
+    """
+    if six_r.solve_6r(family, G, T, Q, ls):
+        return 1, 0, 0
+    k, exact = fill(Q[0], ls[0], seed, lower, upper, distinct, out, rows, gap, dist)
+    return 0, k, exact
+
+
+def warm_up() -> None:
+    """Compile or load :func:`kernel_fill` and take its entry for the types solves pass.
+
+    Those of a request: the target copied, a float seed (writable), the group's
+    read-only limits (``test_direct_call`` records every call's).
+    """
+    global _KERNEL_FILL
+    if _KERNEL_FILL is not None:
+        return
+    from ros2_ik.core.kinematics import jit as loaded  # loads numba
+    loaded.drop_stale_cache(SOURCES)
+    G = np.zeros((18, 3))
+    G[:6] = np.eye(3)[[2, 1, 1, 2, 1, 2]]
+    m, n = six_r.BRANCHES, six_r.JOINTS
+    lower, upper = np.full(n, -math.pi), np.full(n, math.pi)
+    for limit in (lower, upper):
+        limit.setflags(write=False)
+    _KERNEL_FILL = direct_call.entry_point(
+        kernel_fill, six_r.SPHERICAL_TWO_PARALLEL, G, np.eye(4)[None], np.zeros(n), lower,
+        upper, 1e-2, np.empty((1, m, n)), np.empty((1, m), dtype=np.bool_), np.empty((m, n)),
+        np.empty((m, n)), np.empty(m), np.empty(m))
 
 
 def of_rows(Q: np.ndarray, ls, lower: np.ndarray, upper: np.ndarray, seed: np.ndarray,

@@ -109,8 +109,16 @@ class ClosedForm:
             Q, ls, missed = self._kernel(np.array(T_world_frame_h, dtype=float)[None])
             if not missed:
                 return Q[0], ls[0]
-            return self.eaik(T_world_frame_h, tangents=False)
+            return self.missed(T_world_frame_h)
         return self.eaik(T_world_frame_h)
+
+    def missed(self, T_world_frame_h: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+        """:meth:`solve`'s rows of a pose our kernel finds no exact row for.
+
+        EAIK's rows, flags as EAIK gives them (the kernel's verdict stands: the proof of
+        :mod:`.branches` measures how far they miss).
+        """
+        return self.eaik(T_world_frame_h, tangents=False)
 
     def eaik(self, T_world_frame_h: np.ndarray, tangents: Optional[bool] = None
              ) -> Tuple[np.ndarray, np.ndarray]:
@@ -244,6 +252,9 @@ class Placed:
     """
 
     __slots__ = ("form", "_D_inv")
+    #: No compiled kernel of its own to call in one pass (:func:`.branches.branches`): the
+    #: moved target goes through :meth:`solve` (the source's kernel there).
+    kernel = None
 
     def __init__(self, form, D: pin.SE3):
         """Serve ``form`` (the source's) on the chain moved by ``D``."""

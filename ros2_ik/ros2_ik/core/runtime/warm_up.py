@@ -9,13 +9,14 @@ With the cache filled it takes ~2 s: the test session does it too, before any ti
 
 def warm_up() -> None:
     """Compile or load the attempts, the libraries' ranking, the servo's terms, the 6R form."""
-    from ros2_ik.core.closed_form import six_r
+    from ros2_ik.core.closed_form import branches, six_r
     from ros2_ik.core.model import robots
     from ros2_ik.core.servo import Servo
     from ros2_ik.core.solvers import chain_kernel, constraint_kernel, polish_kernel, seed_library
 
     chain_kernel.warm_up()
     six_r.warm_up()
+    branches.warm_up()
     constraint_kernel.warm_up()
     polish_kernel.warm_up()
     group = robots.load_group("panda")[1]

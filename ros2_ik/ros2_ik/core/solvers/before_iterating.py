@@ -152,11 +152,16 @@ def prepare(solver, group, frame: str) -> None:
     solver_form = chain.of(group, frame_id)
     if solver_form is None:
         return
+    if solver_form.kernel is not None:
+        _branches().warm_up()
     data = group.full_data()
     mid = group.mid_configuration()
     pin.framesForwardKinematics(group.robot.model, data, group.to_full_q(mid))
-    _branches().branches(solver_form, group.lower, group.upper,
-                         data.oMf[frame_id].homogeneous, mid, 1e-2)
+    H = data.oMf[frame_id].homogeneous
+    far = H.copy()  # out of reach: the least-squares rows a first unreachable pose gets
+    far[:3, 3] += 1e3
+    for target in (H, far):
+        _branches().branches(solver_form, group.lower, group.upper, target, mid, 1e-2)
 
 
 def exact(group, pose, seed: np.ndarray, options, found, solver_form: ClosedForm,

@@ -28,7 +28,7 @@ import pinocchio as pin
 
 from ros2_ik.core.kinematics import model as kinematics_model
 from ros2_ik.core.kinematics.model import Chain, Tree
-from ros2_ik.core.solvers import direct_call
+from ros2_ik.core.runtime import direct_call
 
 #: The compiled module, once imported (numba is optional: without it the Python loop runs).
 _JIT = None

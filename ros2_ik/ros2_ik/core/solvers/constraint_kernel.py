@@ -34,8 +34,9 @@ from ros2_ik.core.costs import registry as cost_registry
 from ros2_ik.core.kinematics.model import COM_FRAME, COM_PARENT, FREEFLYER, Tree, pruned, \
     tree_of
 from ros2_ik.core.problem import Problem
+from ros2_ik.core.runtime import direct_call
 from ros2_ik.core.runtime.per_object import PerObject
-from ros2_ik.core.solvers import chain_kernel, direct_call
+from ros2_ik.core.solvers import chain_kernel
 from ros2_ik.core.solvers.residuals import Residuals
 from ros2_ik.core.verify import ConstraintTolerance
 

@@ -22,7 +22,8 @@ import numpy as np
 
 from ros2_ik.core.constraints import registry
 from ros2_ik.core.costs import registry as cost_registry
-from ros2_ik.core.solvers import constraint_kernel, direct_call, polish
+from ros2_ik.core.runtime import direct_call
+from ros2_ik.core.solvers import constraint_kernel, polish
 from ros2_ik.core.solvers.budget import Budget
 
 _JIT = None
