@@ -137,15 +137,13 @@ def warm_up() -> None:
         return
     from ros2_ik.core.kinematics import jit as loaded  # loads numba
     loaded.drop_stale_cache(SOURCES)
-    G = np.zeros((18, 3))
-    G[:6] = np.eye(3)[[2, 1, 1, 2, 1, 2]]
     m, n = six_r.BRANCHES, six_r.JOINTS
     lower, upper = np.full(n, -math.pi), np.full(n, math.pi)
     for limit in (lower, upper):
         limit.setflags(write=False)
     _KERNEL_FILL = direct_call.entry_point(
-        kernel_fill, six_r.SPHERICAL_TWO_PARALLEL, G, np.eye(4)[None], np.zeros(n), lower,
-        upper, 1e-2, np.empty((1, m, n)), np.empty((1, m), dtype=np.bool_), np.empty((m, n)),
+        kernel_fill, *six_r.example_kernel(), np.eye(4)[None], np.zeros(n), lower, upper, 1e-2,
+        np.empty((1, m, n)), np.empty((1, m), dtype=np.bool_), np.empty((m, n)),
         np.empty((m, n)), np.empty(m), np.empty(m))
 
 

@@ -103,13 +103,18 @@ def _perpendicular(h: np.ndarray) -> np.ndarray:
     return v / np.linalg.norm(v)
 
 
+def example_kernel() -> Tuple[int, np.ndarray]:
+    """``(family, G)`` of a made-up chain, of the types :func:`geometry` returns (warm-ups)."""
+    G = np.zeros((18, 3))
+    G[:6] = np.eye(3)[[2, 1, 1, 2, 1, 2]]
+    return SPHERICAL_TWO_PARALLEL, G
+
+
 def warm_up() -> None:
     """Compile or load :func:`solve_6r` now (``make build``: not in a first solve)."""
     from ros2_ik.core.kinematics import jit as loaded  # loads numba
     loaded.drop_stale_cache(SOURCES)
-    G = np.zeros((18, 3))
-    G[:6] = np.eye(3)[[2, 1, 1, 2, 1, 2]]
-    solve_6r(SPHERICAL_TWO_PARALLEL, G, np.eye(4)[None], np.empty((1, BRANCHES, JOINTS)),
+    solve_6r(*example_kernel(), np.eye(4)[None], np.empty((1, BRANCHES, JOINTS)),
              np.empty((1, BRANCHES), dtype=np.bool_))
 
 

@@ -178,18 +178,15 @@ class _Ranking:
         ``T_rows``: the target's :func:`target_rows`; ``v`` made from its floats in one
         array (an SE3's ``translation`` and ``rotation`` are a binding call each).
         """
+        if not (position or rotation):
+            return None
         (a, b, c, x), (d, e, f, y), (g, h, i, z) = T_rows
         w = -self.weight
-        if position and rotation:
-            v = np.array((-2.0 * x, -2.0 * y, -2.0 * z,
-                          w * a, w * b, w * c, w * d, w * e, w * f, w * g, w * h, w * i))
-            return self.rows, v, self.p_squared
-        if position:
-            return self.rows[:3], np.array((-2.0 * x, -2.0 * y, -2.0 * z)), self.p_squared
-        if rotation:
-            return (self.rows[3:], np.array((w * a, w * b, w * c, w * d, w * e, w * f,
-                                             w * g, w * h, w * i)), self._zeros)
-        return None
+        v = ((-2.0 * x, -2.0 * y, -2.0 * z) if position else ()) + (
+            (w * a, w * b, w * c, w * d, w * e, w * f, w * g, w * h, w * i) if rotation else ())
+        rows = self.rows if position and rotation else self.rows[:3] if position \
+            else self.rows[3:]
+        return rows, np.array(v), self.p_squared if position else self._zeros
 
     def distances(self, T_rows: Rows, position: bool, rotation: bool,
                   samples: int = SAMPLES) -> np.ndarray:
