@@ -63,6 +63,19 @@ def test_pose_targets_list_is_accepted():
         res.q[0, 0] = 1.0
 
 
+def test_calls_on_one_spec_share_its_prepared_group(monkeypatch):
+    """A second call builds no group: the spec's group, prepared once, serves every call."""
+    T = _reachable_targets(3, seed=8)
+    first = solve_batch(PANDA, T, timeout_s=1.0, max_attempts=6, batch_seed=2)
+    built = []
+    build = GroupSpec.build
+    monkeypatch.setattr(GroupSpec, "build", lambda spec: built.append(spec) or build(spec))
+    again = solve_batch(PANDA, T, timeout_s=1.0, max_attempts=6, batch_seed=2)
+    assert not built
+    np.testing.assert_array_equal(first.q, again.q)
+    assert again.success.all()
+
+
 @pytest.mark.parametrize("spec, field", [
     (GroupSpec(arm="nope"), "arm"),
     (GroupSpec(arm="panda", tip="no_such_link"), "no_such_link"),

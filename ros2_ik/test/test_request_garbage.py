@@ -12,6 +12,7 @@ import pytest
 
 from ros2_ik.core.constraints import PositionConstraint
 from ros2_ik.core.costs import PostureCost
+from ros2_ik.core.maps.batch import GroupSpec, solve_batch
 from ros2_ik.core.model import robots
 from ros2_ik.core.pose import PoseTarget
 from ros2_ik.core.problem import Problem
@@ -79,6 +80,18 @@ def test_problems_with_costs_leave_no_cycles(panda, solver):
             solve(panda, problem, panda.mid_configuration(), solver, 0.2, 3, k)
 
     found = _cyclic_garbage(run)
+    assert not found, sorted({type(o).__name__ for o in found})
+
+
+def test_batch_calls_leave_no_cycles(panda):
+    """A batch call on a spec already used builds no group (a group is a cycle of its own)."""
+    rng = np.random.default_rng(6)
+    T = np.stack([panda.fk(panda.random_configuration(rng), panda.tip).homogeneous
+                  for _ in range(5)])
+    spec = GroupSpec(arm="panda")
+    solve_batch(spec, T[:1])
+
+    found = _cyclic_garbage(lambda: solve_batch(spec, T, timeout_s=0.05))
     assert not found, sorted({type(o).__name__ for o in found})
 
 

@@ -209,6 +209,7 @@ def solve_chunk(spec: GroupSpec, options: BatchOptions, T: np.ndarray, seeds: np
                 random_seeds: np.ndarray) -> Tuple[np.ndarray, ...]:
     """Solve rows of one chunk; returns (q, status, pos_err, ori_err, time) arrays."""
     group = worker_group(spec)
+    prepare(group, options.frame, options.template is not None, options.solver)
     count = len(T)
     q = np.empty((count, group.n))
     status = np.empty(count, dtype=np.int8)
@@ -235,7 +236,6 @@ def _closed_form_rows(group: Group, options: BatchOptions, T: np.ndarray, seeds:
     if options.template is not None or options.position_only or solver is None or \
             not solver.closed_form:
         return everything
-    prepare(group, options.frame, solver=options.solver)
     frame_id = group.robot.frame_id(options.frame)
     solver_form = chain.of(group, frame_id)
     if solver_form is None:
@@ -398,15 +398,15 @@ def solve_batch(group_spec: GroupSpec, targets: Union[np.ndarray, Sequence[PoseT
         raise errors.InvalidArgument(f"batch_seed: must be an integer in [0, 2**64), got "
                                      f"{batch_seed!r}")
     T = _as_poses(targets) if template is None else _as_rows(targets)
-    robot, group = group_spec.build()
+    group = worker_group(group_spec)
     options = _options_from(targets, BatchOptions(
         frame or group.tip, group.base if reference_frame is None else reference_frame,
         position_tolerance_m, orientation_tolerance_rad, position_only, solver, timeout_s,
         max_attempts, library_starts, template))
+    prepare(group, options.frame, template is not None, solver)  # outside the first budget
     _validate_once(group, options, T[0])
     seeds = _seeds(group, seed, len(T))
     rseeds = target_seeds(batch_seed, first_index + np.arange(len(T)))
-    _WORKER.setdefault(group_spec, group)
     if use_ray or ray_address:
         from ros2_ik.core.maps.batch_ray import run_ray
         parts = run_ray(group_spec, options, T, seeds, rseeds,
