@@ -36,6 +36,10 @@ JOINTS = (5, 6)
 SELF_TEST_TOLERANCE = 1e-7
 #: Configurations of the self-test (fixed: the detection is deterministic).
 SELF_TEST_SAMPLES = 8
+#: Largest ``|h_i x h_j|`` of two unit joint axes :func:`codirected` turns alike.  Any
+#: turn is exact (a joint turned is the same joint); this only decides which ones EAIK
+#: sees as it needs them.
+PARALLEL_TOLERANCE = 1e-6
 #: A row EAIK flags least-squares whose forward kinematics meets the target within this
 #: (largest entry of the 4x4 difference, [m] or rotation entry) is an exact solution.
 #: EAIK flags the tangent cases of its subproblems so: on the SO-100/101 arms and
@@ -332,9 +336,8 @@ def detect(group, frame_id: int) -> Detection:
     axes, why = preflight(group, frame_id, JOINTS, "a closed form here")
     if axes is None:
         return Detection(None, why)
-    import eaik.pybindings.EAIK as eaik
     H, P, R = _product_of_exponentials(group, frame_id, axes)
-    robot = eaik.Robot(H.T, P.T, R, [], True)
+    robot = eaik_robot(H, P, R)
     if not robot.has_known_decomposition():
         return Detection(None, f"no known decomposition ({robot.get_kinematic_family()})")
     kernel = compiled_kernel(H, P, R) if group.n == six_r.JOINTS else None
@@ -343,6 +346,85 @@ def detect(group, frame_id: int) -> Detection:
     if failure:
         return Detection(None, failure)
     return Detection(closed_form, "")
+
+
+def eaik_robot(H: np.ndarray, P: np.ndarray, R: np.ndarray):
+    """Return EAIK's solver of the chain ``(H, P, R)`` (module docstring), in its own angles.
+
+    EAIK is given the chain with its parallel axes turned to point alike
+    (:func:`codirected`); where that turned any, its rows and angles are turned back
+    (:class:`CoDirected`).
+    """
+    import eaik.pybindings.EAIK as eaik
+    signs = codirected(H)
+    robot = eaik.Robot((H * signs[:, None]).T, P.T, R, [], True)
+    return robot if (signs > 0).all() else CoDirected(robot, signs)
+
+
+def codirected(H: np.ndarray) -> np.ndarray:
+    """Signs (n,) that turn each axis of ``H`` (n, 3) to point as the first one parallel to it.
+
+    A joint turned (axis ``-h``, angle ``-q``) leaves the chain as it is.  EAIK's solution
+    of three parallel axes needs them to point alike: with one of them the other way (a
+    URDF's ``axis xyz="0 -1 0"``) every row it calls exact missed the pose.
+    """
+    signs = np.ones(len(H))
+    for i in range(1, len(H)):
+        for j in range(i):
+            if np.linalg.norm(np.cross(H[i], H[j])) <= PARALLEL_TOLERANCE:
+                signs[i] = signs[j] if H[i] @ H[j] > 0.0 else -signs[j]
+                break
+    return signs
+
+
+class Rows(NamedTuple):
+    """An EAIK solution's rows (m, n) [rad] and least-squares flags (m,)."""
+
+    Q: np.ndarray
+    is_LS: np.ndarray
+
+
+class CoDirected:
+    """EAIK's solver of a chain given to it with some axes turned (:func:`eaik_robot`).
+
+    Serves what :class:`ClosedForm` and the self-test ask of EAIK's robot, in the chain's
+    own angles: the turned joints' angles change sign on the way in (:meth:`fwdkin`) and
+    their columns on the way out, the rows kept as EAIK gives them (Fortran order,
+    read-only: the compiled branch code's argument type).
+    """
+
+    __slots__ = ("_robot", "_signs")
+
+    def __init__(self, robot, signs: np.ndarray):
+        """Wrap EAIK ``robot`` of the chain turned by ``signs`` (n,) of +-1."""
+        self._robot, self._signs = robot, signs
+
+    def has_known_decomposition(self) -> bool:
+        """Tell whether EAIK decomposes the chain."""
+        return self._robot.has_known_decomposition()
+
+    def get_kinematic_family(self) -> str:
+        """Name the chain's decomposition (EAIK's name)."""
+        return self._robot.get_kinematic_family()
+
+    def fwdkin(self, q: np.ndarray) -> np.ndarray:
+        """``T_world_frame`` (4, 4) at angles ``q`` (n,) [rad]."""
+        return self._robot.fwdkin(np.asarray(q, dtype=float) * self._signs)
+
+    def calculate_IK(self, T_h: np.ndarray) -> Rows:
+        """Every row of 4x4 ``T_h`` (EAIK's ``calculate_IK``), in the chain's angles."""
+        return self._rows(self._robot.calculate_IK(T_h))
+
+    def calculate_IK_batched(self, T: np.ndarray, threads: int) -> list:
+        """:meth:`calculate_IK` of each of ``T`` (N, 4, 4)."""
+        return [self._rows(s) for s in self._robot.calculate_IK_batched(T, threads)]
+
+    def _rows(self, solution) -> Rows:
+        Q = solution.Q
+        if Q.size:
+            Q = np.asfortranarray(Q * self._signs)
+            Q.setflags(write=False)
+        return Rows(Q, solution.is_LS)
 
 
 def compiled_kernel(H: np.ndarray, P: np.ndarray, R: np.ndarray):
