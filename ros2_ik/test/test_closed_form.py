@@ -228,40 +228,6 @@ def test_analytic_refuses_problems_it_does_not_answer():
               solver="analytic")
 
 
-def _flipped(arm: str, joint: str) -> Robot:
-    """``arm``'s URDF with ``joint``'s axis pointing the other way (the same joint, angle -q)."""
-    text = robots.urdf_text(arm)
-    start = text.index(f'<joint name="{joint}"')
-    end = text.index("</joint>", start)
-    element = text[start:end]
-    axis = element[element.index("<axis"):]
-    axis = axis[:axis.index("/>") + 2]
-    x, y, z = (float(v) for v in axis.split('"')[1].split())
-    return Robot.from_urdf(text[:start] + element.replace(axis, f'<axis xyz="{-x} {-y} {-z}"/>')
-                           + text[end:])
-
-
-def _world_axes_urdf(points, axes, tool_xyz, tool_rpy) -> str:
-    """A 6R chain whose joint i turns about unit ``axes[i]`` through ``points[i]`` (world, at 0).
-
-    Every link frame is parallel to the world's at the zero configuration; ``tool``: the
-    frame after joint 6 at ``tool_xyz`` (world) turned by ``tool_rpy``.
-    """
-    out, parent, previous = ['<robot name="axes">', '<link name="base"/>'], "base", np.zeros(3)
-    for i, (p, a) in enumerate(zip(points, axes), 1):
-        d = np.asarray(p, float) - previous
-        out += [f'<link name="l{i}"/>', f'<joint name="j{i}" type="revolute"><parent link='
-                f'"{parent}"/><child link="l{i}"/><origin xyz="{d[0]} {d[1]} {d[2]}"/><axis '
-                f'xyz="{a[0]} {a[1]} {a[2]}"/><limit lower="-3" upper="3" effort="1" '
-                f'velocity="1"/></joint>']
-        parent, previous = f"l{i}", np.asarray(p, float)
-    d = np.asarray(tool_xyz, float) - previous
-    out += ['<link name="tool"/>', f'<joint name="jt" type="fixed"><parent link="{parent}"/>'
-            f'<child link="tool"/><origin xyz="{d[0]} {d[1]} {d[2]}" rpy="{tool_rpy[0]} '
-            f'{tool_rpy[1]} {tool_rpy[2]}"/></joint>', "</robot>"]
-    return "\n".join(out)
-
-
 @pytest.mark.parametrize("turned", [0, 1, 2])
 def test_three_parallel_axes_pointing_either_way(turned):
     """Axes 2-4 parallel, one of them the other way, 5 and 6 not meeting (EAIK's family).
@@ -275,7 +241,8 @@ def test_three_parallel_axes_pointing_either_way(turned):
     axes[1 + turned] = -y
     points = [[0, 0, 0.1], [0.05, 0.1, 0.2], [0.45, 0.05, 0.25], [0.8, 0.1, 0.2],
               [0.85, 0.2, 0.15], [0.9, 0.25, 0.05]]
-    robot = Robot.from_urdf(_world_axes_urdf(points, axes, [0.95, 0.3, 0.0], [0.3, -0.2, 0.1]))
+    robot = Robot.from_urdf(urdf_edits.world_axes_urdf(points, axes, [0.95, 0.3, 0.0],
+                                                       [0.3, -0.2, 0.1]))
     group = robot.group(base="base", tip="tool")
     frame_id = robot.frame_id("tool")
     form = chain.of(group, frame_id)
@@ -293,7 +260,7 @@ def test_three_parallel_axes_pointing_either_way(turned):
 
 def test_eaik_rows_of_an_axis_pointing_the_other_way():
     """UR5 with its elbow's axis turned: our kernel's arm, EAIK's rows (the proofs') right too."""
-    robot = _flipped("ur5", "elbow_joint")
+    robot = urdf_edits.turned("ur5", "elbow_joint")
     group = robot.group(base="base_link", tip="tool0")
     form = chain.of(group, robot.frame_id("tool0"))
     assert form is not None and form.kernel is not None

@@ -298,6 +298,33 @@ def test_a_joint_inside_the_chain_swept_per_value():
     assert not found.end and 0 < found.joint < 6
 
 
+@pytest.mark.parametrize("turned", [None, 2, 3])
+def test_parallel_axes_pointing_either_way_keep_the_sweep(turned):
+    """A joint, then a 6R of three parallel axes (one turned: ``turned``), 5 and 6 apart.
+
+    EAIK's rows of three parallel axes miss the pose when one points the other way: the
+    held chain failed the self-test and the arm had no sweep.  Turned alike for EAIK
+    (:func:`.chain.codirected`) it has one; every branch is checked by pinocchio.
+    """
+    y = [0.0, 1.0, 0.0]
+    axes = [[1.0, 0.0, 0.0], [0.0, 0.0, 1.0], y, y, y, [0.6, 0.0, 0.8], [0.0, 0.6, 0.8]]
+    if turned is not None:
+        axes[turned] = [0.0, -1.0, 0.0]
+    points = [[0.0, 0.0, 0.05], [0.0, 0.0, 0.1], [0.05, 0.1, 0.2], [0.45, 0.05, 0.25],
+              [0.8, 0.1, 0.2], [0.85, 0.2, 0.15], [0.9, 0.25, 0.05]]
+    robot = Robot.from_urdf(urdf_edits.world_axes_urdf(points, axes, [0.95, 0.3, 0.0],
+                                                       [0.3, -0.2, 0.1]))
+    group = robot.group(base="base", tip="tool")
+    frame_id = robot.frame_id("tool")
+    assert sweep.of(group, frame_id) is not None, sweep.reason(group, frame_id)
+    for q, T in _targets(group, 10, seed=13):
+        result = solve(group, PoseTarget("tool", T), group.mid_configuration(),
+                       solver="analytic", timeout_s=0.5, num_solutions=4)
+        assert result.success, result.message
+        for s in result.solutions:
+            assert _verified(group, s.q, T)
+
+
 @pytest.mark.skipif(not (REAL_URDFS / "manifest.json").is_file(),
                     reason=f"{REAL_URDFS} is absent (vendor URDFs are not in the repository)")
 def test_lm_sweeps_where_one_value_reaches_nearly_every_pose():

@@ -1,5 +1,7 @@
-"""A robot of example-robot-data with one joint's limits narrowed (tests' helper)."""
+"""Robots for tests: an example-robot-data arm with one joint edited, or a chain of given axes."""
 import re
+
+import numpy as np
 
 from ros2_ik.core import robots
 from ros2_ik.core.model.robot import Robot
@@ -18,3 +20,37 @@ def narrowed(arm: str, joint: str, lower: float, upper: float) -> Robot:
     new = re.sub(r'lower="[^"]*"', f'lower="{lower}"', limit)
     new = re.sub(r'upper="[^"]*"', f'upper="{upper}"', new)
     return Robot.from_urdf(text[:start] + element.replace(limit, new) + text[end:])
+
+
+def turned(arm: str, joint: str) -> Robot:
+    """``arm``'s URDF with ``joint``'s axis pointing the other way (the same joint at -q)."""
+    text = robots.urdf_text(arm)
+    start = text.index(f'<joint name="{joint}"')
+    end = text.index("</joint>", start)
+    element = text[start:end]
+    axis = re.search(r"<axis[^>]*/>", element).group(0)
+    x, y, z = (float(v) for v in re.search(r'xyz="([^"]*)"', axis).group(1).split())
+    return Robot.from_urdf(text[:start] + element.replace(axis, f'<axis xyz="{-x} {-y} {-z}"/>')
+                           + text[end:])
+
+
+def world_axes_urdf(points, axes, tool_xyz, tool_rpy) -> str:
+    """A serial chain whose joint i turns about unit ``axes[i]`` through ``points[i]``.
+
+    Points and axes in the world at the zero configuration [m], every link frame parallel
+    to the world's there; limits +-3 rad; links ``base``, ``l1`` ... and ``tool``, the frame
+    after the last joint at ``tool_xyz`` (world) turned by ``tool_rpy`` [rad].
+    """
+    out, parent, previous = ['<robot name="axes">', '<link name="base"/>'], "base", np.zeros(3)
+    for i, (p, a) in enumerate(zip(points, axes), 1):
+        d = np.asarray(p, float) - previous
+        out += [f'<link name="l{i}"/>', f'<joint name="j{i}" type="revolute"><parent link='
+                f'"{parent}"/><child link="l{i}"/><origin xyz="{d[0]} {d[1]} {d[2]}"/><axis '
+                f'xyz="{a[0]} {a[1]} {a[2]}"/><limit lower="-3" upper="3" effort="1" '
+                f'velocity="1"/></joint>']
+        parent, previous = f"l{i}", np.asarray(p, float)
+    d = np.asarray(tool_xyz, float) - previous
+    out += ['<link name="tool"/>', f'<joint name="jt" type="fixed"><parent link="{parent}"/>'
+            f'<child link="tool"/><origin xyz="{d[0]} {d[1]} {d[2]}" rpy="{tool_rpy[0]} '
+            f'{tool_rpy[1]} {tool_rpy[2]}"/></joint>', "</robot>"]
+    return "\n".join(out)

@@ -357,7 +357,14 @@ def eaik_robot(H: np.ndarray, P: np.ndarray, R: np.ndarray):
     """
     import eaik.pybindings.EAIK as eaik
     signs = codirected(H)
-    robot = eaik.Robot((H * signs[:, None]).T, P.T, R, [], True)
+    return turned_back(eaik.Robot((H * signs[:, None]).T, P.T, R, [], True), signs)
+
+
+def turned_back(robot, signs: np.ndarray):
+    """Serve EAIK's ``robot`` of a chain given turned by ``signs`` (n,) in the chain's angles.
+
+    ``robot`` itself when no joint is turned, else :class:`CoDirected`.
+    """
     return robot if (signs > 0).all() else CoDirected(robot, signs)
 
 

@@ -87,16 +87,24 @@ class Sweep:
     is fitted at the first :meth:`forms` (:meth:`defer_rank`).
     """
 
-    __slots__ = ("joint", "family", "name", "end", "slide", "_H", "_P", "_R", "_lo", "_hi",
-                 "_Robot", "_rest", "_axis", "_point", "_tool_RT", "_values", "_forms",
+    __slots__ = ("joint", "family", "name", "end", "slide", "_H", "_P", "_R", "_signs", "_lo",
+                 "_hi", "_Robot", "_rest", "_axis", "_point", "_tool_RT", "_values", "_forms",
                  "_prior", "_weights", "_scale", "_last", "cheap", "_pending")
 
     def __init__(self, joint: int, name: str, family: str, H: np.ndarray, P: np.ndarray,
                  R: np.ndarray, lower: float, upper: float, end: bool = False,
-                 slide: bool = False):
-        """Hold the chain's form (internal: use :func:`of`)."""
+                 slide: bool = False, turned: bool = False):
+        """Hold the chain's form (internal: use :func:`of`).
+
+        ``turned``: EAIK is given the chain with its parallel axes pointing alike
+        (:func:`.chain.codirected`; the rows come back in the chain's angles), for a chain
+        EAIK does not solve as it is given (:func:`_detected`).
+        """
         self.joint, self.name, self.end, self.slide = joint, name, end, end and slide
-        self._H, self._P, self._R = H.T.copy(), P.T.copy(), R
+        #: +-1 per joint: how the axes EAIK is given are turned (None: as the chain has them).
+        self._signs = chain.codirected(H) if turned else None
+        given = H if self._signs is None else H * self._signs[:, None]
+        self._H, self._P, self._R = given.T.copy(), P.T.copy(), R
         self._lo, self._hi = lower, upper
         import eaik.pybindings.EAIK as eaik
         self._Robot = eaik.Robot
@@ -112,13 +120,14 @@ class Sweep:
             self._axis = np.ascontiguousarray(H[joint])
             self._point = np.ascontiguousarray(P[0] if first else P[JOINTS])
             self._tool_RT = np.ascontiguousarray(R.T if not first else np.eye(3))
+            robot = chain.eaik_robot if turned else _given
             if first:
-                rest = eaik.Robot(H[1:].T, np.vstack([P[0] + P[1], P[2:]]).T, R, [], True)
+                rest = robot(H[1:], np.vstack([P[0] + P[1], P[2:]]), R)
             elif self.slide:  # the frame's own offset and orientation (:mod:`.held`)
-                rest = eaik.Robot(H[:JOINTS - 1].T, np.vstack(
-                    [P[:JOINTS - 1], P[JOINTS - 1] + P[JOINTS]]).T, R, [], True)
+                rest = robot(H[:JOINTS - 1], np.vstack(
+                    [P[:JOINTS - 1], P[JOINTS - 1] + P[JOINTS]]), R)
             else:
-                rest = eaik.Robot(H[:JOINTS - 1].T, P[:JOINTS].T, np.eye(3), [], True)
+                rest = robot(H[:JOINTS - 1], P[:JOINTS], np.eye(3))
             if rest.has_known_decomposition():
                 self._rest = rest
                 family = family or rest.get_kinematic_family()
@@ -137,10 +146,14 @@ class Sweep:
 
     def eaik_robot(self, value: float):
         """Return EAIK's robot of the chain held at ``value`` [rad] (None: EAIK refuses it)."""
+        signs = self._signs
         try:
-            return self._Robot(self._H, self._P, self._R, [(self.joint, value)], True)
+            robot = self._Robot(self._H, self._P, self._R, [(self.joint, value if signs is None
+                                                             else value * signs[self.joint])],
+                                True)
         except RuntimeError:  # e.g. two axes made parallel at this value
             return None
+        return robot if signs is None else chain.turned_back(robot, signs)
 
     def rows(self, value: float, form: Optional[chain.ClosedForm], T_world_frame_h: np.ndarray
              ) -> Optional[Tuple[np.ndarray, np.ndarray]]:
@@ -299,15 +312,26 @@ def _detected(group, frame_id: int, H: np.ndarray, P: np.ndarray, R: np.ndarray,
         return Detection(None, f"prismatic joint '{group.joint_names[slides[0]]}' has no "
                                f"finite limits to sweep")
 
+    # The chain as it is given first; turned (:func:`.chain.codirected`) when that fails
+    # and it has parallel axes pointing different ways.
+    turns = (False, True) if (chain.codirected(H) < 0).any() else (False,)
+
     def held(i: int, end: bool) -> Optional[Sweep]:
-        lo, hi = float(group.lower[i]), float(group.upper[i])
+        for turned in turns:
+            sweep = _held(i, end, turned)
+            if sweep is not None:
+                return sweep
+        return None
+
+    def _held(i: int, end: bool, turned: bool) -> Optional[Sweep]:
+        name, lo, hi = group.joint_names[i], float(group.lower[i]), float(group.upper[i])
         if end:
-            sweep = Sweep(i, group.joint_names[i], "", H, P, R, lo, hi, end=True,
-                          slide=i in slides)
+            sweep = Sweep(i, name, "", H, P, R, lo, hi, end=True, slide=i in slides,
+                          turned=turned)
             ok = sweep._rest is not None
         else:
-            family = _family(Sweep(i, group.joint_names[i], "", H, P, R, lo, hi))
-            sweep = Sweep(i, group.joint_names[i], family, H, P, R, lo, hi) if family else None
+            family = _family(Sweep(i, name, "", H, P, R, lo, hi, turned=turned))
+            sweep = Sweep(i, name, family, H, P, R, lo, hi, turned=turned) if family else None
             ok = sweep is not None
         return sweep if ok and _self_test(group, frame_id, sweep) else None
 
@@ -327,6 +351,12 @@ def _detected(group, frame_id: int, H: np.ndarray, P: np.ndarray, R: np.ndarray,
     poses = [_pose(group, frame_id, q) for q in _samples(group, RANK_SAMPLES, 2)]
     best.defer_rank(poses, lower, upper)
     return Detection(best, "")
+
+
+def _given(H: np.ndarray, P: np.ndarray, R: np.ndarray):
+    """Return EAIK's robot of the chain ``(H, P, R)`` (:mod:`.chain`'s form) as given."""
+    import eaik.pybindings.EAIK as eaik
+    return eaik.Robot(H.T, P.T, R, [], True)
 
 
 def _family(sweep: Sweep) -> str:
