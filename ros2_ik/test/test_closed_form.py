@@ -248,14 +248,65 @@ def test_three_parallel_axes_pointing_either_way(turned):
     form = chain.of(group, frame_id)
     assert form is not None, chain.reason(group, frame_id)
     assert form.kernel is None and "PARALLEL" in form.family  # EAIK's, not our kernel's
-    for q_true, T in _targets(group, 15, seed=9):
-        result = solve(group, PoseTarget("tool", T), group.mid_configuration(),
+    _own_branch_among_verified(group, 15, seed=9)
+
+
+def _own_branch_among_verified(group, count: int, seed: int) -> None:
+    """On ``count`` targets of the tip, every branch is exact and the target's own is one."""
+    for q_true, T in _targets(group, count, seed=seed):
+        result = solve(group, PoseTarget(group.tip, T), group.mid_configuration(),
                        solver="analytic", num_solutions=1000)
         assert result.status is IKStatus.SUCCESS, result.message
         assert any(_same_branch(s.q, q_true, group) for s in result.solutions)
         for s in result.solutions:
             assert np.abs(pin.log6(T.actInv(_fk(group, s.q))).np).max() < 1e-8
             assert group.within_limits(s.q)
+
+
+def _generated_arm(seed: int) -> Robot:
+    """A 6R of a closed-form family, every axis direction, offset and tool frame random.
+
+    Even seeds: a spherical wrist after three general joints; odd: axes 2-4 parallel (each
+    pointing either way), then two general ones.  Nobody tuned anything for these.
+    """
+    rng = np.random.default_rng(seed)
+
+    def unit():
+        v = rng.normal(size=3)
+        return v / np.linalg.norm(v)
+    point, points, axes = np.zeros(3), [], []
+    if seed % 2 == 0:
+        for _ in range(3):
+            points.append(point.copy())
+            axes.append(unit())
+            point = point + rng.uniform(-0.4, 0.4, 3)
+        for _ in range(3):  # through one wrist point
+            axes.append(unit())
+            points.append(point + axes[-1] * rng.uniform(-0.2, 0.2))
+    else:
+        points.append(point.copy())
+        axes.append(unit())
+        parallel = unit()
+        for _ in range(3):
+            point = point + rng.uniform(-0.4, 0.4, 3)
+            points.append(point.copy())
+            axes.append(parallel * rng.choice([-1.0, 1.0]))
+        for _ in range(2):
+            point = point + rng.uniform(-0.2, 0.2, 3)
+            points.append(point.copy())
+            axes.append(unit())
+    return Robot.from_urdf(urdf_edits.world_axes_urdf(
+        points, axes, points[-1] + rng.uniform(-0.1, 0.1, 3), rng.uniform(-3.0, 3.0, 3)))
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_generated_arms_have_every_branch(seed):
+    """Each generated arm has its closed form; a target's own configuration is a branch."""
+    robot = _generated_arm(seed)
+    group = robot.group(base="base", tip="tool")
+    frame_id = robot.frame_id("tool")
+    assert chain.of(group, frame_id) is not None, chain.reason(group, frame_id)
+    _own_branch_among_verified(group, 5, seed=seed)
 
 
 def test_eaik_rows_of_an_axis_pointing_the_other_way():
