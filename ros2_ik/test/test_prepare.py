@@ -121,6 +121,21 @@ def test_prepare_makes_the_per_group_tables_a_first_request_reads():
             == T.homogeneous).all()
 
 
+def test_constrained_prepare_reads_the_joints_a_first_joint_bound_needs(monkeypatch):
+    """Every joint of the model, read once (~0.25-0.6 ms), at ``prepare`` with
+    ``constrained``: it was the first joint window's request on each model that read them."""
+    from ros2_ik.core.constraints import JointBoundsConstraint, joints
+    robot, group = robots.load_group("pr2_right")
+    read = []
+    read_joint = joints._read_joint
+    monkeypatch.setattr(joints, "_read_joint", lambda m, j: read.append(j) or read_joint(m, j))
+    solve_module.prepare(group, group.tip, constrained=True)
+    assert len(read) == robot.model.njoints - 1
+    read.clear()
+    JointBoundsConstraint(robot.model, {group.joint_names[0]: (-0.1, 0.1)})
+    assert not read
+
+
 def test_settle_memory_freezes_what_lives_then():
     """After ``settle_memory`` the objects alive are exempt from collections; later ones not."""
     import gc

@@ -11,6 +11,7 @@ from typing import Callable, Iterable, Optional, Union
 import numpy as np
 
 from ros2_ik.core import errors, terms
+from ros2_ik.core.constraints.joints import joint_table
 from ros2_ik.core.kinematics import reach
 from ros2_ik.core.kinematics.model import tree_of
 from ros2_ik.core.model.group import Group
@@ -114,7 +115,9 @@ def prepare(group: Group, frame: Optional[str] = None, constrained: bool = False
     solve that needs them), and lets
     ``solver`` load what it compiles (:meth:`~ros2_ik.core.solvers.base.Solver.warm_up`;
     with ``constrained``, what problems with constraints need too: for ``lm``, the
-    compiled constraint attempt and polishing model); with a ``frame``, what solves for
+    compiled constraint attempt and polishing model; the model's joint table that joint
+    bounds read, :func:`~ros2_ik.core.constraints.joints.joint_table`); with a ``frame``,
+    what solves for
     that frame need (:meth:`~ros2_ik.core.solvers.base.Solver.prepare_frame`: a closed
     form's detection).  Compiling happens once per machine
     (numba's on-disk cache), loading once per process.  Call it at start-up, before the
@@ -139,6 +142,7 @@ def prepare(group: Group, frame: Optional[str] = None, constrained: bool = False
     group.locked_data()  # the proofs read its placements: one forward kinematics
     if constrained:
         tree_of(group)  # the constraint kernels' tree of the model: one Data too
+        joint_table(group.robot.model)  # what joint bounds and locks read of each joint
     solver_class = registry.solver_class(solver)
     solver_class.warm_up(constrained)
     if frame is not None:
