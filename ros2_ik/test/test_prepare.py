@@ -121,19 +121,26 @@ def test_prepare_makes_the_per_group_tables_a_first_request_reads():
             == T.homogeneous).all()
 
 
-def test_constrained_prepare_reads_the_joints_a_first_joint_bound_needs(monkeypatch):
-    """Every joint of the model, read once (~0.25-0.6 ms), at ``prepare`` with
-    ``constrained``: it was the first joint window's request on each model that read them."""
-    from ros2_ik.core.constraints import JointBoundsConstraint, joints
+def test_constrained_prepare_reads_the_joints_and_frames_a_first_constraint_needs(
+        monkeypatch):
+    """Every joint of the model (~0.25-0.6 ms) and every frame name (~0.03-0.12 ms), read
+    once at ``prepare`` with ``constrained``: the first constrained request on each model
+    read them."""
+    from ros2_ik.core.constraints import JointBoundsConstraint, PositionConstraint, joints
+    from ros2_ik.core.kinematics import frames
     robot, group = robots.load_group("pr2_right")
     read = []
     read_joint = joints._read_joint
     monkeypatch.setattr(joints, "_read_joint", lambda m, j: read.append(j) or read_joint(m, j))
+    assert frames._FRAME_IDS.get(robot.model) is None
     solve_module.prepare(group, group.tip, constrained=True)
     assert len(read) == robot.model.njoints - 1
+    table = frames._FRAME_IDS.get(robot.model)
+    assert table is not None and len(table[1]) == len({f.name for f in robot.model.frames})
     read.clear()
     JointBoundsConstraint(robot.model, {group.joint_names[0]: (-0.1, 0.1)})
-    assert not read
+    PositionConstraint(robot.model, "universe", [-1.0] * 3, [1.0] * 3, group.tip, [0.0] * 3)
+    assert not read and frames._FRAME_IDS.get(robot.model) is table
 
 
 def test_settle_memory_freezes_what_lives_then():

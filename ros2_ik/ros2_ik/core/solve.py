@@ -13,6 +13,7 @@ import numpy as np
 from ros2_ik.core import errors, terms
 from ros2_ik.core.constraints.joints import joint_table
 from ros2_ik.core.kinematics import reach
+from ros2_ik.core.kinematics.frames import frame_table
 from ros2_ik.core.kinematics.model import tree_of
 from ros2_ik.core.model.group import Group
 from ros2_ik.core.pose import UNIT_WEIGHTS, PoseTarget
@@ -115,8 +116,9 @@ def prepare(group: Group, frame: Optional[str] = None, constrained: bool = False
     solve that needs them), and lets
     ``solver`` load what it compiles (:meth:`~ros2_ik.core.solvers.base.Solver.warm_up`;
     with ``constrained``, what problems with constraints need too: for ``lm``, the
-    compiled constraint attempt and polishing model; the model's joint table that joint
-    bounds read, :func:`~ros2_ik.core.constraints.joints.joint_table`); with a ``frame``,
+    compiled constraint attempt and polishing model; the model's tables of joints and
+    frames that constraints read, :func:`~ros2_ik.core.constraints.joints.joint_table`,
+    :func:`~ros2_ik.core.kinematics.frames.frame_table`); with a ``frame``,
     what solves for
     that frame need (:meth:`~ros2_ik.core.solvers.base.Solver.prepare_frame`: a closed
     form's detection).  Compiling happens once per machine
@@ -143,6 +145,7 @@ def prepare(group: Group, frame: Optional[str] = None, constrained: bool = False
     if constrained:
         tree_of(group)  # the constraint kernels' tree of the model: one Data too
         joint_table(group.robot.model)  # what joint bounds and locks read of each joint
+        frame_table(group.robot.model)  # the frame names constraints are given
     solver_class = registry.solver_class(solver)
     solver_class.warm_up(constrained)
     if frame is not None:
