@@ -118,10 +118,9 @@ def prepare(group: Group, frame: Optional[str] = None, constrained: bool = False
     with ``constrained``, what problems with constraints need too: for ``lm``, the
     compiled constraint attempt and polishing model; the model's tables of joints and
     frames that constraints read, :func:`~ros2_ik.core.constraints.joints.joint_table`,
-    :func:`~ros2_ik.core.kinematics.frames.frame_table`); with a ``frame``,
-    what solves for
-    that frame need (:meth:`~ros2_ik.core.solvers.base.Solver.prepare_frame`: a closed
-    form's detection).  Compiling happens once per machine
+    :func:`~ros2_ik.core.kinematics.frames.frame_table`); with a ``frame``, what solves
+    for that frame need (:meth:`~ros2_ik.core.solvers.base.Solver.prepare_frame`: a
+    closed form's detection).  Compiling happens once per machine
     (numba's on-disk cache), loading once per process.  Call it at start-up, before the
     first solve whose ``timeout_s`` must hold (the node does, for its default group and
     each configured one); ``solve`` calls it too, before starting its clock, so an unprepared first

@@ -147,10 +147,9 @@ class Sweep:
     def eaik_robot(self, value: float):
         """Return EAIK's robot of the chain held at ``value`` [rad] (None: EAIK refuses it)."""
         signs = self._signs
+        held_at = value if signs is None else value * signs[self.joint]  # as EAIK turns it
         try:
-            robot = self._Robot(self._H, self._P, self._R, [(self.joint, value if signs is None
-                                                             else value * signs[self.joint])],
-                                True)
+            robot = self._Robot(self._H, self._P, self._R, [(self.joint, held_at)], True)
         except RuntimeError:  # e.g. two axes made parallel at this value
             return None
         return robot if signs is None else chain.turned_back(robot, signs)
