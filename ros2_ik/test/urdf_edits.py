@@ -12,26 +12,29 @@ def narrowed(arm: str, joint: str, lower: float, upper: float) -> Robot:
 
     The limit's other attributes (effort, velocity) stay as they are.
     """
-    text = robots.urdf_text(arm)
-    start = text.index(f'<joint name="{joint}"')
-    end = text.index("</joint>", start)
-    element = text[start:end]
-    limit = re.search(r"<limit[^>]*/>", element).group(0)
-    new = re.sub(r'lower="[^"]*"', f'lower="{lower}"', limit)
-    new = re.sub(r'upper="[^"]*"', f'upper="{upper}"', new)
-    return Robot.from_urdf(text[:start] + element.replace(limit, new) + text[end:])
+    def edit(element: str) -> str:
+        limit = re.search(r"<limit[^>]*/>", element).group(0)
+        new = re.sub(r'lower="[^"]*"', f'lower="{lower}"', limit)
+        new = re.sub(r'upper="[^"]*"', f'upper="{upper}"', new)
+        return element.replace(limit, new)
+    return _edited(arm, joint, edit)
 
 
 def turned(arm: str, joint: str) -> Robot:
     """``arm``'s URDF with ``joint``'s axis pointing the other way (the same joint at -q)."""
+    def edit(element: str) -> str:
+        axis = re.search(r"<axis[^>]*/>", element).group(0)
+        x, y, z = (float(v) for v in re.search(r'xyz="([^"]*)"', axis).group(1).split())
+        return element.replace(axis, f'<axis xyz="{-x} {-y} {-z}"/>')
+    return _edited(arm, joint, edit)
+
+
+def _edited(arm: str, joint: str, edit) -> Robot:
+    """``arm``'s robot with ``joint``'s ``<joint>`` element replaced by ``edit(element)``."""
     text = robots.urdf_text(arm)
     start = text.index(f'<joint name="{joint}"')
     end = text.index("</joint>", start)
-    element = text[start:end]
-    axis = re.search(r"<axis[^>]*/>", element).group(0)
-    x, y, z = (float(v) for v in re.search(r'xyz="([^"]*)"', axis).group(1).split())
-    return Robot.from_urdf(text[:start] + element.replace(axis, f'<axis xyz="{-x} {-y} {-z}"/>')
-                           + text[end:])
+    return Robot.from_urdf(text[:start] + edit(text[start:end]) + text[end:])
 
 
 def world_axes_urdf(points, axes, tool_xyz, tool_rpy) -> str:

@@ -348,15 +348,17 @@ def detect(group, frame_id: int) -> Detection:
     return Detection(closed_form, "")
 
 
-def eaik_robot(H: np.ndarray, P: np.ndarray, R: np.ndarray):
+def eaik_robot(H: np.ndarray, P: np.ndarray, R: np.ndarray,
+               signs: Optional[np.ndarray] = None):
     """Return EAIK's solver of the chain ``(H, P, R)`` (module docstring), in its own angles.
 
-    EAIK is given the chain with its parallel axes turned to point alike
-    (:func:`codirected`); where that turned any, its rows and angles are turned back
-    (:class:`CoDirected`).
+    EAIK is given the chain with its axes turned by ``signs`` (n,) of +-1, by default
+    :func:`codirected`'s (parallel axes pointing alike); where that turned any, its rows
+    and angles are turned back (:class:`CoDirected`).
     """
     import eaik.pybindings.EAIK as eaik
-    signs = codirected(H)
+    if signs is None:
+        signs = codirected(H)
     return turned_back(eaik.Robot((H * signs[:, None]).T, P.T, R, [], True), signs)
 
 

@@ -93,17 +93,17 @@ class Sweep:
 
     def __init__(self, joint: int, name: str, family: str, H: np.ndarray, P: np.ndarray,
                  R: np.ndarray, lower: float, upper: float, end: bool = False,
-                 slide: bool = False, turned: bool = False):
+                 slide: bool = False, signs: Optional[np.ndarray] = None):
         """Hold the chain's form (internal: use :func:`of`).
 
-        ``turned``: EAIK is given the chain with its parallel axes pointing alike
-        (:func:`.chain.codirected`; the rows come back in the chain's angles), for a chain
-        EAIK does not solve as it is given (:func:`_detected`).
+        ``signs``: +-1 per joint, how the axes EAIK is given are turned
+        (:func:`.chain.codirected`: parallel ones pointing alike; the rows come back in the
+        chain's angles), for a chain EAIK does not solve as it is given
+        (:func:`_detected`); None: as the chain has them.
         """
         self.joint, self.name, self.end, self.slide = joint, name, end, end and slide
-        #: +-1 per joint: how the axes EAIK is given are turned (None: as the chain has them).
-        self._signs = chain.codirected(H) if turned else None
-        given = H if self._signs is None else H * self._signs[:, None]
+        self._signs = signs
+        given = H if signs is None else H * signs[:, None]
         self._H, self._P, self._R = given.T.copy(), P.T.copy(), R
         self._lo, self._hi = lower, upper
         import eaik.pybindings.EAIK as eaik
@@ -120,14 +120,15 @@ class Sweep:
             self._axis = np.ascontiguousarray(H[joint])
             self._point = np.ascontiguousarray(P[0] if first else P[JOINTS])
             self._tool_RT = np.ascontiguousarray(R.T if not first else np.eye(3))
-            robot = chain.eaik_robot if turned else _given
+            turns = np.ones(JOINTS) if signs is None else signs
             if first:
-                rest = robot(H[1:], np.vstack([P[0] + P[1], P[2:]]), R)
+                rest = chain.eaik_robot(H[1:], np.vstack([P[0] + P[1], P[2:]]), R, turns[1:])
             elif self.slide:  # the frame's own offset and orientation (:mod:`.held`)
-                rest = robot(H[:JOINTS - 1], np.vstack(
-                    [P[:JOINTS - 1], P[JOINTS - 1] + P[JOINTS]]), R)
+                rest = chain.eaik_robot(H[:JOINTS - 1], np.vstack(
+                    [P[:JOINTS - 1], P[JOINTS - 1] + P[JOINTS]]), R, turns[:JOINTS - 1])
             else:
-                rest = robot(H[:JOINTS - 1], P[:JOINTS], np.eye(3))
+                rest = chain.eaik_robot(H[:JOINTS - 1], P[:JOINTS], np.eye(3),
+                                        turns[:JOINTS - 1])
             if rest.has_known_decomposition():
                 self._rest = rest
                 family = family or rest.get_kinematic_family()
@@ -313,7 +314,8 @@ def _detected(group, frame_id: int, H: np.ndarray, P: np.ndarray, R: np.ndarray,
 
     # The chain as it is given first; turned (:func:`.chain.codirected`) when that fails
     # and it has parallel axes pointing different ways.
-    turns = (False, True) if (chain.codirected(H) < 0).any() else (False,)
+    signs = chain.codirected(H)
+    turns = (None, signs) if (signs < 0).any() else (None,)
 
     def held(i: int, end: bool) -> Optional[Sweep]:
         for turned in turns:
@@ -322,15 +324,15 @@ def _detected(group, frame_id: int, H: np.ndarray, P: np.ndarray, R: np.ndarray,
                 return sweep
         return None
 
-    def _held(i: int, end: bool, turned: bool) -> Optional[Sweep]:
+    def _held(i: int, end: bool, turned: Optional[np.ndarray]) -> Optional[Sweep]:
         name, lo, hi = group.joint_names[i], float(group.lower[i]), float(group.upper[i])
         if end:
             sweep = Sweep(i, name, "", H, P, R, lo, hi, end=True, slide=i in slides,
-                          turned=turned)
+                          signs=turned)
             ok = sweep._rest is not None
         else:
-            family = _family(Sweep(i, name, "", H, P, R, lo, hi, turned=turned))
-            sweep = Sweep(i, name, family, H, P, R, lo, hi, turned=turned) if family else None
+            family = _family(Sweep(i, name, "", H, P, R, lo, hi, signs=turned))
+            sweep = Sweep(i, name, family, H, P, R, lo, hi, signs=turned) if family else None
             ok = sweep is not None
         return sweep if ok and _self_test(group, frame_id, sweep) else None
 
@@ -350,12 +352,6 @@ def _detected(group, frame_id: int, H: np.ndarray, P: np.ndarray, R: np.ndarray,
     poses = [_pose(group, frame_id, q) for q in _samples(group, RANK_SAMPLES, 2)]
     best.defer_rank(poses, lower, upper)
     return Detection(best, "")
-
-
-def _given(H: np.ndarray, P: np.ndarray, R: np.ndarray):
-    """Return EAIK's robot of the chain ``(H, P, R)`` (:mod:`.chain`'s form) as given."""
-    import eaik.pybindings.EAIK as eaik
-    return eaik.Robot(H.T, P.T, R, [], True)
 
 
 def _family(sweep: Sweep) -> str:
