@@ -269,7 +269,10 @@ def test_follows_a_moving_target(rig, model):
 
     Each sample compares the arm's newest joint_states with the newest target this test had
     published by that message's source stamp, so a stall of the test's own process (which
-    delays both its publishing and its reading) is not counted as the servo's lag.
+    delays both its publishing and its reading) is not counted as the servo's lag.  A stall
+    of the servo's loop or the arm's (a gap in their source stamps, see ``_after_a_stall``)
+    excuses the samples it delays from the lag bound, not from a bound of 0.1 m; at least
+    half the samples must be unexcused.
     """
     if rig.last_state().state == ServoStatus.STOPPED:
         assert rig.call("start").success
@@ -288,16 +291,39 @@ def test_follows_a_moving_target(rig, model):
         rig.pose_pub.publish(_pose_msg(sent[-1][1]))
     first = len(rig.commands)
     rig.spin_for(1.0, publish)  # transient
-    errors = []
+    errors, stamps = [], []
     for _ in range(40):  # 2 s more, sampled every 50 ms
         rig.spin_for(0.05, publish)
-        stamp = rig.stamps[-1]
-        target = next(T for t, T in reversed(sent) if t <= stamp)
+        stamps.append(rig.stamps[-1])
+        target = next(T for t, T in reversed(sent) if t <= stamps[-1])
         errors.append(np.linalg.norm(_tip(model, rig.states[-1]).translation
                                      - target.translation))
-    assert max(errors) < 0.025, max(errors)  # lag ~ 0.1 m/s / 10 1/s + transport
+    errors = np.array(errors)
+    stalled = _after_a_stall(rig, first, np.array(stamps))
+    assert stalled.sum() <= 20, f"{stalled.sum()} of 40 samples follow a stalled loop"
+    # lag ~ 0.1 m/s / 10 1/s + transport, wherever the loops kept their periods
+    assert errors[~stalled].max() < 0.025, (errors, stalled)
+    assert errors.max() < 0.1, errors  # a stall delays the arm; nothing runs away
     assert rig.last_state().state == ServoStatus.RUNNING
     _check_commands(model, rig, first)
+
+
+def _after_a_stall(rig, first, stamps, gap_s=5.0 / RATE, memory_s=0.3):
+    """Which samples (joint_states source stamps [s]) follow or fall in a stalled loop.
+
+    A stall is a gap of more than ``gap_s`` between consecutive commands the servo
+    published (by publication number) or consecutive joint_states the arm published: on a
+    loaded 2-core machine another process can hold the CPU.  A sample is excused during
+    one and for ``memory_s`` after it (three of the servo's 0.1 s time constants).
+    """
+    sent, seq = np.array(rig.sent[first:]), np.array(rig.sequence[first:])
+    states = np.array(rig.stamps)
+    gaps = [(t[:-1][mask], t[1:][mask]) for t, mask in (
+        (sent, (np.diff(seq) == 1) & (np.diff(sent) > gap_s)),
+        (states, np.diff(states) > gap_s))]
+    begins = np.concatenate([b for b, _ in gaps])
+    ends = np.concatenate([e for _, e in gaps])
+    return np.array([((begins < s) & (ends > s - memory_s)).any() for s in stamps])
 
 
 def _set_param(rig, name, value):
