@@ -59,12 +59,12 @@ def test_a_pair_no_group_joint_moves_apart_is_answered_at_once(tiago):
     robot, group, checker, target = tiago
     constraint = MinimumDistanceConstraint(checker, 0.0, 0.05)
     started = time.perf_counter()
-    result = solve(group, target, group.mid_configuration(), "lm", 0.5, 0, 1,
+    result = solve(group, target, group.mid_configuration(), "lm", 5.0, 0, 1,
                    constraints=[constraint])
     elapsed = time.perf_counter() - started
     assert result.status is IKStatus.NO_SOLUTION
     assert THUMB in result.message and BOX in result.message, result.message
-    assert elapsed < 0.25  # not the 0.5 s budget: the proof, after the first attempt
+    assert elapsed < 1.0  # not the 5 s budget (a loaded machine may stall): the proof
     # the claim, checked: the pair overlaps by the same depth wherever the arm is
     names = next(p for p in checker.compiled().pair_names if set(p) == {THUMB, BOX})
     rng = np.random.default_rng(0)
@@ -172,12 +172,12 @@ def test_a_hand_target_inside_a_scene_object_is_answered_at_once():
     target = PoseTarget(group.tip, T)
     constraint = MinimumDistanceConstraint(checker, 0.0, 0.05)
     started = time.perf_counter()
-    result = solve(group, target, group.mid_configuration() + 0.3, "lm", 0.5, 0, 1,
+    result = solve(group, target, group.mid_configuration() + 0.3, "lm", 5.0, 0, 1,
                    constraints=[constraint])
     elapsed = time.perf_counter() - started
     assert result.status is IKStatus.NO_SOLUTION, result.message
     assert "'table'" in result.message and "at the target" in result.message, result.message
-    assert elapsed < 0.25
+    assert elapsed < 1.0  # not the 5 s budget
     free = solve(group, target, group.mid_configuration(), "lm", 0.5, 0, 1)
     assert free.success
     pairs = checker.distances(group.to_full_q(free.q))
