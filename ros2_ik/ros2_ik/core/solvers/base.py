@@ -641,7 +641,9 @@ class Solver(ABC):
            form's exact answer or proof), or the exact branches to start from after the
            seed;
         2. :meth:`seed_answer`: the solver may answer from the seed's attempt alone (its
-           result), or make that attempt and hand it on (a :class:`Begun`);
+           result), or make that attempt and hand it on (a :class:`Begun`); then
+           :func:`before_iterating.after_seed`: a 7R sweep left for after that attempt
+           (a result, or the branches to start from);
         3. :meth:`setup` (unless begun): the problem's state, its one local step chosen;
         4. restarts (:class:`Search`: starts, budget, independent verification of every
            candidate): ``local_solve`` from each start (with costs, the first attempt is
@@ -680,6 +682,13 @@ class Solver(ABC):
         answer = self.seed_answer(problem, seed, options)
         if isinstance(answer, IKResult):
             return proven_or(answer, problem, options, start)
+        if first_starts is None:
+            late = before_iterating.after_seed(
+                self, problem, seed, options, DISTINCT_TOLERANCE,
+                answer.local.iterations if answer is not None else 0, start)
+            if isinstance(late, IKResult):
+                return late  # a SUCCESS: the sweep never answers otherwise
+            first_starts = late
         return self.resume(problem, seed, options, answer, first_starts, True, start)
 
     def resume(self, problem: Problem, seed: np.ndarray, options: SolveOptions,

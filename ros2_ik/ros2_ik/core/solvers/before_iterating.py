@@ -10,10 +10,15 @@ on a chain that has one (:mod:`ros2_ik.core.closed_form`):
 * any other problem (weights with a free axis, constraints, costs), and a pose whose
   answer is not proven, gets the exact branches as the first starts after the seed.
 
-Anything else returns None: the driver runs as it would without this module.
+A 7R sweep that a searching solver runs for one solution answers after the seed's
+attempt instead (:func:`.swept.after_seed`): :meth:`Solver.from_seed
+<ros2_ik.core.solvers.base.Solver.from_seed>` calls :func:`after_seed` once that
+attempt is not verified.  Anything else returns None: the driver runs as it would
+without this module.
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 from typing import TYPE_CHECKING, List, Optional, Tuple, Union
@@ -41,13 +46,39 @@ def answer(solver, problem: Problem, seed: np.ndarray, options, distinct: float)
     pose = problem.pose
     if pose is None or not solver.closed_form:
         return None
+    _, sweep, swept = _forms()
+    seven = problem.group.n == sweep.JOINTS
     if problem.pose_only and pose.full_pose:
+        if seven and swept.after_seed(solver, options.num_solutions):
+            return None  # :func:`after_seed`'s
         return pose_answer(solver, problem.group, pose, seed, options, distinct,
                            time.perf_counter())
-    if problem.group.n == _forms()[1].JOINTS:
+    if seven:
         return None  # 7R: the sweep answers pose-only targets on every axis alone
     found = _closed_form(problem.group, pose, seed, distinct)
     return None if found is None else list(found[1].q)
+
+
+def after_seed(solver, problem: Problem, seed: np.ndarray, options, distinct: float,
+               iterations: int, start: float) -> Answer:
+    """Return the sweep's answer once the seed's attempt (``iterations``) is not verified.
+
+    For the requests whose sweep :func:`answer` left for later
+    (:func:`.swept.after_seed`): a SUCCESS counting the attempt's ``iterations``, the
+    branches to start from next, or None; None for any other request.  ``start``: when
+    the solve began (``time.perf_counter()``).  :mod:`pose_request` answers with it too.
+    """
+    pose = problem.pose
+    if pose is None or not (solver.closed_form and problem.pose_only and pose.full_pose):
+        return None
+    _, sweep, swept = _forms()
+    if problem.group.n != sweep.JOINTS or not swept.after_seed(solver, options.num_solutions):
+        return None
+    found = swept.answer(solver, problem.group, pose, seed, options, distinct)
+    if isinstance(found, IKResult):
+        return dataclasses.replace(found, iterations=iterations,
+                                   solve_time_s=time.perf_counter() - start)
+    return found
 
 
 def pose_answer(solver, group, pose, seed: np.ndarray, options, distinct: float,
@@ -87,11 +118,12 @@ def _closed_form(group, pose, seed: np.ndarray, distinct: float
 
 
 def first_answer(solver, group, frame_id: int) -> Optional[str]:
-    """Name what :func:`answer` runs on a pose-only target on every axis of ``frame_id``.
+    """Name what answers a pose-only target on every axis of ``frame_id`` exactly.
 
-    ``"sweep"`` (a 7R sweep ``solver`` runs), ``"closed_form"`` (the chain's closed
-    form, :func:`pose_answer`) or None (it returns None for every such target
-    of ``group``), which :mod:`pose_request` relies on.
+    ``"sweep"`` (a 7R sweep ``solver`` runs: in :func:`answer`, or in :func:`after_seed`
+    for one solution, :func:`.swept.after_seed`), ``"closed_form"`` (the chain's closed
+    form, :func:`pose_answer`) or None (both return None for every such target of
+    ``group``), which :mod:`pose_request` relies on.
     """
     if not solver.closed_form:
         return None

@@ -2,7 +2,7 @@
 
 A plain request: a :class:`~ros2_ik.core.pose.PoseTarget` on every axis with unit
 weights, no constraints or costs, one solution, no joint jump limit, solver ``lm``, on a
-frame whose chain runs the compiled attempt, or has a closed form or a sweep that
+frame whose chain runs the compiled attempt, or has a closed form that
 :func:`before_iterating.answer` tries first.  Most pose requests are answered by
 the attempt from the seed (~80 % of 7R targets), and for those the driver's objects
 (:class:`Problem`, the solver, its :class:`PoseState`, the restarts' state) cost more
@@ -14,13 +14,14 @@ solver class, the compiled chain, its search limits), stored by
 calls: ONE compiled call (:func:`chain_kernel.attempt`, the generated loop), the end
 point unwrapped and clamped (:func:`base.returned_pose`) and checked on the full model
 (:func:`seed_request.verified`: only :func:`verify.check` accepts), the IKResult built
-as the driver builds one.  An end point that is not verified goes on into the driver
-as its first attempt (:meth:`base.Solver.resume`: restarts, seed library, proofs), so
-the result is the one :meth:`base.Solver.solve` gives, to the bit.
+as the driver builds one.  An end point that is not verified goes to a 7R sweep lm
+runs, when the chain has one (:func:`before_iterating.after_seed`, as
+:meth:`base.Solver.from_seed`), then into the driver as its first attempt
+(:meth:`base.Solver.resume`: restarts, seed library, proofs), so the result is the one
+:meth:`base.Solver.solve` gives, to the bit.
 
-A frame with a closed form (6R) or a 7R sweep lm runs takes the same path with their
-answer in place of the attempt (:func:`before_iterating.pose_answer`: step 1 of
-:meth:`base.Solver.solve`).
+A frame with a closed form (6R) takes the same path with its answer in place of the
+attempt (:func:`before_iterating.pose_answer`: step 1 of :meth:`base.Solver.solve`).
 """
 from __future__ import annotations
 
@@ -48,10 +49,10 @@ class Plan(NamedTuple):
 
     ``solver``: the solver class; ``chain``, ``lower``, ``upper``, ``bounded``: the
     compiled attempt's chain and search limits [rad or m]
-    (:func:`pose_state.compiled_chain`); or ``first``: what answers first
-    (:func:`before_iterating.first_answer`: ``"closed_form"`` or ``"sweep"``, the form
-    looked up per request).  Holds no reference to the group (a plan is stored per
-    group: it would keep the group alive).
+    (:func:`pose_state.compiled_chain`), ``swept``: a 7R sweep answers after it; or
+    ``first``: ``"closed_form"``, which answers first
+    (:func:`before_iterating.first_answer`; the form looked up per request).  Holds no
+    reference to the group (a plan is stored per group: it would keep the group alive).
     """
 
     solver: type
@@ -60,6 +61,7 @@ class Plan(NamedTuple):
     upper: Optional[np.ndarray] = None
     bounded: bool = False
     first: Optional[str] = None
+    swept: bool = False
 
 
 def plan(group, frame: str, solver_class: type) -> Optional[Plan]:
@@ -67,7 +69,7 @@ def plan(group, frame: str, solver_class: type) -> Optional[Plan]:
 
     None unless ``solver_class`` is lm itself (a subclass may answer otherwise), the
     group has a fixed base, the frame exists, and either its chain has a closed form or
-    a sweep lm runs, or it runs the compiled attempt.
+    it runs the compiled attempt (then perhaps a sweep lm runs).
     """
     if solver_class is not LevenbergMarquardt or group.has_base:
         return None
@@ -76,10 +78,10 @@ def plan(group, frame: str, solver_class: type) -> Optional[Plan]:
     except errors.InvalidFrame:
         return None
     first = before_iterating.first_answer(solver_class, group, frame_id)
-    if first is not None:
+    if first == "closed_form":
         return Plan(solver_class, first=first)
     found = compiled_chain(group, frame_id)
-    return None if found is None else Plan(solver_class, *found)
+    return None if found is None else Plan(solver_class, *found, swept=first == "sweep")
 
 
 def answer(plan: Plan, group, pose: CompiledPose, seed: np.ndarray,
@@ -106,17 +108,24 @@ def answer(plan: Plan, group, pose: CompiledPose, seed: np.ndarray,
                                        options.random_seed, start, cls.name)
         if result is not None:
             return result
-    # Not verified: the driver goes on, the seed's attempt its first (as seed_request's).
+    # Not verified: a sweep, then the driver, the seed's attempt its first (as from_seed).
     problem = Problem(group, pose.target)
     solver = cls()
     solver.options = options
+    starts = None
+    if plan.swept:
+        late = before_iterating.after_seed(solver, problem, seed, options, DISTINCT_TOLERANCE,
+                                           iterations, start)
+        if isinstance(late, IKResult):
+            return late
+        starts = late
     begun = Begun(start, solver.setup(problem), LocalResult(q, iterations, converged, merit))
-    return solver.resume(problem, seed, options, begun, None, True, start)
+    return solver.resume(problem, seed, options, begun, starts, True, start)
 
 
 def _first_answer(cls: type, group, pose: CompiledPose, seed: np.ndarray,
                   options: SolveOptions, start: float) -> IKResult:
-    """:func:`answer` where a closed form or a 7R sweep answers first.
+    """:func:`answer` where a closed form answers first.
 
     As :meth:`base.Solver.solve` step 1 (:func:`before_iterating.pose_answer`): a
     SUCCESS returned as it is, another result through the proofs

@@ -5,8 +5,9 @@ for pose-only problems on every axis (any other problem keeps the search as befo
 for solvers with ``sweep = True`` (``analytic``) on every chain with a sweep; for the
 other solvers that take closed forms (``lm``) where the sweep is cheap
 (:attr:`.sweep.Sweep.cheap`: one value reaches nearly every sample pose, so an answer
-costs about one closed form, less than lm's search; elsewhere lm's median is as good
-as the sweep's: ``bench/sweep_bench.py``).
+costs about one closed form, less than lm's restarts; elsewhere lm's median is as good
+as the sweep's: ``bench/sweep_bench.py``).  For those, with one solution wanted, the
+sweep comes after the seed's attempt (:func:`after_seed`).
 The answer is the first verified branch nearest the seed (with ``num_solutions`` > 1:
 the distinct verified branches the sweep found within its budget, a sample of a 7R
 pose's continuum, not every solution).  A pose the sweep did not answer within its
@@ -65,6 +66,19 @@ def answer(solver, group, pose, seed: np.ndarray, options, distinct: float
         return _many(solver, group, pose, seed, options, rows, found_sweep, start)
     starts = rows[:STARTS] + near
     return starts[:STARTS] or None
+
+
+def after_seed(solver, num_solutions: int) -> bool:
+    """Whether ``solver``'s sweep answers after the seed's attempt, not before it.
+
+    For a solver that searches (its sweeps the cheap ones, :func:`form`) when one solution
+    is wanted: the seed's compiled attempt answers most poses (~80 % of 7R targets) for
+    less than the sweep costs, and the sweep, second, answers nearly every pose it
+    misses, for less than restarts (docs/closed_form.md: both the median and the tail are
+    lower than with the sweep first).  ``analytic``, and several solutions (the sweep
+    finds several branches at once): the sweep first.
+    """
+    return not getattr(solver, "sweep", False) and num_solutions == 1
 
 
 def form(solver, group, frame_id: int) -> Optional[sweep.Sweep]:
