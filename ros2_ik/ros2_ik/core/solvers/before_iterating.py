@@ -66,15 +66,25 @@ def after_seed(solver, problem: Problem, seed: np.ndarray, options, distinct: fl
     For the requests whose sweep :func:`answer` left for later
     (:func:`.swept.after_seed`): a SUCCESS counting the attempt's ``iterations``, the
     branches to start from next, or None; None for any other request.  ``start``: when
-    the solve began (``time.perf_counter()``).  :mod:`pose_request` answers with it too.
+    the solve began (``time.perf_counter()``).
     """
     pose = problem.pose
     if pose is None or not (solver.closed_form and problem.pose_only and pose.full_pose):
         return None
+    return pose_after_seed(solver, problem.group, pose, seed, options, distinct,
+                           iterations, start)
+
+
+def pose_after_seed(solver, group, pose, seed: np.ndarray, options, distinct: float,
+                    iterations: int, start: float) -> Answer:
+    """:func:`after_seed` of a pose-only target on every axis, CompiledPose ``pose``.
+
+    :mod:`pose_request` answers with it too.
+    """
     _, sweep, swept = _forms()
-    if problem.group.n != sweep.JOINTS or not swept.after_seed(solver, options.num_solutions):
+    if group.n != sweep.JOINTS or not swept.after_seed(solver, options.num_solutions):
         return None
-    found = swept.answer(solver, problem.group, pose, seed, options, distinct)
+    found = swept.answer(solver, group, pose, seed, options, distinct)
     if isinstance(found, IKResult):
         return dataclasses.replace(found, iterations=iterations,
                                    solve_time_s=time.perf_counter() - start)

@@ -15,7 +15,7 @@ calls: ONE compiled call (:func:`chain_kernel.attempt`, the generated loop), the
 point unwrapped and clamped (:func:`base.returned_pose`) and checked on the full model
 (:func:`seed_request.verified`: only :func:`verify.check` accepts), the IKResult built
 as the driver builds one.  An end point that is not verified goes to a 7R sweep lm
-runs, when the chain has one (:func:`before_iterating.after_seed`, as
+runs, when the chain has one (:func:`before_iterating.pose_after_seed`, as
 :meth:`base.Solver.from_seed`), then into the driver as its first attempt
 (:meth:`base.Solver.resume`: restarts, seed library, proofs), so the result is the one
 :meth:`base.Solver.solve` gives, to the bit.
@@ -109,16 +109,16 @@ def answer(plan: Plan, group, pose: CompiledPose, seed: np.ndarray,
         if result is not None:
             return result
     # Not verified: a sweep, then the driver, the seed's attempt its first (as from_seed).
-    problem = Problem(group, pose.target)
-    solver = cls()
-    solver.options = options
     starts = None
     if plan.swept:
-        late = before_iterating.after_seed(solver, problem, seed, options, DISTINCT_TOLERANCE,
-                                           iterations, start)
+        late = before_iterating.pose_after_seed(cls, group, pose, seed, options,
+                                                DISTINCT_TOLERANCE, iterations, start)
         if isinstance(late, IKResult):
             return late
         starts = late
+    problem = Problem(group, pose.target)
+    solver = cls()
+    solver.options = options
     begun = Begun(start, solver.setup(problem), LocalResult(q, iterations, converged, merit))
     return solver.resume(problem, seed, options, begun, starts, True, start)
 
