@@ -74,9 +74,9 @@ def after_seed(solver, num_solutions: int) -> bool:
     For a solver that searches (its sweeps the cheap ones, :func:`form`) when one solution
     is wanted: the seed's compiled attempt answers most poses (~80 % of 7R targets) for
     less than the sweep costs, and the sweep, second, answers nearly every pose it
-    misses, for less than restarts (docs/closed_form.md: both the median and the tail are
-    lower than with the sweep first).  ``analytic``, and several solutions (the sweep
-    finds several branches at once): the sweep first.
+    misses, for less than restarts (docs/closed_form.md: against the sweep first, the
+    median is lower and the tail about even).  ``analytic``, and several solutions (the
+    sweep finds several branches at once): the sweep first.
     """
     return not getattr(solver, "sweep", False) and num_solutions == 1
 
