@@ -356,3 +356,34 @@ def test_lm_sweeps_where_one_value_reaches_nearly_every_pose():
         swept += exact
         attempt += not exact and result.restarts == 0
     assert swept >= 1 and attempt >= 15 and swept + attempt >= 28, (swept, attempt)
+
+
+def test_a_cheap_sweep_goes_before_an_end_joint_that_costs_fewer_values():
+    """An SRS arm: its upper-arm roll held at one value reaches every sample pose.
+
+    Its last joint, held (one closed form for every value), needs ~1.3 values a pose;
+    the roll, counted with its per-value closed form (:data:`.sweep.BUILD_COST`), 1.5.
+    lm runs only a cheap sweep: chosen by that count alone, the arm had none for lm, and
+    the poses the seed's attempt missed went to restarts.  Every answer is checked by
+    pinocchio's forward kinematics and the limits.
+    """
+    z, y = [0.0, 0.0, 1.0], [0.0, 1.0, 0.0]
+    axes = [z, y, z, [0.0, -1.0, 0.0], z, y, z]
+    points = [[0, 0, 0.2], [0, 0, 0.2], [0, 0, 0.4], [0, 0, 0.6], [0, 0, 0.8], [0, 0, 0.8],
+              [0, 0, 0.8]]
+    robot = Robot.from_urdf(urdf_edits.world_axes_urdf(points, axes, [0.0, 0.0, 0.95],
+                                                       [0.2, -0.3, 0.5]))
+    group = robot.group(base="base", tip="tool")
+    found = sweep.of(group, robot.frame_id("tool"))
+    assert found.cheap and found.joint == 2 and not found.end, found.family
+    seed = group.mid_configuration()
+    swept = 0
+    for k, (_, T) in enumerate(_targets(group, 40, seed=15)):
+        result = solve(group, PoseTarget("tool", T), seed, timeout_s=0.5, random_seed=k)
+        assert result.success and result.solver == "lm", result.message
+        M = group.fk(result.q, "tool")
+        assert np.linalg.norm(M.translation - T.translation) <= 1e-4
+        assert np.linalg.norm(pin.log3(T.rotation.T @ M.rotation)) <= 1e-3
+        assert group.within_limits(result.q)
+        swept += "swept" in result.message
+    assert swept >= 1

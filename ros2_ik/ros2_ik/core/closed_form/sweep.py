@@ -16,7 +16,8 @@ that joint only, as an end (the rest must be six rotations: :mod:`.held`'s slide
 Each joint kept is scored on sample poses by the values of :data:`CELLS` (cell centres
 over its limits; a continuous joint: one turn) it needs to reach them in a greedy
 coverage order; the joint with the fewest
-(a closed form built per solve counted as :data:`BUILD_COST` values) is swept.  On it a
+(a closed form built per solve counted as :data:`BUILD_COST` values) is swept, one that
+is cheap (:data:`CHEAP_VALUES`: lm runs only those) before any other.  On it a
 model of which values reach which poses is fitted (:func:`.held.fit`,
 :data:`RANK_SAMPLES` poses) when the sweep first runs (:func:`prepare` does it for the
 solvers that run it): most of detection's time, which a solver that does not run the
@@ -276,7 +277,8 @@ def detect(group, frame_id: int) -> Detection:
     The chain's first and last joints are tried as ends first (one closed form of the
     rest for every value), every joint then as held inside the chain (EAIK's
     ``fixed_axes``); the one whose sweep reaches the sample poses in the fewest values,
-    counting a closed form built per solve as :data:`BUILD_COST` values, is swept.  A
+    counting a closed form built per solve as :data:`BUILD_COST` values, is swept; a
+    cheap one (:data:`CHEAP_VALUES`) before any other, as lm runs only a cheap sweep.  A
     chain seen before in this process (the same kinematics, limits and names: a robot
     built again, as the node does when the SRDF follows the URDF) has that detection.
     """
@@ -346,9 +348,13 @@ def _detected(group, frame_id: int, H: np.ndarray, P: np.ndarray, R: np.ndarray,
         return Detection(None, "no joint, held fixed, leaves a 6R chain that EAIK "
                                "decomposes and that passes the self-test")
     poses = [_pose(group, frame_id, q) for q in _samples(group, COVER_SAMPLES, 1)]
-    scores = [_cover(group, s, poses) + (0.0 if s.end else BUILD_COST) for s in kept]
-    best = kept[int(np.argmin(scores))]
-    best.cheap = min(scores) - (0.0 if best.end else BUILD_COST) <= CHEAP_VALUES
+    covers = [_cover(group, s, poses) for s in kept]
+    # A cheap sweep before any other (the solvers that search run only a cheap one), then
+    # the fewest values, a closed form built per solve counted as BUILD_COST of them.
+    best_i = min(range(len(kept)), key=lambda i: (
+        covers[i] > CHEAP_VALUES, covers[i] + (0.0 if kept[i].end else BUILD_COST)))
+    best = kept[best_i]
+    best.cheap = covers[best_i] <= CHEAP_VALUES
     poses = [_pose(group, frame_id, q) for q in _samples(group, RANK_SAMPLES, 2)]
     best.defer_rank(poses, lower, upper)
     return Detection(best, "")
