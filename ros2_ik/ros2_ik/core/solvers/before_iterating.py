@@ -47,13 +47,12 @@ def answer(solver, problem: Problem, seed: np.ndarray, options, distinct: float)
     if pose is None or not solver.closed_form:
         return None
     _, sweep, swept = _forms()
-    seven = problem.group.n == sweep.JOINTS
     if problem.pose_only and pose.full_pose:
-        if seven and swept.after_seed(solver, options.num_solutions):
+        if swept.after_seed(solver, problem.group, options.num_solutions):
             return None  # :func:`after_seed`'s
         return pose_answer(solver, problem.group, pose, seed, options, distinct,
                            time.perf_counter())
-    if seven:
+    if problem.group.n == sweep.JOINTS:
         return None  # 7R: the sweep answers pose-only targets on every axis alone
     found = _closed_form(problem.group, pose, seed, distinct)
     return None if found is None else list(found[1].q)
@@ -66,7 +65,9 @@ def after_seed(solver, problem: Problem, seed: np.ndarray, options, distinct: fl
     For the requests whose sweep :func:`answer` left for later
     (:func:`.swept.after_seed`): a SUCCESS counting the attempt's ``iterations``, the
     branches to start from next, or None; None for any other request.  ``start``: when
-    the solve began (``time.perf_counter()``).
+    the solve began (``time.perf_counter()``).  A solver that made no attempt from the
+    seed (lm with a joint jump limit: :func:`seed_request.applies`) calls it with 0
+    ``iterations``, before the driver's first attempt: the sweep then goes first.
     """
     pose = problem.pose
     if pose is None or not (solver.closed_form and problem.pose_only and pose.full_pose):
@@ -81,8 +82,8 @@ def pose_after_seed(solver, group, pose, seed: np.ndarray, options, distinct: fl
 
     :mod:`pose_request` answers with it too.
     """
-    _, sweep, swept = _forms()
-    if group.n != sweep.JOINTS or not swept.after_seed(solver, options.num_solutions):
+    swept = _forms()[2]
+    if not swept.after_seed(solver, group, options.num_solutions):
         return None
     found = swept.answer(solver, group, pose, seed, options, distinct)
     if isinstance(found, IKResult):

@@ -68,17 +68,19 @@ def answer(solver, group, pose, seed: np.ndarray, options, distinct: float
     return starts[:STARTS] or None
 
 
-def after_seed(solver, num_solutions: int) -> bool:
-    """Whether ``solver``'s sweep answers after the seed's attempt, not before it.
+def after_seed(solver, group, num_solutions: int) -> bool:
+    """Whether ``solver``'s sweep on seven-joint ``group`` answers after the seed's attempt.
 
-    For a solver that searches (its sweeps the cheap ones, :func:`form`) when one solution
-    is wanted: the seed's compiled attempt answers most poses (~80 % of 7R targets) for
-    less than the sweep costs, and the sweep, second, answers nearly every pose it
-    misses, for less than restarts (docs/closed_form.md: against the sweep first, the
-    median is lower and the tail about even).  ``analytic``, and several solutions (the
-    sweep finds several branches at once): the sweep first.
+    False on any other group (no sweep).  For a solver that searches (its sweeps the cheap
+    ones, :func:`form`) when one solution is wanted: the seed's compiled attempt answers
+    most poses (~80 % of 7R targets) for less than the sweep costs, and the sweep,
+    second, answers nearly every pose it misses, for less than restarts
+    (docs/closed_form.md: against the sweep first, the median is lower and the tail about
+    even).  ``analytic``, and several solutions (the sweep finds several branches at
+    once): the sweep first.
     """
-    return not getattr(solver, "sweep", False) and num_solutions == 1
+    return group.n == sweep.JOINTS and not getattr(solver, "sweep", False) \
+        and num_solutions == 1
 
 
 def form(solver, group, frame_id: int) -> Optional[sweep.Sweep]:
