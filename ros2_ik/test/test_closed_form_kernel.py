@@ -77,7 +77,12 @@ def test_kernel_matches_eaik_on_every_closed_form_arm(name, load):
 
 
 def test_a_chain_outside_the_families_is_left_to_eaik():
-    """Axis 3 tilted off axis 2 (still a spherical wrist): no geometry here."""
+    """Axis 3 tilted off axis 2: the shoulder family; joint 2 off axis 1 too: none here.
+
+    Kinova's axes 1 and 2 meet and its wrist is spherical: tilted 1e-3 rad, axes 2 and 3
+    are no longer parallel (family 1) but the shoulder and the wrist remain (family 3);
+    with joint 2's axis moved 1 cm off joint 1's, no family fits.
+    """
     group = robots.load_group("kinova")[1]
     fid = group.robot.frame_id(group.tip)
     axes = chain._axes(group.robot.model, group.joint_ids)
@@ -85,7 +90,11 @@ def test_a_chain_outside_the_families_is_left_to_eaik():
     assert six_r.geometry(H, P, R)[0] == six_r.SPHERICAL_TWO_PARALLEL
     tilted = H.copy()
     tilted[2] = sp_rotate(H[2], np.cross(H[1], H[0]), 1e-3)
-    assert six_r.geometry(tilted, P, R) is None
+    assert six_r.geometry(tilted, P, R)[0] == six_r.FIRST_TWO_INTERSECTING
+    moved = P.copy()
+    off = np.cross(H[0], H[1])
+    moved[1] += 0.01 * off / np.linalg.norm(off)
+    assert six_r.geometry(tilted, moved, R) is None
 
 
 def sp_rotate(v, axis, angle):

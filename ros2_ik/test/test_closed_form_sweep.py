@@ -367,14 +367,8 @@ def test_a_cheap_sweep_goes_before_an_end_joint_that_costs_fewer_values():
     the poses the seed's attempt missed went to restarts.  Every answer is checked by
     pinocchio's forward kinematics and the limits.
     """
-    z, y = [0.0, 0.0, 1.0], [0.0, 1.0, 0.0]
-    axes = [z, y, z, [0.0, -1.0, 0.0], z, y, z]
-    points = [[0, 0, 0.2], [0, 0, 0.2], [0, 0, 0.4], [0, 0, 0.6], [0, 0, 0.8], [0, 0, 0.8],
-              [0, 0, 0.8]]
-    robot = Robot.from_urdf(urdf_edits.world_axes_urdf(points, axes, [0.0, 0.0, 0.95],
-                                                       [0.2, -0.3, 0.5]))
-    group = robot.group(base="base", tip="tool")
-    found = sweep.of(group, robot.frame_id("tool"))
+    group = urdf_edits.srs_arm()
+    found = sweep.of(group, group.robot.frame_id("tool"))
     assert found.cheap and found.joint == 2 and not found.end, found.family
     seed = group.mid_configuration()
     swept = 0

@@ -13,6 +13,7 @@ answers equal the dispatchers'.
 import numpy as np
 import pinocchio as pin
 import pytest
+import urdf_edits
 
 from ros2_ik.core import robots
 from ros2_ik.core.closed_form import branches
@@ -200,3 +201,22 @@ def test_the_closed_form_entry_answers_as_the_dispatcher():
             outs.append((counts, bufs[2][:counts[1]].copy()))
         assert outs[0][0] == outs[1][0]
         np.testing.assert_array_equal(outs[0][1], outs[1][1])
+
+
+def test_every_held_roll_call_passes_the_entry_types(monkeypatch):
+    """The compiled sweep of an SRS arm (:mod:`.closed_form.inner`): lm, analytic, several."""
+    from ros2_ik.core.closed_form import inner
+    inner.warm_up()
+    calls = _recorded(monkeypatch, inner, "_FILL_AT", inner.fill_at, inner._FILL_AT)
+    group = urdf_edits.srs_arm()
+    for solver in ("lm", "analytic"):
+        prepare(group, group.tip, solver=solver)
+    rng = np.random.default_rng(8)
+    for k in range(10):
+        T = group.fk(group.random_configuration(rng), group.tip)
+        seed = group.random_configuration(rng)
+        solve(group, PoseTarget(group.tip, T), seed, timeout_s=0.05, random_seed=k)
+        solve(group, PoseTarget(group.tip, T), list(seed), "analytic", 0.05, num_solutions=4)
+        solve(group, PoseTarget(group.tip, pin.SE3(T.rotation, 10.0 * T.translation)),
+              seed, timeout_s=0.05, max_attempts=2)  # out of reach
+    assert len(calls) >= 30, len(calls)

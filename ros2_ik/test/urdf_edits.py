@@ -57,3 +57,17 @@ def world_axes_urdf(points, axes, tool_xyz, tool_rpy) -> str:
             f'<child link="tool"/><origin xyz="{d[0]} {d[1]} {d[2]}" rpy="{tool_rpy[0]} '
             f'{tool_rpy[1]} {tool_rpy[2]}"/></joint>', "</robot>"]
     return "\n".join(out)
+
+
+def srs_arm():
+    """A 7R SRS arm (shoulder, elbow and wrist of intersecting axes): its group base-tool.
+
+    Links ``base`` ... ``tool``; the tool offset and turned.  Its upper-arm roll (joint 3)
+    is the swept joint (``test_closed_form_sweep``, ``test_closed_form_inner``).
+    """
+    z, y = [0.0, 0.0, 1.0], [0.0, 1.0, 0.0]
+    axes = [z, y, z, [0.0, -1.0, 0.0], z, y, z]
+    points = [[0, 0, 0.2], [0, 0, 0.2], [0, 0, 0.4], [0, 0, 0.6], [0, 0, 0.8], [0, 0, 0.8],
+              [0, 0, 0.8]]
+    robot = Robot.from_urdf(world_axes_urdf(points, axes, [0.0, 0.0, 0.95], [0.2, -0.3, 0.5]))
+    return robot.group(base="base", tip="tool")

@@ -1,4 +1,4 @@
-"""Our compiled closed form of two 6R families, every branch of many targets in one call.
+"""Our compiled closed form of three 6R families, every branch of many targets in one call.
 
 The chain is :mod:`.chain`'s product of exponentials at the zero configuration: joint
 axes ``H`` (6, 3), offsets ``P`` (7, 3) [m] and the frame's orientation ``R`` (3, 3), all
@@ -7,6 +7,8 @@ in the world frame.  :func:`geometry` recognises, within :data:`TOLERANCE`:
 * :data:`SPHERICAL_TWO_PARALLEL`: axes 4, 5, 6 meet in one point (a spherical wrist) and
   axes 2, 3 are parallel;
 * :data:`THREE_PARALLEL_TWO_INTERSECTING`: axes 2, 3, 4 are parallel and axes 5, 6 meet;
+* :data:`FIRST_TWO_INTERSECTING`: axes 1, 2 meet in one point and axes 4, 5, 6 in
+  another (a 7R arm's shoulder and wrist with its upper-arm roll held, :mod:`.inner`);
 
 and moves the joints' points along their axes to the meeting points, so that each
 family splits into Paden-Kahan subproblems (:mod:`.subproblems`) with 2 x 2 x 2 branches.
@@ -26,9 +28,10 @@ from ros2_ik.core.closed_form.subproblems import add, dot, rot, sp1, sp3, sp4, s
 from ros2_ik.core.runtime.compiled import jit
 
 #: Family numbers of :func:`solve_6r` (0: none here).
-SPHERICAL_TWO_PARALLEL, THREE_PARALLEL_TWO_INTERSECTING = 1, 2
+SPHERICAL_TWO_PARALLEL, THREE_PARALLEL_TWO_INTERSECTING, FIRST_TWO_INTERSECTING = 1, 2, 3
 FAMILY_NAMES = {SPHERICAL_TWO_PARALLEL: "spherical wrist, axes 2 and 3 parallel",
-                THREE_PARALLEL_TWO_INTERSECTING: "axes 2, 3, 4 parallel, axes 5 and 6 meet"}
+                THREE_PARALLEL_TWO_INTERSECTING: "axes 2, 3, 4 parallel, axes 5 and 6 meet",
+                FIRST_TWO_INTERSECTING: "spherical wrist, axes 1 and 2 meet"}
 #: Joints of the chains it solves, and branches of one target.
 JOINTS, BRANCHES = 6, 8
 #: Axes count as parallel, and lines as meeting, within this [rad as sine, m]: the
@@ -42,7 +45,7 @@ SOURCES = (Path(__file__).resolve(), Path(subproblems.__file__).resolve())
 
 
 def geometry(H: np.ndarray, P: np.ndarray, R: np.ndarray) -> Optional[Tuple[int, np.ndarray]]:
-    """``(family, G)`` for :func:`solve_6r`, or None when neither family fits the chain.
+    """``(family, G)`` for :func:`solve_6r`, or None when no family here fits the chain.
 
     ``G`` (18, 3): the axes (rows 0-5), the offsets world-to-joint-1, 1-2, 2-3, 3-4, 4-5
     (6-10) and meeting-point-to-frame (11) [m], ``R``'s rows (12-14), a unit vector
@@ -62,7 +65,28 @@ def geometry(H: np.ndarray, P: np.ndarray, R: np.ndarray) -> Optional[Tuple[int,
         meet = _meeting_point(H[4:6], points[4:6])
         if meet is not None:
             return THREE_PARALLEL_TWO_INTERSECTING, _layout(H, points[:4], meet, tip, R)
-    return None
+    G = first_two_intersecting(H, P, R)
+    return None if G is None else (FIRST_TWO_INTERSECTING, G)
+
+
+def first_two_intersecting(H: np.ndarray, P: np.ndarray, R: np.ndarray
+                           ) -> Optional[np.ndarray]:
+    """``G`` of :data:`FIRST_TWO_INTERSECTING` for the chain (``H``, ``P``, ``R``), or None.
+
+    Whether or not axes 2 and 3 are parallel (:func:`geometry` prefers
+    :data:`SPHERICAL_TWO_PARALLEL` then): joints 1 and 2 moved to the point where their
+    axes meet, joint 3 left where it is, joint 4 moved to the wrist's point.
+    """
+    H = np.asarray(H, dtype=float)
+    points = np.cumsum(np.asarray(P, dtype=float)[:6], axis=0)
+    tip = np.sum(np.asarray(P, dtype=float), axis=0)
+    if not (_apart(H[0], H[1]) and _apart(H[3], H[4]) and _apart(H[4], H[5])):
+        return None
+    shoulder = _meeting_point(H[0:2], points[0:2])
+    wrist = _meeting_point(H[3:6], points[3:6])
+    if shoulder is None or wrist is None:
+        return None
+    return _layout(H, np.array([shoulder, shoulder, points[2]]), wrist, tip, R)
 
 
 def _parallel(a: np.ndarray, b: np.ndarray) -> bool:
@@ -132,6 +156,8 @@ def solve_6r(family: int, G: np.ndarray, T: np.ndarray, Q: np.ndarray,
     for k in range(T.shape[0]):
         if family == SPHERICAL_TWO_PARALLEL:
             _spherical(G, T, k, Q, ls)
+        elif family == FIRST_TWO_INTERSECTING:
+            _first_two_intersecting(G, T, k, Q, ls)
         else:
             _three_parallel(G, T, k, Q, ls)
         exact = False
@@ -179,6 +205,38 @@ def _put(Q, ls, k, row, q1, q2, q3, q4, q5, q6, exact):  # pragma: no cover - co
 
 
 @jit(inline="always")
+def _wrist_target(G, T, k):  # pragma: no cover - compiled
+    """Return ``(x, a6, b6)``: the wrist point from joint 1's [m], axis 6, its perpendicular.
+
+    The axes (rows 5 and 15) turned by the target's rotation times the frame's at zero,
+    transposed.
+    """
+    M0, M1, M2 = _wrist(G, T, k)
+    tip = (T[k, 0, 3], T[k, 1, 3], T[k, 2, 3])
+    x = sub(sub(tip, _times(M0, M1, M2, _row(G, 11))), _row(G, 6))
+    return x, _times(M0, M1, M2, _row(G, 5)), _times(M0, M1, M2, _row(G, 15))
+
+
+@jit(inline="always")
+def _spherical_wrist(G, Q, ls, k, row, q1, q2, q3, a6, b6, exact):  # pragma: no cover
+    """Rows ``row``, ``row + 1``: q4, q5 by subproblem 2 on axis 6, q6 by subproblem 1.
+
+    ``a6``, ``b6`` as :func:`_wrist_target` gives them; ``exact``: the earlier
+    subproblems'.
+    """
+    h1, h2, h3 = _row(G, 0), _row(G, 1), _row(G, 2)
+    h4, h5, h6, v6 = _row(G, 3), _row(G, 4), _row(G, 5), _row(G, 15)
+    a = rot(h3, -q3, rot(h2, -q2, rot(h1, -q1, a6)))
+    b = rot(h3, -q3, rot(h2, -q2, rot(h1, -q1, b6)))
+    four = sp4(a, h4, h5, dot(h5, h6))
+    for i4 in range(2):
+        q4 = four[0] if i4 == 0 else four[1]
+        q5 = sp1(h5, h6, rot(h4, -q4, a))
+        q6 = sp1(h6, v6, rot(h5, -q5, rot(h4, -q4, b)))
+        _put(Q, ls, k, row + i4, q1, q2, q3, q4, q5, q6, exact and four[2])
+
+
+@jit(inline="always")
 def _spherical(G, T, k, Q, ls):  # pragma: no cover - compiled
     """:data:`SPHERICAL_TWO_PARALLEL`: the wrist point from joints 1-3, then the wrist.
 
@@ -187,12 +245,8 @@ def _spherical(G, T, k, Q, ls):  # pragma: no cover - compiled
     subproblem 1.
     """
     h1, h2, h3 = _row(G, 0), _row(G, 1), _row(G, 2)
-    h4, h5, h6 = _row(G, 3), _row(G, 4), _row(G, 5)
-    p12, p23, p34, v6 = _row(G, 7), _row(G, 8), _row(G, 9), _row(G, 15)
-    M0, M1, M2 = _wrist(G, T, k)
-    tip = (T[k, 0, 3], T[k, 1, 3], T[k, 2, 3])
-    x = sub(sub(tip, _times(M0, M1, M2, _row(G, 11))), _row(G, 6))
-    a6, b6 = _times(M0, M1, M2, h6), _times(M0, M1, M2, v6)
+    p12, p23, p34 = _row(G, 7), _row(G, 8), _row(G, 9)
+    x, a6, b6 = _wrist_target(G, T, k)
     one = sp4(x, h1, h2, dot(h2, add(add(p12, p23), p34)))
     row = 0
     for i1 in range(2):
@@ -202,15 +256,32 @@ def _spherical(G, T, k, Q, ls):  # pragma: no cover - compiled
         for i3 in range(2):
             q3 = three[0] if i3 == 0 else three[1]
             q2 = sp1(h2, add(p23, rot(h3, q3, p34)), y)
-            a = rot(h3, -q3, rot(h2, -q2, rot(h1, -q1, a6)))
-            b = rot(h3, -q3, rot(h2, -q2, rot(h1, -q1, b6)))
-            four = sp4(a, h4, h5, dot(h5, h6))
-            for i4 in range(2):
-                q4 = four[0] if i4 == 0 else four[1]
-                q5 = sp1(h5, h6, rot(h4, -q4, a))
-                q6 = sp1(h6, v6, rot(h5, -q5, rot(h4, -q4, b)))
-                _put(Q, ls, k, row, q1, q2, q3, q4, q5, q6, one[2] and three[2] and four[2])
-                row += 1
+            _spherical_wrist(G, Q, ls, k, row, q1, q2, q3, a6, b6, one[2] and three[2])
+            row += 2
+
+
+@jit(inline="always")
+def _first_two_intersecting(G, T, k, Q, ls):  # pragma: no cover - compiled
+    """:data:`FIRST_TWO_INTERSECTING`: the elbow from the wrist point's distance, then the wrist.
+
+    q3: subproblem 3 (the distance from the point where axes 1 and 2 meet to the wrist
+    point depends on q3 alone); q1: subproblem 4 (axis 2's component of that vector, in
+    joint 1's frame, is q3's); q2: subproblem 1; q4, q5, q6 as :func:`_spherical`.
+    """
+    h1, h2, h3 = _row(G, 0), _row(G, 1), _row(G, 2)
+    p23, p34 = _row(G, 8), _row(G, 9)
+    x, a6, b6 = _wrist_target(G, T, k)
+    three = sp3(h3, p34, p23, math.sqrt(dot(x, x)))
+    row = 0
+    for i3 in range(2):
+        q3 = three[0] if i3 == 0 else three[1]
+        w = add(p23, rot(h3, q3, p34))
+        one = sp4(x, h1, h2, dot(h2, w))
+        for i1 in range(2):
+            q1 = one[0] if i1 == 0 else one[1]
+            q2 = sp1(h2, w, rot(h1, -q1, x))
+            _spherical_wrist(G, Q, ls, k, row, q1, q2, q3, a6, b6, three[2] and one[2])
+            row += 2
 
 
 @jit(inline="always")

@@ -11,8 +11,11 @@ first and last joints are tried held as its ends (the other six then form one 6R
 one closed form serves every value, only the target moves, :mod:`.held`), every joint
 held inside the chain too (EAIK's ``fixed_axes``: a closed form per value, kept when
 EAIK decomposes the rest at values spread over its limits); each is kept when a
-self-test finds known configurations again.  A chain with a prismatic end joint holds
-that joint only, as an end (the rest must be six rotations: :mod:`.held`'s slide).
+self-test finds known configurations again.  A swept joint between a shoulder and an
+elbow with a spherical wrist (an SRS arm's upper-arm roll) gets one compiled form for
+every value (:mod:`.inner`), where it passes the self-test too.  A chain with a
+prismatic end joint holds that joint only, as an end (the rest must be six rotations:
+:mod:`.held`'s slide).
 Each joint kept is scored on sample poses by the values of :data:`CELLS` (cell centres
 over its limits; a continuous joint: one turn) it needs to reach them in a greedy
 coverage order; the joint with the fewest
@@ -45,9 +48,10 @@ from typing import Iterator, List, Optional, Tuple
 import numpy as np
 import pinocchio as pin
 
-from ros2_ik.core.closed_form import branches, chain, held
+from ros2_ik.core.closed_form import branches, chain, held, inner
 from ros2_ik.core.closed_form.branches import Branches
 from ros2_ik.core.closed_form.chain import Detection
+from ros2_ik.core.runtime import compiled
 
 #: Joints of a chain the sweep takes: seven rotations (or six and a prismatic end).
 JOINTS = 7
@@ -83,14 +87,15 @@ class Sweep:
     messages (the joint's name and EAIK's family of the rest); ``cheap``: one value
     reaches nearly every pose (:data:`CHEAP_VALUES`); ``end``: the joint is the
     chain's first or last, and one closed form of the other six serves every value
-    (:mod:`.held`); otherwise EAIK builds one per value (``fixed_axes``); ``slide``: the
+    (:mod:`.held`); otherwise EAIK builds one per value (``fixed_axes``), or
+    :attr:`inner` serves every value; ``slide``: the
     joint is prismatic (an end; its values [m]).  The ranking of the values for a target
     is fitted at the first :meth:`forms` (:meth:`defer_rank`).
     """
 
     __slots__ = ("joint", "family", "name", "end", "slide", "_H", "_P", "_R", "_signs", "_lo",
                  "_hi", "_Robot", "_rest", "_axis", "_point", "_tool_RT", "_values", "_forms",
-                 "_prior", "_weights", "_scale", "_last", "cheap", "_pending")
+                 "_prior", "_weights", "_scale", "_last", "cheap", "_pending", "inner")
 
     def __init__(self, joint: int, name: str, family: str, H: np.ndarray, P: np.ndarray,
                  R: np.ndarray, lower: float, upper: float, end: bool = False,
@@ -115,6 +120,9 @@ class Sweep:
         self._last = None  # (value [rad], closed form): :meth:`_held_at`
         self._pending = None  # what :meth:`defer_rank` keeps until the first :meth:`forms`
         self.cheap = False  # set by detection (:data:`CHEAP_VALUES`)
+        #: The compiled closed form at every value (:mod:`.inner`), set by detection
+        #: where it applies and passes the self-test; None: EAIK's per value.
+        self.inner: Optional[inner.Inner] = None
         self._rest = None
         if end:  # the other six from the held joint's point on (first) or to it (last)
             first = joint == 0
@@ -180,14 +188,21 @@ class Sweep:
         (:func:`.held.ranked`).  Closed forms are built once (none on an end joint:
         :meth:`rows` needs none).
         """
-        lo, hi = self._lo, self._hi
-        first = min(max(seed_value, lo), hi)
-        yield first, None if self._rest is not None else self._held_at(first)
+        for value, cell in self.ordered(seed_value, T_world_frame_h):
+            if cell >= 0:
+                yield value, self._forms[cell]
+            else:
+                yield value, None if self._rest is not None else self._held_at(value)
+
+    def ordered(self, seed_value: float, T_world_frame_h: np.ndarray
+                ) -> Iterator[Tuple[float, int]]:
+        """Yield ``(value [rad], cell)`` in sweep order (:meth:`forms`; -1: the seed's value)."""
+        yield min(max(seed_value, self._lo), self._hi), -1
         if self._pending is not None:
             self.rank_pending()
-        values, forms = self._values, self._forms
+        values = self._values
         for c in held.ranked(self._weights, T_world_frame_h, self._scale).tolist():
-            yield values[c], forms[c]
+            yield values[c], c
 
     def _held_at(self, value: float) -> Optional[chain.ClosedForm]:
         """:meth:`at`, the last one built kept (a seed used again costs no new one)."""
@@ -355,6 +370,8 @@ def _detected(group, frame_id: int, H: np.ndarray, P: np.ndarray, R: np.ndarray,
         covers[i] > CHEAP_VALUES, covers[i] + (0.0 if kept[i].end else BUILD_COST)))
     best = kept[best_i]
     best.cheap = covers[best_i] <= CHEAP_VALUES
+    if not best.end:
+        best.inner = _inner(group, frame_id, best, H, P, R)
     poses = [_pose(group, frame_id, q) for q in _samples(group, RANK_SAMPLES, 2)]
     best.defer_rank(poses, lower, upper)
     return Detection(best, "")
@@ -400,13 +417,39 @@ def _self_test(group, frame_id: int, sweep: Sweep) -> bool:
         rows = sweep.rows(value, form, T)
         if rows is None:
             return False
-        exact = np.asarray(rows[0])[~np.asarray(rows[1], dtype=bool)]
-        if not len(exact):
-            return False
-        gap = np.abs(np.remainder(exact - q + math.pi, 2 * math.pi) - math.pi).max(axis=1)
-        if gap.min() > SELF_TEST_TOLERANCE:
+        if not _found_again(np.asarray(rows[0])[~np.asarray(rows[1], dtype=bool)], q):
             return False
     return True
+
+
+def _found_again(rows: np.ndarray, q: np.ndarray) -> bool:
+    """Whether some row (k, 7) is ``q`` within :data:`SELF_TEST_TOLERANCE` (mod 2 pi)."""
+    if not len(rows):
+        return False
+    gap = np.abs(np.remainder(rows - q + math.pi, 2 * math.pi) - math.pi).max(axis=1)
+    return bool(gap.min() <= SELF_TEST_TOLERANCE)
+
+
+def _inner(group, frame_id: int, sweep: Sweep, H: np.ndarray, P: np.ndarray, R: np.ndarray
+           ) -> Optional[inner.Inner]:
+    """:func:`.inner.layout` of the chain held at the swept joint, or None.
+
+    None unless numba is present and, held at each self-test configuration's value, the
+    compiled form finds that configuration again.
+    """
+    found = inner.layout(H, P, R, sweep.joint)
+    if found is None or not compiled.available():
+        return None
+    inner.warm_up()
+    lower, upper = np.full(JOINTS, -np.inf), np.full(JOINTS, np.inf)
+    for limit in (lower, upper):  # of the types the entry takes (the group's: read-only)
+        limit.setflags(write=False)
+    for q in _samples(group, SELF_TEST_SAMPLES):
+        rows = inner.branches_at(found, float(q[sweep.joint]), _pose(group, frame_id, q), q,
+                                 lower, upper, 1e-9).q
+        if not _found_again(rows, q):
+            return None
+    return found
 
 
 def _reached(lower: np.ndarray, upper: np.ndarray, sweep: Sweep, poses: List[np.ndarray]
@@ -471,6 +514,10 @@ def along(sweep: Sweep, group, T_world_frame: pin.SE3, seed: np.ndarray, distinc
         T, sweep = sweep.local(T), sweep.form
     lower, upper = group.lower, group.upper
     rest, joint = sweep._rest, sweep.joint
+    if sweep.inner is not None:  # one compiled call a value
+        for value, _ in sweep.ordered(float(seed[joint]), T):
+            yield inner.branches_at(sweep.inner, value, T, seed, lower, upper, distinct)
+        return
     if rest is not None:  # an end joint: one closed form, the target moves (:mod:`.held`)
         axis, point, tool_RT, first = sweep._axis, sweep._point, sweep._tool_RT, joint == 0
         target, solve, slide = held.target, rest.calculate_IK, sweep.slide
