@@ -6,7 +6,8 @@ PYTEST_ARGS ?=
 
 .PHONY: setup extras build dispatch test test-long lint docs demo bench bench-quick \
 	servo-bench bench-path bench-batch bench-analytic bench-sweep bench-ab bench-unreachable fuzz \
-	completeness load clean bench-wholebody bench-import bench-seven-r bench-held bench-blocked
+	completeness load clean bench-wholebody bench-import bench-seven-r bench-held bench-blocked \
+	bench-inner
 
 setup:
 	@bash tools/setup.sh
@@ -120,6 +121,12 @@ bench-analytic: build
 bench-sweep: build
 	@$(ENV) pip install --quiet -r bench/requirements-bench.txt 2>&1 | { grep -v "is ignored" || true; } \
 	&& python bench/sweep_bench.py $(SWEEP_ARGS)
+
+# 7R arms whose swept roll is compiled (closed_form/inner.py) against EAIK's form per value,
+# in one process, per target in turn: results/inner.*. INNER_ARGS=--quick.
+bench-inner: build
+	@$(ENV) pip install --quiet -r bench/requirements-bench.txt 2>&1 | { grep -v "is ignored" || true; } \
+	&& python bench/inner_ab.py $(INNER_ARGS)
 
 # 7-joint arms: solve() today against lm at issue 48's start commit (ef381ac), each in its own
 # worktree, same targets, TRAC-IK between solves in both: results/seven_r.*.

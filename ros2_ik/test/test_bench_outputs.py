@@ -226,3 +226,20 @@ def test_seven_r_tail_pools_the_rounds():
             "old": {"sha": "a" * 40}, "new": {"sha": "b" * 40}, "poses": 100, "rounds": 2}
     text = seven_r_ab.report([row], info)
     assert "| panda | 90100000.0 | 45050000.0 | 0.50 | 99010000.0 | 49505000.0 | 0.50 |" in text
+
+
+def test_inner_ab_writes_every_cell_and_checks_every_answer(tmp_path):
+    """bench/inner_ab.py: per arm with a compiled swept roll, four cells, no failed check."""
+    _run("inner_ab.py", "--poses", "4", out=tmp_path)
+    data = json.loads((tmp_path / "inner.json").read_text())
+    assert (tmp_path / "inner.md").is_file()
+    if not data["arms"]:
+        pytest.skip("no 7R arm with a compiled swept roll here (the vendor URDFs are absent)")
+    for row in data["arms"]:
+        assert row["failed_checks"] == 0 and row["targets"] == 4
+        assert set(row["cells"]) == {"lm_mid", "lm_random", "analytic_mid", "analytic_random"}
+        for cell in row["cells"].values():
+            for mode in ("compiled", "eaik"):
+                assert 0 < cell[f"{mode}_median_us"] <= cell[f"{mode}_p99_us"]
+            assert cell["median_ratio"] == pytest.approx(
+                cell["compiled_median_us"] / cell["eaik_median_us"])
