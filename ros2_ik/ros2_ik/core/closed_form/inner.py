@@ -142,8 +142,8 @@ def branches_at(inner: Inner, value: float, T_world_frame_h: np.ndarray, seed: n
     """:class:`.branches.Branches` of the target (4, 4) with the joint held at ``value``.
 
     ``seed`` (7,) a float vector, ``lower``, ``upper`` the group's limits (read-only).
-    A target the six do not reach exactly at this value has no branch (the sweep proves
-    nothing: its least-squares rows are the kernel's).
+    A target the six do not reach exactly at this value has no branch and no rows: the
+    sweep proves nothing, so it needs no least-squares rows (EAIK's per value gave them).
     """
     m, n = six_r.BRANCHES, 7
     T = np.empty((1, 4, 4))
