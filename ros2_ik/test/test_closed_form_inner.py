@@ -104,10 +104,10 @@ def test_a_chain_without_a_shoulder_has_no_layout():
     rng = np.random.default_rng(50)
     group = _srs_arm(rng, roll=False)
     H, P, R = _form(group)
-    assert six_r.first_two_intersecting(H, P, R) is not None
+    assert six_r.geometry(H, P, R)[0] == six_r.FIRST_TWO_INTERSECTING
     moved = P.copy()
     moved[1] += 0.01 * np.cross(H[0], H[1]) / np.linalg.norm(np.cross(H[0], H[1]))
-    assert six_r.first_two_intersecting(H, moved, R) is None
+    assert six_r.geometry(H, moved, R) is None
 
 
 @pytest.mark.parametrize("arm", range(6))

@@ -58,30 +58,29 @@ class Inner(NamedTuple):
 def layout(H: np.ndarray, P: np.ndarray, R: np.ndarray, joint: int) -> Optional[Inner]:
     """:class:`Inner` of the 7R chain (``H`` (7, 3), ``P`` (8, 3), ``R``) held at ``joint``.
 
-    None unless the six others form :data:`.six_r.FIRST_TWO_INTERSECTING` with the
-    shoulder's two joints on one side of ``joint`` and the wrist's three on one side
-    (then they do at every value), and ``joint`` is not an end (:mod:`.held` holds those).
+    None unless the six others form :data:`.six_r.FIRST_TWO_INTERSECTING`
+    (:func:`.six_r.shoulder_and_wrist`) with the shoulder's two joints on one side of
+    ``joint`` and the wrist's three on one side (then they do at every value), and
+    ``joint`` is not an end (:mod:`.held` holds those).
     """
     if not 0 < joint < 6:
         return None
     H, P = np.asarray(H, dtype=float), np.asarray(P, dtype=float)
     held = [i for i in range(7) if i != joint]
     points7 = np.cumsum(P[:7], axis=0)
-    offsets = np.diff(np.vstack([np.zeros(3), points7[held]]), axis=0)
-    G = six_r.first_two_intersecting(H[held], np.vstack([offsets, P[7]]), R)
-    if G is None:
+    axes, points = H[held], points7[held]
+    meets = six_r.shoulder_and_wrist(axes, points)
+    if meets is None:
         return None
-    shoulder = G[6]
-    elbow = shoulder + G[7] + G[8]
-    wrist = elbow + G[9]
     side = [i > joint for i in held]
     if side[0] != side[1] or not side[3] == side[4] == side[5]:
         return None
-    rows = np.vstack([H[held], shoulder, elbow, wrist, wrist + G[11], np.asarray(R).T,
-                      G[15]])
+    shoulder, wrist = meets
+    rows = np.vstack([axes, shoulder, points[2], wrist, P.sum(axis=0), np.asarray(R).T,
+                      six_r.perpendicular(axes[5])])
     after = np.array(side + [side[0], side[2], side[3], 1, 1, 1, 1, 1], dtype=np.int64)
-    points = np.array([0] * 6 + [1, 1, 1, 1, 0, 0, 0, 0], dtype=np.int64)
-    return Inner(joint, rows, after, points, H[joint].copy(), points7[joint].copy())
+    is_point = np.array([0] * 6 + [1, 1, 1, 1, 0, 0, 0, 0], dtype=np.int64)
+    return Inner(joint, rows, after, is_point, H[joint].copy(), points7[joint].copy())
 
 
 @jit
@@ -92,7 +91,8 @@ def fill_at(rows: np.ndarray, after: np.ndarray, points: np.ndarray, axis: np.nd
             ) -> tuple:  # pragma: no cover - compiled
     """Fill the branches of target ``T`` (1, 4, 4), joint ``joint`` held at ``value`` [rad].
 
-    Turns the rows after the joint (module docstring) into the six's layout, solves them
+    Turns the rows after the joint (module docstring) into the six's layout (the ``G``
+    of :func:`.six_r.geometry`'s :data:`.six_r.FIRST_TWO_INTERSECTING`), solves them
     (:func:`.six_r.solve_6r`, flags into ``ls`` (1, 8)), puts ``value`` back into the
     rows (``Q`` (8, 7)) and fills ``out``, ``gap`` as :func:`.branches.fill`.  Returns
     ``(missed, k, exact)`` as :func:`.branches.kernel_fill`.  Its scratch is its own (an

@@ -65,28 +65,28 @@ def geometry(H: np.ndarray, P: np.ndarray, R: np.ndarray) -> Optional[Tuple[int,
         meet = _meeting_point(H[4:6], points[4:6])
         if meet is not None:
             return THREE_PARALLEL_TWO_INTERSECTING, _layout(H, points[:4], meet, tip, R)
-    G = first_two_intersecting(H, P, R)
-    return None if G is None else (FIRST_TWO_INTERSECTING, G)
+    meets = shoulder_and_wrist(H, points)
+    if meets is None:
+        return None
+    shoulder, wrist = meets  # joints 1 and 2 moved to the shoulder, 4 to the wrist
+    return FIRST_TWO_INTERSECTING, _layout(H, np.array([shoulder, shoulder, points[2]]),
+                                           wrist, tip, R)
 
 
-def first_two_intersecting(H: np.ndarray, P: np.ndarray, R: np.ndarray
-                           ) -> Optional[np.ndarray]:
-    """``G`` of :data:`FIRST_TWO_INTERSECTING` for the chain (``H``, ``P``, ``R``), or None.
+def shoulder_and_wrist(H: np.ndarray, points: np.ndarray
+                       ) -> Optional[Tuple[np.ndarray, np.ndarray]]:
+    """Return the points [m] where axes 1, 2 and axes 4, 5, 6 of a 6R chain meet, or None.
 
-    Whether or not axes 2 and 3 are parallel (:func:`geometry` prefers
-    :data:`SPHERICAL_TWO_PARALLEL` then): joints 1 and 2 moved to the point where their
-    axes meet, joint 3 left where it is, joint 4 moved to the wrist's point.
+    ``H`` (6, 3) the axes, ``points`` (6, 3) a point of each (world frame, zero
+    configuration).  None unless axes 1 and 2, 4 and 5, 5 and 6 are apart and each set's
+    lines meet within :data:`TOLERANCE`: :data:`FIRST_TWO_INTERSECTING`'s condition
+    (:func:`geometry` tries the other families first).
     """
-    H = np.asarray(H, dtype=float)
-    points = np.cumsum(np.asarray(P, dtype=float)[:6], axis=0)
-    tip = np.sum(np.asarray(P, dtype=float), axis=0)
     if not (_apart(H[0], H[1]) and _apart(H[3], H[4]) and _apart(H[4], H[5])):
         return None
     shoulder = _meeting_point(H[0:2], points[0:2])
     wrist = _meeting_point(H[3:6], points[3:6])
-    if shoulder is None or wrist is None:
-        return None
-    return _layout(H, np.array([shoulder, shoulder, points[2]]), wrist, tip, R)
+    return None if shoulder is None or wrist is None else (shoulder, wrist)
 
 
 def _parallel(a: np.ndarray, b: np.ndarray) -> bool:
@@ -116,13 +116,14 @@ def _layout(H: np.ndarray, points: np.ndarray, meet: np.ndarray, tip: np.ndarray
     G[6:6 + len(points) + 1] = np.diff(chain, axis=0)
     G[11] = tip - meet
     G[12:15] = R
-    G[15] = _perpendicular(H[5])
-    G[16] = _perpendicular(H[1])
+    G[15] = perpendicular(H[5])
+    G[16] = perpendicular(H[1])
     G[17, :2] = np.sign(H[2] @ H[1]), np.sign(H[3] @ H[1])
     return G
 
 
-def _perpendicular(h: np.ndarray) -> np.ndarray:
+def perpendicular(h: np.ndarray) -> np.ndarray:
+    """Return a unit vector perpendicular to unit ``h`` (3,): :func:`geometry`'s rows 15, 16."""
     v = np.cross(h, np.eye(3)[int(np.argmin(np.abs(h)))])
     return v / np.linalg.norm(v)
 
