@@ -99,20 +99,33 @@ class Response:                     # moveit_msgs/srv/GetPositionIK response
 
 
 # --- fixtures ---------------------------------------------------------------------------
+def panda_model() -> pin.Model:
+    return pin.buildModelFromXML(robots.urdf_text("panda"))
+
+
+def panda_snapshot():
+    return node_inputs.snapshot(robots.urdf_text("panda"), robots.srdf_text("panda"))
+
+
+def panda_config() -> NodeConfig:
+    """The node's configuration: the panda_arm group from panda_link0 to panda_hand."""
+    return node_inputs.config({"panda_arm": GroupConfig("panda_arm", BASE, TIP)},
+                              group_names=["panda_arm"], default_group="panda_arm")
+
+
 @pytest.fixture(scope="module")
 def model():
-    return pin.buildModelFromXML(robots.urdf_text("panda"))
+    return panda_model()
 
 
 @pytest.fixture(scope="module")
 def snapshot():
-    return node_inputs.snapshot(robots.urdf_text("panda"), robots.srdf_text("panda"))
+    return panda_snapshot()
 
 
 @pytest.fixture
 def cfg():
-    return node_inputs.config({"panda_arm": GroupConfig("panda_arm", BASE, TIP)},
-                              group_names=["panda_arm"], default_group="panda_arm")
+    return panda_config()
 
 
 def fk(model, names, positions, frame=TIP, ref=BASE) -> pin.SE3:
@@ -281,8 +294,8 @@ def test_failures_map_to_moveit_codes(snapshot, cfg, case, expected):
     elif case == "two poses, one link":
         r.pose_stamped_vector = [stamped(T), stamped(T)]
         r.ik_link_names = [TIP]
-    elif case == "constraints":
-        r.constraints.joint_constraints.append(object())
+    elif case == "constraints":             # no counterpart: refused (moveit_constraints)
+        r.constraints.visibility_constraints.append(object())
     elif case == "bad quaternion":
         r.pose_stamped.pose.orientation.w = 0.0
     elif case == "seed lengths differ":
@@ -293,6 +306,17 @@ def test_failures_map_to_moveit_codes(snapshot, cfg, case, expected):
     assert res.error_code.val == expected, res.error_code.message
     assert res.error_code.message
     assert res.solution.joint_state.name == []          # solutions only on SUCCESS
+
+
+def test_a_malformed_request_is_failure_and_the_next_is_answered(model, snapshot, cfg):
+    """A message no rosidl type would carry (a bug's stand-in): FAILURE, no exception."""
+    req = ik_request(fk(model, ARM, READY))
+    req.ik_request.constraints.joint_constraints.append(object())
+    res = call(snapshot, cfg, req)
+    assert res.error_code.val == mb.MoveItCode.FAILURE
+    assert "internal error" in res.error_code.message
+    res = call(snapshot, cfg, ik_request(fk(model, ARM, READY)))
+    assert res.error_code.val == mb.MoveItCode.SUCCESS, res.error_code.message
 
 
 def test_no_model_is_failure(cfg):
@@ -532,9 +556,40 @@ def test_get_position_ik_over_dds(ros_context, model):
         T_reached = fk(model, state.name, state.position)
         assert np.linalg.norm(T_reached.translation - T.translation) <= 1e-4
         wait_for(slow_future.done, 30, "the slow ComputeIK", client.spin)
+        # Real moveit_msgs constraints: a joint window and the elbow in a box around
+        # where a configuration inside that window puts it; the hand at its pose.
+        q_true = np.array(READY) + np.array([0.2, 0.1, -0.1, 0.1, 0.1, -0.1, 0.1])
+        T, elbow_at = fk(model, ARM, q_true), fk(model, ARM, q_true, "panda_link4").translation
+        request.ik_request.pose_stamped = stamped(T)
+        request.ik_request.constraints = real_constraints(elbow_at)
+        res = call_resending(moveit, request, client.spin)
+        assert res.error_code.val == mb.MoveItCode.SUCCESS, res.error_code
+        state = res.solution.joint_state
+        q = dict(zip(state.name, state.position))
+        assert 0.1 - 1e-6 <= q["panda_joint1"] <= 0.3 + 1e-6
+        elbow = fk(model, state.name, state.position, "panda_link4").translation
+        assert np.all(np.abs(elbow - elbow_at) <= 0.05 + 1e-4)
+        T_reached = fk(model, state.name, state.position)
+        assert np.linalg.norm(T_reached.translation - T.translation) <= 1e-4
     finally:
         client.close()
         assert node.stop() == 0, node.output()
+
+
+def real_constraints(elbow_at: np.ndarray):
+    """moveit_msgs Constraints: panda_joint1 in [0.1, 0.3], the elbow in a 0.1 m box."""
+    from moveit_msgs.msg import BoundingVolume, Constraints, JointConstraint, PositionConstraint
+    from shape_msgs.msg import SolidPrimitive
+    c = Constraints()
+    c.joint_constraints = [JointConstraint(joint_name="panda_joint1", position=0.2,
+                                           tolerance_above=0.1, tolerance_below=0.1)]
+    box = BoundingVolume(primitives=[SolidPrimitive(type=SolidPrimitive.BOX,
+                                                    dimensions=[0.1, 0.1, 0.1])],
+                         primitive_poses=[se3_to_pose(pin.SE3(np.eye(3), elbow_at))])
+    position = PositionConstraint(link_name="panda_link4", constraint_region=box)
+    position.header.frame_id = BASE
+    c.position_constraints = [position]
+    return c
 
 
 def once_the_group_exists(moveit, request, client):

@@ -30,8 +30,11 @@ Mapping of ``PositionIKRequest``:
   where given, else the node's ``timeout``).
 - ``robot_description_kinematics.<group>.position_only_ik: true``: the orientation of
   every pose is ignored, as MoveIt's own solvers do.
-- ``constraints``: not supported; non-empty constraints are refused
-  (INVALID_GOAL_CONSTRAINTS) instead of being silently ignored.
+- ``constraints``: joint constraints and position constraints (one box, sphere or
+  cylinder) become terms of one ConstrainedIK problem with the poses, with MoveIt's
+  meaning (:mod:`moveit_constraints`); orientation and visibility constraints, and
+  regions MoveIt would take as a union or a mesh, are refused
+  (INVALID_GOAL_CONSTRAINTS, the message naming the field), never ignored.
 
 GetPositionIK never publishes to the controller: MoveIt calls IK while it samples plans.
 """
@@ -42,28 +45,14 @@ from typing import Any, Mapping, Optional, Sequence, Tuple
 
 from rclpy.callback_groups import ReentrantCallbackGroup
 
+from ros2_ik.node import moveit_constraints
 from ros2_ik.node.base_pose import has_base
 from ros2_ik.node.compute_ik import compute_ik, resolve_group
 from ros2_ik.node.constrained_ik import solve_goal
+from ros2_ik.node.moveit_codes import MoveItCode, MoveItRequestError
 from ros2_ik_interfaces.action import ConstrainedIK
 from ros2_ik_interfaces.msg import IKErrorCode, MinimumDistanceConstraint, PoseGoal
 from ros2_ik_interfaces.srv import ComputeIK
-
-
-class MoveItCode:
-    """The ``moveit_msgs/msg/MoveItErrorCodes`` values used here (checked by the tests)."""
-
-    SUCCESS = 1
-    FAILURE = 99999
-    TIMED_OUT = -6
-    PREEMPTED = -7
-    GOAL_IN_COLLISION = -12
-    INVALID_GROUP_NAME = -15
-    INVALID_GOAL_CONSTRAINTS = -16
-    INVALID_ROBOT_STATE = -17
-    INVALID_LINK_NAME = -18
-    FRAME_TRANSFORM_FAILURE = -21
-    NO_IK_SOLUTION = -31
 
 
 #: Our IKErrorCode -> MoveItErrorCodes.  Anything else (no model, internal error, ...)
@@ -82,14 +71,6 @@ IK_TO_MOVEIT = {
 }
 
 
-class MoveItRequestError(Exception):
-    """A GetPositionIK request we refuse before solving, with the MoveIt code."""
-
-    def __init__(self, code: int, message: str):
-        super().__init__(message)
-        self.code = code
-
-
 def moveit_code(ik_code: int) -> int:
     """Return the MoveItErrorCodes value of one of our IKErrorCode values."""
     return IK_TO_MOVEIT.get(ik_code, MoveItCode.FAILURE)
@@ -103,12 +84,15 @@ def timeout_s(duration) -> float:
 def targets_and_links(ik_request, group_tips: Sequence[str] = ()) -> Tuple[list, list]:
     """Return the (PoseStamped, link name) pairs of a PositionIKRequest (link '' = group tip).
 
-    ``group_tips``: the group's tips, for several poses without ``ik_link_names``.
+    ``group_tips``: the group's tips, for poses without ``ik_link_names`` (one pose
+    without ``ik_link_name`` either: the one tip, else '').
     """
     poses = list(ik_request.pose_stamped_vector) or [ik_request.pose_stamped]
     links = [name for name in ik_request.ik_link_names if name]
-    if not links:
-        links = [ik_request.ik_link_name] if len(poses) == 1 else list(group_tips)
+    if not links and len(poses) == 1:
+        links = [ik_request.ik_link_name or (group_tips[0] if len(group_tips) == 1 else "")]
+    elif not links:
+        links = list(group_tips)
     if len(links) != len(poses):
         raise MoveItRequestError(
             MoveItCode.INVALID_LINK_NAME,
@@ -118,19 +102,16 @@ def targets_and_links(ik_request, group_tips: Sequence[str] = ()) -> Tuple[list,
     return poses, links
 
 
-def has_constraints(constraints) -> bool:
-    """Return True when a ``moveit_msgs/Constraints`` holds any constraint."""
-    return any(len(getattr(constraints, kind, ())) for kind in (
-        "joint_constraints", "position_constraints", "orientation_constraints",
-        "visibility_constraints"))
-
-
 def refuse_constraints(ik_request) -> None:
-    """Raise INVALID_GOAL_CONSTRAINTS when the request carries constraints (unsupported)."""
-    if has_constraints(ik_request.constraints):
+    """Raise INVALID_GOAL_CONSTRAINTS when the request carries constraints.
+
+    For :func:`to_compute_ik`, which has no place for them: :func:`answer` sends such a
+    request to :func:`to_constrained_goal` instead.
+    """
+    if moveit_constraints.has_constraints(ik_request.constraints):
         raise MoveItRequestError(MoveItCode.INVALID_GOAL_CONSTRAINTS,
-                                 "PositionIKRequest.constraints are not supported by ros2_ik;"
-                                 " use the constrained_ik action")
+                                 "PositionIKRequest.constraints need the constrained path "
+                                 "(to_constrained_goal)")
 
 
 def checked_links(ik_request, frame_names: Sequence[str] = (),
@@ -151,9 +132,13 @@ def kinematics_timeout_s(ik_request, settings: Mapping[str, Any]) -> float:
 
 
 def to_constrained_goal(ik_request, cfg, frame_names: Sequence[str] = (),
-                        group_tips: Sequence[str] = ()) -> ConstrainedIK.Goal:
-    """Our ConstrainedIK goal for a PositionIKRequest with several poses: one pose goal each."""
-    refuse_constraints(ik_request)
+                        group_tips: Sequence[str] = (), joint_names: Sequence[str] = (),
+                        base_parent: str = "") -> ConstrainedIK.Goal:
+    """Our ConstrainedIK goal for a PositionIKRequest: one pose goal per pose, and its constraints.
+
+    The request's ``constraints`` become terms of the goal (:mod:`moveit_constraints`;
+    ``joint_names``: the model's, ``base_parent``: a whole-body group's base parent frame).
+    """
     poses, links = checked_links(ik_request, frame_names, group_tips)
     goal = ConstrainedIK.Goal()
     goal.group_name = ik_request.group_name
@@ -162,12 +147,15 @@ def to_constrained_goal(ik_request, cfg, frame_names: Sequence[str] = (),
     position_only = bool(settings.get("position_only_ik", False))
     # Poses after the first are constraints (core.problem.pose_constraints), met within
     # their tolerance plus the constraint tolerance: half the node's tolerance for each
-    # keeps every tip within the node's.
-    half_m, half_rad = cfg.position_tolerance / 2, cfg.orientation_tolerance / 2
+    # keeps every tip within the node's.  One pose: the node's tolerances.
+    share = 1.0 if len(poses) == 1 else 0.5
+    tol_m, tol_rad = cfg.position_tolerance * share, cfg.orientation_tolerance * share
     goal.pose_goals = [PoseGoal(tip_link=link, target=pose, position_only=position_only,
-                                position_tolerance=half_m, orientation_tolerance=half_rad)
+                                position_tolerance=tol_m, orientation_tolerance=tol_rad)
                        for pose, link in zip(poses, links)]
-    goal.position_tolerance, goal.orientation_tolerance = half_m, half_rad
+    goal.position_tolerance, goal.orientation_tolerance = tol_m, tol_rad
+    moveit_constraints.add_to_goal(goal, ik_request.constraints, frame_names, joint_names,
+                                   base_parent)
     seed = ik_request.robot_state.joint_state
     goal.seed.name = list(seed.name)
     goal.seed.position = [float(v) for v in seed.position]
@@ -269,12 +257,25 @@ def fill_response(response, code: int, message: str, seed_state=None, solution=N
 
 
 def answer(snapshot, model_error: str, cfg, joints, request, response):
-    """Answer one GetPositionIK ``request`` into ``response`` with our core solver."""
+    """Answer one GetPositionIK ``request`` into ``response`` with our core solver.
+
+    Never raises: a bug answers FAILURE with its message, and the node keeps serving.
+    """
+    try:
+        return _answer(snapshot, model_error, cfg, joints, request, response)
+    except Exception as exc:  # noqa: BLE001 - every failure becomes an error code
+        return fill_response(response, MoveItCode.FAILURE,
+                             f"internal error: {type(exc).__name__}: {exc}")
+
+
+def _answer(snapshot, model_error: str, cfg, joints, request, response):
+    """:func:`answer`, which may raise on a bug."""
     ik_request = request.ik_request
     frames = snapshot.robot.frame_names if snapshot is not None else ()
     try:
-        if len(ik_request.pose_stamped_vector) > 1:
-            return _answer_poses(snapshot, model_error, cfg, joints, ik_request, response)
+        if len(ik_request.pose_stamped_vector) > 1 \
+                or moveit_constraints.has_constraints(ik_request.constraints):
+            return _answer_goal(snapshot, model_error, cfg, joints, ik_request, response)
         ours = to_compute_ik(ik_request, frames, cfg.kinematics.get(ik_request.group_name, {}))
     except MoveItRequestError as exc:
         return fill_response(response, exc.code, str(exc))
@@ -289,21 +290,34 @@ def answer(snapshot, model_error: str, cfg, joints, request, response):
 
 def _whole_body(snapshot, cfg, request) -> bool:
     """Return True when the request's group moves a base (errors: left to compute_ik)."""
+    group, _ = _resolved(snapshot, cfg, request.group_name, request.base_link,
+                         request.tip_link)
+    return group is not None and has_base(group)
+
+
+def _resolved(snapshot, cfg, group_name: str, base_link: str = "", tip_link: str = ""):
+    """``(group, tip)`` of a request, or ``(None, '')`` (the solve answers the error)."""
     try:
-        group, _ = resolve_group(snapshot, cfg, request.group_name, request.base_link,
-                                 request.tip_link)
-    except Exception:  # noqa: BLE001 - compute_ik answers with the same error
-        return False
-    return has_base(group)
+        return resolve_group(snapshot, cfg, group_name, base_link, tip_link)
+    except Exception:  # noqa: BLE001 - the solve answers with the same error
+        return None, ""
 
 
-def _answer_poses(snapshot, model_error, cfg, joints, ik_request, response):
-    """Several poses: one ConstrainedIK problem; its first verified solution answers."""
+def _answer_goal(snapshot, model_error, cfg, joints, ik_request, response):
+    """Several poses, or constraints: one ConstrainedIK problem; its first verified solution.
+
+    One pose without ``ik_link_name`` is the group's tip, as ComputeIK takes it.
+    """
     srdf = snapshot.srdf_groups.get(ik_request.group_name) if snapshot is not None else None
-    goal = to_constrained_goal(ik_request, cfg,
-                               snapshot.robot.frame_names if snapshot is not None else (),
-                               srdf.tips if srdf is not None else ())
-    if _whole_body(snapshot, cfg, goal):
+    group, tip = _resolved(snapshot, cfg, ik_request.group_name)
+    whole_body = group is not None and has_base(group)
+    tips = srdf.tips if srdf is not None and len(ik_request.pose_stamped_vector) > 1 else \
+        ((tip,) if tip else ())
+    goal = to_constrained_goal(
+        ik_request, cfg, snapshot.robot.frame_names if snapshot is not None else (), tips,
+        tuple(snapshot.robot.model.names) if snapshot is not None else (),
+        snapshot.base_parent_frame if whole_body else "")
+    if whole_body:
         goal.seed_base = ik_request.robot_state.multi_dof_joint_state
     result = solve_goal(snapshot, model_error, cfg, joints, goal, lambda: False)
     solution = next((s for s in result.solutions

@@ -1,0 +1,218 @@
+"""A GetPositionIK request's ``moveit_msgs/Constraints`` -> terms of a ConstrainedIK goal.
+
+Each constraint becomes terms of the same meaning as MoveIt's ``kinematic_constraints``
+(what ``move_group``'s ``compute_ik`` checks its answers against), or the request is
+refused with INVALID_GOAL_CONSTRAINTS and a message naming the field: nothing is dropped
+or approximated.  Pure functions over message-shaped data (the moveit_msgs attribute
+names), so that they are tested where moveit_msgs is not installed.
+
+- ``joint_constraints[i]``: ``position - tolerance_below <= joint <= position +
+  tolerance_above`` [rad or m] -> ``joint_bounds`` (a continuous joint's window lies on the
+  circle, as MoveIt's signed shortest difference).  Tolerances must be >= 0 (MoveIt
+  ignores a negative one); a window outside a bounded joint's limits is refused (MoveIt
+  moves it onto the nearest limit); a joint named twice is refused (give one window).
+- ``position_constraints[i]``: the point ``target_point_offset`` [m] fixed in
+  ``link_name`` lies inside ``constraint_region``, placed in ``header.frame_id``: one
+  primitive -- a box (-> ``position_constraints``, the box in the primitive's frame), a
+  sphere (-> ``point_distance_constraints``: distance to the centre <= radius) or a
+  cylinder (-> a box [-r, r] x [-r, r] x [-h/2, h/2] in its frame and a
+  ``line_distance_constraints`` term: distance to its z axis <= radius).  Several
+  primitives (MoveIt: their union), meshes, cones and prisms are refused.
+- ``orientation_constraints``, ``visibility_constraints``: refused.  MoveIt bounds each
+  component of the rotation's XYZ Euler angles or rotation vector (a box); ros2_ik bounds
+  the rotation's angle (Drake's OrientationConstraint, a ball): the ConstrainedIK action's
+  ``orientation_constraints`` and ``angle_constraints`` express it exactly.
+
+An empty ``header.frame_id`` means the model's root frame, as for pose targets; the
+frames and links must be frames of the robot model (``base_parent``, a whole-body
+group's base joint parent, stands for the root).  Every term is named after its MoveIt
+field (``constraints.position_constraints[0]``), so that violations and errors name it.
+"""
+from __future__ import annotations
+
+import math
+from typing import Dict, Sequence, Tuple
+
+from geometry_msgs.msg import Point, Vector3
+import numpy as np
+
+from ros2_ik.core.errors import IKError
+from ros2_ik.node.conversions import pose_to_se3, se3_to_pose
+from ros2_ik.node.moveit_codes import MoveItCode, MoveItRequestError
+from ros2_ik_interfaces.msg import (
+    PointToLineDistanceConstraint, PointToPointDistanceConstraint, PositionConstraint)
+
+#: ``shape_msgs/SolidPrimitive`` types and how many dimensions each takes.
+BOX, SPHERE, CYLINDER = 1, 2, 3
+DIMENSIONS = {BOX: 3, SPHERE: 1, CYLINDER: 2}
+PRIMITIVE_NAMES = {1: "box", 2: "sphere", 3: "cylinder", 4: "cone", 5: "prism"}
+FIELD = "constraints"
+
+
+def has_constraints(constraints) -> bool:
+    """Return True when a ``moveit_msgs/Constraints`` holds any constraint."""
+    return any(len(getattr(constraints, kind, ())) for kind in (
+        "joint_constraints", "position_constraints", "orientation_constraints",
+        "visibility_constraints"))
+
+
+def add_to_goal(goal, constraints, frame_names: Sequence[str] = (),
+                joint_names: Sequence[str] = (), base_parent: str = "") -> None:
+    """Add the terms of ``constraints`` to the ConstrainedIK ``goal`` (module docstring).
+
+    ``frame_names`` / ``joint_names``: the model's, to name an unknown one (empty: not
+    checked here, the core refuses it).  Raises :class:`MoveItRequestError`.
+    """
+    _refuse_unsupported(constraints)
+    windows = joint_windows(constraints.joint_constraints, joint_names)
+    if windows:
+        names = list(windows)
+        goal.joint_bounds.joint_names = list(goal.joint_bounds.joint_names) + names
+        goal.joint_bounds.lower = list(goal.joint_bounds.lower) + [windows[n][0] for n in names]
+        goal.joint_bounds.upper = list(goal.joint_bounds.upper) + [windows[n][1] for n in names]
+    for i, c in enumerate(constraints.position_constraints):
+        field = f"{FIELD}.position_constraints[{i}]"
+        frame = _frame(c.header.frame_id, f"{field}.header.frame_id", frame_names,
+                       base_parent)
+        link = _link(c.link_name, f"{field}.link_name", frame_names)
+        offset = _vector(c.target_point_offset, f"{field}.target_point_offset")
+        kind, dims, T_frame_region = _region(c.constraint_region, f"{field}.constraint_region")
+        _add_region(goal, field, frame, link, offset, kind, dims, T_frame_region)
+
+
+def _refuse_unsupported(constraints) -> None:
+    """Refuse the kinds without an exact counterpart (module docstring)."""
+    if len(constraints.orientation_constraints):
+        raise MoveItRequestError(
+            MoveItCode.INVALID_GOAL_CONSTRAINTS,
+            f"{FIELD}.orientation_constraints: MoveIt's per-axis tolerances (XYZ Euler angles "
+            f"or rotation vector) have no exact counterpart in ros2_ik, which bounds the "
+            f"rotation's angle; use the constrained_ik action's orientation_constraints or "
+            f"angle_constraints")
+    if len(constraints.visibility_constraints):
+        raise MoveItRequestError(
+            MoveItCode.INVALID_GOAL_CONSTRAINTS,
+            f"{FIELD}.visibility_constraints are not supported; use the constrained_ik "
+            f"action's gaze_constraints")
+
+
+def joint_windows(joint_constraints, joint_names: Sequence[str] = ()
+                  ) -> Dict[str, Tuple[float, float]]:
+    """Return ``{joint: (lower, upper)}`` [rad or m] of MoveIt JointConstraints."""
+    windows: Dict[str, Tuple[float, float]] = {}
+    first: Dict[str, int] = {}
+    for i, c in enumerate(joint_constraints):
+        field = f"{FIELD}.joint_constraints[{i}]"
+        name = c.joint_name
+        if joint_names and name not in joint_names:
+            raise MoveItRequestError(MoveItCode.INVALID_GOAL_CONSTRAINTS,
+                                     f"{field}.joint_name '{name}' is not a joint of the "
+                                     f"robot model")
+        if name in first:
+            raise MoveItRequestError(
+                MoveItCode.INVALID_GOAL_CONSTRAINTS,
+                f"{field}.joint_name '{name}' is constrained by joint_constraints"
+                f"[{first[name]}] already: give one window per joint")
+        position = _finite(c.position, f"{field}.position")
+        above = _finite(c.tolerance_above, f"{field}.tolerance_above", minimum=0.0)
+        below = _finite(c.tolerance_below, f"{field}.tolerance_below", minimum=0.0)
+        first[name] = i
+        windows[name] = (position - below, position + above)
+    return windows
+
+
+def _region(volume, field: str) -> Tuple[int, Tuple[float, ...], object]:
+    """Return ``(primitive type, dimensions [m], T_frame_region)`` of a one-primitive region."""
+    if len(volume.meshes) or len(volume.primitives) != 1:
+        raise MoveItRequestError(
+            MoveItCode.INVALID_GOAL_CONSTRAINTS,
+            f"{field}: {len(volume.primitives)} primitives and {len(volume.meshes)} meshes; "
+            f"ros2_ik takes one box, sphere or cylinder per position constraint")
+    primitive = volume.primitives[0]
+    kind = int(primitive.type)
+    if kind not in DIMENSIONS:
+        raise MoveItRequestError(
+            MoveItCode.INVALID_GOAL_CONSTRAINTS,
+            f"{field}.primitives[0]: a {PRIMITIVE_NAMES.get(kind, f'type {kind}')} region is "
+            f"not supported (box, sphere or cylinder)")
+    dims = tuple(primitive.dimensions)
+    if len(dims) != DIMENSIONS[kind]:
+        raise MoveItRequestError(
+            MoveItCode.INVALID_GOAL_CONSTRAINTS,
+            f"{field}.primitives[0].dimensions: a {PRIMITIVE_NAMES[kind]} takes "
+            f"{DIMENSIONS[kind]}, got {len(dims)}")
+    dims = tuple(_finite(d, f"{field}.primitives[0].dimensions[{k}]", minimum=0.0)
+                 for k, d in enumerate(dims))
+    if not len(volume.primitive_poses):
+        raise MoveItRequestError(MoveItCode.INVALID_GOAL_CONSTRAINTS,
+                                 f"{field}.primitive_poses is empty: the primitive's pose "
+                                 f"is needed")
+    try:
+        T = pose_to_se3(volume.primitive_poses[0], f"{field}.primitive_poses[0]")
+    except IKError as exc:
+        raise MoveItRequestError(MoveItCode.INVALID_GOAL_CONSTRAINTS, str(exc)) from None
+    return kind, dims, T
+
+
+def _add_region(goal, field: str, frame: str, link: str, offset: np.ndarray, kind: int,
+                dims: Tuple[float, ...], T_frame_region) -> None:
+    """Append the terms saying: ``link``'s point ``offset`` lies in the primitive."""
+    if kind == SPHERE:
+        goal.point_distance_constraints = list(goal.point_distance_constraints) + [
+            PointToPointDistanceConstraint(
+                name=field, frame1=link, p_b1p1=_point(offset), frame2=frame,
+                p_b2p2=_point(T_frame_region.translation), distance_lower=0.0,
+                distance_upper=dims[0])]
+        return
+    half = np.array(dims) / 2 if kind == BOX else np.array([dims[1], dims[1], dims[0] / 2])
+    goal.position_constraints = list(goal.position_constraints) + [PositionConstraint(
+        name=field, frame_a=frame, x_abar_a=se3_to_pose(T_frame_region),
+        lower=_vector3(-half), upper=_vector3(half), frame_b=link, p_bq=_point(offset))]
+    if kind == CYLINDER:  # the box bounds the height; the axis' distance the radius
+        goal.line_distance_constraints = list(goal.line_distance_constraints) + [
+            PointToLineDistanceConstraint(
+                name=f"{field} (radius)", frame_point=link, p_b1p=_point(offset),
+                frame_line=frame, p_b2q=_point(T_frame_region.translation),
+                n_b2=_vector3(T_frame_region.rotation[:, 2]), distance_lower=0.0,
+                distance_upper=dims[1])]
+
+
+def _frame(name: str, field: str, frame_names: Sequence[str], base_parent: str) -> str:
+    """Return the model frame ``name`` means ('' and ``base_parent``: the root frame, '')."""
+    if not name or (base_parent and name == base_parent):
+        return ""
+    if frame_names and name not in frame_names:
+        raise MoveItRequestError(MoveItCode.FRAME_TRANSFORM_FAILURE,
+                                 f"{field} '{name}' is not a frame of the robot model")
+    return name
+
+
+def _link(name: str, field: str, frame_names: Sequence[str]) -> str:
+    """Return ``name``, a frame of the model (INVALID_LINK_NAME otherwise)."""
+    if not name or (frame_names and name not in frame_names):
+        raise MoveItRequestError(MoveItCode.INVALID_LINK_NAME,
+                                 f"{field} '{name}' is not a frame of the robot model")
+    return name
+
+
+def _finite(value, field: str, minimum: float = -math.inf) -> float:
+    """Return ``value`` as a float, finite and >= ``minimum`` (else refuse, naming ``field``)."""
+    v = float(value)
+    if not math.isfinite(v) or v < minimum:
+        bound = "" if minimum == -math.inf else f" and >= {minimum:g}"
+        raise MoveItRequestError(MoveItCode.INVALID_GOAL_CONSTRAINTS,
+                                 f"{field} must be finite{bound}, got {value}")
+    return v
+
+
+def _vector(msg, field: str) -> np.ndarray:
+    """Return a ``geometry_msgs/Vector3`` as a finite (3,) array [m]."""
+    return np.array([_finite(getattr(msg, a), f"{field}.{a}") for a in "xyz"])
+
+
+def _point(v: np.ndarray) -> Point:
+    return Point(x=float(v[0]), y=float(v[1]), z=float(v[2]))
+
+
+def _vector3(v: np.ndarray) -> Vector3:
+    return Vector3(x=float(v[0]), y=float(v[1]), z=float(v[2]))
