@@ -1,11 +1,12 @@
 """``make fuzz``: the hypothesis strategies of the fuzz tests, run for >= 10,000 requests.
 
-Nine parts, each with the generators and independent checks of
+Ten parts, each with the generators and independent checks of
 ``ros2_ik/test/test_fuzz_core.py``, ``test_fuzz_node.py``, ``test_constrained_property.py``,
 ``test_fuzz_whole_body.py``, ``test_fuzz_whole_body_ik.py``, ``test_fuzz_path.py``,
-``test_fuzz_scene.py`` and ``test_node_upstream.py``: the core API, arbitrary constraint
-problems through every solver of the core (``constrained_fuzz.py``: every constraint kind,
-five arms, checked in metres and radians by ``constrained_check.py``), ComputeIK over DDS
+``test_fuzz_scene.py``, ``test_node_upstream.py`` and ``test_fuzz_moveit.py``: the core
+API, arbitrary constraint problems through every solver of the core
+(``constrained_fuzz.py``: every constraint kind, five arms, checked in metres and radians
+by ``constrained_check.py``), ComputeIK over DDS
 and ConstrainedIK over DDS (against one ``ik_node`` process on a private, localhost-only
 ROS domain), whole-body ConstrainedIK goals on talos (contacts, support polygons, CoM
 boxes, base seeds; through the action's goal handler in this process), whole-body
@@ -16,9 +17,11 @@ SUCCESS checked by FK and, when collision-checked, by the checker with the left 
 the service's handler in this process), planning-scene batches, each followed by a
 collision-checked ComputeIK request, and TIAGo arm requests with the lift under it in the
 seed and ``joint_states`` (sensible, past its limits, huge, non-finite; every SUCCESS
-checked by FK at the lift held).  A failing check is recorded (not shrunk) and the run goes
-on; the exit status is 1 when any crash or false SUCCESS was seen.  Figures go to
-``bench/results/fuzz.json``.
+checked by FK at the lift held), and MoveIt GetPositionIK requests with joint and position
+constraints on the Panda (through the service's handler; every SUCCESS checked by FK
+against the pose, each joint window and each region, with MoveIt's meaning).  A failing
+check is recorded (not shrunk) and the run goes on; the exit status is 1 when any crash or
+false SUCCESS was seen.  Figures go to ``bench/results/fuzz.json``.
 """
 from __future__ import annotations
 
@@ -89,13 +92,15 @@ def main() -> int:
                         help="planning-scene batches, each then a collision-checked request")
     parser.add_argument("--upstream", type=int, default=2000,
                         help="TIAGo arm requests with the lift in the seed and joint_states")
+    parser.add_argument("--moveit", type=int, default=1000,
+                        help="GetPositionIK requests with constraints (the handler)")
     parser.add_argument("--quick", action="store_true", help="a small smoke run")
     parser.add_argument("--output", default=str(RESULTS))
     args = parser.parse_args()
     if args.quick:
         args.core, args.constrained, args.service, args.action = 200, 100, 200, 50
         args.whole_body, args.path, args.scene, args.upstream = 50, 50, 50, 50
-        args.whole_body_ik = 50
+        args.whole_body_ik, args.moveit = 50, 50
     warnings.simplefilter("ignore", RuntimeWarning)  # overflow in numpy on 1e300 inputs
 
     import test_fuzz_core as core
@@ -119,6 +124,9 @@ def main() -> int:
     import test_node_upstream as upstream
     parts["upstream"] = run_part("upstream", upstream.held_requests(),
                                  upstream.check_held_request, args.upstream, upstream.STATS)
+    import test_fuzz_moveit as moveit
+    parts["moveit"] = run_part("GetPositionIK", moveit.requests(), moveit.check_request,
+                               args.moveit, moveit.STATS)
     total = sum(p["requests"] for p in parts.values())
     crashes = sum(p["crashes"] for p in parts.values())
     lies = sum(p["false_successes"] for p in parts.values())
