@@ -161,10 +161,32 @@ def mb_constraints(joint=(), position=(), orientation=(), visibility=()):
                        visibility_constraints=list(visibility))
 
 
-def test_joint_window_is_the_tolerances_around_the_position(model):
-    joints = [JointConstraint("panda_joint3", 0.4, 0.1, 0.25)]
-    windows = mc.joint_windows(joints, tuple(model.names))
-    assert windows == {"panda_joint3": pytest.approx((0.15, 0.5))}
+def test_joint_windows_have_moveits_meaning(model):
+    """Tolerances around the position; beyond a limit: the limit; named twice: both."""
+    limits = mc.joint_limits(model)
+    lo4, hi4 = model.lowerPositionLimit[3], model.upperPositionLimit[3]
+    assert limits["panda_joint4"] == pytest.approx((lo4, hi4, False))
+    windows = mc.joint_windows([
+        JointConstraint("panda_joint3", 0.4, 0.1, 0.25),
+        JointConstraint("panda_joint4", 1.0, 0.1, 0.1),        # above the upper limit
+        JointConstraint("panda_joint1", -5.0, 0.1, 0.1),       # below the lower limit
+        JointConstraint("panda_joint3", 0.2, 0.2, 0.2),        # again: [0.0, 0.4]
+    ], limits)
+    assert windows == {"panda_joint3": pytest.approx((0.15, 0.4)),
+                       "panda_joint4": pytest.approx((hi4, hi4)),
+                       "panda_joint1": pytest.approx((model.lowerPositionLimit[0],) * 2)}
+
+
+def test_a_joint_at_its_limit_through_a_window_beyond_it(model, snapshot, cfg):
+    """MoveIt moves a window beyond the limit onto it: the answer has the joint there."""
+    q_true = np.array(READY) + np.array([0.2, 0.1, -0.1, 0.0, 0.1, -0.1, 0.1])
+    q_true[3] = model.upperPositionLimit[3]
+    req = ik_request(fk(model, ARM, q_true))
+    req.ik_request.constraints = mb_constraints(
+        joint=[JointConstraint("panda_joint4", 0.5, 0.05, 0.05)])
+    res = call(snapshot, cfg, req)
+    assert res.error_code.val == mb.MoveItCode.SUCCESS, res.error_code.message
+    assert solved_state(model, res)["panda_joint4"] == pytest.approx(q_true[3], abs=1e-3)
 
 
 def solved_state(model, res):
@@ -260,11 +282,11 @@ def bad(case: str):
         return mb_constraints(joint=[JointConstraint("elbow", 0.0, 0.1, 0.1)])
     if case == "negative tolerance":
         return mb_constraints(joint=[JointConstraint("panda_joint1", 0.0, -0.1, 0.1)])
-    if case == "joint twice":
+    if case == "windows that miss":
         return mb_constraints(joint=[JointConstraint("panda_joint1", 0.0, 0.1, 0.1),
-                                     JointConstraint("panda_joint1", 0.1, 0.1, 0.1)])
-    if case == "window outside the limits":
-        return mb_constraints(joint=[JointConstraint("panda_joint4", 1.0, 0.1, 0.1)])
+                                     JointConstraint("panda_joint1", 0.5, 0.1, 0.1)])
+    if case == "multi-DoF joint":
+        return mb_constraints(joint=[JointConstraint("universe", 0.0, 0.1, 0.1)])
     raise AssertionError(case)
 
 
@@ -283,9 +305,9 @@ def bad(case: str):
     ("unknown link", "INVALID_LINK_NAME", "constraints.position_constraints[0].link_name"),
     ("unknown frame", "FRAME_TRANSFORM_FAILURE", "header.frame_id 'map'"),
     ("unknown joint", "INVALID_GOAL_CONSTRAINTS", "joint_constraints[0].joint_name 'elbow'"),
+    ("multi-DoF joint", "INVALID_GOAL_CONSTRAINTS", "joint_name 'universe'"),
     ("negative tolerance", "INVALID_GOAL_CONSTRAINTS", "joint_constraints[0].tolerance_above"),
-    ("joint twice", "INVALID_GOAL_CONSTRAINTS", "joint_constraints[1].joint_name"),
-    ("window outside the limits", "INVALID_GOAL_CONSTRAINTS", "panda_joint4"),
+    ("windows that miss", "INVALID_GOAL_CONSTRAINTS", "misses constraints.joint_constraints[0]"),
 ])
 def test_refused_constraints_name_the_field(model, snapshot, cfg, case, code, named):
     req = ik_request(fk(model, ARM, READY), timeout=Duration(0, 50_000_000))

@@ -132,12 +132,13 @@ def kinematics_timeout_s(ik_request, settings: Mapping[str, Any]) -> float:
 
 
 def to_constrained_goal(ik_request, cfg, frame_names: Sequence[str] = (),
-                        group_tips: Sequence[str] = (), joint_names: Sequence[str] = (),
+                        group_tips: Sequence[str] = (),
+                        limits: Optional[moveit_constraints.JointLimits] = None,
                         base_parent: str = "") -> ConstrainedIK.Goal:
     """Our ConstrainedIK goal for a PositionIKRequest: one pose goal per pose, and its constraints.
 
     The request's ``constraints`` become terms of the goal (:mod:`moveit_constraints`;
-    ``joint_names``: the model's, ``base_parent``: a whole-body group's base parent frame).
+    ``limits``: the model's joints', ``base_parent``: a whole-body group's base parent frame).
     """
     poses, links = checked_links(ik_request, frame_names, group_tips)
     goal = ConstrainedIK.Goal()
@@ -154,7 +155,7 @@ def to_constrained_goal(ik_request, cfg, frame_names: Sequence[str] = (),
                                 position_tolerance=tol_m, orientation_tolerance=tol_rad)
                        for pose, link in zip(poses, links)]
     goal.position_tolerance, goal.orientation_tolerance = tol_m, tol_rad
-    moveit_constraints.add_to_goal(goal, ik_request.constraints, frame_names, joint_names,
+    moveit_constraints.add_to_goal(goal, ik_request.constraints, frame_names, limits,
                                    base_parent)
     seed = ik_request.robot_state.joint_state
     goal.seed.name = list(seed.name)
@@ -313,9 +314,10 @@ def _answer_goal(snapshot, model_error, cfg, joints, ik_request, response):
     whole_body = group is not None and has_base(group)
     tips = srdf.tips if srdf is not None and len(ik_request.pose_stamped_vector) > 1 else \
         ((tip,) if tip else ())
+    robot = snapshot.robot if snapshot is not None else None
     goal = to_constrained_goal(
-        ik_request, cfg, snapshot.robot.frame_names if snapshot is not None else (), tips,
-        tuple(snapshot.robot.model.names) if snapshot is not None else (),
+        ik_request, cfg, robot.frame_names if robot is not None else (), tips,
+        moveit_constraints.joint_limits(robot.model) if robot is not None else None,
         snapshot.base_parent_frame if whole_body else "")
     if whole_body:
         goal.seed_base = ik_request.robot_state.multi_dof_joint_state

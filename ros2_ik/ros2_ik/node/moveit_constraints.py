@@ -9,8 +9,9 @@ names), so that they are tested where moveit_msgs is not installed.
 - ``joint_constraints[i]``: ``position - tolerance_below <= joint <= position +
   tolerance_above`` [rad or m] -> ``joint_bounds`` (a continuous joint's window lies on the
   circle, as MoveIt's signed shortest difference).  Tolerances must be >= 0 (MoveIt
-  ignores a negative one); a window outside a bounded joint's limits is refused (MoveIt
-  moves it onto the nearest limit); a joint named twice is refused (give one window).
+  ignores a negative one).  As in MoveIt, a window beyond a bounded joint's limit is
+  that limit, and a bounded joint named twice lies in both windows (refused when they
+  miss each other); a continuous joint named twice is refused.
 - ``position_constraints[i]``: the point ``target_point_offset`` [m] fixed in
   ``link_name`` lies inside ``constraint_region``, placed in ``header.frame_id``: one
   primitive -- a box (-> ``position_constraints``, the box in the primitive's frame), a
@@ -31,11 +32,12 @@ field (``constraints.position_constraints[0]``), so that violations and errors n
 from __future__ import annotations
 
 import math
-from typing import Dict, Sequence, Tuple
+from typing import Dict, Mapping, Optional, Sequence, Tuple
 
 from geometry_msgs.msg import Point, Vector3
 import numpy as np
 
+from ros2_ik.core.constraints.joints import joint_table
 from ros2_ik.core.errors import IKError
 from ros2_ik.node.conversions import pose_to_se3, se3_to_pose
 from ros2_ik.node.moveit_codes import MoveItCode, MoveItRequestError
@@ -47,6 +49,8 @@ BOX, SPHERE, CYLINDER = 1, 2, 3
 DIMENSIONS = {BOX: 3, SPHERE: 1, CYLINDER: 2}
 PRIMITIVE_NAMES = {1: "box", 2: "sphere", 3: "cylinder", 4: "cone", 5: "prism"}
 FIELD = "constraints"
+#: ``{joint: (lower, upper, continuous)}`` of the model's 1-DoF joints [rad or m].
+JointLimits = Mapping[str, Tuple[float, float, bool]]
 
 
 def has_constraints(constraints) -> bool:
@@ -57,14 +61,15 @@ def has_constraints(constraints) -> bool:
 
 
 def add_to_goal(goal, constraints, frame_names: Sequence[str] = (),
-                joint_names: Sequence[str] = (), base_parent: str = "") -> None:
+                limits: Optional[JointLimits] = None, base_parent: str = "") -> None:
     """Add the terms of ``constraints`` to the ConstrainedIK ``goal`` (module docstring).
 
-    ``frame_names`` / ``joint_names``: the model's, to name an unknown one (empty: not
-    checked here, the core refuses it).  Raises :class:`MoveItRequestError`.
+    ``frame_names``: the model's, to name an unknown one (empty: not checked here, the
+    core refuses it); ``limits``: its joints' (:func:`joint_limits`; None: likewise).
+    Raises :class:`MoveItRequestError`.
     """
     _refuse_unsupported(constraints)
-    windows = joint_windows(constraints.joint_constraints, joint_names)
+    windows = joint_windows(constraints.joint_constraints, limits)
     if windows:
         names = list(windows)
         goal.joint_bounds.joint_names = list(goal.joint_bounds.joint_names) + names
@@ -96,29 +101,69 @@ def _refuse_unsupported(constraints) -> None:
             f"action's gaze_constraints")
 
 
-def joint_windows(joint_constraints, joint_names: Sequence[str] = ()
+def joint_limits(model) -> JointLimits:
+    """Return ``{joint: (lower, upper, continuous)}`` [rad or m] of ``model``'s 1-DoF joints."""
+    return {name: (j.urdf_lower, j.urdf_upper, j.continuous)
+            for name, j in joint_table(model).items() if not isinstance(j, IKError)}
+
+
+def joint_windows(joint_constraints, limits: Optional[JointLimits] = None
                   ) -> Dict[str, Tuple[float, float]]:
-    """Return ``{joint: (lower, upper)}`` [rad or m] of MoveIt JointConstraints."""
+    """Return ``{joint: (lower, upper)}`` [rad or m] of MoveIt JointConstraints.
+
+    ``limits`` (:func:`joint_limits`; None: names and limits not checked here) gives
+    MoveIt's meaning exactly: a bounded joint's window beyond a limit is that limit (MoveIt
+    moves it there), a bounded joint named twice lies in both windows.  A continuous
+    joint named twice is refused (two arcs may meet in two pieces).
+    """
     windows: Dict[str, Tuple[float, float]] = {}
     first: Dict[str, int] = {}
     for i, c in enumerate(joint_constraints):
         field = f"{FIELD}.joint_constraints[{i}]"
         name = c.joint_name
-        if joint_names and name not in joint_names:
+        if limits is not None and name not in limits:
             raise MoveItRequestError(MoveItCode.INVALID_GOAL_CONSTRAINTS,
-                                     f"{field}.joint_name '{name}' is not a joint of the "
-                                     f"robot model")
-        if name in first:
-            raise MoveItRequestError(
-                MoveItCode.INVALID_GOAL_CONSTRAINTS,
-                f"{field}.joint_name '{name}' is constrained by joint_constraints"
-                f"[{first[name]}] already: give one window per joint")
+                                     f"{field}.joint_name '{name}' is not a 1-DoF joint of "
+                                     f"the robot model")
         position = _finite(c.position, f"{field}.position")
         above = _finite(c.tolerance_above, f"{field}.tolerance_above", minimum=0.0)
         below = _finite(c.tolerance_below, f"{field}.tolerance_below", minimum=0.0)
-        first[name] = i
-        windows[name] = (position - below, position + above)
+        lower, upper = _on_limits(position - below, position + above,
+                                  limits.get(name) if limits is not None else None)
+        if name in first:
+            lower, upper = _both(windows[name], (lower, upper), limits, name, field, first)
+        first.setdefault(name, i)
+        windows[name] = (lower, upper)
     return windows
+
+
+def _on_limits(lower: float, upper: float, limit) -> Tuple[float, float]:
+    """Move a bounded joint's window onto the limit it lies beyond, as MoveIt does."""
+    if limit is None or limit[2]:
+        return lower, upper
+    if upper < limit[0]:
+        return limit[0], limit[0]
+    if lower > limit[1]:
+        return limit[1], limit[1]
+    return lower, upper
+
+
+def _both(old: Tuple[float, float], new: Tuple[float, float], limits, name: str, field: str,
+          first: Dict[str, int]) -> Tuple[float, float]:
+    """Return the window of a joint named again: inside both (refused if none)."""
+    earlier = f"{FIELD}.joint_constraints[{first[name]}]"
+    if limits is None or limits[name][2]:
+        raise MoveItRequestError(
+            MoveItCode.INVALID_GOAL_CONSTRAINTS,
+            f"{field}.joint_name '{name}' is constrained by {earlier} already: give one "
+            f"window per continuous joint")
+    lower, upper = max(old[0], new[0]), min(old[1], new[1])
+    if lower > upper:
+        raise MoveItRequestError(
+            MoveItCode.INVALID_GOAL_CONSTRAINTS,
+            f"{field}: the window [{new[0]:g}, {new[1]:g}] of joint '{name}' misses "
+            f"{earlier}'s [{old[0]:g}, {old[1]:g}]: no position meets both")
+    return lower, upper
 
 
 def _region(volume, field: str) -> Tuple[int, Tuple[float, ...], object]:
