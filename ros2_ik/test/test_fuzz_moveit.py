@@ -1,11 +1,13 @@
 """Fuzzing GetPositionIK requests with constraints (the Panda), through the service's handler.
 
-A hand pose from a configuration near the ready pose, with joint and position constraints
-(boxes, spheres, cylinders, and kinds ros2_ik refuses) built around that configuration,
-so that most problems have a solution; half the requests break one or two fields (numbers,
-frames, links, joints, primitives, poses, an orientation constraint).  Every answer is
+A hand pose (or its position: ``position_only_ik``) from a configuration near the ready
+pose, with joint, position (boxes, spheres, cylinders, and shapes ros2_ik refuses) and
+orientation constraints (XYZ Euler angles or rotation vector) built around that
+configuration, so that most problems have a solution; half the requests break one or two
+fields (numbers, frames, links, joints, primitives, poses, orientations).  Every answer is
 SUCCESS, checked here by our own forward kinematics (the pose, the limits, each joint
-window and each region with MoveIt's meaning); or another MoveIt code with a message.
+window, each region and each orientation with MoveIt's meaning: test_rotation_box's
+``moveit_decide``); or another MoveIt code with a message.
 An exception, FAILURE (a bug: the model is there) or an unknown code is a failure.
 ``FUZZ_MOVEIT_EXAMPLES`` sets the count (bench/fuzz.py runs more).
 """
@@ -20,13 +22,15 @@ from hypothesis import strategies as st
 
 pytest.importorskip("rclpy")
 
-from geometry_msgs.msg import Vector3  # noqa: E402
+from geometry_msgs.msg import Quaternion, Vector3  # noqa: E402
 from panda_node import ARM, READY  # noqa: E402
 from fuzz_answers import examples, lie  # noqa: E402
 import test_moveit_constraints as mct  # noqa: E402
 import test_moveit_mapping as mapping  # noqa: E402
+from test_rotation_box import moveit_decide  # noqa: E402
 
 from ros2_ik.node import moveit_bridge as mb  # noqa: E402
+from ros2_ik.node.parameters import NodeConfig  # noqa: E402
 
 STATS: Counter = Counter()
 CODES = {v: k for k, v in vars(mb.MoveItCode).items() if k.isupper()}
@@ -42,13 +46,15 @@ TIMEOUT_NS = 100_000_000
 class Panda:
     """The node's snapshot, its configuration and our own model (the same URDF)."""
 
-    snapshot = model = cfg = None
+    snapshot = model = cfg = position_only = None
 
     @classmethod
     def load(cls):
         if cls.model is None:
             cls.model, cls.snapshot = mapping.panda_model(), mapping.panda_snapshot()
             cls.cfg = mapping.panda_config()
+            cls.position_only = NodeConfig(cls.cfg.values, cls.cfg.groups,
+                                           {"panda_arm": {"position_only_ik": True}})
         return cls
 
 
@@ -86,8 +92,9 @@ def requests(draw):
             name, _number(draw, position, "number" in broken), hi - position,
             _number(draw, position - lo, "number" in broken and draw(st.booleans()))))
     regions = [_region(draw, q_true, broken) for _ in range(draw(st.integers(0, 2)))]
-    orientation = [mct.OrientationConstraint(link_name="panda_hand")] \
-        if "orientation" in broken else []
+    orientation = [_orientation(draw, q_true, broken)
+                   for _ in range(draw(st.integers(0, 1)))]
+    req.position_only = draw(st.booleans())  # the group's position_only_ik
     req.ik_request.constraints = mct.mb_constraints(joint=joints, position=regions,
                                                     orientation=orientation)
     req.solvable = not broken  # q_true meets every constraint (not asserted: counted)
@@ -125,6 +132,47 @@ def _region(draw, q_true, broken):
     return c
 
 
+def _orientation(draw, q_true, broken):
+    """An orientation constraint the link's rotation at ``q_true`` meets."""
+    code = draw(st.sampled_from([0, 1]))
+    tol = [draw(st.sampled_from([0.01, 0.1, 0.5, math.pi, 4.0])) for _ in range(3)]
+    frame = draw(FRAMES) if "frame" in broken else draw(st.sampled_from(["", "panda_link0",
+                                                                         "panda_link2"]))
+    link = draw(LINKS) if "link" in broken else draw(st.sampled_from(
+        ["panda_link5", "panda_link7", "panda_hand"]))
+    # R_desired = R_frame^T R_link P^T at q_true, P inside the box: R_desired^T R_link = P.
+    P = euler_xyz_matrix([draw(st.floats(-0.9, 0.9)) * min(t, 1.0) for t in tol]) \
+        if code == 0 else pin.exp3(np.array([draw(st.floats(-0.9, 0.9)) * min(t, 1.0) / 2
+                                             for t in tol]))
+    R = np.eye(3)
+    if frame != "nowhere" and link not in ("", "nowhere"):
+        model, data = Panda.load().model, Panda.model.createData()
+        pin.framesForwardKinematics(model, data, full_q(ARM, q_true))
+        R_frame = data.oMf[model.getFrameId(frame)].rotation if frame else np.eye(3)
+        R = R_frame.T @ data.oMf[model.getFrameId(link)].rotation @ P.T
+    quat = pin.Quaternion(R)
+    c = mct.OrientationConstraint(
+        orientation=Quaternion(x=quat.x, y=quat.y, z=quat.z, w=quat.w), link_name=link,
+        absolute_x_axis_tolerance=tol[0], absolute_y_axis_tolerance=tol[1],
+        absolute_z_axis_tolerance=tol[2], parameterization=code)
+    c.header.frame_id = frame
+    if "orientation" in broken:
+        how = draw(st.sampled_from(["parameterization", "quaternion", "tolerance"]))
+        if how == "parameterization":
+            c.parameterization = draw(st.sampled_from([2, 255]))
+        elif how == "quaternion":
+            c.orientation = Quaternion(x=0.0, y=0.0, z=0.0, w=draw(st.sampled_from([0.0, 2.0])))
+        else:
+            c.absolute_z_axis_tolerance = draw(BAD_NUMBERS)
+    return c
+
+
+def euler_xyz_matrix(angles) -> np.ndarray:
+    """``Rx(roll) Ry(pitch) Rz(yaw)`` (MoveIt's XYZ Euler angles; not pinocchio's rpy)."""
+    turns = [pin.exp3(angle * axis) for angle, axis in zip(angles, np.eye(3))]
+    return np.linalg.multi_dot(turns)
+
+
 def violation(req, res) -> str:
     """What our own FK says a SUCCESS misses ('' when it holds)."""
     model = Panda.model
@@ -143,26 +191,45 @@ def violation(req, res) -> str:
                                    pose.orientation.x, pose.orientation.y,
                                    pose.orientation.z, pose.orientation.w]))
     pos = np.linalg.norm(T_reached.translation - T.translation)
-    ori = np.linalg.norm(pin.log3(T.rotation.T @ T_reached.rotation))
+    ori = 0.0 if req.position_only else np.linalg.norm(pin.log3(T.rotation.T
+                                                                @ T_reached.rotation))
     if pos > 1e-4 + 1e-9 or ori > 1e-3 + 1e-9:
         return f"the pose missed by {pos:.2e} m / {ori:.2e} rad"
     tol_m, tol_rad = Panda.cfg.position_tolerance, Panda.cfg.orientation_tolerance
     for c in r.constraints.joint_constraints:
         v = solved.get(c.joint_name)
-        if v is None or not (c.position - c.tolerance_below - tol_rad <= v
-                             <= c.position + c.tolerance_above + tol_rad):
+        low, high = c.position - c.tolerance_below, c.position + c.tolerance_above
+        j = model.joints[model.getJointId(c.joint_name)].idx_q
+        if high < lo[j]:       # MoveIt: a window beyond a limit is that limit (configure)
+            low = high = lo[j]
+        elif low > hi[j]:
+            low = high = hi[j]
+        if v is None or not low - tol_rad <= v <= high + tol_rad:
             return f"joint {c.joint_name} at {v} outside its window"
     for i, c in enumerate(r.constraints.position_constraints):
         margin = mct.point_in_region(model, q, c)
         if margin < -tol_m - 1e-9:
             return f"position_constraints[{i}]'s point {-margin:.2e} m outside its region"
+    data = model.createData()
+    pin.framesForwardKinematics(model, data, q)
+    for i, c in enumerate(r.constraints.orientation_constraints):
+        o = c.orientation
+        R_desired = pin.Quaternion(o.w, o.x, o.y, o.z).toRotationMatrix()
+        if c.header.frame_id:
+            R_desired = data.oMf[model.getFrameId(c.header.frame_id)].rotation @ R_desired
+        R_link = data.oMf[model.getFrameId(c.link_name)].rotation
+        tol = [abs(getattr(c, f"absolute_{a}_axis_tolerance")) + tol_rad for a in "xyz"]
+        if not moveit_decide(R_desired.T @ R_link, tol, c.parameterization):
+            return f"orientation_constraints[{i}] violated"
     return ""
 
 
 def check_request(req) -> int:
     """Answer ``req`` as the service does; assert what every answer must be."""
     panda = Panda.load()
-    res = mapping.call(panda.snapshot, panda.cfg, req)
+    res = mapping.call(panda.snapshot, panda.position_only if getattr(req, "position_only",
+                                                                      False) else panda.cfg,
+                       req)
     code = res.error_code.val
     STATS[CODES.get(code, str(code))] += 1
     if code not in CODES or code == mb.MoveItCode.FAILURE:

@@ -8,6 +8,7 @@ against the real messages where installed), as in test_moveit_mapping.py.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import List
 
@@ -21,6 +22,7 @@ from panda_node import ARM, READY  # noqa: E402
 from shape_msgs.msg import Mesh, SolidPrimitive  # noqa: E402
 from std_msgs.msg import Header  # noqa: E402
 import test_moveit_mapping as mapping  # noqa: E402
+from test_rotation_box import moveit_decide  # noqa: E402
 from test_moveit_mapping import Constraints, Duration, call, fk, ik_request  # noqa: E402
 
 from ros2_ik.core.verify import ConstraintTolerance, constraint_violations, \
@@ -29,6 +31,7 @@ from ros2_ik.node import moveit_bridge as mb  # noqa: E402
 from ros2_ik.node import moveit_constraints as mc  # noqa: E402
 from ros2_ik.node.conversions import se3_to_pose  # noqa: E402
 from ros2_ik.node.goal_terms import constraints_of  # noqa: E402
+from ros2_ik.node.parameters import NodeConfig  # noqa: E402
 from ros2_ik_interfaces.action import ConstrainedIK  # noqa: E402
 
 ELBOW = "panda_link4"
@@ -243,8 +246,19 @@ def test_the_elbow_held_in_a_region_with_the_hand_at_a_pose(model, snapshot, cfg
 def bad(case: str):
     """A constraint MoveIt takes that ros2_ik refuses, or a malformed one."""
     T = pin.SE3.Identity()
-    if case == "orientation":
-        return mb_constraints(orientation=[OrientationConstraint(link_name=ELBOW)])
+    if case == "orientation parameterization":
+        return mb_constraints(orientation=[OrientationConstraint(
+            link_name=ELBOW, orientation=Quaternion(w=1.0), absolute_x_axis_tolerance=0.1,
+            parameterization=7)])
+    if case == "orientation quaternion":
+        return mb_constraints(orientation=[OrientationConstraint(
+            link_name=ELBOW, orientation=Quaternion(w=0.0), absolute_x_axis_tolerance=0.1)])
+    if case == "orientation nan tolerance":
+        return mb_constraints(orientation=[OrientationConstraint(
+            link_name=ELBOW, orientation=Quaternion(w=1.0), absolute_y_axis_tolerance=math.nan)])
+    if case == "orientation link":
+        return mb_constraints(orientation=[OrientationConstraint(
+            link_name="gripper", orientation=Quaternion(w=1.0))])
     if case == "visibility":
         return mb_constraints(visibility=[object()])
     if case == "two primitives":
@@ -291,7 +305,13 @@ def bad(case: str):
 
 
 @pytest.mark.parametrize("case,code,named", [
-    ("orientation", "INVALID_GOAL_CONSTRAINTS", "constraints.orientation_constraints"),
+    ("orientation parameterization", "INVALID_GOAL_CONSTRAINTS",
+     "constraints.orientation_constraints[0].parameterization"),
+    ("orientation quaternion", "INVALID_GOAL_CONSTRAINTS",
+     "constraints.orientation_constraints[0].orientation"),
+    ("orientation nan tolerance", "INVALID_GOAL_CONSTRAINTS",
+     "orientation_constraints[0].absolute_y_axis_tolerance"),
+    ("orientation link", "INVALID_LINK_NAME", "orientation_constraints[0].link_name"),
     ("visibility", "INVALID_GOAL_CONSTRAINTS", "constraints.visibility_constraints"),
     ("two primitives", "INVALID_GOAL_CONSTRAINTS",
      "constraints.position_constraints[0].constraint_region"),
@@ -335,3 +355,54 @@ def test_the_base_parent_frame_and_empty_mean_the_root():
         mc.add_to_goal(goal, mb_constraints(position=[c]), ("odom_not_a_frame", ELBOW),
                        base_parent="odom")
         assert goal.position_constraints[0].frame_a == ""
+
+
+@pytest.mark.parametrize("parameterization", [0, 1])
+def test_the_hand_kept_level_while_its_position_is_solved(model, snapshot, cfg,
+                                                          parameterization):
+    """position_only_ik with an orientation constraint: roll and pitch held, yaw free."""
+    q_true = np.array(READY) + np.array([0.3, 0.2, -0.2, 0.3, 0.1, -0.2, 0.4])
+    full = mapping_full(model, q_true)
+    data = model.createData()
+    pin.framesForwardKinematics(model, data, full)
+    R_hand = data.oMf[model.getFrameId("panda_hand")].rotation
+    P = pin.exp3(np.array([0.02, 0, 0])) @ pin.exp3(np.array([0, -0.03, 0])) \
+        @ pin.exp3(np.array([0, 0, 0.5]))                    # Rx Ry Rz: in the box
+    R_desired = R_hand @ P.T
+    tol = (0.05, 0.05, math.pi)
+    q = pin.Quaternion(R_desired)
+    c = OrientationConstraint(orientation=Quaternion(x=q.x, y=q.y, z=q.z, w=q.w),
+                              link_name="panda_hand", absolute_x_axis_tolerance=tol[0],
+                              absolute_y_axis_tolerance=tol[1], absolute_z_axis_tolerance=tol[2],
+                              parameterization=parameterization)
+    c.header.frame_id = "panda_link0"
+    position_only = NodeConfig(cfg.values, cfg.groups, {"panda_arm": {"position_only_ik": True}})
+    req = ik_request(fk(model, ARM, q_true))
+    req.ik_request.constraints = mb_constraints(orientation=[c])
+    res = call(snapshot, position_only, req)
+    assert res.error_code.val == mb.MoveItCode.SUCCESS, res.error_code.message
+    state = res.solution.joint_state
+    q_solved = mapping_full(model, [dict(zip(state.name, state.position))[n] for n in ARM])
+    pin.framesForwardKinematics(model, data, q_solved)
+    R_solved = data.oMf[model.getFrameId("panda_hand")].rotation
+    assert moveit_decide(R_desired.T @ R_solved, [t + 1e-3 for t in tol], parameterization)
+    assert np.linalg.norm(data.oMf[model.getFrameId("panda_hand")].translation
+                          - fk(model, ARM, q_true).translation) <= 1e-4
+
+
+def mapping_full(model, q_arm) -> np.ndarray:
+    q = pin.neutral(model)
+    for name, v in zip(ARM, q_arm):
+        q[model.joints[model.getJointId(name)].idx_q] = v
+    return q
+
+
+def test_an_orientation_constraint_that_bounds_nothing_has_no_term(model):
+    c = OrientationConstraint(orientation=Quaternion(w=1.0), link_name="panda_hand",
+                              absolute_x_axis_tolerance=-4.0, absolute_y_axis_tolerance=2.0,
+                              absolute_z_axis_tolerance=math.pi)
+    assert mc.orientation_terms(model, mb_constraints(orientation=[c])) == []
+    c.absolute_y_axis_tolerance = -0.2             # MoveIt reads |tolerance|
+    (term,) = mc.orientation_terms(model, mb_constraints(orientation=[c]))
+    assert term.rows == (1,) and term.upper_bound.tolist() == [0.2]
+    assert term.name == "constraints.orientation_constraints[0]"

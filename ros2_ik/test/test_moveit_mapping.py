@@ -561,7 +561,8 @@ def test_get_position_ik_over_dds(ros_context, model):
         q_true = np.array(READY) + np.array([0.2, 0.1, -0.1, 0.1, 0.1, -0.1, 0.1])
         T, elbow_at = fk(model, ARM, q_true), fk(model, ARM, q_true, "panda_link4").translation
         request.ik_request.pose_stamped = stamped(T)
-        request.ik_request.constraints = real_constraints(elbow_at)
+        R_hand = fk(model, ARM, q_true).rotation
+        request.ik_request.constraints = real_constraints(elbow_at, R_hand)
         res = call_resending(moveit, request, client.spin)
         assert res.error_code.val == mb.MoveItCode.SUCCESS, res.error_code
         state = res.solution.joint_state
@@ -576,9 +577,11 @@ def test_get_position_ik_over_dds(ros_context, model):
         assert node.stop() == 0, node.output()
 
 
-def real_constraints(elbow_at: np.ndarray):
-    """moveit_msgs Constraints: panda_joint1 in [0.1, 0.3], the elbow in a 0.1 m box."""
-    from moveit_msgs.msg import BoundingVolume, Constraints, JointConstraint, PositionConstraint
+def real_constraints(elbow_at: np.ndarray, R_hand: np.ndarray):
+    """moveit_msgs Constraints: panda_joint1 in [0.1, 0.3], the elbow in a 0.1 m box, the
+    hand within 0.05 rad of ``R_hand`` about x and y (Euler angles)."""
+    from moveit_msgs.msg import (BoundingVolume, Constraints, JointConstraint,
+                                 OrientationConstraint, PositionConstraint)
     from shape_msgs.msg import SolidPrimitive
     c = Constraints()
     c.joint_constraints = [JointConstraint(joint_name="panda_joint1", position=0.2,
@@ -589,6 +592,12 @@ def real_constraints(elbow_at: np.ndarray):
     position = PositionConstraint(link_name="panda_link4", constraint_region=box)
     position.header.frame_id = BASE
     c.position_constraints = [position]
+    orientation = OrientationConstraint(link_name=TIP, absolute_x_axis_tolerance=0.05,
+                                        absolute_y_axis_tolerance=0.05,
+                                        absolute_z_axis_tolerance=3.2)
+    orientation.header.frame_id = BASE
+    orientation.orientation = se3_to_pose(pin.SE3(R_hand, np.zeros(3))).orientation
+    c.orientation_constraints = [orientation]
     return c
 
 

@@ -143,6 +143,9 @@ def _tight_terms(group, q_star, checker):
     return [
         C.PositionConstraint(model, base, p_q - eps, p_q + eps, tip, [0.02, -0.01, 0.1]),
         C.OrientationConstraint(model, base, X_bt.rotation, tip, np.eye(3), eps),
+        C.RotationBoxConstraint(model, base, X_bt.rotation, tip, np.eye(3), (eps, eps, eps)),
+        C.RotationBoxConstraint(model, base, X_bt.rotation, tip, np.eye(3), (eps, eps, eps),
+                                "rotation_vector"),
         C.GazeTargetConstraint(model, tip, [0.0, 0.0, 0.0], n_A, base,
                                X_bt.act(0.5 * n_A), 1e-3),
         C.AngleBetweenVectorsConstraint(model, base, X_bt.rotation @ n_A, tip, n_A, 0.0, 1e-3),

@@ -30,11 +30,11 @@ Mapping of ``PositionIKRequest``:
   where given, else the node's ``timeout``).
 - ``robot_description_kinematics.<group>.position_only_ik: true``: the orientation of
   every pose is ignored, as MoveIt's own solvers do.
-- ``constraints``: joint constraints and position constraints (one box, sphere or
-  cylinder) become terms of one ConstrainedIK problem with the poses, with MoveIt's
-  meaning (:mod:`moveit_constraints`); orientation and visibility constraints, and
-  regions MoveIt would take as a union or a mesh, are refused
-  (INVALID_GOAL_CONSTRAINTS, the message naming the field), never ignored.
+- ``constraints``: joint, position (one box, sphere or cylinder) and orientation
+  constraints become terms of one ConstrainedIK problem with the poses, with MoveIt's
+  meaning (:mod:`moveit_constraints`); visibility constraints, and regions MoveIt would
+  take as a union or a mesh, are refused (INVALID_GOAL_CONSTRAINTS, the message naming
+  the field), never ignored.
 
 GetPositionIK never publishes to the controller: MoveIt calls IK while it samples plans.
 """
@@ -319,9 +319,13 @@ def _answer_goal(snapshot, model_error, cfg, joints, ik_request, response):
         ik_request, cfg, robot.frame_names if robot is not None else (), tips,
         moveit_constraints.joint_limits(robot.model) if robot is not None else None,
         snapshot.base_parent_frame if whole_body else "")
+    extra = moveit_constraints.orientation_terms(
+        robot.model, ik_request.constraints, robot.frame_names,
+        snapshot.base_parent_frame if whole_body else "") if robot is not None else []
     if whole_body:
         goal.seed_base = ik_request.robot_state.multi_dof_joint_state
-    result = solve_goal(snapshot, model_error, cfg, joints, goal, lambda: False)
+    result = solve_goal(snapshot, model_error, cfg, joints, goal, lambda: False,
+                        extra_constraints=extra)
     solution = next((s for s in result.solutions
                      if s.error_code.val == IKErrorCode.SUCCESS), None)
     state = ik_request.robot_state

@@ -19,10 +19,13 @@ names), so that they are tested where moveit_msgs is not installed.
   cylinder (-> a box [-r, r] x [-r, r] x [-h/2, h/2] in its frame and a
   ``line_distance_constraints`` term: distance to its z axis <= radius).  Several
   primitives (MoveIt: their union), meshes, cones and prisms are refused.
-- ``orientation_constraints``, ``visibility_constraints``: refused.  MoveIt bounds each
-  component of the rotation's XYZ Euler angles or rotation vector (a box); ros2_ik bounds
-  the rotation's angle (Drake's OrientationConstraint, a ball): the ConstrainedIK action's
-  ``orientation_constraints`` and ``angle_constraints`` express it exactly.
+- ``orientation_constraints[i]``: each component of the rotation from ``orientation`` (in
+  ``header.frame_id``) to ``link_name``, as XYZ Euler angles or a rotation vector
+  (``parameterization``), within its ``absolute_*_axis_tolerance`` [rad] -> a core
+  :class:`~ros2_ik.core.constraints.RotationBoxConstraint` (passed beside the goal: the
+  action has no message for it).  One that bounds nothing (tolerances >= pi; pi/2 for the
+  pitch) has no term.
+- ``visibility_constraints``: refused (the action's ``gaze_constraints`` are Drake's).
 
 An empty ``header.frame_id`` means the model's root frame, as for pose targets; the
 frames and links must be frames of the robot model (``base_parent``, a whole-body
@@ -32,14 +35,16 @@ field (``constraints.position_constraints[0]``), so that violations and errors n
 from __future__ import annotations
 
 import math
-from typing import Dict, Mapping, Optional, Sequence, Tuple
+from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
 from geometry_msgs.msg import Point, Vector3
 import numpy as np
 
+from ros2_ik.core.constraints import RotationBoxConstraint
 from ros2_ik.core.constraints.joints import joint_table
+from ros2_ik.core.constraints.rotation_box import bounded_components
 from ros2_ik.core.errors import IKError
-from ros2_ik.node.conversions import pose_to_se3, se3_to_pose
+from ros2_ik.node.conversions import pose_to_se3, quaternion_to_rotation, se3_to_pose
 from ros2_ik.node.moveit_codes import MoveItCode, MoveItRequestError
 from ros2_ik_interfaces.msg import (
     PointToLineDistanceConstraint, PointToPointDistanceConstraint, PositionConstraint)
@@ -49,6 +54,9 @@ BOX, SPHERE, CYLINDER = 1, 2, 3
 DIMENSIONS = {BOX: 3, SPHERE: 1, CYLINDER: 2}
 PRIMITIVE_NAMES = {1: "box", 2: "sphere", 3: "cylinder", 4: "cone", 5: "prism"}
 FIELD = "constraints"
+ROOT = "universe"  # the model's root frame
+#: ``moveit_msgs/OrientationConstraint.parameterization`` -> RotationBoxConstraint's.
+PARAMETERIZATIONS = {0: "xyz_euler", 1: "rotation_vector"}
 #: ``{joint: (lower, upper, continuous)}`` of the model's 1-DoF joints [rad or m].
 JointLimits = Mapping[str, Tuple[float, float, bool]]
 
@@ -87,18 +95,44 @@ def add_to_goal(goal, constraints, frame_names: Sequence[str] = (),
 
 def _refuse_unsupported(constraints) -> None:
     """Refuse the kinds without an exact counterpart (module docstring)."""
-    if len(constraints.orientation_constraints):
-        raise MoveItRequestError(
-            MoveItCode.INVALID_GOAL_CONSTRAINTS,
-            f"{FIELD}.orientation_constraints: MoveIt's per-axis tolerances (XYZ Euler angles "
-            f"or rotation vector) have no exact counterpart in ros2_ik, which bounds the "
-            f"rotation's angle; use the constrained_ik action's orientation_constraints or "
-            f"angle_constraints")
     if len(constraints.visibility_constraints):
         raise MoveItRequestError(
             MoveItCode.INVALID_GOAL_CONSTRAINTS,
             f"{FIELD}.visibility_constraints are not supported; use the constrained_ik "
             f"action's gaze_constraints")
+
+
+def orientation_terms(model, constraints, frame_names: Sequence[str] = (),
+                      base_parent: str = "") -> List[RotationBoxConstraint]:
+    """Core terms of the orientation constraints (none for one that bounds nothing).
+
+    ``link_name``'s rotation from ``orientation`` (in ``header.frame_id``) within the
+    per-axis tolerances, read in ``parameterization``; a negative tolerance counts as
+    its magnitude, as MoveIt reads it.
+    """
+    terms = []
+    for i, c in enumerate(constraints.orientation_constraints):
+        field = f"{FIELD}.orientation_constraints[{i}]"
+        frame = _frame(c.header.frame_id, f"{field}.header.frame_id", frame_names,
+                       base_parent) or ROOT
+        link = _link(c.link_name, f"{field}.link_name", frame_names)
+        kind = PARAMETERIZATIONS.get(int(c.parameterization))
+        if kind is None:
+            raise MoveItRequestError(
+                MoveItCode.INVALID_GOAL_CONSTRAINTS,
+                f"{field}.parameterization must be XYZ_EULER_ANGLES (0) or ROTATION_VECTOR "
+                f"(1), got {c.parameterization}")
+        tolerances = [abs(_finite(getattr(c, f"absolute_{axis}_axis_tolerance"),
+                                  f"{field}.absolute_{axis}_axis_tolerance"))
+                      for axis in "xyz"]
+        try:
+            R_frame_desired = quaternion_to_rotation(c.orientation, f"{field}.orientation")
+            if bounded_components(tolerances, kind):
+                terms.append(RotationBoxConstraint(model, frame, R_frame_desired, link,
+                                                   np.eye(3), tolerances, kind, name=field))
+        except IKError as exc:
+            raise MoveItRequestError(MoveItCode.INVALID_GOAL_CONSTRAINTS, str(exc)) from None
+    return terms
 
 
 def joint_limits(model) -> JointLimits:

@@ -20,6 +20,7 @@ from .numdiff import finite_difference, update_kinematics
 from .orientation import OrientationConstraint
 from .polyhedron import PolyhedronConstraint
 from .position import PositionConstraint
+from .rotation_box import RotationBoxConstraint
 from .support_polygon import ComInSupportPolygonConstraint
 
 __all__ = [
@@ -40,6 +41,7 @@ __all__ = [
     "PointOnPlaneConstraint",
     "PolyhedronConstraint",
     "PositionConstraint",
+    "RotationBoxConstraint",
     "finite_difference",
     "update_kinematics",
 ]

@@ -1,0 +1,159 @@
+"""RotationBoxConstraint: MoveIt's OrientationConstraint, checked against MoveIt's own test.
+
+``moveit_decide`` below is MoveIt's ``OrientationConstraint::decide`` written again from
+its source (kinematic_constraint.cpp: ``calcEulerAngles``, the singular branches,
+``normalizeAbsoluteAngle``; Eigen's AngleAxis for the rotation vector), on the rotation
+our own FK gives.  The constraint must hold exactly where it says yes; its Jacobian must
+match finite differences; solves must meet it.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pinocchio as pin
+import pytest
+
+from ros2_ik.core import robots
+from ros2_ik.core.constraints import RotationBoxConstraint, finite_difference, \
+    update_kinematics
+from ros2_ik.core.errors import InvalidGoal
+from ros2_ik.core.model.robot import Robot
+from ros2_ik.core.pose import PoseTarget
+from ros2_ik.core.solve import solve
+
+EPS = np.finfo(float).eps
+
+
+def normalize_absolute_angle(angle: float) -> float:
+    a = math.fmod(abs(angle), 2 * math.pi)
+    return min(2 * math.pi - a, a)
+
+
+def calc_euler_angles(R: np.ndarray):
+    rsum = math.sqrt((R[0, 0] ** 2 + R[0, 1] ** 2 + R[1, 2] ** 2 + R[2, 2] ** 2) / 2)
+    pitch = math.atan2(R[0, 2], rsum)
+    if rsum > 4 * EPS:
+        return np.array([math.atan2(-R[1, 2], R[2, 2]), pitch, math.atan2(-R[0, 1], R[0, 0])]), \
+            True
+    if R[0, 2] > 0:
+        return np.array([math.atan2(R[1, 0] + R[2, 1], R[1, 1] - R[2, 0]), pitch, 0.0]), False
+    return np.array([math.atan2(R[2, 1] - R[1, 0], R[1, 1] + R[2, 0]), pitch, 0.0]), False
+
+
+def moveit_decide(R_diff: np.ndarray, tol, parameterization: int) -> bool:
+    """MoveIt's OrientationConstraint::decide on ``diff = R_desired^T R_link``."""
+    tol = [abs(t) for t in tol]
+    if parameterization == 0:
+        xyz, regular = calc_euler_angles(R_diff)
+        if not regular and normalize_absolute_angle(xyz[0]) > tol[2] + EPS:
+            xyz[2], xyz[0] = xyz[0], 0.0
+        xyz = np.array([normalize_absolute_angle(v) for v in xyz])
+    else:
+        aa = pin.AngleAxis(R_diff)
+        xyz = np.abs(aa.axis * aa.angle)
+    return bool(xyz[2] < tol[2] + EPS and xyz[1] < tol[1] + EPS and xyz[0] < tol[0] + EPS)
+
+
+def margin(R_diff: np.ndarray, tol, parameterization: int) -> float:
+    """How far inside (> 0) or outside the box ``R_diff`` is [rad] (regular rotations)."""
+    if parameterization == 0:
+        xyz = np.abs(calc_euler_angles(R_diff)[0])
+    else:
+        xyz = np.abs(pin.log3(R_diff))
+    return float(min(t - v for t, v in zip(tol, xyz)))
+
+
+@pytest.fixture(scope="module")
+def panda():
+    robot = Robot.from_urdf(robots.urdf_text("panda"))
+    return robot, robot.group(base="panda_link0", tip="panda_hand")
+
+
+CASES = [((0.3, 0.2, 0.5), "xyz_euler", 0, "panda_link0"),
+         ((0.4, 0.3, math.pi), "xyz_euler", 0, "panda_link0"),        # yaw free
+         ((0.5, 2.0, 0.4), "xyz_euler", 0, "panda_link2"),            # pitch free, moving A
+         ((0.3, 0.5, 0.4), "rotation_vector", 1, "panda_link0"),
+         ((math.pi, 0.3, 0.6), "rotation_vector", 1, "panda_link3")]
+
+
+@pytest.mark.parametrize("tol,param,code,frame_a", CASES)
+def test_holds_exactly_where_moveit_says_yes(panda, tol, param, code, frame_a):
+    robot, group = panda
+    model, data = robot.model, robot.model.createData()
+    rng = np.random.default_rng(len(frame_a) + code)
+    mid = group.mid_configuration() + rng.uniform(-0.5, 0.5, 7)
+    pin.framesForwardKinematics(model, data, group.to_full_q(mid))   # the box around here
+    R_des = data.oMf[model.getFrameId(frame_a)].rotation.T \
+        @ data.oMf[model.getFrameId("panda_hand")].rotation @ pin.rpy.rpyToMatrix(0.1, -0.1, 0.2)
+    c = RotationBoxConstraint(model, frame_a, R_des, "panda_hand", np.eye(3), tol, param)
+    seen = {True: 0, False: 0}
+    for _ in range(3000):
+        q = group.to_full_q(mid + rng.uniform(-0.6, 0.6, 7))
+        pin.framesForwardKinematics(model, data, q)
+        R_diff = (data.oMf[model.getFrameId(frame_a)].rotation @ R_des).T \
+            @ data.oMf[model.getFrameId("panda_hand")].rotation
+        if abs(margin(R_diff, tol, code)) < 1e-7:
+            continue
+        says = moveit_decide(R_diff, tol, code)
+        assert c.holds(model, data, q) == says
+        assert (c.measure_rows(_placements(model, data, q)) == [0.0] * len(c.rows)) == says
+        seen[says] += 1
+    assert seen[True] > 30 and seen[False] > 30, seen
+
+
+def _placements(model, data, q):
+    from ros2_ik.core.kinematics.frames import Placements
+    return Placements.of(model, data, q)
+
+
+@pytest.mark.parametrize("param", ["xyz_euler", "rotation_vector"])
+def test_jacobian_matches_finite_differences(panda, param):
+    robot, group = panda
+    model, data = robot.model, robot.model.createData()
+    c = RotationBoxConstraint(model, "panda_link1", pin.rpy.rpyToMatrix(0.2, 0.1, -0.4),
+                              "panda_hand", np.eye(3), (0.1, 0.1, 0.1), param)
+    rng = np.random.default_rng(3)
+    for _ in range(20):
+        q = group.to_full_q(group.mid_configuration() + rng.uniform(-1, 1, 7))
+        update_kinematics(model, data, q)
+        _, J = c.evaluate(model, data, q)
+        assert np.allclose(J, finite_difference(c, model, data, q), atol=1e-5)
+
+
+def test_rows_are_the_bounded_components_only(panda):
+    model = panda[0].model
+    c = RotationBoxConstraint(model, "universe", np.eye(3), "panda_hand", np.eye(3),
+                              (0.1, math.pi / 2, 4.0))
+    assert c.rows == (0,) and c.num_constraints == 1
+    with pytest.raises(InvalidGoal, match="always holds"):
+        RotationBoxConstraint(model, "universe", np.eye(3), "panda_hand", np.eye(3),
+                              (math.pi, math.pi / 2, math.inf))
+    with pytest.raises(InvalidGoal, match="tolerances"):
+        RotationBoxConstraint(model, "universe", np.eye(3), "panda_hand", np.eye(3),
+                              (0.1, -0.1, 0.1))
+    with pytest.raises(InvalidGoal, match="parameterization"):
+        RotationBoxConstraint(model, "universe", np.eye(3), "panda_hand", np.eye(3),
+                              (0.1,) * 3, "zyx")
+
+
+@pytest.mark.parametrize("param,code", [("xyz_euler", 0), ("rotation_vector", 1)])
+def test_a_solve_keeps_the_hand_in_the_box(panda, param, code):
+    """Position-only targets with the hand's orientation boxed: answers lie in the box."""
+    robot, group = panda
+    model, data = robot.model, robot.model.createData()
+    R_des = pin.rpy.rpyToMatrix(math.pi, 0.0, 0.3)           # pointing down
+    tol = (0.05, 0.1, math.pi)
+    c = RotationBoxConstraint(model, "universe", R_des, "panda_hand", np.eye(3), tol, param)
+    rng = np.random.default_rng(7)
+    for k in range(10):
+        p = np.array([0.45, 0.0, 0.35]) + rng.uniform(-0.1, 0.1, 3)
+        target = PoseTarget("panda_hand", pin.SE3(np.eye(3), p), position_only=True)
+        r = solve(group, target, group.mid_configuration(), "lm", 1.0, constraints=[c],
+                  random_seed=k)
+        assert r.success, r.message
+        q = group.to_full_q(r.q)
+        pin.framesForwardKinematics(model, data, q)
+        R_hand = data.oMf[model.getFrameId("panda_hand")].rotation
+        assert margin(R_des.T @ R_hand, [t + 1e-3 for t in tol], code) >= 0
+        assert np.linalg.norm(data.oMf[model.getFrameId("panda_hand")].translation - p) <= 1e-4
