@@ -401,8 +401,11 @@ def test_an_orientation_constraint_that_bounds_nothing_has_no_term(model):
     c = OrientationConstraint(orientation=Quaternion(w=1.0), link_name="panda_hand",
                               absolute_x_axis_tolerance=-4.0, absolute_y_axis_tolerance=2.0,
                               absolute_z_axis_tolerance=math.pi)
-    assert mc.orientation_terms(model, mb_constraints(orientation=[c])) == []
+    goal = ConstrainedIK.Goal()
+    mc.add_to_goal(goal, mb_constraints(orientation=[c]))
+    assert list(goal.rotation_box_constraints) == []
     c.absolute_y_axis_tolerance = -0.2             # MoveIt reads |tolerance|
-    (term,) = mc.orientation_terms(model, mb_constraints(orientation=[c]))
+    mc.add_to_goal(goal, mb_constraints(orientation=[c]))
+    (term,) = constraints_of(model, goal)
     assert term.rows == (1,) and term.upper_bound.tolist() == [0.2]
     assert term.name == "constraints.orientation_constraints[0]"

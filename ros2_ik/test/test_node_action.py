@@ -15,7 +15,7 @@ from ros2_ik.node.conversions import se3_to_pose  # noqa: E402
 from ros2_ik.node.harness import wait_for  # noqa: E402
 from ros2_ik_interfaces.action import ConstrainedIK  # noqa: E402
 from ros2_ik_interfaces.msg import (  # noqa: E402
-    IKErrorCode, OrientationConstraint, PoseGoal, PositionConstraint)
+    IKErrorCode, OrientationConstraint, PoseGoal, PositionConstraint, RotationBoxConstraint)
 from ros2_ik_interfaces.srv import ComputeIK  # noqa: E402
 from panda_node import ARM, READY, T_frame, description, pose_errors, start, stop  # noqa: E402
 
@@ -88,6 +88,34 @@ def test_position_box_and_orientation_bound(served, model):
         assert np.all(T.translation <= [0.55 + 1e-4, 0.05 + 1e-4, 0.40 + 1e-4])
         angle = np.linalg.norm(pin.log3(R_down.T @ T.rotation))
         assert angle <= 0.05 + 1e-3
+
+
+def test_position_box_and_rotation_box(served, model):
+    """Hand in a box, its z axis down within 0.05 rad about x and y, yaw free (MoveIt's)."""
+    from test_rotation_box import moveit_decide
+    client, _ = served
+    goal = base_goal()
+    box = PositionConstraint(frame_a="panda_link0", frame_b="panda_hand")
+    box.lower.x, box.lower.y, box.lower.z = 0.45, -0.05, 0.30
+    box.upper.x, box.upper.y, box.upper.z = 0.55, 0.05, 0.40
+    box.x_abar_a.orientation.w = 1.0
+    level = RotationBoxConstraint(frame_abar="panda_link0", frame_bbar="panda_hand")
+    level.r_abar_a.x, level.r_abar_a.w = 1.0, 0.0   # 180 deg about x: z axis down
+    level.r_bbar_b.w = 1.0
+    level.tolerances.x, level.tolerances.y, level.tolerances.z = 0.05, 0.05, np.pi
+    goal.position_constraints, goal.rotation_box_constraints = [box], [level]
+    goal.num_solutions = 2
+    res = Run(client, goal).result().result
+    assert res.error_code.val == IKErrorCode.SUCCESS, res.message
+    R_down = pin.utils.rpyToMatrix(np.pi, 0, 0)
+    for sol in res.solutions:
+        T = T_frame(model, sol.joint_state.name, sol.joint_state.position, "panda_hand",
+                    "panda_link0")
+        assert moveit_decide(R_down.T @ T.rotation, [0.05 + 1e-3, 0.05 + 1e-3, np.pi], 0)
+    level.parameterization = "zyx"
+    res = Run(client, goal).result().result
+    assert res.error_code.val == IKErrorCode.INVALID_GOAL
+    assert "rotation_box_constraints[0]" in res.message and "parameterization" in res.message
 
 
 def _down(theta_bound, flip=False):

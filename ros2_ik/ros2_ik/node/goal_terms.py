@@ -200,6 +200,10 @@ GOAL_TERMS: Tuple[Tuple[str, str, Optional[Callable]], ...] = (
         i.model, _f(m.frame_abar), quaternion_to_rotation(m.r_abar_a, "r_abar_a"),
         _f(m.frame_bbar), quaternion_to_rotation(m.r_bbar_b, "r_bbar_b"), m.theta_bound,
         **_name(m))),
+    ("rotation_box_constraints", CONSTRAINT, lambda i, m: C.RotationBoxConstraint(
+        i.model, _f(m.frame_abar), quaternion_to_rotation(m.r_abar_a, "r_abar_a"),
+        _f(m.frame_bbar), quaternion_to_rotation(m.r_bbar_b, "r_bbar_b"), _v(m.tolerances),
+        m.parameterization or "xyz_euler", **_name(m))),
     ("gaze_constraints", CONSTRAINT, lambda i, m: C.GazeTargetConstraint(
         i.model, _f(m.frame_a), _v(m.p_as), _v(m.n_a), _f(m.frame_b), _v(m.p_bt),
         m.cone_half_angle, **_name(m))),

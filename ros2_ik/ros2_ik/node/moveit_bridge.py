@@ -319,13 +319,9 @@ def _answer_goal(snapshot, model_error, cfg, joints, ik_request, response):
         ik_request, cfg, robot.frame_names if robot is not None else (), tips,
         moveit_constraints.joint_limits(robot.model) if robot is not None else None,
         snapshot.base_parent_frame if whole_body else "")
-    extra = moveit_constraints.orientation_terms(
-        robot.model, ik_request.constraints, robot.frame_names,
-        snapshot.base_parent_frame if whole_body else "") if robot is not None else []
     if whole_body:
         goal.seed_base = ik_request.robot_state.multi_dof_joint_state
-    result = solve_goal(snapshot, model_error, cfg, joints, goal, lambda: False,
-                        extra_constraints=extra)
+    result = solve_goal(snapshot, model_error, cfg, joints, goal, lambda: False)
     solution = next((s for s in result.solutions
                      if s.error_code.val == IKErrorCode.SUCCESS), None)
     state = ik_request.robot_state

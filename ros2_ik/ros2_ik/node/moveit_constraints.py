@@ -21,10 +21,9 @@ names), so that they are tested where moveit_msgs is not installed.
   primitives (MoveIt: their union), meshes, cones and prisms are refused.
 - ``orientation_constraints[i]``: each component of the rotation from ``orientation`` (in
   ``header.frame_id``) to ``link_name``, as XYZ Euler angles or a rotation vector
-  (``parameterization``), within its ``absolute_*_axis_tolerance`` [rad] -> a core
-  :class:`~ros2_ik.core.constraints.RotationBoxConstraint` (passed beside the goal: the
-  action has no message for it).  One that bounds nothing (tolerances >= pi; pi/2 for the
-  pitch) has no term.
+  (``parameterization``), within its ``absolute_*_axis_tolerance`` [rad] ->
+  ``rotation_box_constraints`` (the core's RotationBoxConstraint).  One that bounds
+  nothing (tolerances >= pi; pi/2 for the pitch) has no term.
 - ``visibility_constraints``: refused (the action's ``gaze_constraints`` are Drake's).
 
 An empty ``header.frame_id`` means the model's root frame, as for pose targets; the
@@ -35,26 +34,25 @@ field (``constraints.position_constraints[0]``), so that violations and errors n
 from __future__ import annotations
 
 import math
-from typing import Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Dict, Mapping, Optional, Sequence, Tuple
 
-from geometry_msgs.msg import Point, Vector3
+from geometry_msgs.msg import Point, Quaternion, Vector3
 import numpy as np
 
-from ros2_ik.core.constraints import RotationBoxConstraint
 from ros2_ik.core.constraints.joints import joint_table
 from ros2_ik.core.constraints.rotation_box import bounded_components
 from ros2_ik.core.errors import IKError
 from ros2_ik.node.conversions import pose_to_se3, quaternion_to_rotation, se3_to_pose
 from ros2_ik.node.moveit_codes import MoveItCode, MoveItRequestError
 from ros2_ik_interfaces.msg import (
-    PointToLineDistanceConstraint, PointToPointDistanceConstraint, PositionConstraint)
+    PointToLineDistanceConstraint, PointToPointDistanceConstraint, PositionConstraint,
+    RotationBoxConstraint)
 
 #: ``shape_msgs/SolidPrimitive`` types and how many dimensions each takes.
 BOX, SPHERE, CYLINDER = 1, 2, 3
 DIMENSIONS = {BOX: 3, SPHERE: 1, CYLINDER: 2}
 PRIMITIVE_NAMES = {1: "box", 2: "sphere", 3: "cylinder", 4: "cone", 5: "prism"}
 FIELD = "constraints"
-ROOT = "universe"  # the model's root frame
 #: ``moveit_msgs/OrientationConstraint.parameterization`` -> RotationBoxConstraint's.
 PARAMETERIZATIONS = {0: "xyz_euler", 1: "rotation_vector"}
 #: ``{joint: (lower, upper, continuous)}`` of the model's 1-DoF joints [rad or m].
@@ -77,6 +75,7 @@ def add_to_goal(goal, constraints, frame_names: Sequence[str] = (),
     Raises :class:`MoveItRequestError`.
     """
     _refuse_unsupported(constraints)
+    add_orientations(goal, constraints, frame_names, base_parent)
     windows = joint_windows(constraints.joint_constraints, limits)
     if windows:
         names = list(windows)
@@ -102,19 +101,19 @@ def _refuse_unsupported(constraints) -> None:
             f"action's gaze_constraints")
 
 
-def orientation_terms(model, constraints, frame_names: Sequence[str] = (),
-                      base_parent: str = "") -> List[RotationBoxConstraint]:
-    """Core terms of the orientation constraints (none for one that bounds nothing).
+def add_orientations(goal, constraints, frame_names: Sequence[str] = (),
+                     base_parent: str = "") -> None:
+    """Add the orientation constraints to ``goal.rotation_box_constraints``.
 
     ``link_name``'s rotation from ``orientation`` (in ``header.frame_id``) within the
-    per-axis tolerances, read in ``parameterization``; a negative tolerance counts as
-    its magnitude, as MoveIt reads it.
+    per-axis tolerances, read in ``parameterization``; a negative tolerance counts as its
+    magnitude, as MoveIt reads it; one that bounds nothing adds no term.
     """
     terms = []
     for i, c in enumerate(constraints.orientation_constraints):
         field = f"{FIELD}.orientation_constraints[{i}]"
         frame = _frame(c.header.frame_id, f"{field}.header.frame_id", frame_names,
-                       base_parent) or ROOT
+                       base_parent)
         link = _link(c.link_name, f"{field}.link_name", frame_names)
         kind = PARAMETERIZATIONS.get(int(c.parameterization))
         if kind is None:
@@ -126,13 +125,15 @@ def orientation_terms(model, constraints, frame_names: Sequence[str] = (),
                                   f"{field}.absolute_{axis}_axis_tolerance"))
                       for axis in "xyz"]
         try:
-            R_frame_desired = quaternion_to_rotation(c.orientation, f"{field}.orientation")
-            if bounded_components(tolerances, kind):
-                terms.append(RotationBoxConstraint(model, frame, R_frame_desired, link,
-                                                   np.eye(3), tolerances, kind, name=field))
+            quaternion_to_rotation(c.orientation, f"{field}.orientation")  # its check
         except IKError as exc:
             raise MoveItRequestError(MoveItCode.INVALID_GOAL_CONSTRAINTS, str(exc)) from None
-    return terms
+        if bounded_components(tolerances, kind):
+            terms.append(RotationBoxConstraint(
+                name=field, frame_abar=frame, r_abar_a=c.orientation, frame_bbar=link,
+                r_bbar_b=Quaternion(w=1.0), tolerances=_vector3(np.array(tolerances)),
+                parameterization=kind))
+    goal.rotation_box_constraints = list(goal.rotation_box_constraints) + terms
 
 
 def joint_limits(model) -> JointLimits:
