@@ -60,14 +60,20 @@ def base_goal(timeout=1.0):
     return goal
 
 
-def test_position_box_and_orientation_bound(served, model):
-    """Hand in a box, pointing down within 0.05 rad: a Drake-style problem, no pose goal."""
-    client, _ = served
-    goal = base_goal()
+def _hand_box() -> PositionConstraint:
+    """The hand's origin in a 10 x 10 x 10 cm box in front of the Panda."""
     box = PositionConstraint(frame_a="panda_link0", frame_b="panda_hand")
     box.lower.x, box.lower.y, box.lower.z = 0.45, -0.05, 0.30
     box.upper.x, box.upper.y, box.upper.z = 0.55, 0.05, 0.40
     box.x_abar_a.orientation.w = 1.0
+    return box
+
+
+def test_position_box_and_orientation_bound(served, model):
+    """Hand in a box, pointing down within 0.05 rad: a Drake-style problem, no pose goal."""
+    client, _ = served
+    goal = base_goal()
+    box = _hand_box()
     down = OrientationConstraint(frame_abar="panda_link0", frame_bbar="panda_hand",
                                  theta_bound=0.05)
     down.r_abar_a.x, down.r_abar_a.w = 1.0, 0.0   # 180 deg about x: z axis down
@@ -95,10 +101,7 @@ def test_position_box_and_rotation_box(served, model):
     from test_rotation_box import moveit_decide
     client, _ = served
     goal = base_goal()
-    box = PositionConstraint(frame_a="panda_link0", frame_b="panda_hand")
-    box.lower.x, box.lower.y, box.lower.z = 0.45, -0.05, 0.30
-    box.upper.x, box.upper.y, box.upper.z = 0.55, 0.05, 0.40
-    box.x_abar_a.orientation.w = 1.0
+    box = _hand_box()
     level = RotationBoxConstraint(frame_abar="panda_link0", frame_bbar="panda_hand")
     level.r_abar_a.x, level.r_abar_a.w = 1.0, 0.0   # 180 deg about x: z axis down
     level.r_bbar_b.w = 1.0
