@@ -409,3 +409,28 @@ def test_an_orientation_constraint_that_bounds_nothing_has_no_term(model):
     (term,) = constraints_of(model, goal)
     assert term.rows == (1,) and term.upper_bound.tolist() == [0.2]
     assert term.name == "constraints.orientation_constraints[0]"
+
+
+def test_the_docs_example_is_answered_as_it_says(model, snapshot, cfg):
+    """docs/moveit.md's GetPositionIK call with constraints, answered in this process."""
+    import pathlib
+    import shlex
+    import yaml
+    srv = pytest.importorskip("moveit_msgs.srv", reason="moveit_msgs is not installed")
+    from rosidl_runtime_py.set_message import set_message_fields
+    from ros2_ik.node.robot_source import JointStateCache
+    doc = (pathlib.Path(__file__).resolve().parents[2] / "docs" / "moveit.md").read_text()
+    text = doc[doc.index("The hand at a position with its z axis kept down"):]
+    start = text.index("```bash") + len("```bash")
+    words = shlex.split(text[start:text.index("```", start)])
+    request = srv.GetPositionIK.Request()
+    set_message_fields(request, yaml.safe_load(words[5]))
+    res = mb.answer(snapshot, "", cfg, JointStateCache(), request, srv.GetPositionIK.Response())
+    assert res.error_code.val == mb.MoveItCode.SUCCESS, res.error_code.message
+    state = res.solution.joint_state
+    assert abs(solved_state(model, res)["panda_joint1"]) <= 0.5 + 1e-3
+    assert fk(model, state.name, state.position, "panda_link4").translation[2] >= 0.3 - 1e-4
+    T = fk(model, state.name, state.position)
+    assert np.linalg.norm(T.translation - [0.45, 0.1, 0.35]) <= 1e-4
+    assert moveit_decide(pin.rpy.rpyToMatrix(np.pi, 0, 0).T @ T.rotation,
+                         [0.05 + 1e-3, 0.05 + 1e-3, 3.1416], 0)
