@@ -88,7 +88,7 @@ class OrientationConstraint(BoundedConstraint):
             return _ZERO3, J_w_AB  # the derivative of w at R_AB = I
         u = w / theta
         s = 1.0 - bound_rad / theta
-        J_log = _log_jacobian(R_AB, J_w_AB)
+        J_log = log_jacobian(R_AB, J_w_AB)
         return w * s, s * J_log + (1.0 - s) * np.outer(u, u @ J_log)
 
     def linearisation(self, model: pin.Model, data: pin.Data, q: np.ndarray, margin: float):
@@ -102,7 +102,7 @@ class OrientationConstraint(BoundedConstraint):
         R_AB, J_w_AB, w, theta = self._log(model, data)
         bound = self.theta_bound - margin
         return (np.append(w, theta),
-                np.vstack((_log_jacobian(R_AB, J_w_AB), _angle_gradient(w, theta, J_w_AB))),
+                np.vstack((log_jacobian(R_AB, J_w_AB), _angle_gradient(w, theta, J_w_AB))),
                 np.array([-bound, -bound, -bound, -math.inf]), np.full(4, bound))
 
     def _log(self, model: pin.Model, data: pin.Data):
@@ -175,7 +175,7 @@ def _angle_gradient(w: np.ndarray, theta: float, J_w_AB: np.ndarray) -> np.ndarr
     return (w / theta) @ J_w_AB if theta > 1e-12 else np.zeros(J_w_AB.shape[1])
 
 
-def _log_jacobian(R_AB: np.ndarray, J_w_AB: np.ndarray) -> np.ndarray:
+def log_jacobian(R_AB: np.ndarray, J_w_AB: np.ndarray) -> np.ndarray:
     """Jacobian (3, nv) of ``w = log3(R_AB)``: ``Jlog3(R_AB) R_AB^T J_w_AB``."""
     return pin.Jlog3(R_AB) @ (R_AB.T @ J_w_AB)
 
@@ -206,7 +206,7 @@ def _rotation_log(oMf, fa, fb, prm, S):  # pragma: no cover - compiled
 
 @jit
 def _rotation_log_rows(Jf, fa, fb, wx, wy, wz, theta, J, r0, S):  # pragma: no cover - compiled
-    """``_log_jacobian``'s compiled form: rows ``r0..r0+2`` of ``J`` (k, n).
+    """``log_jacobian``'s compiled form: rows ``r0..r0+2`` of ``J`` (k, n).
 
     After :func:`_rotation_log`. ``Jlog3 R_AB^T R_WA^T (w_B - w_A)`` (world angular
     velocities): one 3x3 map ``M`` (``S[4]``) applied column by column, no (3, n)

@@ -27,7 +27,7 @@ from ros2_ik.core.kinematics.frames import frame_id, relative_rotation
 
 from . import checks as check
 from ._base import BoundedConstraint
-from .orientation import _log_jacobian
+from .orientation import log_jacobian
 
 PARAMETERIZATIONS = ("xyz_euler", "rotation_vector")
 #: The largest magnitude of each component [rad], by parameterization.
@@ -91,7 +91,7 @@ class RotationBoxConstraint(BoundedConstraint):
                                          self._fid_Bbar, self._R_BbarB)
         rows = list(self.rows)
         if self.parameterization == "rotation_vector":
-            return pin.log3(R_AB)[rows], _log_jacobian(R_AB, J_w_AB)[rows]
+            return pin.log3(R_AB)[rows], log_jacobian(R_AB, J_w_AB)[rows]
         return euler_xyz(R_AB)[rows], (euler_xyz_rates(R_AB) @ J_w_AB)[rows]
 
 
