@@ -7,7 +7,7 @@ PYTEST_ARGS ?=
 .PHONY: setup extras build dispatch test test-long lint docs demo bench bench-quick \
 	servo-bench bench-path bench-batch bench-analytic bench-sweep bench-ab bench-unreachable fuzz \
 	completeness load clean bench-wholebody bench-import bench-seven-r bench-held bench-blocked \
-	bench-inner
+	bench-inner bench-rotation-box
 
 setup:
 	@bash tools/setup.sh
@@ -121,6 +121,12 @@ bench-analytic: build
 bench-sweep: build
 	@$(ENV) pip install --quiet -r bench/requirements-bench.txt 2>&1 | { grep -v "is ignored" || true; } \
 	&& python bench/sweep_bench.py $(SWEEP_ARGS)
+
+# MoveIt's orientation constraint (RotationBoxConstraint) against Drake SNOPT with the same
+# rows, on feasible problems: results/rotation_box.*. ROTATION_BOX_ARGS=--quick.
+bench-rotation-box: build
+	@$(ENV) pip install --quiet -r bench/requirements-bench.txt 2>&1 | { grep -v "is ignored" || true; } \
+	&& python bench/rotation_box_bench.py $(ROTATION_BOX_ARGS)
 
 # 7R arms whose swept roll is compiled (closed_form/inner.py) against EAIK's form per value,
 # in one process, per target in turn: results/inner.*. INNER_ARGS=--quick.

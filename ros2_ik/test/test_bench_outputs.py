@@ -228,6 +228,20 @@ def test_seven_r_tail_pools_the_rounds():
     assert "| panda | 90100000.0 | 45050000.0 | 0.50 | 99010000.0 | 49505000.0 | 0.50 |" in text
 
 
+def test_rotation_box_bench_writes_every_row_against_drake(tmp_path):
+    """bench/rotation_box_bench.py: three arms x three families, each side judged here."""
+    pytest.importorskip("pydrake", reason="Drake is a benchmark dependency")
+    _run("rotation_box_bench.py", "--problems", "3", out=tmp_path)
+    data = json.loads((tmp_path / "rotation_box.json").read_text())
+    assert (tmp_path / "rotation_box.md").is_file()
+    assert len(data["rows"]) == 9
+    for row in data["rows"]:
+        assert row["problems"] == 3 and row["false_failures"] == 0
+        assert 0 <= row["ours_success"] <= 1 and 0 <= row["drake_success"] <= 1
+        assert row["drake_over_ours_median"] == pytest.approx(
+            row["drake_median_ms"] / row["ours_median_ms"])
+
+
 def test_inner_ab_writes_every_cell_and_checks_every_answer(tmp_path):
     """bench/inner_ab.py: per arm with a compiled swept roll, four cells, no failed check."""
     _run("inner_ab.py", "--poses", "4", out=tmp_path)
