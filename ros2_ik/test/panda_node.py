@@ -72,10 +72,9 @@ def stop(node, client) -> None:
     assert code == 0, node.output()
 
 
-def T_frame(model: pin.Model, names: Sequence[str], positions: Sequence[float],
-            frame: str, reference: str = "") -> pin.SE3:
-    """T_reference_frame by our own FK (reference '' = world), other joints at neutral."""
-    data = model.createData()
+def full_configuration(model: pin.Model, names: Sequence[str],
+                       positions: Sequence[float]) -> np.ndarray:
+    """The model's configuration (nq,) with the named joints at ``positions``, others neutral."""
     q = pin.neutral(model)
     for name, value in zip(names, positions):
         joint = model.joints[model.getJointId(name)]
@@ -83,6 +82,14 @@ def T_frame(model: pin.Model, names: Sequence[str], positions: Sequence[float],
             q[joint.idx_q:joint.idx_q + 2] = (np.cos(value), np.sin(value))
         else:
             q[joint.idx_q] = value
+    return q
+
+
+def T_frame(model: pin.Model, names: Sequence[str], positions: Sequence[float],
+            frame: str, reference: str = "") -> pin.SE3:
+    """T_reference_frame by our own FK (reference '' = world), other joints at neutral."""
+    data = model.createData()
+    q = full_configuration(model, names, positions)
     pin.framesForwardKinematics(model, data, q)
     T = data.oMf[model.getFrameId(frame)]
     return data.oMf[model.getFrameId(reference)].actInv(T) if reference else T

@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 pytest.importorskip("rclpy")
 
 from geometry_msgs.msg import Quaternion, Vector3  # noqa: E402
-from panda_node import ARM, READY  # noqa: E402
+from panda_node import ARM, READY, full_configuration  # noqa: E402
 from fuzz_answers import examples, lie  # noqa: E402
 import test_moveit_constraints as mct  # noqa: E402
 import test_moveit_mapping as mapping  # noqa: E402
@@ -61,11 +61,8 @@ class Panda:
 def full_q(names, positions) -> np.ndarray:
     """The model's configuration with ``names`` at ``positions`` (the rest neutral)."""
     model = Panda.load().model
-    q = pin.neutral(model)
-    for name, v in zip(names, positions):
-        if model.existJointName(name):
-            q[model.joints[model.getJointId(name)].idx_q] = v
-    return q
+    known = [(n, v) for n, v in zip(names, positions) if model.existJointName(n)]
+    return full_configuration(model, [n for n, _ in known], [v for _, v in known])
 
 
 def _number(draw, good, broken: bool) -> float:

@@ -18,7 +18,7 @@ import pytest
 
 pytest.importorskip("rclpy", reason="ROS 2 Python packages not installed")
 from geometry_msgs.msg import Pose, Quaternion, Vector3  # noqa: E402
-from panda_node import ARM, READY  # noqa: E402
+from panda_node import ARM, READY, full_configuration  # noqa: E402
 from shape_msgs.msg import Mesh, SolidPrimitive  # noqa: E402
 from std_msgs.msg import Header  # noqa: E402
 import test_moveit_mapping as mapping  # noqa: E402
@@ -221,9 +221,7 @@ def test_the_elbow_held_in_a_region_with_the_hand_at_a_pose(model, snapshot, cfg
     """The elbow's point in a small region around where another configuration puts it."""
     q_true = np.array(READY) + np.array([0.3, 0.2, -0.6, 0.3, 0.2, -0.2, 0.1])
     T = fk(model, ARM, q_true)
-    full = pin.neutral(model)
-    for name, v in zip(ARM, q_true):
-        full[model.joints[model.getJointId(name)].idx_q] = v
+    full = full_configuration(model, ARM, q_true)
     data = model.createData()
     pin.framesForwardKinematics(model, data, full)
     centre = data.oMf[model.getFrameId(ELBOW)].act(np.array([0.05, 0.0, 0.02]))
@@ -234,10 +232,7 @@ def test_the_elbow_held_in_a_region_with_the_hand_at_a_pose(model, snapshot, cfg
     res = call(snapshot, cfg, req)
     assert res.error_code.val == mb.MoveItCode.SUCCESS, res.error_code.message
     state = res.solution.joint_state
-    q = pin.neutral(model)
-    for name, v in zip(state.name, state.position):
-        j = model.joints[model.getJointId(name)]
-        q[j.idx_q] = v
+    q = full_configuration(model, state.name, state.position)
     assert point_in_region(model, q, c) >= -1e-4        # the node's constraint tolerance
     T_reached = fk(model, state.name, state.position)
     assert np.linalg.norm(T_reached.translation - T.translation) <= 1e-4
@@ -362,7 +357,7 @@ def test_the_hand_kept_level_while_its_position_is_solved(model, snapshot, cfg,
                                                           parameterization):
     """position_only_ik with an orientation constraint: roll and pitch held, yaw free."""
     q_true = np.array(READY) + np.array([0.3, 0.2, -0.2, 0.3, 0.1, -0.2, 0.4])
-    full = mapping_full(model, q_true)
+    full = full_configuration(model, ARM, q_true)
     data = model.createData()
     pin.framesForwardKinematics(model, data, full)
     R_hand = data.oMf[model.getFrameId("panda_hand")].rotation
@@ -382,19 +377,12 @@ def test_the_hand_kept_level_while_its_position_is_solved(model, snapshot, cfg,
     res = call(snapshot, position_only, req)
     assert res.error_code.val == mb.MoveItCode.SUCCESS, res.error_code.message
     state = res.solution.joint_state
-    q_solved = mapping_full(model, [dict(zip(state.name, state.position))[n] for n in ARM])
+    q_solved = full_configuration(model, state.name, state.position)
     pin.framesForwardKinematics(model, data, q_solved)
     R_solved = data.oMf[model.getFrameId("panda_hand")].rotation
     assert moveit_decide(R_desired.T @ R_solved, [t + 1e-3 for t in tol], parameterization)
     assert np.linalg.norm(data.oMf[model.getFrameId("panda_hand")].translation
                           - fk(model, ARM, q_true).translation) <= 1e-4
-
-
-def mapping_full(model, q_arm) -> np.ndarray:
-    q = pin.neutral(model)
-    for name, v in zip(ARM, q_arm):
-        q[model.joints[model.getJointId(name)].idx_q] = v
-    return q
 
 
 def test_an_orientation_constraint_that_bounds_nothing_has_no_term(model):

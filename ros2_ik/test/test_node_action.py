@@ -60,6 +60,12 @@ def base_goal(timeout=1.0):
     return goal
 
 
+def _hand(model, sol) -> pin.SE3:
+    """T_link0_hand of a solution, by our own FK."""
+    return T_frame(model, sol.joint_state.name, sol.joint_state.position, "panda_hand",
+                   "panda_link0")
+
+
 def _hand_box() -> PositionConstraint:
     """The hand's origin in a 10 x 10 x 10 cm box in front of the Panda."""
     box = PositionConstraint(frame_a="panda_link0", frame_b="panda_hand")
@@ -88,8 +94,7 @@ def test_position_box_and_orientation_bound(served, model):
     assert 1 <= len(res.solutions) <= 3
     R_down = pin.utils.rpyToMatrix(np.pi, 0, 0)
     for sol in res.solutions:
-        T = T_frame(model, sol.joint_state.name, sol.joint_state.position, "panda_hand",
-                    "panda_link0")
+        T = _hand(model, sol)
         assert np.all(T.translation >= [0.45 - 1e-4, -0.05 - 1e-4, 0.30 - 1e-4])
         assert np.all(T.translation <= [0.55 + 1e-4, 0.05 + 1e-4, 0.40 + 1e-4])
         angle = np.linalg.norm(pin.log3(R_down.T @ T.rotation))
@@ -112,8 +117,7 @@ def test_position_box_and_rotation_box(served, model):
     assert res.error_code.val == IKErrorCode.SUCCESS, res.message
     R_down = pin.utils.rpyToMatrix(np.pi, 0, 0)
     for sol in res.solutions:
-        T = T_frame(model, sol.joint_state.name, sol.joint_state.position, "panda_hand",
-                    "panda_link0")
+        T = _hand(model, sol)
         assert moveit_decide(R_down.T @ T.rotation, [0.05 + 1e-3, 0.05 + 1e-3, np.pi], 0)
     level.parameterization = "zyx"
     res = Run(client, goal).result().result
@@ -140,8 +144,7 @@ def test_orientation_tolerance_is_radians_and_violations_carry_units(served, mod
     assert res.error_code.val == IKErrorCode.SUCCESS, res.message
     R_down = pin.utils.rpyToMatrix(np.pi, 0, 0)
     for sol in res.solutions:
-        T = T_frame(model, sol.joint_state.name, sol.joint_state.position, "panda_hand",
-                    "panda_link0")
+        T = _hand(model, sol)
         assert np.linalg.norm(pin.log3(R_down.T @ T.rotation)) <= 0.05 + 1e-5
     goal = base_goal(timeout=0.2)
     goal.orientation_constraints = [_down(0.01), _down(0.01, flip=True)]
