@@ -8,7 +8,7 @@ import pytest
 pytest.importorskip("rclpy")
 
 from ros2_ik.node.conversions import se3_to_pose  # noqa: E402
-from ros2_ik.node.harness import call_resending, wait_for  # noqa: E402
+from ros2_ik.node.harness import act_until, call_resending  # noqa: E402
 from ros2_ik_interfaces.msg import IKErrorCode  # noqa: E402
 from ros2_ik_interfaces.srv import ComputeIKPath  # noqa: E402
 from trajectory_msgs.msg import JointTrajectory  # noqa: E402
@@ -92,8 +92,9 @@ def test_line_is_solved_whole_and_timed(served, model):
     times = [p.time_from_start.sec + 1e-9 * p.time_from_start.nanosec
              for p in res.trajectory.points]
     np.testing.assert_allclose(times, expected, atol=1e-8)
-    wait_for(lambda: any(m.ns == "path_reached" for a in markers for m in a.markers), 10,
-             "the path markers", client.spin)
+    act_until(lambda: call(req),
+              lambda: any(m.ns == "path_reached" for a in markers for m in a.markers), 10,
+              "the path markers", client.spin, acted=True)
     line = next(m for a in markers for m in a.markers if m.ns == "path_reached")
     assert len(line.points) == len(q)
 
@@ -110,7 +111,8 @@ def test_display_path_carries_the_returned_joint_path(served, model):
     res = call(req)
     assert res.error_code.val == IKErrorCode.SUCCESS, res.message
     q = check_reached(model, req, res)
-    wait_for(lambda: bool(shown), 10, "the DisplayTrajectory", client.spin)
+    act_until(lambda: call(req), lambda: bool(shown), 10, "the DisplayTrajectory",
+              client.spin, acted=True)
     msg = shown[-1]
     assert msg.model_id == model.name and len(msg.trajectory) == 1
     path = msg.trajectory[0].joint_trajectory
@@ -185,7 +187,8 @@ def test_execute_sends_the_whole_path(served, model):
     assert "sent to the controller" in res.message
     q = check_reached(model, req, res)
     assert np.abs(q[0] - READY).max() <= STEP  # starts where the arm is
-    wait_for(lambda: sent, 10, "the executed trajectory", client.spin)
+    act_until(lambda: call(req), lambda: sent, 10, "the executed trajectory", client.spin,
+              acted=True)  # the same execute from the same joint state
     np.testing.assert_allclose(positions(sent[-1]), q)
     times = [p.time_from_start.sec + 1e-9 * p.time_from_start.nanosec
              for p in sent[-1].points]

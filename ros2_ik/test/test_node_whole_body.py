@@ -350,7 +350,7 @@ def test_over_dds_answers_then_keeps_serving_after_bad_input(ros_context, pr2):
     """ik_node with config/pr2_whole_body.yaml: a whole-body answer, a refusal, an answer."""
     import os
     from ament_index_python.packages import get_package_share_directory
-    from ros2_ik.node.harness import Client, NodeProcess, wait_for
+    from ros2_ik.node.harness import Client, NodeProcess, act_until, wait_for
     _, model, urdf, srdf = pr2
     config = os.path.join(get_package_share_directory("ros2_ik"), "config",
                           "pr2_whole_body.yaml")
@@ -384,8 +384,8 @@ def test_over_dds_answers_then_keeps_serving_after_bad_input(ros_context, pr2):
         wait_for(executed, 20.0, "an executed answer", client.spin)
         done = replies[-1]
         assert done.error_code.val == IKErrorCode.SUCCESS, done.message
-        wait_for(lambda: goals, 10.0, "the base goal", client.spin)
-        sent, solved = goals[-1], done.solution_base.transforms[0]
+        act_until(executed, lambda: goals, 10.0, "the base goal", client.spin, acted=True)
+        sent, solved = goals[-1], replies[-1].solution_base.transforms[0]
         assert sent.header.frame_id == "odom_combined"
         assert (sent.pose.position.x, sent.pose.position.y) == (solved.translation.x,
                                                                 solved.translation.y)

@@ -71,6 +71,34 @@ def wait_for(condition: Callable[[], bool], timeout_s: float, what: str,
             time.sleep(0.01)
 
 
+def act_until(act: Callable[[], None], condition: Callable[[], bool], timeout_s: float,
+              what: str, spin: Callable[[float], None], again_after_s: float = 2.0,
+              acted: bool = False) -> None:
+    """Call ``act`` until ``condition`` holds, again every ``again_after_s`` [s].
+
+    For a message the node publishes once, not latched, in answer to ``act``: a subscriber
+    that already sees the node's publisher can still miss it, because discovery matches
+    the two ends one at a time and the writer may not know the reader yet (seen in CI:
+    a position command never came, the subscriber's publisher count already 1).  Only
+    for acts that may be repeated (the same execute from the same joint state).
+    ``acted``: the caller has acted once already (wait before acting again).  Raises
+    TimeoutError at the deadline.
+    """
+    deadline = time.monotonic() + timeout_s
+    while True:
+        if not acted:
+            act()
+        acted = False
+        try:
+            wait_for(condition, max(0.1, min(again_after_s, deadline - time.monotonic())),
+                     what, spin)
+            return
+        except TimeoutError:
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"timed out after {timeout_s} s waiting for {what} "
+                                   f"(acted again every {again_after_s} s)") from None
+
+
 def call_resending(client, request, spin: Callable[[float], None], timeout_s: float = 30.0,
                    resend_after_s: float = 3.0):
     """Call an idempotent service, sending the request again while it goes unanswered.
