@@ -92,7 +92,7 @@ def build_problem(snapshot: RobotSnapshot, cfg: NodeConfig, joints: JointStateCa
                            group, [m.target.header.frame_id for m in goal.pose_goals]))
     # The base's parent frame stands for the root frame where the base moves (compute_ik).
     parent = snapshot.base_parent_frame if has_base(group) else ""
-    targets, _ = pose_goals(goal, cfg, parent)
+    targets, _ = pose_goals(goal, cfg, parent, tip)
     seed = seed_for(group, goal.seed, joints, cfg, seed_base=goal.seed_base,
                     parent_frame=snapshot.base_parent_frame)
     group, seed = _lock(snapshot, group, seed, goal.locked_joints)

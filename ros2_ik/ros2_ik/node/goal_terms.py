@@ -140,13 +140,16 @@ def _posture(inputs: "_Inputs", m):
     return K.PostureCost(model, q_nominal, weights)
 
 
-def pose_goals(goal, cfg, base_parent: str = "") -> Tuple[List[PoseTarget], int]:
+def pose_goals(goal, cfg, base_parent: str = "", tip: str = ""
+               ) -> Tuple[List[PoseTarget], int]:
     """Return the PoseTargets of ``goal.pose_goals`` (tolerances defaulted from the config).
 
-    A target in ``base_parent`` (the base joint's parent frame) is in the root frame.
+    A target in ``base_parent`` (the base joint's parent frame) is in the root frame.  A
+    pose goal naming no link is for the goal's ``tip_link``, else for ``tip`` (the
+    resolved group's tip, as a ComputeIK request naming none).
     """
     targets = [PoseTarget(
-        frame=m.tip_link or goal.tip_link,
+        frame=m.tip_link or goal.tip_link or tip,
         T_ref_target=pose_to_se3(m.target.pose, f"pose_goals[{i}].target.pose"),
         reference_frame=("" if base_parent and m.target.header.frame_id == base_parent
                          else m.target.header.frame_id),

@@ -84,15 +84,12 @@ def timeout_s(duration) -> float:
 def targets_and_links(ik_request, group_tips: Sequence[str] = ()) -> Tuple[list, list]:
     """Return the (PoseStamped, link name) pairs of a PositionIKRequest (link '' = group tip).
 
-    ``group_tips``: the group's tips, for poses without ``ik_link_names`` (one pose
-    without ``ik_link_name`` either: the one tip, else '').
+    ``group_tips``: the group's tips, for several poses without ``ik_link_names``.
     """
     poses = list(ik_request.pose_stamped_vector) or [ik_request.pose_stamped]
     links = [name for name in ik_request.ik_link_names if name]
-    if not links and len(poses) == 1:
-        links = [ik_request.ik_link_name or (group_tips[0] if len(group_tips) == 1 else "")]
-    elif not links:
-        links = list(group_tips)
+    if not links:
+        links = [ik_request.ik_link_name] if len(poses) == 1 else list(group_tips)
     if len(links) != len(poses):
         raise MoveItRequestError(
             MoveItCode.INVALID_LINK_NAME,
