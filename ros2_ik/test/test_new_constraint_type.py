@@ -211,7 +211,7 @@ def test_a_compiled_type_is_one_file_and_one_registry_line(tmp_path):
     registry_file = types / "registry.py"
     text = registry_file.read_text()
     text = re.sub(r"(\nfrom \. import [^\n]*)\n", r"\1\nfrom . import height\n", text, count=1)
-    text = text.replace("    polyhedron.KIND,\n)", "    polyhedron.KIND,\n    height.KIND,\n)")
+    text = text.replace(".KIND,\n)\n", ".KIND,\n    height.KIND,\n)\n", 1)  # the last line
     assert text.count("height") == 2
     registry_file.write_text(text)  # the one registry line (and its module's import)
     path = os.environ.get("PYTHONPATH", "")

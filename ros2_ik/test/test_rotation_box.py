@@ -157,3 +157,65 @@ def test_a_solve_keeps_the_hand_in_the_box(panda, param, code):
         R_hand = data.oMf[model.getFrameId("panda_hand")].rotation
         assert margin(R_des.T @ R_hand, [t + 1e-3 for t in tol], code) >= 0
         assert np.linalg.norm(data.oMf[model.getFrameId("panda_hand")].translation - p) <= 1e-4
+
+
+def _kernel_groups():
+    """Groups with revolute, continuous, prismatic and unaligned joints (the kernel test's)."""
+    import sys
+    from pathlib import Path
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+    from random_arms import random_arm
+    from test_chain_kernel import MIXED_URDF
+    from test_core_angle_model import UNALIGNED_URDF
+    out = [robots.load_group("panda")[1], robots.load_group("kinova")[1]]
+    for seed in (3, 11):
+        arm = random_arm(seed)
+        out.append(Robot.from_urdf(arm.urdf).group(arm.base, arm.tip))
+    out.append(Robot.from_urdf(MIXED_URDF).group("base", "tool"))
+    out.append(Robot.from_urdf(UNALIGNED_URDF).group("base", "tip"))
+    return out
+
+
+def _random_boxes(group, rng, count):
+    """Rotation boxes between random frames of ``group``, random offsets and tolerances."""
+    model = group.robot.model
+    picked = rng.choice(len(model.frames), 4)
+    frames = [group.base, group.tip] + [model.frames[int(i)].name for i in picked]
+    out = []
+    while len(out) < count:
+        tol = [float(rng.choice([0.0, 0.1, 1.0, math.pi / 2, math.pi, math.inf]))
+               for _ in range(3)]
+        param = str(rng.choice(["xyz_euler", "rotation_vector"]))
+        a, b = (str(f) for f in rng.choice(frames, 2))
+        try:
+            out.append(RotationBoxConstraint(model, a, pin.exp3(rng.normal(size=3)), b,
+                                             pin.exp3(rng.normal(size=3)), tol, param))
+        except InvalidGoal:  # bounds no component
+            continue
+    return out
+
+
+def test_compiled_rows_equal_the_python_ones():
+    """The kernels' rows and Jacobian within 1e-9 of ``evaluate`` on every joint kind."""
+    from ros2_ik.core.constraints import registry
+    from ros2_ik.core.problem import Problem
+    from ros2_ik.core.solvers import constraint_kernel as ck
+    from ros2_ik.core.solvers.residuals import Residuals
+    from ros2_ik.core.verify import ConstraintTolerance
+    tol = ConstraintTolerance(1e-4, 1e-4)
+    rng = np.random.default_rng(11)
+    for group in _kernel_groups():
+        for c in _random_boxes(group, rng, 12):
+            assert registry.kind_of(c).code is not None  # a compiled type
+            problem = Problem(group, None, [c])
+            compiled = ck.compile_problem(problem, tol)
+            assert compiled is not None
+            res = Residuals(problem, exact=False, tolerance=tol)
+            np.testing.assert_array_equal(compiled.lo, res.row_lower)
+            np.testing.assert_array_equal(compiled.hi, res.row_upper)
+            for _ in range(4):
+                q = group.random_configuration(rng)
+                g, J = res.all_rows(res.update(q))
+                got_g, got_J = ck.evaluate(compiled, q)[:2]
+                np.testing.assert_allclose(got_g, g, rtol=0, atol=1e-9)
+                np.testing.assert_allclose(got_J, J, rtol=0, atol=1e-9)

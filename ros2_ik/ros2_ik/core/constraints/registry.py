@@ -14,7 +14,8 @@ from __future__ import annotations
 
 from typing import Dict, Optional, Tuple
 
-from . import angle, com, distance, gaze, orientation, polyhedron, position, support_polygon
+from . import angle, com, distance, gaze, orientation, polyhedron, position
+from . import rotation_box, support_polygon
 from .compiled import Kind
 
 #: The constraint types, one line each: a compiled type's code is its place here.
@@ -28,6 +29,7 @@ TYPES: Tuple[Kind, ...] = (
     support_polygon.KIND,
     com.KIND,
     polyhedron.KIND,
+    rotation_box.KIND,
 )
 _KINDS: Dict[type, Kind] = {}
 

@@ -23,9 +23,12 @@ import numpy as np
 import pinocchio as pin
 
 from ros2_ik.core.errors import InvalidGoal
+from ros2_ik.core.kinematics import lie
 from ros2_ik.core.kinematics.frames import frame_id, relative_rotation
+from ros2_ik.core.runtime.compiled import jit
 
 from . import checks as check
+from . import compiled as kernel
 from ._base import BoundedConstraint
 from .orientation import log_jacobian
 
@@ -129,3 +132,112 @@ def euler_xyz_rates(R: np.ndarray) -> np.ndarray:
         D[1, k] = dR[0, 2] / cos_pitch
         D[2, k] = (R[0, 1] * dR[0, 0] - R[0, 0] * dR[0, 1]) / yaw_den
     return D
+
+
+# The kernels' form (``registry``): parameters ``R_AbarA``, ``R_BbarB`` (9 each, row by
+# row), the parameterization's index in PARAMETERIZATIONS, then 1.0 or 0.0 for each
+# component: whether it has a row.
+
+
+def _encode(c: RotationBoxConstraint, tolerance) -> tuple:
+    bounded = [1.0 if k in c.rows else 0.0 for k in range(3)]
+    return (c._fid_Abar, c._fid_Bbar, c._R_AbarA.ravel().tolist() + c._R_BbarB.ravel().tolist()
+            + [float(PARAMETERIZATIONS.index(c.parameterization))] + bounded)
+
+
+@jit(inline="always")
+def _rotated(F, prm, o, r, c):  # pragma: no cover - compiled
+    """Entry ``(r, c)`` of ``R_WF R_F`` for the 3x3 ``R_F`` at ``prm[o:o + 9]`` (by row)."""
+    return F[r, 0] * prm[o + c] + F[r, 1] * prm[o + 3 + c] + F[r, 2] * prm[o + 6 + c]
+
+
+@jit
+def _world_rotation(F, prm, o):  # pragma: no cover - compiled
+    """``R_WF R_F`` (9 entries, row by row; :func:`_rotated`): ``R_WA`` or ``R_WB``."""
+    return (_rotated(F, prm, o, 0, 0), _rotated(F, prm, o, 0, 1), _rotated(F, prm, o, 0, 2),
+            _rotated(F, prm, o, 1, 0), _rotated(F, prm, o, 1, 1), _rotated(F, prm, o, 1, 2),
+            _rotated(F, prm, o, 2, 0), _rotated(F, prm, o, 2, 1), _rotated(F, prm, o, 2, 2))
+
+
+@jit(inline="always")
+def _dot(X, i, Y, j, s):  # pragma: no cover - compiled
+    """``sum_k X[i + s k] Y[j + s k]``: rows (``s = 1``) or columns (``s = 3``) of two 3x3."""
+    return X[i] * Y[j] + X[i + s] * Y[j + s] + X[i + 2 * s] * Y[j + 2 * s]
+
+
+@jit
+def _times_transposed(X, Y):  # pragma: no cover - compiled
+    """``X Y^T`` of two 3x3 matrices given row by row (9 entries each)."""
+    return (_dot(X, 0, Y, 0, 1), _dot(X, 0, Y, 3, 1), _dot(X, 0, Y, 6, 1),
+            _dot(X, 3, Y, 0, 1), _dot(X, 3, Y, 3, 1), _dot(X, 3, Y, 6, 1),
+            _dot(X, 6, Y, 0, 1), _dot(X, 6, Y, 3, 1), _dot(X, 6, Y, 6, 1))
+
+
+@jit
+def _transposed_times(X, Y):  # pragma: no cover - compiled
+    """``X^T Y`` of two 3x3 matrices given row by row (9 entries each)."""
+    return (_dot(X, 0, Y, 0, 3), _dot(X, 0, Y, 1, 3), _dot(X, 0, Y, 2, 3),
+            _dot(X, 1, Y, 0, 3), _dot(X, 1, Y, 1, 3), _dot(X, 1, Y, 2, 3),
+            _dot(X, 2, Y, 0, 3), _dot(X, 2, Y, 1, 3), _dot(X, 2, Y, 2, 3))
+
+
+@jit
+def _euler_map(R, wa):  # pragma: no cover - compiled
+    """``euler_xyz(R)`` and the map ``M`` (9, row by row): ``d angles = M (w_B - w_A)``.
+
+    ``R = R_AB`` and ``wa = R_WA`` (row by row); ``M = euler_xyz_rates(R) R_WA^T`` on world
+    angular velocities, ``euler_xyz_rates``' entries written out (``dR = skew(e_k) R``).
+    """
+    r00, r01, r02, r10, r11, r12, r20, r21, r22 = R
+    roll_den = r12 * r12 + r22 * r22
+    yaw_den = r00 * r00 + r01 * r01
+    cos_pitch = math.sqrt((r00 * r00 + r01 * r01 + r12 * r12 + r22 * r22) / 2)
+    angles = (math.atan2(-r12, r22), math.atan2(r02, cos_pitch), math.atan2(-r01, r00))
+    if roll_den < 1e-20 or yaw_den < 1e-20:
+        return angles, (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+    c = math.sqrt(roll_den)
+    D = ((r12 * r12 + r22 * r22) / roll_den, -r12 * r02 / roll_den, -r22 * r02 / roll_den,
+         0.0, r22 / c, -r12 / c,
+         0.0, (r01 * r20 - r00 * r21) / yaw_den, (r00 * r11 - r01 * r10) / yaw_den)
+    return angles, _times_transposed(D, wa)
+
+
+@jit
+def _log_map(R, wb):  # pragma: no cover - compiled
+    """``log3(R)`` and the map ``M`` (9, row by row): ``d w = M (w_B - w_A)``.
+
+    ``R = R_AB`` and ``wb = R_WB`` (row by row): ``log_jacobian``'s ``Jlog3 R_AB^T R_WA^T``
+    is ``Jlog3 R_WB^T``.
+    """
+    wx, wy, wz, theta = lie.log3_of(R[0], R[1], R[2], R[3], R[4], R[5], R[6], R[7], R[8])
+    alpha, diag = lie.jlog3_coefficients(theta)
+    J = (alpha * wx * wx + diag, alpha * wx * wy - 0.5 * wz, alpha * wx * wz + 0.5 * wy,
+         alpha * wy * wx + 0.5 * wz, alpha * wy * wy + diag, alpha * wy * wz - 0.5 * wx,
+         alpha * wz * wx - 0.5 * wy, alpha * wz * wy + 0.5 * wx, alpha * wz * wz + diag)
+    return (wx, wy, wz), _times_transposed(J, wb)
+
+
+@jit(inline="always")  # a thin step of the dispatch: no call of its own
+def rows(oMf, Jf, fa, fb, prm, g, Jg, row, p3, J3):  # pragma: no cover - compiled
+    """``evaluate``: the bounded components [rad] into rows ``row..`` of ``g``, ``Jg``."""
+    wa, wb = _world_rotation(oMf[fa], prm, 0), _world_rotation(oMf[fb], prm, 9)
+    R = _transposed_times(wa, wb)  # R_AB = R_WA^T R_WB
+    if prm[18] == 0.0:
+        values, M = _euler_map(R, wa)
+    else:
+        values, M = _log_map(R, wb)
+    k = 0
+    for i in range(3):
+        if prm[19 + i] == 0.0:
+            continue
+        g[row + k] = values[i]
+        for c in range(Jg.shape[1]):
+            d0 = Jf[fb, 3, c] - Jf[fa, 3, c]
+            d1 = Jf[fb, 4, c] - Jf[fa, 4, c]
+            d2 = Jf[fb, 5, c] - Jf[fa, 5, c]
+            Jg[row + k, c] = M[3 * i] * d0 + M[3 * i + 1] * d1 + M[3 * i + 2] * d2
+        k += 1
+    return k
+
+
+KIND = kernel.Kind(RotationBoxConstraint, _encode, kernel.physical_rows, rows)

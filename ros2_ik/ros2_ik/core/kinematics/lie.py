@@ -101,18 +101,21 @@ def log6(R, p, e, w):  # pragma: no cover - compiled
     e[3], e[4], e[5] = w[0], w[1], w[2]
 
 
+@jit(inline="always")
+def jlog3_coefficients(theta):  # pragma: no cover - compiled
+    """``(alpha, diag)``: ``Jlog3(R) = alpha w w^T + diag I + skew(w) / 2``, ``theta = |w|``."""
+    t2 = theta * theta
+    if theta < 1e-4:
+        return 1.0 / 12.0 + t2 / 720.0, 0.5 * (2.0 - t2 / 6.0)
+    st, ct = math.sin(theta), math.cos(theta)
+    st_1mct = st / (1.0 - ct)
+    return 1.0 / t2 - st_1mct / (2.0 * theta), 0.5 * theta * st_1mct
+
+
 @jit
 def jlog3(wx, wy, wz, theta, out, k):  # pragma: no cover - compiled
     """Pinocchio's ``Jlog3(R)`` (3, 3) into ``out[k]``; ``w = log3(R)``, ``theta = |w|``."""
-    t2 = theta * theta
-    if theta < 1e-4:
-        alpha = 1.0 / 12.0 + t2 / 720.0
-        diag = 0.5 * (2.0 - t2 / 6.0)
-    else:
-        st, ct = math.sin(theta), math.cos(theta)
-        st_1mct = st / (1.0 - ct)
-        alpha = 1.0 / t2 - st_1mct / (2.0 * theta)
-        diag = 0.5 * theta * st_1mct
+    alpha, diag = jlog3_coefficients(theta)
     out[k, 0, 0] = alpha * wx * wx + diag
     out[k, 0, 1] = alpha * wx * wy - 0.5 * wz
     out[k, 0, 2] = alpha * wx * wz + 0.5 * wy

@@ -18,6 +18,7 @@ from ros2_ik.core.constraints import gaze
 from ros2_ik.core.constraints import orientation as constraints_orientation
 from ros2_ik.core.constraints import polyhedron
 from ros2_ik.core.constraints import position as constraints_position
+from ros2_ik.core.constraints import rotation_box
 from ros2_ik.core.constraints import support_polygon
 from ros2_ik.core.costs import angle as costs_angle
 from ros2_ik.core.costs import base_motion
@@ -29,8 +30,8 @@ from ros2_ik.core.costs import posture
 #: PositionConstraint, OrientationConstraint, GazeTargetConstraint,
 #: AngleBetweenVectorsConstraint, PointToPointDistanceConstraint,
 #: PointToLineDistanceConstraint, ComInSupportPolygonConstraint,
-#: CenterOfMassConstraint, PolyhedronConstraint.
-CODES = (0, 1, 2, 3, 4, 5, 6, 7, 8)
+#: CenterOfMassConstraint, PolyhedronConstraint, RotationBoxConstraint.
+CODES = (0, 1, 2, 3, 4, 5, 6, 7, 8, 9)
 #: Every cost type code a branch of :func:`costs` names, by code:
 #: PostureCost, PositionCost, OrientationCost, AngleBetweenVectorsCost,
 #: BaseMotionCost.
@@ -107,6 +108,8 @@ def physical_rows(t, oMf, Jf, fa, fb, prm, g, Jg, row, p3, J3):  # pragma: no co
         return constraints_position.rows(oMf, Jf, fa, fb, prm, g, Jg, row, p3, J3)
     if t == 8:  # PolyhedronConstraint
         return polyhedron.rows(oMf, Jf, fa, fb, prm, g, Jg, row, p3, J3)
+    if t == 9:  # RotationBoxConstraint
+        return rotation_box.rows(oMf, Jf, fa, fb, prm, g, Jg, row, p3, J3)
     raise ValueError(UNKNOWN_TYPE)
 
 
