@@ -8,6 +8,8 @@ definition (not from ros2_ik's residuals, ``verify`` or ``violation``):
 position   distance of p_AQ outside the box, per axis                          m
 orientation angle of R_AB, as ``|log3(R_AB)|`` and as ``arccos((tr - 1) / 2)``  rad
            clipped (the larger of the two is used; both are reported)
+rot. box   each component of R_AB beyond its tolerance, as MoveIt's decide      rad
+           reads it (``moveit_orientation``, written from MoveIt's source)
 gaze       angle between p = p_AT - p_AS and n, ``atan2(|p x n|, p . n)``      rad
            (0 when p = 0: the apex belongs to the cone)
 angle      ``atan2(|a x b|, a . b)`` outside [angle_lower, angle_upper]          rad
@@ -34,9 +36,10 @@ import numpy as np
 import pinocchio as pin
 
 import constrained_distances as distances
+import moveit_orientation
 
 TOL_M, TOL_RAD = 1e-4, 1e-4
-RADIAN_KINDS = ("orientation", "gaze", "angle")
+RADIAN_KINDS = ("orientation", "gaze", "angle", "rotation_box")
 
 
 @dataclass(frozen=True)
@@ -154,6 +157,12 @@ class Checker:
             by_log = float(np.linalg.norm(pin.log3(R)))
             by_cos = math.acos(min(1.0, max(-1.0, (float(np.trace(R)) - 1.0) / 2.0)))
             return max(0.0, max(by_log, by_cos) - a["theta_bound"]), abs(by_log - by_cos)
+        if kind == "rotation_box":
+            R = (self.frame(a["frame_Abar"]).rotation @ a["R_AbarA"]).T \
+                @ self.frame(a["frame_Bbar"]).rotation @ a["R_BbarB"]
+            code = (moveit_orientation.XYZ_EULER_ANGLES if a["parameterization"] == "xyz_euler"
+                    else moveit_orientation.ROTATION_VECTOR)
+            return moveit_orientation.excess(R, a["tolerances"], code), 0.0
         return self._other(kind, a, q, q_full), 0.0
 
     def _pose(self, a) -> float:

@@ -11,6 +11,9 @@ Each term maps to Drake's own constraint (AddPositionConstraint, AddOrientationC
 AddGazeTargetConstraint, AddAngleBetweenVectorsConstraint, AddPointToPointDistance-
 Constraint, AddPointToLineDistanceConstraint, AddPolyhedronConstraint,
 AddMinimumDistanceLowerBoundConstraint(bound, influence - bound),
+MoveIt's orientation box (``rotation_box``: Drake has no per-axis box, so
+:meth:`DrakeArm.add_rotation_box` gives the components of ``R_AB`` as a generic
+constraint on q, evaluated on the plant's AutoDiffXd copy),
 AddMinimumDistanceUpperBoundConstraint(bound, ``UPPER_BOUND_INFLUENCE_M``),
 AddDistanceConstraint on the proximity geometries of the two names: a link's (body name) or
 a scene object's (``object/k``), one pair, or one per pair when there is no upper bound (our
@@ -40,8 +43,10 @@ import numpy as np
 
 from dof_arms import root_link
 from drake_ik import FEASIBILITY_TOLERANCE, DrakeAttempt, drake_urdf
+import pydrake.math as dmath
+from pydrake.autodiffutils import AutoDiffXd
 from pydrake.geometry import Role
-from pydrake.math import RigidTransform, RotationMatrix
+from pydrake.math import RigidTransform, RotationMatrix, RotationMatrix_
 from pydrake.multibody.inverse_kinematics import InverseKinematics
 from pydrake.multibody.parsing import Parser
 from pydrake.multibody.plant import AddMultibodyPlantSceneGraph
@@ -56,6 +61,26 @@ UPPER_BOUND_INFLUENCE_M = 1.0
 #: Suffix of a solver name started from the posture cost's ``q_nominal`` instead of the
 #: seed (``drake_snopt_nominal``): the anchor given the start ros2_ik's lm also tries.
 NOMINAL_START = "_nominal"
+
+
+def components_ad(R, param: str) -> list:
+    """Return the three components [rad] of a Drake rotation (floats or AutoDiffXd).
+
+    ``"xyz_euler"``: MoveIt's ``calcEulerAngles`` (regular branch); ``"rotation_vector"``:
+    ``2 atan2(|v|, w) v / |v|`` of its quaternion ``(w, v)``, ``w >= 0``.
+    """
+    M = R.matrix()
+    if param == "xyz_euler":
+        cos_pitch = dmath.sqrt((M[0, 0] ** 2 + M[0, 1] ** 2 + M[1, 2] ** 2 + M[2, 2] ** 2) / 2)
+        return [dmath.atan2(-M[1, 2], M[2, 2]), dmath.atan2(M[0, 2], cos_pitch),
+                dmath.atan2(-M[0, 1], M[0, 0])]
+    q = R.ToQuaternion()
+    w, v = q.w(), [q.x(), q.y(), q.z()]
+    if (w.value() if hasattr(w, "value") else w) < 0:
+        w, v = -w, [-x for x in v]
+    s = dmath.sqrt(v[0] ** 2 + v[1] ** 2 + v[2] ** 2 + 1e-300)
+    k = 2 * dmath.atan2(s, w) / s
+    return [k * x for x in v]
 
 
 def start_of(spec, solver: str) -> np.ndarray:
@@ -84,6 +109,7 @@ class DrakeArm:
         self.sample_lo = np.where(np.isfinite(lower), lower, -math.pi)
         self.sample_hi = np.where(np.isfinite(upper), upper, math.pi)
         self.solvers = {name: cls() for name, cls in SOLVERS.items()}
+        self._own_plants: Dict[type, tuple] = {}
 
     def _build(self, urdf_xml: str, group) -> None:
         with tempfile.TemporaryDirectory() as tmp:
@@ -166,8 +192,42 @@ class DrakeArm:
             ik.AddMinimumDistanceUpperBoundConstraint(a["bound_m"], UPPER_BOUND_INFLUENCE_M)
         elif kind == "distance":
             self._distance(ik, a)
+        elif kind == "rotation_box":
+            self.add_rotation_box(ik, a)
         else:
             raise ValueError(f"no Drake mapping for constraint kind {kind!r}")
+
+    def add_rotation_box(self, ik: InverseKinematics, a) -> None:
+        """``|component_k(R_AB)| <= tolerances[k]`` [rad] as a generic constraint on q.
+
+        ``R_AB = R_AbarA^T R_AbarBbar(q) R_BbarB``; the components by ``parameterization``
+        (:func:`components_ad`), one row per tolerance below pi (a larger one bounds
+        nothing).  Evaluated on a plant of its own, floats or AutoDiffXd as SNOPT asks.
+        """
+        tol = np.asarray(a["tolerances"], dtype=float)
+        rows = [k for k in range(3) if tol[k] < math.pi]
+        A, B, param = a["frame_Abar"], a["frame_Bbar"], a["parameterization"]
+        R_A_T, R_B = np.asarray(a["R_AbarA"], dtype=float).T, np.asarray(a["R_BbarB"], float)
+        fixed = {float: (RotationMatrix(R_A_T), RotationMatrix(R_B)),
+                 object: (RotationMatrix_[AutoDiffXd](R_A_T), RotationMatrix_[AutoDiffXd](R_B))}
+
+        def rows_of(q):
+            kind = object if q.dtype == object else float
+            plant, context = self._own_plant(kind)
+            plant.SetPositions(context, q)
+            R = plant.CalcRelativeRotationMatrix(context, plant.GetFrameByName(A),
+                                                 plant.GetFrameByName(B))
+            c = components_ad(fixed[kind][0].multiply(R).multiply(fixed[kind][1]), param)
+            return np.array([c[k] for k in rows])
+
+        ik.prog().AddConstraint(rows_of, -tol[rows], tol[rows], ik.q())
+
+    def _own_plant(self, kind: type):
+        """(plant, context) for floats (``float``) or AutoDiffXd (``object``), made once."""
+        if kind not in self._own_plants:
+            plant = self.plant if kind is float else self.plant.ToAutoDiffXd()
+            self._own_plants[kind] = (plant, plant.CreateDefaultContext())
+        return self._own_plants[kind]
 
     def _on_plant(self, name: str, bounds) -> Tuple[float, float]:
         """Joint ``name``'s ``(lower, upper)`` [rad or m] as Drake's plant can hold them.

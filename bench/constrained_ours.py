@@ -24,7 +24,8 @@ SIMPLE = {"position": C.PositionConstraint, "orientation": C.OrientationConstrai
           "gaze": C.GazeTargetConstraint, "angle": C.AngleBetweenVectorsConstraint,
           "point_to_point": C.PointToPointDistanceConstraint,
           "point_to_line": C.PointToLineDistanceConstraint,
-          "polyhedron": C.PolyhedronConstraint, "position_cost": K.PositionCost}
+          "polyhedron": C.PolyhedronConstraint, "rotation_box": C.RotationBoxConstraint,
+          "position_cost": K.PositionCost}
 
 
 def build_term(model, term, group, collision=None):

@@ -2,17 +2,17 @@
 
 Each problem: one of several arms, a uniform configuration ``q_star``, one to four
 constraints of random kinds (every kind of ros2_ik: position, orientation, gaze, angle,
-point-to-point, point-to-line, polyhedron, joint bounds, locked joints; minimum distance
-on the panda with the scene when a collision checker is given, and then the upper bound on
-the nearest pair and one named pair's distance: :mod:`constrained_distances`), on random
-links of the
-group (its moving links and its base), and sometimes costs.  Bounds are drawn three
-ways: around ``q_star`` with random slack (feasible), arbitrary (often infeasible), or
-degenerate (theta_bound 0, cone half-angle pi/2 or 0, distance 0, equal angle bounds,
-zero-width boxes).  Every input is valid for the constructors, so ``solve`` must
-never raise on it (except ``InvalidArgument`` for costs on a solver that documents it
-does not minimise them: ``lm`` and ``dls``).  Polyhedron rows have unit norm (the
-convention under which ``A p - b`` is in metres).
+point-to-point, point-to-line, polyhedron, joint bounds, locked joints, MoveIt's rotation
+box; minimum distance on the panda with the scene when a collision checker is given, and
+then the upper bound on the nearest pair and one named pair's distance:
+:mod:`constrained_distances`), on random links of the group (its moving links and its
+base), and sometimes costs.  Bounds are drawn three ways: around ``q_star`` with random
+slack (feasible), arbitrary (often infeasible), or degenerate (theta_bound 0, cone
+half-angle pi/2 or 0, distance 0, equal angle bounds, zero-width boxes, rotation
+components held at 0 or bounded at pi/2).  Every input is valid for the constructors, so
+``solve`` must never raise on it (except ``InvalidArgument`` for costs on a solver that
+documents it does not minimise them: ``lm`` and ``dls``).  Polyhedron rows have unit norm
+(the convention under which ``A p - b`` is in metres).
 """
 from __future__ import annotations
 
@@ -24,9 +24,10 @@ import pinocchio as pin
 
 import constrained_distances as distances
 from constrained_problems import Kinematics, ProblemSpec, Term, moving_links, tilt, unit
+from ros2_ik.core.constraints.rotation_box import PARAMETERIZATIONS, bounded_components
 
 KINDS = ("position", "orientation", "gaze", "angle", "point_to_point", "point_to_line",
-         "polyhedron", "joint_bounds", "locked")
+         "polyhedron", "joint_bounds", "locked", "rotation_box")
 
 
 MODES = ("feasible", "feasible", "arbitrary", "degenerate")
@@ -34,6 +35,18 @@ MODES = ("feasible", "feasible", "arbitrary", "degenerate")
 
 def _point(rng) -> np.ndarray:
     return rng.normal(scale=0.05, size=3) if rng.random() < 0.7 else np.zeros(3)
+
+
+def turned(param: str, tol, rng) -> np.ndarray:
+    """Return a rotation whose components (``param``) lie inside the box ``tol`` [rad].
+
+    Each within 0.9 of its tolerance (of 1 rad when wider): Euler angles ``Rx Ry Rz``, or a
+    rotation vector (halved: inside a box of pi too).
+    """
+    v = [rng.uniform(-0.9, 0.9) * min(t, 1.0) for t in tol]
+    if param == "rotation_vector":
+        return pin.exp3(np.array(v) / 2)
+    return np.linalg.multi_dot([pin.exp3(a * e) for a, e in zip(v, np.eye(3))])
 
 
 def _slack(rng, mode: str, scale: float) -> float:
@@ -101,6 +114,28 @@ class RandomProblems:
                  "degenerate": float(rng.choice([0.0, math.pi]))}[mode]
         return Term("orientation", dict(frame_Abar=A, R_AbarA=R_AbarA, frame_Bbar=B,
                                         R_BbarB=R_BbarB, theta_bound=theta))
+
+    def _rotation_box(self, rng, q, mode):
+        """Draw MoveIt's orientation box: each component of ``R_AB`` within its tolerance.
+
+        Feasible: ``R_AB`` at ``q`` a rotation inside the box; degenerate: ``R_AB = I``
+        at ``q``, tolerances of 0 or pi/2 (or free); arbitrary: any offset and tolerances.
+        """
+        A, B, T = self._frames(rng, q)
+        param = str(rng.choice(PARAMETERIZATIONS))
+        choices = {"feasible": lambda: float(rng.choice([rng.uniform(0.01, 0.5), math.pi])),
+                   "degenerate": lambda: float(rng.choice([0.0, math.pi / 2, math.inf])),
+                   "arbitrary": lambda: float(rng.uniform(0.0, math.pi))}[mode]
+        tol = [choices() for _ in range(3)]
+        if not bounded_components(tol, param):
+            tol[int(rng.integers(3))] = 0.0 if mode == "degenerate" else 0.1
+        R_BbarB = pin.exp3(rng.normal(size=3))
+        inside = np.eye(3) if mode == "degenerate" else turned(param, tol, rng)
+        R_AbarA = T.rotation @ R_BbarB @ inside.T if mode != "arbitrary" \
+            else pin.exp3(rng.normal(size=3))
+        return Term("rotation_box", dict(frame_Abar=A, R_AbarA=R_AbarA, frame_Bbar=B,
+                                         R_BbarB=R_BbarB, tolerances=tuple(tol),
+                                         parameterization=param))
 
     def _gaze(self, rng, q, mode):
         A, B, T = self._frames(rng, q)

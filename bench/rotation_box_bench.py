@@ -16,7 +16,7 @@ Ours: ``solve()`` (lm, 0.5 s, mid-limits seed).  The anchor: Drake's InverseKine
 components as a generic constraint on q (Drake has no per-axis orientation box: the rows
 ``euler_xyz`` / ``log3`` of R_WB(q) on Drake's AutoDiffXd plant, the same formulas), SNOPT
 with restarts (``constrained_drake.DrakeArm``), 2 s.  Both judged here by pinocchio FK and
-MoveIt's ``decide`` (``test_rotation_box.moveit_decide``, written from MoveIt's source)
+MoveIt's ``decide`` (``moveit_orientation.moveit_decide``, written from MoveIt's source)
 with the tolerances plus ros2_ik's default constraint tolerance.  A false failure: Drake
 verified, ours not.  Interleaved per problem; wall times at the caller.
 
@@ -36,23 +36,19 @@ import numpy as np
 import pinocchio as pin
 
 from constrained_drake import DrakeArm
+from constrained_random import turned
 from drake_ik import FEASIBILITY_TOLERANCE
 from machine import machine, median_bars
 import results_files
 from ros2_ik.core import robots
 from ros2_ik.core.constraints import RotationBoxConstraint
-from ros2_ik.core.constraints.rotation_box import bounded_components
 from ros2_ik.core.pose import PoseTarget
 from ros2_ik.core.solve import prepare, solve
 from ros2_ik.core.verify import CONSTRAINT_TOLERANCE_RAD
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "ros2_ik" / "test"))
-from test_rotation_box import moveit_decide  # noqa: E402
+from moveit_orientation import moveit_decide  # noqa: E402
 
-from pydrake.autodiffutils import AutoDiffXd  # noqa: E402
-from pydrake.math import RotationMatrix, RotationMatrix_  # noqa: E402
 from pydrake.solvers import SnoptSolver, SolverOptions  # noqa: E402
-import pydrake.math as dmath  # noqa: E402
 
 ARMS = ("panda", "ur5", "kinova")
 FAMILIES = {"level": ("xyz_euler", (0.05, 0.05, math.pi)),
@@ -61,38 +57,11 @@ FAMILIES = {"level": ("xyz_euler", (0.05, 0.05, math.pi)),
 OURS_TIMEOUT_S, DRAKE_BUDGET_S, POSITION_TOL_M = 0.5, 2.0, 1e-4
 
 
-def turned(param: str, tol, rng) -> np.ndarray:
-    """Return a rotation whose components lie inside the box (0.9 of each tolerance)."""
-    v = [rng.uniform(-0.9, 0.9) * min(t, 1.0) for t in tol]
-    if param == "rotation_vector":
-        return pin.exp3(np.array(v) / 2)
-    return np.linalg.multi_dot([pin.exp3(a * e) for a, e in zip(v, np.eye(3))])
-
-
-def components_ad(R, param: str) -> list:
-    """Return the three components of a Drake rotation (floats or AutoDiffXd; our formulas)."""
-    M = R.matrix()
-    if param == "xyz_euler":
-        cos_pitch = dmath.sqrt((M[0, 0] ** 2 + M[0, 1] ** 2 + M[1, 2] ** 2 + M[2, 2] ** 2) / 2)
-        return [dmath.atan2(-M[1, 2], M[2, 2]), dmath.atan2(M[0, 2], cos_pitch),
-                dmath.atan2(-M[0, 1], M[0, 0])]
-    q = R.ToQuaternion()  # rotation vector = 2 atan2(|v|, w) v / |v|
-    w, v = q.w(), [q.x(), q.y(), q.z()]
-    if (w.value() if hasattr(w, "value") else w) < 0:
-        w, v = -w, [-x for x in v]
-    s = dmath.sqrt(v[0] ** 2 + v[1] ** 2 + v[2] ** 2 + 1e-300)
-    k = 2 * dmath.atan2(s, w) / s
-    return [k * x for x in v]
-
-
 class DrakeBox:
     """Drake's program of one arm: position box + the components as a generic constraint."""
 
     def __init__(self, name: str, group):
         self.arm = DrakeArm(robots.urdf_text(name), group)
-        self.plants = {float: (self.arm.plant, self.arm.plant.CreateDefaultContext())}
-        plant_ad = self.arm.plant.ToAutoDiffXd()
-        self.plants[object] = (plant_ad, plant_ad.CreateDefaultContext())
         self.tip, self.mid = group.tip, group.mid_configuration()
         self.engine = SnoptSolver()
 
@@ -104,21 +73,10 @@ class DrakeBox:
         half = POSITION_TOL_M / (2 * math.sqrt(3)) * np.ones(3)  # drake_ik: half, inside
         ik.AddPositionConstraint(arm.plant.GetFrameByName(self.tip), np.zeros(3),
                                  arm.plant.world_frame(), p_target - half, p_target + half)
-        rows = bounded_components(tol, param)  # the rows ours has
-        R_des_T = {float: RotationMatrix(R_desired.T),
-                   object: RotationMatrix_[AutoDiffXd](R_desired.T)}
-
-        def rows_of(q):  # floats or AutoDiffXd, as the solver asks
-            kind = object if q.dtype == object else float
-            plant, context = self.plants[kind]
-            plant.SetPositions(context, q)
-            R_WB = plant.CalcRelativeRotationMatrix(context, plant.world_frame(),
-                                                    plant.GetFrameByName(self.tip))
-            c = components_ad(R_des_T[kind].multiply(R_WB), param)
-            return np.array([c[k] for k in rows])
-
-        bounds = np.array([tol[k] for k in rows])
-        ik.prog().AddConstraint(rows_of, -bounds, bounds, ik.q())
+        arm.add_rotation_box(ik, dict(frame_Abar=arm.plant.world_frame().name(),
+                                      R_AbarA=R_desired, frame_Bbar=self.tip,
+                                      R_BbarB=np.eye(3), tolerances=tol,
+                                      parameterization=param))
         start, attempts = time.perf_counter(), 0
         guess = arm.to_drake(self.mid)
         while time.perf_counter() - start < DRAKE_BUDGET_S:

@@ -40,7 +40,7 @@ pytestmark = pytest.mark.skipif(not chain_kernel.available(), reason="numba not 
 TOL = ConstraintTolerance(1e-4, 1e-4)
 #: Kinds the kernel computes (the generator's joint kinds run the Python loop).
 FRAME_KINDS = ("position", "orientation", "gaze", "angle", "point_to_point",
-               "point_to_line", "polyhedron")
+               "point_to_line", "polyhedron", "rotation_box")
 
 
 def _groups():

@@ -1,14 +1,16 @@
 """RotationBoxConstraint: MoveIt's OrientationConstraint, checked against MoveIt's own test.
 
-``moveit_decide`` below is MoveIt's ``OrientationConstraint::decide`` written again from
-its source (kinematic_constraint.cpp: ``calcEulerAngles``, the singular branches,
+``moveit_decide`` is MoveIt's ``OrientationConstraint::decide`` written again from its
+source (``bench/moveit_orientation.py``: ``calcEulerAngles``, the singular branches,
 ``normalizeAbsoluteAngle``; Eigen's AngleAxis for the rotation vector), on the rotation
-our own FK gives.  The constraint must hold exactly where it says yes; its Jacobian must
-match finite differences; solves must meet it.
+our own FK gives; other tests import it from here.  The constraint must hold exactly
+where it says yes; its Jacobian must match finite differences; solves must meet it.
 """
 from __future__ import annotations
 
 import math
+import sys
+from pathlib import Path
 
 import numpy as np
 import pinocchio as pin
@@ -22,37 +24,8 @@ from ros2_ik.core.model.robot import Robot
 from ros2_ik.core.pose import PoseTarget
 from ros2_ik.core.solve import solve
 
-EPS = np.finfo(float).eps
-
-
-def normalize_absolute_angle(angle: float) -> float:
-    a = math.fmod(abs(angle), 2 * math.pi)
-    return min(2 * math.pi - a, a)
-
-
-def calc_euler_angles(R: np.ndarray):
-    rsum = math.sqrt((R[0, 0] ** 2 + R[0, 1] ** 2 + R[1, 2] ** 2 + R[2, 2] ** 2) / 2)
-    pitch = math.atan2(R[0, 2], rsum)
-    if rsum > 4 * EPS:
-        return np.array([math.atan2(-R[1, 2], R[2, 2]), pitch, math.atan2(-R[0, 1], R[0, 0])]), \
-            True
-    if R[0, 2] > 0:
-        return np.array([math.atan2(R[1, 0] + R[2, 1], R[1, 1] - R[2, 0]), pitch, 0.0]), False
-    return np.array([math.atan2(R[2, 1] - R[1, 0], R[1, 1] + R[2, 0]), pitch, 0.0]), False
-
-
-def moveit_decide(R_diff: np.ndarray, tol, parameterization: int) -> bool:
-    """MoveIt's OrientationConstraint::decide on ``diff = R_desired^T R_link``."""
-    tol = [abs(t) for t in tol]
-    if parameterization == 0:
-        xyz, regular = calc_euler_angles(R_diff)
-        if not regular and normalize_absolute_angle(xyz[0]) > tol[2] + EPS:
-            xyz[2], xyz[0] = xyz[0], 0.0
-        xyz = np.array([normalize_absolute_angle(v) for v in xyz])
-    else:
-        aa = pin.AngleAxis(R_diff)
-        xyz = np.abs(aa.axis * aa.angle)
-    return bool(xyz[2] < tol[2] + EPS and xyz[1] < tol[1] + EPS and xyz[0] < tol[0] + EPS)
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+from moveit_orientation import calc_euler_angles, moveit_decide  # noqa: E402,F401
 
 
 def margin(R_diff: np.ndarray, tol, parameterization: int) -> float:
