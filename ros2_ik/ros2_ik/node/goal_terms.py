@@ -145,8 +145,9 @@ def pose_goals(goal, cfg, base_parent: str = "", tip: str = ""
     """Return the PoseTargets of ``goal.pose_goals`` (tolerances defaulted from the config).
 
     A target in ``base_parent`` (the base joint's parent frame) is in the root frame.  A
-    pose goal naming no link is for the goal's ``tip_link``, else for ``tip`` (the
-    resolved group's tip, as a ComputeIK request naming none).
+    pose goal naming no link is for the goal's ``tip_link``, else for ``tip`` (the tip the
+    goal resolved to: the first pose goal's link, else the group's; as a ComputeIK request
+    naming none).
     """
     targets = [PoseTarget(
         frame=m.tip_link or goal.tip_link or tip,
