@@ -23,7 +23,7 @@ import numpy as np
 import pinocchio as pin
 
 from ros2_ik.core.errors import InvalidGoal
-from ros2_ik.core.kinematics import lie
+from ros2_ik.core.kinematics import lie, relative
 from ros2_ik.core.kinematics.frames import frame_id, relative_rotation
 from ros2_ik.core.runtime.compiled import jit
 
@@ -145,42 +145,6 @@ def _encode(c: RotationBoxConstraint, tolerance) -> tuple:
             + [float(PARAMETERIZATIONS.index(c.parameterization))] + bounded)
 
 
-@jit(inline="always")
-def _rotated(F, prm, o, r, c):  # pragma: no cover - compiled
-    """Entry ``(r, c)`` of ``R_WF R_F`` for the 3x3 ``R_F`` at ``prm[o:o + 9]`` (by row)."""
-    return F[r, 0] * prm[o + c] + F[r, 1] * prm[o + 3 + c] + F[r, 2] * prm[o + 6 + c]
-
-
-@jit
-def _world_rotation(F, prm, o):  # pragma: no cover - compiled
-    """``R_WF R_F`` (9 entries, row by row; :func:`_rotated`): ``R_WA`` or ``R_WB``."""
-    return (_rotated(F, prm, o, 0, 0), _rotated(F, prm, o, 0, 1), _rotated(F, prm, o, 0, 2),
-            _rotated(F, prm, o, 1, 0), _rotated(F, prm, o, 1, 1), _rotated(F, prm, o, 1, 2),
-            _rotated(F, prm, o, 2, 0), _rotated(F, prm, o, 2, 1), _rotated(F, prm, o, 2, 2))
-
-
-@jit(inline="always")
-def _dot(X, i, Y, j, s):  # pragma: no cover - compiled
-    """``sum_k X[i + s k] Y[j + s k]``: rows (``s = 1``) or columns (``s = 3``) of two 3x3."""
-    return X[i] * Y[j] + X[i + s] * Y[j + s] + X[i + 2 * s] * Y[j + 2 * s]
-
-
-@jit
-def _times_transposed(X, Y):  # pragma: no cover - compiled
-    """``X Y^T`` of two 3x3 matrices given row by row (9 entries each)."""
-    return (_dot(X, 0, Y, 0, 1), _dot(X, 0, Y, 3, 1), _dot(X, 0, Y, 6, 1),
-            _dot(X, 3, Y, 0, 1), _dot(X, 3, Y, 3, 1), _dot(X, 3, Y, 6, 1),
-            _dot(X, 6, Y, 0, 1), _dot(X, 6, Y, 3, 1), _dot(X, 6, Y, 6, 1))
-
-
-@jit
-def _transposed_times(X, Y):  # pragma: no cover - compiled
-    """``X^T Y`` of two 3x3 matrices given row by row (9 entries each)."""
-    return (_dot(X, 0, Y, 0, 3), _dot(X, 0, Y, 1, 3), _dot(X, 0, Y, 2, 3),
-            _dot(X, 1, Y, 0, 3), _dot(X, 1, Y, 1, 3), _dot(X, 1, Y, 2, 3),
-            _dot(X, 2, Y, 0, 3), _dot(X, 2, Y, 1, 3), _dot(X, 2, Y, 2, 3))
-
-
 @jit
 def _euler_map(R, wa):  # pragma: no cover - compiled
     """``euler_xyz(R)`` and the map ``M`` (9, row by row): ``d angles = M (w_B - w_A)``.
@@ -199,7 +163,7 @@ def _euler_map(R, wa):  # pragma: no cover - compiled
     D = ((r12 * r12 + r22 * r22) / roll_den, -r12 * r02 / roll_den, -r22 * r02 / roll_den,
          0.0, r22 / c, -r12 / c,
          0.0, (r01 * r20 - r00 * r21) / yaw_den, (r00 * r11 - r01 * r10) / yaw_den)
-    return angles, _times_transposed(D, wa)
+    return angles, relative.times_transposed(D, wa)
 
 
 @jit
@@ -210,18 +174,13 @@ def _log_map(R, wb):  # pragma: no cover - compiled
     is ``Jlog3 R_WB^T``.
     """
     wx, wy, wz, theta = lie.log3_of(R[0], R[1], R[2], R[3], R[4], R[5], R[6], R[7], R[8])
-    alpha, diag = lie.jlog3_coefficients(theta)
-    J = (alpha * wx * wx + diag, alpha * wx * wy - 0.5 * wz, alpha * wx * wz + 0.5 * wy,
-         alpha * wy * wx + 0.5 * wz, alpha * wy * wy + diag, alpha * wy * wz - 0.5 * wx,
-         alpha * wz * wx - 0.5 * wy, alpha * wz * wy + 0.5 * wx, alpha * wz * wz + diag)
-    return (wx, wy, wz), _times_transposed(J, wb)
+    return (wx, wy, wz), relative.times_transposed(lie.jlog3_entries(wx, wy, wz, theta), wb)
 
 
 @jit(inline="always")  # a thin step of the dispatch: no call of its own
 def rows(oMf, Jf, fa, fb, prm, g, Jg, row, p3, J3):  # pragma: no cover - compiled
     """``evaluate``: the bounded components [rad] into rows ``row..`` of ``g``, ``Jg``."""
-    wa, wb = _world_rotation(oMf[fa], prm, 0), _world_rotation(oMf[fb], prm, 9)
-    R = _transposed_times(wa, wb)  # R_AB = R_WA^T R_WB
+    wa, wb, R = relative.rotation_entries(oMf, fa, fb, prm)  # R_WA, R_WB, R_AB
     if prm[18] == 0.0:
         values, M = _euler_map(R, wa)
     else:

@@ -102,7 +102,7 @@ def log6(R, p, e, w):  # pragma: no cover - compiled
 
 
 @jit(inline="always")
-def jlog3_coefficients(theta):  # pragma: no cover - compiled
+def _jlog3_coefficients(theta):  # pragma: no cover - compiled
     """``(alpha, diag)``: ``Jlog3(R) = alpha w w^T + diag I + skew(w) / 2``, ``theta = |w|``."""
     t2 = theta * theta
     if theta < 1e-4:
@@ -112,19 +112,22 @@ def jlog3_coefficients(theta):  # pragma: no cover - compiled
     return 1.0 / t2 - st_1mct / (2.0 * theta), 0.5 * theta * st_1mct
 
 
+@jit(inline="always")
+def jlog3_entries(wx, wy, wz, theta):  # pragma: no cover - compiled
+    """Pinocchio's ``Jlog3(R)`` as 9 floats, row by row; ``w = log3(R)``, ``theta = |w|``."""
+    alpha, diag = _jlog3_coefficients(theta)
+    return (alpha * wx * wx + diag, alpha * wx * wy - 0.5 * wz, alpha * wx * wz + 0.5 * wy,
+            alpha * wy * wx + 0.5 * wz, alpha * wy * wy + diag, alpha * wy * wz - 0.5 * wx,
+            alpha * wz * wx - 0.5 * wy, alpha * wz * wy + 0.5 * wx, alpha * wz * wz + diag)
+
+
 @jit
 def jlog3(wx, wy, wz, theta, out, k):  # pragma: no cover - compiled
-    """Pinocchio's ``Jlog3(R)`` (3, 3) into ``out[k]``; ``w = log3(R)``, ``theta = |w|``."""
-    alpha, diag = jlog3_coefficients(theta)
-    out[k, 0, 0] = alpha * wx * wx + diag
-    out[k, 0, 1] = alpha * wx * wy - 0.5 * wz
-    out[k, 0, 2] = alpha * wx * wz + 0.5 * wy
-    out[k, 1, 0] = alpha * wy * wx + 0.5 * wz
-    out[k, 1, 1] = alpha * wy * wy + diag
-    out[k, 1, 2] = alpha * wy * wz - 0.5 * wx
-    out[k, 2, 0] = alpha * wz * wx - 0.5 * wy
-    out[k, 2, 1] = alpha * wz * wy + 0.5 * wx
-    out[k, 2, 2] = alpha * wz * wz + diag
+    """:func:`jlog3_entries` into ``out[k]`` (3, 3)."""
+    J = jlog3_entries(wx, wy, wz, theta)
+    for r in range(3):
+        for c in range(3):
+            out[k, r, c] = J[3 * r + c]
 
 
 @jit(inline="always")

@@ -57,23 +57,64 @@ def point_in_frame(oMf, Jf, fa, fb, prm, xo, po, p_out, J_out, r0):  # pragma: n
         J_out[r0 + 2, c] = R02 * w0 + R12 * w1 + R22 * w2
 
 
+@jit(inline="always")
+def _rotated(oMf, f, prm, o, r, c):  # pragma: no cover - compiled
+    """Entry ``(r, c)`` of ``R_WF R_F``, the 3x3 ``R_F`` at ``prm[o:o + 9]`` (row by row)."""
+    return oMf[f, r, 0] * prm[o + c] + oMf[f, r, 1] * prm[o + 3 + c] \
+        + oMf[f, r, 2] * prm[o + 6 + c]
+
+
+@jit(inline="always")
+def _world_rotation(oMf, f, prm, o):  # pragma: no cover - compiled
+    """``R_WF R_F`` of frame ``f`` as 9 floats, row by row (:func:`_rotated`)."""
+    return (_rotated(oMf, f, prm, o, 0, 0), _rotated(oMf, f, prm, o, 0, 1),
+            _rotated(oMf, f, prm, o, 0, 2), _rotated(oMf, f, prm, o, 1, 0),
+            _rotated(oMf, f, prm, o, 1, 1), _rotated(oMf, f, prm, o, 1, 2),
+            _rotated(oMf, f, prm, o, 2, 0), _rotated(oMf, f, prm, o, 2, 1),
+            _rotated(oMf, f, prm, o, 2, 2))
+
+
+@jit(inline="always")
+def _dot(X, i, Y, j, s):  # pragma: no cover - compiled
+    """``sum_k X[i + s k] Y[j + s k]``: rows (``s = 1``) or columns (``s = 3``) of two 3x3."""
+    return X[i] * Y[j] + X[i + s] * Y[j + s] + X[i + 2 * s] * Y[j + 2 * s]
+
+
+@jit(inline="always")
+def times_transposed(X, Y):  # pragma: no cover - compiled
+    """``X Y^T`` of two 3x3 matrices given as 9 floats, row by row."""
+    return (_dot(X, 0, Y, 0, 1), _dot(X, 0, Y, 3, 1), _dot(X, 0, Y, 6, 1),
+            _dot(X, 3, Y, 0, 1), _dot(X, 3, Y, 3, 1), _dot(X, 3, Y, 6, 1),
+            _dot(X, 6, Y, 0, 1), _dot(X, 6, Y, 3, 1), _dot(X, 6, Y, 6, 1))
+
+
+@jit(inline="always")
+def _transposed_times(X, Y):  # pragma: no cover - compiled
+    """``X^T Y`` of two 3x3 matrices given as 9 floats, row by row."""
+    return (_dot(X, 0, Y, 0, 3), _dot(X, 0, Y, 1, 3), _dot(X, 0, Y, 2, 3),
+            _dot(X, 1, Y, 0, 3), _dot(X, 1, Y, 1, 3), _dot(X, 1, Y, 2, 3),
+            _dot(X, 2, Y, 0, 3), _dot(X, 2, Y, 1, 3), _dot(X, 2, Y, 2, 3))
+
+
 @jit
-def rotations(oMf, fa, fb, prm, S):  # pragma: no cover - compiled
-    """``R_WA``, ``R_WB`` and ``R_AB = R_WA^T R_WB`` into ``S[0]``, ``S[1]``, ``S[2]``.
+def rotation_entries(oMf, fa, fb, prm):  # pragma: no cover - compiled
+    """``(R_WA, R_WB, R_AB)``, each 9 floats row by row; ``R_AB = R_WA^T R_WB``.
 
     ``prm``: ``R_AbarA`` then ``R_BbarB`` (9 each, row by row), the offsets of A and B
-    from frames ``fa`` and ``fb``.  By index (:func:`ros2_ik.core.kinematics.forward.kinematics`).
+    from frames ``fa`` and ``fb``.
     """
+    R_WA, R_WB = _world_rotation(oMf, fa, prm, 0), _world_rotation(oMf, fb, prm, 9)
+    return R_WA, R_WB, _transposed_times(R_WA, R_WB)
+
+
+@jit
+def rotations(oMf, fa, fb, prm, S):  # pragma: no cover - compiled
+    """:func:`rotation_entries` into ``S[0]`` (``R_WA``), ``S[1]`` (``R_WB``), ``S[2]``."""
+    R_WA, R_WB, R_AB = rotation_entries(oMf, fa, fb, prm)
     for r in range(3):
         for c in range(3):
-            S[0, r, c] = (oMf[fa, r, 0] * prm[c] + oMf[fa, r, 1] * prm[3 + c]
-                          + oMf[fa, r, 2] * prm[6 + c])
-            S[1, r, c] = (oMf[fb, r, 0] * prm[9 + c] + oMf[fb, r, 1] * prm[12 + c]
-                          + oMf[fb, r, 2] * prm[15 + c])
-    for r in range(3):
-        for c in range(3):
-            S[2, r, c] = (S[0, 0, r] * S[1, 0, c] + S[0, 1, r] * S[1, 1, c]
-                          + S[0, 2, r] * S[1, 2, c])
+            S[0, r, c], S[1, r, c], S[2, r, c] = R_WA[3 * r + c], R_WB[3 * r + c], \
+                R_AB[3 * r + c]
 
 
 @jit
