@@ -133,10 +133,8 @@ def test_a_solve_keeps_the_hand_in_the_box(panda, param, code):
 
 
 def _kernel_groups():
-    """Groups with revolute, continuous, prismatic and unaligned joints (the kernel test's)."""
-    import sys
-    from pathlib import Path
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+    """Revolute, continuous, prismatic, unaligned joints (the kernel test's); whole bodies."""
+    import wholebody_groups
     from random_arms import random_arm
     from test_chain_kernel import MIXED_URDF
     from test_core_angle_model import UNALIGNED_URDF
@@ -146,7 +144,7 @@ def _kernel_groups():
         out.append(Robot.from_urdf(arm.urdf).group(arm.base, arm.tip))
     out.append(Robot.from_urdf(MIXED_URDF).group("base", "tool"))
     out.append(Robot.from_urdf(UNALIGNED_URDF).group("base", "tip"))
-    return out
+    return out + [wholebody_groups.talos(), wholebody_groups.solo(), wholebody_groups.pr2()]
 
 
 def _random_boxes(group, rng, count):
@@ -169,7 +167,11 @@ def _random_boxes(group, rng, count):
 
 
 def test_compiled_rows_equal_the_python_ones():
-    """The kernels' rows and Jacobian within 1e-9 of ``evaluate`` on every joint kind."""
+    """The kernels' rows and Jacobian within 1e-9 of ``evaluate`` on every joint kind.
+
+    Fixed-base chains of every joint kind, and floating (talos, solo) and planar (pr2)
+    bases.
+    """
     from ros2_ik.core.constraints import registry
     from ros2_ik.core.problem import Problem
     from ros2_ik.core.solvers import constraint_kernel as ck
