@@ -88,7 +88,7 @@ def build_problem(snapshot: RobotSnapshot, cfg: NodeConfig, joints: JointStateCa
     tip = goal.tip_link or (goal.pose_goals[0].tip_link if goal.pose_goals else "")
     group, tip = resolve_group(snapshot, cfg, goal.group_name, goal.base_link, tip)
     group = held_group(snapshot, group, goal.seed.name, goal.seed.position, joints, cfg, notes,
-                       every=reads_beside_the_chain(goal) or beside(
+                       every=reads_beside_the_chain(goal, group) or beside(
                            group, [m.target.header.frame_id for m in goal.pose_goals]))
     # The base's parent frame stands for the root frame where the base moves (compute_ik).
     parent = snapshot.base_parent_frame if has_base(group) else ""

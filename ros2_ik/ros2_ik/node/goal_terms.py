@@ -164,13 +164,16 @@ def pose_goals(goal, cfg, base_parent: str = "", tip: str = ""
     return targets, len(targets)
 
 
-def reads_beside_the_chain(goal) -> bool:
-    """Whether a goal has terms besides its pose goals and joint bounds.
+def reads_beside_the_chain(goal, group) -> bool:
+    """Whether a goal has terms besides its pose goals and joint bounds, or bounds a held joint.
 
     Such a term may read a frame or a body the group does not move (a head camera's gaze,
-    the centre of mass, an obstacle): the joints beside the chain count for it.
+    the centre of mass, an obstacle), and joint bounds may name a joint the group holds
+    (a finger beside an arm): the joints beside the chain count for it, at the values the
+    request gives them.
     """
-    return any(getattr(goal, field) for field, _, _ in GOAL_TERMS)
+    return any(getattr(goal, field) for field, _, _ in GOAL_TERMS) or any(
+        name in group.locked for name in goal.joint_bounds.joint_names)
 
 
 def count_terms(goal) -> int:

@@ -11,11 +11,12 @@ is never needed, the solve's budget is kept, and a later solve builds the rest.
 the first reason (:func:`no_solution`) after its first attempt fails.
 
 A constraint that cannot hold by itself says so (``Constraint.impossible``, e.g. a
-CoM margin deeper than the support polygon): :func:`term_proof`.  A clearance that no
-configuration of the group keeps (two links its joints never move apart, overlapping; the
-hand at its target inside the table): :func:`clearance_proof`.  The other proof
-registered here is the reach bound (:mod:`ros2_ik.core.kinematics.reach`): a
-pose target, or the point of a position constraint in a box fixed in the world, farther
+CoM margin deeper than the support polygon): :func:`term_proof`.  A joint bound on a
+joint the group does not move, missed where the group holds it: :func:`held_joint_proof`.
+A clearance that no configuration of the group keeps (two links its joints never move
+apart, overlapping; the hand at its target inside the table): :func:`clearance_proof`.
+The other proof registered here is the reach bound (:mod:`ros2_ik.core.kinematics.reach`):
+a pose target, or the point of a position constraint in a box fixed in the world, farther
 from the sphere holding every placement of its frame than the tolerance allows; on a
 whole-body group with ``base_bounds``, a pose target farther from the box its base keeps
 to than the frame reaches from the base.
@@ -41,6 +42,7 @@ from ros2_ik.core.constraints.com import CenterOfMassConstraint, \
     CenterOfMassDistanceConstraint
 from ros2_ik.core.constraints.contact import FramePlacementConstraint, \
     PointOnPlaneConstraint
+from ros2_ik.core.constraints.joints import JointBoundsConstraint
 from ros2_ik.core.constraints.position import PositionConstraint
 from ros2_ik.core.kinematics.reach import base_distance_bound, distance_bound, \
     distance_bound_built, frame_distance_bound, reach_bound
@@ -214,6 +216,36 @@ def term_proof(problem: "Problem", options: Any, deadline: float = math.inf
         reason = c.impossible()
         if reason is not None:
             return reason
+    return None
+
+
+def held_joint_proof(problem: "Problem", options: Any, deadline: float = math.inf
+                     ) -> Optional[str]:
+    """Return why a bound on a joint the group holds fails, or None.
+
+    A joint of the model that is not one of the group's (a finger beside an arm) stays
+    where the group holds it in every configuration: a joint bound or lock on it that
+    its held value misses by more than the constraint tolerance ([m] or [rad], the
+    joint's unit) holds nowhere.
+    """
+    group, held = problem.group, None
+    for c in problem.constraints:
+        if not isinstance(c, JointBoundsConstraint):
+            continue
+        rows = [k for k, name in enumerate(c.joint_names) if name in group.locked]
+        if not rows:
+            continue
+        if held is None:  # any configuration: the held joints are the same in all
+            held = group.to_full_q(group.mid_configuration())
+        values = c.joint_positions(held)
+        excess, (lower, upper) = c.violation(values), c.bound_lists()
+        tolerance = options.constraint_tolerance
+        for k in rows:
+            unit = c.units[k]
+            if excess[k] > (tolerance.m if unit == "m" else tolerance.rad):
+                return (f"{c.name}: joint '{c.joint_names[k]}' is held at {values[k]:.6g} "
+                        f"{unit}, outside [{lower[k]:.6g}, {upper[k]:.6g}]; it is not a "
+                        f"joint of the group")
     return None
 
 
@@ -431,7 +463,8 @@ def _reason(group, held: _Held, i: int, j: int, apart: float, reach: float) -> s
             f"'{names[frames[j]].name}'")
 
 
-_PROOFS: List[Proof] = [reach_proof, term_proof, clearance_proof, held_proof, relative_proof]
+_PROOFS: List[Proof] = [reach_proof, term_proof, held_joint_proof, clearance_proof, held_proof,
+                        relative_proof]
 
 
 def register(proof: Proof) -> Proof:
