@@ -178,6 +178,14 @@ def test_joint_windows_have_moveits_meaning(model):
     assert windows == {"panda_joint3": pytest.approx((0.15, 0.4)),
                        "panda_joint4": pytest.approx((hi4, hi4)),
                        "panda_joint1": pytest.approx((model.lowerPositionLimit[0],) * 2)}
+    # a tolerance a few ulps below 0 (upper - position, rounded) is 0; farther, refused
+    position = 0.1 + 0.2  # 0.30000000000000004
+    below_by_rounding = 0.3 - position
+    assert below_by_rounding < 0
+    rounded = JointConstraint("panda_joint3", position, below_by_rounding, 0.1)
+    assert mc.joint_windows([rounded], limits) == {"panda_joint3": (position - 0.1, position)}
+    with pytest.raises(mb.MoveItRequestError, match="tolerance_above must be finite and >= 0"):
+        mc.joint_windows([JointConstraint("panda_joint3", 0.3, -1e-9, 0.1)], limits)
 
 
 def test_a_joint_at_its_limit_through_a_window_beyond_it(model, snapshot, cfg):

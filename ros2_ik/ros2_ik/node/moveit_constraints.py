@@ -53,6 +53,8 @@ BOX, SPHERE, CYLINDER = 1, 2, 3
 DIMENSIONS = {BOX: 3, SPHERE: 1, CYLINDER: 2}
 PRIMITIVE_NAMES = {1: "box", 2: "sphere", 3: "cylinder", 4: "cone", 5: "prism"}
 FIELD = "constraints"
+#: A joint tolerance this far below 0 [rad or m] is rounding, and counts as 0.
+ROUNDING = 1e-12
 #: ``moveit_msgs/OrientationConstraint.parameterization`` -> RotationBoxConstraint's.
 PARAMETERIZATIONS = {0: "xyz_euler", 1: "rotation_vector"}
 #: ``{joint: (lower, upper, continuous)}`` of the model's 1-DoF joints [rad or m].
@@ -161,8 +163,8 @@ def joint_windows(joint_constraints, limits: Optional[JointLimits] = None
                                      f"{field}.joint_name '{name}' is not a 1-DoF joint of "
                                      f"the robot model")
         position = _finite(c.position, f"{field}.position")
-        above = _finite(c.tolerance_above, f"{field}.tolerance_above", minimum=0.0)
-        below = _finite(c.tolerance_below, f"{field}.tolerance_below", minimum=0.0)
+        above = _tolerance(c.tolerance_above, f"{field}.tolerance_above")
+        below = _tolerance(c.tolerance_below, f"{field}.tolerance_below")
         lower, upper = _on_limits(position - below, position + above,
                                   limits.get(name) if limits is not None else None)
         if name in first:
@@ -283,6 +285,19 @@ def _finite(value, field: str, minimum: float = -math.inf) -> float:
         raise MoveItRequestError(MoveItCode.INVALID_GOAL_CONSTRAINTS,
                                  f"{field} must be finite{bound}, got {value}")
     return v
+
+
+def _tolerance(value, field: str) -> float:
+    """Return a joint tolerance [rad or m]: finite, >= 0; one below 0 by rounding is 0.
+
+    A tolerance computed as a difference (``upper - position``) can come out a few ulps
+    below zero (-1.4e-17, seen in the fuzz); farther below than ``ROUNDING`` it is refused.
+    """
+    v = _finite(value, field)
+    if v < -ROUNDING:
+        raise MoveItRequestError(MoveItCode.INVALID_GOAL_CONSTRAINTS,
+                                 f"{field} must be finite and >= 0, got {value}")
+    return max(v, 0.0)
 
 
 def _vector(msg, field: str) -> np.ndarray:
