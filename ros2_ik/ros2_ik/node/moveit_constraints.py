@@ -42,6 +42,7 @@ import numpy as np
 from ros2_ik.core.constraints.joints import joint_table
 from ros2_ik.core.constraints.rotation_box import bounded_components
 from ros2_ik.core.errors import IKError
+from ros2_ik.core.runtime.per_object import PerObject
 from ros2_ik.node.conversions import pose_to_se3, quaternion_to_rotation, se3_to_pose
 from ros2_ik.node.moveit_codes import MoveItCode, MoveItRequestError
 from ros2_ik_interfaces.msg import (
@@ -139,9 +140,20 @@ def add_orientations(goal, constraints, frame_names: Sequence[str] = (),
 
 
 def joint_limits(model) -> JointLimits:
-    """Return ``{joint: (lower, upper, continuous)}`` [rad or m] of ``model``'s 1-DoF joints."""
-    return {name: (j.urdf_lower, j.urdf_upper, j.continuous)
-            for name, j in joint_table(model).items() if not isinstance(j, IKError)}
+    """Return ``{joint: (lower, upper, continuous)}`` [rad or m] of ``model``'s 1-DoF joints.
+
+    Made once per model (read it, do not change it): a request's joint constraints read it.
+    """
+    limits = _LIMITS.get(model)
+    if limits is None:
+        limits = _LIMITS[model] = {name: (j.urdf_lower, j.urdf_upper, j.continuous)
+                                   for name, j in joint_table(model).items()
+                                   if not isinstance(j, IKError)}
+    return limits
+
+
+#: Per model: :func:`joint_limits`.
+_LIMITS: PerObject = PerObject()
 
 
 def joint_windows(joint_constraints, limits: Optional[JointLimits] = None
