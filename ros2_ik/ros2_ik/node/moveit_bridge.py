@@ -277,7 +277,7 @@ def _answer(snapshot, model_error: str, cfg, joints, request, response):
         ours = to_compute_ik(ik_request, frames, cfg.kinematics.get(ik_request.group_name, {}))
     except MoveItRequestError as exc:
         return fill_response(response, exc.code, str(exc))
-    if _whole_body(snapshot, cfg, ours):
+    if _whole_body(snapshot, cfg, ours.group_name, ours.base_link, ours.tip_link):
         ours.seed_base = ik_request.robot_state.multi_dof_joint_state
     result = compute_ik(snapshot, model_error, cfg, joints, ours).response
     state = ik_request.robot_state
@@ -286,19 +286,14 @@ def _answer(snapshot, model_error: str, cfg, joints, request, response):
                          result.solution_base)
 
 
-def _whole_body(snapshot, cfg, request) -> bool:
-    """Return True when the request's group moves a base (errors: left to compute_ik)."""
-    group, _ = _resolved(snapshot, cfg, request.group_name, request.base_link,
-                         request.tip_link)
-    return group is not None and has_base(group)
-
-
-def _resolved(snapshot, cfg, group_name: str, base_link: str = "", tip_link: str = ""):
-    """``(group, tip)`` of a request, or ``(None, '')`` (the solve answers the error)."""
+def _whole_body(snapshot, cfg, group_name: str, base_link: str = "",
+                tip_link: str = "") -> bool:
+    """Return True when the request's group moves a base (errors: left to the solve)."""
     try:
-        return resolve_group(snapshot, cfg, group_name, base_link, tip_link)
+        group, _ = resolve_group(snapshot, cfg, group_name, base_link, tip_link)
     except Exception:  # noqa: BLE001 - the solve answers with the same error
-        return None, ""
+        return False
+    return has_base(group)
 
 
 def _answer_goal(snapshot, model_error, cfg, joints, ik_request, response):
@@ -307,13 +302,11 @@ def _answer_goal(snapshot, model_error, cfg, joints, ik_request, response):
     One pose without ``ik_link_name`` is the group's tip, as ComputeIK takes it.
     """
     srdf = snapshot.srdf_groups.get(ik_request.group_name) if snapshot is not None else None
-    group, tip = _resolved(snapshot, cfg, ik_request.group_name)
-    whole_body = group is not None and has_base(group)
-    tips = srdf.tips if srdf is not None and len(ik_request.pose_stamped_vector) > 1 else \
-        ((tip,) if tip else ())
+    whole_body = _whole_body(snapshot, cfg, ik_request.group_name)
     robot = snapshot.robot if snapshot is not None else None
     goal = to_constrained_goal(
-        ik_request, cfg, robot.frame_names if robot is not None else (), tips,
+        ik_request, cfg, robot.frame_names if robot is not None else (),
+        srdf.tips if srdf is not None else (),
         moveit_constraints.joint_limits(robot.model) if robot is not None else None,
         snapshot.base_parent_frame if whole_body else "")
     if whole_body:
