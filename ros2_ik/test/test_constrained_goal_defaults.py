@@ -11,6 +11,7 @@ import pytest
 pytest.importorskip("rclpy")
 
 import node_inputs  # noqa: E402
+from panda_node import T_frame  # noqa: E402
 from ros2_ik.core import robots  # noqa: E402
 from ros2_ik.node.constrained_ik import solve_goal  # noqa: E402
 from ros2_ik.node.conversions import se3_to_pose  # noqa: E402
@@ -30,16 +31,6 @@ def panda():
     return snapshot, cfg, pin.buildModelFromXML(robots.urdf_text("panda"))
 
 
-def _placement(model, names, values, frame) -> pin.SE3:
-    """``T_base_frame`` at the named joints' ``values`` (the others at 0), our own FK."""
-    q = pin.neutral(model)
-    for name, value in zip(names, values):
-        q[model.joints[model.getJointId(name)].idx_q] = value
-    data = model.createData()
-    pin.framesForwardKinematics(model, data, q)
-    return data.oMf[model.getFrameId(BASE)].actInv(data.oMf[model.getFrameId(frame)])
-
-
 def _goal(T: pin.SE3, tip_link: str = "", goal_tip: str = "") -> ConstrainedIK.Goal:
     goal = ConstrainedIK.Goal(group_name="arm", tip_link=goal_tip, timeout=0.5,
                               random_seed=3)
@@ -52,7 +43,7 @@ def _goal(T: pin.SE3, tip_link: str = "", goal_tip: str = "") -> ConstrainedIK.G
 def _error(model, result, frame, T) -> float:
     """Distance [m] + angle [rad] from ``frame`` at the answer to ``T``."""
     state = result.solutions[0].joint_state
-    err = pin.log6(T.actInv(_placement(model, state.name, state.position, frame)))
+    err = pin.log6(T.actInv(T_frame(model, state.name, state.position, frame, BASE)))
     return float(np.linalg.norm(err.linear) + np.linalg.norm(err.angular))
 
 
@@ -65,7 +56,7 @@ def test_a_pose_goal_is_for_the_link_it_names_else_the_goal_s_else_the_group_s(
         panda, tip_link, goal_tip, frame):
     snapshot, cfg, model = panda
     arm = [f"panda_joint{k}" for k in range(1, 8)]
-    T = _placement(model, arm, [0.1, -0.6, 0.2, -2.2, 0.1, 1.7, 0.9], frame)
+    T = T_frame(model, arm, [0.1, -0.6, 0.2, -2.2, 0.1, 1.7, 0.9], frame, BASE)
     result = solve_goal(snapshot, "", cfg, JointStateCache(), _goal(T, tip_link, goal_tip),
                         lambda: False)
     assert result.error_code.val == IKErrorCode.SUCCESS, result.message

@@ -135,16 +135,9 @@ def test_a_solve_keeps_the_hand_in_the_box(panda, param, code):
 def _kernel_groups():
     """Revolute, continuous, prismatic, unaligned joints (the kernel test's); whole bodies."""
     import wholebody_groups
-    from random_arms import random_arm
-    from test_chain_kernel import MIXED_URDF
-    from test_core_angle_model import UNALIGNED_URDF
-    out = [robots.load_group("panda")[1], robots.load_group("kinova")[1]]
-    for seed in (3, 11):
-        arm = random_arm(seed)
-        out.append(Robot.from_urdf(arm.urdf).group(arm.base, arm.tip))
-    out.append(Robot.from_urdf(MIXED_URDF).group("base", "tool"))
-    out.append(Robot.from_urdf(UNALIGNED_URDF).group("base", "tip"))
-    return out + [wholebody_groups.talos(), wholebody_groups.solo(), wholebody_groups.pr2()]
+    from test_constraint_kernel import GROUPS
+    return [group for _, group in GROUPS] + [
+        wholebody_groups.talos(), wholebody_groups.solo(), wholebody_groups.pr2()]
 
 
 def _random_boxes(group, rng, count):
