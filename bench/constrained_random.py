@@ -24,6 +24,7 @@ import pinocchio as pin
 
 import constrained_distances as distances
 from constrained_problems import Kinematics, ProblemSpec, Term, moving_links, tilt, unit
+from moveit_orientation import rotation_inside
 from ros2_ik.core.constraints.rotation_box import PARAMETERIZATIONS, bounded_components
 
 KINDS = ("position", "orientation", "gaze", "angle", "point_to_point", "point_to_line",
@@ -40,13 +41,10 @@ def _point(rng) -> np.ndarray:
 def turned(param: str, tol, rng) -> np.ndarray:
     """Return a rotation whose components (``param``) lie inside the box ``tol`` [rad].
 
-    Each within 0.9 of its tolerance (of 1 rad when wider): Euler angles ``Rx Ry Rz``, or a
-    rotation vector (halved: inside a box of pi too).
+    Each within 0.9 of its tolerance (:func:`moveit_orientation.rotation_inside`).
     """
-    v = [rng.uniform(-0.9, 0.9) * min(t, 1.0) for t in tol]
-    if param == "rotation_vector":
-        return pin.exp3(np.array(v) / 2)
-    return np.linalg.multi_dot([pin.exp3(a * e) for a, e in zip(v, np.eye(3))])
+    factors = [rng.uniform(-0.9, 0.9) for _ in tol]
+    return rotation_inside(tol, factors, param == "rotation_vector")
 
 
 def _slack(rng, mode: str, scale: float) -> float:

@@ -60,3 +60,16 @@ def excess(R_diff: np.ndarray, tol, parameterization: int) -> float:
     """How far [rad] the farthest component lies beyond its tolerance (0 inside)."""
     xyz = components(R_diff, tol, parameterization)
     return float(max(0.0, *(v - abs(t) for v, t in zip(xyz, tol))))
+
+
+def rotation_inside(tol: Sequence[float], factors: Sequence[float],
+                    rotation_vector: bool) -> np.ndarray:
+    """Return a rotation whose components lie inside the box ``tol`` [rad].
+
+    Component k is ``factors[k]`` (``|f| < 1``) of its tolerance (of 1 rad when wider):
+    XYZ Euler angles ``Rx Ry Rz``, or a rotation vector, halved (inside a box of pi too).
+    """
+    v = np.array([f * min(t, 1.0) for f, t in zip(factors, tol)])
+    if rotation_vector:
+        return pin.exp3(v / 2)
+    return np.linalg.multi_dot([pin.exp3(a * e) for a, e in zip(v, np.eye(3))])

@@ -28,6 +28,7 @@ from fuzz_answers import examples, lie  # noqa: E402
 import test_moveit_constraints as mct  # noqa: E402
 import test_moveit_mapping as mapping  # noqa: E402
 from test_rotation_box import moveit_decide  # noqa: E402
+from moveit_orientation import rotation_inside  # noqa: E402  (bench/, on the path since)
 
 from ros2_ik.node import moveit_bridge as mb  # noqa: E402
 from ros2_ik.node.parameters import NodeConfig  # noqa: E402
@@ -138,9 +139,7 @@ def _orientation(draw, q_true, broken):
     link = draw(LINKS) if "link" in broken else draw(st.sampled_from(
         ["panda_link5", "panda_link7", "panda_hand"]))
     # R_desired = R_frame^T R_link P^T at q_true, P inside the box: R_desired^T R_link = P.
-    P = euler_xyz_matrix([draw(st.floats(-0.9, 0.9)) * min(t, 1.0) for t in tol]) \
-        if code == 0 else pin.exp3(np.array([draw(st.floats(-0.9, 0.9)) * min(t, 1.0) / 2
-                                             for t in tol]))
+    P = rotation_inside(tol, [draw(st.floats(-0.9, 0.9)) for _ in tol], code == 1)
     R = np.eye(3)
     if frame != "nowhere" and link not in ("", "nowhere"):
         model, data = Panda.load().model, Panda.model.createData()
@@ -162,12 +161,6 @@ def _orientation(draw, q_true, broken):
         else:
             c.absolute_z_axis_tolerance = draw(BAD_NUMBERS)
     return c
-
-
-def euler_xyz_matrix(angles) -> np.ndarray:
-    """``Rx(roll) Ry(pitch) Rz(yaw)`` (MoveIt's XYZ Euler angles; not pinocchio's rpy)."""
-    turns = [pin.exp3(angle * axis) for angle, axis in zip(angles, np.eye(3))]
-    return np.linalg.multi_dot(turns)
 
 
 def violation(req, res) -> str:

@@ -24,7 +24,7 @@ import pinocchio as pin
 
 from ros2_ik.core.errors import InvalidGoal
 from ros2_ik.core.kinematics import lie, relative
-from ros2_ik.core.kinematics.frames import frame_id, relative_rotation
+from ros2_ik.core.kinematics.frames import frame_id, relative_rotation, rotation_between
 from ros2_ik.core.runtime.compiled import jit
 
 from . import checks as check
@@ -82,9 +82,9 @@ class RotationBoxConstraint(BoundedConstraint):
 
     def value(self, model: pin.Model, data: pin.Data, q: np.ndarray) -> np.ndarray:
         """Return the bounded components (m,) [rad]; needs the frame placements alone."""
-        R_WA = data.oMf[self._fid_Abar].rotation @ self._R_AbarA
-        R_WB = data.oMf[self._fid_Bbar].rotation @ self._R_BbarB
-        return self.components(R_WA.T @ R_WB)[list(self.rows)]
+        _, R_AB = rotation_between(data, self._fid_Abar, self._R_AbarA, self._fid_Bbar,
+                                   self._R_BbarB)
+        return self.components(R_AB)[list(self.rows)]
 
     def evaluate(
         self, model: pin.Model, data: pin.Data, q: np.ndarray

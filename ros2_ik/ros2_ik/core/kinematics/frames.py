@@ -264,12 +264,21 @@ def relative_rotation(
 
     ``d/dt R_AB = skew(w_AB_A) R_AB`` with ``w_AB_A = R_WA^T (w_WB - w_WA)``.
     """
-    R_WA = data.oMf[fid_Abar].rotation @ R_AbarA
-    R_WB = data.oMf[fid_Bbar].rotation @ R_BbarB
+    R_WA, R_AB = rotation_between(data, fid_Abar, R_AbarA, fid_Bbar, R_BbarB)
     J_w = frame_jacobian(model, data, fid_Bbar)[3:]
     if model.frames[fid_Abar].parentJoint != 0:  # else A is fixed in the world
         J_w = J_w - frame_jacobian(model, data, fid_Abar)[3:]
-    return R_WA.T @ R_WB, R_WA.T @ J_w
+    return R_AB, R_WA.T @ J_w
+
+
+def rotation_between(data: pin.Data, fid_Abar: int, R_AbarA: np.ndarray, fid_Bbar: int,
+                     R_BbarB: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+    """``R_WA`` and ``R_AB = R_WA^T R_WB`` (3, 3) from the frame placements alone.
+
+    Frame A is model frame ``fid_Abar`` turned by ``R_AbarA``, B ``fid_Bbar`` by ``R_BbarB``.
+    """
+    R_WA = data.oMf[fid_Abar].rotation @ R_AbarA
+    return R_WA, R_WA.T @ (data.oMf[fid_Bbar].rotation @ R_BbarB)
 
 
 def trace_and_gradient(
