@@ -11,13 +11,15 @@ RESULTS = Path(__file__).resolve().parent / "results"
 
 
 def write_json(out: Path, stem: str, data: Any, *, newline: bool = False, **dumps: Any) -> None:
-    """Make the folder ``out`` (and its parents) and write ``data`` to ``out/<stem>.json``.
+    """Make the folder of ``out/<stem>.json`` (and its parents) and write ``data`` there.
 
-    The text is ``json.dumps(data, indent=1, **dumps)``, followed by a newline when ``newline``.
+    ``stem`` may hold folders of its own, or be absolute (``--out /tmp/run/name``).  The
+    text is ``json.dumps(data, indent=1, **dumps)``, followed by a newline when ``newline``.
     """
-    out.mkdir(parents=True, exist_ok=True)
+    path = out / f"{stem}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
     dumps.setdefault("indent", 1)
-    (out / f"{stem}.json").write_text(json.dumps(data, **dumps) + ("\n" if newline else ""))
+    path.write_text(json.dumps(data, **dumps) + ("\n" if newline else ""))
 
 
 def write(out: Path, stem: str, data: Any, markdown: str,
