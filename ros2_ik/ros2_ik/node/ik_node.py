@@ -13,7 +13,7 @@ from typing import Any, Dict, List
 
 import numpy as np
 from geometry_msgs.msg import PoseStamped
-from rcl_interfaces.msg import SetParametersResult
+from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
 from rclpy.logging import LoggingSeverity
 from rclpy.node import Node
@@ -40,8 +40,8 @@ from ros2_ik.node.spinning import answered
 from ros2_ik.node.moveit_scene import follow_monitored_scene
 from ros2_ik.node.path_server import PathServer
 from ros2_ik.node.parameters import (
-    SCHEMA, GroupConfig, NodeConfig, check_value, clean_list, group_specs,
-    kinematics_parameter)
+    SCHEMA, GroupConfig, NodeConfig, check_planning_limit, check_value, clean_list, group_specs,
+    kinematics_parameter, planning_limit_parameter, position_limits)
 from ros2_ik.node.robot_source import JointStateCache, RobotSource
 from ros2_ik.node.scene_server import SceneServer
 from ros2_ik.node.servo_loop import ServoLoop
@@ -66,7 +66,7 @@ class IKNode(Node):
     def __init__(self, **kwargs) -> None:
         super().__init__("ik_node", **kwargs)
         self._declare_parameters()
-        self.robot = RobotSource(self.config.root_joint)
+        self.robot = RobotSource(self.config.root_joint, self.config.position_limits)
         self.joints = JointStateCache()
         self.solve_group = ReentrantCallbackGroup()
         self._state_group = MutuallyExclusiveCallbackGroup()
@@ -102,14 +102,23 @@ class IKNode(Node):
         for group in self._group_names:
             for spec in group_specs(group):
                 self.declare_parameter(spec.name, spec.default, spec.descriptor())
-        # MoveIt's kinematics.yaml, where given: rclpy lists the overrides only here.
-        self._kinematics_names = [name for name in getattr(self, "_parameter_overrides", {})
-                                  if kinematics_parameter(name)]
+        # MoveIt's kinematics.yaml and joint_limits.yaml, where given: rclpy lists the
+        # overrides only here.
+        overrides = getattr(self, "_parameter_overrides", {})
+        self._kinematics_names = [name for name in overrides if kinematics_parameter(name)]
         for name in self._kinematics_names:
-            self.declare_parameter(name, self._parameter_overrides[name].value)
-        self.config = self._read_config()
-        problems = [f"{name} {problem}" for name, value in self.config.values.items()
-                    if (problem := check_value(name, value))]
+            self.declare_parameter(name, overrides[name].value)
+        self._limit_names = [name for name in overrides if planning_limit_parameter(name)]
+        for name in self._limit_names:
+            self.declare_parameter(name, overrides[name].value, ParameterDescriptor(
+                description="MoveIt's joint_limits.yaml: replaces the URDF's bound [rad or "
+                            "m] in the model (read at start)", read_only=True))
+        problems = [f"{name} {problem}" for name in self._limit_names
+                    if (problem := check_planning_limit(self.get_parameter(name).value))]
+        if not problems:
+            self.config = self._read_config()
+            problems = [f"{name} {problem}" for name, value in self.config.values.items()
+                        if (problem := check_value(name, value))]
         if problems:
             raise ValueError("invalid parameters: " + "; ".join(problems))
         self.add_on_set_parameters_callback(self._validate_parameters)
@@ -150,7 +159,9 @@ class IKNode(Node):
         for name in self._kinematics_names:
             group, key = kinematics_parameter(name)
             kinematics.setdefault(group, {})[key] = self.get_parameter(name).value
-        return NodeConfig(values, groups, kinematics)
+        limits = position_limits({name: self.get_parameter(name).value
+                                  for name in self._limit_names})
+        return NodeConfig(values, groups, kinematics, limits)
 
     def _validate_parameters(self, params: List) -> SetParametersResult:
         for param in params:
@@ -196,9 +207,12 @@ class IKNode(Node):
         self._warm_up()
         settle_memory()
         robot = self.robot.snapshot.robot
+        bounded = sorted(set(self.robot.position_limits) & set(robot.joint_names))
         self.get_logger().info(f"robot model v{self.robot.snapshot.version}: "
                                f"{len(robot.joint_names)} joints, "
-                               f"{len(robot.frame_names)} frames")
+                               f"{len(robot.frame_names)} frames"
+                               + (f", joint_limits.yaml position bounds on {bounded}"
+                                  if bounded else ""))
 
     def _warm_up(self) -> None:
         """Prepare every group the node serves, load the default solver: now.

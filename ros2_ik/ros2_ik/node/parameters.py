@@ -9,6 +9,9 @@ takes effect on the next request.  Groups are declared from ``group_names``:
 MoveIt's ``kinematics.yaml``, given to ik_node as move_group gets it
 (``robot_description_kinematics.<group>.<key>``), is read for the keys of
 :data:`KINEMATICS_KEYS`, where present; GetPositionIK honours them (moveit_bridge.py).
+MoveIt's ``joint_limits.yaml`` (``robot_description_planning.joint_limits.<joint>.<key>``)
+is read for the position bounds of :data:`PLANNING_LIMIT_KEYS`: they replace the URDF's
+in the model, as in move_group's, for every request (read once, at start: read-only).
 """
 from __future__ import annotations
 
@@ -275,10 +278,49 @@ KINEMATICS_KEYS = ("kinematics_solver_timeout", "position_only_ik")
 
 def kinematics_parameter(name: str) -> Optional[Tuple[str, str]]:
     """(group, key) of a ``robot_description_kinematics.<group>.<key>`` name ros2_ik reads."""
-    if not name.startswith(KINEMATICS_PREFIX):
+    return _moveit_parameter(name, KINEMATICS_PREFIX, KINEMATICS_KEYS)
+
+
+#: Where MoveIt's joint_limits.yaml puts a joint's limits (move_group's parameters).
+PLANNING_LIMITS_PREFIX = "robot_description_planning.joint_limits."
+#: The joint_limits.yaml keys ros2_ik honours: the position bounds [rad or m].
+PLANNING_LIMIT_KEYS = ("min_position", "max_position")
+
+
+def planning_limit_parameter(name: str) -> Optional[Tuple[str, str]]:
+    """(joint, key) of a ``robot_description_planning.joint_limits.<joint>.<key>`` it reads."""
+    return _moveit_parameter(name, PLANNING_LIMITS_PREFIX, PLANNING_LIMIT_KEYS)
+
+
+def _moveit_parameter(name: str, prefix: str, keys: Tuple[str, ...]
+                      ) -> Optional[Tuple[str, str]]:
+    """``(owner, key)`` of ``<prefix><owner>.<key>`` with ``key`` in ``keys``, else None."""
+    if not name.startswith(prefix):
         return None
-    group, _, key = name[len(KINEMATICS_PREFIX):].rpartition(".")
-    return (group, key) if group and key in KINEMATICS_KEYS else None
+    owner, _, key = name[len(prefix):].rpartition(".")
+    return (owner, key) if owner and key in keys else None
+
+
+def check_planning_limit(value: Any) -> Optional[str]:
+    """Return why ``value`` is no joint_limits.yaml position bound [rad or m], or None."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) \
+            or not math.isfinite(value):
+        return f"must be a finite number [rad or m], got {value!r}"
+    return None
+
+
+def position_limits(values: Mapping[str, Any]
+                    ) -> Dict[str, Tuple[Optional[float], Optional[float]]]:
+    """Joint -> ``(min_position, max_position)`` (None: not given) of planning-limit ``values``.
+
+    ``values``: parameter name -> value, for names :func:`planning_limit_parameter` reads.
+    """
+    out: Dict[str, Tuple[Optional[float], Optional[float]]] = {}
+    for name, value in values.items():
+        joint, key = planning_limit_parameter(name)
+        lo, hi = out.get(joint, (None, None))
+        out[joint] = (float(value), hi) if key == "min_position" else (lo, float(value))
+    return out
 
 
 def check_value(name: str, value: Any) -> Optional[str]:
@@ -307,6 +349,10 @@ class NodeConfig:
     groups: Mapping[str, GroupConfig] = field(default_factory=dict)
     #: MoveIt's kinematics.yaml settings: group -> {key of KINEMATICS_KEYS: value}.
     kinematics: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    #: MoveIt's joint_limits.yaml position bounds: joint -> (min_position, max_position)
+    #: [rad or m], None where not given (:func:`position_limits`).
+    position_limits: Mapping[str, Tuple[Optional[float], Optional[float]]] = \
+        field(default_factory=dict)
 
     def __post_init__(self) -> None:
         """Copy the values into the instance: ``cfg.timeout`` is then a plain attribute.

@@ -13,13 +13,13 @@ import xml.etree.ElementTree as ET
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Dict, Optional, Sequence, Tuple
+from typing import Dict, Mapping, Optional, Sequence, Tuple
 
 import pinocchio as pin
 
 from ros2_ik.core.collision import CollisionChecker, MeshResolver, PlanningScene
 from ros2_ik.core.errors import IKError
-from ros2_ik.core.model.robot import Robot
+from ros2_ik.core.model.robot import PositionLimits, Robot
 from ros2_ik.core.model.srdf_groups import SrdfGroup, srdf_groups
 
 
@@ -133,10 +133,14 @@ class RobotSource:
 
     ``root_joint``: the base joint of the models it builds (``Robot.from_urdf``'s
     ``root_joint``: "srdf", "floating", "planar"; "none" or None: no base joint).
+    ``position_limits``: the planning limits they take (``Robot.from_urdf``'s: MoveIt's
+    joint_limits.yaml, joint -> (min_position, max_position) [rad or m]).
     """
 
-    def __init__(self, root_joint: Optional[str] = None) -> None:
+    def __init__(self, root_joint: Optional[str] = None,
+                 position_limits: Optional[Mapping[str, PositionLimits]] = None) -> None:
         self.root_joint = None if root_joint in (None, "none") else root_joint
+        self.position_limits = dict(position_limits or {})
         self._lock = threading.Lock()
         self._snapshot: Optional[RobotSnapshot] = None
         self._version = 0
@@ -179,7 +183,8 @@ class RobotSource:
         with self._lock:
             self._urdf = urdf
             try:
-                robot = Robot.from_urdf(urdf, self._srdf or None, root_joint=self._root())
+                robot = Robot.from_urdf(urdf, self._srdf or None, root_joint=self._root(),
+                                        position_limits=self.position_limits)
             except Exception as exc:
                 self._snapshot = None
                 self.error = f"robot_description rejected: {exc}"

@@ -1,0 +1,144 @@
+"""MoveIt's joint_limits.yaml position bounds: the limits every search, check and answer keeps.
+
+move_group reads ``robot_description_planning.joint_limits.<joint>.min_position`` /
+``max_position`` and replaces the URDF's bounds with them (RobotModelLoader), narrower or
+wider; a continuous joint's are skipped.  ``Robot.from_urdf(position_limits=...)`` does
+the same, and ik_node reads the same parameters.  Answers are judged here against the
+yaml's numbers and by FK of a model built from the URDF alone.
+"""
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+import pinocchio as pin
+import pytest
+
+from ros2_ik.core import PoseTarget, Robot, RobotModelError, robots, solve
+from panda_node import ARM, READY, T_frame, pose_errors
+
+#: Planning limits narrower than the Panda's URDF (joint 1: +-2.8973, joint 4: up to -0.0698).
+NARROW = {"panda_joint1": (-0.3, 0.3), "panda_joint4": (None, -1.0)}
+CONTINUOUS_URDF = """<robot name="wheel"><link name="base"/><link name="a"/><link name="b"/>
+<joint name="spin" type="continuous"><parent link="base"/><child link="a"/>
+<axis xyz="0 0 1"/></joint>
+<joint name="lift" type="prismatic"><parent link="a"/><child link="b"/>
+<origin xyz="0.2 0 0"/><axis xyz="0 0 1"/>
+<limit lower="0" upper="0.5" effort="1" velocity="1"/></joint></robot>"""
+
+
+def panda(limits=None):
+    return Robot.from_urdf(robots.urdf_text("panda"), position_limits=limits)
+
+
+def arm_group(robot):
+    return robot.group(base="panda_link0", tip="panda_hand")
+
+
+def test_bounds_replace_the_urdf_ones_narrower_or_wider():
+    urdf_group = arm_group(panda())
+    group = arm_group(panda({**NARROW, "panda_joint7": (-3.5, 3.5)}))
+    lower, upper = urdf_group.lower.copy(), urdf_group.upper.copy()
+    lower[[0, 6]], upper[[0, 3, 6]] = (-0.3, -3.5), (0.3, -1.0, 3.5)
+    np.testing.assert_array_equal(group.lower, lower)
+    np.testing.assert_array_equal(group.upper, upper)
+    # Where a joint can be (a locked joint's range): the URDF's, widened by a wider bound.
+    robot = group.robot
+    assert robot.joint_limits("panda_joint1") == urdf_group.robot.joint_limits("panda_joint1")
+    assert robot.joint_limits("panda_joint7") == (-3.5, 3.5)
+
+
+def test_answers_keep_inside_the_planning_bounds():
+    """FK targets from inside the bounds are solved; targets from outside are never
+    answered outside them (without the bounds, lm returns joint 1 near 1.2 rad)."""
+    group = arm_group(panda(NARROW))
+    model = pin.buildModelFromXML(robots.urdf_text("panda"))
+    rng = np.random.default_rng(5)
+    inside = np.array([[-0.3, 0.3], *zip(group.lower[1:], group.upper[1:])])
+    for k in range(40):
+        q = rng.uniform(inside[:, 0], inside[:, 1])
+        if k % 2:
+            q[0] = rng.choice([-1.0, 1.0]) * rng.uniform(0.9, 1.5)  # outside the bounds
+        T = T_frame(model, ARM, q, "panda_hand")
+        result = solve(group, PoseTarget("panda_hand", T), group.mid_configuration(),
+                       timeout_s=0.05, random_seed=k)
+        if k % 2 == 0:
+            assert result.success, (k, result.message)
+        if result.success:
+            assert -0.3 <= result.q[0] <= 0.3 and result.q[3] <= -1.0, (k, result.q)
+            errors = pose_errors(T_frame(model, ARM, result.q, "panda_hand"), T)
+            assert errors[0] <= 1e-4 and errors[1] <= 1e-3
+
+
+def test_continuous_and_unknown_joints_are_skipped_with_a_warning(caplog):
+    limits = {"spin": (-1.0, 1.0), "no_such_joint": (0.0, 1.0), "lift": (0.1, None)}
+    with caplog.at_level(logging.WARNING):
+        robot = Robot.from_urdf(CONTINUOUS_URDF, position_limits=limits)
+    group = robot.group(base="base", tip="b")
+    assert group.continuous[0] and np.isinf(group.lower[0])
+    assert (group.lower[1], group.upper[1]) == (0.1, 0.5)
+    assert "'spin' is a continuous joint" in caplog.text
+    assert "'no_such_joint' is not a one-axis joint" in caplog.text
+
+
+@pytest.mark.parametrize("bounds, says", [
+    ((float("nan"), None), "min_position must be a finite number"),
+    ((None, float("inf")), "max_position must be a finite number"),
+    ((None, "1.0"), "max_position must be a finite number"),
+    ((True, None), "min_position must be a finite number"),
+    ((0.5, -0.5), "min_position 0.5 > max_position -0.5"),
+    ((3.0, None), "min_position 3.0 > max_position 2.8973"),
+])
+def test_bad_bounds_are_refused_naming_the_joint(bounds, says):
+    with pytest.raises(RobotModelError, match="joint 'panda_joint1'") as raised:
+        panda({"panda_joint1": bounds})
+    assert says in str(raised.value)
+
+
+def test_parameters_name_the_joint_and_the_bound():
+    from ros2_ik.node.parameters import (check_planning_limit, planning_limit_parameter,
+                                         position_limits)
+    prefix = "robot_description_planning.joint_limits."
+    assert planning_limit_parameter(prefix + "a.b.max_position") == ("a.b", "max_position")
+    assert planning_limit_parameter(prefix + "j1.max_velocity") is None
+    assert planning_limit_parameter("robot_description_kinematics.arm.min_position") is None
+    assert position_limits({prefix + "j1.min_position": -1, prefix + "j1.max_position": 0.5,
+                            prefix + "j2.max_position": 2.0}) == \
+        {"j1": (-1.0, 0.5), "j2": (None, 2.0)}
+    assert check_planning_limit(1) is None and check_planning_limit(-0.5) is None
+    for bad in ("1.0", True, float("nan"), [1.0]):
+        assert "must be a finite number" in check_planning_limit(bad)
+
+
+def test_node_solves_inside_the_yaml_bounds(ros_context):
+    """ik_node given joint_limits.yaml's parameters, as move_group gets them."""
+    import panda_node
+    from ros2_ik_interfaces.msg import IKErrorCode
+    from test_node_compute_ik import pose_request
+
+    prefix = "robot_description_planning.joint_limits.panda_joint1."
+    node, client = panda_node.start("yamllimits", f"{prefix}min_position:=-0.3",
+                                    f"{prefix}max_position:=0.3")
+    try:
+        model = panda_node.description()[2]
+        for q1 in (0.2, 1.2):  # inside the yaml's bounds, then outside (inside the URDF's)
+            T = T_frame(model, ARM, [q1] + READY[1:], "panda_hand")
+            res = client.call(pose_request(T))
+            if q1 == 0.2:
+                assert res.error_code.val == IKErrorCode.SUCCESS, res.message
+            if res.error_code.val == IKErrorCode.SUCCESS:
+                q = dict(zip(res.solution.name, res.solution.position))
+                assert -0.3 <= q["panda_joint1"] <= 0.3, (q1, q)
+                T_got = T_frame(model, res.solution.name, res.solution.position, "panda_hand")
+                assert pose_errors(T_got, T)[0] <= 1e-4
+    finally:
+        panda_node.stop(node, client)
+
+
+def test_node_refuses_a_bound_that_is_no_number(ros_context):
+    from ros2_ik.node.harness import NodeProcess, wait_for
+    name = "robot_description_planning.joint_limits.panda_joint1.max_position"
+    node = NodeProcess(extra_args=["-p", f"{name}:=wide"])
+    wait_for(lambda: not node.alive(), 30, "ik_node to exit on a bad joint limit")
+    assert node.stop() == 2, node.output()
+    assert f"{name} must be a finite number" in node.output()
