@@ -1,10 +1,11 @@
-"""MoveIt's joint_limits.yaml position bounds: the limits every search, check and answer keeps.
+"""MoveIt's joint_limits.yaml: the limits every search, check, answer and timing keeps.
 
 move_group reads ``robot_description_planning.joint_limits.<joint>.min_position`` /
-``max_position`` and replaces the URDF's bounds with them (RobotModelLoader), narrower or
-wider; a continuous joint's are skipped.  ``Robot.from_urdf(position_limits=...)`` does
-the same, and ik_node reads the same parameters.  Answers are judged here against the
-yaml's numbers and by FK of a model built from the URDF alone.
+``max_position`` / ``max_velocity`` and replaces the URDF's limits with them
+(RobotModelLoader), narrower or wider; a continuous joint's positions are skipped.
+``Robot.from_urdf(planning_limits=...)`` does the same, and ik_node reads the same
+parameters.  Answers are judged here against the yaml's numbers and by FK of a model
+built from the URDF alone.
 """
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import pinocchio as pin
 import pytest
 
 from ros2_ik.core import PoseTarget, Robot, RobotModelError, robots, solve
+from ros2_ik.core.model.robot import PlanningLimits
 from panda_node import ARM, READY, T_frame, pose_errors
 
 #: Planning limits narrower than the Panda's URDF (joint 1: +-2.8973, joint 4: up to -0.0698).
@@ -28,20 +30,24 @@ CONTINUOUS_URDF = """<robot name="wheel"><link name="base"/><link name="a"/><lin
 
 
 def panda(limits=None):
-    return Robot.from_urdf(robots.urdf_text("panda"), position_limits=limits)
+    return Robot.from_urdf(robots.urdf_text("panda"), planning_limits=limits)
 
 
 def arm_group(robot):
     return robot.group(base="panda_link0", tip="panda_hand")
 
 
-def test_bounds_replace_the_urdf_ones_narrower_or_wider():
+def test_limits_replace_the_urdf_ones_narrower_or_wider():
     urdf_group = arm_group(panda())
-    group = arm_group(panda({**NARROW, "panda_joint7": (-3.5, 3.5)}))
+    group = arm_group(panda({**NARROW, "panda_joint7": (-3.5, 3.5),
+                             "panda_joint2": PlanningLimits(max_velocity=0.5)}))
     lower, upper = urdf_group.lower.copy(), urdf_group.upper.copy()
     lower[[0, 6]], upper[[0, 3, 6]] = (-0.3, -3.5), (0.3, -1.0, 3.5)
     np.testing.assert_array_equal(group.lower, lower)
     np.testing.assert_array_equal(group.upper, upper)
+    velocity = urdf_group.velocity_limits.copy()
+    velocity[1] = 0.5
+    np.testing.assert_array_equal(group.velocity_limits, velocity)
     # Where a joint can be (a locked joint's range): the URDF's, widened by a wider bound.
     robot = group.robot
     assert robot.joint_limits("panda_joint1") == urdf_group.robot.joint_limits("panda_joint1")
@@ -71,12 +77,13 @@ def test_answers_keep_inside_the_planning_bounds():
 
 
 def test_continuous_and_unknown_joints_are_skipped_with_a_warning(caplog):
-    limits = {"spin": (-1.0, 1.0), "no_such_joint": (0.0, 1.0), "lift": (0.1, None)}
+    limits = {"spin": (-1.0, 1.0, 2.5), "no_such_joint": (0.0, 1.0), "lift": (0.1, None)}
     with caplog.at_level(logging.WARNING):
-        robot = Robot.from_urdf(CONTINUOUS_URDF, position_limits=limits)
+        robot = Robot.from_urdf(CONTINUOUS_URDF, planning_limits=limits)
     group = robot.group(base="base", tip="b")
     assert group.continuous[0] and np.isinf(group.lower[0])
     assert (group.lower[1], group.upper[1]) == (0.1, 0.5)
+    assert group.velocity_limits[0] == 2.5  # a continuous joint's velocity is bounded
     assert "'spin' is a continuous joint" in caplog.text
     assert "'no_such_joint' is not a one-axis joint" in caplog.text
 
@@ -88,6 +95,8 @@ def test_continuous_and_unknown_joints_are_skipped_with_a_warning(caplog):
     ((True, None), "min_position must be a finite number"),
     ((0.5, -0.5), "min_position 0.5 > max_position -0.5"),
     ((3.0, None), "min_position 3.0 > max_position 2.8973"),
+    ((None, None, 0.0), "max_velocity must be > 0"),
+    ((None, None, float("nan")), "max_velocity must be a finite number [rad/s or m/s]"),
 ])
 def test_bad_bounds_are_refused_naming_the_joint(bounds, says):
     with pytest.raises(RobotModelError, match="joint 'panda_joint1'") as raised:
@@ -95,19 +104,29 @@ def test_bad_bounds_are_refused_naming_the_joint(bounds, says):
     assert says in str(raised.value)
 
 
-def test_parameters_name_the_joint_and_the_bound():
+def test_parameters_name_the_joint_and_the_limit():
     from ros2_ik.node.parameters import (check_planning_limit, planning_limit_parameter,
-                                         position_limits)
+                                         planning_limits)
     prefix = "robot_description_planning.joint_limits."
     assert planning_limit_parameter(prefix + "a.b.max_position") == ("a.b", "max_position")
-    assert planning_limit_parameter(prefix + "j1.max_velocity") is None
+    assert planning_limit_parameter(prefix + "j1.max_velocity") == ("j1", "max_velocity")
+    assert planning_limit_parameter(prefix + "j1.max_acceleration") is None
     assert planning_limit_parameter("robot_description_kinematics.arm.min_position") is None
-    assert position_limits({prefix + "j1.min_position": -1, prefix + "j1.max_position": 0.5,
-                            prefix + "j2.max_position": 2.0}) == \
-        {"j1": (-1.0, 0.5), "j2": (None, 2.0)}
-    assert check_planning_limit(1) is None and check_planning_limit(-0.5) is None
+    assert planning_limits({
+        prefix + "j1.min_position": -1, prefix + "j1.max_position": 0.5,
+        prefix + "j2.max_position": 2.0, prefix + "j2.max_velocity": 1.5,
+        prefix + "j3.has_velocity_limits": False, prefix + "j3.max_velocity": 1.0,
+        prefix + "j4.has_velocity_limits": True, prefix + "j4.max_velocity": 0.7}) == {
+        "j1": (-1, 0.5, None), "j2": (None, 2.0, 1.5), "j3": (None, None, None),
+        "j4": (None, None, 0.7)}
+    position, velocity = prefix + "j.min_position", prefix + "j.max_velocity"
+    assert check_planning_limit(position, 1) is None
+    assert check_planning_limit(position, -0.5) is None
     for bad in ("1.0", True, float("nan"), [1.0]):
-        assert "must be a finite number" in check_planning_limit(bad)
+        assert "must be a finite number [rad or m]" in check_planning_limit(position, bad)
+    assert "must be > 0" in check_planning_limit(velocity, 0.0)
+    assert "[rad/s or m/s]" in check_planning_limit(velocity, float("inf"))
+    assert "true or false" in check_planning_limit(prefix + "j.has_velocity_limits", 1)
 
 
 def test_node_solves_inside_the_yaml_bounds(ros_context):
@@ -141,4 +160,4 @@ def test_node_refuses_a_bound_that_is_no_number(ros_context):
     node = NodeProcess(extra_args=["-p", f"{name}:=wide"])
     wait_for(lambda: not node.alive(), 30, "ik_node to exit on a bad joint limit")
     assert node.stop() == 2, node.output()
-    assert f"{name} must be a finite number" in node.output()
+    assert f"{name} must be a finite number [rad or m]" in node.output()

@@ -41,7 +41,7 @@ from ros2_ik.node.moveit_scene import follow_monitored_scene
 from ros2_ik.node.path_server import PathServer
 from ros2_ik.node.parameters import (
     SCHEMA, GroupConfig, NodeConfig, check_planning_limit, check_value, clean_list, group_specs,
-    kinematics_parameter, planning_limit_parameter, position_limits)
+    kinematics_parameter, planning_limit_parameter, planning_limits)
 from ros2_ik.node.robot_source import JointStateCache, RobotSource
 from ros2_ik.node.scene_server import SceneServer
 from ros2_ik.node.servo_loop import ServoLoop
@@ -66,7 +66,7 @@ class IKNode(Node):
     def __init__(self, **kwargs) -> None:
         super().__init__("ik_node", **kwargs)
         self._declare_parameters()
-        self.robot = RobotSource(self.config.root_joint, self.config.position_limits)
+        self.robot = RobotSource(self.config.root_joint, self.config.planning_limits)
         self.joints = JointStateCache()
         self.solve_group = ReentrantCallbackGroup()
         self._state_group = MutuallyExclusiveCallbackGroup()
@@ -111,10 +111,11 @@ class IKNode(Node):
         self._limit_names = [name for name in overrides if planning_limit_parameter(name)]
         for name in self._limit_names:
             self.declare_parameter(name, overrides[name].value, ParameterDescriptor(
-                description="MoveIt's joint_limits.yaml: replaces the URDF's bound [rad or "
-                            "m] in the model (read at start)", read_only=True))
+                description="MoveIt's joint_limits.yaml: replaces the URDF's limit [rad or "
+                            "m, per s for a velocity] in the model (read at start)",
+                read_only=True))
         problems = [f"{name} {problem}" for name in self._limit_names
-                    if (problem := check_planning_limit(self.get_parameter(name).value))]
+                    if (problem := check_planning_limit(name, self.get_parameter(name).value))]
         if not problems:
             self.config = self._read_config()
             problems = [f"{name} {problem}" for name, value in self.config.values.items()
@@ -159,7 +160,7 @@ class IKNode(Node):
         for name in self._kinematics_names:
             group, key = kinematics_parameter(name)
             kinematics.setdefault(group, {})[key] = self.get_parameter(name).value
-        limits = position_limits({name: self.get_parameter(name).value
+        limits = planning_limits({name: self.get_parameter(name).value
                                   for name in self._limit_names})
         return NodeConfig(values, groups, kinematics, limits)
 
@@ -207,11 +208,11 @@ class IKNode(Node):
         self._warm_up()
         settle_memory()
         robot = self.robot.snapshot.robot
-        bounded = sorted(set(self.robot.position_limits) & set(robot.joint_names))
+        bounded = sorted(set(self.robot.planning_limits) & set(robot.joint_names))
         self.get_logger().info(f"robot model v{self.robot.snapshot.version}: "
                                f"{len(robot.joint_names)} joints, "
                                f"{len(robot.frame_names)} frames"
-                               + (f", joint_limits.yaml position bounds on {bounded}"
+                               + (f", joint_limits.yaml limits on {bounded}"
                                   if bounded else ""))
 
     def _warm_up(self) -> None:

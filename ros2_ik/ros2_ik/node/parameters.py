@@ -10,8 +10,8 @@ MoveIt's ``kinematics.yaml``, given to ik_node as move_group gets it
 (``robot_description_kinematics.<group>.<key>``), is read for the keys of
 :data:`KINEMATICS_KEYS`, where present; GetPositionIK honours them (moveit_bridge.py).
 MoveIt's ``joint_limits.yaml`` (``robot_description_planning.joint_limits.<joint>.<key>``)
-is read for the position bounds of :data:`PLANNING_LIMIT_KEYS`: they replace the URDF's
-in the model, as in move_group's, for every request (read once, at start: read-only).
+is read for the position bounds and velocity limits of :data:`PLANNING_LIMIT_KEYS`: they
+replace the URDF's in the model, as in move_group's (read once, at start: read-only).
 """
 from __future__ import annotations
 
@@ -22,6 +22,7 @@ from typing import Any, Callable, Dict, Mapping, Optional, Tuple
 
 from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor
 
+from ros2_ik.core.model.robot import PlanningLimits
 from ros2_ik.core.pose import ORIENTATION_TOLERANCE_RAD, POSITION_TOLERANCE_M
 from ros2_ik.core.solvers import registry
 from ros2_ik.core.solvers.seed_library import LIBRARY_STARTS
@@ -283,8 +284,9 @@ def kinematics_parameter(name: str) -> Optional[Tuple[str, str]]:
 
 #: Where MoveIt's joint_limits.yaml puts a joint's limits (move_group's parameters).
 PLANNING_LIMITS_PREFIX = "robot_description_planning.joint_limits."
-#: The joint_limits.yaml keys ros2_ik honours: the position bounds [rad or m].
-PLANNING_LIMIT_KEYS = ("min_position", "max_position")
+#: The joint_limits.yaml keys ros2_ik honours: the position bounds [rad or m] and the
+#: velocity limit [rad/s or m/s] (applied unless ``has_velocity_limits`` is false).
+PLANNING_LIMIT_KEYS = ("min_position", "max_position", "has_velocity_limits", "max_velocity")
 
 
 def planning_limit_parameter(name: str) -> Optional[Tuple[str, str]]:
@@ -301,26 +303,33 @@ def _moveit_parameter(name: str, prefix: str, keys: Tuple[str, ...]
     return (owner, key) if owner and key in keys else None
 
 
-def check_planning_limit(value: Any) -> Optional[str]:
-    """Return why ``value`` is no joint_limits.yaml position bound [rad or m], or None."""
+def check_planning_limit(name: str, value: Any) -> Optional[str]:
+    """Return why ``value`` cannot be joint_limits.yaml parameter ``name``, or None."""
+    key = planning_limit_parameter(name)[1]
+    if key == "has_velocity_limits":
+        return None if isinstance(value, bool) else f"must be true or false, got {value!r}"
     if isinstance(value, bool) or not isinstance(value, (int, float)) \
             or not math.isfinite(value):
-        return f"must be a finite number [rad or m], got {value!r}"
-    return None
+        return f"must be a finite number [{'rad/s or m/s' if 'velocity' in key else 'rad or m'}]" \
+            f", got {value!r}"
+    return None if key != "max_velocity" or value > 0 else f"must be > 0, got {value!r}"
 
 
-def position_limits(values: Mapping[str, Any]
-                    ) -> Dict[str, Tuple[Optional[float], Optional[float]]]:
-    """Joint -> ``(min_position, max_position)`` (None: not given) of planning-limit ``values``.
+def planning_limits(values: Mapping[str, Any]) -> Dict[str, PlanningLimits]:
+    """Joint -> :class:`PlanningLimits` of the joint_limits.yaml parameters ``values``.
 
     ``values``: parameter name -> value, for names :func:`planning_limit_parameter` reads.
+    ``max_velocity`` applies unless the joint's ``has_velocity_limits`` is false (MoveIt
+    reads it only when true; Humble's MoveIt without it).
     """
-    out: Dict[str, Tuple[Optional[float], Optional[float]]] = {}
+    given: Dict[str, Dict[str, Any]] = {}
     for name, value in values.items():
         joint, key = planning_limit_parameter(name)
-        lo, hi = out.get(joint, (None, None))
-        out[joint] = (float(value), hi) if key == "min_position" else (lo, float(value))
-    return out
+        given.setdefault(joint, {})[key] = value
+    return {joint: PlanningLimits(
+        keys.get("min_position"), keys.get("max_position"),
+        keys.get("max_velocity") if keys.get("has_velocity_limits", True) else None)
+        for joint, keys in given.items()}
 
 
 def check_value(name: str, value: Any) -> Optional[str]:
@@ -349,10 +358,8 @@ class NodeConfig:
     groups: Mapping[str, GroupConfig] = field(default_factory=dict)
     #: MoveIt's kinematics.yaml settings: group -> {key of KINEMATICS_KEYS: value}.
     kinematics: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
-    #: MoveIt's joint_limits.yaml position bounds: joint -> (min_position, max_position)
-    #: [rad or m], None where not given (:func:`position_limits`).
-    position_limits: Mapping[str, Tuple[Optional[float], Optional[float]]] = \
-        field(default_factory=dict)
+    #: MoveIt's joint_limits.yaml: joint -> its PlanningLimits (:func:`planning_limits`).
+    planning_limits: Mapping[str, PlanningLimits] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         """Copy the values into the instance: ``cfg.timeout`` is then a plain attribute.

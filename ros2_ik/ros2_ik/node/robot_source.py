@@ -19,7 +19,7 @@ import pinocchio as pin
 
 from ros2_ik.core.collision import CollisionChecker, MeshResolver, PlanningScene
 from ros2_ik.core.errors import IKError
-from ros2_ik.core.model.robot import PositionLimits, Robot
+from ros2_ik.core.model.robot import PlanningLimits, Robot
 from ros2_ik.core.model.srdf_groups import SrdfGroup, srdf_groups
 
 
@@ -133,14 +133,14 @@ class RobotSource:
 
     ``root_joint``: the base joint of the models it builds (``Robot.from_urdf``'s
     ``root_joint``: "srdf", "floating", "planar"; "none" or None: no base joint).
-    ``position_limits``: the planning limits they take (``Robot.from_urdf``'s: MoveIt's
-    joint_limits.yaml, joint -> (min_position, max_position) [rad or m]).
+    ``planning_limits``: the limits they take (``Robot.from_urdf``'s: MoveIt's
+    joint_limits.yaml, joint -> :class:`PlanningLimits`).
     """
 
     def __init__(self, root_joint: Optional[str] = None,
-                 position_limits: Optional[Mapping[str, PositionLimits]] = None) -> None:
+                 planning_limits: Optional[Mapping[str, PlanningLimits]] = None) -> None:
         self.root_joint = None if root_joint in (None, "none") else root_joint
-        self.position_limits = dict(position_limits or {})
+        self.planning_limits = dict(planning_limits or {})
         self._lock = threading.Lock()
         self._snapshot: Optional[RobotSnapshot] = None
         self._version = 0
@@ -184,7 +184,7 @@ class RobotSource:
             self._urdf = urdf
             try:
                 robot = Robot.from_urdf(urdf, self._srdf or None, root_joint=self._root(),
-                                        position_limits=self.position_limits)
+                                        planning_limits=self.planning_limits)
             except Exception as exc:
                 self._snapshot = None
                 self.error = f"robot_description rejected: {exc}"

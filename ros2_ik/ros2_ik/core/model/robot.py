@@ -25,8 +25,13 @@ from ros2_ik.core.model.group import Group, motion_subspace
 
 _LOG = logging.getLogger(__name__)
 
-#: A joint's planning limits: ``(min_position, max_position)`` [rad or m], None: the URDF's.
-PositionLimits = Tuple[Optional[float], Optional[float]]
+
+class PlanningLimits(NamedTuple):
+    """A joint's limits in MoveIt's ``joint_limits.yaml``; None keeps the URDF's."""
+
+    min_position: Optional[float] = None  # [rad or m]
+    max_position: Optional[float] = None  # [rad or m]
+    max_velocity: Optional[float] = None  # [rad/s or m/s]
 
 
 def _is_movable_1dof(model: pin.Model, joint_id: int) -> bool:
@@ -103,7 +108,7 @@ class Robot:
     @classmethod
     def from_urdf(cls, urdf_xml: str, srdf_xml: Optional[str] = None,
                   root_joint: Optional[str] = None,
-                  position_limits: Optional[Mapping[str, PositionLimits]] = None) -> "Robot":
+                  planning_limits: Optional[Mapping[str, Sequence]] = None) -> "Robot":
         """Build from URDF text (and optional SRDF text, kept for collision users).
 
         ``root_joint``: None (the URDF's root is fixed in the world), ``"floating"`` (a
@@ -111,10 +116,12 @@ class Robot:
         ``"srdf"`` (the SRDF's ``virtual_joint``, named as there; a fixed one adds none).
         A floating or planar root is the base of :meth:`whole_body` groups; the other
         groups keep it locked at the origin.
-        ``position_limits``: joint name -> ``(min_position, max_position)`` [rad or m], the
-        planning limits of MoveIt's ``joint_limits.yaml`` (:func:`_apply_position_limits`).
+        ``planning_limits``: joint name -> :class:`PlanningLimits` (or its first fields as
+        a tuple: ``(min_position, max_position)``), the limits of MoveIt's
+        ``joint_limits.yaml`` (:func:`_apply_planning_limits`).
         Raises :class:`errors.RobotModelError` on empty or unparsable XML, and on a
-        planning limit that is not a finite number or leaves its joint no value.
+        planning limit that is not a finite number, a velocity not above 0, or positions
+        that leave a joint no value.
         """
         if not isinstance(urdf_xml, str) or not urdf_xml.strip():
             raise errors.RobotModelError("robot_description is empty: expected URDF XML text")
@@ -143,8 +150,8 @@ class Robot:
         _warn_unread_inertials(root, urdf_xml, model)
         hard = (model.lowerPositionLimit.copy(), model.upperPositionLimit.copy())
         _apply_soft_limits(root, model)
-        if position_limits:
-            _apply_position_limits(model, position_limits, hard)
+        if planning_limits:
+            _apply_planning_limits(model, planning_limits, hard)
         return cls(model, srdf_xml, mimic_joints(root, model), hard)
 
     @property
@@ -525,49 +532,65 @@ def _apply_soft_limits(root: Optional[ET.Element], model: pin.Model) -> None:
     model.lowerPositionLimit, model.upperPositionLimit = lower, upper
 
 
-def _apply_position_limits(model: pin.Model, limits: Mapping[str, PositionLimits],
+def _apply_planning_limits(model: pin.Model, limits: Mapping[str, Sequence],
                            hard: Tuple[np.ndarray, np.ndarray]) -> None:
-    """Replace the position limits of the joints ``limits`` names, as MoveIt's joint_limits.yaml.
+    """Replace the limits of the joints ``limits`` names, as MoveIt's joint_limits.yaml does.
 
     MoveIt's RobotModelLoader replaces each bound ``robot_description_planning.joint_limits
-    .<joint>.min_position`` / ``max_position`` gives, after the URDF's (and its soft
-    limits), narrower or wider; its planners and IK keep inside the result.  Here the
-    same on ``model``'s limits, so every search, check and proof of the groups; ``hard``
-    (where the joints can be, :meth:`Robot.joint_limits`) widens to hold a wider range.
-    A continuous joint has no bounds to replace and a name that is no one-axis joint of
-    the model bounds nothing: both are skipped with a warning, as MoveIt skips them.
-    Raises :class:`errors.RobotModelError` naming the joint for a bound that is not a
-    finite number or a range left without a value.
+    .<joint>.min_position`` / ``max_position`` / ``max_velocity`` gives, after the URDF's
+    (and its soft limits), narrower or wider; its planners and IK keep inside the result.
+    Here the same on ``model``'s limits: the positions bound every search, check and proof
+    of the groups (``hard``, where the joints can be, :meth:`Robot.joint_limits`, widens to
+    hold a wider range), the velocities time what the node sends and the servo.  A
+    continuous joint has no positions to bound and a name that is no one-axis joint of the
+    model bounds nothing: both are skipped with a warning, as MoveIt skips them.  Raises
+    :class:`errors.RobotModelError` naming the joint for a value that is not a finite
+    number, a velocity not above 0, or positions that leave no value.
     """
     lower, upper = model.lowerPositionLimit.copy(), model.upperPositionLimit.copy()
-    for name, bounds in limits.items():
+    velocity = model.velocityLimit.copy()
+    for name, given in limits.items():
+        given = PlanningLimits(*given)
         j = model.getJointId(name) if isinstance(name, str) \
             and model.existJointName(name) else 0
-        if not 0 < j < model.njoints or model.nvs[j] != 1 or model.nqs[j] != 1:
-            kind = "a continuous joint" if j and model.nqs[j] == 2 else \
-                "not a one-axis joint of the model"
-            _LOG.warning("joint_limits: '%s' is %s: its position limits are skipped",
-                         name, kind)
+        if not 0 < j < model.njoints or model.nvs[j] != 1:
+            _LOG.warning("joint_limits: '%s' is not a one-axis joint of the model: its "
+                         "limits are skipped", name)
+            continue
+        if given.max_velocity is not None:
+            v = _planning_value(name, "max_velocity", given.max_velocity, None, "[rad/s or m/s]")
+            if not v > 0:
+                raise errors.RobotModelError(
+                    f"joint_limits: joint '{name}': max_velocity must be > 0, got {v}")
+            velocity[model.idx_vs[j]] = v
+        if given.min_position is None and given.max_position is None:
+            continue
+        if model.nqs[j] != 1:
+            _LOG.warning("joint_limits: '%s' is a continuous joint: its position limits are "
+                         "skipped", name)
             continue
         iq = model.idx_qs[j]
-        lo, hi = (_planning_bound(name, key, value, default) for key, value, default in
-                  zip(("min_position", "max_position"), bounds, (lower[iq], upper[iq])))
+        lo = _planning_value(name, "min_position", given.min_position, lower[iq], "[rad or m]")
+        hi = _planning_value(name, "max_position", given.max_position, upper[iq], "[rad or m]")
         if not lo <= hi:
             raise errors.RobotModelError(
                 f"joint_limits: joint '{name}': min_position {lo} > max_position {hi}")
         lower[iq], upper[iq] = lo, hi
         hard[0][iq], hard[1][iq] = min(hard[0][iq], lo), max(hard[1][iq], hi)
     model.lowerPositionLimit, model.upperPositionLimit = lower, upper
+    model.velocityLimit = velocity
+    if hasattr(model, "lowerVelocityLimit"):  # pinocchio 4: the URDF's magnitude both ways
+        model.lowerVelocityLimit = velocity
 
 
-def _planning_bound(name: str, key: str, value, default: float) -> float:
-    """Return planning bound ``value`` [rad or m] of joint ``name``, ``default`` when None."""
+def _planning_value(name: str, key: str, value, default: Optional[float], unit: str) -> float:
+    """Return joint ``name``'s planning limit ``value`` (``default`` when None) in ``unit``."""
     if value is None:
         return float(default)
     if isinstance(value, bool) or not isinstance(value, (int, float, np.floating)) \
             or not math.isfinite(value):
         raise errors.RobotModelError(
-            f"joint_limits: joint '{name}': {key} must be a finite number [rad or m], "
+            f"joint_limits: joint '{name}': {key} must be a finite number {unit}, "
             f"got {value!r}")
     return float(value)
 
