@@ -308,10 +308,10 @@ def check_planning_limit(name: str, value: Any) -> Optional[str]:
     key = planning_limit_parameter(name)[1]
     if key == "has_velocity_limits":
         return None if isinstance(value, bool) else f"must be true or false, got {value!r}"
+    unit = "[rad/s or m/s]" if key == "max_velocity" else "[rad or m]"
     if isinstance(value, bool) or not isinstance(value, (int, float)) \
             or not math.isfinite(value):
-        return f"must be a finite number [{'rad/s or m/s' if 'velocity' in key else 'rad or m'}]" \
-            f", got {value!r}"
+        return f"must be a finite number {unit}, got {value!r}"
     return None if key != "max_velocity" or value > 0 else f"must be > 0, got {value!r}"
 
 

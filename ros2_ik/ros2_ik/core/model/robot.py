@@ -184,10 +184,10 @@ class Robot:
     def joint_limits(self, name: str) -> Tuple[float, float]:
         """Return one-axis joint ``name``'s position limits [rad or m] (+-inf: continuous).
 
-        Where the joint can be: the URDF's ``<limit>``, not narrowed by soft limits (a
-        locked joint is held where ``joint_states`` say, a group's search keeps inside
-        the soft ones).  Mimic joints included; :class:`errors.InvalidJoint` for any other
-        name.
+        Where the joint can be: the URDF's ``<limit>``, not narrowed by soft limits nor
+        by planning limits (a locked joint is held where ``joint_states`` say, a group's
+        search keeps inside the narrower ones); widened by wider planning limits.  Mimic
+        joints included; :class:`errors.InvalidJoint` for any other name.
         """
         j = self._model.getJointId(name) if isinstance(name, str) else 0
         if not 0 < j < self._model.njoints or self._model.nvs[j] != 1:
