@@ -124,7 +124,9 @@ def test_parameters_name_the_joint_and_the_limit():
     assert check_planning_limit(position, -0.5) is None
     for bad in ("1.0", True, float("nan"), [1.0]):
         assert "must be a finite number [rad or m]" in check_planning_limit(position, bad)
-    assert "must be > 0" in check_planning_limit(velocity, 0.0)
+    assert check_planning_limit(velocity, 0.0) is None  # unused where has_velocity_limits
+    assert planning_limits({prefix + "j.has_velocity_limits": False, velocity: 0.0}) == \
+        {"j": (None, None, None)}                        # is false, as MoveIt's setup writes
     assert "[rad/s or m/s]" in check_planning_limit(velocity, float("inf"))
     assert "true or false" in check_planning_limit(prefix + "j.has_velocity_limits", 1)
 
