@@ -163,3 +163,23 @@ def test_node_refuses_a_bound_that_is_no_number(ros_context):
     wait_for(lambda: not node.alive(), 30, "ik_node to exit on a bad joint limit")
     assert node.stop() == 2, node.output()
     assert f"{name} must be a finite number [rad or m]" in node.output()
+
+
+@pytest.mark.parametrize("by", ["arm", "urdf"])
+def test_batch_workers_keep_the_planning_bounds(by):
+    """A batch's GroupSpec carries the bounds to the worker processes that rebuild it."""
+    from ros2_ik.core.maps.batch import SUCCESS_CODE, GroupSpec, solve_batch
+    limits = (("panda_joint1", PlanningLimits(-0.3, 0.3)),)
+    spec = GroupSpec(arm="panda", planning_limits=limits) if by == "arm" else GroupSpec(
+        urdf=robots.urdf_text("panda"), base="panda_link0", tip="panda_hand",
+        planning_limits=limits)
+    model = pin.buildModelFromXML(robots.urdf_text("panda"))
+    rng = np.random.default_rng(8)
+    group = arm_group(panda())
+    qs = rng.uniform(group.lower, group.upper, (12, 7))
+    qs[:6, 0] = rng.uniform(-0.3, 0.3, 6)  # half inside the bounds, half anywhere
+    T = np.array([T_frame(model, ARM, q, "panda_hand").homogeneous for q in qs])
+    result = solve_batch(spec, T, timeout_s=0.05, workers=2, chunk_size=4)
+    solved = result.status == SUCCESS_CODE
+    assert solved[:6].all()
+    assert np.all(np.abs(result.q[solved, 0]) <= 0.3), result.q[solved, 0]

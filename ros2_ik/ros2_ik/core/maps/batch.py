@@ -24,7 +24,7 @@ from ros2_ik.core import errors
 from ros2_ik.core.closed_form import chain, many
 from ros2_ik.core.model import robots
 from ros2_ik.core.model.group import Group
-from ros2_ik.core.model.robot import Robot
+from ros2_ik.core.model.robot import PlanningLimits, Robot
 from ros2_ik.core.pose import (ORIENTATION_TOLERANCE_RAD, POSITION_TOLERANCE_M, PoseTarget,
                                rotation_errors)
 from ros2_ik.core.problem import Problem
@@ -46,6 +46,8 @@ class GroupSpec:
 
     ``arm``: a name of :data:`robots.ARMS` (its usual base and tip unless given);
     else ``urdf`` (XML text, ``srdf`` optional) with ``base`` and ``tip`` frames.
+    ``planning_limits``: ``(joint, PlanningLimits)`` pairs, the limits of MoveIt's
+    joint_limits.yaml that replace the URDF's (``Robot.from_urdf``'s, on either robot).
     """
 
     arm: str = ""
@@ -53,18 +55,20 @@ class GroupSpec:
     srdf: str = ""
     base: str = ""
     tip: str = ""
+    planning_limits: Tuple[Tuple[str, PlanningLimits], ...] = ()
 
     def build(self) -> Tuple[Robot, Group]:
         """Return (robot, group); raises :mod:`errors` on an unknown arm or frame."""
+        limits = dict(self.planning_limits)
         if self.arm:
-            robot = robots.load_arm(self.arm)
+            robot = robots.load_arm(self.arm, limits)
             spec = robots.ARMS[self.arm]
             return robot, robot.group(base=self.base or spec.base, tip=self.tip or spec.tip)
         if not self.urdf:
             raise errors.InvalidArgument("group_spec: give 'arm' or 'urdf' (both empty)")
         if not (self.base and self.tip):
             raise errors.InvalidArgument("group_spec: 'base' and 'tip' are required with 'urdf'")
-        robot = Robot.from_urdf(self.urdf, self.srdf or None)
+        robot = Robot.from_urdf(self.urdf, self.srdf or None, planning_limits=limits)
         return robot, robot.group(base=self.base, tip=self.tip)
 
 

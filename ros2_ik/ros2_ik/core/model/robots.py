@@ -102,12 +102,15 @@ def urdf_text(name: str) -> str:
     return (data_dir() / _spec(name).urdf).read_text()
 
 
-def load_arm(name: str) -> Robot:
-    """Return a :class:`Robot` for arm ``name`` (URDF and SRDF from example-robot-data)."""
+def load_arm(name: str, planning_limits=None) -> Robot:
+    """Return a :class:`Robot` for arm ``name`` (URDF and SRDF from example-robot-data).
+
+    ``planning_limits``: as :meth:`Robot.from_urdf`'s (MoveIt's joint_limits.yaml).
+    """
     spec = _spec(name)
     srdf = data_dir() / spec.srdf if spec.srdf else None
     srdf_text = srdf.read_text() if srdf is not None and srdf.is_file() else None
-    return Robot.from_urdf(urdf_text(name), srdf_text)
+    return Robot.from_urdf(urdf_text(name), srdf_text, planning_limits=planning_limits)
 
 
 def load_group(name: str):
