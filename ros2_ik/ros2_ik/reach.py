@@ -18,6 +18,7 @@ from ros2_ik.core import errors
 from ros2_ik.core.maps.batch import GroupSpec
 from ros2_ik.core.maps.capability import MapSettings, build_map, estimate_reach_m
 from ros2_ik.core.maps.dataset import write_dataset
+from ros2_ik.core.model.robot import planning_limits_of
 
 #: What reach says instead of writing the PNG slice when matplotlib is missing.
 NO_MATPLOTLIB = ("matplotlib is not installed, an optional extra: pip install matplotlib==3.11.2 "
@@ -29,6 +30,14 @@ def _parser() -> argparse.ArgumentParser:
                                 formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     p.add_argument("--arm", default="panda",
                    help="example-robot-data arm (ros2_ik.core.model.robots)")
+    p.add_argument("--urdf", default="",
+                   help="your robot's URDF file instead of --arm (with --base and --tip)")
+    p.add_argument("--srdf", default="", help="its SRDF file (collision pairs to ignore)")
+    p.add_argument("--base", default="", help="the group's base link ('': --arm's usual)")
+    p.add_argument("--tip", default="", help="the group's tip link ('': --arm's usual)")
+    p.add_argument("--joint-limits", default="",
+                   help="MoveIt's joint_limits.yaml: its position bounds and velocities "
+                        "replace the URDF's")
     p.add_argument("--resolution", type=float, default=0.05, help="voxel pitch [m]")
     p.add_argument("--radius", type=float, default=0.0,
                    help="grid sphere radius around --center [m]; 0: the arm's reach")
@@ -84,6 +93,44 @@ def _check(args) -> None:
         raise errors.InvalidArgument("--timeout-ms: must be > 0")
 
 
+def group_spec(args) -> GroupSpec:
+    """Return the GroupSpec of ``--arm`` or ``--urdf`` (raises :mod:`errors` naming the flag)."""
+    limits = tuple(sorted(_joint_limits(args.joint_limits).items())) \
+        if args.joint_limits else ()
+    if not args.urdf:
+        return GroupSpec(arm=args.arm, base=args.base, tip=args.tip, planning_limits=limits)
+    return GroupSpec(urdf=_read(args.urdf, "--urdf"),
+                     srdf=_read(args.srdf, "--srdf") if args.srdf else "",
+                     base=args.base, tip=args.tip, planning_limits=limits)
+
+
+def _read(path: str, flag: str) -> str:
+    try:
+        return Path(path).read_text()
+    except OSError as exc:
+        raise errors.InvalidArgument(f"{flag}: cannot read {path}: {exc}") from None
+
+
+def _joint_limits(path: str) -> dict:
+    """Joint -> PlanningLimits of MoveIt's joint_limits.yaml at ``path`` (``!degrees`` too)."""
+    import yaml
+
+    class Loader(yaml.SafeLoader):
+        pass
+    Loader.add_constructor("!degrees", lambda loader, node: np.radians(
+        float(loader.construct_scalar(node))).item())
+    Loader.add_constructor("!radians", lambda loader, node: float(
+        loader.construct_scalar(node)))
+    try:
+        data = yaml.load(_read(path, "--joint-limits"), Loader=Loader)
+    except yaml.YAMLError as exc:
+        raise errors.InvalidArgument(f"--joint-limits: {path} is not YAML: {exc}") from None
+    section = data.get("joint_limits") if isinstance(data, dict) else None
+    if not isinstance(section, dict):
+        raise errors.InvalidArgument(f"--joint-limits: {path} has no 'joint_limits' mapping")
+    return planning_limits_of(section)
+
+
 def save_slice_png(arrays, path: Path) -> bool:
     """Plot the z slice nearest the grid centre; False when matplotlib is missing."""
     try:
@@ -111,7 +158,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         return _dataset(args)
     try:
         _check(args)
-        spec = GroupSpec(arm=args.arm)
+        spec = group_spec(args)
         radius = args.radius or estimate_reach_m(spec.build()[1])
         settings = MapSettings(args.resolution, radius, tuple(args.center), args.directions,
                                args.rolls, args.timeout_ms * 1e-3, args.seed, args.chunk_voxels,
@@ -139,7 +186,7 @@ def main(argv: Optional[List[str]] = None) -> int:
 def _dataset(args) -> int:
     """Write a dataset (``--dataset N``); returns the exit status."""
     try:
-        out = write_dataset(GroupSpec(arm=args.arm), Path(args.out), args.dataset,
+        out = write_dataset(group_spec(args), Path(args.out), args.dataset,
                             args.dataset_mode, args.seed, timeout_s=args.timeout_ms * 1e-3,
                             workers=args.workers)
     except errors.IKError as exc:

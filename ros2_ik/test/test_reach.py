@@ -204,3 +204,55 @@ def test_bad_scene_file_is_named(tmp_path):
     with pytest.raises(errors.InvalidArgument, match="scene_file"):
         build_map(PANDA, tmp_path / "m.npz", settings)
     assert not (tmp_path / "m.npz").exists()
+
+
+JOINT_LIMITS_YAML = """# MoveIt's config/joint_limits.yaml, as the setup assistant writes it
+default_velocity_scaling_factor: 0.1
+joint_limits:
+  panda_joint1:
+    has_position_limits: true
+    min_position: !degrees -20.0
+    max_position: 0.35
+    has_velocity_limits: true
+    max_velocity: 2.0
+    has_acceleration_limits: false
+    max_acceleration: 0
+"""
+
+
+def test_cli_maps_a_urdf_file_within_its_joint_limits_yaml(tmp_path, capsys):
+    """--urdf / --base / --tip: the user's robot; --joint-limits: MoveIt's bounds kept."""
+    urdf, limits = tmp_path / "robot.urdf", tmp_path / "joint_limits.yaml"
+    urdf.write_text(robots.urdf_text("panda"))
+    limits.write_text(JOINT_LIMITS_YAML)
+    out = tmp_path / "m.npz"
+    assert reach.main(TINY_ARGS + ["--urdf", str(urdf), "--base", "panda_link0",
+                                   "--tip", "panda_hand", "--joint-limits", str(limits),
+                                   "--out", str(out)]) == 0, capsys.readouterr().err
+    q = np.load(out)["q"].reshape(-1, 7)
+    q = q[np.isfinite(q).all(axis=1)]
+    assert len(q) > 0  # float32: the bounds within its rounding
+    assert np.all(q[:, 0] >= np.radians(-20.0) - 1e-6) and np.all(q[:, 0] <= 0.35 + 1e-6)
+    rows = tmp_path / "rows.npz"
+    assert reach.main(["--dataset", "50", "--urdf", str(urdf), "--base", "panda_link0",
+                       "--tip", "panda_hand", "--joint-limits", str(limits),
+                       "--out", str(rows)]) == 0
+    data = np.load(rows)
+    assert np.all(data["q"][:, 0] >= np.radians(-20.0)) and np.all(data["q"][:, 0] <= 0.35)
+
+
+@pytest.mark.parametrize("text, says", [
+    ("joint_limits: [1, 2]", "no 'joint_limits' mapping"),
+    ("joint_limits: {panda_joint1: {max_position: [}", "is not YAML"),
+    ("joint_limits: {panda_joint1: 3}", "expected its keys"),
+    ("joint_limits: {panda_joint1: {max_position: wide}}", "max_position must be a finite"),
+])
+def test_cli_bad_joint_limits_file_exits_2(tmp_path, capsys, text, says):
+    limits = tmp_path / "joint_limits.yaml"
+    limits.write_text(text)
+    assert reach.main(["--joint-limits", str(limits), "--out", str(tmp_path / "m.npz"),
+                       "--radius", "0.3"]) == 2
+    assert says in capsys.readouterr().err
+    assert reach.main(["--joint-limits", str(tmp_path / "none.yaml"), "--radius", "0.3",
+                       "--out", str(tmp_path / "m.npz")]) == 2
+    assert "--joint-limits: cannot read" in capsys.readouterr().err

@@ -22,7 +22,7 @@ from typing import Any, Callable, Dict, Mapping, Optional, Tuple
 
 from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor
 
-from ros2_ik.core.model.robot import PlanningLimits
+from ros2_ik.core.model.robot import PlanningLimits, planning_limits_of
 from ros2_ik.core.pose import ORIENTATION_TOLERANCE_RAD, POSITION_TOLERANCE_M
 from ros2_ik.core.solvers import registry
 from ros2_ik.core.solvers.seed_library import LIBRARY_STARTS
@@ -318,18 +318,14 @@ def check_planning_limit(name: str, value: Any) -> Optional[str]:
 def planning_limits(values: Mapping[str, Any]) -> Dict[str, PlanningLimits]:
     """Joint -> :class:`PlanningLimits` of the joint_limits.yaml parameters ``values``.
 
-    ``values``: parameter name -> value, for names :func:`planning_limit_parameter` reads.
-    ``max_velocity`` applies unless the joint's ``has_velocity_limits`` is false (MoveIt
-    reads it only when true; Humble's MoveIt without it).
+    ``values``: parameter name -> value, for names :func:`planning_limit_parameter` reads;
+    read as the yaml's section (:func:`planning_limits_of`).
     """
     given: Dict[str, Dict[str, Any]] = {}
     for name, value in values.items():
         joint, key = planning_limit_parameter(name)
         given.setdefault(joint, {})[key] = value
-    return {joint: PlanningLimits(
-        keys.get("min_position"), keys.get("max_position"),
-        keys.get("max_velocity") if keys.get("has_velocity_limits", True) else None)
-        for joint, keys in given.items()}
+    return planning_limits_of(given)
 
 
 def check_value(name: str, value: Any) -> Optional[str]:

@@ -12,7 +12,8 @@ import os
 import sys
 import threading
 import xml.etree.ElementTree as ET
-from typing import Callable, Dict, Iterable, List, Mapping, NamedTuple, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterable, List, Mapping, NamedTuple, Optional, Sequence, \
+    Tuple
 
 import numpy as np
 import pinocchio as pin
@@ -32,6 +33,26 @@ class PlanningLimits(NamedTuple):
     min_position: Optional[float] = None  # [rad or m]
     max_position: Optional[float] = None  # [rad or m]
     max_velocity: Optional[float] = None  # [rad/s or m/s]
+
+
+def planning_limits_of(joint_limits: Mapping[str, Mapping[str, Any]]
+                       ) -> Dict[str, PlanningLimits]:
+    """Joint -> :class:`PlanningLimits` of the ``joint_limits`` section of joint_limits.yaml.
+
+    Per joint: ``min_position``, ``max_position`` [rad or m], and ``max_velocity`` [rad/s
+    or m/s] unless ``has_velocity_limits`` is false (MoveIt reads it only when true;
+    Humble's MoveIt without it); the other keys (accelerations, jerks) are MoveIt's.
+    Raises :class:`errors.RobotModelError` for a joint whose entry is not a mapping.
+    """
+    out = {}
+    for joint, keys in joint_limits.items():
+        if not isinstance(keys, Mapping):
+            raise errors.RobotModelError(
+                f"joint_limits: joint '{joint}': expected its keys (min_position, ...), "
+                f"got {keys!r}")
+        velocity = keys.get("max_velocity") if keys.get("has_velocity_limits", True) else None
+        out[joint] = PlanningLimits(keys.get("min_position"), keys.get("max_position"), velocity)
+    return out
 
 
 def _is_movable_1dof(model: pin.Model, joint_id: int) -> bool:
