@@ -183,3 +183,35 @@ def test_batch_workers_keep_the_planning_bounds(by):
     solved = result.status == SUCCESS_CODE
     assert solved[:6].all()
     assert np.all(np.abs(result.q[solved, 0]) <= 0.3), result.q[solved, 0]
+
+
+def test_arbitrary_limits_build_a_robot_or_say_which_joint():
+    """Any mapping of names to values: a Robot whose groups keep the finite bounds given,
+    or RobotModelError naming the joint; no other exception."""
+    from hypothesis import HealthCheck, given, settings, strategies as st
+    value = st.one_of(st.none(), st.floats(allow_nan=True, allow_infinity=True),
+                      st.integers(-5, 5), st.booleans(), st.text(max_size=3))
+    entry = st.one_of(st.tuples(value, value), st.tuples(value, value, value), value,
+                      st.lists(value, max_size=5))
+    names = st.sampled_from(ARM + ["panda_finger_joint1", "nope", ""])
+    urdf = robots.urdf_text("panda")
+
+    @settings(max_examples=150, deadline=None, database=None,
+              suppress_health_check=list(HealthCheck))
+    @given(st.dictionaries(names, entry, max_size=4))
+    def check(limits):
+        try:
+            robot = Robot.from_urdf(urdf, planning_limits=limits)
+        except RobotModelError as exc:
+            assert "joint_limits: joint '" in str(exc)
+            return
+        group = arm_group(robot)
+        assert np.all(group.lower <= group.upper)
+        for k, name in enumerate(ARM):
+            bounds = PlanningLimits(*limits[name]) if name in limits else PlanningLimits()
+            for side, got in ((bounds.min_position, group.lower[k]),
+                              (bounds.max_position, group.upper[k]),
+                              (bounds.max_velocity, group.velocity_limits[k])):
+                if side is not None:
+                    assert got == side
+    check()

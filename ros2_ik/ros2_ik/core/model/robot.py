@@ -571,7 +571,12 @@ def _apply_planning_limits(model: pin.Model, limits: Mapping[str, Sequence],
     lower, upper = model.lowerPositionLimit.copy(), model.upperPositionLimit.copy()
     velocity = model.velocityLimit.copy()
     for name, given in limits.items():
-        given = PlanningLimits(*given)
+        try:
+            given = PlanningLimits(*given)
+        except TypeError:  # not a sequence of up to three values
+            raise errors.RobotModelError(
+                f"joint_limits: joint '{name}': expected (min_position, max_position"
+                f"[, max_velocity]), got {given!r}") from None
         j = model.getJointId(name) if isinstance(name, str) \
             and model.existJointName(name) else 0
         if not 0 < j < model.njoints or model.nvs[j] != 1:
