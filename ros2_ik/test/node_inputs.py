@@ -15,9 +15,12 @@ def config(groups=None, **values) -> NodeConfig:
     return NodeConfig(base, groups or {})
 
 
-def snapshot(urdf: str, srdf: str, root_joint=None):
-    """Return the robot snapshot the node builds from ``urdf`` and ``srdf`` (XML text)."""
-    source = RobotSource(root_joint)
+def snapshot(urdf: str, srdf: str, root_joint=None, planning_limits=None):
+    """Return the robot snapshot the node builds from ``urdf`` and ``srdf`` (XML text).
+
+    ``planning_limits``: joint_limits.yaml's (``RobotSource``'s).
+    """
+    source = RobotSource(root_joint, planning_limits)
     source.set_srdf(srdf)
     source.set_urdf(urdf)
     return source.snapshot

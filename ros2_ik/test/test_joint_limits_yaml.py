@@ -215,3 +215,23 @@ def test_arbitrary_limits_build_a_robot_or_say_which_joint():
                 if side is not None:
                     assert got == side
     check()
+
+
+def test_get_position_ik_answers_inside_the_yaml_bounds():
+    """MoveIt's GetPositionIK (the bridge's handler) on the model the node builds with them."""
+    pytest.importorskip("moveit_msgs.srv", reason="moveit_msgs is not installed")
+    import node_inputs
+    from ros2_ik.node import moveit_bridge as mb
+    from test_moveit_mapping import call, ik_request, panda_config
+
+    snapshot = node_inputs.snapshot(robots.urdf_text("panda"), robots.srdf_text("panda"),
+                                    planning_limits={"panda_joint1": (-0.3, 0.3)})
+    model = pin.buildModelFromXML(robots.urdf_text("panda"))
+    for q1 in (0.2, 1.2):  # inside the yaml's bounds, then outside (inside the URDF's)
+        T = T_frame(model, ARM, [q1] + READY[1:], "panda_hand", "panda_link0")
+        res = call(snapshot, panda_config(), ik_request(T))
+        if q1 == 0.2:
+            assert res.error_code.val == mb.MoveItCode.SUCCESS, res.error_code
+        if res.error_code.val == mb.MoveItCode.SUCCESS:
+            state = dict(zip(res.solution.joint_state.name, res.solution.joint_state.position))
+            assert -0.3 <= state["panda_joint1"] <= 0.3, (q1, state)
