@@ -208,7 +208,8 @@ class IKNode(Node):
         self._warm_up()
         settle_memory()
         robot = self.robot.snapshot.robot
-        bounded = sorted(set(self.robot.planning_limits) & set(robot.joint_names))
+        bounded = sorted(name for name, limits in self.robot.planning_limits.items()
+                         if name in robot.joint_names and any(v is not None for v in limits))
         self.get_logger().info(f"robot model v{self.robot.snapshot.version}: "
                                f"{len(robot.joint_names)} joints, "
                                f"{len(robot.frame_names)} frames"
