@@ -40,8 +40,8 @@ def planning_limits_of(joint_limits: Mapping[str, Mapping[str, Any]]
     """Joint -> :class:`PlanningLimits` of the ``joint_limits`` section of joint_limits.yaml.
 
     Per joint: ``min_position``, ``max_position`` [rad or m], and ``max_velocity`` [rad/s
-    or m/s] unless ``has_velocity_limits`` is false (MoveIt reads it only when true;
-    Humble's MoveIt without it); the other keys (accelerations, jerks) are MoveIt's.
+    or m/s] unless ``has_velocity_limits`` is false (today's MoveIt reads it only when
+    true, earlier releases without it); the other keys (accelerations, jerks) are MoveIt's.
     Raises :class:`errors.RobotModelError` for a joint whose entry is not a mapping.
     """
     out = {}
