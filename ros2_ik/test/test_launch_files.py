@@ -23,7 +23,8 @@ from ament_index_python.packages import get_package_share_directory  # noqa: E40
 from panda_node import ARM, READY  # noqa: E402
 from ros2_ik.core import robots  # noqa: E402
 from ros2_ik.node.conversions import se3_to_pose  # noqa: E402
-from ros2_ik.node.harness import Client, NodeProcess, node_executable, wait_for  # noqa: E402
+from ros2_ik.node.harness import (Client, NodeProcess, node_executable, wait_for,  # noqa: E402
+                                  with_fresh_joints)
 from ros2_ik.node.interactive_goal import SERVER_NAMESPACE  # noqa: E402
 from ros2_ik.node.parameters import SCHEMA, group_specs  # noqa: E402
 from ros2_ik_interfaces.msg import IKErrorCode  # noqa: E402
@@ -235,12 +236,11 @@ def test_ik_launch_node_with_urdf_srdf_namespace_and_controller(ros_context, mod
     client.node.create_subscription(JointTrajectory, topic, trajectories.append, 10)
     try:
         client.wait_for_service()
-        client.publish_joints(ARM, READY)
         T = fk(model, np.array(READY) + 0.05)
         req = pose_request(T)
         req.execute = True
         req.avoid_collisions = True
-        res = client.wait_for_model(req)
+        res = with_fresh_joints(client, ARM, READY, lambda: client.wait_for_model(req))
         assert res.error_code.val == IKErrorCode.SUCCESS, res.message
         wait_for(lambda: trajectories, 10, "the trajectory on " + topic, client.spin)
         np.testing.assert_allclose(trajectories[-1].points[0].positions, res.solution.position)

@@ -9,7 +9,8 @@ from geometry_msgs.msg import PoseStamped  # noqa: E402
 from rcl_interfaces.msg import Parameter, ParameterType, ParameterValue  # noqa: E402
 from rcl_interfaces.srv import SetParameters  # noqa: E402
 from ros2_ik.node.conversions import se3_to_pose  # noqa: E402
-from ros2_ik.node.harness import NodeProcess, act_until, call_resending, wait_for  # noqa: E402
+from ros2_ik.node.harness import (NodeProcess, act_until, call_resending, wait_for,  # noqa: E402
+                                  with_fresh_joints)
 from ros2_ik_interfaces.msg import IKErrorCode  # noqa: E402
 from ros2_ik_interfaces.srv import ComputeIK  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
@@ -41,16 +42,17 @@ def collect(client, kind, topic):
     return box
 
 
-def executed(client, req, *boxes):
+def executed(client, req, *boxes, joints):
     """Call ``req`` (an execute) until every box has a message; return the last answer.
 
     The same execute from the same joint state may be sent twice: the node publishes the
-    same command again.
+    same command again.  ``joints``: (names, positions), published before each call
+    (:func:`harness.with_fresh_joints`).
     """
     answers = []
 
     def act():
-        answers.append(client.call(req))
+        answers.append(with_fresh_joints(client, *joints, lambda: client.call(req)))
         assert answers[-1].error_code.val == IKErrorCode.SUCCESS, answers[-1].message
 
     act_until(act, lambda: all(boxes), 10, "the executed outputs", client.spin)
@@ -86,7 +88,7 @@ def test_execute_publishes_a_timed_trajectory(trajectory_node, model):
     req = near_target(model, np.array([0.1, -0.1, 0.05, 0.1, 0.0, 0.1, 0.0]))
     assert client.wait_for_model(req).error_code.val == IKErrorCode.SUCCESS
     req.execute = True
-    res = executed(client, req, trajectories, solutions, markers)
+    res = executed(client, req, trajectories, solutions, markers, joints=(ARM, READY))
     traj = trajectories[-1]
     assert list(traj.joint_names) == ARM
     np.testing.assert_allclose(traj.points[0].positions, res.solution.position)
@@ -208,10 +210,10 @@ def test_position_controller_mode(ros_context, model):
         commands = collect(client, Float64MultiArray,
                            "/pos/forward_position_controller/commands")
         fingers = ["panda_finger_joint1", "panda_finger_joint2"]
-        client.publish_joints(ARM + fingers, list(READY) + [0.01, 0.01])
         req = near_target(model, np.array([0.05, 0.0, 0.0, 0.05, 0.0, 0.0, 0.0]))
         req.execute = True
-        res = executed(client, req, commands)
+        res = executed(client, req, commands,
+                       joints=(ARM + fingers, list(READY) + [0.01, 0.01]))
         np.testing.assert_allclose(commands[-1].data, res.solution.position)
     finally:
         client.close()

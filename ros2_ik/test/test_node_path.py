@@ -8,7 +8,7 @@ import pytest
 pytest.importorskip("rclpy")
 
 from ros2_ik.node.conversions import se3_to_pose  # noqa: E402
-from ros2_ik.node.harness import act_until, call_resending  # noqa: E402
+from ros2_ik.node.harness import act_until, call_resending, with_fresh_joints  # noqa: E402
 from ros2_ik_interfaces.msg import IKErrorCode  # noqa: E402
 from ros2_ik_interfaces.srv import ComputeIKPath  # noqa: E402
 from trajectory_msgs.msg import JointTrajectory  # noqa: E402
@@ -180,14 +180,16 @@ def test_execute_sends_the_whole_path(served, model):
     client, call = served
     sent = []
     client.node.create_subscription(JointTrajectory, CONTROLLER, sent.append, 10)
-    client.publish_joints(ARM, READY)
     req = line_request(model, [0.0, -0.1, 0.0], 30, start_at_seed=True, execute=True)
-    res = call(req)
+
+    def executed():
+        return with_fresh_joints(client, ARM, READY, lambda: call(req))
+    res = executed()
     assert res.error_code.val == IKErrorCode.SUCCESS, res.message
     assert "sent to the controller" in res.message
     q = check_reached(model, req, res)
     assert np.abs(q[0] - READY).max() <= STEP  # starts where the arm is
-    act_until(lambda: call(req), lambda: sent, 10, "the executed trajectory", client.spin,
+    act_until(executed, lambda: sent, 10, "the executed trajectory", client.spin,
               acted=True)  # the same execute from the same joint state
     np.testing.assert_allclose(positions(sent[-1]), q)
     times = [p.time_from_start.sec + 1e-9 * p.time_from_start.nanosec

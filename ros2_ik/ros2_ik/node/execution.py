@@ -15,6 +15,11 @@ from std_msgs.msg import Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 
+#: Why an execute is refused when the group's joint_states are older than
+#: ``joint_state_timeout`` or never came.
+STALE_JOINTS = "joint_states are stale or missing for the group's joints"
+
+
 def refusal(succeeded: bool, names: Sequence[str], q: np.ndarray, lower: np.ndarray,
             upper: np.ndarray, current: Optional[Mapping[str, float]],
             max_jump: float, collides: bool = False) -> str:
@@ -29,7 +34,7 @@ def refusal(succeeded: bool, names: Sequence[str], q: np.ndarray, lower: np.ndar
     if outside:
         return f"joints {outside} are outside their limits"
     if current is None:
-        return "joint_states are stale or missing for the group's joints"
+        return STALE_JOINTS
     jumps = {n: abs(v - current[n]) for n, v in zip(names, q)}
     worst = max(jumps, key=jumps.get)
     if jumps[worst] > max_jump:

@@ -22,6 +22,7 @@ from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
 from std_msgs.msg import String
 
+from ros2_ik.node.execution import STALE_JOINTS
 from ros2_ik_interfaces.action import ConstrainedIK
 from ros2_ik_interfaces.srv import ComputeIK
 
@@ -97,6 +98,26 @@ def act_until(act: Callable[[], None], condition: Callable[[], bool], timeout_s:
             if time.monotonic() > deadline:
                 raise TimeoutError(f"timed out after {timeout_s} s waiting for {what} "
                                    f"(acted again every {again_after_s} s)") from None
+
+
+def with_fresh_joints(client: "Client", names: Sequence[str], positions: Sequence[float],
+                      ask: Callable[[], object], timeout_s: float = 20.0):
+    """Return ``ask()``'s answer once it was asked with fresh joint_states (an execute).
+
+    ``names`` at ``positions`` are published before each ask, as a robot publishes them
+    all the time: an execute needs them younger than ``joint_state_timeout``, and an ask
+    can overtake a publication, or come after it went stale (seen in CI on a busy
+    machine: EXECUTION_REFUSED, :data:`execution.STALE_JOINTS`); then it asks again.
+    """
+    answers = []
+
+    def asked() -> bool:
+        client.publish_joints(names, positions)
+        client.spin(0.05)
+        answers.append(ask())
+        return STALE_JOINTS not in answers[-1].message
+    wait_for(asked, timeout_s, "an answer from fresh joint_states", client.spin)
+    return answers[-1]
 
 
 def call_resending(client, request, spin: Callable[[float], None], timeout_s: float = 30.0,
