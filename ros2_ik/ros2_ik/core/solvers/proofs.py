@@ -239,10 +239,9 @@ def held_joint_proof(problem: "Problem", options: Any, deadline: float = math.in
             held = group.to_full_q(group.mid_configuration())
         values = c.joint_positions(held)
         excess, (lower, upper) = c.violation(values), c.bound_lists()
-        tolerance = options.constraint_tolerance
         for k in rows:
             unit = c.units[k]
-            if excess[k] > (tolerance.m if unit == "m" else tolerance.rad):
+            if excess[k] > options.constraint_tolerance.of(unit):
                 return (f"{c.name}: joint '{c.joint_names[k]}' is held at {values[k]:.6g} "
                         f"{unit}, outside [{lower[k]:.6g}, {upper[k]:.6g}]; it is not a "
                         f"joint of the group")
