@@ -97,11 +97,24 @@ def test_continuous_and_unknown_joints_are_skipped_with_a_warning(caplog):
     ((3.0, None), "min_position 3.0 > max_position 2.8973"),
     ((None, None, 0.0), "max_velocity must be > 0"),
     ((None, None, float("nan")), "max_velocity must be a finite number [rad/s or m/s]"),
+    ((10 ** 400, None), "min_position must be a finite number"),
 ])
 def test_bad_bounds_are_refused_naming_the_joint(bounds, says):
     with pytest.raises(RobotModelError, match="joint 'panda_joint1'") as raised:
         panda({"panda_joint1": bounds})
     assert says in str(raised.value)
+
+
+@pytest.mark.parametrize("flag", ["false", 0])
+def test_a_velocity_flag_that_is_not_a_bool_is_refused(flag):
+    """yaml's 'false' quoted is a string: read as true it would apply the velocity."""
+    from ros2_ik.core.model.robot import planning_limits_of
+    with pytest.raises(RobotModelError, match="joint 'j1': has_velocity_limits must be true "
+                                              "or false"):
+        planning_limits_of({"j1": {"has_velocity_limits": flag, "max_velocity": 1.0}})
+    for unset in ({}, {"has_velocity_limits": None}):  # absent or null: the velocity applies
+        assert planning_limits_of({"j1": {**unset, "max_velocity": 1.0}}) == \
+            {"j1": (None, None, 1.0)}
 
 
 def test_parameters_name_the_joint_and_the_limit():

@@ -22,7 +22,8 @@ from typing import Any, Callable, Dict, Mapping, Optional, Tuple
 
 from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor
 
-from ros2_ik.core.model.robot import PlanningLimits, planning_limits_of
+from ros2_ik.core.model.robot import PlanningLimits, planning_limits_of, \
+    planning_value_problem
 from ros2_ik.core.pose import ORIENTATION_TOLERANCE_RAD, POSITION_TOLERANCE_M
 from ros2_ik.core.solvers import registry
 from ros2_ik.core.solvers.seed_library import LIBRARY_STARTS
@@ -304,15 +305,11 @@ def _moveit_parameter(name: str, prefix: str, keys: Tuple[str, ...]
 
 
 def check_planning_limit(name: str, value: Any) -> Optional[str]:
-    """Return why ``value`` cannot be joint_limits.yaml parameter ``name``, or None."""
-    key = planning_limit_parameter(name)[1]
-    if key == "has_velocity_limits":
-        return None if isinstance(value, bool) else f"must be true or false, got {value!r}"
-    unit = "[rad/s or m/s]" if key == "max_velocity" else "[rad or m]"
-    if isinstance(value, bool) or not isinstance(value, (int, float)) \
-            or not math.isfinite(value):
-        return f"must be a finite number {unit}, got {value!r}"
-    return None  # a velocity not above 0: refused by the model, where it applies
+    """Return why ``value`` cannot be joint_limits.yaml parameter ``name``, or None.
+
+    The core's rule (:func:`~ros2_ik.core.model.robot.planning_value_problem`).
+    """
+    return planning_value_problem(planning_limit_parameter(name)[1], value)
 
 
 def planning_limits(values: Mapping[str, Any]) -> Dict[str, PlanningLimits]:

@@ -42,7 +42,9 @@ def planning_limits_of(joint_limits: Mapping[str, Mapping[str, Any]]
     Per joint: ``min_position``, ``max_position`` [rad or m], and ``max_velocity`` [rad/s
     or m/s] unless ``has_velocity_limits`` is false (today's MoveIt reads it only when
     true, earlier releases without it); the other keys (accelerations, jerks) are MoveIt's.
-    Raises :class:`errors.RobotModelError` for a joint whose entry is not a mapping.
+    Raises :class:`errors.RobotModelError` naming the joint and key for an entry that is
+    not a mapping or a ``has_velocity_limits`` that is not true or false (the numbers are
+    checked where they apply, :meth:`Robot.from_urdf`).
     """
     out = {}
     for joint, keys in joint_limits.items():
@@ -50,9 +52,39 @@ def planning_limits_of(joint_limits: Mapping[str, Mapping[str, Any]]
             raise errors.RobotModelError(
                 f"joint_limits: joint '{joint}': expected its keys (min_position, ...), "
                 f"got {keys!r}")
-        velocity = keys.get("max_velocity") if keys.get("has_velocity_limits", True) else None
+        has_velocity = keys.get("has_velocity_limits")
+        has_velocity = True if has_velocity is None else has_velocity  # unset (or null)
+        problem = planning_value_problem("has_velocity_limits", has_velocity)
+        if problem:
+            raise errors.RobotModelError(
+                f"joint_limits: joint '{joint}': has_velocity_limits {problem}")
+        velocity = keys.get("max_velocity") if has_velocity else None
         out[joint] = PlanningLimits(keys.get("min_position"), keys.get("max_position"), velocity)
     return out
+
+
+#: The unit of each number a joint's joint_limits.yaml entry gives.
+PLANNING_UNITS = {"min_position": "[rad or m]", "max_position": "[rad or m]",
+                  "max_velocity": "[rad/s or m/s]"}
+
+
+def planning_value_problem(key: str, value: Any) -> Optional[str]:
+    """Why ``value`` cannot be a joint's joint_limits.yaml ``key``, or None (None: unset).
+
+    ``has_velocity_limits`` is true or false; the numbers of :data:`PLANNING_UNITS` are
+    finite.  A velocity not above 0 is refused where it applies (:meth:`Robot.from_urdf`).
+    The one rule: the node checks its parameters with it, the core the values it applies.
+    """
+    if value is None:
+        return None
+    if key == "has_velocity_limits":
+        return None if isinstance(value, bool) else f"must be true or false, got {value!r}"
+    try:
+        finite = not isinstance(value, bool) \
+            and isinstance(value, (int, float, np.floating)) and math.isfinite(value)
+    except OverflowError:  # an int beyond every float
+        finite = False
+    return None if finite else f"must be a finite number {PLANNING_UNITS[key]}, got {value!r}"
 
 
 def _is_movable_1dof(model: pin.Model, joint_id: int) -> bool:
@@ -584,7 +616,7 @@ def _apply_planning_limits(model: pin.Model, limits: Mapping[str, Sequence],
                          "limits are skipped", name)
             continue
         if given.max_velocity is not None:
-            v = _planning_value(name, "max_velocity", given.max_velocity, None, "[rad/s or m/s]")
+            v = _planning_value(name, "max_velocity", given.max_velocity, None)
             if not v > 0:
                 raise errors.RobotModelError(
                     f"joint_limits: joint '{name}': max_velocity must be > 0, got {v}")
@@ -596,8 +628,8 @@ def _apply_planning_limits(model: pin.Model, limits: Mapping[str, Sequence],
                          "skipped", name)
             continue
         iq = model.idx_qs[j]
-        lo = _planning_value(name, "min_position", given.min_position, lower[iq], "[rad or m]")
-        hi = _planning_value(name, "max_position", given.max_position, upper[iq], "[rad or m]")
+        lo = _planning_value(name, "min_position", given.min_position, lower[iq])
+        hi = _planning_value(name, "max_position", given.max_position, upper[iq])
         if not lo <= hi:
             raise errors.RobotModelError(
                 f"joint_limits: joint '{name}': min_position {lo} > max_position {hi}")
@@ -609,15 +641,17 @@ def _apply_planning_limits(model: pin.Model, limits: Mapping[str, Sequence],
         model.lowerVelocityLimit = velocity
 
 
-def _planning_value(name: str, key: str, value, default: Optional[float], unit: str) -> float:
-    """Return joint ``name``'s planning limit ``value`` (``default`` when None) in ``unit``."""
+def _planning_value(name: str, key: str, value, default: Optional[float]) -> float:
+    """Return joint ``name``'s planning limit ``value`` (``default`` when None).
+
+    Raises :class:`errors.RobotModelError` naming the joint and key for a value
+    :func:`planning_value_problem` refuses.
+    """
     if value is None:
         return float(default)
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.floating)) \
-            or not math.isfinite(value):
-        raise errors.RobotModelError(
-            f"joint_limits: joint '{name}': {key} must be a finite number {unit}, "
-            f"got {value!r}")
+    problem = planning_value_problem(key, value)
+    if problem:
+        raise errors.RobotModelError(f"joint_limits: joint '{name}': {key} {problem}")
     return float(value)
 
 
