@@ -8,6 +8,7 @@ robot's own lift height (not the node's), 1e-4 m.  PR2's right arm, checking col
 must keep clear of the left arm where joint_states put it, not where it would be at zero.
 """
 import math
+import time
 from collections import Counter
 from functools import lru_cache
 
@@ -120,6 +121,29 @@ def test_without_a_value_the_reply_says_where_the_lift_was_held(tiago):
     response = _solve(snapshot, cfg, JointStateCache(), _request(T))
     assert response.error_code.val == IKErrorCode.SUCCESS, response.message
     assert f"held at {LIFT}=0" in response.message
+
+
+def _stale(joints: JointStateCache, names, values, cfg):
+    """``cfg`` with a joint_state_timeout the readings of ``names`` in ``joints`` exceed."""
+    joints.update(list(names), list(values))
+    time.sleep(0.03)
+    return node_inputs.config(cfg.groups, joint_state_timeout=0.01)
+
+
+def test_a_lift_whose_joint_states_paused_is_held_at_its_last_reading(tiago):
+    """Not at the group's 0: the robot's lift is where it was last seen (0.3 m; held at 0,
+    the answer was 0.3 m off on the robot), and the reply says the reading was old."""
+    snapshot, cfg = tiago
+    arm = _arm(snapshot, cfg)
+    T = _robot_tip(snapshot, list(arm.joint_names) + [LIFT],
+                   list(arm.mid_configuration() + 0.2) + [0.3])
+    joints = JointStateCache()
+    stale = _stale(joints, [LIFT], [0.3], cfg)
+    response = _solve(snapshot, stale, joints, _request(T))
+    assert response.error_code.val == IKErrorCode.SUCCESS, response.message
+    assert _reached(snapshot, response, 0.3, T) < 1e-4
+    assert "held at their last joint_states" in response.message
+    assert LIFT in response.message and "joint_state_timeout 0.01 s" in response.message
 
 
 @pytest.mark.parametrize("lift", [float("nan"), float("inf"), 5.0, -0.01])
@@ -301,6 +325,12 @@ def test_collision_checks_see_the_other_arm_where_it_is(pr2):
         assert checker.in_collision(robot.to_full_q(q_right))  # at-zero's answer collides
         free = _solve(snapshot, cfg, joints, _right_hand_to(T, False))
         assert free.error_code.val == IKErrorCode.SUCCESS, free.message  # only collisions
+        # joint_states that paused: the left arm where they last put it, not at zero.
+        paused = JointStateCache()
+        stale = _stale(paused, left.joint_names, q_left, cfg)
+        late = _solve(snapshot, stale, paused, _right_hand_to(T, True))
+        assert late.error_code.val == IKErrorCode.IN_COLLISION, late.message
+        assert "held at their last joint_states" in late.message
         return
     pytest.fail("no left-arm configuration gave the case")
 

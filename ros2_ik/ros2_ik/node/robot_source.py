@@ -246,6 +246,13 @@ class JointStateCache:
                     for entry in (self._positions.get(name),)
                     if entry is not None and now - entry[1] <= max_age_s}
 
+    def ages(self, names: Sequence[str]) -> Dict[str, Tuple[float, float]]:
+        """``(position, age [s])`` of those of ``names`` ever seen, however old."""
+        now = time.monotonic()
+        with self._lock:
+            return {name: (entry[0], now - entry[1]) for name in names
+                    for entry in (self._positions.get(name),) if entry is not None}
+
     def latest(self) -> Dict[str, float]:
         """Every known position regardless of age."""
         with self._lock:

@@ -12,7 +12,9 @@ Each request solves on the group held at those joints' values from, in this orde
 
 1. the request's own seed or robot state, when it names them;
 2. fresh ``joint_states``;
-3. else the group's own values; for an upstream joint the reply's message says so.
+3. else the last ``joint_states`` reading, however old (the robot is where it was last
+   seen, as MoveIt's current state monitor keeps it), and the reply's message says so;
+4. else (never published) the group's own values; for an upstream joint the message says so.
 
 A whole-body group has no upstream joint (its base is the root); a request that checks
 collisions or reads a frame beside it holds its locked joints as any group's.
@@ -52,8 +54,9 @@ def held_group(snapshot: RobotSnapshot, group, names: Sequence[str],
     ``names`` / ``positions``: the request's joint values (its seed or robot state,
     ``field`` names it in errors); a held joint's value there that is not finite or lies
     outside its limits is refused as a seed is (INVALID_SEED).  ``every``: every locked
-    joint, not only the upstream ones (a request that checks collisions).  Why an
-    upstream joint kept the group's value goes to ``notes``.
+    joint, not only the upstream ones (a request that checks collisions).  Which joints
+    were held at old readings, and why an upstream joint kept the group's value, go to
+    ``notes``.
     """
     if has_base(group) and not every:
         return group  # nothing carries a whole-body group: no upstream joint
@@ -65,9 +68,14 @@ def held_group(snapshot: RobotSnapshot, group, names: Sequence[str],
     missing = [n for n in wanted if n not in values]
     if missing:
         values.update(joints.fresh_each(missing, cfg.joint_state_timeout))
+        old = joints.ages([n for n in missing if n not in values])
+        values.update((n, value) for n, (value, _) in old.items())
         kept = [n for n in upstream if n not in values]
-        if kept and notes is not None:
-            notes.append(_kept(group, kept))
+        if notes is not None:
+            if old:
+                notes.append(_stale(old, cfg.joint_state_timeout))
+            if kept:
+                notes.append(_kept(group, kept))
     held = {n: round(_clamped(group.robot, n, v) / QUANTUM) * QUANTUM
             for n, v in values.items()}
     if all(abs(group.locked[n] - v) <= QUANTUM for n, v in held.items()):
@@ -126,8 +134,17 @@ def _clamped(robot, name: str, value: float) -> float:
     return min(max(value, lo), hi)
 
 
+def _stale(old: Dict[str, tuple], timeout_s: float) -> str:
+    """Say that the joints of ``old`` (name -> (value, age [s])) are held at old readings."""
+    names = sorted(old)
+    shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+    oldest = max(age for _, age in old.values())
+    return (f"joints outside the group held at their last joint_states, up to {oldest:.1f} s "
+            f"old (joint_state_timeout {timeout_s:g} s): {shown}")
+
+
 def _kept(group, missing: Sequence[str]) -> str:
     """Say that ``missing`` upstream joints keep the group's values, and where."""
     held = ", ".join(f"{n}={group.locked[n]:.6g}" for n in missing)
-    return (f"joints carrying the group held at {held} (neither in the request nor in fresh "
+    return (f"joints carrying the group held at {held} (neither in the request nor in "
             f"joint_states)")
