@@ -58,8 +58,8 @@ class Mount:
         """Read the joints again; return True when one changed (:attr:`values`, :attr:`moved`).
 
         An upstream joint without a fresh value leaves everything as it was; another one
-        keeps the value it was last read at.  ``D`` is
-        computed again only when an upstream joint moved (one full-model FK).
+        keeps the value it was last read at.  ``D`` is computed again only when an
+        upstream joint moved (one full-model FK).
         """
         self.moved = False
         if not self._read:

@@ -67,9 +67,9 @@ def held_group(snapshot: RobotSnapshot, group, names: Sequence[str],
     values = _given(group.robot, wanted, names, positions, field)
     missing = [n for n in wanted if n not in values]
     if missing:
-        values.update(joints.fresh_each(missing, cfg.joint_state_timeout))
-        old = joints.ages([n for n in missing if n not in values])
-        values.update((n, value) for n, (value, _) in old.items())
+        read = joints.ages(missing)  # fresh, or old: where the robot was last seen
+        values.update((n, value) for n, (value, _) in read.items())
+        old = {n: entry for n, entry in read.items() if entry[1] > cfg.joint_state_timeout}
         kept = [n for n in upstream if n not in values]
         if notes is not None:
             if old:
