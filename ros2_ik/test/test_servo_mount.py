@@ -182,6 +182,11 @@ def test_a_joint_beside_the_chain_gone_stale_keeps_its_last_reading(tiago):
     assert mount.values["head_1_joint"] == 0.5 and mount.values[LIFT] == 0.25
     joints.update(["head_1_joint"], [0.6])  # fresh again: read
     assert mount.update() and mount.values["head_1_joint"] == 0.6
+    time.sleep(0.1)  # now the lift pauses, the head goes on: the head is still read
+    D = mount.D
+    joints.update(["head_1_joint"], [0.7])
+    assert mount.update() and not mount.moved and mount.D is D
+    assert mount.values["head_1_joint"] == 0.7 and mount.values[LIFT] == 0.25
 
 
 def test_a_mimic_joint_not_in_joint_states_follows_its_leader():

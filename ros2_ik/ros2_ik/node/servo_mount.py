@@ -57,20 +57,20 @@ class Mount:
     def update(self) -> bool:
         """Read the joints again; return True when one changed (:attr:`values`, :attr:`moved`).
 
-        An upstream joint without a fresh value leaves everything as it was; another one
-        keeps the value it was last read at.  ``D`` is computed again only when an
-        upstream joint moved (one full-model FK).
+        A joint without a fresh value keeps the value it was last read at (an upstream
+        one: ``D`` stays); until every upstream joint was read once, nothing changes.
+        ``D`` is computed again only when an upstream joint moved (one full-model FK).
         """
         self.moved = False
         if not self._read:
             return False
-        fresh = self._joints.fresh_each(self._read, self._max_age_s)
-        if any(n not in fresh for n in self.names):
-            return False
         # A joint without a fresh value now (a publisher's hiccup) keeps the value last
-        # read, as the upstream ones do: not the group's, from when the group was made
-        # (a second arm's collision checks then placed it where it stood back then).
-        read = {**self._last, **fresh}
+        # read: not the group's, from when the group was made (a second arm's collision
+        # checks then placed it where it stood back then), and a paused lift does not
+        # stop the second arm's readings.
+        read = {**self._last, **self._joints.fresh_each(self._read, self._max_age_s)}
+        if any(n not in read for n in self.names):
+            return False
         self._last = dict(read)
         key = tuple((n, round(v / QUANTUM)) for n, v in read.items())
         if key == self._key:
