@@ -482,3 +482,47 @@ def test_command_messages_in_the_controller_joint_order():
     assert list(msg.points[0].positions) == [0.2, 0.04, 0.1]
     assert list(msg.points[0].velocities) == [2.0, 0.0, 1.0]
     assert msg.points[0].time_from_start.nanosec == 4_000_000
+
+
+def test_a_controller_joint_never_published_refuses_a_position_start():
+    """A controller joint outside the group is held at its joint_states position; one that
+    joint_states never gave had NaN in every position command (sent to the controller)."""
+    from types import SimpleNamespace
+    from ros2_ik.node.robot_source import JointStateCache
+    from ros2_ik.node.servo_loop import ServoLoop
+    joints = JointStateCache()
+    joints.update(["gripper"], [0.04])
+    group = SimpleNamespace(joint_names=("a", "b"))
+    for output in ("position", "trajectory", "velocity"):
+        cfg = SimpleNamespace(controller_joints=["b", "gripper", "wheel", "a"],
+                              servo_output=output)
+        loop = SimpleNamespace(node=SimpleNamespace(config=cfg, joints=joints))
+        if output != "velocity":
+            with pytest.raises(ValueError, match=r"controller_joints \['wheel'\] are outside "
+                                                 r"the group and joint_states never gave"):
+                ServoLoop._output_map(loop, group)
+            continue
+        order, index, held = ServoLoop._output_map(loop, group)  # velocity: 0 for them
+        assert order == ["b", "gripper", "wheel", "a"] and list(index) == [1, -1, -1, 0]
+        assert np.isfinite(held).all() and held[1] == 0.04
+    joints.update(["wheel"], [1.5])
+    cfg.servo_output = "position"
+    assert list(ServoLoop._output_map(loop, group)[2]) == [0.0, 0.04, 1.5, 0.0]
+
+
+def test_autostart_says_why_it_waits(ros_context):
+    """A controller joint joint_states never give: no start (a NaN command), and the log
+    says so every few seconds (before, servo_autostart retried in silence)."""
+    ns, topic = "servo_ghost", "/servo_ghost/arm/commands"
+    ghost = "[" + ",".join(list(ARM) + ["ghost_joint"]) + "]"
+    node, client = start(ns, f"servo_command_topic:={topic}", f"controller_joints:={ghost}",
+                         "servo_avoid_collisions:=false", "servo_autostart:=true",
+                         joints=False)
+    arm = FakeControllerProcess(ns, ARM, START, topic)
+    try:
+        wait_for(lambda: "servo_autostart: not yet: cannot servo: controller_joints "
+                         "['ghost_joint'] are outside the group" in node.output(), 30,
+                 "the autostart's reason in the log", client.spin)
+    finally:
+        arm.stop()
+        stop(node, client)

@@ -28,7 +28,6 @@ the callbacks that change the servo (start, stop, pause, targets).
 """
 from __future__ import annotations
 
-import math
 import threading
 import time
 from collections import deque
@@ -137,8 +136,17 @@ class ServoLoop:
         return response
 
     def _try_autostart(self) -> None:
-        """``servo_autostart``: start once the model and fresh joint_states are there."""
-        if self.node.robot.snapshot is None or self.start():
+        """``servo_autostart``: start once the model and fresh joint_states are there.
+
+        Until then, why not is logged every few seconds (a cause that lasts, such as a
+        controller joint never published, is otherwise silent).
+        """
+        if self.node.robot.snapshot is None:
+            return
+        why = self.start()
+        if why:
+            self.node.get_logger().info(f"servo_autostart: not yet: {why}",
+                                        throttle_duration_sec=5.0)
             return
         self.node.destroy_timer(self._autostart)
         self._autostart = None
@@ -175,6 +183,7 @@ class ServoLoop:
             # Measured before the build: building the collision model holds this (the
             # executor) thread, so joint_states read after it would look stale.
             q = self._measured(group)
+            output_map = self._output_map(group)  # before the build: refused early
             frame = cfg.servo_frame or tip
             if has_base(group):
                 q = self._with_measured_base(group, q)
@@ -191,7 +200,7 @@ class ServoLoop:
         self._mount, self._target_robot, self._mount_note = mount, None, ""
         self.group_name = cfg.servo_group or cfg.default_group_name
         self._snapshot, self._config = snapshot, cfg
-        self._output_map(group)
+        self._order, self._index, self._held = output_map
         if self._loop is None:
             self._loop = PeriodicThread(self.period_s, self.tick, "servo",
                                         cfg.servo_thread_priority)
@@ -305,14 +314,25 @@ class ServoLoop:
                       cfg.servo_acceleration_limit, tuple(group.joint_names),
                       cfg.servo_max_tracking_error)
 
-    def _output_map(self, group) -> None:
-        """Map the controller joint order to group indices (-1: not in the group, held)."""
+    def _output_map(self, group) -> tuple:
+        """``(order, index, held)``: the controller's joints, their group indices, held values.
+
+        ``index`` -1: not in the group, held at ``held`` (its last joint_states position
+        [rad or m]; 0 in a velocity command).  Raises ValueError naming the controller
+        joints outside the group that joint_states never gave, for a position or
+        trajectory command: it would carry NaN for them to the controller.
+        """
         cfg = self.node.config
-        self._order = list(clean_list(cfg.controller_joints)) or list(joint_part(group)[0])
-        index = {name: i for i, name in enumerate(group.joint_names)}
-        self._index = np.array([index.get(n, -1) for n in self._order])
+        order = list(clean_list(cfg.controller_joints)) or list(joint_part(group)[0])
+        where = {name: i for i, name in enumerate(group.joint_names)}
+        index = np.array([where.get(n, -1) for n in order])
         latest = self.node.joints.latest()
-        self._held = np.array([latest.get(n, math.nan) for n in self._order])
+        unknown = [n for n, i in zip(order, index) if i < 0 and n not in latest]
+        if unknown and cfg.servo_output != "velocity":
+            raise ValueError(f"controller_joints {unknown} are outside the group and "
+                             f"joint_states never gave their position: a "
+                             f"{cfg.servo_output} command cannot hold them")
+        return order, index, np.array([latest.get(n, 0.0) for n in order])
 
     def _measured(self, group) -> Optional[np.ndarray]:
         """Return the measured joints (a whole-body group's without the base); None if stale."""
