@@ -240,11 +240,8 @@ class JointStateCache:
 
     def fresh_each(self, names: Sequence[str], max_age_s: float) -> Dict[str, float]:
         """Positions of those of ``names`` that are known and younger than ``max_age_s``."""
-        now = time.monotonic()
-        with self._lock:
-            return {name: entry[0] for name in names
-                    for entry in (self._positions.get(name),)
-                    if entry is not None and now - entry[1] <= max_age_s}
+        return {name: value for name, (value, age) in self.ages(names).items()
+                if age <= max_age_s}
 
     def ages(self, names: Sequence[str]) -> Dict[str, Tuple[float, float]]:
         """``(position, age [s])`` of those of ``names`` ever seen, however old."""
