@@ -408,3 +408,17 @@ def test_a_target_in_the_head_frame_sees_the_head_where_it_is(pr2):
                 list(head.values()) + list(response.solution.position), right.tip,
                 "head_tilt_link")
     assert np.linalg.norm(T.translation - T_head_wrist.translation) < 1e-4
+
+
+def test_the_seed_note_names_joints_never_published_or_gone_stale(tiago):
+    """Why a request's seed is mid-limits: joint_states never gave a joint, or it is old."""
+    snapshot, cfg = tiago
+    arm = _arm(snapshot, cfg)
+    names = list(arm.joint_names)
+    joints = JointStateCache()
+    assert C._why_not_joint_states(arm, joints, cfg) == \
+        f"seed: mid-limits (joint_states never gave {names})"
+    stale = _stale(joints, names[:1], [0.1], cfg)
+    joints.update(names[1:], list(arm.mid_configuration()[1:]))
+    assert C._why_not_joint_states(arm, joints, stale) == \
+        f"seed: mid-limits (joint_states of {names[:1]} older than joint_state_timeout=0.01 s)"

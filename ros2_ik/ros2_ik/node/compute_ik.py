@@ -190,12 +190,11 @@ def _within_limits(group, q: np.ndarray) -> np.ndarray:
 
 
 def _why_not_joint_states(group, joints: JointStateCache, cfg: NodeConfig) -> str:
-    known = joints.latest()
-    missing = [n for n in group.joint_names if n not in known]
+    read = joints.ages(group.joint_names)
+    missing = [n for n in group.joint_names if n not in read]
     if missing:
         return f"seed: mid-limits (joint_states never gave {missing})"
-    stale = [n for n in group.joint_names
-             if joints.fresh([n], cfg.joint_state_timeout) is None]
+    stale = [n for n in group.joint_names if read[n][1] > cfg.joint_state_timeout]
     return (f"seed: mid-limits (joint_states of {stale} older than "
             f"joint_state_timeout={cfg.joint_state_timeout:g} s)")
 
