@@ -335,6 +335,35 @@ def test_collision_checks_see_the_other_arm_where_it_is(pr2):
     pytest.fail("no left-arm configuration gave the case")
 
 
+def test_joints_beside_the_chain_never_published_are_named(pr2):
+    """A collision check that places a joint at its group value says so; a given one not.
+
+    The left arm published but one joint: only that joint (and no mimic joint led by a
+    published one) is named; nothing published at all names joints and counts the rest.
+    """
+    snapshot, cfg = pr2
+    right = _arm(snapshot, cfg, "right_arm")
+    left = _arm(snapshot, cfg, "left_arm")
+    others = [n for n in right.locked if n not in right.upstream
+              and n not in left.joint_names]
+    joints = JointStateCache()
+    joints.update(others + list(left.joint_names[1:]),
+                  [0.0] * len(others) + [0.0] * (len(left.joint_names) - 1))
+    notes: list = []
+    C.held_group(snapshot, right, (), (), joints, cfg, notes, every=True)
+    unseen = [n for n in notes if "never in joint_states" in n]
+    assert len(unseen) == 1, notes
+    assert f"{left.joint_names[0]}=" in unseen[0]
+    assert not any(f"{n}=" in unseen[0] for n in left.joint_names[1:])
+    notes = []
+    C.held_group(snapshot, right, (), (), JointStateCache(), cfg, notes, every=True)
+    beside = len([n for n in right.locked if n not in right.upstream])
+    assert any(f"and {beside - 3} more" in n for n in notes), notes
+    notes = []
+    C.held_group(snapshot, right, (), (), JointStateCache(), cfg, notes, every=False)
+    assert not any("never in joint_states" in n for n in notes), notes
+
+
 def test_a_group_held_elsewhere_shares_its_chain_only_when_the_chain_is_the_same(pr2):
     """The 7R sweep found for the right arm serves it with the left arm moved, not lifted."""
     from ros2_ik.core.closed_form import sweep

@@ -14,7 +14,9 @@ Each request solves on the group held at those joints' values from, in this orde
 2. fresh ``joint_states``;
 3. else the last ``joint_states`` reading, however old (the robot is where it was last
    seen, as MoveIt's current state monitor keeps it), and the reply's message says so;
-4. else (never published) the group's own values; for an upstream joint the message says so.
+4. else (never published) the group's own values, and the message says so: for an upstream
+   joint always, for the others when the request holds them (a second arm that collision
+   checks place at its group value, not where the robot has it).
 
 A whole-body group has no upstream joint (its base is the root); a request that checks
 collisions or reads a frame beside it holds its locked joints as any group's.
@@ -71,11 +73,16 @@ def held_group(snapshot: RobotSnapshot, group, names: Sequence[str],
         values.update((n, value) for n, (value, _) in read.items())
         old = {n: entry for n, entry in read.items() if entry[1] > cfg.joint_state_timeout}
         kept = [n for n in upstream if n not in values]
+        follow = group.robot.followers(values)  # a mimic joint given by its leader
+        unseen = [n for n in wanted if n not in values and n not in upstream
+                  and n not in follow]
         if notes is not None:
             if old:
                 notes.append(_stale(old, cfg.joint_state_timeout))
             if kept:
                 notes.append(_kept(group, kept))
+            if unseen:
+                notes.append(_unseen(group, unseen))
     held = {n: round(_clamped(group.robot, n, v) / QUANTUM) * QUANTUM
             for n, v in values.items()}
     if all(abs(group.locked[n] - v) <= QUANTUM for n, v in held.items()):
@@ -136,11 +143,22 @@ def _clamped(robot, name: str, value: float) -> float:
 
 def _stale(old: Dict[str, tuple], timeout_s: float) -> str:
     """Say that the joints of ``old`` (name -> (value, age [s])) are held at old readings."""
-    names = sorted(old)
-    shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+    shown = _listed(sorted(old))
     oldest = max(age for _, age in old.values())
     return (f"joints outside the group held at their last joint_states, up to {oldest:.1f} s "
             f"old (joint_state_timeout {timeout_s:g} s): {shown}")
+
+
+def _unseen(group, missing: Sequence[str]) -> str:
+    """Say that ``missing`` joints beside the chain keep the group's values, and where."""
+    return ("joints outside the group never in joint_states held at their group values: "
+            + _listed([f"{n}={group.locked[n]:.6g}" for n in missing]))
+
+
+def _listed(items: Sequence[str], shown: int = 3) -> str:
+    """``items`` joined, the first ``shown`` of them and a count of the rest."""
+    more = f" and {len(items) - shown} more" if len(items) > shown else ""
+    return ", ".join(items[:shown]) + more
 
 
 def _kept(group, missing: Sequence[str]) -> str:
