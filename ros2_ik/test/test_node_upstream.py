@@ -22,6 +22,7 @@ import node_inputs
 from fuzz_answers import counted, examples, lie, sendable
 from panda_node import T_frame
 from geometry_msgs.msg import Pose
+from sensor_msgs.msg import JointState
 from ros2_ik.core.model.robots import ARMS, data_dir
 from ros2_ik.node import compute_ik as C
 from ros2_ik.node import constrained_ik as CI
@@ -439,15 +440,32 @@ def test_a_target_in_the_head_frame_sees_the_head_where_it_is(pr2):
     assert np.linalg.norm(T.translation - T_head_wrist.translation) < 1e-4
 
 
-def test_the_seed_note_names_joints_never_published_or_gone_stale(tiago):
-    """Why a request's seed is mid-limits: joint_states never gave a joint, or it is old."""
+def test_a_seed_reads_joint_states_however_old(tiago):
+    """Paused joint_states still seed a request: the robot was last seen there.
+
+    Never given: mid-limits, and the note names the joints.  Older than
+    joint_state_timeout: the last reading, and the note says how old.  The target is the
+    tool at that reading, so the answer is the reading itself (mid-limits gave another
+    configuration before 2026-11-28).
+    """
     snapshot, cfg = tiago
     arm = _arm(snapshot, cfg)
     names = list(arm.joint_names)
     joints = JointStateCache()
-    assert C._why_not_joint_states(arm, joints, cfg) == \
-        f"seed: mid-limits (joint_states never gave {names})"
-    stale = _stale(joints, names[:1], [0.1], cfg)
-    joints.update(names[1:], list(arm.mid_configuration()[1:]))
-    assert C._why_not_joint_states(arm, joints, stale) == \
-        f"seed: mid-limits (joint_states of {names[:1]} older than joint_state_timeout=0.01 s)"
+    notes: list = []
+    assert np.array_equal(C.seed_for(arm, JointState(), joints, cfg, notes),
+                          arm.mid_configuration())
+    assert notes == [f"seed: mid-limits (joint_states never gave {names})"]
+    lo, hi = np.array(arm.lower), np.array(arm.upper)
+    q = lo + 0.3 * (hi - lo)
+    stale = _stale(joints, names, q, cfg)
+    notes = []
+    assert np.allclose(C.seed_for(arm, JointState(), joints, stale, notes), q)
+    assert len(notes) == 1 and notes[0].startswith(f"seed: the last joint_states of {names}")
+    assert "joint_state_timeout=0.01 s" in notes[0]
+    T = _robot_tip(snapshot, names, q)
+    response = _solve(snapshot, stale, joints, _request(T))
+    assert response.error_code.val == IKErrorCode.SUCCESS, response.message
+    answer = dict(zip(response.solution.name, response.solution.position))
+    assert np.allclose([answer[n] for n in names], q, atol=1e-6)
+    assert "seed: the last joint_states" in response.message

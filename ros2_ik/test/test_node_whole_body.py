@@ -20,6 +20,7 @@ from ros2_ik.node.constrained_ik import solve_goal
 from ros2_ik.node import compute_ik as C
 from ros2_ik.node.compute_ik import compute_ik
 from ros2_ik.node.compute_ik_path import compute_ik_path
+from ros2_ik.node.base_pose import joint_part
 from ros2_ik.node.conversions import se3_to_pose
 from ros2_ik.node.moveit_bridge import answer
 from ros2_ik.node.parameters import GroupConfig
@@ -158,6 +159,23 @@ def test_base_seed_is_used_and_fixed_groups_refuse_one(pr2):
     r = compute_ik(snapshot, "", _cfg(), JointStateCache(),
                    _pr2_request(group_name="right_arm")).response
     assert r.error_code.val == IKErrorCode.FRAME_NOT_FOUND and "odom_combined" in r.message
+
+
+def test_a_whole_body_seed_reads_joint_states_however_old(pr2):
+    """The joints of a whole-body seed: the last joint_states, however old, as an arm's."""
+    snapshot = pr2[0]
+    group = C.resolve_group(snapshot, _cfg(), "whole_body", "", "")[0]
+    names, part = joint_part(group)
+    lower, upper = np.asarray(group.lower)[part], np.asarray(group.upper)[part]
+    values = np.clip(np.asarray(group.mid_configuration())[part] + 0.1, lower, upper)
+    joints = JointStateCache()
+    joints.update(list(names), values.tolist())
+    time.sleep(0.03)
+    notes: list = []
+    q = C.seed_for(group, JointState(), joints, _cfg(joint_state_timeout=0.01), notes,
+                   None, snapshot.base_parent_frame)
+    np.testing.assert_allclose(np.asarray(q)[part], values)
+    assert len(notes) == 1 and notes[0].startswith("seed: the last joint_states of"), notes
 
 
 @dataclass

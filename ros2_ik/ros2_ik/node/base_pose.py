@@ -19,6 +19,7 @@ from sensor_msgs.msg import MultiDOFJointState
 
 from ros2_ik.node.conversions import QUATERNION_NORM_TOLERANCE
 from ros2_ik.node.error_codes import RequestError
+from ros2_ik.node.robot_source import seed_readings
 from ros2_ik_interfaces.msg import IKErrorCode
 
 
@@ -223,7 +224,7 @@ def whole_body_seed(group, seed_msg, seed_base: MultiDOFJointState, joints, cfg,
     """Return a whole-body group's seed: joints as the fixed-base seed, the base from seed_base.
 
     Joints: the request's (every group joint named; farther than ``tolerance`` outside a
-    limit: INVALID_SEED), else fresh joint_states (clamped), else mid-range.  Base: from
+    limit: INVALID_SEED), else joint_states however old (clamped), else mid-range.  Base: from
     ``seed_base`` (:func:`with_base`), else the identity.
     """
     names, part = joint_part(group)
@@ -247,10 +248,7 @@ def whole_body_seed(group, seed_msg, seed_base: MultiDOFJointState, joints, cfg,
                                + ", ".join(bad))
         q[part] = np.clip(values, lower, upper)
     else:
-        current = joints.fresh(names, cfg.joint_state_timeout)
-        if current is None:
-            if notes is not None:
-                notes.append("seed: mid-limits (no fresh joint_states for every group joint)")
-        else:
+        current = seed_readings(joints, names, cfg.joint_state_timeout, notes)
+        if current is not None:
             q[part] = np.clip([current[n] for n in names], lower, upper)
     return with_base(group, q, seed_base, parent_frame, "seed_base")

@@ -28,7 +28,7 @@ from ros2_ik.node.conversions import SEED_LIMIT_TOLERANCE, finite_or, joint_stat
 from ros2_ik.node.error_codes import (
     CODE_NAMES, RequestError, code_for_exception, code_for_status, error_reply)
 from ros2_ik.node.parameters import GroupConfig, NodeConfig, clean_list
-from ros2_ik.node.robot_source import JointStateCache, RobotSnapshot
+from ros2_ik.node.robot_source import JointStateCache, RobotSnapshot, seed_readings
 from ros2_ik.node.upstream import beside, held_group
 from ros2_ik_interfaces.msg import IKErrorCode
 from ros2_ik_interfaces.srv import ComputeIK
@@ -134,12 +134,13 @@ def group_config(snapshot: RobotSnapshot, cfg: NodeConfig, name: str) -> GroupCo
 def seed_for(group, seed_msg, joints: JointStateCache, cfg: NodeConfig,
              notes: Optional[list] = None, seed_base: Optional[MultiDOFJointState] = None,
              parent_frame: str = "universe") -> np.ndarray:
-    """Return the seed: the request's, else fresh joint_states (clamped to limits), else mid.
+    """Return the seed: the request's, else joint_states (clamped to limits), else mid.
 
     A request seed farther than :data:`SEED_LIMIT_TOLERANCE` outside a limit is
-    refused (INVALID_SEED); closer, the core clamps it.  Why joint_states were not
-    used goes to ``notes`` (for the reply's message).  ``seed_base``: the base pose of a
-    whole-body group (node/base_pose.py); given to another group, INVALID_SEED.
+    refused (INVALID_SEED); closer, the core clamps it.  joint_states are read however
+    old (:func:`seed_readings`); old or missing ones go to ``notes`` (the reply's
+    message).  ``seed_base``: the base pose of a whole-body group (node/base_pose.py);
+    given to another group, INVALID_SEED.
     """
     seed_base = MultiDOFJointState() if seed_base is None else seed_base
     if has_base(group):
@@ -156,10 +157,8 @@ def seed_for(group, seed_msg, joints: JointStateCache, cfg: NodeConfig,
             q = group.seed_from(list(seed_msg.name), list(seed_msg.position))
         return q if group.within_limits(q) else _within_limits(group, q)
     mid = group.mid_configuration()
-    current = joints.fresh(group.joint_names, cfg.joint_state_timeout)
+    current = seed_readings(joints, group.joint_names, cfg.joint_state_timeout, notes)
     if current is None:
-        if notes is not None:
-            notes.append(_why_not_joint_states(group, joints, cfg))
         return mid
     q = group.seed_from(list(current), list(current.values()), default=mid)
     return np.clip(q, group.lower, group.upper)
@@ -187,16 +186,6 @@ def _within_limits(group, q: np.ndarray) -> np.ndarray:
                            f"{SEED_LIMIT_TOLERANCE}): "
                            + ", ".join(out))
     return q
-
-
-def _why_not_joint_states(group, joints: JointStateCache, cfg: NodeConfig) -> str:
-    read = joints.ages(group.joint_names)
-    missing = [n for n in group.joint_names if n not in read]
-    if missing:
-        return f"seed: mid-limits (joint_states never gave {missing})"
-    stale = [n for n in group.joint_names if read[n][1] > cfg.joint_state_timeout]
-    return (f"seed: mid-limits (joint_states of {stale} older than "
-            f"joint_state_timeout={cfg.joint_state_timeout:g} s)")
 
 
 def pose_target(request: ComputeIK.Request, tip: str, cfg: NodeConfig,

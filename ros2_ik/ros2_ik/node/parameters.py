@@ -137,8 +137,9 @@ SCHEMA: Tuple[ParamSpec, ...] = (
     # --- joint states ----------------------------------------------------------------
     ParamSpec("joint_states_topic", "joint_states", "Topic of sensor_msgs/JointState used "
               "as the default seed and as the current state for execution.", read_only=True),
-    ParamSpec("joint_state_timeout", 1.0, "joint_states older than this [s] are stale: not "
-              "used as a seed and execution is refused.", _positive),
+    ParamSpec("joint_state_timeout", 1.0, "joint_states older than this [s] are stale: "
+              "execution is refused; a seed still reads them (the reply says how old).",
+              _positive),
     # --- collision -------------------------------------------------------------------
     ParamSpec("collision_padding", 0.0, "Padding added to every robot collision geometry "
               "[m].", _non_negative),

@@ -254,3 +254,26 @@ class JointStateCache:
         """Every known position regardless of age."""
         with self._lock:
             return {name: value for name, (value, _) in self._positions.items()}
+
+
+def seed_readings(joints: JointStateCache, names: Sequence[str], timeout_s: float,
+                  notes: Optional[list] = None) -> Optional[Dict[str, float]]:
+    """``names``' last ``joint_states`` positions however old, or None if one never came.
+
+    A seed reads where the robot was last seen (MoveIt's current state monitor keeps the
+    last state too): a reading older than ``timeout_s`` [s] is still nearer the robot than
+    mid-limits, whose answer can sit on another branch.  ``notes`` gets which readings
+    were old, or which joints never came (the caller then seeds mid-limits).
+    """
+    read = joints.ages(names)
+    missing = [n for n in names if n not in read]
+    if missing:
+        if notes is not None:
+            notes.append(f"seed: mid-limits (joint_states never gave {missing})")
+        return None
+    old = [n for n in names if read[n][1] > timeout_s]
+    if old and notes is not None:
+        oldest = max(read[n][1] for n in old)
+        notes.append(f"seed: the last joint_states of {old}, up to {oldest:.1f} s old "
+                     f"(joint_state_timeout={timeout_s:g} s)")
+    return {n: read[n][0] for n in names}
