@@ -195,6 +195,23 @@ def test_outside_the_limits_proven_or_searched():
     assert proven > 0
 
 
+def test_the_message_counts_the_branches_found_not_those_returned(arm):
+    """One solution asked: the message still counts every branch within the limits.
+
+    It said "1 of 8 branches within the limits" on UR5e when all 8 were inside.
+    """
+    _, group = arm
+    for _, T in _targets(group, 3, seed=13):
+        every = solve(group, PoseTarget(group.tip, T), group.mid_configuration(),
+                      num_solutions=64, timeout_s=1.0)
+        one = solve(group, PoseTarget(group.tip, T), group.mid_configuration(), timeout_s=1.0)
+        assert every.success and one.success
+        n = len(every.solutions)
+        assert f": {n} branch" in one.message and "the one nearest the seed" in one.message
+        assert n == 1 or f"{n} returned" in every.message
+        assert np.allclose(one.q, every.solutions[0].q)
+
+
 def test_lm_answers_pose_only_targets_exactly_and_seeds_weighted_ones(arm):
     _, group = arm
     q_true, T = _targets(group, 1, seed=12)[0]

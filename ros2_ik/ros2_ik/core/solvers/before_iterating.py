@@ -242,8 +242,10 @@ def exact(group, pose, seed: np.ndarray, options, found, solver_form: ClosedForm
             best.q, group.joint_names, IKStatus.SUCCESS, 0, 0, best.position_error_m,
             best.orientation_error_rad, time.perf_counter() - start, options.random_seed,
             (), tuple(solutions),
-            f"closed form ({solver_form.family}): {len(solutions)} of {len(found.q)} "
-            f"branches within the limits", name)
+            f"closed form ({solver_form.family}): {len(found.q)} "
+            f"branch{'' if len(found.q) == 1 else 'es'} within the limits found, "
+            + ("the one nearest the seed returned" if len(solutions) == 1 else
+               f"{len(solutions)} returned, nearest the seed first"), name)
     elapsed = time.perf_counter() - start
     if nearest_jump is not None:
         q, pos, ori = nearest_jump
