@@ -18,6 +18,11 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 #: Why an execute is refused when the group's joint_states are older than
 #: ``joint_state_timeout`` or never came.
 STALE_JOINTS = "joint_states are stale or missing for the group's joints"
+#: Peak over mean velocity of the move a one-point trajectory makes: its point has
+#: positions and zero velocities, which a JointTrajectoryController interpolates from the
+#: arm's state at rest by a cubic, ``3 tau^2 - 2 tau^3`` of the distance at ``tau = t / T``,
+#: whose velocity peaks at mid-time at 1.5 times the mean.
+CUBIC_PEAK = 1.5
 
 
 def refusal(succeeded: bool, names: Sequence[str], q: np.ndarray, lower: np.ndarray,
@@ -58,12 +63,17 @@ def note_outcome(response, reason: str, succeeded: bool, refused_code: int) -> N
 
 def duration_s(names: Sequence[str], q: np.ndarray, current: Mapping[str, float],
                velocity_limits: np.ndarray, scaling: float, minimum_s: float) -> float:
-    """Time [s] for the slowest joint to reach ``q`` at ``scaling`` x its velocity limit."""
+    """Time [s] to reach ``q`` with each joint's peak velocity at most ``scaling`` x its limit.
+
+    The controller's cubic from rest (:data:`CUBIC_PEAK`) peaks at 1.5 times the mean
+    velocity: the slowest joint's distance over its scaled limit, times 1.5, at least
+    ``minimum_s``.  Joints without a finite, positive limit do not slow it.
+    """
     slowest = 0.0
     for name, target, vmax in zip(names, q, velocity_limits):
         if vmax > 0 and math.isfinite(vmax):
             slowest = max(slowest, abs(target - current[name]) / (vmax * scaling))
-    return max(slowest, minimum_s)
+    return max(CUBIC_PEAK * slowest, minimum_s)
 
 
 def trajectory(names: Sequence[str], q: np.ndarray, seconds: float) -> JointTrajectory:

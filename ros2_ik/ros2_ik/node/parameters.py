@@ -172,8 +172,9 @@ SCHEMA: Tuple[ParamSpec, ...] = (
               "on ~/execution_result. Empty: publish on controller_topic.", read_only=True),
     ParamSpec("controller_joints", [""], "Joint order of the position controller's "
               "Float64MultiArray (empty: the group's joints)."),
-    ParamSpec("velocity_scaling", 0.2, "Fraction (0, 1] of the URDF velocity limits used "
-              "to time the trajectory.", _fraction),
+    ParamSpec("velocity_scaling", 0.2, "Fraction (0, 1] of the URDF velocity limits a "
+              "trajectory may reach: an executed solution's peak joint velocity, a path's "
+              "velocity on each step.", _fraction),
     ParamSpec("min_trajectory_duration", 0.5, "Lower bound on the trajectory duration [s].",
               _positive),
     ParamSpec("execute_max_joint_jump", 0.5, "Refuse to execute a solution that moves any "
