@@ -22,6 +22,7 @@ from ros2_ik.node.compute_ik import collision_checker, minimum_distance, resolve
 from ros2_ik.node.conversions import finite_or, pose_to_se3
 from ros2_ik.node.error_codes import CODE_NAMES, RequestError, code_for_exception, \
     error_reply
+from ros2_ik.node.execution import CUBIC_PEAK, point_velocities
 from ros2_ik.node.parameters import NodeConfig
 from ros2_ik.node.robot_source import JointStateCache, RobotSnapshot
 from ros2_ik.node.upstream import beside, held_group
@@ -139,26 +140,36 @@ def path_targets(snapshot: RobotSnapshot, request, tip: str, cfg: NodeConfig,
 
 def path_times(q_path: np.ndarray, start: Optional[np.ndarray], velocity_limits: np.ndarray,
                scaling: float) -> np.ndarray:
-    """Time from start [s] of each point: each step at its slowest joint's scaled limit.
+    """Time from start [s] of each point: each step's peak at its slowest joint's scaled limit.
 
+    A step's mean velocity is held to ``scaling`` / 1.5 of the limit: the cubics through
+    the points (:func:`.execution.point_velocities`) peak at 1.5 times it at most.
     ``start`` (n,): where the arm is before the first point (None: the first point is at
     0 s).  Joints without a finite, positive limit do not slow a step.
     """
     v = np.where((velocity_limits > 0) & np.isfinite(velocity_limits),
-                 velocity_limits * scaling, np.inf)
+                 velocity_limits * scaling / CUBIC_PEAK, np.inf)
     previous = q_path[:1] if start is None else start[None, :]
     steps = np.diff(np.vstack([previous, q_path]), axis=0)
     return np.cumsum(np.max(np.abs(steps) / v, axis=1, initial=0.0))
 
 
-def trajectory_msg(names, q_path: np.ndarray, times_s: np.ndarray) -> JointTrajectory:
-    """Return a JointTrajectory of ``q_path`` (m, n) at ``times_s`` (m,) [s] from its start."""
+def trajectory_msg(names, q_path: np.ndarray, times_s: np.ndarray,
+                   start: Optional[np.ndarray] = None) -> JointTrajectory:
+    """Return a JointTrajectory of ``q_path`` (m, n) at ``times_s`` (m,) [s] from its start.
+
+    Timed (a last time above 0), the points carry velocities
+    (:func:`.execution.point_velocities` from ``start``); untimed, positions only.
+    """
     msg = JointTrajectory()
     msg.joint_names = list(names)
-    for q, t in zip(q_path, times_s):
+    timed = len(times_s) > 0 and times_s[-1] > 0
+    velocities = point_velocities(q_path, times_s, start).tolist() if timed else None
+    for k, (q, t) in enumerate(zip(q_path, times_s)):
         whole = int(t)
         msg.points.append(JointTrajectoryPoint(
             positions=[float(v) for v in q],
+            velocities=velocities[k] if timed else [],
             time_from_start=Duration(sec=whole, nanosec=int((t - whole) * 1e9))))
     return msg
 
@@ -170,7 +181,7 @@ def _fill(response, group, result: PathResult, start, scaling: float) -> None:
         raise RequestError(IKErrorCode.INVALID_GOAL, f"velocity_scaling: {scaling:g} makes "
                            f"the path last {times[-1]:.3g} s; a time_from_start holds at "
                            f"most {MAX_DURATION_S} s")
-    response.trajectory = trajectory_msg(group.joint_names, result.q_path, times)
+    response.trajectory = trajectory_msg(group.joint_names, result.q_path, times, start)
     response.fraction = float(result.fraction)
     response.failed_waypoint = int(result.failed_waypoint)
     response.position_errors = [float(v) for v in result.position_errors_m]

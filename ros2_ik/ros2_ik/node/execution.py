@@ -76,6 +76,29 @@ def duration_s(names: Sequence[str], q: np.ndarray, current: Mapping[str, float]
     return max(CUBIC_PEAK * slowest, minimum_s)
 
 
+def point_velocities(q_path: np.ndarray, times_s: np.ndarray,
+                     start: Optional[np.ndarray] = None) -> np.ndarray:
+    """(m, n) velocities [rad/s or m/s] at the points of ``q_path`` (m, n) at ``times_s``.
+
+    With them a JointTrajectoryController joins the points by cubics (velocity continuous)
+    instead of straight segments (its velocity jumping at every point).  Each joint's
+    velocity at a point is the harmonic mean of its two steps' mean velocities when they
+    have one sign, else 0 (Fritsch-Carlson: no overshoot of a point), and 0 at the last
+    point; from ``start`` (n,) at 0 s (None: the first point is the start, at rest).  On
+    each step a joint then moves one way at most 1.5 times (:data:`CUBIC_PEAK`) the
+    largest mean velocity of that step and its neighbours: timing each step at
+    ``scaling`` / 1.5 of the limits keeps the whole move within ``scaling`` of them.
+    """
+    first = q_path[:1] if start is None else np.asarray(start, dtype=float)[None, :]
+    steps = np.diff(np.vstack([first, q_path]), axis=0)
+    spans = np.diff(np.concatenate([[0.0], times_s]))[:, None]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        mean = np.where(spans > 0, steps / spans, 0.0)
+        left, right = mean[:-1], mean[1:]
+        inner = np.where(left * right > 0, 2 * left * right / (left + right), 0.0)
+    return np.vstack([inner, np.zeros((1, q_path.shape[1]))])
+
+
 def trajectory(names: Sequence[str], q: np.ndarray, seconds: float) -> JointTrajectory:
     """Return a one-point JointTrajectory (the controller interpolates from its current state)."""
     msg = JointTrajectory()

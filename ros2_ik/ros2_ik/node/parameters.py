@@ -173,8 +173,7 @@ SCHEMA: Tuple[ParamSpec, ...] = (
     ParamSpec("controller_joints", [""], "Joint order of the position controller's "
               "Float64MultiArray (empty: the group's joints)."),
     ParamSpec("velocity_scaling", 0.2, "Fraction (0, 1] of the URDF velocity limits a "
-              "trajectory may reach: an executed solution's peak joint velocity, a path's "
-              "velocity on each step.", _fraction),
+              "trajectory may reach at its peak (an executed solution, a timed path).", _fraction),
     ParamSpec("min_trajectory_duration", 0.5, "Lower bound on the trajectory duration [s].",
               _positive),
     ParamSpec("execute_max_joint_jump", 0.5, "Refuse to execute a solution that moves any "

@@ -60,7 +60,7 @@ class PathServer:
         response, group, result = answer.response, answer.group, answer.result
         cfg = self._node.config
         current = self._node.joints.fresh(group.joint_names, cfg.joint_state_timeout)
-        times = None
+        times, start = None, None
         if current is not None:
             start = np.array([current[n] for n in group.joint_names])
             times = path_times(result.q_path, start, group.velocity_limits,
@@ -68,7 +68,7 @@ class PathServer:
             times += max(0.0, cfg.min_trajectory_duration - times[-1])
         trajectory = trajectory_msg(group.joint_names, result.q_path,
                                     times if times is not None else
-                                    np.zeros(len(result.q_path)))
+                                    np.zeros(len(result.q_path)), start)
         ok = response.error_code.val == IKErrorCode.SUCCESS
         reason = self._node.outputs.execute_path(group, trajectory, result.q_path, ok)
         execution.note_outcome(response, reason, ok, IKErrorCode.EXECUTION_REFUSED)
@@ -99,7 +99,7 @@ class PathServer:
                            self._node.config.velocity_scaling)
         msg = DisplayTrajectory(model_id=group.robot.model.name)
         msg.trajectory.append(RobotTrajectory(
-            joint_trajectory=trajectory_msg(group.joint_names, q_path, times)))
+            joint_trajectory=trajectory_msg(group.joint_names, q_path, times, answer.seed)))
         msg.trajectory_start.joint_state.name = list(group.joint_names)
         msg.trajectory_start.joint_state.position = [float(v) for v in answer.seed]
         return msg
