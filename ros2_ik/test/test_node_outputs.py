@@ -1,6 +1,7 @@
 """What ik_node publishes, over real DDS: controller commands (only when safe),
 ~/solution, ~/markers, goals from a PoseStamped topic, live parameters."""
 import numpy as np
+import pinocchio as pin
 import pytest
 
 pytest.importorskip("rclpy")
@@ -18,7 +19,7 @@ from std_msgs.msg import Float64MultiArray  # noqa: E402
 from trajectory_msgs.msg import JointTrajectory  # noqa: E402
 from visualization_msgs.msg import MarkerArray  # noqa: E402
 import panda_node  # noqa: E402
-from panda_node import ARM, T_frame, description, start, stop  # noqa: E402
+from panda_node import ARM, T_frame, description, sphere, start, stop  # noqa: E402
 
 READY = np.array(panda_node.READY)
 
@@ -134,6 +135,55 @@ def test_execution_refused_when_jump_too_large(trajectory_node, model):
     count = len(trajectories)
     client.spin(0.2)
     assert len(trajectories) == count
+
+
+def test_execution_refused_when_the_move_passes_through_an_obstacle(trajectory_node, model):
+    """Refused when the end is clear but the way there is not: a ball on the forearm's way.
+
+    The test's own checker (the scene as sent) says so first; the node refuses the move
+    only with ``avoid_collisions``, and sends it once the ball is gone.
+    """
+    from ros2_ik.core.collision import CollisionChecker, PlanningScene, SceneObject, Sphere
+    from ros2_ik.core.collision.motion import first_contact
+    from ros2_ik.core.model.robot import Robot
+    from ros2_ik_interfaces.msg import CollisionObject
+    from ros2_ik_interfaces.srv import ApplyPlanningScene
+    node, client = trajectory_node
+    urdf, srdf, _ = description()
+    robot = Robot.from_urdf(urdf, srdf)
+    group = robot.group(base="panda_link0", tip="panda_hand")
+    dq = np.array([0.0, 0.0, 0.0, 0.48, 0.0, 0.0, 0.0])  # the elbow, under the jump limit
+    middle = group.fk(READY + dq / 2, "panda_link6").translation
+    scene = PlanningScene([f.name for f in robot.model.frames])
+    scene.add(SceneObject("ball", [Sphere(0.02)], "panda_link0",
+                          pin.SE3(np.eye(3), middle).homogeneous))
+    ours = CollisionChecker.from_urdf(robot.model, urdf, srdf, scene)
+    assert all(ours.min_distance(group.to_full_q(q)).distance_m > 0.0 for q in (READY, READY + dq))
+    assert first_contact(ours, group, READY, READY + dq, 0.0) is not None
+    apply = client.node.create_client(ApplyPlanningScene, "/traj/apply_planning_scene")
+    assert apply.wait_for_service(timeout_sec=30)
+    assert call_resending(apply, ApplyPlanningScene.Request(
+        objects=[sphere("ball", middle, 0.02)]), client.spin).success
+    trajectories = collect(client, JointTrajectory, "/traj/arm_controller/joint_trajectory")
+    req = near_target(model, dq, seed_offset=dq)
+    req.execute, req.avoid_collisions = True, True
+    try:
+        res = with_fresh_joints(client, ARM, READY, lambda: client.call(req))
+        assert res.error_code.val == IKErrorCode.EXECUTION_REFUSED, res.message
+        assert "the move from the current state passes" in res.message and "ball" in res.message
+        np.testing.assert_allclose(res.solution.position, READY + dq, atol=1e-6)
+        count = len(trajectories)
+        client.spin(0.2)
+        assert len(trajectories) == count
+        req.avoid_collisions = False  # asked not to check: sent as before
+        res = with_fresh_joints(client, ARM, READY, lambda: client.call(req))
+        assert res.error_code.val == IKErrorCode.SUCCESS, res.message
+    finally:
+        assert call_resending(apply, ApplyPlanningScene.Request(objects=[CollisionObject(
+            operation=CollisionObject.CLEAR)]), client.spin).success
+    req.avoid_collisions = True
+    res = executed(client, req, trajectories, joints=(ARM, READY))
+    assert "sent to the controller" in res.message
 
 
 def test_execution_refused_when_not_success(trajectory_node):

@@ -200,3 +200,45 @@ def test_execute_sends_the_whole_path(served, model):
     times = [p.time_from_start.sec + 1e-9 * p.time_from_start.nanosec
              for p in sent[-1].points]
     assert np.all(np.diff(times) >= 0) and times[-1] >= 0.5  # min_trajectory_duration
+
+
+def test_execute_refuses_a_move_to_the_path_through_an_obstacle(served, model):
+    """With avoid_collisions, the way from the arm to the path's first point is checked.
+
+    The arm stands with its elbow bent 0.48 rad further than the path's start; a ball sits
+    where its forearm passes halfway back (our own checker says so, and that both ends
+    and the path keep clear of it).  The path is solved and returned, not sent.
+    """
+    from ros2_ik.core.collision import CollisionChecker, PlanningScene, SceneObject, Sphere
+    from ros2_ik.core.collision.motion import first_contact
+    from ros2_ik.core.model.robot import Robot
+    from ros2_ik_interfaces.msg import CollisionObject
+    from ros2_ik_interfaces.srv import ApplyPlanningScene
+    from panda_node import sphere
+    client, call = served
+    urdf, srdf, _ = description()
+    robot = Robot.from_urdf(urdf, srdf)
+    group = robot.group(base="panda_link0", tip="panda_hand")
+    arm = READY + np.array([0.0, 0.0, 0.0, 0.48, 0.0, 0.0, 0.0])
+    middle = group.fk((READY + arm) / 2, "panda_link6").translation
+    scene = PlanningScene([f.name for f in robot.model.frames])
+    scene.add(SceneObject("ball", [Sphere(0.02)], "panda_link0",
+                          pin.SE3(np.eye(3), middle).homogeneous))
+    ours = CollisionChecker.from_urdf(robot.model, urdf, srdf, scene)
+    assert first_contact(ours, group, arm, READY, 0.0) is not None
+    apply = client.node.create_client(ApplyPlanningScene, "/pathn/apply_planning_scene")
+    assert apply.wait_for_service(timeout_sec=30)
+    assert call_resending(apply, ApplyPlanningScene.Request(
+        objects=[sphere("ball", middle, 0.02)]), client.spin).success
+    req = line_request(model, [0.0, -0.05, 0.0], 10, execute=True, avoid_collisions=True)
+    req.seed.name, req.seed.position = list(ARM), [float(v) for v in READY]
+    try:
+        res = with_fresh_joints(client, ARM, arm, lambda: call(req))
+    finally:
+        assert call_resending(apply, ApplyPlanningScene.Request(objects=[CollisionObject(
+            operation=CollisionObject.CLEAR)]), client.spin).success
+    assert res.error_code.val == IKErrorCode.EXECUTION_REFUSED, res.message
+    assert "the move from the current state passes" in res.message and "ball" in res.message
+    q = check_reached(model, req, res)
+    assert all(ours.min_distance(group.to_full_q(qi)).distance_m > 0.0 for qi in q)
+    assert first_contact(ours, group, arm, q[0], 0.0) is not None

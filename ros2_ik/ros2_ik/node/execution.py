@@ -14,6 +14,8 @@ from builtin_interfaces.msg import Duration
 from std_msgs.msg import Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
+from ros2_ik.core.collision import motion
+
 
 #: Why an execute is refused when the group's joint_states are older than
 #: ``joint_state_timeout`` or never came.
@@ -46,6 +48,24 @@ def refusal(succeeded: bool, names: Sequence[str], q: np.ndarray, lower: np.ndar
         return (f"joint {worst} would move {jumps[worst]:.3f} from the current state, more "
                 f"than execute_max_joint_jump={max_jump}")
     return ""
+
+
+def move_refusal(checker, group, current: Mapping[str, float], q: np.ndarray,
+                 clearance_m: float) -> str:
+    """Why the joint-linear move from ``current`` to ``q`` must not be made, or ''.
+
+    The move a one-point trajectory makes, sampled against the collision model
+    (:func:`ros2_ik.core.collision.motion.first_contact`): an end that keeps its
+    clearance is refused when the way there passes closer.
+    """
+    q_from = np.array([current[n] for n in group.joint_names])
+    contact = motion.first_contact(checker, group, q_from, q, clearance_m)
+    if contact is None:
+        return ""
+    report = contact.report
+    return (f"the move from the current state passes {report.pair[0]} and {report.pair[1]} "
+            f"{report.distance_m:.4f} m apart, {contact.fraction:.0%} of the way (required "
+            f"{clearance_m:g} m)")
 
 
 def note_outcome(response, reason: str, succeeded: bool, refused_code: int) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import pathlib
 import time
+from functools import partial
 from typing import Any, Dict, List
 
 import numpy as np
@@ -278,7 +279,7 @@ class IKNode(Node):
                             self.joints, request, response=response)
         if answer.group is not None and answer.response.solution.name:
             if request.execute or self.config.execute_by_default:
-                self._execute(answer)  # its outcome is part of the reply
+                self._execute(answer, request.avoid_collisions)  # part of the reply
             if self.outputs.wants_solution() or self.outputs.wants_markers():
                 self._after_reply(self._publish, request, answer)
         self._log_answer(answer.response)
@@ -331,13 +332,23 @@ class IKNode(Node):
         self.outputs.markers(shown, T_ref_target, T_ref_reached, witnesses, T_ref_base,
                              world)
 
-    def _execute(self, computed: Answer) -> None:
-        """Send the solution to the controller when safe; the outcome goes in the reply."""
-        answer = computed.response
+    def _execute(self, computed: Answer, avoid_collisions: bool = False) -> None:
+        """Send the solution to the controller when safe; the outcome goes in the reply.
+
+        ``avoid_collisions``: the move there is checked too (:func:`execution.move_refusal`;
+        a fixed-base group: a whole-body one's base pose is in no joint_states).
+        """
+        answer, group = computed.response, computed.group
         q = np.asarray(answer.solution.position)
         ok = answer.error_code.val == IKErrorCode.SUCCESS
-        reason = self.outputs.execute(joint_limits(computed.group), answer.solution.name, q,
-                                      ok, answer.error_code.val == IKErrorCode.IN_COLLISION)
+        move = None
+        if avoid_collisions and ok and not has_base(group):
+            checker, cfg = collision_checker(self.robot.snapshot, self.config), self.config
+            move = partial(execution.move_refusal, checker, group, q=q,
+                           clearance_m=cfg.minimum_distance)
+        reason = self.outputs.execute(joint_limits(group), answer.solution.name, q,
+                                      ok, answer.error_code.val == IKErrorCode.IN_COLLISION,
+                                      move)
         if not reason and has_base(computed.group):
             reason = self.outputs.base_goal(answer.solution_base)
         execution.note_outcome(answer, reason, ok, IKErrorCode.EXECUTION_REFUSED)

@@ -1,7 +1,7 @@
 """What the node publishes: ``~/solution``, ``~/markers`` and controller commands."""
 from __future__ import annotations
 
-from typing import Optional, Sequence
+from typing import Callable, Mapping, Optional, Sequence
 
 import numpy as np
 import pinocchio as pin
@@ -49,16 +49,21 @@ class Outputs:
         return self.marker_pub.get_subscription_count() > 0
 
     def execute(self, group, names: Sequence[str], q: np.ndarray, succeeded: bool,
-                collides: bool = False) -> str:
+                collides: bool = False,
+                move: Optional[Callable[[Mapping[str, float]], str]] = None) -> str:
         """Send ``q`` to the controller when safe; returns the refusal reason or ''.
 
         ``group``: anything with the joints' ``lower``, ``upper`` and ``velocity_limits``
-        (a whole-body group's joints: node/base_pose.joint_limits).
+        (a whole-body group's joints: node/base_pose.joint_limits).  ``move``: given the
+        current joint_states, why the move there must not be made ('' when it may:
+        :func:`execution.move_refusal`).
         """
         cfg = self._node.config
         current = self._node.joints.fresh(names, cfg.joint_state_timeout)
         reason = execution.refusal(succeeded, names, q, group.lower, group.upper, current,
                                    cfg.execute_max_joint_jump, collides)
+        if not reason and move is not None:
+            reason = move(current)
         if reason:
             return reason
         if cfg.controller_mode == "position":
@@ -89,7 +94,8 @@ class Outputs:
         return ""
 
     def execute_path(self, group, trajectory: JointTrajectory, q_path: np.ndarray,
-                     succeeded: bool) -> str:
+                     succeeded: bool,
+                     move: Optional[Callable[[Mapping[str, float]], str]] = None) -> str:
         """Send a path (``q_path`` (m, n), timed in ``trajectory``) when safe; refusal or ''.
 
         The first point is held to ``execute_max_joint_jump`` from fresh joint_states (as
@@ -106,6 +112,8 @@ class Outputs:
         current = self._node.joints.fresh(names, cfg.joint_state_timeout)
         reason = execution.refusal(succeeded, names, q_path[0], group.lower, group.upper,
                                    current, cfg.execute_max_joint_jump)
+        if not reason and move is not None:
+            reason = move(current)  # to the first point (as :meth:`execute`)
         if reason:
             return reason
         outside = [k for k, q in enumerate(q_path) if not group.within_limits(q)]

@@ -8,12 +8,15 @@ when moveit_msgs is installed (rviz's MoveIt Trajectory display animates it).
 """
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 from geometry_msgs.msg import Point
 from visualization_msgs.msg import Marker, MarkerArray
 
 from ros2_ik.node import execution
-from ros2_ik.node.base_pose import marker_frames
+from ros2_ik.node.base_pose import has_base, marker_frames
+from ros2_ik.node.compute_ik import collision_checker
 from ros2_ik.node.compute_ik_path import PathAnswer, compute_ik_path, path_times, \
     trajectory_msg
 from ros2_ik.node.error_codes import CODE_NAMES
@@ -47,7 +50,7 @@ class PathServer:
         result = answer.result
         if result is not None and len(result.q_path):
             if request.execute:
-                self._execute(answer)
+                self._execute(answer, request.avoid_collisions)
             self._draw(request, answer)
         code = answer.response.error_code.val
         if code < 0:
@@ -55,8 +58,12 @@ class PathServer:
                                       f"{answer.response.message}", throttle_duration_sec=1.0)
         return answer.response
 
-    def _execute(self, answer: PathAnswer) -> None:
-        """Send a complete path, timed at the configured velocity scaling, when safe."""
+    def _execute(self, answer: PathAnswer, avoid_collisions: bool = False) -> None:
+        """Send a complete path, timed at the configured velocity scaling, when safe.
+
+        ``avoid_collisions``: the move from the arm to the path's first point is checked
+        too (:func:`execution.move_refusal`; the path's own steps were, by the solve).
+        """
         response, group, result = answer.response, answer.group, answer.result
         cfg = self._node.config
         current = self._node.joints.fresh(group.joint_names, cfg.joint_state_timeout)
@@ -70,7 +77,12 @@ class PathServer:
                                     times if times is not None else
                                     np.zeros(len(result.q_path)), start)
         ok = response.error_code.val == IKErrorCode.SUCCESS
-        reason = self._node.outputs.execute_path(group, trajectory, result.q_path, ok)
+        move = None
+        if avoid_collisions and ok and not has_base(group):
+            move = partial(execution.move_refusal,
+                           collision_checker(self._node.robot.snapshot, cfg), group,
+                           q=result.q_path[0], clearance_m=cfg.minimum_distance)
+        reason = self._node.outputs.execute_path(group, trajectory, result.q_path, ok, move)
         execution.note_outcome(response, reason, ok, IKErrorCode.EXECUTION_REFUSED)
 
     def _draw(self, request: ComputeIKPath.Request, answer: PathAnswer) -> None:
