@@ -118,8 +118,10 @@ def test_goal_request_carries_pose_frame_and_last_answer_as_seed():
     assert req.target.pose.position.y == pytest.approx(0.1)
     assert list(req.seed.name) == ARM and list(req.seed.position) == pytest.approx(READY)
     assert req.execute is False                     # execution: execute_by_default only
-    req = ig.goal_request(feedback(T, frame=""), None, "fallback")
+    assert req.avoid_collisions is False
+    req = ig.goal_request(feedback(T, frame=""), None, "fallback", True)
     assert req.target.header.frame_id == "fallback" and list(req.seed.name) == []
+    assert req.avoid_collisions is True             # goal_avoid_collisions
 
 
 def test_remember_keeps_the_last_configuration():
@@ -182,7 +184,9 @@ def test_marker_follows_joint_states_that_arrive_after_the_model(goal, model):
 
 
 def test_dragging_solves_seeded_from_the_last_answer(goal, model):
+    """Collision-aware (goal_avoid_collisions, the default): the SRDF lets the fingers touch."""
     node, server, interactive = goal
+    node.robot.set_srdf(robots.srdf_text("panda"))
     node.robot.set_urdf(robots.urdf_text("panda"))
     node.timer[1]()
     put = server.callbacks[ig.MARKER_NAME]
@@ -192,6 +196,7 @@ def test_dragging_solves_seeded_from_the_last_answer(goal, model):
         put(feedback(T))
         node.timer[1]()
     assert len(node.requests) == 3                   # one solve per tick, newest pose
+    assert all(request.avoid_collisions for request in node.requests)
     assert list(node.requests[0].seed.name) == []    # first: joint_states / mid-limits
     for before, request in zip(node.answers, node.requests[1:]):
         assert list(request.seed.position) == list(before.solution.position)

@@ -215,6 +215,54 @@ def test_goal_topic_solves_and_publishes_solution(trajectory_node, model):
     assert np.linalg.norm(T.translation - [p.x, p.y, p.z]) < 1e-4
 
 
+def test_goal_topic_keeps_clear_of_the_scene(trajectory_node, model):
+    """goal_avoid_collisions (on by default): an rviz goal's answer is clear of the scene.
+
+    A post where the plain answer's elbow is (our own checker: that answer collides); the
+    goal, seeded as the plain request was, is answered clear of it by the same checker.
+    """
+    from ros2_ik.core.collision import CollisionChecker, PlanningScene, SceneObject, Sphere
+    from ros2_ik.core.model.robot import Robot
+    from ros2_ik_interfaces.msg import CollisionObject
+    from ros2_ik_interfaces.srv import ApplyPlanningScene
+    node, client = trajectory_node
+    urdf, srdf, _ = description()
+    robot = Robot.from_urdf(urdf, srdf)
+    group = robot.group(base="panda_link0", tip="panda_hand")
+    req = near_target(model, np.array([0.3, 0.3, 0.0, 0.4, 0.0, 0.1, 0.0]))
+    client.publish_joints(ARM, READY)
+    plain = client.call(req)
+    assert plain.error_code.val == IKErrorCode.SUCCESS, plain.message
+    elbow = group.fk(np.array(plain.solution.position), "panda_link4").translation
+    scene = PlanningScene([f.name for f in robot.model.frames])
+    scene.add(SceneObject("post", [Sphere(0.07)], "panda_link0",
+                          pin.SE3(np.eye(3), elbow).homogeneous))
+    ours = CollisionChecker.from_urdf(robot.model, urdf, srdf, scene)
+    assert ours.min_distance(group.to_full_q(np.array(plain.solution.position))).distance_m < 0
+    solutions = collect(client, JointState, "/traj/ik_node/solution")
+    pub = client.node.create_publisher(PoseStamped, "/traj/goal_pose", 10)
+    goal = PoseStamped()
+    goal.header.frame_id = "panda_link0"
+    goal.pose = req.target.pose
+    wait_for(lambda: pub.get_subscription_count() > 0, 10, "goal subscriber", client.spin)
+    apply = client.node.create_client(ApplyPlanningScene, "/traj/apply_planning_scene")
+    assert apply.wait_for_service(timeout_sec=30)
+    assert call_resending(apply, ApplyPlanningScene.Request(
+        objects=[sphere("post", elbow, 0.07)]), client.spin).success
+    try:
+        solutions.clear()
+        act_until(lambda: (client.publish_joints(ARM, READY), pub.publish(goal)),
+                  lambda: solutions, 10, "a solution from the goal topic", client.spin)
+    finally:
+        assert call_resending(apply, ApplyPlanningScene.Request(objects=[CollisionObject(
+            operation=CollisionObject.CLEAR)]), client.spin).success
+    q = np.array(solutions[-1].position)
+    assert ours.min_distance(group.to_full_q(q)).distance_m >= 0.0
+    T = T_frame(model, ARM, q, "panda_hand", "panda_link0")
+    p = req.target.pose.position
+    assert np.linalg.norm(T.translation - [p.x, p.y, p.z]) < 1e-4
+
+
 def set_param(client, name, value):
     srv = client.node.create_client(SetParameters, "/traj/ik_node/set_parameters")
     assert srv.wait_for_service(timeout_sec=10)

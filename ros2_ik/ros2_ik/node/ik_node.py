@@ -286,8 +286,11 @@ class IKNode(Node):
         return answer.response
 
     def _on_goal_pose(self, msg: PoseStamped) -> None:
-        """Solve a goal from rviz (or any PoseStamped publisher) with the defaults."""
-        request = ComputeIK.Request()
+        """Solve a goal from rviz (or any PoseStamped publisher) with the defaults.
+
+        Collision-aware when ``goal_avoid_collisions`` is set (the default).
+        """
+        request = ComputeIK.Request(avoid_collisions=self.config.goal_avoid_collisions)
         request.target = msg
         request.execute = self.config.execute_by_default
         self._on_compute_ik(request, ComputeIK.Response())

@@ -58,9 +58,13 @@ class LatestFeedback:
             return feedback
 
 
-def goal_request(feedback, seed: Optional[Seed], default_frame: str) -> ComputeIK.Request:
-    """Return the ComputeIK request of a marker pose, seeded from the last answer when known."""
-    request = ComputeIK.Request()
+def goal_request(feedback, seed: Optional[Seed], default_frame: str,
+                 avoid_collisions: bool = False) -> ComputeIK.Request:
+    """Return the ComputeIK request of a marker pose, seeded from the last answer when known.
+
+    ``avoid_collisions``: the node's ``goal_avoid_collisions``.
+    """
+    request = ComputeIK.Request(avoid_collisions=avoid_collisions)
     request.target.header.frame_id = feedback.header.frame_id or default_frame
     request.target.pose = feedback.pose
     if seed is not None:
@@ -154,7 +158,8 @@ class InteractiveGoal:
         if feedback is None or self._placement is None:
             return
         self._dragged = True
-        request = goal_request(feedback, self._seed, self._placement.frame)
+        request = goal_request(feedback, self._seed, self._placement.frame,
+                               node.config.goal_avoid_collisions)
         self._seed = remember(self._seed, node._on_compute_ik(request, ComputeIK.Response()))
 
     def _drive_servo(self, servo, feedback) -> None:

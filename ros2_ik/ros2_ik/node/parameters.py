@@ -256,6 +256,9 @@ SCHEMA: Tuple[ParamSpec, ...] = (
               "it solves, seeded from the last answer.", read_only=True),
     ParamSpec("interactive_marker_scale", 0.2, "Size of the interactive marker [m].",
               _positive),
+    ParamSpec("goal_avoid_collisions", True, "Solve goals from rviz (goal_pose, the "
+              "interactive marker) collision-aware, as requests with avoid_collisions: "
+              "their answers keep minimum_distance, and an executed one's move there too."),
 )
 
 _BY_NAME: Dict[str, ParamSpec] = {spec.name: spec for spec in SCHEMA}
