@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import pathlib
 import time
-from functools import partial
 from typing import Any, Dict, List
 
 import numpy as np
@@ -338,21 +337,15 @@ class IKNode(Node):
     def _execute(self, computed: Answer, avoid_collisions: bool = False) -> None:
         """Send the solution to the controller when safe; the outcome goes in the reply.
 
-        ``avoid_collisions``: the move there is checked too (:func:`execution.move_refusal`;
-        a fixed-base group: a whole-body one's base pose is in no joint_states).
+        ``avoid_collisions``: the move there is checked too (:meth:`Outputs.move_check`).
         """
         answer, group = computed.response, computed.group
         q = np.asarray(answer.solution.position)
         ok = answer.error_code.val == IKErrorCode.SUCCESS
-        move = None
-        if avoid_collisions and ok and not has_base(group):
-            checker, cfg = collision_checker(self.robot.snapshot, self.config), self.config
-            move = partial(execution.move_refusal, checker, group, q=q,
-                           clearance_m=cfg.minimum_distance)
         reason = self.outputs.execute(joint_limits(group), answer.solution.name, q,
                                       ok, answer.error_code.val == IKErrorCode.IN_COLLISION,
-                                      move)
-        if not reason and has_base(computed.group):
+                                      self.outputs.move_check(group, q, avoid_collisions))
+        if not reason and has_base(group):
             reason = self.outputs.base_goal(answer.solution_base)
         execution.note_outcome(answer, reason, ok, IKErrorCode.EXECUTION_REFUSED)
 

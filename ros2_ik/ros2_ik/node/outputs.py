@@ -13,6 +13,7 @@ from visualization_msgs.msg import Marker, MarkerArray
 
 from ros2_ik.node import execution
 from ros2_ik.node.base_pose import has_base, pose_stamped
+from ros2_ik.node.compute_ik import collision_checker
 from ros2_ik.node.conversions import joint_state, se3_to_pose
 from ros2_ik.node.trajectory_action import make_sender
 
@@ -48,15 +49,30 @@ class Outputs:
         """Return True when someone subscribes to ``~/markers`` (else skip building them)."""
         return self.marker_pub.get_subscription_count() > 0
 
+    def move_check(self, group, q: np.ndarray, wanted: bool
+                   ) -> Optional[Callable[[Mapping[str, float]], str]]:
+        """Return the check of the move to ``q`` for :meth:`execute` and :meth:`execute_path`.
+
+        ``wanted``: the request's ``avoid_collisions``.  None when not wanted, or for a
+        whole-body group (its base pose is in no joint_states).  Given the current
+        joint_states, the check says why the move must not be made ('' when it may:
+        :func:`execution.move_refusal`, against the collision model at ``minimum_distance``).
+        """
+        if not wanted or has_base(group):
+            return None
+        node = self._node
+        return lambda current: execution.move_refusal(
+            collision_checker(node.robot.snapshot, node.config), group, current, q,
+            node.config.minimum_distance)
+
     def execute(self, group, names: Sequence[str], q: np.ndarray, succeeded: bool,
                 collides: bool = False,
                 move: Optional[Callable[[Mapping[str, float]], str]] = None) -> str:
         """Send ``q`` to the controller when safe; returns the refusal reason or ''.
 
         ``group``: anything with the joints' ``lower``, ``upper`` and ``velocity_limits``
-        (a whole-body group's joints: node/base_pose.joint_limits).  ``move``: given the
-        current joint_states, why the move there must not be made ('' when it may:
-        :func:`execution.move_refusal`).
+        (a whole-body group's joints: node/base_pose.joint_limits).  ``move``: the check of
+        the move there (:meth:`move_check`).
         """
         cfg = self._node.config
         current = self._node.joints.fresh(names, cfg.joint_state_timeout)

@@ -8,15 +8,12 @@ when moveit_msgs is installed (rviz's MoveIt Trajectory display animates it).
 """
 from __future__ import annotations
 
-from functools import partial
-
 import numpy as np
 from geometry_msgs.msg import Point
 from visualization_msgs.msg import Marker, MarkerArray
 
 from ros2_ik.node import execution
-from ros2_ik.node.base_pose import has_base, marker_frames
-from ros2_ik.node.compute_ik import collision_checker
+from ros2_ik.node.base_pose import marker_frames
 from ros2_ik.node.compute_ik_path import PathAnswer, compute_ik_path, path_times, \
     trajectory_msg
 from ros2_ik.node.error_codes import CODE_NAMES
@@ -62,7 +59,7 @@ class PathServer:
         """Send a complete path, timed at the configured velocity scaling, when safe.
 
         ``avoid_collisions``: the move from the arm to the path's first point is checked
-        too (:func:`execution.move_refusal`; the path's own steps were, by the solve).
+        too (:meth:`Outputs.move_check`; the path's own steps were, by the solve).
         """
         response, group, result = answer.response, answer.group, answer.result
         cfg = self._node.config
@@ -77,12 +74,10 @@ class PathServer:
                                     times if times is not None else
                                     np.zeros(len(result.q_path)), start)
         ok = response.error_code.val == IKErrorCode.SUCCESS
-        move = None
-        if avoid_collisions and ok and not has_base(group):
-            move = partial(execution.move_refusal,
-                           collision_checker(self._node.robot.snapshot, cfg), group,
-                           q=result.q_path[0], clearance_m=cfg.minimum_distance)
-        reason = self._node.outputs.execute_path(group, trajectory, result.q_path, ok, move)
+        outputs = self._node.outputs
+        reason = outputs.execute_path(group, trajectory, result.q_path, ok,
+                                      outputs.move_check(group, result.q_path[0],
+                                                         avoid_collisions))
         execution.note_outcome(response, reason, ok, IKErrorCode.EXECUTION_REFUSED)
 
     def _draw(self, request: ComputeIKPath.Request, answer: PathAnswer) -> None:

@@ -152,7 +152,7 @@ def _stale(old: Dict[str, tuple], timeout_s: float) -> str:
 def _unseen(group, missing: Sequence[str]) -> str:
     """Say that ``missing`` joints beside the chain keep the group's values, and where."""
     return ("joints outside the group never in joint_states held at their group values: "
-            + _listed([f"{n}={group.locked[n]:.6g}" for n in missing]))
+            + _listed(_at(group, missing)))
 
 
 def _listed(items: Sequence[str], shown: int = 3) -> str:
@@ -161,8 +161,13 @@ def _listed(items: Sequence[str], shown: int = 3) -> str:
     return ", ".join(items[:shown]) + more
 
 
+def _at(group, names: Sequence[str]) -> list:
+    """``name=value`` of each of ``names`` at the group's locked value [rad or m]."""
+    return [f"{n}={group.locked[n]:.6g}" for n in names]
+
+
 def _kept(group, missing: Sequence[str]) -> str:
     """Say that ``missing`` upstream joints keep the group's values, and where."""
-    held = ", ".join(f"{n}={group.locked[n]:.6g}" for n in missing)
+    held = ", ".join(_at(group, missing))
     return (f"joints carrying the group held at {held} (neither in the request nor in "
             f"joint_states)")
