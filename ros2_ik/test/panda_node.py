@@ -116,3 +116,24 @@ def sphere(name, center, radius, frame="panda_link0", op=None):
     pose.orientation.w = 1.0
     msg.primitive_poses = [pose]
     return msg
+
+
+def arm_group():
+    """Our own Robot of the Panda (URDF and SRDF) and its group panda_link0 -> panda_hand."""
+    from ros2_ik.core.model.robot import Robot
+    urdf, srdf, _ = description()
+    robot = Robot.from_urdf(urdf, srdf)
+    return robot, robot.group(base="panda_link0", tip="panda_hand")
+
+
+def ball_checker(robot, name: str, center, radius: float):
+    """Our own collision checker of the Panda with one ball at ``center`` [m] of panda_link0.
+
+    The scene the node gets from :func:`sphere` with the same arguments.
+    """
+    from ros2_ik.core.collision import CollisionChecker, PlanningScene, SceneObject, Sphere
+    urdf, srdf, _ = description()
+    scene = PlanningScene([f.name for f in robot.model.frames])
+    scene.add(SceneObject(name, [Sphere(radius)], "panda_link0",
+                          pin.SE3(np.eye(3), np.asarray(center, dtype=float)).homogeneous))
+    return CollisionChecker.from_urdf(robot.model, urdf, srdf, scene)

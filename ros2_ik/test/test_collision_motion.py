@@ -4,16 +4,11 @@ A ball is put where the hand passes halfway through a joint-linear move of the P
 near either end.  The ends are clear by the checker's own distance; the move is found to
 pass through it, at about half of the way.  With the ball elsewhere the move is clear.
 """
-import os
-
 import numpy as np
-import pinocchio as pin
 import pytest
 
-from ros2_ik.core.collision import CollisionChecker, PlanningScene, SceneObject, Sphere
-from ros2_ik.core.collision.meshes import environment_share_dirs
 from ros2_ik.core.collision.motion import first_contact
-from ros2_ik.core.model.robot import Robot
+from panda_node import arm_group, ball_checker
 
 START = np.array([0.0, -0.3, 0.0, -2.2, 0.0, 2.0, 0.8])
 END = START + np.array([1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0])
@@ -21,26 +16,15 @@ END = START + np.array([1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0])
 
 @pytest.fixture(scope="module")
 def panda():
-    for share in environment_share_dirs():
-        folder = os.path.join(share, "example-robot-data", "robots", "panda_description")
-        if os.path.isdir(folder):
-            urdf = open(os.path.join(folder, "urdf", "panda.urdf")).read()
-            srdf = open(os.path.join(folder, "srdf", "panda.srdf")).read()
-            robot = Robot.from_urdf(urdf, srdf)
-            return robot, robot.group(base="panda_link0", tip="panda_hand"), urdf, srdf
-    pytest.skip("example-robot-data is not installed")
+    return arm_group()
 
 
 def _checker(panda, centre, radius=0.03):
-    robot, _, urdf, srdf = panda
-    scene = PlanningScene([f.name for f in robot.model.frames])
-    scene.add(SceneObject("ball", [Sphere(radius)], "universe",
-                          pin.SE3(np.eye(3), np.asarray(centre)).homogeneous))
-    return CollisionChecker.from_urdf(robot.model, urdf, srdf, scene)
+    return ball_checker(panda[0], "ball", centre, radius)
 
 
 def test_a_ball_on_the_way_is_met_and_the_ends_are_clear(panda):
-    _, group, _, _ = panda
+    _, group = panda
     middle = group.fk((START + END) / 2, "panda_hand").translation
     checker = _checker(panda, middle)
     for q in (START, END):
@@ -53,7 +37,7 @@ def test_a_ball_on_the_way_is_met_and_the_ends_are_clear(panda):
 
 
 def test_a_move_away_from_the_ball_is_clear(panda):
-    _, group, _, _ = panda
+    _, group = panda
     far = group.fk(START - (END - START), "panda_hand").translation
     checker = _checker(panda, far)
     assert first_contact(checker, group, START, END, 0.0) is None
@@ -63,6 +47,6 @@ def test_a_move_away_from_the_ball_is_clear(panda):
 
 
 def test_no_move_is_clear(panda):
-    _, group, _, _ = panda
+    _, group = panda
     checker = _checker(panda, [2.0, 0.0, 0.0])
     assert first_contact(checker, group, START, START, 0.0) is None

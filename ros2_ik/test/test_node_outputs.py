@@ -1,7 +1,6 @@
 """What ik_node publishes, over real DDS: controller commands (only when safe),
 ~/solution, ~/markers, goals from a PoseStamped topic, live parameters."""
 import numpy as np
-import pinocchio as pin
 import pytest
 
 pytest.importorskip("rclpy")
@@ -19,7 +18,8 @@ from std_msgs.msg import Float64MultiArray  # noqa: E402
 from trajectory_msgs.msg import JointTrajectory  # noqa: E402
 from visualization_msgs.msg import MarkerArray  # noqa: E402
 import panda_node  # noqa: E402
-from panda_node import ARM, T_frame, description, sphere, start, stop  # noqa: E402
+from panda_node import (ARM, T_frame, arm_group, ball_checker, description, sphere,  # noqa: E402
+                        start, stop)
 
 READY = np.array(panda_node.READY)
 
@@ -143,21 +143,14 @@ def test_execution_refused_when_the_move_passes_through_an_obstacle(trajectory_n
     The test's own checker (the scene as sent) says so first; the node refuses the move
     only with ``avoid_collisions``, and sends it once the ball is gone.
     """
-    from ros2_ik.core.collision import CollisionChecker, PlanningScene, SceneObject, Sphere
     from ros2_ik.core.collision.motion import first_contact
-    from ros2_ik.core.model.robot import Robot
     from ros2_ik_interfaces.msg import CollisionObject
     from ros2_ik_interfaces.srv import ApplyPlanningScene
     node, client = trajectory_node
-    urdf, srdf, _ = description()
-    robot = Robot.from_urdf(urdf, srdf)
-    group = robot.group(base="panda_link0", tip="panda_hand")
+    robot, group = arm_group()
     dq = np.array([0.0, 0.0, 0.0, 0.48, 0.0, 0.0, 0.0])  # the elbow, under the jump limit
     middle = group.fk(READY + dq / 2, "panda_link6").translation
-    scene = PlanningScene([f.name for f in robot.model.frames])
-    scene.add(SceneObject("ball", [Sphere(0.02)], "panda_link0",
-                          pin.SE3(np.eye(3), middle).homogeneous))
-    ours = CollisionChecker.from_urdf(robot.model, urdf, srdf, scene)
+    ours = ball_checker(robot, "ball", middle, 0.02)
     assert all(ours.min_distance(group.to_full_q(q)).distance_m > 0.0 for q in (READY, READY + dq))
     assert first_contact(ours, group, READY, READY + dq, 0.0) is not None
     apply = client.node.create_client(ApplyPlanningScene, "/traj/apply_planning_scene")
@@ -221,23 +214,16 @@ def test_goal_topic_keeps_clear_of_the_scene(trajectory_node, model):
     A post where the plain answer's elbow is (our own checker: that answer collides); the
     goal, seeded as the plain request was, is answered clear of it by the same checker.
     """
-    from ros2_ik.core.collision import CollisionChecker, PlanningScene, SceneObject, Sphere
-    from ros2_ik.core.model.robot import Robot
     from ros2_ik_interfaces.msg import CollisionObject
     from ros2_ik_interfaces.srv import ApplyPlanningScene
     node, client = trajectory_node
-    urdf, srdf, _ = description()
-    robot = Robot.from_urdf(urdf, srdf)
-    group = robot.group(base="panda_link0", tip="panda_hand")
+    robot, group = arm_group()
     req = near_target(model, np.array([0.3, 0.3, 0.0, 0.4, 0.0, 0.1, 0.0]))
     client.publish_joints(ARM, READY)
     plain = client.call(req)
     assert plain.error_code.val == IKErrorCode.SUCCESS, plain.message
     elbow = group.fk(np.array(plain.solution.position), "panda_link4").translation
-    scene = PlanningScene([f.name for f in robot.model.frames])
-    scene.add(SceneObject("post", [Sphere(0.07)], "panda_link0",
-                          pin.SE3(np.eye(3), elbow).homogeneous))
-    ours = CollisionChecker.from_urdf(robot.model, urdf, srdf, scene)
+    ours = ball_checker(robot, "post", elbow, 0.07)
     assert ours.min_distance(group.to_full_q(np.array(plain.solution.position))).distance_m < 0
     solutions = collect(client, JointState, "/traj/ik_node/solution")
     pub = client.node.create_publisher(PoseStamped, "/traj/goal_pose", 10)

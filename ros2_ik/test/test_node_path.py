@@ -209,22 +209,15 @@ def test_execute_refuses_a_move_to_the_path_through_an_obstacle(served, model):
     where its forearm passes halfway back (our own checker says so, and that both ends
     and the path keep clear of it).  The path is solved and returned, not sent.
     """
-    from ros2_ik.core.collision import CollisionChecker, PlanningScene, SceneObject, Sphere
     from ros2_ik.core.collision.motion import first_contact
-    from ros2_ik.core.model.robot import Robot
     from ros2_ik_interfaces.msg import CollisionObject
     from ros2_ik_interfaces.srv import ApplyPlanningScene
-    from panda_node import sphere
+    from panda_node import arm_group, ball_checker, sphere
     client, call = served
-    urdf, srdf, _ = description()
-    robot = Robot.from_urdf(urdf, srdf)
-    group = robot.group(base="panda_link0", tip="panda_hand")
+    robot, group = arm_group()
     arm = READY + np.array([0.0, 0.0, 0.0, 0.48, 0.0, 0.0, 0.0])
     middle = group.fk((READY + arm) / 2, "panda_link6").translation
-    scene = PlanningScene([f.name for f in robot.model.frames])
-    scene.add(SceneObject("ball", [Sphere(0.02)], "panda_link0",
-                          pin.SE3(np.eye(3), middle).homogeneous))
-    ours = CollisionChecker.from_urdf(robot.model, urdf, srdf, scene)
+    ours = ball_checker(robot, "ball", middle, 0.02)
     assert first_contact(ours, group, arm, READY, 0.0) is not None
     apply = client.node.create_client(ApplyPlanningScene, "/pathn/apply_planning_scene")
     assert apply.wait_for_service(timeout_sec=30)
