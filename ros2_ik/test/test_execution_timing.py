@@ -58,7 +58,8 @@ def _hermite(p0, p1, v0, v1, span):
 
 def test_a_timed_path_is_smooth_and_keeps_the_scaled_limits():
     """Cubics through every point: each joint within its scaled limit, no overshoot."""
-    from ros2_ik.node.compute_ik_path import path_times, trajectory_msg
+    from ros2_ik.node.compute_ik_path import trajectory_msg
+    from ros2_ik.node.execution import path_times
     rng = np.random.default_rng(5)
     for case in range(60):
         n, m = 6, int(rng.integers(2, 30))

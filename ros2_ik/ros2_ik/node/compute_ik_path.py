@@ -22,7 +22,7 @@ from ros2_ik.node.compute_ik import collision_checker, minimum_distance, resolve
 from ros2_ik.node.conversions import finite_or, pose_to_se3
 from ros2_ik.node.error_codes import CODE_NAMES, RequestError, code_for_exception, \
     error_reply
-from ros2_ik.node.execution import CUBIC_PEAK, point_velocities
+from ros2_ik.node.execution import path_times, point_velocities
 from ros2_ik.node.parameters import NodeConfig
 from ros2_ik.node.robot_source import JointStateCache, RobotSnapshot
 from ros2_ik.node.upstream import beside, held_group
@@ -136,22 +136,6 @@ def path_targets(snapshot: RobotSnapshot, request, tip: str, cfg: NodeConfig,
     return [PoseTarget(tip, pose_to_se3(pose, f"waypoints[{k}]"), frame,
                        position_tolerance_m=pos_tol, orientation_tolerance_rad=ori_tol)
             for k, pose in enumerate(request.waypoints)]
-
-
-def path_times(q_path: np.ndarray, start: Optional[np.ndarray], velocity_limits: np.ndarray,
-               scaling: float) -> np.ndarray:
-    """Time from start [s] of each point: each step's peak at its slowest joint's scaled limit.
-
-    A step's mean velocity is held to ``scaling`` / 1.5 of the limit: the cubics through
-    the points (:func:`.execution.point_velocities`) peak at 1.5 times it at most.
-    ``start`` (n,): where the arm is before the first point (None: the first point is at
-    0 s).  Joints without a finite, positive limit do not slow a step.
-    """
-    v = np.where((velocity_limits > 0) & np.isfinite(velocity_limits),
-                 velocity_limits * scaling / CUBIC_PEAK, np.inf)
-    previous = q_path[:1] if start is None else start[None, :]
-    steps = np.diff(np.vstack([previous, q_path]), axis=0)
-    return np.cumsum(np.max(np.abs(steps) / v, axis=1, initial=0.0))
 
 
 def trajectory_msg(names, q_path: np.ndarray, times_s: np.ndarray,

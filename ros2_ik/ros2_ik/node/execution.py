@@ -6,7 +6,6 @@ The message builders time a trajectory from the joints' velocity limits.
 """
 from __future__ import annotations
 
-import math
 from typing import Dict, Mapping, Optional, Sequence
 
 import numpy as np
@@ -85,15 +84,29 @@ def duration_s(names: Sequence[str], q: np.ndarray, current: Mapping[str, float]
                velocity_limits: np.ndarray, scaling: float, minimum_s: float) -> float:
     """Time [s] to reach ``q`` with each joint's peak velocity at most ``scaling`` x its limit.
 
-    The controller's cubic from rest (:data:`CUBIC_PEAK`) peaks at 1.5 times the mean
-    velocity: the slowest joint's distance over its scaled limit, times 1.5, at least
-    ``minimum_s``.  Joints without a finite, positive limit do not slow it.
+    A path of one step from ``current`` (:func:`path_times`: the controller's cubic from
+    rest peaks at :data:`CUBIC_PEAK` times the mean velocity), at least ``minimum_s``.
     """
-    slowest = 0.0
-    for name, target, vmax in zip(names, q, velocity_limits):
-        if vmax > 0 and math.isfinite(vmax):
-            slowest = max(slowest, abs(target - current[name]) / (vmax * scaling))
-    return max(CUBIC_PEAK * slowest, minimum_s)
+    start = np.array([current[name] for name in names], dtype=float)
+    step = np.asarray(q, dtype=float)[None, :]
+    return max(float(path_times(step, start, np.asarray(velocity_limits, dtype=float),
+                                scaling)[-1]), minimum_s)
+
+
+def path_times(q_path: np.ndarray, start: Optional[np.ndarray], velocity_limits: np.ndarray,
+               scaling: float) -> np.ndarray:
+    """Time from start [s] of each point: each step's peak at its slowest joint's scaled limit.
+
+    A step's mean velocity is held to ``scaling`` / 1.5 of the limit: the cubics through
+    the points (:func:`point_velocities`) peak at 1.5 times it at most.
+    ``start`` (n,): where the arm is before the first point (None: the first point is at
+    0 s).  Joints without a finite, positive limit do not slow a step.
+    """
+    v = np.where((velocity_limits > 0) & np.isfinite(velocity_limits),
+                 velocity_limits * scaling / CUBIC_PEAK, np.inf)
+    previous = q_path[:1] if start is None else start[None, :]
+    steps = np.diff(np.vstack([previous, q_path]), axis=0)
+    return np.cumsum(np.max(np.abs(steps) / v, axis=1, initial=0.0))
 
 
 def point_velocities(q_path: np.ndarray, times_s: np.ndarray,

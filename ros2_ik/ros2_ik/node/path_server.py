@@ -14,8 +14,7 @@ from visualization_msgs.msg import Marker, MarkerArray
 
 from ros2_ik.node import execution
 from ros2_ik.node.base_pose import marker_frames
-from ros2_ik.node.compute_ik_path import PathAnswer, compute_ik_path, path_times, \
-    trajectory_msg
+from ros2_ik.node.compute_ik_path import PathAnswer, compute_ik_path, trajectory_msg
 from ros2_ik.node.error_codes import CODE_NAMES
 from ros2_ik.node.spinning import answered
 from ros2_ik_interfaces.msg import IKErrorCode
@@ -67,8 +66,8 @@ class PathServer:
         times, start = None, None
         if current is not None:
             start = np.array([current[n] for n in group.joint_names])
-            times = path_times(result.q_path, start, group.velocity_limits,
-                               cfg.velocity_scaling)
+            times = execution.path_times(result.q_path, start, group.velocity_limits,
+                                         cfg.velocity_scaling)
             times += max(0.0, cfg.min_trajectory_duration - times[-1])
         trajectory = trajectory_msg(group.joint_names, result.q_path,
                                     times if times is not None else
@@ -102,8 +101,8 @@ class PathServer:
         """
         from moveit_msgs.msg import DisplayTrajectory, RobotTrajectory
         group, q_path = answer.group, answer.result.q_path
-        times = path_times(q_path, answer.seed, group.velocity_limits,
-                           self._node.config.velocity_scaling)
+        times = execution.path_times(q_path, answer.seed, group.velocity_limits,
+                                     self._node.config.velocity_scaling)
         msg = DisplayTrajectory(model_id=group.robot.model.name)
         msg.trajectory.append(RobotTrajectory(
             joint_trajectory=trajectory_msg(group.joint_names, q_path, times, answer.seed)))
