@@ -89,3 +89,107 @@ def test_an_untimed_path_carries_positions_only():
     from ros2_ik.node.compute_ik_path import trajectory_msg
     msg = trajectory_msg(["a"], np.array([[0.0], [1.0]]), np.zeros(2))
     assert all(list(p.velocities) == [] for p in msg.points)
+
+
+SHAPE_ACCELERATION = 6 - 12 * TAU  # d^2(3 tau^2 - 2 tau^3) / d tau^2
+
+
+@pytest.mark.parametrize("scaling", [1.0, 0.3])
+def test_a_one_point_move_keeps_the_scaled_accelerations(scaling):
+    """The cubic from rest accelerates by 6 x the move / T^2 at its ends: within the limit,
+    and the move is as short as the velocity or the acceleration limit allows."""
+    rng = np.random.default_rng(int(scaling * 10))
+    names = [f"j{i}" for i in range(6)]
+    for _ in range(200):
+        vmax, amax = rng.uniform(0.5, 3.0, 6), rng.uniform(0.5, 10.0, 6)
+        amax[rng.random(6) < 0.2] = np.inf  # joints without one
+        start = rng.uniform(-2.0, 2.0, 6)
+        q = start + rng.uniform(-1.0, 1.0, 6)
+        seconds = execution.duration_s(names, q, dict(zip(names, start)), vmax, 1.0, 0.05,
+                                       amax, scaling)
+        move = q - start
+        accelerations = np.max(np.abs(np.outer(SHAPE_ACCELERATION, move)), axis=0) / seconds ** 2
+        assert np.all(accelerations <= scaling * amax * (1 + 1e-9))
+        peaks = _peaks(move, seconds)
+        assert np.all(peaks <= vmax * (1 + 1e-9))
+        if seconds > 0.05:
+            assert max(np.max(peaks / vmax), np.max(accelerations / (scaling * amax))) \
+                == pytest.approx(1.0, rel=1e-6)
+
+
+def _accelerations(p0, p1, v0, v1, span):
+    """Accelerations on TAU of the cubic through one step (the second derivative)."""
+    a00, a10, a01, a11 = 12 * TAU - 6, 6 * TAU - 4, 6 - 12 * TAU, 6 * TAU - 2
+    return (np.outer(a00, p0) + np.outer(a10, v0 * span) + np.outer(a01, p1)
+            + np.outer(a11, v1 * span)) / span ** 2
+
+
+def _fastest(distance, vmax, amax):
+    """Shortest rest-to-rest time [s] of one joint moving ``distance`` (bang-bang)."""
+    if distance <= vmax ** 2 / amax:
+        return 2 * np.sqrt(distance / amax)
+    return distance / vmax + vmax / amax
+
+
+def _paths(rng):
+    """Straight lines and arcs in joint space (what a Cartesian path's IK gives), zig-zags."""
+    for case in range(40):
+        n, m = 6, int(rng.integers(2, 80))
+        start = rng.uniform(-1.0, 1.0, n)
+        s = np.linspace(0.0, 1.0, m + 1)[1:, None]
+        kind = ("line", "arc", "zigzag")[case % 3]
+        if kind == "line":
+            q_path = start + s * rng.uniform(-1.5, 1.5, n)
+        elif kind == "arc":
+            q_path = start + np.sin(s * np.pi / 2) * rng.uniform(-1, 1, n) \
+                + (1 - np.cos(s * np.pi / 2)) * rng.uniform(-1, 1, n)
+        else:
+            q_path = start + np.cumsum(rng.normal(0.0, 0.05, (m, n)), axis=0)
+        yield kind, start, q_path
+
+
+def test_a_timed_path_keeps_the_scaled_accelerations_and_ramps():
+    """Cubics through every point, sampled: each joint within its scaled velocity and
+    acceleration limits, no point overshot; a line or an arc takes at most 2.5 times the
+    time its slowest joint's travel needs alone at the scaled limits (a ramp, not every
+    step slowed to what starting from rest allows: ~8 times on a line)."""
+    from ros2_ik.node.compute_ik_path import trajectory_msg
+    from ros2_ik.node.execution import path_times
+    rng = np.random.default_rng(11)
+    for case, (kind, start, q_path) in enumerate(_paths(rng)):
+        n, m = q_path.shape[1], len(q_path)
+        vmax, amax = rng.uniform(0.5, 3.0, n), rng.uniform(1.0, 10.0, n)
+        scaling = float(rng.choice([1.0, 0.5]))
+        times = path_times(q_path, start, vmax, scaling, amax, scaling)
+        msg = trajectory_msg([f"j{i}" for i in range(n)], q_path, times, start)
+        points = np.vstack([start, q_path])
+        speeds = np.vstack([np.zeros(n), [p.velocities for p in msg.points]])
+        stamps = np.concatenate([[0.0], times])
+        for k in range(m):
+            span = stamps[k + 1] - stamps[k]
+            if span == 0.0:
+                continue
+            args = (points[k], points[k + 1], speeds[k], speeds[k + 1], span)
+            pos, vel = _hermite(*args)
+            assert np.all(np.abs(vel) <= scaling * vmax * (1 + 1e-9)), (case, k)
+            assert np.all(np.abs(_accelerations(*args)) <= scaling * amax * (1 + 1e-6)), \
+                (case, kind, k)
+            lo, hi = np.minimum(points[k], points[k + 1]), np.maximum(points[k], points[k + 1])
+            assert np.all((pos >= lo - 1e-12) & (pos <= hi + 1e-12)), (case, k)
+        if kind != "zigzag":  # each joint's whole travel, from rest to rest, as fast as can be
+            travel = np.sum(np.abs(np.diff(points, axis=0)), axis=0)
+            alone = max(_fastest(d, scaling * v, scaling * a)
+                        for d, v, a in zip(travel, vmax, amax))
+            assert times[-1] <= 2.5 * alone, (case, kind, m, times[-1], alone)
+
+
+def test_joints_without_an_acceleration_limit_are_timed_by_velocity_alone():
+    rng = np.random.default_rng(2)
+    q_path = np.cumsum(rng.normal(0.0, 0.1, (20, 3)), axis=0)
+    vmax = np.array([1.0, 2.0, 3.0])
+    plain = execution.path_times(q_path, np.zeros(3), vmax, 0.5)
+    np.testing.assert_array_equal(
+        execution.path_times(q_path, np.zeros(3), vmax, 0.5, np.full(3, np.inf), 0.5), plain)
+    slow = execution.path_times(q_path, np.zeros(3), vmax, 0.5, np.array([np.inf, 0.5, np.inf]),
+                                0.5)
+    assert slow[-1] > plain[-1]

@@ -2,7 +2,8 @@
 
 move_group reads ``robot_description_planning.joint_limits.<joint>.min_position`` /
 ``max_position`` / ``max_velocity`` and replaces the URDF's limits with them
-(RobotModelLoader), narrower or wider; a continuous joint's positions are skipped.
+(RobotModelLoader), narrower or wider; a continuous joint's positions are skipped
+(ik_node reads ``max_acceleration`` too: it times what is sent).
 ``Robot.from_urdf(planning_limits=...)`` does the same, and ik_node reads the same
 parameters.  Answers are judged here against the yaml's numbers and by FK of a model
 built from the URDF alone.
@@ -114,7 +115,36 @@ def test_a_velocity_flag_that_is_not_a_bool_is_refused(flag):
         planning_limits_of({"j1": {"has_velocity_limits": flag, "max_velocity": 1.0}})
     for unset in ({}, {"has_velocity_limits": None}):  # absent or null: the velocity applies
         assert planning_limits_of({"j1": {**unset, "max_velocity": 1.0}}) == \
-            {"j1": (None, None, 1.0)}
+            {"j1": (None, None, 1.0, None)}
+
+
+def test_accelerations_apply_unless_their_flag_is_false():
+    """joint_limits.yaml's max_acceleration [rad/s^2] times what is sent (URDFs have none)."""
+    from ros2_ik.core.model.robot import planning_limits_of
+    from ros2_ik.node.parameters import check_planning_limit, planning_limits
+    yaml = {"panda_joint2": {"has_acceleration_limits": True, "max_acceleration": 1.875},
+            "panda_joint3": {"max_acceleration": 2.5},  # unset: a limit written is kept
+            "panda_joint4": {"has_acceleration_limits": False, "max_acceleration": 0.0}}
+    limits = planning_limits_of(yaml)
+    assert [limits[j].max_acceleration for j in sorted(yaml)] == [1.875, 2.5, None]
+    group = arm_group(panda(limits))
+    np.testing.assert_array_equal(group.acceleration_limits,
+                                  [np.inf, 1.875, 2.5, np.inf, np.inf, np.inf, np.inf])
+    assert np.all(arm_group(panda()).acceleration_limits == np.inf)
+    floating = Robot.from_urdf(robots.urdf_text("panda"), root_joint="floating",
+                               planning_limits=limits).whole_body(tip="panda_hand")
+    from ros2_ik.node.base_pose import joint_limits
+    np.testing.assert_array_equal(  # the base's coordinates dropped; the arm, then a finger
+        joint_limits(floating).acceleration_limits, [*group.acceleration_limits, np.inf])
+    prefix = "robot_description_planning.joint_limits.j."
+    assert planning_limits({prefix + "max_acceleration": 3.0}) == {"j": (None, None, None, 3.0)}
+    assert "[rad/s^2 or m/s^2]" in check_planning_limit(prefix + "max_acceleration", "fast")
+    assert "true or false" in check_planning_limit(prefix + "has_acceleration_limits", "yes")
+    with pytest.raises(RobotModelError, match="joint 'panda_joint2': max_acceleration must be "
+                                              "> 0, got -1.0"):
+        panda({"panda_joint2": PlanningLimits(max_acceleration=-1.0)})
+    with pytest.raises(RobotModelError, match="joint 'j1': has_acceleration_limits must be"):
+        planning_limits_of({"j1": {"has_acceleration_limits": "false", "max_acceleration": 1}})
 
 
 def test_parameters_name_the_joint_and_the_limit():
@@ -123,15 +153,17 @@ def test_parameters_name_the_joint_and_the_limit():
     prefix = "robot_description_planning.joint_limits."
     assert planning_limit_parameter(prefix + "a.b.max_position") == ("a.b", "max_position")
     assert planning_limit_parameter(prefix + "j1.max_velocity") == ("j1", "max_velocity")
-    assert planning_limit_parameter(prefix + "j1.max_acceleration") is None
+    acceleration = prefix + "j1.max_acceleration"
+    assert planning_limit_parameter(acceleration) == ("j1", "max_acceleration")
+    assert planning_limit_parameter(prefix + "j1.max_jerk") is None
     assert planning_limit_parameter("robot_description_kinematics.arm.min_position") is None
     assert planning_limits({
         prefix + "j1.min_position": -1, prefix + "j1.max_position": 0.5,
         prefix + "j2.max_position": 2.0, prefix + "j2.max_velocity": 1.5,
         prefix + "j3.has_velocity_limits": False, prefix + "j3.max_velocity": 1.0,
         prefix + "j4.has_velocity_limits": True, prefix + "j4.max_velocity": 0.7}) == {
-        "j1": (-1, 0.5, None), "j2": (None, 2.0, 1.5), "j3": (None, None, None),
-        "j4": (None, None, 0.7)}
+        "j1": (-1, 0.5, None, None), "j2": (None, 2.0, 1.5, None),
+        "j3": (None, None, None, None), "j4": (None, None, 0.7, None)}
     position, velocity = prefix + "j.min_position", prefix + "j.max_velocity"
     assert check_planning_limit(position, 1) is None
     assert check_planning_limit(position, -0.5) is None
@@ -139,7 +171,7 @@ def test_parameters_name_the_joint_and_the_limit():
         assert "must be a finite number [rad or m]" in check_planning_limit(position, bad)
     assert check_planning_limit(velocity, 0.0) is None  # unused where has_velocity_limits
     assert planning_limits({prefix + "j.has_velocity_limits": False, velocity: 0.0}) == \
-        {"j": (None, None, None)}                        # is false, as MoveIt's setup writes
+        {"j": (None, None, None, None)}                  # is false, as MoveIt's setup writes
     assert "[rad/s or m/s]" in check_planning_limit(velocity, float("inf"))
     assert "true or false" in check_planning_limit(prefix + "j.has_velocity_limits", 1)
 
@@ -248,3 +280,52 @@ def test_get_position_ik_answers_inside_the_yaml_bounds():
         if res.error_code.val == mb.MoveItCode.SUCCESS:
             state = dict(zip(res.solution.joint_state.name, res.solution.joint_state.position))
             assert -0.3 <= state["panda_joint1"] <= 0.3, (q1, state)
+
+
+def test_node_times_what_it_sends_by_the_yaml_accelerations(ros_context):
+    """Executed solutions and timed paths keep acceleration_scaling x max_acceleration,
+    sampled on the cubics a JointTrajectoryController draws (test_execution_timing.py)."""
+    import panda_node
+    from ros2_ik_interfaces.msg import IKErrorCode
+    from ros2_ik_interfaces.srv import ComputeIKPath
+    from trajectory_msgs.msg import JointTrajectory
+    from ros2_ik.node.harness import call_resending
+    from test_execution_timing import SHAPE_ACCELERATION, _accelerations
+    from test_node_outputs import collect, executed, near_target
+    from test_node_path import line_request
+
+    prefix = "robot_description_planning.joint_limits."
+    amax = np.array([0.8, 0.6, 0.8, 1.0, 1.2, 1.5, 1.5])  # [rad/s^2]
+    topic = "/acclimits/arm_controller/joint_trajectory"
+    node, client = panda_node.start(
+        "acclimits", f"controller_topic:={topic}", "acceleration_scaling:=0.5",
+        *(f"{prefix}{name}.max_acceleration:={a}" for name, a in zip(ARM, amax)))
+    try:
+        model = panda_node.description()[2]
+        ready = np.array(READY)
+        trajectories = collect(client, JointTrajectory, topic)
+        req = near_target(model, np.array([0.1, -0.1, 0.05, 0.1, 0.0, 0.1, 0.0]))
+        req.execute = True
+        res = executed(client, req, trajectories, joints=(ARM, ready))
+        point = trajectories[-1].points[0]
+        seconds = point.time_from_start.sec + 1e-9 * point.time_from_start.nanosec
+        move = np.array(res.solution.position) - ready
+        worst = np.max(np.abs(np.outer(SHAPE_ACCELERATION, move)), axis=0) / seconds ** 2
+        assert np.all(worst <= 0.5 * amax * (1 + 1e-6))
+        assert np.max(worst / (0.5 * amax)) == pytest.approx(1.0, rel=1e-4)  # not slower
+
+        path_client = client.node.create_client(ComputeIKPath, "/acclimits/compute_ik_path")
+        assert path_client.wait_for_service(timeout_sec=30.0)
+        path = line_request(model, [0.0, 0.15, -0.1], 40, time_from_velocity_limits=True,
+                            velocity_scaling=1.0)
+        answer = call_resending(path_client, path, client.spin, 60.0, 10.0)
+        assert answer.error_code.val == IKErrorCode.SUCCESS, answer.message
+        points = answer.trajectory.points
+        q = np.array([p.positions for p in points])
+        v = np.array([p.velocities for p in points])
+        t = np.array([p.time_from_start.sec + 1e-9 * p.time_from_start.nanosec for p in points])
+        peaks = [np.max(np.abs(_accelerations(q[k], q[k + 1], v[k], v[k + 1], t[k + 1] - t[k])),
+                        axis=0) for k in range(len(q) - 1) if t[k + 1] > t[k]]
+        assert np.all(np.max(peaks, axis=0) <= 0.5 * amax * (1 + 1e-6))
+    finally:
+        panda_node.stop(node, client)

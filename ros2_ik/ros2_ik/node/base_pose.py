@@ -204,14 +204,17 @@ class JointLimits(NamedTuple):
     lower: np.ndarray
     upper: np.ndarray
     velocity_limits: np.ndarray
+    acceleration_limits: np.ndarray
 
 
 def joint_limits(group) -> JointLimits:
     """Return the limits of the group's 1-DoF joints (without the base coordinates)."""
     names, part = joint_part(group)
     velocity = np.asarray(group.velocity_limits, dtype=float)
+    acceleration = np.asarray(group.acceleration_limits, dtype=float)
     return JointLimits(np.asarray(group.lower)[part], np.asarray(group.upper)[part],
-                       velocity[len(velocity) - len(names):])
+                       velocity[len(velocity) - len(names):],
+                       acceleration[len(acceleration) - len(names):])
 
 
 def robot_base_joint(robot) -> str:

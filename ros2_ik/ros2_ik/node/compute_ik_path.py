@@ -106,7 +106,7 @@ def _compute(snapshot, model_error, cfg, joints, request, response) -> PathAnswe
         timeout_s=timeout,
         random_seed=0 if request.random_seed < 0 else int(request.random_seed))
     _fill(response, group, result, seed if request.start_at_seed else None,
-          scaling if request.time_from_velocity_limits else 0.0)
+          scaling if request.time_from_velocity_limits else 0.0, cfg.acceleration_scaling)
     response.solve_time = time.perf_counter() - started
     return PathAnswer(response, group, result, seed)
 
@@ -158,8 +158,10 @@ def trajectory_msg(names, q_path: np.ndarray, times_s: np.ndarray,
     return msg
 
 
-def _fill(response, group, result: PathResult, start, scaling: float) -> None:
-    times = path_times(result.q_path, start, group.velocity_limits, scaling) if scaling > 0 \
+def _fill(response, group, result: PathResult, start, scaling: float,
+          acceleration_scaling: float) -> None:
+    times = path_times(result.q_path, start, group.velocity_limits, scaling,
+                       group.acceleration_limits, acceleration_scaling) if scaling > 0 \
         else np.zeros(len(result.q_path))
     if len(times) and not times[-1] <= MAX_DURATION_S:  # inf too
         raise RequestError(IKErrorCode.INVALID_GOAL, f"velocity_scaling: {scaling:g} makes "

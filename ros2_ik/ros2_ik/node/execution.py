@@ -2,11 +2,11 @@
 
 ``refusal()`` says why a solution must not be executed (or '' when it may be): it is
 checked on the exact values that would be sent, against fresh ``joint_states``.
-The message builders time a trajectory from the joints' velocity limits.
+The message builders time a trajectory from the joints' velocity and acceleration limits.
 """
 from __future__ import annotations
 
-from typing import Dict, Mapping, Optional, Sequence
+from typing import Dict, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 from builtin_interfaces.msg import Duration
@@ -81,32 +81,122 @@ def note_outcome(response, reason: str, succeeded: bool, refused_code: int) -> N
 
 
 def duration_s(names: Sequence[str], q: np.ndarray, current: Mapping[str, float],
-               velocity_limits: np.ndarray, scaling: float, minimum_s: float) -> float:
+               velocity_limits: np.ndarray, scaling: float, minimum_s: float,
+               acceleration_limits: Optional[np.ndarray] = None,
+               acceleration_scaling: float = 1.0) -> float:
     """Time [s] to reach ``q`` with each joint's peak velocity at most ``scaling`` x its limit.
 
     A path of one step from ``current`` (:func:`path_times`: the controller's cubic from
-    rest peaks at :data:`CUBIC_PEAK` times the mean velocity), at least ``minimum_s``.
+    rest peaks at :data:`CUBIC_PEAK` times the mean velocity, its acceleration at 6 times
+    the move over the duration squared), at least ``minimum_s``.
     """
     start = np.array([current[name] for name in names], dtype=float)
     step = np.asarray(q, dtype=float)[None, :]
     return max(float(path_times(step, start, np.asarray(velocity_limits, dtype=float),
-                                scaling)[-1]), minimum_s)
+                                scaling, acceleration_limits, acceleration_scaling)[-1]),
+               minimum_s)
 
 
 def path_times(q_path: np.ndarray, start: Optional[np.ndarray], velocity_limits: np.ndarray,
-               scaling: float) -> np.ndarray:
-    """Time from start [s] of each point: each step's peak at its slowest joint's scaled limit.
+               scaling: float, acceleration_limits: Optional[np.ndarray] = None,
+               acceleration_scaling: float = 1.0) -> np.ndarray:
+    """Time from start [s] of each point, within the scaled velocity and acceleration limits.
 
-    A step's mean velocity is held to ``scaling`` / 1.5 of the limit: the cubics through
-    the points (:func:`point_velocities`) peak at 1.5 times it at most.
-    ``start`` (n,): where the arm is before the first point (None: the first point is at
-    0 s).  Joints without a finite, positive limit do not slow a step.
+    Each step's mean velocity is held to ``scaling`` / 1.5 of the limit: the cubics through
+    the points (:func:`point_velocities`) peak at 1.5 times it at most.  With
+    ``acceleration_limits`` (n,) [rad/s^2 or m/s^2], the steps whose cubics accelerate a
+    joint beyond ``acceleration_scaling`` x its limit are then slowed
+    (:func:`_within_accelerations`).  ``start`` (n,): where the arm is, at rest, before the
+    first point (None: the first point is at 0 s).  Joints without a finite, positive limit
+    do not slow a step.
     """
-    v = np.where((velocity_limits > 0) & np.isfinite(velocity_limits),
-                 velocity_limits * scaling / CUBIC_PEAK, np.inf)
-    previous = q_path[:1] if start is None else start[None, :]
+    v = _scaled(velocity_limits, scaling / CUBIC_PEAK)
+    previous = q_path[:1] if start is None else np.asarray(start, dtype=float)[None, :]
     steps = np.diff(np.vstack([previous, q_path]), axis=0)
-    return np.cumsum(np.max(np.abs(steps) / v, axis=1, initial=0.0))
+    with np.errstate(over="ignore"):  # a scaling of 1e-300: inf, which the callers refuse
+        spans = np.max(np.abs(steps) / v, axis=1, initial=0.0)
+    if acceleration_limits is not None:
+        a = _scaled(np.asarray(acceleration_limits, dtype=float), acceleration_scaling)
+        if np.any(np.isfinite(a)):
+            spans = _within_accelerations(steps, spans, a)
+    return np.cumsum(spans)
+
+
+def _scaled(limits: np.ndarray, scaling: float) -> np.ndarray:
+    """``limits`` x ``scaling`` where finite and positive, else inf (no limit)."""
+    return np.where((limits > 0) & np.isfinite(limits), limits * scaling, np.inf)
+
+
+#: Largest lengthening of a step in one round of :func:`_within_accelerations`: small, so
+#: that a ramp forms over many steps instead of one step absorbing the whole change.
+STRETCH = 1.02
+#: Rounds of :func:`_within_accelerations` before it slows the whole path instead.
+ACCELERATION_ROUNDS = 2000
+
+
+def _within_accelerations(steps: np.ndarray, spans: np.ndarray, limits: np.ndarray
+                          ) -> np.ndarray:
+    """Return ``spans`` (m,) [s] lengthened until no cubic accelerates beyond ``limits`` (n,).
+
+    A cubic's acceleration is linear in time, so its largest is at an end
+    (:func:`_end_accelerations`).  At each point where a joint accelerates too much (on
+    the step before it or after it), the step on which that joint is faster is lengthened
+    (as Iterative Parabolic Time Parameterization does: speeding up slows the step after,
+    slowing down the step before), by the square root of the excess (exact for a step
+    alone) but at most :data:`STRETCH`, and rounds repeat: a ramp forms.  A step that
+    moves in no time starts from the time of a move from rest to rest.  After
+    :data:`ACCELERATION_ROUNDS` the whole path is slowed by the worst ratio left
+    (accelerations scale with the square of the speed), so the answer always keeps the
+    limits; lengthening only lowers the velocities.
+    """
+    spans = np.where(spans > 0, spans, np.max(np.sqrt(6.0 * np.abs(steps) / limits), axis=1))
+    m = len(spans)
+    stretch = np.inf if m == 1 else STRETCH
+    for _ in range(ACCELERATION_ROUNDS):
+        at_points = _point_ratios(steps, spans, limits)
+        worst = np.max(at_points, axis=1)
+        points = np.flatnonzero(worst > 1.0)
+        if points.size == 0:
+            return spans
+        joint = np.argmax(at_points[points], axis=1)
+        before, after = np.maximum(points - 1, 0), np.minimum(points, m - 1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            speed = np.abs(steps) / spans[:, None]  # 0 / 0 (no step) compares False
+        faster = np.where(speed[before, joint] >= speed[after, joint], before, after)
+        step = np.where(points == 0, 0, np.where(points == m, m - 1, faster))
+        factor = np.ones(m)
+        np.maximum.at(factor, step, np.minimum(np.sqrt(worst[points]), stretch))
+        spans = spans * factor * (1 + 1e-9)
+    worst = float(np.max(_point_ratios(steps, spans, limits), initial=0.0))
+    return spans * np.sqrt(max(worst, 1.0)) * (1 + 1e-9)
+
+
+def _point_ratios(steps: np.ndarray, spans: np.ndarray, limits: np.ndarray) -> np.ndarray:
+    """(m + 1, n) at each point (the start first), |acceleration| / limit on either side."""
+    first, last = _end_accelerations(steps, spans)
+    ratios = np.zeros((len(spans) + 1, steps.shape[1]))
+    ratios[:-1] = first / limits
+    ratios[1:] = np.maximum(ratios[1:], last / limits)
+    return ratios
+
+
+def _end_accelerations(steps: np.ndarray, spans: np.ndarray
+                       ) -> Tuple[np.ndarray, np.ndarray]:
+    """(m, n) twice: each joint's |acceleration| [rad/s^2 or m/s^2] at each step's ends.
+
+    The cubic Hermite a controller draws through a step ``d`` of ``T`` seconds between
+    the velocities ``v0``, ``v1`` of :func:`point_velocities` (the start at rest)
+    accelerates by ``(6 d - T (4 v0 + 2 v1)) / T^2`` at its start and
+    ``(-6 d + T (2 v0 + 4 v1)) / T^2`` at its end, and linearly between.  0 on a step of
+    no time.
+    """
+    v = np.vstack([np.zeros((1, steps.shape[1])), _velocities(steps, spans)])
+    v0, v1, t = v[:-1], v[1:], spans[:, None]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        first = (6 * steps - t * (4 * v0 + 2 * v1)) / t ** 2
+        last = (-6 * steps + t * (2 * v0 + 4 * v1)) / t ** 2
+    timed = t > 0
+    return np.where(timed, np.abs(first), 0.0), np.where(timed, np.abs(last), 0.0)
 
 
 def point_velocities(q_path: np.ndarray, times_s: np.ndarray,
@@ -124,12 +214,17 @@ def point_velocities(q_path: np.ndarray, times_s: np.ndarray,
     """
     first = q_path[:1] if start is None else np.asarray(start, dtype=float)[None, :]
     steps = np.diff(np.vstack([first, q_path]), axis=0)
-    spans = np.diff(np.concatenate([[0.0], times_s]))[:, None]
+    return _velocities(steps, np.diff(np.concatenate([[0.0], times_s])))
+
+
+def _velocities(steps: np.ndarray, spans: np.ndarray) -> np.ndarray:
+    """(m, n) :func:`point_velocities` at the ends of ``steps`` (m, n) lasting ``spans`` (m,)."""
+    spans = spans[:, None]
     with np.errstate(divide="ignore", invalid="ignore"):
         mean = np.where(spans > 0, steps / spans, 0.0)
         left, right = mean[:-1], mean[1:]
         inner = np.where(left * right > 0, 2 * left * right / (left + right), 0.0)
-    return np.vstack([inner, np.zeros((1, q_path.shape[1]))])
+    return np.vstack([inner, np.zeros((1, steps.shape[1]))])
 
 
 def trajectory(names: Sequence[str], q: np.ndarray, seconds: float) -> JointTrajectory:

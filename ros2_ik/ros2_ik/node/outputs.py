@@ -70,9 +70,9 @@ class Outputs:
                 move: Optional[Callable[[Mapping[str, float]], str]] = None) -> str:
         """Send ``q`` to the controller when safe; returns the refusal reason or ''.
 
-        ``group``: anything with the joints' ``lower``, ``upper`` and ``velocity_limits``
-        (a whole-body group's joints: node/base_pose.joint_limits).  ``move``: the check of
-        the move there (:meth:`move_check`).
+        ``group``: anything with the joints' ``lower``, ``upper``, ``velocity_limits`` and
+        ``acceleration_limits`` (a whole-body group's joints: node/base_pose.joint_limits).
+        ``move``: the check of the move there (:meth:`move_check`).
         """
         cfg = self._node.config
         current = self._node.joints.fresh(names, cfg.joint_state_timeout)
@@ -91,7 +91,8 @@ class Outputs:
             self.controller_pub.publish(msg)
             return ""
         seconds = execution.duration_s(names, q, current, group.velocity_limits,
-                                       cfg.velocity_scaling, cfg.min_trajectory_duration)
+                                       cfg.velocity_scaling, cfg.min_trajectory_duration,
+                                       group.acceleration_limits, cfg.acceleration_scaling)
         trajectory = execution.trajectory(names, q, seconds)
         if self.action_sender is not None:
             return self.action_sender.send(trajectory)

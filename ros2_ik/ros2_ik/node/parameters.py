@@ -10,8 +10,9 @@ MoveIt's ``kinematics.yaml``, given to ik_node as move_group gets it
 (``robot_description_kinematics.<group>.<key>``), is read for the keys of
 :data:`KINEMATICS_KEYS`, where present; GetPositionIK honours them (moveit_bridge.py).
 MoveIt's ``joint_limits.yaml`` (``robot_description_planning.joint_limits.<joint>.<key>``)
-is read for the position bounds and velocity limits of :data:`PLANNING_LIMIT_KEYS`: they
-replace the URDF's in the model, as in move_group's (read once, at start: read-only).
+is read for the position bounds, velocity and acceleration limits of
+:data:`PLANNING_LIMIT_KEYS`: they replace the URDF's in the model, as in move_group's (read
+once, at start: read-only); the accelerations time what the node sends.
 """
 from __future__ import annotations
 
@@ -174,6 +175,9 @@ SCHEMA: Tuple[ParamSpec, ...] = (
               "Float64MultiArray (empty: the group's joints)."),
     ParamSpec("velocity_scaling", 0.2, "Fraction (0, 1] of the URDF velocity limits a "
               "trajectory may reach at its peak (an executed solution, a timed path).", _fraction),
+    ParamSpec("acceleration_scaling", 0.2, "Fraction (0, 1] of joint_limits.yaml's "
+              "max_acceleration a trajectory may reach (an executed solution, a timed path); "
+              "joints without one are timed by their velocity limits alone.", _fraction),
     ParamSpec("min_trajectory_duration", 0.5, "Lower bound on the trajectory duration [s].",
               _positive),
     ParamSpec("execute_max_joint_jump", 0.5, "Refuse to execute a solution that moves any "
@@ -289,9 +293,11 @@ def kinematics_parameter(name: str) -> Optional[Tuple[str, str]]:
 
 #: Where MoveIt's joint_limits.yaml puts a joint's limits (move_group's parameters).
 PLANNING_LIMITS_PREFIX = "robot_description_planning.joint_limits."
-#: The joint_limits.yaml keys ros2_ik honours: the position bounds [rad or m] and the
-#: velocity limit [rad/s or m/s] (applied unless ``has_velocity_limits`` is false).
-PLANNING_LIMIT_KEYS = ("min_position", "max_position", "has_velocity_limits", "max_velocity")
+#: The joint_limits.yaml keys ros2_ik honours: the position bounds [rad or m], the
+#: velocity limit [rad/s or m/s] (applied unless ``has_velocity_limits`` is false) and the
+#: acceleration limit [rad/s^2 or m/s^2] (unless ``has_acceleration_limits`` is false).
+PLANNING_LIMIT_KEYS = ("min_position", "max_position", "has_velocity_limits", "max_velocity",
+                       "has_acceleration_limits", "max_acceleration")
 
 
 def planning_limit_parameter(name: str) -> Optional[Tuple[str, str]]:

@@ -67,7 +67,8 @@ class PathServer:
         if current is not None:
             start = np.array([current[n] for n in group.joint_names])
             times = execution.path_times(result.q_path, start, group.velocity_limits,
-                                         cfg.velocity_scaling)
+                                         cfg.velocity_scaling, group.acceleration_limits,
+                                         cfg.acceleration_scaling)
             times += max(0.0, cfg.min_trajectory_duration - times[-1])
         trajectory = trajectory_msg(group.joint_names, result.q_path,
                                     times if times is not None else
@@ -101,8 +102,10 @@ class PathServer:
         """
         from moveit_msgs.msg import DisplayTrajectory, RobotTrajectory
         group, q_path = answer.group, answer.result.q_path
+        cfg = self._node.config
         times = execution.path_times(q_path, answer.seed, group.velocity_limits,
-                                     self._node.config.velocity_scaling)
+                                     cfg.velocity_scaling, group.acceleration_limits,
+                                     cfg.acceleration_scaling)
         msg = DisplayTrajectory(model_id=group.robot.model.name)
         msg.trajectory.append(RobotTrajectory(
             joint_trajectory=trajectory_msg(group.joint_names, q_path, times, answer.seed)))

@@ -172,6 +172,8 @@ class WholeBodyGroup(Group):
         self.lower, self.upper = self._coordinate_limits(model)
         self.velocity_limits = np.concatenate((np.full(self.base_nq, np.inf), np.array(
             [model.velocityLimit[model.idx_vs[j]] for j in self.arm_ids], dtype=float)))
+        self.acceleration_limits = np.concatenate((np.full(self.base_nq, np.inf), np.array(
+            [robot.acceleration_limits[model.idx_vs[j]] for j in self.arm_ids], dtype=float)))
         self._derive()
         self._arm_cont = arm_cont
         self._has_yaw = self.bounds.has_yaw

@@ -113,6 +113,9 @@ class Group:
         self.lower, self.upper = self._limits(model)
         self.velocity_limits = np.array([model.velocityLimit[model.idx_vs[j]]
                                          for j in self.joint_ids])
+        #: Per group joint [rad/s^2 or m/s^2] (joint_limits.yaml's); inf: none known.
+        self.acceleration_limits = np.array([robot.acceleration_limits[model.idx_vs[j]]
+                                             for j in self.joint_ids], dtype=float)
         self._derive()
         self._build_full_maps(model, locked)
         self._build_reduced(model)
@@ -134,7 +137,7 @@ class Group:
         self.search_lower = np.where(self.wraps, -np.inf, self.lower)
         self.search_upper = np.where(self.wraps, np.inf, self.upper)
         for arr in (self.continuous, self.rotates, self.lower, self.upper,
-                    self.velocity_limits, self.wraps,
+                    self.velocity_limits, self.acceleration_limits, self.wraps,
                     self.search_lower, self.search_upper):
             arr.setflags(write=False)
         self._local = threading.local()

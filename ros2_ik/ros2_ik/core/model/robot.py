@@ -33,17 +33,20 @@ class PlanningLimits(NamedTuple):
     min_position: Optional[float] = None  # [rad or m]
     max_position: Optional[float] = None  # [rad or m]
     max_velocity: Optional[float] = None  # [rad/s or m/s]
+    max_acceleration: Optional[float] = None  # [rad/s^2 or m/s^2]
 
 
 def planning_limits_of(joint_limits: Mapping[str, Mapping[str, Any]]
                        ) -> Dict[str, PlanningLimits]:
     """Joint -> :class:`PlanningLimits` of the ``joint_limits`` section of joint_limits.yaml.
 
-    Per joint: ``min_position``, ``max_position`` [rad or m], and ``max_velocity`` [rad/s
+    Per joint: ``min_position``, ``max_position`` [rad or m], ``max_velocity`` [rad/s
     or m/s] unless ``has_velocity_limits`` is false (today's MoveIt reads it only when
-    true, earlier releases without it); the other keys (accelerations, jerks) are MoveIt's.
+    true, earlier releases without it) and ``max_acceleration`` [rad/s^2 or m/s^2] unless
+    ``has_acceleration_limits`` is false (unset, a limit written down is kept: it times
+    what is sent to a physical arm); the other keys (jerks, decelerations) are MoveIt's.
     Raises :class:`errors.RobotModelError` naming the joint and key for an entry that is
-    not a mapping or a ``has_velocity_limits`` that is not true or false (the numbers are
+    not a mapping or a ``has_*_limits`` flag that is not true or false (the numbers are
     checked where they apply, :meth:`Robot.from_urdf`).
     """
     out = {}
@@ -52,32 +55,40 @@ def planning_limits_of(joint_limits: Mapping[str, Mapping[str, Any]]
             raise errors.RobotModelError(
                 f"joint_limits: joint '{joint}': expected its keys (min_position, ...), "
                 f"got {keys!r}")
-        has_velocity = keys.get("has_velocity_limits")
-        has_velocity = True if has_velocity is None else has_velocity  # unset (or null)
-        problem = planning_value_problem("has_velocity_limits", has_velocity)
-        if problem:
-            raise errors.RobotModelError(
-                f"joint_limits: joint '{joint}': has_velocity_limits {problem}")
-        velocity = keys.get("max_velocity") if has_velocity else None
-        out[joint] = PlanningLimits(keys.get("min_position"), keys.get("max_position"), velocity)
+        velocity, acceleration = (_flagged(joint, keys, kind)
+                                  for kind in ("velocity", "acceleration"))
+        out[joint] = PlanningLimits(keys.get("min_position"), keys.get("max_position"),
+                                    velocity, acceleration)
     return out
+
+
+def _flagged(joint: str, keys: Mapping[str, Any], kind: str) -> Any:
+    """Joint's ``max_<kind>`` unless its ``has_<kind>_limits`` is false (unset: true)."""
+    flag = keys.get(f"has_{kind}_limits")
+    flag = True if flag is None else flag  # unset (or null)
+    problem = planning_value_problem(f"has_{kind}_limits", flag)
+    if problem:
+        raise errors.RobotModelError(
+            f"joint_limits: joint '{joint}': has_{kind}_limits {problem}")
+    return keys.get(f"max_{kind}") if flag else None
 
 
 #: The unit of each number a joint's joint_limits.yaml entry gives.
 PLANNING_UNITS = {"min_position": "[rad or m]", "max_position": "[rad or m]",
-                  "max_velocity": "[rad/s or m/s]"}
+                  "max_velocity": "[rad/s or m/s]", "max_acceleration": "[rad/s^2 or m/s^2]"}
 
 
 def planning_value_problem(key: str, value: Any) -> Optional[str]:
     """Why ``value`` cannot be a joint's joint_limits.yaml ``key``, or None (None: unset).
 
-    ``has_velocity_limits`` is true or false; the numbers of :data:`PLANNING_UNITS` are
-    finite.  A velocity not above 0 is refused where it applies (:meth:`Robot.from_urdf`).
+    ``has_velocity_limits`` and ``has_acceleration_limits`` are true or false; the numbers
+    of :data:`PLANNING_UNITS` are finite.  A velocity or acceleration not above 0 is
+    refused where it applies (:meth:`Robot.from_urdf`).
     The one rule: the node checks its parameters with it, the core the values it applies.
     """
     if value is None:
         return None
-    if key == "has_velocity_limits":
+    if key in ("has_velocity_limits", "has_acceleration_limits"):
         return None if isinstance(value, bool) else f"must be true or false, got {value!r}"
     try:
         finite = not isinstance(value, bool) \
@@ -128,15 +139,21 @@ class Robot:
     """
 
     def __init__(self, model: pin.Model, srdf_xml: Optional[str] = None,
-                 mimics: Optional[Mapping[str, Mimic]] = None, hard_limits=None):
+                 mimics: Optional[Mapping[str, Mimic]] = None, hard_limits=None,
+                 acceleration_limits: Optional[np.ndarray] = None):
         """Wrap an existing pinocchio ``model``; prefer :meth:`from_urdf`.
 
         ``mimics``: the URDF's mimic joints by name (:func:`mimic_joints`).
         ``hard_limits``: ``(lower, upper)`` (nq,) where the joints can be, when the
         model's limits are narrower (soft limits: :func:`_apply_soft_limits`); the model's
-        by default.
+        by default.  ``acceleration_limits``: (nv,) [rad/s^2 or m/s^2], inf where none
+        is known (a URDF gives none: joint_limits.yaml's, :func:`_apply_planning_limits`).
         """
         self._model = model
+        #: Per velocity coordinate, the acceleration limit [rad/s^2 or m/s^2]; inf: none.
+        self.acceleration_limits = np.full(model.nv, np.inf) if acceleration_limits is None \
+            else np.asarray(acceleration_limits, dtype=float)
+        self.acceleration_limits.setflags(write=False)
         self.srdf_xml = srdf_xml
         #: The model's mimic joints by name (their relation to their leaders).
         self.mimics: Dict[str, Mimic] = dict(mimics or {})
@@ -173,8 +190,8 @@ class Robot:
         a tuple: ``(min_position, max_position)``), the limits of MoveIt's
         ``joint_limits.yaml`` (:func:`_apply_planning_limits`).
         Raises :class:`errors.RobotModelError` on empty or unparsable XML, and on a
-        planning limit that is not a finite number, a velocity not above 0, or positions
-        that leave a joint no value.
+        planning limit that is not a finite number, a velocity or acceleration not above
+        0, or positions that leave a joint no value.
         """
         if not isinstance(urdf_xml, str) or not urdf_xml.strip():
             raise errors.RobotModelError("robot_description is empty: expected URDF XML text")
@@ -203,9 +220,9 @@ class Robot:
         _warn_unread_inertials(root, urdf_xml, model)
         hard = (model.lowerPositionLimit.copy(), model.upperPositionLimit.copy())
         _apply_soft_limits(root, model)
-        if planning_limits:
-            _apply_planning_limits(model, planning_limits, hard)
-        return cls(model, srdf_xml, mimic_joints(root, model), hard)
+        acceleration = _apply_planning_limits(model, planning_limits, hard) \
+            if planning_limits else None
+        return cls(model, srdf_xml, mimic_joints(root, model), hard, acceleration)
 
     @property
     def base_kind(self) -> Optional[str]:
@@ -586,7 +603,7 @@ def _apply_soft_limits(root: Optional[ET.Element], model: pin.Model) -> None:
 
 
 def _apply_planning_limits(model: pin.Model, limits: Mapping[str, Sequence],
-                           hard: Tuple[np.ndarray, np.ndarray]) -> None:
+                           hard: Tuple[np.ndarray, np.ndarray]) -> np.ndarray:
     """Replace the limits of the joints ``limits`` names, as MoveIt's joint_limits.yaml does.
 
     MoveIt's RobotModelLoader replaces each bound ``robot_description_planning.joint_limits
@@ -596,19 +613,22 @@ def _apply_planning_limits(model: pin.Model, limits: Mapping[str, Sequence],
     of the groups (``hard``, where the joints can be, :meth:`Robot.joint_limits`, widens to
     hold a wider range), the velocities time what the node sends and the servo.  A
     continuous joint has no positions to bound and a name that is no one-axis joint of the
-    model bounds nothing: both are skipped with a warning, as MoveIt skips them.  Raises
+    model bounds nothing: both are skipped with a warning, as MoveIt skips them.  Returns
+    the acceleration limits (nv,) [rad/s^2 or m/s^2] (inf where none is given: a
+    pinocchio model holds none), which time what the node sends too.  Raises
     :class:`errors.RobotModelError` naming the joint for a value that is not a finite
-    number, a velocity not above 0, or positions that leave no value.
+    number, a velocity or acceleration not above 0, or positions that leave no value.
     """
     lower, upper = model.lowerPositionLimit.copy(), model.upperPositionLimit.copy()
     velocity = model.velocityLimit.copy()
+    acceleration = np.full(model.nv, np.inf)
     for name, given in limits.items():
         try:
             given = PlanningLimits(*given)
-        except TypeError:  # not a sequence of up to three values
+        except TypeError:  # not a sequence of up to four values
             raise errors.RobotModelError(
                 f"joint_limits: joint '{name}': expected (min_position, max_position"
-                f"[, max_velocity]), got {given!r}") from None
+                f"[, max_velocity[, max_acceleration]]), got {given!r}") from None
         j = model.getJointId(name) if isinstance(name, str) \
             and model.existJointName(name) else 0
         if not 0 < j < model.njoints or model.nvs[j] != 1:
@@ -616,11 +636,11 @@ def _apply_planning_limits(model: pin.Model, limits: Mapping[str, Sequence],
                          "limits are skipped", name)
             continue
         if given.max_velocity is not None:
-            v = _planning_value(name, "max_velocity", given.max_velocity, None)
-            if not v > 0:
-                raise errors.RobotModelError(
-                    f"joint_limits: joint '{name}': max_velocity must be > 0, got {v}")
-            velocity[model.idx_vs[j]] = v
+            velocity[model.idx_vs[j]] = _positive_limit(name, "max_velocity",
+                                                        given.max_velocity)
+        if given.max_acceleration is not None:
+            acceleration[model.idx_vs[j]] = _positive_limit(name, "max_acceleration",
+                                                            given.max_acceleration)
         if given.min_position is None and given.max_position is None:
             continue
         if model.nqs[j] != 1:
@@ -639,6 +659,15 @@ def _apply_planning_limits(model: pin.Model, limits: Mapping[str, Sequence],
     model.velocityLimit = velocity
     if hasattr(model, "lowerVelocityLimit"):  # pinocchio 4: the URDF's magnitude both ways
         model.lowerVelocityLimit = velocity
+    return acceleration
+
+
+def _positive_limit(name: str, key: str, value) -> float:
+    """Return joint ``name``'s planning limit ``key`` (a rate above 0), or raise naming both."""
+    v = _planning_value(name, key, value, None)
+    if not v > 0:
+        raise errors.RobotModelError(f"joint_limits: joint '{name}': {key} must be > 0, got {v}")
+    return v
 
 
 def _planning_value(name: str, key: str, value, default: Optional[float]) -> float:
