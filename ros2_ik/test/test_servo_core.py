@@ -146,3 +146,22 @@ def test_obstacle_in_the_path_is_passed_without_going_under_the_clearance(group)
     step = servo.step_pose(qs[-1], goal, DT)
     assert step.clearance_m == pytest.approx(
         checker.min_distance(group.to_full_q(qs[-1])).distance_m, abs=1e-9)
+
+
+def test_joint_limits_yaml_accelerations_bound_the_servo():
+    """joint_limits.yaml's max_acceleration below the config's limit binds per joint."""
+    from ros2_ik.core.model.robot import PlanningLimits
+    amax = {"panda_joint1": 0.5, "panda_joint4": 1.0}
+    group = robots.load_arm("panda", planning_limits={
+        name: PlanningLimits(max_acceleration=a) for name, a in amax.items()}).group(
+        base="panda_link0", tip=TIP)
+    q0 = _q0(group)
+    T0 = group.fk(q0, TIP)
+    target = pin.SE3(T0.rotation, T0.translation + np.array([0.0, 0.2, -0.1]))
+    qs = _run(Servo(group, TIP, ServoConfig(acceleration_limit=ACC)), q0, [target] * 250)
+    v = np.diff(qs, axis=0) / DT
+    a = np.abs(np.diff(np.vstack([np.zeros(group.n), v]), axis=0)) / DT
+    limit = np.full(group.n, ACC)
+    limit[[0, 3]] = 0.5, 1.0
+    assert np.all(a <= limit + 1e-6)
+    assert a[:, 0].max() == pytest.approx(0.5, rel=1e-6)  # it binds: joint 1 leads the move

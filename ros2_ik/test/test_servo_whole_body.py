@@ -233,3 +233,21 @@ def test_supervisor_follows_fresh_pose_targets_and_holds_otherwise(talos):
     assert sup.tick(0.1, None, DT) is not None and "joint_states" in sup.report.reason
     sup.stop("done")
     assert sup.tick(0.1, np.zeros(3), DT) is None
+
+
+def test_joint_limits_yaml_accelerations_bound_the_joints(talos):
+    """``acceleration_limits`` (Robot.acceleration_limits: joint_limits.yaml's) bind per joint."""
+    model, q0 = talos
+    amax = np.full(model.nv, np.inf)
+    slow = model.joints[model.getJointId("arm_left_4_joint")].idx_v
+    amax[slow] = 0.2
+    servo = WholeBodyServo(model, HAND, [Contact(s, CORNERS) for s in SOLES],
+                           WholeBodyConfig(com_margin_m=MARGIN), posture=q0,
+                           acceleration_limits=amax)
+    servo.hold(q0)
+    qs, _ = _run(servo, q0, (0.1, 0.1, 0.1), 150)
+    i = model.joints[model.getJointId("arm_left_4_joint")].idx_q
+    v = np.diff([q[i] for q in qs]) / DT
+    a = np.abs(np.diff(np.concatenate([[0.0], v]))) / DT
+    assert a.max() <= 0.2 + 1e-6
+    assert a.max() == pytest.approx(0.2, rel=1e-6)  # it binds (the config's is 10)

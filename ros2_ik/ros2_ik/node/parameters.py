@@ -221,7 +221,8 @@ SCHEMA: Tuple[ParamSpec, ...] = (
     ParamSpec("servo_velocity_scaling", 0.5, "Fraction (0, 1] of the URDF velocity "
               "limits the servo may use.", _fraction),
     ParamSpec("servo_acceleration_limit", 5.0, "Joint acceleration limit of the servo "
-              "[rad/s^2 or m/s^2].", _positive),
+              "[rad/s^2 or m/s^2] (joint_limits.yaml's max_acceleration where lower).",
+              _positive),
     ParamSpec("servo_target_timeout", 0.5, "A target (pose or twist) older than this [s] "
               "is stale: the servo halts, holding position, until a new one arrives.",
               _positive),

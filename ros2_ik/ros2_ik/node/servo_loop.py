@@ -253,7 +253,7 @@ class ServoLoop:
         posture = None if q is None else group.to_full_q(q)
         return WholeBodyServo(group.robot.model, frame,
                               [Contact(c, points.reshape(-1, 3)) for c in contacts], config,
-                              posture, joint_part(group)[0])
+                              posture, joint_part(group)[0], group.robot.acceleration_limits)
 
     def _on_base_pose(self, msg: PoseStamped) -> None:
         self._base_pose = msg
@@ -311,7 +311,7 @@ class ServoLoop:
     def _limits(self, group, servo: Servo) -> Limits:
         cfg = self.node.config
         return Limits(np.array(group.lower), np.array(group.upper), np.array(servo.vmax),
-                      cfg.servo_acceleration_limit, tuple(group.joint_names),
+                      np.array(servo.amax), tuple(group.joint_names),
                       cfg.servo_max_tracking_error)
 
     def _output_map(self, group) -> tuple:

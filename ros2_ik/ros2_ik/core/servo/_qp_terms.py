@@ -31,9 +31,10 @@ else:  # pragma: no cover - numba is in requirements.txt
 def velocity_box(q, qd_prev, lower, upper, vmax, a_max, dt, lo, hi):  # pragma: no cover
     """Fill ``lo``/``hi`` (n,) [rad/s] with the servo's velocity box; return True if relaxed.
 
-    Per joint: ``+-vmax``; a braking bound ``sqrt(a_max d)`` toward a limit ``d`` away
-    (the joint stops on the limit with half the allowed deceleration); ``d / dt`` (never
-    past the limit within one period); the acceleration bound ``qd_prev +- a_max dt``.
+    Per joint ``i``: ``+-vmax``; a braking bound ``sqrt(a_max d)`` toward a limit ``d``
+    away (the joint stops on the limit with half the allowed deceleration); ``d / dt``
+    (never past the limit within one period); the acceleration bound ``qd_prev +- a_max
+    dt``; ``a_max`` (n,) [rad/s^2 or m/s^2] per joint.
     Where the acceleration bound contradicts the others, the others win (the velocity
     nearest ``qd_prev`` inside them is forced) and the step is flagged relaxed.
     """
@@ -41,10 +42,11 @@ def velocity_box(q, qd_prev, lower, upper, vmax, a_max, dt, lo, hi):  # pragma: 
     for i in range(q.shape[0]):
         d_up = max(upper[i] - q[i], 0.0)  # inf for an unbounded joint
         d_lo = max(q[i] - lower[i], 0.0)
-        h = min(vmax[i], math.sqrt(a_max * d_up), d_up / dt)
-        w = max(-vmax[i], -math.sqrt(a_max * d_lo), -d_lo / dt)
-        h2 = min(h, qd_prev[i] + a_max * dt)
-        w2 = max(w, qd_prev[i] - a_max * dt)
+        a = a_max[i]
+        h = min(vmax[i], math.sqrt(a * d_up), d_up / dt)
+        w = max(-vmax[i], -math.sqrt(a * d_lo), -d_lo / dt)
+        h2 = min(h, qd_prev[i] + a * dt)
+        w2 = max(w, qd_prev[i] - a * dt)
         if w2 > h2:
             near = min(max(qd_prev[i], w), h)
             w2 = h2 = near
@@ -118,7 +120,7 @@ def warm_up() -> None:
     J, v, w2 = np.ones((6, n)), np.zeros(6), np.ones(6)
     H, f, lo, hi = np.empty((n, n)), np.empty(n), np.empty(n), np.empty(n)
     least_squares_cost(J, v, w2, 1.0, np.zeros(n), H, f)
-    velocity_box(np.zeros(n), np.zeros(n), -np.ones(n), np.ones(n), np.ones(n), 1.0, 0.004,
-                 lo, hi)
+    velocity_box(np.zeros(n), np.zeros(n), -np.ones(n), np.ones(n), np.ones(n), np.ones(n),
+                 0.004, lo, hi)
     manipulability(J, np.arange(6))
     _WARM.append(True)

@@ -77,14 +77,14 @@ class CollisionDampers:
         self._held = dict(values)
 
     def rows(self, q: np.ndarray, qd_prev: Optional[np.ndarray] = None, dt: float = 0.0,
-             acceleration: float = 0.0) -> Tuple[np.ndarray, np.ndarray, float]:
+             acceleration=0.0) -> Tuple[np.ndarray, np.ndarray, float]:
         """Rows ``A`` (k, n) and lower bounds ``b`` (k,) of ``A qd >= b`` at group vector ``q``.
 
         Also returns the clearance [m]: the smallest signed padded distance of any pair,
         ``inf`` when no pair is closer than the influence distance (pairs beyond it are
         not computed).  With the previous velocity ``qd_prev``, the period ``dt`` [s] and
-        the joint ``acceleration`` limit, a pair met faster than the damper allows is
-        braked instead (:func:`braked_speed`).
+        the joints' ``acceleration`` limits (one, or (n,)) [rad/s^2 or m/s^2], a pair met
+        faster than the damper allows is braked instead (:func:`braked_speed`).
         """
         q_full = self.group.to_full_q(q)
         if self._held:
@@ -101,7 +101,7 @@ class CollisionDampers:
         grads, d = grads[moved], d[moved]
         x = d - self.target_m
         lower = -self.gain * x  # x < 0: inside the target distance, must separate
-        if qd_prev is not None and dt > 0.0 and acceleration > 0.0:
+        if qd_prev is not None and dt > 0.0 and np.all(np.asarray(acceleration) > 0.0):
             outside = x > 0.0
             lower[outside] = -braked_speed(grads[outside], x[outside], qd_prev, dt,
                                            acceleration, self.gain)
@@ -109,16 +109,17 @@ class CollisionDampers:
 
 
 def braked_speed(grads: np.ndarray, x: np.ndarray, qd_prev: np.ndarray, dt: float,
-                 acceleration: float, gain: float) -> np.ndarray:
+                 acceleration, gain: float) -> np.ndarray:
     """Largest approach speed [m/s] allowed per pair ``x`` [m] above its target distance.
 
     The damper's ``gain x``, or, for a pair already closing in faster, its current speed
-    less 90 % of what one period of the joint ``acceleration`` limit can take off it (``A
-    dt``, ``A = acceleration * sum |grad d|``): braking, not an infeasible step.  Never
+    less 90 % of what one period of the joints' ``acceleration`` limits (one, or (n,))
+    can take off it (``A dt``, ``A = sum_i acceleration_i |grad_i d|``): braking, not an
+    infeasible step.  Never
     above the braking curve ``sqrt(A x)`` (stops within ``x`` at half of ``A``) nor
     ``x / dt`` (not past the target within one period).
     """
-    A = acceleration * np.abs(grads).sum(axis=1)
+    A = np.abs(grads) @ np.broadcast_to(np.asarray(acceleration, dtype=float), grads.shape[1:])
     approach = np.maximum(-(grads @ qd_prev), 0.0)
     speed = np.maximum(gain * x, approach - 0.9 * A * dt)
     return np.minimum(speed, np.minimum(np.sqrt(A * x), x / dt))

@@ -12,9 +12,10 @@ frame (``LOCAL`` for the tip, ``LOCAL_WORLD_ALIGNED`` for the world), ``v_task``
 which also keeps the step bounded near a singularity).
 
 Bounds (per joint, intersected): velocity ``+-velocity_scale * v_max`` (URDF), acceleration
-``qd_prev +- a_max dt`` and position limits as a braking bound ``+-sqrt(a_max d)`` with
-``d`` the distance to the limit (half the deceleration the acceleration bound allows, so
-the next step's bounds stay feasible: the joint slows to zero on the limit, never past it).
+``qd_prev +- a_max dt`` (``a_max``: the config's, or joint_limits.yaml's where lower) and
+position limits as a braking bound ``+-sqrt(a_max d)`` with ``d`` the distance to the
+limit (half the deceleration the acceleration bound allows, so the next step's bounds stay
+feasible: the joint slows to zero on the limit, never past it).
 
 Collision avoidance (with a checker): one general inequality row per pair closer than
 ``influence_m`` (:mod:`.dampers`).  A QP the solver cannot solve (the dampers and the
@@ -96,6 +97,9 @@ class Servo:
         vmax = np.array(group.velocity_limits, dtype=float)
         vmax = np.where(np.isfinite(vmax) & (vmax > 0), vmax, self.config.default_velocity)
         self.vmax = self.config.velocity_scale * vmax
+        #: Per joint [rad/s^2 or m/s^2]: the config's limit, or joint_limits.yaml's if lower.
+        self.amax = np.minimum(float(self.config.acceleration_limit),
+                               np.asarray(group.acceleration_limits, dtype=float))
         self.posture = group.mid_configuration() if posture is None else np.array(posture)
         if self.posture.shape != (n,) or not np.isfinite(self.posture).all():
             raise ValueError(f"posture: need {n} finite joint values")
@@ -202,8 +206,7 @@ class Servo:
         """Return daqp's ``A, bupper, blower, sense`` (box first) and the clearance [m]."""
         if self._dampers is None:
             return self._A, self._hi, self._lo, self._sense, math.inf
-        rows, lower, clearance = self._dampers.rows(q, self.qd, dt,
-                                                    self.config.acceleration_limit)
+        rows, lower, clearance = self._dampers.rows(q, self.qd, dt, self.amax)
         if not len(rows):
             return self._A, self._hi, self._lo, self._sense, clearance
         k = len(rows)
@@ -213,7 +216,7 @@ class Servo:
 
     def _fill_bounds(self, q: np.ndarray, dt: float) -> bool:
         return _qp_terms.velocity_box(q, self.qd, self.lower, self.upper, self.vmax,
-                                      float(self.config.acceleration_limit), float(dt),
+                                      self.amax, float(dt),
                                       self._lo, self._hi)
 
     def bounds(self, q: np.ndarray, dt: float):

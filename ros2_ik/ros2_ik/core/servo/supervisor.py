@@ -45,7 +45,7 @@ class Limits:
     lower: np.ndarray  # [rad or m]
     upper: np.ndarray
     velocity: np.ndarray  # scaled limits [rad/s or m/s]
-    acceleration: float  # [rad/s^2 or m/s^2]
+    acceleration: np.ndarray  # per joint, or one for all [rad/s^2 or m/s^2]
     joint_names: Tuple[str, ...]
     max_tracking_error: float  # largest |measured - commanded| tolerated [rad or m]
 

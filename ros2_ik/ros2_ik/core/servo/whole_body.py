@@ -99,12 +99,15 @@ class WholeBodyServo:
     def __init__(self, model: pin.Model, hand: str, contacts: Sequence[Contact],
                  config: Optional[WholeBodyConfig] = None,
                  posture: Optional[np.ndarray] = None,
-                 moving: Optional[Sequence[str]] = None):
+                 moving: Optional[Sequence[str]] = None,
+                 acceleration_limits: Optional[np.ndarray] = None):
         """Bind ``model`` (base joint included), the ``hand`` frame and the ``contacts``.
 
         ``posture`` (nq,): the joints' rest configuration (default: pinocchio's neutral).
         ``moving``: the 1-DoF joints the step may move (default: every one); the others
-        keep their value (a velocity box of zero).  Call :meth:`hold` before stepping.
+        keep their value (a velocity box of zero).  ``acceleration_limits`` (nv,) [rad/s^2
+        or m/s^2]: per velocity coordinate (``Robot.acceleration_limits``: joint_limits
+        .yaml's), where lower than the config's.  Call :meth:`hold` before stepping.
         """
         self.model, self.data = model, model.createData()
         self.config = config or WholeBodyConfig()
@@ -116,7 +119,7 @@ class WholeBodyServo:
         if self.posture.shape != (model.nq,) or not np.isfinite(self.posture).all():
             raise ValueError(f"posture: need {model.nq} finite values")
         self.w2 = np.square(np.asarray(self.config.hand_weights, dtype=float))
-        self._box = _Box(model, self.config, moving)
+        self._box = _Box(model, self.config, moving, acceleration_limits)
         self._post_w = np.where(self._box.is_joint, self.config.posture_weight, 0.0)
         self._post_gain = self._post_w * self.config.posture_gain
         self.v = np.zeros(model.nv)
@@ -240,7 +243,8 @@ class _Box:
     """The velocity box: the arm servo's per 1-DoF joint, ``+-base_velocity`` elsewhere."""
 
     def __init__(self, model: pin.Model, c: WholeBodyConfig,
-                 moving: Optional[Sequence[str]] = None):
+                 moving: Optional[Sequence[str]] = None,
+                 acceleration_limits: Optional[np.ndarray] = None):
         iq, iv, is_joint, held = [], [], np.zeros(model.nv, dtype=bool), []
         unknown = set(moving or ()) - set(model.names)
         if unknown:
@@ -258,7 +262,10 @@ class _Box:
         vmax = np.where(np.isfinite(vmax) & (vmax > 0) & (vmax < 1e10), vmax,
                         c.default_velocity)
         self.vmax = np.where(held, 0.0, c.velocity_scale * vmax)
-        self.a_max, self.base = float(c.acceleration_limit), float(c.base_velocity)
+        given = np.full(model.nv, np.inf) if acceleration_limits is None \
+            else np.asarray(acceleration_limits, dtype=float)
+        self.a_max = np.minimum(float(c.acceleration_limit), given[self.iv])
+        self.base = float(c.base_velocity)
         self.nv = model.nv
 
     def fill(self, q: np.ndarray, v_prev: np.ndarray, dt: float, lo: np.ndarray,
