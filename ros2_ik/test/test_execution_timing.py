@@ -193,3 +193,24 @@ def test_joints_without_an_acceleration_limit_are_timed_by_velocity_alone():
     slow = execution.path_times(q_path, np.zeros(3), vmax, 0.5, np.array([np.inf, 0.5, np.inf]),
                                 0.5)
     assert slow[-1] > plain[-1]
+
+
+def test_position_at_samples_the_controllers_cubics():
+    """What position mode streams is the cubic of each step (_hermite, written apart)."""
+    rng = np.random.default_rng(4)
+    start = rng.uniform(-1, 1, 3)
+    q_path = start + np.cumsum(rng.normal(0, 0.1, (5, 3)), axis=0)
+    times = execution.path_times(q_path, start, np.full(3, 1.0), 1.0)
+    v = execution.point_velocities(q_path, times, start)
+    points, speeds = np.vstack([start, q_path]), np.vstack([np.zeros(3), v])
+    stamps = np.concatenate([[0.0], times])
+    for k in range(5):
+        pos, _ = _hermite(points[k], points[k + 1], speeds[k], speeds[k + 1],
+                          stamps[k + 1] - stamps[k])
+        for i in (0, 500, 1377, 2000):
+            t = stamps[k] + TAU[i] * (stamps[k + 1] - stamps[k])
+            np.testing.assert_allclose(execution.position_at(start, q_path, v, times, t),
+                                       pos[i], atol=1e-12)
+    np.testing.assert_array_equal(execution.position_at(start, q_path, v, times, -1.0), start)
+    np.testing.assert_array_equal(execution.position_at(start, q_path, v, times, 99.0),
+                                  q_path[-1])

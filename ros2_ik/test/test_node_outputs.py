@@ -293,20 +293,59 @@ def test_stale_joint_states_refuse_execution(ros_context, model):
 
 
 def test_position_controller_mode(ros_context, model):
-    node, client = start("pos", "controller_mode:=position",
+    """A forward position controller gets the move, not a step: the cubic a
+    JointTrajectoryController would draw, one command per 1/position_rate s, the fingers
+    held; a second execute while it moves is refused."""
+    node, client = start("pos", "controller_mode:=position", "position_rate:=50.0",
+                         "velocity_scaling:=0.05",  # a 4 s move: the second execute meets it
                          "controller_topic:=/pos/forward_position_controller/commands")
     try:
         commands = collect(client, Float64MultiArray,
                            "/pos/forward_position_controller/commands")
         fingers = ["panda_finger_joint1", "panda_finger_joint2"]
-        req = near_target(model, np.array([0.05, 0.0, 0.0, 0.05, 0.0, 0.0, 0.0]))
+        joints = (ARM + fingers, list(READY) + [0.01, 0.01])
+        req = near_target(model, np.array([0.3, 0.0, 0.0, 0.3, 0.0, 0.0, 0.0]))
         req.execute = True
-        res = executed(client, req, commands,
-                       joints=(ARM + fingers, list(READY) + [0.01, 0.01]))
-        np.testing.assert_allclose(commands[-1].data, res.solution.position)
+        res = executed(client, req, commands, joints=joints)
+        again = with_fresh_joints(client, *joints, lambda: client.call(req))
+        assert again.error_code.val == IKErrorCode.EXECUTION_REFUSED
+        assert "a move is under way" in again.message
+        goal = np.array(res.solution.position)
+        wait_for(lambda: np.allclose(commands[-1].data, goal, atol=1e-12), 15,
+                 "the move's last command", client.spin)
+        sent = np.array([c.data for c in commands])
+        move = goal - READY
+        # Each command on the cubic from READY (the first within one period of the start),
+        # each joint moving one way, the last exactly the solution.
+        fraction = (sent[:, 0] - READY[0]) / move[0]
+        np.testing.assert_allclose(sent, READY + np.outer(fraction, move), atol=1e-9)
+        assert np.all(np.diff(fraction) >= -1e-12) and fraction[0] < 0.2
+        seconds = max(0.5, float(np.max(1.5 * np.abs(move) / (0.05 * panda_vmax(model)))))
+        assert len(sent) >= 0.5 * seconds * 50.0  # a stream, not one step
+        assert np.max(np.diff(fraction)) <= 1.5 / (seconds * 50.0) * 3  # <= 3 periods' peak
+
+        from ros2_ik_interfaces.srv import ComputeIKPath
+        from test_node_path import line_request
+        paths = client.node.create_client(ComputeIKPath, "/pos/compute_ik_path")
+        assert paths.wait_for_service(timeout_sec=30.0)
+        path = line_request(model, [0.0, 0.05, 0.0], 10, execute=True)
+        count = len(commands)
+        answer = with_fresh_joints(client, *joints, lambda: call_resending(
+            paths, path, client.spin, 60.0, 10.0))
+        assert answer.error_code.val == IKErrorCode.SUCCESS, answer.message
+        last = np.array(answer.trajectory.points[-1].positions)
+        wait_for(lambda: np.allclose(commands[-1].data, last, atol=1e-12), 30,
+                 "the path's last command", client.spin)
+        assert len(commands) - count > 10  # streamed along the path, not its end alone
     finally:
         client.close()
         assert node.stop() == 0, node.output()
+
+
+def panda_vmax(model):
+    """The arm joints' URDF velocity limits [rad/s]."""
+    return np.array([model.velocityLimit[model.joints[model.getJointId(n)].idx_v]
+                     for n in ARM])
 
 
 def test_invalid_configuration_exits_with_a_message(ros_context):

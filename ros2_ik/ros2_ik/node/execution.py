@@ -217,6 +217,30 @@ def point_velocities(q_path: np.ndarray, times_s: np.ndarray,
     return _velocities(steps, np.diff(np.concatenate([[0.0], times_s])))
 
 
+def position_at(start: np.ndarray, q_path: np.ndarray, velocities: np.ndarray,
+                times_s: np.ndarray, t: float) -> np.ndarray:
+    """Return the configuration (n,) at ``t`` [s] of the move through ``q_path`` (m, n).
+
+    The cubic Hermite a JointTrajectoryController draws from ``start`` (n,) at rest at
+    0 s through each point at ``times_s`` (m,) with ``velocities`` (m, n); before 0 s the
+    start, after the last time the last point.
+    """
+    stamps = np.concatenate([[0.0], np.asarray(times_s, dtype=float)])
+    if t >= stamps[-1]:
+        return np.array(q_path[-1], dtype=float)
+    if t <= 0.0:
+        return np.array(start, dtype=float)
+    k = int(np.searchsorted(stamps, t, side="right")) - 1  # stamps[k] <= t < stamps[k + 1]
+    span = stamps[k + 1] - stamps[k]
+    p0 = np.asarray(start if k == 0 else q_path[k - 1], dtype=float)
+    v0 = np.zeros_like(p0) if k == 0 else velocities[k - 1]
+    p1, v1 = q_path[k], velocities[k]
+    s = (t - stamps[k]) / span
+    h00, h10 = 2 * s ** 3 - 3 * s ** 2 + 1, s ** 3 - 2 * s ** 2 + s
+    h01, h11 = -2 * s ** 3 + 3 * s ** 2, s ** 3 - s ** 2
+    return h00 * p0 + h10 * span * v0 + h01 * p1 + h11 * span * v1
+
+
 def _velocities(steps: np.ndarray, spans: np.ndarray) -> np.ndarray:
     """(m, n) :func:`point_velocities` at the ends of ``steps`` (m, n) lasting ``spans`` (m,)."""
     spans = spans[:, None]

@@ -364,6 +364,8 @@ class IKNode(Node):
     def destroy_node(self) -> None:
         """Stop the servo loop and the action's worker (ending a solve) before the node goes."""
         self.servo.stop("ik_node shutting down")
+        if self.outputs.stream is not None:
+            self.outputs.stream.stop()
         self.long_solves.stop()
         self.action_server.destroy()
         super().destroy_node()

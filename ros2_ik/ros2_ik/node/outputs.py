@@ -15,6 +15,7 @@ from ros2_ik.node import execution
 from ros2_ik.node.base_pose import has_base, pose_stamped
 from ros2_ik.node.compute_ik import collision_checker
 from ros2_ik.node.conversions import joint_state, se3_to_pose
+from ros2_ik.node.position_stream import PositionStream
 from ros2_ik.node.trajectory_action import make_sender
 
 
@@ -28,6 +29,10 @@ class Outputs:
         self.marker_pub = node.create_publisher(MarkerArray, "~/markers", 10)
         kind = Float64MultiArray if cfg.controller_mode == "position" else JointTrajectory
         self.controller_pub = node.create_publisher(kind, cfg.controller_topic, 10)
+        #: Position mode's moves, one command per period (None in trajectory mode).
+        self.stream = PositionStream(self.controller_pub.publish, cfg.position_rate,
+                                     node.get_logger().error) \
+            if cfg.controller_mode == "position" else None
         self.action_sender = make_sender(node, cfg.controller_action, node.solve_group)
         self.base_goal_pub = (node.create_publisher(PoseStamped, cfg.base_goal_topic, 10)
                               if cfg.base_goal_topic else None)
@@ -82,18 +87,12 @@ class Outputs:
             reason = move(current)
         if reason:
             return reason
-        if cfg.controller_mode == "position":
-            order = [n for n in cfg.controller_joints if n] or list(names)
-            try:
-                msg = execution.position_command(order, names, q, self._node.joints.latest())
-            except KeyError as exc:
-                return str(exc)
-            self.controller_pub.publish(msg)
-            return ""
         seconds = execution.duration_s(names, q, current, group.velocity_limits,
                                        cfg.velocity_scaling, cfg.min_trajectory_duration,
                                        group.acceleration_limits, cfg.acceleration_scaling)
         trajectory = execution.trajectory(names, q, seconds)
+        if self.stream is not None:
+            return self._play(trajectory, current)
         if self.action_sender is not None:
             return self.action_sender.send(trajectory)
         self.controller_pub.publish(trajectory)
@@ -116,9 +115,10 @@ class Outputs:
         """Send a path (``q_path`` (m, n), timed in ``trajectory``) when safe; refusal or ''.
 
         The first point is held to ``execute_max_joint_jump`` from fresh joint_states (as
-        one solution is), every point to the limits; position mode takes no path, and a
-        whole-body group's path (its base moves) is refused: it said "joint_states are
-        stale" before, as its base columns are in no joint_states.
+        one solution is), every point to the limits; position mode streams it
+        (:class:`.PositionStream`), and a whole-body group's path (its base moves) is
+        refused: it said "joint_states are stale" before, as its base columns are in no
+        joint_states.
         """
         if has_base(group):  # the base's coordinates are no controller's joints
             return (f"a whole-body path moves the base ('{group.base_joint}'); ros2_ik sends "
@@ -136,12 +136,23 @@ class Outputs:
         outside = [k for k, q in enumerate(q_path) if not group.within_limits(q)]
         if outside:
             return f"points {outside} are outside the joint limits"
-        if cfg.controller_mode == "position":
-            return "controller_mode 'position' takes one configuration, not a path"
+        if self.stream is not None:
+            return self._play(trajectory, current)
         if self.action_sender is not None:
             return self.action_sender.send(trajectory)
         self.controller_pub.publish(trajectory)
         return ""
+
+    def _play(self, trajectory: JointTrajectory, current: Mapping[str, float]) -> str:
+        """Stream ``trajectory`` from ``current`` to the position controller; '' or why not.
+
+        In ``controller_joints`` order (empty: the trajectory's joints); the controller's
+        other joints are held at their last joint_states.
+        """
+        names = list(trajectory.joint_names)
+        order = [n for n in self._node.config.controller_joints if n] or names
+        return self.stream.play(order, trajectory, np.array([current[n] for n in names]),
+                                self._node.joints.latest())
 
     def markers(self, frame: str, T_ref_target: pin.SE3, T_ref_reached: Optional[pin.SE3],
                 closest: Optional[Sequence[np.ndarray]] = None,

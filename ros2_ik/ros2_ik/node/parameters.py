@@ -171,6 +171,9 @@ SCHEMA: Tuple[ParamSpec, ...] = (
               "/joint_trajectory_controller/follow_joint_trajectory); when set and "
               "control_msgs is installed, trajectories go there and the outcome is reported "
               "on ~/execution_result. Empty: publish on controller_topic.", read_only=True),
+    ParamSpec("position_rate", 100.0, "Commands per second [Hz] of controller_mode "
+              "'position': a move is sent as the cubic a JointTrajectoryController would "
+              "draw, sampled at this rate.", _rate, read_only=True),
     ParamSpec("controller_joints", [""], "Joint order of the position controller's "
               "Float64MultiArray (empty: the group's joints)."),
     ParamSpec("velocity_scaling", 0.2, "Fraction (0, 1] of the URDF velocity limits a "

@@ -162,6 +162,9 @@ class ServoLoop:
         snapshot = node.robot.snapshot
         if snapshot is None:
             return f"no robot model: {node.robot.error or 'waiting for robot_description'}"
+        stream = node.outputs.stream
+        if stream is not None and stream.moving:  # its commands are the arm's until it ends
+            return "an executed move is under way (controller_mode 'position'): start after it"
         if self.active and self._loop is not None and snapshot is self._snapshot \
                 and _read_at_start(cfg) == _read_at_start(self._config):
             self.supervisor.cancel_stop()  # already servoing: go on (a rebuild would jump)
