@@ -327,5 +327,19 @@ def test_node_times_what_it_sends_by_the_yaml_accelerations(ros_context):
         peaks = [np.max(np.abs(_accelerations(q[k], q[k + 1], v[k], v[k + 1], t[k + 1] - t[k])),
                         axis=0) for k in range(len(q) - 1) if t[k + 1] > t[k]]
         assert np.all(np.max(peaks, axis=0) <= 0.5 * amax * (1 + 1e-6))
+
+        # A scaling so small that no Duration holds the move: refused, the node serving.
+        from test_node_outputs import set_param
+        from ros2_ik.node.harness import with_fresh_joints
+        assert set_param(client, "acceleration_scaling", 1e-300, "acclimits").successful
+        answer = call_resending(path_client, path, client.spin, 60.0, 10.0)
+        assert answer.error_code.val == IKErrorCode.INVALID_GOAL  # the reply's own timing
+        assert "acceleration_scaling 1e-300" in answer.message
+        path.time_from_velocity_limits, path.execute = False, True
+        for call in (lambda: client.call(req),
+                     lambda: call_resending(path_client, path, client.spin, 60.0, 10.0)):
+            answer = with_fresh_joints(client, ARM, ready, call)
+            assert answer.error_code.val == IKErrorCode.EXECUTION_REFUSED, answer.message
+            assert "the move would last" in answer.message
     finally:
         panda_node.stop(node, client)

@@ -249,8 +249,8 @@ def test_goal_topic_keeps_clear_of_the_scene(trajectory_node, model):
     assert np.linalg.norm(T.translation - [p.x, p.y, p.z]) < 1e-4
 
 
-def set_param(client, name, value):
-    srv = client.node.create_client(SetParameters, "/traj/ik_node/set_parameters")
+def set_param(client, name, value, namespace="traj"):
+    srv = client.node.create_client(SetParameters, f"/{namespace}/ik_node/set_parameters")
     assert srv.wait_for_service(timeout_sec=10)
     pv = ParameterValue()
     if isinstance(value, str):

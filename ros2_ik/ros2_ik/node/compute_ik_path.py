@@ -22,7 +22,7 @@ from ros2_ik.node.compute_ik import collision_checker, minimum_distance, resolve
 from ros2_ik.node.conversions import finite_or, pose_to_se3
 from ros2_ik.node.error_codes import CODE_NAMES, RequestError, code_for_exception, \
     error_reply
-from ros2_ik.node.execution import path_times, point_velocities
+from ros2_ik.node.execution import MAX_DURATION_S, path_times, point_velocities
 from ros2_ik.node.parameters import NodeConfig
 from ros2_ik.node.robot_source import JointStateCache, RobotSnapshot
 from ros2_ik.node.upstream import beside, held_group
@@ -33,8 +33,6 @@ from ros2_ik_interfaces.srv import ComputeIKPath
 #: [rad]; the budget per waypoint [s] when ``timeout`` is not given.
 PATH_TOLERANCE_M, PATH_TOLERANCE_RAD = 1e-3, 1e-2
 CHECK_STEP_M, CHECK_STEP_RAD = 5e-3, 5e-2
-#: Longest time from start [s] a trajectory point holds (builtin_interfaces/Duration: int32 s).
-MAX_DURATION_S = 2 ** 31 - 1
 TIMEOUT_PER_WAYPOINT_S = 0.05
 
 _STATUS_CODES = {PathStatus.COMPLETE: IKErrorCode.SUCCESS,
@@ -164,7 +162,8 @@ def _fill(response, group, result: PathResult, start, scaling: float,
                        group.acceleration_limits, acceleration_scaling) if scaling > 0 \
         else np.zeros(len(result.q_path))
     if len(times) and not times[-1] <= MAX_DURATION_S:  # inf too
-        raise RequestError(IKErrorCode.INVALID_GOAL, f"velocity_scaling: {scaling:g} makes "
+        raise RequestError(IKErrorCode.INVALID_GOAL, f"velocity_scaling: {scaling:g} (and "
+                           f"the node's acceleration_scaling {acceleration_scaling:g}) make "
                            f"the path last {times[-1]:.3g} s; a time_from_start holds at "
                            f"most {MAX_DURATION_S} s")
     response.trajectory = trajectory_msg(group.joint_names, result.q_path, times, start)

@@ -24,6 +24,8 @@ STALE_JOINTS = "joint_states are stale or missing for the group's joints"
 #: arm's state at rest by a cubic, ``3 tau^2 - 2 tau^3`` of the distance at ``tau = t / T``,
 #: whose velocity peaks at mid-time at 1.5 times the mean.
 CUBIC_PEAK = 1.5
+#: Longest time from start [s] a trajectory point holds (builtin_interfaces/Duration: int32 s).
+MAX_DURATION_S = 2 ** 31 - 1
 
 
 def refusal(succeeded: bool, names: Sequence[str], q: np.ndarray, lower: np.ndarray,
@@ -47,6 +49,14 @@ def refusal(succeeded: bool, names: Sequence[str], q: np.ndarray, lower: np.ndar
         return (f"joint {worst} would move {jumps[worst]:.3f} from the current state, more "
                 f"than execute_max_joint_jump={max_jump}")
     return ""
+
+
+def duration_refusal(seconds: float) -> str:
+    """Why a move lasting ``seconds`` [s] cannot be sent ('' when it can: a Duration holds it)."""
+    if seconds <= MAX_DURATION_S:
+        return ""
+    return (f"the move would last {seconds:.3g} s at velocity_scaling and acceleration_scaling; "
+            f"a time_from_start holds at most {MAX_DURATION_S} s")
 
 
 def move_refusal(checker, group, current: Mapping[str, float], q: np.ndarray,

@@ -90,6 +90,9 @@ class Outputs:
         seconds = execution.duration_s(names, q, current, group.velocity_limits,
                                        cfg.velocity_scaling, cfg.min_trajectory_duration,
                                        group.acceleration_limits, cfg.acceleration_scaling)
+        reason = execution.duration_refusal(seconds)
+        if reason:
+            return reason
         trajectory = execution.trajectory(names, q, seconds)
         if self.stream is not None:
             return self._play(trajectory, current)

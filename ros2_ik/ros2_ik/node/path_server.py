@@ -70,14 +70,16 @@ class PathServer:
                                          cfg.velocity_scaling, group.acceleration_limits,
                                          cfg.acceleration_scaling)
             times += max(0.0, cfg.min_trajectory_duration - times[-1])
-        trajectory = trajectory_msg(group.joint_names, result.q_path,
-                                    times if times is not None else
-                                    np.zeros(len(result.q_path)), start)
         ok = response.error_code.val == IKErrorCode.SUCCESS
-        outputs = self._node.outputs
-        reason = outputs.execute_path(group, trajectory, result.q_path, ok,
-                                      outputs.move_check(group, result.q_path[0],
-                                                         avoid_collisions))
+        reason = execution.duration_refusal(times[-1]) if ok and times is not None else ""
+        if not reason:
+            trajectory = trajectory_msg(group.joint_names, result.q_path,
+                                        times if times is not None else
+                                        np.zeros(len(result.q_path)), start)
+            outputs = self._node.outputs
+            reason = outputs.execute_path(group, trajectory, result.q_path, ok,
+                                          outputs.move_check(group, result.q_path[0],
+                                                             avoid_collisions))
         execution.note_outcome(response, reason, ok, IKErrorCode.EXECUTION_REFUSED)
 
     def _draw(self, request: ComputeIKPath.Request, answer: PathAnswer) -> None:
