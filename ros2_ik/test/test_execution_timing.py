@@ -160,7 +160,9 @@ def test_a_timed_path_keeps_the_scaled_accelerations_and_ramps():
         n, m = q_path.shape[1], len(q_path)
         vmax, amax = rng.uniform(0.5, 3.0, n), rng.uniform(1.0, 10.0, n)
         scaling = float(rng.choice([1.0, 0.5]))
-        times = path_times(q_path, start, vmax, scaling, amax, scaling)
+        minimum = float(rng.choice([0.0, 0.5, 20.0]))  # the last: longer than every path
+        times = path_times(q_path, start, vmax, scaling, amax, scaling, minimum)
+        assert times[-1] >= minimum * (1 - 1e-12)
         msg = trajectory_msg([f"j{i}" for i in range(n)], q_path, times, start)
         points = np.vstack([start, q_path])
         speeds = np.vstack([np.zeros(n), [p.velocities for p in msg.points]])
@@ -176,7 +178,8 @@ def test_a_timed_path_keeps_the_scaled_accelerations_and_ramps():
                 (case, kind, k)
             lo, hi = np.minimum(points[k], points[k + 1]), np.maximum(points[k], points[k + 1])
             assert np.all((pos >= lo - 1e-12) & (pos <= hi + 1e-12)), (case, k)
-        if kind != "zigzag":  # each joint's whole travel, from rest to rest, as fast as can be
+        if kind != "zigzag" and minimum < 20.0:
+            # Each joint's whole travel, from rest to rest, as fast as can be.
             travel = np.sum(np.abs(np.diff(points, axis=0)), axis=0)
             alone = max(_fastest(d, scaling * v, scaling * a)
                         for d, v, a in zip(travel, vmax, amax))
@@ -214,3 +217,20 @@ def test_position_at_samples_the_controllers_cubics():
     np.testing.assert_array_equal(execution.position_at(start, q_path, v, times, -1.0), start)
     np.testing.assert_array_equal(execution.position_at(start, q_path, v, times, 99.0),
                                   q_path[-1])
+
+
+def test_a_move_held_to_the_minimum_duration_is_slowed_as_a_whole():
+    """Slower everywhere, not only on its first step: delaying the first point (as the
+    path's execute did) slowed that step alone, and the next one then left a slower
+    point: more acceleration there (65 against 40 rad/s^2 in this case)."""
+    q_path = np.outer(np.arange(1, 6) * 0.02, np.ones(2))
+    vmax, amax = np.full(2, 3.0), np.full(2, 40.0)
+    fast = execution.path_times(q_path, np.zeros(2), vmax, 1.0, amax, 1.0)
+    assert fast[-1] < 0.5
+    times = execution.path_times(q_path, np.zeros(2), vmax, 1.0, amax, 1.0, 0.5)
+    np.testing.assert_allclose(times, fast * 0.5 / fast[-1])
+    steps, spans = np.diff(np.vstack([np.zeros(2), q_path]), axis=0), np.diff(
+        np.concatenate([[0.0], times]))
+    assert max(np.max(e) for e in execution._end_accelerations(steps, spans)) <= 40.0
+    nothing = execution.path_times(np.zeros((3, 2)), np.zeros(2), vmax, 1.0, amax, 1.0, 0.5)
+    np.testing.assert_array_equal(nothing, [0.5, 0.5, 0.5])

@@ -168,7 +168,7 @@ def test_velocity_scaling_outside_its_range_is_refused_naming_it():
     """A scaling of 1e-300 timed the path at 1e298 s: a Duration no message can carry (the
     reply was never sent); 5e-324 answered INTERNAL_ERROR; 1.5 exceeds the limits."""
     T0 = _hand(READY)
-    for scaling, words in ((1e-300, "makes the path last"), (5e-324, "makes the path last"),
+    for scaling, words in ((1e-300, "make the path last"), (5e-324, "make the path last"),
                            (1.5, "in (0, 1]")):
         req = ComputeIKPath.Request(tip_link="panda_hand", max_joint_step=[0.2],
                                     time_from_velocity_limits=True, velocity_scaling=scaling)

@@ -102,14 +102,13 @@ def duration_s(names: Sequence[str], q: np.ndarray, current: Mapping[str, float]
     """
     start = np.array([current[name] for name in names], dtype=float)
     step = np.asarray(q, dtype=float)[None, :]
-    return max(float(path_times(step, start, np.asarray(velocity_limits, dtype=float),
-                                scaling, acceleration_limits, acceleration_scaling)[-1]),
-               minimum_s)
+    return float(path_times(step, start, np.asarray(velocity_limits, dtype=float), scaling,
+                            acceleration_limits, acceleration_scaling, minimum_s)[-1])
 
 
 def path_times(q_path: np.ndarray, start: Optional[np.ndarray], velocity_limits: np.ndarray,
                scaling: float, acceleration_limits: Optional[np.ndarray] = None,
-               acceleration_scaling: float = 1.0) -> np.ndarray:
+               acceleration_scaling: float = 1.0, minimum_s: float = 0.0) -> np.ndarray:
     """Time from start [s] of each point, within the scaled velocity and acceleration limits.
 
     Each step's mean velocity is held to ``scaling`` / 1.5 of the limit: the cubics through
@@ -118,7 +117,8 @@ def path_times(q_path: np.ndarray, start: Optional[np.ndarray], velocity_limits:
     joint beyond ``acceleration_scaling`` x its limit are then slowed
     (:func:`_within_accelerations`).  ``start`` (n,): where the arm is, at rest, before the
     first point (None: the first point is at 0 s).  Joints without a finite, positive limit
-    do not slow a step.
+    do not slow a step.  A move shorter than ``minimum_s`` [s] is slowed to it as a whole
+    (every velocity and acceleration scaled down; a move of nothing waits until then).
     """
     v = _scaled(velocity_limits, scaling / CUBIC_PEAK)
     previous = q_path[:1] if start is None else np.asarray(start, dtype=float)[None, :]
@@ -129,6 +129,10 @@ def path_times(q_path: np.ndarray, start: Optional[np.ndarray], velocity_limits:
         a = _scaled(np.asarray(acceleration_limits, dtype=float), acceleration_scaling)
         if np.any(np.isfinite(a)):
             spans = _within_accelerations(steps, spans, a)
+    total = float(np.sum(spans))
+    if total < minimum_s:
+        spans = spans * (minimum_s / total) if total > 0.0 else \
+            np.concatenate([[minimum_s], spans[1:]])
     return np.cumsum(spans)
 
 

@@ -68,8 +68,7 @@ class PathServer:
             start = np.array([current[n] for n in group.joint_names])
             times = execution.path_times(result.q_path, start, group.velocity_limits,
                                          cfg.velocity_scaling, group.acceleration_limits,
-                                         cfg.acceleration_scaling)
-            times += max(0.0, cfg.min_trajectory_duration - times[-1])
+                                         cfg.acceleration_scaling, cfg.min_trajectory_duration)
         ok = response.error_code.val == IKErrorCode.SUCCESS
         reason = execution.duration_refusal(times[-1]) if ok and times is not None else ""
         if not reason:
