@@ -2,7 +2,8 @@
 
     ros2 launch ros2_ik ik.launch.py config_file:=/path/my_arm.yaml \
         urdf_file:=/path/my_arm.urdf.xacro srdf_file:=/path/my_arm.srdf \
-        namespace:=arm controller_topic:=/arm/joint_trajectory_controller/joint_trajectory
+        namespace:=arm controller_topic:=/arm/joint_trajectory_controller/joint_trajectory \
+        joint_limits_file:=/path/my_arm_moveit_config/config/joint_limits.yaml
     # servo: add servo:=true servo_command_topic:=/forward_position_controller/commands
 
 Robot model: with ``urdf_file`` (a URDF or a xacro file; both go through ``xacro``, with
@@ -40,14 +41,23 @@ ARGUMENTS = (
      "and joint_states are there."),
     ("servo_command_topic", "", "Topic of the servo's commands (empty: the config file's "
      "servo_command_topic, default /forward_position_controller/commands)."),
+    ("joint_limits_file", "", "MoveIt's joint_limits.yaml of the arm (position bounds, "
+     "velocities, accelerations: what the node searches in and times its moves by), passed "
+     "as move_group gets it. Empty: the URDF's limits."),
 )
 
 
 def node_parameters(config_file: str, srdf_file: str, controller_topic: str,
                     robot_description: Optional[object] = None, servo: str = "false",
-                    servo_command_topic: str = "") -> List[object]:
-    """The ``parameters`` of the ik_node action: the file, then the overrides."""
-    overrides = {"controller_topic": controller_topic}
+                    servo_command_topic: str = "", joint_limits_file: str = ""
+                    ) -> List[object]:
+    """The ``parameters`` of the ik_node action: the file, then the overrides.
+
+    Raises ros2_ik's ``InvalidArgument`` naming ``joint_limits_file`` when it is no
+    joint_limits.yaml.
+    """
+    overrides = joint_limits_parameters(joint_limits_file) if joint_limits_file else {}
+    overrides["controller_topic"] = controller_topic
     if servo.lower() in ("true", "1", "yes"):
         overrides["servo_autostart"] = True
     if servo_command_topic:
@@ -59,13 +69,31 @@ def node_parameters(config_file: str, srdf_file: str, controller_topic: str,
     return ([config_file] if config_file else []) + [overrides]
 
 
+def joint_limits_parameters(path: str) -> dict:
+    """ik_node's ``robot_description_planning.joint_limits.<joint>.<key>`` of a yaml file.
+
+    The keys ik_node reads (``PLANNING_LIMIT_KEYS``), as MoveIt's launch helpers pass
+    them to move_group; null values are left out (no parameter holds one).
+    """
+    from ros2_ik.core.model.joint_limits_yaml import read_section
+    from ros2_ik.node.parameters import PLANNING_LIMIT_KEYS, PLANNING_LIMITS_PREFIX
+
+    with open(path, encoding="utf-8") as f:
+        section = read_section(f.read(), f"joint_limits_file:={path}")
+    return {f"{PLANNING_LIMITS_PREFIX}{joint}.{key}": value
+            for joint, keys in section.items() if isinstance(keys, dict)
+            for key, value in keys.items() if key in PLANNING_LIMIT_KEYS and value is not None}
+
+
 def input_problems(urdf_file: str, srdf_file: str, config_file: str,
                    exists: Callable[[str], bool] = os.path.isfile,
-                   which: Callable[[str], Optional[str]] = shutil.which) -> List[str]:
+                   which: Callable[[str], Optional[str]] = shutil.which,
+                   joint_limits_file: str = "") -> List[str]:
     """Return what is wrong with the file arguments, checked before ik_node starts."""
     problems = [f"{arg}:={path}: no such file" for arg, path in
                 (("urdf_file", urdf_file), ("srdf_file", srdf_file),
-                 ("config_file", config_file)) if path and not exists(path)]
+                 ("config_file", config_file), ("joint_limits_file", joint_limits_file))
+                if path and not exists(path)]
     if urdf_file and needs_xacro(urdf_file) and which("xacro") is None:
         problems.append("urdf_file needs xacro, which is not installed")
     return problems
@@ -99,8 +127,10 @@ def _launch_setup(context):
     from launch_ros.parameter_descriptions import ParameterValue
 
     urdf_file = LaunchConfiguration("urdf_file").perform(context)
+    joint_limits_file = LaunchConfiguration("joint_limits_file").perform(context)
     problems = input_problems(urdf_file, LaunchConfiguration("srdf_file").perform(context),
-                              LaunchConfiguration("config_file").perform(context))
+                              LaunchConfiguration("config_file").perform(context),
+                              joint_limits_file=joint_limits_file)
     if problems:  # before any process starts: a failed launch leaves nothing behind
         raise RuntimeError("ik.launch.py: " + "; ".join(problems))
     description = None
@@ -111,12 +141,15 @@ def _launch_setup(context):
         description = ParameterValue(
             Command(["xacro ", urdf_file, " ", LaunchConfiguration("xacro_args")]),
             value_type=str)
-    parameters = node_parameters(LaunchConfiguration("config_file").perform(context),
-                                 LaunchConfiguration("srdf_file").perform(context),
-                                 LaunchConfiguration("controller_topic").perform(context),
-                                 description,
-                                 LaunchConfiguration("servo").perform(context),
-                                 LaunchConfiguration("servo_command_topic").perform(context))
+    try:
+        parameters = node_parameters(
+            LaunchConfiguration("config_file").perform(context),
+            LaunchConfiguration("srdf_file").perform(context),
+            LaunchConfiguration("controller_topic").perform(context), description,
+            LaunchConfiguration("servo").perform(context),
+            LaunchConfiguration("servo_command_topic").perform(context), joint_limits_file)
+    except ValueError as exc:  # ros2_ik's InvalidArgument: the file is no joint_limits.yaml
+        raise RuntimeError(f"ik.launch.py: {exc}") from None
     return [Node(package="ros2_ik", executable="ik_node", name="ik_node",
                  namespace=LaunchConfiguration("namespace"), output="screen",
                  parameters=parameters,

@@ -18,6 +18,7 @@ from ros2_ik.core import errors
 from ros2_ik.core.maps.batch import GroupSpec
 from ros2_ik.core.maps.capability import MapSettings, build_map, estimate_reach_m
 from ros2_ik.core.maps.dataset import write_dataset
+from ros2_ik.core.model.joint_limits_yaml import read_section
 from ros2_ik.core.model.robot import planning_limits_of
 
 #: What reach says instead of writing the PNG slice when matplotlib is missing.
@@ -113,22 +114,8 @@ def _read(path: str, flag: str) -> str:
 
 def _joint_limits(path: str) -> dict:
     """Joint -> PlanningLimits of MoveIt's joint_limits.yaml at ``path`` (``!degrees`` too)."""
-    import yaml
-
-    class Loader(yaml.SafeLoader):
-        pass
-    Loader.add_constructor("!degrees", lambda loader, node: np.radians(
-        float(loader.construct_scalar(node))).item())
-    Loader.add_constructor("!radians", lambda loader, node: float(
-        loader.construct_scalar(node)))
-    try:
-        data = yaml.load(_read(path, "--joint-limits"), Loader=Loader)
-    except yaml.YAMLError as exc:
-        raise errors.InvalidArgument(f"--joint-limits: {path} is not YAML: {exc}") from None
-    section = data.get("joint_limits") if isinstance(data, dict) else None
-    if not isinstance(section, dict):
-        raise errors.InvalidArgument(f"--joint-limits: {path} has no 'joint_limits' mapping")
-    return planning_limits_of(section)
+    return planning_limits_of(read_section(_read(path, "--joint-limits"),
+                                           f"--joint-limits: {path}"))
 
 
 def save_slice_png(arrays, path: Path) -> bool:

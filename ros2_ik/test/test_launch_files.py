@@ -221,15 +221,70 @@ def test_demo_node_solves_on_its_parameters_alone(ros_context, model):
         assert node.stop() == 0, node.output()
 
 
+#: A MoveIt joint_limits.yaml as the setup assistant writes it (angles in degrees too).
+JOINT_LIMITS_YAML = """default_velocity_scaling_factor: 0.1
+joint_limits:
+  panda_joint1:
+    has_velocity_limits: true
+    max_velocity: 2.175
+    has_acceleration_limits: true
+    max_acceleration: 0.5
+    max_position: !degrees 150
+  panda_joint2:
+    has_acceleration_limits: true
+    max_acceleration: 0.5
+    has_jerk_limits: false
+    max_jerk: null
+"""
+
+
+def write_temp(text: str, suffix: str) -> str:
+    f = tempfile.NamedTemporaryFile("w", suffix=suffix, delete=False)
+    f.write(text)
+    f.close()
+    return f.name
+
+
+def test_ik_launch_passes_joint_limits_yaml_as_move_group_gets_it():
+    from ros2_ik.node.parameters import check_planning_limit, planning_limit_parameter
+    ik = load("ik.launch.py")
+    path = write_temp(JOINT_LIMITS_YAML, ".yaml")
+    try:
+        params = ik.node_parameters("", "", "/t", joint_limits_file=path)[0]
+        prefix = "robot_description_planning.joint_limits."
+        limits = {name: value for name, value in params.items() if name.startswith(prefix)}
+        assert limits == {prefix + "panda_joint1.has_velocity_limits": True,
+                          prefix + "panda_joint1.max_velocity": 2.175,
+                          prefix + "panda_joint1.has_acceleration_limits": True,
+                          prefix + "panda_joint1.max_acceleration": 0.5,
+                          prefix + "panda_joint1.max_position": pytest.approx(np.radians(150)),
+                          prefix + "panda_joint2.has_acceleration_limits": True,
+                          prefix + "panda_joint2.max_acceleration": 0.5}
+        assert all(planning_limit_parameter(n) and check_planning_limit(n, v) is None
+                   for n, v in limits.items())
+        with open(path, "w") as f:
+            f.write("panda_joint1: {max_velocity: 1.0}\n")  # no joint_limits mapping
+        with pytest.raises(ValueError, match=f"joint_limits_file:={path} has no "
+                                             "'joint_limits' mapping"):
+            ik.node_parameters("", "", "/t", joint_limits_file=path)
+        assert ik.input_problems("", "", "", joint_limits_file="/x/none.yaml") == [
+            "joint_limits_file:=/x/none.yaml: no such file"]
+    finally:
+        os.unlink(path)
+
+
 def test_ik_launch_node_with_urdf_srdf_namespace_and_controller(ros_context, model):
+    """With the arm's joint_limits.yaml: its accelerations time the executed move."""
     from trajectory_msgs.msg import JointTrajectory
     ik = load("ik.launch.py")
     srdf = tempfile.NamedTemporaryFile("w", suffix=".srdf", delete=False)
     srdf.write(robots.srdf_text("panda"))
     srdf.close()
+    limits = write_temp(JOINT_LIMITS_YAML, ".yaml")
     config = PKG / "config" / "panda.yaml"
     topic = "/arm1/arm_controller/joint_trajectory"
-    params = ik.node_parameters(str(config), srdf.name, topic, robots.urdf_text("panda"))
+    params = ik.node_parameters(str(config), srdf.name, topic, robots.urdf_text("panda"),
+                                joint_limits_file=limits)
     node = NodeProcess(extra_args=launch_ros_args(params, namespace="arm1"))
     client = Client("ik_launch_client", namespace="/arm1")
     trajectories = []
@@ -243,7 +298,13 @@ def test_ik_launch_node_with_urdf_srdf_namespace_and_controller(ros_context, mod
         res = with_fresh_joints(client, ARM, READY, lambda: client.wait_for_model(req))
         assert res.error_code.val == IKErrorCode.SUCCESS, res.message
         wait_for(lambda: trajectories, 10, "the trajectory on " + topic, client.spin)
-        np.testing.assert_allclose(trajectories[-1].points[0].positions, res.solution.position)
+        point = trajectories[-1].points[0]
+        np.testing.assert_allclose(point.positions, res.solution.position)
+        # joint_limits_file is in use: joints 1 and 2 accelerate at most 0.2 x 0.5 rad/s^2,
+        # 6 x their move / T^2 at the ends of the controller's cubic from rest.
+        seconds = point.time_from_start.sec + 1e-9 * point.time_from_start.nanosec
+        move = np.abs(np.array(res.solution.position) - READY)[:2]
+        assert seconds == pytest.approx(np.sqrt(6 * move.max() / 0.1), rel=1e-6)
         # The SRDF from srdf_file is in use: without it the touching fingers are the
         # closest pair (at about 0 m); with it that pair is disabled.
         assert set(res.closest_pair) != {"panda_leftfinger", "panda_rightfinger"}
@@ -252,6 +313,7 @@ def test_ik_launch_node_with_urdf_srdf_namespace_and_controller(ros_context, mod
         client.close()
         assert node.stop() == 0, node.output()
         os.unlink(srdf.name)
+        os.unlink(limits)
 
 
 def test_ik_launch_node_without_urdf_file_uses_the_topic(ros_context, model):
