@@ -234,3 +234,17 @@ def test_a_move_held_to_the_minimum_duration_is_slowed_as_a_whole():
     assert max(np.max(e) for e in execution._end_accelerations(steps, spans)) <= 40.0
     nothing = execution.path_times(np.zeros((3, 2)), np.zeros(2), vmax, 1.0, amax, 1.0, 0.5)
     np.testing.assert_array_equal(nothing, [0.5, 0.5, 0.5])
+
+
+def test_a_path_takes_as_long_however_finely_it_is_sampled():
+    """One curve in joint space at 60 and at 2,000 points: the same time within 5 % (step
+    by step lengthening alone took 2x as long at 2,000 points, its ramp re-formed one
+    small step at a time)."""
+    totals = []
+    for m in (60, 2000):
+        s = np.linspace(0.0, 1.0, m + 1)[1:, None]
+        q_path = s * np.array([2.0, -1.5, 1.0, 0.5, 1.0, 0.3, 2.5]) + 0.1 * np.sin(6 * s)
+        times = execution.path_times(q_path, np.zeros(7), np.full(7, 2.0), 1.0,
+                                     np.full(7, 5.0), 1.0)
+        totals.append(times[-1])
+    assert totals[1] == pytest.approx(totals[0], rel=0.05), totals

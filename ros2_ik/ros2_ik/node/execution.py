@@ -141,10 +141,14 @@ def _scaled(limits: np.ndarray, scaling: float) -> np.ndarray:
     return np.where((limits > 0) & np.isfinite(limits), limits * scaling, np.inf)
 
 
-#: Largest lengthening of a step in one round of :func:`_within_accelerations`: small, so
-#: that a ramp forms over many steps instead of one step absorbing the whole change.
+#: Share of each joint's acceleration limit :func:`_ramped` plans with: the cubics through
+#: the points accelerate more than the plan's mean changes of velocity (about twice), which
+#: :func:`_lengthened` then trims where they still exceed the limits.
+RAMP_SHARE = 0.5
+#: Largest lengthening of a step in one round of :func:`_lengthened`: small, so that a
+#: change of speed spreads over many steps instead of one step absorbing it.
 STRETCH = 1.02
-#: Rounds of :func:`_within_accelerations` before it slows the whole path instead.
+#: Rounds of :func:`_lengthened` before it slows the whole path instead.
 ACCELERATION_ROUNDS = 2000
 
 
@@ -152,18 +156,69 @@ def _within_accelerations(steps: np.ndarray, spans: np.ndarray, limits: np.ndarr
                           ) -> np.ndarray:
     """Return ``spans`` (m,) [s] lengthened until no cubic accelerates beyond ``limits`` (n,).
 
+    ``spans``: each step's time at the velocity limits (0: no joint of it has one; it
+    starts from the time of a move from rest to rest).  A speed profile along the path
+    (:func:`_ramped`), trimmed step by step where a cubic still accelerates too much
+    (:func:`_lengthened`), then sped up as a whole while no velocity or acceleration
+    reaches its limit (accelerations scale with the square of the speed).
+    """
+    rest = np.max(np.sqrt(6.0 * np.abs(steps) / limits), axis=1)
+    timed = _lengthened(steps, _ramped(steps, np.where(spans > 0, spans, rest), limits),
+                        limits)
+    worst = float(np.max(_point_ratios(steps, timed, limits), initial=0.0))
+    if 0.0 < worst < 1.0:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            slowest = float(np.max(np.where(timed > 0, spans / timed, 0.0), initial=0.0))
+        timed = timed * max(np.sqrt(worst), slowest) * (1 + 1e-9)
+    return timed
+
+
+def _ramped(steps: np.ndarray, spans: np.ndarray, limits: np.ndarray) -> np.ndarray:
+    """Return the steps' times [s] of a speed profile along the path, from rest to rest.
+
+    The path at its fastest (each step in ``spans``) is traversed at a fraction ``r`` of
+    that speed: 0 at both ends, at most 1, at most the speed whose change of direction at
+    a point the limits allow, and changing along the path as a trapezoid (``r^2`` by at
+    most ``2 alpha`` per second of the fastest traversal, ``alpha``: the step's joints'
+    :data:`RAMP_SHARE` of their limits over their velocity at full speed), as a forward
+    and a backward pass find it.  Each step then takes the time of its trapezoid.
+    """
+    m = len(spans)
+    moving = spans > 0
+    share = RAMP_SHARE * limits
+    with np.errstate(divide="ignore", invalid="ignore"):
+        full = np.where(moving[:, None], steps / spans[:, None], 0.0)  # [rad/s] at r = 1
+        alpha = np.min(np.where(full != 0, share / np.abs(full), np.inf), axis=1)
+        turn = np.abs(np.diff(full, axis=0))
+        between = 0.5 * (spans[:-1] + spans[1:])[:, None]
+        corner = np.min(np.where(turn > 0, np.sqrt(share * between / turn), np.inf), axis=1)
+    r = np.concatenate([[0.0], np.minimum(1.0, corner), [0.0]])
+    with np.errstate(invalid="ignore"):  # inf x 0: a step of nothing gains nothing
+        gain = np.where(moving, 2.0 * alpha * spans, 0.0)
+    for k in range(m):
+        r[k + 1] = min(r[k + 1], np.sqrt(r[k] ** 2 + gain[k]))
+    for k in range(m - 1, -1, -1):
+        r[k] = min(r[k], np.sqrt(r[k + 1] ** 2 + gain[k]))
+    r0, r1 = r[:-1], r[1:]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        peak = np.minimum(1.0, np.sqrt(0.5 * (r0 ** 2 + r1 ** 2) + alpha * spans))
+        cruise = np.maximum(spans - (2 * peak ** 2 - r0 ** 2 - r1 ** 2) / (2 * alpha), 0.0)
+        ramps = np.where(np.isfinite(alpha), (2 * peak - r0 - r1) / alpha, 0.0)
+        return np.where(moving, ramps + cruise / peak, 0.0)
+
+
+def _lengthened(steps: np.ndarray, spans: np.ndarray, limits: np.ndarray) -> np.ndarray:
+    """Return ``spans`` lengthened where a cubic accelerates beyond ``limits``.
+
     A cubic's acceleration is linear in time, so its largest is at an end
     (:func:`_end_accelerations`).  At each point where a joint accelerates too much (on
     the step before it or after it), the step on which that joint is faster is lengthened
     (as Iterative Parabolic Time Parameterization does: speeding up slows the step after,
     slowing down the step before), by the square root of the excess (exact for a step
-    alone) but at most :data:`STRETCH`, and rounds repeat: a ramp forms.  A step that
-    moves in no time starts from the time of a move from rest to rest.  After
-    :data:`ACCELERATION_ROUNDS` the whole path is slowed by the worst ratio left
-    (accelerations scale with the square of the speed), so the answer always keeps the
-    limits; lengthening only lowers the velocities.
+    alone) but at most :data:`STRETCH`, and rounds repeat.  After
+    :data:`ACCELERATION_ROUNDS` the whole path is slowed by the worst ratio left, so the
+    answer always keeps the limits; lengthening only lowers the velocities.
     """
-    spans = np.where(spans > 0, spans, np.max(np.sqrt(6.0 * np.abs(steps) / limits), axis=1))
     m = len(spans)
     stretch = np.inf if m == 1 else STRETCH
     for _ in range(ACCELERATION_ROUNDS):
