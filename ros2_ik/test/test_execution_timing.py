@@ -198,25 +198,49 @@ def test_joints_without_an_acceleration_limit_are_timed_by_velocity_alone():
     assert slow[-1] > plain[-1]
 
 
-def test_position_at_samples_the_controllers_cubics():
-    """What position mode streams is the cubic of each step (_hermite, written apart)."""
+def test_a_move_samples_the_controllers_cubics():
+    """What position mode streams and a stop starts from: each step's cubic (_hermite,
+    written apart), positions and velocities."""
     rng = np.random.default_rng(4)
     start = rng.uniform(-1, 1, 3)
     q_path = start + np.cumsum(rng.normal(0, 0.1, (5, 3)), axis=0)
     times = execution.path_times(q_path, start, np.full(3, 1.0), 1.0)
     v = execution.point_velocities(q_path, times, start)
+    from ros2_ik.node.compute_ik_path import trajectory_msg
+    move = execution.Move.of(trajectory_msg(["a", "b", "c"], q_path, times, start), start)
     points, speeds = np.vstack([start, q_path]), np.vstack([np.zeros(3), v])
     stamps = np.concatenate([[0.0], times])
     for k in range(5):
-        pos, _ = _hermite(points[k], points[k + 1], speeds[k], speeds[k + 1],
-                          stamps[k + 1] - stamps[k])
+        pos, vel = _hermite(points[k], points[k + 1], speeds[k], speeds[k + 1],
+                            stamps[k + 1] - stamps[k])
         for i in (0, 500, 1377, 2000):
-            t = stamps[k] + TAU[i] * (stamps[k + 1] - stamps[k])
-            np.testing.assert_allclose(execution.position_at(start, q_path, v, times, t),
-                                       pos[i], atol=1e-12)
-    np.testing.assert_array_equal(execution.position_at(start, q_path, v, times, -1.0), start)
-    np.testing.assert_array_equal(execution.position_at(start, q_path, v, times, 99.0),
-                                  q_path[-1])
+            q, qd = move.state_at(stamps[k] + TAU[i] * (stamps[k + 1] - stamps[k]))
+            np.testing.assert_allclose(q, pos[i], atol=1e-9)
+            np.testing.assert_allclose(qd, vel[i], atol=1e-6)
+    np.testing.assert_array_equal(move.state_at(-1.0)[0], start)
+    np.testing.assert_array_equal(move.state_at(99.0)[0], q_path[-1])
+    assert not move.state_at(99.0)[1].any()
+
+
+def test_braking_stops_within_the_deceleration():
+    """From any instant of a move: a cubic to rest whose velocity falls linearly, no joint
+    slowing harder than allowed, the slowest exactly at it."""
+    names = ["a", "b"]
+    start = np.zeros(2)
+    move = execution.Move.of(execution.trajectory(names, np.array([1.0, -0.5]), 2.0), start)
+    deceleration = np.array([0.4, 5.0])
+    for t in (0.3, 1.0, 1.7):
+        q, v = move.state_at(t)
+        stop = move.braking(t, deceleration)
+        np.testing.assert_allclose(stop.start, q)
+        np.testing.assert_allclose(stop.start_velocity, v)
+        seconds = stop.duration_s
+        velocities = np.array([stop.state_at(s * seconds)[1] for s in TAU])
+        np.testing.assert_allclose(velocities, np.outer(1 - TAU, v), atol=1e-9)
+        slowing = np.abs(v) / seconds
+        assert np.all(slowing <= deceleration * (1 + 1e-9))
+        assert np.max(slowing / deceleration) == pytest.approx(1.0)
+        np.testing.assert_allclose(stop.peak_accelerations(), slowing, rtol=1e-9)
 
 
 def test_a_move_held_to_the_minimum_duration_is_slowed_as_a_whole():

@@ -358,3 +358,60 @@ def test_schema_validation_applies_at_startup(ros_context):
     node = NodeProcess(params={"timeout": -1.0})
     assert node.proc.wait(30) == 2
     assert "timeout must be > 0 and finite" in node.output()
+
+
+@pytest.mark.parametrize("mode", ["position", "trajectory"])
+def test_stop_execution_brakes_the_move_under_way(ros_context, model, mode):
+    """~/stop_execution mid-move: the arm is brought to rest short of the goal (a new
+    trajectory to where braking ends, or the stream's next commands), no joint slowing
+    harder than the move itself accelerated (no acceleration limits are given)."""
+    from std_srvs.srv import Trigger
+    topic = f"/stop{mode[0]}/controller"
+    kind = Float64MultiArray if mode == "position" else JointTrajectory
+    node, client = start(f"stop{mode[0]}", f"controller_mode:={mode}", "velocity_scaling:=0.05",
+                         f"controller_topic:={topic}")
+    try:
+        sent = collect(client, kind, topic)
+        stop = client.node.create_client(Trigger, f"/stop{mode[0]}/ik_node/stop_execution")
+        assert stop.wait_for_service(timeout_sec=10.0)
+        idle = call_resending(stop, Trigger.Request(), client.spin)
+        assert idle.success and idle.message == "no move under way"
+        fingers = ["panda_finger_joint1", "panda_finger_joint2"]
+        req = near_target(model, np.array([0.3, 0.0, 0.0, 0.3, 0.0, 0.0, 0.0]))
+        req.execute = True
+        res = executed(client, req, sent, joints=(ARM + fingers, list(READY) + [0.01, 0.01]))
+        goal = np.array(res.solution.position)
+        seconds = 1.5 * np.max(np.abs(goal - READY) / (0.05 * panda_vmax(model)))
+        spin_for(client, 1.0)
+        count = len(sent)
+        braked = call_resending(stop, Trigger.Request(), client.spin)
+        assert braked.success and braked.message.startswith("braking to rest in"), braked.message
+        brake_s = float(braked.message.split()[-2])
+        # The move's own hardest: 6 x its move / T^2 at the cubic's ends; braking from
+        # the cubic's speed at ~1 s (at most its 1.5 x mean peak) takes at least v / a.
+        hardest = 6 * np.abs(goal - READY) / seconds ** 2
+        assert brake_s <= np.max(1.5 * np.abs(goal - READY) / seconds / hardest) + 1e-6
+        if mode == "trajectory":
+            wait_for(lambda: len(sent) > count, 5, "the braking trajectory", client.spin)
+            point = sent[-1].points[0]
+            end = np.array(point.positions)
+            assert not any(point.velocities)
+            t = point.time_from_start.sec + 1e-9 * point.time_from_start.nanosec
+            assert t == pytest.approx(brake_s, abs=1e-3)
+        else:
+            spin_for(client, brake_s + 0.5)
+            end = np.array(sent[-1].data)
+            np.testing.assert_allclose(sent[-2].data, end, atol=1e-5)  # at rest
+        fraction = (end - READY)[[0, 3]] / (goal - READY)[[0, 3]]
+        assert np.all((0.05 < fraction) & (fraction < 0.95)), fraction  # short of the goal
+    finally:
+        client.close()
+        assert node.stop() == 0, node.output()
+
+
+def spin_for(client, seconds: float) -> None:
+    """Process callbacks for ``seconds`` [s] of wall time."""
+    import time
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        client.spin(0.05)

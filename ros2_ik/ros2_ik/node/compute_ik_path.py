@@ -10,7 +10,6 @@ import time
 from typing import NamedTuple, Optional
 
 import numpy as np
-from builtin_interfaces.msg import Duration
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from ros2_ik.core import errors
@@ -22,7 +21,8 @@ from ros2_ik.node.compute_ik import collision_checker, minimum_distance, resolve
 from ros2_ik.node.conversions import finite_or, pose_to_se3
 from ros2_ik.node.error_codes import CODE_NAMES, RequestError, code_for_exception, \
     error_reply
-from ros2_ik.node.execution import MAX_DURATION_S, path_times, point_velocities
+from ros2_ik.node.execution import MAX_DURATION_S, duration_msg, path_times, \
+    point_velocities
 from ros2_ik.node.parameters import NodeConfig
 from ros2_ik.node.robot_source import JointStateCache, RobotSnapshot
 from ros2_ik.node.upstream import beside, held_group
@@ -148,11 +148,10 @@ def trajectory_msg(names, q_path: np.ndarray, times_s: np.ndarray,
     timed = len(times_s) > 0 and times_s[-1] > 0
     velocities = point_velocities(q_path, times_s, start).tolist() if timed else None
     for k, (q, t) in enumerate(zip(q_path, times_s)):
-        whole = int(t)
         msg.points.append(JointTrajectoryPoint(
             positions=[float(v) for v in q],
             velocities=velocities[k] if timed else [],
-            time_from_start=Duration(sec=whole, nanosec=int((t - whole) * 1e9))))
+            time_from_start=duration_msg(t)))
     return msg
 
 

@@ -6,6 +6,7 @@ The message builders time a trajectory from the joints' velocity and acceleratio
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Dict, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
@@ -251,19 +252,28 @@ def _point_ratios(steps: np.ndarray, spans: np.ndarray, limits: np.ndarray) -> n
 
 def _end_accelerations(steps: np.ndarray, spans: np.ndarray
                        ) -> Tuple[np.ndarray, np.ndarray]:
-    """(m, n) twice: each joint's |acceleration| [rad/s^2 or m/s^2] at each step's ends.
+    """(m, n) twice: each joint's |acceleration| at each step's ends (:func:`_cubic_ends`).
 
-    The cubic Hermite a controller draws through a step ``d`` of ``T`` seconds between
-    the velocities ``v0``, ``v1`` of :func:`point_velocities` (the start at rest)
-    accelerates by ``(6 d - T (4 v0 + 2 v1)) / T^2`` at its start and
-    ``(-6 d + T (2 v0 + 4 v1)) / T^2`` at its end, and linearly between.  0 on a step of
-    no time.
+    The cubics through ``steps`` (m, n) lasting ``spans`` (m,) [s] between the velocities
+    of :func:`point_velocities` (the start at rest).
     """
     v = np.vstack([np.zeros((1, steps.shape[1])), _velocities(steps, spans)])
-    v0, v1, t = v[:-1], v[1:], spans[:, None]
+    return _cubic_ends(steps, spans, v[:-1], v[1:])
+
+
+def _cubic_ends(d: np.ndarray, spans: np.ndarray, v0: np.ndarray, v1: np.ndarray
+                ) -> Tuple[np.ndarray, np.ndarray]:
+    """(m, n) twice: |acceleration| [rad/s^2 or m/s^2] at the start and end of cubics.
+
+    The cubic Hermite a controller draws through a step ``d`` of ``T`` seconds
+    (``spans`` (m,)) between the velocities ``v0``, ``v1`` accelerates by
+    ``(6 d - T (4 v0 + 2 v1)) / T^2`` at its start and ``(-6 d + T (2 v0 + 4 v1)) / T^2``
+    at its end, and linearly between.  0 on a step of no time.
+    """
+    t = spans[:, None]
     with np.errstate(divide="ignore", invalid="ignore"):
-        first = (6 * steps - t * (4 * v0 + 2 * v1)) / t ** 2
-        last = (-6 * steps + t * (2 * v0 + 4 * v1)) / t ** 2
+        first = (6 * d - t * (4 * v0 + 2 * v1)) / t ** 2
+        last = (-6 * d + t * (2 * v0 + 4 * v1)) / t ** 2
     timed = t > 0
     return np.where(timed, np.abs(first), 0.0), np.where(timed, np.abs(last), 0.0)
 
@@ -286,28 +296,91 @@ def point_velocities(q_path: np.ndarray, times_s: np.ndarray,
     return _velocities(steps, np.diff(np.concatenate([[0.0], times_s])))
 
 
-def position_at(start: np.ndarray, q_path: np.ndarray, velocities: np.ndarray,
-                times_s: np.ndarray, t: float) -> np.ndarray:
-    """Return the configuration (n,) at ``t`` [s] of the move through ``q_path`` (m, n).
+@dataclass(frozen=True)
+class Move:
+    """A timed move as a JointTrajectoryController draws it: cubic Hermites from ``start``.
 
-    The cubic Hermite a JointTrajectoryController draws from ``start`` (n,) at rest at
-    0 s through each point at ``times_s`` (m,) with ``velocities`` (m, n); before 0 s the
-    start, after the last time the last point.
+    ``start`` (n,) [rad or m] with ``start_velocity`` (n,) at 0 s, then each point of
+    ``q_path`` (m, n) at ``times_s`` (m,) [s] with ``velocities`` (m, n).
     """
-    stamps = np.concatenate([[0.0], np.asarray(times_s, dtype=float)])
-    if t >= stamps[-1]:
-        return np.array(q_path[-1], dtype=float)
-    if t <= 0.0:
-        return np.array(start, dtype=float)
-    k = int(np.searchsorted(stamps, t, side="right")) - 1  # stamps[k] <= t < stamps[k + 1]
-    span = stamps[k + 1] - stamps[k]
-    p0 = np.asarray(start if k == 0 else q_path[k - 1], dtype=float)
-    v0 = np.zeros_like(p0) if k == 0 else velocities[k - 1]
-    p1, v1 = q_path[k], velocities[k]
-    s = (t - stamps[k]) / span
-    h00, h10 = 2 * s ** 3 - 3 * s ** 2 + 1, s ** 3 - 2 * s ** 2 + s
-    h01, h11 = -2 * s ** 3 + 3 * s ** 2, s ** 3 - s ** 2
-    return h00 * p0 + h10 * span * v0 + h01 * p1 + h11 * span * v1
+
+    names: Tuple[str, ...]
+    start: np.ndarray
+    start_velocity: np.ndarray
+    q_path: np.ndarray
+    velocities: np.ndarray
+    times_s: np.ndarray
+
+    @classmethod
+    def of(cls, trajectory: JointTrajectory, start: np.ndarray) -> "Move":
+        """Return the move a timed ``trajectory`` makes from ``start`` (n,), at rest."""
+        n = len(trajectory.joint_names)
+        points = trajectory.points
+        return cls(tuple(trajectory.joint_names), np.asarray(start, dtype=float), np.zeros(n),
+                   np.array([p.positions for p in points], dtype=float).reshape(-1, n),
+                   np.array([list(p.velocities) or [0.0] * n for p in points],
+                            dtype=float).reshape(-1, n),
+                   np.array([p.time_from_start.sec + 1e-9 * p.time_from_start.nanosec
+                             for p in points]))
+
+    @property
+    def duration_s(self) -> float:
+        """When the move ends [s]."""
+        return float(self.times_s[-1])
+
+    def state_at(self, t: float) -> Tuple[np.ndarray, np.ndarray]:
+        """Return the configuration (n,) and velocity (n,) at ``t`` [s] (held after the end)."""
+        stamps = np.concatenate([[0.0], self.times_s])
+        if t >= stamps[-1]:
+            return self.q_path[-1].copy(), np.zeros(len(self.names))
+        if t <= 0.0:
+            return self.start.copy(), self.start_velocity.copy()
+        k = int(np.searchsorted(stamps, t, side="right")) - 1  # stamps[k] <= t < stamps[k+1]
+        span = stamps[k + 1] - stamps[k]
+        p0, v0 = (self.start, self.start_velocity) if k == 0 else \
+            (self.q_path[k - 1], self.velocities[k - 1])
+        p1, v1 = self.q_path[k], self.velocities[k]
+        s = (t - stamps[k]) / span
+        h = (2 * s ** 3 - 3 * s ** 2 + 1, s ** 3 - 2 * s ** 2 + s, -2 * s ** 3 + 3 * s ** 2,
+             s ** 3 - s ** 2)
+        dh = (6 * s ** 2 - 6 * s, 3 * s ** 2 - 4 * s + 1, -6 * s ** 2 + 6 * s, 3 * s ** 2 - 2 * s)
+        q = h[0] * p0 + h[1] * span * v0 + h[2] * p1 + h[3] * span * v1
+        qd = (dh[0] * p0 + dh[1] * span * v0 + dh[2] * p1 + dh[3] * span * v1) / span
+        return q, qd
+
+    def braking(self, t: float, deceleration: np.ndarray) -> "Move":
+        """Return the move to rest from this one's state at ``t`` [s].
+
+        Each joint slows at most ``deceleration`` (n,) [rad/s^2 or m/s^2], in the time the
+        slowest to stop needs (at least 1 ms).  A cubic from ``(q, v)`` to rest at
+        ``q + v T / 2`` after ``T`` decelerates uniformly, ``v / T``.  Joints without a
+        finite positive deceleration do not set T.
+        """
+        q, v = self.state_at(t)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            need = np.where((deceleration > 0) & np.isfinite(deceleration),
+                            np.abs(v) / deceleration, 0.0)
+        seconds = max(float(np.max(need, initial=0.0)), 1e-3)
+        return Move(self.names, q, v, (q + 0.5 * seconds * v)[None, :],
+                    np.zeros((1, len(self.names))), np.array([seconds]))
+
+    def peak_accelerations(self) -> np.ndarray:
+        """Each joint's largest |acceleration| (n,) [rad/s^2 or m/s^2] on the move's cubics."""
+        speeds = np.vstack([self.start_velocity, self.velocities])
+        first, last = _cubic_ends(np.diff(np.vstack([self.start, self.q_path]), axis=0),
+                                  np.diff(np.concatenate([[0.0], self.times_s])),
+                                  speeds[:-1], speeds[1:])
+        return np.max(np.maximum(first, last), axis=0)
+
+    def trajectory(self) -> JointTrajectory:
+        """Return the move's points as a JointTrajectory (its start is where the arm is)."""
+        msg = JointTrajectory()
+        msg.joint_names = list(self.names)
+        for q, qd, t in zip(self.q_path, self.velocities, self.times_s):
+            msg.points.append(JointTrajectoryPoint(
+                positions=[float(x) for x in q], velocities=[float(x) for x in qd],
+                time_from_start=duration_msg(t)))
+        return msg
 
 
 def _velocities(steps: np.ndarray, spans: np.ndarray) -> np.ndarray:
@@ -327,10 +400,15 @@ def trajectory(names: Sequence[str], q: np.ndarray, seconds: float) -> JointTraj
     point = JointTrajectoryPoint()
     point.positions = [float(v) for v in q]
     point.velocities = [0.0] * len(names)
-    whole = int(seconds)
-    point.time_from_start = Duration(sec=whole, nanosec=int((seconds - whole) * 1e9))
+    point.time_from_start = duration_msg(seconds)
     msg.points = [point]
     return msg
+
+
+def duration_msg(seconds: float) -> Duration:
+    """``seconds`` [s] as a builtin_interfaces Duration (a time_from_start)."""
+    whole = int(seconds)
+    return Duration(sec=whole, nanosec=int((seconds - whole) * 1e9))
 
 
 def position_command(order: Sequence[str], names: Sequence[str], q: np.ndarray,

@@ -1,13 +1,18 @@
-"""What the node publishes: ``~/solution``, ``~/markers`` and controller commands."""
+"""What the node publishes: ``~/solution``, ``~/markers`` and controller commands.
+
+``~/stop_execution`` (std_srvs/Trigger) brings the move under way to rest.
+"""
 from __future__ import annotations
 
-from typing import Callable, Mapping, Optional, Sequence
+import time
+from typing import Callable, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 import pinocchio as pin
 from geometry_msgs.msg import Point, PoseStamped
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
+from std_srvs.srv import Trigger
 from trajectory_msgs.msg import JointTrajectory
 from visualization_msgs.msg import Marker, MarkerArray
 
@@ -33,6 +38,11 @@ class Outputs:
         self.stream = PositionStream(self.controller_pub.publish, cfg.position_rate,
                                      node.get_logger().error) \
             if cfg.controller_mode == "position" else None
+        #: The last move sent in trajectory mode: (Move, time.monotonic() at sending,
+        #: braking deceleration per joint), for :meth:`stop_execution`.
+        self._sent: Optional[Tuple[execution.Move, float, np.ndarray]] = None
+        node.create_service(Trigger, "~/stop_execution", self._on_stop,
+                            callback_group=node.solve_group)
         self.action_sender = make_sender(node, cfg.controller_action, node.solve_group)
         self.base_goal_pub = (node.create_publisher(PoseStamped, cfg.base_goal_topic, 10)
                               if cfg.base_goal_topic else None)
@@ -93,13 +103,7 @@ class Outputs:
         reason = execution.duration_refusal(seconds)
         if reason:
             return reason
-        trajectory = execution.trajectory(names, q, seconds)
-        if self.stream is not None:
-            return self._play(trajectory, current)
-        if self.action_sender is not None:
-            return self.action_sender.send(trajectory)
-        self.controller_pub.publish(trajectory)
-        return ""
+        return self._send(group, execution.trajectory(names, q, seconds), current)
 
     def base_goal(self, base) -> str:
         """Publish a whole-body solution's base pose (MultiDOFJointState entry) as a goal.
@@ -139,23 +143,65 @@ class Outputs:
         outside = [k for k, q in enumerate(q_path) if not group.within_limits(q)]
         if outside:
             return f"points {outside} are outside the joint limits"
+        return self._send(group, trajectory, current)
+
+    def _send(self, group, trajectory: JointTrajectory, current: Mapping[str, float]) -> str:
+        """Send a timed ``trajectory`` from ``current`` to the controller; '' or why not.
+
+        Position mode streams it in ``controller_joints`` order (empty: the trajectory's
+        joints; the controller's other joints held at their last joint_states).  The move
+        is kept for :meth:`stop_execution`, with how hard it may brake: each joint's
+        scaled acceleration limit, or where it has none, the move's own hardest.
+        """
+        names = list(trajectory.joint_names)
+        move = execution.Move.of(trajectory, np.array([current[n] for n in names]))
+        limits = np.asarray(group.acceleration_limits, dtype=float) \
+            * self._node.config.acceleration_scaling
+        deceleration = np.where(np.isfinite(limits) & (limits > 0), limits,
+                                move.peak_accelerations())
         if self.stream is not None:
-            return self._play(trajectory, current)
+            order = [n for n in self._node.config.controller_joints if n] or names
+            return self.stream.play(order, move, self._node.joints.latest(), deceleration)
+        reason = self._deliver(trajectory)
+        if not reason:
+            self._sent = (move, time.monotonic(), deceleration)
+        return reason
+
+    def _deliver(self, trajectory: JointTrajectory) -> str:
+        """Send ``trajectory`` by the FollowJointTrajectory action or on the topic."""
         if self.action_sender is not None:
             return self.action_sender.send(trajectory)
         self.controller_pub.publish(trajectory)
         return ""
 
-    def _play(self, trajectory: JointTrajectory, current: Mapping[str, float]) -> str:
-        """Stream ``trajectory`` from ``current`` to the position controller; '' or why not.
+    def _on_stop(self, _request: Trigger.Request, response: Trigger.Response
+                 ) -> Trigger.Response:
+        """``~/stop_execution`` (std_srvs/Trigger): :meth:`stop_execution`, always success."""
+        response.message = self.stop_execution()
+        response.success = True
+        return response
 
-        In ``controller_joints`` order (empty: the trajectory's joints); the controller's
-        other joints are held at their last joint_states.
+    def stop_execution(self) -> str:
+        """Bring the move under way to rest (:meth:`.execution.Move.braking`); what was done.
+
+        The braking move replaces it at the controller (a new trajectory or goal, or the
+        position stream's next commands), each joint slowing no harder than it was allowed
+        to move; the servo is not touched (``~/servo/stop``).
         """
-        names = list(trajectory.joint_names)
-        order = [n for n in self._node.config.controller_joints if n] or names
-        return self.stream.play(order, trajectory, np.array([current[n] for n in names]),
-                                self._node.joints.latest())
+        if self.stream is not None:
+            stop = self.stream.brake()
+        else:
+            move, t0, deceleration = self._sent or (None, 0.0, None)
+            stop = None
+            if move is not None and time.monotonic() - t0 < move.duration_s:
+                stop = move.braking(time.monotonic() - t0, deceleration)
+                reason = self._deliver(stop.trajectory())
+                if reason:
+                    return f"not stopped: {reason}"
+                self._sent = (stop, time.monotonic(), deceleration)
+        if stop is None:
+            return "no move under way"
+        return f"braking to rest in {stop.duration_s:.3f} s"
 
     def markers(self, frame: str, T_ref_target: pin.SE3, T_ref_reached: Optional[pin.SE3],
                 closest: Optional[Sequence[np.ndarray]] = None,

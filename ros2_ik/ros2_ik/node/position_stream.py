@@ -4,7 +4,7 @@ A forward position controller writes each Float64MultiArray to the hardware as i
 sent the solution alone, the arm is asked to be there at once (a step of up to
 ``execute_max_joint_jump``).  :class:`PositionStream` sends instead the move a
 JointTrajectoryController would make of the same JointTrajectory (its cubics,
-:func:`.execution.position_at`), sampled every period on its own thread
+:class:`.execution.Move`), sampled every period on its own thread
 (:class:`.periodic.PeriodicThread`: a solve on the executor does not delay it), so
 position mode keeps the same velocity and acceleration limits as trajectory mode.
 """
@@ -16,9 +16,9 @@ from typing import Callable, Mapping, Optional, Sequence
 
 import numpy as np
 from std_msgs.msg import Float64MultiArray
-from trajectory_msgs.msg import JointTrajectory
 
 from ros2_ik.node import execution
+from ros2_ik.node.execution import Move
 from ros2_ik.node.periodic import PeriodicThread
 
 
@@ -31,50 +31,44 @@ class PositionStream:
         self._log_error = log_error
         self._lock = threading.Lock()
         self._loop: Optional[PeriodicThread] = None
-        self._end = 0.0  # time.monotonic() when the move under way ends
+        self._move: Optional[Move] = None
+        self._t0 = 0.0  # time.monotonic() at the move's start
 
-    def play(self, order: Sequence[str], trajectory: JointTrajectory, start: np.ndarray,
-             held: Mapping[str, float]) -> str:
-        """Start sending ``trajectory`` (from ``start`` (n,), at rest); '' or why not.
+    def play(self, order: Sequence[str], move: Move, held: Mapping[str, float],
+             deceleration: np.ndarray) -> str:
+        """Start sending ``move``; '' or why not.
 
-        ``order``: the controller's joints; those not in the trajectory are held at
-        ``held`` (their last joint_states).  Refused while a move is under way: its
-        commands are the arm's, and a new move from rest would jump its velocity.
+        ``order``: the controller's joints; those not in the move are held at ``held``
+        (their last joint_states).  ``deceleration`` (n,) [rad/s^2 or m/s^2]: how hard
+        :meth:`brake` may stop it.  Refused while a move is under way: its commands are
+        the arm's, and a new move from rest would jump its velocity (:meth:`brake` first).
         """
-        names = list(trajectory.joint_names)
         try:
-            execution.position_command(order, names, start, held)
+            execution.position_command(order, move.names, move.start, held)
         except KeyError as exc:
             return str(exc)
-        points = trajectory.points
-        q_path = np.array([p.positions for p in points], dtype=float)
-        times = np.array([p.time_from_start.sec + 1e-9 * p.time_from_start.nanosec
-                          for p in points])
-        velocities = np.array([p.velocities or [0.0] * len(names) for p in points],
-                              dtype=float)
         with self._lock:
-            left = self._end - time.monotonic()
-            if self._loop is not None and self._loop.running and left > 0.0:
+            left = self.time_left()
+            if left > 0.0:
                 return (f"a move is under way ({left:.2f} s left): position mode sends one "
-                        f"move at a time")
-            self.stop()
-            t0 = time.monotonic()
-            self._end = t0 + float(times[-1])
-
-            def tick() -> None:
-                t = time.monotonic() - t0
-                q = execution.position_at(start, q_path, velocities, times, t)
-                try:
-                    self._publish(execution.position_command(order, names, q, held))
-                except Exception as exc:  # noqa: BLE001 - a failed publish ends the move
-                    self._log_error(f"position stream: {type(exc).__name__}: {exc}")
-                    loop.stop()
-                    return
-                if t >= times[-1]:
-                    loop.stop()
-
-            loop = self._loop = PeriodicThread(self._period, tick, "position_stream")
+                        f"move at a time (~/stop_execution brakes it)")
+            self._start(order, move, held, np.asarray(deceleration, dtype=float))
         return ""
+
+    def brake(self) -> Optional[Move]:
+        """Replace the move under way by its stop (:meth:`Move.braking`); None if none."""
+        with self._lock:
+            if self.time_left() <= 0.0:
+                return None
+            stop = self._move.braking(time.monotonic() - self._t0, self._deceleration)
+            self._start(self._order, stop, self._held, self._deceleration)
+            return stop
+
+    def time_left(self) -> float:
+        """Seconds [s] until the move under way ends (0: none)."""
+        if self._loop is None or not self._loop.running or self._move is None:
+            return 0.0
+        return max(0.0, self._t0 + self._move.duration_s - time.monotonic())
 
     @property
     def moving(self) -> bool:
@@ -85,3 +79,25 @@ class PositionStream:
         """End the move under way (the controller holds its last command)."""
         if self._loop is not None:
             self._loop.stop()
+
+    def _start(self, order: Sequence[str], move: Move, held: Mapping[str, float],
+               deceleration: np.ndarray) -> None:
+        self.stop()
+        self._order, self._held, self._move = list(order), dict(held), move
+        self._deceleration = deceleration
+        t0 = self._t0 = time.monotonic()
+        loop: list = []  # the thread, once started (its first tick may come before)
+
+        def tick() -> None:
+            t = time.monotonic() - t0
+            q, _ = move.state_at(t)
+            try:
+                self._publish(execution.position_command(order, move.names, q, held))
+            except Exception as exc:  # noqa: BLE001 - a failed publish ends the move
+                self._log_error(f"position stream: {type(exc).__name__}: {exc}")
+                t = move.duration_s
+            if t >= move.duration_s and loop:
+                loop[0].stop()
+
+        self._loop = PeriodicThread(self._period, tick, "position_stream")
+        loop.append(self._loop)
