@@ -1,14 +1,16 @@
-"""A one-point trajectory's timing against the controller's own interpolation.
+"""Timing of what is sent (core.path.timing, node.execution) against the controller's cubics.
 
 A JointTrajectoryController reaches a point with positions and zero velocities by a
 cubic from the arm's state at rest: ``3 tau^2 - 2 tau^3`` of each joint's move at
-``tau = t / T`` (ros2_controllers' spline interpolation).  Sampled here, independently of
-``execution.duration_s``: no joint's velocity may exceed ``scaling`` x its limit, and the
-slowest joint reaches it unless the minimum duration holds the move back.
+``tau = t / T`` (ros2_controllers' spline interpolation), and joins the points of a path
+by cubic Hermites through their velocities.  Sampled here (positions, velocities and
+accelerations written apart): no joint may exceed its scaled limits, and the slowest joint
+reaches one unless the minimum duration holds the move back.
 """
 import numpy as np
 import pytest
 
+from ros2_ik.core.path import timing
 from ros2_ik.node import execution
 
 TAU = np.linspace(0.0, 1.0, 2001)
@@ -59,7 +61,7 @@ def _hermite(p0, p1, v0, v1, span):
 def test_a_timed_path_is_smooth_and_keeps_the_scaled_limits():
     """Cubics through every point: each joint within its scaled limit, no overshoot."""
     from ros2_ik.node.compute_ik_path import trajectory_msg
-    from ros2_ik.node.execution import path_times
+    from ros2_ik.core.path.timing import path_times
     rng = np.random.default_rng(5)
     for case in range(60):
         n, m = 6, int(rng.integers(2, 30))
@@ -154,7 +156,7 @@ def test_a_timed_path_keeps_the_scaled_accelerations_and_ramps():
     time its slowest joint's travel needs alone at the scaled limits (a ramp, not every
     step slowed to what starting from rest allows: ~8 times on a line)."""
     from ros2_ik.node.compute_ik_path import trajectory_msg
-    from ros2_ik.node.execution import path_times
+    from ros2_ik.core.path.timing import path_times
     rng = np.random.default_rng(11)
     for case, (kind, start, q_path) in enumerate(_paths(rng)):
         n, m = q_path.shape[1], len(q_path)
@@ -190,11 +192,11 @@ def test_joints_without_an_acceleration_limit_are_timed_by_velocity_alone():
     rng = np.random.default_rng(2)
     q_path = np.cumsum(rng.normal(0.0, 0.1, (20, 3)), axis=0)
     vmax = np.array([1.0, 2.0, 3.0])
-    plain = execution.path_times(q_path, np.zeros(3), vmax, 0.5)
+    plain = timing.path_times(q_path, np.zeros(3), vmax, 0.5)
     np.testing.assert_array_equal(
-        execution.path_times(q_path, np.zeros(3), vmax, 0.5, np.full(3, np.inf), 0.5), plain)
-    slow = execution.path_times(q_path, np.zeros(3), vmax, 0.5, np.array([np.inf, 0.5, np.inf]),
-                                0.5)
+        timing.path_times(q_path, np.zeros(3), vmax, 0.5, np.full(3, np.inf), 0.5), plain)
+    slow = timing.path_times(q_path, np.zeros(3), vmax, 0.5, np.array([np.inf, 0.5, np.inf]),
+                             0.5)
     assert slow[-1] > plain[-1]
 
 
@@ -204,8 +206,8 @@ def test_a_move_samples_the_controllers_cubics():
     rng = np.random.default_rng(4)
     start = rng.uniform(-1, 1, 3)
     q_path = start + np.cumsum(rng.normal(0, 0.1, (5, 3)), axis=0)
-    times = execution.path_times(q_path, start, np.full(3, 1.0), 1.0)
-    v = execution.point_velocities(q_path, times, start)
+    times = timing.path_times(q_path, start, np.full(3, 1.0), 1.0)
+    v = timing.point_velocities(q_path, times, start)
     from ros2_ik.node.compute_ik_path import trajectory_msg
     move = execution.Move.of(trajectory_msg(["a", "b", "c"], q_path, times, start), start)
     points, speeds = np.vstack([start, q_path]), np.vstack([np.zeros(3), v])
@@ -249,14 +251,14 @@ def test_a_move_held_to_the_minimum_duration_is_slowed_as_a_whole():
     point: more acceleration there (65 against 40 rad/s^2 in this case)."""
     q_path = np.outer(np.arange(1, 6) * 0.02, np.ones(2))
     vmax, amax = np.full(2, 3.0), np.full(2, 40.0)
-    fast = execution.path_times(q_path, np.zeros(2), vmax, 1.0, amax, 1.0)
+    fast = timing.path_times(q_path, np.zeros(2), vmax, 1.0, amax, 1.0)
     assert fast[-1] < 0.5
-    times = execution.path_times(q_path, np.zeros(2), vmax, 1.0, amax, 1.0, 0.5)
+    times = timing.path_times(q_path, np.zeros(2), vmax, 1.0, amax, 1.0, 0.5)
     np.testing.assert_allclose(times, fast * 0.5 / fast[-1])
     steps, spans = np.diff(np.vstack([np.zeros(2), q_path]), axis=0), np.diff(
         np.concatenate([[0.0], times]))
-    assert max(np.max(e) for e in execution._end_accelerations(steps, spans)) <= 40.0
-    nothing = execution.path_times(np.zeros((3, 2)), np.zeros(2), vmax, 1.0, amax, 1.0, 0.5)
+    assert max(np.max(e) for e in timing._end_accelerations(steps, spans)) <= 40.0
+    nothing = timing.path_times(np.zeros((3, 2)), np.zeros(2), vmax, 1.0, amax, 1.0, 0.5)
     np.testing.assert_array_equal(nothing, [0.5, 0.5, 0.5])
 
 
@@ -268,7 +270,7 @@ def test_a_path_takes_as_long_however_finely_it_is_sampled():
     for m in (60, 2000):
         s = np.linspace(0.0, 1.0, m + 1)[1:, None]
         q_path = s * np.array([2.0, -1.5, 1.0, 0.5, 1.0, 0.3, 2.5]) + 0.1 * np.sin(6 * s)
-        times = execution.path_times(q_path, np.zeros(7), np.full(7, 2.0), 1.0,
-                                     np.full(7, 5.0), 1.0)
+        times = timing.path_times(q_path, np.zeros(7), np.full(7, 2.0), 1.0,
+                                  np.full(7, 5.0), 1.0)
         totals.append(times[-1])
     assert totals[1] == pytest.approx(totals[0], rel=0.05), totals

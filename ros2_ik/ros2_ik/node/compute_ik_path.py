@@ -21,8 +21,8 @@ from ros2_ik.node.compute_ik import collision_checker, minimum_distance, resolve
 from ros2_ik.node.conversions import finite_or, pose_to_se3
 from ros2_ik.node.error_codes import CODE_NAMES, RequestError, code_for_exception, \
     error_reply
-from ros2_ik.node.execution import MAX_DURATION_S, duration_msg, path_times, \
-    point_velocities
+from ros2_ik.core.path.timing import path_times, point_velocities
+from ros2_ik.node.execution import MAX_DURATION_S, duration_msg
 from ros2_ik.node.parameters import NodeConfig
 from ros2_ik.node.robot_source import JointStateCache, RobotSnapshot
 from ros2_ik.node.upstream import beside, held_group
@@ -141,7 +141,8 @@ def trajectory_msg(names, q_path: np.ndarray, times_s: np.ndarray,
     """Return a JointTrajectory of ``q_path`` (m, n) at ``times_s`` (m,) [s] from its start.
 
     Timed (a last time above 0), the points carry velocities
-    (:func:`.execution.point_velocities` from ``start``); untimed, positions only.
+    (:func:`ros2_ik.core.path.timing.point_velocities` from ``start``); untimed, positions
+    only.
     """
     msg = JointTrajectory()
     msg.joint_names = list(names)

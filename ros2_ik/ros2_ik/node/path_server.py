@@ -12,6 +12,7 @@ import numpy as np
 from geometry_msgs.msg import Point
 from visualization_msgs.msg import Marker, MarkerArray
 
+from ros2_ik.core.path import timing
 from ros2_ik.node import execution
 from ros2_ik.node.base_pose import marker_frames
 from ros2_ik.node.compute_ik_path import PathAnswer, compute_ik_path, trajectory_msg
@@ -66,9 +67,9 @@ class PathServer:
         times, start = None, None
         if current is not None:
             start = np.array([current[n] for n in group.joint_names])
-            times = execution.path_times(result.q_path, start, group.velocity_limits,
-                                         cfg.velocity_scaling, group.acceleration_limits,
-                                         cfg.acceleration_scaling, cfg.min_trajectory_duration)
+            times = timing.path_times(result.q_path, start, group.velocity_limits,
+                                      cfg.velocity_scaling, group.acceleration_limits,
+                                      cfg.acceleration_scaling, cfg.min_trajectory_duration)
         ok = response.error_code.val == IKErrorCode.SUCCESS
         reason = execution.duration_refusal(times[-1]) if ok and times is not None else ""
         if not reason:
@@ -104,9 +105,9 @@ class PathServer:
         from moveit_msgs.msg import DisplayTrajectory, RobotTrajectory
         group, q_path = answer.group, answer.result.q_path
         cfg = self._node.config
-        times = execution.path_times(q_path, answer.seed, group.velocity_limits,
-                                     cfg.velocity_scaling, group.acceleration_limits,
-                                     cfg.acceleration_scaling)
+        times = timing.path_times(q_path, answer.seed, group.velocity_limits,
+                                  cfg.velocity_scaling, group.acceleration_limits,
+                                  cfg.acceleration_scaling)
         msg = DisplayTrajectory(model_id=group.robot.model.name)
         msg.trajectory.append(RobotTrajectory(
             joint_trajectory=trajectory_msg(group.joint_names, q_path, times, answer.seed)))
