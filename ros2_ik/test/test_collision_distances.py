@@ -269,7 +269,7 @@ def test_lower_bounds_never_exceed_exact_distances():
         q = pin.randomConfiguration(model)
         exact = checker.distances(q).distances_m
         pin.forwardKinematics(model, data, q)
-        bounds = checker._lower_bounds(checker.compiled(), data)
+        bounds = checker.padded_lower_bounds(checker.compiled(), data)
         assert np.all(bounds <= exact + 1e-9)
         assert np.mean(bounds > 0.05) > 0.5  # and they are useful: most far pairs skipped
 

@@ -86,6 +86,11 @@ class PairDistances:
         pad_b = self.compiled.padding_m[ks][:, None] - pad_a
         return normals, raw[:, 1] + pad_a * normals, raw[:, 2] - pad_b * normals
 
+    def report(self, k: int) -> DistanceReport:
+        """Return computed pair ``k`` as a :class:`DistanceReport` (padded witnesses)."""
+        _, p_a, p_b = self.witness(k)
+        return DistanceReport(float(self.distances_m[k]), self.compiled.pair_names[k], p_a, p_b)
+
 
 class CollisionChecker:
     """Self- and scene-collision distances of one robot model.
@@ -254,7 +259,7 @@ class CollisionChecker:
                    for k in self._ready(wanted))  # NaN: not clear
 
     def _wanted(self, compiled: CompiledScene, data: pin.Data, threshold_m: float) -> np.ndarray:
-        """Pairs (k,) whose lower bound (:meth:`_lower_bounds`) is below ``threshold_m``."""
+        """Pairs (k,) whose lower bound (:meth:`padded_lower_bounds`) is below ``threshold_m``."""
         key = (id(compiled), threshold_m)
         entry = self._reach.get(key)
         if entry is None or entry[0] is not compiled:
@@ -265,7 +270,7 @@ class CollisionChecker:
         return np.flatnonzero(squared_gaps(compiled.bounds, data) <= entry[1])
 
     @staticmethod
-    def _lower_bounds(compiled: CompiledScene, data: pin.Data) -> np.ndarray:
+    def padded_lower_bounds(compiled: CompiledScene, data: pin.Data) -> np.ndarray:
         """Lower bounds (P,) [m] on the signed padded distances (see :mod:`.bounds`).
 
         The ball/box bounds only certify *separation*: a penetration can be deeper than any
@@ -291,6 +296,15 @@ class CollisionChecker:
         out[pairs] = clamp_depths(raw, lambda deep: [names[k] for k in pairs[deep]]) \
             - compiled.padding_m[pairs]
 
+    def compute_pairs(self, pairs: PairDistances, ks: np.ndarray) -> None:
+        """Compute pairs ``ks`` (k,) of ``pairs`` exactly as well, into its ``distances_m``.
+
+        Precondition: ``pairs`` is this thread's latest distance pass (its geometries are
+        still placed where that pass placed them).
+        """
+        self._compute(pairs.compiled, pairs.geom_data, np.asarray(ks, dtype=np.int64),
+                      pairs.distances_m)
+
     def distances(self, q: np.ndarray, threshold_m: float = np.inf) -> PairDistances:
         """Signed padded distances at ``q`` (nq,); see :meth:`distances_from_data`."""
         q = self._check_q(q)
@@ -307,8 +321,7 @@ class CollisionChecker:
         if k < 0:
             nan = np.full(3, np.nan)
             return DistanceReport(float("inf"), ("", ""), nan, nan)
-        _, p_a, p_b = pairs.witness(k)
-        return DistanceReport(float(pairs.distances_m[k]), pairs.compiled.pair_names[k], p_a, p_b)
+        return pairs.report(k)
 
     def nearest_from_data(self, data: pin.Data) -> Tuple[PairDistances, int]:
         """Distances with the nearest pair computed exactly, and its index (-1: no pair).
@@ -322,7 +335,7 @@ class CollisionChecker:
         pairs = PairDistances(compiled, geom_data, distances)
         if compiled.num_pairs == 0:
             return pairs, -1
-        bounds = self._lower_bounds(compiled, data)
+        bounds = self.padded_lower_bounds(compiled, data)
         order = np.argsort(bounds)
         self._compute(compiled, geom_data, order[:_FIRST_PAIRS], distances)
         rest = order[_FIRST_PAIRS:]
