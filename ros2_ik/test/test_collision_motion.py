@@ -3,15 +3,22 @@
 A ball is put where the hand passes halfway through a joint-linear move of the Panda, not
 near either end.  The ends are clear by the checker's own distance; the move is found to
 pass through it, at about half of the way.  With the ball elsewhere the move is clear.
+
+No point of any geometry moves faster than its bound (:mod:`.motion_speeds`), measured on
+dense samples with pinocchio alone.
 """
 import numpy as np
+import pinocchio as pin
 import pytest
 
+from ros2_ik.core.collision import Box, CollisionChecker, PlanningScene, SceneObject
 from ros2_ik.core.collision.motion import first_contact
-from panda_node import arm_group, ball_checker
+from panda_node import arm_group, ball_checker, description
 
 START = np.array([0.0, -0.3, 0.0, -2.2, 0.0, 2.0, 0.8])
 END = START + np.array([1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0])
+STRETCHED = np.array([0.0, 0.3, 0.0, -1.2, 0.0, 1.5, 0.8])
+JOINT1 = np.eye(7)[0]
 
 
 @pytest.fixture(scope="module")
@@ -50,3 +57,84 @@ def test_no_move_is_clear(panda):
     _, group = panda
     checker = _checker(panda, [2.0, 0.0, 0.0])
     assert first_contact(checker, group, START, START, 0.0) is None
+
+
+# ------------------------------------------------------------------ geometry, by pinocchio
+def _corners(geometry) -> np.ndarray:
+    """The 8 corners (8, 3) of a geometry's local AABB, in its own frame [m]."""
+    box = geometry.aabb_local
+    low, high = np.array(box.min_), np.array(box.max_)
+    return np.array([[x, y, z] for x in (low[0], high[0]) for y in (low[1], high[1])
+                     for z in (low[2], high[2])])
+
+
+def _vertices(geometry) -> np.ndarray:
+    """Points (k, 3) of a geometry itself in its own frame: a hull's vertices, a box's corners."""
+    return np.array(geometry.points()) if hasattr(geometry, "points") else _corners(geometry)
+
+
+def _local_points(geometry) -> np.ndarray:
+    """Its vertices, then its AABB's corners (the bound's reach: the AABB's ball)."""
+    return np.vstack((_vertices(geometry), _corners(geometry)))
+
+
+def _world_points(model, geom_model, q_fulls, locals_):
+    """Per configuration (T,), each geometry's points in the world: list of (T, k, 3)."""
+    data, geom_data = model.createData(), pin.GeometryData(geom_model)
+    out = [np.empty((len(q_fulls), len(p), 3)) for p in locals_]
+    for i, q in enumerate(q_fulls):
+        pin.forwardKinematics(model, data, q)
+        pin.updateGeometryPlacements(model, data, geom_model, geom_data)
+        for g, points in enumerate(locals_):
+            placement = geom_data.oMg[g]
+            out[g][i] = points @ placement.rotation.T + placement.translation
+    return out
+
+
+def _speed_checker(robot):
+    """The Panda with 1 cm padding, a box held in the hand and a box on the floor."""
+    urdf, srdf, _ = description()
+    scene = PlanningScene([f.name for f in robot.model.frames])
+    scene.add(SceneObject("held", [Box((0.04, 0.04, 0.2))], "panda_hand",
+                          pin.SE3(np.eye(3), np.array([0.0, 0.0, 0.15])).homogeneous,
+                          attached=True))
+    scene.add(SceneObject("crate", [Box((0.3, 0.3, 0.3))], "panda_link0",
+                          pin.SE3(np.eye(3), np.array([0.5, 0.0, 0.15])).homogeneous))
+    return CollisionChecker.from_urdf(robot.model, urdf, srdf, scene, padding_m=0.01)
+
+
+@pytest.mark.parametrize("tip", ["panda_hand", "panda_leftfinger"])
+def test_no_point_moves_faster_than_its_bound(panda, tip):
+    """Dense samples of random moves: every point's and pair's speed is within the bound.
+
+    The finger's group moves a prismatic joint and its mimic (coupled) twin.
+    """
+    from ros2_ik.core.collision.motion_speeds import motion_speeds
+
+    robot = panda[0]
+    group = robot.group(base="panda_link0", tip=tip)
+    checker = _speed_checker(robot)
+    model, compiled = checker.model, checker.compiled()
+    geoms = compiled.geom_model.geometryObjects
+    locals_ = [_local_points(g.geometry) for g in geoms]
+    ts = np.linspace(0.0, 1.0, 2001)
+    rng = np.random.default_rng(7)
+    for _ in range(3):
+        q_from, q_to = group.random_configuration(rng), group.random_configuration(rng)
+        data = model.createData()
+        pin.forwardKinematics(model, data, group.to_full_q(q_from))
+        speeds = motion_speeds(model, data, compiled, group, q_from, q_to)
+        fulls = [group.to_full_q(q_from + t * (q_to - q_from)) for t in ts]
+        points = _world_points(model, compiled.geom_model, fulls, locals_)
+        for g, p in enumerate(points):
+            moved = np.linalg.norm(np.diff(p, axis=0), axis=2).max() / ts[1]
+            assert moved <= speeds.geometry_m[g] * (1 + 1e-9) + 1e-12, geoms[g].name
+        for k, (a, b) in enumerate(zip(compiled.pair_a, compiled.pair_b)):
+            corners_a, corners_b = points[a][:, -8:], points[b][:, -8:]
+            apart = np.linalg.norm(corners_a[:, :, None] - corners_b[:, None], axis=3)
+            assert np.abs(np.diff(apart, axis=0)).max() / ts[1] <= speeds.pair_m[k] + 1e-9
+        # and the pairs' own distances, as the checker computes them
+        distances = np.array([checker.distances(q).distances_m for q in fulls[::10]])
+        rate = np.abs(np.diff(distances, axis=0)).max(axis=0) / ts[10]
+        assert np.all(rate <= speeds.pair_m + 1e-5)
+        assert np.max(rate / np.maximum(speeds.pair_m, 1e-9)) > 0.2  # and the bound is useful
