@@ -4,14 +4,19 @@ A ball is put where the hand passes halfway through a joint-linear move of the P
 near either end.  The ends are clear by the checker's own distance; the move is found to
 pass through it, at about half of the way.  With the ball elsewhere the move is clear.
 
-No point of any geometry moves faster than its bound (:mod:`.motion_speeds`), measured on
-dense samples with pinocchio alone.
+The check is a proof (conservative advancement), not a sampling: a 1 mm ball that the
+arm's outermost corner grazes between two samples 0.01 rad apart is met; no point of any
+geometry moves faster than its bound (:mod:`.motion_speeds`), measured on dense samples
+with pinocchio alone; a far move takes two checks; an arm starting inside its clearance
+may leave, not approach; pairs that do not move relative to each other force no small
+steps; a move running along its allowed distance ends within the bounded number of checks.
 """
 import numpy as np
 import pinocchio as pin
 import pytest
 
 from ros2_ik.core.collision import Box, CollisionChecker, PlanningScene, SceneObject
+from ros2_ik.core.collision import motion
 from ros2_ik.core.collision.motion import first_contact
 from panda_node import arm_group, ball_checker, description
 
@@ -78,6 +83,13 @@ def _local_points(geometry) -> np.ndarray:
     return np.vstack((_vertices(geometry), _corners(geometry)))
 
 
+def _ball_distance(checker, group, q) -> float:
+    """The signed distance [m] from the arm to the scene's ball at ``q``."""
+    pairs = checker.distances(group.to_full_q(q))
+    return min(d for d, names in zip(pairs.distances_m, pairs.compiled.pair_names)
+               if "ball" in names)
+
+
 def _world_points(model, geom_model, q_fulls, locals_):
     """Per configuration (T,), each geometry's points in the world: list of (T, k, 3)."""
     data, geom_data = model.createData(), pin.GeometryData(geom_model)
@@ -89,6 +101,38 @@ def _world_points(model, geom_model, q_fulls, locals_):
             placement = geom_data.oMg[g]
             out[g][i] = points @ placement.rotation.T + placement.translation
     return out
+
+
+def _outermost_point(checker, group, q) -> np.ndarray:
+    """The robot's geometry point (3,) farthest from joint 1's axis (the world z axis) at q."""
+    geoms = checker.robot_geom
+    locals_ = [_vertices(g.geometry) for g in geoms.geometryObjects]
+    points = np.vstack([p[0] for p in _world_points(checker.model, geoms,
+                                                    [group.to_full_q(q)], locals_)])
+    return points[np.argmax(np.hypot(points[:, 0], points[:, 1]))]
+
+
+def _grazing_ball(panda, q, gap_m, radius=1e-3):
+    """A ball ``gap_m`` (< 0: into it) outside the arm's outermost point at ``q``, level."""
+    robot, group = panda
+    v = _outermost_point(_checker(panda, [2.0, 0.0, 0.0]), group, q)
+    outward = np.array([v[0], v[1], 0.0]) / np.hypot(v[0], v[1])
+    return _checker(panda, v + (radius + gap_m) * outward, radius)
+
+
+def test_a_small_ball_passed_between_two_samples_is_met(panda):
+    """Sampling every 0.01 rad sees this ball clear: the outermost corner passes it between."""
+    _, group = panda
+    end = STRETCHED + 0.5 * JOINT1
+    middle = STRETCHED + 0.245 * JOINT1  # halfway between samples 24 and 25 of 50
+    checker = _grazing_ball(panda, middle, -1e-4)
+    assert checker.min_distance(group.to_full_q(middle)).distance_m < -5e-5
+    samples = [checker.min_distance(group.to_full_q(STRETCHED + k / 50 * (end - STRETCHED)))
+               for k in range(51)]
+    assert min(s.distance_m for s in samples) > 1e-4
+    contact = first_contact(checker, group, STRETCHED, end, 0.0)
+    assert contact is not None and "ball" in contact.report.pair
+    assert abs(contact.fraction - 0.49) < 0.02 and contact.report.distance_m < 0.0
 
 
 def _speed_checker(robot):
@@ -138,3 +182,73 @@ def test_no_point_moves_faster_than_its_bound(panda, tip):
         rate = np.abs(np.diff(distances, axis=0)).max(axis=0) / ts[10]
         assert np.all(rate <= speeds.pair_m + 1e-5)
         assert np.max(rate / np.maximum(speeds.pair_m, 1e-9)) > 0.2  # and the bound is useful
+
+
+def test_a_far_move_takes_a_few_checks(panda):
+    _, group = panda
+    checker = _checker(panda, [2.0, 0.0, 0.0])
+    result = motion.sweep(checker, group, START, END, 0.01)
+    assert result.contact is None and result.evaluations <= 5  # 101 samples before
+
+
+def test_an_arm_starting_inside_its_clearance_may_leave_not_approach(panda):
+    """2 mm from a ball with 1 cm required: turning away is clear, reaching out is not."""
+    _, group = panda
+    checker = _grazing_ball(panda, STRETCHED, 0.002)
+    away = motion.sweep(checker, group, STRETCHED, STRETCHED + 0.5 * JOINT1, 0.01)
+    assert away.contact is None and away.evaluations < 100
+    reach = STRETCHED + np.array([0.0, 0.2, 0.0, 0.3, 0.0, 0.0, 0.0])
+    closer = motion.sweep(checker, group, STRETCHED, reach, 0.01)
+    assert closer.contact is not None and closer.contact.fraction < 0.1
+    assert closer.contact.report.distance_m < 0.002 - motion.SLACK
+
+
+def test_a_still_pair_inside_the_clearance_forces_no_small_steps(panda):
+    """A box 1 mm behind links 1-4 while only the wrist turns: those pairs cannot change."""
+    robot, group = panda
+    links = ("panda_link1", "panda_link2", "panda_link3", "panda_link4")
+    back = _link_point(robot, group, links, START, np.array([-1.0, 0.0, 0.0]))
+    urdf, srdf, _ = description()
+    scene = PlanningScene([f.name for f in robot.model.frames])
+    scene.add(SceneObject("box", [Box((0.02, 0.02, 0.02))], "panda_link0",
+                          pin.SE3(np.eye(3), back + np.array([-0.011, 0.0, 0.0])).homogeneous))
+    checker = CollisionChecker.from_urdf(robot.model, urdf, srdf, scene)
+    start = checker.min_distance(group.to_full_q(START))
+    assert "box" in start.pair and 0.0 < start.distance_m < 0.002
+    wrist = START + np.array([0.0, 0.0, 0.0, 0.0, 0.5, 0.5, 0.5])
+    result = motion.sweep(checker, group, START, wrist, 0.01)
+    assert result.contact is None and result.evaluations <= 6
+
+
+def _link_point(robot, group, links, q, direction) -> np.ndarray:
+    """The point (3,) of ``links``' geometries farthest along ``direction`` at ``q``."""
+    geoms = _checker((robot, group), [2.0, 0.0, 0.0]).robot_geom
+    locals_ = [_vertices(g.geometry) if g.name.startswith(links) else np.zeros((0, 3))
+               for g in geoms.geometryObjects]
+    points = np.vstack([p[0] for p in _world_points(robot.model, geoms,
+                                                    [group.to_full_q(q)], locals_)])
+    return points[np.argmax(points @ direction)]
+
+
+def test_a_move_along_its_allowed_distance_ends(panda):
+    """Grazing: the distance touches ``allowed`` (a tangent), or stays at it all the way."""
+    robot, group = panda
+    end = STRETCHED + 0.5 * JOINT1
+    checker = _grazing_ball(panda, STRETCHED + 0.245 * JOINT1, 0.003)
+    data = robot.model.createData()
+    pin.forwardKinematics(robot.model, data, group.to_full_q(STRETCHED))
+    from ros2_ik.core.collision.motion_speeds import motion_speeds
+    fastest = motion_speeds(robot.model, data, checker.compiled(), group, STRETCHED,
+                            end).pair_m.max()
+    most = 2 + int(np.ceil(fastest / motion.TOLERANCE_M))
+    tangent = motion.sweep(checker, group, STRETCHED, end, 0.003)  # d(t) >= 3 mm, = at 0.49
+    assert tangent.contact is None and tangent.evaluations <= most
+    # A ball on joint 1's axis: turning about it keeps every distance, 2 mm inside 1 cm.
+    above = group.fk(STRETCHED, "panda_hand").translation
+    gap = _ball_distance(_checker(panda, [0.0, 0.0, above[2] + 0.3], 0.01), group, STRETCHED)
+    checker = _checker(panda, [0.0, 0.0, above[2] + 0.3], 0.01 + gap - 0.002)
+    along = motion.sweep(checker, group, STRETCHED, end, 0.01)
+    assert along.contact is None and 10 < along.evaluations <= most
+    capped = motion.sweep(checker, group, STRETCHED, end, 0.01, max_evaluations=5)
+    assert capped.contact is not None and capped.evaluations == 5  # refused, not waited on
+    assert capped.contact.fraction < 1.0
