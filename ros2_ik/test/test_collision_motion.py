@@ -251,4 +251,7 @@ def test_a_move_along_its_allowed_distance_ends(panda):
     assert along.contact is None and 10 < along.evaluations <= most
     capped = motion.sweep(checker, group, STRETCHED, end, 0.01, max_evaluations=5)
     assert capped.contact is not None and capped.evaluations == 5  # refused, not waited on
-    assert capped.contact.fraction < 1.0
+    assert capped.contact.fraction < 1.0 and capped.contact.unproven
+    grazed = _grazing_ball(panda, STRETCHED + 0.245 * JOINT1, 0.003)
+    contact = motion.sweep(grazed, group, STRETCHED, end, 0.006).contact  # 3 mm < 6 mm
+    assert contact is not None and not contact.unproven

@@ -61,8 +61,8 @@ def move_refusal(checker, group, current: Mapping[str, float], q: np.ndarray,
                  clearance_m: float) -> str:
     """Why the joint-linear move from ``current`` to ``q`` must not be made, or ''.
 
-    The move a one-point trajectory makes, sampled against the collision model
-    (:func:`ros2_ik.core.collision.motion.first_contact`): an end that keeps its
+    The move a one-point trajectory makes, proven clear against the collision model or
+    refused (:func:`ros2_ik.core.collision.motion.first_contact`): an end that keeps its
     clearance is refused when the way there passes closer.
     """
     q_from = np.array([current[n] for n in group.joint_names])
@@ -70,6 +70,11 @@ def move_refusal(checker, group, current: Mapping[str, float], q: np.ndarray,
     if contact is None:
         return ""
     report = contact.report
+    if contact.unproven:
+        return (f"the move from the current state could not be proven clear in "
+                f"{motion.MAX_EVALUATIONS} checks ({report.pair[0]} and {report.pair[1]} "
+                f"{report.distance_m:.4f} m apart {contact.fraction:.0%} of the way, "
+                f"required {clearance_m:g} m): move nearer first")
     return (f"the move from the current state passes {report.pair[0]} and {report.pair[1]} "
             f"{report.distance_m:.4f} m apart, {contact.fraction:.0%} of the way (required "
             f"{clearance_m:g} m)")

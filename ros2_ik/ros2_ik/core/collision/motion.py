@@ -21,11 +21,9 @@ impose no step, whatever their distance.
 
 Cost: each step is at least ``TOLERANCE_M / M`` (M: the fastest pair's speed), so a
 move grazing ``allowed`` all the way takes at most ``M / TOLERANCE_M`` checks (1,000 for a
-point 1 m from a joint turning 0.5 rad, ~0.2 ms each on a Panda); one keeping
-centimetres away takes a few: 0.5 rad Panda moves starting 2-10 cm from a table took a
-median of 22 checks (~200 pair distances, ~4-6 ms), against 51 samples (~450 pair
-distances, ~5-8 ms) every 0.01 rad before.  After :data:`MAX_EVALUATIONS` checks the
-move is refused (a :class:`Contact` at the fraction reached), never waited on.
+point 1 m from a joint turning 0.5 rad); one keeping centimetres away takes a few tens
+(docs/reference.md).  After :data:`MAX_EVALUATIONS` checks the move is refused (a
+:class:`Contact` at the fraction reached, ``unproven``), never waited on.
 """
 from __future__ import annotations
 
@@ -54,6 +52,9 @@ class Contact(NamedTuple):
 
     fraction: float  # of the move, in [0, 1]
     report: DistanceReport  # its closest pair, signed padded distance [m]
+    #: True when the checks ran out (:data:`MAX_EVALUATIONS`) before the move was proven
+    #: clear: the report is the closest pair where they stopped, not a contact.
+    unproven: bool = False
 
 
 class Sweep(NamedTuple):
@@ -102,7 +103,7 @@ def sweep(checker: CollisionChecker, group, q_from: np.ndarray, q_to: np.ndarray
         if t >= 1.0:
             return Sweep(None, evaluations)
         if evaluations >= max_evaluations:
-            return Sweep(Contact(t, pairs.report(k)), evaluations)
+            return Sweep(Contact(t, pairs.report(k), unproven=True), evaluations)
         t, evaluations = min(1.0, t + step), evaluations + 1
         pin.forwardKinematics(model, data, group.to_full_q(q_from + t * (q_to - q_from)))
 
