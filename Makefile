@@ -7,7 +7,7 @@ PYTEST_ARGS ?=
 .PHONY: setup extras build dispatch test test-long lint docs demo bench bench-quick \
 	servo-bench bench-path bench-batch bench-analytic bench-sweep bench-ab bench-unreachable fuzz \
 	completeness load clean bench-wholebody bench-import bench-seven-r bench-held bench-blocked \
-	bench-inner bench-rotation-box
+	bench-inner bench-rotation-box bench-timing
 
 setup:
 	@bash tools/setup.sh
@@ -88,6 +88,12 @@ servo-bench: build
 bench-path: build
 	@$(ENV) pip install --quiet -r bench/requirements-bench.txt 2>&1 | { grep -v "is ignored" || true; } \
 	&& python bench/path_bench.py $(BENCH_ARGS)
+
+# Timed paths (what the node sends) against TOPP-RA's time optimum, limits sampled:
+# results/timing.{json,md,png}. BENCH_ARGS=--quick: two arms, 2 paths per kind.
+bench-timing: build
+	@$(ENV) pip install --quiet -r bench/requirements-bench.txt 2>&1 | { grep -v "is ignored" || true; } \
+	&& python bench/timing_bench.py $(BENCH_ARGS)
 
 # Targets beyond the reach bound (issue 48): solve() beside the search alone and TRAC-IK on
 # every arm (catalogue, random, vendor): results/unreachable.*. BENCH_ARGS=--quick: 5 targets.
