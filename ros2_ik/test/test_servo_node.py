@@ -230,6 +230,24 @@ def test_twist_moves_the_tip_along_world_z(rig, model):
     _check_commands(model, rig, first)
 
 
+def test_an_execute_while_servoing_is_refused(rig, model):
+    """Both would command the arm (the same forward controller, as here): refused."""
+    from ros2_ik_interfaces.msg import IKErrorCode
+    from ros2_ik_interfaces.srv import ComputeIK
+    if rig.last_state().state == ServoStatus.STOPPED:
+        assert rig.call("start").success
+    rig.spin_until(lambda: rig.last_state().state != ServoStatus.STOPPED, 2.0, "servoing")
+    req = ComputeIK.Request()
+    req.target.header.frame_id = "panda_link0"
+    req.target.pose = se3_to_pose(_tip(model, rig.states[-1]))
+    req.seed.name, req.seed.position = list(ARM), list(rig.states[-1])
+    req.execute = True
+    compute_ik = rig.client.node.create_client(ComputeIK, f"/{NS}/compute_ik")
+    res = call_resending(compute_ik, req, rig.client.spin)
+    assert res.error_code.val == IKErrorCode.EXECUTION_REFUSED, res.message
+    assert "the servo is commanding the arm" in res.message
+
+
 def test_pause_holds_and_stop_ends_commands(rig, model):
     if rig.last_state().state == ServoStatus.STOPPED:
         assert rig.call("start").success

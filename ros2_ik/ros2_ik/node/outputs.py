@@ -148,11 +148,14 @@ class Outputs:
     def _send(self, group, trajectory: JointTrajectory, current: Mapping[str, float]) -> str:
         """Send a timed ``trajectory`` from ``current`` to the controller; '' or why not.
 
-        Position mode streams it in ``controller_joints`` order (empty: the trajectory's
+        Refused while the servo runs (it commands the arm; two sources would fight over
+        it).  Position mode streams it in ``controller_joints`` order (empty: the trajectory's
         joints; the controller's other joints held at their last joint_states).  The move
         is kept for :meth:`stop_execution`, with how hard it may brake: each joint's
         scaled acceleration limit, or where it has none, the move's own hardest.
         """
+        if self._node.servo.active:
+            return "the servo is commanding the arm: call ~/servo/stop first"
         names = list(trajectory.joint_names)
         move = execution.Move.of(trajectory, np.array([current[n] for n in names]))
         limits = np.asarray(group.acceleration_limits, dtype=float) \
