@@ -447,7 +447,11 @@ class ServoLoop:
                 STATUS_PERIOD_S:
             return
         self._last_status = (now, key)
-        self.status_pub.publish(self._status_msg(rep))
+        try:
+            self.status_pub.publish(self._status_msg(rep))
+        except Exception:  # noqa: BLE001 - the context may end between the check and here
+            if self.node.context.ok():
+                raise  # a real failure; a SIGINT's shutdown (a stop at teardown) is not
 
     def _status_msg(self, rep) -> ServoStatus:
         msg = ServoStatus(state=int(rep.state), reason=rep.reason,
