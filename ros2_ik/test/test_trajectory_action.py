@@ -121,3 +121,53 @@ def test_execution_goes_to_the_follow_joint_trajectory_server(fjt_server, fjt_no
     T_target = T_frame(model, ARM, q, "panda_hand", "panda_link0")
     assert np.linalg.norm(T_reached.translation - T_target.translation) <= 1e-4
     assert on_topic == []                       # the action, not the topic
+
+
+def test_stop_execution_sends_the_braking_as_a_new_goal(fjt_server, fjt_node):
+    """~/stop_execution mid-move: a second goal, one point where braking ends, at rest."""
+    import rclpy
+    from panda_node import ARM, READY, T_frame, description
+    from ros2_ik.node.conversions import se3_to_pose
+    from ros2_ik.node.harness import call_resending, wait_for
+    from ros2_ik_interfaces.msg import IKErrorCode
+    from ros2_ik_interfaces.srv import ComputeIK
+    from std_srvs.srv import Trigger
+
+    server_node, state = fjt_server
+    node, client = fjt_node
+    state["outcome"] = ("succeed", 0, "")
+
+    def spin(t):
+        client.spin(t / 2)
+        rclpy.spin_once(server_node, timeout_sec=t / 2)
+
+    model = description()[2]
+    q = np.array(READY) + np.array([0.4, 0.0, 0.0, 0.3, 0.0, 0.0, 0.0])
+    from test_node_outputs import set_param
+    assert set_param(client, "velocity_scaling", 0.05, "fjt").successful  # a 5.5 s move
+    request = ComputeIK.Request(execute=True, timeout=0.5, random_seed=1)
+    request.target.header.frame_id = "panda_link0"
+    request.target.pose = se3_to_pose(T_frame(model, ARM, q, "panda_hand", "panda_link0"))
+    request.seed.name, request.seed.position = ARM, list(READY)
+    responses, goals_before = [], len(state["goals"])
+
+    def executed():
+        client.publish_joints(ARM, READY)
+        responses.append(client.call(request))
+        return "is not available" not in responses[-1].message
+    try:
+        wait_for(executed, 30, "the FollowJointTrajectory server", spin)
+        assert responses[-1].error_code.val == IKErrorCode.SUCCESS, responses[-1].message
+        wait_for(lambda: len(state["goals"]) > goals_before, 30, "the goal", spin)
+        stop = client.node.create_client(Trigger, "/fjt/ik_node/stop_execution")
+        braked = call_resending(stop, Trigger.Request(), spin)
+    finally:
+        set_param(client, "velocity_scaling", 0.2, "fjt")
+    assert braked.message.startswith("braking to rest in"), braked.message
+    wait_for(lambda: len(state["goals"]) > goals_before + 1, 30, "the braking goal", spin)
+    goal, braking = state["goals"][-2], state["goals"][-1]
+    assert list(braking.joint_names) == ARM and len(braking.points) == 1
+    assert not any(braking.points[0].velocities)
+    end, target = np.array(braking.points[0].positions), np.array(goal.points[0].positions)
+    fraction = (end - READY)[0] / (target - READY)[0]
+    assert 0.0 < fraction < 1.0  # short of the goal: stopped on the way
