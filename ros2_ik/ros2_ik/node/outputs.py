@@ -16,6 +16,7 @@ from std_srvs.srv import Trigger
 from trajectory_msgs.msg import JointTrajectory
 from visualization_msgs.msg import Marker, MarkerArray
 
+from ros2_ik.core.path import timing
 from ros2_ik.node import execution
 from ros2_ik.node.base_pose import has_base, pose_stamped
 from ros2_ik.node.compute_ik import collision_checker
@@ -158,10 +159,9 @@ class Outputs:
             return "the servo is commanding the arm: call ~/servo/stop first"
         names = list(trajectory.joint_names)
         move = execution.Move.of(trajectory, np.array([current[n] for n in names]))
-        limits = np.asarray(group.acceleration_limits, dtype=float) \
-            * self._node.config.acceleration_scaling
-        deceleration = np.where(np.isfinite(limits) & (limits > 0), limits,
-                                move.peak_accelerations())
+        limits = timing.scaled_limits(group.acceleration_limits,
+                                      self._node.config.acceleration_scaling)
+        deceleration = np.where(np.isfinite(limits), limits, move.peak_accelerations())
         if self.stream is not None:
             order = [n for n in self._node.config.controller_joints if n] or names
             return self.stream.play(order, move, self._node.joints.latest(), deceleration)

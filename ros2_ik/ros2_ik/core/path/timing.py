@@ -33,13 +33,12 @@ def path_times(q_path: np.ndarray, start: Optional[np.ndarray], velocity_limits:
     do not slow a step.  A move shorter than ``minimum_s`` [s] is slowed to it as a whole
     (every velocity and acceleration scaled down; a move of nothing waits until then).
     """
-    v = _scaled(velocity_limits, scaling / CUBIC_PEAK)
-    previous = q_path[:1] if start is None else np.asarray(start, dtype=float)[None, :]
-    steps = np.diff(np.vstack([previous, q_path]), axis=0)
+    v = scaled_limits(velocity_limits, scaling / CUBIC_PEAK)
+    steps = _steps(q_path, start)
     with np.errstate(over="ignore"):  # a scaling of 1e-300: inf, which the callers refuse
         spans = np.max(np.abs(steps) / v, axis=1, initial=0.0)
     if acceleration_limits is not None:
-        a = _scaled(np.asarray(acceleration_limits, dtype=float), acceleration_scaling)
+        a = scaled_limits(acceleration_limits, acceleration_scaling)
         if np.any(np.isfinite(a)):
             spans = _within_accelerations(steps, spans, a)
     total = float(np.sum(spans))
@@ -49,9 +48,16 @@ def path_times(q_path: np.ndarray, start: Optional[np.ndarray], velocity_limits:
     return np.cumsum(spans)
 
 
-def _scaled(limits: np.ndarray, scaling: float) -> np.ndarray:
-    """``limits`` x ``scaling`` where finite and positive, else inf (no limit)."""
+def scaled_limits(limits: np.ndarray, scaling: float) -> np.ndarray:
+    """Return ``limits`` x ``scaling`` where finite and positive, else inf (no limit)."""
+    limits = np.asarray(limits, dtype=float)
     return np.where((limits > 0) & np.isfinite(limits), limits * scaling, np.inf)
+
+
+def _steps(q_path: np.ndarray, start: Optional[np.ndarray]) -> np.ndarray:
+    """(m, n) each point's step from the one before, the first from ``start`` (None: 0)."""
+    first = q_path[:1] if start is None else np.asarray(start, dtype=float)[None, :]
+    return np.diff(np.vstack([first, q_path]), axis=0)
 
 
 #: Share of each joint's acceleration limit :func:`_ramped` plans with: the cubics through
@@ -204,9 +210,7 @@ def point_velocities(q_path: np.ndarray, times_s: np.ndarray,
     largest mean velocity of that step and its neighbours: timing each step at
     ``scaling`` / 1.5 of the limits keeps the whole move within ``scaling`` of them.
     """
-    first = q_path[:1] if start is None else np.asarray(start, dtype=float)[None, :]
-    steps = np.diff(np.vstack([first, q_path]), axis=0)
-    return _velocities(steps, np.diff(np.concatenate([[0.0], times_s])))
+    return _velocities(_steps(q_path, start), np.diff(np.concatenate([[0.0], times_s])))
 
 
 def _velocities(steps: np.ndarray, spans: np.ndarray) -> np.ndarray:

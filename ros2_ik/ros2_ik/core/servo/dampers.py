@@ -115,9 +115,8 @@ def braked_speed(grads: np.ndarray, x: np.ndarray, qd_prev: np.ndarray, dt: floa
     The damper's ``gain x``, or, for a pair already closing in faster, its current speed
     less 90 % of what one period of the joints' ``acceleration`` limits (one, or (n,))
     can take off it (``A dt``, ``A = sum_i acceleration_i |grad_i d|``): braking, not an
-    infeasible step.  Never
-    above the braking curve ``sqrt(A x)`` (stops within ``x`` at half of ``A``) nor
-    ``x / dt`` (not past the target within one period).
+    infeasible step.  Never above the braking curve ``sqrt(A x)`` (stops within ``x`` at
+    half of ``A``) nor ``x / dt`` (not past the target within one period).
     """
     A = np.abs(grads) @ np.broadcast_to(np.asarray(acceleration, dtype=float), grads.shape[1:])
     approach = np.maximum(-(grads @ qd_prev), 0.0)
