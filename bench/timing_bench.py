@@ -22,7 +22,8 @@ optimum, computed by hand.
 
     python bench/timing_bench.py            # 8 cases of each kind per arm, five arms
     python bench/timing_bench.py --quick    # 2 per kind, two arms
-Writes bench/results/timing.{json,md,png}; exits 1 when a sampled limit is exceeded.
+Writes bench/results/timing.{json,md,png} (timing_quick.* with --quick); exits 1 when a
+sampled limit is exceeded.
 """
 from __future__ import annotations
 
@@ -220,7 +221,8 @@ def main(argv=None) -> int:
     info = dict(machine=machine(), date=datetime.date.today().isoformat(), quick=args.quick)
     data = dict(info=info, acceleration_per_velocity=ACCELERATION_PER_VELOCITY,
                 summaries=summaries, results=results)
-    results_files.write(args.out, "timing", data, markdown(summaries, info),
+    stem = "timing_quick" if args.quick else "timing"  # a quick run keeps the full one
+    results_files.write(args.out, stem, data, markdown(summaries, info),
                         lambda path: plot(path, results), echo=True)
     exceeded = [s["arm"] for s in summaries if s["worst_velocity_over_limit"] > 1 + 1e-6
                 or s["worst_acceleration_over_limit"] > 1 + 1e-6]
