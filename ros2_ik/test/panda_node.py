@@ -137,3 +137,19 @@ def ball_checker(robot, name: str, center, radius: float):
     scene.add(SceneObject(name, [Sphere(radius)], "panda_link0",
                           pin.SE3(np.eye(3), np.asarray(center, dtype=float)).homogeneous))
     return CollisionChecker.from_urdf(robot.model, urdf, srdf, scene)
+
+
+def at_rest(client, namespace: str) -> None:
+    """Brake the move a node ``namespace`` has under way (``~/stop_execution``) and wait
+    until it has stopped: what it sends next starts from rest (a path is refused mid-move).
+    """
+    import time
+    from std_srvs.srv import Trigger
+    from ros2_ik.node.harness import call_resending
+    stop = client.node.create_client(Trigger, f"/{namespace}/ik_node/stop_execution")
+    assert stop.wait_for_service(timeout_sec=10.0)
+    answer = call_resending(stop, Trigger.Request(), client.spin)
+    if answer.message.startswith("braking to rest in"):
+        deadline = time.monotonic() + float(answer.message.split()[-2]) + 0.05
+        while time.monotonic() < deadline:
+            client.spin(0.02)

@@ -25,13 +25,11 @@ def _peaks(move: np.ndarray, seconds: float) -> np.ndarray:
 @pytest.mark.parametrize("scaling", [1.0, 0.7, 0.2, 0.05])
 def test_peak_velocity_keeps_the_scaled_limit(scaling):
     rng = np.random.default_rng(int(scaling * 100))
-    names = [f"j{i}" for i in range(7)]
     for _ in range(200):
         vmax = rng.uniform(0.5, 3.0, 7)
         start = rng.uniform(-2.0, 2.0, 7)
         q = start + rng.uniform(-3.0, 3.0, 7)
-        seconds = execution.duration_s(names, q, dict(zip(names, start)), vmax, scaling,
-                                       0.05)
+        seconds = execution.duration_s(q, start, vmax, scaling, 0.05)
         peaks = _peaks(q - start, seconds)
         assert np.all(peaks <= scaling * vmax * (1 + 1e-9))
         if seconds > 0.05:
@@ -39,9 +37,8 @@ def test_peak_velocity_keeps_the_scaled_limit(scaling):
 
 
 def test_joints_without_a_limit_do_not_slow_the_move():
-    names = ["a", "b"]
-    seconds = execution.duration_s(names, np.array([1.0, 5.0]), {"a": 0.0, "b": 0.0},
-                                   np.array([2.0, np.inf]), 1.0, 0.0)
+    seconds = execution.duration_s(np.array([1.0, 5.0]), np.zeros(2), np.array([2.0, np.inf]),
+                                   1.0, 0.0)
     assert seconds == pytest.approx(1.5 * 1.0 / 2.0)
 
 
@@ -101,14 +98,12 @@ def test_a_one_point_move_keeps_the_scaled_accelerations(scaling):
     """The cubic from rest accelerates by 6 x the move / T^2 at its ends: within the limit,
     and the move is as short as the velocity or the acceleration limit allows."""
     rng = np.random.default_rng(int(scaling * 10))
-    names = [f"j{i}" for i in range(6)]
     for _ in range(200):
         vmax, amax = rng.uniform(0.5, 3.0, 6), rng.uniform(0.5, 10.0, 6)
         amax[rng.random(6) < 0.2] = np.inf  # joints without one
         start = rng.uniform(-2.0, 2.0, 6)
         q = start + rng.uniform(-1.0, 1.0, 6)
-        seconds = execution.duration_s(names, q, dict(zip(names, start)), vmax, 1.0, 0.05,
-                                       amax, scaling)
+        seconds = execution.duration_s(q, start, vmax, 1.0, 0.05, amax, scaling)
         move = q - start
         accelerations = np.max(np.abs(np.outer(SHAPE_ACCELERATION, move)), axis=0) / seconds ** 2
         assert np.all(accelerations <= scaling * amax * (1 + 1e-9))
@@ -229,7 +224,7 @@ def test_braking_stops_within_the_deceleration():
     slowing harder than allowed, the slowest exactly at it."""
     names = ["a", "b"]
     start = np.zeros(2)
-    move = execution.Move.of(execution.trajectory(names, np.array([1.0, -0.5]), 2.0), start)
+    move = execution.Move.from_rest(names, start, np.array([1.0, -0.5]), 2.0)
     deceleration = np.array([0.4, 5.0])
     for t in (0.3, 1.0, 1.7):
         q, v = move.state_at(t)
@@ -243,6 +238,39 @@ def test_braking_stops_within_the_deceleration():
         assert np.all(slowing <= deceleration * (1 + 1e-9))
         assert np.max(slowing / deceleration) == pytest.approx(1.0)
         np.testing.assert_allclose(stop.peak_accelerations(), slowing, rtol=1e-9)
+
+
+def test_a_new_goal_mid_move_brakes_along_a_line_then_goes_on_from_rest():
+    """What an execute sends while a move is under way: from the arm's state (position and
+    velocity: no jump for the controller to blend), a straight braking within the
+    deceleration to rest, then the cubic from rest to the new goal; the move under way's
+    record ends with it."""
+    names = ["a", "b", "c"]
+    first = execution.Move.from_rest(names, np.zeros(3), np.array([1.0, -0.5, 0.2]), 2.0)
+    deceleration = np.array([0.5, 2.0, np.inf])
+    sent = execution.Sent(first, 10.0, deceleration)
+    assert sent.left_s(10.5) == pytest.approx(1.5) and sent.left_s(13.0) == 0.0
+    goal = np.array([-0.3, 0.4, 0.0])
+    stop = sent.braking(10.8)
+    redirect = stop.then(goal, 1.2)
+    q, v = first.state_at(0.8)
+    np.testing.assert_allclose(redirect.state_at(0.0)[0], q)
+    np.testing.assert_allclose(redirect.state_at(0.0)[1], v)
+    braked = stop.duration_s
+    assert braked == pytest.approx(np.max(np.abs(v[:2]) / deceleration[:2]))
+    rest = redirect.q_path[0]
+    np.testing.assert_allclose(redirect.state_at(braked), (rest, np.zeros(3)), atol=1e-12)
+    for s in TAU[::100]:  # the braking on the line from q along v
+        along = redirect.state_at(s * braked)[0] - q
+        np.testing.assert_allclose(along, np.dot(along, v) / np.dot(v, v) * v, atol=1e-12)
+    on = execution.Move.from_rest(names, rest, goal, 1.2)
+    for s in TAU[::100]:
+        np.testing.assert_allclose(redirect.state_at(braked + s * 1.2), on.state_at(s * 1.2),
+                                   atol=1e-12)
+    assert redirect.duration_s == pytest.approx(braked + 1.2)
+    peaks = redirect.peak_accelerations()
+    np.testing.assert_allclose(peaks, np.maximum(np.abs(v) / braked,
+                                                 6 * np.abs(goal - rest) / 1.2 ** 2))
 
 
 def test_a_move_held_to_the_minimum_duration_is_slowed_as_a_whole():

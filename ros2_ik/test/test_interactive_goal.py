@@ -80,6 +80,7 @@ class FakeNode:
         self.robot = RobotSource()
         self.joints = JointStateCache()
         self.requests, self.answers, self.logger = [], [], Logger()
+        self.executes = []  # each solve's ``execute`` argument
 
     def create_timer(self, period_s, callback, callback_group=None):
         self.timer = (period_s, callback, callback_group)
@@ -88,10 +89,11 @@ class FakeNode:
     def get_logger(self):
         return self.logger
 
-    def _on_compute_ik(self, request, response):
+    def _on_compute_ik(self, request, response, execute=None):
         answer = compute_ik(self.robot.snapshot, self.robot.error, self.config,
                             self.joints, request).response
         self.requests.append(request)
+        self.executes.append(execute)
         self.answers.append(answer)
         return answer
 
@@ -206,6 +208,26 @@ def test_dragging_solves_seeded_from_the_last_answer(goal, model):
         assert np.linalg.norm(T_reached.translation - T.translation) <= 1e-4
     node.timer[1]()
     assert len(node.requests) == 3                   # nothing new: no solve
+
+
+@pytest.mark.parametrize("by_default", [False, True])
+def test_a_drag_executes_where_the_marker_is_released(goal, model, by_default):
+    """With execute_by_default, the pose where the marker is let go (MOUSE_UP) is sent, not
+    each step of the drag: each would brake the move under way to start the next."""
+    node, server, interactive = goal
+    node.config = config({"arm": GroupConfig("arm", BASE, TIP)}, group_names=["arm"],
+                         default_group="arm", execute_by_default=by_default)
+    node.robot.set_srdf(robots.srdf_text("panda"))
+    node.robot.set_urdf(robots.urdf_text("panda"))
+    node.timer[1]()
+    put = server.callbacks[ig.MARKER_NAME]
+    for d in (0.05, 0.1):
+        put(feedback(fk(model, np.array(READY) + d)))
+        node.timer[1]()
+    put(feedback(fk(model, np.array(READY) + 0.1), InteractiveMarkerFeedback.MOUSE_UP))
+    node.timer[1]()
+    assert node.executes == [False, False, by_default]
+    assert not any(request.execute for request in node.requests)
 
 
 class FakeServo:

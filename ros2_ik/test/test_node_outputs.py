@@ -163,7 +163,10 @@ def test_execution_refused_when_the_move_passes_through_an_obstacle(trajectory_n
     try:
         res = with_fresh_joints(client, ARM, READY, lambda: client.call(req))
         assert res.error_code.val == IKErrorCode.EXECUTION_REFUSED, res.message
-        assert "the move from the current state passes" in res.message and "ball" in res.message
+        # From the current state, or from where braking ends when an earlier test's move
+        # is still under way (this node is the module's).
+        assert "the move from" in res.message and "passes" in res.message
+        assert "ball" in res.message
         np.testing.assert_allclose(res.solution.position, READY + dq, atol=1e-6)
         count = len(trajectories)
         client.spin(0.2)
@@ -177,6 +180,23 @@ def test_execution_refused_when_the_move_passes_through_an_obstacle(trajectory_n
     req.avoid_collisions = True
     res = executed(client, req, trajectories, joints=(ARM, READY))
     assert "sent to the controller" in res.message
+
+
+def test_a_redirected_move_is_checked_on_both_of_its_segments():
+    """Braking mid-move, then on: each straight segment proven clear, the one that is not
+    named (the ball lies on the way on from where braking ends)."""
+    from ros2_ik.node.execution import move_refusal
+    robot, group = arm_group()
+    dq = np.array([0.0, 0.0, 0.0, 0.48, 0.0, 0.0, 0.0])
+    ours = ball_checker(robot, "ball", group.fk(READY + dq / 2, "panda_link6").translation, 0.02)
+    braking = READY + np.array([0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.05])
+    reason = move_refusal(ours, group, [braking, READY, READY + dq], 0.0)
+    assert reason.startswith("the move from where braking ends passes") and "ball" in reason
+    reason = move_refusal(ours, group, [READY, READY + dq / 2, READY + dq], 0.0)
+    assert reason.startswith("the move from the braking of the move under way passes")
+    assert move_refusal(ours, group, [braking, READY], 0.0) == ""
+    assert move_refusal(ours, group, [READY, READY + dq], 0.0).startswith(
+        "the move from the current state passes")
 
 
 def test_execution_refused_when_not_success(trajectory_node):
@@ -295,7 +315,7 @@ def test_stale_joint_states_refuse_execution(ros_context, model):
 def test_position_controller_mode(ros_context, model):
     """A forward position controller gets the move, not a step: the cubic a
     JointTrajectoryController would draw, one command per 1/position_rate s, the fingers
-    held; a second execute while it moves is refused."""
+    held; a path while it moves is refused (it is timed from rest)."""
     node, client = start("pos", "controller_mode:=position", "position_rate:=50.0",
                          "velocity_scaling:=0.05",  # a 4 s move: the second execute meets it
                          "controller_topic:=/pos/forward_position_controller/commands")
@@ -307,9 +327,6 @@ def test_position_controller_mode(ros_context, model):
         req = near_target(model, np.array([0.3, 0.0, 0.0, 0.3, 0.0, 0.0, 0.0]))
         req.execute = True
         res = executed(client, req, commands, joints=joints)
-        again = with_fresh_joints(client, *joints, lambda: client.call(req))
-        assert again.error_code.val == IKErrorCode.EXECUTION_REFUSED
-        assert "a move is under way" in again.message
         goal = np.array(res.solution.position)
         wait_for(lambda: np.allclose(commands[-1].data, goal, atol=1e-12), 15,
                  "the move's last command", client.spin)
@@ -325,10 +342,21 @@ def test_position_controller_mode(ros_context, model):
         assert np.max(np.diff(fraction)) <= 1.5 / (seconds * 50.0) * 3  # <= 3 periods' peak
 
         from ros2_ik_interfaces.srv import ComputeIKPath
+        from std_srvs.srv import Trigger
         from test_node_path import line_request
         paths = client.node.create_client(ComputeIKPath, "/pos/compute_ik_path")
         assert paths.wait_for_service(timeout_sec=30.0)
         path = line_request(model, [0.0, 0.05, 0.0], 10, execute=True)
+        busy = with_fresh_joints(client, *joints, lambda: client.call(req))  # a 4 s move
+        assert busy.error_code.val == IKErrorCode.SUCCESS, busy.message
+        refused = with_fresh_joints(client, *joints, lambda: call_resending(
+            paths, path, client.spin, 60.0, 10.0))
+        assert refused.error_code.val == IKErrorCode.EXECUTION_REFUSED, refused.message
+        assert "a move is under way" in refused.message
+        stopper = client.node.create_client(Trigger, "/pos/ik_node/stop_execution")
+        assert stopper.wait_for_service(timeout_sec=10.0)
+        braked = call_resending(stopper, Trigger.Request(), client.spin)
+        spin_for(client, float(braked.message.split()[-2]) + 0.2)
         count = len(commands)
         answer = with_fresh_joints(client, *joints, lambda: call_resending(
             paths, path, client.spin, 60.0, 10.0))
@@ -417,3 +445,56 @@ def spin_for(client, seconds: float) -> None:
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         client.spin(0.05)
+
+
+@pytest.mark.parametrize("mode", ["position", "trajectory"])
+def test_a_new_goal_mid_move_brakes_the_move_then_goes_on(ros_context, model, mode):
+    """An execute while a move is under way: the controller gets no goal to blend from the
+    arm's speed, but the move under way braked to rest along a line (no joint slowing
+    harder than the move accelerated), then the cubic from rest to the new goal; the
+    stream's commands stay continuous and end there."""
+    topic = f"/redirect{mode[0]}/controller"
+    kind = Float64MultiArray if mode == "position" else JointTrajectory
+    node, client = start(f"redirect{mode[0]}", f"controller_mode:={mode}",
+                         "velocity_scaling:=0.05", "position_rate:=50.0",
+                         f"controller_topic:={topic}")
+    try:
+        sent = collect(client, kind, topic)
+        fingers = ["panda_finger_joint1", "panda_finger_joint2"]
+        joints = (ARM + fingers, list(READY) + [0.01, 0.01])
+        req = near_target(model, np.array([0.3, 0.0, 0.0, 0.3, 0.0, 0.0, 0.0]))
+        req.execute = True
+        first = np.array(executed(client, req, sent, joints=joints).solution.position)
+        spin_for(client, 1.0)
+        count = len(sent)
+        other = near_target(model, np.array([-0.2, 0.0, 0.0, 0.1, 0.0, 0.0, 0.0]))
+        other.execute = True
+        res = with_fresh_joints(client, *joints, lambda: client.call(other))
+        assert res.error_code.val == IKErrorCode.SUCCESS, res.message
+        goal = np.array(res.solution.position)
+        seconds = 1.5 * np.max(np.abs(first - READY) / (0.05 * panda_vmax(model)))
+        hardest = 6 * np.abs(first - READY) / seconds ** 2  # the first move's own
+        if mode == "trajectory":
+            wait_for(lambda: len(sent) > count, 5, "the redirected trajectory", client.spin)
+            stop, end = sent[-1].points
+            assert not any(stop.velocities) and not any(end.velocities)
+            np.testing.assert_allclose(end.positions, goal, atol=1e-12)
+            fraction = (np.array(stop.positions) - READY) / (first - READY)
+            moved = np.abs(first - READY) > 1e-3
+            assert np.ptp(fraction[moved]) < 1e-6 and 0.05 < fraction[0] < 0.95  # on the line
+            t_stop = stop.time_from_start.sec + 1e-9 * stop.time_from_start.nanosec
+            assert t_stop <= 1.5 * np.max(np.abs(first - READY)) / seconds / np.min(
+                hardest[moved]) + 1e-6
+            return
+        wait_for(lambda: np.allclose(sent[-1].data[:7], goal, atol=1e-12), 30,
+                 "the new goal's last command", client.spin)
+        commands = np.array([c.data[:7] for c in sent])
+        # No jump anywhere (a new move from the joint_states, READY, would jump back): each
+        # period's step within the scaled velocity limit, both moves being timed by it,
+        # with two periods of slack for the stream's timing.
+        steps = np.abs(np.diff(commands, axis=0))
+        assert np.all(steps <= 0.05 * panda_vmax(model) * 3 / 50.0 + 1e-9)
+        assert not np.allclose(commands[count:], commands[count - 1])  # it went on
+    finally:
+        client.close()
+        assert node.stop() == 0, node.output()

@@ -212,7 +212,7 @@ def test_execute_refuses_a_move_to_the_path_through_an_obstacle(served, model):
     from ros2_ik.core.collision.motion import first_contact
     from ros2_ik_interfaces.msg import CollisionObject
     from ros2_ik_interfaces.srv import ApplyPlanningScene
-    from panda_node import arm_group, ball_checker, sphere
+    from panda_node import arm_group, at_rest, ball_checker, sphere
     client, call = served
     robot, group = arm_group()
     arm = READY + np.array([0.0, 0.0, 0.0, 0.48, 0.0, 0.0, 0.0])
@@ -225,6 +225,7 @@ def test_execute_refuses_a_move_to_the_path_through_an_obstacle(served, model):
         objects=[sphere("ball", middle, 0.02)]), client.spin).success
     req = line_request(model, [0.0, -0.05, 0.0], 10, execute=True, avoid_collisions=True)
     req.seed.name, req.seed.position = list(ARM), [float(v) for v in READY]
+    at_rest(client, "pathn")  # an earlier test's move: a path is refused mid-move
     try:
         res = with_fresh_joints(client, ARM, arm, lambda: call(req))
     finally:

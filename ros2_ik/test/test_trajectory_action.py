@@ -36,18 +36,24 @@ def test_missing_control_msgs_falls_back_to_the_topic(ros_context, monkeypatch):
 # --- ik_node against a fake FollowJointTrajectory server, where control_msgs is installed --
 @pytest.fixture(scope="module")
 def fjt_server(ros_context):
-    """A FollowJointTrajectory server: records goals, ends each as ``outcome`` says."""
+    """A FollowJointTrajectory server: records goals, ends each as ``outcome`` says.
+
+    ``state["hold"]`` set (an rclpy Future): each goal runs until it is done, as a
+    controller's goal runs while its trajectory does, then succeeds.
+    """
     pytest.importorskip("control_msgs.action", reason="control_msgs is not installed")
     import rclpy
     from control_msgs.action import FollowJointTrajectory
     from rclpy.action import ActionServer
 
     node = rclpy.create_node("fake_fjt_server")
-    state = {"goals": [], "outcome": ("succeed", 0, "")}
+    state = {"goals": [], "outcome": ("succeed", 0, ""), "hold": None}
 
-    def execute(handle):
+    async def execute(handle):
         state["goals"].append(handle.request.trajectory)
         how, code, text = state["outcome"]
+        if state["hold"] is not None:
+            await state["hold"]
         getattr(handle, how)()
         return FollowJointTrajectory.Result(error_code=code, error_string=text)
 
@@ -124,18 +130,23 @@ def test_execution_goes_to_the_follow_joint_trajectory_server(fjt_server, fjt_no
 
 
 def test_stop_execution_sends_the_braking_as_a_new_goal(fjt_server, fjt_node):
-    """~/stop_execution mid-move: a second goal, one point where braking ends, at rest."""
+    """~/stop_execution mid-move: a second goal, one point where braking ends, at rest;
+    once the goals ended (the server said so), no move is under way."""
+    import time
+
     import rclpy
     from panda_node import ARM, READY, T_frame, description
     from ros2_ik.node.conversions import se3_to_pose
     from ros2_ik.node.harness import call_resending, wait_for
     from ros2_ik_interfaces.msg import IKErrorCode
     from ros2_ik_interfaces.srv import ComputeIK
+    from rclpy.task import Future
+    from std_msgs.msg import String
     from std_srvs.srv import Trigger
 
     server_node, state = fjt_server
     node, client = fjt_node
-    state["outcome"] = ("succeed", 0, "")
+    state["outcome"], state["hold"] = ("succeed", 0, ""), Future()  # goals run until released
 
     def spin(t):
         client.spin(t / 2)
@@ -159,12 +170,27 @@ def test_stop_execution_sends_the_braking_as_a_new_goal(fjt_server, fjt_node):
         wait_for(executed, 30, "the FollowJointTrajectory server", spin)
         assert responses[-1].error_code.val == IKErrorCode.SUCCESS, responses[-1].message
         wait_for(lambda: len(state["goals"]) > goals_before, 30, "the goal", spin)
+        moving = time.monotonic() + 1.5
+        while time.monotonic() < moving:  # braking from 1.5 s in takes ~1.1 s
+            spin(0.05)
         stop = client.node.create_client(Trigger, "/fjt/ik_node/stop_execution")
         braked = call_resending(stop, Trigger.Request(), spin)
+        braking_ends = time.monotonic() + float(braked.message.split()[-2])
+        assert braked.message.startswith("braking to rest in"), braked.message
+        wait_for(lambda: len(state["goals"]) > goals_before + 1, 30, "the braking goal", spin)
+        results = []
+        client.node.create_subscription(String, "/fjt/ik_node/execution_result",
+                                        results.append, 10)
+        state["hold"].set_result(None)  # the goals end (as the arm stops): no move under way
+        wait_for(lambda: len(results) >= 2, 30, "both goals' outcomes", spin)
+        idle = call_resending(stop, Trigger.Request(), spin)
+        assert time.monotonic() < braking_ends  # else the braking's timed end said it
+        assert idle.message == "no move under way", idle.message
     finally:
         set_param(client, "velocity_scaling", 0.2, "fjt")
-    assert braked.message.startswith("braking to rest in"), braked.message
-    wait_for(lambda: len(state["goals"]) > goals_before + 1, 30, "the braking goal", spin)
+        if not state["hold"].done():
+            state["hold"].set_result(None)
+        state["hold"] = None
     goal, braking = state["goals"][-2], state["goals"][-1]
     assert list(braking.joint_names) == ARM and len(braking.points) == 1
     assert not any(braking.points[0].velocities)

@@ -3,7 +3,8 @@
 ``refusal()`` says why a solution must not be executed (or '' when it may be): it is
 checked on the exact values that would be sent, against fresh ``joint_states``.
 The message builders time a trajectory from the joints' velocity and acceleration limits
-(:mod:`ros2_ik.core.path.timing`); :class:`Move` is a sent move as the controller draws it.
+(:mod:`ros2_ik.core.path.timing`); :class:`Move` is a sent move as the controller draws it,
+:class:`Sent` the one under way.
 """
 from __future__ import annotations
 
@@ -57,25 +58,39 @@ def duration_refusal(seconds: float) -> str:
             f"a time_from_start holds at most {MAX_DURATION_S} s")
 
 
-def move_refusal(checker, group, current: Mapping[str, float], q: np.ndarray,
-                 clearance_m: float) -> str:
-    """Why the joint-linear move from ``current`` to ``q`` must not be made, or ''.
+def move_refusal(checker, group, waypoints: Sequence[np.ndarray], clearance_m: float) -> str:
+    """Why the move through ``waypoints`` (group vectors) must not be made, or ''.
 
-    The move a one-point trajectory makes, proven clear against the collision model or
-    refused (:func:`ros2_ik.core.collision.motion.first_contact`): an end that keeps its
-    clearance is refused when the way there passes closer.
+    Each step between consecutive waypoints is a straight segment in joint space (a
+    one-point trajectory's cubic from rest, a braking to rest: every joint follows one
+    time law), proven clear against the collision model or refused
+    (:func:`ros2_ik.core.collision.motion.first_contact`): an end that keeps its
+    clearance is refused when the way there passes closer.  The first waypoint is where
+    the arm is (or is commanded to be, mid-move); a second segment starts where braking ends.
     """
-    q_from = np.array([current[n] for n in group.joint_names])
-    contact = motion.first_contact(checker, group, q_from, q, clearance_m)
-    if contact is None:
-        return ""
+    for k in range(len(waypoints) - 1):
+        contact = motion.first_contact(checker, group, np.asarray(waypoints[k], dtype=float),
+                                       np.asarray(waypoints[k + 1], dtype=float), clearance_m)
+        if contact is not None:
+            return _contact_refusal(contact, "the current state" if k == 0 and
+                                    len(waypoints) == 2 else _SEGMENTS[min(k, 1)],
+                                    clearance_m)
+    return ""
+
+
+#: How :func:`move_refusal` names the segments of a redirected move (braking, then on).
+_SEGMENTS = ("the braking of the move under way", "where braking ends")
+
+
+def _contact_refusal(contact, origin: str, clearance_m: float) -> str:
+    """Return the refusal of a segment from ``origin`` that ``contact`` (motion.Contact) stops."""
     report = contact.report
     if contact.unproven:
-        return (f"the move from the current state could not be proven clear in "
+        return (f"the move from {origin} could not be proven clear in "
                 f"{motion.MAX_EVALUATIONS} checks ({report.pair[0]} and {report.pair[1]} "
                 f"{report.distance_m:.4f} m apart {contact.fraction:.0%} of the way, "
                 f"required {clearance_m:g} m): move nearer first")
-    return (f"the move from the current state passes {report.pair[0]} and {report.pair[1]} "
+    return (f"the move from {origin} passes {report.pair[0]} and {report.pair[1]} "
             f"{report.distance_m:.4f} m apart, {contact.fraction:.0%} of the way (required "
             f"{clearance_m:g} m)")
 
@@ -93,21 +108,20 @@ def note_outcome(response, reason: str, succeeded: bool, refused_code: int) -> N
         response.message += "; sent to the controller"
 
 
-def duration_s(names: Sequence[str], q: np.ndarray, current: Mapping[str, float],
-               velocity_limits: np.ndarray, scaling: float, minimum_s: float,
+def duration_s(q: np.ndarray, start: np.ndarray, velocity_limits: np.ndarray,
+               scaling: float, minimum_s: float,
                acceleration_limits: Optional[np.ndarray] = None,
                acceleration_scaling: float = 1.0) -> float:
-    """Time [s] to reach ``q`` with each joint's peak velocity at most ``scaling`` x its limit.
+    """Time [s] from rest at ``start`` to ``q`` with each peak velocity <= ``scaling`` x limit.
 
-    A path of one step from ``current`` (:func:`.timing.path_times`: the controller's
-    cubic from rest peaks at 1.5 times the mean velocity, its acceleration at 6 times the
-    move over the duration squared), at least ``minimum_s``.
+    A path of one step (:func:`.timing.path_times`: the controller's cubic from rest
+    peaks at 1.5 times the mean velocity, its acceleration at 6 times the move over the
+    duration squared), at least ``minimum_s``.
     """
-    start = np.array([current[name] for name in names], dtype=float)
     step = np.asarray(q, dtype=float)[None, :]
-    return float(timing.path_times(step, start, np.asarray(velocity_limits, dtype=float),
-                                   scaling, acceleration_limits, acceleration_scaling,
-                                   minimum_s)[-1])
+    return float(timing.path_times(step, np.asarray(start, dtype=float),
+                                   np.asarray(velocity_limits, dtype=float), scaling,
+                                   acceleration_limits, acceleration_scaling, minimum_s)[-1])
 
 
 @dataclass(frozen=True)
@@ -136,6 +150,28 @@ class Move:
                             dtype=float).reshape(-1, n),
                    np.array([p.time_from_start.sec + 1e-9 * p.time_from_start.nanosec
                              for p in points]))
+
+    @classmethod
+    def from_rest(cls, names: Sequence[str], start: np.ndarray, q: np.ndarray,
+                  seconds: float) -> "Move":
+        """Return the one-point move from rest at ``start`` (n,) to rest at ``q`` (n,).
+
+        It takes ``seconds`` [s].
+        """
+        n = len(names)
+        return cls(tuple(names), np.asarray(start, dtype=float), np.zeros(n),
+                   np.asarray(q, dtype=float).reshape(1, n), np.zeros((1, n)),
+                   np.array([float(seconds)]))
+
+    def then(self, q: np.ndarray, seconds: float) -> "Move":
+        """Return this move, then on from its end to rest at ``q`` (n,) ``seconds`` [s] later.
+
+        This move ends at rest (a braking does): the step on is the cubic from rest.
+        """
+        return Move(self.names, self.start, self.start_velocity,
+                    np.vstack([self.q_path, np.asarray(q, dtype=float)[None, :]]),
+                    np.vstack([self.velocities, np.zeros((1, len(self.names)))]),
+                    np.append(self.times_s, self.duration_s + float(seconds)))
 
     @property
     def duration_s(self) -> float:
@@ -197,16 +233,25 @@ class Move:
         return msg
 
 
-def trajectory(names: Sequence[str], q: np.ndarray, seconds: float) -> JointTrajectory:
-    """Return a one-point JointTrajectory (the controller interpolates from its current state)."""
-    msg = JointTrajectory()
-    msg.joint_names = list(names)
-    point = JointTrajectoryPoint()
-    point.positions = [float(v) for v in q]
-    point.velocities = [0.0] * len(names)
-    point.time_from_start = duration_msg(seconds)
-    msg.points = [point]
-    return msg
+@dataclass(frozen=True)
+class Sent:
+    """The move handed to the controller, when, and how hard it may brake.
+
+    ``move`` was sent at ``t0`` (``time.monotonic()`` [s]); each joint may brake it at
+    ``deceleration`` (n,) [rad/s^2 or m/s^2].
+    """
+
+    move: Move
+    t0: float
+    deceleration: np.ndarray
+
+    def left_s(self, now: float) -> float:
+        """Seconds [s] from ``now`` (``time.monotonic()``) until the move ends (0: ended)."""
+        return max(0.0, self.t0 + self.move.duration_s - now)
+
+    def braking(self, now: float) -> Move:
+        """Return the move to rest from the state at ``now`` (:meth:`Move.braking`)."""
+        return self.move.braking(now - self.t0, self.deceleration)
 
 
 def duration_msg(seconds: float) -> Duration:

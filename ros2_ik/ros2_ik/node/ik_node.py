@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pathlib
 import time
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Optional
 
 import numpy as np
 from geometry_msgs.msg import PoseStamped
@@ -272,12 +272,18 @@ class IKNode(Node):
         except Exception as exc:  # noqa: BLE001 - the node must keep serving
             return answered(response, exc)
 
-    def _on_compute_ik(self, request: ComputeIK.Request,
-                       response: ComputeIK.Response) -> ComputeIK.Response:
+    def _on_compute_ik(self, request: ComputeIK.Request, response: ComputeIK.Response,
+                       execute: Optional[bool] = None) -> ComputeIK.Response:
+        """Answer ``request``, sending a SUCCESS to the controller when ``execute``.
+
+        ``execute`` None: the request's ``execute`` or ``execute_by_default``.
+        """
         answer = compute_ik(self.robot.snapshot, self.robot.error, self.config,
                             self.joints, request, response=response)
+        if execute is None:
+            execute = request.execute or self.config.execute_by_default
         if answer.group is not None and answer.response.solution.name:
-            if request.execute or self.config.execute_by_default:
+            if execute:
                 self._execute(answer, request.avoid_collisions)  # part of the reply
             if self.outputs.wants_solution() or self.outputs.wants_markers():
                 self._after_reply(self._publish, request, answer)
@@ -344,7 +350,7 @@ class IKNode(Node):
         ok = answer.error_code.val == IKErrorCode.SUCCESS
         reason = self.outputs.execute(joint_limits(group), answer.solution.name, q,
                                       ok, answer.error_code.val == IKErrorCode.IN_COLLISION,
-                                      self.outputs.move_check(group, q, avoid_collisions))
+                                      self.outputs.move_check(group, avoid_collisions))
         if not reason and has_base(group):
             reason = self.outputs.base_goal(answer.solution_base)
         execution.note_outcome(answer, reason, ok, IKErrorCode.EXECUTION_REFUSED)

@@ -5,9 +5,11 @@ imports it.  The feedback callback only stores the latest pose; a timer in its o
 callback group solves it (at most :data:`SOLVE_PERIOD_S` apart), so a fast drag never
 queues stale poses and never blocks the node's default callback group.  Each solve goes
 through the node's ComputeIK path (``_on_compute_ik``: core solve, ``~/solution``,
-``~/markers``, execution when ``execute_by_default`` is set and it is safe), seeded from
-the last answer.  While the servo runs (servo_loop.py), the marker is its pose target
-instead, re-sent every timer period so that it does not go stale while displayed.
+``~/markers``), seeded from the last answer; with ``execute_by_default`` the pose where the
+marker is released (MOUSE_UP) is executed when it is safe, not each step of the drag (each
+would brake the move under way: to follow a drag, servo).  While the servo runs
+(servo_loop.py), the marker is its pose target instead, re-sent every timer period so that
+it does not go stale while displayed.
 """
 from __future__ import annotations
 
@@ -160,7 +162,9 @@ class InteractiveGoal:
         self._dragged = True
         request = goal_request(feedback, self._seed, self._placement.frame,
                                node.config.goal_avoid_collisions)
-        self._seed = remember(self._seed, node._on_compute_ik(request, ComputeIK.Response()))
+        released = feedback.event_type == InteractiveMarkerFeedback.MOUSE_UP
+        self._seed = remember(self._seed, node._on_compute_ik(
+            request, ComputeIK.Response(), execute=released and node.config.execute_by_default))
 
     def _drive_servo(self, servo, feedback) -> None:
         """While servo runs, the marker is its pose target (re-sent: it stays fresh)."""

@@ -1,11 +1,15 @@
 """What the node publishes: ``~/solution``, ``~/markers`` and controller commands.
 
-``~/stop_execution`` (std_srvs/Trigger) brings the move under way to rest.
+One move is under way at a time, whichever the controller (:class:`execution.Sent`): a
+new solution sent while it runs brakes it to rest and goes on from there in the same
+trajectory (each step a straight segment in joint space, within the limits and proven
+clear when asked), and ``~/stop_execution`` (std_srvs/Trigger) brakes it alone.
 """
 from __future__ import annotations
 
+import threading
 import time
-from typing import Callable, Mapping, Optional, Sequence, Tuple
+from typing import Callable, Optional, Sequence
 
 import numpy as np
 import pinocchio as pin
@@ -39,9 +43,9 @@ class Outputs:
         self.stream = PositionStream(self.controller_pub.publish, cfg.position_rate,
                                      node.get_logger().error) \
             if cfg.controller_mode == "position" else None
-        #: The last move sent in trajectory mode: (Move, time.monotonic() at sending,
-        #: braking deceleration per joint), for :meth:`stop_execution`.
-        self._sent: Optional[Tuple[execution.Move, float, np.ndarray]] = None
+        #: The last move sent, either mode (:meth:`under_way`), under ``_lock``.
+        self._sent: Optional[execution.Sent] = None
+        self._lock = threading.Lock()
         node.create_service(Trigger, "~/stop_execution", self._on_stop,
                             callback_group=node.solve_group)
         self.action_sender = make_sender(node, cfg.controller_action, node.solve_group)
@@ -65,46 +69,58 @@ class Outputs:
         """Return True when someone subscribes to ``~/markers`` (else skip building them)."""
         return self.marker_pub.get_subscription_count() > 0
 
-    def move_check(self, group, q: np.ndarray, wanted: bool
-                   ) -> Optional[Callable[[Mapping[str, float]], str]]:
-        """Return the check of the move to ``q`` for :meth:`execute` and :meth:`execute_path`.
+    def move_check(self, group, wanted: bool
+                   ) -> Optional[Callable[[Sequence[np.ndarray]], str]]:
+        """Return the check of a move for :meth:`execute` and :meth:`execute_path`.
 
         ``wanted``: the request's ``avoid_collisions``.  None when not wanted, or for a
-        whole-body group (its base pose is in no joint_states).  Given the current
-        joint_states, the check says why the move must not be made ('' when it may:
+        whole-body group (its base pose is in no joint_states).  Given the move's
+        waypoints (group vectors: where the arm is, [where braking ends,] the end), the
+        check says why the move must not be made ('' when it may:
         :func:`execution.move_refusal`, against the collision model at ``minimum_distance``).
         """
         if not wanted or has_base(group):
             return None
         node = self._node
-        return lambda current: execution.move_refusal(
-            collision_checker(node.robot.snapshot, node.config), group, current, q,
+        return lambda waypoints: execution.move_refusal(
+            collision_checker(node.robot.snapshot, node.config), group, waypoints,
             node.config.minimum_distance)
 
     def execute(self, group, names: Sequence[str], q: np.ndarray, succeeded: bool,
                 collides: bool = False,
-                move: Optional[Callable[[Mapping[str, float]], str]] = None) -> str:
+                move: Optional[Callable[[Sequence[np.ndarray]], str]] = None) -> str:
         """Send ``q`` to the controller when safe; returns the refusal reason or ''.
 
         ``group``: anything with the joints' ``lower``, ``upper``, ``velocity_limits`` and
         ``acceleration_limits`` (a whole-body group's joints: node/base_pose.joint_limits).
-        ``move``: the check of the move there (:meth:`move_check`).
+        ``move``: the check of the move there (:meth:`move_check`).  While a move is under
+        way, the new one brakes it to rest first (:meth:`execution.Sent.braking`: no joint
+        slows harder than it may) and goes on from there: the controller never gets a new
+        goal that it would blend from the arm's speed.
         """
         cfg = self._node.config
         current = self._node.joints.fresh(names, cfg.joint_state_timeout)
         reason = execution.refusal(succeeded, names, q, group.lower, group.upper, current,
                                    cfg.execute_max_joint_jump, collides)
-        if not reason and move is not None:
-            reason = move(current)
         if reason:
             return reason
-        seconds = execution.duration_s(names, q, current, group.velocity_limits,
-                                       cfg.velocity_scaling, cfg.min_trajectory_duration,
-                                       group.acceleration_limits, cfg.acceleration_scaling)
-        reason = execution.duration_refusal(seconds)
-        if reason:
-            return reason
-        return self._send(group, execution.trajectory(names, q, seconds), current)
+        with self._lock:
+            now = time.monotonic()
+            stop = self._braking(now)
+            if stop is not None and tuple(names) != stop.names:
+                return (f"a move of joints {list(stop.names)} is under way: "
+                        f"~/stop_execution first")
+            at = np.array([current[n] for n in names]) if stop is None else stop.q_path[-1]
+            waypoints = [at, q] if stop is None else [stop.start, at, q]
+            reason = move(waypoints) if move is not None else ""
+            if reason:
+                return reason
+            seconds = execution.duration_s(q, at, group.velocity_limits, cfg.velocity_scaling,
+                                           cfg.min_trajectory_duration,
+                                           group.acceleration_limits, cfg.acceleration_scaling)
+            sent = execution.Move.from_rest(names, at, q, seconds) if stop is None else \
+                stop.then(q, seconds)
+            return self._send(group, sent, now)
 
     def base_goal(self, base) -> str:
         """Publish a whole-body solution's base pose (MultiDOFJointState entry) as a goal.
@@ -119,14 +135,15 @@ class Outputs:
 
     def execute_path(self, group, trajectory: JointTrajectory, q_path: np.ndarray,
                      succeeded: bool,
-                     move: Optional[Callable[[Mapping[str, float]], str]] = None) -> str:
+                     move: Optional[Callable[[Sequence[np.ndarray]], str]] = None) -> str:
         """Send a path (``q_path`` (m, n), timed in ``trajectory``) when safe; refusal or ''.
 
         The first point is held to ``execute_max_joint_jump`` from fresh joint_states (as
         one solution is), every point to the limits; position mode streams it
         (:class:`.PositionStream`), and a whole-body group's path (its base moves) is
         refused: it said "joint_states are stale" before, as its base columns are in no
-        joint_states.
+        joint_states.  Refused while a move is under way: the path is timed from rest
+        where the arm is.
         """
         if has_base(group):  # the base's coordinates are no controller's joints
             return (f"a whole-body path moves the base ('{group.base_joint}'); ros2_ik sends "
@@ -137,45 +154,78 @@ class Outputs:
         current = self._node.joints.fresh(names, cfg.joint_state_timeout)
         reason = execution.refusal(succeeded, names, q_path[0], group.lower, group.upper,
                                    current, cfg.execute_max_joint_jump)
-        if not reason and move is not None:
-            reason = move(current)  # to the first point (as :meth:`execute`)
         if reason:
             return reason
         outside = [k for k, q in enumerate(q_path) if not group.within_limits(q)]
         if outside:
             return f"points {outside} are outside the joint limits"
-        return self._send(group, trajectory, current)
+        with self._lock:
+            now = time.monotonic()
+            left = self._sent.left_s(now) if self._sent is not None else 0.0
+            if left > 0.0:
+                return (f"a move is under way ({left:.2f} s left): a path is timed from rest "
+                        f"(~/stop_execution brakes the move)")
+            at = np.array([current[n] for n in names])
+            reason = move([at, q_path[0]]) if move is not None else ""  # as :meth:`execute`
+            if reason:
+                return reason
+            return self._send(group, execution.Move.of(trajectory, at), now)
 
-    def _send(self, group, trajectory: JointTrajectory, current: Mapping[str, float]) -> str:
-        """Send a timed ``trajectory`` from ``current`` to the controller; '' or why not.
+    def under_way(self) -> float:
+        """Seconds [s] until the move under way ends (0: none), either mode."""
+        with self._lock:
+            return self._sent.left_s(time.monotonic()) if self._sent is not None else 0.0
 
-        Refused while the servo runs (it commands the arm; two sources would fight over
-        it).  Position mode streams it in ``controller_joints`` order (empty: the trajectory's
-        joints; the controller's other joints held at their last joint_states).  The move
-        is kept for :meth:`stop_execution`, with how hard it may brake: each joint's
+    def _braking(self, now: float) -> Optional[execution.Move]:
+        """Return the move under way brought to rest from its state at ``now``, or None."""
+        sent = self._sent
+        return sent.braking(now) if sent is not None and sent.left_s(now) > 0.0 else None
+
+    def _send(self, group, move: execution.Move, now: float) -> str:
+        """Send ``move`` (from the arm's state at ``now``) to the controller; '' or why not.
+
+        Under ``_lock``.  Refused while the servo runs (it commands the arm; two sources
+        would fight over it), or when it lasts longer than a Duration holds.  Position mode
+        streams it in ``controller_joints`` order (empty: the move's joints; the
+        controller's other joints held at their last joint_states).  The move is kept for
+        the next one and :meth:`stop_execution`, with how hard it may brake: each joint's
         scaled acceleration limit, or where it has none, the move's own hardest.
         """
         if self._node.servo.active:
             return "the servo is commanding the arm: call ~/servo/stop first"
-        names = list(trajectory.joint_names)
-        move = execution.Move.of(trajectory, np.array([current[n] for n in names]))
+        reason = execution.duration_refusal(move.duration_s)
+        if reason:
+            return reason
         limits = timing.scaled_limits(group.acceleration_limits,
                                       self._node.config.acceleration_scaling)
         deceleration = np.where(np.isfinite(limits), limits, move.peak_accelerations())
-        if self.stream is not None:
-            order = [n for n in self._node.config.controller_joints if n] or names
-            return self.stream.play(order, move, self._node.joints.latest(), deceleration)
-        reason = self._deliver(trajectory)
+        sent = execution.Sent(move, now, deceleration)
+        reason = self._deliver(sent)
         if not reason:
-            self._sent = (move, time.monotonic(), deceleration)
+            self._sent = sent
         return reason
 
-    def _deliver(self, trajectory: JointTrajectory) -> str:
-        """Send ``trajectory`` by the FollowJointTrajectory action or on the topic."""
+    def _deliver(self, sent: execution.Sent) -> str:
+        """Send ``sent.move``: streamed (position mode), a FollowJointTrajectory goal, or a topic.
+
+        A goal the action server rejects or ends is no move under way any more (the
+        controller holds where it stopped): :meth:`_ended`.
+        """
+        move = sent.move
+        if self.stream is not None:
+            order = [n for n in self._node.config.controller_joints if n] or list(move.names)
+            return self.stream.play(order, move, self._node.joints.latest(), sent.t0)
+        trajectory = move.trajectory()
         if self.action_sender is not None:
-            return self.action_sender.send(trajectory)
+            return self.action_sender.send(trajectory, lambda: self._ended(sent))
         self.controller_pub.publish(trajectory)
         return ""
+
+    def _ended(self, sent: execution.Sent) -> None:
+        """Forget ``sent`` when it is still the move under way (its goal ended or was rejected)."""
+        with self._lock:
+            if self._sent is sent:
+                self._sent = None
 
     def _on_stop(self, _request: Trigger.Request, response: Trigger.Response
                  ) -> Trigger.Response:
@@ -191,19 +241,16 @@ class Outputs:
         position stream's next commands), each joint slowing no harder than it was allowed
         to move; the servo is not touched (``~/servo/stop``).
         """
-        if self.stream is not None:
-            stop = self.stream.brake()
-        else:
-            move, t0, deceleration = self._sent or (None, 0.0, None)
-            stop = None
-            if move is not None and time.monotonic() - t0 < move.duration_s:
-                stop = move.braking(time.monotonic() - t0, deceleration)
-                reason = self._deliver(stop.trajectory())
-                if reason:
-                    return f"not stopped: {reason}"
-                self._sent = (stop, time.monotonic(), deceleration)
-        if stop is None:
-            return "no move under way"
+        with self._lock:
+            now = time.monotonic()
+            stop = self._braking(now)
+            if stop is None:
+                return "no move under way"
+            sent = execution.Sent(stop, now, self._sent.deceleration)
+            reason = self._deliver(sent)
+            if reason:
+                return f"not stopped: {reason}"
+            self._sent = sent
         return f"braking to rest in {stop.duration_s:.3f} s"
 
     def markers(self, frame: str, T_ref_target: pin.SE3, T_ref_reached: Optional[pin.SE3],

@@ -186,7 +186,7 @@ SCHEMA: Tuple[ParamSpec, ...] = (
     ParamSpec("execute_max_joint_jump", 0.5, "Refuse to execute a solution that moves any "
               "joint more than this from the current joint_states [rad or m].", _positive),
     ParamSpec("execute_by_default", False, "Execute every successful solution, as if each "
-              "request had execute=true."),
+              "request had execute=true (an rviz marker drag: where the marker is released)."),
     ParamSpec("base_goal_topic", "~/base_goal", "geometry_msgs/PoseStamped topic on which "
               "an executed whole-body solution's base pose is published (the goal of a "
               "mobile base's controller), in the base joint's parent frame.",

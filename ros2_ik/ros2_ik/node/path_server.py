@@ -78,8 +78,7 @@ class PathServer:
                                         np.zeros(len(result.q_path)), start)
             outputs = self._node.outputs
             reason = outputs.execute_path(group, trajectory, result.q_path, ok,
-                                          outputs.move_check(group, result.q_path[0],
-                                                             avoid_collisions))
+                                          outputs.move_check(group, avoid_collisions))
         execution.note_outcome(response, reason, ok, IKErrorCode.EXECUTION_REFUSED)
 
     def _draw(self, request: ComputeIKPath.Request, answer: PathAnswer) -> None:

@@ -14,7 +14,6 @@ import threading
 import time
 from typing import Callable, Mapping, Optional, Sequence
 
-import numpy as np
 from std_msgs.msg import Float64MultiArray
 
 from ros2_ik.node import execution
@@ -23,7 +22,11 @@ from ros2_ik.node.periodic import PeriodicThread
 
 
 class PositionStream:
-    """One move at a time, published by ``publish`` at ``rate_hz`` [Hz] until it ends."""
+    """One move at a time, published by ``publish`` at ``rate_hz`` [Hz] until it ends.
+
+    Only the transport: which move is under way, and how a new one starts from it, is the
+    caller's (:class:`.outputs.Outputs`, the same for a JointTrajectoryController).
+    """
 
     def __init__(self, publish: Callable[[Float64MultiArray], None], rate_hz: float,
                  log_error: Callable[[str], None] = print) -> None:
@@ -31,44 +34,23 @@ class PositionStream:
         self._log_error = log_error
         self._lock = threading.Lock()
         self._loop: Optional[PeriodicThread] = None
-        self._move: Optional[Move] = None
-        self._t0 = 0.0  # time.monotonic() at the move's start
 
     def play(self, order: Sequence[str], move: Move, held: Mapping[str, float],
-             deceleration: np.ndarray) -> str:
-        """Start sending ``move``; '' or why not.
+             t0: float) -> str:
+        """Send ``move``, begun at ``t0`` (``time.monotonic()`` [s]), in place of any other.
 
         ``order``: the controller's joints; those not in the move are held at ``held``
-        (their last joint_states).  ``deceleration`` (n,) [rad/s^2 or m/s^2]: how hard
-        :meth:`brake` may stop it.  Refused while a move is under way: its commands are
-        the arm's, and a new move from rest would jump its velocity (:meth:`brake` first).
+        (their last joint_states).  A move that replaces another starts from its state (a
+        braking's, :meth:`.execution.Sent.braking`): the commands stay continuous.  '' or
+        why not.
         """
         try:
             execution.position_command(order, move.names, move.start, held)
         except KeyError as exc:
             return str(exc)
         with self._lock:
-            left = self.time_left()
-            if left > 0.0:
-                return (f"a move is under way ({left:.2f} s left): position mode sends one "
-                        f"move at a time (~/stop_execution brakes it)")
-            self._start(order, move, held, np.asarray(deceleration, dtype=float))
+            self._start(list(order), move, dict(held), t0)
         return ""
-
-    def brake(self) -> Optional[Move]:
-        """Replace the move under way by its stop (:meth:`Move.braking`); None if none."""
-        with self._lock:
-            if self.time_left() <= 0.0:
-                return None
-            stop = self._move.braking(time.monotonic() - self._t0, self._deceleration)
-            self._start(self._order, stop, self._held, self._deceleration)
-            return stop
-
-    def time_left(self) -> float:
-        """Seconds [s] until the move under way ends (0: none)."""
-        if self._loop is None or not self._loop.running or self._move is None:
-            return 0.0
-        return max(0.0, self._t0 + self._move.duration_s - time.monotonic())
 
     @property
     def moving(self) -> bool:
@@ -81,11 +63,8 @@ class PositionStream:
             self._loop.stop()
 
     def _start(self, order: Sequence[str], move: Move, held: Mapping[str, float],
-               deceleration: np.ndarray) -> None:
+               t0: float) -> None:
         self.stop()
-        self._order, self._held, self._move = list(order), dict(held), move
-        self._deceleration = deceleration
-        t0 = self._t0 = time.monotonic()
         loop: list = []  # the thread, once started (its first tick may come before)
 
         def tick() -> None:

@@ -162,9 +162,10 @@ class ServoLoop:
         snapshot = node.robot.snapshot
         if snapshot is None:
             return f"no robot model: {node.robot.error or 'waiting for robot_description'}"
-        stream = node.outputs.stream
-        if stream is not None and stream.moving:  # its commands are the arm's until it ends
-            return "an executed move is under way (controller_mode 'position'): start after it"
+        left = node.outputs.under_way()
+        if left > 0.0:  # its commands are the arm's until it ends
+            return (f"an executed move is under way ({left:.2f} s left): start after it "
+                    f"(~/stop_execution brakes it)")
         if self.active and self._loop is not None and snapshot is self._snapshot \
                 and _read_at_start(cfg) == _read_at_start(self._config):
             self.supervisor.cancel_stop()  # already servoing: go on (a rebuild would jump)

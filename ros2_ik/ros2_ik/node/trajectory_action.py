@@ -6,7 +6,7 @@ logged and published on ``~/execution_result`` (std_msgs/String).
 """
 from __future__ import annotations
 
-from typing import Optional
+from typing import Callable, Optional
 
 from action_msgs.msg import GoalStatus
 from std_msgs.msg import String
@@ -37,22 +37,27 @@ class TrajectoryActionSender:
                                     callback_group=callback_group)
         self._result_pub = node.create_publisher(String, "~/execution_result", 10)
 
-    def send(self, trajectory) -> str:
-        """Send one goal; returns '' or why it could not be sent."""
+    def send(self, trajectory, ended: Callable[[], None] = lambda: None) -> str:
+        """Send one goal; returns '' or why it could not be sent.
+
+        ``ended`` is called once the goal is rejected or has ended (any status).
+        """
         if not self._client.server_is_ready():
             return f"the FollowJointTrajectory server {self._name} is not available"
         future = self._client.send_goal_async(self._type.Goal(trajectory=trajectory))
-        future.add_done_callback(self._on_response)
+        future.add_done_callback(lambda done: self._on_response(done, ended))
         return ""
 
-    def _on_response(self, future) -> None:
+    def _on_response(self, future, ended: Callable[[], None]) -> None:
         handle = future.result()
         if not handle.accepted:
+            ended()
             self._report(f"{self._name}: goal rejected")
             return
-        handle.get_result_async().add_done_callback(self._on_result)
+        handle.get_result_async().add_done_callback(lambda done: self._on_result(done, ended))
 
-    def _on_result(self, future) -> None:
+    def _on_result(self, future, ended: Callable[[], None]) -> None:
+        ended()
         wrapped = future.result()
         self._report(describe(self._name, wrapped.status, wrapped.result.error_code,
                               wrapped.result.error_string))
