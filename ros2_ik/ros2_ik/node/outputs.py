@@ -105,21 +105,23 @@ class Outputs:
         if reason:
             return reason
         with self._lock:
-            now = time.monotonic()
+            now, under_way = time.monotonic(), self._sent
             stop = self._braking(now)
-            if stop is not None and tuple(names) != stop.names:
-                return (f"a move of joints {list(stop.names)} is under way: "
-                        f"~/stop_execution first")
-            at = np.array([current[n] for n in names]) if stop is None else stop.q_path[-1]
-            waypoints = [at, q] if stop is None else [stop.start, at, q]
-            reason = move(waypoints) if move is not None else ""
-            if reason:
-                return reason
-            seconds = execution.duration_s(q, at, group.velocity_limits, cfg.velocity_scaling,
-                                           cfg.min_trajectory_duration,
-                                           group.acceleration_limits, cfg.acceleration_scaling)
-            sent = execution.Move.from_rest(names, at, q, seconds) if stop is None else \
-                stop.then(q, seconds)
+        if stop is not None and tuple(names) != stop.names:
+            return f"a move of joints {list(stop.names)} is under way: ~/stop_execution first"
+        at = np.array([current[n] for n in names]) if stop is None else stop.q_path[-1]
+        reason = move([at, q] if stop is None else [stop.start, at, q]) \
+            if move is not None else ""  # outside the lock: a stop never waits for it
+        if reason:
+            return reason
+        seconds = execution.duration_s(q, at, group.velocity_limits, cfg.velocity_scaling,
+                                       cfg.min_trajectory_duration,
+                                       group.acceleration_limits, cfg.acceleration_scaling)
+        sent = execution.Move.from_rest(names, at, q, seconds) if stop is None else \
+            stop.then(q, seconds)
+        with self._lock:
+            if self._sent is not under_way and (self._sent is not None or stop is not None):
+                return "the move under way changed (a stop or another execute): send it again"
             return self._send(group, sent, now)
 
     def base_goal(self, base) -> str:
@@ -159,16 +161,18 @@ class Outputs:
         outside = [k for k, q in enumerate(q_path) if not group.within_limits(q)]
         if outside:
             return f"points {outside} are outside the joint limits"
+        left = self.under_way()
+        if left > 0.0:
+            return (f"a move is under way ({left:.2f} s left): a path is timed from rest "
+                    f"(~/stop_execution brakes the move)")
+        at = np.array([current[n] for n in names])
+        reason = move([at, q_path[0]]) if move is not None else ""  # as :meth:`execute`
+        if reason:
+            return reason
         with self._lock:
             now = time.monotonic()
-            left = self._sent.left_s(now) if self._sent is not None else 0.0
-            if left > 0.0:
-                return (f"a move is under way ({left:.2f} s left): a path is timed from rest "
-                        f"(~/stop_execution brakes the move)")
-            at = np.array([current[n] for n in names])
-            reason = move([at, q_path[0]]) if move is not None else ""  # as :meth:`execute`
-            if reason:
-                return reason
+            if self._sent is not None and self._sent.left_s(now) > 0.0:
+                return "a move was sent meanwhile: send the path again"
             return self._send(group, execution.Move.of(trajectory, at), now)
 
     def under_way(self) -> float:
