@@ -122,6 +122,17 @@ def reachable_pose(draw):
     return se3_to_pose(T), q
 
 
+@st.composite
+def near_pose(draw):
+    """The hand's pose at READY moved by up to 0.2 rad per joint, within the limits."""
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    model = Panda.get()
+    q = np.clip(np.array(READY) + rng.uniform(-0.2, 0.2, 7), model.lowerPositionLimit[:7],
+                model.upperPositionLimit[:7])
+    data = fk(ARM, q)
+    return se3_to_pose(frame_T(data, "panda_link0").actInv(frame_T(data, "panda_hand")))
+
+
 def _break_pose(draw, pose):
     part = draw(st.sampled_from(["position", "orientation"]))
     field = draw(st.sampled_from(["x", "y", "z"] + (["w"] if part == "orientation" else [])))
@@ -151,6 +162,13 @@ def compute_ik_requests(draw):
     req.timeout = draw(st.floats(0.0, 0.05))
     req.max_attempts = draw(st.integers(0, 3))
     req.random_seed = draw(st.integers(-1, 2**31))
+    # Sent to the controller a quarter of the time (fresh joint_states at READY: near
+    # targets are sent, each braking the move under way; far ones refused), half of those
+    # with the move proven clear.
+    req.execute = draw(st.sampled_from([False, False, False, True]))
+    req.avoid_collisions = req.execute and draw(st.booleans())
+    if req.execute and draw(st.booleans()):
+        req.target.pose = draw(near_pose())
     for _ in range(draw(st.sampled_from([0, 0, 0, 0, 1, 1, 2]))):
         kind = draw(st.sampled_from(["pose", "frame", "seed", "numbers", "names",
                                      "weights"]))
@@ -243,8 +261,12 @@ def _tol(value, default):
 
 
 def check_compute_ik(client, node, req) -> int:
+    if req.execute:
+        client.publish_joints(ARM, READY)
     res = client.call(req)
     check_reply(res.error_code.val, res.message, node, req)
+    if "sent to the controller" in res.message:
+        STATS["executed"] += 1
     if res.error_code.val == IKErrorCode.SUCCESS:
         why = check_pose(res.solution.name, res.solution.position,
                          req.tip_link or "panda_hand", req.target.header.frame_id,
