@@ -1,11 +1,13 @@
-"""Timing of what is sent (core.path.timing, node.execution) against the controller's cubics.
+"""Timing of what is sent (core.path.timing, node.execution) against the controller's splines.
 
-A JointTrajectoryController reaches a point with positions and zero velocities by a
-cubic from the arm's state at rest: ``3 tau^2 - 2 tau^3`` of each joint's move at
-``tau = t / T`` (ros2_controllers' spline interpolation), and joins the points of a path
-by cubic Hermites through their velocities.  Sampled here (positions, velocities and
-accelerations written apart): no joint may exceed its scaled limits, and the slowest joint
-reaches one unless the minimum duration holds the move back.
+A JointTrajectoryController reaches one point with positions and zero velocities and
+accelerations by a quintic from the arm's state at rest: ``10 tau^3 - 15 tau^4 + 6 tau^5``
+of each joint's move at ``tau = t / T`` (ros2_controllers' spline interpolation; a
+controller whose state holds no accelerations and that does not take them as zero draws
+the cubic ``3 tau^2 - 2 tau^3`` instead), and joins the points of a path by cubic Hermites
+through their velocities.  Sampled here (positions, velocities and accelerations written
+apart): no joint may exceed its scaled limits, and the slowest joint reaches one unless
+the minimum duration holds the move back.
 """
 import numpy as np
 import pytest
@@ -14,11 +16,12 @@ from ros2_ik.core.path import timing
 from ros2_ik.node import execution
 
 TAU = np.linspace(0.0, 1.0, 2001)
-SHAPE_RATE = 6 * TAU - 6 * TAU ** 2  # d(3 tau^2 - 2 tau^3) / d tau
+SHAPE_RATE = 30 * TAU ** 2 - 60 * TAU ** 3 + 30 * TAU ** 4  # d(10 t^3 - 15 t^4 + 6 t^5) / dt
+QUINTIC_ACCELERATION = 60 * TAU - 180 * TAU ** 2 + 120 * TAU ** 3
 
 
 def _peaks(move: np.ndarray, seconds: float) -> np.ndarray:
-    """Each joint's peak speed [rad/s] on the cubic of ``move`` [rad] lasting ``seconds``."""
+    """Each joint's peak speed [rad/s] on the quintic of ``move`` [rad] lasting ``seconds``."""
     return np.max(np.outer(SHAPE_RATE, np.abs(move)), axis=0) / seconds
 
 
@@ -39,7 +42,7 @@ def test_peak_velocity_keeps_the_scaled_limit(scaling):
 def test_joints_without_a_limit_do_not_slow_the_move():
     seconds = execution.duration_s(np.array([1.0, 5.0]), np.zeros(2), np.array([2.0, np.inf]),
                                    1.0, 0.0)
-    assert seconds == pytest.approx(1.5 * 1.0 / 2.0)
+    assert seconds == pytest.approx(1.875 * 1.0 / 2.0)
 
 
 def _hermite(p0, p1, v0, v1, span):
@@ -95,8 +98,9 @@ SHAPE_ACCELERATION = 6 - 12 * TAU  # d^2(3 tau^2 - 2 tau^3) / d tau^2
 
 @pytest.mark.parametrize("scaling", [1.0, 0.3])
 def test_a_one_point_move_keeps_the_scaled_accelerations(scaling):
-    """The cubic from rest accelerates by 6 x the move / T^2 at its ends: within the limit,
-    and the move is as short as the velocity or the acceleration limit allows."""
+    """The quintic from rest accelerates by at most 10 / sqrt(3) x the move / T^2, the
+    cubic (a controller that draws one) by 6 x at its ends: both within the limit, and the
+    move is as short as the velocity or the acceleration limit allows."""
     rng = np.random.default_rng(int(scaling * 10))
     for _ in range(200):
         vmax, amax = rng.uniform(0.5, 3.0, 6), rng.uniform(0.5, 10.0, 6)
@@ -106,6 +110,8 @@ def test_a_one_point_move_keeps_the_scaled_accelerations(scaling):
         seconds = execution.duration_s(q, start, vmax, 1.0, 0.05, amax, scaling)
         move = q - start
         accelerations = np.max(np.abs(np.outer(SHAPE_ACCELERATION, move)), axis=0) / seconds ** 2
+        quintic = np.max(np.abs(np.outer(QUINTIC_ACCELERATION, move)), axis=0) / seconds ** 2
+        assert np.all(quintic <= accelerations)
         assert np.all(accelerations <= scaling * amax * (1 + 1e-9))
         peaks = _peaks(move, seconds)
         assert np.all(peaks <= vmax * (1 + 1e-9))
@@ -219,9 +225,34 @@ def test_a_move_samples_the_controllers_cubics():
     assert not move.state_at(99.0)[1].any()
 
 
+def test_a_move_with_accelerations_samples_the_controllers_quintics():
+    """Points with accelerations: quintic Hermites, which meet each point's position,
+    velocity and acceleration (the last by finite differences here), and whose largest
+    acceleration the move reports."""
+    rng = np.random.default_rng(9)
+    q_path, v = rng.normal(0, 1, (3, 2)), rng.normal(0, 1, (3, 2))
+    a, times = rng.normal(0, 2, (3, 2)), np.array([0.7, 1.5, 2.6])
+    start, v0, a0 = rng.normal(0, 1, 2), rng.normal(0, 1, 2), rng.normal(0, 2, 2)
+    move = execution.Move(("a", "b"), start, v0, q_path, v, times, a, a0)
+    h = 1e-6
+    for t, q, qd, qdd in zip([0.0, *times], [start, *q_path], [v0, *v], [a0, *a]):
+        side = -h if t == times[-1] else h  # the last point's inside is before it
+        near = t + side if t > 0 else h
+        np.testing.assert_allclose(move.state_at(t)[0] if t < times[-1] else q_path[-1], q)
+        inner = t + 2 * side
+        np.testing.assert_allclose(move.state_at(near)[1], qd + qdd * side, atol=1e-6)
+        numeric = (move.state_at(inner)[1] - move.state_at(near)[1]) / side
+        np.testing.assert_allclose(numeric, qdd, atol=1e-3)
+    ts = np.linspace(0.0, times[-1], 20001)[1:-1]
+    speeds = np.array([move.state_at(t)[1] for t in ts])
+    numeric = np.max(np.abs(np.diff(speeds, axis=0)), axis=0) / (ts[1] - ts[0])
+    np.testing.assert_allclose(move.peak_accelerations(), numeric, rtol=5e-3)
+
+
 def test_braking_stops_within_the_deceleration():
-    """From any instant of a move: a cubic to rest whose velocity falls linearly, no joint
-    slowing harder than allowed, the slowest exactly at it."""
+    """From any instant of a move: a quintic to rest along the velocity, ``v (1 - 3 s^2 +
+    2 s^3)`` (no jump of acceleration at its end), no joint slowing harder than allowed,
+    the slowest exactly at it (at mid-time, 1.5 v / T)."""
     names = ["a", "b"]
     start = np.zeros(2)
     move = execution.Move.from_rest(names, start, np.array([1.0, -0.5]), 2.0)
@@ -233,8 +264,11 @@ def test_braking_stops_within_the_deceleration():
         np.testing.assert_allclose(stop.start_velocity, v)
         seconds = stop.duration_s
         velocities = np.array([stop.state_at(s * seconds)[1] for s in TAU])
-        np.testing.assert_allclose(velocities, np.outer(1 - TAU, v), atol=1e-9)
-        slowing = np.abs(v) / seconds
+        np.testing.assert_allclose(velocities, np.outer(1 - 3 * TAU ** 2 + 2 * TAU ** 3, v),
+                                   atol=1e-9)
+        slowing = 1.5 * np.abs(v) / seconds
+        numeric = np.max(np.abs(np.diff(velocities, axis=0)), axis=0) / (seconds * TAU[1])
+        np.testing.assert_allclose(numeric, slowing, rtol=1e-3)
         assert np.all(slowing <= deceleration * (1 + 1e-9))
         assert np.max(slowing / deceleration) == pytest.approx(1.0)
         np.testing.assert_allclose(stop.peak_accelerations(), slowing, rtol=1e-9)
@@ -257,7 +291,7 @@ def test_a_new_goal_mid_move_brakes_along_a_line_then_goes_on_from_rest():
     np.testing.assert_allclose(redirect.state_at(0.0)[0], q)
     np.testing.assert_allclose(redirect.state_at(0.0)[1], v)
     braked = stop.duration_s
-    assert braked == pytest.approx(np.max(np.abs(v[:2]) / deceleration[:2]))
+    assert braked == pytest.approx(1.5 * np.max(np.abs(v[:2]) / deceleration[:2]))
     rest = redirect.q_path[0]
     np.testing.assert_allclose(redirect.state_at(braked), (rest, np.zeros(3)), atol=1e-12)
     for s in TAU[::100]:  # the braking on the line from q along v
@@ -269,8 +303,10 @@ def test_a_new_goal_mid_move_brakes_along_a_line_then_goes_on_from_rest():
                                    atol=1e-12)
     assert redirect.duration_s == pytest.approx(braked + 1.2)
     peaks = redirect.peak_accelerations()
-    np.testing.assert_allclose(peaks, np.maximum(np.abs(v) / braked,
-                                                 6 * np.abs(goal - rest) / 1.2 ** 2))
+    np.testing.assert_allclose(peaks, np.maximum(1.5 * np.abs(v) / braked, 10 / np.sqrt(3)
+                                                 * np.abs(goal - rest) / 1.2 ** 2))
+    assert all(len(p.accelerations) == 3 and not any(p.accelerations)
+               for p in redirect.trajectory().points)  # a quintic to the controller too
 
 
 def test_a_move_held_to_the_minimum_duration_is_slowed_as_a_whole():

@@ -93,15 +93,18 @@ def test_execute_publishes_a_timed_trajectory(trajectory_node, model):
     traj = trajectories[-1]
     assert list(traj.joint_names) == ARM
     np.testing.assert_allclose(traj.points[0].positions, res.solution.position)
-    # Our own timing: the controller's cubic from rest (3 tau^2 - 2 tau^3 of the move),
-    # sampled, peaks at 0.2 x each joint's URDF velocity limit or less; at least 0.5 s.
+    # Our own timing: the controller's quintic from rest (10 tau^3 - 15 tau^4 + 6 tau^5 of
+    # the move: the point carries zero accelerations), sampled, peaks at 0.2 x each joint's
+    # URDF velocity limit or less; at least 0.5 s.
     vmax = np.array([model.velocityLimit[model.joints[model.getJointId(n)].idx_v]
                      for n in ARM])
     t = traj.points[0].time_from_start
     seconds = t.sec + t.nanosec * 1e-9
     tau = np.linspace(0.0, 1.0, 1001)
     move = np.abs(np.array(res.solution.position) - READY)
-    peak = np.max(np.outer(6 * tau - 6 * tau ** 2, move), axis=0) / seconds
+    assert not any(traj.points[0].velocities) and not any(traj.points[0].accelerations)
+    assert len(traj.points[0].accelerations) == len(ARM)
+    peak = np.max(np.outer(30 * tau ** 2 - 60 * tau ** 3 + 30 * tau ** 4, move), axis=0) / seconds
     assert np.all(peak <= 0.2 * vmax * (1 + 1e-9))
     assert seconds == pytest.approx(0.5) or np.any(peak >= 0.2 * vmax * (1 - 1e-6))
     assert list(solutions[-1].name) == ARM
@@ -313,7 +316,7 @@ def test_stale_joint_states_refuse_execution(ros_context, model):
 
 
 def test_position_controller_mode(ros_context, model):
-    """A forward position controller gets the move, not a step: the cubic a
+    """A forward position controller gets the move, not a step: the quintic a
     JointTrajectoryController would draw, one command per 1/position_rate s, the fingers
     held; a path while it moves is refused (it is timed from rest)."""
     node, client = start("pos", "controller_mode:=position", "position_rate:=50.0",
@@ -332,14 +335,14 @@ def test_position_controller_mode(ros_context, model):
                  "the move's last command", client.spin)
         sent = np.array([c.data for c in commands])
         move = goal - READY
-        # Each command on the cubic from READY (the first within one period of the start),
+        # Each command on the quintic from READY (the first within one period of the start),
         # each joint moving one way, the last exactly the solution.
         fraction = (sent[:, 0] - READY[0]) / move[0]
         np.testing.assert_allclose(sent, READY + np.outer(fraction, move), atol=1e-9)
         assert np.all(np.diff(fraction) >= -1e-12) and fraction[0] < 0.2
-        seconds = max(0.5, float(np.max(1.5 * np.abs(move) / (0.05 * panda_vmax(model)))))
+        seconds = max(0.5, float(np.max(1.875 * np.abs(move) / (0.05 * panda_vmax(model)))))
         assert len(sent) >= 0.5 * seconds * 50.0  # a stream, not one step
-        assert np.max(np.diff(fraction)) <= 1.5 / (seconds * 50.0) * 3  # <= 3 periods' peak
+        assert np.max(np.diff(fraction)) <= 1.875 / (seconds * 50.0) * 3  # <= 3 periods' peak
 
         from ros2_ik_interfaces.srv import ComputeIKPath
         from std_srvs.srv import Trigger
@@ -409,16 +412,17 @@ def test_stop_execution_brakes_the_move_under_way(ros_context, model, mode):
         req.execute = True
         res = executed(client, req, sent, joints=(ARM + fingers, list(READY) + [0.01, 0.01]))
         goal = np.array(res.solution.position)
-        seconds = 1.5 * np.max(np.abs(goal - READY) / (0.05 * panda_vmax(model)))
+        seconds = 1.875 * np.max(np.abs(goal - READY) / (0.05 * panda_vmax(model)))
         spin_for(client, 1.0)
         count = len(sent)
         braked = call_resending(stop, Trigger.Request(), client.spin)
         assert braked.success and braked.message.startswith("braking to rest in"), braked.message
         brake_s = float(braked.message.split()[-2])
-        # The move's own hardest: 6 x its move / T^2 at the cubic's ends; braking from
-        # the cubic's speed at ~1 s (at most its 1.5 x mean peak) takes at least v / a.
-        hardest = 6 * np.abs(goal - READY) / seconds ** 2
-        assert brake_s <= np.max(1.5 * np.abs(goal - READY) / seconds / hardest) + 1e-6
+        # The move's own hardest: 10 / sqrt(3) x its move / T^2 on the quintic; braking
+        # from its speed at ~1 s (at most its 1.875 x mean peak) slows hardest, 1.5 v / T, at
+        # mid-way: T at most 1.5 x that peak / the hardest.
+        hardest = 10 / np.sqrt(3) * np.abs(goal - READY) / seconds ** 2
+        assert brake_s <= np.max(1.5 * 1.875 * np.abs(goal - READY) / seconds / hardest) + 1e-6
         if mode == "trajectory":
             wait_for(lambda: len(sent) > count, 5, "the braking trajectory", client.spin)
             point = sent[-1].points[0]
@@ -451,7 +455,7 @@ def spin_for(client, seconds: float) -> None:
 def test_a_new_goal_mid_move_brakes_the_move_then_goes_on(ros_context, model, mode):
     """An execute while a move is under way: the controller gets no goal to blend from the
     arm's speed, but the move under way braked to rest along a line (no joint slowing
-    harder than the move accelerated), then the cubic from rest to the new goal; the
+    harder than the move accelerated), then the quintic from rest to the new goal; the
     stream's commands stay continuous and end there."""
     topic = f"/redirect{mode[0]}/controller"
     kind = Float64MultiArray if mode == "position" else JointTrajectory
@@ -472,8 +476,8 @@ def test_a_new_goal_mid_move_brakes_the_move_then_goes_on(ros_context, model, mo
         res = with_fresh_joints(client, *joints, lambda: client.call(other))
         assert res.error_code.val == IKErrorCode.SUCCESS, res.message
         goal = np.array(res.solution.position)
-        seconds = 1.5 * np.max(np.abs(first - READY) / (0.05 * panda_vmax(model)))
-        hardest = 6 * np.abs(first - READY) / seconds ** 2  # the first move's own
+        seconds = 1.875 * np.max(np.abs(first - READY) / (0.05 * panda_vmax(model)))
+        hardest = 10 / np.sqrt(3) * np.abs(first - READY) / seconds ** 2  # the first move's
         if mode == "trajectory":
             wait_for(lambda: len(sent) > count, 5, "the redirected trajectory", client.spin)
             stop, end = sent[-1].points
@@ -483,7 +487,7 @@ def test_a_new_goal_mid_move_brakes_the_move_then_goes_on(ros_context, model, mo
             moved = np.abs(first - READY) > 1e-3
             assert np.ptp(fraction[moved]) < 1e-6 and 0.05 < fraction[0] < 0.95  # on the line
             t_stop = stop.time_from_start.sec + 1e-9 * stop.time_from_start.nanosec
-            assert t_stop <= 1.5 * np.max(np.abs(first - READY)) / seconds / np.min(
+            assert t_stop <= 1.5 * 1.875 * np.max(np.abs(first - READY)) / seconds / np.min(
                 hardest[moved]) + 1e-6
             return
         wait_for(lambda: np.allclose(sent[-1].data[:7], goal, atol=1e-12), 30,

@@ -112,24 +112,25 @@ def duration_s(q: np.ndarray, start: np.ndarray, velocity_limits: np.ndarray,
                scaling: float, minimum_s: float,
                acceleration_limits: Optional[np.ndarray] = None,
                acceleration_scaling: float = 1.0) -> float:
-    """Time [s] from rest at ``start`` to ``q`` with each peak velocity <= ``scaling`` x limit.
+    """Time [s] from rest at ``start`` to rest at ``q`` (:func:`.timing.rest_to_rest_s`)."""
+    return timing.rest_to_rest_s(np.asarray(q, dtype=float) - np.asarray(start, dtype=float),
+                                 velocity_limits, scaling, acceleration_limits,
+                                 acceleration_scaling, minimum_s)
 
-    A path of one step (:func:`.timing.path_times`: the controller's cubic from rest
-    peaks at 1.5 times the mean velocity, its acceleration at 6 times the move over the
-    duration squared), at least ``minimum_s``.
-    """
-    step = np.asarray(q, dtype=float)[None, :]
-    return float(timing.path_times(step, np.asarray(start, dtype=float),
-                                   np.asarray(velocity_limits, dtype=float), scaling,
-                                   acceleration_limits, acceleration_scaling, minimum_s)[-1])
+
+#: A braking's stop: from velocity ``v`` to rest on the quintic ``v T (s - s^3 + s^4 / 2)``
+#: (``s = t / T``, zero acceleration at both ends), which slows by ``6 v / T s (1 - s)``,
+#: hardest at mid-time: 1.5 v / T.  It ends ``v T / 2`` on.
+BRAKING_PEAK = 1.5
 
 
 @dataclass(frozen=True)
 class Move:
-    """A timed move as a JointTrajectoryController draws it: cubic Hermites from ``start``.
+    """A timed move as a JointTrajectoryController draws it, from ``start``.
 
     ``start`` (n,) [rad or m] with ``start_velocity`` (n,) at 0 s, then each point of
-    ``q_path`` (m, n) at ``times_s`` (m,) [s] with ``velocities`` (m, n).
+    ``q_path`` (m, n) at ``times_s`` (m,) [s] with ``velocities`` (m, n): cubic Hermites;
+    with ``accelerations`` (m, n) too (and ``start_acceleration``), quintic Hermites.
     """
 
     names: Tuple[str, ...]
@@ -138,10 +139,12 @@ class Move:
     q_path: np.ndarray
     velocities: np.ndarray
     times_s: np.ndarray
+    accelerations: Optional[np.ndarray] = None
+    start_acceleration: Optional[np.ndarray] = None
 
     @classmethod
     def of(cls, trajectory: JointTrajectory, start: np.ndarray) -> "Move":
-        """Return the move a timed ``trajectory`` makes from ``start`` (n,), at rest."""
+        """Return the move a timed ``trajectory`` (cubics) makes from ``start``, at rest."""
         n = len(trajectory.joint_names)
         points = trajectory.points
         return cls(tuple(trajectory.joint_names), np.asarray(start, dtype=float), np.zeros(n),
@@ -154,24 +157,28 @@ class Move:
     @classmethod
     def from_rest(cls, names: Sequence[str], start: np.ndarray, q: np.ndarray,
                   seconds: float) -> "Move":
-        """Return the one-point move from rest at ``start`` (n,) to rest at ``q`` (n,).
+        """Return the quintic from rest at ``start`` (n,) to rest at ``q`` (n,).
 
-        It takes ``seconds`` [s].
+        It takes ``seconds`` [s] (:func:`duration_s`).
         """
         n = len(names)
         return cls(tuple(names), np.asarray(start, dtype=float), np.zeros(n),
                    np.asarray(q, dtype=float).reshape(1, n), np.zeros((1, n)),
-                   np.array([float(seconds)]))
+                   np.array([float(seconds)]), np.zeros((1, n)), np.zeros(n))
 
     def then(self, q: np.ndarray, seconds: float) -> "Move":
         """Return this move, then on from its end to rest at ``q`` (n,) ``seconds`` [s] later.
 
-        This move ends at rest (a braking does): the step on is the cubic from rest.
+        This move is made of quintics and ends at rest (a braking is): the step on is the
+        quintic from rest.
         """
+        n = len(self.names)
         return Move(self.names, self.start, self.start_velocity,
                     np.vstack([self.q_path, np.asarray(q, dtype=float)[None, :]]),
-                    np.vstack([self.velocities, np.zeros((1, len(self.names)))]),
-                    np.append(self.times_s, self.duration_s + float(seconds)))
+                    np.vstack([self.velocities, np.zeros((1, n))]),
+                    np.append(self.times_s, self.duration_s + float(seconds)),
+                    np.vstack([self.accelerations, np.zeros((1, n))]),
+                    self.start_acceleration)
 
     @property
     def duration_s(self) -> float:
@@ -187,50 +194,96 @@ class Move:
             return self.start.copy(), self.start_velocity.copy()
         k = int(np.searchsorted(stamps, t, side="right")) - 1  # stamps[k] <= t < stamps[k+1]
         span = stamps[k + 1] - stamps[k]
-        p0, v0 = (self.start, self.start_velocity) if k == 0 else \
-            (self.q_path[k - 1], self.velocities[k - 1])
-        p1, v1 = self.q_path[k], self.velocities[k]
         s = (t - stamps[k]) / span
-        h = (2 * s ** 3 - 3 * s ** 2 + 1, s ** 3 - 2 * s ** 2 + s, -2 * s ** 3 + 3 * s ** 2,
-             s ** 3 - s ** 2)
-        dh = (6 * s ** 2 - 6 * s, 3 * s ** 2 - 4 * s + 1, -6 * s ** 2 + 6 * s, 3 * s ** 2 - 2 * s)
-        q = h[0] * p0 + h[1] * span * v0 + h[2] * p1 + h[3] * span * v1
-        qd = (dh[0] * p0 + dh[1] * span * v0 + dh[2] * p1 + dh[3] * span * v1) / span
+        c = self._segment(k, span)
+        q = sum(ci * s ** i for i, ci in enumerate(c))
+        qd = sum(i * ci * s ** (i - 1) for i, ci in enumerate(c) if i) / span
         return q, qd
 
     def braking(self, t: float, deceleration: np.ndarray) -> "Move":
         """Return the move to rest from this one's state at ``t`` [s].
 
-        Each joint slows at most ``deceleration`` (n,) [rad/s^2 or m/s^2], in the time the
-        slowest to stop needs (at least 1 ms).  A cubic from ``(q, v)`` to rest at
-        ``q + v T / 2`` after ``T`` decelerates uniformly, ``v / T``.  Joints without a
-        finite positive deceleration do not set T.
+        The quintic from ``(q, v)`` with zero acceleration (as a JointTrajectoryController
+        takes a state that holds none: its default, interpolating from the measured state)
+        to rest at ``q + v T / 2``: a straight line in joint space, each joint slowing at
+        most ``deceleration`` (n,) [rad/s^2 or m/s^2] (:data:`BRAKING_PEAK`), in the time
+        the slowest to stop needs (at least 1 ms).  Joints without a finite positive
+        deceleration do not set T.  A controller that interpolates from its desired state
+        starts it with this move's acceleration instead: up to ~1.32 x ``deceleration``
+        when the move was accelerating hardest (docs/reference.md).
         """
         q, v = self.state_at(t)
+        n = len(self.names)
         with np.errstate(divide="ignore", invalid="ignore"):
             need = np.where((deceleration > 0) & np.isfinite(deceleration),
-                            np.abs(v) / deceleration, 0.0)
+                            BRAKING_PEAK * np.abs(v) / deceleration, 0.0)
         seconds = max(float(np.max(need, initial=0.0)), 1e-3)
-        return Move(self.names, q, v, (q + 0.5 * seconds * v)[None, :],
-                    np.zeros((1, len(self.names))), np.array([seconds]))
+        return Move(self.names, q, v, (q + 0.5 * seconds * v)[None, :], np.zeros((1, n)),
+                    np.array([seconds]), np.zeros((1, n)), np.zeros(n))
 
     def peak_accelerations(self) -> np.ndarray:
-        """Each joint's largest |acceleration| (n,) [rad/s^2 or m/s^2] on the move's cubics."""
-        speeds = np.vstack([self.start_velocity, self.velocities])
-        first, last = timing.cubic_end_accelerations(
-            np.diff(np.vstack([self.start, self.q_path]), axis=0),
-            np.diff(np.concatenate([[0.0], self.times_s])), speeds[:-1], speeds[1:])
-        return np.max(np.maximum(first, last), axis=0)
+        """Each joint's largest |acceleration| (n,) [rad/s^2 or m/s^2] on the move's steps."""
+        spans = np.diff(np.concatenate([[0.0], self.times_s]))
+        if self.accelerations is None:
+            speeds = np.vstack([self.start_velocity, self.velocities])
+            first, last = timing.cubic_end_accelerations(
+                np.diff(np.vstack([self.start, self.q_path]), axis=0), spans, speeds[:-1],
+                speeds[1:])
+            return np.max(np.maximum(first, last), axis=0)
+        peaks = np.zeros(len(self.names))
+        for k, span in enumerate(spans):
+            if span > 0.0:
+                peaks = np.maximum(peaks, _quintic_peak(self._segment(k, span)) / span ** 2)
+        return peaks
 
     def trajectory(self) -> JointTrajectory:
         """Return the move's points as a JointTrajectory (its start is where the arm is)."""
         msg = JointTrajectory()
         msg.joint_names = list(self.names)
-        for q, qd, t in zip(self.q_path, self.velocities, self.times_s):
-            msg.points.append(JointTrajectoryPoint(
-                positions=[float(x) for x in q], velocities=[float(x) for x in qd],
-                time_from_start=duration_msg(t)))
+        for k, (q, qd, t) in enumerate(zip(self.q_path, self.velocities, self.times_s)):
+            point = JointTrajectoryPoint(positions=[float(x) for x in q],
+                                         velocities=[float(x) for x in qd],
+                                         time_from_start=duration_msg(t))
+            if self.accelerations is not None:
+                point.accelerations = [float(x) for x in self.accelerations[k]]
+            msg.points.append(point)
         return msg
+
+    def _segment(self, k: int, span: float) -> Tuple[np.ndarray, ...]:
+        """Coefficients (n,) of ``s^0 ...`` of step ``k`` in ``s`` in [0, 1].
+
+        A cubic Hermite (4) through positions and velocities, or a quintic Hermite (6)
+        through their accelerations too; the start's acceleration None: 0.
+        """
+        p0, v0 = (self.start, self.start_velocity) if k == 0 else \
+            (self.q_path[k - 1], self.velocities[k - 1])
+        p1, v1 = self.q_path[k], self.velocities[k]
+        d, V0, V1 = p1 - p0, v0 * span, v1 * span
+        if self.accelerations is None:
+            return p0, V0, 3 * d - 2 * V0 - V1, -2 * d + V0 + V1
+        a0 = self.start_acceleration if k == 0 else self.accelerations[k - 1]
+        A0 = (np.zeros_like(p0) if a0 is None else a0) * span ** 2
+        A1 = self.accelerations[k] * span ** 2
+        return (p0, V0, 0.5 * A0, 10 * d - 6 * V0 - 4 * V1 - 1.5 * A0 + 0.5 * A1,
+                -15 * d + 8 * V0 + 7 * V1 + 1.5 * A0 - A1,
+                6 * d - 3 * V0 - 3 * V1 - 0.5 * A0 + 0.5 * A1)
+
+
+def _quintic_peak(c: Tuple[np.ndarray, ...]) -> np.ndarray:
+    """Each joint's largest |second derivative| of the quintic ``c`` (coefficients) on [0, 1].
+
+    The second derivative is a cubic in ``s``: its largest magnitude is at an end or where
+    its own derivative, ``6 c3 + 24 c4 s + 60 c5 s^2``, vanishes inside.
+    """
+    def second(s, j=slice(None)):
+        return np.abs(2 * c[2][j] + 6 * c[3][j] * s + 12 * c[4][j] * s ** 2
+                      + 20 * c[5][j] * s ** 3)
+    peaks = np.maximum(second(0.0), second(1.0))
+    for j in range(len(peaks)):
+        for root in np.roots([60 * c[5][j], 24 * c[4][j], 6 * c[3][j]]):
+            if abs(root.imag) < 1e-12 and 0.0 < root.real < 1.0:
+                peaks[j] = max(peaks[j], second(root.real, j))
+    return peaks
 
 
 @dataclass(frozen=True)

@@ -172,7 +172,7 @@ SCHEMA: Tuple[ParamSpec, ...] = (
               "control_msgs is installed, trajectories go there and the outcome is reported "
               "on ~/execution_result. Empty: publish on controller_topic.", read_only=True),
     ParamSpec("position_rate", 100.0, "Commands per second [Hz] of controller_mode "
-              "'position': a move is sent as the cubic a JointTrajectoryController would "
+              "'position': a move is sent as the spline a JointTrajectoryController would "
               "draw, sampled at this rate.", _rate, read_only=True),
     ParamSpec("controller_joints", [""], "Joint order of the position controller's "
               "Float64MultiArray (empty: the group's joints)."),

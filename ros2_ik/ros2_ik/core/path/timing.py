@@ -4,10 +4,13 @@ A JointTrajectoryController joins the points of a JointTrajectory by cubic Hermi
 through their positions and velocities.  :func:`path_times` times the points (and
 :func:`point_velocities` gives their velocities: Fritsch-Carlson, no overshoot) so that on
 those cubics no joint passes its scaled velocity and acceleration limits; the cubics' own
-accelerations are :func:`cubic_end_accelerations`.  Joint units: [rad] or [m], times [s].
+accelerations are :func:`cubic_end_accelerations`.  Points that carry accelerations too are
+joined by quintics: one step from rest to rest is timed by :func:`rest_to_rest_s`.  Joint
+units: [rad] or [m], times [s].
 """
 from __future__ import annotations
 
+import math
 from typing import Optional, Tuple
 
 import numpy as np
@@ -17,6 +20,36 @@ import numpy as np
 #: arm's state at rest by a cubic, ``3 tau^2 - 2 tau^3`` of the distance at ``tau = t / T``,
 #: whose velocity peaks at mid-time at 1.5 times the mean.
 CUBIC_PEAK = 1.5
+#: Peak acceleration of that cubic over its move / T^2 (at its ends).
+CUBIC_PEAK_ACCELERATION = 6.0
+#: Peak over mean velocity of a quintic from rest to rest (positions, zero velocities and
+#: accelerations at both ends: ``10 tau^3 - 15 tau^4 + 6 tau^5``), at mid-time.
+QUINTIC_PEAK = 1.875
+#: Peak acceleration of that quintic over its move / T^2 (at ``tau = 1/2 -+ sqrt(3)/6``).
+QUINTIC_PEAK_ACCELERATION = 10.0 / math.sqrt(3.0)
+
+
+def rest_to_rest_s(step: np.ndarray, velocity_limits: np.ndarray, scaling: float,
+                   acceleration_limits: Optional[np.ndarray] = None,
+                   acceleration_scaling: float = 1.0, minimum_s: float = 0.0) -> float:
+    """Duration [s] of one ``step`` (n,) from rest to rest within the scaled limits.
+
+    Drawn as the quintic (its point carries zero accelerations: continuous acceleration
+    at both ends), or as the cubic by a controller whose state holds no accelerations and
+    that does not take them as zero: no joint's peak velocity passes ``scaling`` x its
+    limit on the quintic (the faster: 1.875 x the mean), nor its acceleration
+    ``acceleration_scaling`` x its limit on the cubic (the harder: 6 x the step / T^2).
+    Joints without a finite, positive limit do not slow it; at least ``minimum_s``.
+    """
+    d = np.abs(np.asarray(step, dtype=float))
+    with np.errstate(over="ignore"):  # a scaling of 1e-300: inf, which the callers refuse
+        seconds = float(np.max(QUINTIC_PEAK * d / scaled_limits(velocity_limits, scaling),
+                               initial=0.0))
+        if acceleration_limits is not None:
+            a = scaled_limits(acceleration_limits, acceleration_scaling)
+            seconds = max(seconds, float(np.max(np.sqrt(CUBIC_PEAK_ACCELERATION * d / a),
+                                                initial=0.0)))
+    return max(seconds, minimum_s)
 
 
 def path_times(q_path: np.ndarray, start: Optional[np.ndarray], velocity_limits: np.ndarray,
