@@ -64,3 +64,30 @@ def test_a_stop_does_not_wait_for_an_executes_proof(gate):
     assert stopped.startswith("braking to rest in") and waited < 1.0
     assert answers == ["the move under way changed (a stop or another execute): send it again"]
     assert outputs.stop_execution().startswith("braking to rest in")  # the stop's braking
+
+
+def test_joint_state_velocities_are_kept_per_joint():
+    cache = JointStateCache()
+    cache.update(["a", "b"], [0.0, 1.0], [0.5, float("nan")])
+    assert cache.velocities(["a", "b", "c"]) == [0.5, 0.0, 0.0]  # NaN, never seen: 0
+    cache.update(["a"], [0.1])  # a message without velocities: not moving, as far as known
+    assert cache.velocities(["a"]) == [0.0]
+    cache.update(["a", "b"], [0.1, 0.2], [1.0])  # not one per name: none
+    assert cache.velocities(["a", "b"]) == [0.0, 0.0]
+
+
+def test_an_arm_moving_by_itself_is_braked_before_the_move(gate):
+    """No move of ours under way, joint_states moving: the braking from the measured state
+    (along its velocity), then on; a reading within 1 % of the scaled limits is at rest."""
+    outputs, node = gate
+    node.joints.update(NAMES, [0.0, 0.0], [0.1, -0.05])
+    assert outputs.execute(Limits(), NAMES, np.array([0.3, 0.2]), True) == ""
+    move = outputs._sent.move
+    assert len(move.q_path) == 2 and abs(move.q_path[0] @ np.array([0.05, 0.1])) < 1e-12  # along v
+    np.testing.assert_allclose(move.start_velocity, [0.1, -0.05])
+    np.testing.assert_allclose(move.q_path[1], [0.3, 0.2])
+    outputs.stop_execution()
+    time.sleep(outputs.under_way() + 0.01)
+    node.joints.update(NAMES, [0.0, 0.0], [0.0019, 0.0])  # < 1 % of 0.2 x 1 rad/s
+    assert outputs.execute(Limits(), NAMES, np.array([0.3, 0.2]), True) == ""
+    assert len(outputs._sent.move.q_path) == 1

@@ -118,10 +118,10 @@ def duration_s(q: np.ndarray, start: np.ndarray, velocity_limits: np.ndarray,
                                  acceleration_scaling, minimum_s)
 
 
-#: A braking's stop: from velocity ``v`` to rest on the quintic ``v T (s - s^3 + s^4 / 2)``
-#: (``s = t / T``, zero acceleration at both ends), which slows by ``6 v / T s (1 - s)``,
-#: hardest at mid-time: 1.5 v / T.  It ends ``v T / 2`` on.
-BRAKING_PEAK = 1.5
+#: An arm whose joint_states velocities are all within this share of their scaled
+#: velocity limits counts as at rest (a standing arm's velocity noise; a controller's
+#: blend from such a speed is negligible): nothing of ours moving it, nothing is braked.
+AT_REST_SHARE = 0.01
 
 
 @dataclass(frozen=True)
@@ -169,14 +169,15 @@ class Move:
     def then(self, q: np.ndarray, seconds: float) -> "Move":
         """Return this move, then on from its end to rest at ``q`` (n,) ``seconds`` [s] later.
 
-        This move is made of quintics and ends at rest (a braking is): the step on is the
-        quintic from rest.
+        This move ends at rest (a braking does): the step on is the spline from rest of
+        this move's kind (a cubic after a braking; :func:`duration_s` times either).
         """
         n = len(self.names)
         return Move(self.names, self.start, self.start_velocity,
                     np.vstack([self.q_path, np.asarray(q, dtype=float)[None, :]]),
                     np.vstack([self.velocities, np.zeros((1, n))]),
                     np.append(self.times_s, self.duration_s + float(seconds)),
+                    None if self.accelerations is None else
                     np.vstack([self.accelerations, np.zeros((1, n))]),
                     self.start_acceleration)
 
@@ -201,25 +202,9 @@ class Move:
         return q, qd
 
     def braking(self, t: float, deceleration: np.ndarray) -> "Move":
-        """Return the move to rest from this one's state at ``t`` [s].
-
-        The quintic from ``(q, v)`` with zero acceleration (as a JointTrajectoryController
-        takes a state that holds none: its default, interpolating from the measured state)
-        to rest at ``q + v T / 2``: a straight line in joint space, each joint slowing at
-        most ``deceleration`` (n,) [rad/s^2 or m/s^2] (:data:`BRAKING_PEAK`), in the time
-        the slowest to stop needs (at least 1 ms).  Joints without a finite positive
-        deceleration do not set T.  A controller that interpolates from its desired state
-        starts it with this move's acceleration instead: up to ~1.32 x ``deceleration``
-        when the move was accelerating hardest (docs/reference.md).
-        """
+        """Return the move to rest from this one's state at ``t`` [s] (:func:`braking`)."""
         q, v = self.state_at(t)
-        n = len(self.names)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            need = np.where((deceleration > 0) & np.isfinite(deceleration),
-                            BRAKING_PEAK * np.abs(v) / deceleration, 0.0)
-        seconds = max(float(np.max(need, initial=0.0)), 1e-3)
-        return Move(self.names, q, v, (q + 0.5 * seconds * v)[None, :], np.zeros((1, n)),
-                    np.array([seconds]), np.zeros((1, n)), np.zeros(n))
+        return braking(self.names, q, v, deceleration)
 
     def peak_accelerations(self) -> np.ndarray:
         """Each joint's largest |acceleration| (n,) [rad/s^2 or m/s^2] on the move's steps."""
@@ -267,6 +252,30 @@ class Move:
         return (p0, V0, 0.5 * A0, 10 * d - 6 * V0 - 4 * V1 - 1.5 * A0 + 0.5 * A1,
                 -15 * d + 8 * V0 + 7 * V1 + 1.5 * A0 - A1,
                 6 * d - 3 * V0 - 3 * V1 - 0.5 * A0 + 0.5 * A1)
+
+
+def braking(names: Sequence[str], q: np.ndarray, v: np.ndarray,
+            deceleration: np.ndarray) -> Move:
+    """Return the move to rest from configuration ``q`` (n,) at velocity ``v`` (n,).
+
+    The cubic from ``(q, v)`` to rest at ``q + v T / 2`` after ``T``: its velocity falls
+    linearly (``v / T``), along a straight line in joint space, each joint slowing at most
+    ``deceleration`` (n,) [rad/s^2 or m/s^2], in the time the slowest to stop needs (at
+    least 1 ms).  Joints without a finite positive deceleration do not set T.  A cubic,
+    not a quintic: slowing uniformly stops in the least distance (``v^2 / 2a``), so the
+    braking of a one-point move, at no more than that move's own hardest acceleration,
+    never passes its end (a quintic braking, ``0.75 v^2 / a``, passed it by up to 8 % of the
+    move).  Its point carries no accelerations: the controller draws the cubic from its
+    state, whichever it interpolates from.
+    """
+    q, v = np.asarray(q, dtype=float), np.asarray(v, dtype=float)
+    n = len(names)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        need = np.where((deceleration > 0) & np.isfinite(deceleration),
+                        np.abs(v) / deceleration, 0.0)
+    seconds = max(float(np.max(need, initial=0.0)), 1e-3)
+    return Move(tuple(names), q, v, (q + 0.5 * seconds * v)[None, :], np.zeros((1, n)),
+                np.array([seconds]))
 
 
 def _quintic_peak(c: Tuple[np.ndarray, ...]) -> np.ndarray:

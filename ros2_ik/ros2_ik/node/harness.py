@@ -101,18 +101,20 @@ def act_until(act: Callable[[], None], condition: Callable[[], bool], timeout_s:
 
 
 def with_fresh_joints(client: "Client", names: Sequence[str], positions: Sequence[float],
-                      ask: Callable[[], object], timeout_s: float = 20.0):
+                      ask: Callable[[], object], timeout_s: float = 20.0,
+                      velocities: Sequence[float] = ()):
     """Return ``ask()``'s answer once it was asked with fresh joint_states (an execute).
 
     ``names`` at ``positions`` are published before each ask, as a robot publishes them
     all the time: an execute needs them younger than ``joint_state_timeout``, and an ask
     can overtake a publication, or come after it went stale (seen in CI on a busy
     machine: EXECUTION_REFUSED, :data:`execution.STALE_JOINTS`); then it asks again.
+    ``velocities``: published with them (none when empty).
     """
     answers = []
 
     def asked() -> bool:
-        client.publish_joints(names, positions)
+        client.publish_joints(names, positions, velocities)
         client.spin(0.05)
         answers.append(ask())
         return STALE_JOINTS not in answers[-1].message
@@ -240,12 +242,14 @@ class Client:
             self.semantic_pub.publish(String(data=srdf))
             self._srdf_sent = True
 
-    def publish_joints(self, names: Sequence[str], positions: Sequence[float]) -> None:
-        """Publish one joint state, as a driver does."""
+    def publish_joints(self, names: Sequence[str], positions: Sequence[float],
+                       velocities: Sequence[float] = ()) -> None:
+        """Publish one joint state, as a driver does (``velocities``: none when empty)."""
         msg = JointState()
         msg.header.stamp = self.node.get_clock().now().to_msg()
         msg.name = list(names)
         msg.position = [float(v) for v in positions]
+        msg.velocity = [float(v) for v in velocities]
         self.joint_pub.publish(msg)
 
     def wait_for_service(self, timeout_s: float = 30.0) -> None:

@@ -256,7 +256,7 @@ class IKNode(Node):
 
     def _on_joint_states(self, msg: JointState) -> None:
         self.diagnostics.joint_states.tick()
-        self.joints.update(msg.name, msg.position)
+        self.joints.update(msg.name, msg.position, msg.velocity)
 
     async def _on_compute_ik_request(self, request: ComputeIK.Request,
                                      response: ComputeIK.Response) -> ComputeIK.Response:

@@ -109,6 +109,8 @@ class Outputs:
             stop = self._braking(now)
         if stop is not None and tuple(names) != stop.names:
             return f"a move of joints {list(stop.names)} is under way: ~/stop_execution first"
+        if stop is None:  # none of ours: the arm may still move (another source, settling)
+            stop = self._measured_braking(group, names, current, q)
         at = np.array([current[n] for n in names]) if stop is None else stop.q_path[-1]
         reason = move([at, q] if stop is None else [stop.start, at, q]) \
             if move is not None else ""  # outside the lock: a stop never waits for it
@@ -166,6 +168,9 @@ class Outputs:
             return (f"a move is under way ({left:.2f} s left): a path is timed from rest "
                     f"(~/stop_execution brakes the move)")
         at = np.array([current[n] for n in names])
+        if self._moving(group, names) is not None:
+            return ("the arm is moving (joint_states velocities): a path is timed from rest; "
+                    "send it once the arm stands")
         reason = move([at, q_path[0]]) if move is not None else ""  # as :meth:`execute`
         if reason:
             return reason
@@ -174,6 +179,40 @@ class Outputs:
             if self._sent is not None and self._sent.left_s(now) > 0.0:
                 return "a move was sent meanwhile: send the path again"
             return self._send(group, execution.Move.of(trajectory, at), now)
+
+    def _measured_braking(self, group, names: Sequence[str], current, q: np.ndarray
+                          ) -> Optional[execution.Move]:
+        """Return the braking from the arm's measured state, or None when it is at rest.
+
+        joint_states' positions ``current`` and last velocities (:meth:`_moving`): a goal
+        timed from rest would be blended from that speed.  Each joint brakes within its
+        scaled acceleration limit, or without one, as hard as the move to ``q`` from there
+        accelerates it.
+        """
+        v = self._moving(group, names)
+        if v is None:
+            return None
+        cfg = self._node.config
+        start = np.array([current[n] for n in names])
+        limits = timing.scaled_limits(group.acceleration_limits, cfg.acceleration_scaling)
+        if not np.all(np.isfinite(limits)):
+            on = execution.Move.from_rest(names, start, q, execution.duration_s(
+                q, start, group.velocity_limits, cfg.velocity_scaling,
+                cfg.min_trajectory_duration, group.acceleration_limits,
+                cfg.acceleration_scaling))
+            limits = np.where(np.isfinite(limits), limits, on.peak_accelerations())
+        return execution.braking(names, start, v, limits)
+
+    def _moving(self, group, names: Sequence[str]) -> Optional[np.ndarray]:
+        """Return joint_states' last velocities of ``names`` (n,), or None when at rest.
+
+        At rest: each within :data:`execution.AT_REST_SHARE` of its scaled velocity limit
+        (1e-3 without one).
+        """
+        v = np.array(self._node.joints.velocities(names))
+        limits = timing.scaled_limits(group.velocity_limits, self._node.config.velocity_scaling)
+        still = np.where(np.isfinite(limits), execution.AT_REST_SHARE * limits, 1e-3)
+        return None if np.all(np.abs(v) <= still) else v
 
     def under_way(self) -> float:
         """Seconds [s] until the move under way ends (0: none), either mode."""

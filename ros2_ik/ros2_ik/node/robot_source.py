@@ -13,7 +13,7 @@ import xml.etree.ElementTree as ET
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Dict, Mapping, Optional, Sequence, Tuple
+from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
 import pinocchio as pin
 
@@ -212,7 +212,7 @@ class RobotSource:
 
 
 class JointStateCache:
-    """Latest position of every joint seen on ``joint_states``, with receive times.
+    """Latest position (and velocity) of every joint seen on ``joint_states``, with times.
 
     Several publishers may each send part of the joints; entries are merged by name.
     Times are ``time.monotonic()`` seconds.
@@ -221,17 +221,29 @@ class JointStateCache:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._positions: Dict[str, Tuple[float, float]] = {}
+        self._velocities: Dict[str, float] = {}
 
-    def update(self, names: Sequence[str], positions: Sequence[float]) -> None:
-        """Merge one message (ignored entries: unnamed, or with NaN positions)."""
+    def update(self, names: Sequence[str], positions: Sequence[float],
+               velocities: Sequence[float] = ()) -> None:
+        """Merge one message (ignored entries: unnamed, or with NaN positions).
+
+        ``velocities``: the message's, when it has one per name (else each counts as 0).
+        """
         now = time.monotonic()
         if len(positions) != len(names):
             return
+        speeds = velocities if len(velocities) == len(names) else (0.0,) * len(names)
         with self._lock:  # floats and math: a 1 kHz driver calls this 1000 times a second
-            for name, value in zip(names, positions):
-                value = float(value)
+            for name, value, speed in zip(names, positions, speeds):
+                value, speed = float(value), float(speed)
                 if name and math.isfinite(value):
                     self._positions[name] = (value, now)
+                    self._velocities[name] = speed if math.isfinite(speed) else 0.0
+
+    def velocities(self, names: Sequence[str]) -> List[float]:
+        """Return the last velocity of each of ``names`` [rad/s or m/s] (0 where none came)."""
+        with self._lock:
+            return [self._velocities.get(name, 0.0) for name in names]
 
     def fresh(self, names: Sequence[str], max_age_s: float) -> Optional[Dict[str, float]]:
         """Positions of ``names`` (distinct) when all are known and younger than ``max_age_s``."""
