@@ -91,3 +91,19 @@ def test_an_arm_moving_by_itself_is_braked_before_the_move(gate):
     node.joints.update(NAMES, [0.0, 0.0], [0.0019, 0.0])  # < 1 % of 0.2 x 1 rad/s
     assert outputs.execute(Limits(), NAMES, np.array([0.3, 0.2]), True) == ""
     assert len(outputs._sent.move.q_path) == 1
+
+
+def test_a_small_move_does_not_let_a_moving_arm_coast_and_limits_hold(gate):
+    """Without acceleration limits a measured motion brakes within
+    min_trajectory_duration at most, however small the move after it; a braking that would
+    end outside the joint limits is refused, not sent."""
+    outputs, node = gate
+    node.joints.update(NAMES, [0.0, 0.0], [0.3, 0.0])
+    assert outputs.execute(Limits(), NAMES, np.array([0.001, 0.0]), True) == ""
+    braking = outputs._sent.move.times_s[0]
+    assert braking <= node.config.min_trajectory_duration + 1e-12
+    outputs.stop_execution()
+    time.sleep(outputs.under_way() + 0.01)
+    node.joints.update(NAMES, [2.95, 0.0], [1.0, 0.0])  # braking ends ~0.25 rad on, past 3.0
+    reason = outputs.execute(Limits(), NAMES, np.array([2.9, 0.0]), True)
+    assert reason.startswith("braking the motion under way would end with joints ['a']")

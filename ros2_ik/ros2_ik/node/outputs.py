@@ -112,6 +112,11 @@ class Outputs:
         if stop is None:  # none of ours: the arm may still move (another source, settling)
             stop = self._measured_braking(group, names, current, q)
         at = np.array([current[n] for n in names]) if stop is None else stop.q_path[-1]
+        outside = [n for n, x, lo, hi in zip(names, at, group.lower, group.upper)
+                   if not lo <= x <= hi]
+        if outside:
+            return (f"braking the motion under way would end with joints {outside} outside "
+                    f"their limits: ~/stop_execution (or wait) first")
         reason = move([at, q] if stop is None else [stop.start, at, q]) \
             if move is not None else ""  # outside the lock: a stop never waits for it
         if reason:
@@ -187,7 +192,8 @@ class Outputs:
         joint_states' positions ``current`` and last velocities (:meth:`_moving`): a goal
         timed from rest would be blended from that speed.  Each joint brakes within its
         scaled acceleration limit, or without one, as hard as the move to ``q`` from there
-        accelerates it.
+        accelerates it, and within ``min_trajectory_duration`` at most (the shortest move
+        from rest): a small move there must not make the arm coast on for long.
         """
         v = self._moving(group, names)
         if v is None:
@@ -200,7 +206,9 @@ class Outputs:
                 q, start, group.velocity_limits, cfg.velocity_scaling,
                 cfg.min_trajectory_duration, group.acceleration_limits,
                 cfg.acceleration_scaling))
-            limits = np.where(np.isfinite(limits), limits, on.peak_accelerations())
+            hardest = np.maximum(on.peak_accelerations(),
+                                 np.abs(v) / cfg.min_trajectory_duration)
+            limits = np.where(np.isfinite(limits), limits, hardest)
         return execution.braking(names, start, v, limits)
 
     def _moving(self, group, names: Sequence[str]) -> Optional[np.ndarray]:
