@@ -9,7 +9,7 @@ The message builders time a trajectory from the joints' velocity and acceleratio
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Dict, Mapping, Optional, Sequence, Tuple
+from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 from builtin_interfaces.msg import Duration
@@ -37,7 +37,7 @@ def refusal(succeeded: bool, names: Sequence[str], q: np.ndarray, lower: np.ndar
         return "the solution is in collision"
     if not np.all(np.isfinite(q)):
         return "the solution has non-finite values"
-    outside = [n for n, v, lo, hi in zip(names, q, lower, upper) if not lo <= v <= hi]
+    outside = outside_limits(names, q, lower, upper)
     if outside:
         return f"joints {outside} are outside their limits"
     if current is None:
@@ -48,6 +48,12 @@ def refusal(succeeded: bool, names: Sequence[str], q: np.ndarray, lower: np.ndar
         return (f"joint {worst} would move {jumps[worst]:.3f} from the current state, more "
                 f"than execute_max_joint_jump={max_jump}")
     return ""
+
+
+def outside_limits(names: Sequence[str], q: np.ndarray, lower: np.ndarray,
+                   upper: np.ndarray) -> List[str]:
+    """Return the names of the joints of ``q`` outside ``[lower, upper]``."""
+    return [n for n, v, lo, hi in zip(names, q, lower, upper) if not lo <= v <= hi]
 
 
 def duration_refusal(seconds: float) -> str:
@@ -284,15 +290,17 @@ def _quintic_peak(c: Tuple[np.ndarray, ...]) -> np.ndarray:
     The second derivative is a cubic in ``s``: its largest magnitude is at an end or where
     its own derivative, ``6 c3 + 24 c4 s + 60 c5 s^2``, vanishes inside.
     """
-    def second(s, j=slice(None)):
-        return np.abs(2 * c[2][j] + 6 * c[3][j] * s + 12 * c[4][j] * s ** 2
-                      + 20 * c[5][j] * s ** 3)
-    peaks = np.maximum(second(0.0), second(1.0))
-    for j in range(len(peaks)):
-        for root in np.roots([60 * c[5][j], 24 * c[4][j], 6 * c[3][j]]):
-            if abs(root.imag) < 1e-12 and 0.0 < root.real < 1.0:
-                peaks[j] = max(peaks[j], second(root.real, j))
-    return peaks
+    def second(s):
+        return np.abs(2 * c[2] + 6 * c[3] * s + 12 * c[4] * s ** 2 + 20 * c[5] * s ** 3)
+    a, b, k = 60 * c[5], 24 * c[4], 6 * c[3]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        root = np.sqrt(np.maximum(b * b - 4 * a * k, 0.0))
+        inside = ((-b + root) / (2 * a), (-b - root) / (2 * a), -k / b)  # a = 0: linear
+    # Every candidate clipped into [0, 1]: a point that is no root only adds a value the
+    # largest already bounds.
+    return np.max([second(0.0), second(1.0)]
+                  + [second(np.clip(np.nan_to_num(s, nan=0.0, posinf=0.0, neginf=0.0), 0, 1))
+                     for s in inside], axis=0)
 
 
 @dataclass(frozen=True)

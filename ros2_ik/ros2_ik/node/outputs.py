@@ -109,11 +109,11 @@ class Outputs:
             stop = self._braking(now)
         if stop is not None and tuple(names) != stop.names:
             return f"a move of joints {list(stop.names)} is under way: ~/stop_execution first"
+        here = np.array([current[n] for n in names])
         if stop is None:  # none of ours: the arm may still move (another source, settling)
-            stop = self._measured_braking(group, names, current, q)
-        at = np.array([current[n] for n in names]) if stop is None else stop.q_path[-1]
-        outside = [n for n, x, lo, hi in zip(names, at, group.lower, group.upper)
-                   if not lo <= x <= hi]
+            stop = self._measured_braking(group, names, here, q)
+        at = here if stop is None else stop.q_path[-1]
+        outside = execution.outside_limits(names, at, group.lower, group.upper)
         if outside:
             return (f"braking the motion under way would end with joints {outside} outside "
                     f"their limits: ~/stop_execution (or wait) first")
@@ -185,11 +185,11 @@ class Outputs:
                 return "a move was sent meanwhile: send the path again"
             return self._send(group, execution.Move.of(trajectory, at), now)
 
-    def _measured_braking(self, group, names: Sequence[str], current, q: np.ndarray
-                          ) -> Optional[execution.Move]:
+    def _measured_braking(self, group, names: Sequence[str], start: np.ndarray,
+                          q: np.ndarray) -> Optional[execution.Move]:
         """Return the braking from the arm's measured state, or None when it is at rest.
 
-        joint_states' positions ``current`` and last velocities (:meth:`_moving`): a goal
+        joint_states' positions ``start`` (n,) and last velocities (:meth:`_moving`): a goal
         timed from rest would be blended from that speed.  Each joint brakes within its
         scaled acceleration limit, or without one, as hard as the move to ``q`` from there
         accelerates it, and within ``min_trajectory_duration`` at most (the shortest move
@@ -199,7 +199,6 @@ class Outputs:
         if v is None:
             return None
         cfg = self._node.config
-        start = np.array([current[n] for n in names])
         limits = timing.scaled_limits(group.acceleration_limits, cfg.acceleration_scaling)
         if not np.all(np.isfinite(limits)):
             on = execution.Move.from_rest(names, start, q, execution.duration_s(

@@ -52,11 +52,6 @@ class PositionStream:
             self._start(list(order), move, dict(held), t0)
         return ""
 
-    @property
-    def moving(self) -> bool:
-        """True while a move is being sent."""
-        return self._loop is not None and self._loop.running
-
     def stop(self) -> None:
         """End the move under way (the controller holds its last command)."""
         if self._loop is not None:

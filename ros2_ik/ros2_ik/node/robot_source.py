@@ -220,8 +220,8 @@ class JointStateCache:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._positions: Dict[str, Tuple[float, float]] = {}
-        self._velocities: Dict[str, float] = {}
+        #: name -> (position, receive time, velocity)
+        self._positions: Dict[str, Tuple[float, float, float]] = {}
 
     def update(self, names: Sequence[str], positions: Sequence[float],
                velocities: Sequence[float] = ()) -> None:
@@ -237,13 +237,14 @@ class JointStateCache:
             for name, value, speed in zip(names, positions, speeds):
                 value, speed = float(value), float(speed)
                 if name and math.isfinite(value):
-                    self._positions[name] = (value, now)
-                    self._velocities[name] = speed if math.isfinite(speed) else 0.0
+                    self._positions[name] = (value, now,
+                                             speed if math.isfinite(speed) else 0.0)
 
     def velocities(self, names: Sequence[str]) -> List[float]:
         """Return the last velocity of each of ``names`` [rad/s or m/s] (0 where none came)."""
         with self._lock:
-            return [self._velocities.get(name, 0.0) for name in names]
+            return [entry[2] if entry is not None else 0.0
+                    for entry in map(self._positions.get, names)]
 
     def fresh(self, names: Sequence[str], max_age_s: float) -> Optional[Dict[str, float]]:
         """Positions of ``names`` (distinct) when all are known and younger than ``max_age_s``."""
@@ -265,7 +266,7 @@ class JointStateCache:
     def latest(self) -> Dict[str, float]:
         """Every known position regardless of age."""
         with self._lock:
-            return {name: value for name, (value, _) in self._positions.items()}
+            return {name: entry[0] for name, entry in self._positions.items()}
 
 
 def seed_readings(joints: JointStateCache, names: Sequence[str], timeout_s: float,

@@ -10,7 +10,6 @@ units: [rad] or [m], times [s].
 """
 from __future__ import annotations
 
-import math
 from typing import Optional, Tuple
 
 import numpy as np
@@ -25,8 +24,6 @@ CUBIC_PEAK_ACCELERATION = 6.0
 #: Peak over mean velocity of a quintic from rest to rest (positions, zero velocities and
 #: accelerations at both ends: ``10 tau^3 - 15 tau^4 + 6 tau^5``), at mid-time.
 QUINTIC_PEAK = 1.875
-#: Peak acceleration of that quintic over its move / T^2 (at ``tau = 1/2 -+ sqrt(3)/6``).
-QUINTIC_PEAK_ACCELERATION = 10.0 / math.sqrt(3.0)
 
 
 def rest_to_rest_s(step: np.ndarray, velocity_limits: np.ndarray, scaling: float,
@@ -38,7 +35,8 @@ def rest_to_rest_s(step: np.ndarray, velocity_limits: np.ndarray, scaling: float
     at both ends), or as the cubic by a controller whose state holds no accelerations and
     that does not take them as zero: no joint's peak velocity passes ``scaling`` x its
     limit on the quintic (the faster: 1.875 x the mean), nor its acceleration
-    ``acceleration_scaling`` x its limit on the cubic (the harder: 6 x the step / T^2).
+    ``acceleration_scaling`` x its limit on the cubic (the harder: 6 x the step / T^2, the
+    quintic's 10 / sqrt(3)).
     Joints without a finite, positive limit do not slow it; at least ``minimum_s``.
     """
     d = np.abs(np.asarray(step, dtype=float))
