@@ -195,10 +195,9 @@ def test_the_closed_form_entry_answers_as_the_dispatcher():
         seed = group.random_configuration(rng)
         outs = []
         for f in (branches._KERNEL_FILL, branches.kernel_fill):
-            bufs = (np.empty((1, m, n)), np.empty((1, m), dtype=np.bool_), np.empty((m, n)),
-                    np.empty((m, n)), np.empty(m), np.empty(m))
-            counts = f(family, G, T, seed, group.lower, group.upper, 1e-2, *bufs)
-            outs.append((counts, bufs[2][:counts[1]].copy()))
+            out = np.empty((m, n))
+            counts = f(family, G, T, seed, group.lower, group.upper, 1e-2, out)
+            outs.append((counts, out[:counts[0]].copy()))
         assert outs[0][0] == outs[1][0]
         np.testing.assert_array_equal(outs[0][1], outs[1][1])
 

@@ -82,48 +82,50 @@ def branches(closed_form, lower: np.ndarray, upper: np.ndarray, H_world_frame: n
         found = _kernel_branches(closed_form, lower, upper, H_world_frame, seed, distinct)
         if found is not None:
             return found
-        Q, ls = closed_form.missed(H_world_frame)
-    else:
-        Q, ls = closed_form.solve(H_world_frame)
-    return of_rows(Q, ls, lower, upper, seed, distinct)
+    return of_rows(*closed_form.solve(H_world_frame), lower, upper, seed, distinct)
 
 
 def _kernel_branches(closed_form, lower: np.ndarray, upper: np.ndarray, H: np.ndarray,
                      seed: np.ndarray, distinct: float) -> Optional[Branches]:
     """:func:`branches` by our kernel (``closed_form.kernel``): one compiled call.
 
-    None when the kernel finds no exact row (the pose is out of its reach: EAIK's
-    least-squares rows then, :meth:`.chain.ClosedForm.missed`).  Every array passed is
-    made here (the target copied: a read-only matrix is another numba signature), but
-    ``seed`` and the limits, of the types :func:`warm_up` gives the entry.
+    None when no branch lies inside the limits, or the kernel finds no exact row (the
+    pose is out of its reach): the rows, the gaps and the least-squares rows are then
+    :func:`of_rows`' of :meth:`.chain.ClosedForm.solve` (the kernel's rows again, or
+    EAIK's).  Only the target (copied: a read-only matrix is another numba signature)
+    and the branches are made here: the kernel's scratch is its own (an array made there
+    costs less than one passed); ``seed`` and the limits are of the types
+    :func:`warm_up` gives the entry.
     """
-    n, m = closed_form.n, six_r.BRANCHES
     T = np.empty((1, 4, 4))
     T[0] = H
-    Q, ls = np.empty((1, m, n)), np.empty((1, m), dtype=np.bool_)
-    out, rows, gap, dist = np.empty((m, n)), np.empty((m, n)), np.empty(m), np.empty(m)
+    out = np.empty((six_r.BRANCHES, closed_form.n))
     family, G = closed_form.kernel
-    missed, k, exact = (_KERNEL_FILL or kernel_fill)(family, G, T, seed, lower, upper,
-                                                     float(distinct), Q, ls, out, rows, gap,
-                                                     dist)
-    return None if missed else pack(Q[0], out, gap, k, exact, ls[0])
+    k, exact = (_KERNEL_FILL or kernel_fill)(family, G, T, seed, lower, upper,
+                                             float(distinct), out)
+    if not k:
+        return None
+    inside = out[:k]
+    inside.setflags(write=False)
+    return Branches(inside, exact, _NONE, _NONE, _NONE)
 
 
 @jit
 def kernel_fill(family: int, G: np.ndarray, T: np.ndarray, seed: np.ndarray,
-                lower: np.ndarray, upper: np.ndarray, distinct: float, Q: np.ndarray,
-                ls: np.ndarray, out: np.ndarray, rows: np.ndarray, gap: np.ndarray,
-                dist: np.ndarray) -> Tuple[int, int, int]:  # pragma: no cover - compiled
+                lower: np.ndarray, upper: np.ndarray, distinct: float,
+                out: np.ndarray) -> Tuple[int, int]:  # pragma: no cover - compiled
     """:func:`.six_r.solve_6r` of one target ``T`` (1, 4, 4), then :func:`fill` of its rows.
 
-    Returns ``(missed, k, exact)``: ``missed`` 1 when the kernel found no exact row (then
-    nothing else is filled), else 0 and :func:`fill`'s counts (``out``, ``gap`` as
-    :func:`representatives` returns them; ``rows``, ``dist``: scratch).
+    Returns ``(k, exact)`` as :func:`representatives` does: the first ``k`` rows of ``out``
+    (m, n) are the distinct branches inside the limits, nearest ``seed`` first (the rest
+    of ``out`` is scratch); ``(0, 0)`` when the kernel found no exact row.
     """
+    m, n = out.shape
+    Q, ls = np.empty((1, m, n)), np.empty((1, m), dtype=np.bool_)
     if six_r.solve_6r(family, G, T, Q, ls):
-        return 1, 0, 0
-    k, exact = fill(Q[0], ls[0], seed, lower, upper, distinct, out, rows, gap, dist)
-    return 0, k, exact
+        return 0, 0
+    return fill(Q[0], ls[0], seed, lower, upper, distinct, out, np.empty((m, n)), np.empty(m),
+                np.empty(m))
 
 
 def warm_up() -> None:
@@ -143,8 +145,7 @@ def warm_up() -> None:
         limit.setflags(write=False)
     _KERNEL_FILL = direct_call.entry_point(
         kernel_fill, *six_r.example_kernel(), np.eye(4)[None], np.zeros(n), lower, upper, 1e-2,
-        np.empty((1, m, n)), np.empty((1, m), dtype=np.bool_), np.empty((m, n)),
-        np.empty((m, n)), np.empty(m), np.empty(m))
+        np.empty((m, n)))
 
 
 def of_rows(Q: np.ndarray, ls, lower: np.ndarray, upper: np.ndarray, seed: np.ndarray,
