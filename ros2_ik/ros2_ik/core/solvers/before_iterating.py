@@ -19,6 +19,7 @@ without this module.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import time
 from typing import TYPE_CHECKING, List, Optional, Tuple, Union
@@ -207,6 +208,17 @@ def prepare(solver, group, frame: str) -> None:
         _branches().branches(solver_form, group.lower, group.upper, target, mid, 1e-2)
 
 
+@functools.lru_cache(maxsize=64)
+def _message(family: str, found: int, returned: int) -> str:
+    """:func:`exact`'s message of a SUCCESS: ``found`` branches, ``returned`` of them.
+
+    Made once per family and counts (a request's answer reads it: no formatting per solve).
+    """
+    return (f"closed form ({family}): {found} branch{'' if found == 1 else 'es'} within the "
+            "limits found, " + ("the one nearest the seed returned" if returned == 1 else
+                                f"{returned} returned, nearest the seed first"))
+
+
 def exact(group, pose, seed: np.ndarray, options, found, solver_form: ClosedForm,
           start: float, name: str
           ) -> Optional[IKResult]:
@@ -241,11 +253,8 @@ def exact(group, pose, seed: np.ndarray, options, found, solver_form: ClosedForm
         return IKResult(
             best.q, group.joint_names, IKStatus.SUCCESS, 0, 0, best.position_error_m,
             best.orientation_error_rad, time.perf_counter() - start, options.random_seed,
-            (), tuple(solutions),
-            f"closed form ({solver_form.family}): {len(found.q)} "
-            f"branch{'' if len(found.q) == 1 else 'es'} within the limits found, "
-            + ("the one nearest the seed returned" if len(solutions) == 1 else
-               f"{len(solutions)} returned, nearest the seed first"), name)
+            (), tuple(solutions), _message(solver_form.family, len(found.q), len(solutions)),
+            name)
     elapsed = time.perf_counter() - start
     if nearest_jump is not None:
         q, pos, ori = nearest_jump
