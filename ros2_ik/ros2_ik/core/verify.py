@@ -15,7 +15,7 @@ import pinocchio as pin
 
 from ros2_ik.core import terms
 from ros2_ik.core.kinematics.frames import Placements
-from ros2_ik.core.model.group import Group
+from ros2_ik.core.model.group import Group, outside_limits
 from ros2_ik.core.pose import CompiledPose, PoseTarget
 from ros2_ik.core.runtime.thread_data import PerThreadData
 
@@ -109,8 +109,7 @@ def _rejected(group: Group, q: np.ndarray, pos: float, ori: float, pose_ok: bool
     if not pose_ok:
         reasons.append(f"pose error {pos:.3g} m / {ori:.3g} rad above tolerance")
     if not limits_ok:
-        names = [n for n, v, lo, hi in zip(group.joint_names, q, group.lower, group.upper)
-                 if not lo <= v <= hi]
+        names = outside_limits(group.joint_names, q, group.lower, group.upper)
         reasons.append(f"outside joint limits: {names}")
     if violations:
         reasons.append("violated: " + ", ".join(str(v) for v in violations))

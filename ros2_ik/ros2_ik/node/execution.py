@@ -9,7 +9,7 @@ The message builders time a trajectory from the joints' velocity and acceleratio
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Dict, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 from builtin_interfaces.msg import Duration
@@ -17,6 +17,7 @@ from std_msgs.msg import Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from ros2_ik.core.collision import motion
+from ros2_ik.core.model.group import outside_limits
 from ros2_ik.core.path import timing
 
 
@@ -48,12 +49,6 @@ def refusal(succeeded: bool, names: Sequence[str], q: np.ndarray, lower: np.ndar
         return (f"joint {worst} would move {jumps[worst]:.3f} from the current state, more "
                 f"than execute_max_joint_jump={max_jump}")
     return ""
-
-
-def outside_limits(names: Sequence[str], q: np.ndarray, lower: np.ndarray,
-                   upper: np.ndarray) -> List[str]:
-    """Return the names of the joints of ``q`` outside ``[lower, upper]``."""
-    return [n for n, v, lo, hi in zip(names, q, lower, upper) if not lo <= v <= hi]
 
 
 def duration_refusal(seconds: float) -> str:

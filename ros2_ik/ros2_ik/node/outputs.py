@@ -20,6 +20,7 @@ from std_srvs.srv import Trigger
 from trajectory_msgs.msg import JointTrajectory
 from visualization_msgs.msg import Marker, MarkerArray
 
+from ros2_ik.core.model.group import outside_limits
 from ros2_ik.core.path import timing
 from ros2_ik.node import execution
 from ros2_ik.node.base_pose import has_base, pose_stamped
@@ -113,7 +114,7 @@ class Outputs:
         if stop is None:  # none of ours: the arm may still move (another source, settling)
             stop = self._measured_braking(group, names, here, q)
         at = here if stop is None else stop.q_path[-1]
-        outside = execution.outside_limits(names, at, group.lower, group.upper)
+        outside = outside_limits(names, at, group.lower, group.upper)
         if outside:
             return (f"braking the motion under way would end with joints {outside} outside "
                     f"their limits: ~/stop_execution (or wait) first")

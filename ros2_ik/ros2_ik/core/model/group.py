@@ -1010,6 +1010,12 @@ def _angle_model(red: pin.Model, continuous: np.ndarray) -> Optional[pin.Model]:
 _SAME_KINEMATICS: Dict[tuple, bool] = {}
 
 
+def outside_limits(names: Sequence[str], q: Sequence[float], lower: Sequence[float],
+                   upper: Sequence[float]) -> List[str]:
+    """Return the names of the joints of ``q`` outside ``[lower, upper]`` (NaN: outside)."""
+    return [n for n, v, lo, hi in zip(names, q, lower, upper) if not lo <= v <= hi]
+
+
 def motion_subspace(joint) -> np.ndarray:
     """Return a one-axis pinocchio joint model's motion subspace (6,): ``[v, w]``.
 
