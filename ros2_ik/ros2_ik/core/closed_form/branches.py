@@ -78,24 +78,28 @@ def branches(closed_form, lower: np.ndarray, upper: np.ndarray, H_world_frame: n
     ``outside``, ``gap`` and ``ls`` are empty when some branch is inside the limits.
     ``lower``, ``upper``: the group's limits (read-only); ``seed`` (n,) a float vector.
     """
-    if closed_form.kernel is not None:
-        found = _kernel_branches(closed_form, lower, upper, H_world_frame, seed, distinct)
+    if closed_form.kernel is None:
+        rows = closed_form.solve(H_world_frame)
+    else:
+        found, exact = _kernel_branches(closed_form, lower, upper, H_world_frame, seed,
+                                        distinct)
         if found is not None:
             return found
-    return of_rows(*closed_form.solve(H_world_frame), lower, upper, seed, distinct)
+        # None inside the limits: the kernel's rows again (for the proof), or EAIK's
+        # when the kernel found no exact row (the pose is out of its reach)
+        rows = closed_form.solve(H_world_frame) if exact else closed_form.missed(H_world_frame)
+    return of_rows(*rows, lower, upper, seed, distinct)
 
 
 def _kernel_branches(closed_form, lower: np.ndarray, upper: np.ndarray, H: np.ndarray,
-                     seed: np.ndarray, distinct: float) -> Optional[Branches]:
+                     seed: np.ndarray, distinct: float) -> Tuple[Optional[Branches], int]:
     """:func:`branches` by our kernel (``closed_form.kernel``): one compiled call.
 
-    None when no branch lies inside the limits, or the kernel finds no exact row (the
-    pose is out of its reach): the rows, the gaps and the least-squares rows are then
-    :func:`of_rows`' of :meth:`.chain.ClosedForm.solve` (the kernel's rows again, or
-    EAIK's).  Only the target (copied: a read-only matrix is another numba signature)
-    and the branches are made here: the kernel's scratch is its own (an array made there
-    costs less than one passed); ``seed`` and the limits are of the types
-    :func:`warm_up` gives the entry.
+    Returns the branches (None when none lies inside the limits) and how many exact rows
+    the kernel found (0: the pose is out of its reach).  Only the target (copied: a
+    read-only matrix is another numba signature) and the branches are made here: the
+    kernel's scratch is its own (an array made there costs less than one passed);
+    ``seed`` and the limits are of the types :func:`warm_up` gives the entry.
     """
     T = np.empty((1, 4, 4))
     T[0] = H
@@ -104,10 +108,10 @@ def _kernel_branches(closed_form, lower: np.ndarray, upper: np.ndarray, H: np.nd
     k, exact = (_KERNEL_FILL or kernel_fill)(family, G, T, seed, lower, upper,
                                              float(distinct), out)
     if not k:
-        return None
+        return None, exact
     inside = out[:k]
     inside.setflags(write=False)
-    return Branches(inside, exact, _NONE, _NONE, _NONE)
+    return Branches(inside, exact, _NONE, _NONE, _NONE), exact
 
 
 @jit
