@@ -108,7 +108,7 @@ def test_lean_answers_are_the_drivers(arm, monkeypatch):
     # attempt runs first, a sweep (if the chain has one lm runs) or the driver went on.
     assert ("SUCCESS", False) in statuses and ("NO_SOLUTION", False) in statuses
     plan = pose_request.plan(group, group.tip, LevenbergMarquardt)
-    assert plan.first is not None or (swept_after > 0 if plan.swept
+    assert plan.form is not None or (swept_after > 0 if plan.swept
                                       else ("SUCCESS", True) in statuses)
 
 

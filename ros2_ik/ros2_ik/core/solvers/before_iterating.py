@@ -107,7 +107,21 @@ def pose_answer(solver, group, pose, seed: np.ndarray, options, distinct: float,
     found = _closed_form(group, pose, seed, distinct)
     if found is None:
         return None
-    solver_form, branches = found
+    return form_answer(solver, group, pose, seed, options, start, *found)
+
+
+def form_answer(solver, group, pose, seed: np.ndarray, options, start: float,
+                solver_form: ClosedForm, branches: Optional["Branches"] = None,
+                distinct: float = 0.0) -> Answer:
+    """:func:`pose_answer` on a chain whose closed form ``solver_form`` is known.
+
+    ``branches``: its branches of ``pose`` when made already (else made here, ``distinct``
+    [rad] as in :func:`answer`).  A result (:func:`exact`), or the branches as starts.
+    :mod:`pose_request` answers with it, its plan holding the form.
+    """
+    if branches is None:
+        branches = _branches().branches(solver_form, group.lower, group.upper,
+                                        pose.H_world_target, seed, distinct)
     result = exact(group, pose, seed, options, branches, solver_form, start, solver.name)
     return result if result is not None else list(branches.q)
 
@@ -119,14 +133,17 @@ def _closed_form(group, pose, seed: np.ndarray, distinct: float
     None when that chain has no closed form.  The branches lie within
     ``group``'s limits, nearest ``seed`` first; ``distinct`` [rad] as in :func:`answer`.
     """
-    chain = _forms()[0]
-    if group.n not in chain.JOINTS:
-        return None
-    solver_form = chain.of(group, pose.frame_id)
+    solver_form = closed_form(group, pose.frame_id)
     if solver_form is None:
         return None
     return solver_form, _branches().branches(solver_form, group.lower, group.upper,
                                              pose.H_world_target, seed, distinct)
+
+
+def closed_form(group, frame_id: int) -> Optional[ClosedForm]:
+    """Return ``group``'s closed form to ``frame_id`` (:func:`.chain.of`), or None."""
+    chain = _forms()[0]
+    return chain.of(group, frame_id) if group.n in chain.JOINTS else None
 
 
 def first_answer(solver, group, frame_id: int) -> Optional[str]:
@@ -139,10 +156,10 @@ def first_answer(solver, group, frame_id: int) -> Optional[str]:
     """
     if not solver.closed_form:
         return None
-    chain, sweep, swept = _forms()
+    _, sweep, swept = _forms()
     if group.n == sweep.JOINTS:
         return "sweep" if swept.form(solver, group, frame_id) is not None else None
-    if group.n in chain.JOINTS and chain.of(group, frame_id) is not None:
+    if closed_form(group, frame_id) is not None:
         return "closed_form"
     return None
 

@@ -50,9 +50,9 @@ class Plan(NamedTuple):
     ``solver``: the solver class; ``chain``, ``lower``, ``upper``, ``bounded``: the
     compiled attempt's chain and search limits [rad or m]
     (:func:`pose_state.compiled_chain`), ``swept``: a 7R sweep answers after it; or
-    ``first``: ``"closed_form"``, which answers first
-    (:func:`before_iterating.first_answer`; the form looked up per request).  Holds no
-    reference to the group (a plan is stored per group: it would keep the group alive).
+    ``form``: the chain's closed form (:func:`before_iterating.closed_form`), which
+    answers first (:func:`before_iterating.first_answer`).  Holds no reference to the
+    group (a plan is stored per group: it would keep the group alive).
     """
 
     solver: type
@@ -60,7 +60,7 @@ class Plan(NamedTuple):
     lower: Optional[np.ndarray] = None
     upper: Optional[np.ndarray] = None
     bounded: bool = False
-    first: Optional[str] = None
+    form: Optional[object] = None
     swept: bool = False
 
 
@@ -79,7 +79,7 @@ def plan(group, frame: str, solver_class: type) -> Optional[Plan]:
         return None
     first = before_iterating.first_answer(solver_class, group, frame_id)
     if first == "closed_form":
-        return Plan(solver_class, first=first)
+        return Plan(solver_class, form=before_iterating.closed_form(group, frame_id))
     found = compiled_chain(group, frame_id)
     return None if found is None else Plan(solver_class, *found, swept=first == "sweep")
 
@@ -94,8 +94,8 @@ def answer(plan: Plan, group, pose: CompiledPose, seed: np.ndarray,
     """
     start = time.perf_counter()
     cls = plan.solver
-    if plan.first is not None:
-        return _first_answer(cls, group, pose, seed, options, start)
+    if plan.form is not None:
+        return _first_answer(cls, group, pose, seed, options, plan.form, start)
     q, iterations, converged, merit = chain_kernel.attempt(
         plan.chain, seed, pose.H_target_world,
         plan.lower, plan.upper, plan.bounded, float(pose.sqrt_w[0]),
@@ -124,16 +124,17 @@ def answer(plan: Plan, group, pose: CompiledPose, seed: np.ndarray,
 
 
 def _first_answer(cls: type, group, pose: CompiledPose, seed: np.ndarray,
-                  options: SolveOptions, start: float) -> IKResult:
-    """:func:`answer` where a closed form answers first.
+                  options: SolveOptions, form, start: float) -> IKResult:
+    """:func:`answer` where closed form ``form`` answers first.
 
-    As :meth:`base.Solver.solve` step 1 (:func:`before_iterating.pose_answer`): a
-    SUCCESS returned as it is, another result through the proofs
-    (:func:`base.proven_or`); else the driver's steps 2-4 (:meth:`base.Solver.from_seed`)
-    with the branches found as the first starts.
+    As :meth:`base.Solver.solve` step 1 (:func:`before_iterating.pose_answer`, here
+    :func:`before_iterating.form_answer` with the plan's form): a SUCCESS returned as it
+    is, another result through the proofs (:func:`base.proven_or`); else the driver's
+    steps 2-4 (:meth:`base.Solver.from_seed`) with the branches found as the first
+    starts.
     """
-    early = before_iterating.pose_answer(cls, group, pose, seed, options, DISTINCT_TOLERANCE,
-                                         start)
+    early = before_iterating.form_answer(cls, group, pose, seed, options, start, form,
+                                         distinct=DISTINCT_TOLERANCE)
     if isinstance(early, IKResult) and early.status is IKStatus.SUCCESS:
         return early
     problem = Problem(group, pose.target)
