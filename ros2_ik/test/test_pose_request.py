@@ -109,7 +109,7 @@ def test_lean_answers_are_the_drivers(arm, monkeypatch):
     assert ("SUCCESS", False) in statuses and ("NO_SOLUTION", False) in statuses
     plan = pose_request.plan(group, group.tip, LevenbergMarquardt)
     assert plan.form is not None or (swept_after > 0 if plan.swept
-                                      else ("SUCCESS", True) in statuses)
+                                     else ("SUCCESS", True) in statuses)
 
 
 def test_other_requests_take_the_driver(arm, monkeypatch):

@@ -39,7 +39,7 @@ import pinocchio as pin
 
 from ros2_ik.core import errors
 from ros2_ik.core.kinematics import reach
-from ros2_ik.core.kinematics.frames import rotation_angle, rotation_product
+from ros2_ik.core.kinematics.frames import relative_angle
 from ros2_ik.core.model.world import MAX_COORDINATE_M, within_world
 
 
@@ -278,10 +278,8 @@ class CompiledPose:
                                                  target.H_ref_target)
         #: The first three rows of ``T_world_target`` as floats.
         self._rows = self.H_world_target.tolist()[:3]
-        (a, b, c, x), (d, e, f, y), (g, h, i, z) = self._rows
-        #: ``R_t^T`` as rows of floats and ``p_t`` [m] (:meth:`errors`).
-        self._Rt_rows = [[a, d, g], [b, e, h], [c, f, i]]
-        self._p_t = (x, y, z)
+        #: ``p_t`` [m] (:meth:`errors`).
+        self._p_t = (self._rows[0][3], self._rows[1][3], self._rows[2][3])
         self._H_target_world = None  # made at first read (a closed form needs none)
         if group.has_base:
             self._check_within_world(group, target.frame)
@@ -376,16 +374,15 @@ class CompiledPose:
         """(position_error_m, orientation_error_rad) on the constrained axes.
 
         The norms of :meth:`error`'s two parts.  With every axis constrained they are the
-        distance of the origins and :func:`~.kinematics.frames.rotation_angle` of
-        ``R_t^T R`` (rotations keep lengths), on floats: one call into the bindings
+        distance of the origins and the angle of ``R_t^T R`` (rotations keep lengths:
+        :func:`~.kinematics.frames.relative_angle`), on floats: one call into the bindings
         instead of four.
         """
         if self.full_pose:
             X = T_world_frame.homogeneous.tolist()
             x, y, z = self._p_t
             return (math.hypot(X[0][3] - x, X[1][3] - y, X[2][3] - z),
-                    rotation_angle(rotation_product(self._Rt_rows,
-                                                    [row[:3] for row in X[:3]])))
+                    relative_angle(self._rows, X))
         t, w = split_error(self.T_target_world * T_world_frame)
         t, w = t[self.mask[:3]], w[self.mask[3:]]
         return math.sqrt(t.dot(t)), math.sqrt(w.dot(w))

@@ -317,8 +317,28 @@ def rotation_angle(R) -> float:
     """
     rows = R.tolist() if type(R) is np.ndarray else R  # floats: cheaper than indexing
     (a, b, c), (d, e, f), (g, h, i) = rows[0][:3], rows[1][:3], rows[2][:3]
-    x, y, z = h - f, c - g, d - b
-    return math.atan2(0.5 * math.sqrt(x * x + y * y + z * z), 0.5 * (a + e + i - 1.0))
+    return _angle(h - f, c - g, d - b, a + e + i)
+
+
+def relative_angle(A: list, B: list) -> float:
+    """Angle [rad] in ``[0, pi]`` of ``R_A^T R_B``, from two placements' first three rows.
+
+    ``A``, ``B``: 3 rows of 4 floats (a homogeneous matrix's, ``tolist()``).  As
+    :func:`rotation_angle` of the product, without making it: ``tr(R_A^T R_B)`` sums the
+    entries' products, and its skew part (up to sign) is the sum of the rows' cross products.
+    """
+    (a0, a1, a2, _), (a3, a4, a5, _), (a6, a7, a8, _) = A[0], A[1], A[2]
+    (b0, b1, b2, _), (b3, b4, b5, _), (b6, b7, b8, _) = B[0], B[1], B[2]
+    return _angle(a1 * b2 - a2 * b1 + a4 * b5 - a5 * b4 + a7 * b8 - a8 * b7,
+                  a2 * b0 - a0 * b2 + a5 * b3 - a3 * b5 + a8 * b6 - a6 * b8,
+                  a0 * b1 - a1 * b0 + a3 * b4 - a4 * b3 + a6 * b7 - a7 * b6,
+                  a0 * b0 + a1 * b1 + a2 * b2 + a3 * b3 + a4 * b4 + a5 * b5 + a6 * b6
+                  + a7 * b7 + a8 * b8)
+
+
+def _angle(x: float, y: float, z: float, trace: float) -> float:
+    """Rotation angle [rad] from twice its axis times sine ``(x, y, z)`` and its trace."""
+    return math.atan2(0.5 * math.sqrt(x * x + y * y + z * z), 0.5 * (trace - 1.0))
 
 
 def cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
