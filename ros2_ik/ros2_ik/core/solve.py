@@ -234,6 +234,14 @@ def _options(timeout_s: float, max_attempts: int, random_seed: Optional[int],
 
     Bad values raise :class:`errors.InvalidArgument` naming the argument.
     """
+    if type(max_attempts) is int and type(num_solutions) is int \
+            and type(library_starts) is int and type(max_joint_jump_rad) is float \
+            and max_attempts >= 0 and num_solutions >= 1 and library_starts >= 0 \
+            and max_joint_jump_rad > 0.0:  # the usual case: each value as the checks return it
+        return SolveOptions(timeout_s, max_attempts, _random_seed(random_seed),
+                            max_joint_jump_rad, num_solutions, cancel, feedback,
+                            _tolerance(constraint_tolerance_m, constraint_tolerance_rad),
+                            library_starts)
     return SolveOptions(
         timeout_s,
         _count("max_attempts", max_attempts, minimum=0),
