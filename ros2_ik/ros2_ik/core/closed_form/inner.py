@@ -111,17 +111,12 @@ def fill_at(rows: np.ndarray, after: np.ndarray, points: np.ndarray, axis: np.nd
             else:
                 x = rot(h, value, x)
         turned[r, 0], turned[r, 1], turned[r, 2] = x
-    G[:] = 0.0
-    for c in range(3):
-        for r in range(6):
-            G[r, c] = turned[r, c]
-        G[6, c] = turned[6, c]  # the shoulder: joints 1 and 2 there (row 7: zero)
-        G[8, c] = turned[7, c] - turned[6, c]
-        G[9, c] = turned[8, c] - turned[7, c]
-        G[11, c] = turned[9, c] - turned[8, c]
-        for i in range(3):  # the frame's orientation, by rows
-            G[12 + i, c] = turned[10 + c, i]
-        G[15, c] = turned[13, c]
+    before = np.empty((3, 3))  # joints 1 and 2 at the shoulder, 3 on the elbow's axis
+    before[0] = turned[6]
+    before[1] = turned[6]
+    before[2] = turned[7]
+    six_r.fill_layout(G, turned[:6], before, turned[8], turned[9], turned[10:13].T,
+                      turned[13], np.zeros(3), 0.0, 0.0)
     if six_r.solve_6r(six_r.FIRST_TWO_INTERSECTING, G, T, Q6, ls):
         return 1, 0, 0
     for r in range(six_r.BRANCHES):

@@ -110,16 +110,43 @@ def _meeting_point(axes: np.ndarray, points: np.ndarray) -> Optional[np.ndarray]
 def _layout(H: np.ndarray, points: np.ndarray, meet: np.ndarray, tip: np.ndarray,
             R: np.ndarray) -> np.ndarray:
     """``G`` of :func:`geometry`: the joints before the meeting point, then the point."""
-    G = np.zeros((18, 3))
-    G[:6] = H
-    chain = np.vstack([np.zeros(3), points, meet])
-    G[6:6 + len(points) + 1] = np.diff(chain, axis=0)
-    G[11] = tip - meet
-    G[12:15] = R
-    G[15] = perpendicular(H[5])
-    G[16] = perpendicular(H[1])
-    G[17, :2] = np.sign(H[2] @ H[1]), np.sign(H[3] @ H[1])
+    G = np.empty((18, 3))
+    fill_layout(G, H, np.asarray(points, dtype=float), meet, tip,
+                np.asarray(R, dtype=float), perpendicular(H[5]), perpendicular(H[1]),
+                float(np.sign(H[2] @ H[1])), float(np.sign(H[3] @ H[1])))
     return G
+
+
+@jit(inline="always")  # a step of fill_at's call too: no call of its own there
+def fill_layout(G: np.ndarray, H: np.ndarray, points: np.ndarray, meet: np.ndarray,
+                tip: np.ndarray, R: np.ndarray, perp_last: np.ndarray,
+                perp_second: np.ndarray, s3: float, s4: float
+                ) -> None:  # pragma: no cover - compiled
+    """Write ``G`` (18, 3) of :func:`geometry` (its docstring gives the rows).
+
+    ``H`` (6, 3) the axes; ``points`` (k, 3) the joints' points before the meeting point
+    ``meet`` (3,) (joints moved along their axes to it), ``tip`` (3,) the frame's origin
+    [m]; ``R`` (3, 3) its orientation; ``perp_last``, ``perp_second`` unit vectors
+    perpendicular to axes 6 and 2; ``s3``, ``s4`` the signs of axes 3 and 4 along axis 2
+    (zeros where the family reads none).  :func:`geometry` and :func:`.inner.fill_at`
+    (the six of a held 7R chain, at each value) both lay a chain out here.
+    """
+    G[:] = 0.0
+    k = points.shape[0]
+    for c in range(3):
+        for r in range(6):
+            G[r, c] = H[r, c]
+        previous = 0.0
+        for r in range(k):
+            G[6 + r, c] = points[r, c] - previous
+            previous = points[r, c]
+        G[6 + k, c] = meet[c] - previous
+        G[11, c] = tip[c] - meet[c]
+        for r in range(3):
+            G[12 + r, c] = R[r, c]
+        G[15, c] = perp_last[c]
+        G[16, c] = perp_second[c]
+    G[17, 0], G[17, 1] = s3, s4
 
 
 def perpendicular(h: np.ndarray) -> np.ndarray:
