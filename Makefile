@@ -6,7 +6,7 @@ PYTEST_ARGS ?=
 
 .PHONY: setup extras build dispatch test test-long lint docs demo bench bench-quick \
 	servo-bench bench-path bench-batch bench-analytic bench-sweep bench-ab bench-unreachable fuzz \
-	completeness load clean bench-wholebody bench-import bench-seven-r bench-held bench-blocked \
+	completeness load clean bench-wholebody bench-import bench-seven-r bench-paired bench-held bench-blocked \
 	bench-inner bench-rotation-box bench-timing
 
 setup:
@@ -148,6 +148,14 @@ SEVEN_R_OLD ?= ef381ac
 bench-seven-r: setup
 	@$(ENV) pip install --quiet -r bench/requirements-bench.txt 2>&1 | { grep -v "is ignored" || true; } \
 	&& python bench/seven_r_ab.py --old $(SEVEN_R_OLD) $(SEVEN_R_ARGS)
+
+# Old against new in ONE process (both packages imported under two names, solve() paired per
+# target): what the VM's noisy phases hide from process alternation. PAIRED_OLD=<rev>;
+# PAIRED_ARGS=--quick (ur5 and panda, 60 targets) or --arms a,b --poses N: results/paired_ab.*.
+PAIRED_OLD ?= HEAD~1
+bench-paired: setup
+	@$(ENV) pip install --quiet -r bench/requirements-bench.txt 2>&1 | { grep -v "is ignored" || true; } \
+	&& python bench/paired_ab.py --old $(PAIRED_OLD) $(PAIRED_ARGS)
 
 # ComputeIK while joint_states jitter (a group held elsewhere per request): today against
 # HELD_OLD, each in its own worktree, the node's handler in-process: results/held.*.

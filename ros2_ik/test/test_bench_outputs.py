@@ -257,3 +257,24 @@ def test_inner_ab_writes_every_cell_and_checks_every_answer(tmp_path):
                 assert 0 < cell[f"{mode}_median_us"] <= cell[f"{mode}_p99_us"]
             assert cell["median_ratio"] == pytest.approx(
                 cell["compiled_median_us"] / cell["eaik_median_us"])
+
+
+def test_paired_ab_compares_two_revisions_in_one_process(tmp_path):
+    """HEAD against itself: both exports imported side by side, every target verified."""
+    done = subprocess.run([sys.executable, str(BENCH / "paired_ab.py"), "--old", "HEAD",
+                           "--new", "HEAD", "--arms", "ur5", "--poses", "4",
+                           "--out", str(tmp_path)],
+                          capture_output=True, text=True, timeout=900)  # two kernel compiles
+    assert done.returncode == 0, done.stdout + done.stderr
+    data = json.loads((tmp_path / "paired_ab.json").read_text())
+    old, new = data["revisions"]
+    assert old["sha"] == new["sha"] and (old["label"], new["label"]) == ("old", "new")
+    (row,) = data["arms"]
+    assert (row["arm"], row["joints"], row["poses"]) == ("ur5", 6, 4)
+    assert row["old_success"] == row["new_success"] == 1.0
+    for mode in ("cold", "warm"):
+        assert row[f"{mode}_old_median_us"] > 0.0 and row[f"{mode}_new_median_us"] > 0.0
+        assert row[f"{mode}_ratio"] == pytest.approx(
+            row[f"{mode}_new_median_us"] / row[f"{mode}_old_median_us"])
+    assert row["cold_paired_ratio"] > 0.0
+    assert "| ur5 | 6 |" in (tmp_path / "paired_ab.md").read_text()
