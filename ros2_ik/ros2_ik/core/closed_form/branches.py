@@ -107,11 +107,7 @@ def _kernel_branches(closed_form, lower: np.ndarray, upper: np.ndarray, H: np.nd
     family, G = closed_form.kernel
     k, exact = (_KERNEL_FILL or kernel_fill)(family, G, T, seed, lower, upper,
                                              float(distinct), out)
-    if not k:
-        return None, exact
-    inside = out[:k]
-    inside.setflags(write=False)
-    return Branches(inside, exact, _NONE, _NONE, _NONE), exact
+    return (_inside(out, k, exact) if k else None), exact
 
 
 @jit
@@ -167,14 +163,19 @@ def pack(Q: np.ndarray, reps: np.ndarray, gap: np.ndarray, k: int, exact: int,
     inside the limits (None: only when there is no exact row, all of them).
     """
     if k:
-        inside = reps[:k]
-        inside.setflags(write=False)
-        return Branches(inside, exact, _NONE, _NONE, _NONE)
+        return _inside(reps, k, exact)
     if exact == 0:
         least = Q
     else:
         least = Q[:0] if ls is None else np.asarray(Q)[np.asarray(ls, dtype=bool)]
     return Branches(reps[:0], exact, reps[:exact], gap[:exact], least)
+
+
+def _inside(reps: np.ndarray, k: int, exact: int) -> Branches:
+    """:class:`Branches` of the first ``k`` rows of ``reps``: the branches inside the limits."""
+    inside = reps[:k]
+    inside.setflags(write=False)
+    return Branches(inside, exact, _NONE, _NONE, _NONE)
 
 
 @jit
