@@ -22,7 +22,7 @@ import dataclasses
 import functools
 import math
 import time
-from typing import TYPE_CHECKING, List, Optional, Tuple, Union
+from typing import TYPE_CHECKING, List, Optional, Union
 
 import numpy as np
 import pinocchio as pin
@@ -55,8 +55,9 @@ def answer(solver, problem: Problem, seed: np.ndarray, options, distinct: float)
                            time.perf_counter())
     if problem.group.n == sweep.JOINTS:
         return None  # 7R: the sweep answers pose-only targets on every axis alone
-    found = _closed_form(problem.group, pose, seed, distinct)
-    return None if found is None else list(found[1].q)
+    solver_form = closed_form(problem.group, pose.frame_id)
+    return None if solver_form is None else \
+        list(_branches_of(solver_form, problem.group, pose, seed, distinct).q)
 
 
 def after_seed(solver, problem: Problem, seed: np.ndarray, options, distinct: float,
@@ -104,40 +105,33 @@ def pose_answer(solver, group, pose, seed: np.ndarray, options, distinct: float,
     _, sweep, swept = _forms()
     if group.n == sweep.JOINTS:  # 7R: a swept joint (:mod:`.swept` decides)
         return swept.answer(solver, group, pose, seed, options, distinct)
-    found = _closed_form(group, pose, seed, distinct)
-    if found is None:
+    solver_form = closed_form(group, pose.frame_id)
+    if solver_form is None:
         return None
-    return form_answer(solver, group, pose, seed, options, start, *found)
+    return form_answer(solver, group, pose, seed, options, start, solver_form, distinct)
 
 
 def form_answer(solver, group, pose, seed: np.ndarray, options, start: float,
-                solver_form: ClosedForm, branches: Optional["Branches"] = None,
-                distinct: float = 0.0) -> Answer:
+                solver_form: ClosedForm, distinct: float) -> Answer:
     """:func:`pose_answer` on a chain whose closed form ``solver_form`` is known.
 
-    ``branches``: its branches of ``pose`` when made already (else made here, ``distinct``
-    [rad] as in :func:`answer`).  A result (:func:`exact`), or the branches as starts.
-    :mod:`pose_request` answers with it, its plan holding the form.
+    A result (:func:`exact`), or the branches as starts; ``distinct`` [rad] as in
+    :func:`answer`.  :mod:`pose_request` answers with it, its plan holding the form.
     """
-    if branches is None:
-        branches = _branches().branches(solver_form, group.lower, group.upper,
-                                        pose.H_world_target, seed, distinct)
+    branches = _branches_of(solver_form, group, pose, seed, distinct)
     result = exact(group, pose, seed, options, branches, solver_form, start, solver.name)
     return result if result is not None else list(branches.q)
 
 
-def _closed_form(group, pose, seed: np.ndarray, distinct: float
-                 ) -> Optional[Tuple[ClosedForm, "Branches"]]:
-    """Return ``group``'s closed form to CompiledPose ``pose``'s frame and its branches.
+def _branches_of(solver_form: ClosedForm, group, pose, seed: np.ndarray, distinct: float
+                 ) -> "Branches":
+    """Return ``solver_form``'s branches of CompiledPose ``pose`` (:func:`.branches.branches`).
 
-    None when that chain has no closed form.  The branches lie within
-    ``group``'s limits, nearest ``seed`` first; ``distinct`` [rad] as in :func:`answer`.
+    They lie within ``group``'s limits, nearest ``seed`` first; ``distinct`` [rad] as in
+    :func:`answer`.
     """
-    solver_form = closed_form(group, pose.frame_id)
-    if solver_form is None:
-        return None
-    return solver_form, _branches().branches(solver_form, group.lower, group.upper,
-                                             pose.H_world_target, seed, distinct)
+    return _branches().branches(solver_form, group.lower, group.upper, pose.H_world_target,
+                                seed, distinct)
 
 
 def closed_form(group, frame_id: int) -> Optional[ClosedForm]:

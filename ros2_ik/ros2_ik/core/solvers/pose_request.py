@@ -134,7 +134,7 @@ def _first_answer(cls: type, group, pose: CompiledPose, seed: np.ndarray,
     starts.
     """
     early = before_iterating.form_answer(cls, group, pose, seed, options, start, form,
-                                         distinct=DISTINCT_TOLERANCE)
+                                         DISTINCT_TOLERANCE)
     if isinstance(early, IKResult) and early.status is IKStatus.SUCCESS:
         return early
     problem = Problem(group, pose.target)
