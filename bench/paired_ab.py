@@ -93,6 +93,10 @@ def export(rev: str, label: str) -> Dict:
         subprocess.run(["tar", "-x", "-C", str(scratch)], input=archive, check=True)
         for path in (scratch / "ros2_ik" / "ros2_ik").rglob("*.py"):
             path.write_text(rename(path.read_text(), label))
+        registry = scratch / "ros2_ik" / "ros2_ik" / "core" / "solvers" / "registry.py"
+        if f"'ros2_ik_{label}.'" not in registry.read_text():  # else: this tree's solvers
+            raise SystemExit(f"{rev}: its solver registry loads entry points another way; "
+                             "extend paired_ab.rename for it")
         folder.mkdir(parents=True, exist_ok=True)
         (scratch / "ros2_ik" / "ros2_ik").rename(package)
         shutil.rmtree(scratch)
