@@ -192,8 +192,13 @@ def test_unknown_joint_lists_valid_names(arm):
     robot, _ = arm
     with pytest.raises(errors.InvalidJoint, match="panda_joint1"):
         robot.group(joints=["panda_joint1", "elbow"], tip="panda_hand")
-    with pytest.raises(errors.InvalidJoint):
+    # a joint the group moves: said so, not called unknown; the lockable ones listed
+    with pytest.raises(errors.InvalidJoint, match="locked: joint 'panda_joint1' is one the "
+                       "group moves.*valid: .*panda_finger_joint1") as moved:
         robot.group(base="panda_link0", tip="panda_hand", locked={"panda_joint1": 0.0})
+    assert "unknown" not in str(moved.value)
+    with pytest.raises(errors.InvalidJoint, match="locked: unknown joint 'elbow'"):
+        robot.group(base="panda_link0", tip="panda_hand", locked={"elbow": 0.0})
     with pytest.raises(errors.InvalidArgument):
         robot.group(joints=["panda_joint1", "panda_joint1"], tip="panda_hand")
 

@@ -40,12 +40,18 @@ def _choices(valid: Iterable[str], limit: int = 40) -> str:
 class _UnknownName(IKError, KeyError):
     kind = "name"
 
-    def __init__(self, name: str, valid: Iterable[str], argument: str = ""):
-        """``argument``: the argument that named it, put first in the message when given."""
+    def __init__(self, name: str, valid: Iterable[str], argument: str = "",
+                 why: str = ""):
+        """``argument``: the argument that named it, put first in the message when given.
+
+        ``why``: why a name the model knows is refused here (the message then says it in
+        place of "unknown").
+        """
         self.name = name
         self.valid = sorted(set(valid))
         where = f"{argument}: " if argument else ""
-        super().__init__(f"{where}unknown {self.kind} '{name}'; valid: {_choices(self.valid)}")
+        what = f"{self.kind} '{name}' {why}" if why else f"unknown {self.kind} '{name}'"
+        super().__init__(f"{where}{what}; valid: {_choices(self.valid)}")
 
     def __str__(self) -> str:  # KeyError would repr() the message
         return str(self.args[0])

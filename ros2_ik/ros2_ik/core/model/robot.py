@@ -455,7 +455,11 @@ class Robot:
         outside_names = {self._model.names[j]: j for j in outside}
         for name in locked:
             if name not in outside_names:
-                raise errors.InvalidJoint(str(name), outside_names)
+                moved = any(self._model.names[j] == name for j in group_ids)
+                raise errors.InvalidJoint(
+                    str(name), outside_names, "locked",
+                    "is one the group moves: only joints outside the group are locked"
+                    if moved else "")
         values, by_name = {}, {}
         for name, j in outside_names.items():  # mimic joints last: their leaders first
             lo, hi = self._limits_of[j]
