@@ -265,7 +265,13 @@ def parse_args(argv=None) -> argparse.Namespace:
                    help="problems per robot made impossible, each way: a CoM margin past the "
                    "polygon, a contact 3 m away (3 quick, 20)")
     p.add_argument("--out", default=str(RESULTS), help="results folder")
-    return p.parse_args(argv)
+    args = p.parse_args(argv)
+    for name, given, valid in (("--methods", args.methods, METHODS),
+                               ("--robots", args.robots, tuple(wb.ROBOTS))):
+        unknown = [x for x in given.split(",") if x and x not in valid]
+        if unknown:
+            p.error(f"{name}: unknown {', '.join(unknown)}; valid: {', '.join(valid)}")
+    return args
 
 
 def main(argv=None) -> int:

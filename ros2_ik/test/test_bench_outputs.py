@@ -179,6 +179,13 @@ def test_wholebody_bench_writes_rows_and_tables(tmp_path):
     assert "| quadruped | solo12 |" in table and "| mobile | tiago |" in table
     assert "moved 30-300 m across the floor" in table and "ros2_ik verified 2/2" in table
     assert "<!-- wholebody-details -->" in table
+    # a method or robot it does not know: refused at once, naming it, nothing written
+    for flag, name in (("--methods", "ros2_ik"), ("--robots", "solo")):
+        done = subprocess.run([sys.executable, str(BENCH / "wholebody_bench.py"), flag, name,
+                               "--out", str(tmp_path / "refused")],
+                              capture_output=True, text=True, timeout=120)
+        assert done.returncode == 2 and f"{flag}: unknown {name}" in done.stderr, done.stderr
+        assert not (tmp_path / "refused").exists()
 
 
 def test_seven_r_floor_is_judged_on_the_targets_it_answers():
