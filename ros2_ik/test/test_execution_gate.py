@@ -59,11 +59,39 @@ def test_a_stop_does_not_wait_for_an_executes_proof(gate):
     started = time.monotonic()
     stopped = outputs.stop_execution()
     waited = time.monotonic() - started
+    braking = outputs._sent
     release.set()
     worker.join(10.0)
     assert stopped.startswith("braking to rest in") and waited < 1.0
     assert answers == ["the move under way changed (a stop or another execute): send it again"]
-    assert outputs.stop_execution().startswith("braking to rest in")  # the stop's braking
+    assert outputs._sent is braking  # the stop's braking stays the move under way
+
+
+def test_a_redirect_brakes_from_a_lead_ahead_and_is_sent_then(gate):
+    """An execute mid-move plans the braking from where the move under way will be a lead
+    later (then the lead follows the proof's time), and sends it no earlier: a controller
+    draws it from its own state when it starts it."""
+    from ros2_ik.node import execution
+    outputs, node = gate
+    assert outputs.execute(Limits(), NAMES, np.array([0.4, -0.2]), True) == ""
+    first = outputs._sent
+    time.sleep(0.5)
+    for proof_s in (0.0, 0.03):
+        under_way = outputs._sent
+        lead = outputs._lead_s
+        called = time.monotonic()
+        assert outputs.execute(Limits(), NAMES, np.array([0.1 + proof_s, 0.1]), True,
+                               move=lambda waypoints: time.sleep(proof_s) or "") == ""
+        returned = time.monotonic()
+        sent = outputs._sent
+        assert sent is not under_way and called + lead <= sent.t0 <= returned
+        q, v = under_way.move.state_at(sent.t0 - under_way.t0)
+        np.testing.assert_allclose(sent.move.start, q, atol=1e-12)
+        np.testing.assert_allclose(sent.move.start_velocity, v, atol=1e-12)
+        assert np.linalg.norm(v) > 0.0  # braked from speed
+    assert outputs._lead_s == pytest.approx(1.5 * 0.03, rel=0.2)  # the last proof's time
+    assert execution.MIN_LEAD_S <= outputs._lead_s <= execution.MAX_LEAD_S
+    assert first is not outputs._sent
 
 
 def test_joint_state_velocities_are_kept_per_joint():

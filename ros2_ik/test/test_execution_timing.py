@@ -319,6 +319,43 @@ def test_a_new_goal_mid_move_brakes_along_a_line_then_goes_on_from_rest():
     assert all(list(p.accelerations) == [] for p in redirect.trajectory().points)
 
 
+def test_a_braking_started_off_its_instant_is_harder_at_one_end():
+    """Why a redirect is sent at the instant its braking was planned from: a controller
+    draws a trajectory from its own state when it starts it, so a braking started e after
+    that instant (the arm run on by e) has its first step harder by about 6 e / T, one
+    started e before, its last step (T: the braking's duration).  At the instant it is as
+    planned: uniform, within the deceleration."""
+    names = ["a", "b"]
+    first = execution.Move.from_rest(names, np.zeros(2), np.array([1.0, -0.5]), 2.0)
+    deceleration = np.array([1.5, 4.0])
+    stop = execution.Sent(first, 0.0, deceleration).braking(0.8)
+    planned = np.abs(stop.start_velocity) / stop.duration_s
+    assert np.max(planned / deceleration) == pytest.approx(1.0)
+
+    def drawn(e: float) -> np.ndarray:
+        """The braking's accelerations at its start and end, started at 0.8 + e s."""
+        q, v = first.state_at(0.8 + e)
+        move = execution.Move(names, q, v, stop.q_path, stop.velocities, stop.times_s)
+        return np.abs([move.state_at(t)[1] - move.state_at(t - 1e-6)[1] for t in
+                       (1e-6, move.duration_s)]) / 1e-6
+
+    at_start, at_end = drawn(0.0)
+    np.testing.assert_allclose(at_start, planned, rtol=1e-4)
+    np.testing.assert_allclose(at_end, planned, rtol=1e-4)
+    for e in (0.002, 0.008):
+        late, early = drawn(e), drawn(-e)
+        np.testing.assert_allclose(late[0] / planned, 1 + 6 * e / stop.duration_s, rtol=0.05)
+        np.testing.assert_allclose(early[1] / planned, 1 + 6 * e / stop.duration_s, rtol=0.05)
+        assert np.max(late[0] / deceleration) > 1 + 4 * e / stop.duration_s
+
+
+def test_the_lead_follows_the_proofs_time_within_its_bounds():
+    assert execution.next_lead_s(execution.MIN_LEAD_S, 1e-4) == execution.MIN_LEAD_S
+    assert execution.next_lead_s(0.002, 0.008) == pytest.approx(0.012)  # 1.5 x the last
+    assert execution.next_lead_s(0.012, 0.001) == pytest.approx(0.0108)  # decays slowly
+    assert execution.next_lead_s(0.04, 1.0) == execution.MAX_LEAD_S
+
+
 def test_a_move_held_to_the_minimum_duration_is_slowed_as_a_whole():
     """Slower everywhere, not only on its first step: delaying the first point (as the
     path's execute did) slowed that step alone, and the next one then left a slower

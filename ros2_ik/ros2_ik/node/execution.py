@@ -319,6 +319,24 @@ class Sent:
         return self.move.braking(now - self.t0, self.deceleration)
 
 
+#: Bounds [s] of how far ahead a redirect is planned (:func:`next_lead_s`).
+MIN_LEAD_S, MAX_LEAD_S = 0.002, 0.05
+
+
+def next_lead_s(lead_s: float, taken_s: float) -> float:
+    """Return how far ahead [s] to plan the next redirect, after one took ``taken_s`` [s].
+
+    A redirect brakes the move under way from its state at a planned instant and is sent
+    then (:meth:`.outputs.Outputs.execute`): a controller draws the braking from its own
+    state when it starts the trajectory, and a start ``e`` [s] after (before) the planned
+    instant makes the braking's first (last) step harder by about ``6 |e| / T`` of it
+    (``T``: the braking's duration).  ``taken_s``: the time from planning to ready to send
+    (the move's collision proof, mostly); the lead is 1.5 x that, or 0.9 x the lead before
+    when longer, within [:data:`MIN_LEAD_S`, :data:`MAX_LEAD_S`].
+    """
+    return min(MAX_LEAD_S, max(MIN_LEAD_S, 0.9 * lead_s, 1.5 * taken_s))
+
+
 def duration_msg(seconds: float) -> Duration:
     """``seconds`` [s] as a builtin_interfaces Duration (a time_from_start)."""
     whole = int(seconds)

@@ -46,6 +46,8 @@ class Outputs:
             if cfg.controller_mode == "position" else None
         #: The last move sent, either mode (:meth:`under_way`), under ``_lock``.
         self._sent: Optional[execution.Sent] = None
+        #: How far ahead [s] a redirect is planned (:func:`execution.next_lead_s`).
+        self._lead_s = execution.MIN_LEAD_S
         self._lock = threading.Lock()
         node.create_service(Trigger, "~/stop_execution", self._on_stop,
                             callback_group=node.solve_group)
@@ -97,7 +99,10 @@ class Outputs:
         ``move``: the check of the move there (:meth:`move_check`).  While a move is under
         way, the new one brakes it to rest first (:meth:`execution.Sent.braking`: no joint
         slows harder than it may) and goes on from there: the controller never gets a new
-        goal that it would blend from the arm's speed.
+        goal that it would blend from the arm's speed.  The braking starts where the move
+        under way will be a lead later (about the time its proof takes:
+        :func:`execution.next_lead_s`), and is sent then, not before: a controller draws
+        it from its own state when it starts it.
         """
         cfg = self._node.config
         current = self._node.joints.fresh(names, cfg.joint_state_timeout)
@@ -107,7 +112,11 @@ class Outputs:
             return reason
         with self._lock:
             now, under_way = time.monotonic(), self._sent
-            stop = self._braking(now)
+            planned = now + self._lead_s
+            stop = self._braking(planned)
+            if stop is None:  # none of ours under way then (or it ends first): from now
+                planned, stop = now, self._braking(now)
+        ours = stop is not None
         if stop is not None and tuple(names) != stop.names:
             return f"a move of joints {list(stop.names)} is under way: ~/stop_execution first"
         here = np.array([current[n] for n in names])
@@ -127,10 +136,15 @@ class Outputs:
                                        group.acceleration_limits, cfg.acceleration_scaling)
         sent = execution.Move.from_rest(names, at, q, seconds) if stop is None else \
             stop.then(q, seconds)
+        ready = time.monotonic()
+        if ours and ready < planned and self._sent is under_way:  # sent when its braking
+            time.sleep(planned - ready)  # starts (outside the lock: a stop never waits)
         with self._lock:
             if self._sent is not under_way and (self._sent is not None or stop is not None):
                 return "the move under way changed (a stop or another execute): send it again"
-            return self._send(group, sent, now)
+            if ours:
+                self._lead_s = execution.next_lead_s(self._lead_s, ready - now)
+            return self._send(group, sent, planned)
 
     def base_goal(self, base) -> str:
         """Publish a whole-body solution's base pose (MultiDOFJointState entry) as a goal.
