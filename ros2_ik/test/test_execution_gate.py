@@ -121,6 +121,37 @@ def test_an_arm_moving_by_itself_is_braked_before_the_move(gate):
     assert len(outputs._sent.move.q_path) == 1
 
 
+def test_an_arm_moving_by_itself_is_braked_from_where_it_is_when_sent(gate):
+    """No move of ours under way, joint_states moving: the braking starts where the
+    readings, carried on at their velocities, put the arm a lead after the request (never
+    more than MAX_CARRY_S on), it is sent at that instant, and the lead follows the
+    proof's time as a redirect's does."""
+    from ros2_ik.node import execution
+    outputs, node = gate
+    v = np.array([0.1, -0.05])
+    for age_s, proof_s in ((0.02, 0.01), (execution.MAX_CARRY_S + 0.1, 0.0)):
+        before = time.monotonic()
+        node.joints.update(NAMES, [0.0, 0.0], v.tolist())
+        after = time.monotonic()
+        time.sleep(age_s)
+        lead, called = outputs._lead_s, time.monotonic()
+        assert outputs.execute(Limits(), NAMES, np.array([0.3, 0.2]), True,
+                               move=lambda waypoints: time.sleep(proof_s) or "") == ""
+        returned = time.monotonic()
+        sent = outputs._sent
+        assert called + lead <= sent.t0 <= returned
+        carried = sent.move.start / v  # [s] on at v
+        if age_s < execution.MAX_CARRY_S:
+            assert np.all(carried >= sent.t0 - after - 1e-9)
+            assert np.all(carried <= sent.t0 - before + 1e-9)
+            assert outputs._lead_s >= 1.5 * proof_s
+        else:
+            np.testing.assert_allclose(carried, execution.MAX_CARRY_S, rtol=1e-12)
+        np.testing.assert_allclose(sent.move.start_velocity, v)
+        outputs.stop_execution()
+        time.sleep(outputs.under_way() + 0.01)
+
+
 def test_a_small_move_does_not_let_a_moving_arm_coast_and_limits_hold(gate):
     """Without acceleration limits a measured motion brakes within
     min_trajectory_duration at most, however small the move after it; a braking that would

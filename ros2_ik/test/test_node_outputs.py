@@ -8,6 +8,7 @@ pytest.importorskip("rclpy")
 from geometry_msgs.msg import PoseStamped  # noqa: E402
 from rcl_interfaces.msg import Parameter, ParameterType, ParameterValue  # noqa: E402
 from rcl_interfaces.srv import SetParameters  # noqa: E402
+from ros2_ik.node import execution  # noqa: E402
 from ros2_ik.node.conversions import se3_to_pose  # noqa: E402
 from ros2_ik.node.harness import (NodeProcess, act_until, call_resending, wait_for,  # noqa: E402
                                   with_fresh_joints)
@@ -523,7 +524,11 @@ def test_a_goal_for_an_arm_still_moving_brakes_it_first(ros_context, model):
         stop, end = sent[-1].points
         t = stop.time_from_start.sec + 1e-9 * stop.time_from_start.nanosec
         assert not any(stop.velocities) and list(stop.accelerations) == []  # the cubic
-        np.testing.assert_allclose(stop.positions, READY + v * t / 2, atol=1e-9)
+        # from the readings carried on at v to the planned instant (a lead after the
+        # request, MAX_CARRY_S at most), then v t / 2 to rest
+        on = (stop.positions[0] - READY[0]) / v[0] - t / 2
+        np.testing.assert_allclose(stop.positions, READY + v * (on + t / 2), atol=1e-9)
+        assert execution.MIN_LEAD_S - 1e-9 <= on <= execution.MAX_CARRY_S + 1e-9
         np.testing.assert_allclose(end.positions, res.solution.position, atol=1e-12)
         count = len(sent)
         noise = v * 1e-3  # a standing arm's reading: counts as at rest

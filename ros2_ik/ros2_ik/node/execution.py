@@ -319,22 +319,40 @@ class Sent:
         return self.move.braking(now - self.t0, self.deceleration)
 
 
-#: Bounds [s] of how far ahead a redirect is planned (:func:`next_lead_s`).
+#: Bounds [s] of how far ahead a braking is planned (:func:`next_lead_s`).
 MIN_LEAD_S, MAX_LEAD_S = 0.002, 0.05
 
 
 def next_lead_s(lead_s: float, taken_s: float) -> float:
-    """Return how far ahead [s] to plan the next redirect, after one took ``taken_s`` [s].
+    """Return how far ahead [s] to plan the next braking, after one took ``taken_s`` [s].
 
-    A redirect brakes the move under way from its state at a planned instant and is sent
-    then (:meth:`.outputs.Outputs.execute`): a controller draws the braking from its own
-    state when it starts the trajectory, and a start ``e`` [s] after (before) the planned
-    instant makes the braking's first (last) step harder by about ``6 |e| / T`` of it
-    (``T``: the braking's duration).  ``taken_s``: the time from planning to ready to send
-    (the move's collision proof, mostly); the lead is 1.5 x that, or 0.9 x the lead before
-    when longer, within [:data:`MIN_LEAD_S`, :data:`MAX_LEAD_S`].
+    An execute while the arm moves (a redirect of the move under way, or the measured
+    motion of one moved by another source) brakes it from its state at a planned instant
+    and is sent then (:meth:`.outputs.Outputs.execute`): a controller draws the braking
+    from its own state when it starts the trajectory, and a start ``e`` [s] after (before)
+    the planned instant makes the braking's first (last) step harder by about
+    ``6 |e| / T`` of it (``T``: the braking's duration).  ``taken_s``: the time from
+    planning to ready to send (the move's collision proof, mostly); the lead is 1.5 x
+    that, or 0.9 x the lead before when longer, within [:data:`MIN_LEAD_S`,
+    :data:`MAX_LEAD_S`].
     """
     return min(MAX_LEAD_S, max(MIN_LEAD_S, 0.9 * lead_s, 1.5 * taken_s))
+
+
+#: Longest time [s] a measured state is carried on at its velocity (:func:`carried_on`).
+MAX_CARRY_S = 0.1
+
+
+def carried_on(q: np.ndarray, v: np.ndarray, received: np.ndarray, at: float) -> np.ndarray:
+    """Where joints read at ``q`` (n,) moving at ``v`` (n,) will be at instant ``at`` [s].
+
+    ``received`` (n,): when each reading came (``time.monotonic()`` [s]).  The arm moved
+    by another source keeps its velocity, as far as the node knows: each joint runs on by
+    ``v`` times the time from its reading to ``at``, over :data:`MAX_CARRY_S` at most (an
+    older reading of a moving arm tells little of where it is now; the controller starts
+    from its own state).
+    """
+    return q + v * np.clip(at - received, 0.0, MAX_CARRY_S)
 
 
 def duration_msg(seconds: float) -> Duration:

@@ -46,7 +46,7 @@ class Outputs:
             if cfg.controller_mode == "position" else None
         #: The last move sent, either mode (:meth:`under_way`), under ``_lock``.
         self._sent: Optional[execution.Sent] = None
-        #: How far ahead [s] a redirect is planned (:func:`execution.next_lead_s`).
+        #: How far ahead [s] a braking is planned (:func:`execution.next_lead_s`).
         self._lead_s = execution.MIN_LEAD_S
         self._lock = threading.Lock()
         node.create_service(Trigger, "~/stop_execution", self._on_stop,
@@ -102,7 +102,9 @@ class Outputs:
         goal that it would blend from the arm's speed.  The braking starts where the move
         under way will be a lead later (about the time its proof takes:
         :func:`execution.next_lead_s`), and is sent then, not before: a controller draws
-        it from its own state when it starts it.
+        it from its own state when it starts it.  An arm that joint_states show moving with
+        no move of ours under way is braked the same way, from where its readings carried
+        on at their velocities put it at that instant (:func:`execution.carried_on`).
         """
         cfg = self._node.config
         current = self._node.joints.fresh(names, cfg.joint_state_timeout)
@@ -111,17 +113,18 @@ class Outputs:
         if reason:
             return reason
         with self._lock:
-            now, under_way = time.monotonic(), self._sent
-            planned = now + self._lead_s
+            now, under_way, lead = time.monotonic(), self._sent, self._lead_s
+            planned = now + lead
             stop = self._braking(planned)
             if stop is None:  # none of ours under way then (or it ends first): from now
                 planned, stop = now, self._braking(now)
-        ours = stop is not None
         if stop is not None and tuple(names) != stop.names:
             return f"a move of joints {list(stop.names)} is under way: ~/stop_execution first"
         here = np.array([current[n] for n in names])
         if stop is None:  # none of ours: the arm may still move (another source, settling)
-            stop = self._measured_braking(group, names, here, q)
+            stop = self._measured_braking(group, names, q, now + lead)
+            if stop is not None:
+                planned = now + lead
         at = here if stop is None else stop.q_path[-1]
         outside = outside_limits(names, at, group.lower, group.upper)
         if outside:
@@ -137,12 +140,12 @@ class Outputs:
         sent = execution.Move.from_rest(names, at, q, seconds) if stop is None else \
             stop.then(q, seconds)
         ready = time.monotonic()
-        if ours and ready < planned and self._sent is under_way:  # sent when its braking
-            time.sleep(planned - ready)  # starts (outside the lock: a stop never waits)
+        if stop is not None and ready < planned and self._sent is under_way:
+            time.sleep(planned - ready)  # sent when its braking starts (a stop never waits)
         with self._lock:
             if self._sent is not under_way and (self._sent is not None or stop is not None):
                 return "the move under way changed (a stop or another execute): send it again"
-            if ours:
+            if stop is not None:
                 self._lead_s = execution.next_lead_s(self._lead_s, ready - now)
             return self._send(group, sent, planned)
 
@@ -200,19 +203,25 @@ class Outputs:
                 return "a move was sent meanwhile: send the path again"
             return self._send(group, execution.Move.of(trajectory, at), now)
 
-    def _measured_braking(self, group, names: Sequence[str], start: np.ndarray,
-                          q: np.ndarray) -> Optional[execution.Move]:
-        """Return the braking from the arm's measured state, or None when it is at rest.
+    def _measured_braking(self, group, names: Sequence[str], q: np.ndarray, at: float
+                          ) -> Optional[execution.Move]:
+        """Return the braking from the arm's measured state at ``at``, or None at rest.
 
-        joint_states' positions ``start`` (n,) and last velocities (:meth:`_moving`): a goal
-        timed from rest would be blended from that speed.  Each joint brakes within its
-        scaled acceleration limit, or without one, as hard as the move to ``q`` from there
-        accelerates it, and within ``min_trajectory_duration`` at most (the shortest move
-        from rest): a small move there must not make the arm coast on for long.
+        joint_states' last positions and velocities (at rest: :meth:`_at_rest`), each
+        carried on at its velocity from its reading to instant ``at`` [s]
+        (``time.monotonic()``; :func:`execution.carried_on`): a goal timed from rest would
+        be blended from that speed.  Each joint brakes within its scaled acceleration
+        limit, or without one, as hard as the move to ``q`` from there accelerates it, and
+        within ``min_trajectory_duration`` at most (the shortest move from rest): a small
+        move there must not make the arm coast on for long.
         """
-        v = self._moving(group, names)
-        if v is None:
+        read = self._node.joints.motion(names)
+        if read is None:
             return None
+        positions, v, received = (np.array(x) for x in read)
+        if self._at_rest(group, v):
+            return None
+        start = execution.carried_on(positions, v, received, at)
         cfg = self._node.config
         limits = timing.scaled_limits(group.acceleration_limits, cfg.acceleration_scaling)
         if not np.all(np.isfinite(limits)):
@@ -226,15 +235,19 @@ class Outputs:
         return execution.braking(names, start, v, limits)
 
     def _moving(self, group, names: Sequence[str]) -> Optional[np.ndarray]:
-        """Return joint_states' last velocities of ``names`` (n,), or None when at rest.
-
-        At rest: each within :data:`execution.AT_REST_SHARE` of its scaled velocity limit
-        (1e-3 without one).
-        """
+        """Return joint_states' last velocities of ``names`` (n,), or None (:meth:`_at_rest`)."""
         v = np.array(self._node.joints.velocities(names))
+        return None if self._at_rest(group, v) else v
+
+    def _at_rest(self, group, v: np.ndarray) -> bool:
+        """Return True when each of velocities ``v`` (n,) is that of a joint at rest.
+
+        Within :data:`execution.AT_REST_SHARE` of its scaled velocity limit (1e-3 without
+        one).
+        """
         limits = timing.scaled_limits(group.velocity_limits, self._node.config.velocity_scaling)
         still = np.where(np.isfinite(limits), execution.AT_REST_SHARE * limits, 1e-3)
-        return None if np.all(np.abs(v) <= still) else v
+        return bool(np.all(np.abs(v) <= still))
 
     def under_way(self) -> float:
         """Seconds [s] until the move under way ends (0: none), either mode."""

@@ -246,6 +246,19 @@ class JointStateCache:
             return [entry[2] if entry is not None else 0.0
                     for entry in map(self._positions.get, names)]
 
+    def motion(self, names: Sequence[str]
+               ) -> Optional[Tuple[List[float], List[float], List[float]]]:
+        """Last positions, velocities (0 where none came) and receive times of ``names``.
+
+        One reading under the lock: each joint's three come from the same message.  None
+        when one of ``names`` never came.
+        """
+        with self._lock:
+            entries = [self._positions.get(name) for name in names]
+        if None in entries:
+            return None
+        return [e[0] for e in entries], [e[2] for e in entries], [e[1] for e in entries]
+
     def fresh(self, names: Sequence[str], max_age_s: float) -> Optional[Dict[str, float]]:
         """Positions of ``names`` (distinct) when all are known and younger than ``max_age_s``."""
         found = self.fresh_each(names, max_age_s)
