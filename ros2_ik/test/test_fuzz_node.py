@@ -21,7 +21,7 @@ pytest.importorskip("rclpy")
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 
 from ament_index_python.packages import get_package_share_directory  # noqa: E402
-from panda_node import ARM, READY, stop  # noqa: E402
+from panda_node import ARM, READY, at_rest, stop  # noqa: E402
 from pose_checks import pose_miss  # noqa: E402
 from ros2_ik.core import robots  # noqa: E402
 from ros2_ik.node.conversions import se3_to_pose  # noqa: E402
@@ -169,6 +169,13 @@ def compute_ik_requests(draw):
     req.avoid_collisions = req.execute and draw(st.booleans())
     if req.execute and draw(st.booleans()):
         req.target.pose = draw(near_pose())
+    # joint_states' velocities with those positions: none (at rest), or, a quarter of the
+    # time, the arm moved by another source with no move of the node's under way (braked
+    # from where the readings carry it, or refused)
+    velocities = ()
+    if req.execute and draw(st.sampled_from([False, False, False, True])):
+        velocities = tuple(draw(st.lists(st.floats(-0.5, 0.5), min_size=len(ARM),
+                                         max_size=len(ARM))))
     for _ in range(draw(st.sampled_from([0, 0, 0, 0, 1, 1, 2]))):
         kind = draw(st.sampled_from(["pose", "frame", "seed", "numbers", "names",
                                      "weights"]))
@@ -190,7 +197,7 @@ def compute_ik_requests(draw):
         else:
             req.weights = draw(st.lists(st.one_of(st.floats(0, 5), BAD_NUMBERS),
                                         max_size=8))
-    return req
+    return req, velocities
 
 
 @st.composite
@@ -260,13 +267,18 @@ def _tol(value, default):
     return value if value > 0 else default
 
 
-def check_compute_ik(client, node, req) -> int:
+def check_compute_ik(client, node, drawn) -> int:
+    """Call ComputeIK with ``drawn`` = (request, joint_states velocities when executed)."""
+    req, velocities = drawn
+    if velocities:  # no move of the node's under way: the measured motion counts
+        at_rest(client, client.ik.srv_name.rsplit("/", 1)[0].strip("/"))  # the node's
     if req.execute:
-        client.publish_joints(ARM, READY)
+        client.publish_joints(ARM, READY, velocities)
     res = client.call(req)
     check_reply(res.error_code.val, res.message, node, req)
     if "sent to the controller" in res.message:
         STATS["executed"] += 1
+        STATS["executed_braking_a_measured_motion"] += any(velocities)
     if res.error_code.val == IKErrorCode.SUCCESS:
         why = check_pose(res.solution.name, res.solution.position,
                          req.tip_link or "panda_hand", req.target.header.frame_id,
@@ -366,10 +378,10 @@ FAST = settings(max_examples=int(os.environ.get("FUZZ_NODE_EXAMPLES", "150")), d
 
 
 @FAST
-@given(req=compute_ik_requests())
-def test_compute_ik_fuzz(served, req):
+@given(drawn=compute_ik_requests())
+def test_compute_ik_fuzz(served, drawn):
     client, node = served
-    check_compute_ik(client, node, req)
+    check_compute_ik(client, node, drawn)
 
 
 @settings(FAST, max_examples=max(FAST.max_examples // 3, 1))
