@@ -2,7 +2,8 @@
 
     ros2 launch ros2_ik ik.launch.py config_file:=/path/my_arm.yaml \
         urdf_file:=/path/my_arm.urdf.xacro srdf_file:=/path/my_arm.srdf \
-        namespace:=arm controller_topic:=/arm/joint_trajectory_controller/joint_trajectory \
+        namespace:=arm \
+        controller_action:=/arm/joint_trajectory_controller/follow_joint_trajectory \
         joint_limits_file:=/path/my_arm_moveit_config/config/joint_limits.yaml
     # servo: add servo:=true servo_command_topic:=/forward_position_controller/commands
 
@@ -36,6 +37,10 @@ ARGUMENTS = (
     ("namespace", "", "Namespace of ik_node and of the topics it uses."),
     ("controller_topic", "/joint_trajectory_controller/joint_trajectory",
      "Topic the solutions are sent to when executed."),
+    ("controller_action", "", "FollowJointTrajectory action of the controller, e.g. "
+     "/arm/joint_trajectory_controller/follow_joint_trajectory: executed solutions go there "
+     "instead of controller_topic, and the node learns when a move ends (early too). "
+     "Empty: the config file's (by default none: controller_topic)."),
     ("log_level", "info", "ik_node log level (debug, info, warn, error)."),
     ("servo", "false", "true: start the servo (ik_node's ~/servo/*) as soon as the model "
      "and joint_states are there."),
@@ -49,8 +54,8 @@ ARGUMENTS = (
 
 def node_parameters(config_file: str, srdf_file: str, controller_topic: str,
                     robot_description: Optional[object] = None, servo: str = "false",
-                    servo_command_topic: str = "", joint_limits_file: str = ""
-                    ) -> List[object]:
+                    servo_command_topic: str = "", joint_limits_file: str = "",
+                    controller_action: str = "") -> List[object]:
     """The ``parameters`` of the ik_node action: the file, then the overrides.
 
     Raises ros2_ik's ``InvalidArgument`` naming ``joint_limits_file`` when it is no
@@ -58,6 +63,8 @@ def node_parameters(config_file: str, srdf_file: str, controller_topic: str,
     """
     overrides = joint_limits_parameters(joint_limits_file) if joint_limits_file else {}
     overrides["controller_topic"] = controller_topic
+    if controller_action:
+        overrides["controller_action"] = controller_action
     if servo.lower() in ("true", "1", "yes"):
         overrides["servo_autostart"] = True
     if servo_command_topic:
@@ -147,7 +154,8 @@ def _launch_setup(context):
             LaunchConfiguration("srdf_file").perform(context),
             LaunchConfiguration("controller_topic").perform(context), description,
             LaunchConfiguration("servo").perform(context),
-            LaunchConfiguration("servo_command_topic").perform(context), joint_limits_file)
+            LaunchConfiguration("servo_command_topic").perform(context), joint_limits_file,
+            LaunchConfiguration("controller_action").perform(context))
     except ValueError as exc:  # ros2_ik's InvalidArgument: the file is no joint_limits.yaml
         raise RuntimeError(f"ik.launch.py: {exc}") from None
     return [Node(package="ros2_ik", executable="ik_node", name="ik_node",

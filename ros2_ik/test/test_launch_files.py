@@ -148,6 +148,11 @@ def test_ik_launch_parameters_are_in_the_schema():
     servo = ik.node_parameters("", "", "/t", None, "true", "/fpc/commands")[0]
     assert set(servo) <= set(DEFAULTS) and servo["servo_autostart"] is True
     assert servo["servo_command_topic"] == "/fpc/commands"
+    # controller_action: passed when given; empty keeps the config file's
+    action = "/arm/joint_trajectory_controller/follow_joint_trajectory"
+    (given,) = ik.node_parameters("", "", "/t", controller_action=action)
+    assert set(given) <= set(DEFAULTS) and given["controller_action"] == action
+    assert defaults["controller_action"] == "" == DEFAULTS["controller_action"]
 
 
 def test_demo_parameters_are_in_the_schema_and_installed():

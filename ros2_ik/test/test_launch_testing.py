@@ -87,9 +87,10 @@ def test_both_launch_files_under_launch_testing():
                             capture_output=True, text=True, timeout=300)
     text = result.stdout + result.stderr
     assert result.returncode == 0, text[-5000:]
-    for name in ("test_demo_launch_serves", "test_ik_launch_with_a_plain_urdf_serves",
-                 "test_each_ik_node_exits_cleanly"):
-        assert f"{name} (" in text and text.count(" ... ok") == 3, text[-5000:]
+    names = ("test_demo_launch_serves", "test_ik_launch_with_a_plain_urdf_serves",
+             "test_ik_launch_passes_the_controller_action", "test_each_ik_node_exits_cleanly")
+    for name in names:
+        assert f"{name} (" in text and text.count(" ... ok") == len(names), text[-5000:]
 
 
 def test_a_failed_launch_starts_nothing_and_leaves_no_process(ros_context):

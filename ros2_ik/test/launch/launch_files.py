@@ -1,8 +1,9 @@
 """launch_testing: both launch files, started together as a user would start them.
 
 - ``demo.launch.py rviz:=false`` serves ``/compute_ik``;
-- ``ik.launch.py`` with a plain URDF file (no xacro here), the SRDF, ``config/panda.yaml``
-  and ``namespace:=lt`` serves ``/lt/compute_ik``;
+- ``ik.launch.py`` with a plain URDF file (no xacro here), the SRDF, ``config/panda.yaml``,
+  ``namespace:=lt`` and a ``controller_action`` serves ``/lt/compute_ik``, the action
+  reaching the node as its parameter;
 
 each answer checked by our own FK.  After the launch is shut down (SIGINT to every
 process) each ik_node has exited with 0.
@@ -32,6 +33,8 @@ from ros2_ik_interfaces.srv import ComputeIK
 LAUNCH = pathlib.Path(__file__).resolve().parents[2] / "launch"
 READY = [0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785]
 ARM = [f"panda_joint{i}" for i in range(1, 8)]
+#: ``ik.launch.py``'s controller_action here (no server: only the parameter is checked).
+CONTROLLER_ACTION = "/lt/joint_trajectory_controller/follow_joint_trajectory"
 #: Processes other than ik_node (robot_state_publisher, joint_state_publisher) may also
 #: report the SIGINT of the shutdown.
 OTHER_EXIT_CODES = (0, -2, 130)
@@ -55,7 +58,8 @@ def generate_test_description():
         include("demo.launch.py", rviz="false"),
         include("ik.launch.py", namespace="lt", config_file=config,
                 urdf_file=str(data / robots.ARMS["panda"].urdf),
-                srdf_file=str(data / robots.ARMS["panda"].srdf)),
+                srdf_file=str(data / robots.ARMS["panda"].srdf),
+                controller_action=CONTROLLER_ACTION),
         launch_testing.actions.ReadyToTest()])
 
 
@@ -104,6 +108,14 @@ class TestLaunchFilesServe(unittest.TestCase):
 
     def test_ik_launch_with_a_plain_urdf_serves(self):
         self.check_serves("/lt/compute_ik")
+
+    def test_ik_launch_passes_the_controller_action(self):
+        from rcl_interfaces.srv import GetParameters
+        client = self.node.create_client(GetParameters, "/lt/ik_node/get_parameters")
+        self.assertTrue(client.wait_for_service(timeout_sec=60), "no get_parameters")
+        response = call_resending(client, GetParameters.Request(names=["controller_action"]),
+                                  lambda t: rclpy.spin_once(self.node, timeout_sec=t))
+        self.assertEqual(response.values[0].string_value, CONTROLLER_ACTION)
 
 
 @launch_testing.post_shutdown_test()
