@@ -113,18 +113,18 @@ class Outputs:
         if reason:
             return reason
         with self._lock:
-            now, under_way, lead = time.monotonic(), self._sent, self._lead_s
-            planned = now + lead
-            stop = self._braking(planned)
+            now, under_way = time.monotonic(), self._sent
+            planned = ahead = now + self._lead_s
+            stop = self._braking(ahead)
             if stop is None:  # none of ours under way then (or it ends first): from now
                 planned, stop = now, self._braking(now)
         if stop is not None and tuple(names) != stop.names:
             return f"a move of joints {list(stop.names)} is under way: ~/stop_execution first"
         here = np.array([current[n] for n in names])
         if stop is None:  # none of ours: the arm may still move (another source, settling)
-            stop = self._measured_braking(group, names, q, now + lead)
+            stop = self._measured_braking(group, names, q, ahead)
             if stop is not None:
-                planned = now + lead
+                planned = ahead
         at = here if stop is None else stop.q_path[-1]
         outside = outside_limits(names, at, group.lower, group.upper)
         if outside:
