@@ -171,11 +171,14 @@ def compute_ik_requests(draw):
         req.target.pose = draw(near_pose())
     # joint_states' velocities with those positions: none (at rest), or, a quarter of the
     # time, the arm moved by another source with no move of the node's under way (braked
-    # from where the readings carry it, or refused)
+    # from where the readings carry it, or refused): one joint at 0.05-0.5 rad/s, well
+    # above the at-rest share of its scaled limit, so that each such execute brakes
     velocities = ()
     if req.execute and draw(st.sampled_from([False, False, False, True])):
-        velocities = tuple(draw(st.lists(st.floats(-0.5, 0.5), min_size=len(ARM),
-                                         max_size=len(ARM))))
+        speeds = draw(st.lists(st.floats(-0.5, 0.5), min_size=len(ARM), max_size=len(ARM)))
+        speeds[draw(st.integers(0, len(ARM) - 1))] = draw(st.sampled_from([-1, 1])) \
+            * draw(st.floats(0.05, 0.5))
+        velocities = tuple(speeds)
     for _ in range(draw(st.sampled_from([0, 0, 0, 0, 1, 1, 2]))):
         kind = draw(st.sampled_from(["pose", "frame", "seed", "numbers", "names",
                                      "weights"]))
@@ -271,7 +274,7 @@ def check_compute_ik(client, node, drawn) -> int:
     """Call ComputeIK with ``drawn`` = (request, joint_states velocities when executed)."""
     req, velocities = drawn
     if velocities:  # no move of the node's under way: the measured motion counts
-        at_rest(client, client.ik.srv_name.rsplit("/", 1)[0].strip("/"))  # the node's
+        at_rest(client, client.namespace.strip("/"))
     if req.execute:
         client.publish_joints(ARM, READY, velocities)
     res = client.call(req)

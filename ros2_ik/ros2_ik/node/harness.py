@@ -219,6 +219,8 @@ class Client:
     def __init__(self, name: str = "ik_test_client", namespace: str = ""):
         self.node: Node = rclpy.create_node(name)
         ns = namespace.rstrip("/")
+        #: The namespace of the node it talks to ('' or '/name').
+        self.namespace = ns
         self.description_pub = self.node.create_publisher(
             String, f"{ns}/robot_description", LATCHED)
         self.semantic_pub = self.node.create_publisher(
