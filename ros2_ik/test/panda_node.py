@@ -149,7 +149,7 @@ def at_rest(client, namespace: str) -> None:
     stop = client.node.create_client(Trigger, f"/{namespace}/ik_node/stop_execution")
     assert stop.wait_for_service(timeout_sec=10.0)
     answer = call_resending(stop, Trigger.Request(), client.spin)
-    if answer.message.startswith("braking to rest in"):
+    if "braking to rest in" in answer.message:  # from the move, or from joint_states
         deadline = time.monotonic() + float(answer.message.split()[-2]) + 0.05
         while time.monotonic() < deadline:
             client.spin(0.02)

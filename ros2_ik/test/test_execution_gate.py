@@ -166,3 +166,50 @@ def test_a_small_move_does_not_let_a_moving_arm_coast_and_limits_hold(gate):
     node.joints.update(NAMES, [2.95, 0.0], [1.0, 0.0])  # braking ends ~0.25 rad on, past 3.0
     reason = outputs.execute(Limits(), NAMES, np.array([2.9, 0.0]), True)
     assert reason.startswith("braking the motion under way would end with joints ['a']")
+
+
+def test_a_stop_brakes_from_joint_states_when_the_controller_stopped_the_move(gate):
+    """joint_states off the move under way beyond execute_follow_tolerance plus 0.1 s of
+    its speed (an e-stop, a controller switch: a topic controller says nothing): the stop
+    does not brake from the move's plan, whose first step the controller would draw fast
+    from where the arm stands, but holds the arm where joint_states put it (the
+    controller resumes nothing); readings on the move: braked from its plan as before."""
+    outputs, node = gate
+    node.config = config(controller_topic="/gate/commands", velocity_scaling=1.0)
+    for follows in (True, False):
+        node.joints.update(NAMES, [0.0, 0.0])
+        assert outputs.execute(Limits(), NAMES, np.array([0.4, -0.2]), True) == ""
+        under_way = outputs._sent
+        time.sleep(0.4)  # 0.75 s move: ~0.2 rad on, ~0.9 rad/s
+        q, v = under_way.move.state_at(time.monotonic() - under_way.t0)
+        node.joints.update(NAMES, (q if follows else np.zeros(2)).tolist())
+        stopped = outputs.stop_execution()
+        braking = outputs._sent.move
+        if follows:
+            assert stopped.startswith("braking to rest in"), stopped
+            planned, _ = under_way.move.state_at(outputs._sent.t0 - under_way.t0)
+            np.testing.assert_allclose(braking.start, planned, atol=1e-12)
+            assert np.linalg.norm(braking.start_velocity) > 0.5
+        else:
+            assert stopped.startswith("joint_states put joint a "), stopped
+            assert stopped.endswith("from joint_states instead, braking to rest in 0.001 s")
+            for q_held in (braking.start, braking.q_path[-1]):
+                np.testing.assert_allclose(q_held, [0.0, 0.0], atol=1e-12)
+            assert not np.any(braking.start_velocity)
+        time.sleep(outputs.under_way() + 0.01)
+
+
+def test_a_new_goal_after_the_controller_stopped_the_move_starts_where_the_arm_stands(gate):
+    """An execute while joint_states are off the move under way (the controller stopped
+    it): no braking of a move the arm is not making; the new move goes from rest where
+    joint_states put the arm (or brakes their measured motion first), and replaces it."""
+    outputs, node = gate
+    node.config = config(controller_topic="/gate/commands", velocity_scaling=1.0)
+    assert outputs.execute(Limits(), NAMES, np.array([0.4, -0.2]), True) == ""
+    time.sleep(0.4)
+    node.joints.update(NAMES, [0.05, 0.0])  # stopped near where it started
+    assert outputs.execute(Limits(), NAMES, np.array([0.1, 0.1]), True) == ""
+    move = outputs._sent.move
+    assert len(move.q_path) == 1 and not np.any(move.start_velocity)
+    np.testing.assert_allclose(move.start, [0.05, 0.0], atol=1e-12)
+    np.testing.assert_allclose(move.q_path[0], [0.1, 0.1], atol=1e-12)

@@ -385,3 +385,31 @@ def test_a_path_takes_as_long_however_finely_it_is_sampled():
                                   np.full(7, 5.0), 1.0)
         totals.append(times[-1])
     assert totals[1] == pytest.approx(totals[0], rel=0.05), totals
+
+
+def test_joint_states_off_the_move_under_way_are_told_apart_from_lag():
+    """execution.off_plan: each joint's reading against the move where it was when the
+    reading came; up to the tolerance plus READING_LAG_S of the move's speed behind it is
+    lag (a reading is measured before it comes), farther is a move the controller does not
+    run; a joint whose range spans 2 pi is read modulo 2 pi (drivers wrap it), and a
+    reading from before the move was sent tells nothing of it."""
+    two_pi = 2.0 * np.pi
+    move = execution.Move.from_rest(("a", "b"), np.zeros(2), np.array([1.0, 3.0]), 1.0)
+    sent = execution.Sent(move, 10.0, np.ones(2), np.array([False, True]))
+    q, v = move.state_at(0.5)
+    assert np.all(v > 1.0)
+    at = np.full(2, 10.5)
+    assert execution.off_plan(sent, q, at, 0.01) == ""
+    lag = v * execution.READING_LAG_S
+    assert execution.off_plan(sent, q - lag - 0.009, at, 0.01) == ""
+    off = execution.off_plan(sent, q - lag - [0.011, 0.0], at, 0.01)
+    assert off.startswith("joint_states put joint a ") and "execute_follow_tolerance" in off
+    assert execution.off_plan(sent, q - [0.0, two_pi], at, 0.01) == ""  # b wraps
+    assert execution.off_plan(sent, q - [two_pi, 0.0], at, 0.01).startswith(
+        "joint_states put joint a ")  # a does not
+    assert execution.off_plan(sent, np.zeros(2), np.full(2, 9.9), 0.01) == ""  # before t0
+    early = move.state_at(0.1)[0]  # each joint at its own reading's instant
+    assert execution.off_plan(sent, [early[0], q[1]], np.array([10.1, 10.5]), 0.01) == ""
+    assert execution.off_plan(sent, [early[0], q[1]], at, 0.01) != ""
+    assert execution.off_plan(sent, np.zeros(2), at, 0.01).startswith(
+        "joint_states put joint b ")  # the farthest beyond its allowance is named

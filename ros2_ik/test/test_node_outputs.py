@@ -443,6 +443,42 @@ def test_stop_execution_brakes_the_move_under_way(ros_context, model, mode):
         assert node.stop() == 0, node.output()
 
 
+def test_stop_after_the_controller_stopped_the_move_holds_the_arm_where_it_stands(
+        ros_context, model):
+    """A topic controller stopped the move itself (an e-stop, a controller switch) and says
+    nothing: joint_states read the arm standing off the move.  ~/stop_execution then
+    sends no braking planned from the move (the controller would draw its first step fast
+    from where the arm stands) but a hold where joint_states put the arm, and says why."""
+    import time
+
+    from std_srvs.srv import Trigger
+    topic = "/estop/controller"
+    node, client = start("estop", f"controller_topic:={topic}", "velocity_scaling:=0.1")
+    try:
+        sent = collect(client, JointTrajectory, topic)
+        stop = client.node.create_client(Trigger, "/estop/ik_node/stop_execution")
+        assert stop.wait_for_service(timeout_sec=10.0)
+        req = near_target(model, np.array([0.3, 0.0, 0.0, 0.3, 0.0, 0.0, 0.0]))
+        req.execute = True
+        executed(client, req, sent, joints=(ARM, READY))
+        deadline = time.monotonic() + 1.2  # the ~2.6 s move is ~0.13 rad on by then
+        while time.monotonic() < deadline:  # the arm reads where it stopped, all along
+            client.publish_joints(ARM, READY)
+            client.spin(0.02)
+        count = len(sent)
+        braked = call_resending(stop, Trigger.Request(), client.spin)
+        assert braked.success and braked.message.startswith("joint_states put joint"), \
+            braked.message
+        assert braked.message.endswith("from joint_states instead, braking to rest in 0.001 s")
+        wait_for(lambda: len(sent) > count, 5, "the hold", client.spin)
+        (point,) = sent[-1].points
+        np.testing.assert_allclose(point.positions, READY, atol=1e-12)
+        assert not any(point.velocities)
+    finally:
+        client.close()
+        assert node.stop() == 0, node.output()
+
+
 def spin_for(client, seconds: float) -> None:
     """Process callbacks for ``seconds`` [s] of wall time."""
     import time

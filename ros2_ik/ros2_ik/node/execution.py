@@ -303,12 +303,14 @@ class Sent:
     """The move handed to the controller, when, and how hard it may brake.
 
     ``move`` was sent at ``t0`` (``time.monotonic()`` [s]); each joint may brake it at
-    ``deceleration`` (n,) [rad/s^2 or m/s^2].
+    ``deceleration`` (n,) [rad/s^2 or m/s^2]; ``wraps`` (n,): True where the joint's range
+    spans 2 pi (a continuous joint, which a driver may report wrapped; :func:`off_plan`).
     """
 
     move: Move
     t0: float
     deceleration: np.ndarray
+    wraps: Optional[np.ndarray] = None
 
     def left_s(self, now: float) -> float:
         """Seconds [s] from ``now`` (``time.monotonic()``) until the move ends (0: ended)."""
@@ -353,6 +355,41 @@ def carried_on(q: np.ndarray, v: np.ndarray, received: np.ndarray, at: float) ->
     from its own state).
     """
     return q + v * np.clip(at - received, 0.0, MAX_CARRY_S)
+
+
+#: How long [s] of a move's motion a joint_states reading may lag it (:func:`off_plan`).
+READING_LAG_S = MAX_CARRY_S
+
+
+def off_plan(sent: Sent, positions: np.ndarray, received: np.ndarray,
+             tolerance: float) -> str:
+    """Why joint_states say the controller is not running ``sent`` ('' when they agree).
+
+    Each joint's reading ``positions`` (n,) [rad or m], received at ``received`` (n,)
+    (``time.monotonic()`` [s]), is compared with the move's state at that instant (modulo
+    2 pi where ``sent.wraps``): it may lie ``tolerance`` [rad or m] from it, plus the
+    move's speed there times :data:`READING_LAG_S` (a reading is measured before it
+    comes, and a controller tracks a little behind).  A reading from before the move was
+    sent tells nothing of it.  Farther off, the move is not what the arm does (stopped by
+    the controller: an e-stop, a controller switch, its own abort): a braking planned
+    from the move would start where the arm is not, and the controller, which draws a
+    trajectory's first step from its own state, would make that step fast.
+    """
+    positions, received = np.asarray(positions, dtype=float), np.asarray(received, dtype=float)
+    gap, allowed = np.zeros(len(positions)), np.full(len(positions), np.inf)
+    for t in set(received[received > sent.t0].tolist()):  # one message: one instant
+        at = received == t
+        q, v = sent.move.state_at(t - sent.t0)
+        d = positions - q
+        if sent.wraps is not None:
+            d = np.where(sent.wraps, np.remainder(d + np.pi, 2.0 * np.pi) - np.pi, d)
+        gap[at], allowed[at] = np.abs(d[at]), tolerance + np.abs(v[at]) * READING_LAG_S
+    worst = int(np.argmax(gap - allowed)) if len(gap) else 0
+    if not len(gap) or gap[worst] <= allowed[worst]:
+        return ""
+    return (f"joint_states put joint {sent.move.names[worst]} {gap[worst]:.3f} from the move "
+            f"under way (allowed {allowed[worst]:.3f}: execute_follow_tolerance, plus "
+            f"{READING_LAG_S} s of the move's speed)")
 
 
 def duration_msg(seconds: float) -> Duration:

@@ -104,7 +104,9 @@ class Outputs:
         :func:`execution.next_lead_s`), and is sent then, not before: a controller draws
         it from its own state when it starts it.  An arm that joint_states show moving with
         no move of ours under way is braked the same way, from where its readings carried
-        on at their velocities put it at that instant (:func:`execution.carried_on`).
+        on at their velocities put it at that instant (:func:`execution.carried_on`); so
+        is one whose joint_states are off the move under way (:meth:`_off_plan`: the
+        controller stopped it), which is then no move of ours any more.
         """
         cfg = self._node.config
         current = self._node.joints.fresh(names, cfg.joint_state_timeout)
@@ -118,6 +120,8 @@ class Outputs:
             stop = self._braking(ahead)
             if stop is None:  # none of ours under way then (or it ends first): from now
                 planned, stop = now, self._braking(now)
+        if stop is not None and self._off_plan(under_way):  # the controller stopped it
+            stop = None
         if stop is not None and tuple(names) != stop.names:
             return f"a move of joints {list(stop.names)} is under way: ~/stop_execution first"
         here = np.array([current[n] for n in names])
@@ -277,7 +281,8 @@ class Outputs:
         limits = timing.scaled_limits(group.acceleration_limits,
                                       self._node.config.acceleration_scaling)
         deceleration = np.where(np.isfinite(limits), limits, move.peak_accelerations())
-        sent = execution.Sent(move, now, deceleration)
+        wraps = ~(np.asarray(group.upper) - np.asarray(group.lower) < 2.0 * np.pi)
+        sent = execution.Sent(move, now, deceleration, wraps)
         reason = self._deliver(sent)
         if not reason:
             self._sent = sent
@@ -317,19 +322,44 @@ class Outputs:
 
         The braking move replaces it at the controller (a new trajectory or goal, or the
         position stream's next commands), each joint slowing no harder than it was allowed
-        to move; the servo is not touched (``~/servo/stop``).
+        to move; the servo is not touched (``~/servo/stop``).  When joint_states are off
+        the move (:meth:`_off_plan`: the controller stopped it), the braking starts where
+        they put the arm instead, carried on at their velocities to now (a standing arm:
+        held where it stands, and the controller resumes nothing).
         """
         with self._lock:
-            now = time.monotonic()
+            now, under_way = time.monotonic(), self._sent
             stop = self._braking(now)
             if stop is None:
                 return "no move under way"
-            sent = execution.Sent(stop, now, self._sent.deceleration)
+            off = self._off_plan(under_way)
+            if off:
+                positions, v, received = (np.array(x) for x in
+                                          self._node.joints.motion(stop.names))
+                stop = execution.braking(stop.names, execution.carried_on(
+                    positions, v, received, now), v, under_way.deceleration)
+            sent = execution.Sent(stop, now, under_way.deceleration, under_way.wraps)
             reason = self._deliver(sent)
             if reason:
                 return f"not stopped: {reason}"
             self._sent = sent
-        return f"braking to rest in {stop.duration_s:.3f} s"
+        done = f"braking to rest in {stop.duration_s:.3f} s"
+        return f"{off}; from joint_states instead, {done}" if off else done
+
+    def _off_plan(self, sent: execution.Sent) -> str:
+        """Why joint_states say the controller is not running ``sent`` ('' when they agree).
+
+        :func:`execution.off_plan` at ``execute_follow_tolerance``; '' when some of its
+        joints never came.  Logged as a warning when not ''.
+        """
+        read = self._node.joints.motion(sent.move.names)
+        if read is None:
+            return ""
+        off = execution.off_plan(sent, read[0], read[2],
+                                 self._node.config.execute_follow_tolerance)
+        if off:
+            self._node.get_logger().warning(f"{off}: the controller is not running it")
+        return off
 
     def markers(self, frame: str, T_ref_target: pin.SE3, T_ref_reached: Optional[pin.SE3],
                 closest: Optional[Sequence[np.ndarray]] = None,

@@ -185,6 +185,11 @@ SCHEMA: Tuple[ParamSpec, ...] = (
               _positive),
     ParamSpec("execute_max_joint_jump", 0.5, "Refuse to execute a solution that moves any "
               "joint more than this from the current joint_states [rad or m].", _positive),
+    ParamSpec("execute_follow_tolerance", 0.05, "How far joint_states may read from the "
+              "move under way [rad or m], beyond 0.1 s of its speed (the readings' lag), "
+              "before a stop or a new execute takes it as stopped by the controller (an "
+              "e-stop, a controller switch) and brakes from joint_states, not from the "
+              "move's plan.", _positive),
     ParamSpec("execute_by_default", False, "Execute every successful solution, as if each "
               "request had execute=true (an rviz marker drag: where the marker is released)."),
     ParamSpec("base_goal_topic", "~/base_goal", "geometry_msgs/PoseStamped topic on which "
