@@ -28,6 +28,7 @@ Writes bench/results/analytic.json, analytic.md and analytic.png.
 from __future__ import annotations
 
 import argparse
+import json
 import statistics
 import time
 from pathlib import Path
@@ -190,8 +191,58 @@ def raw_batch(closed, T: np.ndarray) -> Dict:
             "batch_eaik_us": min(times["eaik"])}
 
 
+#: Issue 48's closed-form targets: the in-process median [us], the unreachable median [us]
+#: and the batch rate over lm today's.
+MEDIAN_TARGET_US, UNREACHABLE_TARGET_US, BATCH_TARGET = 25.0, 1000.0, 10.0
+
+
+def verdicts(rows: List[Dict]) -> List[str]:
+    """Issue 48's targets on the closed-form arms of ``rows``, each 'met' or 'missed'.
+
+    The median reads both ways the table gives it: with the other methods between
+    requests (the caches another solver left) and one request after another.
+    """
+    done = [r for r in rows if r["closed_form"]]
+    if not done:
+        return []
+
+    def worst(key: str, pick=max) -> Dict:
+        return pick(done, key=lambda r: r[key])
+
+    def said(ok: bool) -> str:
+        return "met" if ok else "missed"
+    cold, alone = worst("ours_median_us"), worst("ours_alone_median_us")
+    least, counts = worst("ours_success", min), worst("num_solutions_equal_eaik", min)
+    far, proven = worst("unreachable_median_us"), worst("unreachable_no_solution", min)
+    batch = worst("batch_ratio", min)
+    false_no = sum(r["false_no_solution"] for r in done)
+    unreachable_ok = far["unreachable_median_us"] <= UNREACHABLE_TARGET_US \
+        and proven["unreachable_no_solution"] == 1.0
+    return [
+        f"- reachable poses solved: worst {100 * least['ours_success']:.1f} % "
+        f"({least['arm']}), NO_SOLUTION on reachable {false_no} (target 100 %, 0): "
+        f"{said(least['ours_success'] == 1.0 and false_no == 0)}",
+        f"- in-process median, the other methods between requests: worst "
+        f"{cold['ours_median_us']:.1f} us ({cold['arm']}; target <= {MEDIAN_TARGET_US:g} us): "
+        f"{said(cold['ours_median_us'] <= MEDIAN_TARGET_US)}",
+        f"- in-process median, one request after another: worst "
+        f"{alone['ours_alone_median_us']:.1f} us ({alone['arm']}; target <= "
+        f"{MEDIAN_TARGET_US:g} us): {said(alone['ours_alone_median_us'] <= MEDIAN_TARGET_US)}",
+        f"- num_solutions = EAIK's count: worst {100 * counts['num_solutions_equal_eaik']:.0f} % "
+        f"of targets ({counts['arm']}; target 100 %): "
+        f"{said(counts['num_solutions_equal_eaik'] == 1.0)}",
+        f"- unreachable: worst median {far['unreachable_median_us']:.0f} us ({far['arm']}), "
+        f"NO_SOLUTION on worst {100 * proven['unreachable_no_solution']:.0f} % "
+        f"({proven['arm']}; target <= "
+        f"{UNREACHABLE_TARGET_US / 1000:g} ms, 100 %): "
+        f"{said(unreachable_ok)}",
+        f"- batch per core over lm today: worst {batch['batch_ratio']:.1f}x ({batch['arm']}; "
+        f"target >= {BATCH_TARGET:g}x): {said(batch['batch_ratio'] >= BATCH_TARGET)}",
+    ]
+
+
 def report(rows: List[Dict], info: Dict) -> str:
-    """Markdown tables of the run."""
+    """Markdown tables of the run, then issue 48's targets (:func:`verdicts`)."""
     lines = ["# Closed-form pose IK (bench/analytic_bench.py)", "",
              f"Machine: {info['cpu']}, {info['cores']} cores, load {info['load_average']}"
              " (shared: medians, ratios)", "",
@@ -219,6 +270,9 @@ def report(rows: List[Dict], info: Dict) -> str:
     lines += ["", "Without a closed form (lm as before):", ""]
     lines += [f"- {r['arm']} ({r['source']}): {r['reason']}" for r in rows
               if not r["closed_form"]]
+    found = verdicts(rows)
+    if found:
+        lines += ["", "Issue 48's targets on these arms:", ""] + found
     return "\n".join(lines) + "\n"
 
 
@@ -238,7 +292,15 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="40 poses an arm, small batches")
     parser.add_argument("--poses", type=int, default=0)
     parser.add_argument("--arms", nargs="*", help="only these arms (by name)")
+    parser.add_argument("--report-only", action="store_true",
+                        help="write analytic.md and .png anew from analytic.json (no run)")
     args = parser.parse_args()
+    if args.report_only:
+        run = json.loads((RESULTS / "analytic.json").read_text())
+        rows, info = run["arms"], run["machine"]
+        (RESULTS / "analytic.md").write_text(report(rows, info))
+        plot(rows, RESULTS / "analytic.png")
+        return
     poses = args.poses or (40 if args.quick else 200)
     batch_rows = 400 if args.quick else 2000
     rows = []
