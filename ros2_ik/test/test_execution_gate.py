@@ -191,7 +191,7 @@ def test_a_stop_brakes_from_joint_states_when_the_controller_stopped_the_move(ga
             np.testing.assert_allclose(braking.start, planned, atol=1e-12)
             assert np.linalg.norm(braking.start_velocity) > 0.5
         else:
-            assert stopped.startswith("joint_states put joint a "), stopped
+            assert stopped.startswith("joint_states put joint 'a' "), stopped
             assert stopped.endswith("from joint_states instead, braking to rest in 0.001 s")
             for q_held in (braking.start, braking.q_path[-1]):
                 np.testing.assert_allclose(q_held, [0.0, 0.0], atol=1e-12)

@@ -403,13 +403,13 @@ def test_joint_states_off_the_move_under_way_are_told_apart_from_lag():
     lag = v * execution.READING_LAG_S
     assert execution.off_plan(sent, q - lag - 0.009, at, 0.01) == ""
     off = execution.off_plan(sent, q - lag - [0.011, 0.0], at, 0.01)
-    assert off.startswith("joint_states put joint a ") and "execute_follow_tolerance" in off
+    assert off.startswith("joint_states put joint 'a' ") and "execute_follow_tolerance" in off
     assert execution.off_plan(sent, q - [0.0, two_pi], at, 0.01) == ""  # b wraps
     assert execution.off_plan(sent, q - [two_pi, 0.0], at, 0.01).startswith(
-        "joint_states put joint a ")  # a does not
+        "joint_states put joint 'a' ")  # a does not
     assert execution.off_plan(sent, np.zeros(2), np.full(2, 9.9), 0.01) == ""  # before t0
     early = move.state_at(0.1)[0]  # each joint at its own reading's instant
     assert execution.off_plan(sent, [early[0], q[1]], np.array([10.1, 10.5]), 0.01) == ""
     assert execution.off_plan(sent, [early[0], q[1]], at, 0.01) != ""
     assert execution.off_plan(sent, np.zeros(2), at, 0.01).startswith(
-        "joint_states put joint b ")  # the farthest beyond its allowance is named
+        "joint_states put joint 'b' ")  # the farthest beyond its allowance is named

@@ -387,7 +387,7 @@ def off_plan(sent: Sent, positions: np.ndarray, received: np.ndarray,
     worst = int(np.argmax(gap - allowed)) if len(gap) else 0
     if not len(gap) or gap[worst] <= allowed[worst]:
         return ""
-    return (f"joint_states put joint {sent.move.names[worst]} {gap[worst]:.3f} from the move "
+    return (f"joint_states put joint '{sent.move.names[worst]}' {gap[worst]:.3f} from the move "
             f"under way (allowed {allowed[worst]:.3f}: execute_follow_tolerance, plus "
             f"{READING_LAG_S} s of the move's speed)")
 
