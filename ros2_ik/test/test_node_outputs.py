@@ -479,6 +479,45 @@ def test_stop_after_the_controller_stopped_the_move_holds_the_arm_where_it_stand
         assert node.stop() == 0, node.output()
 
 
+def test_an_arm_read_late_on_its_move_is_braked_from_the_move(ros_context, model, lag_s=0.05):
+    """joint_states of an arm that follows the move, read ``lag_s`` late (as a driver's
+    readings come, with their velocities): a new goal mid-move is not taken for one
+    after a stop the controller made, but brakes the move from its plan, then goes on."""
+    import time
+    topic = "/lagging/controller"
+    node, client = start("lagging", f"controller_topic:={topic}")
+    try:
+        sent = collect(client, JointTrajectory, topic)
+        first = near_target(model, np.array([0.3, 0.0, 0.0, 0.3, 0.0, 0.0, 0.0]))
+        first.execute = True
+        executed(client, first, sent, joints=(ARM, READY))
+        move, t0 = execution.Move.of(sent[-1], READY), time.monotonic()  # as the arm runs it
+
+        def reading():
+            return move.state_at(time.monotonic() - t0 - lag_s)
+        deadline = t0 + 0.6  # the ~1.3 s move is ~0.14 rad on by then, at ~0.4 rad/s
+        while time.monotonic() < deadline:
+            client.publish_joints(ARM, *reading())
+            client.spin(0.02)
+        count = len(sent)
+        other = near_target(model, np.array([-0.2, 0.0, 0.0, 0.1, 0.0, 0.0, 0.0]))
+        other.execute = True
+        q, v = reading()
+        res = with_fresh_joints(client, ARM, q, lambda: client.call(other), velocities=v)
+        assert res.error_code.val == IKErrorCode.SUCCESS, res.message
+        wait_for(lambda: len(sent) > count, 5, "the redirected trajectory", client.spin)
+        stop, end = sent[-1].points  # braked from the move, then on: not from rest
+        goal = np.array(move.q_path[-1])
+        fraction = (np.array(stop.positions) - READY) / (goal - READY)
+        moved = np.abs(goal - READY) > 1e-3
+        assert np.ptp(fraction[moved]) < 1e-6 and 0.05 < fraction[0] < 0.95  # on its line
+        np.testing.assert_allclose(end.positions, res.solution.position, atol=1e-12)
+    finally:
+        client.close()
+        assert node.stop() == 0, node.output()
+    assert "the controller is not running it" not in node.output()
+
+
 def spin_for(client, seconds: float) -> None:
     """Process callbacks for ``seconds`` [s] of wall time."""
     import time
