@@ -213,3 +213,30 @@ def test_a_new_goal_after_the_controller_stopped_the_move_starts_where_the_arm_s
     assert len(move.q_path) == 1 and not np.any(move.start_velocity)
     np.testing.assert_allclose(move.start, [0.05, 0.0], atol=1e-12)
     np.testing.assert_allclose(move.q_path[0], [0.1, 0.1], atol=1e-12)
+
+
+def test_the_watch_stops_a_move_joint_states_leave_only_when_asked(gate):
+    """execute_watch: every period, a move under way whose joint_states are off it (the
+    controller stopped it without telling: an e-stop) is replaced by a hold where they
+    put the arm, so that the controller resumes nothing after a reset; readings on the
+    move leave it running, and so does the watch when not asked for."""
+    outputs, node = gate
+    for watching, follows in ((False, False), (True, True), (True, False)):
+        node.config = config(controller_topic="/gate/commands", velocity_scaling=1.0,
+                             execute_watch=watching)
+        node.joints.update(NAMES, [0.0, 0.0])
+        assert outputs.execute(Limits(), NAMES, np.array([0.4, -0.2]), True) == ""
+        under_way = outputs._sent
+        time.sleep(0.4)
+        q, _ = under_way.move.state_at(time.monotonic() - under_way.t0)
+        node.joints.update(NAMES, (q if follows else np.zeros(2)).tolist())
+        outputs.watch()
+        if not watching or follows:
+            assert outputs._sent is under_way
+            outputs.stop_execution()
+        else:
+            held = outputs._sent.move
+            assert outputs._sent is not under_way and held.duration_s == 1e-3
+            for q_held in (held.start, held.q_path[-1]):
+                np.testing.assert_allclose(q_held, [0.0, 0.0], atol=1e-12)
+        time.sleep(outputs.under_way() + 0.01)

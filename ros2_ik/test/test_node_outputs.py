@@ -443,6 +443,13 @@ def test_stop_execution_brakes_the_move_under_way(ros_context, model, mode):
         assert node.stop() == 0, node.output()
 
 
+def assert_held_at(trajectory: JointTrajectory, q: np.ndarray) -> None:
+    """Check that ``trajectory`` is one point at ``q`` at rest: a hold where the arm stands."""
+    (point,) = trajectory.points
+    np.testing.assert_allclose(point.positions, q, atol=1e-12)
+    assert not any(point.velocities)
+
+
 def test_stop_after_the_controller_stopped_the_move_holds_the_arm_where_it_stands(
         ros_context, model):
     """A topic controller stopped the move itself (an e-stop, a controller switch) and says
@@ -471,12 +478,36 @@ def test_stop_after_the_controller_stopped_the_move_holds_the_arm_where_it_stand
             braked.message
         assert braked.message.endswith("from joint_states instead, braking to rest in 0.001 s")
         wait_for(lambda: len(sent) > count, 5, "the hold", client.spin)
-        (point,) = sent[-1].points
-        np.testing.assert_allclose(point.positions, READY, atol=1e-12)
-        assert not any(point.velocities)
+        assert_held_at(sent[-1], READY)
     finally:
         client.close()
         assert node.stop() == 0, node.output()
+
+
+def test_the_watch_holds_an_arm_the_controller_stopped_without_a_call(ros_context, model):
+    """execute_watch: the controller stopped the move itself and says nothing, joint_states
+    read the arm standing off it: the node replaces the move by a hold where the arm
+    stands on its own (no ~/stop_execution), and logs why."""
+    import time
+    topic = "/watch/controller"
+    node, client = start("watch", f"controller_topic:={topic}", "velocity_scaling:=0.1",
+                         "execute_watch:=true")
+    try:
+        sent = collect(client, JointTrajectory, topic)
+        req = near_target(model, np.array([0.3, 0.0, 0.0, 0.3, 0.0, 0.0, 0.0]))
+        req.execute = True
+        executed(client, req, sent, joints=(ARM, READY))
+        count = len(sent)
+        deadline = time.monotonic() + 1.5  # the ~2.6 s move is ~0.13 rad on by 1.2 s
+        while time.monotonic() < deadline and len(sent) == count:
+            client.publish_joints(ARM, READY)  # the arm reads where it stopped
+            client.spin(0.02)
+        assert len(sent) > count, "no hold sent"
+        assert_held_at(sent[-1], READY)
+    finally:
+        client.close()
+        assert node.stop() == 0, node.output()
+    assert "execute_watch: the move under way stopped, the arm held" in node.output()
 
 
 def test_an_arm_read_late_on_its_move_is_braked_from_the_move(ros_context, model, lag_s=0.05):

@@ -30,6 +30,10 @@ from ros2_ik.node.position_stream import PositionStream
 from ros2_ik.node.trajectory_action import make_sender
 
 
+#: How often [s] a move under way is checked against joint_states (``execute_watch``).
+WATCH_PERIOD_S = 0.05
+
+
 class Outputs:
     """Publishers of one node and the safety gate in front of the controller."""
 
@@ -51,6 +55,7 @@ class Outputs:
         self._lock = threading.Lock()
         node.create_service(Trigger, "~/stop_execution", self._on_stop,
                             callback_group=node.solve_group)
+        node.create_timer(WATCH_PERIOD_S, self.watch, callback_group=node.solve_group)
         self.action_sender = make_sender(node, cfg.controller_action, node.solve_group)
         self.base_goal_pub = (node.create_publisher(PoseStamped, cfg.base_goal_topic, 10)
                               if cfg.base_goal_topic else None)
@@ -334,17 +339,50 @@ class Outputs:
                 return "no move under way"
             off = self._off_plan(under_way)
             if off:
-                positions, v, received = (np.array(x) for x in
-                                          self._node.joints.motion(stop.names))
-                stop = execution.braking(stop.names, execution.carried_on(
-                    positions, v, received, now), v, under_way.deceleration)
-            sent = execution.Sent(stop, now, under_way.deceleration, under_way.wraps)
-            reason = self._deliver(sent)
+                stop = self._measured_stop(under_way, now)
+            reason = self._replace(under_way, stop, now)
             if reason:
                 return f"not stopped: {reason}"
-            self._sent = sent
         done = f"braking to rest in {stop.duration_s:.3f} s"
         return f"{off}; from joint_states instead, {done}" if off else done
+
+    def watch(self) -> None:
+        """With ``execute_watch``: stop the move under way when joint_states are off it.
+
+        Every :data:`WATCH_PERIOD_S`: as :meth:`stop_execution` does when they are off
+        (:meth:`_off_plan`), the arm held where they put it (or their motion braked), and
+        an error logged.  A controller stopped without the node knowing (an e-stop on a
+        topic or a position stream) then resumes nothing when it is reset: it has the
+        hold, not the rest of the move.
+        """
+        if not self._node.config.execute_watch:
+            return
+        with self._lock:
+            now, under_way = time.monotonic(), self._sent
+            if under_way is None or under_way.left_s(now) <= 0.0 \
+                    or not self._off_plan(under_way):
+                return
+            stop = self._measured_stop(under_way, now)
+            reason = self._replace(under_way, stop, now)
+        self._node.get_logger().error(
+            f"execute_watch: the move under way stopped: {reason}" if reason else
+            f"execute_watch: the move under way stopped, the arm held where joint_states "
+            f"put it (braking to rest in {stop.duration_s:.3f} s)")
+
+    def _measured_stop(self, under_way: execution.Sent, now: float) -> execution.Move:
+        """Return the braking from joint_states carried on to ``now`` (``under_way``'s rates)."""
+        names = under_way.move.names
+        positions, v, received = (np.array(x) for x in self._node.joints.motion(names))
+        return execution.braking(names, execution.carried_on(positions, v, received, now), v,
+                                 under_way.deceleration)
+
+    def _replace(self, under_way: execution.Sent, stop: execution.Move, now: float) -> str:
+        """Send braking ``stop`` in place of ``under_way`` (under ``_lock``); '' or why not."""
+        sent = execution.Sent(stop, now, under_way.deceleration, under_way.wraps)
+        reason = self._deliver(sent)
+        if not reason:
+            self._sent = sent
+        return reason
 
     def _off_plan(self, sent: execution.Sent) -> str:
         """Why joint_states say the controller is not running ``sent`` ('' when they agree).

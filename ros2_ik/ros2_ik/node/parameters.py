@@ -190,6 +190,12 @@ SCHEMA: Tuple[ParamSpec, ...] = (
               "before a stop or a new execute takes it as stopped by the controller (an "
               "e-stop, a controller switch) and brakes from joint_states, not from the "
               "move's plan.", _positive),
+    ParamSpec("execute_watch", False, "Watch each move under way against joint_states "
+              "(every 50 ms) and stop it when they read it off by more than "
+              "execute_follow_tolerance: the arm is held where they put it, so that a "
+              "controller stopped without telling the node (an e-stop) resumes nothing "
+              "after a reset. Off by default: a controller that tracks more loosely would "
+              "see its moves stopped."),
     ParamSpec("execute_by_default", False, "Execute every successful solution, as if each "
               "request had execute=true (an rviz marker drag: where the marker is released)."),
     ParamSpec("base_goal_topic", "~/base_goal", "geometry_msgs/PoseStamped topic on which "
