@@ -208,7 +208,10 @@ def test_a_new_goal_after_the_controller_stopped_the_move_starts_where_the_arm_s
     assert outputs.execute(Limits(), NAMES, np.array([0.4, -0.2]), True) == ""
     time.sleep(0.4)
     node.joints.update(NAMES, [0.05, 0.0])  # stopped near where it started
-    assert outputs.execute(Limits(), NAMES, np.array([0.1, 0.1]), True) == ""
+    notes = []
+    assert outputs.execute(Limits(), NAMES, np.array([0.1, 0.1]), True, notes=notes) == ""
+    assert len(notes) == 1 and notes[0].startswith("joint_states put joint 'a' ")
+    assert notes[0].endswith(": taken as stopped by the controller")
     move = outputs._sent.move
     assert len(move.q_path) == 1 and not np.any(move.start_velocity)
     np.testing.assert_allclose(move.start, [0.05, 0.0], atol=1e-12)

@@ -479,6 +479,23 @@ def test_stop_after_the_controller_stopped_the_move_holds_the_arm_where_it_stand
         assert braked.message.endswith("from joint_states instead, braking to rest in 0.001 s")
         wait_for(lambda: len(sent) > count, 5, "the hold", client.spin)
         assert_held_at(sent[-1], READY)
+        # Again, then a new goal instead of the stop: it goes from rest where the arm
+        # stands (not after a braking of the move), and the reply says why.
+        executed(client, req, sent, joints=(ARM, READY))
+        deadline = time.monotonic() + 1.2
+        while time.monotonic() < deadline:
+            client.publish_joints(ARM, READY)
+            client.spin(0.02)
+        count = len(sent)
+        other = near_target(model, np.array([-0.1, 0.0, 0.0, 0.1, 0.0, 0.0, 0.0]))
+        other.execute = True
+        res = client.call(other)
+        assert res.error_code.val == IKErrorCode.SUCCESS, res.message
+        assert "sent to the controller (joint_states put joint" in res.message, res.message
+        assert res.message.endswith(": taken as stopped by the controller)"), res.message
+        wait_for(lambda: len(sent) > count, 5, "the new goal's trajectory", client.spin)
+        (point,) = sent[-1].points  # from rest where the arm stands: no braking first
+        np.testing.assert_allclose(point.positions, res.solution.position, atol=1e-12)
     finally:
         client.close()
         assert node.stop() == 0, node.output()

@@ -96,10 +96,12 @@ def _contact_refusal(contact, origin: str, clearance_m: float) -> str:
             f"{clearance_m:g} m)")
 
 
-def note_outcome(response, reason: str, succeeded: bool, refused_code: int) -> None:
+def note_outcome(response, reason: str, succeeded: bool, refused_code: int,
+                 notes: Sequence[str] = ()) -> None:
     """Write an execution's outcome into a reply's ``message`` (and ``error_code.val``).
 
-    ``refused_code`` replaces the code of a success that was refused.
+    ``refused_code`` replaces the code of a success that was refused; ``notes``: what the
+    execution found on the way (the move under way taken as stopped), after the outcome.
     """
     if reason:
         response.message += f"; not executed: {reason}"
@@ -107,6 +109,7 @@ def note_outcome(response, reason: str, succeeded: bool, refused_code: int) -> N
             response.error_code.val = refused_code
     else:
         response.message += "; sent to the controller"
+    response.message += "".join(f" ({note})" for note in notes)
 
 
 def duration_s(q: np.ndarray, start: np.ndarray, velocity_limits: np.ndarray,

@@ -348,12 +348,13 @@ class IKNode(Node):
         answer, group = computed.response, computed.group
         q = np.asarray(answer.solution.position)
         ok = answer.error_code.val == IKErrorCode.SUCCESS
+        notes: list = []
         reason = self.outputs.execute(joint_limits(group), answer.solution.name, q,
                                       ok, answer.error_code.val == IKErrorCode.IN_COLLISION,
-                                      self.outputs.move_check(group, avoid_collisions))
+                                      self.outputs.move_check(group, avoid_collisions), notes)
         if not reason and has_base(group):
             reason = self.outputs.base_goal(answer.solution_base)
-        execution.note_outcome(answer, reason, ok, IKErrorCode.EXECUTION_REFUSED)
+        execution.note_outcome(answer, reason, ok, IKErrorCode.EXECUTION_REFUSED, notes)
 
     def _log_answer(self, answer: ComputeIK.Response) -> None:
         code = answer.error_code.val

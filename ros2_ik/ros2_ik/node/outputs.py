@@ -96,7 +96,8 @@ class Outputs:
 
     def execute(self, group, names: Sequence[str], q: np.ndarray, succeeded: bool,
                 collides: bool = False,
-                move: Optional[Callable[[Sequence[np.ndarray]], str]] = None) -> str:
+                move: Optional[Callable[[Sequence[np.ndarray]], str]] = None,
+                notes: Optional[list] = None) -> str:
         """Send ``q`` to the controller when safe; returns the refusal reason or ''.
 
         ``group``: anything with the joints' ``lower``, ``upper``, ``velocity_limits`` and
@@ -111,7 +112,7 @@ class Outputs:
         no move of ours under way is braked the same way, from where its readings carried
         on at their velocities put it at that instant (:func:`execution.carried_on`); so
         is one whose joint_states are off the move under way (:meth:`_off_plan`: the
-        controller stopped it), which is then no move of ours any more.
+        controller stopped it), which is then no move of ours any more; ``notes`` gets why.
         """
         cfg = self._node.config
         current = self._node.joints.fresh(names, cfg.joint_state_timeout)
@@ -125,8 +126,11 @@ class Outputs:
             stop = self._braking(ahead)
             if stop is None:  # none of ours under way then (or it ends first): from now
                 planned, stop = now, self._braking(now)
-        if stop is not None and self._off_plan(under_way):  # the controller stopped it
+        off = self._off_plan(under_way) if stop is not None else ""
+        if off:  # the controller stopped it
             stop = None
+            if notes is not None:
+                notes.append(f"{off}: taken as stopped by the controller")
         if stop is not None and tuple(names) != stop.names:
             return f"a move of joints {list(stop.names)} is under way: ~/stop_execution first"
         here = np.array([current[n] for n in names])
