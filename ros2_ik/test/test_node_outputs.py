@@ -527,6 +527,46 @@ def test_the_watch_holds_an_arm_the_controller_stopped_without_a_call(ros_contex
     assert "execute_watch: the move under way stopped, the arm held" in node.output()
 
 
+def test_moves_a_controller_runs_are_never_taken_as_stopped(ros_context, model):
+    """A controller that runs what it is sent as a JointTrajectoryController draws it, its
+    joint_states 50 ms late with velocities (fake_controller's follow mode), and
+    execute_watch on: a move, a new goal mid-move and the move there run to their end,
+    none taken as stopped (no hold, no note), and the arm ends at the second goal."""
+    from ros2_ik.node.harness import FakeControllerProcess
+    topic = "/follow/controller"
+    arm = FakeControllerProcess("follow", ARM, READY, topic, mode="follow", rate_hz=100.0,
+                                lag_s=0.05)
+    node, client = start("follow", f"controller_topic:={topic}", "execute_watch:=true",
+                         joints=False)
+    try:
+        states = []
+        client.node.create_subscription(JointState, "/follow/joint_states", states.append, 10)
+        sent = collect(client, JointTrajectory, topic)
+        answers = []
+
+        def sent_one(dq) -> bool:
+            req = near_target(model, np.array(dq))
+            req.execute = True
+            answers.append(client.call(req))
+            return "sent to the controller" in answers[-1].message
+        wait_for(lambda: sent_one([0.3, 0.0, 0.0, 0.3, 0.0, 0.0, 0.0]), 20,
+                 "the first move, from the arm's joint_states", client.spin)
+        spin_for(client, 0.6)
+        assert sent_one([-0.2, 0.0, 0.0, 0.1, 0.0, 0.0, 0.0]), answers[-1].message
+        assert answers[-1].message.endswith("; sent to the controller"), answers[-1].message
+        wait_for(lambda: len(sent) >= 2 and len(sent[-1].points) == 2, 5,
+                 "the redirect: braking, then on", client.spin)
+        end = sent[-1].points[-1].time_from_start
+        spin_for(client, end.sec + 1e-9 * end.nanosec + 0.3)
+        np.testing.assert_allclose(states[-1].position, answers[-1].solution.position,
+                                   atol=1e-9)
+    finally:
+        client.close()
+        arm.stop()
+        assert node.stop() == 0, node.output()
+    assert "execute_watch" not in node.output() and "not running" not in node.output()
+
+
 def test_an_arm_read_late_on_its_move_is_braked_from_the_move(ros_context, model, lag_s=0.05):
     """joint_states of an arm that follows the move, read ``lag_s`` late (as a driver's
     readings come, with their velocities): a new goal mid-move is not taken for one

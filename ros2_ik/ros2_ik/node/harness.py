@@ -188,8 +188,12 @@ class FakeControllerProcess(NodeProcess):
     """``node/fake_controller.py`` as a child process: a simulated arm under ``namespace``."""
 
     def __init__(self, namespace: str, joints: Sequence[str], positions: Sequence[float],
-                 command_topic: str, mode: str = "position", rate_hz: float = 250.0):
-        """Publish ``namespace``/joint_states from ``positions``, obey ``command_topic``."""
+                 command_topic: str, mode: str = "position", rate_hz: float = 250.0,
+                 lag_s: float = 0.0):
+        """Publish ``namespace``/joint_states from ``positions``, obey ``command_topic``.
+
+        ``lag_s``: how late joint_states read in mode ``follow`` [s].
+        """
         self._log = tempfile.NamedTemporaryFile(prefix="fake_controller_", suffix=".log",
                                                 delete=False)
         args = [sys.executable, "-m", "ros2_ik.node.fake_controller", "--ros-args",
@@ -197,7 +201,7 @@ class FakeControllerProcess(NodeProcess):
                 "-p", f"joints:={_param_text(list(joints))}",
                 "-p", f"positions:={_param_text([float(v) for v in positions])}",
                 "-p", f"command_topic:={command_topic}", "-p", f"mode:={mode}",
-                "-p", f"rate:={float(rate_hz)}"]
+                "-p", f"rate:={float(rate_hz)}", "-p", f"lag:={float(lag_s)}"]
         env = dict(os.environ, RCUTILS_LOGGING_BUFFERED_STREAM="0", PYTHONUNBUFFERED="1")
         self.proc = subprocess.Popen(args, stdout=self._log, stderr=subprocess.STDOUT,
                                      env=env)
