@@ -168,6 +168,19 @@ def test_a_small_move_does_not_let_a_moving_arm_coast_and_limits_hold(gate):
     assert reason.startswith("braking the motion under way would end with joints ['a']")
 
 
+def _moved_then_read(outputs, node, follows: bool):
+    """Send a 0.75 s move from rest at 0; 0.4 s on (~0.2 rad on, ~0.9 rad/s), read the arm
+    on it (``follows``) or standing where it started (the controller stopped it).
+    Returns the move under way (``execution.Sent``)."""
+    node.joints.update(NAMES, [0.0, 0.0])
+    assert outputs.execute(Limits(), NAMES, np.array([0.4, -0.2]), True) == ""
+    under_way = outputs._sent
+    time.sleep(0.4)
+    q, _ = under_way.move.state_at(time.monotonic() - under_way.t0)
+    node.joints.update(NAMES, (q if follows else np.zeros(2)).tolist())
+    return under_way
+
+
 def test_a_stop_brakes_from_joint_states_when_the_controller_stopped_the_move(gate):
     """joint_states off the move under way beyond execute_follow_tolerance plus 0.1 s of
     its speed (an e-stop, a controller switch: a topic controller says nothing): the stop
@@ -177,12 +190,7 @@ def test_a_stop_brakes_from_joint_states_when_the_controller_stopped_the_move(ga
     outputs, node = gate
     node.config = config(controller_topic="/gate/commands", velocity_scaling=1.0)
     for follows in (True, False):
-        node.joints.update(NAMES, [0.0, 0.0])
-        assert outputs.execute(Limits(), NAMES, np.array([0.4, -0.2]), True) == ""
-        under_way = outputs._sent
-        time.sleep(0.4)  # 0.75 s move: ~0.2 rad on, ~0.9 rad/s
-        q, v = under_way.move.state_at(time.monotonic() - under_way.t0)
-        node.joints.update(NAMES, (q if follows else np.zeros(2)).tolist())
+        under_way = _moved_then_read(outputs, node, follows)
         stopped = outputs.stop_execution()
         braking = outputs._sent.move
         if follows:
@@ -227,12 +235,7 @@ def test_the_watch_stops_a_move_joint_states_leave_only_when_asked(gate):
     for watching, follows in ((False, False), (True, True), (True, False)):
         node.config = config(controller_topic="/gate/commands", velocity_scaling=1.0,
                              execute_watch=watching)
-        node.joints.update(NAMES, [0.0, 0.0])
-        assert outputs.execute(Limits(), NAMES, np.array([0.4, -0.2]), True) == ""
-        under_way = outputs._sent
-        time.sleep(0.4)
-        q, _ = under_way.move.state_at(time.monotonic() - under_way.t0)
-        node.joints.update(NAMES, (q if follows else np.zeros(2)).tolist())
+        under_way = _moved_then_read(outputs, node, follows)
         outputs.watch()
         if not watching or follows:
             assert outputs._sent is under_way
@@ -242,4 +245,34 @@ def test_the_watch_stops_a_move_joint_states_leave_only_when_asked(gate):
             assert outputs._sent is not under_way and held.duration_s == 1e-3
             for q_held in (held.start, held.q_path[-1]):
                 np.testing.assert_allclose(q_held, [0.0, 0.0], atol=1e-12)
+        time.sleep(outputs.under_way() + 0.01)
+
+
+def test_a_path_waits_for_a_move_the_arm_makes_not_for_one_the_controller_stopped(gate):
+    """A path is timed from rest: refused while a move runs that joint_states follow, but
+    sent when they show the arm standing off it (the controller stopped it without
+    telling), with a note saying so."""
+    from builtin_interfaces.msg import Duration
+    from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+
+    class PathLimits(Limits):
+        def within_limits(self, q):
+            return bool(np.all((self.lower <= q) & (q <= self.upper)))
+    outputs, node = gate
+    node.config = config(controller_topic="/gate/commands", velocity_scaling=1.0)
+    path = JointTrajectory(joint_names=NAMES, points=[JointTrajectoryPoint(
+        positions=[0.05, 0.0], velocities=[0.0, 0.0], time_from_start=Duration(sec=1))])
+    for follows in (True, False):
+        under_way = _moved_then_read(outputs, node, follows)
+        notes = []
+        reason = outputs.execute_path(PathLimits(), path, np.array([[0.05, 0.0]]), True,
+                                      notes=notes)
+        if follows:
+            assert reason.startswith("a move is under way") and not notes, reason
+            outputs.stop_execution()
+        else:
+            assert reason == "" and outputs._sent is not under_way
+            assert len(notes) == 1 and notes[0].startswith("joint_states put joint 'a' ")
+            np.testing.assert_allclose(outputs._sent.move.start, [0.0, 0.0], atol=1e-12)
+            np.testing.assert_allclose(outputs._sent.move.q_path, [[0.05, 0.0]])
         time.sleep(outputs.under_way() + 0.01)

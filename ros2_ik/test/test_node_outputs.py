@@ -458,7 +458,9 @@ def test_stop_after_the_controller_stopped_the_move_holds_the_arm_where_it_stand
     from where the arm stands) but a hold where joint_states put the arm, and says why."""
     import time
 
+    from ros2_ik_interfaces.srv import ComputeIKPath
     from std_srvs.srv import Trigger
+    from test_node_path import line_request
     topic = "/estop/controller"
     node, client = start("estop", f"controller_topic:={topic}", "velocity_scaling:=0.1")
     try:
@@ -496,6 +498,20 @@ def test_stop_after_the_controller_stopped_the_move_holds_the_arm_where_it_stand
         wait_for(lambda: len(sent) > count, 5, "the new goal's trajectory", client.spin)
         (point,) = sent[-1].points  # from rest where the arm stands: no braking first
         np.testing.assert_allclose(point.positions, res.solution.position, atol=1e-12)
+        # And a path, timed from rest: not refused for a move the arm does not make ("a
+        # move is under way"), and the reply says why.
+        spin_for(client, 1.0)  # that move ends (by the node's clock)
+        executed(client, req, sent, joints=(ARM, READY))
+        deadline = time.monotonic() + 1.2
+        while time.monotonic() < deadline:
+            client.publish_joints(ARM, READY)
+            client.spin(0.02)
+        paths = client.node.create_client(ComputeIKPath, "/estop/compute_ik_path")
+        assert paths.wait_for_service(timeout_sec=30.0)
+        answer = call_resending(paths, line_request(model, [0.0, 0.03, 0.0], 5, execute=True),
+                                client.spin, 60.0, 10.0)
+        assert answer.error_code.val == IKErrorCode.SUCCESS, answer.message
+        assert answer.message.endswith(": taken as stopped by the controller)"), answer.message
     finally:
         client.close()
         assert node.stop() == 0, node.output()

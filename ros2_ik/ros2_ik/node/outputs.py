@@ -175,7 +175,8 @@ class Outputs:
 
     def execute_path(self, group, trajectory: JointTrajectory, q_path: np.ndarray,
                      succeeded: bool,
-                     move: Optional[Callable[[Sequence[np.ndarray]], str]] = None) -> str:
+                     move: Optional[Callable[[Sequence[np.ndarray]], str]] = None,
+                     notes: Optional[list] = None) -> str:
         """Send a path (``q_path`` (m, n), timed in ``trajectory``) when safe; refusal or ''.
 
         The first point is held to ``execute_max_joint_jump`` from fresh joint_states (as
@@ -183,7 +184,8 @@ class Outputs:
         (:class:`.PositionStream`), and a whole-body group's path (its base moves) is
         refused: it said "joint_states are stale" before, as its base columns are in no
         joint_states.  Refused while a move is under way: the path is timed from rest
-        where the arm is.
+        where the arm is; a move joint_states are off (:meth:`_off_plan`: the controller
+        stopped it) is none (``notes`` gets why), as for :meth:`execute`.
         """
         if has_base(group):  # the base's coordinates are no controller's joints
             return (f"a whole-body path moves the base ('{group.base_joint}'); ros2_ik sends "
@@ -199,10 +201,15 @@ class Outputs:
         outside = [k for k, q in enumerate(q_path) if not group.within_limits(q)]
         if outside:
             return f"points {outside} are outside the joint limits"
-        left = self.under_way()
-        if left > 0.0:
+        with self._lock:
+            under_way = self._sent
+            left = under_way.left_s(time.monotonic()) if under_way is not None else 0.0
+        off = self._off_plan(under_way) if left > 0.0 else ""
+        if left > 0.0 and not off:
             return (f"a move is under way ({left:.2f} s left): a path is timed from rest "
                     f"(~/stop_execution brakes the move)")
+        if off and notes is not None:
+            notes.append(f"{off}: taken as stopped by the controller")
         at = np.array([current[n] for n in names])
         if self._moving(group, names) is not None:
             return ("the arm is moving (joint_states velocities): a path is timed from rest; "
@@ -212,7 +219,8 @@ class Outputs:
             return reason
         with self._lock:
             now = time.monotonic()
-            if self._sent is not None and self._sent.left_s(now) > 0.0:
+            if self._sent is not None and self._sent.left_s(now) > 0.0 \
+                    and not (off and self._sent is under_way):
                 return "a move was sent meanwhile: send the path again"
             return self._send(group, execution.Move.of(trajectory, at), now)
 

@@ -72,14 +72,15 @@ class PathServer:
                                       cfg.acceleration_scaling, cfg.min_trajectory_duration)
         ok = response.error_code.val == IKErrorCode.SUCCESS
         reason = execution.duration_refusal(times[-1]) if ok and times is not None else ""
+        notes: list = []
         if not reason:
             trajectory = trajectory_msg(group.joint_names, result.q_path,
                                         times if times is not None else
                                         np.zeros(len(result.q_path)), start)
             outputs = self._node.outputs
             reason = outputs.execute_path(group, trajectory, result.q_path, ok,
-                                          outputs.move_check(group, avoid_collisions))
-        execution.note_outcome(response, reason, ok, IKErrorCode.EXECUTION_REFUSED)
+                                          outputs.move_check(group, avoid_collisions), notes)
+        execution.note_outcome(response, reason, ok, IKErrorCode.EXECUTION_REFUSED, notes)
 
     def _draw(self, request: ComputeIKPath.Request, answer: PathAnswer) -> None:
         """Publish the path's markers and DisplayTrajectory when someone subscribes.
