@@ -558,6 +558,11 @@ def test_moves_a_controller_runs_are_never_taken_as_stopped(ros_context, model):
         states = []
         client.node.create_subscription(JointState, "/follow/joint_states", states.append, 10)
         sent = collect(client, JointTrajectory, topic)
+        # Both ends of the node's controller topic known (the arm's and this test's) and
+        # the arm publishing: a trajectory sent before discovery matched is lost.
+        wait_for(lambda: client.node.count_subscribers(topic) >= 2 and states, 20,
+                 "the fake arm on the controller topic", client.spin)
+        spin_for(client, 0.5)
         answers = []
 
         def sent_one(dq) -> bool:
@@ -568,9 +573,10 @@ def test_moves_a_controller_runs_are_never_taken_as_stopped(ros_context, model):
         wait_for(lambda: sent_one([0.3, 0.0, 0.0, 0.3, 0.0, 0.0, 0.0]), 20,
                  "the first move, from the arm's joint_states", client.spin)
         spin_for(client, 0.6)
+        assert np.abs(np.array(states[-1].position) - READY).max() > 0.01  # the arm follows
         assert sent_one([-0.2, 0.0, 0.0, 0.1, 0.0, 0.0, 0.0]), answers[-1].message
         assert answers[-1].message.endswith("; sent to the controller"), answers[-1].message
-        wait_for(lambda: len(sent) >= 2 and len(sent[-1].points) == 2, 5,
+        wait_for(lambda: sent and len(sent[-1].points) == 2, 5,
                  "the redirect: braking, then on", client.spin)
         end = sent[-1].points[-1].time_from_start
         spin_for(client, end.sec + 1e-9 * end.nanosec + 0.3)
