@@ -22,6 +22,7 @@ class Limits:
 
     lower, upper = np.full(2, -3.0), np.full(2, 3.0)
     velocity_limits, acceleration_limits = np.full(2, 1.0), np.full(2, np.inf)
+    wraps = np.zeros(2, dtype=bool)
 
 
 class Servo:

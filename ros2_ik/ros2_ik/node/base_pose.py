@@ -199,12 +199,17 @@ def reply_vector(group, solution, solution_base: MultiDOFJointState) -> np.ndarr
 
 
 class JointLimits(NamedTuple):
-    """The limits of a group's 1-DoF joints (what execution checks and times)."""
+    """The limits of a group's 1-DoF joints (what execution checks and times).
+
+    ``wraps``: the group's own (:attr:`Group.wraps`: every angle has an equivalent inside
+    the limits).
+    """
 
     lower: np.ndarray
     upper: np.ndarray
     velocity_limits: np.ndarray
     acceleration_limits: np.ndarray
+    wraps: np.ndarray
 
 
 def joint_limits(group) -> JointLimits:
@@ -214,7 +219,8 @@ def joint_limits(group) -> JointLimits:
     acceleration = np.asarray(group.acceleration_limits, dtype=float)
     return JointLimits(np.asarray(group.lower)[part], np.asarray(group.upper)[part],
                        velocity[len(velocity) - len(names):],
-                       acceleration[len(acceleration) - len(names):])
+                       acceleration[len(acceleration) - len(names):],
+                       np.asarray(group.wraps)[part])
 
 
 def robot_base_joint(robot) -> str:

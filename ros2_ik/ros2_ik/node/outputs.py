@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import Callable, Optional, Sequence
+from typing import Callable, Optional, Sequence, Tuple
 
 import numpy as np
 import pinocchio as pin
@@ -100,8 +100,9 @@ class Outputs:
                 notes: Optional[list] = None) -> str:
         """Send ``q`` to the controller when safe; returns the refusal reason or ''.
 
-        ``group``: anything with the joints' ``lower``, ``upper``, ``velocity_limits`` and
-        ``acceleration_limits`` (a whole-body group's joints: node/base_pose.joint_limits).
+        ``group``: anything with the joints' ``lower``, ``upper``, ``velocity_limits``,
+        ``acceleration_limits`` and ``wraps`` (a whole-body group's joints:
+        node/base_pose.joint_limits).
         ``move``: the check of the move there (:meth:`move_check`).  While a move is under
         way, the new one brakes it to rest first (:meth:`execution.Sent.braking`: no joint
         slows harder than it may) and goes on from there: the controller never gets a new
@@ -126,11 +127,8 @@ class Outputs:
             stop = self._braking(ahead)
             if stop is None:  # none of ours under way then (or it ends first): from now
                 planned, stop = now, self._braking(now)
-        off = self._off_plan(under_way) if stop is not None else ""
-        if off:  # the controller stopped it
+        if stop is not None and self._off_plan(under_way, notes):  # the controller stopped it
             stop = None
-            if notes is not None:
-                notes.append(f"{off}: taken as stopped by the controller")
         if stop is not None and tuple(names) != stop.names:
             return f"a move of joints {list(stop.names)} is under way: ~/stop_execution first"
         here = np.array([current[n] for n in names])
@@ -204,12 +202,10 @@ class Outputs:
         with self._lock:
             under_way = self._sent
             left = under_way.left_s(time.monotonic()) if under_way is not None else 0.0
-        off = self._off_plan(under_way) if left > 0.0 else ""
+        off = self._off_plan(under_way, notes) if left > 0.0 else ""
         if left > 0.0 and not off:
             return (f"a move is under way ({left:.2f} s left): a path is timed from rest "
                     f"(~/stop_execution brakes the move)")
-        if off and notes is not None:
-            notes.append(f"{off}: taken as stopped by the controller")
         at = np.array([current[n] for n in names])
         if self._moving(group, names) is not None:
             return ("the arm is moving (joint_states velocities): a path is timed from rest; "
@@ -236,13 +232,10 @@ class Outputs:
         within ``min_trajectory_duration`` at most (the shortest move from rest): a small
         move there must not make the arm coast on for long.
         """
-        read = self._node.joints.motion(names)
-        if read is None:
+        measured = self._measured(names, at)
+        if measured is None or self._at_rest(group, measured[1]):
             return None
-        positions, v, received = (np.array(x) for x in read)
-        if self._at_rest(group, v):
-            return None
-        start = execution.carried_on(positions, v, received, at)
+        start, v = measured
         cfg = self._node.config
         limits = timing.scaled_limits(group.acceleration_limits, cfg.acceleration_scaling)
         if not np.all(np.isfinite(limits)):
@@ -298,8 +291,7 @@ class Outputs:
         limits = timing.scaled_limits(group.acceleration_limits,
                                       self._node.config.acceleration_scaling)
         deceleration = np.where(np.isfinite(limits), limits, move.peak_accelerations())
-        wraps = ~(np.asarray(group.upper) - np.asarray(group.lower) < 2.0 * np.pi)
-        sent = execution.Sent(move, now, deceleration, wraps)
+        sent = execution.Sent(move, now, deceleration, np.asarray(group.wraps))
         reason = self._deliver(sent)
         if not reason:
             self._sent = sent
@@ -382,11 +374,26 @@ class Outputs:
             f"put it (braking to rest in {stop.duration_s:.3f} s)")
 
     def _measured_stop(self, under_way: execution.Sent, now: float) -> execution.Move:
-        """Return the braking from joint_states carried on to ``now`` (``under_way``'s rates)."""
+        """Return the braking from joint_states carried on to ``now`` (``under_way``'s rates).
+
+        Called once :meth:`_off_plan` read them: every joint of the move has a reading.
+        """
         names = under_way.move.names
-        positions, v, received = (np.array(x) for x in self._node.joints.motion(names))
-        return execution.braking(names, execution.carried_on(positions, v, received, now), v,
-                                 under_way.deceleration)
+        start, v = self._measured(names, now)
+        return execution.braking(names, start, v, under_way.deceleration)
+
+    def _measured(self, names: Sequence[str], at: float
+                  ) -> Optional[Tuple[np.ndarray, np.ndarray]]:
+        """Return joint_states' ``(positions, velocities)`` of ``names`` carried on to ``at``.
+
+        Each position carried on at its velocity from its reading to instant ``at`` [s]
+        (``time.monotonic()``; :func:`execution.carried_on`); None when one never came.
+        """
+        read = self._node.joints.motion(names)
+        if read is None:
+            return None
+        positions, v, received = (np.array(x) for x in read)
+        return execution.carried_on(positions, v, received, at), v
 
     def _replace(self, under_way: execution.Sent, stop: execution.Move, now: float) -> str:
         """Send braking ``stop`` in place of ``under_way`` (under ``_lock``); '' or why not."""
@@ -396,11 +403,12 @@ class Outputs:
             self._sent = sent
         return reason
 
-    def _off_plan(self, sent: execution.Sent) -> str:
+    def _off_plan(self, sent: execution.Sent, notes: Optional[list] = None) -> str:
         """Why joint_states say the controller is not running ``sent`` ('' when they agree).
 
         :func:`execution.off_plan` at ``execute_follow_tolerance``; '' when some of its
-        joints never came.  Logged as a warning when not ''.
+        joints never came.  When not '': logged as a warning, and ``notes`` (a reply's)
+        gets that the move is taken as stopped.
         """
         read = self._node.joints.motion(sent.move.names)
         if read is None:
@@ -409,6 +417,8 @@ class Outputs:
                                  self._node.config.execute_follow_tolerance)
         if off:
             self._node.get_logger().warning(f"{off}: the controller is not running it")
+            if notes is not None:
+                notes.append(f"{off}: taken as stopped by the controller")
         return off
 
     def markers(self, frame: str, T_ref_target: pin.SE3, T_ref_reached: Optional[pin.SE3],
