@@ -456,8 +456,6 @@ def test_stop_after_the_controller_stopped_the_move_holds_the_arm_where_it_stand
     nothing: joint_states read the arm standing off the move.  ~/stop_execution then
     sends no braking planned from the move (the controller would draw its first step fast
     from where the arm stands) but a hold where joint_states put the arm, and says why."""
-    import time
-
     from ros2_ik_interfaces.srv import ComputeIKPath
     from std_srvs.srv import Trigger
     from test_node_path import line_request
@@ -470,10 +468,7 @@ def test_stop_after_the_controller_stopped_the_move_holds_the_arm_where_it_stand
         req = near_target(model, np.array([0.3, 0.0, 0.0, 0.3, 0.0, 0.0, 0.0]))
         req.execute = True
         executed(client, req, sent, joints=(ARM, READY))
-        deadline = time.monotonic() + 1.2  # the ~2.6 s move is ~0.13 rad on by then
-        while time.monotonic() < deadline:  # the arm reads where it stopped, all along
-            client.publish_joints(ARM, READY)
-            client.spin(0.02)
+        standing(client, 1.2)  # the ~2.6 s move is ~0.13 rad on by then
         count = len(sent)
         braked = call_resending(stop, Trigger.Request(), client.spin)
         assert braked.success and braked.message.startswith("joint_states put joint"), \
@@ -484,10 +479,7 @@ def test_stop_after_the_controller_stopped_the_move_holds_the_arm_where_it_stand
         # Again, then a new goal instead of the stop: it goes from rest where the arm
         # stands (not after a braking of the move), and the reply says why.
         executed(client, req, sent, joints=(ARM, READY))
-        deadline = time.monotonic() + 1.2
-        while time.monotonic() < deadline:
-            client.publish_joints(ARM, READY)
-            client.spin(0.02)
+        standing(client, 1.2)
         count = len(sent)
         other = near_target(model, np.array([-0.1, 0.0, 0.0, 0.1, 0.0, 0.0, 0.0]))
         other.execute = True
@@ -502,10 +494,7 @@ def test_stop_after_the_controller_stopped_the_move_holds_the_arm_where_it_stand
         # move is under way"), and the reply says why.
         spin_for(client, 1.0)  # that move ends (by the node's clock)
         executed(client, req, sent, joints=(ARM, READY))
-        deadline = time.monotonic() + 1.2
-        while time.monotonic() < deadline:
-            client.publish_joints(ARM, READY)
-            client.spin(0.02)
+        standing(client, 1.2)
         paths = client.node.create_client(ComputeIKPath, "/estop/compute_ik_path")
         assert paths.wait_for_service(timeout_sec=30.0)
         answer = call_resending(paths, line_request(model, [0.0, 0.03, 0.0], 5, execute=True),
@@ -626,6 +615,16 @@ def test_an_arm_read_late_on_its_move_is_braked_from_the_move(ros_context, model
         client.close()
         assert node.stop() == 0, node.output()
     assert "the controller is not running it" not in node.output()
+
+
+def standing(client, seconds: float) -> None:
+    """Publish joint_states at READY for ``seconds`` [s] of wall time, processing callbacks:
+    an arm that stands where its controller stopped it, whatever the node sent."""
+    import time
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        client.publish_joints(ARM, READY)
+        client.spin(0.02)
 
 
 def spin_for(client, seconds: float) -> None:
