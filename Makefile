@@ -151,7 +151,8 @@ bench-seven-r: setup
 
 # Old against new in ONE process (both packages imported under two names, solve() paired per
 # target): what the VM's noisy phases hide from process alternation. PAIRED_OLD=<rev>;
-# PAIRED_ARGS=--quick (ur5 and panda, 60 targets) or --arms a,b --poses N: results/paired_ab.*.
+# PAIRED_ARGS=--quick (ur5 and panda, 60 targets) or --arms a,b --poses N: results/paired_ab.*;
+# --scale bench/results/analytic.json estimates that run (made at PAIRED_OLD elsewhere) today.
 PAIRED_OLD ?= HEAD~1
 bench-paired: setup
 	@$(ENV) pip install --quiet -r bench/requirements-bench.txt 2>&1 | { grep -v "is ignored" || true; } \

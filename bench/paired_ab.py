@@ -25,11 +25,21 @@ in the limits, numpy seed ``--seed``; the seed at mid-limits; ``solve()``'s defa
 Each revision's numba kernels compile at its first solve in a new folder (~1 min);
 the folders are kept under ``log/paired_ab/<label>-<sha>`` and reused.  Writes
 ``paired_ab.json``, ``.md`` and ``.png`` to ``--out`` (default bench/results/).
+
+``--scale`` estimates what ``bench/analytic_bench.py`` would read today on the machine
+of one of its committed runs, made there at the old revision: each arm's median there
+(with the other methods between requests, and alone) times this run's ratio new / old
+(cold, warm), with issue 48's median target (:func:`estimate`).  An estimate across
+machines, not a measurement: the table says so.
+
+    python bench/paired_ab.py --old 43c9edb --scale bench/results/analytic.json
+    python bench/paired_ab.py --report-only --out DIR --scale bench/results/analytic.json
 """
 from __future__ import annotations
 
 import argparse
 import importlib
+import json
 import re
 import shutil
 import statistics
@@ -37,7 +47,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Dict, List
+from typing import Dict, List, Optional
 
 import numpy as np
 
@@ -56,14 +66,20 @@ _IMPORT = re.compile(r"\bros2_ik(?=\.(core|node|__)\b)|(?<=^from )ros2_ik(?= imp
 
 def parse_args(argv=None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--old", required=True, help="old revision (any git rev)")
+    p.add_argument("--old", default="", help="old revision (any git rev; needed for a run)")
     p.add_argument("--new", default="HEAD", help="new revision (any git rev)")
     p.add_argument("--arms", default="", help="comma list (default: every 6R and 7R arm)")
     p.add_argument("--poses", type=int, default=None, help="targets per arm (300; quick 60)")
     p.add_argument("--seed", type=int, default=0, help="numpy seed of the targets")
     p.add_argument("--quick", action="store_true", help=f"{', '.join(QUICK_ARMS)}, 60 targets")
     p.add_argument("--out", default=str(results_files.RESULTS))
+    p.add_argument("--scale", default="",
+                   help="an analytic_bench JSON made at --old elsewhere: estimate it today")
+    p.add_argument("--report-only", action="store_true",
+                   help="write the .md anew from --out's paired_ab.json (no run)")
     args = p.parse_args(argv)
+    if not args.old and not args.report_only:
+        p.error("--old is needed for a run")
     args.poses = args.poses or (60 if args.quick else 300)
     names = [a for a in args.arms.split(",") if a] or (list(QUICK_ARMS) if args.quick else [])
     args.arms = names
@@ -187,8 +203,55 @@ def run_arm(arm: Arm, poses: int, seed: int) -> Dict:
     return row
 
 
-def report(rows: List[Dict], info: Dict, revisions: List[Dict]) -> str:
-    """Return the markdown table of the run."""
+def estimate(rows: List[Dict], committed: Dict) -> Dict:
+    """Scale a committed analytic_bench run (JSON ``committed``) by this run's ratios.
+
+    Per arm in both: its median there with the other methods between requests
+    (``ours_median_us``) times ``cold_ratio``, alone (``ours_alone_median_us``) times
+    ``warm_ratio``.  Returns the machine it was made on and the rows.
+    """
+    there = {r["arm"]: r for r in committed["arms"] if r.get("closed_form")}
+    scaled = []
+    for r in rows:
+        old = there.get(r["arm"])
+        if old is None:
+            continue
+        scaled.append({"arm": r["arm"],
+                       "committed_median_us": old["ours_median_us"],
+                       "estimated_median_us": old["ours_median_us"] * r["cold_ratio"],
+                       "committed_alone_median_us": old["ours_alone_median_us"],
+                       "estimated_alone_median_us":
+                           old["ours_alone_median_us"] * r["warm_ratio"]})
+    return {"machine": committed["machine"]["cpu"], "arms": scaled}
+
+
+def estimate_report(found: Dict) -> List[str]:
+    """Markdown of :func:`estimate`'s rows and the worst of each against issue 48's target."""
+    from analytic_bench import MEDIAN_TARGET_US
+
+    rows = found["arms"]
+    if not rows:
+        return []
+    lines = [f"Estimated on {found['machine']} (its committed analytic_bench run, made at "
+             "the old revision, times this run's ratios; an estimate across machines, not "
+             "a measurement):", "",
+             "| arm | there [us] | estimate [us] | there, alone [us] | estimate, alone [us] |",
+             "|---|---|---|---|---|"]
+    lines += [f"| {r['arm']} | {r['committed_median_us']:.1f} | {r['estimated_median_us']:.1f} "
+              f"| {r['committed_alone_median_us']:.1f} | {r['estimated_alone_median_us']:.1f} |"
+              for r in rows]
+    lines.append("")
+    for key, what in (("estimated_median_us", "the other methods between requests"),
+                      ("estimated_alone_median_us", "one request after another")):
+        worst = max(rows, key=lambda r: r[key])
+        lines.append(f"- estimated median, {what}: worst {worst[key]:.1f} us ({worst['arm']}; "
+                     f"issue 48's target <= {MEDIAN_TARGET_US:g} us)")
+    return lines + [""]
+
+
+def report(rows: List[Dict], info: Dict, revisions: List[Dict],
+           scaled: Optional[Dict] = None) -> str:
+    """Return the markdown table of the run (and :func:`estimate_report` of ``scaled``)."""
     old, new = revisions
     lines = ["# Old against new in one process (bench/paired_ab.py)", "",
              f"Machine: {info['cpu']}, {info['cores']} cores, load {info['load_average']}; "
@@ -208,12 +271,21 @@ def report(rows: List[Dict], info: Dict, revisions: List[Dict]) -> str:
     lines += ["", "Cold: lm with its closed form off, TRAC-IK (when installed) and "
               "num_solutions=1000 before each solve, as bench/analytic_bench.py runs them; "
               "warm: one solve after another.", ""]
-    return "\n".join(lines)
+    return "\n".join(lines + (estimate_report(scaled) if scaled else []))
 
 
 def main(argv=None) -> None:
     """Run the arms and write the results."""
     args = parse_args(argv)
+    committed = json.loads(Path(args.scale).read_text()) if args.scale else None
+    if args.report_only:
+        run = json.loads((Path(args.out) / "paired_ab.json").read_text())
+        if committed is not None:
+            run["estimate"] = estimate(run["arms"], committed)
+        results_files.write_json(Path(args.out), "paired_ab", run)
+        (Path(args.out) / "paired_ab.md").write_text(
+            report(run["arms"], run["machine"], run["revisions"], run.get("estimate")))
+        return
     revisions = [export(args.old, "old"), export(args.new, "new")]
     chosen = [a for a in arms(6) + arms(7) if not args.arms or a.name in args.arms]
     missing = set(args.arms) - {a.name for a in chosen}
@@ -227,11 +299,12 @@ def main(argv=None) -> None:
               f"{r['cold_new_median_us']:7.1f} us ({r['cold_ratio']:.3f}, paired "
               f"{r['cold_paired_ratio']:.3f}); warm {r['warm_ratio']:.3f}", flush=True)
     info = machine()
+    scaled = estimate(rows, committed) if committed is not None else None
     results_files.write(
         Path(args.out), "paired_ab" + ("_quick" if args.quick else ""),
         {"machine": info, "revisions": revisions, "poses_per_arm": args.poses,
-         "seed": args.seed, "arms": rows},
-        report(rows, info, revisions),
+         "seed": args.seed, "arms": rows, **({"estimate": scaled} if scaled else {})},
+        report(rows, info, revisions, scaled),
         lambda path: median_bars(path, rows, [("cold_old_median_us", "old, cold"),
                                               ("cold_new_median_us", "new, cold"),
                                               ("warm_old_median_us", "old, warm"),

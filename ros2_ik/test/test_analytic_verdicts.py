@@ -6,6 +6,8 @@ either side of each target.
 import sys
 from pathlib import Path
 
+import pytest
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 
 import analytic_bench  # noqa: E402
@@ -44,3 +46,24 @@ def test_each_target_is_missed_by_the_worst_arm_alone():
 
 def test_no_closed_form_arm_no_verdict():
     assert analytic_bench.verdicts([{"arm": "c", "closed_form": False}]) == []
+
+
+def test_paired_ab_scales_a_committed_run_by_each_arms_ratios():
+    """bench/paired_ab.py --scale: the committed medians times this run's new / old."""
+    import paired_ab
+
+    committed = {"machine": {"cpu": "elsewhere"},
+                 "arms": [_row("a", ours_median_us=30.0, ours_alone_median_us=20.0),
+                          _row("b", ours_median_us=40.0, ours_alone_median_us=10.0),
+                          {"arm": "c", "closed_form": False}]}
+    ratios = [{"arm": "a", "cold_ratio": 0.5, "warm_ratio": 0.8},
+              {"arm": "b", "cold_ratio": 0.7, "warm_ratio": 0.9},
+              {"arm": "c", "cold_ratio": 0.1, "warm_ratio": 0.1},
+              {"arm": "d", "cold_ratio": 0.1, "warm_ratio": 0.1}]
+    found = paired_ab.estimate(ratios, committed)
+    assert found["machine"] == "elsewhere"
+    assert [r["arm"] for r in found["arms"]] == ["a", "b"]
+    assert [r["estimated_median_us"] for r in found["arms"]] == pytest.approx([15.0, 28.0])
+    assert [r["estimated_alone_median_us"] for r in found["arms"]] == pytest.approx([16.0, 9.0])
+    lines = paired_ab.estimate_report(found)
+    assert "worst 28.0 us (b;" in lines[-3] and "worst 16.0 us (a;" in lines[-2]
