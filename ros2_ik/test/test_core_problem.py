@@ -5,7 +5,7 @@ import pytest
 
 from ros2_ik.core import constraints as C
 from ros2_ik.core import errors, robots
-from ros2_ik.core.model.group import with_joint_value
+from ros2_ik.core.model.joint_values import with_joint_value
 from ros2_ik.core.pose import PoseTarget
 from ros2_ik.core.problem import Problem, pose_constraints
 from ros2_ik.core.result import IKStatus

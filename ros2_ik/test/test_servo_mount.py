@@ -81,7 +81,7 @@ def test_the_collision_checks_see_the_arm_at_the_lift_the_robot_holds():
     """
     from ros2_ik.core.collision import (CollisionChecker, PlanningScene, SceneObject,
                                         Sphere, pose_from_xyz_quat)
-    from ros2_ik.core.model.group import with_joint_value
+    from ros2_ik.core.model.joint_values import with_joint_value
     from ros2_ik.core.model.robot import Robot
     from ros2_ik.core.model.robots import urdf_text, srdf_text
     from ros2_ik.core.servo import Servo, ServoConfig

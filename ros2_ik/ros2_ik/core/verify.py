@@ -15,7 +15,8 @@ import pinocchio as pin
 
 from ros2_ik.core import terms
 from ros2_ik.core.kinematics.frames import Placements
-from ros2_ik.core.model.group import Group, outside_limits
+from ros2_ik.core.model.group import Group
+from ros2_ik.core.model.joint_values import outside_limits
 from ros2_ik.core.pose import CompiledPose, PoseTarget
 from ros2_ik.core.runtime.thread_data import PerThreadData
 

@@ -17,7 +17,7 @@ from std_msgs.msg import Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from ros2_ik.core.collision import motion
-from ros2_ik.core.model.group import outside_limits
+from ros2_ik.core.model.joint_values import outside_limits
 from ros2_ik.core.path import timing
 
 

@@ -16,7 +16,7 @@ from ros2_ik.core import constraints as C
 from ros2_ik.core import costs as K
 from ros2_ik.core.constraints import DistanceConstraint, MinimumDistanceUpperBoundConstraint
 from ros2_ik.core.errors import IKError, InvalidGoal, InvalidJoint
-from ros2_ik.core.model.group import with_joint_value
+from ros2_ik.core.model.joint_values import with_joint_value
 from ros2_ik.core.pose import PoseTarget
 from ros2_ik.node import whole_body_terms as wb
 from ros2_ik.node.conversions import (

@@ -20,7 +20,7 @@ from std_srvs.srv import Trigger
 from trajectory_msgs.msg import JointTrajectory
 from visualization_msgs.msg import Marker, MarkerArray
 
-from ros2_ik.core.model.group import outside_limits
+from ros2_ik.core.model.joint_values import outside_limits
 from ros2_ik.core.path import timing
 from ros2_ik.node import execution
 from ros2_ik.node.base_pose import has_base, pose_stamped

@@ -25,7 +25,7 @@ import numpy as np
 import pinocchio as pin
 
 from ros2_ik.core.closed_form import six_r
-from ros2_ik.core.model.group import motion_subspace
+from ros2_ik.core.model.joint_values import motion_subspace
 from ros2_ik.core.runtime import compiled
 from ros2_ik.core.runtime.per_object import PerObjectAndKey
 

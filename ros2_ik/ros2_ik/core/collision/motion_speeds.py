@@ -28,7 +28,7 @@ import numpy as np
 import pinocchio as pin
 
 from ..errors import InvalidArgument
-from ..model.group import motion_subspace
+from ..model.joint_values import motion_subspace
 from .compiled import CompiledScene
 
 

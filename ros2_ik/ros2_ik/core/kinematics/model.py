@@ -13,7 +13,7 @@ from typing import Mapping, NamedTuple, Optional, Sequence, Tuple
 import numpy as np
 import pinocchio as pin
 
-from ros2_ik.core.model.group import motion_subspace
+from ros2_ik.core.model.joint_values import motion_subspace
 from ros2_ik.core.runtime.per_object import PerObject, PerObjectAndKey
 
 #: Joint kinds, as :mod:`.forward` numbers them.  A base (a free-flyer or a planar root,
@@ -64,7 +64,7 @@ class Chain(NamedTuple):
 def joint_axis(joint) -> Optional[tuple]:
     """(prismatic, unit axis) of a 1-DoF revolute, continuous or prismatic joint, or None.
 
-    Read from its motion subspace (:func:`ros2_ik.core.model.group.motion_subspace`, the
+    Read from its motion subspace (:func:`ros2_ik.core.model.joint_values.motion_subspace`, the
     one reading of a joint's axis): a rotation's is angular only, a translation's linear
     only; a helical joint (both) or a zero axis (neither) has none.
     """

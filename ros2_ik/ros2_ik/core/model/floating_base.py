@@ -31,8 +31,9 @@ import numpy as np
 import pinocchio as pin
 
 from ros2_ik.core import errors
-from ros2_ik.core.model.group import Group, RobotModel, TWO_PI, _reduced_model, from_pairs, \
-    locked_configuration, rotates, to_pairs
+from ros2_ik.core.model.group import Group, RobotModel, TWO_PI
+from ros2_ik.core.model.joint_values import from_pairs, locked_configuration, rotates, to_pairs
+from ros2_ik.core.model.reduced import reduced_model
 from ros2_ik.core.model.world import MAX_COORDINATE_M
 
 FLOATING, PLANAR = "floating", "planar"
@@ -230,7 +231,7 @@ class WholeBodyGroup(Group):
             and iq == list(range(iq[0], iq[-1] + 1))) else None
         keep = set(self.joint_ids)
         lock_ids = [j for j in range(1, model.njoints) if j not in keep]
-        self.reduced_model = _reduced_model(model, lock_ids, self.q_full_locked)
+        self.reduced_model = reduced_model(model, lock_ids, self.q_full_locked)
         self.angle_model = self.reduced_model
         self.angle_q = False
         self.has_continuous = bool(self.continuous.any())

@@ -11,18 +11,21 @@ from __future__ import annotations
 import copy
 import math
 import threading
-from collections import Counter
 from operator import le
-from typing import Dict, List, Mapping, NamedTuple, Optional, Protocol, Sequence, Tuple
+from typing import Dict, List, Mapping, Optional, Protocol, Sequence, Tuple
 
 import numpy as np
 import pinocchio as pin
 
 from ros2_ik.core import errors
-from ros2_ik.core.runtime.per_object import PerObject
+from ros2_ik.core.model.joint_values import from_pairs, locked_configuration, rotates, \
+    to_pairs, write_joint
+from ros2_ik.core.model.reduced import LockedData, ModelTables, angle_model, model_tables, \
+    placed_model, reduced_model
 
 TWO_PI = 2.0 * math.pi
 _INV_TWO_PI = 1.0 / TWO_PI
+_F64 = np.dtype(float)
 #: Below this distance to the reference [rad], round(d / 2 pi) is 0 (3 / 2 pi ~ 0.48).
 _NO_TURN = 3.0
 
@@ -58,18 +61,6 @@ class RobotModel(Protocol):
 
     def joint_limits(self, name: str) -> Tuple[float, float]:
         """Return one-axis joint ``name``'s position limits [rad or m]."""
-
-
-class LockedData(NamedTuple):
-    """Placements at a group's locked joints' values (:meth:`Group.locked_data`).
-
-    Lists by joint id (``oMi`` ``T_world_joint``, ``liMi`` ``T_parent_joint``) and by
-    frame id (``oMf`` ``T_world_frame``), [m].
-    """
-
-    oMi: List[pin.SE3]
-    liMi: List[pin.SE3]
-    oMf: List[pin.SE3]
 
 
 class Group:
@@ -197,7 +188,7 @@ class Group:
     def _build_reduced(self, model: pin.Model) -> None:
         keep = set(self.joint_ids) | set(self._followers)
         lock_ids = [j for j in range(1, model.njoints) if j not in keep]
-        red = _reduced_model(model, lock_ids, self.q_full_locked)
+        red = reduced_model(model, lock_ids, self.q_full_locked)
         for c in self.coupled:  # the follower's coordinate becomes its leader's
             red = pin.transformJointIntoMimic(red, red.getJointId(model.names[c.leader]),
                                               red.getJointId(model.names[c.follower]),
@@ -221,7 +212,7 @@ class Group:
         # The same chain with one angle per continuous joint (no cos/sin): the pose loops
         # step angles directly (no integrate, no conversions).  The reduced model when
         # there is no continuous joint.
-        self.angle_model = (_angle_model(red, self.continuous) if self.has_continuous
+        self.angle_model = (angle_model(red, self.continuous) if self.has_continuous
                             else None) or red
         #: Whether :attr:`angle_model`'s configuration is the group vector itself (False:
         #: a continuous joint without a plain twin, the reduced model's (cos, sin) pairs).
@@ -670,10 +661,10 @@ class Group:
         changed = frozenset(j for j, v in values.items() if v != self.locked[names[j]])
         if not changed:
             return None
-        tables = _model_tables(robot.model)
+        tables = model_tables(robot.model)
         q = np.array(self.q_full_locked)
         for j in changed:
-            _write_joint(q, tables.idx_q[j], tables.cos_sin[j], values[j])
+            write_joint(q, tables.idx_q[j], tables.cos_sin[j], values[j])
         q.setflags(write=False)
         sources = self._placement_sources()  # before the copy: the copy shares it
         new = copy.copy(self)
@@ -683,15 +674,15 @@ class Group:
         new._source_motion, new._upstream = None, None
         new._moves, new._moves_chain, new._reduced_fids = {}, {}, dict(self._reduced_fids)
         new._locked_data = self._placed_data(q, changed, tables)
-        new.reduced_model = _placed_model(self.reduced_model, robot.model, new._locked_data,
-                                          sources, changed)
+        new.reduced_model = placed_model(self.reduced_model, robot.model, new._locked_data,
+                                         sources, changed)
         new.angle_model = new.reduced_model if self.angle_model is self.reduced_model \
-            else _placed_model(self.angle_model, robot.model, new._locked_data, sources,
-                               changed)
+            else placed_model(self.angle_model, robot.model, new._locked_data, sources,
+                              changed)
         return new
 
     def _placed_data(self, q_full: np.ndarray, changed: frozenset,
-                     tables: "_ModelTables") -> "LockedData":
+                     tables: "ModelTables") -> "LockedData":
         """Return :meth:`locked_data` at ``q_full``, where the joints ``changed`` differ.
 
         What no changed joint moves is this group's (the same objects: only read).  When
@@ -718,7 +709,7 @@ class Group:
 
     def _mount(self) -> int:
         """Return the deepest joint above every group joint (it carries the chain)."""
-        supports = _model_tables(self.robot.model).supports
+        supports = model_tables(self.robot.model).supports
         return max(self._above(), key=lambda j: len(supports[j]))
 
     def _placement_sources(self) -> Tuple[tuple, tuple, tuple]:
@@ -737,7 +728,7 @@ class Group:
         found = getattr(self, "_sources", None)
         if found is None:
             red, model = self.reduced_model, self.robot.model
-            tables = _model_tables(model)
+            tables = model_tables(model)
             supports = tables.supports
             full = [0] + [model.getJointId(red.names[j]) for j in range(1, red.njoints)]
             joints = tuple((j, full[j], full[red.parents[j]],
@@ -821,7 +812,7 @@ class Group:
             value = min(max(float(value), lo), hi)
             if value != self.locked[name]:
                 j = model.getJointId(name)
-                _write_joint(q, model.idx_qs[j], model.nqs[j] == 2, value)
+                write_joint(q, model.idx_qs[j], model.nqs[j] == 2, value)
                 changed.add(j)
         return self._mount_motion(changed, q)
 
@@ -876,265 +867,3 @@ class Group:
     def __repr__(self) -> str:
         """Short description."""
         return f"Group(base={self.base!r}, tip={self.tip!r}, joints={list(self.joint_names)})"
-
-
-def _placed_model(red: pin.Model, model: pin.Model, placed: "LockedData", sources,
-                  changed: frozenset) -> pin.Model:
-    """Return a copy of reduced (or angle) model ``red`` placed as ``model`` at ``placed``.
-
-    ``sources``: :meth:`Group._placement_sources`; ``changed``: the locked joints whose
-    values differ from ``red``'s.  A placement with a changed joint behind it is rewritten
-    as ``buildReducedModel`` folds it: relative to its kept parent (a group joint at its
-    neutral value, or the world), from the placements at the locked values; so is a group
-    joint's body (the locked bodies it carries).  The world's bodies are left as they are
-    (no solve reads them: the centre of mass is the full model's).
-    """
-    out = red.copy()
-    joints, frames, bodies = sources
-    oMi, oMf = placed.oMi, placed.oMf  # oMi[0]: the world, the identity
-    for j, full, folded, behind in bodies:
-        if not changed.isdisjoint(behind):
-            inertia = pin.Inertia.Zero()
-            for k in folded:
-                inertia += oMi[full].actInv(oMi[k]).act(model.inertias[k])
-            out.inertias[j] = inertia
-    for j, full, kept, behind in joints:
-        if not changed.isdisjoint(behind):
-            out.jointPlacements[j] = oMi[kept].actInv(
-                oMi[model.parents[full]] * model.jointPlacements[full])
-    for f, kept, behind in frames:
-        if not changed.isdisjoint(behind):
-            out.frames[f].placement = oMi[kept].actInv(oMf[f])
-    return out
-
-
-class _ModelTables(NamedTuple):
-    """What a model's joints and frames are, read once.
-
-    Each reading of pinocchio's vectors costs microseconds.  Per joint id: its supports
-    (a frozenset), its configuration index and whether it is a (cos, sin) pair; per
-    frame: its parent joint and its placement in it.
-    """
-
-    supports: Tuple[frozenset, ...]
-    idx_q: Tuple[int, ...]
-    cos_sin: Tuple[bool, ...]
-    frame_parent: Tuple[int, ...]
-    frame_placement: Tuple[pin.SE3, ...]
-
-
-def _model_tables(model: pin.Model) -> _ModelTables:
-    """Return ``model``'s :class:`_ModelTables` (cached per model)."""
-    found = _TABLES.get(model)
-    if found is None:
-        found = _TABLES[model] = _ModelTables(
-            tuple(frozenset(model.supports[j]) for j in range(model.njoints)),
-            tuple(model.idx_qs), tuple(n == 2 for n in model.nqs),
-            tuple(f.parentJoint for f in model.frames),
-            tuple(pin.SE3(f.placement) for f in model.frames))
-    return found
-
-
-_TABLES: PerObject = PerObject()
-
-
-def _reduced_model(model: pin.Model, lock_ids: Sequence[int], q_full: np.ndarray) -> pin.Model:
-    """``pin.buildReducedModel`` that also works when frames share a name.
-
-    A URDF may name a link like a joint (SO-100's ``gripper``, anymal's ``LF_HAA``):
-    pinocchio then refuses, "several frames match the filter".  The model is reduced
-    with those frames (all but the joints' own) renamed uniquely, and their names are
-    given back: ``buildReducedModel`` keeps the frames and their order.
-    """
-    clashes = _CLASHES.get(model)
-    if clashes is None:  # once per model: a group held elsewhere reduces it again
-        counts = Counter(f.name for f in model.frames)
-        clashes = _CLASHES[model] = [i for i, f in enumerate(model.frames)
-                                     if counts[f.name] > 1 and f.type != pin.FrameType.JOINT]
-    if not clashes:
-        return pin.buildReducedModel(model, list(lock_ids), q_full)
-    renamed = pin.Model(model)
-    for i in clashes:
-        renamed.frames[i].name = f"{model.frames[i].name}\x00{i}"
-    reduced = pin.buildReducedModel(renamed, list(lock_ids), q_full)
-    for i in clashes:
-        reduced.frames[i].name = model.frames[i].name
-    return reduced
-
-
-#: Per model, the frames :func:`_reduced_model` renames (their names clash).
-_CLASHES: PerObject = PerObject()
-
-_F64 = np.dtype(float)
-
-_PLAIN_REVOLUTE = {"JointModelRUBX": pin.JointModelRX, "JointModelRUBY": pin.JointModelRY,
-                   "JointModelRUBZ": pin.JointModelRZ}
-
-
-def _angle_model(red: pin.Model, continuous: np.ndarray) -> Optional[pin.Model]:
-    """``red`` with its continuous joints as revolute ones (q = angles, nq = nv).
-
-    Same joint and frame indices.  None (keep cos/sin) for a joint type without a plain
-    revolute twin or when forward kinematics of the two models disagree.
-    """
-    out = pin.Model()
-    out.name = red.name
-    kinds = []
-    for j in range(1, red.njoints):
-        jm = red.joints[j]
-        name = jm.shortname()
-        kinds.append(name)
-        if name in _PLAIN_REVOLUTE:
-            jm = _PLAIN_REVOLUTE[name]()
-        elif name == "JointModelRevoluteUnboundedUnaligned":
-            axis = unbounded_unaligned_axis(jm.extract())
-            kinds.append(tuple(axis.tolist()))
-            jm = pin.JointModelRevoluteUnaligned(axis)
-        elif red.nqs[j] != 1:
-            return None  # a joint type without a one-angle twin
-        out.addJoint(red.parents[j], jm, red.jointPlacements[j], red.names[j])
-        out.appendBodyToJoint(j, red.inertias[j], pin.SE3.Identity())
-    for f in list(red.frames)[1:]:  # frame 0 (universe) exists already
-        out.addFrame(pin.Frame(f), False)
-    # Whether the twins move as the joints do depends on the joints' types (and axes)
-    # alone, not on their placements: checked once per sequence of types, not again for
-    # each group held elsewhere (a new reading of a second arm, a lift).
-    kinds = tuple(kinds)
-    same = _SAME_KINEMATICS.get(kinds)
-    if same is None:
-        same = _SAME_KINEMATICS[kinds] = _same_kinematics(red, out, continuous)
-    return out if same else None
-
-
-#: :func:`_same_kinematics`' verdict per sequence of joint types (:func:`_angle_model`).
-_SAME_KINEMATICS: Dict[tuple, bool] = {}
-
-
-def outside_limits(names: Sequence[str], q: Sequence[float], lower: Sequence[float],
-                   upper: Sequence[float]) -> List[str]:
-    """Return the names of the joints of ``q`` outside ``[lower, upper]`` (NaN: outside)."""
-    return [n for n, v, lo, hi in zip(names, q, lower, upper) if not lo <= v <= hi]
-
-
-def motion_subspace(joint) -> np.ndarray:
-    """Return a one-axis pinocchio joint model's motion subspace (6,): ``[v, w]``.
-
-    At the joint's neutral value ((cos, sin) = (1, 0) for a continuous joint); for these
-    joints it is the same at any value, in the joint's own frame.
-    """
-    data = joint.createData()
-    joint.calc(data, np.array([1.0, 0.0]) if joint.nq == 2 else np.zeros(joint.nq))
-    return np.asarray(data.S, dtype=float).reshape(-1)
-
-
-def rotates(joint) -> bool:
-    """Whether a one-axis pinocchio joint model turns about its axis (its value [rad]).
-
-    Revolute and continuous joints do; a prismatic one moves along its axis [m]; a
-    helical one does both (its value's 2 pi equivalents are other placements): no.
-    Read from the motion subspace (:func:`motion_subspace`).
-    """
-    S = motion_subspace(joint)
-    return bool(np.abs(S[:3]).max() == 0.0 and np.abs(S[3:]).max() > 0.0)
-
-
-def unbounded_unaligned_axis(joint) -> np.ndarray:
-    """Axis (3,) of a continuous joint about an unaligned axis: its motion subspace's angular part.
-
-    This pinocchio's binding of that joint model has no ``axis`` (its bounded twin has).
-    """
-    return motion_subspace(joint)[3:6]
-
-
-def _same_kinematics(red: pin.Model, angles: pin.Model, continuous: np.ndarray) -> bool:
-    """Whether ``angles`` places every joint where ``red`` does, at three random angle sets.
-
-    The joints' placements suffice: ``angles`` holds ``red``'s frames as they are, on the
-    same joints.  Compared as one array per model (``np.allclose``'s test, ``atol``
-    1e-12): a group held elsewhere builds its own angle model, on every new reading.
-    """
-    rng = np.random.default_rng(0)
-    d_red, d_ang = red.createData(), angles.createData()
-    for _ in range(3):
-        a = rng.uniform(-3.0, 3.0, angles.nq)
-        q = []
-        for v, cont in zip(a.tolist(), continuous.tolist()):
-            q += (math.cos(v), math.sin(v)) if cont else (v,)
-        pin.forwardKinematics(red, d_red, np.array(q))
-        pin.forwardKinematics(angles, d_ang, a)
-        if not np.allclose(_placements(d_red.oMi), _placements(d_ang.oMi), atol=1e-12):
-            return False
-    return True
-
-
-def _placements(oMi) -> np.ndarray:
-    """Return the homogeneous matrices (k, 4, 4) of a Data's placements ``oMi``."""
-    return np.array([M.homogeneous for M in oMi])
-
-
-def to_pairs(values: list, continuous: list, out: list) -> list:
-    """Append to ``out`` one value per joint in pinocchio's layout: (cos, sin) if continuous."""
-    for v, cont in zip(values, continuous):
-        if cont:
-            out += (math.cos(v), math.sin(v))
-        else:
-            out.append(v)
-    return out
-
-
-def from_pairs(values: list, i: int, continuous: list, out: list) -> list:
-    """Append to ``out`` one value per joint read from ``values[i:]`` (pinocchio's layout).
-
-    A continuous joint's (cos, sin) pair becomes its angle in (-pi, pi].
-    """
-    for cont in continuous:
-        if cont:
-            out.append(math.atan2(values[i + 1], values[i]))
-            i += 2
-        else:
-            out.append(values[i])
-            i += 1
-    return out
-
-
-def locked_configuration(model: pin.Model, locked: Dict[int, float]) -> np.ndarray:
-    """Full configuration (read-only): pinocchio's neutral, the ``locked`` joints' values set."""
-    q = pin.neutral(model)
-    for j, value in locked.items():
-        _write_joint(q, model.idx_qs[j], model.nqs[j] == 2, value)
-    q.setflags(write=False)
-    return q
-
-
-def with_joint_value(model: pin.Model, q_full: np.ndarray, name: str,
-                     value: float) -> np.ndarray:
-    """Return a copy of the full configuration ``q_full`` with joint ``name`` at ``value``.
-
-    ``value`` [rad] or [m]: a continuous joint's angle is written as its (cos, sin) pair.
-    Only one-variable joints (revolute, continuous, prismatic) are named here; any other
-    name raises :class:`errors.InvalidJoint` listing the valid ones.
-    """
-    return with_joint_values(model, q_full, {name: value})
-
-
-def with_joint_values(model: pin.Model, q_full: np.ndarray,
-                      values: Mapping[str, float]) -> np.ndarray:
-    """Return a copy of ``q_full`` with each joint named in ``values`` at its value.
-
-    As :func:`with_joint_value`, in one copy.
-    """
-    q = np.array(q_full, dtype=float)
-    for name, value in values.items():
-        jid = model.getJointId(name) if isinstance(name, str) else model.njoints
-        if jid >= model.njoints or model.nvs[jid] != 1:
-            raise errors.InvalidJoint(str(name), [model.names[j] for j in
-                                                  range(1, model.njoints) if model.nvs[j] == 1])
-        _write_joint(q, model.idx_qs[jid], model.nqs[jid] == 2, float(value))
-    return q
-
-
-def _write_joint(q: np.ndarray, iq: int, continuous: bool, value: float) -> None:
-    if continuous:
-        q[iq], q[iq + 1] = math.cos(value), math.sin(value)
-    else:
-        q[iq] = value

@@ -22,7 +22,8 @@ from ros2_ik.core import errors
 from ros2_ik.core.model import floating_base
 from ros2_ik.core.model.floating_base import BaseBounds, WholeBodyGroup
 from ros2_ik.core.model.frame_names import nameable_frames
-from ros2_ik.core.model.group import Group, motion_subspace
+from ros2_ik.core.model.group import Group
+from ros2_ik.core.model.joint_values import motion_subspace
 
 _LOG = logging.getLogger(__name__)
 

@@ -37,7 +37,7 @@ import pinocchio as pin
 
 from ros2_ik.core.collision.checker import CollisionChecker
 from ros2_ik.core.constraints.collision import pair_gradients
-from ros2_ik.core.model.group import with_joint_values
+from ros2_ik.core.model.joint_values import with_joint_values
 
 _MARGIN_M = 1e-3
 
