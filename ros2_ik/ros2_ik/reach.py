@@ -18,8 +18,7 @@ from ros2_ik.core import errors
 from ros2_ik.core.maps.batch import GroupSpec
 from ros2_ik.core.maps.capability import MapSettings, build_map, estimate_reach_m
 from ros2_ik.core.maps.dataset import write_dataset
-from ros2_ik.core.model.joint_limits_yaml import read_section
-from ros2_ik.core.model.robot import planning_limits_of
+from ros2_ik.core.model.joint_limits_yaml import planning_limits_of, read_section
 
 #: What reach says instead of writing the PNG slice when matplotlib is missing.
 NO_MATPLOTLIB = ("matplotlib is not installed, an optional extra: pip install matplotlib==3.11.2 "

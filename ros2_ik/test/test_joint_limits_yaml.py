@@ -17,7 +17,7 @@ import pinocchio as pin
 import pytest
 
 from ros2_ik.core import PoseTarget, Robot, RobotModelError, robots, solve
-from ros2_ik.core.model.robot import PlanningLimits
+from ros2_ik.core.model.joint_limits_yaml import PlanningLimits
 from panda_node import ARM, READY, T_frame, pose_errors
 
 #: Planning limits narrower than the Panda's URDF (joint 1: +-2.8973, joint 4: up to -0.0698).
@@ -109,7 +109,7 @@ def test_bad_bounds_are_refused_naming_the_joint(bounds, says):
 @pytest.mark.parametrize("flag", ["false", 0])
 def test_a_velocity_flag_that_is_not_a_bool_is_refused(flag):
     """yaml's 'false' quoted is a string: read as true it would apply the velocity."""
-    from ros2_ik.core.model.robot import planning_limits_of
+    from ros2_ik.core.model.joint_limits_yaml import planning_limits_of
     with pytest.raises(RobotModelError, match="joint 'j1': has_velocity_limits must be true "
                                               "or false"):
         planning_limits_of({"j1": {"has_velocity_limits": flag, "max_velocity": 1.0}})
@@ -120,7 +120,7 @@ def test_a_velocity_flag_that_is_not_a_bool_is_refused(flag):
 
 def test_accelerations_apply_unless_their_flag_is_false():
     """joint_limits.yaml's max_acceleration [rad/s^2] times what is sent (URDFs have none)."""
-    from ros2_ik.core.model.robot import planning_limits_of
+    from ros2_ik.core.model.joint_limits_yaml import planning_limits_of
     from ros2_ik.node.parameters import check_planning_limit, planning_limits
     yaml = {"panda_joint2": {"has_acceleration_limits": True, "max_acceleration": 1.875},
             "panda_joint3": {"max_acceleration": 2.5},  # unset: a limit written is kept

@@ -150,7 +150,7 @@ def test_obstacle_in_the_path_is_passed_without_going_under_the_clearance(group)
 
 def test_joint_limits_yaml_accelerations_bound_the_servo():
     """joint_limits.yaml's max_acceleration below the config's limit binds per joint."""
-    from ros2_ik.core.model.robot import PlanningLimits
+    from ros2_ik.core.model.joint_limits_yaml import PlanningLimits
     amax = {"panda_joint1": 0.5, "panda_joint4": 1.0}
     group = robots.load_arm("panda", planning_limits={
         name: PlanningLimits(max_acceleration=a) for name, a in amax.items()}).group(

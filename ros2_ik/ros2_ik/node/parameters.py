@@ -23,7 +23,7 @@ from typing import Any, Callable, Dict, Mapping, Optional, Tuple
 
 from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor
 
-from ros2_ik.core.model.robot import PlanningLimits, planning_limits_of, \
+from ros2_ik.core.model.joint_limits_yaml import PlanningLimits, planning_limits_of, \
     planning_value_problem
 from ros2_ik.core.pose import ORIENTATION_TOLERANCE_RAD, POSITION_TOLERANCE_M
 from ros2_ik.core.solvers import registry
@@ -332,7 +332,7 @@ def _moveit_parameter(name: str, prefix: str, keys: Tuple[str, ...]
 def check_planning_limit(name: str, value: Any) -> Optional[str]:
     """Return why ``value`` cannot be joint_limits.yaml parameter ``name``, or None.
 
-    The core's rule (:func:`~ros2_ik.core.model.robot.planning_value_problem`).
+    The core's rule (:func:`~ros2_ik.core.model.joint_limits_yaml.planning_value_problem`).
     """
     return planning_value_problem(planning_limit_parameter(name)[1], value)
 

@@ -19,7 +19,8 @@ import pinocchio as pin
 
 from ros2_ik.core.collision import CollisionChecker, MeshResolver, PlanningScene
 from ros2_ik.core.errors import IKError
-from ros2_ik.core.model.robot import PlanningLimits, Robot
+from ros2_ik.core.model.joint_limits_yaml import PlanningLimits
+from ros2_ik.core.model.robot import Robot
 from ros2_ik.core.model.srdf_groups import SrdfGroup, srdf_groups
 
 

@@ -24,7 +24,8 @@ from ros2_ik.core import errors
 from ros2_ik.core.closed_form import chain, many
 from ros2_ik.core.model import robots
 from ros2_ik.core.model.group import Group
-from ros2_ik.core.model.robot import PlanningLimits, Robot
+from ros2_ik.core.model.joint_limits_yaml import PlanningLimits
+from ros2_ik.core.model.robot import Robot
 from ros2_ik.core.pose import (ORIENTATION_TOLERANCE_RAD, POSITION_TOLERANCE_M, PoseTarget,
                                rotation_errors)
 from ros2_ik.core.problem import Problem
