@@ -34,7 +34,7 @@ import results_files
 from ros2_ik.core import PoseTarget, Problem, prepare, robots, solve
 from ros2_ik.core.kinematics.reach import reach_bound
 from ros2_ik.core.solvers import proofs
-from ros2_ik.core.solvers.base import SolveOptions
+from ros2_ik.core.solvers.options import SolveOptions
 
 RESULTS = results_files.RESULTS
 #: The issue's target for the median answer beyond the bound [ms].

@@ -24,7 +24,7 @@ from ros2_ik.core.result import IKStatus
 from ros2_ik.core.model.robot import Robot
 from ros2_ik.core.solve import prepare, solve
 from ros2_ik.core.solvers import before_iterating
-from ros2_ik.core.solvers.base import SolveOptions
+from ros2_ik.core.solvers.options import SolveOptions
 from ros2_ik.core.solvers.lm import LevenbergMarquardt
 
 pytest.importorskip("eaik.pybindings.EAIK", reason="eaik is not installed (make setup)")

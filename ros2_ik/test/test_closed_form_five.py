@@ -22,7 +22,7 @@ from ros2_ik.core.pose import PoseTarget
 from ros2_ik.core.problem import Problem
 from ros2_ik.core.result import IKStatus
 from ros2_ik.core.solve import solve
-from ros2_ik.core.solvers.base import SolveOptions
+from ros2_ik.core.solvers.options import SolveOptions
 
 pytest.importorskip("eaik.pybindings.EAIK", reason="eaik is not installed (make setup)")
 

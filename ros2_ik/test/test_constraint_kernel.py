@@ -316,7 +316,8 @@ def test_locked_joints_fold_into_the_tree():
 def test_compiled_problems_try_the_seed_before_ranking_the_library():
     """Cheap attempts: the seed first, then the ranked library without the seed again."""
     from ros2_ik.core.solvers import seed_library
-    from ros2_ik.core.solvers.base import Search, SolveOptions
+    from ros2_ik.core.solvers.options import SolveOptions
+    from ros2_ik.core.solvers.search import Search
     group = robots.load_group("panda")[1]
     spec = fam.generate("a", "panda", group, 1, seed=2)[0]
     problem = build(spec, group)

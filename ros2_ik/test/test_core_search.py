@@ -241,7 +241,8 @@ def test_an_unconverged_end_point_that_holds_is_a_solution(panda):
     cone: merit 1e-8).  That point was checked only after the result had been decided:
     TIMED_OUT, "before any candidate was evaluated", with the seed as q.
     """
-    from ros2_ik.core.solvers.base import LocalResult, Solver, SolveOptions
+    from ros2_ik.core.solvers.base import Solver
+    from ros2_ik.core.solvers.options import LocalResult, SolveOptions
 
     q_star, target = reachable(panda, 6)
 

@@ -11,7 +11,8 @@ from ros2_ik.core.pose import PoseTarget
 from ros2_ik.core.problem import Problem
 from ros2_ik.core.solve import solve
 from ros2_ik.core.solvers import seed_library
-from ros2_ik.core.solvers.base import Search, SolveOptions
+from ros2_ik.core.solvers.options import SolveOptions
+from ros2_ik.core.solvers.search import Search
 
 
 @pytest.fixture(scope="module")

@@ -26,7 +26,8 @@ from ros2_ik.core.constraints import PositionConstraint  # noqa: E402
 from ros2_ik.core.costs import PositionCost, PostureCost  # noqa: E402
 from ros2_ik.core.problem import Problem  # noqa: E402
 from ros2_ik.core.solve import solve  # noqa: E402
-from ros2_ik.core.solvers.base import Search, SolveOptions  # noqa: E402
+from ros2_ik.core.solvers.options import SolveOptions  # noqa: E402
+from ros2_ik.core.solvers.search import Search  # noqa: E402
 
 
 @pytest.fixture(scope="module")

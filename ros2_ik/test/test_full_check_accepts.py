@@ -14,7 +14,7 @@ import pytest
 
 from ros2_ik.core import IKStatus, Problem, robots, solve
 from ros2_ik.core.constraints import PositionConstraint, position, registry
-from ros2_ik.core.solvers.base import SolveOptions
+from ros2_ik.core.solvers.options import SolveOptions
 
 SHIFT_M = 0.05
 

@@ -257,7 +257,8 @@ def test_no_solver_module_imports_another_ones_private_names(module):
 def test_solve_names_no_solver_kernel():
     """``solve.py`` reaches the solvers through the registry, the base, the seed library.
 
-    And :mod:`pose_request`: the lean path of a plain pose request (the seed's attempt).
+    And :mod:`options` (the types of the options it builds) and :mod:`pose_request`: the
+    lean path of a plain pose request (the seed's attempt).
     """
     tree = ast.parse((CORE / "solve.py").read_text())
     used = set()
@@ -265,8 +266,8 @@ def test_solve_names_no_solver_kernel():
         if isinstance(node, ast.ImportFrom) and (node.module or "").startswith(PACKAGE):
             used |= {f"{node.module}.{a.name}" if node.module == PACKAGE else node.module
                      for a in node.names}
-    assert used <= {f"{PACKAGE}.registry", f"{PACKAGE}.base", f"{PACKAGE}.seed_library",
-                    f"{PACKAGE}.pose_request"}, used
+    assert used <= {f"{PACKAGE}.registry", f"{PACKAGE}.base", f"{PACKAGE}.options",
+                    f"{PACKAGE}.seed_library", f"{PACKAGE}.pose_request"}, used
 
 
 def test_the_compiled_modules_depend_on_each_other_as_listed():

@@ -10,7 +10,7 @@ from ros2_ik.core.model.robot import Robot
 from ros2_ik.core.pose import PoseTarget
 from ros2_ik.core.problem import Problem
 from ros2_ik.core.solvers import attempts, chain_kernel
-from ros2_ik.core.solvers.base import SolveOptions
+from ros2_ik.core.solvers.options import SolveOptions
 from ros2_ik.core.solvers.budget import Budget
 from ros2_ik.core.solvers.lm import LevenbergMarquardt
 from ros2_ik.core.terms import Constraint

@@ -21,7 +21,7 @@ from constrained_ours import build  # noqa: E402
 
 from ros2_ik.core import robots  # noqa: E402
 from ros2_ik.core.solvers import polish, polish_kernel, registry  # noqa: E402
-from ros2_ik.core.solvers.base import SolveOptions  # noqa: E402
+from ros2_ik.core.solvers.options import SolveOptions  # noqa: E402
 from ros2_ik.core.verify import ConstraintTolerance  # noqa: E402
 
 

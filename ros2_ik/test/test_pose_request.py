@@ -22,7 +22,7 @@ from ros2_ik.core.pose import PoseTarget
 from ros2_ik.core.problem import Problem
 from ros2_ik.core.solve import prepare, solve
 from ros2_ik.core.solvers import chain_kernel, pose_request, registry
-from ros2_ik.core.solvers.base import SolveOptions
+from ros2_ik.core.solvers.options import SolveOptions
 from ros2_ik.core.solvers.lm import LevenbergMarquardt
 
 pytestmark = pytest.mark.skipif(not chain_kernel.available(), reason="numba not installed")

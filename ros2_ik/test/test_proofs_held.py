@@ -16,7 +16,7 @@ from ros2_ik.core import PoseTarget, solve
 from ros2_ik.core import constraints as C
 from ros2_ik.core.problem import Problem
 from ros2_ik.core.solvers import base, proofs
-from ros2_ik.core.solvers.base import SolveOptions
+from ros2_ik.core.solvers.options import SolveOptions
 from wholebody_groups import full_q, talos
 
 FEET = ("left_sole_link", "right_sole_link")

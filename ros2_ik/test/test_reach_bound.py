@@ -20,7 +20,7 @@ from ros2_ik.core.constraints import PositionConstraint
 from ros2_ik.core.kinematics.reach import reach_bound
 from ros2_ik.core.problem import Problem
 from ros2_ik.core.solvers import proofs
-from ros2_ik.core.solvers.base import SolveOptions
+from ros2_ik.core.solvers.options import SolveOptions
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 from random_arms import random_arm  # noqa: E402

@@ -1,4 +1,4 @@
-"""base.returned_q on lists of floats gives the array path's answer (unwrap, clamp)."""
+"""search.returned_q on lists of floats gives the array path's answer (unwrap, clamp)."""
 import math
 
 import numpy as np
@@ -8,7 +8,7 @@ from ros2_ik.core import constraints as C
 from ros2_ik.core import costs as K
 from ros2_ik.core import robots
 from ros2_ik.core.problem import Problem
-from ros2_ik.core.solvers.base import returned_q, unwrapped
+from ros2_ik.core.solvers.search import returned_q, unwrapped
 
 
 @pytest.mark.parametrize("arm", ["panda", "ur5", "pr2_right"])

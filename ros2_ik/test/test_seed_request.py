@@ -18,7 +18,7 @@ from ros2_ik.core.solve import prepare
 from ros2_ik.core.solvers import chain_kernel, registry, seed_request
 from ros2_ik.core.solvers.lm import LevenbergMarquardt
 from ros2_ik.core.solvers import proofs
-from ros2_ik.core.solvers.base import SolveOptions
+from ros2_ik.core.solvers.options import SolveOptions
 from ros2_ik.core.solvers.budget import Budget
 from ros2_ik.core.verify import ConstraintTolerance, check
 from test_constraint_kernel import GROUPS, _random_specs, build  # noqa: F401

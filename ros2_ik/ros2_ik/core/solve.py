@@ -21,7 +21,8 @@ from ros2_ik.core.problem import Problem
 from ros2_ik.core.result import IKResult, Progress
 from ros2_ik.core.runtime.per_object import PerObject
 from ros2_ik.core.solvers import registry, seed_library
-from ros2_ik.core.solvers.base import SolveOptions, prepare_proofs
+from ros2_ik.core.solvers.base import prepare_proofs
+from ros2_ik.core.solvers.options import SolveOptions
 from ros2_ik.core.verify import CONSTRAINT_TOLERANCE_M, CONSTRAINT_TOLERANCE_RAD, \
     DEFAULT_TOLERANCE, ConstraintTolerance
 

@@ -33,7 +33,7 @@ from ros2_ik.core.result import IKResult, IKStatus
 from ros2_ik.core.runtime import blas
 from ros2_ik.core.solve import prepare, solve
 from ros2_ik.core.solvers import before_iterating, registry
-from ros2_ik.core.solvers.base import DISTINCT_TOLERANCE, SolveOptions
+from ros2_ik.core.solvers.options import DISTINCT_TOLERANCE, SolveOptions
 from ros2_ik.core.solvers.seed_library import LIBRARY_STARTS
 
 #: Status codes of :attr:`BatchResult.status` (index into this tuple).

@@ -18,7 +18,7 @@ from ros2_ik.core import errors
 from ros2_ik.core.closed_form import chain, sweep
 from ros2_ik.core.problem import Problem
 from ros2_ik.core.result import IKResult
-from ros2_ik.core.solvers.base import Begun, SolveOptions
+from ros2_ik.core.solvers.options import Begun, SolveOptions
 from ros2_ik.core.solvers.lm import LevenbergMarquardt
 
 

@@ -33,7 +33,7 @@ import pinocchio as pin
 from ros2_ik.core.problem import Problem
 from ros2_ik.core.solvers import active_set, chain_kernel, clearance_last, \
     constraint_kernel, lm_loop, polish, polish_kernel
-from ros2_ik.core.solvers.base import LocalResult
+from ros2_ik.core.solvers.options import LocalResult
 from ros2_ik.core.solvers.budget import Budget
 from ros2_ik.core.solvers.pose_state import PoseState
 from ros2_ik.core.solvers.residuals import Residuals

@@ -17,7 +17,8 @@ from scipy.linalg.lapack import dposv
 from ros2_ik.core import errors
 from ros2_ik.core.pose import twist_error
 from ros2_ik.core.problem import Problem
-from ros2_ik.core.solvers.base import LocalResult, Solver
+from ros2_ik.core.solvers.base import Solver
+from ros2_ik.core.solvers.options import LocalResult
 from ros2_ik.core.solvers.budget import Budget
 from ros2_ik.core.solvers.pose_state import PoseState
 from ros2_ik.core.solvers.residuals import LWA, Residuals

@@ -15,7 +15,7 @@ The order a solve takes (one path, :meth:`base.Solver.solve`):
    target or compiled constraints: the attempt from the seed, returned when verified,
    else handed on as the driver's first attempt;
 2. :meth:`setup` picks the problem's one attempt object (:func:`attempts.choose_attempt`);
-3. the driver's restarts (:class:`base.Search`) call :meth:`local_solve`, which runs that
+3. the driver's restarts (:class:`search.Search`) call :meth:`local_solve`, which runs that
    attempt from each start (with costs, the first attempt is :meth:`first_attempt`), and
    verify every candidate independently.
 
@@ -52,7 +52,8 @@ from ros2_ik.core.problem import Problem
 from ros2_ik.core.result import IKResult
 from ros2_ik.core.solvers import attempts, chain_kernel, constraint_kernel, polish_kernel, \
     seed_request
-from ros2_ik.core.solvers.base import Begun, LocalResult, SolveOptions, Solver
+from ros2_ik.core.solvers.base import Solver
+from ros2_ik.core.solvers.options import Begun, LocalResult, SolveOptions
 from ros2_ik.core.solvers.budget import Budget
 
 

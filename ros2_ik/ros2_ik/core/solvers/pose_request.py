@@ -12,7 +12,7 @@ than the compiled attempt itself (docs/design.md).
 solver class, the compiled chain, its search limits), stored by
 :func:`ros2_ik.core.solve.prepare`; :func:`answer` then makes the request in a handful of
 calls: ONE compiled call (:func:`chain_kernel.attempt`, the generated loop), the end
-point unwrapped and clamped (:func:`base.returned_pose`) and checked on the full model
+point unwrapped and clamped (:func:`search.returned_pose`) and checked on the full model
 (:func:`seed_request.verified`: only :func:`verify.check` accepts), the IKResult built
 as the driver builds one.  An end point that is not verified goes to a 7R sweep lm
 runs, when the chain has one (:func:`before_iterating.pose_after_seed`, as
@@ -38,8 +38,9 @@ from ros2_ik.core.problem import Problem
 from ros2_ik.core.result import IKResult, IKStatus
 from ros2_ik.core.solvers import before_iterating, chain_kernel, seed_request
 from ros2_ik.core.solvers.attempts import chain_settings
-from ros2_ik.core.solvers.base import DISTINCT_TOLERANCE, Begun, LocalResult, \
-    SolveOptions, proven_or, returned_pose
+from ros2_ik.core.solvers.base import proven_or
+from ros2_ik.core.solvers.options import DISTINCT_TOLERANCE, Begun, LocalResult, SolveOptions
+from ros2_ik.core.solvers.search import returned_pose
 from ros2_ik.core.solvers.lm import LevenbergMarquardt
 from ros2_ik.core.solvers.pose_state import compiled_chain, squared_tolerances
 

@@ -52,7 +52,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ros2_ik.core.problem import Problem
 
 #: ``(problem, options, deadline) -> reason or None``; ``options``: the solve's
-#: :class:`~ros2_ik.core.solvers.base.SolveOptions` (its tolerances); ``deadline``: the
+#: :class:`~ros2_ik.core.solvers.options.SolveOptions` (its tolerances); ``deadline``: the
 #: ``time.perf_counter()`` after which it builds no new bound.
 Proof = Callable[["Problem", Any, float], Optional[str]]
 

@@ -14,7 +14,8 @@ import numpy as np
 from ros2_ik.core.problem import Problem
 from ros2_ik.core.result import IKResult
 from ros2_ik.core.runtime.blas import single_threaded
-from ros2_ik.core.solvers.base import SolveOptions, Solver
+from ros2_ik.core.solvers.base import Solver
+from ros2_ik.core.solvers.options import SolveOptions
 from ros2_ik.core.solvers.residuals import Residuals
 
 

@@ -3,15 +3,15 @@
 Most requests are solved by the attempt from the seed: constraint problems without a pose
 target (``bench/constrained_bench.py``), the whole-body ones with their contacts and a pose
 target (``bench/wholebody_bench.py``), and most pose targets.  For those, the driver
-(:class:`base.Search`: starts, candidates, the result's assembly) cost as much as the
+(:class:`search.Search`: starts, candidates, the result's assembly) cost as much as the
 compiled attempt itself (docs/design.md).  :func:`answer`
 makes that attempt (with costs, the driver's first: the seed and the costs' preferred
 configurations projected, the best polished), unwraps and clamps its end point and
-checks it as the driver does (:func:`base.returned_q`, then :func:`verify.check` on the
+checks it as the driver does (:func:`search.returned_q`, then :func:`verify.check` on the
 full model: each constraint's own measure in [m] and [rad], independent of the kernel's
 packing); a verified end point is the answer, built as the driver builds one
-(:func:`base.solved`).  Anything else goes to the
-driver with the attempt already counted (:class:`base.Begun`), so it is made once either way.
+(:func:`search.solved`).  Anything else goes to the
+driver with the attempt already counted (:class:`options.Begun`), so it is made once either way.
 """
 from __future__ import annotations
 
@@ -27,8 +27,8 @@ from ros2_ik.core.problem import Problem
 from ros2_ik.core.result import IKResult, Solution
 from ros2_ik.core.solvers.attempts import CompiledConstraints, CompiledPose, \
     compiled_constraints
-from ros2_ik.core.solvers.base import (Begun, LocalResult, SolveOptions, cost_starts,
-                                       in_windows, returned, solved)
+from ros2_ik.core.solvers.options import Begun, LocalResult, SolveOptions
+from ros2_ik.core.solvers.search import cost_starts, in_windows, returned, solved
 from ros2_ik.core.solvers.budget import Budget
 from ros2_ik.core.verify import ConstraintTolerance, check
 
@@ -56,7 +56,7 @@ def answer(solver, problem: Problem, seed: np.ndarray, options: SolveOptions
     the seed first only when an attempt is cheap: the compiled attempt
     (:func:`attempts.compiled_constraints`), else None (the driver runs as usual, the
     library ranked first).  The seed is the driver's first start
-    (:meth:`base.Search.next_start`: in the joint windows).
+    (:meth:`search.Search.next_start`: in the joint windows).
     """
     start = time.perf_counter()
     if problem.pose is None:
@@ -94,10 +94,10 @@ def verified(group, pose: Optional[ResolvedPose], constraints: Sequence[terms.Co
              ) -> Optional[IKResult]:
     """Return the SUCCESS of the seed's attempt ending at returned ``q``, or None.
 
-    ``q``: :func:`base.returned`'s group vector, ``values`` its floats; ``seed_values``
+    ``q``: :func:`search.returned`'s group vector, ``values`` its floats; ``seed_values``
     the seed's.  Only the full model's check accepts (:func:`verify.check`: the kernel's
     measure shares its packing); the result is built as the driver builds one
-    (:func:`base.solved`), ``start`` when the solve began (``time.perf_counter()``).
+    (:func:`search.solved`), ``start`` when the solve began (``time.perf_counter()``).
     """
     ok, pos, ori, _, _ = check(group, pose, q, constraints, group.full_data(), tolerance,
                                values)

@@ -18,7 +18,7 @@ import numpy as np
 from scipy.optimize import minimize
 
 from ros2_ik.core.problem import Problem
-from ros2_ik.core.solvers.base import LocalResult
+from ros2_ik.core.solvers.options import LocalResult
 from ros2_ik.core.solvers.budget import Budget
 from ros2_ik.core.solvers.residuals import Residuals
 from ros2_ik.core.solvers.scipy_solver import Chart, ScipySolver, Stop, bounds_of
