@@ -141,13 +141,22 @@ class Side:
     """One revision's ``solve``, ``PoseTarget`` and group of an arm (prepared)."""
 
     def __init__(self, label: str, arm: Arm):
-        Robot = importlib.import_module(f"ros2_ik_{label}.core.model.robot").Robot
-        robot = Robot.from_urdf(arm.urdf, arm.srdf or None)
+        """Load the arm through the package's own exports, which every revision has.
+
+        ``Robot``, ``solve`` and ``PoseTarget``, wherever the revision's modules lie;
+        ``prepare`` where it exists, else one solve first (the kernels' loading, outside
+        the timed solves).
+        """
+        core = importlib.import_module(f"ros2_ik_{label}.core")
+        robot = core.Robot.from_urdf(arm.urdf, arm.srdf or None)
         self.group = robot.group(base=arm.base, tip=arm.tip)
-        core = importlib.import_module(f"ros2_ik_{label}.core.solve")
-        self.solve = core.solve
-        self.Target = importlib.import_module(f"ros2_ik_{label}.core.pose").PoseTarget
-        core.prepare(self.group, self.group.tip)
+        self.solve, self.Target = core.solve, core.PoseTarget
+        if hasattr(core, "prepare"):
+            core.prepare(self.group, self.group.tip)
+        else:
+            mid = self.group.mid_configuration()
+            self.solve(self.group, self.Target(self.group.tip, self.group.fk(mid, self.group.tip)),
+                       mid)
 
     def timed(self, T, seed: np.ndarray):
         """``(q or None, seconds)`` of one solve of ``T`` from ``seed``."""
