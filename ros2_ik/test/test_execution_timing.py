@@ -225,6 +225,18 @@ def test_a_move_samples_the_controllers_cubics():
     assert not move.state_at(99.0)[1].any()
 
 
+def test_a_trajectory_with_accelerations_is_read_back_as_its_quintics():
+    """Move.of reads the points' accelerations (as a JointTrajectoryController draws
+    them): a quintic move sent as its trajectory is the same move again."""
+    start, goal = np.array([0.1, -0.4]), np.array([0.6, 0.2])
+    sent = execution.Move.from_rest(("a", "b"), start, goal, 1.3).then(start, 0.9)
+    back = execution.Move.of(sent.trajectory(), start)
+    assert back.accelerations is not None
+    for t in np.linspace(-0.1, 2.4, 26):
+        for a, b in zip(sent.state_at(t), back.state_at(t)):
+            np.testing.assert_allclose(b, a, atol=1e-9)
+
+
 def test_a_move_with_accelerations_samples_the_controllers_quintics():
     """Points with accelerations: quintic Hermites, which meet each point's position,
     velocity and acceleration (the last by finite differences here), and whose largest

@@ -148,15 +148,23 @@ class Move:
 
     @classmethod
     def of(cls, trajectory: JointTrajectory, start: np.ndarray) -> "Move":
-        """Return the move a timed ``trajectory`` (cubics) makes from ``start``, at rest."""
+        """Return the move a timed ``trajectory`` makes from ``start``, at rest.
+
+        Cubics; quintics when every point carries accelerations (as
+        :meth:`trajectory` writes them, and a JointTrajectoryController draws them).
+        """
         n = len(trajectory.joint_names)
         points = trajectory.points
+        accelerations = [list(p.accelerations) for p in points]
+        quintic = bool(points) and all(len(a) == n for a in accelerations)
         return cls(tuple(trajectory.joint_names), np.asarray(start, dtype=float), np.zeros(n),
                    np.array([p.positions for p in points], dtype=float).reshape(-1, n),
                    np.array([list(p.velocities) or [0.0] * n for p in points],
                             dtype=float).reshape(-1, n),
                    np.array([p.time_from_start.sec + 1e-9 * p.time_from_start.nanosec
-                             for p in points]))
+                             for p in points]),
+                   np.array(accelerations, dtype=float) if quintic else None,
+                   np.zeros(n) if quintic else None)
 
     @classmethod
     def from_rest(cls, names: Sequence[str], start: np.ndarray, q: np.ndarray,

@@ -106,10 +106,6 @@ class FakeController(Node):
         q, qd = self._drawn_at(now)
         joints = [self.names.index(n) for n in names]
         move = replace(Move.of(msg, q[joints]), start_velocity=qd[joints])
-        accelerations = [list(point.accelerations) for point in msg.points]
-        if all(len(a) == len(names) for a in accelerations):  # quintics (from rest)
-            move = replace(move, accelerations=np.array(accelerations, dtype=float),
-                           start_acceleration=np.zeros(len(names)))
         self._move = (move, joints, now)
 
     def _drawn_at(self, t: float) -> Tuple[np.ndarray, np.ndarray]:
