@@ -28,6 +28,7 @@ from ros2_ik.node.conversions import SEED_LIMIT_TOLERANCE, finite_or, joint_stat
 from ros2_ik.node.error_codes import (
     CODE_NAMES, RequestError, code_for_exception, code_for_status, error_reply)
 from ros2_ik.node.parameters import GroupConfig, NodeConfig, clean_list
+from ros2_ik.node.request_frames import resolve
 from ros2_ik.node.robot_source import JointStateCache, RobotSnapshot, seed_readings
 from ros2_ik.node.upstream import beside, held_group
 from ros2_ik_interfaces.msg import IKErrorCode
@@ -189,17 +190,18 @@ def _within_limits(group, q: np.ndarray) -> np.ndarray:
 
 
 def pose_target(request: ComputeIK.Request, tip: str, cfg: NodeConfig,
-                base_parent: str = "") -> PoseTarget:
+                snapshot: RobotSnapshot, base_moves: bool) -> PoseTarget:
     """Return the core pose target of a request (tolerances defaulted from the config).
 
-    A target in ``base_parent`` (the base joint's parent frame, e.g. MoveIt's planning
-    frame ``odom_combined``, which the model's root frame stands for) is in the root frame.
+    A target in a frame the model's world stands for, or outside the model, is put in
+    the world (node/request_frames.py; ``base_moves``: the group moves the base).
     """
-    frame = request.target.header.frame_id
+    frame, T_ref_target = resolve(snapshot, request.target.header.frame_id,
+                                  pose_to_se3(request.target.pose, "target.pose"), base_moves)
     return PoseTarget(
         frame=tip,
-        T_ref_target=pose_to_se3(request.target.pose, "target.pose"),
-        reference_frame="" if base_parent and frame == base_parent else frame,
+        T_ref_target=T_ref_target,
+        reference_frame=frame,
         weights=weights_array(request.weights),
         position_tolerance_m=finite_or(request.position_tolerance, cfg.position_tolerance,
                                        "position_tolerance"),
@@ -280,7 +282,7 @@ def _compute_ik(snapshot, model_error, cfg, joints, request, extra_constraints, 
         # The base's parent frame stands for the root frame only where the base moves (a
         # fixed-base group's base is locked at the origin, not where the robot is).
         parent = snapshot.base_parent_frame if has_base(group) else ""
-        target = pose_target(request, tip, cfg, parent)
+        target = pose_target(request, tip, cfg, snapshot, has_base(group))
         # Constraints (the clearance) are held to the request's tolerances too.
         tolerance = ConstraintTolerance(target.position_tolerance_m,
                                         target.orientation_tolerance_rad)

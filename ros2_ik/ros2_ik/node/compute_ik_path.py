@@ -24,6 +24,7 @@ from ros2_ik.node.error_codes import CODE_NAMES, RequestError, code_for_exceptio
 from ros2_ik.core.path.timing import path_times, point_velocities
 from ros2_ik.node.execution import MAX_DURATION_S, duration_msg
 from ros2_ik.node.parameters import NodeConfig
+from ros2_ik.node.request_frames import resolve
 from ros2_ik.node.robot_source import JointStateCache, RobotSnapshot
 from ros2_ik.node.upstream import beside, held_group
 from ros2_ik_interfaces.msg import IKErrorCode
@@ -76,8 +77,7 @@ def _compute(snapshot, model_error, cfg, joints, request, response) -> PathAnswe
     group = held_group(snapshot, group, request.seed.name, request.seed.position, joints, cfg,
                        every=request.avoid_collisions or beside(group,
                                                                 (request.header.frame_id,)))
-    waypoints = path_targets(snapshot, request, tip, cfg,
-                             snapshot.base_parent_frame if has_base(group) else "")
+    waypoints = path_targets(snapshot, request, tip, cfg, has_base(group))
     if not len(request.max_joint_step):
         raise RequestError(IKErrorCode.INVALID_GOAL, "max_joint_step: required (> 0 [rad or "
                            "m], one value or one per group joint)")
@@ -110,18 +110,20 @@ def _compute(snapshot, model_error, cfg, joints, request, response) -> PathAnswe
 
 
 def path_targets(snapshot: RobotSnapshot, request, tip: str, cfg: NodeConfig,
-                 base_parent: str = ""):
+                 base_moves: bool = False):
     """Return the request's waypoints as pose targets of ``tip`` (errors name the field).
 
-    ``base_parent``: a whole-body group's base parent frame (``odom_combined``), which the
-    model's root frame stands for, as in ComputeIK (:func:`compute_ik.pose_target`).
+    Waypoints in a frame the model's world stands for, or outside the model, are put in
+    the world, as in ComputeIK (node/request_frames.py; ``base_moves``: the group moves
+    the base).
     """
     if not request.waypoints:
         raise RequestError(IKErrorCode.INVALID_GOAL, "waypoints: empty path (give at least "
                            "one pose)")
-    frame = request.header.frame_id
-    if base_parent and frame == base_parent:
-        frame = ""
+    placed = [resolve(snapshot, request.header.frame_id,
+                      pose_to_se3(pose, f"waypoints[{k}]"), base_moves)
+              for k, pose in enumerate(request.waypoints)]
+    frame = placed[0][0]
     if frame:
         try:
             snapshot.robot.frame_id(frame)
@@ -131,9 +133,9 @@ def path_targets(snapshot: RobotSnapshot, request, tip: str, cfg: NodeConfig,
                         "position_tolerance")
     ori_tol = finite_or(request.orientation_tolerance, cfg.orientation_tolerance,
                         "orientation_tolerance")
-    return [PoseTarget(tip, pose_to_se3(pose, f"waypoints[{k}]"), frame,
+    return [PoseTarget(tip, T_ref_target, frame,
                        position_tolerance_m=pos_tol, orientation_tolerance_rad=ori_tol)
-            for k, pose in enumerate(request.waypoints)]
+            for _, T_ref_target in placed]
 
 
 def trajectory_msg(names, q_path: np.ndarray, times_s: np.ndarray,

@@ -22,6 +22,7 @@ from ros2_ik.core.verify import ConstraintTolerance, check
 from ros2_ik.node.compute_ik import (
     collision_checker, minimum_distance, resolve_group, seed_for, solve_options)
 from ros2_ik.node.base_pose import base_state, has_base, joint_part, split
+from ros2_ik.node.request_frames import world_names
 from ros2_ik.node.conversions import finite_or, joint_state, near_limits
 from ros2_ik.node.error_codes import (
     CODE_NAMES, RequestError, code_for_exception, code_for_status, error_reply)
@@ -90,15 +91,14 @@ def build_problem(snapshot: RobotSnapshot, cfg: NodeConfig, joints: JointStateCa
     group = held_group(snapshot, group, goal.seed.name, goal.seed.position, joints, cfg, notes,
                        every=reads_beside_the_chain(goal, group) or beside(
                            group, [m.target.header.frame_id for m in goal.pose_goals]))
-    # The base's parent frame stands for the root frame where the base moves (compute_ik).
-    parent = snapshot.base_parent_frame if has_base(group) else ""
-    targets, _ = pose_goals(goal, cfg, parent, tip)
+    targets, _ = pose_goals(goal, cfg, snapshot, has_base(group), tip)
     seed = seed_for(group, goal.seed, joints, cfg, seed_base=goal.seed_base,
                     parent_frame=snapshot.base_parent_frame)
     group, seed = _lock(snapshot, group, seed, goal.locked_joints)
     model = snapshot.robot.model
     q_seed_full = group.to_full_q(seed)
-    terms = constraints_of(model, goal, q_seed_full, ("", "universe", parent or "")) \
+    terms = constraints_of(model, goal, q_seed_full,
+                           ("",) + world_names(snapshot, has_base(group))) \
         + pose_constraints(model, targets[1:])
     if scene_constraints(goal):
         checker = collision_checker(snapshot, cfg)

@@ -22,6 +22,7 @@ from ros2_ik.node import whole_body_terms as wb
 from ros2_ik.node.conversions import (
     finite_or, pose_to_se3, quaternion_to_rotation, weights_array)
 from ros2_ik.node.error_codes import RequestError, code_for_exception
+from ros2_ik.node.request_frames import resolve
 
 ROOT = "universe"
 
@@ -140,27 +141,31 @@ def _posture(inputs: "_Inputs", m):
     return K.PostureCost(model, q_nominal, weights)
 
 
-def pose_goals(goal, cfg, base_parent: str = "", tip: str = ""
+def pose_goals(goal, cfg, snapshot, base_moves: bool, tip: str = ""
                ) -> Tuple[List[PoseTarget], int]:
     """Return the PoseTargets of ``goal.pose_goals`` (tolerances defaulted from the config).
 
-    A target in ``base_parent`` (the base joint's parent frame) is in the root frame.  A
+    A target in a frame the model's world stands for, or outside the model, is put in
+    the world (node/request_frames.py; ``base_moves``: the group moves the base).  A
     pose goal naming no link is for the goal's ``tip_link``, else for ``tip`` (the tip the
     goal resolved to: the first pose goal's link, else the group's; as a ComputeIK request
     naming none).
     """
+    placed = [resolve(snapshot, m.target.header.frame_id,
+                      pose_to_se3(m.target.pose, f"pose_goals[{i}].target.pose"), base_moves)
+              for i, m in enumerate(goal.pose_goals)]
     targets = [PoseTarget(
         frame=m.tip_link or goal.tip_link or tip,
-        T_ref_target=pose_to_se3(m.target.pose, f"pose_goals[{i}].target.pose"),
-        reference_frame=("" if base_parent and m.target.header.frame_id == base_parent
-                         else m.target.header.frame_id),
+        T_ref_target=T_ref_target,
+        reference_frame=frame,
         weights=weights_array(m.weights),
         position_tolerance_m=finite_or(m.position_tolerance, cfg.position_tolerance,
                                        f"pose_goals[{i}].position_tolerance"),
         orientation_tolerance_rad=finite_or(m.orientation_tolerance,
                                             cfg.orientation_tolerance,
                                             f"pose_goals[{i}].orientation_tolerance"),
-        position_only=m.position_only) for i, m in enumerate(goal.pose_goals)]
+        position_only=m.position_only)
+        for i, (m, (frame, T_ref_target)) in enumerate(zip(goal.pose_goals, placed))]
     return targets, len(targets)
 
 

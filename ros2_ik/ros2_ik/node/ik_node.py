@@ -25,6 +25,7 @@ from ros2_ik.node.action_server import ConstrainedIKServer
 from ros2_ik.node.capability_markers import CapabilityMapPublisher
 from ros2_ik.node import execution, interactive_goal, moveit_bridge
 from ros2_ik.node.base_pose import has_base, joint_limits, marker_frames, reply_vector
+from ros2_ik.node.request_frames import placed_in_world
 from ros2_ik.core.errors import InvalidGoal
 from ros2_ik.core.runtime.memory import settle_memory
 from ros2_ik.core.solve import prepare
@@ -323,10 +324,13 @@ class IKNode(Node):
         if not self.outputs.wants_markers():
             return
         q = reply_vector(group, answer.solution, answer.solution_base)
-        parent = self.robot.snapshot.base_parent_frame
-        ref, shown = marker_frames(group, request.target.header.frame_id, parent)
+        snapshot = self.robot.snapshot
+        parent, shown = snapshot.base_parent_frame, request.target.header.frame_id
+        T_world_ref = placed_in_world(snapshot, shown, has_base(group))
+        if T_world_ref is None:  # a model frame, or none
+            ref, shown = marker_frames(group, shown, parent)
+            T_world_ref = group.fk(q, ref)
         world = marker_frames(group, "", parent)[1]  # where the root's points are shown
-        T_world_ref = group.fk(q, ref)
         T_ref_reached = T_world_ref.actInv(group.fk(q, group.tip))
         try:
             T_ref_target = pose_to_se3(request.target.pose, "target")

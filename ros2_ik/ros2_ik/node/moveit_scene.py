@@ -2,12 +2,15 @@
 
 The conversion works on anything shaped like ``moveit_msgs/PlanningScene`` (attribute
 names only), so it is unit-tested without MoveIt.  A full scene (``is_diff`` false)
-replaces ours; a diff applies its operations in order.
+replaces ours; a diff applies its operations in order. Its ``fixed_frame_transforms``
+(every TF frame outside the robot, as move_group sees them) become frames a request may
+name (node/request_frames.py).
 """
 from __future__ import annotations
 
 from typing import List
 
+from ros2_ik.node.request_frames import moveit_frames
 from ros2_ik_interfaces.msg import CollisionObject
 
 _COPIED = ("id", "pose", "primitives", "primitive_poses", "meshes", "mesh_poses")
@@ -37,6 +40,22 @@ def scene_operations(planning_scene) -> List[CollisionObject]:
     return ops
 
 
+def follow_frames(node, planning_scene) -> None:
+    """Take the scene's ``fixed_frame_transforms`` (node/request_frames.py).
+
+    A full scene replaces the frames known; a diff adds or updates those it lists (an
+    empty list: no change), as MoveIt's ``PlanningScene`` reads them.
+    """
+    transforms = planning_scene.fixed_frame_transforms
+    if planning_scene.is_diff and not transforms:
+        return
+    frames, problems = moveit_frames(transforms)
+    node.robot.outside_frames.update(frames, replace=not planning_scene.is_diff)
+    if problems:
+        node.get_logger().warning("monitored_planning_scene: " + "; ".join(problems),
+                                  throttle_duration_sec=1.0)
+
+
 def follow_monitored_scene(node, scene_server, callback_group) -> bool:
     """Subscribe to /monitored_planning_scene; False when moveit_msgs is not installed."""
     try:
@@ -46,6 +65,7 @@ def follow_monitored_scene(node, scene_server, callback_group) -> bool:
 
     def on_scene(msg) -> None:
         scene_server.apply_logged(scene_operations(msg), "monitored_planning_scene")
+        follow_frames(node, msg)
 
     node.create_subscription(PlanningScene, node.config.monitored_scene_topic, on_scene, 5,
                              callback_group=callback_group)

@@ -14,9 +14,10 @@ from visualization_msgs.msg import Marker, MarkerArray
 
 from ros2_ik.core.path import timing
 from ros2_ik.node import execution
-from ros2_ik.node.base_pose import marker_frames
+from ros2_ik.node.base_pose import has_base, marker_frames
 from ros2_ik.node.compute_ik_path import PathAnswer, compute_ik_path, trajectory_msg
 from ros2_ik.node.error_codes import CODE_NAMES
+from ros2_ik.node.request_frames import placed_in_world
 from ros2_ik.node.spinning import answered
 from ros2_ik_interfaces.msg import IKErrorCode
 from ros2_ik_interfaces.srv import ComputeIKPath
@@ -118,12 +119,14 @@ class PathServer:
     def _markers(self, request: ComputeIKPath.Request, answer: PathAnswer) -> MarkerArray:
         """Draw the reached tip path (blue line) and the requested waypoints (green points)."""
         group = answer.group
-        ref, shown = marker_frames(group, request.header.frame_id,
-                                   self._node.robot.snapshot.base_parent_frame)
+        snapshot, shown = self._node.robot.snapshot, request.header.frame_id
+        T_world_shown = placed_in_world(snapshot, shown, has_base(group))
+        if T_world_shown is None:  # a model frame, or none
+            ref, shown = marker_frames(group, shown, snapshot.base_parent_frame)
         stamp = self._node.get_clock().now().to_msg()
         tip = group.tip if not request.tip_link else request.tip_link
-        reached = [group.fk(q, ref).actInv(group.fk(q, tip)).translation
-                   for q in answer.result.q_path]
+        reached = [(group.fk(q, ref) if T_world_shown is None else T_world_shown).actInv(
+            group.fk(q, tip)).translation for q in answer.result.q_path]
         asked = [(w.position.x, w.position.y, w.position.z) for w in request.waypoints]
         return MarkerArray(markers=[
             _line(shown, stamp, "path_reached", Marker.LINE_STRIP, reached, (0.1, 0.3, 0.9)),

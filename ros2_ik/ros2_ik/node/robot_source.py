@@ -22,6 +22,7 @@ from ros2_ik.core.errors import IKError
 from ros2_ik.core.model.joint_limits_yaml import PlanningLimits
 from ros2_ik.core.model.robot import Robot
 from ros2_ik.core.model.srdf_groups import SrdfGroup, srdf_groups
+from ros2_ik.node.request_frames import OutsideFrames
 
 
 @dataclass
@@ -36,6 +37,9 @@ class RobotSnapshot:
     urdf: str
     srdf: str
     scene: PlanningScene = field(default_factory=PlanningScene)
+    #: Frames outside the model a request may name (node/request_frames.py); the
+    #: source's table, shared by its snapshots (it outlives a model update).
+    outside_frames: OutsideFrames = field(default_factory=OutsideFrames)
     _groups: Dict[Tuple, object] = field(default_factory=dict)
     _variants: Dict[object, "OrderedDict[Tuple, object]"] = field(default_factory=dict)
     #: What a request's (group_name, base_link, tip_link) resolved to, with the config
@@ -101,6 +105,15 @@ class RobotSnapshot:
         """
         return virtual_joint_parent(self.srdf) or "universe"
 
+    @cached_property
+    def fixed_parent_frame(self) -> str:
+        """The SRDF's fixed virtual joint's ``parent_frame`` (MoveIt's ``world``), or ''.
+
+        The model is fixed to it at the origin, so it stands for the model's world
+        (node/request_frames.py).
+        """
+        return virtual_joint_parent(self.srdf, ("fixed",))
+
     def checker(self, search_dirs: Sequence[str], skip_missing_meshes: bool,
                 padding_m: float) -> CollisionChecker:
         """Return the collision checker of this model and scene, built on first use.
@@ -117,8 +130,9 @@ class RobotSnapshot:
             return self._checker
 
 
-def virtual_joint_parent(srdf_xml: str) -> str:
-    """Return the ``parent_frame`` of the SRDF's floating or planar virtual joint, or ''."""
+def virtual_joint_parent(srdf_xml: str, kinds: Tuple[str, ...] = ("floating", "planar")
+                         ) -> str:
+    """Return the ``parent_frame`` of the SRDF's virtual joint of one of ``kinds``, or ''."""
     if not srdf_xml:
         return ""
     try:
@@ -126,7 +140,7 @@ def virtual_joint_parent(srdf_xml: str) -> str:
     except ET.ParseError:
         return ""
     return next((v.get("parent_frame", "") for v in root.iter("virtual_joint")
-                 if v.get("type") in ("floating", "planar")), "")
+                 if v.get("type") in kinds), "")
 
 
 class RobotSource:
@@ -151,6 +165,8 @@ class RobotSource:
         #: Scene objects dropped because a new model lacks their frames (for the log).
         self.dropped: list = []
         self._last_scene: Optional[PlanningScene] = None
+        #: Frames outside the model (node/request_frames.py), kept across model updates.
+        self.outside_frames = OutsideFrames()
 
     @property
     def snapshot(self) -> Optional[RobotSnapshot]:
@@ -192,7 +208,7 @@ class RobotSource:
                 raise
             self._version += 1
             self._snapshot = RobotSnapshot(robot, self._version, urdf, self._srdf,
-                                           self._carry_scene(robot))
+                                           self._carry_scene(robot), self.outside_frames)
             self.error = ""
 
     def _root(self) -> Optional[str]:

@@ -178,6 +178,10 @@ class Robot:
         """Movable 1-DoF joints (revolute, continuous, prismatic), model order."""
         return self._joint_names
 
+    def has_frame(self, name: str) -> bool:
+        """Whether the model has a frame ``name`` (:meth:`frame_id` would find it)."""
+        return isinstance(name, str) and name in self._frame_ids
+
     def frame_id(self, name: str) -> int:
         """Id of frame ``name``; :class:`errors.InvalidFrame` lists valid names."""
         fid = self._frame_ids.get(name) if isinstance(name, str) else None

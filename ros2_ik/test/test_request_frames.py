@@ -1,0 +1,222 @@
+"""Targets in MoveIt's planning frame and in frames outside the model (node/request_frames.py).
+
+A MoveIt user's pose in ``world`` (the SRDF's fixed virtual joint's parent frame, in no
+URDF) or in a camera's frame (a TF frame move_group lists in the monitored planning
+scene's ``fixed_frame_transforms``) is solved as move_group's ``/compute_ik`` solves it.
+Each answer is checked by pinocchio's FK of its solution against the target composed here.
+"""
+import math
+
+import numpy as np
+import pinocchio as pin
+import pytest
+
+pytest.importorskip("rclpy")
+
+from geometry_msgs.msg import TransformStamped  # noqa: E402
+from ros2_ik.core.model.robots import urdf_text  # noqa: E402
+from ros2_ik.node.compute_ik import compute_ik  # noqa: E402
+from ros2_ik.node.compute_ik_path import compute_ik_path  # noqa: E402
+from ros2_ik.node.constrained_ik import solve_goal  # noqa: E402
+from ros2_ik.node.conversions import se3_to_pose  # noqa: E402
+from ros2_ik.node.request_frames import OutsideFrame, OutsideFrames, moveit_frames, \
+    resolve  # noqa: E402
+from ros2_ik.node.robot_source import JointStateCache  # noqa: E402
+from ros2_ik_interfaces.action import ConstrainedIK  # noqa: E402
+from ros2_ik_interfaces.msg import IKErrorCode, PoseGoal  # noqa: E402
+from ros2_ik_interfaces.srv import ComputeIK, ComputeIKPath  # noqa: E402
+from node_inputs import config, snapshot  # noqa: E402
+
+#: MoveIt's SRDF of a fixed arm: the model hangs from ``world`` at the origin.
+SRDF = """<robot name="panda"><virtual_joint name="virtual_joint" type="fixed"
+parent_frame="world" child_link="panda_link0"/></robot>"""
+#: The camera's pose in MoveIt's model frame (``world``) [m].
+T_WORLD_CAMERA = pin.SE3(pin.rpy.rpyToMatrix(0.3, -2.5, 1.2), np.array([0.9, -0.4, 1.1]))
+
+
+@pytest.fixture(scope="module")
+def panda():
+    """The node's snapshot of the panda with MoveIt's SRDF, and the full pinocchio model."""
+    urdf = urdf_text("panda")
+    return snapshot(urdf, SRDF), pin.buildModelFromXML(urdf)
+
+
+def _reachable(model) -> pin.SE3:
+    """``T_world_hand`` of a configuration inside the limits."""
+    q = pin.neutral(model)
+    q[:7] = (0.3, -0.4, 0.2, -2.0, 0.1, 1.8, 0.5)
+    return _fk(model, q)
+
+
+def _fk(model, q) -> pin.SE3:
+    data = model.createData()
+    pin.framesForwardKinematics(model, data, q)
+    return data.oMf[model.getFrameId("panda_hand")]
+
+
+def _solved_hand(model, names, positions) -> pin.SE3:
+    q = pin.neutral(model)
+    for name, value in zip(names, positions):
+        q[model.joints[model.getJointId(name)].idx_q] = value
+    return _fk(model, q)
+
+
+def _close(T_a: pin.SE3, T_b: pin.SE3) -> bool:
+    """Within 1e-4 m and 1e-3 rad (the default tolerances are tighter)."""
+    return (np.linalg.norm(T_a.translation - T_b.translation) < 1e-4
+            and np.linalg.norm(pin.log3(T_a.rotation.T @ T_b.rotation)) < 1e-3)
+
+
+def _request(frame: str, T_frame_target: pin.SE3) -> ComputeIK.Request:
+    req = ComputeIK.Request(base_link="panda_link0", tip_link="panda_hand", timeout=1.0)
+    req.target.header.frame_id = frame
+    req.target.pose = se3_to_pose(T_frame_target)
+    return req
+
+
+def _camera(child: str = "world", T: pin.SE3 = T_WORLD_CAMERA, name: str = "camera"):
+    """A ``fixed_frame_transforms`` entry as move_group writes it (MoveIt's convention)."""
+    t = TransformStamped()
+    t.header.frame_id, t.child_frame_id = name, child
+    t.transform.translation.x, t.transform.translation.y, t.transform.translation.z = \
+        T.translation
+    x, y, z, w = pin.Quaternion(T.rotation).coeffs()
+    t.transform.rotation.x, t.transform.rotation.y = x, y
+    t.transform.rotation.z, t.transform.rotation.w = z, w
+    return t
+
+
+def _ask(snap, req) -> ComputeIK.Response:
+    return compute_ik(snap, "", config(), JointStateCache(), req).response
+
+
+def test_moveit_planning_frame_world_stands_for_the_model_world(panda):
+    snap, model = panda
+    T_world_target = _reachable(model)
+    r = _ask(snap, _request("world", T_world_target))
+    assert r.error_code.val == IKErrorCode.SUCCESS, r.message
+    assert _close(_solved_hand(model, r.solution.name, r.solution.position), T_world_target)
+    # Without the SRDF "world" is no frame of this model: refused, the message names it.
+    bare = snapshot(urdf_text("panda"), "")
+    r = _ask(bare, _request("world", T_world_target))
+    assert r.error_code.val == IKErrorCode.FRAME_NOT_FOUND and "'world'" in r.message
+
+
+@pytest.mark.parametrize("child", ["world", "panda_link0"])
+def test_a_target_in_an_outside_frame_is_solved_where_that_frame_is(panda, child):
+    """The camera given against MoveIt's model frame, or against the model's root link."""
+    snap, model = panda
+    frames, problems = moveit_frames([_camera(child)])
+    assert not problems
+    snap.outside_frames.update(frames, replace=True)
+    try:
+        T_world_target = _reachable(model)
+        T_camera_target = T_WORLD_CAMERA.actInv(T_world_target)
+        r = _ask(snap, _request("camera", T_camera_target))
+        assert r.error_code.val == IKErrorCode.SUCCESS, r.message
+        assert _close(_solved_hand(model, r.solution.name, r.solution.position),
+                      T_world_target)
+    finally:
+        snap.outside_frames.update({}, replace=True)
+    r = _ask(snap, _request("camera", T_camera_target))
+    assert r.error_code.val == IKErrorCode.FRAME_NOT_FOUND and "'camera'" in r.message
+
+
+def test_the_action_and_the_path_take_outside_frames_too(panda):
+    snap, model = panda
+    snap.outside_frames.update(moveit_frames([_camera()])[0], replace=True)
+    try:
+        T_world_target = _reachable(model)
+        target = _request("camera", T_WORLD_CAMERA.actInv(T_world_target)).target
+        goal = ConstrainedIK.Goal(base_link="panda_link0", tip_link="panda_hand", timeout=1.0)
+        goal.pose_goals = [PoseGoal(tip_link="panda_hand", target=target)]
+        result = solve_goal(snap, "", config(), JointStateCache(), goal, lambda: False)
+        assert result.error_code.val == IKErrorCode.SUCCESS, result.message
+        joints = result.solutions[0].joint_state
+        assert _close(_solved_hand(model, joints.name, joints.position), T_world_target)
+        req = ComputeIKPath.Request(base_link="panda_link0", tip_link="panda_hand",
+                                    max_joint_step=[0.5], timeout=1.0)
+        req.header.frame_id = "camera"
+        req.waypoints = [target.pose]
+        path = compute_ik_path(snap, "", config(), JointStateCache(), req).response
+        assert path.error_code.val == IKErrorCode.SUCCESS, path.message
+        last = path.trajectory.points[-1]
+        assert _close(_solved_hand(model, path.trajectory.joint_names, last.positions),
+                      T_world_target)
+    finally:
+        snap.outside_frames.update({}, replace=True)
+
+
+def test_a_frame_hung_from_a_moving_link_is_not_taken(panda):
+    """Only frames that stand still in the world place a target: not one given against a link."""
+    snap, _ = panda
+    frames = {"camera": OutsideFrame("panda_link3", T_WORLD_CAMERA)}
+    table = OutsideFrames()
+    table.update(frames, replace=True)
+    snap_frames, snap.outside_frames = snap.outside_frames, table
+    try:
+        assert resolve(snap, "camera", pin.SE3.Identity(), False)[0] == "camera"
+    finally:
+        snap.outside_frames = snap_frames
+
+
+def test_moveit_frames_names_each_bad_entry():
+    nan = _camera(name="nan")
+    nan.transform.translation.y = math.nan
+    tilted = _camera(name="tilted")
+    tilted.transform.rotation.w = 3.0
+    frames, problems = moveit_frames([_camera(), nan, tilted, _camera(child="", name="lost")])
+    assert list(frames) == ["camera"]
+    assert len(problems) == 3
+    assert "fixed_frame_transforms[1] ('nan')" in problems[0] and "NaN" in problems[0]
+    assert "fixed_frame_transforms[2] ('tilted')" in problems[1] and "norm" in problems[1]
+    assert "fixed_frame_transforms[3] ('lost')" in problems[2]
+
+
+def test_a_diff_updates_and_a_full_scene_replaces():
+    table = OutsideFrames()
+    table.update(moveit_frames([_camera(name="a"), _camera(name="b")])[0], replace=True)
+    moved = pin.SE3(np.eye(3), np.array([1.0, 2.0, 3.0]))
+    table.update(moveit_frames([_camera(name="b", T=moved)])[0], replace=False)
+    assert table.names() == ("a", "b")
+    assert np.allclose(table.get("b").T_reference_frame.translation, (1.0, 2.0, 3.0))
+    table.update(moveit_frames([_camera(name="c")])[0], replace=True)
+    assert table.names() == ("c",)
+
+
+def test_ik_node_takes_the_frames_of_the_monitored_planning_scene(ros_context):
+    """Over DDS: move_group's scene (a PlanningScene with the camera) on
+    /monitored_planning_scene, then ComputeIK in the camera's frame and in ``world``."""
+    scene_msgs = pytest.importorskip("moveit_msgs.msg")
+    from ros2_ik.node.harness import Client, NodeProcess, wait_for
+    urdf, model = urdf_text("panda"), pin.buildModelFromXML(urdf_text("panda"))
+    node = NodeProcess()
+    client = Client("frames_client")
+    scene_pub = client.node.create_publisher(scene_msgs.PlanningScene,
+                                             "/monitored_planning_scene", 5)
+    scene = scene_msgs.PlanningScene(is_diff=False, fixed_frame_transforms=[_camera()])
+    T_world_target = _reachable(model)
+    in_camera = _request("camera", T_WORLD_CAMERA.actInv(T_world_target))
+    try:
+        client.publish_description(urdf, SRDF)
+        client.wait_for_service()
+        first = client.wait_for_model(_request("world", T_world_target))
+        assert first.error_code.val == IKErrorCode.SUCCESS, first.message
+        replies = []
+
+        def answered_in_camera() -> bool:  # the scene may reach the node after a call
+            scene_pub.publish(scene)
+            replies.append(client.call(in_camera))
+            return replies[-1].error_code.val != IKErrorCode.FRAME_NOT_FOUND
+        wait_for(answered_in_camera, 20.0, "an answer in the camera's frame", client.spin)
+        r = replies[-1]
+        assert r.error_code.val == IKErrorCode.SUCCESS, r.message
+        assert _close(_solved_hand(model, r.solution.name, r.solution.position),
+                      T_world_target)
+        # A full scene without the camera: the frame is gone, the node says so.
+        scene_pub.publish(scene_msgs.PlanningScene(is_diff=False))
+        wait_for(lambda: client.call(in_camera).error_code.val
+                 == IKErrorCode.FRAME_NOT_FOUND, 20.0, "the camera gone", client.spin)
+    finally:
+        client.close()
+        assert node.stop() == 0, node.output()
