@@ -350,13 +350,13 @@ def test_stand_ins_have_the_fields_of_moveit_msgs():
         assert set(stand_in.__dataclass_fields__) == set(real.get_fields_and_field_types())
 
 
-def test_the_base_parent_frame_and_empty_mean_the_root():
-    """A whole-body group's base parent (MoveIt's planning frame, 'odom') is the root, ''."""
-    for header in ("odom", ""):
+def test_the_names_of_the_root_and_empty_mean_the_root():
+    """MoveIt's planning frame ('world', or a whole-body group's 'odom') is the root, ''."""
+    for header in ("odom", "world", ""):
         goal = ConstrainedIK.Goal()
         c = region(SolidPrimitive.BOX, (1, 1, 1), pin.SE3.Identity(), header)
         mc.add_to_goal(goal, mb_constraints(position=[c]), ("odom_not_a_frame", ELBOW),
-                       base_parent="odom")
+                       root_names=("universe", "world", "odom"))
         assert goal.position_constraints[0].frame_a == ""
 
 

@@ -41,24 +41,33 @@ def panda():
     return snapshot(urdf, SRDF), pin.buildModelFromXML(urdf)
 
 
-def _reachable(model) -> pin.SE3:
-    """``T_world_hand`` of a configuration inside the limits."""
+def _reachable_q(model) -> np.ndarray:
+    """A configuration inside the limits."""
     q = pin.neutral(model)
     q[:7] = (0.3, -0.4, 0.2, -2.0, 0.1, 1.8, 0.5)
-    return _fk(model, q)
+    return q
 
 
-def _fk(model, q) -> pin.SE3:
+def _reachable(model) -> pin.SE3:
+    """``T_world_hand`` of :func:`_reachable_q`."""
+    return _fk(model, _reachable_q(model))
+
+
+def _fk(model, q, frame: str = "panda_hand") -> pin.SE3:
     data = model.createData()
     pin.framesForwardKinematics(model, data, q)
-    return data.oMf[model.getFrameId("panda_hand")]
+    return data.oMf[model.getFrameId(frame)]
 
 
-def _solved_hand(model, names, positions) -> pin.SE3:
+def _q(model, names, positions) -> np.ndarray:
     q = pin.neutral(model)
     for name, value in zip(names, positions):
         q[model.joints[model.getJointId(name)].idx_q] = value
-    return _fk(model, q)
+    return q
+
+
+def _solved_hand(model, names, positions) -> pin.SE3:
+    return _fk(model, _q(model, names, positions))
 
 
 def _close(T_a: pin.SE3, T_b: pin.SE3) -> bool:
@@ -220,3 +229,42 @@ def test_ik_node_takes_the_frames_of_the_monitored_planning_scene(ros_context):
     finally:
         client.close()
         assert node.stop() == 0, node.output()
+
+
+def test_get_position_ik_with_a_camera_pose_and_a_constraint_in_world(panda):
+    """GetPositionIK as MoveIt sends it: the pose in a TF frame, a position constraint in
+    MoveIt's planning frame (``world``): solved, and the hand inside the region."""
+    moveit = pytest.importorskip("moveit_msgs.msg")
+    srv = pytest.importorskip("moveit_msgs.srv")
+    from builtin_interfaces.msg import Duration
+    from shape_msgs.msg import SolidPrimitive
+    from ros2_ik.node.moveit_bridge import answer
+    from ros2_ik.node.parameters import GroupConfig
+    snap, model = panda
+    snap.outside_frames.update(moveit_frames([_camera()])[0], replace=True)
+    try:
+        T_world_target = _reachable(model)
+        request = srv.GetPositionIK.Request()
+        ik = request.ik_request
+        ik.group_name, ik.timeout = "arm", Duration(sec=1)
+        ik.pose_stamped = _request("camera", T_WORLD_CAMERA.actInv(T_world_target)).target
+        # The elbow within 5 cm of where the configuration behind the target puts it.
+        p_world_elbow = _fk(model, _reachable_q(model), "panda_link4").translation
+        ball = moveit.PositionConstraint(link_name="panda_link4", weight=1.0)
+        ball.header.frame_id = "world"
+        ball.constraint_region.primitives = [SolidPrimitive(type=SolidPrimitive.SPHERE,
+                                                            dimensions=[0.05])]
+        ball.constraint_region.primitive_poses = [
+            se3_to_pose(pin.SE3(np.eye(3), p_world_elbow))]
+        ik.constraints.position_constraints = [ball]
+        cfg = config({"arm": GroupConfig("arm", "panda_link0", "panda_hand")},
+                     group_names=["arm"], default_group="arm")
+        r = answer(snap, "", cfg, JointStateCache(), request, srv.GetPositionIK.Response())
+        assert r.error_code.val == moveit.MoveItErrorCodes.SUCCESS, r.error_code
+        state = r.solution.joint_state
+        assert _close(_solved_hand(model, state.name, state.position), T_world_target)
+        q = _q(model, state.name, state.position)
+        assert np.linalg.norm(_fk(model, q, "panda_link4").translation - p_world_elbow) \
+            < 0.05 + 1e-4
+    finally:
+        snap.outside_frames.update({}, replace=True)

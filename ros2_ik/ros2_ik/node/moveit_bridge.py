@@ -50,6 +50,7 @@ from ros2_ik.node.base_pose import has_base
 from ros2_ik.node.compute_ik import compute_ik, resolve_group
 from ros2_ik.node.constrained_ik import solve_goal
 from ros2_ik.node.moveit_codes import MoveItCode, MoveItRequestError
+from ros2_ik.node.request_frames import world_names
 from ros2_ik_interfaces.action import ConstrainedIK
 from ros2_ik_interfaces.msg import IKErrorCode, MinimumDistanceConstraint, PoseGoal
 from ros2_ik_interfaces.srv import ComputeIK
@@ -131,11 +132,12 @@ def kinematics_timeout_s(ik_request, settings: Mapping[str, Any]) -> float:
 def to_constrained_goal(ik_request, cfg, frame_names: Sequence[str] = (),
                         group_tips: Sequence[str] = (),
                         limits: Optional[moveit_constraints.JointLimits] = None,
-                        base_parent: str = "") -> ConstrainedIK.Goal:
+                        root_names: Sequence[str] = ()) -> ConstrainedIK.Goal:
     """Our ConstrainedIK goal for a PositionIKRequest: one pose goal per pose, and its constraints.
 
     The request's ``constraints`` become terms of the goal (:mod:`moveit_constraints`;
-    ``limits``: the model's joints', ``base_parent``: a whole-body group's base parent frame).
+    ``limits``: the model's joints', ``root_names``: the names that stand for the model's
+    root frame, node/request_frames.world_names).
     """
     poses, links = checked_links(ik_request, frame_names, group_tips)
     goal = ConstrainedIK.Goal()
@@ -153,7 +155,7 @@ def to_constrained_goal(ik_request, cfg, frame_names: Sequence[str] = (),
                        for pose, link in zip(poses, links)]
     goal.position_tolerance, goal.orientation_tolerance = tol_m, tol_rad
     moveit_constraints.add_to_goal(goal, ik_request.constraints, frame_names, limits,
-                                   base_parent)
+                                   root_names)
     seed = ik_request.robot_state.joint_state
     goal.seed.name = list(seed.name)
     goal.seed.position = [float(v) for v in seed.position]
@@ -308,7 +310,7 @@ def _answer_goal(snapshot, model_error, cfg, joints, ik_request, response):
         ik_request, cfg, robot.frame_names if robot is not None else (),
         srdf.tips if srdf is not None else (),
         moveit_constraints.joint_limits(robot.model) if robot is not None else None,
-        snapshot.base_parent_frame if whole_body else "")
+        world_names(snapshot, whole_body) if snapshot is not None else ())
     if whole_body:
         goal.seed_base = ik_request.robot_state.multi_dof_joint_state
     result = solve_goal(snapshot, model_error, cfg, joints, goal, lambda: False)

@@ -27,8 +27,9 @@ names), so that they are tested where moveit_msgs is not installed.
 - ``visibility_constraints``: refused (the action's ``gaze_constraints`` are Drake's).
 
 An empty ``header.frame_id`` means the model's root frame, as for pose targets; the
-frames and links must be frames of the robot model (``base_parent``, a whole-body
-group's base joint parent, stands for the root).  Every term is named after its MoveIt
+frames and links must be frames of the robot model, or a name that stands for its root
+(``root_names``: MoveIt's planning frame, a whole-body group's base joint parent:
+node/request_frames.world_names).  Every term is named after its MoveIt
 field (``constraints.position_constraints[0]``), so that violations and errors name it.
 """
 from __future__ import annotations
@@ -70,7 +71,7 @@ def has_constraints(constraints) -> bool:
 
 
 def add_to_goal(goal, constraints, frame_names: Sequence[str] = (),
-                limits: Optional[JointLimits] = None, base_parent: str = "") -> None:
+                limits: Optional[JointLimits] = None, root_names: Sequence[str] = ()) -> None:
     """Add the terms of ``constraints`` to the ConstrainedIK ``goal`` (module docstring).
 
     ``frame_names``: the model's, to name an unknown one (empty: not checked here, the
@@ -78,7 +79,7 @@ def add_to_goal(goal, constraints, frame_names: Sequence[str] = (),
     Raises :class:`MoveItRequestError`.
     """
     _refuse_unsupported(constraints)
-    add_orientations(goal, constraints, frame_names, base_parent)
+    add_orientations(goal, constraints, frame_names, root_names)
     windows = joint_windows(constraints.joint_constraints, limits)
     if windows:
         names = list(windows)
@@ -88,7 +89,7 @@ def add_to_goal(goal, constraints, frame_names: Sequence[str] = (),
     for i, c in enumerate(constraints.position_constraints):
         field = f"{FIELD}.position_constraints[{i}]"
         frame = _frame(c.header.frame_id, f"{field}.header.frame_id", frame_names,
-                       base_parent)
+                       root_names)
         link = _link(c.link_name, f"{field}.link_name", frame_names)
         offset = _vector(c.target_point_offset, f"{field}.target_point_offset")
         kind, dims, T_frame_region = _region(c.constraint_region, f"{field}.constraint_region")
@@ -105,7 +106,7 @@ def _refuse_unsupported(constraints) -> None:
 
 
 def add_orientations(goal, constraints, frame_names: Sequence[str] = (),
-                     base_parent: str = "") -> None:
+                     root_names: Sequence[str] = ()) -> None:
     """Add the orientation constraints to ``goal.rotation_box_constraints``.
 
     ``link_name``'s rotation from ``orientation`` (in ``header.frame_id``) within the
@@ -116,7 +117,7 @@ def add_orientations(goal, constraints, frame_names: Sequence[str] = (),
     for i, c in enumerate(constraints.orientation_constraints):
         field = f"{FIELD}.orientation_constraints[{i}]"
         frame = _frame(c.header.frame_id, f"{field}.header.frame_id", frame_names,
-                       base_parent)
+                       root_names)
         link = _link(c.link_name, f"{field}.link_name", frame_names)
         kind = PARAMETERIZATIONS.get(int(c.parameterization))
         if kind is None:
@@ -271,9 +272,10 @@ def _add_region(goal, field: str, frame: str, link: str, offset: np.ndarray, kin
                 distance_upper=dims[1])]
 
 
-def _frame(name: str, field: str, frame_names: Sequence[str], base_parent: str) -> str:
-    """Return the model frame ``name`` means ('' and ``base_parent``: the root frame, '')."""
-    if not name or (base_parent and name == base_parent):
+def _frame(name: str, field: str, frame_names: Sequence[str], root_names: Sequence[str]
+           ) -> str:
+    """Return the model frame ``name`` means ('' and ``root_names``: the root frame, '')."""
+    if not name or name in root_names:
         return ""
     if frame_names and name not in frame_names:
         raise MoveItRequestError(MoveItCode.FRAME_TRANSFORM_FAILURE,
