@@ -268,3 +268,39 @@ def test_get_position_ik_with_a_camera_pose_and_a_constraint_in_world(panda):
             < 0.05 + 1e-4
     finally:
         snap.outside_frames.update({}, replace=True)
+
+
+def test_a_collision_object_in_an_outside_frame_is_placed_in_the_world(panda):
+    """A box in the camera's frame (as a perception node publishes it) and one in MoveIt's
+    planning frame land in the scene where those frames put them."""
+    from shape_msgs.msg import SolidPrimitive
+    from ros2_ik.core.collision import PlanningScene
+    from ros2_ik.node.scene_io import apply_batch
+    from ros2_ik.node.scene_server import in_world
+    from ros2_ik_interfaces.msg import CollisionObject
+    snap, model = panda
+    snap.outside_frames.update(moveit_frames([_camera()])[0], replace=True)
+    T_frame_box = pin.SE3(pin.rpy.rpyToMatrix(0.1, 0.2, 0.3), np.array([0.2, 0.1, 0.7]))
+    try:
+        scene = PlanningScene.for_model(model)
+        msgs = []
+        for name, frame in (("seen", "camera"), ("planned", "world")):
+            msg = CollisionObject(id=name, operation=CollisionObject.ADD,
+                                  pose=se3_to_pose(T_frame_box))
+            msg.header.frame_id = frame
+            msg.primitives = [SolidPrimitive(type=SolidPrimitive.BOX, dimensions=[0.1] * 3)]
+            msg.primitive_poses = [se3_to_pose(pin.SE3.Identity())]
+            msgs.append(in_world(snap, msg))
+        apply_batch(scene, msgs, 1000, model)
+        objects = scene.snapshot().objects
+        assert objects["seen"].frame_id == objects["planned"].frame_id == "world"
+        assert np.allclose(objects["seen"].T_frame_object,
+                           (T_WORLD_CAMERA * T_frame_box).homogeneous, atol=1e-9)
+        assert np.allclose(objects["planned"].T_frame_object, T_frame_box.homogeneous,
+                           atol=1e-9)
+        # A model frame is the scene's own business: left as it came.
+        msg = CollisionObject(id="held", operation=CollisionObject.ADD)
+        msg.header.frame_id = "panda_link0"
+        assert in_world(snap, msg) is msg
+    finally:
+        snap.outside_frames.update({}, replace=True)

@@ -1,12 +1,19 @@
 """Planning-scene input of the node.
 
 The ``collision_object`` topic, the ``apply_planning_scene`` / ``get_planning_scene``
-services, and the YAML scene file.
+services, and the YAML scene file.  An object placed in a frame that stands for the
+model's world, or outside the model (node/request_frames.py: MoveIt's planning frame, a
+TF frame of the monitored scene), is put in the world (``"world"``) as it arrives.
 """
 from __future__ import annotations
 
+from std_msgs.msg import Header
+
 from ros2_ik.core.collision import load_scene_yaml
+from ros2_ik.core.collision.scene import WORLD_FRAME
+from ros2_ik.node.conversions import pose_to_se3, se3_to_pose
 from ros2_ik.node.parameters import clean_list
+from ros2_ik.node.request_frames import resolve
 from ros2_ik.node.scene_io import apply_batch, object_to_msg
 from ros2_ik_interfaces.msg import CollisionObject
 from ros2_ik_interfaces.srv import ApplyPlanningScene, GetPlanningScene
@@ -31,8 +38,8 @@ class SceneServer:
         if snapshot is None:
             return "no robot model yet: scene frames cannot be checked"
         try:
-            apply_batch(snapshot.scene, msgs, self._node.config.max_mesh_triangles,
-                        snapshot.robot.model)
+            apply_batch(snapshot.scene, [in_world(snapshot, m) for m in msgs],
+                        self._node.config.max_mesh_triangles, snapshot.robot.model)
         except Exception as exc:  # noqa: BLE001 - bad input must not kill the node
             return f"{type(exc).__name__}: {exc}"
         return ""
@@ -73,3 +80,30 @@ class SceneServer:
             self._node.get_logger().error(f"scene_file {cfg.scene_file} not loaded: {exc}")
             return
         self._node.get_logger().info(f"scene_file: {len(objects)} objects loaded")
+
+
+#: The operations whose ``pose`` places the object in ``header.frame_id``.
+_PLACED = (CollisionObject.ADD, CollisionObject.APPEND, CollisionObject.MOVE)
+
+
+def in_world(snapshot, msg: CollisionObject) -> CollisionObject:
+    """``msg``, or a copy placed in ``"world"`` when its frame resolves to the world.
+
+    A frame of the model, an unknown one (the scene's own check names it) and an attached
+    object are left as they came.  The scene's world is the model's, so a floating or
+    planar base's parent frame counts as it (``base_moves``).
+    """
+    frame = msg.header.frame_id
+    if msg.operation not in _PLACED or msg.attach_link or frame in ("", WORLD_FRAME):
+        return msg
+    resolved, T_world_object = resolve(snapshot, frame,
+                                       pose_to_se3(msg.pose, f"collision object "
+                                                   f"'{msg.id}'.pose"), True)
+    if resolved:
+        return msg
+    placed = CollisionObject()
+    for name in CollisionObject.get_fields_and_field_types():
+        setattr(placed, name, getattr(msg, name))
+    placed.header = Header(stamp=msg.header.stamp, frame_id=WORLD_FRAME)
+    placed.pose = se3_to_pose(T_world_object)
+    return placed
