@@ -228,9 +228,10 @@ class InProcess:
         """
         from ros2_ik.core.solve import solve
         from ros2_ik.node import compute_ik as node
+        from ros2_ik.node.base_pose import has_base
         group, tip = node.resolve_group(self.snapshot, self.cfg, req.group_name,
                                         req.base_link, req.tip_link)
-        target = node.pose_target(req, tip, self.cfg)
+        target = node.pose_target(req, tip, self.cfg, self.snapshot, has_base(group))
         seed = node.seed_for(group, req.seed, self.joints, self.cfg)
         options = node.solve_options(req, self.cfg)
         if idle_s:
