@@ -304,3 +304,27 @@ def test_a_collision_object_in_an_outside_frame_is_placed_in_the_world(panda):
         assert in_world(snap, msg) is msg
     finally:
         snap.outside_frames.update({}, replace=True)
+
+
+def test_an_action_constraint_in_world_is_in_the_root(panda):
+    """The action's Drake-style frames take MoveIt's planning frame as the root too: the
+    elbow held in a 4 cm box around where the target's configuration puts it."""
+    from geometry_msgs.msg import Point, Vector3
+    from ros2_ik_interfaces.msg import PositionConstraint
+    snap, model = panda
+    T_world_target = _reachable(model)
+    p_elbow = _fk(model, _reachable_q(model), "panda_link4").translation
+    goal = ConstrainedIK.Goal(base_link="panda_link0", tip_link="panda_hand", timeout=1.0)
+    goal.pose_goals = [PoseGoal(tip_link="panda_hand",
+                                target=_request("world", T_world_target).target)]
+    box = PositionConstraint(frame_a="world", frame_b="panda_link4", p_bq=Point())
+    box.x_abar_a.orientation.w = 1.0
+    box.lower = Vector3(x=p_elbow[0] - 0.02, y=p_elbow[1] - 0.02, z=p_elbow[2] - 0.02)
+    box.upper = Vector3(x=p_elbow[0] + 0.02, y=p_elbow[1] + 0.02, z=p_elbow[2] + 0.02)
+    goal.position_constraints = [box]
+    result = solve_goal(snap, "", config(), JointStateCache(), goal, lambda: False)
+    assert result.error_code.val == IKErrorCode.SUCCESS, result.message
+    joints = result.solutions[0].joint_state
+    q = _q(model, joints.name, joints.position)
+    assert _close(_fk(model, q), T_world_target)
+    assert np.all(np.abs(_fk(model, q, "panda_link4").translation - p_elbow) <= 0.02 + 1e-4)

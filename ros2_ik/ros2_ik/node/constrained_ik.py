@@ -97,8 +97,9 @@ def build_problem(snapshot: RobotSnapshot, cfg: NodeConfig, joints: JointStateCa
     group, seed = _lock(snapshot, group, seed, goal.locked_joints)
     model = snapshot.robot.model
     q_seed_full = group.to_full_q(seed)
-    terms = constraints_of(model, goal, q_seed_full,
-                           ("",) + world_names(snapshot, has_base(group))) \
+    # MoveIt's planning frame (and a moving base's parent) name the root in a term too.
+    roots = ("",) + world_names(snapshot, has_base(group))
+    terms = constraints_of(model, goal, q_seed_full, roots) \
         + pose_constraints(model, targets[1:])
     if scene_constraints(goal):
         checker = collision_checker(snapshot, cfg)
@@ -106,7 +107,7 @@ def build_problem(snapshot: RobotSnapshot, cfg: NodeConfig, joints: JointStateCa
                                    tolerance.m)
                   for m in goal.minimum_distance_constraints]
         terms += distance_constraints_of(checker, goal)
-    costs = costs_of(model, goal, q_seed_full)
+    costs = costs_of(model, goal, q_seed_full, roots)
     costs += base_motion_costs(model, goal, group, seed)
     problem = Problem(group, targets[0] if targets else None,
                       terms + list(extra_constraints), costs)

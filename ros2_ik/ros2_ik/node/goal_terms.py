@@ -27,8 +27,9 @@ from ros2_ik.node.request_frames import resolve
 ROOT = "universe"
 
 
-def _f(name: str) -> str:
-    return name or ROOT
+def _f(inputs: "_Inputs", name: str) -> str:
+    """Return the model frame a term's frame name means (the root: '' and its other names)."""
+    return ROOT if not name or name in inputs.root_aliases else name
 
 
 def _v(msg) -> np.ndarray:
@@ -52,7 +53,7 @@ def constraints_of(model: pin.Model, goal, q_seed_full: Optional[np.ndarray] = N
 
     ``q_seed_full``: the seed's full configuration (terms placed where the seed puts them:
     a support polygon, a held contact); ``root_aliases``: frame names meaning the model's
-    root (a contact target's frame).  An error names the message field first.
+    root (a term's frame, a contact target's frame).  An error names the message field first.
     """
     inputs = _Inputs(model, None, q_seed_full, root_aliases)
     return [_field(f"{field}[{i}]", lambda build=build, m=m: build(inputs, m))
@@ -92,7 +93,7 @@ def _polyhedron(inputs: "_Inputs", m):
         raise InvalidGoal(f"polyhedron '{m.name}': a must have a_rows x 3N = "
                           f"{m.a_rows} x {3 * points.shape[1]} values, got {len(m.a)}")
     A = np.asarray(m.a, dtype=float).reshape(m.a_rows, -1)
-    return C.PolyhedronConstraint(model, _f(m.frame_f), _f(m.frame_g), points, A,
+    return C.PolyhedronConstraint(model, _f(inputs, m.frame_f), _f(inputs, m.frame_g), points, A,
                                   np.asarray(m.b, dtype=float), **_name(m))
 
 
@@ -105,9 +106,13 @@ def _joint_bounds(model: pin.Model, m) -> List:
     return [C.JointBoundsConstraint(model, bounds)]
 
 
-def costs_of(model: pin.Model, goal, q_seed_full: np.ndarray) -> List:
-    """Every cost of a goal; posture costs default to the seed."""
-    inputs = _Inputs(model, None, q_seed_full)
+def costs_of(model: pin.Model, goal, q_seed_full: np.ndarray,
+             root_aliases: Tuple[str, ...] = ("", ROOT)) -> List:
+    """Every cost of a goal; posture costs default to the seed.
+
+    ``root_aliases``: frame names meaning the model's root, as for :func:`constraints_of`.
+    """
+    inputs = _Inputs(model, None, q_seed_full, root_aliases)
     return [_field(f"{field}[{i}]", lambda build=build, m=m: build(inputs, m))
             for field, part, build in GOAL_TERMS if part == COST
             for i, m in enumerate(getattr(goal, field))]
@@ -206,31 +211,31 @@ CONSTRAINT, SCENE, COST = "constraint", "scene", "cost"
 #: type is one line here (plus its message field).
 GOAL_TERMS: Tuple[Tuple[str, str, Optional[Callable]], ...] = (
     ("position_constraints", CONSTRAINT, lambda i, m: C.PositionConstraint(
-        i.model, _f(m.frame_a), _v(m.lower), _v(m.upper), _f(m.frame_b), _v(m.p_bq),
+        i.model, _f(i, m.frame_a), _v(m.lower), _v(m.upper), _f(i, m.frame_b), _v(m.p_bq),
         _offset(m.x_abar_a), **_name(m))),
     ("orientation_constraints", CONSTRAINT, lambda i, m: C.OrientationConstraint(
-        i.model, _f(m.frame_abar), quaternion_to_rotation(m.r_abar_a, "r_abar_a"),
-        _f(m.frame_bbar), quaternion_to_rotation(m.r_bbar_b, "r_bbar_b"), m.theta_bound,
+        i.model, _f(i, m.frame_abar), quaternion_to_rotation(m.r_abar_a, "r_abar_a"),
+        _f(i, m.frame_bbar), quaternion_to_rotation(m.r_bbar_b, "r_bbar_b"), m.theta_bound,
         **_name(m))),
     ("rotation_box_constraints", CONSTRAINT, lambda i, m: C.RotationBoxConstraint(
-        i.model, _f(m.frame_abar), quaternion_to_rotation(m.r_abar_a, "r_abar_a"),
-        _f(m.frame_bbar), quaternion_to_rotation(m.r_bbar_b, "r_bbar_b"), _v(m.tolerances),
+        i.model, _f(i, m.frame_abar), quaternion_to_rotation(m.r_abar_a, "r_abar_a"),
+        _f(i, m.frame_bbar), quaternion_to_rotation(m.r_bbar_b, "r_bbar_b"), _v(m.tolerances),
         m.parameterization or "xyz_euler", **_name(m))),
     ("gaze_constraints", CONSTRAINT, lambda i, m: C.GazeTargetConstraint(
-        i.model, _f(m.frame_a), _v(m.p_as), _v(m.n_a), _f(m.frame_b), _v(m.p_bt),
+        i.model, _f(i, m.frame_a), _v(m.p_as), _v(m.n_a), _f(i, m.frame_b), _v(m.p_bt),
         m.cone_half_angle, **_name(m))),
     ("angle_constraints", CONSTRAINT, lambda i, m: C.AngleBetweenVectorsConstraint(
-        i.model, _f(m.frame_a), _v(m.a_a), _f(m.frame_b), _v(m.b_b), m.angle_lower,
+        i.model, _f(i, m.frame_a), _v(m.a_a), _f(i, m.frame_b), _v(m.b_b), m.angle_lower,
         m.angle_upper, **_name(m))),
     ("point_distance_constraints", CONSTRAINT, lambda i, m: C.PointToPointDistanceConstraint(
-        i.model, _f(m.frame1), _v(m.p_b1p1), _f(m.frame2), _v(m.p_b2p2), m.distance_lower,
+        i.model, _f(i, m.frame1), _v(m.p_b1p1), _f(i, m.frame2), _v(m.p_b2p2), m.distance_lower,
         m.distance_upper, **_name(m))),
     ("line_distance_constraints", CONSTRAINT, lambda i, m: C.PointToLineDistanceConstraint(
-        i.model, _f(m.frame_point), _v(m.p_b1p), _f(m.frame_line), _v(m.p_b2q), _v(m.n_b2),
+        i.model, _f(i, m.frame_point), _v(m.p_b1p), _f(i, m.frame_line), _v(m.p_b2q), _v(m.n_b2),
         m.distance_lower, m.distance_upper, **_name(m))),
     ("polyhedron_constraints", CONSTRAINT, _polyhedron),
     ("com_constraints", CONSTRAINT, lambda i, m: C.CenterOfMassConstraint(
-        i.model, _v(m.lower), _v(m.upper), frame_A=_f(m.frame_a), **_name(m))),
+        i.model, _v(m.lower), _v(m.upper), frame_A=_f(i, m.frame_a), **_name(m))),
     ("support_polygon_constraints", CONSTRAINT, wb.support_polygon),
     ("contact_constraints", CONSTRAINT, wb.contact),
     ("point_on_plane_constraints", CONSTRAINT, lambda i, m: C.PointOnPlaneConstraint(
@@ -245,12 +250,12 @@ GOAL_TERMS: Tuple[Tuple[str, str, Optional[Callable]], ...] = (
         i.checker, m.geometry_a, m.geometry_b, m.distance_lower, m.distance_upper,
         **_name(m))),
     ("position_costs", COST, lambda i, m: K.PositionCost(
-        i.model, _f(m.frame_a), _v(m.p_ap), _f(m.frame_b), _v(m.p_bq), _matrix3(m.c))),
+        i.model, _f(i, m.frame_a), _v(m.p_ap), _f(i, m.frame_b), _v(m.p_bq), _matrix3(m.c))),
     ("orientation_costs", COST, lambda i, m: K.OrientationCost(
-        i.model, _f(m.frame_abar), quaternion_to_rotation(m.r_abar_a, "r_abar_a"),
-        _f(m.frame_bbar), quaternion_to_rotation(m.r_bbar_b, "r_bbar_b"), m.c)),
+        i.model, _f(i, m.frame_abar), quaternion_to_rotation(m.r_abar_a, "r_abar_a"),
+        _f(i, m.frame_bbar), quaternion_to_rotation(m.r_bbar_b, "r_bbar_b"), m.c)),
     ("angle_costs", COST, lambda i, m: K.AngleBetweenVectorsCost(
-        i.model, _f(m.frame_a), _v(m.a_a), _f(m.frame_b), _v(m.b_b), m.c)),
+        i.model, _f(i, m.frame_a), _v(m.a_a), _f(i, m.frame_b), _v(m.b_b), m.c)),
     ("posture_costs", COST, _posture),
     ("com_costs", COST, lambda i, m: K.CenterOfMassCost(
         i.model, _v(m.target), wb.weights3(m.weights))),
