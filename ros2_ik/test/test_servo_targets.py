@@ -64,3 +64,35 @@ def test_bad_targets_name_the_field(group):
     twist.header.frame_id = "nowhere"
     with pytest.raises(ValueError, match="target_twist.header.frame_id"):
         twist_target(group, "panda_hand", q, twist)
+
+
+def test_targets_in_moveit_planning_frame_and_a_camera_frame():
+    """A pose or twist in 'world' (the SRDF's fixed virtual joint's parent) or in a camera
+    frame of the monitored scene is taken in the world (node/request_frames.py)."""
+    from ros2_ik.node.request_frames import OutsideFrame
+    from ros2_ik.node.servo_targets import in_world
+    from node_inputs import snapshot
+    srdf = ('<robot name="panda"><virtual_joint name="v" type="fixed" parent_frame="world" '
+            'child_link="panda_link0"/></robot>')
+    snap = snapshot(robots.urdf_text("panda"), srdf)
+    group = snap.robot.group("panda_link0", "panda_hand")
+    q = group.mid_configuration()
+    T_world_camera = pin.SE3(pin.rpy.rpyToMatrix(0.4, -1.0, 2.0), np.array([1.0, 0.2, 0.8]))
+    snap.outside_frames.update({"camera": OutsideFrame("world", T_world_camera)}, True)
+    T_frame_target = pin.SE3(pin.rpy.rpyToMatrix(0.1, 0.2, 0.3), np.array([0.1, 0.2, 0.3]))
+    for frame, T_world_frame in (("world", pin.SE3.Identity()), ("camera", T_world_camera)):
+        msg = PoseStamped()
+        msg.header.frame_id = frame
+        msg.pose = se3_to_pose(T_frame_target)
+        T = pose_target(group, q, in_world(snap, group, msg)).pose
+        assert np.allclose(T.homogeneous, (T_world_frame * T_frame_target).homogeneous,
+                           atol=1e-12)
+        twist = TwistStamped()
+        twist.header.frame_id = frame
+        twist.twist.linear.x, twist.twist.angular.z = 0.1, 0.2
+        world = twist_target(group, "panda_hand", q, in_world(snap, group, twist))
+        R = T_world_frame.rotation
+        assert world.twist_in_world and np.allclose(world.twist[:3], R @ [0.1, 0, 0])
+        assert np.allclose(world.twist[3:], R @ [0, 0, 0.2])
+    msg.header.frame_id = "panda_link3"  # a model frame: as it came
+    assert in_world(snap, group, msg) is msg

@@ -52,7 +52,7 @@ from ros2_ik.node.parameters import clean_list
 from ros2_ik.node.periodic import PeriodicThread
 from ros2_ik.core.servo.supervisor import Limits, State, Supervisor, Target, TipJacobian
 from ros2_ik.node.servo_mount import Mount
-from ros2_ik.node.servo_targets import pose_target, twist_target
+from ros2_ik.node.servo_targets import in_world, pose_target, twist_target
 from ros2_ik.node.upstream import held_group
 from ros2_ik_interfaces.msg import ServoStatus
 
@@ -361,6 +361,7 @@ class ServoLoop:
         if q is None:
             return
         try:
+            msg = in_world(self._snapshot, self.group, msg)
             target = convert(self.group, q, msg)
         except ValueError as exc:
             self._reject(str(exc))
