@@ -13,7 +13,6 @@ import pytest
 
 pytest.importorskip("rclpy")
 
-from geometry_msgs.msg import TransformStamped  # noqa: E402
 from ros2_ik.core.model.robots import urdf_text  # noqa: E402
 from ros2_ik.node.compute_ik import compute_ik  # noqa: E402
 from ros2_ik.node.compute_ik_path import compute_ik_path  # noqa: E402
@@ -25,7 +24,7 @@ from ros2_ik.node.robot_source import JointStateCache  # noqa: E402
 from ros2_ik_interfaces.action import ConstrainedIK  # noqa: E402
 from ros2_ik_interfaces.msg import IKErrorCode, PoseGoal  # noqa: E402
 from ros2_ik_interfaces.srv import ComputeIK, ComputeIKPath  # noqa: E402
-from node_inputs import config, snapshot  # noqa: E402
+from node_inputs import config, snapshot, transform_stamped  # noqa: E402
 
 #: MoveIt's SRDF of a fixed arm: the model hangs from ``world`` at the origin.
 SRDF = """<robot name="panda"><virtual_joint name="virtual_joint" type="fixed"
@@ -84,15 +83,9 @@ def _request(frame: str, T_frame_target: pin.SE3) -> ComputeIK.Request:
 
 
 def _camera(child: str = "world", T: pin.SE3 = T_WORLD_CAMERA, name: str = "camera"):
-    """A ``fixed_frame_transforms`` entry as move_group writes it (MoveIt's convention)."""
-    t = TransformStamped()
-    t.header.frame_id, t.child_frame_id = name, child
-    t.transform.translation.x, t.transform.translation.y, t.transform.translation.z = \
-        T.translation
-    x, y, z, w = pin.Quaternion(T.rotation).coeffs()
-    t.transform.rotation.x, t.transform.rotation.y = x, y
-    t.transform.rotation.z, t.transform.rotation.w = z, w
-    return t
+    """A ``fixed_frame_transforms`` entry as move_group writes it (MoveIt's convention:
+    header.frame_id the outside frame, child_frame_id the model frame, T_model_outside)."""
+    return transform_stamped(name, child, T)
 
 
 def _ask(snap, req) -> ComputeIK.Response:

@@ -26,6 +26,7 @@ from ros2_ik.node.capability_markers import CapabilityMapPublisher
 from ros2_ik.node import execution, interactive_goal, moveit_bridge
 from ros2_ik.node.base_pose import has_base, joint_limits, marker_frames, reply_vector
 from ros2_ik.node.request_frames import placed_in_world
+from ros2_ik.node.tf_tree import follow_tf
 from ros2_ik.core.errors import InvalidGoal
 from ros2_ik.core.runtime.memory import settle_memory
 from ros2_ik.core.solve import prepare
@@ -83,6 +84,10 @@ class IKNode(Node):
         self.scene = SceneServer(self, self._model_group)
         if follow_monitored_scene(self, self.scene, self._model_group):
             self.get_logger().info(f"following {self.config.monitored_scene_topic}")
+        topics = {"static": ("/tf_static",), "all": ("/tf_static", "/tf")}.get(
+            self.config.tf_frames, ())
+        if topics and follow_tf(self, self.robot.tf, self._model_group, topics):
+            self.get_logger().info(f"following {' and '.join(topics)}")
         self.create_subscription(PoseStamped, self.config.goal_topic, self._on_goal_pose, 10,
                                  callback_group=self.solve_group)
         self.moveit = moveit_bridge.attach(self)            # GetPositionIK, if installed

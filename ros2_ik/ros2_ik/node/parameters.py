@@ -158,6 +158,11 @@ SCHEMA: Tuple[ParamSpec, ...] = (
               "input may be read; other paths are refused.", read_only=True),
     ParamSpec("monitored_scene_topic", "/monitored_planning_scene", "moveit_msgs/"
               "PlanningScene topic followed when moveit_msgs is installed.", read_only=True),
+    ParamSpec("tf_frames", "static", "TF frames a request may name outside the model "
+              "(docs/moveit.md, \"Frames\"; needs tf2_msgs): static follows /tf_static "
+              "(calibrated cameras, tables: latched, nearly free), all also /tf (moving "
+              "frames; ~0.6 ms of node CPU per message of 30 transforms), none neither.",
+              _one_of("static", "all", "none"), read_only=True),
     ParamSpec("skip_missing_meshes", False, "Warn and skip a collision mesh that cannot be "
               "found instead of refusing the robot model.", read_only=True),
     # --- execution -------------------------------------------------------------------

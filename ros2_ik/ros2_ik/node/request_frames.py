@@ -6,8 +6,10 @@ A target's ``header.frame_id`` names a frame of the robot model, or one of:
   ``parent_frame`` (MoveIt's planning frame, ``world`` in most MoveIt configurations,
   which no URDF needs to define), and, for a group whose floating or planar base moves,
   that base joint's ``parent_frame`` (``odom_combined``);
-- **a frame outside the model that stands still in its world**: a camera's, a table's, a
-  fiducial's. MoveIt's ``move_group`` lists every TF frame outside the robot in the
+- **a frame outside the model**: a camera's, a table's, a fiducial's, from MoveIt's
+  scene (below), else from TF (node/tf_tree.py: ``/tf`` and ``/tf_static`` as they are
+  now, composed to a world name or the model's root link, as move_group's tf2 lookup
+  does). MoveIt's ``move_group`` lists every TF frame outside the robot in the
   ``fixed_frame_transforms`` of the planning scene it publishes
   (``/monitored_planning_scene``: its PlanningSceneMonitor looks each one up in TF and
   keeps it up to date), so a node that follows that scene resolves them as move_group's
@@ -119,12 +121,14 @@ def resolve(snapshot, frame: str, T_frame_target: pin.SE3, base_moves: bool
     if frame in world:
         return "", T_frame_target
     outside = snapshot.outside_frames.get(frame)
-    if outside is None:
+    if outside is not None:
+        T_world_reference = _world_placement(snapshot, outside.reference, world)
+        if T_world_reference is not None:
+            return "", T_world_reference * outside.T_reference_frame * T_frame_target
+    T_world_frame = _from_tf(snapshot, frame, world)
+    if T_world_frame is None:
         return frame, T_frame_target
-    T_world_reference = _world_placement(snapshot, outside.reference, world)
-    if T_world_reference is None:
-        return frame, T_frame_target
-    return "", T_world_reference * outside.T_reference_frame * T_frame_target
+    return "", T_world_frame * T_frame_target
 
 
 def placed_in_world(snapshot, frame: str, base_moves: bool) -> Optional[pin.SE3]:
@@ -137,6 +141,18 @@ def placed_in_world(snapshot, frame: str, base_moves: bool) -> Optional[pin.SE3]
         return None
     resolved, T_world_frame = resolve(snapshot, frame, pin.SE3.Identity(), base_moves)
     return None if resolved else T_world_frame
+
+
+def _from_tf(snapshot, frame: str, world: Tuple[str, ...]) -> Optional[pin.SE3]:
+    """``T_world_frame`` from TF, through a world name or the model's root link, or None."""
+    model = snapshot.robot.model
+    roots = tuple(f.name for f in model.frames
+                  if f.parentJoint == 0 and f.type == pin.FrameType.BODY)[:1]
+    for anchor in world + roots:
+        T_anchor_frame = snapshot.tf.lookup(anchor, frame)
+        if T_anchor_frame is not None:
+            return _world_placement(snapshot, anchor, world) * T_anchor_frame
+    return None
 
 
 def _world_placement(snapshot, name: str, world: Tuple[str, ...]) -> Optional[pin.SE3]:

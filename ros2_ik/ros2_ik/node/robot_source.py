@@ -23,6 +23,7 @@ from ros2_ik.core.model.joint_limits_yaml import PlanningLimits
 from ros2_ik.core.model.robot import Robot
 from ros2_ik.core.model.srdf_groups import SrdfGroup, srdf_groups
 from ros2_ik.node.request_frames import OutsideFrames
+from ros2_ik.node.tf_tree import TfTree
 
 
 @dataclass
@@ -40,6 +41,8 @@ class RobotSnapshot:
     #: Frames outside the model a request may name (node/request_frames.py); the
     #: source's table, shared by its snapshots (it outlives a model update).
     outside_frames: OutsideFrames = field(default_factory=OutsideFrames)
+    #: TF's frames (node/tf_tree.py), the source's tree, shared like ``outside_frames``.
+    tf: TfTree = field(default_factory=TfTree)
     _groups: Dict[Tuple, object] = field(default_factory=dict)
     _variants: Dict[object, "OrderedDict[Tuple, object]"] = field(default_factory=dict)
     #: What a request's (group_name, base_link, tip_link) resolved to, with the config
@@ -167,6 +170,8 @@ class RobotSource:
         self._last_scene: Optional[PlanningScene] = None
         #: Frames outside the model (node/request_frames.py), kept across model updates.
         self.outside_frames = OutsideFrames()
+        #: TF's frames (node/tf_tree.py), kept across model updates.
+        self.tf = TfTree()
 
     @property
     def snapshot(self) -> Optional[RobotSnapshot]:
@@ -208,7 +213,8 @@ class RobotSource:
                 raise
             self._version += 1
             self._snapshot = RobotSnapshot(robot, self._version, urdf, self._srdf,
-                                           self._carry_scene(robot), self.outside_frames)
+                                           self._carry_scene(robot), self.outside_frames,
+                                           self.tf)
             self.error = ""
 
     def _root(self) -> Optional[str]:
