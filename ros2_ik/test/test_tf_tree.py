@@ -122,19 +122,23 @@ def test_a_target_in_a_tf_frame_is_solved_where_tf_puts_it(srdf):
     assert r.error_code.val == IKErrorCode.FRAME_NOT_FOUND and "'nowhere'" in r.message
 
 
-def test_ik_node_follows_tf_static(ros_context):
-    """Over DDS: a latched /tf_static edge, then ComputeIK in its child frame."""
+@pytest.mark.parametrize("tf_frames, topic", [("static", "/tf_static"), ("all", "/tf")])
+def test_ik_node_follows_tf(ros_context, tf_frames, topic):
+    """Over DDS: an edge on /tf_static (latched: the default) or on /tf (``tf_frames:
+    all``), then ComputeIK in its child frame."""
     tf2 = pytest.importorskip("tf2_msgs.msg", reason="tf2_msgs is not installed")
     from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
     from ros2_ik.node.harness import Client, NodeProcess, wait_for
     urdf = urdf_text("panda")
     model = pin.buildModelFromXML(urdf)
-    node = NodeProcess()
+    node = NodeProcess(params={"tf_frames": tf_frames})
     client = Client("tf_client")
-    latched = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
-                         durability=DurabilityPolicy.TRANSIENT_LOCAL)
-    pub = client.node.create_publisher(tf2.TFMessage, "/tf_static", latched)
-    pub.publish(tf2.TFMessage(transforms=[_edge("panda_link0", "camera", T_LINK0_CAMERA)]))
+    qos = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
+                     durability=DurabilityPolicy.TRANSIENT_LOCAL if topic == "/tf_static"
+                     else DurabilityPolicy.VOLATILE)
+    pub = client.node.create_publisher(tf2.TFMessage, topic, qos)
+    edge = tf2.TFMessage(transforms=[_edge("panda_link0", "camera", T_LINK0_CAMERA)])
+    pub.publish(edge)
     T_world_target = _reachable(model)
     request = _request("camera", T_LINK0_CAMERA.actInv(T_world_target))
     try:
@@ -144,7 +148,8 @@ def test_ik_node_follows_tf_static(ros_context):
         assert first.error_code.val == IKErrorCode.SUCCESS, first.message
         replies = []
 
-        def answered() -> bool:
+        def answered() -> bool:  # /tf is not latched: sent again until it arrived
+            pub.publish(edge)
             replies.append(client.call(request))
             return replies[-1].error_code.val != IKErrorCode.FRAME_NOT_FOUND
         wait_for(answered, 20.0, "an answer in the camera's frame", client.spin)
