@@ -230,6 +230,36 @@ def test_twist_moves_the_tip_along_world_z(rig, model):
     _check_commands(model, rig, first)
 
 
+def test_a_pose_target_in_a_camera_frame_of_the_monitored_scene(rig, model):
+    """A target streamed in a camera's frame, the camera known from move_group's scene
+    (``fixed_frame_transforms``, node/request_frames.py): the tip goes where the camera
+    frame puts the target (our FK)."""
+    scene_msgs = pytest.importorskip("moveit_msgs.msg")
+    from node_inputs import transform_stamped
+    if rig.last_state() is None or rig.last_state().state == ServoStatus.STOPPED:
+        assert rig.call("start").success
+    T_link0_camera = pin.SE3(pin.rpy.rpyToMatrix(0.3, -2.4, 1.1), np.array([0.9, -0.4, 1.1]))
+    scene = scene_msgs.PlanningScene(is_diff=False, fixed_frame_transforms=[
+        transform_stamped("camera", "panda_link0", T_link0_camera)])
+    scene_pub = rig.client.node.create_publisher(scene_msgs.PlanningScene,
+                                                 "/monitored_planning_scene", 5)
+    step = np.array([-0.15, 0.1, 0.1, -0.2, 0.1, 0.15, -0.2])
+    T_goal = _tip(model, rig.states[-1].copy() + step)
+    msg = _pose_msg(T_link0_camera.actInv(T_goal))
+    msg.header.frame_id = "camera"
+
+    def publish():
+        scene_pub.publish(scene)
+        rig.pose_pub.publish(msg)
+    rig.spin_until(lambda: np.linalg.norm(_tip(model, rig.states[-1]).translation
+                                          - T_goal.translation) < 1e-3,
+                   15.0, "the tip at the target given in the camera's frame", publish)
+    rig.spin_for(0.5, publish)
+    T = _tip(model, rig.states[-1])
+    assert np.linalg.norm(T.translation - T_goal.translation) < 1e-4
+    assert np.linalg.norm(pin.log3(T.rotation.T @ T_goal.rotation)) < 1e-3
+
+
 def test_an_execute_while_servoing_is_refused(rig, model):
     """Both would command the arm (the same forward controller, as here): refused."""
     from ros2_ik_interfaces.msg import IKErrorCode
