@@ -10,6 +10,7 @@ import time
 from typing import NamedTuple, Optional
 
 import numpy as np
+import pinocchio as pin
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from ros2_ik.core import errors
@@ -120,10 +121,9 @@ def path_targets(snapshot: RobotSnapshot, request, tip: str, cfg: NodeConfig,
     if not request.waypoints:
         raise RequestError(IKErrorCode.INVALID_GOAL, "waypoints: empty path (give at least "
                            "one pose)")
-    placed = [resolve(snapshot, request.header.frame_id,
-                      pose_to_se3(pose, f"waypoints[{k}]"), base_moves)
-              for k, pose in enumerate(request.waypoints)]
-    frame = placed[0][0]
+    # The header once: its placement in the frame the targets take (identity if the same).
+    frame, T_ref_header = resolve(snapshot, request.header.frame_id, pin.SE3.Identity(),
+                                  base_moves)
     if frame:
         try:
             snapshot.robot.frame_id(frame)
@@ -133,9 +133,9 @@ def path_targets(snapshot: RobotSnapshot, request, tip: str, cfg: NodeConfig,
                         "position_tolerance")
     ori_tol = finite_or(request.orientation_tolerance, cfg.orientation_tolerance,
                         "orientation_tolerance")
-    return [PoseTarget(tip, T_ref_target, frame,
+    return [PoseTarget(tip, T_ref_header * pose_to_se3(pose, f"waypoints[{k}]"), frame,
                        position_tolerance_m=pos_tol, orientation_tolerance_rad=ori_tol)
-            for _, T_ref_target in placed]
+            for k, pose in enumerate(request.waypoints)]
 
 
 def trajectory_msg(names, q_path: np.ndarray, times_s: np.ndarray,

@@ -55,11 +55,21 @@ def quaternion_to_rotation(q: Quaternion, field: str) -> np.ndarray:
 
 def pose_to_se3(pose: Pose, field: str) -> pin.SE3:
     """``pin.SE3`` of a ``geometry_msgs/Pose``; InvalidGoal on NaN/inf or a bad quaternion."""
-    p = pose.position
+    return _se3(pose.position, pose.orientation, field + ".position", field + ".orientation")
+
+
+def transform_to_se3(transform, field: str) -> pin.SE3:
+    """``pin.SE3`` of a ``geometry_msgs/Transform``; InvalidGoal as :func:`pose_to_se3`."""
+    return _se3(transform.translation, transform.rotation, field + ".translation",
+                field + ".rotation")
+
+
+def _se3(p, q, p_field: str, q_field: str) -> pin.SE3:
+    """``pin.SE3`` of a point-like ``p`` and a quaternion ``q``; InvalidGoal naming the field."""
     px, py, pz = float(p.x), float(p.y), float(p.z)
     if not (math.isfinite(px) and math.isfinite(py) and math.isfinite(pz)):
-        raise InvalidGoal(f"{field}.position has NaN or infinite components")
-    quat = _unit_quaternion(pose.orientation, field + ".orientation")
+        raise InvalidGoal(f"{p_field} has NaN or infinite components")
+    quat = _unit_quaternion(q, q_field)
     return pin.XYZQUATToSE3(np.array((px, py, pz) + quat))
 
 

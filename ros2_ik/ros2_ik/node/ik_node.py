@@ -84,9 +84,8 @@ class IKNode(Node):
         self.scene = SceneServer(self, self._model_group)
         if follow_monitored_scene(self, self.scene, self._model_group):
             self.get_logger().info(f"following {self.config.monitored_scene_topic}")
-        topics = {"static": ("/tf_static",), "all": ("/tf_static", "/tf")}.get(
-            self.config.tf_frames, ())
-        if topics and follow_tf(self, self.robot.tf, self._model_group, topics):
+        topics = follow_tf(self, self.robot.tf, self.config.tf_frames, self._model_group)
+        if topics:
             self.get_logger().info(f"following {' and '.join(topics)}")
         self.create_subscription(PoseStamped, self.config.goal_topic, self._on_goal_pose, 10,
                                  callback_group=self.solve_group)

@@ -28,6 +28,7 @@ from ros2_ik.core.model.joint_limits_yaml import PlanningLimits, planning_limits
 from ros2_ik.core.pose import ORIENTATION_TOLERANCE_RAD, POSITION_TOLERANCE_M
 from ros2_ik.core.solvers import registry
 from ros2_ik.core.solvers.seed_library import LIBRARY_STARTS
+from ros2_ik.node.tf_tree import TOPICS as TF_TOPICS
 
 _Check = Callable[[Any], Optional[str]]
 
@@ -162,7 +163,7 @@ SCHEMA: Tuple[ParamSpec, ...] = (
               "(docs/moveit.md, \"Frames\"; needs tf2_msgs): static follows /tf_static "
               "(calibrated cameras, tables: latched, nearly free), all also /tf (moving "
               "frames; ~0.6 ms of node CPU per message of 30 transforms), none neither.",
-              _one_of("static", "all", "none"), read_only=True),
+              _one_of(*TF_TOPICS), read_only=True),
     ParamSpec("skip_missing_meshes", False, "Warn and skip a collision mesh that cannot be "
               "found instead of refusing the robot model.", read_only=True),
     # --- execution -------------------------------------------------------------------

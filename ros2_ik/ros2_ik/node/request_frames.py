@@ -23,15 +23,13 @@ A target's ``header.frame_id`` names a frame of the robot model, or one of:
 """
 from __future__ import annotations
 
-import math
 import threading
 from typing import Dict, Iterable, List, NamedTuple, Optional, Tuple
 
-import numpy as np
 import pinocchio as pin
 
 from ros2_ik.core.errors import InvalidGoal
-from ros2_ik.node.conversions import quaternion_to_rotation
+from ros2_ik.node.conversions import transform_to_se3
 
 
 class OutsideFrame(NamedTuple):
@@ -78,17 +76,11 @@ def moveit_frames(transforms: Iterable) -> Tuple[Dict[str, OutsideFrame], List[s
         if not name or not reference or name == reference:
             problems.append(f"{where}: needs header.frame_id and another child_frame_id")
             continue
-        p = t.transform.translation
-        xyz = (float(p.x), float(p.y), float(p.z))
-        if not all(map(math.isfinite, xyz)):
-            problems.append(f"{where}: translation has NaN or infinite components")
-            continue
         try:
-            R = quaternion_to_rotation(t.transform.rotation, f"{where}.transform.rotation")
+            frames[name] = OutsideFrame(reference,
+                                        transform_to_se3(t.transform, f"{where}.transform"))
         except InvalidGoal as exc:
             problems.append(str(exc))
-            continue
-        frames[name] = OutsideFrame(reference, pin.SE3(R, np.array(xyz)))
     return frames, problems
 
 

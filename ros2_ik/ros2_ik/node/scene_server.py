@@ -13,7 +13,7 @@ from ros2_ik.core.collision import load_scene_yaml
 from ros2_ik.core.collision.scene import WORLD_FRAME
 from ros2_ik.node.conversions import pose_to_se3, se3_to_pose
 from ros2_ik.node.parameters import clean_list
-from ros2_ik.node.request_frames import resolve
+from ros2_ik.node.request_frames import placed_in_world
 from ros2_ik.node.scene_io import apply_batch, object_to_msg
 from ros2_ik_interfaces.msg import CollisionObject
 from ros2_ik_interfaces.srv import ApplyPlanningScene, GetPlanningScene
@@ -94,13 +94,12 @@ def in_world(snapshot, msg: CollisionObject) -> CollisionObject:
     planar base's parent frame counts as it (``base_moves``).
     """
     frame = msg.header.frame_id
-    if msg.operation not in _PLACED or msg.attach_link or frame in ("", WORLD_FRAME):
+    if msg.operation not in _PLACED or msg.attach_link or frame == WORLD_FRAME:
         return msg
-    resolved, T_world_object = resolve(snapshot, frame,
-                                       pose_to_se3(msg.pose, f"collision object "
-                                                   f"'{msg.id}'.pose"), True)
-    if resolved:
+    T_world_frame = placed_in_world(snapshot, frame, True)
+    if T_world_frame is None:
         return msg
+    T_world_object = T_world_frame * pose_to_se3(msg.pose, f"collision object '{msg.id}'.pose")
     placed = CollisionObject()
     for name in CollisionObject.get_fields_and_field_types():
         setattr(placed, name, getattr(msg, name))

@@ -12,17 +12,17 @@ the two frames' nearest common ancestor, with each edge's newest transform, as t
 """
 from __future__ import annotations
 
-import math
 from typing import Dict, List, Optional, Tuple
 
-import numpy as np
 import pinocchio as pin
 
 from ros2_ik.core.errors import InvalidGoal
-from ros2_ik.node.conversions import quaternion_to_rotation
+from ros2_ik.node.conversions import transform_to_se3
 
 #: Longest chain of parents followed (a tree deeper than this, or a loop, is not walked).
 MAX_DEPTH = 256
+#: The topics each value of the ``tf_frames`` parameter follows.
+TOPICS = {"static": ("/tf_static",), "all": ("/tf_static", "/tf"), "none": ()}
 
 
 class TfTree:
@@ -67,19 +67,16 @@ class TfTree:
 
 def _transform(t) -> Optional[pin.SE3]:
     """``pin.SE3`` of a ``geometry_msgs/Transform``, or None when it is not one."""
-    p = t.translation
-    xyz = (float(p.x), float(p.y), float(p.z))
-    if not all(map(math.isfinite, xyz)):
-        return None
     try:
-        R = quaternion_to_rotation(t.rotation, "transform.rotation")
+        return transform_to_se3(t, "transform")
     except InvalidGoal:
         return None
-    return pin.SE3(R, np.array(xyz))
 
 
-def follow_tf(node, tree: TfTree, callback_group, topics=("/tf_static", "/tf")) -> bool:
-    """Subscribe ``tree`` to ``topics`` (``/tf_static``, ``/tf``); False without ``tf2_msgs``.
+def follow_tf(node, tree: TfTree, mode: str, callback_group) -> Tuple[str, ...]:
+    """Subscribe ``tree`` to the topics of ``tf_frames`` ``mode`` (:data:`TOPICS`).
+
+    Returns the topics followed: none without ``tf2_msgs``.
 
     The QoS are tf2_ros's listener's: ``/tf`` reliable, volatile, depth 100;
     ``/tf_static`` reliable, transient local (the latched static frames), depth 100.
@@ -87,10 +84,11 @@ def follow_tf(node, tree: TfTree, callback_group, topics=("/tf_static", "/tf")) 
     at 190 messages a second: 11.5 % of a core against 0.9 % without), hence ``/tf`` only
     when asked.
     """
+    topics = TOPICS[mode]
     try:
         from tf2_msgs.msg import TFMessage
     except ImportError:
-        return False
+        return ()
     from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 
     def on_tf(msg) -> None:
@@ -104,4 +102,4 @@ def follow_tf(node, tree: TfTree, callback_group, topics=("/tf_static", "/tf")) 
         node.create_subscription(TFMessage, topic, on_tf,
                                  static if topic == "/tf_static" else dynamic,
                                  callback_group=callback_group)
-    return True
+    return topics
