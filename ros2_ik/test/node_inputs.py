@@ -35,13 +35,8 @@ def tiago_arm():
 
 def transform_stamped(header_frame: str, child_frame: str, T):
     """A ``geometry_msgs/TransformStamped`` of ``pin.SE3`` ``T`` between the two frames."""
-    import pinocchio as pin
     from geometry_msgs.msg import TransformStamped
-    t = TransformStamped()
+    from ros2_ik.node.base_pose import transform
+    t = TransformStamped(transform=transform(T))
     t.header.frame_id, t.child_frame_id = header_frame, child_frame
-    t.transform.translation.x, t.transform.translation.y, t.transform.translation.z = \
-        (float(v) for v in T.translation)
-    x, y, z, w = pin.Quaternion(T.rotation).coeffs()
-    t.transform.rotation.x, t.transform.rotation.y = float(x), float(y)
-    t.transform.rotation.z, t.transform.rotation.w = float(z), float(w)
     return t

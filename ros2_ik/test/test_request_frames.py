@@ -190,7 +190,7 @@ def test_ik_node_takes_the_frames_of_the_monitored_planning_scene(ros_context):
     """Over DDS: move_group's scene (a PlanningScene with the camera) on
     /monitored_planning_scene, then ComputeIK in the camera's frame and in ``world``."""
     scene_msgs = pytest.importorskip("moveit_msgs.msg")
-    from ros2_ik.node.harness import Client, NodeProcess, wait_for
+    from ros2_ik.node.harness import Client, NodeProcess, wait_for, with_frame_known
     urdf, model = urdf_text("panda"), pin.buildModelFromXML(urdf_text("panda"))
     node = NodeProcess()
     client = Client("frames_client")
@@ -204,14 +204,7 @@ def test_ik_node_takes_the_frames_of_the_monitored_planning_scene(ros_context):
         client.wait_for_service()
         first = client.wait_for_model(_request("world", T_world_target))
         assert first.error_code.val == IKErrorCode.SUCCESS, first.message
-        replies = []
-
-        def answered_in_camera() -> bool:  # the scene may reach the node after a call
-            scene_pub.publish(scene)
-            replies.append(client.call(in_camera))
-            return replies[-1].error_code.val != IKErrorCode.FRAME_NOT_FOUND
-        wait_for(answered_in_camera, 20.0, "an answer in the camera's frame", client.spin)
-        r = replies[-1]
+        r = with_frame_known(client, in_camera, lambda: scene_pub.publish(scene))
         assert r.error_code.val == IKErrorCode.SUCCESS, r.message
         assert _close(_solved_hand(model, r.solution.name, r.solution.position),
                       T_world_target)

@@ -128,7 +128,7 @@ def test_ik_node_follows_tf(ros_context, tf_frames, topic):
     all``), then ComputeIK in its child frame."""
     tf2 = pytest.importorskip("tf2_msgs.msg", reason="tf2_msgs is not installed")
     from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
-    from ros2_ik.node.harness import Client, NodeProcess, wait_for
+    from ros2_ik.node.harness import Client, NodeProcess, with_frame_known
     urdf = urdf_text("panda")
     model = pin.buildModelFromXML(urdf)
     node = NodeProcess(params={"tf_frames": tf_frames})
@@ -146,14 +146,7 @@ def test_ik_node_follows_tf(ros_context, tf_frames, topic):
         client.wait_for_service()
         first = client.wait_for_model(_request("panda_link0", T_world_target))
         assert first.error_code.val == IKErrorCode.SUCCESS, first.message
-        replies = []
-
-        def answered() -> bool:  # /tf is not latched: sent again until it arrived
-            pub.publish(edge)
-            replies.append(client.call(request))
-            return replies[-1].error_code.val != IKErrorCode.FRAME_NOT_FOUND
-        wait_for(answered, 20.0, "an answer in the camera's frame", client.spin)
-        r = replies[-1]
+        r = with_frame_known(client, request, lambda: pub.publish(edge))
         assert r.error_code.val == IKErrorCode.SUCCESS, r.message
         T = _hand(model, r.solution.name, r.solution.position)
         assert np.linalg.norm(T.translation - T_world_target.translation) < 1e-4

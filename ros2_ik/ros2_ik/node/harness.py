@@ -24,6 +24,7 @@ from std_msgs.msg import String
 
 from ros2_ik.node.execution import STALE_JOINTS
 from ros2_ik_interfaces.action import ConstrainedIK
+from ros2_ik_interfaces.msg import IKErrorCode
 from ros2_ik_interfaces.srv import ComputeIK
 
 LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
@@ -119,6 +120,26 @@ def with_fresh_joints(client: "Client", names: Sequence[str], positions: Sequenc
         answers.append(ask())
         return STALE_JOINTS not in answers[-1].message
     wait_for(asked, timeout_s, "an answer from fresh joint_states", client.spin)
+    return answers[-1]
+
+
+def with_frame_known(client: "Client", request: ComputeIK.Request,
+                     publish: Callable[[], None], timeout_s: float = 20.0):
+    """Return the answer to ``request`` once the node knows its target's frame.
+
+    ``publish()`` (what makes the frame known: a planning scene, a TF edge) runs before
+    each call, as its source keeps publishing: it may reach the node after a call, or
+    (not latched) before the node's subscription matched.  Any answer but FRAME_NOT_FOUND
+    ends the wait.
+    """
+    answers = []
+
+    def asked() -> bool:
+        publish()
+        answers.append(client.call(request))
+        return answers[-1].error_code.val != IKErrorCode.FRAME_NOT_FOUND
+    wait_for(asked, timeout_s, f"an answer in frame '{request.target.header.frame_id}'",
+             client.spin)
     return answers[-1]
 
 
